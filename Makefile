@@ -1,0 +1,160 @@
+# kbench - one non-recursive Makefile (style.md rule 20).
+#   make deps      install build dependencies (Debian packages, npm tarballs)
+#   make           build/kbench and build/kbench-tui
+#   make test      every test (unit, ASan+UBSan unit, CLI), GPU tests skip without a GPU
+#   make V=1       show full commands
+.DEFAULT_GOAL := all
+
+CC        ?= gcc
+CUDA_HOME ?= /usr/local/cuda
+B         := build
+DEPS      := $(B)/deps
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+PKGS   := ncursesw jansson libcrypto
+CSTD   := -std=c11 -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600
+WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+CFLAGS += $(CSTD) $(WARN) -MMD -MP -I$(CUDA_HOME)/include -I$(TS_INC)
+TS_INC := $(DEPS)/tree-sitter/lib/include
+
+# NVRTC and nvJitLink are linked; libcuda, CUPTI and NVML are dlopen()ed at run
+# time so that kbench starts and compiles on machines with no driver.
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc -lnvJitLink
+STATIC_LIBS := -Wl,-Bstatic -ljansson -Wl,-Bdynamic
+LDLIBS := $(STATIC_LIBS) $(CUDA_LIBS) -lcrypto -ldl -lm -lpthread
+TUI_LIBS := -lncursesw -ltinfo
+
+# ---- sources --------------------------------------------------------------
+LIB_DIRS := core compile
+LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
+TS_OBJ   := $(B)/ts/runtime.o $(B)/ts/cuda_parser.o $(B)/ts/cuda_scanner.o
+LIB      := $(B)/libkb.a
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/asan/tests/%)
+ASAN_OBJ := $(LIB_SRC:%.c=$(B)/asan/obj/%.o)
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+all: $(B)/kbench $(B)/kbench-tui
+
+# ---- dependencies ---------------------------------------------------------
+# Debian packages, installed only when pkg-config cannot find them.
+APT_PKGS := pkg-config libncurses-dev libgit2-dev libcurl4-openssl-dev libjansson-dev libssl-dev
+TS_VERSION      := 0.25.1
+TS_SHA256       := 07aeba8dd71630e7e72b2d4ca3bd2680c3471824100cc5ebff44e78a6ed0b6d3
+TSCUDA_VERSION  := 0.21.1
+TSCUDA_SHA256   := 53b5c000d5a61618a2ec614adcd94cfd9d5a2e8f6cf61258b623a130507542a4
+
+deps: $(DEPS)/.apt $(DEPS)/tree-sitter/.ok $(DEPS)/tree-sitter-cuda/.ok
+
+$(DEPS)/.apt:
+	$(Q)mkdir -p $(DEPS)
+	$(Q)if ! pkg-config --exists ncursesw jansson libgit2 libcurl libcrypto 2>/dev/null; then \
+	  echo "APT   $(APT_PKGS)"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  $$SUDO apt-get install -y -qq --no-install-recommends $(APT_PKGS) >/dev/null; \
+	fi
+	$(Q)touch $@
+
+# npm pack fetches the tarball only (no install scripts, no node-gyp); we build the C.
+$(DEPS)/tree-sitter/.ok:
+	$(Q)scripts/fetch-npm.sh tree-sitter $(TS_VERSION) $(TS_SHA256) $(DEPS)/tree-sitter \
+	  package/vendor/tree-sitter/lib package/LICENSE
+	$(Q)touch $@
+
+$(DEPS)/tree-sitter-cuda/.ok:
+	$(Q)scripts/fetch-npm.sh tree-sitter-cuda $(TSCUDA_VERSION) $(TSCUDA_SHA256) \
+	  $(DEPS)/tree-sitter-cuda package/src package/queries package/LICENSE
+	$(Q)touch $@
+
+# ---- tree-sitter runtime and the CUDA grammar (compiled once) -------------
+TS_CFLAGS := -std=c11 -O2 -D_POSIX_C_SOURCE=200112L -D_DEFAULT_SOURCE -w
+$(B)/ts/runtime.o: $(DEPS)/tree-sitter/.ok
+	@mkdir -p $(@D)
+	@echo "CC    tree-sitter runtime"
+	$(Q)$(CC) $(TS_CFLAGS) -I$(DEPS)/tree-sitter/lib/include -I$(DEPS)/tree-sitter/lib/src \
+	  -c $(DEPS)/tree-sitter/lib/src/lib.c -o $@
+$(B)/ts/cuda_parser.o: $(DEPS)/tree-sitter-cuda/.ok
+	@mkdir -p $(@D)
+	@echo "CC    tree-sitter-cuda grammar (takes a few seconds, once)"
+	$(Q)$(CC) $(TS_CFLAGS) -I$(DEPS)/tree-sitter-cuda/src -c $(DEPS)/tree-sitter-cuda/src/parser.c -o $@
+$(B)/ts/cuda_scanner.o: $(DEPS)/tree-sitter-cuda/.ok
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(TS_CFLAGS) -I$(DEPS)/tree-sitter-cuda/src -c $(DEPS)/tree-sitter-cuda/src/scanner.c -o $@
+
+# ---- library and programs -------------------------------------------------
+$(B)/obj/%.o: %.c | $(DEPS)/tree-sitter/.ok
+	@mkdir -p $(@D)
+	@echo "CC    $<"
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ) $(TS_OBJ)
+	@echo "AR    $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/kbench: $(B)/obj/src/cli/kbench.o $(LIB)
+	@echo "LD    $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(B)/kbench-tui: $(B)/obj/src/cli/kbench_tui.o $(LIB)
+	@echo "LD    $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) $(TUI_LIBS)
+
+# ---- tests ----------------------------------------------------------------
+$(B)/obj/tests/%.o: tests/%.c | $(DEPS)/tree-sitter/.ok
+	@mkdir -p $(@D)
+	@echo "CC    $<"
+	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIB)
+	@mkdir -p $(@D)
+	@echo "LD    $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(B)/asan/obj/%.o: %.c | $(DEPS)/tree-sitter/.ok
+	@mkdir -p $(@D)
+	@echo "CC    $< (asan)"
+	$(Q)$(CC) $(CFLAGS) -Itests $(ASAN_FLAGS) -c $< -o $@
+
+$(B)/asan/tests/%: $(B)/asan/obj/tests/unit/%.o $(ASAN_OBJ) $(TS_OBJ)
+	@mkdir -p $(@D)
+	@echo "LD    $@"
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
+
+build-tests: all $(UNIT_BIN) $(ASAN_BIN)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory build-tests
+	$(Q)tests/run.sh
+
+test-gpu: deps
+	$(Q)$(MAKE) --no-print-directory build-tests
+	$(Q)KBENCH_REQUIRE_GPU=1 tests/run.sh
+
+asan: $(ASAN_BIN)
+
+# Each folder includes other folders only through their one header (style rule 1).
+check-includes:
+	$(Q)! grep -rnE '#include "\.\./[a-z_]+/[a-z_]+\.h"' src | \
+	  awk -F'[/"]' '{ split($$0,a,"#include \"../"); split(a[2],b,"/"); \
+	    hdr=b[2]; sub(/\.h".*/,"",hdr); if (hdr != b[1] && hdr != "kb") print }' | grep .
+
+clean:
+	rm -rf $(B)/obj $(B)/asan $(B)/tests $(B)/ts $(B)/kbench $(B)/kbench-tui $(LIB)
+
+distclean:
+	rm -rf $(B)
+
+.PHONY: all deps test test-gpu build-tests asan check-includes clean distclean
+.SECONDARY:
+
+-include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)

@@ -1,0 +1,2 @@
+#include "../core/kb.h"
+int main(void) { return 0; }

@@ -1,0 +1,377 @@
+/*
+ * compile.h - the kernel file, from text to cubin: the //! spec, kernel
+ * discovery (tree-sitter for CUDA, a small parser for PTX), NVRTC and
+ * nvJitLink, resource usage, the occupancy calculator, SASS, and the
+ * content-addressed compile cache.  No GPU is needed for any of it.
+ *
+ * Data flow (style rule 8): kb_source -> kb_spec + kb_kernel[] -> kb_build.
+ * Sections follow the .c file that defines each part.
+ */
+#ifndef KB_COMPILE_H
+#define KB_COMPILE_H
+
+#include "../core/kb.h"
+
+/* ===== source.c ===== */
+
+typedef enum { KB_SRC_CUDA, KB_SRC_PTX } kb_src_kind;
+
+/* A kernel file as the user wrote it. */
+typedef struct {
+	char *path;      /* as given on the command line (used in diagnostics) */
+	char *text;      /* whole file, NUL-terminated */
+	size_t len;
+	kb_src_kind kind;
+} kb_source;
+
+/* Reads path; the kind comes from the extension (.cu/.cuh, .ptx).
+ * Returns 0, KB_ENOTFOUND/KB_EIO, or KB_EINVAL for an unknown extension. */
+int kb_compile_source_load(kb_source *src, const char *path, kb_err *err);
+/* Makes a source from text already in memory (tests, editors). */
+void kb_compile_source_init(kb_source *src, const char *path, const char *text,
+			    kb_src_kind kind);
+void kb_compile_source_free(kb_source *src);
+
+/* ===== spec.c ===== */
+
+typedef enum {
+	KB_DT_F64, KB_DT_F32, KB_DT_F16, KB_DT_BF16,
+	KB_DT_I64, KB_DT_I32, KB_DT_I16, KB_DT_I8, KB_DT_U8,
+	KB_DT_COUNT
+} kb_dtype;
+
+const char *kb_dtype_name(kb_dtype t);
+int kb_dtype_size(kb_dtype t);
+/* Returns 0 and sets *out, or KB_ENOTFOUND. */
+int kb_dtype_parse(const char *name, size_t len, kb_dtype *out);
+
+/* Expressions over args: + - * / % unary -, cdiv(a,b), min(a,b), max(a,b),
+ * parentheses, integer and floating literals, names. */
+typedef enum { KB_EX_INT, KB_EX_FLOAT, KB_EX_NAME, KB_EX_BIN, KB_EX_NEG, KB_EX_CALL } kb_expr_kind;
+
+typedef struct kb_expr {
+	kb_expr_kind kind;
+	kb_loc loc;
+	int64_t ival;         /* KB_EX_INT */
+	double fval;          /* KB_EX_FLOAT */
+	char *name;           /* KB_EX_NAME, or the function of KB_EX_CALL */
+	char op;              /* KB_EX_BIN: one of + - * / % */
+	struct kb_expr *a, *b; /* operands (a only for NEG) */
+} kb_expr;
+
+/* A value of an arg: integer unless a float literal took part. */
+typedef struct {
+	bool is_float;
+	int64_t i;
+	double f;
+} kb_value;
+
+#define KB_MAX_RANK 8
+
+typedef enum {
+	KB_INIT_NONE, KB_INIT_RANDN, KB_INIT_RAND, KB_INIT_ARANGE, KB_INIT_ONES,
+	KB_INIT_ZEROS, KB_INIT_FILE
+} kb_init_kind;
+
+typedef struct {
+	kb_init_kind kind;
+	double lo, hi;      /* rand(lo, hi); randn(mean, std) */
+	bool has_seed;
+	uint64_t seed;
+	char *path;         /* file(path): .npy or raw binary */
+} kb_init;
+
+typedef struct {
+	char *name;
+	kb_value value;
+	kb_expr *expr;
+	kb_loc loc;
+} kb_spec_arg;
+
+typedef struct {
+	char *name;
+	bool is_out;
+	kb_dtype dtype;
+	int rank;
+	kb_expr *dims[KB_MAX_RANK];
+	kb_init init;       /* inputs only */
+	kb_loc loc;
+} kb_spec_tensor;
+
+typedef struct {
+	bool present;
+	int grid_n, block_n;
+	kb_expr *grid[3], *block[3];
+	kb_expr *smem;      /* dynamic shared memory bytes; NULL = 0 */
+	kb_loc loc;
+} kb_spec_launch;
+
+typedef struct {
+	char *key;          /* NULL for a positional argument */
+	char *text;         /* the value as written: a tensor name, number, true/false */
+	kb_loc loc;
+} kb_ref_arg;
+
+typedef struct {
+	bool present;
+	bool is_kernel;     /* ref kernel NAME */
+	char *fn;           /* built-in reference name, or the reference kernel */
+	kb_ref_arg *args;
+	int nargs;
+	char **outs;        /* tensor names after -> */
+	int nouts;
+	kb_loc loc;
+} kb_spec_ref;
+
+typedef struct {
+	char *name;
+	kb_expr **values;   /* sweep: expressions */
+	char **texts;       /* tune: -D values as written */
+	int nvalues;
+	kb_loc loc;
+} kb_spec_list;
+
+typedef struct {
+	char *kernel;       /* NULL: the only kernel in the file */
+	kb_loc kernel_loc;
+	kb_spec_arg *args;       int nargs;
+	kb_spec_tensor *tensors; int ntensors;
+	kb_spec_launch launch;
+	kb_spec_ref ref;
+	bool has_tol;
+	double rtol, atol;
+	kb_expr *bytes, *flops;  /* NULL when absent */
+	kb_spec_list *sweeps;    int nsweeps;
+	kb_spec_list *tunes;     int ntunes;
+	int nlines;              /* //! lines seen */
+} kb_spec;
+
+/* Parses every //! line of src into spec.  All problems go to diags (file:line:col);
+ * returns 0, or KB_ESPEC when diags has errors. */
+int kb_compile_spec_parse(const kb_source *src, kb_spec *spec, kb_diags *diags);
+/* Evaluates expr with the spec's args (and overrides, "N=1024" strings, may be NULL).
+ * Returns 0, or KB_ESPEC with a diag on an undefined name, division by zero ... */
+int kb_compile_spec_eval(const kb_spec *spec, const kb_expr *expr, kb_value *out,
+			 const kb_source *src, kb_diags *diags);
+/* Launch geometry evaluated; dims default to 1. */
+typedef struct { int64_t grid[3], block[3], smem; } kb_launch_dims;
+int kb_compile_spec_launch_dims(const kb_spec *spec, const kb_source *src,
+				kb_launch_dims *out, kb_diags *diags);
+/* Sets arg `name` to value (sweeps, --arg). Returns 0 or KB_ENOTFOUND. */
+int kb_compile_spec_set_arg(kb_spec *spec, const char *name, kb_value value);
+void kb_compile_spec_free(kb_spec *spec);
+
+/* ===== discover.c (CUDA via tree-sitter) and ptx.c ===== */
+
+typedef struct {
+	char *name;
+	char *type;         /* the type as written, e.g. "const float *__restrict__" */
+	char *elem;         /* pointee (pointers) or the type (scalars): "float", "__half", "T" */
+	bool is_pointer;
+	bool is_const;      /* const pointee */
+	bool is_restrict;
+	kb_loc loc;
+} kb_param;
+
+typedef struct {
+	char *name;           /* as written */
+	bool extern_c;
+	bool is_template;
+	char *template_params; /* "typename T, int BLOCK", or NULL */
+	kb_param *params;
+	int nparams;
+	int line;             /* of the declaration */
+	int launch_bounds;    /* __launch_bounds__ first value, 0 if none */
+} kb_kernel;
+
+typedef struct {
+	kb_kernel *v;
+	int n, cap;
+} kb_kernels;
+
+/* Finds every __global__ function of a .cu source. Returns 0, or an error
+ * (e.g. the grammar failed to load) with err filled.  Syntax errors are the
+ * compiler's to report: discovery reports what it can parse. */
+int kb_compile_discover_cuda(const kb_source *src, kb_kernels *out, kb_err *err);
+/* Finds every .entry of a PTX source with its .param list. */
+int kb_compile_discover_ptx(const kb_source *src, kb_kernels *out, kb_diags *diags,
+			    kb_err *err);
+void kb_compile_kernels_free(kb_kernels *k);
+/* Maps a C type name to a dtype (float->f32, __half->f16, __nv_bfloat16->bf16,
+ * int->i32 ...). Returns 0 or KB_ENOTFOUND (templates, structs). */
+int kb_compile_ctype_dtype(const char *ctype, kb_dtype *out);
+
+/* ===== bind.c ===== */
+
+/* Checks the spec against the kernels: the kernel exists, every parameter is
+ * bound by name (pointer -> tensor, scalar -> arg), dtypes agree, the
+ * reference's shapes agree.  Adds diags; returns 0 or KB_ESPEC.  On success
+ * *chosen is the kernel the spec runs. */
+int kb_compile_bind(const kb_spec *spec, const kb_kernels *kernels, const kb_source *src,
+		    const kb_kernel **chosen, kb_diags *diags);
+
+/* ===== resources.c ===== */
+
+typedef struct {
+	char *kernel;         /* mangled name as in the cubin */
+	int regs;
+	int smem_static;      /* bytes, as ptxas reports (without the 1 KiB reservation) */
+	int local_bytes;      /* stack frame per thread */
+	int spill_stores, spill_loads;
+	int barriers;
+	int max_threads;      /* from __launch_bounds__/.maxntid, else the arch limit */
+	int cmem0;            /* param/driver constant bank bytes, -1 unknown */
+} kb_resources;
+
+/* Parses the ptxas "-v" report found in NVRTC and nvJitLink logs.
+ * Fills one kb_resources per function seen; returns how many. */
+int kb_compile_parse_ptxas_log(const char *log, kb_resources **out);
+
+/* ===== occupancy.c ===== */
+
+typedef enum {
+	KB_LIMIT_NONE = 0, KB_LIMIT_WARPS, KB_LIMIT_REGS, KB_LIMIT_SMEM, KB_LIMIT_BLOCKS,
+	KB_LIMIT_BARRIERS, KB_LIMIT_INVALID /* the launch cannot run at all */
+} kb_limit;
+
+const char *kb_limit_name(kb_limit l);
+
+/* Per-architecture limits of one SM. */
+typedef struct {
+	int sm;                   /* 80, 86, 89, 90, 100, 120 ... */
+	const char *name;         /* "sm_90" */
+	int max_warps_per_sm;
+	int max_blocks_per_sm;
+	int max_threads_per_block;
+	int regs_per_sm;
+	int regs_per_block;
+	int max_regs_per_thread;
+	int reg_alloc_unit;       /* registers per warp are rounded up to this */
+	int smem_per_sm;          /* bytes at the largest carveout */
+	int smem_per_block_optin;
+	int smem_reserved_per_block;
+	int smem_alloc_unit;
+	int sm_count;             /* of the reference part (e.g. H100 SXM), 0 unknown */
+} kb_arch_limits;
+
+/* Returns the limits for sm (e.g. 90), or NULL when unknown. */
+const kb_arch_limits *kb_compile_arch_limits(int sm);
+/* Parses "sm_90", "sm_90a", "90" into 90. Returns 0 or KB_EINVAL. */
+int kb_compile_arch_parse(const char *arch, int *sm);
+
+typedef struct {
+	int block_threads;
+	int dyn_smem;
+	int blocks_per_sm;        /* active blocks per SM */
+	int warps_per_sm;
+	int max_warps_per_sm;
+	double occupancy;         /* warps_per_sm / max_warps_per_sm, 0..1 */
+	kb_limit limiter;         /* the binding limit (lowest block count) */
+	int limit_blocks[KB_LIMIT_INVALID + 1]; /* blocks allowed by each limit; -1 n/a */
+	int regs_per_block;       /* allocated */
+	int smem_per_block;       /* allocated, incl. reservation */
+	char why[256];            /* one sentence: what binds and what would raise it */
+} kb_occupancy;
+
+/* Theoretical occupancy of one kernel launch. Returns 0, or KB_EINVAL when
+ * the launch cannot run (limiter KB_LIMIT_INVALID and why say which). */
+int kb_compile_occupancy(const kb_arch_limits *arch, const kb_resources *res,
+			 int block_threads, int dyn_smem, kb_occupancy *out);
+
+/* ===== sass.c ===== */
+
+typedef struct {
+	uint32_t addr;        /* function-relative byte offset */
+	char *pred;           /* "@P0", "@!PT" or NULL */
+	char *opcode;         /* with modifiers: "LDG.E.128.CONSTANT" */
+	char *operands;       /* as printed, without the trailing ';' */
+	char *file;           /* source file from line info, or NULL */
+	int line;             /* 0 when none */
+} kb_sass_insn;
+
+typedef struct {
+	char *name;           /* mangled function name */
+	kb_sass_insn *v;
+	int n, cap;
+} kb_sass_func;
+
+typedef struct {
+	char *key;            /* e.g. "LDG.E.128", "FFMA", "MUFU.EX2" */
+	int count;
+} kb_mix;
+
+typedef struct {
+	bool available;       /* false when no disassembler exists */
+	char *tool;           /* "nvdisasm" or "cuobjdump" */
+	char *unavailable_why;
+	kb_sass_func *funcs;
+	int nfuncs;
+	char *text;           /* the raw listing */
+} kb_sass;
+
+/* Disassembles a cubin with nvdisasm -c -g (or cuobjdump -sass) when on PATH.
+ * Without one, returns 0 with sass->available = false and a reason. */
+int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err);
+/* Parses nvdisasm -c -g text (or cuobjdump -sass text) into functions. */
+int kb_compile_sass_parse(const char *text, kb_sass *sass);
+/* The instruction mix of one function, most frequent first. */
+int kb_compile_sass_mix(const kb_sass_func *f, kb_mix **out);
+void kb_compile_sass_free(kb_sass *sass);
+
+/* ===== cubin.c ===== */
+
+/* Resources from a cubin's ELF (.nv.info attributes), for when no compiler
+ * log is at hand (cache hits of old entries, PTX from elsewhere). Fills one
+ * entry per kernel; returns how many, or a negative KB_E*. */
+int kb_compile_cubin_resources(const void *cubin, size_t size, kb_resources **out,
+			       kb_err *err);
+/* The SM number in a cubin's e_flags (e.g. 90), or a negative KB_E*. */
+int kb_compile_cubin_arch(const void *cubin, size_t size);
+
+/* ===== build.c (NVRTC, nvJitLink, cache) ===== */
+
+typedef struct {
+	char *arch;           /* "sm_90" */
+	char **defines;       /* "K=V" */
+	int ndefines;
+	bool no_cache;
+	bool want_sass;
+} kb_build_opts;
+
+typedef struct {
+	char *name;           /* as written */
+	char *lowered;        /* the symbol in the cubin (mangled for C++) */
+	kb_resources res;
+	bool has_occupancy;
+	kb_occupancy occ;
+	kb_mix *mix;
+	int nmix;
+} kb_build_kernel;
+
+typedef struct {
+	char *arch;
+	int sm;
+	char *key;            /* cache key (hex sha256) */
+	bool cache_hit;
+	bool ok;              /* a cubin was produced */
+	char *ptx; size_t ptx_len;
+	void *cubin; size_t cubin_len;
+	char *log;            /* compiler log, with the user's file name */
+	kb_diags diags;       /* compiler errors/warnings mapped to the user's file */
+	kb_build_kernel *kernels;
+	int nkernels;
+	kb_sass sass;
+	char *compiler;       /* "nvrtc 13.0" / "nvjitlink 13.0" */
+	double ms_parse, ms_nvrtc, ms_nvjitlink, ms_sass, ms_total;
+} kb_build;
+
+/* Compiles src (CUDA via NVRTC, PTX via nvJitLink) for opts->arch with the
+ * spec's kernel(s).  Returns 0 (build->ok), KB_ECOMPILE with diags, or another
+ * KB_E* with err filled when a library could not be used. */
+int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels *kernels,
+		     const kb_build_opts *opts, kb_build *build, kb_err *err);
+void kb_compile_build_free(kb_build *build);
+/* The default arch: the present GPU's when a driver answers, else "sm_90". */
+char *kb_compile_default_arch(void);
+
+#endif

@@ -1,0 +1,13 @@
+/*
+ * clock.c - the monotonic clock used for compile and run timings.
+ */
+#include "kb.h"
+
+#include <time.h>
+
+double kb_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}

@@ -1,0 +1,194 @@
+/*
+ * kb.h - the core of kbench: errors, diagnostics, strings, allocation,
+ * hashing, paths, files, clocks and logging.  Every other folder includes
+ * this header; core includes nobody else's.
+ *
+ * Sections follow the .c file that defines each part (style.md rule 1).
+ */
+#ifndef KB_H
+#define KB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KB_VERSION "0.1.0"
+
+#define KB_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define KB_UNUSED __attribute__((unused))
+#define KB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Return codes: 0 on success, a negative KB_E* on failure (style rule 3). */
+enum {
+	KB_OK = 0,
+	KB_ERROR = -1,     /* generic failure; details in kb_err */
+	KB_ENOTFOUND = -2, /* a file, kernel, name or cache entry is absent */
+	KB_ENODEV = -3,    /* no GPU or driver */
+	KB_EPERM = -4,     /* permission denied (e.g. counters) */
+	KB_EINVAL = -5,    /* bad argument */
+	KB_ESPEC = -6,     /* the kernel file's spec has errors (see diags) */
+	KB_ECOMPILE = -7,  /* the compiler rejected the kernel (see diags) */
+	KB_EIO = -8,       /* reading or writing a file or pipe failed */
+	KB_ETIMEOUT = -9,  /* something ran past its time limit */
+	KB_EUNSUP = -10,   /* not supported here (tool or API missing) */
+};
+
+/* ===== err.c ===== */
+
+typedef enum {
+	KB_DOM_NONE,
+	KB_DOM_OS,
+	KB_DOM_CUDA,
+	KB_DOM_NVRTC,
+	KB_DOM_NVJITLINK,
+	KB_DOM_CUPTI,
+	KB_DOM_GIT,
+	KB_DOM_HTTP,
+	KB_DOM_DSL,
+	KB_DOM_SPEC,
+	KB_DOM_JSON,
+	KB_DOM_TREESITTER,
+} kb_domain;
+
+/* A place in a source file; line and col are 1-based, 0 when unknown. */
+typedef struct {
+	const char *file; /* borrowed; owned by whoever owns the source */
+	int line;
+	int col;
+} kb_loc;
+
+/* Details of a failure, filled by the callee (no hidden global). */
+typedef struct {
+	kb_domain domain;
+	int code;          /* the native code of the domain (errno, CUresult ...) */
+	char msg[1024];
+	char where[96];    /* __FILE__:__LINE__ of the check that failed */
+} kb_err;
+
+/* Fills err (when non-NULL) and returns rc, so callers can `return kb_err_set(...)`. */
+int kb_err_set(kb_err *err, int rc, kb_domain domain, int code, const char *fmt, ...)
+	KB_PRINTF(5, 6);
+/* Like kb_err_set but records the caller's file and line. */
+int kb_err_set_at(kb_err *err, const char *file, int line, int rc, kb_domain domain,
+		  int code, const char *fmt, ...) KB_PRINTF(7, 8);
+#define KB_ERR(err, rc, dom, code, ...) \
+	kb_err_set_at((err), __FILE__, __LINE__, (rc), (dom), (code), __VA_ARGS__)
+/* Sets err from errno with a message prefix; returns KB_EIO. */
+int kb_err_errno(kb_err *err, const char *what, const char *path);
+void kb_err_clear(kb_err *err);
+/* The name of a domain, e.g. "nvrtc". */
+const char *kb_domain_name(kb_domain domain);
+/* A short name of a KB_E* code, e.g. "ENOTFOUND". */
+const char *kb_rc_name(int rc);
+
+/* ===== alloc.c ===== */
+
+/* These abort on out-of-memory (style rule 6). */
+void *kb_xmalloc(size_t n);
+void *kb_xcalloc(size_t n, size_t size);
+void *kb_xrealloc(void *p, size_t n);
+char *kb_xstrdup(const char *s);
+char *kb_xstrndup(const char *s, size_t n);
+char *kb_xasprintf(const char *fmt, ...) KB_PRINTF(1, 2);
+/* Grows *v (an array of elem-size items) so that index `need-1` fits. */
+void kb_xgrow(void **v, int *cap, int need, size_t elem);
+#define KB_PUSH(arr, n, cap) \
+	(kb_xgrow((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))), &(arr)[(n)++])
+void kb_unreachable_at(const char *file, int line) __attribute__((noreturn));
+#define KB_UNREACHABLE() kb_unreachable_at(__FILE__, __LINE__)
+
+/* ===== buf.c ===== */
+
+/* A growable, length-tracked, always NUL-terminated byte buffer (sds-like). */
+typedef struct {
+	char *s;
+	size_t len;
+	size_t cap;
+} kb_buf;
+
+#define KB_BUF_INIT {NULL, 0, 0}
+void kb_buf_cat(kb_buf *b, const char *s);
+void kb_buf_catn(kb_buf *b, const void *p, size_t n);
+void kb_buf_catc(kb_buf *b, char c);
+void kb_buf_catf(kb_buf *b, const char *fmt, ...) KB_PRINTF(2, 3);
+void kb_buf_reset(kb_buf *b);
+void kb_buf_free(kb_buf *b);
+/* Hands the string over to the caller (never NULL) and empties b. */
+char *kb_buf_detach(kb_buf *b);
+
+/* ===== diag.c ===== */
+
+typedef enum { KB_DIAG_ERROR, KB_DIAG_WARNING, KB_DIAG_NOTE } kb_diag_level;
+
+/* One message about a place in a user's file, rendered like a compiler's. */
+typedef struct {
+	kb_diag_level level;
+	char *file;     /* owned */
+	int line, col;  /* 1-based; 0 when unknown */
+	int len;        /* columns to underline after the caret (>= 1) */
+	char *msg;      /* owned */
+	char *src_line; /* owned copy of the source line, or NULL */
+} kb_diag;
+
+typedef struct {
+	kb_diag *v;
+	int n, cap;
+} kb_diags;
+
+/* Appends a diagnostic; src (the whole file text, may be NULL) supplies the line. */
+void kb_diag_add(kb_diags *d, kb_diag_level level, const char *file, const char *src,
+		 int line, int col, int len, const char *fmt, ...) KB_PRINTF(8, 9);
+int kb_diag_count(const kb_diags *d, kb_diag_level level);
+/* Renders all diagnostics: "file:line:col: error: msg", the line, a caret. */
+void kb_diag_render(const kb_diags *d, kb_buf *out, bool color);
+/* Sorts by file, line, col (stable), so reports read top to bottom. */
+void kb_diag_sort(kb_diags *d);
+void kb_diags_free(kb_diags *d);
+/* Copies line `line` (1-based) of src into a new string, or NULL if absent. */
+char *kb_src_line(const char *src, int line);
+
+/* ===== hash.c ===== */
+
+#define KB_HASH_HEX 65 /* 64 hex digits + NUL */
+typedef struct kb_hasher kb_hasher;
+/* SHA-256 (libcrypto), incremental: new, update (any number), final. */
+kb_hasher *kb_hash_new(void);
+void kb_hash_update(kb_hasher *h, const void *p, size_t n);
+/* Adds a string and its length, so ("ab","c") and ("a","bc") differ. */
+void kb_hash_str(kb_hasher *h, const char *s);
+void kb_hash_final(kb_hasher *h, char hex[KB_HASH_HEX]);
+
+/* ===== file.c ===== */
+
+/* Reads a whole file into a NUL-terminated buffer. Returns 0, or KB_EIO/KB_ENOTFOUND. */
+int kb_file_read(const char *path, kb_buf *out, kb_err *err);
+/* Writes atomically (temp file + rename). Returns 0 or KB_EIO. */
+int kb_file_write(const char *path, const void *p, size_t n, kb_err *err);
+/* mkdir -p. Returns 0 or KB_EIO. */
+int kb_mkdirs(const char *path, kb_err *err);
+bool kb_file_exists(const char *path);
+/* $XDG_CACHE_HOME/kbench[/sub] (or ~/.cache/kbench); a new string. */
+char *kb_cache_dir(const char *sub);
+/* The last path component, borrowed from path. */
+const char *kb_basename(const char *path);
+/* The extension after the last '.', or "" ; borrowed. */
+const char *kb_extension(const char *path);
+/* Finds an executable on PATH; a new string or NULL. */
+char *kb_which(const char *prog);
+
+/* Runs argv (argv[0] looked up on PATH), capturing stdout into out and
+ * stderr into errout (either may be NULL). Returns the exit status (>= 0),
+ * or a negative KB_E* if it could not run. */
+int kb_spawn_capture(char *const argv[], kb_buf *out, kb_buf *errout, kb_err *err);
+
+/* ===== clock.c ===== */
+
+/* Monotonic milliseconds. */
+double kb_now_ms(void);
+
+/* ===== log.c ===== */
+
+/* Debug log to the file named by $KBENCH_LOG (never to a terminal screen). */
+void kb_log(const char *fmt, ...) KB_PRINTF(1, 2);
+
+#endif

@@ -1,0 +1,139 @@
+/* test_core.c - kb_buf, diagnostics rendering, SHA-256, files and paths. */
+#include "../../src/core/kb.h"
+#include "t.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static void test_core__buf(void)
+{
+	kb_buf b = KB_BUF_INIT;
+	kb_buf_cat(&b, "ab");
+	kb_buf_catf(&b, "%d-%s", 42, "x");
+	kb_buf_catc(&b, '!');
+	T_EQ_STR(b.s, "ab42-x!");
+	T_EQ_INT(b.len, 7);
+	for (int i = 0; i < 1000; i++)
+		kb_buf_cat(&b, "0123456789");
+	T_EQ_INT(b.len, 10007);
+	T_EQ_INT(b.s[b.len], 0);
+	char *s = kb_buf_detach(&b);
+	T_OK(b.s == NULL && b.len == 0);
+	free(s);
+}
+
+static void test_core__diag_render(void)
+{
+	const char *src = "first\n//! in x : f31[M]\nthird\n";
+	kb_diags d = {0};
+	kb_diag_add(&d, KB_DIAG_ERROR, "k.cu", src, 2, 12, 3, "unknown dtype '%s'", "f31");
+	kb_buf out = KB_BUF_INIT;
+	kb_diag_render(&d, &out, false);
+	T_EQ_STR(out.s, "k.cu:2:12: error: unknown dtype 'f31'\n"
+			" 2 | //! in x : f31[M]\n"
+			"   |            ^~~\n");
+	T_EQ_INT(kb_diag_count(&d, KB_DIAG_ERROR), 1);
+	kb_buf_free(&out);
+	kb_diags_free(&d);
+}
+
+static void test_core__diag_sort(void)
+{
+	kb_diags d = {0};
+	kb_diag_add(&d, KB_DIAG_ERROR, "a", NULL, 9, 1, 1, "late");
+	kb_diag_add(&d, KB_DIAG_ERROR, "a", NULL, 2, 5, 1, "early");
+	kb_diag_add(&d, KB_DIAG_ERROR, "a", NULL, 2, 1, 1, "earliest");
+	kb_diag_sort(&d);
+	T_EQ_STR(d.v[0].msg, "earliest");
+	T_EQ_STR(d.v[1].msg, "early");
+	T_EQ_STR(d.v[2].msg, "late");
+	kb_diags_free(&d);
+}
+
+static void test_core__src_line(void)
+{
+	char *l = kb_src_line("a\r\nbb\nccc", 2);
+	T_EQ_STR(l, "bb");
+	free(l);
+	l = kb_src_line("a\nb", 3);
+	T_OK(l == NULL);
+}
+
+static void test_core__sha256(void)
+{
+	/* FIPS 180-2 test vector. */
+	kb_hasher *h = kb_hash_new();
+	kb_hash_update(h, "abc", 3);
+	char hex[KB_HASH_HEX];
+	kb_hash_final(h, hex);
+	T_EQ_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	/* Length-prefixed strings keep field boundaries apart. */
+	char a[KB_HASH_HEX], b[KB_HASH_HEX];
+	h = kb_hash_new(); kb_hash_str(h, "ab"); kb_hash_str(h, "c"); kb_hash_final(h, a);
+	h = kb_hash_new(); kb_hash_str(h, "a"); kb_hash_str(h, "bc"); kb_hash_final(h, b);
+	T_OK(strcmp(a, b) != 0);
+}
+
+static void test_core__files(void)
+{
+	char dir[] = "/tmp/kbench-test-XXXXXX";
+	T_OK(mkdtemp(dir) != NULL);
+	char *sub = kb_xasprintf("%s/a/b/c", dir);
+	kb_err err = {0};
+	T_EQ_INT(kb_mkdirs(sub, &err), 0);
+	char *f = kb_xasprintf("%s/file", sub);
+	T_EQ_INT(kb_file_write(f, "hello", 5, &err), 0);
+	kb_buf b = KB_BUF_INIT;
+	T_EQ_INT(kb_file_read(f, &b, &err), 0);
+	T_EQ_STR(b.s, "hello");
+	kb_buf_free(&b);
+	T_EQ_INT(kb_file_read("/nonexistent/x", &b, &err), KB_ENOTFOUND);
+	T_CONTAINS(err.msg, "/nonexistent/x");
+	T_EQ_STR(kb_extension("a/b.c/k.cu"), "cu");
+	T_EQ_STR(kb_basename("a/b.c/k.cu"), "k.cu");
+	char *rm = kb_xasprintf("rm -rf %s", dir);
+	T_EQ_INT(system(rm), 0);
+	free(rm); free(f); free(sub);
+}
+
+static void test_core__cache_dir(void)
+{
+	setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+	char *d = kb_cache_dir("compile");
+	T_EQ_STR(d, "/tmp/xdg/kbench/compile");
+	free(d);
+	unsetenv("XDG_CACHE_HOME");
+	setenv("HOME", "/home/u", 1);
+	d = kb_cache_dir(NULL);
+	T_EQ_STR(d, "/home/u/.cache/kbench");
+	free(d);
+}
+
+static void test_core__spawn(void)
+{
+	kb_buf out = KB_BUF_INIT, errb = KB_BUF_INIT;
+	kb_err err = {0};
+	char *argv[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+	T_EQ_INT(kb_spawn_capture(argv, &out, &errb, &err), 3);
+	T_EQ_STR(out.s, "out\n");
+	T_EQ_STR(errb.s, "err\n");
+	kb_buf_free(&out);
+	kb_buf_free(&errb);
+	char *w = kb_which("sh");
+	T_OK(w != NULL);
+	free(w);
+	T_OK(kb_which("no-such-program-kbench") == NULL);
+}
+
+int main(void)
+{
+	T_RUN(test_core__buf);
+	T_RUN(test_core__diag_render);
+	T_RUN(test_core__diag_sort);
+	T_RUN(test_core__src_line);
+	T_RUN(test_core__sha256);
+	T_RUN(test_core__files);
+	T_RUN(test_core__cache_dir);
+	T_RUN(test_core__spawn);
+	return t_report();
+}
