@@ -31,7 +31,7 @@ LDLIBS := $(STATIC_LIBS) $(CUDA_LIBS) -lcrypto -ldl -lm -lpthread
 TUI_LIBS := -lncursesw -ltinfo
 
 # ---- sources --------------------------------------------------------------
-LIB_DIRS := core compile
+LIB_DIRS := core compile profile runner app
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TS_OBJ   := $(B)/ts/runtime.o $(B)/ts/cuda_parser.o $(B)/ts/cuda_scanner.o
@@ -43,11 +43,12 @@ ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/asan/tests/%)
 ASAN_OBJ := $(LIB_SRC:%.c=$(B)/asan/obj/%.o)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-all: $(B)/kbench $(B)/kbench-tui
+all: deps $(B)/kbench $(B)/kbench-tui
 
 # ---- dependencies ---------------------------------------------------------
 # Debian packages, installed only when pkg-config cannot find them.
-APT_PKGS := pkg-config libncurses-dev libgit2-dev libcurl4-openssl-dev libjansson-dev libssl-dev
+APT_PKGS := pkg-config libncurses-dev libgit2-dev libcurl4-openssl-dev libjansson-dev libssl-dev \
+            python3-numpy tmux
 TS_VERSION      := 0.25.1
 TS_SHA256       := 07aeba8dd71630e7e72b2d4ca3bd2680c3471824100cc5ebff44e78a6ed0b6d3
 TSCUDA_VERSION  := 0.21.1
@@ -57,7 +58,8 @@ deps: $(DEPS)/.apt $(DEPS)/tree-sitter/.ok $(DEPS)/tree-sitter-cuda/.ok
 
 $(DEPS)/.apt:
 	$(Q)mkdir -p $(DEPS)
-	$(Q)if ! pkg-config --exists ncursesw jansson libgit2 libcurl libcrypto 2>/dev/null; then \
+	$(Q)if ! pkg-config --exists ncursesw jansson libgit2 libcurl libcrypto 2>/dev/null || \
+	   ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then \
 	  echo "APT   $(APT_PKGS)"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \

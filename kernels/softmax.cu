@@ -15,7 +15,7 @@
 //! flops   5*M*N
 //! sweep   N = 1000, 4096, 32768
 
-#define BLOCK 256
+#include <math_constants.h> /* CUDART_INF_F: NVRTC has no <math.h> */
 
 __device__ float block_reduce_max(float v, float *scratch)
 {
@@ -25,7 +25,7 @@ __device__ float block_reduce_max(float v, float *scratch)
 	if (lane == 0)
 		scratch[warp] = v;
 	__syncthreads();
-	v = lane < blockDim.x / 32 ? scratch[lane] : -INFINITY;
+	v = lane < blockDim.x / 32 ? scratch[lane] : -CUDART_INF_F;
 	for (int o = 16; o > 0; o /= 2)
 		v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
 	__syncthreads();
@@ -53,7 +53,7 @@ __global__ void softmax_rows(const float *__restrict__ x, float *__restrict__ y,
 	const float *row = x + (size_t)blockIdx.x * N;
 	float *out = y + (size_t)blockIdx.x * N;
 
-	float m = -INFINITY;
+	float m = -CUDART_INF_F;
 	for (int i = threadIdx.x; i < N; i += blockDim.x)
 		m = fmaxf(m, row[i]);
 	m = block_reduce_max(m, scratch);
@@ -73,7 +73,7 @@ __global__ void softmax_naive(const float *x, float *y, int M, int N)
 	int r = blockIdx.x * blockDim.x + threadIdx.x;
 	if (r >= M)
 		return;
-	float m = -INFINITY, s = 0.0f;
+	float m = -CUDART_INF_F, s = 0.0f;
 	for (int i = 0; i < N; i++)
 		m = fmaxf(m, x[(size_t)r * N + i]);
 	for (int i = 0; i < N; i++)

@@ -1,2 +1,400 @@
-#include "../core/kb.h"
-int main(void) { return 0; }
+/*
+ * kbench.c - the `kbench <verb>` entry point: argument parsing, output and
+ * exit codes only.  Every verb's work is a kb_app_* call.
+ * Exit codes: 0 ok, 1 kernel or spec error, 2 usage error, 3 environment
+ * (a file, library or device could not be used).
+ */
+#include "../app/app.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EXIT_KERNEL = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
+
+static const char usage_main[] =
+	"usage: kbench <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  compile FILE   compile a .cu or .ptx kernel file: resources, occupancy, SASS\n"
+	"  run FILE       compile, check against the reference, time, compare with the ceilings\n"
+	"  calibrate      measure this GPU's ceilings (bandwidth, FMA and tensor-core rates)\n"
+	"  devices        show the GPU, its state and its cached ceilings\n"
+	"  serve          the runner process (framed JSON on stdin/stdout; used by run)\n"
+	"\n"
+	"options:\n"
+	"  -h, --help     show help (also `kbench COMMAND --help`)\n"
+	"  --version      print the version\n"
+	"\n"
+	"Exit status: 0 ok, 1 kernel or spec error, 2 usage error, 3 environment error.\n";
+
+static const char usage_compile[] =
+	"usage: kbench compile FILE [--arch sm_XX] [--define K=V]... [--json] [--no-cache]\n"
+	"\n"
+	"Compiles FILE (.cu through NVRTC, .ptx through nvJitLink) for one architecture\n"
+	"and prints registers, shared and local memory, spills, theoretical occupancy\n"
+	"and what limits it (at the //! launch line's block size), and the SASS\n"
+	"instruction mix (when nvdisasm is on PATH).  No GPU is needed.\n"
+	"\n"
+	"  --arch sm_XX      target (default: the present GPU's, else sm_90; $KBENCH_ARCH)\n"
+	"  -D, --define K=V  a preprocessor definition; overrides a //! tune default\n"
+	"  --json            print the full structured result as JSON\n"
+	"  --no-cache        compile even when the compile cache has this variant\n"
+	"  --no-sass         skip disassembly\n"
+	"\n"
+	"The cache lives under $XDG_CACHE_HOME/kbench/compile (default ~/.cache/kbench).\n";
+
+static int usage_error(const char *usage, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "kbench: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", usage);
+	return EXIT_USAGE;
+}
+
+static void print_diags(const kb_diags *d)
+{
+	if (!d->n)
+		return;
+	kb_buf out = KB_BUF_INIT;
+	kb_diag_render(d, &out, isatty(2) && !getenv("NO_COLOR"));
+	fputs(out.s, stderr);
+	kb_buf_free(&out);
+}
+
+static int print_json(json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (!s)
+		return -1;
+	puts(s);
+	free(s);
+	return 0;
+}
+
+static int cmd_compile(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"arch", required_argument, NULL, 'a'}, {"define", required_argument, NULL, 'D'},
+		{"json", no_argument, NULL, 'j'}, {"no-cache", no_argument, NULL, 'n'},
+		{"no-sass", no_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	kb_compile_unit_opts opts = {.want_sass = true};
+	const char *defines[64];
+	bool json = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "a:D:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': opts.arch = optarg; break;
+		case 'D':
+			if (opts.ndefines == (int)KB_ARRAY_LEN(defines))
+				return usage_error(usage_compile, "too many --define flags%s", "");
+			defines[opts.ndefines++] = optarg;
+			break;
+		case 'j': json = true; break;
+		case 'n': opts.no_cache = true; break;
+		case 's': opts.want_sass = false; break;
+		case 'h': fputs(usage_compile, stdout); return 0;
+		default: fputs(usage_compile, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error(usage_compile, "compile takes one FILE%s", "");
+	opts.defines = defines;
+	if (opts.arch) {
+		int sm;
+		if (kb_compile_arch_parse(opts.arch, &sm) < 0)
+			return usage_error(usage_compile, "bad --arch '%s' (expected e.g. sm_90)",
+					   opts.arch);
+	}
+	kb_compile_unit r;
+	kb_err err = {0};
+	int rc = kb_compile_unit_run(argv[optind], NULL, &opts, &r, &err);
+	if (rc < 0 && rc != KB_ESPEC && rc != KB_ECOMPILE) {
+		fprintf(stderr, "kbench: %s\n", err.msg);
+		kb_compile_unit_free(&r);
+		return rc == KB_EINVAL ? EXIT_USAGE : EXIT_ENV;
+	}
+	if (json) {
+		print_json(kb_app_compile_json(&r));
+	} else {
+		print_diags(&r.diags);
+		kb_buf out = KB_BUF_INIT;
+		kb_app_compile_render(&r, &out);
+		fputs(out.s, r.build.ok ? stdout : stderr);
+		kb_buf_free(&out);
+	}
+	kb_compile_unit_free(&r);
+	return rc < 0 ? EXIT_KERNEL : 0;
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+static const char usage_run[] =
+	"usage: kbench run FILE [--arch sm_XX] [--define K=V]... [--arg N=V]... [--trials N]\n"
+	"                       [--seed S] [--timeout SECONDS] [--no-sweep] [--json]\n"
+	"\n"
+	"Compiles FILE for the GPU, fills its inputs per the //! spec, poisons its outputs,\n"
+	"launches it and checks every output against the reference (trials with fresh\n"
+	"seeds), then times it (device events, L2 flushed, adaptive repetitions), re-checks\n"
+	"after the timed loop, and compares the result with this GPU's ceilings.\n"
+	"An incorrect kernel is reported INCORRECT and never timed as if it were right.\n"
+	"`sweep` and `tune` lines of the spec run after the base run (unless --no-sweep).\n"
+	"\n"
+	"  --arg N=V         override a //! arg for this run\n"
+	"  --trials N        correctness trials (default 3)\n"
+	"  --seed S          base seed (default: fresh, printed)\n"
+	"  --timeout SECONDS a GPU phase running longer is a hang (default 10)\n"
+	"  --json            print the full Result as JSON\n"
+	"\n"
+	"Exit status: 0 correct, 1 incorrect/impossible/fault/timeout/spec or compile error,\n"
+	"2 usage error, 3 no GPU or the runner could not start.\n";
+
+typedef struct {
+	kb_app_run_opts o;
+	const char *defines[64];
+	json_t *args;
+	bool json, no_sweep;
+} run_cli;
+
+static int parse_arg_override(json_t *args, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	if (!eq || eq == kv)
+		return -1;
+	char *end;
+	char *name = kb_xstrndup(kv, (size_t)(eq - kv));
+	long long i = strtoll(eq + 1, &end, 0);
+	if (*end == '\0')
+		json_object_set_new(args, name, json_integer(i));
+	else
+		json_object_set_new(args, name, json_real(strtod(eq + 1, NULL)));
+	free(name);
+	return 0;
+}
+
+static int parse_run(int argc, char **argv, run_cli *c)
+{
+	static const struct option longopts[] = {
+		{"arch", required_argument, NULL, 'a'}, {"define", required_argument, NULL, 'D'},
+		{"arg", required_argument, NULL, 'A'}, {"trials", required_argument, NULL, 't'},
+		{"seed", required_argument, NULL, 's'}, {"timeout", required_argument, NULL, 'T'},
+		{"json", no_argument, NULL, 'j'}, {"no-sweep", no_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "a:D:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'a': c->o.arch = optarg; break;
+		case 'D':
+			if (c->o.ndefines == (int)KB_ARRAY_LEN(c->defines))
+				return usage_error(usage_run, "too many --define flags%s", "");
+			c->defines[c->o.ndefines++] = optarg;
+			break;
+		case 'A':
+			if (parse_arg_override(c->args, optarg) < 0)
+				return usage_error(usage_run, "--arg takes NAME=VALUE, not '%s'", optarg);
+			break;
+		case 't': c->o.trials = atoi(optarg); break;
+		case 's': c->o.has_seed = true, c->o.seed = strtoull(optarg, NULL, 0); break;
+		case 'T': c->o.timeout_ms = atof(optarg) * 1e3; break;
+		case 'j': c->json = true; break;
+		case 'n': c->no_sweep = true; break;
+		case 'h': fputs(usage_run, stdout); return -1;
+		default: fputs(usage_run, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error(usage_run, "run takes one FILE%s", "");
+	if (c->o.trials < 0 || (c->o.timeout_ms < 0))
+		return usage_error(usage_run, "bad --trials or --timeout%s", "");
+	c->o.path = argv[optind];
+	c->o.defines = c->defines;
+	c->o.args = json_object_size(c->args) ? c->args : NULL;
+	return 0;
+}
+
+static void show_progress(void *ctx, json_t *p)
+{
+	if (!isatty(2))
+		return;
+	fprintf(stderr, "\r\033[K%s ...", json_string_value(json_object_get(p, "phase")));
+	fflush(stderr);
+}
+
+static void clear_progress(void)
+{
+	if (isatty(2))
+		fputs("\r\033[K", stderr);
+}
+
+static int run_exit(json_t *res)
+{
+	const char *v = kb_app_run_verdict(res);
+	if (!strcmp(v, "CORRECT"))
+		return 0;
+	if (!strcmp(v, "NO GPU") || !strcmp(v, "ERROR"))
+		return EXIT_ENV;
+	return EXIT_KERNEL;
+}
+
+/* The spec's sweep and tune lines, read on this side to plan the runs. */
+static bool load_spec(const char *path, kb_spec *spec)
+{
+	kb_source src;
+	kb_diags d = {0};
+	memset(spec, 0, sizeof *spec);
+	if (kb_compile_source_load(&src, path, NULL) < 0)
+		return false;
+	kb_compile_spec_parse(&src, spec, &d);
+	kb_diags_free(&d);
+	kb_compile_source_free(&src);
+	return spec->nsweeps > 0 || spec->ntunes > 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	run_cli c;
+	memset(&c, 0, sizeof c);
+	c.args = json_object();
+	int rc = parse_run(argc, argv, &c);
+	if (rc != 0) {
+		json_decref(c.args);
+		return rc < 0 ? 0 : rc;
+	}
+	kb_runner *r = kb_runner_new(NULL);
+	json_t *res = NULL, *sweeps = NULL;
+	kb_err err = {0};
+	int status;
+	if (kb_app_run(r, &c.o, show_progress, NULL, &res, &err) < 0) {
+		clear_progress();
+		fprintf(stderr, "kbench: %s\n", err.msg);
+		status = EXIT_ENV;
+		goto out;
+	}
+	status = run_exit(res);
+	kb_spec spec;
+	if (!c.no_sweep && status == 0 && load_spec(c.o.path, &spec)) {
+		kb_app_sweep_and_tune(r, &c.o, &spec, show_progress, NULL, &sweeps, &err);
+		kb_compile_spec_free(&spec);
+	}
+	clear_progress();
+	if (c.json) {
+		if (sweeps)
+			json_object_set(sweeps, "result", res);
+		print_json(json_incref(sweeps ? sweeps : res));
+	} else {
+		kb_buf out = KB_BUF_INIT;
+		kb_app_run_render(res, &out);
+		if (sweeps)
+			kb_app_sweep_render(sweeps, &out);
+		fputs(out.s, stdout);
+		kb_buf_free(&out);
+	}
+	if (sweeps && status == 0) {
+		size_t i;
+		json_t *row;
+		json_array_foreach(json_object_get(sweeps, "sweep"), i, row)
+			if (run_exit(json_object_get(row, "result")) != 0)
+				status = EXIT_KERNEL;
+	}
+out:
+	json_decref(res);
+	json_decref(sweeps);
+	json_decref(c.args);
+	kb_runner_free(r);
+	return status;
+}
+
+/* ---- serve, calibrate, devices ----------------------------------------- */
+
+static int cmd_serve(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		puts("usage: kbench serve\n\nThe runner: reads length-prefixed JSON requests on stdin and answers\n"
+		     "on stdout (see src/core/proto.h). `kbench run` starts one by itself.");
+		return 0;
+	}
+	return kb_runner_serve(0, 1);
+}
+
+static int simple_request(const char *type, const char *usage, int argc, char **argv)
+{
+	bool json = argc > 1 && !strcmp(argv[1], "--json");
+	if (argc > 1 && !json) {
+		fputs(usage, strcmp(argv[1], "--help") ? stderr : stdout);
+		return strcmp(argv[1], "--help") ? EXIT_USAGE : 0;
+	}
+	kb_runner *r = kb_runner_new(NULL);
+	json_t *req = json_pack("{s:s}", "type", type), *res = NULL;
+	kb_err err = {0};
+	int rc = kb_runner_call(r, req, 600e3, show_progress, NULL, &res, &err);
+	clear_progress();
+	json_decref(req);
+	kb_runner_free(r);
+	if (rc < 0) {
+		fprintf(stderr, "kbench: %s\n", err.msg);
+		return EXIT_ENV;
+	}
+	const char *status = json_string_value(json_object_get(res, "status"));
+	int code = status && !strcmp(status, "ok") ? 0 : EXIT_ENV;
+	if (json || code) {
+		const char *msg = json_string_value(json_object_get(res, "message"));
+		if (!json)
+			fprintf(stderr, "kbench %s: %s\n", type, msg ? msg : status ? status : "failed");
+		else
+			print_json(json_incref(res));
+	} else {
+		kb_buf out = KB_BUF_INIT;
+		kb_app_device_render(res, &out);
+		fputs(out.s, stdout);
+		kb_buf_free(&out);
+	}
+	json_decref(res);
+	return code;
+}
+
+static int cmd_calibrate(int argc, char **argv)
+{
+	return simple_request("calibrate", "usage: kbench calibrate [--json]\n\n"
+			      "Measures this GPU's copy and read bandwidth, FP32 FMA rate and bf16\n"
+			      "tensor-core rate with kbench's own micro-kernels, beside a cuMemcpy\n"
+			      "device-to-device copy, and caches them per GPU (by UUID).\n", argc, argv);
+}
+
+static int cmd_devices(int argc, char **argv)
+{
+	return simple_request("devices", "usage: kbench devices [--json]\n", argc, argv);
+}
+
+static const struct {
+	const char *name;
+	int (*run)(int, char **);
+} commands[] = {
+	{"compile", cmd_compile},
+	{"run", cmd_run},
+	{"calibrate", cmd_calibrate},
+	{"devices", cmd_devices},
+	{"serve", cmd_serve},
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return fputs(usage_main, stderr), EXIT_USAGE;
+	const char *verb = argv[1];
+	if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help"))
+		return fputs(usage_main, stdout), 0;
+	if (!strcmp(verb, "--version") || !strcmp(verb, "version"))
+		return printf("kbench %s\n", KB_VERSION), 0;
+	for (size_t i = 0; i < KB_ARRAY_LEN(commands); i++)
+		if (!strcmp(verb, commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	return usage_error(usage_main, "unknown command '%s'", verb);
+}

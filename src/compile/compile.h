@@ -12,6 +12,8 @@
 
 #include "../core/kb.h"
 
+#include <jansson.h>
+
 /* ===== source.c ===== */
 
 typedef enum { KB_SRC_CUDA, KB_SRC_PTX } kb_src_kind;
@@ -52,6 +54,7 @@ typedef enum { KB_EX_INT, KB_EX_FLOAT, KB_EX_NAME, KB_EX_BIN, KB_EX_NEG, KB_EX_C
 typedef struct kb_expr {
 	kb_expr_kind kind;
 	kb_loc loc;
+	int len;              /* columns the expression spans, for carets */
 	int64_t ival;         /* KB_EX_INT */
 	double fval;          /* KB_EX_FLOAT */
 	char *name;           /* KB_EX_NAME, or the function of KB_EX_CALL */
@@ -149,8 +152,9 @@ typedef struct {
 /* Parses every //! line of src into spec.  All problems go to diags (file:line:col);
  * returns 0, or KB_ESPEC when diags has errors. */
 int kb_compile_spec_parse(const kb_source *src, kb_spec *spec, kb_diags *diags);
-/* Evaluates expr with the spec's args (and overrides, "N=1024" strings, may be NULL).
- * Returns 0, or KB_ESPEC with a diag on an undefined name, division by zero ... */
+/* Evaluates expr with the spec's current args (kb_compile_spec_set_arg changes them).
+ * Returns 0, or KB_ESPEC with a diag (diags may be NULL: silent) on an
+ * undefined name, division by zero, integer overflow. */
 int kb_compile_spec_eval(const kb_spec *spec, const kb_expr *expr, kb_value *out,
 			 const kb_source *src, kb_diags *diags);
 /* Launch geometry evaluated; dims default to 1. */
@@ -189,13 +193,17 @@ typedef struct {
 	int n, cap;
 } kb_kernels;
 
-/* Finds every __global__ function of a .cu source. Returns 0, or an error
- * (e.g. the grammar failed to load) with err filled.  Syntax errors are the
- * compiler's to report: discovery reports what it can parse. */
+/* Finds every __global__ function definition of a .cu source and appends
+ * them to out (zero it first), in file order. Returns 0, KB_EINVAL, or
+ * KB_EUNSUP (the grammar failed to load) with err filled.  Syntax errors are
+ * the compiler's to report: discovery reports what it can parse. */
 int kb_compile_discover_cuda(const kb_source *src, kb_kernels *out, kb_err *err);
-/* Finds every .entry of a PTX source with its .param list. */
+/* Finds every .entry of a PTX source with its .param list and appends them to
+ * out.  Problems go to diags (file:line:col); returns 0, KB_ECOMPILE when it
+ * added errors (out keeps what was found), or KB_EINVAL. */
 int kb_compile_discover_ptx(const kb_source *src, kb_kernels *out, kb_diags *diags,
 			    kb_err *err);
+/* Frees every kernel and leaves k empty ({0}); NULL is fine. */
 void kb_compile_kernels_free(kb_kernels *k);
 /* Maps a C type name to a dtype (float->f32, __half->f16, __nv_bfloat16->bf16,
  * int->i32 ...). Returns 0 or KB_ENOTFOUND (templates, structs). */
@@ -224,8 +232,11 @@ typedef struct {
 } kb_resources;
 
 /* Parses the ptxas "-v" report found in NVRTC and nvJitLink logs.
- * Fills one kb_resources per function seen; returns how many. */
+ * Fills one kb_resources per function seen; returns how many. Fields the log
+ * does not give are -1 (cmem0, spills from a summary-only log). */
 int kb_compile_parse_ptxas_log(const char *log, kb_resources **out);
+/* Frees n entries from kb_compile_parse_ptxas_log/kb_compile_cubin_resources. */
+void kb_compile_resources_free(kb_resources *v, int n);
 
 /* ===== occupancy.c ===== */
 
@@ -252,11 +263,16 @@ typedef struct {
 	int smem_reserved_per_block;
 	int smem_alloc_unit;
 	int sm_count;             /* of the reference part (e.g. H100 SXM), 0 unknown */
+	const char *ref_part;     /* the part sm_count is from, e.g. "H100 SXM5" */
+	int reg_subpartitions;    /* the register file is split over this many quadrants */
+	int barriers_per_sm;      /* named-barrier pool per SM; 0: limit not modelled */
+	int ncarveouts;           /* shared memory carveouts the SM can be set to ... */
+	int carveout_kib[12];     /* ... ascending, in KiB; the last is smem_per_sm */
 } kb_arch_limits;
 
 /* Returns the limits for sm (e.g. 90), or NULL when unknown. */
 const kb_arch_limits *kb_compile_arch_limits(int sm);
-/* Parses "sm_90", "sm_90a", "90" into 90. Returns 0 or KB_EINVAL. */
+/* Parses "sm_90", "sm_90a", "sm_100f", "compute_90", "90" into 90. Returns 0 or KB_EINVAL. */
 int kb_compile_arch_parse(const char *arch, int *sm);
 
 typedef struct {
@@ -286,7 +302,9 @@ typedef struct {
 	char *opcode;         /* with modifiers: "LDG.E.128.CONSTANT" */
 	char *operands;       /* as printed, without the trailing ';' */
 	char *file;           /* source file from line info, or NULL */
-	int line;             /* 0 when none */
+	int line;             /* 0 when none; the innermost frame when inlined */
+	char *call_file;      /* nvdisasm -gi: the outermost call site of an */
+	int call_line;        /* inlined frame (the kernel's own line), or NULL/0 */
 } kb_sass_insn;
 
 typedef struct {
@@ -312,17 +330,24 @@ typedef struct {
 /* Disassembles a cubin with nvdisasm -c -g (or cuobjdump -sass) when on PATH.
  * Without one, returns 0 with sass->available = false and a reason. */
 int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err);
-/* Parses nvdisasm -c -g text (or cuobjdump -sass text) into functions. */
+/* Parses nvdisasm -c -g/-gi text (or cuobjdump -sass text) into functions;
+ * overwrites sass (funcs, text, available = true).  Junk never fails: it is
+ * skipped.  Returns 0, or KB_EINVAL for NULL arguments. */
 int kb_compile_sass_parse(const char *text, kb_sass *sass);
-/* The instruction mix of one function, most frequent first. */
+/* The instruction mix of one function, most frequent first (ties by key),
+ * without the end padding.  Returns the number of entries and sets *out
+ * (NULL when 0), or KB_EINVAL. */
 int kb_compile_sass_mix(const kb_sass_func *f, kb_mix **out);
+/* Frees what kb_compile_sass_mix returned. */
+void kb_compile_sass_mix_free(kb_mix *mix, int n);
 void kb_compile_sass_free(kb_sass *sass);
 
 /* ===== cubin.c ===== */
 
 /* Resources from a cubin's ELF (.nv.info attributes), for when no compiler
  * log is at hand (cache hits of old entries, PTX from elsewhere). Fills one
- * entry per kernel; returns how many, or a negative KB_E*. */
+ * entry per kernel (spills -1: the ELF has none); returns how many, or
+ * KB_EINVAL with err filled for a truncated or malformed file. */
 int kb_compile_cubin_resources(const void *cubin, size_t size, kb_resources **out,
 			       kb_err *err);
 /* The SM number in a cubin's e_flags (e.g. 90), or a negative KB_E*. */
@@ -371,7 +396,50 @@ typedef struct {
 int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels *kernels,
 		     const kb_build_opts *opts, kb_build *build, kb_err *err);
 void kb_compile_build_free(kb_build *build);
-/* The default arch: the present GPU's when a driver answers, else "sm_90". */
+/* How many NVRTC compilations this process ran (a cache hit runs none). */
+int kb_compile_nvrtc_invocations(void);
+/* The default arch: $KBENCH_ARCH, else the present GPU's when a driver
+ * answers, else "sm_90". A new string. */
 char *kb_compile_default_arch(void);
+
+/* ===== unit.c ===== */
+
+typedef struct {
+	const char *arch;     /* NULL: kb_compile_default_arch() */
+	const char **defines; /* "K=V" */
+	int ndefines;
+	bool no_cache;
+	bool want_sass;
+} kb_compile_unit_opts;
+
+/* Everything the compile layer learnt about one kernel file. */
+typedef struct {
+	kb_source src;
+	kb_spec spec;
+	bool has_spec;        /* the file has //! lines */
+	kb_kernels kernels;
+	const kb_kernel *chosen;
+	kb_build build;
+	kb_diags diags;       /* spec, binding and compiler diagnostics, sorted */
+	int status;           /* 0, KB_ESPEC or KB_ECOMPILE */
+} kb_compile_unit;
+
+/* Loads path (or, when text is non-NULL, takes text as its contents), parses
+ * the spec, discovers kernels, binds, compiles.  Returns 0 when the file
+ * compiled and its spec is sound; KB_ESPEC / KB_ECOMPILE when diags hold
+ * errors (the unit is still filled as far as it got); another KB_E* with err
+ * filled when the file or a library could not be used.  Always free u. */
+int kb_compile_unit_run(const char *path, const char *text, const kb_compile_unit_opts *opts,
+			kb_compile_unit *u, kb_err *err);
+void kb_compile_unit_free(kb_compile_unit *u);
+
+/* ===== json.c ===== */
+
+/* The structured form of a build (what `kbench compile --json` prints and the
+ * runner's Result embeds): arch, compiler, cache, timings, diagnostics, per
+ * kernel resources, occupancy and instruction mix, SASS.  A new reference. */
+json_t *kb_compile_build_json(const kb_build *b, bool with_sass, bool with_ptx);
+json_t *kb_compile_diags_json(const kb_diags *d);
+json_t *kb_compile_occupancy_json(const kb_occupancy *o);
 
 #endif

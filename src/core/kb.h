@@ -186,6 +186,10 @@ int kb_spawn_capture(char *const argv[], kb_buf *out, kb_buf *errout, kb_err *er
 /* Monotonic milliseconds. */
 double kb_now_ms(void);
 
+/* ===== proto.c ===== */
+
+#include "proto.h"
+
 /* ===== log.c ===== */
 
 /* Debug log to the file named by $KBENCH_LOG (never to a terminal screen). */

@@ -1,0 +1,259 @@
+/*
+ * run.c - the `run` verb: a request to the runner, and the summary a kernel
+ * engineer reads first: is it correct (and if not, where), how fast, how
+ * close to this GPU's ceilings, and under what conditions.
+ */
+#include "app.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn, void *ctx,
+	       json_t **result, kb_err *err)
+{
+	json_t *req = json_pack("{s:s, s:s}", "type", "run", "path", o->path);
+	if (o->arch)
+		json_object_set_new(req, "arch", json_string(o->arch));
+	json_t *defs = json_array();
+	for (int i = 0; i < o->ndefines; i++)
+		json_array_append_new(defs, json_string(o->defines[i]));
+	json_object_set_new(req, "defines", defs);
+	if (o->trials > 0)
+		json_object_set_new(req, "trials", json_integer(o->trials));
+	if (o->has_seed)
+		json_object_set_new(req, "seed", json_integer((json_int_t)o->seed));
+	if (o->no_time)
+		json_object_set_new(req, "time", json_false());
+	if (o->args)
+		json_object_set(req, "args", o->args);
+	int rc = kb_runner_call(r, req, o->timeout_ms, fn, ctx, result, err);
+	json_decref(req);
+	return rc;
+}
+
+static const char *str(json_t *j, const char *key)
+{
+	const char *s = json_string_value(json_object_get(j, key));
+	return s ? s : "";
+}
+
+static double num(json_t *j, const char *key)
+{
+	return json_number_value(json_object_get(j, key));
+}
+
+const char *kb_app_run_verdict(json_t *r)
+{
+	const char *status = str(r, "status");
+	static const struct { const char *status, *word; } words[] = {
+		{"fault", "FAULT"}, {"timeout", "TIMEOUT"}, {"crash", "CRASH"},
+		{"spec_error", "SPEC ERROR"}, {"compile_error", "COMPILE ERROR"},
+		{"no_gpu", "NO GPU"}, {"launch_error", "LAUNCH ERROR"},
+		{"protocol_error", "RUNNER ERROR"},
+	};
+	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
+		if (!strcmp(status, words[i].status))
+			return words[i].word;
+	if (!strcmp(status, "ok"))
+		return str(r, "verdict")[0] ? str(r, "verdict") : "ERROR";
+	return "ERROR";
+}
+
+/* ---- correctness -------------------------------------------------------- */
+
+static void render_bad_output(json_t *o, kb_buf *out)
+{
+	json_t *fb = json_object_get(o, "first_bad");
+	kb_buf_catf(out, "              %s: ", str(o, "output"));
+	if (fb)
+		kb_buf_catf(out, "first bad %s = %.6g, want %.6g; ", str(fb, "at"), num(fb, "got"),
+			    num(fb, "want"));
+	kb_buf_catf(out, "%lld mismatched, %lld unwritten, %lld NaN, %lld Inf of %lld; "
+		    "max abs err %.3g, rel L2 %.3g\n",
+		    (long long)num(o, "mismatches"), (long long)num(o, "unwritten"),
+		    (long long)num(o, "nan"), (long long)num(o, "inf"), (long long)num(o, "elements"),
+		    num(o, "max_abs_err"), num(o, "rel_l2_err"));
+}
+
+/* The worst figures over all trials and outputs. */
+static void render_correct(json_t *check, kb_buf *out)
+{
+	json_t *trials = json_object_get(check, "trials");
+	double max_abs = 0, max_rel = 0, l2 = 0;
+	kb_buf seeds = KB_BUF_INIT;
+	size_t i;
+	json_t *t;
+	json_array_foreach(trials, i, t) {
+		kb_buf_catf(&seeds, "%s%lld", i ? ", " : "", (long long)num(t, "seed"));
+		size_t k;
+		json_t *o;
+		json_array_foreach(json_object_get(t, "outputs"), k, o) {
+			max_abs = fmax(max_abs, num(o, "max_abs_err"));
+			max_rel = fmax(max_rel, num(o, "max_rel_err"));
+			l2 = fmax(l2, num(o, "rel_l2_err"));
+		}
+	}
+	size_t post = json_array_size(json_object_get(check, "after_timing"));
+	kb_buf_catf(out, "  CORRECT     %zu/%zu trials (seeds %s)%s: max abs err %.3g, max rel %.3g, "
+		    "rel L2 %.3g (rtol %g, atol %g)\n", json_array_size(trials), json_array_size(trials),
+		    seeds.s ? seeds.s : "", post ? " + re-checked after timing" : "", max_abs, max_rel,
+		    l2, num(check, "rtol"), num(check, "atol"));
+	kb_buf_free(&seeds);
+}
+
+static void render_incorrect(json_t *check, kb_buf *out)
+{
+	json_t *trials = json_object_get(check, "trials");
+	size_t i, k;
+	json_t *t, *o;
+	json_array_foreach(trials, i, t) {
+		if (json_is_true(json_object_get(t, "ok")))
+			continue;
+		kb_buf_catf(out, "  INCORRECT   trial %zu of %zu (seed %lld)\n", i + 1,
+			    json_array_size(trials), (long long)num(t, "seed"));
+		json_array_foreach(json_object_get(t, "outputs"), k, o)
+			if (!json_is_true(json_object_get(o, "ok")))
+				render_bad_output(o, out);
+		return;
+	}
+	json_array_foreach(json_object_get(check, "after_timing"), i, t) {
+		if (json_is_true(json_object_get(t, "ok")))
+			continue;
+		kb_buf_catf(out, "  INCORRECT   after the timed loop (re-check %zu: outputs poisoned, "
+			    "one launch): the kernel did not produce its output again\n", i + 1);
+		json_array_foreach(json_object_get(t, "outputs"), k, o)
+			if (!json_is_true(json_object_get(o, "ok")))
+				render_bad_output(o, out);
+		return;
+	}
+}
+
+/* ---- speed ------------------------------------------------------------------ */
+
+static void render_timing(json_t *t, kb_buf *out)
+{
+	kb_buf_catf(out, "  time        %.2f us median (min %.2f, max %.2f, CV %.1f%%, %lld reps, %s; L2 %s)\n",
+		    num(t, "median_us"), num(t, "min_us"), num(t, "max_us"), 100.0 * num(t, "cv"),
+		    (long long)num(t, "reps"),
+		    !strcmp(str(t, "mode"), "graph") ? "CUDA graph" : "device events", str(t, "l2"));
+}
+
+static void render_roofline(json_t *rf, json_t *dev, kb_buf *out)
+{
+	if (!rf)
+		return;
+	kb_buf_catf(out, "  bandwidth   %.1f GB/s", num(rf, "GBps"));
+	if (json_object_get(rf, "pct_of_measured_copy"))
+		kb_buf_catf(out, " = %.1f%% of measured copy ceiling", num(rf, "pct_of_measured_copy"));
+	else
+		kb_buf_cat(out, " (no measured ceiling yet: run `kbench calibrate`)");
+	if (json_object_get(rf, "pct_of_datasheet_dram"))
+		kb_buf_catf(out, ", %.1f%% of datasheet %.0f GB/s", num(rf, "pct_of_datasheet_dram"),
+			    num(dev, "dram_peak_GBps"));
+	kb_buf_catf(out, " (%.3g bytes)\n", num(rf, "bytes"));
+	if (json_object_get(rf, "flops"))
+		kb_buf_catf(out, "  compute     %.3f TFLOP/s (%.2f%% of FP32 peak); intensity %.3g FLOP/B: "
+			    "%s side of the ridge (%.3g FLOP/B)\n", num(rf, "TFLOPs"),
+			    num(rf, "pct_of_fp32_peak"), num(rf, "arithmetic_intensity"),
+			    str(rf, "side"), num(rf, "ridge_flop_per_byte"));
+	if (json_is_true(json_object_get(rf, "impossible")))
+		kb_buf_catf(out, "  IMPOSSIBLE  %s\n", str(rf, "impossible_why"));
+}
+
+static void render_resources(json_t *compile, json_t *launch, kb_buf *out)
+{
+	json_t *k = json_object_get(compile, "kernel");
+	json_t *res = json_object_get(k, "resources"), *occ = json_object_get(k, "occupancy");
+	if (!res)
+		return;
+	kb_buf_catf(out, "  resources   %lld regs, %lld B smem, %lld B local", 
+		    (long long)num(res, "registers"), (long long)num(res, "shared_static_bytes"),
+		    (long long)num(res, "local_bytes"));
+	if (occ && !json_is_null(occ))
+		kb_buf_catf(out, "; occupancy %.0f%% (%lld blocks/SM, limited by %s)",
+			    num(occ, "occupancy_pct"), (long long)num(occ, "blocks_per_sm"),
+			    str(occ, "limiter"));
+	json_t *drv = json_object_get(launch, "driver_blocks_per_sm");
+	if (drv && occ && !json_is_null(occ)) {
+		long long d = (long long)json_integer_value(drv);
+		if (d == (long long)num(occ, "blocks_per_sm"))
+			kb_buf_cat(out, " = driver's figure");
+		else
+			kb_buf_catf(out, "; DRIVER SAYS %lld blocks/SM", d);
+	}
+	kb_buf_catf(out, "; %s %s\n", str(compile, "compiler"),
+		    json_is_true(json_object_get(compile, "cache_hit")) ? "(cache hit)" : "");
+}
+
+static void render_gpu(json_t *env, json_t *timing, kb_buf *out)
+{
+	json_t *dev = json_object_get(env, "device");
+	kb_buf_catf(out, "  GPU         %s (%s, %s), driver CUDA %s", str(dev, "name"), str(dev, "arch"),
+		    str(dev, "uuid"), str(dev, "driver_cuda_version"));
+	json_t *gpu = json_object_get(timing, "gpu");
+	json_t *sm = json_object_get(gpu, "sm_clock_mhz"), *pw = json_object_get(gpu, "power_w");
+	if (sm)
+		kb_buf_catf(out, "; SM %.0f MHz (%.0f-%.0f)", num(sm, "median"), num(sm, "min"),
+			    num(sm, "max"));
+	if (pw)
+		kb_buf_catf(out, ", %.0f W", num(pw, "mean"));
+	if (json_object_get(gpu, "energy_per_launch_mj"))
+		kb_buf_catf(out, ", %.3g mJ/launch", num(gpu, "energy_per_launch_mj"));
+	json_t *nv = json_object_get(env, "nvml");
+	if (json_is_true(json_object_get(nv, "clocks_locked")))
+		kb_buf_cat(out, ", clocks LOCKED");
+	kb_buf_catc(out, '\n');
+}
+
+/* ---- failures --------------------------------------------------------------- */
+
+static void render_failure(json_t *r, const char *verdict, kb_buf *out)
+{
+	kb_buf_catf(out, "  %-11s %s\n", verdict, str(r, "message"));
+	json_t *during = json_object_get(r, "during");
+	if (during) {
+		json_t *g = json_object_get(during, "grid"), *b = json_object_get(during, "block");
+		kb_buf_catf(out, "              during: %s", str(during, "phase"));
+		if (json_object_get(during, "kernel"))
+			kb_buf_catf(out, ", kernel %s", str(during, "kernel"));
+		if (g && b)
+			kb_buf_catf(out, ", grid (%lld, %lld, %lld) block (%lld, %lld, %lld)",
+				    (long long)json_integer_value(json_array_get(g, 0)),
+				    (long long)json_integer_value(json_array_get(g, 1)),
+				    (long long)json_integer_value(json_array_get(g, 2)),
+				    (long long)json_integer_value(json_array_get(b, 0)),
+				    (long long)json_integer_value(json_array_get(b, 1)),
+				    (long long)json_integer_value(json_array_get(b, 2)));
+		kb_buf_catc(out, '\n');
+	}
+	if (json_object_get(r, "diagnostics_text"))
+		kb_buf_cat(out, str(r, "diagnostics_text"));
+}
+
+void kb_app_run_render(json_t *r, kb_buf *out)
+{
+	const char *verdict = kb_app_run_verdict(r);
+	json_t *compile = json_object_get(r, "compile"), *launch = json_object_get(r, "launch");
+	json_t *k = json_object_get(compile, "kernel");
+	kb_buf_catf(out, "%s  %s  %s\n", str(r, "file")[0] ? str(r, "file") : "(kernel)",
+		    k ? str(k, "name") : "", str(compile, "arch"));
+	if (strcmp(str(r, "status"), "ok")) {
+		render_failure(r, verdict, out);
+		return;
+	}
+	json_t *check = json_object_get(r, "check"), *timing = json_object_get(r, "timing");
+	if (json_is_true(json_object_get(check, "correct")))
+		render_correct(check, out);
+	else
+		render_incorrect(check, out);
+	if (timing && json_is_true(json_object_get(check, "correct"))) {
+		render_timing(timing, out);
+		render_roofline(json_object_get(r, "roofline"),
+				json_object_get(json_object_get(r, "env"), "device"), out);
+	} else if (!json_is_true(json_object_get(check, "correct"))) {
+		kb_buf_cat(out, "  time        not measured: an incorrect kernel is not timed\n");
+	}
+	render_resources(compile, launch, out);
+	render_gpu(json_object_get(r, "env"), timing, out);
+}

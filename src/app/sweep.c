@@ -1,0 +1,187 @@
+/*
+ * sweep.c - the spec's `sweep` and `tune` lines: the whole pipeline (compile,
+ * check, time) at every combination of sweep values, and for every
+ * combination of tune -D values; the fastest *correct* tune variant wins.
+ * A sweep exists to catch what one size hides (an off-by-one that only
+ * shows when the size is not a multiple of the block), so its table puts
+ * the verdict first.
+ */
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_POINTS 256
+
+static double median_us(json_t *r)
+{
+	return json_number_value(json_object_get(json_object_get(r, "timing"), "median_us"));
+}
+
+static bool is_correct(json_t *r)
+{
+	return !strcmp(kb_app_run_verdict(r), "CORRECT");
+}
+
+/* The i-th combination of lists of sizes n[0..k-1] (mixed radix). */
+static void combination(int i, const int *n, int k, int *idx)
+{
+	for (int j = k - 1; j >= 0; j--) {
+		idx[j] = i % n[j];
+		i /= n[j];
+	}
+}
+
+static int count_points(const kb_spec_list *lists, int k, int *n)
+{
+	int total = k ? 1 : 0;
+	for (int j = 0; j < k; j++) {
+		n[j] = lists[j].nvalues;
+		total *= n[j];
+	}
+	return total > MAX_POINTS ? MAX_POINTS : total;
+}
+
+static int run_sweep(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec,
+		     kb_runner_progress_fn fn, void *ctx, json_t *table, kb_err *err)
+{
+	int n[16], idx[16], k = spec->nsweeps < 16 ? spec->nsweeps : 16;
+	int points = count_points(spec->sweeps, k, n);
+	for (int p = 0; p < points; p++) {
+		combination(p, n, k, idx);
+		json_t *args = o->args ? json_deep_copy(o->args) : json_object();
+		for (int j = 0; j < k; j++) {
+			kb_value v;
+			kb_diags d = {0};
+			if (kb_compile_spec_eval(spec, spec->sweeps[j].values[idx[j]], &v, NULL, &d) == 0)
+				json_object_set_new(args, spec->sweeps[j].name,
+						    v.is_float ? json_real(v.f) : json_integer(v.i));
+			kb_diags_free(&d);
+		}
+		kb_app_run_opts po = *o;
+		po.args = args;
+		json_t *res = NULL;
+		int rc = kb_app_run(r, &po, fn, ctx, &res, err);
+		if (rc < 0) {
+			json_decref(args);
+			return rc;
+		}
+		json_array_append_new(table, json_pack("{s:o, s:o}", "args", args, "result", res));
+	}
+	return KB_OK;
+}
+
+static int run_tune(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec,
+		    kb_runner_progress_fn fn, void *ctx, json_t *table, int *best, kb_err *err)
+{
+	int n[16], idx[16], k = spec->ntunes < 16 ? spec->ntunes : 16;
+	int points = count_points(spec->tunes, k, n);
+	*best = -1;
+	for (int p = 0; p < points; p++) {
+		combination(p, n, k, idx);
+		const char **defs = kb_xcalloc((size_t)(o->ndefines + k) + 1, sizeof(char *));
+		char **owned = kb_xcalloc((size_t)k + 1, sizeof(char *));
+		json_t *dj = json_array();
+		for (int j = 0; j < o->ndefines; j++)
+			defs[j] = o->defines[j];
+		for (int j = 0; j < k; j++) {
+			owned[j] = kb_xasprintf("%s=%s", spec->tunes[j].name, spec->tunes[j].texts[idx[j]]);
+			defs[o->ndefines + j] = owned[j];
+			json_array_append_new(dj, json_string(owned[j]));
+		}
+		kb_app_run_opts po = *o;
+		po.defines = defs;
+		po.ndefines = o->ndefines + k;
+		json_t *res = NULL;
+		int rc = kb_app_run(r, &po, fn, ctx, &res, err);
+		for (int j = 0; j < k; j++)
+			free(owned[j]);
+		free(owned);
+		free(defs);
+		if (rc < 0) {
+			json_decref(dj);
+			return rc;
+		}
+		if (is_correct(res) && (*best < 0 ||
+		    median_us(res) < median_us(json_object_get(json_array_get(table, (size_t)*best), "result"))))
+			*best = (int)json_array_size(table);
+		json_array_append_new(table, json_pack("{s:o, s:o}", "defines", dj, "result", res));
+	}
+	return KB_OK;
+}
+
+int kb_app_sweep_and_tune(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec,
+			  kb_runner_progress_fn fn, void *ctx, json_t **out, kb_err *err)
+{
+	json_t *sweep = json_array(), *tune = json_array();
+	*out = json_pack("{s:o, s:o}", "sweep", sweep, "tune", tune);
+	int best = -1;
+	int rc = run_sweep(r, o, spec, fn, ctx, sweep, err);
+	if (rc == 0)
+		rc = run_tune(r, o, spec, fn, ctx, tune, &best, err);
+	json_object_set_new(*out, "best_tune", best >= 0 ? json_integer(best) : json_null());
+	return rc;
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+static void render_row(const char *label, json_t *res, bool best, kb_buf *out)
+{
+	json_t *rf = json_object_get(res, "roofline");
+	kb_buf_catf(out, "  %-28s %-13s", label, kb_app_run_verdict(res));
+	if (json_object_get(res, "timing") && is_correct(res))
+		kb_buf_catf(out, " %10.2f us %9.1f GB/s", median_us(res),
+			    json_number_value(json_object_get(rf, "GBps")));
+	else
+		kb_buf_catf(out, " %13s %14s", "-", "-");
+	json_t *check = json_object_get(res, "check");
+	if (!is_correct(res) && check) {
+		json_t *t;
+		size_t i;
+		json_array_foreach(json_object_get(check, "trials"), i, t) {
+			json_t *o = json_array_get(json_object_get(t, "outputs"), 0);
+			json_t *fb = json_object_get(o, "first_bad");
+			if (fb) {
+				kb_buf_catf(out, "  first bad %s",
+					    json_string_value(json_object_get(fb, "at")));
+				break;
+			}
+		}
+	}
+	kb_buf_cat(out, best ? "  <- best\n" : "\n");
+}
+
+void kb_app_sweep_render(json_t *s, kb_buf *out)
+{
+	json_t *sweep = json_object_get(s, "sweep"), *tune = json_object_get(s, "tune");
+	size_t i;
+	json_t *row;
+	if (json_array_size(sweep))
+		kb_buf_catf(out, "\nsweep\n  %-28s %-13s %13s %14s\n", "args", "verdict", "median", "bandwidth");
+	json_array_foreach(sweep, i, row) {
+		char label[128] = "";
+		size_t n = 0;
+		const char *key;
+		json_t *v;
+		json_object_foreach(json_object_get(row, "args"), key, v)
+			n += (size_t)snprintf(label + n, n < sizeof label ? sizeof label - n : 0, "%s%s=%lld",
+					      n ? " " : "", key, (long long)json_integer_value(v));
+		render_row(label, json_object_get(row, "result"), false, out);
+	}
+	if (json_array_size(tune))
+		kb_buf_catf(out, "\ntune\n  %-28s %-13s %13s %14s\n", "defines", "verdict", "median", "bandwidth");
+	json_int_t best = json_is_integer(json_object_get(s, "best_tune"))
+			  ? json_integer_value(json_object_get(s, "best_tune")) : -1;
+	json_array_foreach(tune, i, row) {
+		char label[128] = "";
+		size_t n = 0, j;
+		json_t *d;
+		json_array_foreach(json_object_get(row, "defines"), j, d)
+			n += (size_t)snprintf(label + n, n < sizeof label ? sizeof label - n : 0, "%s%s",
+					      n ? " " : "", json_string_value(d));
+		render_row(label, json_object_get(row, "result"), (json_int_t)i == best, out);
+	}
+	if (json_array_size(tune))
+		kb_buf_cat(out, best >= 0 ? "" : "  no tune variant was correct\n");
+}

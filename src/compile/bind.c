@@ -1,0 +1,771 @@
+/*
+ * bind.c - matches a parsed spec (spec.c) to the kernels found in the file
+ * (discover.c, ptx.c): which kernel runs, that every parameter is bound by
+ * name (pointer -> an `in`/`out` tensor, scalar -> an `arg`), that element
+ * types agree, and that a built-in reference gets tensors of the shapes it
+ * needs.  It owns the C-type-to-dtype table and the table of built-in
+ * references.  It does not parse //! lines, compile or run anything.
+ *
+ * Decisions:
+ *  - Unsigned C types map to the signed dtype of their width (unsigned and
+ *    uint32_t -> i32, uint64_t/size_t -> i64, uint16_t -> i16), since the
+ *    dtypes have no u32/u64/u16; the bits are the same.  unsigned char and
+ *    uint8_t are u8.  Vector types map to their element (float4 -> f32,
+ *    half2 -> f16, int4 -> i32).  Templates and structs are not checked.
+ *  - PTX pointers (.u64 params) carry no element type, so only their
+ *    binding is checked; PTX scalars are checked for int vs float.
+ *  - An unbound parameter is reported at the parameter when discovery gave
+ *    its place, else at the kernel's declaration line, column 1.
+ *  - Problems the parser already reported (an undefined name in the ref) are
+ *    not reported again; bind is meant to run on a spec that parsed.
+ */
+#include "compile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ===== C types ===== */
+
+static const struct {
+	const char *name;
+	kb_dtype dtype;
+} ctypes[] = {
+	{"float", KB_DT_F32}, {"float1", KB_DT_F32}, {"float2", KB_DT_F32},
+	{"float3", KB_DT_F32}, {"float4", KB_DT_F32},
+	{"double", KB_DT_F64}, {"double1", KB_DT_F64}, {"double2", KB_DT_F64},
+	{"double3", KB_DT_F64}, {"double4", KB_DT_F64},
+	{"__half", KB_DT_F16}, {"half", KB_DT_F16}, {"__half2", KB_DT_F16}, {"half2", KB_DT_F16},
+	{"__nv_bfloat16", KB_DT_BF16}, {"nv_bfloat16", KB_DT_BF16}, {"__nv_bfloat162", KB_DT_BF16},
+	{"nv_bfloat162", KB_DT_BF16}, {"__bf16", KB_DT_BF16},
+	{"int", KB_DT_I32}, {"signed", KB_DT_I32}, {"signed int", KB_DT_I32},
+	{"int32_t", KB_DT_I32}, {"int1", KB_DT_I32}, {"int2", KB_DT_I32}, {"int3", KB_DT_I32},
+	{"int4", KB_DT_I32}, {"unsigned", KB_DT_I32}, {"unsigned int", KB_DT_I32},
+	{"uint32_t", KB_DT_I32}, {"uint", KB_DT_I32}, {"uint2", KB_DT_I32}, {"uint4", KB_DT_I32},
+	{"long long", KB_DT_I64}, {"long long int", KB_DT_I64}, {"signed long long", KB_DT_I64},
+	{"long", KB_DT_I64}, {"long int", KB_DT_I64}, {"int64_t", KB_DT_I64},
+	{"unsigned long long", KB_DT_I64}, {"unsigned long", KB_DT_I64}, {"uint64_t", KB_DT_I64},
+	{"size_t", KB_DT_I64}, {"ptrdiff_t", KB_DT_I64}, {"longlong2", KB_DT_I64},
+	{"short", KB_DT_I16}, {"short int", KB_DT_I16}, {"signed short", KB_DT_I16},
+	{"int16_t", KB_DT_I16}, {"unsigned short", KB_DT_I16}, {"uint16_t", KB_DT_I16},
+	{"short2", KB_DT_I16},
+	{"char", KB_DT_I8}, {"signed char", KB_DT_I8}, {"int8_t", KB_DT_I8}, {"char2", KB_DT_I8},
+	{"char4", KB_DT_I8},
+	{"unsigned char", KB_DT_U8}, {"uint8_t", KB_DT_U8}, {"uchar2", KB_DT_U8},
+	{"uchar4", KB_DT_U8}, {"bool", KB_DT_U8},
+};
+
+static bool is_word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static bool is_qualifier(const char *w, size_t n)
+{
+	static const char *const q[] = {"const", "volatile", "__restrict__", "__restrict",
+					"restrict", "struct", "std"};
+	for (size_t i = 0; i < KB_ARRAY_LEN(q); i++)
+		if (strlen(q[i]) == n && !memcmp(q[i], w, n))
+			return true;
+	return false;
+}
+
+/* Maps a C type name to a dtype, ignoring qualifiers, '*' and "std::"
+ * (float->f32, __half->f16, __nv_bfloat16->bf16, int->i32 ...; see the
+ * header comment for unsigned and vector types).  Returns 0 or KB_ENOTFOUND. */
+int kb_compile_ctype_dtype(const char *ctype, kb_dtype *out)
+{
+	kb_buf b = KB_BUF_INIT;
+	for (const char *p = ctype ? ctype : ""; *p;) {
+		if (!is_word_char(*p)) {
+			p++;
+			continue;
+		}
+		const char *w = p;
+		while (is_word_char(*p))
+			p++;
+		if (is_qualifier(w, (size_t)(p - w)))
+			continue;
+		if (b.len)
+			kb_buf_catc(&b, ' ');
+		kb_buf_catn(&b, w, (size_t)(p - w));
+	}
+	int rc = KB_ENOTFOUND;
+	for (size_t i = 0; b.s && i < KB_ARRAY_LEN(ctypes); i++) {
+		if (!strcmp(ctypes[i].name, b.s)) {
+			*out = ctypes[i].dtype;
+			rc = 0;
+			break;
+		}
+	}
+	kb_buf_free(&b);
+	return rc;
+}
+
+/* ===== helpers ===== */
+
+static void KB_PRINTF(7, 8) diag(kb_diags *d, const kb_source *src, kb_diag_level lv,
+				 int line, int col, int len, const char *fmt, ...)
+{
+	va_list ap, cp;
+	va_start(ap, fmt);
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	char *msg = kb_xmalloc((size_t)n + 1);
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	kb_diag_add(d, lv, src->path, src->text, line, col, len, "%s", msg);
+	free(msg);
+}
+
+#define ERR(d, src, line, col, len, ...) diag(d, src, KB_DIAG_ERROR, line, col, len, __VA_ARGS__)
+#define WARN(d, src, line, col, len, ...) diag(d, src, KB_DIAG_WARNING, line, col, len, __VA_ARGS__)
+
+static const kb_spec_tensor *find_tensor(const kb_spec *s, const char *name)
+{
+	for (int i = 0; i < s->ntensors; i++)
+		if (!strcmp(s->tensors[i].name, name))
+			return &s->tensors[i];
+	return NULL;
+}
+
+static const kb_spec_arg *find_arg(const kb_spec *s, const char *name)
+{
+	for (int i = 0; i < s->nargs; i++)
+		if (!strcmp(s->args[i].name, name))
+			return &s->args[i];
+	return NULL;
+}
+
+/* The length of a kernel name without template arguments and blanks. */
+static size_t base_len(const char *name)
+{
+	size_t n = strcspn(name, "<");
+	while (n && (name[n - 1] == ' ' || name[n - 1] == '\t'))
+		n--;
+	return n;
+}
+
+/* Kernels whose name is name[0..n); returns how many and the first. */
+static int match_kernels(const kb_kernels *ks, const char *name, size_t n, const kb_kernel **first)
+{
+	int count = 0;
+	for (int i = 0; i < ks->n; i++) {
+		if (strlen(ks->v[i].name) == n && !memcmp(ks->v[i].name, name, n)) {
+			if (!count++)
+				*first = &ks->v[i];
+		}
+	}
+	return count;
+}
+
+/* "a, b, c" of the kernels' names. */
+static char *kernel_list(const kb_kernels *ks)
+{
+	kb_buf b = KB_BUF_INIT;
+	for (int i = 0; i < ks->n; i++)
+		kb_buf_catf(&b, "%s%s", i ? ", " : "", ks->v[i].name);
+	return kb_buf_detach(&b);
+}
+
+/* ===== which kernel ===== */
+
+static const kb_kernel *choose_named(const kb_spec *spec, const kb_kernels *ks,
+				     const kb_source *src, kb_diags *d)
+{
+	const kb_kernel *k = NULL;
+	size_t n = base_len(spec->kernel);
+	int count = match_kernels(ks, spec->kernel, n, &k);
+	const kb_loc *l = &spec->kernel_loc;
+	if (count == 1)
+		return k;
+	char *list = kernel_list(ks);
+	if (count > 1)
+		ERR(d, src, l->line, l->col, (int)n, "'%.*s' names %d kernels (overloads); kbench "
+		    "cannot tell them apart", (int)n, spec->kernel, count);
+	else if (ks->n)
+		ERR(d, src, l->line, l->col, (int)n, "no kernel named '%.*s' in this file (kernels: %s)",
+		    (int)n, spec->kernel, list);
+	else
+		ERR(d, src, l->line, l->col, (int)n, "no kernel named '%.*s': this file has no kernels",
+		    (int)n, spec->kernel);
+	free(list);
+	return NULL;
+}
+
+static const kb_kernel *choose_kernel(const kb_spec *spec, const kb_kernels *ks,
+				      const kb_source *src, kb_diags *d)
+{
+	if (spec->kernel)
+		return choose_named(spec, ks, src, d);
+	if (ks->n == 1)
+		return &ks->v[0];
+	if (ks->n == 0) {
+		ERR(d, src, 1, 1, 1, "no kernel in this file (%s)",
+		    src->kind == KB_SRC_PTX ? "no .entry" : "no __global__ function");
+		return NULL;
+	}
+	char *list = kernel_list(ks);
+	ERR(d, src, 1, 1, 1, "this file has %d kernels (%s); add `//! kernel NAME` to choose one",
+	    ks->n, list);
+	free(list);
+	return NULL;
+}
+
+/* ===== parameters ===== */
+
+typedef struct {
+	const kb_spec *spec;
+	const kb_kernel *k;
+	const kb_source *src;
+	kb_diags *d;
+	bool ptx;
+} bindctx;
+
+/* Where to report about parameter p: its own place, else the declaration. */
+static void param_place(const bindctx *c, const kb_param *p, int *line, int *col, int *len)
+{
+	bool known = p->loc.line > 0 && p->loc.col > 0;
+	*line = known ? p->loc.line : c->k->line;
+	*col = known ? p->loc.col : 1;
+	*len = known ? (int)strlen(p->name) : 1;
+}
+
+static const char *param_type(const kb_param *p)
+{
+	return p->type ? p->type : p->elem ? p->elem : "?";
+}
+
+static void unbound_pointer(const bindctx *c, const kb_param *p)
+{
+	int line, col, len;
+	kb_dtype dt;
+	param_place(c, p, &line, &col, &len);
+	const char *dname = !c->ptx && !kb_compile_ctype_dtype(p->elem, &dt) ? kb_dtype_name(dt)
+			    : "DTYPE";
+	if (find_arg(c->spec, p->name))
+		ERR(c->d, c->src, line, col, len, "parameter '%s' of %s() is a pointer (%s), but "
+		    "'%s' is an arg; declare a tensor: `//! %s %s : %s[...]`", p->name, c->k->name,
+		    param_type(p), p->name, p->is_const ? "in" : "in/out", p->name, dname);
+	else if (p->is_const)
+		ERR(c->d, c->src, line, col, len, "parameter '%s' (%s) of %s() is not bound; add "
+		    "`//! in %s : %s[...]`", p->name, param_type(p), c->k->name, p->name, dname);
+	else
+		ERR(c->d, c->src, line, col, len, "parameter '%s' (%s) of %s() is not bound; add "
+		    "`//! in %s : %s[...]` or `//! out %s : %s[...]`", p->name, param_type(p),
+		    c->k->name, p->name, dname, p->name, dname);
+}
+
+static void bind_pointer(const bindctx *c, const kb_param *p)
+{
+	const kb_spec_tensor *t = find_tensor(c->spec, p->name);
+	if (!t)
+		return unbound_pointer(c, p);
+	int len = (int)strlen(t->name);
+	kb_dtype dt;
+	if (t->is_out && p->is_const)
+		ERR(c->d, c->src, t->loc.line, t->loc.col, len, "'%s' is an output, but parameter "
+		    "'%s' of %s() is '%s', a pointer to const: the kernel cannot write its output",
+		    t->name, p->name, c->k->name, param_type(p));
+	if (!c->ptx && !kb_compile_ctype_dtype(p->elem, &dt) && dt != t->dtype)
+		ERR(c->d, c->src, t->loc.line, t->loc.col, len, "tensor '%s' is %s, but parameter "
+		    "'%s' of %s() is '%s' (%s)", t->name, kb_dtype_name(t->dtype), p->name,
+		    c->k->name, param_type(p), kb_dtype_name(dt));
+}
+
+/* Whether a scalar parameter holds an integer (C or PTX type); false when unknown. */
+static bool integer_param(const bindctx *c, const kb_param *p)
+{
+	const char *e = p->elem ? p->elem : "";
+	kb_dtype dt;
+	if (c->ptx) {
+		e += *e == '.';
+		return e[0] == 'u' || e[0] == 's' || e[0] == 'b';
+	}
+	return !kb_compile_ctype_dtype(e, &dt) && dt >= KB_DT_I64;
+}
+
+static void bind_scalar(const bindctx *c, const kb_param *p)
+{
+	const kb_spec_arg *a = find_arg(c->spec, p->name);
+	int line, col, len;
+	param_place(c, p, &line, &col, &len);
+	if (!a && find_tensor(c->spec, p->name)) {
+		ERR(c->d, c->src, line, col, len, "parameter '%s' of %s() is a scalar (%s), but '%s' "
+		    "is a tensor; bind it with `//! arg %s = ...`", p->name, c->k->name,
+		    param_type(p), p->name, p->name);
+		return;
+	}
+	if (!a) {
+		ERR(c->d, c->src, line, col, len, "parameter '%s' (%s) of %s() is not bound; add "
+		    "`//! arg %s = ...`", p->name, param_type(p), c->k->name, p->name);
+		return;
+	}
+	kb_value v;
+	if (a->expr && !kb_compile_spec_eval(c->spec, a->expr, &v, c->src, NULL) && v.is_float &&
+	    integer_param(c, p))
+		ERR(c->d, c->src, a->loc.line, a->loc.col, (int)strlen(a->name), "arg '%s' is %g, "
+		    "but parameter '%s' of %s() is '%s', an integer", a->name, v.f, p->name,
+		    c->k->name, param_type(p));
+}
+
+static void bind_params(const bindctx *c)
+{
+	for (int i = 0; i < c->k->nparams; i++) {
+		const kb_param *p = &c->k->params[i];
+		if (p->is_pointer)
+			bind_pointer(c, p);
+		else
+			bind_scalar(c, p);
+	}
+	for (int i = 0; i < c->spec->ntensors; i++) {
+		const kb_spec_tensor *t = &c->spec->tensors[i];
+		bool used = false;
+		for (int j = 0; j < c->k->nparams && !used; j++)
+			used = !strcmp(c->k->params[j].name, t->name);
+		if (!used)
+			WARN(c->d, c->src, t->loc.line, t->loc.col, (int)strlen(t->name), "tensor '%s' "
+			     "is not a parameter of %s(); it is allocated but never passed", t->name,
+			     c->k->name);
+	}
+}
+
+/* ===== built-in references ===== */
+
+typedef struct {
+	int rank;
+	int64_t d[KB_MAX_RANK];
+} shape;
+
+typedef struct refctx {
+	const kb_spec *spec;
+	const kb_source *src;
+	kb_diags *d;
+	const kb_spec_ref *ref;
+	const kb_ref_arg *pos[4];
+	int npos;
+	int out_line, out_col, out_len; /* where the output is written */
+} refctx;
+
+static void KB_PRINTF(3, 4) arg_err(refctx *c, const kb_ref_arg *a, const char *fmt, ...)
+{
+	va_list ap, cp;
+	va_start(ap, fmt);
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	char *msg = kb_xmalloc((size_t)n + 1);
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	int line = a ? a->loc.line : c->out_line, col = a ? a->loc.col : c->out_col;
+	int len = a ? (int)strlen(a->text) : c->out_len;
+	kb_diag_add(c->d, KB_DIAG_ERROR, c->src->path, c->src->text, line, col, len, "%s", msg);
+	free(msg);
+}
+
+static const kb_ref_arg *kwarg(const refctx *c, const char *key)
+{
+	for (int i = 0; i < c->ref->nargs; i++)
+		if (c->ref->args[i].key && !strcmp(c->ref->args[i].key, key))
+			return &c->ref->args[i];
+	return NULL;
+}
+
+/* The evaluated shape of tensor `name`; false when it cannot be had. */
+static bool shape_of(const refctx *c, const char *name, shape *s)
+{
+	const kb_spec_tensor *t = find_tensor(c->spec, name);
+	if (!t)
+		return false;
+	s->rank = t->rank;
+	for (int i = 0; i < t->rank; i++) {
+		kb_value v;
+		if (kb_compile_spec_eval(c->spec, t->dims[i], &v, c->src, NULL) || v.is_float)
+			return false;
+		s->d[i] = v.i;
+	}
+	return true;
+}
+
+static bool same_shape(const shape *a, const shape *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int i = 0; i < a->rank; i++)
+		if (a->d[i] != b->d[i])
+			return false;
+	return true;
+}
+
+static const char *fmt_shape(const shape *s, char *buf, size_t n)
+{
+	size_t at = (size_t)snprintf(buf, n, "[");
+	for (int i = 0; i < s->rank && at < n; i++)
+		at += (size_t)snprintf(buf + at, n - at, "%s%lld", i ? ", " : "", (long long)s->d[i]);
+	if (at < n)
+		snprintf(buf + at, n - at, "]");
+	return buf;
+}
+
+/* Checks that the output has shape want (what the reference computes). */
+static void expect_out(refctx *c, const shape *want)
+{
+	shape got;
+	char a[160], b[160];
+	if (!shape_of(c, c->ref->outs[0], &got) || same_shape(&got, want))
+		return;
+	arg_err(c, NULL, "output '%s' has shape %s, but %s() gives %s", c->ref->outs[0],
+		fmt_shape(&got, a, sizeof(a)), c->ref->fn, fmt_shape(want, b, sizeof(b)));
+}
+
+/* An integer kwarg; returns 0 (absent: *out untouched), or -1 after an error. */
+static int int_kwarg(refctx *c, const char *key, int64_t *out)
+{
+	const kb_ref_arg *a = kwarg(c, key);
+	if (!a)
+		return 0;
+	char *end;
+	long long v = strtoll(a->text, &end, 10);
+	if (*end || end == a->text) {
+		arg_err(c, a, "%s= must be an integer", key);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int bool_kwarg(refctx *c, const char *key, bool *out)
+{
+	const kb_ref_arg *a = kwarg(c, key);
+	if (!a)
+		return 0;
+	bool t = !strcmp(a->text, "true") || !strcmp(a->text, "1");
+	if (!t && strcmp(a->text, "false") && strcmp(a->text, "0")) {
+		arg_err(c, a, "%s= must be true or false", key);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}
+
+/* dim= in [-rank, rank) (default -1), normalised to [0, rank). */
+static int dim_kwarg(refctx *c, const shape *x, int64_t *dim)
+{
+	*dim = -1;
+	if (int_kwarg(c, "dim", dim))
+		return -1;
+	if (*dim < -x->rank || *dim >= x->rank) {
+		const kb_ref_arg *a = kwarg(c, "dim");
+		arg_err(c, a ? a : c->pos[0], "dim=%lld is out of range for '%s' of rank %d",
+			(long long)*dim, c->pos[0]->text, x->rank);
+		return -1;
+	}
+	if (*dim < 0)
+		*dim += x->rank;
+	return 0;
+}
+
+static bool is_number(const char *s)
+{
+	char *end;
+	strtod(s, &end);
+	return end != s && !*end;
+}
+
+static void check_softmax(refctx *c, const shape *x)
+{
+	int64_t dim;
+	if (dim_kwarg(c, x, &dim) == 0)
+		expect_out(c, x);
+}
+
+static void check_elementwise(refctx *c, const shape *x)
+{
+	for (int i = 1; i < c->npos; i++) {
+		shape y;
+		char a[160], b[160];
+		if (shape_of(c, c->pos[i]->text, &y) && !same_shape(x, &y)) {
+			arg_err(c, c->pos[i], "'%s' has shape %s, but '%s' has %s; %s() needs the same "
+				"shape", c->pos[i]->text, fmt_shape(&y, a, sizeof(a)), c->pos[0]->text,
+				fmt_shape(x, b, sizeof(b)), c->ref->fn);
+			return;
+		}
+	}
+	expect_out(c, x);
+}
+
+static void check_norm(refctx *c, const shape *x)
+{
+	const kb_ref_arg *eps = kwarg(c, "eps");
+	if (eps && !is_number(eps->text))
+		arg_err(c, eps, "eps= must be a number");
+	if (x->rank == 0)
+		return arg_err(c, c->pos[0], "%s() needs a tensor of rank >= 1", c->ref->fn);
+	shape want = {1, {x->d[x->rank - 1]}};
+	for (int i = 1; i < c->npos; i++) {
+		shape w;
+		char a[160], b[160];
+		if (shape_of(c, c->pos[i]->text, &w) && !same_shape(&w, &want))
+			arg_err(c, c->pos[i], "'%s' has shape %s, but %s() needs %s (the last dim of "
+				"'%s')", c->pos[i]->text, fmt_shape(&w, a, sizeof(a)), c->ref->fn,
+				fmt_shape(&want, b, sizeof(b)), c->pos[0]->text);
+	}
+	expect_out(c, x);
+}
+
+static void check_matmul(refctx *c, const shape *a)
+{
+	shape b;
+	bool ta = false, tb = false;
+	if (bool_kwarg(c, "transpose_a", &ta) || bool_kwarg(c, "transpose_b", &tb) ||
+	    !shape_of(c, c->pos[1]->text, &b))
+		return;
+	for (int i = 0; i < 2; i++) {
+		const shape *s = i ? &b : a;
+		if (s->rank != 2)
+			return arg_err(c, c->pos[i], "matmul() needs 2-D tensors; '%s' has rank %d",
+				       c->pos[i]->text, s->rank);
+	}
+	int64_t m = a->d[ta], k1 = a->d[!ta], k2 = b.d[tb], n = b.d[!tb];
+	if (k1 != k2)
+		return arg_err(c, c->pos[1], "matmul() inner dimensions differ: '%s' gives K=%lld, "
+			       "'%s' gives K=%lld", c->pos[0]->text, (long long)k1, c->pos[1]->text,
+			       (long long)k2);
+	shape want = {2, {m, n}};
+	expect_out(c, &want);
+}
+
+static void check_reduce(refctx *c, const shape *x)
+{
+	shape got, drop = {0, {0}}, keep = *x;
+	bool keepdim = false, has_keep = kwarg(c, "keepdim") != NULL;
+	char a[160], b[160];
+	if (bool_kwarg(c, "keepdim", &keepdim) || !shape_of(c, c->ref->outs[0], &got))
+		return;
+	if (!kwarg(c, "dim")) {
+		int64_t n = 1;
+		for (int i = 0; i < got.rank; i++)
+			n *= got.d[i];
+		if (n != 1)
+			arg_err(c, NULL, "output '%s' has shape %s, but %s() without dim= gives one "
+				"value", c->ref->outs[0], fmt_shape(&got, a, sizeof(a)), c->ref->fn);
+		return;
+	}
+	int64_t dim;
+	if (dim_kwarg(c, x, &dim))
+		return;
+	for (int i = 0; i < x->rank; i++)
+		if (i != dim)
+			drop.d[drop.rank++] = x->d[i];
+	keep.d[dim] = 1;
+	bool ok = has_keep ? same_shape(&got, keepdim ? &keep : &drop)
+		  : same_shape(&got, &drop) || same_shape(&got, &keep);
+	if (!ok)
+		arg_err(c, NULL, "output '%s' has shape %s, but %s(dim=%lld) gives %s",
+			c->ref->outs[0], fmt_shape(&got, a, sizeof(a)), c->ref->fn, (long long)dim,
+			fmt_shape(has_keep && keepdim ? &keep : &drop, b, sizeof(b)));
+}
+
+static void check_transpose(refctx *c, const shape *x)
+{
+	if (x->rank != 2)
+		return arg_err(c, c->pos[0], "transpose() needs a 2-D tensor; '%s' has rank %d",
+			       c->pos[0]->text, x->rank);
+	shape want = {2, {x->d[1], x->d[0]}};
+	expect_out(c, &want);
+}
+
+static const struct builtin {
+	const char *name;
+	int min_pos, max_pos;
+	const char *kwargs[3];
+	void (*check)(refctx *, const shape *);
+} builtins[] = {
+	{"softmax", 1, 1, {"dim"}, check_softmax},
+	{"log_softmax", 1, 1, {"dim"}, check_softmax},
+	{"layernorm", 1, 3, {"eps"}, check_norm},
+	{"rmsnorm", 1, 2, {"eps"}, check_norm},
+	{"matmul", 2, 2, {"transpose_a", "transpose_b"}, check_matmul},
+	{"add", 2, 2, {NULL}, check_elementwise},
+	{"mul", 2, 2, {NULL}, check_elementwise},
+	{"relu", 1, 1, {NULL}, check_elementwise},
+	{"gelu", 1, 1, {NULL}, check_elementwise},
+	{"silu", 1, 1, {NULL}, check_elementwise},
+	{"copy", 1, 1, {NULL}, check_elementwise},
+	{"sum", 1, 1, {"dim", "keepdim"}, check_reduce},
+	{"max", 1, 1, {"dim", "keepdim"}, check_reduce},
+	{"transpose", 1, 1, {NULL}, check_transpose},
+	{"axpy", 3, 3, {NULL}, check_elementwise}, /* axpy(a, x, y): pos[0] is the scalar */
+};
+
+/* Keyword arguments are known ones, given once. */
+static int check_kwargs(refctx *c, const struct builtin *b)
+{
+	int rc = 0;
+	for (int i = 0; i < c->ref->nargs; i++) {
+		const kb_ref_arg *a = &c->ref->args[i];
+		bool known = false;
+		if (!a->key)
+			continue;
+		for (int j = 0; j < 3 && b->kwargs[j]; j++)
+			known |= !strcmp(a->key, b->kwargs[j]);
+		if (!known) {
+			kb_buf k = KB_BUF_INIT;
+			for (int j = 0; j < 3 && b->kwargs[j]; j++)
+				kb_buf_catf(&k, "%s%s=", j ? ", " : "", b->kwargs[j]);
+			arg_err(c, a, "%s() has no argument '%s'%s%s%s", b->name, a->key,
+				k.len ? " (known: " : "", k.len ? k.s : "", k.len ? ")" : "");
+			kb_buf_free(&k);
+			rc = -1;
+		} else if (kwarg(c, a->key) != a) {
+			arg_err(c, a, "'%s' is given twice", a->key);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/* Positional arguments: count, and tensors where tensors go. */
+static int check_positional(refctx *c, const struct builtin *b)
+{
+	bool axpy = !strcmp(b->name, "axpy");
+	const kb_loc *l = &c->ref->loc;
+	if (c->npos < b->min_pos) {
+		ERR(c->d, c->src, l->line, l->col, (int)strlen(b->name), "%s() takes %d%s "
+		    "argument%s, got %d", b->name, b->min_pos, b->max_pos > b->min_pos ? " or more" : "",
+		    b->min_pos == 1 ? "" : "s", c->npos);
+		return -1;
+	}
+	if (c->npos > b->max_pos) {
+		arg_err(c, c->pos[b->max_pos], "%s() takes at most %d argument%s", b->name, b->max_pos,
+			b->max_pos == 1 ? "" : "s");
+		return -1;
+	}
+	int rc = 0;
+	for (int i = 0; i < c->npos; i++) {
+		const char *t = c->pos[i]->text;
+		bool tensor = find_tensor(c->spec, t) != NULL;
+		if (axpy && i == 0) {
+			if (tensor) {
+				arg_err(c, c->pos[i], "axpy()'s first argument is a scalar (an arg or a "
+					"number), but '%s' is a tensor", t);
+				rc = -1;
+			}
+		} else if (!tensor) {
+			if (find_arg(c->spec, t) || is_number(t) || !strcmp(t, "true") || !strcmp(t, "false"))
+				arg_err(c, c->pos[i], "%s() needs a tensor here; '%s' is not one", b->name, t);
+			rc = -1; /* an undefined name was reported by the parser */
+		}
+	}
+	return rc;
+}
+
+/* Finds where the first output is written on the ref line (after "->"). */
+static void locate_out(refctx *c)
+{
+	const kb_loc *l = &c->ref->loc;
+	char *line = kb_src_line(c->src->text, l->line);
+	const char *name = c->ref->outs[0];
+	size_t n = strlen(name);
+	c->out_line = l->line;
+	c->out_col = l->col;
+	c->out_len = (int)strlen(c->ref->fn);
+	const char *p = line ? strstr(line, "->") : NULL;
+	for (; p && (p = strstr(p, name)); p += n) {
+		if (!is_word_char(p[-1]) && !is_word_char(p[n])) {
+			c->out_col = (int)(p - line) + 1;
+			c->out_len = (int)n;
+			break;
+		}
+	}
+	free(line);
+}
+
+static void check_builtin(const kb_spec *spec, const kb_source *src, kb_diags *d)
+{
+	const kb_spec_ref *r = &spec->ref;
+	const struct builtin *b = NULL;
+	for (size_t i = 0; i < KB_ARRAY_LEN(builtins); i++)
+		if (!strcmp(builtins[i].name, r->fn))
+			b = &builtins[i];
+	if (!b) {
+		kb_buf k = KB_BUF_INIT;
+		for (size_t i = 0; i < KB_ARRAY_LEN(builtins); i++)
+			kb_buf_catf(&k, "%s%s", i ? ", " : "", builtins[i].name);
+		ERR(d, src, r->loc.line, r->loc.col, (int)strlen(r->fn), "unknown reference '%s' "
+		    "(built-ins: %s; or `ref kernel NAME`)", r->fn, k.s);
+		kb_buf_free(&k);
+		return;
+	}
+	refctx c = {spec, src, d, r, {NULL}, 0, 0, 0, 0};
+	for (int i = 0; i < r->nargs; i++)
+		if (!r->args[i].key && c.npos < 4)
+			c.pos[c.npos++] = &r->args[i];
+	if (r->nouts != 1) {
+		ERR(d, src, r->loc.line, r->loc.col, (int)strlen(r->fn), "%s() writes one output, "
+		    "not %d", b->name, r->nouts);
+		return;
+	}
+	locate_out(&c);
+	shape x;
+	int rc1 = check_positional(&c, b), rc2 = check_kwargs(&c, b);
+	int first = !strcmp(b->name, "axpy");
+	if (!rc1 && !rc2 && shape_of(&c, c.pos[first]->text, &x)) {
+		if (first) { /* axpy: x and y after the scalar */
+			c.pos[0] = c.pos[1];
+			c.pos[1] = c.pos[2];
+			c.npos = 2;
+		}
+		b->check(&c, &x);
+	}
+}
+
+static void check_ref(const kb_spec *spec, const kb_kernels *ks, const kb_kernel *chosen,
+		      const kb_source *src, kb_diags *d)
+{
+	const kb_spec_ref *r = &spec->ref;
+	if (!r->present || !r->fn)
+		return;
+	if (!r->is_kernel)
+		return check_builtin(spec, src, d);
+	const kb_kernel *k = NULL;
+	size_t n = base_len(r->fn);
+	if (!match_kernels(ks, r->fn, n, &k)) {
+		char *list = kernel_list(ks);
+		ERR(d, src, r->loc.line, r->loc.col, (int)n, "reference kernel '%.*s' is not in this "
+		    "file (kernels: %s)", (int)n, r->fn, ks->n ? list : "none");
+		free(list);
+	} else if (k == chosen) {
+		WARN(d, src, r->loc.line, r->loc.col, (int)n, "the reference kernel is the kernel "
+		     "under test; the check compares it with itself");
+	}
+}
+
+/* ===== public ===== */
+
+/* Checks the spec against the kernels (see compile.h).  Adds diags; returns 0
+ * and sets *chosen (when non-NULL) to the kernel the spec runs, or KB_ESPEC. */
+int kb_compile_bind(const kb_spec *spec, const kb_kernels *kernels, const kb_source *src,
+		    const kb_kernel **chosen, kb_diags *diags)
+{
+	int errors = kb_diag_count(diags, KB_DIAG_ERROR), first = diags->n;
+	if (chosen)
+		*chosen = NULL;
+	const kb_kernel *k = choose_kernel(spec, kernels, src, diags);
+	if (k) {
+		bindctx c = {spec, k, src, diags, src->kind == KB_SRC_PTX};
+		bind_params(&c);
+	}
+	check_ref(spec, kernels, k, src, diags);
+	if (diags->n > first) {
+		kb_diags mine = {diags->v + first, diags->n - first, diags->n - first};
+		kb_diag_sort(&mine);
+	}
+	if (kb_diag_count(diags, KB_DIAG_ERROR) > errors)
+		return KB_ESPEC;
+	if (chosen)
+		*chosen = k;
+	return 0;
+}

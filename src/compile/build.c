@@ -1,0 +1,361 @@
+/*
+ * build.c - the compile pipeline for one kernel file: options, cache key,
+ * NVRTC or nvJitLink, resources, occupancy at the spec's launch, SASS and
+ * its instruction mix.  It owns kb_build; the compilers, the cache, the log
+ * parsers and the calculator live in their own files.
+ *
+ * The cache key covers the kbench version, the source kind, both compiler
+ * versions, the source text, the text of every local header it includes
+ * ("..." includes, transitively), the option list and the name expressions:
+ * everything that decides the cubin.  A hit never calls NVRTC.
+ */
+#include "compile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	char **v;
+	int n, cap;
+} strv;
+
+static void strv_add(strv *s, char *owned)
+{
+	*KB_PUSH(s->v, s->n, s->cap) = owned;
+}
+
+static void strv_free(strv *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof *s);
+}
+
+static const char *cuda_home(void)
+{
+	const char *h = getenv("CUDA_HOME");
+	return h && *h ? h : "/usr/local/cuda";
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? kb_xstrndup(path, (size_t)(slash - path)) : kb_xstrdup(".");
+}
+
+/* True when opts->defines already sets macro `name` ("NAME=..." or "NAME"). */
+static bool defined_by_user(const kb_build_opts *opts, const char *name)
+{
+	size_t n = strlen(name);
+	for (int i = 0; i < opts->ndefines; i++)
+		if (!strncmp(opts->defines[i], name, n) &&
+		    (opts->defines[i][n] == '=' || opts->defines[i][n] == '\0'))
+			return true;
+	return false;
+}
+
+/* -D flags: each tune line's first value unless --define overrides it. */
+static void add_defines(const kb_spec *spec, const kb_build_opts *opts, strv *o)
+{
+	for (int i = 0; spec && i < spec->ntunes; i++) {
+		const kb_spec_list *t = &spec->tunes[i];
+		if (t->nvalues > 0 && !defined_by_user(opts, t->name))
+			strv_add(o, kb_xasprintf("-D%s=%s", t->name, t->texts[0]));
+	}
+	for (int i = 0; i < opts->ndefines; i++)
+		strv_add(o, kb_xasprintf("-D%s", opts->defines[i]));
+}
+
+static void cuda_options(const kb_source *src, const kb_spec *spec, const kb_build_opts *opts,
+			 strv *o)
+{
+	char *dir = dir_of(src->path);
+	strv_add(o, kb_xasprintf("--gpu-architecture=%s", opts->arch));
+	strv_add(o, kb_xstrdup("-lineinfo"));
+	strv_add(o, kb_xstrdup("--std=c++17"));
+	strv_add(o, kb_xasprintf("-I%s", dir));
+	strv_add(o, kb_xasprintf("-I%s/include", cuda_home()));
+	strv_add(o, kb_xasprintf("-I%s/include/cccl", cuda_home()));
+	strv_add(o, kb_xstrdup("-Xptxas"));
+	strv_add(o, kb_xstrdup("-v"));
+	add_defines(spec, opts, o);
+	free(dir);
+}
+
+static void ptx_options(const kb_build_opts *opts, strv *o)
+{
+	strv_add(o, kb_xasprintf("-arch=%s", opts->arch));
+	strv_add(o, kb_xstrdup("-lineinfo"));
+	strv_add(o, kb_xstrdup("-verbose"));
+}
+
+/* Name expressions NVRTC must lower: C++ kernels (not extern "C"); a
+ * template only when the spec names its instantiation ("k<float, 4>"). */
+static void name_expressions(const kb_spec *spec, const kb_kernels *ks, strv *names)
+{
+	for (int i = 0; ks && i < ks->n; i++) {
+		const kb_kernel *k = &ks->v[i];
+		if (k->extern_c)
+			continue;
+		if (!k->is_template) {
+			strv_add(names, kb_xstrdup(k->name));
+			continue;
+		}
+		const char *want = spec ? spec->kernel : NULL;
+		size_t n = strlen(k->name);
+		if (want && !strncmp(want, k->name, n) && want[n] == '<')
+			strv_add(names, kb_xstrdup(want));
+	}
+}
+
+/* ---- cache key ------------------------------------------------------ */
+
+/* Hashes the text of each local header `#include "x"`, recursively. */
+static void hash_local_includes(kb_hasher *h, const char *path, const char *text, int depth)
+{
+	if (depth > 8)
+		return;
+	char *dir = dir_of(path);
+	for (const char *p = text; (p = strstr(p, "#include")); p += 8) {
+		const char *q = p + 8;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		const char *e = *q == '"' ? strchr(q + 1, '"') : NULL;
+		const char *nl = strchr(q, '\n');
+		if (!e || (nl && e > nl))
+			continue;
+		char *inc = kb_xasprintf("%s/%.*s", dir, (int)(e - q - 1), q + 1);
+		kb_buf b = KB_BUF_INIT;
+		kb_hash_str(h, inc);
+		if (kb_file_read(inc, &b, NULL) == KB_OK) {
+			kb_hash_str(h, b.s);
+			hash_local_includes(h, inc, b.s, depth + 1);
+		}
+		kb_buf_free(&b);
+		free(inc);
+	}
+	free(dir);
+}
+
+static char *cache_key(const kb_source *src, const strv *o, const strv *names)
+{
+	kb_hasher *h = kb_hash_new();
+	kb_hash_str(h, "kbench-compile " KB_VERSION);
+	kb_hash_str(h, src->kind == KB_SRC_PTX ? "ptx" : "cuda");
+	kb_hash_str(h, kb_compile__nvrtc_version());
+	kb_hash_str(h, kb_compile__nvjitlink_version());
+	kb_hash_str(h, src->text);
+	hash_local_includes(h, src->path, src->text, 0);
+	for (int i = 0; i < o->n; i++)
+		kb_hash_str(h, o->v[i]);
+	kb_hash_str(h, "--names--");
+	for (int i = 0; i < names->n; i++)
+		kb_hash_str(h, names->v[i]);
+	char hex[KB_HASH_HEX];
+	kb_hash_final(h, hex);
+	return kb_xstrdup(hex);
+}
+
+/* ---- results: kernels, resources, occupancy, SASS ------------------- */
+
+static const char *lowered_name(const kb_kernel *k, const strv *names,
+				const kb_compile__out *out)
+{
+	if (k->extern_c)
+		return k->name;
+	for (int i = 0; i < names->n && i < out->nlowered; i++) {
+		const char *nm = names->v[i];
+		size_t n = strlen(k->name);
+		if (!strncmp(nm, k->name, n) && (nm[n] == '\0' || nm[n] == '<'))
+			return out->lowered[i];
+	}
+	return NULL;
+}
+
+static bool find_resources(const kb_resources *rs, int n, const char *sym, kb_resources *res)
+{
+	for (int i = 0; i < n; i++)
+		if (sym && rs[i].kernel && !strcmp(rs[i].kernel, sym)) {
+			*res = rs[i];
+			res->kernel = kb_xstrdup(sym);
+			return true;
+		}
+	return false;
+}
+
+static void free_resources(kb_resources *rs, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(rs[i].kernel);
+	free(rs);
+}
+
+/* The kernel the spec runs: spec->kernel without template args, or the only one. */
+static bool is_spec_kernel(const kb_spec *spec, const kb_kernels *ks, const kb_kernel *k)
+{
+	if (spec && spec->kernel) {
+		size_t n = strlen(k->name);
+		return !strncmp(spec->kernel, k->name, n) &&
+		       (spec->kernel[n] == '\0' || spec->kernel[n] == '<');
+	}
+	return ks->n == 1;
+}
+
+static void add_occupancy(const kb_source *src, const kb_spec *spec, int sm,
+			  kb_build_kernel *bk)
+{
+	const kb_arch_limits *lim = kb_compile_arch_limits(sm);
+	kb_launch_dims dims;
+	kb_diags scratch = {0};
+	if (lim && spec && spec->launch.present &&
+	    kb_compile_spec_launch_dims(spec, src, &dims, &scratch) == KB_OK) {
+		int threads = (int)(dims.block[0] * dims.block[1] * dims.block[2]);
+		kb_compile_occupancy(lim, &bk->res, threads, (int)dims.smem, &bk->occ);
+		bk->has_occupancy = true;
+	}
+	kb_diags_free(&scratch);
+}
+
+static void fill_kernels(const kb_source *src, const kb_spec *spec, const kb_kernels *ks,
+			 const strv *names, const kb_compile__out *out, kb_build *b)
+{
+	kb_resources *from_log = NULL, *from_elf = NULL;
+	int nlog = kb_compile_parse_ptxas_log(out->log, &from_log);
+	int nelf = kb_compile_cubin_resources(out->cubin, out->cubin_len, &from_elf, NULL);
+	b->kernels = kb_xcalloc((size_t)(ks ? ks->n : 0) + 1, sizeof *b->kernels);
+	for (int i = 0; ks && i < ks->n; i++) {
+		const kb_kernel *k = &ks->v[i];
+		const char *sym = lowered_name(k, names, out);
+		if (!sym)
+			continue; /* an uninstantiated template: nothing to show */
+		kb_build_kernel *bk = &b->kernels[b->nkernels++];
+		bk->name = kb_xstrdup(k->name);
+		bk->lowered = kb_xstrdup(sym);
+		if (!find_resources(from_log, nlog, sym, &bk->res) &&
+		    !find_resources(from_elf, nelf, sym, &bk->res))
+			bk->res.kernel = kb_xstrdup(sym);
+		if (is_spec_kernel(spec, ks, k))
+			add_occupancy(src, spec, b->sm, bk);
+	}
+	free_resources(from_log, nlog > 0 ? nlog : 0);
+	free_resources(from_elf, nelf > 0 ? nelf : 0);
+}
+
+static void add_sass(const char *key, kb_compile__out *out, kb_build *b)
+{
+	double t0 = kb_now_ms();
+	if (out->sass_text) {
+		kb_compile_sass_parse(out->sass_text, &b->sass);
+		b->sass.available = true;
+		b->sass.tool = kb_xstrdup(out->sass_tool ? out->sass_tool : "nvdisasm");
+	} else {
+		kb_err err = {0};
+		if (kb_compile_sass(out->cubin, out->cubin_len, &b->sass, &err) < 0) {
+			b->sass.available = false;
+			b->sass.unavailable_why = kb_xasprintf("disassembler failed: %s", err.msg);
+		} else if (b->sass.available && b->sass.text) {
+			kb_compile__cache_store_sass(key, b->sass.tool, b->sass.text);
+		}
+	}
+	for (int i = 0; i < b->nkernels; i++)
+		for (int f = 0; f < b->sass.nfuncs; f++)
+			if (!strcmp(b->sass.funcs[f].name, b->kernels[i].lowered))
+				b->kernels[i].nmix = kb_compile_sass_mix(&b->sass.funcs[f],
+									 &b->kernels[i].mix);
+	b->ms_sass = kb_now_ms() - t0;
+}
+
+/* ---- the pipeline ---------------------------------------------------- */
+
+static int run_compiler(const kb_source *src, const strv *o, const strv *names,
+			kb_compile__out *out, kb_build *b, kb_err *err)
+{
+	double t0 = kb_now_ms();
+	int rc;
+	if (src->kind == KB_SRC_PTX) {
+		rc = kb_compile__nvjitlink(src, (const char *const *)o->v, o->n, out, &b->diags, err);
+		b->ms_nvjitlink = kb_now_ms() - t0;
+	} else {
+		rc = kb_compile__nvrtc(src, (const char *const *)o->v, o->n,
+				       (const char *const *)names->v, names->n, out, &b->diags, err);
+		b->ms_nvrtc = kb_now_ms() - t0;
+	}
+	return rc;
+}
+
+int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels *kernels,
+		     const kb_build_opts *opts, kb_build *b, kb_err *err)
+{
+	double t0 = kb_now_ms();
+	memset(b, 0, sizeof *b);
+	strv o = {0}, names = {0};
+	kb_compile__out out = {0};
+	int rc = kb_compile_arch_parse(opts->arch, &b->sm);
+	if (rc < 0) {
+		rc = kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0,
+				"bad --arch '%s' (expected e.g. sm_90)", opts->arch);
+		goto out;
+	}
+	b->arch = kb_xstrdup(opts->arch);
+	b->compiler = kb_xstrdup(src->kind == KB_SRC_PTX ? kb_compile__nvjitlink_version()
+							 : kb_compile__nvrtc_version());
+	if (src->kind == KB_SRC_PTX)
+		ptx_options(opts, &o);
+	else
+		cuda_options(src, spec, opts, &o), name_expressions(spec, kernels, &names);
+	b->key = cache_key(src, &o, &names);
+	b->ms_parse = 0;
+	if (!opts->no_cache && kb_compile__cache_load(b->key, &out) == KB_OK) {
+		b->cache_hit = true;
+		/* Warnings are part of the result, hit or miss. */
+		if (src->kind == KB_SRC_PTX)
+			kb_compile__ptxas_log_diags(out.log, src, &b->diags);
+		else
+			kb_compile__nvrtc_log_diags(out.log, src, &b->diags);
+	} else {
+		rc = run_compiler(src, &o, &names, &out, b, err);
+		if (rc < 0) {
+			b->log = out.log ? kb_xstrdup(out.log) : NULL;
+			goto out;
+		}
+		kb_compile__cache_store(b->key, &out);
+	}
+	b->ok = true;
+	b->log = kb_xstrdup(out.log);
+	fill_kernels(src, spec, kernels, &names, &out, b);
+	if (opts->want_sass)
+		add_sass(b->key, &out, b);
+	b->ptx = out.ptx, b->ptx_len = out.ptx_len, out.ptx = NULL;
+	b->cubin = out.cubin, b->cubin_len = out.cubin_len, out.cubin = NULL;
+out:
+	kb_compile__out_free(&out);
+	strv_free(&o);
+	strv_free(&names);
+	b->ms_total = kb_now_ms() - t0;
+	return rc;
+}
+
+void kb_compile_build_free(kb_build *b)
+{
+	free(b->arch);
+	free(b->key);
+	free(b->ptx);
+	free(b->cubin);
+	free(b->log);
+	kb_diags_free(&b->diags);
+	for (int i = 0; i < b->nkernels; i++) {
+		kb_build_kernel *k = &b->kernels[i];
+		free(k->name);
+		free(k->lowered);
+		free(k->res.kernel);
+		for (int m = 0; m < k->nmix; m++)
+			free(k->mix[m].key);
+		free(k->mix);
+	}
+	free(b->kernels);
+	kb_compile_sass_free(&b->sass);
+	free(b->compiler);
+	memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,105 @@
+/*
+ * nvjitlink.c - PTX to cubin through nvJitLink, in process (no ptxas binary,
+ * no GPU).  Owns the nvJitLink calls and the translation of ptxas messages
+ * ("ptxas application ptx input, line N; error : msg") into kb_diags at the
+ * user's .ptx file and line: the PTX is passed verbatim, so lines match.
+ */
+#include "compile_int.h"
+
+#include <nvJitLink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *kb_compile__nvjitlink_version(void)
+{
+	static char v[32];
+	if (!v[0]) {
+		unsigned major = 0, minor = 0;
+		nvJitLinkVersion(&major, &minor);
+		snprintf(v, sizeof v, "nvjitlink %u.%u", major, minor);
+	}
+	return v;
+}
+
+static char *take_log(nvJitLinkHandle h, bool error_log)
+{
+	size_t n = 0;
+	nvJitLinkResult r = error_log ? nvJitLinkGetErrorLogSize(h, &n)
+				      : nvJitLinkGetInfoLogSize(h, &n);
+	if (r != NVJITLINK_SUCCESS || n == 0)
+		return kb_xstrdup("");
+	char *log = kb_xmalloc(n + 1);
+	r = error_log ? nvJitLinkGetErrorLog(h, log) : nvJitLinkGetInfoLog(h, log);
+	if (r != NVJITLINK_SUCCESS)
+		log[0] = '\0';
+	log[n] = '\0';
+	return log;
+}
+
+int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nopts,
+			  kb_compile__out *out, kb_diags *diags, kb_err *err)
+{
+	nvJitLinkHandle h = NULL;
+	int rc = KB_OK;
+	nvJitLinkResult r = nvJitLinkCreate(&h, (uint32_t)nopts, (const char **)opts);
+	if (r != NVJITLINK_SUCCESS)
+		return KB_ERR(err, KB_ERROR, KB_DOM_NVJITLINK, (int)r,
+			      "nvJitLinkCreate failed (%d): bad options?", (int)r);
+	r = nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, src->text, src->len, src->path);
+	if (r == NVJITLINK_SUCCESS)
+		r = nvJitLinkComplete(h);
+	char *info = take_log(h, false), *errlog = take_log(h, true);
+	out->log = kb_xasprintf("%s%s", info, errlog);
+	free(info);
+	free(errlog);
+	kb_compile__ptxas_log_diags(out->log, src, diags);
+	if (r != NVJITLINK_SUCCESS) {
+		if (kb_diag_count(diags, KB_DIAG_ERROR) > 0)
+			rc = KB_ECOMPILE;
+		else
+			rc = KB_ERR(err, KB_ERROR, KB_DOM_NVJITLINK, (int)r, "nvJitLink failed (%d)\n%s",
+				    (int)r, out->log);
+		goto out;
+	}
+	if (nvJitLinkGetLinkedCubinSize(h, &out->cubin_len) != NVJITLINK_SUCCESS ||
+	    out->cubin_len == 0) {
+		rc = KB_ERR(err, KB_ERROR, KB_DOM_NVJITLINK, 0, "nvJitLink produced no cubin");
+		goto out;
+	}
+	out->cubin = kb_xmalloc(out->cubin_len);
+	nvJitLinkGetLinkedCubin(h, out->cubin);
+	out->ptx = kb_xstrdup(src->text);
+	out->ptx_len = src->len;
+out:
+	nvJitLinkDestroy(&h);
+	return rc;
+}
+
+void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, kb_diags *diags)
+{
+	const char *p = log;
+	while (p && *p) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		char *l = kb_xstrndup(p, n);
+		int line = 0;
+		char kind[16] = "";
+		int used = 0;
+		/* "ptxas application ptx input, line 8; error   : Unknown modifier" */
+		if (sscanf(l, "ptxas %*[^,], line %d; %15[a-z] :%n", &line, kind, &used) == 2 && used) {
+			kb_diag_level lvl = !strcmp(kind, "error") ? KB_DIAG_ERROR
+					    : !strcmp(kind, "warning") ? KB_DIAG_WARNING : KB_DIAG_NOTE;
+			const char *msg = l + used;
+			while (*msg == ' ')
+				msg++;
+			kb_diag_add(diags, lvl, src->path, src->text, line, 0, 1, "%s", msg);
+		} else if (!strncmp(l, "ptxas fatal", 11) && kb_diag_count(diags, KB_DIAG_ERROR) == 0) {
+			const char *msg = strchr(l, ':');
+			kb_diag_add(diags, KB_DIAG_ERROR, src->path, NULL, 0, 0, 1, "%s",
+				    msg ? msg + 2 : l);
+		}
+		free(l);
+		p = eol ? eol + 1 : NULL;
+	}
+}

@@ -1,0 +1,179 @@
+/*
+ * nvrtc.c - CUDA C++ to PTX and cubin through NVRTC, in process.
+ * Owns the NVRTC calls and the translation of NVRTC's log into kb_diags at
+ * the user's file and line.  The program is named after the user's path, so
+ * NVRTC's messages already name the right file; no temporary file exists.
+ */
+#include "compile_int.h"
+
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KB_NVRTC(call, err) \
+	do { \
+		nvrtcResult r_ = (call); \
+		if (r_ != NVRTC_SUCCESS) { \
+			rc = KB_ERR((err), KB_ERROR, KB_DOM_NVRTC, (int)r_, "%s: %s", #call, \
+				    nvrtcGetErrorString(r_)); \
+			goto out; \
+		} \
+	} while (0)
+
+static int nvrtc_calls;
+
+/* How many times NVRTC compiled something in this process (cache tests). */
+int kb_compile_nvrtc_invocations(void)
+{
+	return nvrtc_calls;
+}
+
+const char *kb_compile__nvrtc_version(void)
+{
+	static char v[32];
+	if (!v[0]) {
+		int major = 0, minor = 0;
+		nvrtcVersion(&major, &minor);
+		snprintf(v, sizeof v, "nvrtc %d.%d", major, minor);
+	}
+	return v;
+}
+
+static char *get_log(nvrtcProgram prog)
+{
+	size_t n = 0;
+	if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0)
+		return kb_xstrdup("");
+	char *log = kb_xmalloc(n + 1);
+	if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+		log[0] = '\0';
+	log[n] = '\0';
+	return log;
+}
+
+static void get_lowered(nvrtcProgram prog, const char *const *names, int nnames,
+			kb_compile__out *out)
+{
+	out->nlowered = nnames;
+	out->lowered = kb_xcalloc((size_t)nnames ? (size_t)nnames : 1, sizeof(char *));
+	for (int i = 0; i < nnames; i++) {
+		const char *low = NULL;
+		if (nvrtcGetLoweredName(prog, names[i], &low) == NVRTC_SUCCESS && low)
+			out->lowered[i] = kb_xstrdup(low);
+	}
+}
+
+int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
+		      const char *const *names, int nnames, kb_compile__out *out,
+		      kb_diags *diags, kb_err *err)
+{
+	nvrtcProgram prog = NULL;
+	int rc = KB_OK;
+	KB_NVRTC(nvrtcCreateProgram(&prog, src->text, src->path, 0, NULL, NULL), err);
+	for (int i = 0; i < nnames; i++)
+		KB_NVRTC(nvrtcAddNameExpression(prog, names[i]), err);
+	nvrtc_calls++;
+	nvrtcResult cr = nvrtcCompileProgram(prog, nopts, opts);
+	out->log = get_log(prog);
+	kb_compile__nvrtc_log_diags(out->log, src, diags);
+	if (cr == NVRTC_ERROR_COMPILATION) {
+		rc = KB_ECOMPILE;
+		goto out;
+	}
+	if (cr != NVRTC_SUCCESS) {
+		rc = KB_ERR(err, KB_ERROR, KB_DOM_NVRTC, (int)cr, "nvrtcCompileProgram: %s\n%s",
+			    nvrtcGetErrorString(cr), out->log);
+		goto out;
+	}
+	KB_NVRTC(nvrtcGetPTXSize(prog, &out->ptx_len), err);
+	out->ptx = kb_xmalloc(out->ptx_len + 1);
+	KB_NVRTC(nvrtcGetPTX(prog, out->ptx), err);
+	out->ptx[out->ptx_len] = '\0';
+	out->ptx_len = strlen(out->ptx);
+	KB_NVRTC(nvrtcGetCUBINSize(prog, &out->cubin_len), err);
+	if (out->cubin_len == 0) {
+		rc = KB_ERR(err, KB_ERROR, KB_DOM_NVRTC, 0,
+			    "NVRTC produced no cubin (a virtual compute_XX arch?)");
+		goto out;
+	}
+	out->cubin = kb_xmalloc(out->cubin_len);
+	KB_NVRTC(nvrtcGetCUBIN(prog, out->cubin), err);
+	get_lowered(prog, names, nnames, out);
+out:
+	if (prog)
+		nvrtcDestroyProgram(&prog);
+	return rc;
+}
+
+/* ---- log -> diagnostics ----------------------------------------------- */
+
+/* Parses "PATH(LINE): error: MSG" at the start of l. Returns true and fills. */
+static bool parse_head(const char *l, const char *path, int *line, kb_diag_level *lvl,
+		       const char **msg)
+{
+	size_t pn = strlen(path);
+	if (strncmp(l, path, pn) || l[pn] != '(')
+		return false;
+	char *end;
+	long n = strtol(l + pn + 1, &end, 10);
+	if (end == l + pn + 1 || strncmp(end, "): ", 3))
+		return false;
+	const char *rest = end + 3;
+	static const struct { const char *word; kb_diag_level lvl; } kinds[] = {
+		{"error: ", KB_DIAG_ERROR}, {"catastrophic error: ", KB_DIAG_ERROR},
+		{"warning #", KB_DIAG_WARNING}, {"warning: ", KB_DIAG_WARNING},
+		{"remark: ", KB_DIAG_NOTE}, {"remark #", KB_DIAG_NOTE},
+	};
+	for (size_t i = 0; i < KB_ARRAY_LEN(kinds); i++) {
+		size_t wn = strlen(kinds[i].word);
+		if (!strncmp(rest, kinds[i].word, wn)) {
+			*line = (int)n;
+			*lvl = kinds[i].lvl;
+			/* "warning #177-D: msg" keeps its number, which -diag-suppress takes. */
+			*msg = rest[wn - 1] == '#' ? rest + wn - 1 : rest + wn;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* NVRTC prints the source line indented by 2 and a caret line under it
+ * that copies the line's tabs, so each character before the caret is one
+ * column (as kb_diag_render shows a tab). */
+static int caret_col(const char *caret_line)
+{
+	const char *c = strchr(caret_line, '^');
+	if (!c)
+		return 0;
+	for (const char *p = caret_line; p < c; p++)
+		if (*p != ' ' && *p != '\t')
+			return 0;
+	int col = (int)(c - caret_line) - 2 + 1;
+	return col > 0 ? col : 0;
+}
+
+void kb_compile__nvrtc_log_diags(const char *log, const kb_source *src, kb_diags *diags)
+{
+	/* Split into lines; a message's caret, when present, is two lines down. */
+	char *copy = kb_xstrdup(log);
+	char **lines = NULL;
+	int n = 0, cap = 0;
+	for (char *p = copy; p && *p;) {
+		*KB_PUSH(lines, n, cap) = p;
+		p = strchr(p, '\n');
+		if (p)
+			*p++ = '\0';
+	}
+	for (int i = 0; i < n; i++) {
+		int line;
+		kb_diag_level lvl;
+		const char *msg;
+		if (!parse_head(lines[i], src->path, &line, &lvl, &msg))
+			continue;
+		int col = i + 2 < n ? caret_col(lines[i + 2]) : 0;
+		kb_diag_add(diags, lvl, src->path, src->text, line, col, 1, "%s", msg);
+	}
+	free(lines);
+	free(copy);
+}

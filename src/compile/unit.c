@@ -1,0 +1,87 @@
+/*
+ * unit.c - one kernel file taken through the whole compile layer: source,
+ * spec, kernel discovery, binding, build.  It owns the order of the steps
+ * and which problems are errors (a file without //! lines compiles but is
+ * not bound; one with a spec must bind).  The CLI and the runner both call
+ * it, so `kbench compile` and `kbench run` judge a file the same way.
+ */
+#include "compile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void copy_diags(kb_diags *dst, const kb_diags *src)
+{
+	for (int i = 0; i < src->n; i++) {
+		const kb_diag *g = &src->v[i];
+		kb_diag *c = KB_PUSH(dst->v, dst->n, dst->cap);
+		*c = *g;
+		c->file = kb_xstrdup(g->file);
+		c->msg = kb_xstrdup(g->msg);
+		c->src_line = g->src_line ? kb_xstrdup(g->src_line) : NULL;
+	}
+}
+
+/* Spec and kernel discovery; returns the time it took in ms. */
+static double parse_file(kb_compile_unit *r, kb_err *err, int *rc)
+{
+	double t0 = kb_now_ms();
+	int src = kb_compile_spec_parse(&r->src, &r->spec, &r->diags);
+	r->has_spec = r->spec.nlines > 0;
+	int disc = r->src.kind == KB_SRC_PTX
+		   ? kb_compile_discover_ptx(&r->src, &r->kernels, &r->diags, err)
+		   : kb_compile_discover_cuda(&r->src, &r->kernels, err);
+	/* KB_ECOMPILE from PTX discovery: its diags say what is wrong. */
+	if (disc < 0 && disc != KB_ESPEC && disc != KB_ECOMPILE)
+		*rc = disc;
+	else if (src < 0 || disc < 0)
+		*rc = KB_ESPEC;
+	/* Binding checks a spec against the kernels; a file without any //!
+	 * lines is compiled as is (it can be compiled, not run). */
+	if (*rc == KB_OK && r->has_spec &&
+	    kb_compile_bind(&r->spec, &r->kernels, &r->src, &r->chosen, &r->diags) < 0)
+		*rc = KB_ESPEC;
+	return kb_now_ms() - t0;
+}
+
+int kb_compile_unit_run(const char *path, const char *text, const kb_compile_unit_opts *opts,
+			kb_compile_unit *r, kb_err *err)
+{
+	memset(r, 0, sizeof *r);
+	int rc = KB_OK;
+	if (text) {
+		kb_src_kind kind = !strcmp(kb_extension(path), "ptx") ? KB_SRC_PTX : KB_SRC_CUDA;
+		kb_compile_source_init(&r->src, path, text, kind);
+	} else if ((rc = kb_compile_source_load(&r->src, path, err)) < 0) {
+		return rc;
+	}
+	double ms_parse = parse_file(r, err, &rc);
+	if (rc < 0 && rc != KB_ESPEC)
+		return rc;
+	char *arch = opts->arch ? kb_xstrdup(opts->arch) : kb_compile_default_arch();
+	kb_build_opts bo = {
+		.arch = arch, .defines = (char **)opts->defines, .ndefines = opts->ndefines,
+		.no_cache = opts->no_cache, .want_sass = opts->want_sass,
+	};
+	int brc = kb_compile_build(&r->src, &r->spec, &r->kernels, &bo, &r->build, err);
+	free(arch);
+	r->build.ms_parse = ms_parse;
+	r->build.ms_total += ms_parse;
+	copy_diags(&r->diags, &r->build.diags);
+	kb_diag_sort(&r->diags);
+	if (brc < 0 && brc != KB_ECOMPILE)
+		return brc;
+	r->status = brc == KB_ECOMPILE ? KB_ECOMPILE : rc;
+	return r->status;
+}
+
+void kb_compile_unit_free(kb_compile_unit *r)
+{
+	kb_compile_build_free(&r->build);
+	kb_compile_kernels_free(&r->kernels);
+	kb_compile_spec_free(&r->spec);
+	kb_compile_source_free(&r->src);
+	kb_diags_free(&r->diags);
+	memset(r, 0, sizeof *r);
+}
+

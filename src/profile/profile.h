@@ -1,0 +1,229 @@
+/*
+ * profile.h - running a built kernel on the GPU and measuring it: host
+ * tensors and CPU references (check.c), error statistics, timing statistics
+ * (stats.c), input files (npy.c), and - in later sections - the driver,
+ * launch, timing, calibration, NVML and CUPTI.
+ *
+ * Data flow (style rule 8): kb_build + kb_spec -> launch -> kb_result parts.
+ */
+#ifndef KB_PROFILE_H
+#define KB_PROFILE_H
+
+#include "../core/kb.h"
+#include "../compile/compile.h"
+
+/* ===== tensor.c ===== */
+
+/* A dense row-major tensor in host memory, in its own dtype. */
+typedef struct {
+	char *name;
+	kb_dtype dtype;
+	int rank;
+	int64_t dims[KB_MAX_RANK];
+	int64_t n;          /* elements (1 for rank 0) */
+	void *data;         /* n * kb_dtype_size(dtype) bytes, owned */
+} kb_tensor;
+
+/* Allocates (zeroed) a tensor of the given shape. */
+void kb_tensor_init(kb_tensor *t, const char *name, kb_dtype dtype, int rank,
+		    const int64_t *dims);
+void kb_tensor_free(kb_tensor *t);
+/* Element i converted to double (f16/bf16 decoded exactly). */
+double kb_tensor_get(const kb_tensor *t, int64_t i);
+/* Stores v into element i, rounded to the dtype (round-to-nearest-even). */
+void kb_tensor_set(kb_tensor *t, int64_t i, double v);
+/* "y[17, 4095]" for flat index i. */
+void kb_tensor_coord(const kb_tensor *t, int64_t i, char *out, size_t n);
+/* f16 / bf16 <-> float conversions (exact decode, RNE encode). */
+float kb_half_to_float(uint16_t h);
+uint16_t kb_float_to_half(float f);
+float kb_bf16_to_float(uint16_t h);
+uint16_t kb_float_to_bf16(float f);
+
+/* ===== reference.c ===== */
+
+/* A reference result: one double array per output, shaped like the output. */
+typedef struct {
+	char *name;
+	int rank;
+	int64_t dims[KB_MAX_RANK];
+	int64_t n;
+	double *v;
+} kb_ref_out;
+
+/* Computes the spec's built-in reference (`ref FN(args) -> outs`) in double
+ * precision from the input tensors (looked up by name in ins) and scalar args
+ * (from spec). Multithreaded over rows (nthreads <= 0: all cores).
+ * Returns 0, or KB_EINVAL with err naming the problem. outs gets ref->nouts
+ * entries, in the order of ref->outs. */
+int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_tensor *ins,
+			 int nins, kb_ref_out *outs, int nthreads, kb_err *err);
+void kb_ref_out_free(kb_ref_out *o);
+/* The names of the built-in references, NULL-terminated. */
+const char *const *kb_profile_reference_names(void);
+
+/* ===== compare.c ===== */
+
+/* Bit pattern the runner writes over outputs before every launch (0xFF
+ * bytes: NaN for floats, -1 / 255 for integers). */
+#define KB_POISON_BYTE 0xFF
+
+typedef struct {
+	int64_t n;
+	int64_t nan_count, inf_count;   /* NaN/Inf where the reference is finite */
+	int64_t unwritten;              /* still bit-equal to the poison */
+	int64_t mismatches;             /* |out-ref| > atol + rtol*|ref| */
+	double max_abs, max_rel;        /* over finite, written elements */
+	double rel_l2;                  /* ||out-ref|| / ||ref|| */
+	int64_t first_bad;              /* flat index of the first bad element, -1 */
+	char first_bad_coord[96];       /* "y[17, 4095]" */
+	double first_bad_got, first_bad_want;
+	bool ok;
+} kb_check_stats;
+
+/* Compares an output (as read back from the GPU) with its reference.
+ * Unwritten elements, NaN/Inf and tolerance failures all make ok false. */
+void kb_profile_compare(const kb_tensor *out, const kb_ref_out *ref, double rtol,
+			double atol, kb_check_stats *st);
+/* Same, against another tensor (a reference kernel's output). */
+void kb_profile_compare_tensors(const kb_tensor *out, const kb_tensor *ref, double rtol,
+				double atol, kb_check_stats *st);
+/* The default tolerances of a dtype (f32 1e-5/1e-6, f16 1e-3, bf16 1e-2 ...). */
+void kb_profile_default_tol(kb_dtype t, double *rtol, double *atol);
+
+/* ===== stats.c ===== */
+
+typedef struct {
+	int n;
+	double median, min, max, mean, stdev, cv; /* cv = stdev / mean */
+	double p10, p90;
+} kb_stats;
+
+/* Summary statistics of n samples (the array is not modified). */
+void kb_stats_compute(const double *v, int n, kb_stats *st);
+/* The repetition policy: after each new sample, says whether to stop.
+ * Stops when n >= max_reps, or time spent >= max_ms, or n >= min_reps and
+ * the median of the last half moved less than rel_tol against the median
+ * of all samples. */
+typedef struct {
+	int min_reps, max_reps;
+	double max_ms;
+	double rel_tol;
+} kb_rep_policy;
+bool kb_stats_should_stop(const kb_rep_policy *p, const double *v, int n, double spent_ms);
+
+/* ===== npy.c ===== */
+
+/* Loads a .npy file (v1/v2/v3 headers, little-endian, C order; dtypes <f8 <f4
+ * <f2 <i8 <i4 <i2 |i1 |u1, and bf16 as raw) or, for other extensions, raw
+ * binary of the expected size, into t (whose dtype and shape the spec set).
+ * Checks that dtype and shape agree. Returns 0, or KB_EINVAL/KB_EIO. */
+int kb_profile_load_file(const char *path, kb_tensor *t, kb_err *err);
+
+/* NVML state (nvml.c); declared early for kb_run_opts. */
+typedef struct kb_nvml kb_nvml;
+
+/* ===== device.c ===== */
+
+/* What the driver says about one GPU (recorded in every Result). */
+typedef struct {
+	int ordinal;
+	char name[128];
+	char uuid[48];            /* "GPU-xxxxxxxx-xxxx-..." as nvidia-smi prints it */
+	char pci_bus[32];
+	int sm;                   /* 90 */
+	int sm_count;
+	int l2_bytes;
+	int persisting_l2_max;
+	int clock_khz, mem_clock_khz, bus_width_bits;
+	int smem_per_sm, smem_per_block_optin, regs_per_sm, max_blocks_per_sm;
+	int driver_version;       /* 13000 */
+	size_t total_mem;
+	double dram_peak_Bps;     /* from memory clock and bus width (DDR) */
+	double fp32_peak_flops;   /* SMs x FP32 lanes x 2 x boost clock */
+	double bf16_peak_flops;   /* dense tensor-core datasheet figure, 0 unknown */
+} kb_device_info;
+
+/* An open GPU: the primary context, one stream, kbench's utility kernels
+ * (fill, flush) and an L2 flush buffer.  One per runner process. */
+typedef struct kb_device kb_device;
+
+/* Opens GPU `ordinal`. Returns 0, or KB_ENODEV (no driver / no GPU) / KB_ERROR. */
+int kb_profile_device_open(kb_device **dev, int ordinal, kb_err *err);
+void kb_profile_device_close(kb_device *dev);
+const kb_device_info *kb_profile_device_info(const kb_device *dev);
+/* The number of GPUs the driver sees (0 without a driver); fills err. */
+int kb_profile_device_count(kb_err *err);
+/* JSON of the info (environment fingerprint part). A new reference. */
+json_t *kb_profile_device_json(const kb_device_info *info);
+
+/* ===== roofline.c ===== */
+
+/* Achieved bandwidth and FLOP/s of a run against the GPU's ceilings:
+ * measured (ceilings JSON from calibrate, may be NULL) and datasheet (info).
+ * Flags IMPOSSIBLE a time under the physical floor (bytes / best measured
+ * bandwidth, FLOPs / best measured rate).  flops < 0: unknown. A new ref. */
+json_t *kb_profile_roofline(const kb_device_info *info, json_t *ceilings, double bytes,
+			    double flops, double median_us);
+
+/* ===== run.c ===== */
+
+/* Called before each step that waits on the GPU, so a watchdog outside the
+ * process knows what was running if it never returns. */
+typedef void (*kb_progress_fn)(void *ctx, const char *phase, const char *kernel,
+				const int64_t grid[3], const int64_t block[3]);
+
+typedef struct {
+	int trials;               /* correctness trials, fresh seeds each (default 3) */
+	uint64_t seed;            /* base seed; trial t uses seed + t */
+	bool time_it;             /* time after a correct check */
+	double max_time_ms;       /* budget of the timed loop (default 1000) */
+	int min_reps, max_reps;
+	kb_progress_fn progress;
+	void *progress_ctx;
+	kb_nvml *nvml;            /* when set, clocks and power are sampled while timing */
+} kb_run_opts;
+
+/* Runs the built kernel per its spec on dev: allocate, init, poison, launch,
+ * check (trials), time, re-check; results as JSON (the "check", "timing",
+ * "launch" parts of a Result).  Returns 0 (whatever the verdict), or a KB_E*
+ * with err filled when the GPU failed (sticky: *sticky set, the context is
+ * gone and the process must exit after reporting). */
+int kb_profile_run(kb_device *dev, const kb_source *src, const kb_spec *spec,
+		   const kb_kernels *all, const kb_kernel *kernel, const kb_build *build,
+		   const kb_run_opts *opts, json_t **result, bool *sticky, kb_err *err);
+
+/* ===== nvml.c ===== */
+
+/* NVML, loaded with dlopen("libnvidia-ml.so.1"): what the GPU was doing. */
+/* Opens the GPU at PCI bus id pci_bus (as cuDeviceGetPCIBusId gives it).
+ * Returns 0, or KB_EUNSUP (no NVML) / KB_ENOTFOUND with err filled. */
+int kb_profile_nvml_open(const char *pci_bus, kb_nvml **out, kb_err *err);
+void kb_profile_nvml_close(kb_nvml *n);
+/* The environment fingerprint NVML knows: driver version, ECC mode, current
+ * and max SM/memory clocks, clock-event (throttle) reasons decoded, power
+ * limit, persistence mode, whether clocks are locked. Fields NVML refuses
+ * are absent (never 0). A new reference. */
+json_t *kb_profile_nvml_env(kb_nvml *n);
+/* Starts a thread sampling SM/memory clock and power every ~10 ms, and
+ * reads the energy counter. Returns 0 or a KB_E*. */
+int kb_profile_nvml_sample_start(kb_nvml *n);
+/* Stops it; JSON with min/median/max SM and memory clock, mean power,
+ * energy over the interval and per launch (only when the interval was long
+ * enough for the ~100 ms energy counter to move; else absent with a reason),
+ * and throttle reasons seen. A new reference. */
+json_t *kb_profile_nvml_sample_stop(kb_nvml *n, int launches);
+
+/* ===== calibrate.c ===== */
+
+/* Measures this GPU's ceilings with kbench's own micro-kernels: copy
+ * bandwidth (read+write bytes), read-only bandwidth, FP32 FMA rate, bf16
+ * tensor-core rate, plus a device-to-device cuMemcpy for comparison.
+ * JSON with each figure, its method, and the datasheet figure beside it. */
+int kb_profile_calibrate(kb_device *d, json_t **out, kb_err *err);
+/* Cached ceilings of the GPU with this UUID (under the XDG cache dir), or
+ * KB_ENOTFOUND. */
+int kb_profile_ceilings_load(const char *uuid, json_t **out);
+int kb_profile_ceilings_save(const char *uuid, json_t *ceilings, kb_err *err);
+
+#endif

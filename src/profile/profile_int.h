@@ -1,0 +1,129 @@
+/*
+ * profile_int.h - shared inside src/profile only: the driver API table
+ * resolved by dlopen (cuda.c) and the check macro every driver call uses.
+ */
+#ifndef KB_PROFILE_INT_H
+#define KB_PROFILE_INT_H
+
+#include "profile.h"
+
+#include <cuda.h>
+
+/* Every driver entry point kbench uses.  The names go through cuda.h's
+ * macros (cuMemAlloc -> cuMemAlloc_v2 ...), so the member names, the
+ * prototypes and the dlsym'd symbols are the versioned ones cuda.h means. */
+#define KB_CU_FUNCS(X) \
+	X(cuGetErrorName) X(cuGetErrorString) X(cuInit) X(cuDriverGetVersion) \
+	X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetUuid) \
+	X(cuDeviceGetAttribute) X(cuDeviceGetPCIBusId) X(cuDeviceTotalMem) \
+	X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) \
+	X(cuCtxResetPersistingL2Cache) X(cuModuleLoadData) X(cuModuleUnload) \
+	X(cuModuleGetFunction) X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) \
+	X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyDtoDAsync) \
+	X(cuMemsetD8) X(cuMemsetD8Async) X(cuLaunchKernel) X(cuStreamCreate) \
+	X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) \
+	X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) \
+	X(cuEventDestroy) X(cuFuncGetAttribute) X(cuFuncSetAttribute) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuStreamBeginCapture) \
+	X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch) \
+	X(cuGraphExecDestroy) X(cuGraphDestroy)
+
+typedef struct {
+#define KB_CU_MEMBER(f) __typeof__(&f) f;
+	KB_CU_FUNCS(KB_CU_MEMBER)
+#undef KB_CU_MEMBER
+} kb_cu_api;
+
+/* The resolved table; valid after kb_profile__cuda_load() returned 0. */
+extern kb_cu_api kb_cu;
+
+/* Loads libcuda.so.1 and resolves every entry point. Returns 0, or
+ * KB_ENODEV with err saying why (no driver, stub library ...). */
+int kb_profile__cuda_load(kb_err *err);
+
+/* Fills err from a CUresult: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory
+ * access was encountered (cuStreamSynchronize at launch.c:88)". Returns
+ * KB_ERROR (KB_ENODEV for no device / stub). */
+int kb_profile__cu_err(kb_err *err, CUresult r, const char *call, const char *file, int line);
+
+#define KB_CU_CALL(err, call) \
+	do { \
+		CUresult r_ = kb_cu.call; \
+		if (r_ != CUDA_SUCCESS) { \
+			rc = kb_profile__cu_err((err), r_, #call, __FILE__, __LINE__); \
+			goto out; \
+		} \
+	} while (0)
+
+/* True for errors after which the context is unusable (sticky errors). */
+bool kb_profile__cu_sticky(int code);
+
+/* device.c: what run.c needs of an open device. */
+struct kb_device {
+	kb_device_info info;
+	CUdevice cu_dev;
+	CUcontext ctx;
+	CUstream stream;
+	CUmodule util;
+	CUfunction fill[KB_DT_COUNT];
+	CUfunction flush;
+	CUdeviceptr flush_buf;
+	size_t flush_bytes;
+	CUdeviceptr sink;
+};
+
+/* Fills n elements of dtype t at p per init (trial seed mixed in). */
+int kb_profile__fill(kb_device *d, CUdeviceptr p, kb_dtype t, int64_t n, const kb_init *init,
+		     uint64_t seed, kb_err *err);
+/* Enqueues the L2 flush (a read of 2x L2) on the device's stream. */
+int kb_profile__flush_l2(kb_device *d, kb_err *err);
+
+/* launch.c: one kernel bound to device buffers, ready to launch. */
+typedef struct {
+	const kb_spec_tensor *spec;
+	kb_tensor host;           /* host copy, shaped per the spec */
+	CUdeviceptr dev;
+	size_t bytes;
+} kb_profile__buf;
+
+typedef struct {
+	CUmodule mod;
+	CUfunction fn;
+	const char *name, *symbol;
+	kb_launch_dims dims;
+	kb_profile__buf *bufs;    /* one per spec tensor, spec order */
+	int nbufs;
+	uint64_t *scalars;        /* storage of scalar parameters */
+	void **params;            /* kernel parameter pointers, kernel order */
+	int nparams;
+} kb_profile__bound;
+
+/* Loads the module (cached per build key), allocates buffers per the spec,
+ * binds parameters by name. Returns 0 or a KB_E* with err/diags. */
+int kb_profile__bind(kb_device *d, const kb_source *src, const kb_spec *spec,
+		     const kb_kernel *k, const kb_build *b, kb_profile__bound *out, kb_err *err);
+/* Same module and buffers, another kernel of the file (a reference kernel):
+ * parameters are bound to `bufs`, which must outlive it. */
+int kb_profile__bind_other(kb_device *d, const kb_spec *spec, const kb_kernel *k,
+			   const kb_build *b, kb_profile__buf *bufs, int nbufs,
+			   const kb_launch_dims *dims, kb_profile__bound *out, kb_err *err);
+void kb_profile__unbind(kb_profile__bound *bd, bool free_bufs);
+int kb_profile__launch(kb_device *d, const kb_profile__bound *bd, kb_err *err);
+int kb_profile__sync(kb_device *d, kb_err *err);
+
+/* timing.c: times bd (see the file's comment); out gets the "timing" JSON. */
+int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opts *o,
+		     size_t set_bytes, json_t **out, kb_err *err);
+
+/* nvml.c: the names of the clock-event reason bits set in mask ("gpu_idle",
+ * "sw_power_cap" ...; unknown bits as one "0x.." string). A new array. */
+json_t *kb_profile__nvml_reasons_json(unsigned long long mask);
+
+/* calibrate.c: the micro-kernels' CUDA source (static storage). */
+const char *kb_profile__calibrate_source(void);
+/* Compiles it for arch ("sm_90") through the compile cache. Returns 0, or a
+ * KB_E* with err filled; b is always initialised (free it either way). */
+int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err);
+
+
+#endif

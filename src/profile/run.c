@@ -1,0 +1,378 @@
+/*
+ * run.c - one run of a built kernel, per its spec: bind, then for each
+ * trial fill the inputs with fresh seeds, poison the outputs, launch, read
+ * back and compare with the reference (built-in CPU reference in double, or
+ * a reference kernel of the same file); time only a correct kernel; then
+ * re-check after the timed loop, poisoning before each launch, so a kernel
+ * that writes only on some calls is caught.  Produces the "launch", "check"
+ * and "timing" parts of a Result as JSON.
+ */
+#include "profile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POST_TIMING_CHECKS 3
+
+typedef struct {
+	kb_device *d;
+	const kb_source *src;
+	const kb_spec *spec;
+	const kb_kernel *k;
+	const kb_build *b;
+	const kb_run_opts *o;
+	kb_profile__bound bd;      /* the kernel under test */
+	kb_profile__bound ref_bd;  /* a reference kernel, when `ref kernel` */
+	kb_profile__buf *ref_bufs; /* its own outputs (inputs shared) */
+	kb_ref_out *ref_outs;      /* built-in reference results, per output */
+	int nref_outs;
+	double rtol, atol;
+	bool *sticky;
+} run_ctx;
+
+static void progress(run_ctx *c, const kb_profile__bound *bd, const char *phase)
+{
+	if (c->o->progress)
+		c->o->progress(c->o->progress_ctx, phase, bd->name, bd->dims.grid, bd->dims.block);
+}
+
+/* Records a GPU failure: sticky errors poison the context for good. */
+static int gpu_fail(run_ctx *c, int rc, kb_err *err)
+{
+	if (err && err->domain == KB_DOM_CUDA && kb_profile__cu_sticky(err->code))
+		*c->sticky = true;
+	return rc;
+}
+
+static uint64_t mix64(uint64_t z)
+{
+	z += 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* ---- inputs and outputs ------------------------------------------------------ */
+
+static int fill_inputs(run_ctx *c, uint64_t trial_seed, json_t *seeds, kb_err *err)
+{
+	int rc = KB_OK;
+	for (int i = 0; i < c->bd.nbufs; i++) {
+		kb_profile__buf *b = &c->bd.bufs[i];
+		if (b->spec->is_out)
+			continue;
+		if (b->spec->init.kind == KB_INIT_FILE) {
+			if ((rc = kb_profile_load_file(b->spec->init.path, &b->host, err)) < 0)
+				return rc;
+			KB_CU_CALL(err, cuMemcpyHtoD(b->dev, b->host.data, b->bytes));
+			continue;
+		}
+		uint64_t base = b->spec->init.has_seed ? b->spec->init.seed : (uint64_t)i + 1;
+		uint64_t seed = mix64(base ^ mix64(trial_seed));
+		json_object_set_new(seeds, b->spec->name, json_integer((json_int_t)(seed >> 1)));
+		if ((rc = kb_profile__fill(c->d, b->dev, b->spec->dtype, b->host.n, &b->spec->init,
+					   seed, err)) < 0)
+			return rc;
+	}
+out:
+	return rc;
+}
+
+static int poison(run_ctx *c, kb_profile__buf *bufs, int n, kb_err *err)
+{
+	int rc = KB_OK;
+	for (int i = 0; i < n; i++)
+		if (bufs[i].spec->is_out)
+			KB_CU_CALL(err, cuMemsetD8Async(bufs[i].dev, KB_POISON_BYTE, bufs[i].bytes,
+							c->d->stream));
+out:
+	return rc;
+}
+
+static int read_back(kb_profile__buf *bufs, int n, bool outputs, kb_err *err)
+{
+	int rc = KB_OK;
+	for (int i = 0; i < n; i++)
+		if (bufs[i].spec->is_out == outputs)
+			KB_CU_CALL(err, cuMemcpyDtoH(bufs[i].host.data, bufs[i].dev, bufs[i].bytes));
+out:
+	return rc;
+}
+
+/* Launches bd after poisoning its outputs and waits; reads outputs back. */
+static int launch_checked(run_ctx *c, kb_profile__bound *bd, const char *phase, kb_err *err)
+{
+	int rc;
+	if ((rc = poison(c, bd->bufs, bd->nbufs, err)) < 0 || (rc = kb_profile__launch(c->d, bd, err)) < 0)
+		return gpu_fail(c, rc, err);
+	progress(c, bd, phase);
+	if ((rc = kb_profile__sync(c->d, err)) < 0 || (rc = read_back(bd->bufs, bd->nbufs, true, err)) < 0)
+		return gpu_fail(c, rc, err);
+	return KB_OK;
+}
+
+/* ---- references ------------------------------------------------------------- */
+
+/* The reference kernel gets its own output buffers; inputs are shared. */
+static int setup_ref_kernel(run_ctx *c, const kb_kernel *rk, kb_err *err)
+{
+	int rc = KB_OK;
+	c->ref_bufs = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *c->ref_bufs);
+	for (int i = 0; i < c->bd.nbufs; i++) {
+		kb_profile__buf *src = &c->bd.bufs[i], *dst = &c->ref_bufs[i];
+		*dst = *src;
+		if (!src->spec->is_out)
+			continue;
+		kb_tensor_init(&dst->host, src->host.name, src->host.dtype, src->host.rank,
+			       src->host.dims);
+		dst->dev = 0;
+		KB_CU_CALL(err, cuMemAlloc(&dst->dev, src->bytes ? src->bytes : 1));
+	}
+	rc = kb_profile__bind_other(c->d, c->spec, rk, c->b, c->ref_bufs, c->bd.nbufs,
+				    &c->bd.dims, &c->ref_bd, err);
+out:
+	return rc;
+}
+
+static void free_ref_kernel(run_ctx *c)
+{
+	for (int i = 0; c->ref_bufs && i < c->bd.nbufs; i++)
+		if (c->ref_bufs[i].spec->is_out) {
+			if (c->ref_bufs[i].dev)
+				kb_cu.cuMemFree(c->ref_bufs[i].dev);
+			kb_tensor_free(&c->ref_bufs[i].host);
+		}
+	free(c->ref_bufs);
+	c->ref_bufs = NULL;
+	kb_profile__unbind(&c->ref_bd, false);
+}
+
+static void free_ref_outs(run_ctx *c)
+{
+	for (int i = 0; i < c->nref_outs; i++)
+		kb_ref_out_free(&c->ref_outs[i]);
+	free(c->ref_outs);
+	c->ref_outs = NULL;
+	c->nref_outs = 0;
+}
+
+/* Computes the expected outputs for the inputs now on the GPU. */
+static int compute_reference(run_ctx *c, kb_err *err)
+{
+	int rc = read_back(c->bd.bufs, c->bd.nbufs, false, err);
+	if (rc < 0)
+		return gpu_fail(c, rc, err);
+	if (c->ref_bufs) /* a reference kernel */
+		return launch_checked(c, &c->ref_bd, "reference kernel", err);
+	free_ref_outs(c);
+	kb_tensor *ins = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *ins);
+	int nins = 0;
+	for (int i = 0; i < c->bd.nbufs; i++)
+		if (!c->bd.bufs[i].spec->is_out)
+			ins[nins++] = c->bd.bufs[i].host;
+	c->nref_outs = c->spec->ref.nouts;
+	c->ref_outs = kb_xcalloc((size_t)c->nref_outs + 1, sizeof *c->ref_outs);
+	rc = kb_profile_reference(c->spec, c->src, ins, nins, c->ref_outs, 0, err);
+	free(ins);
+	return rc;
+}
+
+static json_t *stats_json(const char *name, const kb_check_stats *s)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "output", json_string(name));
+	json_object_set_new(j, "ok", json_boolean(s->ok));
+	json_object_set_new(j, "elements", json_integer(s->n));
+	json_object_set_new(j, "max_abs_err", json_real(s->max_abs));
+	json_object_set_new(j, "max_rel_err", json_real(s->max_rel));
+	json_object_set_new(j, "rel_l2_err", json_real(s->rel_l2));
+	json_object_set_new(j, "mismatches", json_integer(s->mismatches));
+	json_object_set_new(j, "nan", json_integer(s->nan_count));
+	json_object_set_new(j, "inf", json_integer(s->inf_count));
+	json_object_set_new(j, "unwritten", json_integer(s->unwritten));
+	if (s->first_bad >= 0) {
+		json_t *fb = json_object();
+		json_object_set_new(fb, "index", json_integer(s->first_bad));
+		json_object_set_new(fb, "at", json_string(s->first_bad_coord));
+		json_object_set_new(fb, "got", json_real(s->first_bad_got));
+		json_object_set_new(fb, "want", json_real(s->first_bad_want));
+		json_object_set_new(j, "first_bad", fb);
+	}
+	return j;
+}
+
+/* Compares every output with the reference; appends per-output JSON. */
+static bool compare_outputs(run_ctx *c, json_t *outs)
+{
+	bool ok = true;
+	for (int i = 0; i < c->bd.nbufs; i++) {
+		const kb_profile__buf *b = &c->bd.bufs[i];
+		if (!b->spec->is_out)
+			continue;
+		kb_check_stats st;
+		memset(&st, 0, sizeof st);
+		st.first_bad = -1;
+		if (c->ref_bufs) {
+			kb_profile_compare_tensors(&b->host, &c->ref_bufs[i].host, c->rtol, c->atol, &st);
+		} else {
+			const kb_ref_out *r = NULL;
+			for (int o = 0; o < c->nref_outs; o++)
+				if (c->ref_outs[o].name && !strcmp(c->ref_outs[o].name, b->spec->name))
+					r = &c->ref_outs[o];
+			if (!r)
+				continue; /* an output no reference produces: not checked */
+			kb_profile_compare(&b->host, r, c->rtol, c->atol, &st);
+		}
+		ok = ok && st.ok;
+		json_array_append_new(outs, stats_json(b->spec->name, &st));
+	}
+	return ok;
+}
+
+/* ---- trials, timing, re-checks ------------------------------------------------ */
+
+/* Runs the correctness trials; *correct says whether all passed. */
+static int check_trials(run_ctx *c, json_t *check, bool *correct, kb_err *err)
+{
+	json_t *trials = json_array();
+	json_object_set_new(check, "trials", trials);
+	*correct = true;
+	for (int t = 0; t < c->o->trials; t++) {
+		uint64_t seed = c->o->seed + (uint64_t)t;
+		json_t *tj = json_object(), *seeds = json_object(), *outs = json_array();
+		json_array_append_new(trials, tj);
+		json_object_set_new(tj, "seed", json_integer((json_int_t)seed));
+		json_object_set_new(tj, "input_seeds", seeds);
+		json_object_set_new(tj, "outputs", outs);
+		char phase[64];
+		snprintf(phase, sizeof phase, "check trial %d/%d", t + 1, c->o->trials);
+		int rc = fill_inputs(c, seed, seeds, err);
+		if (rc < 0 || (rc = launch_checked(c, &c->bd, phase, err)) < 0 ||
+		    (rc = compute_reference(c, err)) < 0)
+			return gpu_fail(c, rc, err);
+		bool ok = compare_outputs(c, outs);
+		json_object_set_new(tj, "ok", json_boolean(ok));
+		*correct = *correct && ok;
+	}
+	return KB_OK;
+}
+
+/* After the timed loop: poison, launch, compare, a few times over, so an
+ * output written only on the first call, or skipped on some calls, shows. */
+static int recheck(run_ctx *c, json_t *check, bool *correct, kb_err *err)
+{
+	json_t *post = json_array();
+	json_object_set_new(check, "after_timing", post);
+	for (int i = 0; i < POST_TIMING_CHECKS; i++) {
+		json_t *outs = json_array();
+		int rc = launch_checked(c, &c->bd, "re-check after timing", err);
+		if (rc < 0)
+			return rc;
+		bool ok = compare_outputs(c, outs);
+		json_t *pj = json_object();
+		json_object_set_new(pj, "ok", json_boolean(ok));
+		json_object_set_new(pj, "outputs", outs);
+		json_array_append_new(post, pj);
+		*correct = *correct && ok;
+	}
+	return KB_OK;
+}
+
+static json_t *launch_json(const kb_profile__bound *bd)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "kernel", json_string(bd->name));
+	json_object_set_new(j, "symbol", json_string(bd->symbol ? bd->symbol : ""));
+	json_object_set_new(j, "grid", json_pack("[III]", (json_int_t)bd->dims.grid[0],
+						 (json_int_t)bd->dims.grid[1], (json_int_t)bd->dims.grid[2]));
+	json_object_set_new(j, "block", json_pack("[III]", (json_int_t)bd->dims.block[0],
+						  (json_int_t)bd->dims.block[1], (json_int_t)bd->dims.block[2]));
+	json_object_set_new(j, "dynamic_shared_bytes", json_integer(bd->dims.smem));
+	return j;
+}
+
+/* The driver's own occupancy for this launch: the cross-check of the
+ * offline calculator. */
+static void driver_occupancy(run_ctx *c, json_t *launch)
+{
+	int blocks = 0;
+	int threads = (int)(c->bd.dims.block[0] * c->bd.dims.block[1] * c->bd.dims.block[2]);
+	if (kb_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c->bd.fn, threads,
+							     (size_t)c->bd.dims.smem) == CUDA_SUCCESS)
+		json_object_set_new(launch, "driver_blocks_per_sm", json_integer(blocks));
+}
+
+static size_t all_bytes(const kb_profile__bound *bd)
+{
+	size_t n = 0;
+	for (int i = 0; i < bd->nbufs; i++)
+		n += bd->bufs[i].bytes;
+	return n;
+}
+
+static int setup(run_ctx *c, const kb_kernels *all, kb_err *err)
+{
+	int rc = kb_profile__bind(c->d, c->src, c->spec, c->k, c->b, &c->bd, err);
+	if (rc < 0)
+		return gpu_fail(c, rc, err);
+	const kb_spec_ref *ref = &c->spec->ref;
+	if (!ref->present)
+		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0,
+				  "the spec has no `//! ref` line, so correctness cannot be checked");
+	if (ref->is_kernel) {
+		for (int i = 0; all && i < all->n; i++)
+			if (!strcmp(all->v[i].name, ref->fn))
+				return setup_ref_kernel(c, &all->v[i], err);
+		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "no reference kernel %s", ref->fn);
+	}
+	return KB_OK;
+}
+
+int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
+		   const kb_kernels *all, const kb_kernel *k, const kb_build *b,
+		   const kb_run_opts *o, json_t **result, bool *sticky, kb_err *err)
+{
+	run_ctx c = {.d = d, .src = src, .spec = spec, .k = k, .b = b, .o = o, .sticky = sticky};
+	*sticky = false;
+	*result = json_object();
+	kb_cu.cuCtxResetPersistingL2Cache(); /* no access-policy window survives a run */
+	int rc = setup(&c, all, err);
+	if (rc < 0)
+		goto out;
+	json_t *launch = launch_json(&c.bd), *check = json_object();
+	driver_occupancy(&c, launch);
+	json_object_set_new(*result, "launch", launch);
+	json_object_set_new(*result, "check", check);
+	kb_dtype first_out = KB_DT_F32;
+	for (int i = 0; i < c.bd.nbufs; i++)
+		if (c.bd.bufs[i].spec->is_out)
+			first_out = c.bd.bufs[i].spec->dtype;
+	kb_profile_default_tol(first_out, &c.rtol, &c.atol);
+	if (spec->has_tol)
+		c.rtol = spec->rtol, c.atol = spec->atol;
+	json_object_set_new(check, "rtol", json_real(c.rtol));
+	json_object_set_new(check, "atol", json_real(c.atol));
+	bool correct;
+	if ((rc = check_trials(&c, check, &correct, err)) < 0)
+		goto out;
+	if (correct && o->time_it) {
+		json_t *timing = NULL;
+		progress(&c, &c.bd, "timing");
+		if ((rc = kb_profile__time(d, &c.bd, o, all_bytes(&c.bd), &timing, err)) < 0) {
+			gpu_fail(&c, rc, err);
+			goto out;
+		}
+		json_object_set_new(*result, "timing", timing);
+		if ((rc = recheck(&c, check, &correct, err)) < 0)
+			goto out;
+	}
+	json_object_set_new(check, "correct", json_boolean(correct));
+	json_object_set_new(*result, "verdict", json_string(correct ? "CORRECT" : "INCORRECT"));
+out:
+	free_ref_outs(&c);
+	free_ref_kernel(&c);
+	if (!*sticky)
+		kb_profile__unbind(&c.bd, true);
+	return rc;
+}

@@ -1,0 +1,217 @@
+/*
+ * timing.c - how long one launch takes, measured so the number can be
+ * trusted: device events around each launch, warm-up first, the L2 flushed
+ * (a read of twice its size) before every timed launch, repetitions until
+ * the median is stable.  Kernels shorter than KB_GRAPH_BELOW_US are timed
+ * as a CUDA graph of many launches instead, so launch gaps do not dominate;
+ * their inputs are not flushed but rotated: each launch of the graph uses
+ * its own copy of the buffers, and the copies together exceed the L2.
+ */
+#include "profile_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define KB_GRAPH_BELOW_US 10.0
+#define BATCH 8
+
+static int event_pair_ms(kb_device *d, const kb_profile__bound *bd, bool flush, double *ms,
+			 kb_err *err)
+{
+	CUevent ev[2 * BATCH] = {0};
+	int rc = KB_OK;
+	for (int i = 0; i < 2 * BATCH; i++)
+		KB_CU_CALL(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
+	for (int i = 0; i < BATCH; i++) {
+		if (flush && (rc = kb_profile__flush_l2(d, err)) < 0)
+			goto out;
+		KB_CU_CALL(err, cuEventRecord(ev[2 * i], d->stream));
+		if ((rc = kb_profile__launch(d, bd, err)) < 0)
+			goto out;
+		KB_CU_CALL(err, cuEventRecord(ev[2 * i + 1], d->stream));
+	}
+	KB_CU_CALL(err, cuEventSynchronize(ev[2 * BATCH - 1]));
+	for (int i = 0; i < BATCH; i++) {
+		float f = 0;
+		KB_CU_CALL(err, cuEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]));
+		ms[i] = f;
+	}
+out:
+	for (int i = 0; i < 2 * BATCH; i++)
+		if (ev[i])
+			kb_cu.cuEventDestroy(ev[i]);
+	return rc;
+}
+
+/* ---- graph mode: rotated buffer sets ------------------------------------ */
+
+typedef struct {
+	kb_profile__bound *sets;
+	int nsets;
+	CUgraphExec exec;
+	CUgraph graph;
+	int launches;
+} graph_plan;
+
+static void free_plan(graph_plan *g, const kb_profile__bound *main_bd)
+{
+	if (g->exec)
+		kb_cu.cuGraphExecDestroy(g->exec);
+	if (g->graph)
+		kb_cu.cuGraphDestroy(g->graph);
+	for (int s = 0; s < g->nsets; s++) {
+		for (int i = 0; i < g->sets[s].nbufs; i++)
+			if (g->sets[s].bufs[i].dev && g->sets[s].bufs[i].dev != main_bd->bufs[i].dev)
+				kb_cu.cuMemFree(g->sets[s].bufs[i].dev);
+		free(g->sets[s].bufs);
+		free(g->sets[s].params);
+	}
+	free(g->sets);
+	memset(g, 0, sizeof *g);
+}
+
+/* A copy of the buffers (inputs copied, so each set computes on real data),
+ * with the parameter array re-pointed at the copy. */
+static int clone_set(const kb_profile__bound *bd, kb_profile__bound *set, kb_err *err)
+{
+	int rc = KB_OK;
+	*set = *bd;
+	set->bufs = kb_xcalloc((size_t)bd->nbufs + 1, sizeof *set->bufs);
+	set->params = kb_xcalloc((size_t)bd->nparams + 1, sizeof(void *));
+	memcpy(set->params, bd->params, (size_t)bd->nparams * sizeof(void *));
+	for (int i = 0; i < bd->nbufs; i++) {
+		set->bufs[i] = bd->bufs[i];
+		memset(&set->bufs[i].host, 0, sizeof set->bufs[i].host);
+		set->bufs[i].dev = 0;
+		KB_CU_CALL(err, cuMemAlloc(&set->bufs[i].dev, bd->bufs[i].bytes ? bd->bufs[i].bytes : 1));
+		KB_CU_CALL(err, cuMemcpyDtoD(set->bufs[i].dev, bd->bufs[i].dev, bd->bufs[i].bytes));
+		for (int p = 0; p < bd->nparams; p++)
+			if (bd->params[p] == &bd->bufs[i].dev)
+				set->params[p] = &set->bufs[i].dev;
+	}
+out:
+	return rc;
+}
+
+static int build_graph(kb_device *d, const kb_profile__bound *bd, size_t set_bytes,
+		       graph_plan *g, kb_err *err)
+{
+	int rc = KB_OK;
+	size_t want = d->flush_bytes; /* 2x L2 across all sets */
+	g->nsets = (int)((want + set_bytes - 1) / (set_bytes ? set_bytes : 1));
+	if (g->nsets < 2)
+		g->nsets = 2;
+	if (g->nsets > 256)
+		g->nsets = 256;
+	g->sets = kb_xcalloc((size_t)g->nsets, sizeof *g->sets);
+	for (int s = 0; s < g->nsets; s++)
+		if ((rc = clone_set(bd, &g->sets[s], err)) < 0)
+			return rc;
+	g->launches = g->nsets < 64 ? 64 - 64 % g->nsets : g->nsets;
+	KB_CU_CALL(err, cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+	for (int i = 0; i < g->launches; i++)
+		if ((rc = kb_profile__launch(d, &g->sets[i % g->nsets], err)) < 0) {
+			CUgraph junk;
+			kb_cu.cuStreamEndCapture(d->stream, &junk);
+			return rc;
+		}
+	KB_CU_CALL(err, cuStreamEndCapture(d->stream, &g->graph));
+	KB_CU_CALL(err, cuGraphInstantiate(&g->exec, g->graph, 0));
+out:
+	return rc;
+}
+
+static int graph_ms(kb_device *d, graph_plan *g, double *ms, kb_err *err)
+{
+	CUevent a = NULL, b = NULL;
+	int rc = KB_OK;
+	KB_CU_CALL(err, cuEventCreate(&a, CU_EVENT_DEFAULT));
+	KB_CU_CALL(err, cuEventCreate(&b, CU_EVENT_DEFAULT));
+	KB_CU_CALL(err, cuEventRecord(a, d->stream));
+	KB_CU_CALL(err, cuGraphLaunch(g->exec, d->stream));
+	KB_CU_CALL(err, cuEventRecord(b, d->stream));
+	KB_CU_CALL(err, cuEventSynchronize(b));
+	float f = 0;
+	KB_CU_CALL(err, cuEventElapsedTime(&f, a, b));
+	*ms = f / g->launches;
+out:
+	if (a)
+		kb_cu.cuEventDestroy(a);
+	if (b)
+		kb_cu.cuEventDestroy(b);
+	return rc;
+}
+
+/* ---- the timed loop ------------------------------------------------------- */
+
+static json_t *timing_json(const char *mode, const char *cache, const double *v, int n,
+			   double spent_ms)
+{
+	kb_stats st;
+	kb_stats_compute(v, n, &st);
+	json_t *j = json_object();
+	json_object_set_new(j, "mode", json_string(mode));
+	json_object_set_new(j, "l2", json_string(cache));
+	json_object_set_new(j, "reps", json_integer(st.n));
+	json_object_set_new(j, "median_us", json_real(st.median * 1e3));
+	json_object_set_new(j, "min_us", json_real(st.min * 1e3));
+	json_object_set_new(j, "max_us", json_real(st.max * 1e3));
+	json_object_set_new(j, "mean_us", json_real(st.mean * 1e3));
+	json_object_set_new(j, "p10_us", json_real(st.p10 * 1e3));
+	json_object_set_new(j, "p90_us", json_real(st.p90 * 1e3));
+	json_object_set_new(j, "cv", json_real(st.cv));
+	json_object_set_new(j, "loop_ms", json_real(spent_ms));
+	json_t *samples = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(samples, json_real(v[i] * 1e3));
+	json_object_set_new(j, "samples_us", samples);
+	return j;
+}
+
+/* Times bd; returns 0 and the "timing" JSON, or a KB_E*. set_bytes: the
+ * bytes of all its buffers (sizes the rotation in graph mode). */
+int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opts *o,
+		     size_t set_bytes, json_t **out, kb_err *err)
+{
+	kb_rep_policy pol = {o->min_reps > 0 ? o->min_reps : 20, o->max_reps > 0 ? o->max_reps : 2000,
+			     o->max_time_ms > 0 ? o->max_time_ms : 1000, 0.01};
+	double warm[BATCH];
+	int rc = event_pair_ms(d, bd, true, warm, err); /* warm-up: module load, clocks, TLB */
+	if (rc < 0)
+		return rc;
+	kb_stats st;
+	kb_stats_compute(warm + 2, BATCH - 2, &st);
+	bool graph = st.median * 1e3 < KB_GRAPH_BELOW_US;
+	graph_plan g = {0};
+	if (graph && (rc = build_graph(d, bd, set_bytes, &g, err)) < 0)
+		goto out;
+	double *v = kb_xmalloc(sizeof(double) * (size_t)(pol.max_reps + BATCH));
+	int n = 0;
+	bool sampling = o->nvml && kb_profile_nvml_sample_start(o->nvml) == 0;
+	double t0 = kb_now_ms();
+	while (rc == 0 && !kb_stats_should_stop(&pol, v, n, kb_now_ms() - t0)) {
+		if (graph) {
+			rc = graph_ms(d, &g, &v[n], err);
+			n += rc == 0;
+		} else {
+			rc = event_pair_ms(d, bd, true, &v[n], err);
+			n += rc == 0 ? BATCH : 0;
+		}
+	}
+	double spent = kb_now_ms() - t0;
+	json_t *gpu = sampling ? kb_profile_nvml_sample_stop(o->nvml, graph ? n * g.launches : n) : NULL;
+	if (rc == 0) {
+		*out = graph ? timing_json("graph", "rotated buffers, 2x L2", v, n, spent)
+			     : timing_json("events", "flushed (read of 2x L2) before each launch", v, n,
+					   spent);
+		if (graph)
+			json_object_set_new(*out, "launches_per_sample", json_integer(g.launches));
+		if (gpu)
+			json_object_set(*out, "gpu", gpu);
+	}
+	json_decref(gpu);
+	free(v);
+out:
+	free_plan(&g, bd);
+	return rc;
+}

@@ -1,0 +1,283 @@
+/*
+ * client.c - the front end's side of the runner: spawns `kbench serve`,
+ * sends a request, and waits for its result with a watchdog.  Every way a
+ * worker can go wrong becomes a result, never a hang or a crash of the
+ * front end: a GPU phase past its timeout (the worker is killed), a worker
+ * that dies (crash, or its own exit after a sticky CUDA error), a corrupt
+ * stream.  The next call starts a fresh worker by itself.
+ *
+ * Progress frames say whether the worker now waits on the GPU ("gpu":true);
+ * only those phases get the kernel timeout.  Host phases (compiling, CPU
+ * references) get KB_HOST_TIMEOUT_MS, so a slow compile is not a hang.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include "runner_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KB_HOST_TIMEOUT_MS (10 * 60 * 1000.0)
+
+struct kb_runner {
+	char **argv;
+	pid_t pid;
+	int to_fd, from_fd;
+	kb_frame_reader rd;
+	int starts;
+	int last_status;      /* wait status of the last worker that ended */
+};
+
+kb_runner *kb_runner_new(char *const *argv)
+{
+	kb_runner *r = kb_xcalloc(1, sizeof *r);
+	int n = 0;
+	while (argv && argv[n])
+		n++;
+	r->argv = kb_xcalloc((size_t)(n ? n : 2) + 1, sizeof(char *));
+	if (n)
+		for (int i = 0; i < n; i++)
+			r->argv[i] = kb_xstrdup(argv[i]);
+	else {
+		r->argv[0] = kb_xstrdup("/proc/self/exe");
+		r->argv[1] = kb_xstrdup("serve");
+	}
+	r->pid = -1;
+	r->to_fd = r->from_fd = -1;
+	signal(SIGPIPE, SIG_IGN); /* a dead worker must not kill the front end */
+	return r;
+}
+
+static void reap(kb_runner *r, bool kill_it)
+{
+	if (r->pid > 0) {
+		if (kill_it)
+			kill(r->pid, SIGKILL);
+		int st = 0;
+		while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		r->last_status = st;
+	}
+	if (r->to_fd >= 0)
+		close(r->to_fd);
+	if (r->from_fd >= 0)
+		close(r->from_fd);
+	r->pid = -1;
+	r->to_fd = r->from_fd = -1;
+	kb_frame_reader_free(&r->rd);
+}
+
+static int start(kb_runner *r, kb_err *err)
+{
+	int in[2], out[2];
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return kb_err_errno(err, "pipe", NULL);
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		close(in[0]), close(in[1]);
+		return kb_err_errno(err, "pipe", NULL);
+	}
+	char *self = realpath("/proc/self/exe", NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphaned workers hold the GPU */
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		const char *exe = strcmp(r->argv[0], "/proc/self/exe") ? r->argv[0] : self;
+		execvp(exe, r->argv);
+		_exit(127);
+	}
+	free(self);
+	close(in[0]);
+	close(out[1]);
+	if (pid < 0) {
+		close(in[1]), close(out[0]);
+		return kb_err_errno(err, "fork", NULL);
+	}
+	r->pid = pid;
+	r->to_fd = in[1];
+	r->from_fd = out[0];
+	r->starts++;
+	return KB_OK;
+}
+
+/* True when the worker has already exited (e.g. after a sticky error). */
+static bool worker_gone(kb_runner *r)
+{
+	if (r->pid <= 0)
+		return true;
+	int st;
+	if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
+		r->pid = -1;
+		r->last_status = st;
+		reap(r, false);
+		return true;
+	}
+	return false;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return KB_EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return KB_OK;
+}
+
+static int send_request(kb_runner *r, json_t *req, kb_err *err)
+{
+	char *s = json_dumps(req, JSON_COMPACT);
+	size_t n;
+	char *frame = kb_frame_encode(s, strlen(s), &n);
+	int rc = send_all(r->to_fd, frame, n);
+	free(frame);
+	free(s);
+	if (rc < 0)
+		return kb_err_set(err, KB_EIO, KB_DOM_OS, errno, "cannot write to the runner: %s",
+				  strerror(errno));
+	return KB_OK;
+}
+
+/* A result for a worker that was lost: how, and what it was doing. */
+static json_t *lost_result(kb_runner *r, const char *status, json_t *last, double timeout_ms)
+{
+	json_t *res = json_pack("{s:s, s:s}", "type", "result", "status", status);
+	char msg[256];
+	if (!strcmp(status, "timeout"))
+		snprintf(msg, sizeof msg, "no answer within %.1f s: the kernel did not finish "
+			 "(an infinite loop or a deadlock?); the runner was killed and restarted",
+			 timeout_ms / 1e3);
+	else if (WIFSIGNALED(r->last_status))
+		snprintf(msg, sizeof msg, "the runner died with signal %d (%s); it will be restarted",
+			 WTERMSIG(r->last_status), strsignal(WTERMSIG(r->last_status)));
+	else
+		snprintf(msg, sizeof msg, "the runner exited with status %d without a result; "
+			 "it will be restarted", WEXITSTATUS(r->last_status));
+	json_object_set_new(res, "message", json_string(msg));
+	if (last)
+		json_object_set(res, "during", last);
+	return res;
+}
+
+typedef enum { WAIT_FRAME, WAIT_TIMEOUT, WAIT_EOF, WAIT_CORRUPT } wait_outcome;
+
+/* Waits for the next frame until deadline_ms (monotonic). */
+static wait_outcome next_frame(kb_runner *r, double deadline_ms, char **frame)
+{
+	size_t len;
+	for (;;) {
+		int got = kb_frame_next(&r->rd, frame, &len);
+		if (got < 0)
+			return WAIT_CORRUPT;
+		if (got > 0)
+			return WAIT_FRAME;
+		double left = deadline_ms - kb_now_ms();
+		if (left <= 0)
+			return WAIT_TIMEOUT;
+		struct pollfd pf = {r->from_fd, POLLIN, 0};
+		int n = poll(&pf, 1, left > 1e9 ? -1 : (int)left + 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			continue; /* re-check the deadline */
+		char chunk[65536];
+		ssize_t rd = read(r->from_fd, chunk, sizeof chunk);
+		if (rd < 0 && errno == EINTR)
+			continue;
+		if (rd <= 0)
+			return WAIT_EOF;
+		kb_frame_feed(&r->rd, chunk, (size_t)rd);
+	}
+}
+
+/* Reads frames until the result; the watchdog lives here. */
+static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_fn fn, void *ctx)
+{
+	json_t *last = NULL, *result = NULL;
+	bool gpu = false;
+	while (!result) {
+		char *frame = NULL;
+		double deadline = kb_now_ms() + (gpu ? timeout_ms : KB_HOST_TIMEOUT_MS);
+		wait_outcome w = next_frame(r, deadline, &frame);
+		if (w != WAIT_FRAME) {
+			reap(r, w != WAIT_EOF);
+			result = lost_result(r, w == WAIT_TIMEOUT ? "timeout"
+						: w == WAIT_EOF ? "crash" : "protocol_error",
+					     last, timeout_ms);
+			break;
+		}
+		json_t *msg = json_loads(frame, 0, NULL);
+		free(frame);
+		const char *type = msg ? json_string_value(json_object_get(msg, "type")) : NULL;
+		if (type && !strcmp(type, "progress")) {
+			gpu = json_is_true(json_object_get(msg, "gpu"));
+			json_decref(last);
+			last = json_incref(msg);
+			if (fn)
+				fn(ctx, msg);
+		} else if (type) {
+			result = json_incref(msg);
+		}
+		json_decref(msg);
+	}
+	json_decref(last);
+	return result;
+}
+
+int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn,
+		   void *ctx, json_t **result, kb_err *err)
+{
+	*result = NULL;
+	if (timeout_ms <= 0)
+		timeout_ms = 10000;
+	int rc;
+	if (worker_gone(r) && (rc = start(r, err)) < 0)
+		return rc;
+	if (send_request(r, req, err) < 0) {
+		/* The worker died since we last looked: one fresh start, one retry. */
+		reap(r, true);
+		if ((rc = start(r, err)) < 0 || (rc = send_request(r, req, err)) < 0)
+			return rc;
+	}
+	*result = await_result(r, timeout_ms, fn, ctx);
+	return KB_OK;
+}
+
+int kb_runner_starts(const kb_runner *r)
+{
+	return r->starts;
+}
+
+void kb_runner_free(kb_runner *r)
+{
+	if (!r)
+		return;
+	if (r->pid > 0 && r->to_fd >= 0) {
+		json_t *q = json_pack("{s:s}", "type", "quit");
+		kb_err err;
+		send_request(r, q, &err);
+		json_decref(q);
+		close(r->to_fd);
+		r->to_fd = -1;
+		/* A worker stuck in a kernel never reads "quit": give it 2 s. */
+		for (int i = 0; i < 200 && !worker_gone(r); i++)
+			usleep(10000);
+	}
+	reap(r, true);
+	for (int i = 0; r->argv[i]; i++)
+		free(r->argv[i]);
+	free(r->argv);
+	free(r);
+}

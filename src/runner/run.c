@@ -1,0 +1,232 @@
+/*
+ * run.c - the runner's "run" request: compile the file (through the compile
+ * cache) for this GPU, apply the request's arg overrides, run and check it,
+ * and assemble the Result: compile facts, launch, check, timing, roofline
+ * against the ceilings, and the environment the numbers were taken in.
+ */
+#include "runner_int.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+	kb_runner__ctx *c;
+	json_t *last;         /* the last progress, for fault reports */
+} progress_tap;
+
+static void tap(void *ctx, const char *phase, const char *kernel, const int64_t grid[3],
+		const int64_t block[3])
+{
+	progress_tap *t = ctx;
+	json_decref(t->last);
+	t->last = json_pack("{s:s, s:s?}", "phase", phase, "kernel", kernel);
+	if (grid)
+		json_object_set_new(t->last, "grid", json_pack("[III]", (json_int_t)grid[0],
+								 (json_int_t)grid[1], (json_int_t)grid[2]));
+	if (block)
+		json_object_set_new(t->last, "block", json_pack("[III]", (json_int_t)block[0],
+								  (json_int_t)block[1], (json_int_t)block[2]));
+	t->c->progress(t->c->progress_ctx, phase, kernel, grid, block);
+}
+
+static uint64_t fresh_seed(void)
+{
+	uint64_t s = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &s, sizeof s) != (ssize_t)sizeof s)
+			s = 0;
+		close(fd);
+	}
+	if (!s)
+		s = (uint64_t)time(NULL) * 2654435761u;
+	return s % 1000000000u; /* short enough to retype */
+}
+
+static const char **string_array(json_t *a, int *n)
+{
+	*n = (int)json_array_size(a);
+	const char **v = kb_xcalloc((size_t)*n + 1, sizeof(char *));
+	for (int i = 0; i < *n; i++)
+		v[i] = json_string_value(json_array_get(a, (size_t)i));
+	return v;
+}
+
+static int apply_args(kb_spec *spec, json_t *args, kb_err *err)
+{
+	const char *name;
+	json_t *v;
+	json_object_foreach(args, name, v) {
+		kb_value val = {.is_float = json_is_real(v), .i = json_integer_value(v),
+				.f = json_number_value(v)};
+		if (kb_compile_spec_set_arg(spec, name, val) < 0)
+			return kb_err_set(err, KB_ENOTFOUND, KB_DOM_SPEC, 0, "no arg %s in the spec", name);
+	}
+	return KB_OK;
+}
+
+static json_t *diag_result(const char *status, const kb_compile_unit *u)
+{
+	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", status);
+	json_object_set_new(r, "diagnostics", kb_compile_diags_json(&u->diags));
+	kb_buf text = KB_BUF_INIT;
+	kb_diag_render(&u->diags, &text, false);
+	json_object_set_new(r, "diagnostics_text", json_string(text.s ? text.s : ""));
+	kb_buf_free(&text);
+	return r;
+}
+
+/* The compile facts of the kernel that ran (no SASS or PTX: the result
+ * travels on every save). */
+static json_t *compile_json(const kb_compile_unit *u)
+{
+	json_t *b = kb_compile_build_json(&u->build, false, false);
+	json_object_del(b, "log");
+	json_t *ks = json_object_get(b, "kernels");
+	for (size_t i = 0; i < json_array_size(ks); i++) {
+		json_t *k = json_array_get(ks, i);
+		if (u->chosen && !strcmp(json_string_value(json_object_get(k, "name")), u->chosen->name))
+			json_object_set(b, "kernel", k);
+	}
+	json_object_del(b, "kernels");
+	return b;
+}
+
+static double eval_or(const kb_compile_unit *u, const kb_expr *e, double dflt)
+{
+	kb_value v;
+	kb_diags d = {0};
+	int rc = e ? kb_compile_spec_eval(&u->spec, e, &v, &u->src, &d) : -1;
+	kb_diags_free(&d);
+	if (rc < 0)
+		return dflt;
+	return v.is_float ? v.f : (double)v.i;
+}
+
+/* Bytes moved: the spec's `bytes`, else every in and out once. */
+static double spec_bytes(const kb_compile_unit *u)
+{
+	double total = 0;
+	for (int t = 0; t < u->spec.ntensors; t++) {
+		const kb_spec_tensor *st = &u->spec.tensors[t];
+		double n = 1;
+		for (int r = 0; r < st->rank; r++)
+			n *= eval_or(u, st->dims[r], 0);
+		total += n * kb_dtype_size(st->dtype);
+	}
+	return eval_or(u, u->spec.bytes, total);
+}
+
+static void add_roofline(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
+{
+	json_t *timing = json_object_get(r, "timing");
+	if (!timing)
+		return;
+	double median = json_number_value(json_object_get(timing, "median_us"));
+	const kb_device_info *info = kb_profile_device_info(c->dev);
+	json_t *ceil = NULL;
+	kb_profile_ceilings_load(info->uuid, &ceil);
+	json_t *roof = kb_profile_roofline(info, ceil, spec_bytes(u),
+					   eval_or(u, u->spec.flops, -1), median);
+	json_decref(ceil);
+	json_object_set_new(r, "roofline", roof);
+	if (json_is_true(json_object_get(roof, "impossible")))
+		json_object_set_new(r, "verdict", json_string("IMPOSSIBLE"));
+}
+
+static json_t *env_json(kb_runner__ctx *c)
+{
+	json_t *e = json_object();
+	json_object_set_new(e, "device", kb_profile_device_json(kb_profile_device_info(c->dev)));
+	if (c->nvml)
+		json_object_set_new(e, "nvml", kb_profile_nvml_env(c->nvml));
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	json_object_set_new(e, "host", json_string(host));
+	json_object_set_new(e, "kbench", json_string(KB_VERSION));
+	json_object_set_new(e, "time", json_integer((json_int_t)time(NULL)));
+	return e;
+}
+
+static json_t *fault_result(kb_runner__ctx *c, const kb_err *err, json_t *last, bool sticky)
+{
+	json_t *r = kb_runner__error_result(sticky ? "fault" : "launch_error", err);
+	if (last)
+		json_object_set(r, "during", last);
+	return r;
+}
+
+static void fill_opts(kb_runner__ctx *c, json_t *req, kb_run_opts *o, progress_tap *t)
+{
+	json_t *seed = json_object_get(req, "seed");
+	o->trials = json_is_integer(json_object_get(req, "trials"))
+		    ? (int)json_integer_value(json_object_get(req, "trials")) : 3;
+	o->seed = json_is_integer(seed) ? (uint64_t)json_integer_value(seed) : fresh_seed();
+	o->time_it = !json_is_false(json_object_get(req, "time"));
+	o->max_time_ms = json_number_value(json_object_get(req, "max_time_ms"));
+	o->progress = tap;
+	o->progress_ctx = t;
+	o->nvml = c->nvml;
+}
+
+json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
+{
+	const char *path = json_string_value(json_object_get(req, "path"));
+	const char *text = json_string_value(json_object_get(req, "text"));
+	const char *arch = json_string_value(json_object_get(req, "arch"));
+	if (!path)
+		return json_pack("{s:s,s:s,s:s}", "type", "result", "status", "error", "message",
+				 "run request without a path");
+	char *dev_arch = kb_xasprintf("sm_%d", kb_profile_device_info(c->dev)->sm);
+	int ndef;
+	const char **defs = string_array(json_object_get(req, "defines"), &ndef);
+	kb_compile_unit_opts uo = {.arch = arch ? arch : dev_arch, .defines = defs, .ndefines = ndef};
+	kb_compile_unit u;
+	kb_err err = {0};
+	json_t *r = NULL;
+	c->progress(c->progress_ctx, "compile", NULL, NULL, NULL);
+	int rc = kb_compile_unit_run(path, text, &uo, &u, &err);
+	if (rc == KB_ESPEC || rc == KB_ECOMPILE) {
+		r = diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
+		goto out;
+	}
+	if (rc == 0 && !u.has_spec)
+		rc = kb_err_set(&err, KB_ESPEC, KB_DOM_SPEC, 0,
+				"%s has no //! spec lines: kbench needs them to run it (see README)", path);
+	if (rc == 0)
+		rc = apply_args(&u.spec, json_object_get(req, "args"), &err);
+	if (rc < 0) {
+		r = kb_runner__error_result("error", &err);
+		goto out;
+	}
+	progress_tap t = {.c = c};
+	kb_run_opts o = {0};
+	fill_opts(c, req, &o, &t);
+	json_t *res = NULL;
+	rc = kb_profile_run(c->dev, &u.src, &u.spec, &u.kernels, u.chosen, &u.build, &o, &res,
+			    &c->sticky, &err);
+	if (rc < 0) {
+		r = rc == KB_ESPEC ? kb_runner__error_result("spec_error", &err)
+				   : fault_result(c, &err, t.last, c->sticky);
+		json_decref(res);
+	} else {
+		r = res;
+		json_object_set_new(r, "type", json_string("result"));
+		json_object_set_new(r, "status", json_string("ok"));
+		json_object_set_new(r, "seed", json_integer((json_int_t)o.seed));
+		add_roofline(c, &u, r);
+	}
+	json_decref(t.last);
+	json_object_set_new(r, "file", json_string(path));
+	json_object_set_new(r, "compile", compile_json(&u));
+	json_object_set_new(r, "env", env_json(c));
+out:
+	kb_compile_unit_free(&u);
+	free(defs);
+	free(dev_arch);
+	return r;
+}

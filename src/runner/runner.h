@@ -1,0 +1,42 @@
+/*
+ * runner.h - the runner process (architecture §2): `kbench serve` owns one
+ * CUDA context and answers framed JSON requests (core/proto.h); the client
+ * side spawns it, keeps a watchdog on every request, and restarts it after a
+ * crash, a hang or a sticky CUDA error, turning each into a result.
+ */
+#ifndef KB_RUNNER_H
+#define KB_RUNNER_H
+
+#include "../core/kb.h"
+#include "../compile/compile.h"
+#include "../profile/profile.h"
+
+/* ===== server.c ===== */
+
+/* Serves requests from in_fd, answers on out_fd, until EOF or "quit".
+ * Returns the process exit status (3 after a sticky error: the context is
+ * dead and the client must start a fresh runner). */
+int kb_runner_serve(int in_fd, int out_fd);
+
+/* ===== client.c ===== */
+
+typedef struct kb_runner kb_runner;
+
+/* Called for each progress frame while a request runs. */
+typedef void (*kb_runner_progress_fn)(void *ctx, json_t *progress);
+
+/* Prepares a client; the worker (argv, NULL for this executable's `serve`)
+ * starts on the first request. */
+kb_runner *kb_runner_new(char *const *argv);
+/* Sends req and waits for its result, with a watchdog: a GPU phase that
+ * runs past timeout_ms, a worker that dies, or a broken stream kill the
+ * worker and come back as a result with "status" timeout / crash, naming
+ * the phase, kernel and launch that were running.  Returns 0 with *result
+ * (a new reference), or KB_EIO when no worker could be started. */
+int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn,
+		   void *ctx, json_t **result, kb_err *err);
+/* How many workers this client has started (restarts = n - 1). */
+int kb_runner_starts(const kb_runner *r);
+void kb_runner_free(kb_runner *r);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * runner_int.h - shared inside src/runner only.
+ */
+#ifndef KB_RUNNER_INT_H
+#define KB_RUNNER_INT_H
+
+#include "runner.h"
+
+/* What a run request needs of the server. */
+typedef struct {
+	int out_fd;
+	kb_device *dev;
+	kb_nvml *nvml;
+	kb_progress_fn progress;
+	void *progress_ctx;
+	bool sticky;          /* set when the GPU context died */
+} kb_runner__ctx;
+
+/* Writes one frame with msg (consumed). Returns 0 or KB_EIO. */
+int kb_runner__send(int fd, json_t *msg);
+/* {"type":"result","status":status,"message":..,"error":CUDA name}. */
+json_t *kb_runner__error_result(const char *status, const kb_err *err);
+/* Handles one "run" request (run.c). Returns the result message. */
+json_t *kb_runner__run(kb_runner__ctx *c, json_t *req);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * server.c - `kbench serve`: the runner process.  It owns one CUDA context
+ * (opened on the first request that needs the GPU, so `hello` and compile
+ * errors work without one), reads framed requests from stdin, and answers
+ * each with progress frames and one result.  A sticky CUDA error is
+ * reported, then the process exits: the context cannot be trusted again and
+ * the client starts a fresh runner.  Nothing here prints to a terminal.
+ */
+#include "runner_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+	int out_fd;
+	kb_device *dev;
+	int dev_rc;           /* 1: not opened yet; else the open's result */
+	kb_err dev_err;
+	kb_nvml *nvml;
+	bool sticky;          /* the context is dead: exit after replying */
+} server;
+
+int kb_runner__send(int fd, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	if (!s)
+		return KB_EINVAL;
+	size_t n;
+	char *frame = kb_frame_encode(s, strlen(s), &n);
+	free(s);
+	const char *p = frame;
+	int rc = KB_OK;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = KB_EIO;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	free(frame);
+	return rc;
+}
+
+static void on_progress(void *ctx, const char *phase, const char *kernel, const int64_t grid[3],
+			const int64_t block[3])
+{
+	server *s = ctx;
+	json_t *m = json_pack("{s:s, s:s, s:b}", "type", "progress", "phase", phase, "gpu", 1);
+	if (kernel)
+		json_object_set_new(m, "kernel", json_string(kernel));
+	if (grid)
+		json_object_set_new(m, "grid", json_pack("[III]", (json_int_t)grid[0],
+							  (json_int_t)grid[1], (json_int_t)grid[2]));
+	if (block)
+		json_object_set_new(m, "block", json_pack("[III]", (json_int_t)block[0],
+							   (json_int_t)block[1], (json_int_t)block[2]));
+	kb_runner__send(s->out_fd, m);
+}
+
+static void host_progress(server *s, const char *phase)
+{
+	kb_runner__send(s->out_fd, json_pack("{s:s, s:s, s:b}", "type", "progress", "phase", phase,
+					     "gpu", 0));
+}
+
+/* Opens the GPU once; later calls return the first outcome. */
+static int need_device(server *s)
+{
+	if (s->dev_rc == 1) {
+		host_progress(s, "opening the GPU");
+		s->dev_rc = kb_profile_device_open(&s->dev, 0, &s->dev_err);
+		if (s->dev_rc == 0 &&
+		    kb_profile_nvml_open(kb_profile_device_info(s->dev)->pci_bus, &s->nvml, NULL) < 0)
+			s->nvml = NULL;
+	}
+	return s->dev_rc;
+}
+
+json_t *kb_runner__error_result(const char *status, const kb_err *err)
+{
+	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", status);
+	if (err) {
+		json_object_set_new(r, "message", json_string(err->msg));
+		if (err->domain == KB_DOM_CUDA) {
+			const char *colon = strchr(err->msg, ':');
+			json_object_set_new(r, "error", colon ? json_stringn(err->msg, (size_t)(colon - err->msg))
+							      : json_string(err->msg));
+		}
+	}
+	return r;
+}
+
+static json_t *devices_result(server *s)
+{
+	if (need_device(s) < 0)
+		return kb_runner__error_result("no_gpu", &s->dev_err);
+	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", "ok");
+	json_object_set_new(r, "device", kb_profile_device_json(kb_profile_device_info(s->dev)));
+	if (s->nvml)
+		json_object_set_new(r, "nvml", kb_profile_nvml_env(s->nvml));
+	json_t *ceil = NULL;
+	if (kb_profile_ceilings_load(kb_profile_device_info(s->dev)->uuid, &ceil) == 0)
+		json_object_set_new(r, "ceilings", ceil);
+	return r;
+}
+
+static json_t *calibrate_result(server *s)
+{
+	if (need_device(s) < 0)
+		return kb_runner__error_result("no_gpu", &s->dev_err);
+	host_progress(s, "calibrating");
+	json_t *c = NULL;
+	kb_err err = {0};
+	int rc = kb_profile_calibrate(s->dev, &c, &err);
+	if (rc < 0) {
+		s->sticky = err.domain == KB_DOM_CUDA;
+		return kb_runner__error_result("error", &err);
+	}
+	kb_profile_ceilings_save(kb_profile_device_info(s->dev)->uuid, c, NULL);
+	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", "ok");
+	json_object_set_new(r, "ceilings", c);
+	return r;
+}
+
+static json_t *dispatch(server *s, json_t *req)
+{
+	const char *type = json_string_value(json_object_get(req, "type"));
+	if (!type)
+		return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
+				 "request without a type");
+	if (!strcmp(type, "hello"))
+		return json_pack("{s:s, s:i, s:s}", "type", "hello", "protocol", KB_PROTOCOL_VERSION,
+				 "version", KB_VERSION);
+	if (!strcmp(type, "devices"))
+		return devices_result(s);
+	if (!strcmp(type, "calibrate"))
+		return calibrate_result(s);
+	if (!strcmp(type, "run")) {
+		if (need_device(s) < 0)
+			return kb_runner__error_result("no_gpu", &s->dev_err);
+		kb_runner__ctx rc = {.out_fd = s->out_fd, .dev = s->dev, .nvml = s->nvml,
+				     .progress = on_progress, .progress_ctx = s};
+		json_t *r = kb_runner__run(&rc, req);
+		s->sticky = rc.sticky;
+		return r;
+	}
+	return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
+			 "unknown request type");
+}
+
+/* Blocks until one whole frame is read; returns 1, 0 at EOF, or < 0. */
+static int read_frame(int fd, kb_frame_reader *rd, char **frame)
+{
+	size_t len;
+	for (;;) {
+		int got = kb_frame_next(rd, frame, &len);
+		if (got != 0)
+			return got;
+		char chunk[65536];
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0 ? 0 : KB_EIO;
+		kb_frame_feed(rd, chunk, (size_t)n);
+	}
+}
+
+int kb_runner_serve(int in_fd, int out_fd)
+{
+	server s = {.out_fd = out_fd, .dev_rc = 1};
+	kb_frame_reader rd = {0};
+	int status = 0;
+	for (char *frame; read_frame(in_fd, &rd, &frame) == 1;) {
+		json_error_t jerr;
+		json_t *req = json_loads(frame, 0, &jerr);
+		free(frame);
+		if (!req) {
+			kb_runner__send(out_fd, json_pack("{s:s, s:s, s:s}", "type", "result", "status",
+							  "error", "message", jerr.text));
+			continue;
+		}
+		const char *type = json_string_value(json_object_get(req, "type"));
+		bool quit = type && !strcmp(type, "quit");
+		if (!quit)
+			kb_runner__send(out_fd, dispatch(&s, req));
+		json_decref(req);
+		if (quit)
+			break;
+		if (s.sticky) {
+			status = 3;
+			break;
+		}
+	}
+	kb_frame_reader_free(&rd);
+	if (!s.sticky) {
+		kb_profile_nvml_close(s.nvml);
+		kb_profile_device_close(s.dev);
+	}
+	return status;
+}

@@ -1,0 +1,58 @@
+#!/bin/sh
+# compile.sh - `kbench compile` as a user runs it: help, version, exit codes,
+# the human summary, --json, spec errors, compiler errors, the cache.
+. tests/cli/lib.sh
+
+run "$KB" --help;                      expect_rc help 0; expect_in help_lists_compile out "compile FILE"
+run "$KB" --version;                   expect_rc version 0; expect_in version_text out "kbench "
+run "$KB" frobnicate;                  expect_rc unknown_verb 2; expect_in unknown_verb_msg err "unknown command 'frobnicate'"
+run "$KB";                             expect_rc no_verb 2
+run "$KB" compile --help;              expect_rc compile_help 0; expect_in compile_help_text out "--arch sm_XX"
+run "$KB" compile;                     expect_rc compile_no_file 2
+run "$KB" compile kernels/softmax.cu --arch sm_9x; expect_rc bad_arch 2
+run "$KB" compile no/such/file.cu;     expect_rc missing_file 3; expect_in missing_file_msg err "no/such/file.cu"
+run "$KB" compile README.md;           expect_rc wrong_kind 2
+
+# The human summary.
+run "$KB" compile kernels/softmax.cu --arch sm_90
+expect_rc softmax 0
+expect_in softmax_kernel out "softmax_rows  sm_90"
+expect_in softmax_regs out "registers"
+expect_in softmax_occ out "limited by"
+expect_in softmax_cache_miss out "cache miss"
+run "$KB" compile kernels/softmax.cu --arch sm_90
+expect_in softmax_cache_hit out "cache hit"
+
+# --json: valid, with registers, smem, spills, occupancy + limiter, SASS or why not.
+run "$KB" compile kernels/softmax.cu --arch sm_90 --json
+expect_rc softmax_json_rc 0
+expect_json softmax_json_kernel "j['kernel'] == 'softmax_rows' and j['status'] == 'ok'"
+expect_json softmax_json_resources "all(k in j['build']['kernels'][0]['resources'] for k in ('registers','shared_static_bytes','spill_store_bytes','local_bytes'))"
+expect_json softmax_json_occupancy "[k for k in j['build']['kernels'] if k['name']=='softmax_rows'][0]['occupancy']['limiter'] in ('warps','registers','shared memory','block slots','barriers')"
+expect_json softmax_json_sass "'available' in j['build']['sass'] and (j['build']['sass']['available'] or 'nvdisasm' in j['build']['sass']['why'])"
+expect_json softmax_json_ptx "'.entry' in j['build']['ptx']"
+
+run "$KB" compile kernels/saxpy.ptx --arch sm_90 --json
+expect_rc ptx_json_rc 0
+expect_json ptx_json "j['build']['compiler'].startswith('nvjitlink') and j['build']['kernels'][0]['resources']['registers'] > 0"
+run "$KB" compile kernels/vector_add.cu --arch sm_80
+expect_rc vector_add_sm80 0
+
+# A spec with three mistakes: all three, with line:col and carets, exit 1.
+run "$KB" compile tests/fixtures/kernels/three_mistakes.cu --arch sm_90
+expect_rc three_mistakes_rc 1
+expect_in three_dtype err "three_mistakes.cu:4:"
+expect_in three_undefined err "three_mistakes.cu:5:"
+expect_in three_directive err "three_mistakes.cu:6:"
+if [ "$(grep -c '^ *| *\^' "$T_TMP/err")" -ge 3 ]; then pass three_carets; else fail three_carets "fewer than 3 caret lines: $(cat "$T_TMP/err")"; fi
+
+# A C++ syntax error: the compiler's message at the user's file and line.
+run "$KB" compile tests/fixtures/kernels/syntax_error.cu --arch sm_90
+expect_rc syntax_rc 1
+expect_in syntax_line err "tests/fixtures/kernels/syntax_error.cu:13:1: error: expected a \";\""
+expect_not_in syntax_no_tmp err "/tmp/"
+run "$KB" compile tests/fixtures/kernels/bad.ptx --arch sm_90
+expect_rc ptx_error_rc 1
+expect_in ptx_error_line err "tests/fixtures/kernels/bad.ptx:12: error:"
+
+finish
