@@ -26,8 +26,12 @@ TS_INC := $(DEPS)/tree-sitter/lib/include
 # NVRTC and nvJitLink are linked; libcuda, CUPTI and NVML are dlopen()ed at run
 # time so that kbench starts and compiles on machines with no driver.
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc -lnvJitLink
+# Bundled libraries (make dist) sit in lib/ beside bin/; DT_RPATH, not
+# RUNPATH, so that their own dependencies are found there too.
+RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib',-rpath,'$$ORIGIN/../lib'
+
 STATIC_LIBS := -Wl,-Bstatic -ljansson -Wl,-Bdynamic
-LDLIBS := $(STATIC_LIBS) $(CUDA_LIBS) -lcrypto -ldl -lm -lpthread
+LDLIBS := $(RPATH) $(STATIC_LIBS) $(CUDA_LIBS) -lcrypto -ldl -lm -lpthread
 TUI_LIBS := -lncursesw -ltinfo
 
 # ---- sources --------------------------------------------------------------
@@ -132,6 +136,16 @@ $(B)/asan/tests/%: $(B)/asan/obj/tests/unit/%.o $(ASAN_OBJ) $(TS_OBJ)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
 
+# The README's first command: build, then the main job on the example kernel
+# (compile everywhere; check + time + ceilings where a GPU is present).
+demo: all
+	$(Q)$(B)/kbench compile kernels/softmax.cu
+	$(Q)if $(B)/kbench devices >/dev/null 2>&1; then \
+	  echo; $(B)/kbench run kernels/softmax.cu; \
+	else \
+	  echo; echo "(no GPU here: \`kbench run\` checks and times kernels on a machine with one)"; \
+	fi
+
 build-tests: all $(UNIT_BIN) $(ASAN_BIN)
 
 test: deps
@@ -143,6 +157,19 @@ test-gpu: deps
 	$(Q)KBENCH_REQUIRE_GPU=1 tests/run.sh
 
 asan: $(ASAN_BIN)
+
+# A relocatable bundle for GPU machines that have the driver and toolkit but
+# none of our -dev packages: the programs, the test programs, and every
+# shared library they need that a stock Ubuntu + CUDA image lacks.
+DIST := $(B)/dist/kbench-$(shell sed -n 's/.*KB_VERSION "\(.*\)"/\1/p' src/core/kb.h)
+dist: all $(UNIT_BIN)
+	@echo "DIST  $(DIST).tar.gz"
+	$(Q)rm -rf $(DIST) && mkdir -p $(DIST)/build/tests $(DIST)/build/lib
+	$(Q)cp $(B)/kbench $(B)/kbench-tui $(DIST)/build/
+	$(Q)cp $(UNIT_BIN) $(DIST)/build/tests/
+	$(Q)scripts/bundle-libs.sh $(DIST)/build/lib $(B)/kbench $(B)/kbench-tui $(UNIT_BIN)
+	$(Q)tar czf $(DIST).tar.gz -C $(DIST) build
+	@ls -la $(DIST).tar.gz
 
 # Each folder includes other folders only through their one header (style rule 1).
 check-includes:
@@ -156,7 +183,7 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all deps test test-gpu build-tests asan check-includes clean distclean
+.PHONY: all demo deps test test-gpu build-tests asan dist check-includes clean distclean
 .SECONDARY:
 
 -include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)

@@ -32,6 +32,7 @@ typedef struct {
 	uint64_t seed;
 	double timeout_ms;        /* per GPU phase; 0: 10 s */
 	bool no_time;
+	const char *timing;       /* "events", "graph" or NULL (auto) */
 	json_t *args;             /* arg overrides {"N": 1024}, borrowed, may be NULL */
 } kb_app_run_opts;
 

@@ -43,7 +43,9 @@ static void render_resources(const kb_build_kernel *k, kb_buf *out)
 		kb_buf_catf(out, " + %s dynamic", dyn);
 	}
 	kb_buf_catf(out, "   local %s", local);
-	if (k->res.spill_stores || k->res.spill_loads)
+	if (k->res.spill_stores < 0 || k->res.spill_loads < 0)
+		kb_buf_cat(out, " (spills n/a: no ptxas report for this build)\n");
+	else if (k->res.spill_stores || k->res.spill_loads)
 		kb_buf_catf(out, " (SPILLS: %d B stored, %d B loaded)\n", k->res.spill_stores,
 			    k->res.spill_loads);
 	else

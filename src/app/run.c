@@ -27,6 +27,8 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 		json_object_set_new(req, "time", json_false());
 	if (o->args)
 		json_object_set(req, "args", o->args);
+	if (o->timing)
+		json_object_set_new(req, "timing", json_string(o->timing));
 	int rc = kb_runner_call(r, req, o->timeout_ms, fn, ctx, result, err);
 	json_decref(req);
 	return rc;
@@ -62,13 +64,26 @@ const char *kb_app_run_verdict(json_t *r)
 
 /* ---- correctness -------------------------------------------------------- */
 
+/* A value that JSON carries as a number, or as "nan" / "inf". */
+static void cat_value(kb_buf *out, json_t *v)
+{
+	if (json_is_string(v))
+		kb_buf_cat(out, json_string_value(v));
+	else
+		kb_buf_catf(out, "%.6g", json_number_value(v));
+}
+
 static void render_bad_output(json_t *o, kb_buf *out)
 {
 	json_t *fb = json_object_get(o, "first_bad");
 	kb_buf_catf(out, "              %s: ", str(o, "output"));
-	if (fb)
-		kb_buf_catf(out, "first bad %s = %.6g, want %.6g; ", str(fb, "at"), num(fb, "got"),
-			    num(fb, "want"));
+	if (fb) {
+		kb_buf_catf(out, "first bad %s = ", str(fb, "at"));
+		cat_value(out, json_object_get(fb, "got"));
+		kb_buf_cat(out, ", want ");
+		cat_value(out, json_object_get(fb, "want"));
+		kb_buf_cat(out, "; ");
+	}
 	kb_buf_catf(out, "%lld mismatched, %lld unwritten, %lld NaN, %lld Inf of %lld; "
 		    "max abs err %.3g, rel L2 %.3g\n",
 		    (long long)num(o, "mismatches"), (long long)num(o, "unwritten"),

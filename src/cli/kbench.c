@@ -137,7 +137,7 @@ static int cmd_compile(int argc, char **argv)
 
 static const char usage_run[] =
 	"usage: kbench run FILE [--arch sm_XX] [--define K=V]... [--arg N=V]... [--trials N]\n"
-	"                       [--seed S] [--timeout SECONDS] [--no-sweep] [--json]\n"
+	"                       [--seed S] [--timeout SECONDS] [--timing MODE] [--no-sweep] [--json]\n"
 	"\n"
 	"Compiles FILE for the GPU, fills its inputs per the //! spec, poisons its outputs,\n"
 	"launches it and checks every output against the reference (trials with fresh\n"
@@ -150,6 +150,9 @@ static const char usage_run[] =
 	"  --trials N        correctness trials (default 3)\n"
 	"  --seed S          base seed (default: fresh, printed)\n"
 	"  --timeout SECONDS a GPU phase running longer is a hang (default 10)\n"
+	"  --timing MODE     events: device events around each launch, L2 flushed before\n"
+	"                    each; graph: a CUDA graph of launches over rotated buffer\n"
+	"                    copies larger than L2; auto (default): graph under 10 us\n"
 	"  --json            print the full Result as JSON\n"
 	"\n"
 	"Exit status: 0 correct, 1 incorrect/impossible/fault/timeout/spec or compile error,\n"
@@ -185,7 +188,8 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		{"arg", required_argument, NULL, 'A'}, {"trials", required_argument, NULL, 't'},
 		{"seed", required_argument, NULL, 's'}, {"timeout", required_argument, NULL, 'T'},
 		{"json", no_argument, NULL, 'j'}, {"no-sweep", no_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+		{"timing", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int ch;
 	optind = 1;
@@ -206,6 +210,12 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		case 'T': c->o.timeout_ms = atof(optarg) * 1e3; break;
 		case 'j': c->json = true; break;
 		case 'n': c->no_sweep = true; break;
+		case 'm':
+			if (strcmp(optarg, "events") && strcmp(optarg, "graph") && strcmp(optarg, "auto"))
+				return usage_error(usage_run, "--timing takes events, graph or auto, not '%s'",
+						   optarg);
+			c->o.timing = strcmp(optarg, "auto") ? optarg : NULL;
+			break;
 		case 'h': fputs(usage_run, stdout); return -1;
 		default: fputs(usage_run, stderr); return EXIT_USAGE;
 		}

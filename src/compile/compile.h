@@ -404,10 +404,18 @@ char *kb_compile_default_arch(void);
 
 /* ===== unit.c ===== */
 
+/* A value for a //! arg given from outside the file (--arg, sweeps). */
+typedef struct {
+	const char *name;
+	kb_value value;
+} kb_arg_override;
+
 typedef struct {
 	const char *arch;     /* NULL: kb_compile_default_arch() */
 	const char **defines; /* "K=V" */
 	int ndefines;
+	const kb_arg_override *args; /* applied before binding and occupancy */
+	int nargs;
 	bool no_cache;
 	bool want_sass;
 } kb_compile_unit_opts;

@@ -30,6 +30,13 @@ const char *kb_compile__nvrtc_version(void);
 /* Turns NVRTC's "file(line): error: msg / source / caret" log into diags. */
 void kb_compile__nvrtc_log_diags(const char *log, const kb_source *src, kb_diags *diags);
 
+/* Where a driver is loaded, NVRTC hands code generation to it, and the
+ * driver's own compute cache then returns cubins without running ptxas, so
+ * the log has no resource report (seen on H200, driver 580).  kbench has its
+ * own cache; this turns the driver's off (CUDA_CACHE_DISABLE=1) for the
+ * process, before the driver is initialised and before each compile. */
+void kb_compile__no_driver_cache(void);
+
 /* nvjitlink.c: PTX -> cubin. Returns 0, KB_ECOMPILE (diags), or KB_ERROR. */
 int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nopts,
 			  kb_compile__out *out, kb_diags *diags, kb_err *err);

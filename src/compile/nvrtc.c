@@ -74,6 +74,7 @@ int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 	for (int i = 0; i < nnames; i++)
 		KB_NVRTC(nvrtcAddNameExpression(prog, names[i]), err);
 	nvrtc_calls++;
+	kb_compile__no_driver_cache();
 	nvrtcResult cr = nvrtcCompileProgram(prog, nopts, opts);
 	out->log = get_log(prog);
 	kb_compile__nvrtc_log_diags(out->log, src, diags);

@@ -22,11 +22,27 @@ static void copy_diags(kb_diags *dst, const kb_diags *src)
 	}
 }
 
+/* Sets each override; an unknown name is an error at no place in the file. */
+static int apply_overrides(kb_compile_unit *r, const kb_compile_unit_opts *o)
+{
+	int rc = KB_OK;
+	for (int i = 0; i < o->nargs; i++)
+		if (kb_compile_spec_set_arg(&r->spec, o->args[i].name, o->args[i].value) < 0) {
+			kb_diag_add(&r->diags, KB_DIAG_ERROR, r->src.path, NULL, 0, 0, 1,
+				    "--arg %s: the spec has no `//! arg %s`", o->args[i].name,
+				    o->args[i].name);
+			rc = KB_ESPEC;
+		}
+	return rc;
+}
+
 /* Spec and kernel discovery; returns the time it took in ms. */
-static double parse_file(kb_compile_unit *r, kb_err *err, int *rc)
+static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, kb_err *err, int *rc)
 {
 	double t0 = kb_now_ms();
 	int src = kb_compile_spec_parse(&r->src, &r->spec, &r->diags);
+	if (src == 0)
+		src = apply_overrides(r, o);
 	r->has_spec = r->spec.nlines > 0;
 	int disc = r->src.kind == KB_SRC_PTX
 		   ? kb_compile_discover_ptx(&r->src, &r->kernels, &r->diags, err)
@@ -55,7 +71,7 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 	} else if ((rc = kb_compile_source_load(&r->src, path, err)) < 0) {
 		return rc;
 	}
-	double ms_parse = parse_file(r, err, &rc);
+	double ms_parse = parse_file(r, opts, err, &rc);
 	if (rc < 0 && rc != KB_ESPEC)
 		return rc;
 	char *arch = opts->arch ? kb_xstrdup(opts->arch) : kb_compile_default_arch();

@@ -4,6 +4,7 @@
  */
 #include "kb.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,4 +82,83 @@ void kb_unreachable_at(const char *file, int line)
 {
 	fprintf(stderr, "kbench: internal error at %s:%d\n", file, line);
 	abort();
+}
+
+/* ---- recycled large blocks ---------------------------------------------- */
+
+#define BIG_SLOTS 64   /* live big blocks tracked (their sizes) */
+#define BIG_KEEP 6     /* freed big blocks kept for reuse */
+
+typedef struct {
+	void *p;
+	size_t n;
+} big_block;
+
+static big_block big_live[BIG_SLOTS], big_kept[BIG_KEEP];
+static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *take_kept(size_t n)
+{
+	for (int i = 0; i < BIG_KEEP; i++)
+		if (big_kept[i].p && big_kept[i].n == n) {
+			void *p = big_kept[i].p;
+			big_kept[i].p = NULL;
+			return p;
+		}
+	return NULL;
+}
+
+static void track(void *p, size_t n)
+{
+	for (int i = 0; i < BIG_SLOTS; i++)
+		if (!big_live[i].p) {
+			big_live[i] = (big_block){p, n};
+			return;
+		}
+}
+
+void *kb_big_alloc(size_t n)
+{
+	if (n < KB_BIG_MIN)
+		return kb_xmalloc(n);
+	pthread_mutex_lock(&big_lock);
+	void *p = take_kept(n);
+	pthread_mutex_unlock(&big_lock);
+	if (!p)
+		p = kb_xmalloc(n);
+	pthread_mutex_lock(&big_lock);
+	track(p, n);
+	pthread_mutex_unlock(&big_lock);
+	return p;
+}
+
+void *kb_big_calloc(size_t n)
+{
+	if (n < KB_BIG_MIN)
+		return kb_xcalloc(1, n);
+	void *p = kb_big_alloc(n);
+	memset(p, 0, n);
+	return p;
+}
+
+void kb_big_free(void *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&big_lock);
+	size_t n = 0;
+	for (int i = 0; i < BIG_SLOTS; i++)
+		if (big_live[i].p == p) {
+			n = big_live[i].n;
+			big_live[i].p = NULL;
+		}
+	/* Keep it for reuse, evicting the oldest kept block. */
+	void *evict = p;
+	if (n) {
+		evict = big_kept[BIG_KEEP - 1].p;
+		memmove(&big_kept[1], &big_kept[0], sizeof(big_block) * (BIG_KEEP - 1));
+		big_kept[0] = (big_block){p, n};
+	}
+	pthread_mutex_unlock(&big_lock);
+	free(evict);
 }

@@ -94,6 +94,14 @@ char *kb_xasprintf(const char *fmt, ...) KB_PRINTF(1, 2);
 void kb_xgrow(void **v, int *cap, int need, size_t elem);
 #define KB_PUSH(arr, n, cap) \
 	(kb_xgrow((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))), &(arr)[(n)++])
+/* Large host blocks (tensors, references: hundreds of MB) are recycled:
+ * a freed block is kept for the next request of the same size, so a re-run
+ * does not page-fault the same memory in again (a fresh 256 MB costs tens of
+ * ms in page faults).  Blocks under KB_BIG_MIN go straight to malloc. */
+#define KB_BIG_MIN (8u << 20)
+void *kb_big_alloc(size_t n);   /* uninitialised */
+void *kb_big_calloc(size_t n);  /* zeroed */
+void kb_big_free(void *p);      /* p from kb_big_alloc/calloc, or NULL */
 void kb_unreachable_at(const char *file, int line) __attribute__((noreturn));
 #define KB_UNREACHABLE() kb_unreachable_at(__FILE__, __LINE__)
 

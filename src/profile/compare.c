@@ -25,8 +25,10 @@
 #include "profile.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The reference is either a double array or another tensor. */
 typedef struct {
@@ -39,13 +41,30 @@ static double ref_at(const refsrc *r, int64_t i)
 	return r->v ? r->v[i] : kb_tensor_get(r->t, i);
 }
 
-static bool is_poison(const kb_tensor *t, int64_t i, int size)
+#define CHUNK 1024
+
+/* Elements [i, i+n) of t as doubles, and whether each is all poison bytes
+ * (the dtype switch hoisted out of the loops). */
+static void load_chunk(const kb_tensor *t, int64_t i, int64_t n, double *v, bool *poison)
 {
+	int size = kb_dtype_size(t->dtype);
 	const unsigned char *p = (const unsigned char *)t->data + (size_t)i * (size_t)size;
-	for (int k = 0; k < size; k++)
-		if (p[k] != KB_POISON_BYTE)
-			return false;
-	return true;
+	for (int64_t k = 0; k < n; k++) {
+		switch (size) {
+		case 8: poison[k] = ((const uint64_t *)p)[k] == UINT64_MAX; break;
+		case 4: poison[k] = ((const uint32_t *)p)[k] == UINT32_MAX; break;
+		case 2: poison[k] = ((const uint16_t *)p)[k] == UINT16_MAX; break;
+		default: poison[k] = p[k] == UINT8_MAX; break;
+		}
+	}
+	if (t->dtype == KB_DT_F32) {
+		const float *f = (const float *)p;
+		for (int64_t k = 0; k < n; k++)
+			v[k] = f[k];
+		return;
+	}
+	for (int64_t k = 0; k < n; k++)
+		v[k] = kb_tensor_get(t, i + k);
 }
 
 static bool is_int_dtype(kb_dtype t)
@@ -53,9 +72,16 @@ static bool is_int_dtype(kb_dtype t)
 	return t != KB_DT_F64 && t != KB_DT_F32 && t != KB_DT_F16 && t != KB_DT_BF16;
 }
 
-/* Classifies one element and adds it to st; returns whether it is bad. */
-static bool check_one(kb_check_stats *st, double o, double r, bool poison, double rtol,
-		      double atol, double *sum_d2, double *sum_r2)
+typedef struct {
+	double rtol, atol;
+	bool ints;
+	double poison_val;      /* the value the poison reads as, for integers */
+	double sum_d2, sum_r2;
+} acc;
+
+/* An element that is unwritten, or where out or ref is not finite: counts
+ * it and returns whether it is bad. */
+static bool check_special(kb_check_stats *st, double o, double r, bool poison)
 {
 	if (poison) {
 		st->unwritten++;
@@ -66,24 +92,137 @@ static bool check_one(kb_check_stats *st, double o, double r, bool poison, doubl
 		st->mismatches += !same;
 		return !same;
 	}
-	if (isnan(o) || isinf(o)) {
-		if (isnan(o))
-			st->nan_count++;
-		else
-			st->inf_count++;
-		return true;
-	}
-	double d = fabs(o - r);
-	if (d > st->max_abs)
-		st->max_abs = d;
-	if (r != 0 && d / fabs(r) > st->max_rel)
-		st->max_rel = d / fabs(r);
-	*sum_d2 += d * d;
-	*sum_r2 += r * r;
-	if (d <= atol + rtol * fabs(r))
-		return false;
-	st->mismatches++;
+	if (isnan(o))
+		st->nan_count++;
+	else
+		st->inf_count++;
 	return true;
+}
+
+/* Checks elements [i0, i0+n) (values in ov/rv, poison flags in pv). */
+static void check_chunk(kb_check_stats *st, acc *a, const double *ov, const bool *pv,
+			const double *rv, int64_t i0, int64_t n)
+{
+	double max_abs = st->max_abs, max_rel = st->max_rel, d2 = a->sum_d2, r2 = a->sum_r2;
+	for (int64_t k = 0; k < n; k++) {
+		double o = ov[k], r = rv[k];
+		bool poison = pv[k] && !(a->ints && r == a->poison_val);
+		if (!poison && isfinite(o) && isfinite(r)) {
+			double d = fabs(o - r), ar = fabs(r);
+			max_abs = d > max_abs ? d : max_abs;
+			if (d > max_rel * ar && ar != 0)
+				max_rel = d / ar;
+			d2 += d * d;
+			r2 += r * r;
+			if (d <= a->atol + a->rtol * ar)
+				continue;
+			st->mismatches++;
+		} else if (!check_special(st, o, r, poison)) {
+			continue;
+		}
+		if (st->first_bad < 0) {
+			st->first_bad = i0 + k;
+			st->first_bad_got = poison ? NAN : o;
+			st->first_bad_want = r;
+		}
+	}
+	st->max_abs = max_abs;
+	st->max_rel = max_rel;
+	a->sum_d2 = d2;
+	a->sum_r2 = r2;
+}
+
+/* The value an all-poison element of an integer dtype reads as. */
+static double int_poison_value(const kb_tensor *out)
+{
+	kb_tensor one = *out;
+	unsigned char bytes[8];
+	memset(bytes, KB_POISON_BYTE, sizeof(bytes));
+	one.data = bytes;
+	return kb_tensor_get(&one, 0);
+}
+
+/* first_bad_coord for st->first_bad, in out's own shape. */
+static void set_coord(const kb_tensor *out, kb_check_stats *st)
+{
+	if (st->first_bad >= 0 && out->n > 0)
+		kb_tensor_coord(out, st->first_bad < out->n ? st->first_bad : out->n - 1,
+				st->first_bad_coord, sizeof(st->first_bad_coord));
+	else if (st->first_bad >= 0)
+		snprintf(st->first_bad_coord, sizeof(st->first_bad_coord), "%s (empty)",
+			 out->name ? out->name : "?");
+}
+
+/* One thread's share of a comparison: elements [i0, i1). */
+typedef struct {
+	const kb_tensor *out;
+	const refsrc *ref;
+	int64_t i0, i1;
+	acc a;
+	kb_check_stats st;
+} slice;
+
+static void *compare_slice(void *arg)
+{
+	slice *sl = arg;
+	double ov[CHUNK], rv[CHUNK];
+	bool pv[CHUNK];
+	for (int64_t i0 = sl->i0; i0 < sl->i1; i0 += CHUNK) {
+		int64_t cn = sl->i1 - i0 < CHUNK ? sl->i1 - i0 : CHUNK;
+		load_chunk(sl->out, i0, cn, ov, pv);
+		for (int64_t k = 0; k < cn; k++)
+			rv[k] = ref_at(sl->ref, i0 + k);
+		check_chunk(&sl->st, &sl->a, ov, pv, rv, i0, cn);
+	}
+	return NULL;
+}
+
+/* Adds slice b into the totals; slices are merged in index order, so the
+ * first bad element is the lowest one. */
+static void merge(kb_check_stats *st, acc *a, const slice *b)
+{
+	st->unwritten += b->st.unwritten;
+	st->nan_count += b->st.nan_count;
+	st->inf_count += b->st.inf_count;
+	st->mismatches += b->st.mismatches;
+	st->max_abs = b->st.max_abs > st->max_abs ? b->st.max_abs : st->max_abs;
+	st->max_rel = b->st.max_rel > st->max_rel ? b->st.max_rel : st->max_rel;
+	a->sum_d2 += b->a.sum_d2;
+	a->sum_r2 += b->a.sum_r2;
+	if (st->first_bad < 0 && b->st.first_bad >= 0) {
+		st->first_bad = b->st.first_bad;
+		st->first_bad_got = b->st.first_bad_got;
+		st->first_bad_want = b->st.first_bad_want;
+	}
+}
+
+/* Large outputs are compared on all cores (a 33M-element f32 output takes
+ * ~200 ms on one): each thread owns a contiguous slice. */
+static void compare_all(const kb_tensor *out, const refsrc *ref, int64_t n, acc *a,
+			kb_check_stats *st)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int nt = (int)(n / (1 << 18)) + 1;
+	nt = nt > cores ? (int)cores : nt;
+	nt = nt < 1 ? 1 : nt > 64 ? 64 : nt;
+	slice sl[64];
+	pthread_t th[64];
+	bool started[64] = {false};
+	for (int t = 0; t < nt; t++) {
+		sl[t] = (slice){out, ref, n * t / nt, n * (t + 1) / nt, *a, {0}};
+		sl[t].a.sum_d2 = sl[t].a.sum_r2 = 0;
+		sl[t].st.first_bad = -1;
+	}
+	for (int t = 1; t < nt; t++)
+		started[t] = pthread_create(&th[t], NULL, compare_slice, &sl[t]) == 0;
+	for (int t = 0; t < nt; t++)
+		if (!started[t])
+			compare_slice(&sl[t]); /* slice 0, and any a thread could not take */
+	for (int t = 1; t < nt; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+	for (int t = 0; t < nt; t++)
+		merge(st, a, &sl[t]);
 }
 
 static void compare(const kb_tensor *out, const refsrc *ref, int64_t ref_n, double rtol,
@@ -93,26 +232,10 @@ static void compare(const kb_tensor *out, const refsrc *ref, int64_t ref_n, doub
 	st->first_bad = -1;
 	st->n = out->n;
 	int64_t n = out->n < ref_n ? out->n : ref_n;
-	int size = kb_dtype_size(out->dtype);
-	bool ints = is_int_dtype(out->dtype);
-	double poison_val = 0, sum_d2 = 0, sum_r2 = 0;
-	if (ints && out->n > 0) {
-		kb_tensor one = *out;
-		unsigned char bytes[8];
-		memset(bytes, KB_POISON_BYTE, sizeof(bytes));
-		one.data = bytes;
-		poison_val = kb_tensor_get(&one, 0);
-	}
-	for (int64_t i = 0; i < n; i++) {
-		double r = ref_at(ref, i);
-		bool poison = is_poison(out, i, size) && !(ints && r == poison_val);
-		double o = poison ? NAN : kb_tensor_get(out, i);
-		if (check_one(st, o, r, poison, rtol, atol, &sum_d2, &sum_r2) && st->first_bad < 0) {
-			st->first_bad = i;
-			st->first_bad_got = o;
-			st->first_bad_want = r;
-		}
-	}
+	acc a = {rtol, atol, is_int_dtype(out->dtype), 0, 0, 0};
+	if (a.ints && out->n > 0)
+		a.poison_val = int_poison_value(out);
+	compare_all(out, ref, n, &a, st);
 	int64_t extra = out->n > ref_n ? out->n - ref_n : ref_n - out->n;
 	st->mismatches += extra;
 	if (extra && st->first_bad < 0) {
@@ -120,13 +243,8 @@ static void compare(const kb_tensor *out, const refsrc *ref, int64_t ref_n, doub
 		st->first_bad_got = n < out->n ? kb_tensor_get(out, n) : NAN;
 		st->first_bad_want = n < ref_n ? ref_at(ref, n) : NAN;
 	}
-	if (st->first_bad >= 0 && out->n > 0)
-		kb_tensor_coord(out, st->first_bad < out->n ? st->first_bad : out->n - 1,
-				st->first_bad_coord, sizeof(st->first_bad_coord));
-	else if (st->first_bad >= 0)
-		snprintf(st->first_bad_coord, sizeof(st->first_bad_coord), "%s (empty)",
-			 out->name ? out->name : "?");
-	st->rel_l2 = sum_r2 > 0 ? sqrt(sum_d2) / sqrt(sum_r2) : sqrt(sum_d2);
+	set_coord(out, st);
+	st->rel_l2 = a.sum_r2 > 0 ? sqrt(a.sum_d2) / sqrt(a.sum_r2) : sqrt(a.sum_d2);
 	st->ok = st->unwritten == 0 && st->nan_count == 0 && st->inf_count == 0 &&
 		 st->mismatches == 0;
 }

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 kb_cu_api kb_cu;
@@ -36,6 +37,9 @@ static int resolve_all(void)
 int kb_profile__cuda_load(kb_err *err)
 {
 	if (load_rc == 1) {
+		/* kbench keeps its own compile cache; the driver's would hide the
+		 * ptxas report of in-process compiles (see compile_int.h). */
+		setenv("CUDA_CACHE_DISABLE", "1", 1);
 		cuda_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 		if (!cuda_lib) {
 			snprintf(load_msg, sizeof load_msg,

@@ -55,7 +55,8 @@ typedef struct {
  * precision from the input tensors (looked up by name in ins) and scalar args
  * (from spec). Multithreaded over rows (nthreads <= 0: all cores).
  * Returns 0, or KB_EINVAL with err naming the problem. outs gets ref->nouts
- * entries, in the order of ref->outs. */
+ * entries, in the order of ref->outs (zeroed on failure), each shaped like
+ * the spec's output tensor. */
 int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_tensor *ins,
 			 int nins, kb_ref_out *outs, int nthreads, kb_err *err);
 void kb_ref_out_free(kb_ref_out *o);
@@ -88,7 +89,8 @@ void kb_profile_compare(const kb_tensor *out, const kb_ref_out *ref, double rtol
 /* Same, against another tensor (a reference kernel's output). */
 void kb_profile_compare_tensors(const kb_tensor *out, const kb_tensor *ref, double rtol,
 				double atol, kb_check_stats *st);
-/* The default tolerances of a dtype (f32 1e-5/1e-6, f16 1e-3, bf16 1e-2 ...). */
+/* The default (rtol, atol) of a dtype: f64 1e-7/1e-7, f32 1e-5/1e-6,
+ * f16 1e-3/1e-5, bf16 1.6e-2/1e-5, integers 0/0 (exact); see compare.c. */
 void kb_profile_default_tol(kb_dtype t, double *rtol, double *atol);
 
 /* ===== stats.c ===== */
@@ -117,7 +119,8 @@ bool kb_stats_should_stop(const kb_rep_policy *p, const double *v, int n, double
 /* Loads a .npy file (v1/v2/v3 headers, little-endian, C order; dtypes <f8 <f4
  * <f2 <i8 <i4 <i2 |i1 |u1, and bf16 as raw) or, for other extensions, raw
  * binary of the expected size, into t (whose dtype and shape the spec set).
- * Checks that dtype and shape agree. Returns 0, or KB_EINVAL/KB_EIO. */
+ * Checks that dtype and shape agree. Returns 0, or KB_EINVAL/KB_EIO/KB_ENOTFOUND
+ * with err naming the file ("x.npy: shape (4, 5) but the spec says f32[4, 6]"). */
 int kb_profile_load_file(const char *path, kb_tensor *t, kb_err *err);
 
 /* NVML state (nvml.c); declared early for kb_run_opts. */
@@ -182,7 +185,10 @@ typedef struct {
 	kb_progress_fn progress;
 	void *progress_ctx;
 	kb_nvml *nvml;            /* when set, clocks and power are sampled while timing */
+	int timing_mode;          /* KB_TIMING_AUTO / _EVENTS / _GRAPH */
 } kb_run_opts;
+
+enum { KB_TIMING_AUTO, KB_TIMING_EVENTS, KB_TIMING_GRAPH };
 
 /* Runs the built kernel per its spec on dev: allocate, init, poison, launch,
  * check (trials), time, re-check; results as JSON (the "check", "timing",
@@ -211,7 +217,7 @@ int kb_profile_nvml_sample_start(kb_nvml *n);
 /* Stops it; JSON with min/median/max SM and memory clock, mean power,
  * energy over the interval and per launch (only when the interval was long
  * enough for the ~100 ms energy counter to move; else absent with a reason),
- * and throttle reasons seen. A new reference. */
+ * and throttle reasons seen. A new reference; NULL when no sampler runs. */
 json_t *kb_profile_nvml_sample_stop(kb_nvml *n, int launches);
 
 /* ===== calibrate.c ===== */
@@ -222,7 +228,8 @@ json_t *kb_profile_nvml_sample_stop(kb_nvml *n, int launches);
  * JSON with each figure, its method, and the datasheet figure beside it. */
 int kb_profile_calibrate(kb_device *d, json_t **out, kb_err *err);
 /* Cached ceilings of the GPU with this UUID (under the XDG cache dir), or
- * KB_ENOTFOUND. */
+ * KB_ENOTFOUND; KB_EINVAL for a UUID that is not a plain file name or a
+ * corrupt file. */
 int kb_profile_ceilings_load(const char *uuid, json_t **out);
 int kb_profile_ceilings_save(const char *uuid, json_t *ceilings, kb_err *err);
 

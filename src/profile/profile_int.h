@@ -67,6 +67,8 @@ struct kb_device {
 	CUmodule util;
 	CUfunction fill[KB_DT_COUNT];
 	CUfunction flush;
+	CUfunction count_diff;
+	CUdeviceptr counter;
 	CUdeviceptr flush_buf;
 	size_t flush_bytes;
 	CUdeviceptr sink;
@@ -75,6 +77,10 @@ struct kb_device {
 /* Fills n elements of dtype t at p per init (trial seed mixed in). */
 int kb_profile__fill(kb_device *d, CUdeviceptr p, kb_dtype t, int64_t n, const kb_init *init,
 		     uint64_t seed, kb_err *err);
+/* Counts differing 4-byte words (bytes for a tail) between two device
+ * buffers of `bytes` bytes; synchronises. Returns 0 or a KB_E*. */
+int kb_profile__count_diff(kb_device *d, CUdeviceptr a, CUdeviceptr b, size_t bytes,
+			   uint64_t *ndiff, kb_err *err);
 /* Enqueues the L2 flush (a read of 2x L2) on the device's stream. */
 int kb_profile__flush_l2(kb_device *d, kb_err *err);
 
@@ -110,6 +116,12 @@ int kb_profile__bind_other(kb_device *d, const kb_spec *spec, const kb_kernel *k
 void kb_profile__unbind(kb_profile__bound *bd, bool free_bufs);
 int kb_profile__launch(kb_device *d, const kb_profile__bound *bd, kb_err *err);
 int kb_profile__sync(kb_device *d, kb_err *err);
+
+/* refcache.c: reference results by the hash of everything they depend on.
+ * get returns a borrowed array (valid until the next put) or NULL; put
+ * takes ownership of outs (n entries) and returns it, borrowed. */
+kb_ref_out *kb_profile__refcache_get(const char *key, int *n);
+kb_ref_out *kb_profile__refcache_put(const char *key, kb_ref_out *outs, int n);
 
 /* timing.c: times bd (see the file's comment); out gets the "timing" JSON. */
 int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opts *o,

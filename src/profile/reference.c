@@ -148,7 +148,7 @@ static void conv_range(void *p, int64_t lo, int64_t hi, double *scratch)
 /* A new double copy of the whole tensor, converted in parallel. */
 static double *to_doubles(const kb_tensor *t, int nthreads)
 {
-	double *v = kb_xmalloc((size_t)(t->n > 0 ? t->n : 1) * sizeof(double));
+	double *v = kb_big_alloc((size_t)(t->n > 0 ? t->n : 1) * sizeof(double));
 	conv_ctx c = {t, v};
 	parallel_for((t->n + EW_CHUNK - 1) / EW_CHUNK, EW_CHUNK, nthreads, 0, conv_range, &c);
 	return v;
@@ -347,7 +347,7 @@ static int alloc_out(refcall *c, int rank, const int64_t *dims)
 	o->n = 1;
 	for (int d = 0; d < sr; d++)
 		o->n *= (o->dims[d] = sd[d]);
-	o->v = kb_xcalloc((size_t)(o->n > 0 ? o->n : 1), sizeof(double));
+	o->v = kb_big_calloc((size_t)(o->n > 0 ? o->n : 1) * sizeof(double));
 	return 0;
 }
 
@@ -546,8 +546,8 @@ static int op_norm(refcall *c)
 	rowjob j = {.op = layer ? R_LAYERNORM : R_RMSNORM, .x = x, .w = w, .b = b, .eps = eps};
 	run_rows(c, &j, x->rank ? x->rank - 1 : -1);
 out:
-	free(b);
-	free(w);
+	kb_big_free(b);
+	kb_big_free(w);
 	return rc;
 }
 
@@ -640,7 +640,7 @@ static int run_binary(refcall *c, ewjob *j)
 	if (j->n > 0 && small->n > 0)
 		parallel_for((j->n + EW_CHUNK - 1) / EW_CHUNK, EW_CHUNK * 2.0, c->nthreads,
 			     2 * EW_CHUNK, ew_range, j);
-	free(bc);
+	kb_big_free(bc);
 	return 0;
 }
 
@@ -736,8 +736,8 @@ static int op_transpose(refcall *c)
 /* ===== matmul ===== */
 
 #define MM_ROWS 32
-#define MM_KB 256
-#define MM_NB 256
+#define MM_KB 128
+#define MM_NB 64
 
 typedef struct {
 	int64_t batch, m, k, n;
@@ -746,25 +746,47 @@ typedef struct {
 	double *c;              /* [B][M][N], zeroed */
 } mmjob;
 
-/* c[4][4] += a[4 rows, kn] * b[kn, 4 cols], accumulating in registers. */
+/* Two doubles (a GNU vector, SSE2 on x86-64); unaligned loads via memcpy. */
+typedef double v2d __attribute__((vector_size(16)));
+
+static inline v2d ld2(const double *p)
+{
+	v2d v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void st2(double *p, v2d v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* c[4][4] += a[4 rows, kn] * b[kn, 4 cols], the 16 sums kept in registers. */
 static void mm_micro(const double *a, int64_t lda, const double *b, int64_t ldb, double *c,
 		     int64_t ldc, int64_t kn)
 {
-	double acc[4][4];
-	for (int r = 0; r < 4; r++)
-		for (int x = 0; x < 4; x++)
-			acc[r][x] = c[r * ldc + x];
+	v2d c0l = ld2(c), c0h = ld2(c + 2), c1l = ld2(c + ldc), c1h = ld2(c + ldc + 2);
+	v2d c2l = ld2(c + 2 * ldc), c2h = ld2(c + 2 * ldc + 2);
+	v2d c3l = ld2(c + 3 * ldc), c3h = ld2(c + 3 * ldc + 2);
+	const double *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
 	for (int64_t k = 0; k < kn; k++) {
-		const double *bk = b + k * ldb;
-		for (int r = 0; r < 4; r++) {
-			double ar = a[r * lda + k];
-			for (int x = 0; x < 4; x++)
-				acc[r][x] += ar * bk[x];
-		}
+		v2d bl = ld2(b + k * ldb), bh = ld2(b + k * ldb + 2), x;
+		x = (v2d){a[k], a[k]};
+		c0l += x * bl;
+		c0h += x * bh;
+		x = (v2d){a1[k], a1[k]};
+		c1l += x * bl;
+		c1h += x * bh;
+		x = (v2d){a2[k], a2[k]};
+		c2l += x * bl;
+		c2h += x * bh;
+		x = (v2d){a3[k], a3[k]};
+		c3l += x * bl;
+		c3h += x * bh;
 	}
-	for (int r = 0; r < 4; r++)
-		for (int x = 0; x < 4; x++)
-			c[r * ldc + x] = acc[r][x];
+	st2(c, c0l), st2(c + 2, c0h), st2(c + ldc, c1l), st2(c + ldc + 2, c1h);
+	st2(c + 2 * ldc, c2l), st2(c + 2 * ldc + 2, c2h);
+	st2(c + 3 * ldc, c3l), st2(c + 3 * ldc + 2, c3h);
 }
 
 /* One element of c, the plain way (block edges). */
@@ -823,12 +845,12 @@ static double *mm_pack(const kb_tensor *t, bool trans, int nthreads)
 	if (!trans)
 		return v;
 	int64_t r = t->dims[t->rank - 2], cl = t->dims[t->rank - 1], nb = t->n / (r * cl);
-	double *p = kb_xmalloc((size_t)t->n * sizeof(double));
+	double *p = kb_big_alloc((size_t)t->n * sizeof(double));
 	for (int64_t b = 0; b < nb; b++)
 		for (int64_t i = 0; i < r; i++)
 			for (int64_t k = 0; k < cl; k++)
 				p[b * r * cl + k * r + i] = v[b * r * cl + i * cl + k];
-	free(v);
+	kb_big_free(v);
 	return p;
 }
 
@@ -881,8 +903,8 @@ static int op_matmul(refcall *c)
 	if (j.m && j.n && j.k)
 		parallel_for(j.batch * blocks, 2.0 * MM_ROWS * (double)(j.k * j.n), c->nthreads, 0,
 			     mm_range, &j);
-	free(pb);
-	free(pa);
+	kb_big_free(pb);
+	kb_big_free(pa);
 	return 0;
 }
 
@@ -983,6 +1005,6 @@ int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_ten
 void kb_ref_out_free(kb_ref_out *o)
 {
 	free(o->name);
-	free(o->v);
+	kb_big_free(o->v);
 	memset(o, 0, sizeof(*o));
 }

@@ -9,11 +9,15 @@
  */
 #include "profile_int.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define POST_TIMING_CHECKS 3
+/* Enough consecutive launches that a kernel skipping its work on every
+ * k-th call, for any k up to this, is caught after the timed loop. */
+#define POST_TIMING_CHECKS 8
 
 typedef struct {
 	kb_device *d;
@@ -25,10 +29,15 @@ typedef struct {
 	kb_profile__bound bd;      /* the kernel under test */
 	kb_profile__bound ref_bd;  /* a reference kernel, when `ref kernel` */
 	kb_profile__buf *ref_bufs; /* its own outputs (inputs shared) */
-	kb_ref_out *ref_outs;      /* built-in reference results, per output */
+	kb_ref_out *ref_outs;      /* built-in reference results, per output (borrowed
+				      from the reference cache) */
 	int nref_outs;
+	char ref_key[KB_HASH_HEX]; /* what the current trial's reference depends on */
+	int ref_cached;            /* trials whose reference came from the cache */
 	double rtol, atol;
 	bool *sticky;
+	/* Where the checking time goes, summed over trials (ms). */
+	double ms_gpu, ms_readback, ms_reference, ms_compare;
 } run_ctx;
 
 static void progress(run_ctx *c, const kb_profile__bound *bd, const char *phase)
@@ -55,27 +64,73 @@ static uint64_t mix64(uint64_t z)
 
 /* ---- inputs and outputs ------------------------------------------------------ */
 
+/* The part of the reference key that does not change between trials: the
+ * ref line, every arg's value and every tensor's dtype and shape. */
+static void hash_spec(kb_hasher *h, const run_ctx *c)
+{
+	const kb_spec_ref *r = &c->spec->ref;
+	kb_hash_str(h, r->fn);
+	for (int i = 0; i < r->nargs; i++) {
+		kb_hash_str(h, r->args[i].key ? r->args[i].key : "");
+		kb_hash_str(h, r->args[i].text);
+	}
+	for (int i = 0; i < r->nouts; i++)
+		kb_hash_str(h, r->outs[i]);
+	for (int i = 0; i < c->spec->nargs; i++) {
+		kb_hash_str(h, c->spec->args[i].name);
+		kb_hash_update(h, &c->spec->args[i].value, sizeof c->spec->args[i].value);
+	}
+	for (int i = 0; i < c->bd.nbufs; i++) {
+		const kb_tensor *t = &c->bd.bufs[i].host;
+		kb_hash_str(h, t->name);
+		kb_hash_update(h, &t->dtype, sizeof t->dtype);
+		kb_hash_update(h, t->dims, sizeof(int64_t) * (size_t)t->rank);
+	}
+}
+
+/* An input's init, seed and (for files) the file's identity. */
+static void hash_input(kb_hasher *h, const kb_profile__buf *b, uint64_t seed)
+{
+	const kb_init *in = &b->spec->init;
+	kb_hash_update(h, &in->kind, sizeof in->kind);
+	kb_hash_update(h, &in->lo, sizeof in->lo);
+	kb_hash_update(h, &in->hi, sizeof in->hi);
+	kb_hash_update(h, &seed, sizeof seed);
+	if (in->kind == KB_INIT_FILE) {
+		struct stat st;
+		kb_hash_str(h, in->path);
+		if (stat(in->path, &st) == 0) {
+			kb_hash_update(h, &st.st_size, sizeof st.st_size);
+			kb_hash_update(h, &st.st_mtim, sizeof st.st_mtim);
+		}
+	}
+}
+
 static int fill_inputs(run_ctx *c, uint64_t trial_seed, json_t *seeds, kb_err *err)
 {
 	int rc = KB_OK;
+	kb_hasher *h = kb_hash_new();
+	hash_spec(h, c);
 	for (int i = 0; i < c->bd.nbufs; i++) {
 		kb_profile__buf *b = &c->bd.bufs[i];
 		if (b->spec->is_out)
 			continue;
+		uint64_t base = b->spec->init.has_seed ? b->spec->init.seed : (uint64_t)i + 1;
+		uint64_t seed = mix64(base ^ mix64(trial_seed));
+		hash_input(h, b, seed);
 		if (b->spec->init.kind == KB_INIT_FILE) {
 			if ((rc = kb_profile_load_file(b->spec->init.path, &b->host, err)) < 0)
-				return rc;
+				goto out;
 			KB_CU_CALL(err, cuMemcpyHtoD(b->dev, b->host.data, b->bytes));
 			continue;
 		}
-		uint64_t base = b->spec->init.has_seed ? b->spec->init.seed : (uint64_t)i + 1;
-		uint64_t seed = mix64(base ^ mix64(trial_seed));
 		json_object_set_new(seeds, b->spec->name, json_integer((json_int_t)(seed >> 1)));
 		if ((rc = kb_profile__fill(c->d, b->dev, b->spec->dtype, b->host.n, &b->spec->init,
 					   seed, err)) < 0)
-			return rc;
+			goto out;
 	}
 out:
+	kb_hash_final(h, c->ref_key);
 	return rc;
 }
 
@@ -104,11 +159,17 @@ out:
 static int launch_checked(run_ctx *c, kb_profile__bound *bd, const char *phase, kb_err *err)
 {
 	int rc;
+	double t0 = kb_now_ms();
 	if ((rc = poison(c, bd->bufs, bd->nbufs, err)) < 0 || (rc = kb_profile__launch(c->d, bd, err)) < 0)
 		return gpu_fail(c, rc, err);
 	progress(c, bd, phase);
-	if ((rc = kb_profile__sync(c->d, err)) < 0 || (rc = read_back(bd->bufs, bd->nbufs, true, err)) < 0)
+	if ((rc = kb_profile__sync(c->d, err)) < 0)
 		return gpu_fail(c, rc, err);
+	double t1 = kb_now_ms();
+	if ((rc = read_back(bd->bufs, bd->nbufs, true, err)) < 0)
+		return gpu_fail(c, rc, err);
+	c->ms_gpu += t1 - t0;
+	c->ms_readback += kb_now_ms() - t1;
 	return KB_OK;
 }
 
@@ -148,11 +209,9 @@ static void free_ref_kernel(run_ctx *c)
 	kb_profile__unbind(&c->ref_bd, false);
 }
 
+/* The cache owns reference results; a run only borrows them. */
 static void free_ref_outs(run_ctx *c)
 {
-	for (int i = 0; i < c->nref_outs; i++)
-		kb_ref_out_free(&c->ref_outs[i]);
-	free(c->ref_outs);
 	c->ref_outs = NULL;
 	c->nref_outs = 0;
 }
@@ -160,22 +219,47 @@ static void free_ref_outs(run_ctx *c)
 /* Computes the expected outputs for the inputs now on the GPU. */
 static int compute_reference(run_ctx *c, kb_err *err)
 {
+	if (c->ref_bufs) /* a reference kernel, on the GPU */
+		return launch_checked(c, &c->ref_bd, "reference kernel", err);
+	free_ref_outs(c);
+	c->ref_outs = kb_profile__refcache_get(c->ref_key, &c->nref_outs);
+	if (c->ref_outs) {
+		c->ref_cached++;
+		return KB_OK;
+	}
+	double t0 = kb_now_ms();
 	int rc = read_back(c->bd.bufs, c->bd.nbufs, false, err);
 	if (rc < 0)
 		return gpu_fail(c, rc, err);
-	if (c->ref_bufs) /* a reference kernel */
-		return launch_checked(c, &c->ref_bd, "reference kernel", err);
-	free_ref_outs(c);
+	c->ms_readback += kb_now_ms() - t0;
+	t0 = kb_now_ms();
 	kb_tensor *ins = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *ins);
 	int nins = 0;
 	for (int i = 0; i < c->bd.nbufs; i++)
 		if (!c->bd.bufs[i].spec->is_out)
 			ins[nins++] = c->bd.bufs[i].host;
-	c->nref_outs = c->spec->ref.nouts;
-	c->ref_outs = kb_xcalloc((size_t)c->nref_outs + 1, sizeof *c->ref_outs);
-	rc = kb_profile_reference(c->spec, c->src, ins, nins, c->ref_outs, 0, err);
+	int nouts = c->spec->ref.nouts;
+	kb_ref_out *outs = kb_xcalloc((size_t)nouts + 1, sizeof *outs);
+	rc = kb_profile_reference(c->spec, c->src, ins, nins, outs, 0, err);
 	free(ins);
-	return rc;
+	if (rc < 0) {
+		free(outs);
+		return rc;
+	}
+	c->ref_outs = kb_profile__refcache_put(c->ref_key, outs, nouts);
+	c->nref_outs = nouts;
+	c->ms_reference += kb_now_ms() - t0;
+	return KB_OK;
+}
+
+/* A number for JSON, which has no NaN or Inf: those become strings. */
+static json_t *num_json(double v)
+{
+	if (isnan(v))
+		return json_string("nan");
+	if (isinf(v))
+		return json_string(v > 0 ? "inf" : "-inf");
+	return json_real(v);
 }
 
 static json_t *stats_json(const char *name, const kb_check_stats *s)
@@ -184,9 +268,9 @@ static json_t *stats_json(const char *name, const kb_check_stats *s)
 	json_object_set_new(j, "output", json_string(name));
 	json_object_set_new(j, "ok", json_boolean(s->ok));
 	json_object_set_new(j, "elements", json_integer(s->n));
-	json_object_set_new(j, "max_abs_err", json_real(s->max_abs));
-	json_object_set_new(j, "max_rel_err", json_real(s->max_rel));
-	json_object_set_new(j, "rel_l2_err", json_real(s->rel_l2));
+	json_object_set_new(j, "max_abs_err", num_json(s->max_abs));
+	json_object_set_new(j, "max_rel_err", num_json(s->max_rel));
+	json_object_set_new(j, "rel_l2_err", num_json(s->rel_l2));
 	json_object_set_new(j, "mismatches", json_integer(s->mismatches));
 	json_object_set_new(j, "nan", json_integer(s->nan_count));
 	json_object_set_new(j, "inf", json_integer(s->inf_count));
@@ -195,8 +279,8 @@ static json_t *stats_json(const char *name, const kb_check_stats *s)
 		json_t *fb = json_object();
 		json_object_set_new(fb, "index", json_integer(s->first_bad));
 		json_object_set_new(fb, "at", json_string(s->first_bad_coord));
-		json_object_set_new(fb, "got", json_real(s->first_bad_got));
-		json_object_set_new(fb, "want", json_real(s->first_bad_want));
+		json_object_set_new(fb, "got", num_json(s->first_bad_got));
+		json_object_set_new(fb, "want", num_json(s->first_bad_want));
 		json_object_set_new(j, "first_bad", fb);
 	}
 	return j;
@@ -251,32 +335,81 @@ static int check_trials(run_ctx *c, json_t *check, bool *correct, kb_err *err)
 		if (rc < 0 || (rc = launch_checked(c, &c->bd, phase, err)) < 0 ||
 		    (rc = compute_reference(c, err)) < 0)
 			return gpu_fail(c, rc, err);
+		double t0 = kb_now_ms();
 		bool ok = compare_outputs(c, outs);
+		c->ms_compare += kb_now_ms() - t0;
 		json_object_set_new(tj, "ok", json_boolean(ok));
 		*correct = *correct && ok;
 	}
 	return KB_OK;
 }
 
-/* After the timed loop: poison, launch, compare, a few times over, so an
+/* Device copies of the verified outputs of the last trial. */
+static int save_golden(run_ctx *c, CUdeviceptr *golden, kb_err *err)
+{
+	int rc = KB_OK;
+	for (int i = 0; i < c->bd.nbufs; i++) {
+		const kb_profile__buf *b = &c->bd.bufs[i];
+		if (!b->spec->is_out)
+			continue;
+		KB_CU_CALL(err, cuMemAlloc(&golden[i], b->bytes ? b->bytes : 1));
+		KB_CU_CALL(err, cuMemcpyDtoD(golden[i], b->dev, b->bytes));
+	}
+out:
+	return rc;
+}
+
+/* One re-check: poison, launch, and compare bit for bit with the verified
+ * output on the GPU; only a difference costs a read-back and a full
+ * comparison with the reference (a kernel with atomics may differ in its
+ * last bits and still be right). */
+static int recheck_once(run_ctx *c, CUdeviceptr *golden, json_t *outs, bool *ok, kb_err *err)
+{
+	int rc;
+	if ((rc = poison(c, c->bd.bufs, c->bd.nbufs, err)) < 0 ||
+	    (rc = kb_profile__launch(c->d, &c->bd, err)) < 0)
+		return gpu_fail(c, rc, err);
+	progress(c, &c->bd, "re-check after timing");
+	uint64_t differ = 0;
+	for (int i = 0; i < c->bd.nbufs && rc == 0; i++) {
+		uint64_t n = 0;
+		if (c->bd.bufs[i].spec->is_out)
+			rc = kb_profile__count_diff(c->d, c->bd.bufs[i].dev, golden[i], c->bd.bufs[i].bytes,
+						    &n, err);
+		differ += n;
+	}
+	if (rc < 0)
+		return gpu_fail(c, rc, err);
+	*ok = true;
+	if (differ == 0)
+		return KB_OK;
+	if ((rc = read_back(c->bd.bufs, c->bd.nbufs, true, err)) < 0)
+		return gpu_fail(c, rc, err);
+	*ok = compare_outputs(c, outs);
+	return KB_OK;
+}
+
+/* After the timed loop: poison, launch, compare, several times over, so an
  * output written only on the first call, or skipped on some calls, shows. */
 static int recheck(run_ctx *c, json_t *check, bool *correct, kb_err *err)
 {
 	json_t *post = json_array();
 	json_object_set_new(check, "after_timing", post);
-	for (int i = 0; i < POST_TIMING_CHECKS; i++) {
+	CUdeviceptr *golden = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *golden);
+	int rc = save_golden(c, golden, err);
+	for (int i = 0; rc == 0 && i < POST_TIMING_CHECKS; i++) {
 		json_t *outs = json_array();
-		int rc = launch_checked(c, &c->bd, "re-check after timing", err);
-		if (rc < 0)
-			return rc;
-		bool ok = compare_outputs(c, outs);
-		json_t *pj = json_object();
-		json_object_set_new(pj, "ok", json_boolean(ok));
-		json_object_set_new(pj, "outputs", outs);
+		bool ok = false;
+		rc = recheck_once(c, golden, outs, &ok, err);
+		json_t *pj = json_pack("{s:b, s:o}", "ok", ok, "outputs", outs);
 		json_array_append_new(post, pj);
 		*correct = *correct && ok;
 	}
-	return KB_OK;
+	for (int i = 0; i < c->bd.nbufs; i++)
+		if (golden[i] && !*c->sticky)
+			kb_cu.cuMemFree(golden[i]);
+	free(golden);
+	return rc;
 }
 
 static json_t *launch_json(const kb_profile__bound *bd)
@@ -354,8 +487,14 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	json_object_set_new(check, "rtol", json_real(c.rtol));
 	json_object_set_new(check, "atol", json_real(c.atol));
 	bool correct;
+	double t_check = kb_now_ms();
 	if ((rc = check_trials(&c, check, &correct, err)) < 0)
 		goto out;
+	json_object_set_new(check, "ms", json_pack("{s:f, s:f, s:f, s:f, s:f}", "total",
+						   kb_now_ms() - t_check, "gpu", c.ms_gpu,
+						   "readback", c.ms_readback, "reference",
+						   c.ms_reference, "compare", c.ms_compare));
+	json_object_set_new(check, "reference_cached_trials", json_integer(c.ref_cached));
 	if (correct && o->time_it) {
 		json_t *timing = NULL;
 		progress(&c, &c.bd, "timing");

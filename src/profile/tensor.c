@@ -149,14 +149,14 @@ void kb_tensor_init(kb_tensor *t, const char *name, kb_dtype dtype, int rank,
 		t->n *= t->dims[d];
 	}
 	size_t n = t->n > 0 ? (size_t)t->n : 1;
-	t->data = kb_xcalloc(n, (size_t)kb_dtype_size(dtype));
+	t->data = kb_big_calloc(n * (size_t)kb_dtype_size(dtype));
 }
 
 /* Releases the name and data; t may be reused with kb_tensor_init. */
 void kb_tensor_free(kb_tensor *t)
 {
 	free(t->name);
-	free(t->data);
+	kb_big_free(t->data);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -181,7 +181,8 @@ int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opt
 		return rc;
 	kb_stats st;
 	kb_stats_compute(warm + 2, BATCH - 2, &st);
-	bool graph = st.median * 1e3 < KB_GRAPH_BELOW_US;
+	bool graph = o->timing_mode == KB_TIMING_GRAPH ||
+		     (o->timing_mode == KB_TIMING_AUTO && st.median * 1e3 < KB_GRAPH_BELOW_US);
 	graph_plan g = {0};
 	if (graph && (rc = build_graph(d, bd, set_bytes, &g, err)) < 0)
 		goto out;

@@ -1,0 +1,63 @@
+#!/bin/sh
+# run_gpu.sh - `kbench run` on a real GPU: correctness, faults that must be
+# results (and the next run must work), cheats that must be caught, and the
+# occupancy calculator against the driver.  Skipped (and counted) where
+# there is no GPU.
+. tests/cli/lib.sh
+F=tests/fixtures/faults
+
+run "$KB" devices
+if [ "$RC" -ne 0 ]; then
+	reason="no GPU: $(head -c 200 "$T_TMP/err" | tr '\n' ' ')"
+	[ -n "${KBENCH_REQUIRE_GPU:-}" ] && { fail gpu_present "$reason"; finish; exit; }
+	for c in softmax_correct softmax_time softmax_ceiling vector_add ptx_saxpy oob_fault \
+		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
+		 skips_some occupancy_vs_driver; do
+		skip "$c" "$reason"
+	done
+	finish
+	exit
+fi
+grep -q '"ceilings"' "$T_TMP/out" || "$KB" calibrate >/dev/null 2>&1
+
+run "$KB" run kernels/softmax.cu --no-sweep
+expect_rc softmax_correct 0
+expect_in softmax_time out "us median"
+expect_in softmax_ceiling out "of measured copy ceiling"
+run "$KB" run kernels/vector_add.cu;  expect_rc vector_add 0
+run "$KB" run kernels/saxpy.ptx;      expect_rc ptx_saxpy 0
+
+# Faults are results, and the next run works without anyone doing anything.
+run "$KB" run $F/oob_write.cu --json
+expect_json oob_fault "j['status'] == 'fault' and 'ILLEGAL_ADDRESS' in j.get('error','') and j['during']['kernel'] == 'oob_write'"
+run "$KB" run kernels/vector_add.cu;  expect_rc after_fault 0
+run "$KB" run $F/hang.cu --timeout 3 --json
+expect_json hang_timeout "j['status'] == 'timeout' and j['during']['kernel'] == 'hang' and j['during']['grid'][0] == 4096"
+run "$KB" run kernels/vector_add.cu;  expect_rc after_hang 0
+
+# Wrong results are caught, with where.
+run "$KB" run $F/unwritten.cu --json
+expect_json unwritten "j['verdict'] == 'INCORRECT' and j['check']['trials'][0]['outputs'][0]['unwritten'] == 64 and j['check']['trials'][0]['outputs'][0]['first_bad']['at'] == 'y[0, 999]'"
+run "$KB" run $F/off_by_one.cu --json
+expect_json offbyone_sweep "j['result']['verdict'] == 'CORRECT' and [r['result']['verdict'] for r in j['sweep']] == ['CORRECT', 'INCORRECT', 'INCORRECT']"
+run "$KB" run $F/race.cu --trials 5 --json
+expect_json race "j['verdict'] == 'INCORRECT'"
+run "$KB" run $F/first_call_only.cu --json
+expect_json first_call "j['verdict'] == 'INCORRECT' and not j['check']['trials'][1]['ok']"
+run "$KB" run $F/skips_some.cu --json
+expect_json skips_some "j['verdict'] in ('INCORRECT', 'IMPOSSIBLE') and all(t['ok'] for t in j['check']['trials'])"
+
+# The offline occupancy calculator agrees with the driver.
+ok=1
+for c in "R=4 B=256 S=0" "R=4 B=1024 S=0" "R=4 B=32 S=0" "R=4 B=128 S=49152" "R=64 B=256 S=0" "R=64 B=512 S=16384" "R=64 B=96 S=100000"; do
+	set -- $c
+	run "$KB" run tests/fixtures/kernels/occupancy.cu --no-sweep --define "$1" --arg "$2" --arg "$3" --json
+	python3 -c "
+import json,sys
+j=json.load(open('$T_TMP/out'))
+o=j['compile']['kernel']['occupancy']; d=j['launch']['driver_blocks_per_sm']
+print('occupancy $c: regs %d, offline %d blocks/SM (%s), driver %d' % (j['compile']['kernel']['resources']['registers'], o['blocks_per_sm'], o['limiter'], d))
+sys.exit(0 if o['blocks_per_sm'] == d else 1)" || ok=0
+done
+[ $ok = 1 ] && pass occupancy_vs_driver || fail occupancy_vs_driver "offline and driver disagree (see above)"
+finish

@@ -1,0 +1,21 @@
+#!/bin/sh
+# run_nogpu.sh - `kbench run` where no GPU can be used: a clear message and
+# a non-zero exit, never a crash.  CUDA_VISIBLE_DEVICES= hides any GPU, so
+# this runs the same on CPU-only machines and on GPU machines.
+. tests/cli/lib.sh
+
+run env CUDA_VISIBLE_DEVICES= "$KB" run kernels/vector_add.cu
+expect_rc nogpu_exit 3
+expect_in nogpu_says out "NO GPU"
+run env CUDA_VISIBLE_DEVICES= "$KB" run kernels/vector_add.cu --json
+expect_json nogpu_json "j['status'] == 'no_gpu' and len(j['message']) > 10"
+run env CUDA_VISIBLE_DEVICES= "$KB" devices
+expect_rc nogpu_devices 3
+run "$KB" run no/such.cu
+expect_rc run_missing_file_rc 3
+run "$KB" run
+expect_rc run_usage 2
+run "$KB" run --help
+expect_rc run_help 0
+expect_in run_help_text out "--trials N"
+finish
