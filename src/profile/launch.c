@@ -196,6 +196,8 @@ int kb_profile__bind_other(kb_device *d, const kb_spec *spec, const kb_kernel *k
 {
 	memset(bd, 0, sizeof *bd);
 	bd->dims = *dims;
+	bd->bufs = bufs; /* borrowed: unbind with free_bufs = false */
+	bd->nbufs = nbufs;
 	int rc = resolve_function(d, k, b, bd, err);
 	if (rc < 0)
 		return rc;

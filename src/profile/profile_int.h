@@ -127,6 +127,16 @@ kb_ref_out *kb_profile__refcache_put(const char *key, kb_ref_out *outs, int n);
 int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opts *o,
 		     size_t set_bytes, json_t **out, kb_err *err);
 
+/* activity.c: kernel durations from GPU timestamps (CUPTI Activity API,
+ * dlopen'ed libcupti). start: 0, or KB_EUNSUP when CUPTI is missing or
+ * refuses (ncu/nsys attached, privileges); timing then uses events only.
+ * stop: flushes, disables, and fills durations_us (launch order, up to max)
+ * with the kernels named symbol (mangled), others dropped; *n of them.
+ * Returns 0, KB_ENOTFOUND (kernels ran, none so named) or KB_EUNSUP. */
+int kb_profile__activity_start(kb_err *err);
+int kb_profile__activity_stop(const char *symbol, double *durations_us, int max, int *n,
+			      kb_err *err);
+
 /* nvml.c: the names of the clock-event reason bits set in mask ("gpu_idle",
  * "sw_power_cap" ...; unknown bits as one "0x.." string). A new array. */
 json_t *kb_profile__nvml_reasons_json(unsigned long long mask);
