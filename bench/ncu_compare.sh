@@ -1,6 +1,8 @@
 #!/bin/sh
 # ncu_compare.sh - kbench's median kernel time against Nsight Compute's
-# gpu__time_duration.sum for the same kernel, inputs and launch.
+# gpu__time_duration.sum for the same kernel, inputs and launch (kbench's
+# default timing, then plain event pairs for the two shortest kernels, to
+# show the launch latency that the default leaves out).
 # ncu runs with cache flushing before every profiled launch and clocks left
 # alone (--cache-control all --clock-control none), as kbench times (L2
 # flushed, clocks as found).  Also: kbench's run-to-run spread (CV of the
@@ -14,7 +16,7 @@ echo "kbench vs ncu  $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name,
 printf '%-40s %-14s %12s %12s %8s %10s\n' file kernel "kbench us" "ncu us" "diff" "kbench CV"
 for spec in "kernels/softmax.cu softmax_rows" "kernels/vector_add.cu vector_add" \
             "kernels/vector_add.cu vector_add n=8388608" "kernels/saxpy.ptx saxpy" \
-            "kernels/vector_add.cu vector_add n=8388608 graph" "kernels/saxpy.ptx saxpy - graph"; do
+            "kernels/vector_add.cu vector_add n=8388608 events" "kernels/saxpy.ptx saxpy - events"; do
 	set -- $spec
 	f=$1 k=$2 extra=
 	[ -n "${3:-}" ] && [ "$3" != - ] && extra="--arg $3"

@@ -151,7 +151,9 @@ static void render_timing(json_t *t, kb_buf *out)
 	kb_buf_catf(out, "  time        %.2f us median (min %.2f, max %.2f, CV %.1f%%, %lld reps, %s; L2 %s)\n",
 		    num(t, "median_us"), num(t, "min_us"), num(t, "max_us"), 100.0 * num(t, "cv"),
 		    (long long)num(t, "reps"),
-		    !strcmp(str(t, "mode"), "graph") ? "CUDA graph" : "device events", str(t, "l2"));
+		    !strcmp(str(t, "mode"), "graph") ? "CUDA graph"
+		    : !strcmp(str(t, "mode"), "diff") ? "differential device events" : "device events",
+		    str(t, "l2"));
 }
 
 static void render_roofline(json_t *rf, json_t *dev, kb_buf *out)

@@ -150,9 +150,12 @@ static const char usage_run[] =
 	"  --trials N        correctness trials (default 3)\n"
 	"  --seed S          base seed (default: fresh, printed)\n"
 	"  --timeout SECONDS a GPU phase running longer is a hang (default 10)\n"
-	"  --timing MODE     events: device events around each launch, L2 flushed before\n"
-	"                    each; graph: a CUDA graph of launches over rotated buffer\n"
-	"                    copies larger than L2; auto (default): graph under 10 us\n"
+	"  --timing MODE     diff: events around (flush, kernel) minus events around the\n"
+	"                    flush alone, L2 flushed before each, so the launch latency an\n"
+	"                    event adds drops out; events: plain event pairs around each\n"
+	"                    launch; graph: a CUDA graph of launches over rotated buffer\n"
+	"                    copies larger than L2; auto (default): graph under 10 us,\n"
+	"                    else diff\n"
 	"  --json            print the full Result as JSON\n"
 	"\n"
 	"Exit status: 0 correct, 1 incorrect/impossible/fault/timeout/spec or compile error,\n"
@@ -211,8 +214,9 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		case 'j': c->json = true; break;
 		case 'n': c->no_sweep = true; break;
 		case 'm':
-			if (strcmp(optarg, "events") && strcmp(optarg, "graph") && strcmp(optarg, "auto"))
-				return usage_error(usage_run, "--timing takes events, graph or auto, not '%s'",
+			if (strcmp(optarg, "events") && strcmp(optarg, "graph") && strcmp(optarg, "auto") &&
+			    strcmp(optarg, "diff"))
+				return usage_error(usage_run, "--timing takes events, diff, graph or auto, not '%s'",
 						   optarg);
 			c->o.timing = strcmp(optarg, "auto") ? optarg : NULL;
 			break;

@@ -188,7 +188,7 @@ typedef struct {
 	int timing_mode;          /* KB_TIMING_AUTO / _EVENTS / _GRAPH */
 } kb_run_opts;
 
-enum { KB_TIMING_AUTO, KB_TIMING_EVENTS, KB_TIMING_GRAPH };
+enum { KB_TIMING_AUTO, KB_TIMING_EVENTS, KB_TIMING_GRAPH, KB_TIMING_DIFF };
 
 /* Runs the built kernel per its spec on dev: allocate, init, poison, launch,
  * check (trials), time, re-check; results as JSON (the "check", "timing",

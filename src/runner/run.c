@@ -189,7 +189,8 @@ static void fill_opts(kb_runner__ctx *c, json_t *req, kb_run_opts *o, progress_t
 	o->max_time_ms = json_number_value(json_object_get(req, "max_time_ms"));
 	const char *mode = json_string_value(json_object_get(req, "timing"));
 	o->timing_mode = !mode ? KB_TIMING_AUTO : !strcmp(mode, "graph") ? KB_TIMING_GRAPH
-		       : !strcmp(mode, "events") ? KB_TIMING_EVENTS : KB_TIMING_AUTO;
+		       : !strcmp(mode, "events") ? KB_TIMING_EVENTS
+		       : !strcmp(mode, "diff") ? KB_TIMING_DIFF : KB_TIMING_AUTO;
 	o->progress = tap;
 	o->progress_ctx = t;
 	o->nvml = c->nvml;
