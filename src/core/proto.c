@@ -9,6 +9,8 @@
 
 void kb_frame_feed(kb_frame_reader *r, const void *p, size_t n)
 {
+	if (n == 0)
+		return;
 	if (r->len + n > r->cap) {
 		size_t cap = r->cap ? r->cap : 4096;
 		while (cap < r->len + n)

@@ -12,7 +12,7 @@ if [ "$RC" -ne 0 ]; then
 	[ -n "${KBENCH_REQUIRE_GPU:-}" ] && { fail gpu_present "$reason"; finish; exit; }
 	for c in softmax_correct softmax_time softmax_ceiling vector_add ptx_saxpy oob_fault \
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
-		 skips_some ref_kernel tune_best impossible occupancy_vs_driver; do
+		 skips_some ref_kernel tune_best impossible file_input occupancy_vs_driver; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -54,6 +54,9 @@ run "$KB" run tests/fixtures/kernels/occupancy.cu --json
 expect_json tune_best "[t['result']['verdict'] for t in j['tune']] == ['CORRECT', 'CORRECT'] and j['best_tune'] in (0, 1)"
 run "$KB" run tests/fixtures/kernels/impossible.cu --json
 expect_json impossible "j['verdict'] == 'IMPOSSIBLE' and 'floor' in j['roofline']['impossible_why']"
+
+run "$KB" run tests/fixtures/kernels/file_input.cu --json
+expect_json file_input "j['verdict'] == 'CORRECT' and j['check']['trials'][0]['outputs'][0]['max_abs_err'] == 0"
 
 # The offline occupancy calculator agrees with the driver.
 ok=1
