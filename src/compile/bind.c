@@ -108,13 +108,9 @@ int kb_compile_ctype_dtype(const char *ctype, kb_dtype *out)
 static void KB_PRINTF(7, 8) diag(kb_diags *d, const kb_source *src, kb_diag_level lv,
 				 int line, int col, int len, const char *fmt, ...)
 {
-	va_list ap, cp;
+	va_list ap;
 	va_start(ap, fmt);
-	va_copy(cp, ap);
-	int n = vsnprintf(NULL, 0, fmt, cp);
-	va_end(cp);
-	char *msg = kb_xmalloc((size_t)n + 1);
-	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	char *msg = kb_xvasprintf(fmt, ap);
 	va_end(ap);
 	kb_diag_add(d, lv, src->path, src->text, line, col, len, "%s", msg);
 	free(msg);
@@ -351,13 +347,9 @@ typedef struct refctx {
 
 static void KB_PRINTF(3, 4) arg_err(refctx *c, const kb_ref_arg *a, const char *fmt, ...)
 {
-	va_list ap, cp;
+	va_list ap;
 	va_start(ap, fmt);
-	va_copy(cp, ap);
-	int n = vsnprintf(NULL, 0, fmt, cp);
-	va_end(cp);
-	char *msg = kb_xmalloc((size_t)n + 1);
-	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	char *msg = kb_xvasprintf(fmt, ap);
 	va_end(ap);
 	int line = a ? a->loc.line : c->out_line, col = a ? a->loc.col : c->out_col;
 	int len = a ? (int)strlen(a->text) : c->out_len;

@@ -76,12 +76,7 @@ static void vdiag(kb_diags *d, const kb_source *src, kb_diag_level lv, int line,
 {
 	if (!d)
 		return;
-	va_list cp;
-	va_copy(cp, ap);
-	int n = vsnprintf(NULL, 0, fmt, cp);
-	va_end(cp);
-	char *msg = kb_xmalloc((size_t)n + 1);
-	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	char *msg = kb_xvasprintf(fmt, ap);
 	kb_diag_add(d, lv, src ? src->path : NULL, src ? src->text : NULL, line, col, len,
 		    "%s", msg);
 	free(msg);

@@ -53,15 +53,22 @@ char *kb_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *kb_xvasprintf(const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	char *p = kb_xmalloc((size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	return p;
+}
+
 char *kb_xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	char *p = kb_xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	char *p = kb_xvasprintf(fmt, ap);
 	va_end(ap);
 	return p;
 }

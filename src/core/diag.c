@@ -41,11 +41,7 @@ void kb_diag_add(kb_diags *d, kb_diag_level level, const char *file, const char 
 	g->src_line = kb_src_line(src, line);
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	g->msg = kb_xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(g->msg, (size_t)n + 1, fmt, ap);
+	g->msg = kb_xvasprintf(fmt, ap);
 	va_end(ap);
 }
 

@@ -8,6 +8,7 @@
 #ifndef KB_H
 #define KB_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,6 +91,8 @@ void *kb_xrealloc(void *p, size_t n);
 char *kb_xstrdup(const char *s);
 char *kb_xstrndup(const char *s, size_t n);
 char *kb_xasprintf(const char *fmt, ...) KB_PRINTF(1, 2);
+/* vsnprintf into a new string; ap is consumed. */
+char *kb_xvasprintf(const char *fmt, va_list ap) KB_PRINTF(1, 0);
 /* Grows *v (an array of elem-size items) so that index `need-1` fits. */
 void kb_xgrow(void **v, int *cap, int need, size_t elem);
 #define KB_PUSH(arr, n, cap) \
