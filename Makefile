@@ -30,12 +30,14 @@ CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc -lnvJitL
 # RUNPATH, so that their own dependencies are found there too.
 RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib',-rpath,'$$ORIGIN/../lib'
 
-STATIC_LIBS := -Wl,-Bstatic -ljansson -Wl,-Bdynamic
+# libgit2 and its chain statically (deps.md): GPU machines have no libgit2.
+STATIC_LIBS := -Wl,-Bstatic -ljansson -lgit2 -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser \
+	       -lssh2 -lpcre2-8 -lz -Wl,-Bdynamic -l:libgssapi_krb5.so.2 -lrt
 LDLIBS := $(RPATH) $(STATIC_LIBS) $(CUDA_LIBS) -lcrypto -ldl -lm -lpthread
 TUI_LIBS := -lncursesw -ltinfo
 
 # ---- sources --------------------------------------------------------------
-LIB_DIRS := core compile profile runner app
+LIB_DIRS := core compile profile runner diff session app
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TS_OBJ   := $(B)/ts/runtime.o $(B)/ts/cuda_parser.o $(B)/ts/cuda_scanner.o
@@ -52,7 +54,7 @@ all: deps $(B)/kbench $(B)/kbench-tui
 # ---- dependencies ---------------------------------------------------------
 # Debian packages, installed only when pkg-config cannot find them.
 APT_PKGS := pkg-config libncurses-dev libgit2-dev libcurl4-openssl-dev libjansson-dev libssl-dev \
-            python3-numpy tmux
+            python3-numpy tmux git chromium
 TS_VERSION      := 0.25.1
 TS_SHA256       := 07aeba8dd71630e7e72b2d4ca3bd2680c3471824100cc5ebff44e78a6ed0b6d3
 TSCUDA_VERSION  := 0.21.1
@@ -63,7 +65,7 @@ deps: $(DEPS)/.apt $(DEPS)/tree-sitter/.ok $(DEPS)/tree-sitter-cuda/.ok
 $(DEPS)/.apt:
 	$(Q)mkdir -p $(DEPS)
 	$(Q)if ! pkg-config --exists ncursesw jansson libgit2 libcurl libcrypto 2>/dev/null || \
-	   ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then \
+	   ! /usr/bin/python3 -c 'import numpy' 2>/dev/null || ! command -v chromium >/dev/null; then \
 	  echo "APT   $(APT_PKGS)"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \

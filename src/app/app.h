@@ -10,6 +10,8 @@
 #include "../core/kb.h"
 #include "../compile/compile.h"
 #include "../runner/runner.h"
+#include "../session/session.h"
+#include "../diff/diff.h"
 
 /* ===== compile.c ===== */
 
@@ -24,6 +26,7 @@ json_t *kb_app_compile_json(const kb_compile_unit *r);
 
 typedef struct {
 	const char *path;
+	const char *text;         /* run this text as if it were path's (replay); NULL: the file */
 	const char *arch;         /* NULL: the GPU's own */
 	const char **defines;
 	int ndefines;
@@ -48,6 +51,46 @@ void kb_app_run_render(json_t *result, kb_buf *out);
  * TIMEOUT, CRASH, SPEC ERROR, COMPILE ERROR, NO GPU, ERROR. */
 const char *kb_app_run_verdict(json_t *result);
 
+/* ===== record.c ===== */
+
+/* Whether compiles and runs are recorded in the current session (off when
+ * $KBENCH_NO_SESSION is set, e.g. in tests that are not about sessions). */
+bool kb_app_recording(void);
+/* Records a compile of u's file in the current session: a journal "edit"
+ * event with the diff from the previous variant when the text changed, a
+ * variant (git commit + note) when it compiled, and a "compile" event
+ * either way.  v (may be NULL) gets the variant.  Returns 0, or a KB_E*
+ * with err: the caller warns; a compile never fails for its recording. */
+int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err);
+/* Records a run: the file's text as a variant with the Result as its note
+ * ({"compile":..., "result":...}), and "run" and "result" events. */
+int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_err *err);
+
+/* ===== sessions.c: the session verbs ===== */
+
+enum { KB_DIFF_SOURCE = 1, KB_DIFF_SASS = 2, KB_DIFF_NUMBERS = 4 };
+
+/* `kbench log [FILE|SESSION]`: the variants with their key numbers, best
+ * marked. NULL: the current session. Appends text to out. */
+int kb_app_log(const char *file_or_session, kb_buf *out, kb_err *err);
+/* `kbench show vN [--file F]`: the variant's source and its Result summary. */
+int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err);
+/* `kbench diff vA vB`: what (KB_DIFF_* bits) of two variants of a file. */
+int kb_app_diff(const char *a, const char *b, const char *file, int what, kb_buf *out, kb_err *err);
+/* `kbench checkout vN`: saves the file as a variant, then writes vN to it. */
+int kb_app_checkout(const char *name, const char *file, kb_buf *out, kb_err *err);
+/* `kbench sessions`: every session with its files and variant counts. */
+int kb_app_sessions(kb_buf *out, kb_err *err);
+/* `kbench replay SESSION [--only vA,vB]`: re-runs variants, recorded vs now. */
+int kb_app_replay(kb_runner *r, const char *session, const char *only, kb_buf *out, kb_err *err);
+/* `kbench report SESSION -o FILE.md|FILE.html [--file F]`: writes the
+ * report (and, for Markdown, FILE.roofline.svg beside it); a line saying
+ * what was written goes to out. */
+int kb_app_report_session(const char *session, const char *file, const char *output,
+			  kb_buf *out, kb_err *err);
+/* The file a session worked on last (from its journal), a new string or NULL. */
+char *kb_app_session_last_file(const kb_session *s);
+
 /* ===== device.c ===== */
 
 /* The answer of a "devices" or "calibrate" request as text: the GPU, its
@@ -64,5 +107,31 @@ int kb_app_sweep_and_tune(kb_runner *r, const kb_app_run_opts *o, const kb_spec 
 			  kb_runner_progress_fn fn, void *ctx, json_t **out, kb_err *err);
 /* Tables of the sweep and of the tune variants, best marked. */
 void kb_app_sweep_render(json_t *sweeps, kb_buf *out);
+
+/* ===== report.c ===== */
+
+/* What a report says beside the variants; every field may be NULL. */
+typedef struct {
+	const char *title;       /* the page's title; NULL: "kbench report: <kernel>" */
+	const char *session_id;  /* shown in the header */
+	const char *file;        /* the kernel file; NULL: the variants' path */
+	const char *sass_diff;   /* SASS diff first correct -> best (kb_diff_sass), an excerpt */
+	const char *svg_name;    /* Markdown: the chart's file name beside the .md */
+	const char *footer;      /* one more line at the bottom ("sample data", a date) */
+	bool html;               /* one self-contained HTML page; else GitHub Markdown */
+} kb_app_report_opts;
+
+/* The variants a report compares: *first the first CORRECT timed variant,
+ * *best the fastest CORRECT timed one (indices into vs, -1 when none), so
+ * the caller can diff their SASS before calling kb_app_report. */
+void kb_app_report_pick(const kb_variant *vs, int n, int *first, int *best);
+/* Renders a session for code review: summary, variant table, the winning
+ * diff (sources[i]/lens[i] are variant i's file, either may be NULL),
+ * roofline and bandwidth chart, correctness evidence.  A pure function of
+ * its arguments (no clock, no files).  Markdown links the chart, which is
+ * appended to svg_out (may be NULL) as a standalone SVG file; HTML inlines
+ * it.  Returns 0, or KB_EINVAL with err. */
+int kb_app_report(const kb_app_report_opts *o, const kb_variant *vs, int n, char *const *sources,
+		  const size_t *lens, kb_buf *out, kb_buf *svg_out, kb_err *err);
 
 #endif

@@ -13,6 +13,8 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 	       json_t **result, kb_err *err)
 {
 	json_t *req = json_pack("{s:s, s:s}", "type", "run", "path", o->path);
+	if (o->text)
+		json_object_set_new(req, "text", json_string(o->text));
 	if (o->arch)
 		json_object_set_new(req, "arch", json_string(o->arch));
 	json_t *defs = json_array();

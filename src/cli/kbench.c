@@ -24,6 +24,16 @@ static const char usage_main[] =
 	"  devices        show the GPU, its state and its cached ceilings\n"
 	"  serve          the runner process (framed JSON on stdin/stdout; used by run)\n"
 	"\n"
+	"  log [FILE|SESSION]        the session's variants with their numbers, best marked\n"
+	"  show vN [--file F]        a variant's source and Result\n"
+	"  diff vA vB [--source|--sass|--numbers] [--file F]\n"
+	"                            compare two variants (all three by default)\n"
+	"  checkout vN [--file F]    write vN to the file (the current text is kept first)\n"
+	"  sessions                  list sessions (* = current)\n"
+	"  session new [NAME]        start a new session (compile and run record into it)\n"
+	"  replay SESSION [--only vA,vB]  re-run a session's variants here: recorded vs now\n"
+	"  report SESSION -o FILE.md|FILE.html  the session for code review\n"
+	"\n"
 	"options:\n"
 	"  -h, --help     show help (also `kbench COMMAND --help`)\n"
 	"  --version      print the version\n"
@@ -75,6 +85,26 @@ static int print_json(json_t *j)
 	return 0;
 }
 
+/* Every compile lands in the current session (app/record.c); a recording
+ * problem is a warning, never a failed compile. */
+static void record_compile(const kb_compile_unit *u)
+{
+	if (!kb_app_recording() || !u->src.path)
+		return;
+	kb_err err = {0};
+	if (kb_app_record_compile(u, NULL, &err) < 0)
+		fprintf(stderr, "kbench: warning: not recorded in the session: %s\n", err.msg);
+}
+
+static void record_run(const char *path, json_t *res)
+{
+	if (!kb_app_recording())
+		return;
+	kb_err err = {0};
+	if (kb_app_record_run(path, res, NULL, &err) < 0)
+		fprintf(stderr, "kbench: warning: not recorded in the session: %s\n", err.msg);
+}
+
 static int cmd_compile(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -120,6 +150,7 @@ static int cmd_compile(int argc, char **argv)
 		kb_compile_unit_free(&r);
 		return rc == KB_EINVAL ? EXIT_USAGE : EXIT_ENV;
 	}
+	record_compile(&r);
 	if (json) {
 		print_json(kb_app_compile_json(&r));
 	} else {
@@ -293,6 +324,7 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	status = run_exit(res);
+	record_run(c.o.path, res);
 	kb_spec spec;
 	if (!c.no_sweep && status == 0 && load_spec(c.o.path, &spec)) {
 		kb_app_sweep_and_tune(r, &c.o, &spec, show_progress, NULL, &sweeps, &err);
@@ -387,10 +419,180 @@ static int cmd_devices(int argc, char **argv)
 	return simple_request("devices", "usage: kbench devices [--json]\n", argc, argv);
 }
 
+/* ---- the session verbs --------------------------------------------------- */
+
+typedef struct {
+	const char *pos[4];
+	int npos;
+	const char *file, *only, *output;
+	int what;
+	bool help, bad;
+} sess_args;
+
+/* Positional words and the few flags the session verbs take. */
+static sess_args parse_sess(int argc, char **argv)
+{
+	sess_args a;
+	memset(&a, 0, sizeof a);
+	for (int i = 1; i < argc; i++) {
+		const char *w = argv[i];
+		bool more = i + 1 < argc;
+		if (!strcmp(w, "-h") || !strcmp(w, "--help"))
+			a.help = true;
+		else if (!strcmp(w, "--file") && more)
+			a.file = argv[++i];
+		else if (!strcmp(w, "--only") && more)
+			a.only = argv[++i];
+		else if ((!strcmp(w, "-o") || !strcmp(w, "--output")) && more)
+			a.output = argv[++i];
+		else if (!strcmp(w, "--source"))
+			a.what |= KB_DIFF_SOURCE;
+		else if (!strcmp(w, "--sass"))
+			a.what |= KB_DIFF_SASS;
+		else if (!strcmp(w, "--numbers"))
+			a.what |= KB_DIFF_NUMBERS;
+		else if (w[0] == '-' || a.npos == (int)KB_ARRAY_LEN(a.pos))
+			a.bad = true;
+		else
+			a.pos[a.npos++] = w;
+	}
+	return a;
+}
+
+/* Prints out (stdout) or the error; the exit status. */
+static int finish_text(int rc, kb_buf *out, const kb_err *err)
+{
+	if (out->s)
+		fputs(out->s, stdout);
+	kb_buf_free(out);
+	if (rc < 0) {
+		fprintf(stderr, "kbench: %s\n", err->msg);
+		return rc == KB_ENOTFOUND || rc == KB_EINVAL ? EXIT_KERNEL : EXIT_ENV;
+	}
+	return 0;
+}
+
+static int sess_usage(const char *usage, const sess_args *a)
+{
+	fputs(usage, a->help ? stdout : stderr);
+	return a->help ? 0 : EXIT_USAGE;
+}
+
+static int cmd_log(int argc, char **argv)
+{
+	static const char u[] = "usage: kbench log [FILE|SESSION]\n";
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos > 1)
+		return sess_usage(u, &a);
+	kb_buf out = KB_BUF_INIT;
+	kb_err err = {0};
+	return finish_text(kb_app_log(a.npos ? a.pos[0] : NULL, &out, &err), &out, &err);
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	static const char u[] = "usage: kbench show vN [--file FILE]\n";
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos != 1)
+		return sess_usage(u, &a);
+	kb_buf out = KB_BUF_INIT;
+	kb_err err = {0};
+	return finish_text(kb_app_show(a.pos[0], a.file, &out, &err), &out, &err);
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+	static const char u[] = "usage: kbench diff vA vB [--source] [--sass] [--numbers] [--file FILE]\n"
+				"  (all three when none is named; SASS needs nvdisasm)\n";
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos != 2)
+		return sess_usage(u, &a);
+	kb_buf out = KB_BUF_INIT;
+	kb_err err = {0};
+	int what = a.what ? a.what : KB_DIFF_SOURCE | KB_DIFF_SASS | KB_DIFF_NUMBERS;
+	return finish_text(kb_app_diff(a.pos[0], a.pos[1], a.file, what, &out, &err), &out, &err);
+}
+
+static int cmd_checkout(int argc, char **argv)
+{
+	static const char u[] = "usage: kbench checkout vN [--file FILE]\n";
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos != 1)
+		return sess_usage(u, &a);
+	kb_buf out = KB_BUF_INIT;
+	kb_err err = {0};
+	return finish_text(kb_app_checkout(a.pos[0], a.file, &out, &err), &out, &err);
+}
+
+static int cmd_sessions(int argc, char **argv)
+{
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos)
+		return sess_usage("usage: kbench sessions\n", &a);
+	kb_buf out = KB_BUF_INIT;
+	kb_err err = {0};
+	return finish_text(kb_app_sessions(&out, &err), &out, &err);
+}
+
+static int cmd_session(int argc, char **argv)
+{
+	static const char u[] = "usage: kbench session new [NAME]\n";
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos < 1 || a.npos > 2 || strcmp(a.pos[0], "new"))
+		return sess_usage(u, &a);
+	kb_session s;
+	kb_err err = {0};
+	int rc = kb_session_new(a.npos == 2 ? a.pos[1] : NULL, &s, &err);
+	kb_buf out = KB_BUF_INIT;
+	if (rc == 0) {
+		kb_buf_catf(&out, "session %s (%s)\n", s.id, s.dir);
+		kb_session_free(&s);
+	}
+	return finish_text(rc, &out, &err);
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+	static const char u[] = "usage: kbench replay SESSION [--only vA,vB]\n";
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos != 1)
+		return sess_usage(u, &a);
+	kb_runner *r = kb_runner_new(NULL);
+	kb_buf out = KB_BUF_INIT;
+	kb_err err = {0};
+	int rc = kb_app_replay(r, a.pos[0], a.only, &out, &err);
+	kb_runner_free(r);
+	return finish_text(rc, &out, &err);
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static const char u[] = "usage: kbench report SESSION -o FILE.md|FILE.html [--file FILE]\n"
+				"  (SESSION: an id, sessions/<id>, or `current`)\n";
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos != 1 || !a.output)
+		return sess_usage(u, &a);
+	kb_buf out = KB_BUF_INIT;
+	kb_err err = {0};
+	char id[96];
+	const char *session = a.pos[0];
+	if (!strcmp(session, "current") && kb_session_current_id(id) == 0)
+		session = id;
+	return finish_text(kb_app_report_session(session, a.file, a.output, &out, &err), &out, &err);
+}
+
 static const struct {
 	const char *name;
 	int (*run)(int, char **);
 } commands[] = {
+	{"report", cmd_report},
+	{"log", cmd_log},
+	{"show", cmd_show},
+	{"diff", cmd_diff},
+	{"checkout", cmd_checkout},
+	{"sessions", cmd_sessions},
+	{"session", cmd_session},
+	{"replay", cmd_replay},
 	{"compile", cmd_compile},
 	{"run", cmd_run},
 	{"calibrate", cmd_calibrate},

@@ -440,6 +440,9 @@ typedef struct {
 int kb_compile_unit_run(const char *path, const char *text, const kb_compile_unit_opts *opts,
 			kb_compile_unit *u, kb_err *err);
 void kb_compile_unit_free(kb_compile_unit *u);
+/* The unit's compile facts for Results and notes (no SASS/PTX/log; the
+ * chosen kernel under "kernel"). A new reference. */
+json_t *kb_compile_unit_summary_json(const kb_compile_unit *u);
 
 /* ===== json.c ===== */
 

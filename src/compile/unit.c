@@ -101,3 +101,20 @@ void kb_compile_unit_free(kb_compile_unit *r)
 	memset(r, 0, sizeof *r);
 }
 
+
+/* The compile facts of the unit's kernel, small enough to travel with every
+ * Result and to sit in a variant's note: no SASS, PTX or log; the chosen
+ * kernel's resources and occupancy under "kernel". A new reference. */
+json_t *kb_compile_unit_summary_json(const kb_compile_unit *u)
+{
+	json_t *b = kb_compile_build_json(&u->build, false, false);
+	json_object_del(b, "log");
+	json_t *ks = json_object_get(b, "kernels");
+	for (size_t i = 0; i < json_array_size(ks); i++) {
+		json_t *k = json_array_get(ks, i);
+		if (u->chosen && !strcmp(json_string_value(json_object_get(k, "name")), u->chosen->name))
+			json_object_set(b, "kernel", k);
+	}
+	json_object_del(b, "kernels");
+	return b;
+}

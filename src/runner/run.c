@@ -99,22 +99,6 @@ static json_t *diag_result(const char *status, const kb_compile_unit *u)
 	return r;
 }
 
-/* The compile facts of the kernel that ran (no SASS or PTX: the result
- * travels on every save). */
-static json_t *compile_json(const kb_compile_unit *u)
-{
-	json_t *b = kb_compile_build_json(&u->build, false, false);
-	json_object_del(b, "log");
-	json_t *ks = json_object_get(b, "kernels");
-	for (size_t i = 0; i < json_array_size(ks); i++) {
-		json_t *k = json_array_get(ks, i);
-		if (u->chosen && !strcmp(json_string_value(json_object_get(k, "name")), u->chosen->name))
-			json_object_set(b, "kernel", k);
-	}
-	json_object_del(b, "kernels");
-	return b;
-}
-
 static double eval_or(const kb_compile_unit *u, const kb_expr *e, double dflt)
 {
 	kb_value v;
@@ -246,7 +230,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	}
 	json_decref(t.last);
 	json_object_set_new(r, "file", json_string(path));
-	json_object_set_new(r, "compile", compile_json(&u));
+	json_object_set_new(r, "compile", kb_compile_unit_summary_json(&u));
 	json_object_set_new(r, "env", env_json(c));
 out:
 	kb_compile_unit_free(&u);

@@ -3,9 +3,12 @@
 KB=${KB:-$PWD/build/kbench}
 T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 T_TMP=$(mktemp -d /tmp/kbench-cli.XXXXXX)
-trap 'rm -rf "$T_TMP"' EXIT
-# Every test gets a private compile cache.
+trap '[ -n "${T_KEEP:-}" ] || rm -rf "$T_TMP"' EXIT
+# Every test gets a private compile cache and session store; only the
+# session tests record sessions (others would write refs into this repo).
 export XDG_CACHE_HOME="$T_TMP/cache"
+export XDG_DATA_HOME="$T_TMP/data"
+export KBENCH_NO_SESSION=1
 
 pass() { T_PASSED=$((T_PASSED + 1)); [ -n "${T_VERBOSE:-}" ] && echo "  ok   $1"; return 0; }
 fail() { T_FAILED=$((T_FAILED + 1)); echo "  FAIL $1: $2"; return 0; }

@@ -1,0 +1,133 @@
+/*
+ * record.c - keeping every variant: each compile and run of a kernel file,
+ * from the CLI or the TUI, lands in the current session (session.h): the
+ * edit as a diff in the journal, the text as a git commit on the session
+ * ref, the Result as its note.  Recording never changes what the user sees
+ * of a compile or run; its own failures come back for a warning.
+ */
+#include "app.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool kb_app_recording(void)
+{
+	const char *off = getenv("KBENCH_NO_SESSION");
+	return !(off && *off && strcmp(off, "0"));
+}
+
+/* The newest variant of the store's file and its text; false when none. */
+static bool read_tip(kb_store *st, kb_variant *tip, char **text, size_t *len)
+{
+	kb_variant *vs = NULL;
+	int n = 0;
+	kb_err err = {0};
+	bool ok = kb_session_store_list(st, &vs, &n, &err) == 0 && n > 0 &&
+		  kb_session_store_read(st, vs[n - 1].name, tip, text, len, &err) == 0;
+	kb_session_variants_free(vs, n);
+	return ok;
+}
+
+/* A journal "edit" event with the unified diff from the last variant;
+ * returns true when the text is that variant's (no edit). */
+static bool record_edit(const kb_session *s, kb_store *st, const char *path, const char *text,
+			size_t len, kb_variant *tip)
+{
+	size_t old_len = 0;
+	char *old = NULL;
+	if (!read_tip(st, tip, &old, &old_len))
+		return false;
+	bool same = old_len == len && !memcmp(old, text, len);
+	kb_buf d = KB_BUF_INIT;
+	kb_err err = {0};
+	if (!same && kb_diff_text(old, old_len, text, len, "previous", "now", 3, &d, &err) > 0)
+		kb_session_journal_append(s, "edit", json_pack("{s:s, s:s}", "file", path, "diff", d.s),
+					  &err);
+	kb_buf_free(&d);
+	free(old);
+	return same;
+}
+
+static int open_store(const char *path, kb_session *s, kb_store **st, kb_err *err)
+{
+	int rc = kb_session_current(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = kb_session_store_open(s, path, st, err)) < 0)
+		kb_session_free(s);
+	return rc;
+}
+
+int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
+{
+	kb_session s;
+	kb_store *st = NULL;
+	int rc = open_store(u->src.path, &s, &st, err);
+	if (rc < 0)
+		return rc;
+	kb_variant tip;
+	memset(&tip, 0, sizeof tip);
+	bool same = record_edit(&s, st, u->src.path, u->src.text, u->src.len, &tip);
+	json_t *ev = json_pack("{s:s, s:b, s:s?}", "file", u->src.path, "ok", u->build.ok,
+			       "arch", u->build.arch);
+	if (same) {
+		/* An unchanged text is the same variant; its note (maybe a run's
+		 * Result) is kept, not replaced by a mere compile. */
+		json_object_set_new(ev, "variant", json_string(tip.name));
+		if (v)
+			*v = tip, memset(&tip, 0, sizeof tip);
+	} else if (u->build.ok) {
+		kb_variant local;
+		kb_variant *out = v ? v : &local;
+		memset(out, 0, sizeof *out);
+		json_t *note = json_pack("{s:s, s:o}", "file", u->src.path, "compile",
+					 kb_compile_unit_summary_json(u));
+		rc = kb_session_store_commit(st, u->src.text, u->src.len, "kbench compile", note, out,
+					     err);
+		if (rc == 0)
+			json_object_set_new(ev, "variant", json_string(out->name));
+		if (out == &local)
+			kb_session_variant_free(&local);
+	}
+	kb_session_variant_free(&tip);
+	json_object_set_new(ev, "errors", json_integer(kb_diag_count(&u->diags, KB_DIAG_ERROR)));
+	kb_session_journal_append(&s, "compile", ev, NULL);
+	kb_session_store_close(st);
+	kb_session_free(&s);
+	return rc;
+}
+
+int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_err *err)
+{
+	kb_session s;
+	kb_store *st = NULL;
+	kb_buf text = KB_BUF_INIT;
+	int rc = kb_file_read(path, &text, err);
+	if (rc < 0 || (rc = open_store(path, &s, &st, err)) < 0) {
+		kb_buf_free(&text);
+		return rc;
+	}
+	kb_variant local;
+	kb_variant *out = v ? v : &local;
+	memset(out, 0, sizeof *out);
+	const char *status = json_string_value(json_object_get(result, "status"));
+	json_t *ev = json_pack("{s:s, s:s?}", "file", path, "status", status);
+	if (status && !strcmp(status, "ok")) {
+		json_t *note = json_pack("{s:s, s:O?, s:O}", "file", path, "compile",
+					 json_object_get(result, "compile"), "result", result);
+		rc = kb_session_store_commit(st, text.s, text.len, "kbench run", note, out, err);
+		if (rc == 0)
+			json_object_set_new(ev, "variant", json_string(out->name));
+		json_object_set_new(ev, "verdict", json_incref(json_object_get(result, "verdict")));
+	}
+	kb_session_journal_append(&s, "run", ev, NULL);
+	kb_session_journal_append(&s, "result", json_pack("{s:s, s:s?, s:O}", "file", path, "variant",
+							  out->name[0] ? out->name : NULL,
+							  "result", result), NULL);
+	if (out == &local)
+		kb_session_variant_free(&local);
+	kb_session_store_close(st);
+	kb_session_free(&s);
+	kb_buf_free(&text);
+	return rc;
+}

@@ -1,0 +1,315 @@
+/*
+ * session.c - which tuning session is current, and where sessions live.
+ *
+ * Owns the data directory layout: $XDG_DATA_HOME/kbench (default
+ * ~/.local/share/kbench) holds sessions/<id>/meta.json ({"id", "created"})
+ * per session and a file `current` naming the current session's id.  It
+ * does not own what lives inside a session directory (journal.c writes
+ * journal.jsonl, store.c the private repository).
+ *
+ * Invariants: a session exists iff sessions/<id>/meta.json exists; ids are
+ * [A-Za-z0-9._-]{1,64} and additionally usable as a directory and as a git
+ * ref component (no leading '.', no "..", no trailing ".lock" or '.'), so
+ * refs/kbench/<id> is always a valid ref.  A session directory is created
+ * with mkdir(2), never mkdir -p, so two processes cannot both create the
+ * same id.  "created" is unix seconds (microsecond fraction): list order is
+ * by it, newest first, ties broken by id.
+ */
+#include "session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ID_MAX 64
+
+/* ===== paths ===== */
+
+static char *data_dir(void)
+{
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && *xdg)
+		return kb_xasprintf("%s/kbench", xdg);
+	return kb_xasprintf("%s/.local/share/kbench", (home && *home) ? home : "/tmp");
+}
+
+static char *session_dir(const char *id)
+{
+	char *base = data_dir();
+	char *dir = kb_xasprintf("%s/sessions/%s", base, id);
+	free(base);
+	return dir;
+}
+
+static bool has_meta(const char *dir)
+{
+	char *meta = kb_xasprintf("%s/meta.json", dir);
+	bool ok = kb_file_exists(meta);
+	free(meta);
+	return ok;
+}
+
+static bool valid_id(const char *id)
+{
+	size_t n = strlen(id);
+	if (n < 1 || n > ID_MAX || id[0] == '.' || id[n - 1] == '.' || strstr(id, ".."))
+		return false;
+	if (n >= 5 && !strcmp(id + n - 5, ".lock"))
+		return false;
+	for (const char *p = id; *p; p++) {
+		char c = *p;
+		bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static double now_unix(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* ===== creating and opening ===== */
+
+static void time_id(char *out, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	unsigned char r[2] = {0, 0};
+	if (getentropy(r, sizeof r) < 0) {
+		unsigned x = (unsigned)getpid() ^ (unsigned)(now_unix() * 1e6);
+		r[0] = (unsigned char)x;
+		r[1] = (unsigned char)(x >> 8);
+	}
+	char stamp[32];
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	snprintf(out, n, "%s-%02x%02x", stamp, r[0], r[1]);
+}
+
+static int write_current(const char *id, kb_err *err)
+{
+	char *base = data_dir();
+	char *path = kb_xasprintf("%s/current", base);
+	char *line = kb_xasprintf("%s\n", id);
+	int rc = kb_file_write(path, line, strlen(line), err);
+	free(line);
+	free(path);
+	free(base);
+	return rc;
+}
+
+static int write_meta(const char *dir, const char *id, kb_err *err)
+{
+	json_t *meta = json_pack("{s:s, s:f}", "id", id, "created", now_unix());
+	char *text = json_dumps(meta, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	char *path = kb_xasprintf("%s/meta.json", dir);
+	kb_buf b = KB_BUF_INIT;
+	kb_buf_cat(&b, text);
+	kb_buf_catc(&b, '\n');
+	int rc = kb_file_write(path, b.s, b.len, err);
+	kb_buf_free(&b);
+	free(path);
+	free(text);
+	json_decref(meta);
+	return rc;
+}
+
+/* mkdir sessions/<id> exclusively; KB_EINVAL if it exists. */
+static int make_session_dir(const char *id, char **dirp, kb_err *err)
+{
+	char *dir = session_dir(id);
+	char *parent = kb_xasprintf("%.*s", (int)(strrchr(dir, '/') - dir), dir);
+	int rc = kb_mkdirs(parent, err);
+	free(parent);
+	if (rc < 0)
+		goto fail;
+	if (mkdir(dir, 0755) < 0) {
+		rc = (errno == EEXIST)
+			     ? KB_ERR(err, KB_EINVAL, KB_DOM_OS, EEXIST, "session '%s' already exists", id)
+			     : kb_err_errno(err, "cannot create directory", dir);
+		goto fail;
+	}
+	*dirp = dir;
+	return KB_OK;
+fail:
+	free(dir);
+	return rc;
+}
+
+int kb_session_new(const char *name, kb_session *s, kb_err *err)
+{
+	char id[sizeof s->id];
+	char *dir = NULL;
+	int rc;
+	memset(s, 0, sizeof *s);
+	if (name && !valid_id(name))
+		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0,
+			      "bad session name '%s': use 1-64 of [A-Za-z0-9._-], "
+			      "no leading '.', no '..', no trailing '.' or '.lock'", name);
+	for (int tries = 0;; tries++) {
+		if (name)
+			snprintf(id, sizeof id, "%s", name);
+		else
+			time_id(id, sizeof id);
+		rc = make_session_dir(id, &dir, err);
+		if (rc == KB_EINVAL && !name && tries < 8)
+			continue; /* two sessions in one second drew the same suffix */
+		if (rc < 0)
+			return rc;
+		break;
+	}
+	if ((rc = write_meta(dir, id, err)) < 0 || (rc = write_current(id, err)) < 0)
+		goto fail;
+	snprintf(s->id, sizeof s->id, "%s", id);
+	s->dir = dir;
+	return KB_OK;
+fail:
+	free(dir);
+	return rc;
+}
+
+/* The id a session directory names itself by: meta.json's "id", else its basename. */
+static void id_of_dir(const char *dir, char *id, size_t n)
+{
+	char *meta = kb_xasprintf("%s/meta.json", dir);
+	json_t *j = json_load_file(meta, 0, NULL);
+	const char *v = json_string_value(json_object_get(j, "id"));
+	snprintf(id, n, "%s", v && valid_id(v) ? v : kb_basename(dir));
+	json_decref(j);
+	free(meta);
+}
+
+/* The directory id_or_path names: an id, "sessions/<id>", or a directory holding meta.json. */
+static char *resolve_dir(const char *id_or_path)
+{
+	const char *id = !strncmp(id_or_path, "sessions/", 9) ? id_or_path + 9 : id_or_path;
+	if (valid_id(id)) {
+		char *dir = session_dir(id);
+		if (has_meta(dir))
+			return dir;
+		free(dir);
+	}
+	return has_meta(id_or_path) ? realpath(id_or_path, NULL) : NULL;
+}
+
+int kb_session_open(const char *id_or_path, kb_session *s, kb_err *err)
+{
+	memset(s, 0, sizeof *s);
+	if (!id_or_path || !*id_or_path)
+		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "empty session name");
+	char *dir = resolve_dir(id_or_path);
+	if (!dir)
+		return KB_ERR(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "no session '%s'", id_or_path);
+	id_of_dir(dir, s->id, sizeof s->id);
+	s->dir = dir;
+	return KB_OK;
+}
+
+int kb_session_current_id(char id[96])
+{
+	char *base = data_dir();
+	char *path = kb_xasprintf("%s/current", base);
+	kb_buf b = KB_BUF_INIT;
+	int rc = KB_ENOTFOUND;
+	if (kb_file_read(path, &b, NULL) == 0) {
+		b.s[strcspn(b.s, "\r\n")] = '\0';
+		char *dir = valid_id(b.s) ? session_dir(b.s) : NULL;
+		if (dir && has_meta(dir)) {
+			snprintf(id, 96, "%s", b.s);
+			rc = KB_OK;
+		}
+		free(dir);
+	}
+	kb_buf_free(&b);
+	free(path);
+	free(base);
+	return rc;
+}
+
+int kb_session_current(kb_session *s, kb_err *err)
+{
+	char id[sizeof s->id];
+	if (kb_session_current_id(id) == 0 && kb_session_open(id, s, NULL) == 0)
+		return KB_OK;
+	return kb_session_new(NULL, s, err);
+}
+
+/* ===== listing ===== */
+
+typedef struct {
+	char *id;
+	double created;
+} entry;
+
+static int newest_first(const void *a, const void *b)
+{
+	const entry *x = a, *y = b;
+	if (x->created != y->created)
+		return x->created < y->created ? 1 : -1;
+	return strcmp(y->id, x->id);
+}
+
+static double created_of(const char *id)
+{
+	char *dir = session_dir(id);
+	char *meta = kb_xasprintf("%s/meta.json", dir);
+	json_t *j = json_load_file(meta, 0, NULL);
+	double t = json_number_value(json_object_get(j, "created"));
+	json_decref(j);
+	free(meta);
+	free(dir);
+	return t;
+}
+
+int kb_session_list(char ***ids, int *n, kb_err *err)
+{
+	char *base = data_dir();
+	char *sdir = kb_xasprintf("%s/sessions", base);
+	entry *es = NULL;
+	int ne = 0, cap = 0, rc = KB_OK;
+	DIR *d = opendir(sdir);
+	*ids = NULL;
+	*n = 0;
+	if (!d) {
+		if (errno != ENOENT)
+			rc = kb_err_errno(err, "cannot list", sdir);
+		goto out;
+	}
+	for (struct dirent *de; (de = readdir(d));) {
+		char *dir = NULL;
+		if (valid_id(de->d_name) && has_meta((dir = session_dir(de->d_name))))
+			*KB_PUSH(es, ne, cap) = (entry){kb_xstrdup(de->d_name), created_of(de->d_name)};
+		free(dir);
+	}
+	closedir(d);
+	qsort(es, (size_t)ne, sizeof *es, newest_first);
+	*ids = kb_xcalloc((size_t)ne + 1, sizeof **ids);
+	for (int i = 0; i < ne; i++)
+		(*ids)[i] = es[i].id;
+	*n = ne;
+out:
+	free(es);
+	free(sdir);
+	free(base);
+	return rc;
+}
+
+void kb_session_free(kb_session *s)
+{
+	if (!s)
+		return;
+	free(s->dir);
+	s->dir = NULL;
+}

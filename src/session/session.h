@@ -1,0 +1,90 @@
+/*
+ * session.h - a tuning session: every variant of a kernel file kept as a
+ * git commit (libgit2) on refs/kbench/<session> of the repository that
+ * holds the file (or of a private repository when it is in none), its
+ * Result as a git note on refs/notes/kbench, and an append-only journal of
+ * events.  Design: architecture.md §6.  Sessions live under
+ * $XDG_DATA_HOME/kbench/sessions/<id>/ (default ~/.local/share/kbench),
+ * never in the user's working tree.
+ */
+#ifndef KB_SESSION_H
+#define KB_SESSION_H
+
+#include "../core/kb.h"
+
+#include <jansson.h>
+
+/* ===== session.c: which session is current ===== */
+
+typedef struct {
+	char id[96];          /* "20261122-003012-ab12" or a user-given NAME */
+	char *dir;            /* $XDG_DATA_HOME/kbench/sessions/<id> */
+} kb_session;
+
+/* The current session, started now (and made current) if there is none.
+ * Returns 0 or a KB_E* with err. */
+int kb_session_current(kb_session *s, kb_err *err);
+/* The current session's id without starting one: 0, or KB_ENOTFOUND. */
+int kb_session_current_id(char id[96]);
+/* Starts a new session (name may be NULL: a time-based id) and makes it
+ * current. Returns 0, KB_EINVAL for a bad name, or KB_EIO. */
+int kb_session_new(const char *name, kb_session *s, kb_err *err);
+/* Opens an existing session by id or by path ("sessions/<id>" or a full
+ * directory). Returns 0 or KB_ENOTFOUND. */
+int kb_session_open(const char *id_or_path, kb_session *s, kb_err *err);
+/* All session ids, newest first (a new array of new strings). */
+int kb_session_list(char ***ids, int *n, kb_err *err);
+void kb_session_free(kb_session *s);
+
+/* ===== journal.c ===== */
+
+/* Appends one event {"t": unix seconds with ms, "event": type, ...fields}
+ * to <dir>/journal.jsonl with a single write(2) on an O_APPEND descriptor,
+ * so a crash loses at most the event in flight. fields is consumed. */
+int kb_session_journal_append(const kb_session *s, const char *event, json_t *fields,
+			      kb_err *err);
+/* Reads every event; a truncated last line is skipped and reported in
+ * *truncated (its byte offset, or -1 when none). */
+int kb_session_journal_read(const kb_session *s, json_t **events, long *truncated,
+			    kb_err *err);
+
+/* ===== store.c: the variant store (libgit2) ===== */
+
+typedef struct {
+	char name[16];        /* "v3" */
+	char oid[41];         /* commit id */
+	char *path;           /* the file's path relative to the repository */
+	char *message;
+	int64_t time;         /* commit time, unix seconds */
+	json_t *note;         /* the Result (git note), or NULL */
+	char *label;          /* from the note's "label", or NULL */
+} kb_variant;
+
+typedef struct kb_store kb_store;
+
+/* Opens the store for file `path` in session s: the git repository that
+ * holds the file (its object store only), or <session dir>/repo when the
+ * file is in none. Returns 0 or a KB_E* with err. */
+int kb_session_store_open(const kb_session *s, const char *path, kb_store **out, kb_err *err);
+void kb_session_store_close(kb_store *st);
+/* The repository path and the ref, for messages and plain git. */
+const char *kb_session_store_repo(const kb_store *st);
+const char *kb_session_store_ref(const kb_store *st);
+/* Commits `content` as the file's new version on the session ref, with the
+ * note (consumed, may be NULL). The user's HEAD, index and working tree
+ * are never touched. Content identical to the tip's is not a new variant:
+ * the tip is returned (and its note replaced when note is non-NULL).
+ * Fills v (free with kb_session_variant_free). Returns 0 or a KB_E*. */
+int kb_session_store_commit(kb_store *st, const char *content, size_t len, const char *message,
+			    json_t *note, kb_variant *v, kb_err *err);
+/* Every variant on the session ref, oldest first (v1 ...). */
+int kb_session_store_list(kb_store *st, kb_variant **vs, int *n, kb_err *err);
+/* The file's content in variant `name` ("v2", a label, or a commit id). */
+int kb_session_store_read(kb_store *st, const char *name, kb_variant *v, char **content,
+			  size_t *len, kb_err *err);
+/* Replaces a variant's note (consumed). */
+int kb_session_store_set_note(kb_store *st, const char *name, json_t *note, kb_err *err);
+void kb_session_variant_free(kb_variant *v);
+void kb_session_variants_free(kb_variant *vs, int n);
+
+#endif

@@ -1,0 +1,93 @@
+#!/bin/sh
+# session.sh - a scripted tuning session in a real git repository: compile
+# v1, edit, v2, an edit that does not compile, v3.  Exactly three variant
+# commits (with notes) on refs/kbench/<session>, and the user's HEAD, index
+# and working tree untouched byte for byte; log, show, diff, checkout; a
+# kill -9 in the middle of a session loses no committed variant.
+. tests/cli/lib.sh
+unset KBENCH_NO_SESSION
+S=$PWD/tests/fixtures/session
+R="$T_TMP/repo"
+git() { command git -C "$R" -c user.name=t -c user.email=t@t "$@"; }
+
+mkdir -p "$R/sub" && git init -q -b main
+cp "$S/v1.cu" "$R/sub/k.cu"; echo "notes" > "$R/README"
+git add . && git commit -qm "user's work"
+echo "staged" >> "$R/README" && git add README       # a staged change
+echo "unstaged" > "$R/scratch.txt"                    # an untracked file
+snapshot() { # HEAD, index bytes, status, every file but the kernel
+	{ git rev-parse HEAD; git symbolic-ref HEAD; sha256sum "$R/.git/index" | cut -d' ' -f1
+	  git status --porcelain --untracked-files=all | grep -v 'sub/k.cu'
+	  cat "$R/README" "$R/scratch.txt"; } > "$1"
+}
+snapshot "$T_TMP/before"
+
+cd "$R"
+run "$KB" session new scripted;      expect_rc session_new 0
+run "$KB" compile sub/k.cu;          expect_rc v1_compiles 0
+cp "$S/v2.cu" sub/k.cu
+run "$KB" compile sub/k.cu;          expect_rc v2_compiles 0
+cp "$S/broken.cu" sub/k.cu
+run "$KB" compile sub/k.cu;          expect_rc broken_fails 1
+cp "$S/v3.cu" sub/k.cu
+run "$KB" compile sub/k.cu;          expect_rc v3_compiles 0
+run "$KB" compile sub/k.cu;          expect_rc same_text_again 0
+cd - >/dev/null
+
+n=$(git rev-list --count refs/kbench/scripted)
+[ "$n" = 3 ] && pass three_variant_commits || fail three_variant_commits "$n commits on refs/kbench/scripted"
+notes=0
+for c in $(git rev-list refs/kbench/scripted); do git notes --ref=kbench show "$c" | grep -q '"compile"' && notes=$((notes + 1)); done
+[ "$notes" = 3 ] && pass three_notes || fail three_notes "$notes notes"
+git log --oneline refs/kbench/scripted > "$T_TMP/gitlog" && pass plain_git_log || fail plain_git_log "git log failed"
+snapshot "$T_TMP/after"
+cmp -s "$T_TMP/before" "$T_TMP/after" && pass user_state_untouched || fail user_state_untouched "$(diff "$T_TMP/before" "$T_TMP/after")"
+cmp -s "$R/sub/k.cu" "$S/v3.cu" && pass file_untouched || fail file_untouched "kbench changed the file"
+
+cd "$R"
+run "$KB" log sub/k.cu
+expect_in log_v1 out "v1"; expect_in log_v3 out "v3"; expect_not_in log_no_v4 out "v4"
+run "$KB" show v2;                   expect_in show_v2 out "(v2: a comment)"
+run "$KB" diff v1 v3 --source
+expect_in diff_source out "+		float4 v = *reinterpret_cast<const float4 *>(x + i); /* one 128-bit load */"
+if command -v nvdisasm >/dev/null 2>&1; then
+	run "$KB" diff v1 v3 --sass
+	expect_in diff_sass_ldg out "LDG.E.128"
+	cp "$T_TMP/out" "$T_TMP/sassdiff"
+	changed=$(grep -cE '^[-+][^-+]' "$T_TMP/sassdiff")
+	[ "$changed" -le 12 ] && pass diff_sass_small || fail diff_sass_small "$changed changed lines: $(cat "$T_TMP/sassdiff")"
+	[ -n "${KB_SASS_DIFF_OUT:-}" ] && cp "$T_TMP/sassdiff" "$KB_SASS_DIFF_OUT"
+else
+	skip diff_sass_ldg "nvdisasm not on PATH (SASS diffs run where it exists)"
+	skip diff_sass_small "nvdisasm not on PATH"
+fi
+run "$KB" report scripted -o "$T_TMP/r.md"; expect_rc report_md 0
+grep -q '^| *v3 ' "$T_TMP/r.md" && grep -q 'twice' "$T_TMP/r.md" && pass report_md_table \
+	|| fail report_md_table "$(head -c 600 "$T_TMP/r.md")"
+run "$KB" report scripted -o "$T_TMP/r.html"; expect_rc report_html 0
+grep -q '<table' "$T_TMP/r.html" && ! grep -q -e 'http' -e '<script' "$T_TMP/r.html" && pass report_html_selfcontained \
+	|| fail report_html_selfcontained "not one self-contained page"
+run "$KB" checkout v1;               expect_rc checkout_rc 0
+cmp -s sub/k.cu "$S/v1.cu" && pass checkout_writes_v1 || fail checkout_writes_v1 "file is not v1"
+run "$KB" sessions;                  expect_in sessions_lists out "scripted"
+cd - >/dev/null
+
+# kill -9 in the middle of a session: every committed variant and the
+# journal survive.
+cd "$R"
+"$KB" session new killed >/dev/null
+( i=0; while [ $i -lt 40 ]; do echo "// edit $i" >> sub/k.cu; "$KB" compile sub/k.cu >/dev/null 2>&1; i=$((i + 1)); done ) &
+loop=$!
+sleep 2
+kill -9 $loop 2>/dev/null; pkill -9 -f "kbench compile sub/k.cu" 2>/dev/null; wait 2>/dev/null
+run "$KB" log killed;                expect_rc log_after_kill 0
+cd - >/dev/null
+journal="$XDG_DATA_HOME/kbench/sessions/killed/journal.jsonl"
+made=$(grep -c '"variant"' "$journal" 2>/dev/null || echo 0)
+have=$(git rev-list --count refs/kbench/killed 2>/dev/null || echo 0)
+# A compile killed between its commit and its journal line leaves one more
+# commit than journal lines; never fewer.
+[ "$have" -ge "$made" ] && [ "$have" -le $((made + 1)) ] && [ "$have" -gt 0 ] && pass kill9_variants_kept \
+	|| fail kill9_variants_kept "journal says $made variants, the ref has $have"
+git fsck --no-dangling >/dev/null 2>&1 && pass kill9_repo_sound || fail kill9_repo_sound "git fsck failed"
+finish

@@ -1,0 +1,517 @@
+/*
+ * test_report.c - kb_app_report on four hand-made variants of a row
+ * softmax (no git, no GPU): v1 correct and slow, v2 incorrect (a first bad
+ * coordinate), v3 correct and fastest, v4 compiled but never run.  Checks
+ * the pick, the Markdown table, the chart, the HTML's hygiene, and (when
+ * chromium is installed) that the page renders to a real screenshot.
+ *
+ * With KB_REPORT_EXAMPLE=DIR set, it also writes the sample report to
+ * DIR/report-example.{md,html,roofline.svg} (docs/ holds them).
+ */
+#include "t.h"
+
+#include "../../src/app/app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- sample data ----------------------------------------------------------- */
+
+#define ROWS 8192
+#define COLS 8192
+#define BYTES (2.0 * ROWS * COLS * 4)  /* read x, write y, fp32 */
+#define FLOPS (4.0 * ROWS * COLS)      /* max, sub+exp, sum, scale */
+#define COPY_GBPS 3012.4               /* measured by kbench calibrate */
+#define DRAM_GBPS 3352.3
+#define FP32_TFLOPS 66.9
+
+static const char SRC_V1[] =
+	"//! softmax_rows y[ROWS, COLS] = softmax(x[ROWS, COLS], dim=1)\n"
+	"//! in x: f32[ROWS, COLS]  out y: f32[ROWS, COLS]\n"
+	"//! grid ROWS  block 256  bytes 2*ROWS*COLS*4  flops 4*ROWS*COLS\n"
+	"__global__ void softmax_rows(const float *x, float *y, int n)\n"
+	"{\n"
+	"\t__shared__ float red[256];\n"
+	"\tconst float *row = x + (size_t)blockIdx.x * n;\n"
+	"\tfloat m = -INFINITY;\n"
+	"\tfor (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+	"\t\tm = fmaxf(m, row[i]);\n"
+	"\tm = block_max(red, m);\n"
+	"\tfloat s = 0.f;\n"
+	"\tfor (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+	"\t\ts += __expf(row[i] - m);\n"
+	"\ts = block_sum(red, s);\n"
+	"\tfor (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+	"\t\ty[(size_t)blockIdx.x * n + i] = __expf(row[i] - m) / s;\n"
+	"}\n";
+
+static const char SRC_V3[] =
+	"//! softmax_rows y[ROWS, COLS] = softmax(x[ROWS, COLS], dim=1)\n"
+	"//! in x: f32[ROWS, COLS]  out y: f32[ROWS, COLS]\n"
+	"//! grid ROWS  block 256  bytes 2*ROWS*COLS*4  flops 4*ROWS*COLS\n"
+	"__global__ void softmax_rows(const float *x, float *y, int n)\n"
+	"{\n"
+	"\t__shared__ float red[2 * 32];\n"
+	"\tconst float4 *row = (const float4 *)(x + (size_t)blockIdx.x * n);\n"
+	"\tfloat m = -INFINITY, s = 0.f;\n"
+	"\t/* one pass: online max and rescaled sum (Milakov & Gimelshein) */\n"
+	"\tfor (int i = threadIdx.x; i < n / 4; i += blockDim.x) {\n"
+	"\t\tfloat4 v = row[i];\n"
+	"\t\tfloat mv = fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)), mn = fmaxf(m, mv);\n"
+	"\t\ts = s * __expf(m - mn) + __expf(v.x - mn) + __expf(v.y - mn)\n"
+	"\t\t    + __expf(v.z - mn) + __expf(v.w - mn);\n"
+	"\t\tm = mn;\n"
+	"\t}\n"
+	"\tblock_online_reduce(red, &m, &s);\n"
+	"\tfloat inv = 1.f / s;\n"
+	"\tfloat4 *out = (float4 *)(y + (size_t)blockIdx.x * n);\n"
+	"\tfor (int i = threadIdx.x; i < n / 4; i += blockDim.x) {\n"
+	"\t\tfloat4 v = row[i];\n"
+	"\t\tout[i] = make_float4(__expf(v.x - m) * inv, __expf(v.y - m) * inv,\n"
+	"\t\t\t\t      __expf(v.z - m) * inv, __expf(v.w - m) * inv);\n"
+	"\t}\n"
+	"}\n";
+
+static const char SASS_DIFF[] =
+	"--- v1 softmax_rows\n"
+	"+++ v3 softmax_rows\n"
+	"@@ -41,9 +41,7 @@\n"
+	" S2R R, SR_TID.X\n"
+	" ISETP.GE.AND P, PT, R, c[0x0][0x170], PT\n"
+	"-LDG.E R, desc[UR][R.64]\n"
+	"-LDG.E R, desc[UR][R.64]\n"
+	"+LDG.E.128 R, desc[UR][R.64]\n"
+	" FMNMX R, R, R, !PT\n"
+	"-BAR.SYNC.DEFER_BLOCKING 0x0\n"
+	"-LDG.E R, desc[UR][R.64]\n"
+	"+MUFU.EX2 R, R\n"
+	" FADD R, R, -R\n"
+	"-STG.E desc[UR][R.64], R\n"
+	"+STG.E.128 desc[UR][R.64], R\n";
+
+static json_t *device(void)
+{
+	return json_pack("{s:s, s:s, s:s, s:f, s:f, s:f}", "name", "NVIDIA H100 80GB HBM3", "uuid",
+			 "GPU-5d2c9a41-7e0b-4b8f-9c3e-1a2b3c4d5e6f", "arch", "sm_90", "dram_peak_GBps",
+			 DRAM_GBPS, "fp32_peak_TFLOPs", FP32_TFLOPS, "bf16_peak_TFLOPs", 989.4);
+}
+
+static json_t *kernel(int regs, double occ)
+{
+	return json_pack("{s:s, s:{s:i, s:i, s:i}, s:{s:f, s:s}}", "name", "softmax_rows",
+			 "resources", "registers", regs, "shared_static_bytes", 1024, "local_bytes", 0,
+			 "occupancy", "occupancy_pct", occ, "limiter", regs > 40 ? "registers" : "warps");
+}
+
+static json_t *output(double abs, double rel, double l2, int bad)
+{
+	json_t *o = json_pack("{s:s, s:b, s:I, s:f, s:f, s:f, s:i, s:i, s:i, s:i}", "output", "y",
+			      "ok", !bad, "elements", (json_int_t)ROWS * COLS, "max_abs_err", abs,
+			      "max_rel_err", rel, "rel_l2_err", l2, "nan", 0, "inf", 0, "unwritten", 0,
+			      "mismatches", bad);
+	if (bad)
+		json_object_set_new(o, "first_bad", json_pack("{s:I, s:s, s:f, s:f}", "index",
+				    (json_int_t)17 * COLS + 4095, "at", "y[17, 4095]", "got",
+				    0.000244, "want", 0.000122));
+	return o;
+}
+
+/* A check of three trials; `bad` mismatches in the first one when > 0. */
+static json_t *check(double abs, double rel, double l2, int bad)
+{
+	json_t *trials = json_array();
+	for (int t = 0; t < 3; t++) {
+		json_t *outs = json_array();
+		json_array_append_new(outs, output(abs * (1 + 0.1 * t), rel, l2, t == 0 ? bad : 0));
+		json_array_append_new(trials, json_pack("{s:I, s:{s:I}, s:o, s:b}", "seed",
+				      (json_int_t)7340129 + t, "input_seeds", "x",
+				      (json_int_t)3670064 + t, "outputs", outs, "ok", !(t == 0 && bad)));
+	}
+	return json_pack("{s:o, s:f, s:f, s:b, s:[]}", "trials", trials, "rtol", 1e-5, "atol", 1e-6,
+			 "correct", !bad, "after_timing");
+}
+
+static json_t *roofline(double median_us)
+{
+	double s = median_us * 1e-6, ridge = FP32_TFLOPS * 1e12 / (COPY_GBPS * 1e9);
+	return json_pack("{s:f, s:b, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b}", "bytes",
+			 BYTES, "calibrated", 1, "GBps", BYTES / s / 1e9, "pct_of_measured_copy",
+			 100.0 * BYTES / s / (COPY_GBPS * 1e9), "pct_of_datasheet_dram",
+			 100.0 * BYTES / s / (DRAM_GBPS * 1e9), "flops", FLOPS, "TFLOPs",
+			 FLOPS / s / 1e12, "pct_of_fp32_peak", 100.0 * FLOPS / s / (FP32_TFLOPS * 1e12),
+			 "arithmetic_intensity", FLOPS / BYTES, "ridge_flop_per_byte", ridge, "side",
+			 FLOPS / BYTES < ridge ? "memory" : "compute", "impossible", 0);
+}
+
+/* A variant's note: {"compile": ..., "result": ...}; median_us <= 0: not timed. */
+static json_t *note(int regs, double occ, bool correct, double median_us, double cv)
+{
+	json_t *res = json_pack("{s:s, s:s, s:s, s:s, s:I}", "type", "result", "status", "ok",
+				"verdict", correct ? "CORRECT" : "INCORRECT", "file",
+				"kernels/softmax.cu", "seed", (json_int_t)7340129);
+	json_object_set_new(res, "check", correct ? check(1.19e-7, 3.4e-6, 2.1e-7, 0)
+						  : check(1.22e-4, 1.0, 0.71, 8191));
+	if (median_us > 0) {
+		json_object_set_new(res, "timing", json_pack("{s:f, s:f, s:f, s:f, s:i, s:s, s:s}",
+				    "median_us", median_us, "min_us", median_us * 0.993, "max_us",
+				    median_us * 1.035, "cv", cv, "reps", 200, "mode", "graph", "l2",
+				    "rotated buffers, 2x L2"));
+		json_object_set_new(res, "roofline", roofline(median_us));
+	}
+	json_object_set_new(res, "compile", json_pack("{s:s, s:s, s:o}", "arch", "sm_90", "compiler",
+			    "NVRTC 12.6", "kernel", kernel(regs, occ)));
+	json_object_set_new(res, "env", json_pack("{s:o}", "device", device()));
+	return json_pack("{s:{s:s, s:s}, s:o}", "compile", "status", "ok", "kernel", "softmax_rows",
+			 "result", res);
+}
+
+static json_t *compile_only_note(void)
+{
+	return json_pack("{s:{s:s, s:s, s:s, s:[], s:{s:s, s:[o]}}}", "compile", "file",
+			 "kernels/softmax.cu", "status", "ok", "kernel", "softmax_rows",
+			 "diagnostics", "build", "arch", "sm_90", "kernels", kernel(64, 50.0));
+}
+
+typedef struct {
+	kb_variant v[4];
+	char *src[4];
+	size_t len[4];
+} sample;
+
+static void variant(kb_variant *v, const char *name, const char *label, const char *msg,
+		    json_t *n)
+{
+	memset(v, 0, sizeof *v);
+	snprintf(v->name, sizeof v->name, "%s", name);
+	snprintf(v->oid, sizeof v->oid, "%040d", 0);
+	v->path = kb_xstrdup("kernels/softmax.cu");
+	v->message = kb_xstrdup(msg);
+	v->label = label ? kb_xstrdup(label) : NULL;
+	v->time = 1795000000;
+	v->note = n;
+}
+
+static void sample_make(sample *s)
+{
+	variant(&s->v[0], "v1", "naive", "three passes over the row", note(32, 100.0, true, 512.4, 0.011));
+	variant(&s->v[1], "v2", "smem-row", "cache the row in shared memory",
+		note(40, 100.0, false, 0, 0));
+	variant(&s->v[2], "v3", "online-f4", "one-pass online softmax, float4 loads",
+		note(48, 62.5, true, 207.8, 0.008));
+	variant(&s->v[3], "v4", NULL, "try 8 rows per block", compile_only_note());
+	const char *srcs[4] = {SRC_V1, SRC_V1, SRC_V3, SRC_V3};
+	for (int i = 0; i < 4; i++) {
+		s->src[i] = kb_xstrdup(srcs[i]);
+		s->len[i] = strlen(srcs[i]);
+	}
+}
+
+static void sample_free(sample *s)
+{
+	for (int i = 0; i < 4; i++) {
+		json_decref(s->v[i].note);
+		free(s->v[i].path);
+		free(s->v[i].message);
+		free(s->v[i].label);
+		free(s->src[i]);
+	}
+}
+
+static const kb_app_report_opts MD_OPTS = {
+	.title = "kbench report: softmax_rows (sample data)",
+	.session_id = "20261122-003012-ab12",
+	.sass_diff = SASS_DIFF,
+	.svg_name = "report-example.roofline.svg",
+	.footer = "sample data from tests/unit/test_report.c, not a measurement",
+};
+
+static int render(const sample *s, bool html, kb_buf *out, kb_buf *svg)
+{
+	kb_app_report_opts o = MD_OPTS;
+	o.html = html;
+	kb_err err = {0};
+	int rc = kb_app_report(&o, s->v, 4, s->src, s->len, out, svg, &err);
+	if (rc)
+		printf("  kb_app_report: %s\n", err.msg);
+	return rc;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The line of the Markdown table that starts with `start`, copied. */
+static char *md_row(const char *md, const char *start)
+{
+	const char *p = strstr(md, start);
+	if (!p)
+		return kb_xstrdup("");
+	return kb_xstrndup(p, strcspn(p, "\n"));
+}
+
+/* ---- cases ------------------------------------------------------------------- */
+
+static void test_report__pick(void)
+{
+	sample s;
+	sample_make(&s);
+	int first, best;
+	kb_app_report_pick(s.v, 4, &first, &best);
+	T_EQ_INT(first, 0);
+	T_EQ_INT(best, 2);
+	kb_app_report_pick(s.v + 1, 1, &first, &best); /* only the incorrect one */
+	T_EQ_INT(first, -1);
+	T_EQ_INT(best, -1);
+	sample_free(&s);
+}
+
+static void test_report__markdown_summary(void)
+{
+	sample s;
+	sample_make(&s);
+	kb_buf md = KB_BUF_INIT, svg = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, &svg), 0);
+	T_CONTAINS(md.s, "# kbench report: softmax_rows (sample data)");
+	T_CONTAINS(md.s, "- **Kernel** `softmax_rows` in `kernels/softmax.cu`");
+	T_CONTAINS(md.s, "- **GPU** NVIDIA H100 80GB HBM3");
+	T_CONTAINS(md.s, "- **Variants** 4: 2 correct, 1 incorrect, 1 compiled only");
+	/* 512.4 / 207.8 = 2.466 */
+	T_CONTAINS(md.s, "v3 “online-f4”: 207.8 µs vs 512.4 µs for v1, the first correct variant: "
+			 "2.47× faster.");
+	T_CONTAINS(md.s, "## Winning change: v1 → v3");
+	T_CONTAINS(md.s, "```diff\n--- v1/softmax.cu");
+	T_CONTAINS(md.s, "+\t\tfloat4 v = row[i];");
+	T_CONTAINS(md.s, "+LDG.E.128 R, desc[UR][R.64]");
+	T_CONTAINS(md.s, "![Roofline and achieved bandwidth per variant](report-example.roofline.svg)");
+	T_CONTAINS(md.s, "sample data");
+	kb_buf_free(&svg);
+	kb_buf_free(&md);
+	sample_free(&s);
+}
+
+static void test_report__markdown_table(void)
+{
+	sample s;
+	sample_make(&s);
+	kb_buf md = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, NULL), 0);
+	const char *t = strstr(md.s, "## Variants\n\n");
+	T_OK(t != NULL);
+	if (!t)
+		goto out;
+	t += strlen("## Variants\n\n");
+	char *table = kb_xstrndup(t, strstr(t, "\n\n") ? (size_t)(strstr(t, "\n\n") - t) : strlen(t));
+	T_EQ_INT(count(table, "\n") + 1, 2 + 4); /* header, rule, one row per variant */
+	T_OK(!strncmp(table, "| Variant | Label | Verdict | Median µs (± σ) | GB/s | % of ceiling | "
+			     "Regs | Occupancy |  |\n|---|---|---|---:|---:|---:|---:|---:|---|", 100));
+	char *r1 = md_row(table, "| v1 |"), *r2 = md_row(table, "| v2 |");
+	char *r3 = md_row(table, "| **v3** |"), *r4 = md_row(table, "| v4 |");
+	T_EQ_STR(r1, "| v1 | naive | CORRECT | 512.4 ± 5.6 | 1048 | 34.8% copy | 32 | 100% |  |");
+	T_EQ_STR(r2, "| v2 | smem-row | INCORRECT | not timed | n/a | n/a | 40 | 100% |  |");
+	T_EQ_STR(r3, "| **v3** | online-f4 | CORRECT | 207.8 ± 1.7 | 2584 | 85.8% copy | 48 | 62.5% | ★ best |");
+	T_EQ_STR(r4, "| v4 |  | COMPILED | not run | n/a | n/a | 64 | 50% |  |");
+	T_EQ_INT(count(table, "★ best"), 1);
+	free(r4), free(r3), free(r2), free(r1);
+	free(table);
+	/* correctness: every variant, and where v2 first went wrong */
+	T_CONTAINS(md.s, "| v1 | CORRECT | 3/3 | 7340129, 7340130, 7340131 | 1.43e-07 | 3.4e-06 | "
+			 "2.1e-07 | rtol 1e-05, atol 1e-06 |");
+	T_CONTAINS(md.s, "| v2 | INCORRECT | 2/3 |");
+	T_CONTAINS(md.s, "| v4 | COMPILED | not run |");
+	T_CONTAINS(md.s, "- **v2** INCORRECT: trial 1 of 3 (seed 7340129), output y: first bad at "
+			 "y[17, 4095], got 0.000244, want 0.000122; 8191 of 67108864 mismatched");
+out:
+	kb_buf_free(&md);
+	sample_free(&s);
+}
+
+static void test_report__svg(void)
+{
+	sample s;
+	sample_make(&s);
+	kb_buf md = KB_BUF_INIT, svg = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, &svg), 0);
+	T_OK(!strncmp(svg.s, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39));
+	T_EQ_INT(count(svg.s, "<svg"), 1);
+	T_EQ_INT(count(svg.s, "</svg>"), 1);
+	/* a roofline point and a bandwidth bar per timed variant, v2 named as
+	 * not timed, v4 (no result) absent */
+	T_EQ_INT(count(svg.s, "<g class=\"pt\">"), 2);
+	T_EQ_INT(count(svg.s, "<g class=\"bar\">"), 2);
+	T_CONTAINS(svg.s, "<title>v1: ");
+	T_CONTAINS(svg.s, "<title>v3: ");
+	T_CONTAINS(svg.s, ">v2</text>");
+	T_CONTAINS(svg.s, "INCORRECT, not timed");
+	T_OK(!strstr(svg.s, ">v4</text>"));
+	T_CONTAINS(svg.s, "FP32 peak 66.9 TFLOP/s");
+	T_CONTAINS(svg.s, "measured copy 3012 GB/s");
+	kb_buf_free(&svg);
+	kb_buf_free(&md);
+	sample_free(&s);
+}
+
+static void test_report__html(void)
+{
+	sample s;
+	sample_make(&s);
+	kb_buf h = KB_BUF_INIT;
+	T_EQ_INT(render(&s, true, &h, NULL), 0);
+	T_OK(!strncmp(h.s, "<!DOCTYPE html>", 15));
+	T_OK(!strstr(h.s, "http"));
+	T_OK(!strstr(h.s, "<script"));
+	T_OK(!strstr(h.s, "url("));
+	T_OK(!strstr(h.s, "@import"));
+	T_EQ_INT(count(h.s, "<table>"), count(h.s, "</table>"));
+	T_EQ_INT(count(h.s, "<table>"), 3); /* variants, numbers, correctness */
+	T_EQ_INT(count(h.s, "<svg "), 1);
+	T_EQ_INT(count(h.s, "</svg>"), 1);
+	T_EQ_INT(count(h.s, "<pre"), count(h.s, "</pre>"));
+	T_EQ_INT(count(h.s, "<tr"), count(h.s, "</tr>"));
+	T_EQ_INT(count(h.s, "<td"), count(h.s, "</td>"));
+	T_EQ_INT(count(h.s, "<g class=\"pt\">"), 2);
+	/* the source is escaped: '<' in loops, '&' nowhere raw */
+	T_CONTAINS(h.s, "for (int i = threadIdx.x; i &lt; n; i += blockDim.x)");
+	T_OK(!strstr(h.s, "i < n"));
+	T_CONTAINS(h.s, "<title>kbench report: softmax_rows (sample data)</title>");
+	T_CONTAINS(h.s, "2.47×");
+	T_CONTAINS(h.s, "<tr class=\"best\">");
+	kb_buf_free(&h);
+	sample_free(&s);
+}
+
+static void test_report__escaping(void)
+{
+	sample s;
+	sample_make(&s);
+	free(s.v[2].label);
+	s.v[2].label = kb_xstrdup("<b>a|b</b> & \"c\"");
+	kb_buf h = KB_BUF_INIT, md = KB_BUF_INIT;
+	T_EQ_INT(render(&s, true, &h, NULL), 0);
+	T_EQ_INT(render(&s, false, &md, NULL), 0);
+	T_CONTAINS(h.s, "&lt;b&gt;a|b&lt;/b&gt; &amp; &quot;c&quot;");
+	T_OK(!strstr(h.s, "<b>a"));
+	T_CONTAINS(md.s, "| **v3** | &lt;b&gt;a\\|b&lt;/b&gt; & \"c\" |");
+	kb_buf_free(&md);
+	kb_buf_free(&h);
+	sample_free(&s);
+}
+
+static void test_report__bandwidth_only(void)
+{
+	sample s;
+	sample_make(&s);
+	for (int i = 0; i < 4; i++) {
+		json_t *rf = json_object_get(json_object_get(s.v[i].note, "result"), "roofline");
+		json_object_del(rf, "flops");
+		json_object_del(rf, "TFLOPs");
+		json_object_del(rf, "arithmetic_intensity");
+	}
+	kb_buf md = KB_BUF_INIT, svg = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, &svg), 0);
+	T_CONTAINS(md.s, "## Bandwidth\n");
+	T_OK(!strstr(md.s, "## Roofline"));
+	T_EQ_INT(count(svg.s, "<g class=\"pt\">"), 0);
+	T_EQ_INT(count(svg.s, "<g class=\"bar\">"), 2);
+	T_CONTAINS(svg.s, "INCORRECT, not timed");
+	kb_buf_free(&svg);
+	kb_buf_free(&md);
+	sample_free(&s);
+}
+
+static void test_report__no_result(void)
+{
+	kb_variant v;
+	memset(&v, 0, sizeof v);
+	snprintf(v.name, sizeof v.name, "v1");
+	kb_buf out = KB_BUF_INIT, svg = KB_BUF_INIT;
+	kb_app_report_opts o = {0};
+	kb_err err = {0};
+	T_EQ_INT(kb_app_report(&o, &v, 1, NULL, NULL, &out, &svg, &err), 0);
+	T_CONTAINS(out.s, "No variant is correct and timed yet");
+	T_CONTAINS(out.s, "| v1 |  | NO RESULT | not run |");
+	T_CONTAINS(out.s, "No variant has been run yet.");
+	T_EQ_INT(svg.len, 0);
+	T_EQ_INT(kb_app_report(&o, NULL, 2, NULL, NULL, &out, NULL, &err), KB_EINVAL);
+	kb_buf_free(&svg);
+	kb_buf_free(&out);
+}
+
+/* ---- the page in a real browser ---------------------------------------------- */
+
+static void write_examples(const sample *s, const char *dir)
+{
+	kb_buf md = KB_BUF_INIT, svg = KB_BUF_INIT, h = KB_BUF_INIT;
+	kb_err err = {0};
+	render(s, false, &md, &svg);
+	render(s, true, &h, NULL);
+	char *p = kb_xasprintf("%s/report-example.md", dir);
+	T_EQ_INT(kb_file_write(p, md.s, md.len, &err), 0);
+	free(p);
+	p = kb_xasprintf("%s/report-example.roofline.svg", dir);
+	T_EQ_INT(kb_file_write(p, svg.s, svg.len, &err), 0);
+	free(p);
+	p = kb_xasprintf("%s/report-example.html", dir);
+	T_EQ_INT(kb_file_write(p, h.s, h.len, &err), 0);
+	free(p);
+	kb_buf_free(&h);
+	kb_buf_free(&svg);
+	kb_buf_free(&md);
+}
+
+static void test_report__chromium_screenshot(void)
+{
+	const char *chromium = "/usr/bin/chromium";
+	if (access(chromium, X_OK) != 0)
+		T_SKIP("chromium not installed");
+	sample s;
+	sample_make(&s);
+	if (getenv("KB_REPORT_EXAMPLE"))
+		write_examples(&s, getenv("KB_REPORT_EXAMPLE"));
+	char dir[] = "/tmp/kb_report_XXXXXX";
+	T_OK(mkdtemp(dir) != NULL);
+	kb_buf h = KB_BUF_INIT, log = KB_BUF_INIT;
+	kb_err err = {0};
+	render(&s, true, &h, NULL);
+	char *html = kb_xasprintf("%s/report.html", dir), *shot = kb_xasprintf("%s/shot.png", dir);
+	char *profile = kb_xasprintf("--user-data-dir=%s/profile", dir);
+	char *shot_arg = kb_xasprintf("--screenshot=%s", shot), *url = kb_xasprintf("file://%s", html);
+	T_EQ_INT(kb_file_write(html, h.s, h.len, &err), 0);
+	char *argv[] = {"timeout", "90", (char *)chromium, "--headless", "--no-sandbox",
+			"--disable-gpu", "--disable-background-networking",
+			"--disable-component-update", "--disable-sync", "--no-first-run", profile,
+			shot_arg, "--window-size=1280,1600", url, NULL};
+	int rc = kb_spawn_capture(argv, &log, &log, &err);
+	struct stat st;
+	T_EQ_INT(rc, 0);
+	T_OK(stat(shot, &st) == 0);
+	T_OK(st.st_size > 20 * 1024);
+	if (rc != 0 || stat(shot, &st) != 0)
+		printf("  chromium said:\n%s\n", log.s ? log.s : "");
+	char *rm[] = {"rm", "-rf", dir, NULL};
+	kb_spawn_capture(rm, NULL, NULL, &err);
+	free(url), free(shot_arg), free(profile), free(shot), free(html);
+	kb_buf_free(&log);
+	kb_buf_free(&h);
+	sample_free(&s);
+}
+
+int main(void)
+{
+	T_RUN(test_report__pick);
+	T_RUN(test_report__markdown_summary);
+	T_RUN(test_report__markdown_table);
+	T_RUN(test_report__svg);
+	T_RUN(test_report__html);
+	T_RUN(test_report__escaping);
+	T_RUN(test_report__bandwidth_only);
+	T_RUN(test_report__no_result);
+	T_RUN(test_report__chromium_screenshot);
+	return t_report();
+}
