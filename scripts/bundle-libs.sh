@@ -6,7 +6,7 @@
 set -eu
 dest=$1
 shift
-stock='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|libz|libncursesw|libtinfo|libcrypto|libssl|libnvrtc|libnvrtc-builtins|libnvJitLink|libcuda|libcupti|libnvidia-ml)\.'
+stock='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libgcc_s|libstdc\+\+|libz|libncursesw|libtinfo|libcrypto|libssl|libnvrtc|libnvrtc-builtins|libnvJitLink|libcuda|libcupti|libnvidia-ml)\.'
 ldd "$@" 2>/dev/null | awk '/=> \// { print $1, $3 }' | sort -u | while read -r name path; do
 	if ! echo "$name" | grep -Eq "$stock"; then
 		cp -L "$path" "$dest/$name"
