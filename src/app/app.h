@@ -79,6 +79,11 @@ int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err);
 int kb_app_diff(const char *a, const char *b, const char *file, int what, kb_buf *out, kb_err *err);
 /* `kbench checkout vN`: saves the file as a variant, then writes vN to it. */
 int kb_app_checkout(const char *name, const char *file, kb_buf *out, kb_err *err);
+/* `kbench label vN LABEL` / `kbench note vN TEXT`: a name for a variant
+ * (then usable wherever vN is), or a remark kept in its note; both are
+ * journal events too. key is "label" or "note". */
+int kb_app_annotate(const char *name, const char *key, const char *text, const char *file,
+		    kb_buf *out, kb_err *err);
 /* `kbench sessions`: every session with its files and variant counts. */
 int kb_app_sessions(kb_buf *out, kb_err *err);
 /* `kbench replay SESSION [--only vA,vB]`: re-runs variants, recorded vs now. */

@@ -572,3 +572,42 @@ out:
 	kb_session_free(&s);
 	return rc;
 }
+
+/* ---- label and note ---------------------------------------------------------------- */
+
+int kb_app_annotate(const char *name, const char *key, const char *text, const char *file,
+		    kb_buf *out, kb_err *err)
+{
+	kb_session s;
+	char *path;
+	kb_store *st;
+	int rc = open_file_store(file, &s, &path, &st, err);
+	if (rc < 0)
+		return rc;
+	loaded l;
+	if ((rc = load_variant(st, name, &l, err)) < 0)
+		goto out;
+	json_t *note = l.v.note ? json_deep_copy(l.v.note) : json_object();
+	if (!json_is_object(note)) {
+		json_decref(note);
+		note = json_object();
+	}
+	if (!strcmp(key, "label")) {
+		json_object_set_new(note, "label", json_string(text));
+	} else {
+		json_t *notes = json_object_get(note, "notes");
+		if (!json_is_array(notes))
+			json_object_set_new(note, "notes", notes = json_array());
+		json_array_append_new(notes, json_string(text));
+	}
+	rc = kb_session_store_set_note(st, l.v.name, note, err);
+	if (rc == 0) {
+		kb_session_journal_append(&s, key, json_pack("{s:s, s:s, s:s}", "file", path, "variant",
+							     l.v.name, "text", text), NULL);
+		kb_buf_catf(out, "%s %s: %s %s\n", path, l.v.name, key, text);
+	}
+	unload(&l);
+out:
+	close_file_store(&s, path, st);
+	return rc;
+}

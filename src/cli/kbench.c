@@ -29,6 +29,8 @@ static const char usage_main[] =
 	"  diff vA vB [--source|--sass|--numbers] [--file F]\n"
 	"                            compare two variants (all three by default)\n"
 	"  checkout vN [--file F]    write vN to the file (the current text is kept first)\n"
+	"  label vN LABEL            name a variant (usable wherever vN is)\n"
+	"  note vN TEXT...           keep a remark with a variant\n"
 	"  sessions                  list sessions (* = current)\n"
 	"  session new [NAME]        start a new session (compile and run record into it)\n"
 	"  replay SESSION [--only vA,vB]  re-run a session's variants here: recorded vs now\n"
@@ -422,7 +424,7 @@ static int cmd_devices(int argc, char **argv)
 /* ---- the session verbs --------------------------------------------------- */
 
 typedef struct {
-	const char *pos[4];
+	const char *pos[32];
 	int npos;
 	const char *file, *only, *output;
 	int what;
@@ -524,6 +526,31 @@ static int cmd_checkout(int argc, char **argv)
 	return finish_text(kb_app_checkout(a.pos[0], a.file, &out, &err), &out, &err);
 }
 
+/* label vN LABEL / note vN TEXT... */
+static int annotate(const char *key, const char *usage, int argc, char **argv)
+{
+	sess_args a = parse_sess(argc, argv);
+	if (a.help || a.bad || a.npos < 2)
+		return sess_usage(usage, &a);
+	kb_buf text = KB_BUF_INIT, out = KB_BUF_INIT;
+	for (int i = 1; i < a.npos; i++)
+		kb_buf_catf(&text, "%s%s", i > 1 ? " " : "", a.pos[i]);
+	kb_err err = {0};
+	int rc = kb_app_annotate(a.pos[0], key, text.s, a.file, &out, &err);
+	kb_buf_free(&text);
+	return finish_text(rc, &out, &err);
+}
+
+static int cmd_label(int argc, char **argv)
+{
+	return annotate("label", "usage: kbench label vN LABEL [--file FILE]\n", argc, argv);
+}
+
+static int cmd_note(int argc, char **argv)
+{
+	return annotate("note", "usage: kbench note vN TEXT... [--file FILE]\n", argc, argv);
+}
+
 static int cmd_sessions(int argc, char **argv)
 {
 	sess_args a = parse_sess(argc, argv);
@@ -591,6 +618,8 @@ static const struct {
 	{"diff", cmd_diff},
 	{"checkout", cmd_checkout},
 	{"sessions", cmd_sessions},
+	{"label", cmd_label},
+	{"note", cmd_note},
 	{"session", cmd_session},
 	{"replay", cmd_replay},
 	{"compile", cmd_compile},

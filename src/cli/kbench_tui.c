@@ -25,6 +25,9 @@ static void compile_into(const char *path, const char *arch, kb_buf *text)
 		kb_buf_catf(text, "kbench: %s\n", err.msg);
 	kb_diag_render(&r.diags, text, false);
 	kb_app_compile_render(&r, text);
+	/* The TUI records into the session like the CLI does. */
+	if (kb_app_recording() && r.src.path && kb_app_record_compile(&r, NULL, &err) < 0)
+		kb_buf_catf(text, "(not recorded in the session: %s)\n", err.msg);
 	kb_compile_unit_free(&r);
 }
 

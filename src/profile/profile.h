@@ -220,6 +220,61 @@ int kb_profile_nvml_sample_start(kb_nvml *n);
  * and throttle reasons seen. A new reference; NULL when no sampler runs. */
 json_t *kb_profile_nvml_sample_stop(kb_nvml *n, int launches);
 
+/* ===== cupti.c: hardware counters (Range Profiler + Host API) ===== */
+
+/* One launch of the kernel under test, made by the caller (the profiler
+ * replays it as many times as its passes need). Returns 0 or a KB_E*. */
+typedef int (*kb_launch_fn)(void *ctx, kb_err *err);
+
+typedef struct kb_cupti kb_cupti;
+
+/* Opens CUPTI's profiler for the device: dlopen("libcupti.so.13"),
+ * cuptiProfilerInitialize, the chip name, the counter availability image.
+ * Returns 0; KB_EUNSUP when CUPTI is missing or refuses (err says why);
+ * KB_EPERM when counters are not permitted (ERR_NVGPUCTRPERM: err holds the
+ * explanation and the exact fix). */
+int kb_profile_cupti_open(kb_device *d, kb_cupti **out, kb_err *err);
+void kb_profile_cupti_close(kb_cupti *c);
+/* Validates metric names (full names as Nsight Compute takes them, e.g.
+ * dram__bytes_read.sum, sm__throughput.avg.pct_of_peak_sustained_elapsed)
+ * and counts the replay passes they need. Unknown names: KB_EINVAL with a
+ * message naming each and listing close matches. */
+int kb_profile_cupti_check(kb_cupti *c, const char *const *metrics, int n, int *passes,
+			   kb_err *err);
+/* The same without a GPU, by chip name ("GH100"): the Host API works
+ * offline. For tests and for checking a metric list before a run. */
+int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, int n,
+				int *passes, kb_err *err);
+/* Collects the metrics for one launch with auto range + kernel replay
+ * (CUPTI saves and restores device memory between passes, so every pass
+ * sees the same inputs). values[i] gets metrics[i] (NAN when CUPTI gave no
+ * value). Returns 0, KB_EPERM, or a KB_E*. */
+int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_launch_fn launch,
+			     void *ctx, double *values, kb_err *err);
+
+/* ===== pcsample.c: hot spots (CUPTI PC sampling) ===== */
+
+typedef struct {
+	char *name;             /* stall reason without the smsp__pcsamp_warps_issue_stalled_ prefix */
+	uint64_t samples;
+} kb_stall;
+
+typedef struct {
+	char *function;         /* mangled name */
+	uint64_t pc_offset;     /* function-relative byte offset, as nvdisasm prints it */
+	uint64_t samples;       /* all samples at this PC */
+	kb_stall *stalls;       /* per reason, most first (issued ones included as "selected") */
+	int nstalls;
+} kb_pc_record;
+
+/* Samples PCs while launch(ctx) runs `repeats` times (the launch must use a
+ * module loaded after sampling was enabled: CUPTI does not sample kernels
+ * already launched before - see gpu-apis.md). Records sorted by samples,
+ * most first; *total = all samples. Returns 0, KB_EPERM, or a KB_E*. */
+int kb_profile_pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repeats,
+			kb_pc_record **recs, int *n, uint64_t *total, kb_err *err);
+void kb_profile_pc_records_free(kb_pc_record *recs, int n);
+
 /* ===== calibrate.c ===== */
 
 /* Measures this GPU's ceilings with kbench's own micro-kernels: copy

@@ -67,6 +67,11 @@ grep -q '^| *v3 ' "$T_TMP/r.md" && grep -q 'twice' "$T_TMP/r.md" && pass report_
 run "$KB" report scripted -o "$T_TMP/r.html"; expect_rc report_html 0
 grep -q '<table' "$T_TMP/r.html" && ! grep -q -e 'http' -e '<script' "$T_TMP/r.html" && pass report_html_selfcontained \
 	|| fail report_html_selfcontained "not one self-contained page"
+run "$KB" label v3 wide-loads;       expect_rc label_rc 0
+run "$KB" show wide-loads;           expect_in show_by_label out "one 128-bit load"
+run "$KB" note v3 four loads become one LDG.E.128; expect_rc note_rc 0
+git notes --ref=kbench show refs/kbench/scripted | grep -q '"label":"wide-loads"' && pass label_in_git_note \
+	|| fail label_in_git_note "$(git notes --ref=kbench show refs/kbench/scripted)"
 run "$KB" checkout v1;               expect_rc checkout_rc 0
 cmp -s sub/k.cu "$S/v1.cu" && pass checkout_writes_v1 || fail checkout_writes_v1 "file is not v1"
 run "$KB" sessions;                  expect_in sessions_lists out "scripted"
