@@ -20,7 +20,9 @@ PKGS   := ncursesw jansson libcrypto
 CSTD   := -std=c11 -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-CFLAGS += $(CSTD) $(WARN) -MMD -MP -I$(CUDA_HOME)/include -I$(TS_INC)
+# src/shim: an empty <string> so that cupti_profiler_host.h compiles as C
+# (gpu-apis.md §0).
+CFLAGS += $(CSTD) $(WARN) -MMD -MP -Isrc/shim -I$(CUDA_HOME)/include -I$(TS_INC)
 TS_INC := $(DEPS)/tree-sitter/lib/include
 
 # NVRTC and nvJitLink are linked; libcuda, CUPTI and NVML are dlopen()ed at run

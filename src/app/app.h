@@ -36,6 +36,11 @@ typedef struct {
 	double timeout_ms;        /* per GPU phase; 0: 10 s */
 	bool no_time;
 	const char *timing;       /* "events", "graph" or NULL (auto) */
+	const char **metrics;     /* hardware counters by name (kbench profile) */
+	int nmetrics;
+	const char **sections;    /* profile sections by name ("sol", "memory", "quick" ...) */
+	int nsections;
+	bool hot;                 /* PC-sampling hot spots */
 	json_t *args;             /* arg overrides {"N": 1024}, borrowed, may be NULL */
 } kb_app_run_opts;
 
@@ -101,6 +106,13 @@ char *kb_app_session_last_file(const kb_session *s);
 /* The answer of a "devices" or "calibrate" request as text: the GPU, its
  * state, and its measured ceilings beside the datasheet. */
 void kb_app_device_render(json_t *result, kb_buf *out);
+
+/* ===== profile.c ===== */
+
+/* The `profile` verb's tables: each section with its numbers (n/a where a
+ * counter is missing or refused, with why), then the hot source lines and
+ * their SASS. */
+void kb_app_profile_render(json_t *result, kb_buf *out);
 
 /* ===== sweep.c ===== */
 

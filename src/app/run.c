@@ -31,6 +31,15 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 		json_object_set(req, "args", o->args);
 	if (o->timing)
 		json_object_set_new(req, "timing", json_string(o->timing));
+	json_t *m = json_array(), *secs = json_array();
+	for (int i = 0; i < o->nmetrics; i++)
+		json_array_append_new(m, json_string(o->metrics[i]));
+	for (int i = 0; i < o->nsections; i++)
+		json_array_append_new(secs, json_string(o->sections[i]));
+	json_object_set_new(req, "metrics", m);
+	json_object_set_new(req, "sections", secs);
+	if (o->hot)
+		json_object_set_new(req, "hot", json_true());
 	int rc = kb_runner_call(r, req, o->timeout_ms, fn, ctx, result, err);
 	json_decref(req);
 	return rc;
@@ -54,7 +63,7 @@ const char *kb_app_run_verdict(json_t *r)
 		{"fault", "FAULT"}, {"timeout", "TIMEOUT"}, {"crash", "CRASH"},
 		{"spec_error", "SPEC ERROR"}, {"compile_error", "COMPILE ERROR"},
 		{"no_gpu", "NO GPU"}, {"launch_error", "LAUNCH ERROR"},
-		{"protocol_error", "RUNNER ERROR"},
+		{"protocol_error", "RUNNER ERROR"}, {"metric_error", "METRIC ERROR"},
 	};
 	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
 		if (!strcmp(status, words[i].status))

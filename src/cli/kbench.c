@@ -20,6 +20,7 @@ static const char usage_main[] =
 	"commands:\n"
 	"  compile FILE   compile a .cu or .ptx kernel file: resources, occupancy, SASS\n"
 	"  run FILE       compile, check against the reference, time, compare with the ceilings\n"
+	"  profile FILE   run, then hardware counters by section and hot spots (CUPTI)\n"
 	"  calibrate      measure this GPU's ceilings (bandwidth, FMA and tensor-core rates)\n"
 	"  devices        show the GPU, its state and its cached ceilings\n"
 	"  serve          the runner process (framed JSON on stdin/stdout; used by run)\n"
@@ -190,6 +191,13 @@ static const char usage_run[] =
 	"                    copies larger than L2; auto (default): graph under 10 us,\n"
 	"                    else diff\n"
 	"  --json            print the full Result as JSON\n"
+	"  --metrics a,b,c   hardware counters by Nsight Compute name (kbench profile)\n"
+	"  --section NAME    sol, memory, compute, occupancy, stalls, roofline, or quick\n"
+	"                    (one pass: cheap enough for every save); profile: all\n"
+	"  --hot             hot spots: PC sampling mapped to SASS and source lines\n"
+	"\n"
+	"`kbench profile FILE` is `kbench run` with every section; counters need\n"
+	"permission to read GPU performance counters (root, or see the message).\n"
 	"\n"
 	"Exit status: 0 correct, 1 incorrect/impossible/fault/timeout/spec or compile error,\n"
 	"2 usage error, 3 no GPU or the runner could not start.\n";
@@ -197,9 +205,27 @@ static const char usage_run[] =
 typedef struct {
 	kb_app_run_opts o;
 	const char *defines[64];
+	const char *metrics[256];
+	const char *sections[16];
+	char *metric_text[16];    /* --metrics arguments, split in place */
+	int nmetric_text;
 	json_t *args;
 	bool json, no_sweep;
 } run_cli;
+
+/* "a,b,c" -> metrics (the text is kept for the names' lifetime). */
+static int add_metrics(run_cli *c, const char *list)
+{
+	if (c->nmetric_text == (int)KB_ARRAY_LEN(c->metric_text))
+		return -1;
+	char *t = c->metric_text[c->nmetric_text++] = kb_xstrdup(list);
+	for (char *save = NULL, *m = strtok_r(t, ", ", &save); m; m = strtok_r(NULL, ", ", &save)) {
+		if (c->o.nmetrics == (int)KB_ARRAY_LEN(c->metrics))
+			return -1;
+		c->metrics[c->o.nmetrics++] = m;
+	}
+	return 0;
+}
 
 static int parse_arg_override(json_t *args, const char *kv)
 {
@@ -225,7 +251,8 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		{"seed", required_argument, NULL, 's'}, {"timeout", required_argument, NULL, 'T'},
 		{"json", no_argument, NULL, 'j'}, {"no-sweep", no_argument, NULL, 'n'},
 		{"timing", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"metrics", required_argument, NULL, 'M'}, {"section", required_argument, NULL, 'S'},
+		{"hot", no_argument, NULL, 'H'}, {NULL, 0, NULL, 0},
 	};
 	int ch;
 	optind = 1;
@@ -253,6 +280,18 @@ static int parse_run(int argc, char **argv, run_cli *c)
 						   optarg);
 			c->o.timing = strcmp(optarg, "auto") ? optarg : NULL;
 			break;
+		case 'M':
+			if (add_metrics(c, optarg) < 0)
+				return usage_error(usage_run, "too many metrics%s", "");
+			break;
+		case 'S':
+			if (!kb_profile_section(optarg) ||
+			    c->o.nsections == (int)KB_ARRAY_LEN(c->sections))
+				return usage_error(usage_run, "unknown --section '%s' (sol, memory, compute, "
+						   "occupancy, stalls, roofline, quick)", optarg);
+			c->sections[c->o.nsections++] = optarg;
+			break;
+		case 'H': c->o.hot = true; break;
 		case 'h': fputs(usage_run, stdout); return -1;
 		default: fputs(usage_run, stderr); return EXIT_USAGE;
 		}
@@ -263,6 +302,8 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		return usage_error(usage_run, "bad --trials or --timeout%s", "");
 	c->o.path = argv[optind];
 	c->o.defines = c->defines;
+	c->o.metrics = c->metrics;
+	c->o.sections = c->sections;
 	c->o.args = json_object_size(c->args) ? c->args : NULL;
 	return 0;
 }
@@ -305,12 +346,19 @@ static bool load_spec(const char *path, kb_spec *spec)
 	return spec->nsweeps > 0 || spec->ntunes > 0;
 }
 
-static int cmd_run(int argc, char **argv)
+static int run_or_profile(int argc, char **argv, bool profile)
 {
 	run_cli c;
 	memset(&c, 0, sizeof c);
 	c.args = json_object();
 	int rc = parse_run(argc, argv, &c);
+	if (rc == 0 && profile && !c.o.nmetrics && !c.o.nsections) {
+		/* kbench profile: every section unless told otherwise */
+		for (int i = 0; kb_profile_sections()[i]; i++)
+			c.sections[c.o.nsections++] = kb_profile_sections()[i]->name;
+	}
+	if (profile)
+		c.no_sweep = true;
 	if (rc != 0) {
 		json_decref(c.args);
 		return rc < 0 ? 0 : rc;
@@ -340,6 +388,8 @@ static int cmd_run(int argc, char **argv)
 	} else {
 		kb_buf out = KB_BUF_INIT;
 		kb_app_run_render(res, &out);
+		if (profile || c.o.nmetrics || c.o.nsections || c.o.hot)
+			kb_app_profile_render(res, &out);
 		if (sweeps)
 			kb_app_sweep_render(sweeps, &out);
 		fputs(out.s, stdout);
@@ -356,8 +406,20 @@ out:
 	json_decref(res);
 	json_decref(sweeps);
 	json_decref(c.args);
+	for (int i = 0; i < c.nmetric_text; i++)
+		free(c.metric_text[i]);
 	kb_runner_free(r);
 	return status;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	return run_or_profile(argc, argv, false);
+}
+
+static int cmd_profile(int argc, char **argv)
+{
+	return run_or_profile(argc, argv, true);
 }
 
 /* ---- serve, calibrate, devices ----------------------------------------- */
@@ -624,6 +686,7 @@ static const struct {
 	{"replay", cmd_replay},
 	{"compile", cmd_compile},
 	{"run", cmd_run},
+	{"profile", cmd_profile},
 	{"calibrate", cmd_calibrate},
 	{"devices", cmd_devices},
 	{"serve", cmd_serve},

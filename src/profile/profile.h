@@ -186,6 +186,10 @@ typedef struct {
 	void *progress_ctx;
 	kb_nvml *nvml;            /* when set, clocks and power are sampled while timing */
 	int timing_mode;          /* KB_TIMING_AUTO / _EVENTS / _GRAPH */
+	struct kb_cupti *cupti;   /* with metrics: hardware counters after the checks */
+	const char *const *metrics;
+	int nmetrics;
+	bool hot;                 /* PC-sampling hot spots (needs cupti's library) */
 } kb_run_opts;
 
 enum { KB_TIMING_AUTO, KB_TIMING_EVENTS, KB_TIMING_GRAPH, KB_TIMING_DIFF };
@@ -274,6 +278,31 @@ typedef struct {
 int kb_profile_pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repeats,
 			kb_pc_record **recs, int *n, uint64_t *total, kb_err *err);
 void kb_profile_pc_records_free(kb_pc_record *recs, int n);
+
+/* ===== sections.c: what the counters mean ===== */
+
+/* A named table built from counters (Nsight Compute's metric names). */
+typedef struct {
+	const char *name;          /* "sol", "memory", "compute", "occupancy", "stalls", "roofline", "quick" */
+	const char *title;
+	const char *const *metrics;
+	int nmetrics;
+} kb_section;
+
+/* The section called name, or NULL. "quick" is the single-pass tier. */
+const kb_section *kb_profile_section(const char *name);
+/* Every section (the full set, without "quick"), NULL-terminated. */
+const kb_section *const *kb_profile_sections(void);
+/* The union of the sections' metrics, without duplicates (borrowed names,
+ * a new array). */
+const char **kb_profile_section_metrics(const kb_section *const *secs, int nsecs, int *n);
+/* Derived figures from collected counters (values by metric name in
+ * `counters`): the bottleneck, sectors per request, FLOP counts by precision
+ * (FMA = 2), achieved occupancy, top stall reasons with their share, the
+ * roofline point from measured DRAM bytes and FLOPs against ceilings (may be
+ * NULL) and the device's datasheet. A new object keyed by section name. */
+json_t *kb_profile_sections_derive(json_t *counters, const kb_device_info *info, json_t *ceilings,
+				   json_t *occupancy);
 
 /* ===== calibrate.c ===== */
 

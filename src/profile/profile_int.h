@@ -137,6 +137,40 @@ int kb_profile__activity_start(kb_err *err);
 int kb_profile__activity_stop(const char *symbol, double *durations_us, int max, int *n,
 			      kb_err *err);
 
+/* pcsample.c: what one PC sampling session saw and what each step cost
+ * (wall ms), for tests and logs. */
+typedef struct {
+	double ms_enable, ms_config, ms_run, ms_getdata, ms_disable; /* run: Start..Stop */
+	uint64_t cupti_total;     /* CUPTI's totalSamples (incl. non-user kernels) */
+	uint64_t dropped, non_user;
+	bool hw_buffer_full;
+	int nreasons, nbase;      /* stall reasons listed / counted (see pcsample.c) */
+	int pcs_at_stop, pcs_read, getdata_calls;
+} kb_profile__pcs_stats;
+/* kb_profile_pcsample with the session's stats in st (may be NULL). */
+int kb_profile__pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repeats,
+			 kb_pc_record **recs, int *n, uint64_t *total,
+			 kb_profile__pcs_stats *st, kb_err *err);
+
+/* cupti.c: keep the range profiler enabled between collections (default
+ * off: it is enabled and disabled around each collection, so the Activity
+ * API and PC sampling can run between them).  Kept enabled, a repeated
+ * 1-pass collection costs ~15 ms instead of ~160 ms (H200); it is re-enabled
+ * when the metric list changes. */
+void kb_profile__cupti_keep_enabled(kb_cupti *c, bool on);
+/* What the last kb_profile_cupti_collect cost, wall ms per step. */
+typedef struct {
+	double ms_check;          /* names + config image (cached after the first) */
+	double ms_enable;         /* cuptiRangeProfilerEnable (0 when kept enabled) */
+	double ms_config;         /* counter data image + SetConfig */
+	double ms_run;            /* Start .. launch .. Stop (all passes) */
+	double ms_eval;           /* DecodeData .. EvaluateToGpuValues */
+	double ms_disable;
+	int passes;
+	bool enabled;             /* this collection enabled the range profiler */
+} kb_profile__cupti_stats;
+const kb_profile__cupti_stats *kb_profile__cupti_last(const kb_cupti *c);
+
 /* nvml.c: the names of the clock-event reason bits set in mask ("gpu_idle",
  * "sw_power_cap" ...; unknown bits as one "0x.." string). A new array. */
 json_t *kb_profile__nvml_reasons_json(unsigned long long mask);

@@ -412,6 +412,107 @@ static int recheck(run_ctx *c, json_t *check, bool *correct, kb_err *err)
 	return rc;
 }
 
+/* ---- counters and hot spots ------------------------------------------------------ */
+
+static int launch_once(void *ctx, kb_err *err)
+{
+	run_ctx *c = ctx;
+	return kb_profile__launch(c->d, &c->bd, err);
+}
+
+/* Counters for one launch (L2 flushed first, as for the timed launches).
+ * Not permitted / no CUPTI is part of the result, not a failed run. */
+static void collect_counters(run_ctx *c, json_t *result)
+{
+	double *vals = kb_xcalloc((size_t)c->o->nmetrics + 1, sizeof *vals);
+	kb_err err = {0};
+	double t0 = kb_now_ms();
+	int rc = kb_profile__flush_l2(c->d, &err);
+	if (rc == 0)
+		rc = kb_profile_cupti_collect(c->o->cupti, c->o->metrics, c->o->nmetrics, launch_once, c,
+					      vals, &err);
+	json_t *ctr = json_object();
+	if (rc == 0) {
+		for (int i = 0; i < c->o->nmetrics; i++)
+			json_object_set_new(ctr, c->o->metrics[i],
+					    isfinite(vals[i]) ? json_real(vals[i]) : json_null());
+		json_object_set_new(result, "counters", ctr);
+		json_object_set_new(result, "counters_ms", json_real(kb_now_ms() - t0));
+	} else {
+		json_decref(ctr);
+		json_object_set_new(result, "counters_error",
+				    json_pack("{s:s, s:b}", "message", err.msg, "permission", rc == KB_EPERM));
+		gpu_fail(c, rc, &err);
+	}
+	free(vals);
+}
+
+/* PC sampling needs a module first launched after sampling was enabled,
+ * so the hot-spot launches load their own instance of the cubin. */
+typedef struct {
+	run_ctx *c;
+	CUmodule mod;
+	kb_profile__bound bd;
+} fresh_ctx;
+
+static int launch_fresh(void *ctx, kb_err *err)
+{
+	fresh_ctx *f = ctx;
+	int rc = KB_OK;
+	if (!f->mod) {
+		f->bd = f->c->bd;
+		KB_CU_CALL(err, cuModuleLoadData(&f->mod, f->c->b->cubin));
+		KB_CU_CALL(err, cuModuleGetFunction(&f->bd.fn, f->mod, f->c->bd.symbol));
+		if (f->bd.dims.smem > 48 * 1024)
+			KB_CU_CALL(err, cuFuncSetAttribute(f->bd.fn,
+							   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+							   (int)f->bd.dims.smem));
+	}
+	rc = kb_profile__launch(f->c->d, &f->bd, err);
+out:
+	return rc;
+}
+
+static json_t *pc_json(const kb_pc_record *r, uint64_t total)
+{
+	json_t *st = json_array();
+	for (int k = 0; k < r->nstalls; k++)
+		json_array_append_new(st, json_pack("{s:s, s:I}", "reason", r->stalls[k].name, "samples",
+						    (json_int_t)r->stalls[k].samples));
+	return json_pack("{s:s, s:I, s:I, s:f, s:o}", "function", r->function, "pc",
+			 (json_int_t)r->pc_offset, "samples", (json_int_t)r->samples, "share_pct",
+			 total ? 100.0 * (double)r->samples / (double)total : 0.0, "stalls", st);
+}
+
+static void collect_hot(run_ctx *c, double median_us, json_t *result)
+{
+	fresh_ctx f = {.c = c};
+	kb_pc_record *recs = NULL;
+	int n = 0;
+	uint64_t total = 0;
+	kb_err err = {0};
+	/* About 50 ms of kernel time, so even a short kernel gets samples. */
+	int repeats = median_us > 0 ? (int)(50e3 / median_us) : 20;
+	repeats = repeats < 5 ? 5 : repeats > 2000 ? 2000 : repeats;
+	progress(c, &c->bd, "hot spots (PC sampling)");
+	int rc = kb_profile_pcsample(c->d, launch_fresh, &f, repeats, &recs, &n, &total, &err);
+	if (f.mod)
+		kb_cu.cuModuleUnload(f.mod);
+	if (rc < 0) {
+		json_object_set_new(result, "hot_error", json_pack("{s:s, s:b}", "message", err.msg,
+								   "permission", rc == KB_EPERM));
+		gpu_fail(c, rc, &err);
+		return;
+	}
+	json_t *hot = json_array();
+	for (int i = 0; i < n && i < 64; i++)
+		json_array_append_new(hot, pc_json(&recs[i], total));
+	json_object_set_new(result, "hot", hot);
+	json_object_set_new(result, "hot_samples", json_integer((json_int_t)total));
+	json_object_set_new(result, "hot_launches", json_integer(repeats));
+	kb_profile_pc_records_free(recs, n);
+}
+
 static json_t *launch_json(const kb_profile__bound *bd)
 {
 	json_t *j = json_object();
@@ -508,6 +609,12 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	}
 	json_object_set_new(check, "correct", json_boolean(correct));
 	json_object_set_new(*result, "verdict", json_string(correct ? "CORRECT" : "INCORRECT"));
+	/* Counters and hot spots describe the kernel as it is, right or wrong. */
+	if (o->cupti && o->nmetrics > 0 && !*sticky)
+		collect_counters(&c, *result);
+	if (o->hot && !*sticky)
+		collect_hot(&c, json_number_value(json_object_get(json_object_get(*result, "timing"),
+								  "median_us")), *result);
 out:
 	free_ref_outs(&c);
 	free_ref_kernel(&c);

@@ -141,6 +141,109 @@ static void add_roofline(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 		json_object_set_new(r, "verdict", json_string("IMPOSSIBLE"));
 }
 
+/* One source line of the file, trimmed, or "". */
+static char *source_line(const kb_compile_unit *u, const char *file, int line)
+{
+	if (!file || strcmp(kb_basename(file), kb_basename(u->src.path)))
+		return kb_xstrdup("");
+	char *l = kb_src_line(u->src.text, line);
+	if (!l)
+		return kb_xstrdup("");
+	char *p = l;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	char *t = kb_xstrdup(p);
+	free(l);
+	return t;
+}
+
+/* The SASS instruction at a sampled PC, from the build's disassembly. */
+static const kb_sass_insn *insn_at(const kb_compile_unit *u, const char *fn, uint64_t pc)
+{
+	for (int f = 0; f < u->build.sass.nfuncs; f++) {
+		const kb_sass_func *sf = &u->build.sass.funcs[f];
+		if (strcmp(sf->name, fn))
+			continue;
+		for (int i = 0; i < sf->n; i++)
+			if (sf->v[i].addr == pc)
+				return &sf->v[i];
+	}
+	return NULL;
+}
+
+/* Each hot PC gets its SASS and source line; samples are summed per
+ * source line into "hot_lines", most first. */
+static void map_hot(const kb_compile_unit *u, json_t *r)
+{
+	json_t *lines = json_object();
+	size_t i;
+	json_t *h;
+	json_array_foreach(json_object_get(r, "hot"), i, h) {
+		const kb_sass_insn *in = insn_at(u, json_string_value(json_object_get(h, "function")),
+						 (uint64_t)json_integer_value(json_object_get(h, "pc")));
+		if (!in)
+			continue;
+		json_object_set_new(h, "sass", json_sprintf("%s%s%s %s", in->pred ? in->pred : "",
+							     in->pred ? " " : "", in->opcode,
+							     in->operands ? in->operands : ""));
+		if (!in->line)
+			continue;
+		json_object_set_new(h, "line", json_integer(in->line));
+		char key[32];
+		snprintf(key, sizeof key, "%d", in->line);
+		json_t *e = json_object_get(lines, key);
+		if (!e) {
+			char *text = source_line(u, in->file, in->line);
+			e = json_pack("{s:i, s:s, s:I, s:f, s:[]}", "line", in->line, "text", text,
+				      "samples", (json_int_t)0, "share_pct", 0.0, "sass");
+			json_object_set_new(lines, key, e);
+			free(text);
+		}
+		json_object_set_new(e, "samples", json_integer(json_integer_value(json_object_get(e, "samples")) +
+							       json_integer_value(json_object_get(h, "samples"))));
+		json_object_set_new(e, "share_pct", json_real(json_number_value(json_object_get(e, "share_pct")) +
+							      json_number_value(json_object_get(h, "share_pct"))));
+		json_array_append(json_object_get(e, "sass"), json_object_get(h, "sass"));
+	}
+	json_t *arr = json_array();
+	const char *k;
+	json_t *v;
+	json_object_foreach(lines, k, v)
+		json_array_append(arr, v);
+	json_decref(lines);
+	/* most samples first */
+	for (size_t a = 1; a < json_array_size(arr); a++)
+		for (size_t b = a; b > 0 && json_integer_value(json_object_get(json_array_get(arr, b), "samples")) >
+					    json_integer_value(json_object_get(json_array_get(arr, b - 1), "samples")); b--) {
+			json_t *x = json_incref(json_array_get(arr, b));
+			json_array_set(arr, b, json_array_get(arr, b - 1));
+			json_array_set_new(arr, b - 1, x);
+		}
+	json_object_set_new(r, "hot_lines", arr);
+}
+
+/* Counter sections derived for the result; why counters are missing. */
+static void add_profile(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r,
+			const kb_err *cupti_err, int passes)
+{
+	if (cupti_err && cupti_err->msg[0])
+		json_object_set_new(r, "counters_error", json_pack("{s:s, s:b}", "message", cupti_err->msg,
+								   "permission", *c->cupti_rc == KB_EPERM));
+	json_t *ctr = json_object_get(r, "counters");
+	if (ctr) {
+		const kb_device_info *info = kb_profile_device_info(c->dev);
+		json_t *ceil = NULL;
+		kb_profile_ceilings_load(info->uuid, &ceil);
+		json_t *occ = json_object_get(json_object_get(json_object_get(r, "compile"), "kernel"),
+					      "occupancy");
+		json_object_set_new(r, "sections", kb_profile_sections_derive(ctr, info, ceil, occ));
+		json_object_set_new(r, "counters_passes", json_integer(passes));
+		json_decref(ceil);
+	}
+	if (json_object_get(r, "hot"))
+		map_hot(u, r);
+}
+
 static json_t *env_json(kb_runner__ctx *c)
 {
 	json_t *e = json_object();
@@ -161,6 +264,48 @@ static json_t *fault_result(kb_runner__ctx *c, const kb_err *err, json_t *last, 
 	if (last)
 		json_object_set(r, "during", last);
 	return r;
+}
+
+/* The metric names a request asks for: "metrics" and every metric of its
+ * "sections" (a new array of borrowed names). */
+static const char **wanted_metrics(json_t *req, int *n)
+{
+	const kb_section *secs[16];
+	int ns = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(req, "sections"), i, v) {
+		const kb_section *sec = json_is_string(v) ? kb_profile_section(json_string_value(v)) : NULL;
+		if (sec && ns < 16)
+			secs[ns++] = sec;
+	}
+	int nsec = 0;
+	const char **from_secs = kb_profile_section_metrics(secs, ns, &nsec);
+	json_t *extra = json_object_get(req, "metrics");
+	*n = 0;
+	const char **all = kb_xcalloc((size_t)nsec + json_array_size(extra) + 1, sizeof *all);
+	for (int k = 0; k < nsec; k++)
+		all[(*n)++] = from_secs[k];
+	json_array_foreach(extra, i, v) {
+		bool dup = false;
+		for (int k = 0; k < *n && !dup; k++)
+			dup = !strcmp(all[k], json_string_value(v) ? json_string_value(v) : "");
+		if (json_is_string(v) && !dup)
+			all[(*n)++] = json_string_value(v);
+	}
+	free(from_secs);
+	return all;
+}
+
+/* Opens CUPTI once per runner; the outcome of the first try stands. */
+static int need_cupti(kb_runner__ctx *c, kb_err *err)
+{
+	static kb_err first;
+	if (*c->cupti_rc == 1)
+		*c->cupti_rc = kb_profile_cupti_open(c->dev, c->cupti, &first);
+	if (*c->cupti_rc < 0 && err)
+		*err = first;
+	return *c->cupti_rc;
 }
 
 static void fill_opts(kb_runner__ctx *c, json_t *req, kb_run_opts *o, progress_tap *t)
@@ -193,8 +338,9 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	const char **defs = string_array(json_object_get(req, "defines"), &ndef);
 	int nargs;
 	kb_arg_override *args = overrides(json_object_get(req, "args"), &nargs);
+	bool hot = json_is_true(json_object_get(req, "hot"));
 	kb_compile_unit_opts uo = {.arch = arch ? arch : dev_arch, .defines = defs, .ndefines = ndef,
-				   .args = args, .nargs = nargs};
+				   .args = args, .nargs = nargs, .want_sass = hot};
 	kb_compile_unit u;
 	kb_err err = {0};
 	json_t *r = NULL;
@@ -214,6 +360,23 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	progress_tap t = {.c = c};
 	kb_run_opts o = {0};
 	fill_opts(c, req, &o, &t);
+	kb_err cupti_err = {0};
+	int passes = 0;
+	const char **metrics = wanted_metrics(req, &o.nmetrics);
+	o.metrics = metrics;
+	o.hot = hot;
+	if ((o.nmetrics > 0 || hot) && need_cupti(c, &cupti_err) == 0) {
+		o.cupti = *c->cupti;
+		if (o.nmetrics && (rc = kb_profile_cupti_check(o.cupti, metrics, o.nmetrics, &passes,
+							       &err)) < 0) {
+			r = kb_runner__error_result("metric_error", &err);
+			free(metrics);
+			goto out;
+		}
+	} else if (o.nmetrics > 0 || hot) {
+		o.nmetrics = 0;
+		o.hot = false; /* PC sampling needs the same CUPTI library and permission */
+	}
 	json_t *res = NULL;
 	rc = kb_profile_run(c->dev, &u.src, &u.spec, &u.kernels, u.chosen, &u.build, &o, &res,
 			    &c->sticky, &err);
@@ -228,9 +391,12 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 		json_object_set_new(r, "seed", json_integer((json_int_t)o.seed));
 		add_roofline(c, &u, r);
 	}
+	free(metrics);
 	json_decref(t.last);
 	json_object_set_new(r, "file", json_string(path));
 	json_object_set_new(r, "compile", kb_compile_unit_summary_json(&u));
+	if (rc == 0)
+		add_profile(c, &u, r, o.cupti ? NULL : &cupti_err, passes);
 	json_object_set_new(r, "env", env_json(c));
 out:
 	kb_compile_unit_free(&u);

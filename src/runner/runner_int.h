@@ -11,6 +11,8 @@ typedef struct {
 	int out_fd;
 	kb_device *dev;
 	kb_nvml *nvml;
+	kb_cupti **cupti;      /* opened on the first request that asks for counters */
+	int *cupti_rc;         /* 1: not tried yet */
 	kb_progress_fn progress;
 	void *progress_ctx;
 	bool sticky;          /* set when the GPU context died */

@@ -20,6 +20,8 @@ typedef struct {
 	int dev_rc;           /* 1: not opened yet; else the open's result */
 	kb_err dev_err;
 	kb_nvml *nvml;
+	kb_cupti *cupti;
+	int cupti_rc;         /* 1: not opened yet */
 	bool sticky;          /* the context is dead: exit after replying */
 } server;
 
@@ -147,6 +149,7 @@ static json_t *dispatch(server *s, json_t *req)
 		if (need_device(s) < 0)
 			return kb_runner__error_result("no_gpu", &s->dev_err);
 		kb_runner__ctx rc = {.out_fd = s->out_fd, .dev = s->dev, .nvml = s->nvml,
+				     .cupti = &s->cupti, .cupti_rc = &s->cupti_rc,
 				     .progress = on_progress, .progress_ctx = s};
 		json_t *r = kb_runner__run(&rc, req);
 		s->sticky = rc.sticky;
@@ -176,7 +179,7 @@ static int read_frame(int fd, kb_frame_reader *rd, char **frame)
 
 int kb_runner_serve(int in_fd, int out_fd)
 {
-	server s = {.out_fd = out_fd, .dev_rc = 1};
+	server s = {.out_fd = out_fd, .dev_rc = 1, .cupti_rc = 1};
 	kb_frame_reader rd = {0};
 	int status = 0;
 	for (char *frame; read_frame(in_fd, &rd, &frame) == 1;) {
@@ -202,6 +205,7 @@ int kb_runner_serve(int in_fd, int out_fd)
 	}
 	kb_frame_reader_free(&rd);
 	if (!s.sticky) {
+		kb_profile_cupti_close(s.cupti);
 		kb_profile_nvml_close(s.nvml);
 		kb_profile_device_close(s.dev);
 	}

@@ -12,7 +12,8 @@ if [ "$RC" -ne 0 ]; then
 	[ -n "${KBENCH_REQUIRE_GPU:-}" ] && { fail gpu_present "$reason"; finish; exit; }
 	for c in softmax_correct softmax_time softmax_ceiling vector_add ptx_saxpy oob_fault \
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
-		 skips_some ref_kernel tune_best impossible file_input occupancy_vs_driver; do
+		 skips_some ref_kernel tune_best impossible file_input occupancy_vs_driver \
+		 profile_sections profile_bad_metric hot_spot_line; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -71,4 +72,11 @@ print('occupancy $c: regs %d, offline %d blocks/SM (%s), driver %d' % (j['compil
 sys.exit(0 if o['blocks_per_sm'] == d else 1)" || ok=0
 done
 [ $ok = 1 ] && pass occupancy_vs_driver || fail occupancy_vs_driver "offline and driver disagree (see above)"
+# Counters and hot spots (CUPTI): sections, metric-name errors, the slow line first.
+run "$KB" profile kernels/softmax.cu --json
+expect_json profile_sections "j['verdict'] == 'CORRECT' and j['counters']['dram__bytes_read.sum'] > 0.9 * 4096 * 8192 * 4 and j['sections']['sol']['bottleneck'] in ('memory', 'compute', 'latency')"
+run "$KB" profile kernels/softmax.cu --metrics dram__bytes_reed.sum --json
+expect_json profile_bad_metric "j['status'] == 'metric_error' and 'dram__bytes_read' in j['message']"
+run "$KB" profile tests/fixtures/kernels/hot_strided.cu --hot --section quick --json
+expect_json hot_spot_line "j['hot_lines'][0]['line'] == 20"
 finish

@@ -1,0 +1,163 @@
+/*
+ * profile.c - what `kbench profile` prints: the sections Nsight Compute
+ * users know (speed of light, memory, compute, occupancy, warp state,
+ * roofline), built from counters with the same metric names, and the hot
+ * source lines with their SASS.  A counter that was refused or not
+ * collected shows as n/a, never 0.
+ */
+#include "app.h"
+
+#include <math.h>
+#include <string.h>
+
+static json_t *get(json_t *o, const char *k)
+{
+	return json_object_get(o, k);
+}
+
+/* "name ......... value unit" or n/a. */
+static void row(kb_buf *out, const char *name, json_t *o, const char *key, const char *fmt,
+		double scale)
+{
+	json_t *v = get(o, key);
+	kb_buf_catf(out, "    %-34s ", name);
+	if (json_is_number(v))
+		kb_buf_catf(out, fmt, json_number_value(v) * scale);
+	else
+		kb_buf_cat(out, "n/a");
+	kb_buf_catc(out, '\n');
+}
+
+static void sol(json_t *s, kb_buf *out)
+{
+	kb_buf_cat(out, "  Speed of light\n");
+	row(out, "duration", s, "duration_us", "%.2f us", 1);
+	row(out, "DRAM throughput", s, "dram_pct", "%.1f %%", 1);
+	row(out, "L2 throughput", s, "l2_pct", "%.1f %%", 1);
+	row(out, "L1/TEX throughput", s, "l1_pct", "%.1f %%", 1);
+	row(out, "SM (compute) throughput", s, "sm_pct", "%.1f %%", 1);
+	row(out, "memory throughput", s, "memory_pct", "%.1f %%", 1);
+	row(out, "SM clock", s, "sm_clock_ghz", "%.3f GHz", 1);
+	if (get(s, "bottleneck"))
+		kb_buf_catf(out, "    bottleneck: %s (%s)\n", json_string_value(get(s, "bottleneck")),
+			    json_string_value(get(s, "why")));
+}
+
+static void memory(json_t *s, kb_buf *out)
+{
+	kb_buf_cat(out, "  Memory\n");
+	row(out, "DRAM bytes read", s, "dram_read_bytes", "%.0f", 1);
+	row(out, "DRAM bytes written", s, "dram_write_bytes", "%.0f", 1);
+	row(out, "DRAM bandwidth", s, "dram_GBps", "%.1f GB/s", 1);
+	row(out, "L2 hit rate", s, "l2_hit_pct", "%.1f %%", 1);
+	row(out, "L1 hit rate", s, "l1_hit_pct", "%.1f %%", 1);
+	row(out, "global load sectors/request", s, "load_sectors_per_request", "%.2f (4 = coalesced f32)", 1);
+	row(out, "global store sectors/request", s, "store_sectors_per_request", "%.2f", 1);
+	row(out, "shared-memory bank conflicts", s, "shared_bank_conflicts", "%.0f", 1);
+}
+
+static void compute(json_t *s, kb_buf *out)
+{
+	kb_buf_cat(out, "  Compute\n");
+	row(out, "instructions executed (warp)", s, "instructions", "%.0f", 1);
+	row(out, "IPC (per active SM cycle)", s, "ipc", "%.2f", 1);
+	row(out, "FP32 FLOPs (FMA = 2)", s, "fp32_flops", "%.4g", 1);
+	row(out, "FP64 FLOPs", s, "fp64_flops", "%.4g", 1);
+	row(out, "FP16 FLOPs", s, "fp16_flops", "%.4g", 1);
+	row(out, "tensor pipe utilisation", s, "tensor_pipe_pct", "%.1f %%", 1);
+}
+
+static void occupancy(json_t *s, kb_buf *out)
+{
+	kb_buf_cat(out, "  Occupancy\n");
+	row(out, "theoretical", s, "theoretical_pct", "%.1f %%", 1);
+	row(out, "achieved", s, "achieved_pct", "%.1f %%", 1);
+	row(out, "achieved warps per SM", s, "achieved_warps_per_sm", "%.1f", 1);
+	row(out, "eligible warps per scheduler", s, "eligible_warps_per_scheduler", "%.2f", 1);
+	if (json_is_string(get(s, "limiter")))
+		kb_buf_catf(out, "    limiter: %s\n", json_string_value(get(s, "limiter")));
+}
+
+static void stalls(json_t *s, kb_buf *out)
+{
+	kb_buf_cat(out, "  Warp state (stall reasons per issued instruction)\n");
+	size_t i;
+	json_t *r;
+	json_array_foreach(get(s, "reasons"), i, r) {
+		if (i >= 6)
+			break;
+		kb_buf_catf(out, "    %-34s %.2f  (%.1f %%)\n", json_string_value(get(r, "reason")),
+			    json_number_value(get(r, "per_issue")), json_number_value(get(r, "share_pct")));
+	}
+	if (!json_array_size(get(s, "reasons")))
+		kb_buf_cat(out, "    n/a\n");
+}
+
+static void roof(json_t *s, kb_buf *out)
+{
+	kb_buf_cat(out, "  Roofline (from measured DRAM bytes and FLOPs)\n");
+	row(out, "DRAM bytes", s, "dram_bytes", "%.4g", 1);
+	row(out, "FP32 FLOPs", s, "fp32_flops", "%.4g", 1);
+	row(out, "achieved DRAM bandwidth", s, "dram_GBps", "%.1f GB/s", 1);
+	row(out, "  of the bandwidth ceiling", s, "pct_of_bandwidth_ceiling", "%.1f %%", 1);
+	row(out, "arithmetic intensity", s, "arithmetic_intensity", "%.3g FLOP/B", 1);
+	row(out, "achieved", s, "TFLOPs", "%.3f TFLOP/s", 1);
+	row(out, "  of the roof at this intensity", s, "pct_of_roof", "%.1f %%", 1);
+	if (get(s, "side"))
+		kb_buf_catf(out, "    %s side of the ridge (%.3g FLOP/B); ceilings: %s\n",
+			    json_string_value(get(s, "side")), json_number_value(get(s, "ridge_flop_per_byte")),
+			    json_string_value(get(s, "ceilings")));
+}
+
+static void hot(json_t *r, kb_buf *out)
+{
+	json_t *lines = get(r, "hot_lines");
+	kb_buf_catf(out, "  Hot spots (PC sampling: %lld samples over %lld launches)\n",
+		    (long long)json_integer_value(get(r, "hot_samples")),
+		    (long long)json_integer_value(get(r, "hot_launches")));
+	size_t i, k;
+	json_t *l, *s;
+	json_array_foreach(lines, i, l) {
+		if (i >= 8)
+			break;
+		kb_buf_catf(out, "    %5.1f %%  line %-4lld %s\n", json_number_value(get(l, "share_pct")),
+			    (long long)json_integer_value(get(l, "line")), json_string_value(get(l, "text")));
+		json_array_foreach(get(l, "sass"), k, s) {
+			if (k >= 4)
+				break;
+			kb_buf_catf(out, "                        %s\n", json_string_value(s));
+		}
+	}
+	if (!json_array_size(lines))
+		kb_buf_cat(out, "    (no samples mapped to source lines: SASS line info needs nvdisasm)\n");
+}
+
+void kb_app_profile_render(json_t *r, kb_buf *out)
+{
+	json_t *err = get(r, "counters_error"), *secs = get(r, "sections");
+	if (err)
+		kb_buf_catf(out, "\n  counters: unavailable - %s\n", json_string_value(get(err, "message")));
+	if (secs) {
+		kb_buf_catf(out, "\n  counters: %lld replay passes, %.0f ms\n",
+			    (long long)json_integer_value(get(r, "counters_passes")),
+			    json_number_value(get(r, "counters_ms")));
+		struct { const char *name; void (*fn)(json_t *, kb_buf *); } parts[] = {
+			{"sol", sol}, {"memory", memory}, {"compute", compute}, {"occupancy", occupancy},
+			{"stalls", stalls}, {"roofline", roof},
+		};
+		json_t *ctr = get(r, "counters");
+		for (size_t i = 0; i < KB_ARRAY_LEN(parts); i++) {
+			const kb_section *sec = kb_profile_section(parts[i].name);
+			bool any = false;
+			for (int m = 0; sec && m < sec->nmetrics && !any; m++)
+				any = get(ctr, sec->metrics[m]) != NULL;
+			if (any)
+				parts[i].fn(get(secs, parts[i].name), out);
+		}
+	}
+	json_t *herr = get(r, "hot_error");
+	if (herr)
+		kb_buf_catf(out, "  hot spots: unavailable - %s\n", json_string_value(get(herr, "message")));
+	if (get(r, "hot"))
+		hot(r, out);
+}

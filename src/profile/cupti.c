@@ -1,0 +1,940 @@
+/*
+ * cupti.c - hardware counters through CUPTI's Range Profiler (target side)
+ * and Profiler Host API (names, config images, pass counts, evaluation), as
+ * in gpu-apis.md section 1.2: auto range + kernel replay, one launch per
+ * collection.
+ *
+ * libcupti.so.13 is loaded with dlopen (style rule 11) and never linked; its
+ * headers give the types only.  cupti_profiler_host.h includes the C++
+ * header <string> (and uses nothing from it): the build puts src/shim,
+ * which holds an empty `string`, on the include path.  libcupti dlopens
+ * libnvperf_host.so by name; we load it first from libcupti's own directory
+ * so that it is found wherever libcupti was.
+ *
+ * Owns: the function table, the kb_cupti state (profiler initialised, chip
+ * name, counter availability image, a host object for names, a reusable
+ * counter data image) and two process-wide caches: base metric names per
+ * chip (for suggestions) and config images per (chip, availability image,
+ * metric list).  Does not own the device, its context or what is launched.
+ *
+ * Invariants:
+ *  - A host object accumulates every ConfigAddMetrics call, so each config
+ *    image is built by a fresh host object; that object stays with the
+ *    cached image and evaluates the counter data collected with it.
+ *  - The range profiler is enabled only inside a collection (unless
+ *    keep_enabled): timing (Activity API) and PC sampling run between
+ *    collections, and CUPTI runs one profiling mode at a time.  Kept
+ *    enabled, it is re-enabled whenever the metric list changes: SetConfig
+ *    with another config image on an object that already ran gave only the
+ *    first pass's metrics (the rest NaN, no error) on an H200.
+ *  - Costs on an H200 (CUDA 13.0): the first Start..Stop after Enable is
+ *    ~145-158 ms for a 1-pass list (Enable itself ~0, Disable 10-12 ms);
+ *    kept enabled, later ones are ~13 ms; 9 passes: 330 ms vs 197 ms.
+ *  - Native CUPTI codes stop here: 35/40 become KB_EPERM with the fix,
+ *    39 and unsupported configurations KB_EUNSUP, bad names KB_EINVAL.
+ *  - One thread: the caches are not locked (the runner is single-threaded).
+ */
+#define _GNU_SOURCE /* dlinfo */
+#include "profile_int.h"
+
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which the
+ * AddressSanitizer runtime refuses by aborting the process. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+#define CONFIG_CACHE_MAX 32
+#define CHIPS_MAX 8
+#define SUGGEST_MAX 5
+#define NAME_MAX_LEN 160
+
+/* ===== loading ===================================================================== */
+
+#define CUPTI_FUNCS(X) \
+	X(cuptiGetResultString) X(cuptiProfilerInitialize) X(cuptiProfilerDeInitialize) \
+	X(cuptiProfilerDeviceSupported) X(cuptiDeviceGetChipName) \
+	X(cuptiProfilerGetCounterAvailability) X(cuptiProfilerHostInitialize) \
+	X(cuptiProfilerHostDeinitialize) X(cuptiProfilerHostGetSupportedChips) \
+	X(cuptiProfilerHostGetBaseMetrics) X(cuptiProfilerHostGetMetricProperties) \
+	X(cuptiProfilerHostConfigAddMetrics) X(cuptiProfilerHostGetConfigImageSize) \
+	X(cuptiProfilerHostGetConfigImage) X(cuptiProfilerHostGetNumOfPasses) \
+	X(cuptiProfilerHostEvaluateToGpuValues) X(cuptiRangeProfilerEnable) \
+	X(cuptiRangeProfilerDisable) X(cuptiRangeProfilerGetCounterDataSize) \
+	X(cuptiRangeProfilerCounterDataImageInitialize) X(cuptiRangeProfilerSetConfig) \
+	X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop) X(cuptiRangeProfilerDecodeData) \
+	X(cuptiRangeProfilerGetCounterDataInfo)
+
+static struct {
+#define CUPTI_MEMBER(f) __typeof__(&f) f;
+	CUPTI_FUNCS(CUPTI_MEMBER)
+#undef CUPTI_MEMBER
+} api;
+
+static void *cupti_lib, *nvperf_lib;
+static int load_rc = 1; /* 1: not tried yet */
+static char load_msg[512];
+
+static const char *const lib_names[] = {
+	"libcupti.so.13",
+	"/usr/local/cuda/lib64/libcupti.so.13",
+	"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+};
+
+/* libcupti has no RUNPATH and dlopens "libnvperf_host.so" by name; an object
+ * already loaded under that soname satisfies it, wherever it came from. */
+static void preload_nvperf(void)
+{
+	char dir[PATH_MAX];
+	if (dlinfo(cupti_lib, RTLD_DI_ORIGIN, dir) != 0)
+		return;
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/libnvperf_host.so", dir);
+	nvperf_lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!nvperf_lib)
+		dlerror(); /* libcupti will search for it itself */
+}
+
+static int load(kb_err *err)
+{
+#ifdef UNDER_ASAN
+	load_rc = KB_EUNSUP;
+	snprintf(load_msg, sizeof load_msg, "CUPTI's profiler cannot run under AddressSanitizer "
+		 "(libcupti loads libnvperf_host.so with RTLD_DEEPBIND)");
+#endif
+	if (load_rc == 1) {
+		char first[256] = "";
+		for (size_t i = 0; i < KB_ARRAY_LEN(lib_names) && !cupti_lib; i++) {
+			cupti_lib = dlopen(lib_names[i], RTLD_NOW | RTLD_LOCAL);
+			if (!cupti_lib && !first[0])
+				snprintf(first, sizeof first, "%s", dlerror());
+		}
+		load_rc = KB_OK;
+		if (!cupti_lib) {
+			snprintf(load_msg, sizeof load_msg,
+				 "no CUPTI: libcupti.so.13 cannot be loaded (%s)", first);
+			load_rc = KB_EUNSUP;
+		}
+#define CUPTI_RESOLVE(f) \
+		if (load_rc == KB_OK && !(*(void **)&api.f = dlsym(cupti_lib, #f))) { \
+			snprintf(load_msg, sizeof load_msg, \
+				 "libcupti.so.13 lacks %s (CUPTI older than 13.0?)", #f); \
+			load_rc = KB_EUNSUP; \
+		}
+		CUPTI_FUNCS(CUPTI_RESOLVE)
+#undef CUPTI_RESOLVE
+		if (load_rc == KB_OK)
+			preload_nvperf();
+	}
+	if (load_rc < 0)
+		return kb_err_set(err, load_rc, KB_DOM_CUPTI, 0, "%s", load_msg);
+	return KB_OK;
+}
+
+/* ===== errors ====================================================================== */
+
+static const char perm_fix[] =
+	"The driver gives GPU performance counters to admin users only (Nsight Compute calls "
+	"this ERR_NVGPUCTRPERM). Fix, one of: (1) run kbench as root, or with CAP_SYS_ADMIN, "
+	"or with CAP_PERFMON (driver R565 or newer); (2) allow all users: put `options nvidia "
+	"NVreg_RestrictProfilingToAdminUsers=0` in a file in /etc/modprobe.d/ (rebuild the "
+	"initramfs if the nvidia module loads from it), then reload the nvidia module or "
+	"reboot; (3) in a container: lift the restriction on the host, or start the container "
+	"with --cap-add=SYS_ADMIN. `grep RmProfilingAdminOnly /proc/driver/nvidia/params` "
+	"shows 1 while restricted. Timing, SASS and theoretical occupancy still work; counter "
+	"metrics show n/a.";
+
+/* Fills err from a CUptiResult of `call` and returns the KB_E* it maps to. */
+static int cupti_fail(kb_err *err, CUptiResult r, const char *call, const char *file, int line)
+{
+	const char *s = NULL;
+	if (api.cuptiGetResultString)
+		api.cuptiGetResultString(r, &s);
+	if (!s)
+		s = "CUPTI error";
+	switch ((int)r) {
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+		return kb_err_set_at(err, file, line, KB_EPERM, KB_DOM_CUPTI, (int)r,
+				     "no permission for GPU performance counters "
+				     "(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES in %s). %s", call, perm_fix);
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+		return kb_err_set_at(err, file, line, KB_EPERM, KB_DOM_CUPTI, (int)r,
+				     "no permission for GPU performance counters on this virtual "
+				     "GPU (CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES "
+				     "in %s): the hypervisor must allow profiling for this VM. %s",
+				     call, perm_fix);
+	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+		return kb_err_set_at(err, file, line, KB_EUNSUP, KB_DOM_CUPTI, (int)r,
+				     "another profiler is attached (Nsight Compute or Nsight "
+				     "Systems?): CUPTI serves one at a time (%s: %s)", call, s);
+	case CUPTI_ERROR_NOT_SUPPORTED:
+	case CUPTI_ERROR_NOT_COMPATIBLE:
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+	case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+	case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+		return kb_err_set_at(err, file, line, KB_EUNSUP, KB_DOM_CUPTI, (int)r,
+				     "hardware counters are not supported here (%s: %s)", call, s);
+	case CUPTI_ERROR_INVALID_METRIC_NAME:
+	case CUPTI_ERROR_INVALID_CHIP_NAME:
+		return kb_err_set_at(err, file, line, KB_EINVAL, KB_DOM_CUPTI, (int)r, "%s: %s",
+				     call, s);
+	default:
+		return kb_err_set_at(err, file, line, KB_ERROR, KB_DOM_CUPTI, (int)r, "%s: %s",
+				     call, s);
+	}
+}
+
+/* Calls api.fn(p); on failure sets rc from cupti_fail and jumps to out. */
+#define KB_CUPTI(err, fn, p) \
+	do { \
+		CUptiResult r_ = api.fn(p); \
+		if (r_ != CUPTI_SUCCESS) { \
+			rc = cupti_fail((err), r_, #fn, __FILE__, __LINE__); \
+			goto out; \
+		} \
+	} while (0)
+
+/* A params struct with its structSize set and everything else zero. */
+#define PARAMS(T) {.structSize = T##_STRUCT_SIZE}
+
+/* ===== host objects ================================================================ */
+
+static int host_new(const char *chip, const uint8_t *avail, CUpti_Profiler_Host_Object **out,
+		    kb_err *err)
+{
+	int rc = KB_OK;
+	CUpti_Profiler_Host_Initialize_Params p = PARAMS(CUpti_Profiler_Host_Initialize_Params);
+	p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+	p.pChipName = chip;
+	p.pCounterAvailabilityImage = avail;
+	*out = NULL;
+	KB_CUPTI(err, cuptiProfilerHostInitialize, &p);
+	*out = p.pHostObject;
+out:
+	return rc;
+}
+
+static void host_free(CUpti_Profiler_Host_Object *h)
+{
+	if (!h)
+		return;
+	CUpti_Profiler_Host_Deinitialize_Params p = PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+	p.pHostObject = h;
+	api.cuptiProfilerHostDeinitialize(&p);
+}
+
+/* The host object for offline checks of `chip` (no availability image),
+ * made once per chip. Unknown chips: KB_EINVAL listing the known ones. */
+static int offline_host(const char *chip, CUpti_Profiler_Host_Object **out, kb_err *err)
+{
+	static struct {
+		char chip[64];
+		CUpti_Profiler_Host_Object *host;
+	} hosts[CHIPS_MAX];
+	static int nhosts;
+	for (int i = 0; i < nhosts; i++)
+		if (!strcmp(hosts[i].chip, chip))
+			return *out = hosts[i].host, KB_OK;
+	int rc = host_new(chip, NULL, out, err);
+	if (rc == KB_EINVAL) {
+		CUpti_Profiler_Host_GetSupportedChips_Params p =
+			PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
+		kb_buf b = KB_BUF_INIT;
+		if (api.cuptiProfilerHostGetSupportedChips(&p) == CUPTI_SUCCESS)
+			for (size_t i = 0; i < p.numChips; i++)
+				kb_buf_catf(&b, "%s%s", i ? " " : "", p.ppChipNames[i]);
+		rc = kb_err_set(err, KB_EINVAL, KB_DOM_CUPTI, CUPTI_ERROR_INVALID_CHIP_NAME,
+				"unknown chip '%s' (CUPTI knows: %s)", chip, b.s ? b.s : "?");
+		kb_buf_free(&b);
+	}
+	if (rc == KB_OK && nhosts < CHIPS_MAX && strlen(chip) < sizeof hosts[0].chip) {
+		snprintf(hosts[nhosts].chip, sizeof hosts[0].chip, "%s", chip);
+		hosts[nhosts++].host = *out;
+	}
+	return rc;
+}
+
+/* ===== base metric names (suggestions) ============================================= */
+
+typedef struct {
+	char *name;               /* a base name without '.', copied */
+	CUpti_MetricType type;
+} base_metric;
+
+typedef struct {
+	char chip[64];
+	base_metric *v;
+	int n, cap;
+} base_list;
+
+static base_list bases[CHIPS_MAX];
+static int nbases;
+
+/* The base metrics of chip (COUNTER, RATIO, THROUGHPUT), enumerated once.
+ * Names with a '.' (the Triage* groups) are left out. */
+static const base_list *base_metrics(CUpti_Profiler_Host_Object *host, const char *chip)
+{
+	for (int i = 0; i < nbases; i++)
+		if (!strcmp(bases[i].chip, chip))
+			return &bases[i];
+	static base_list scratch;
+	base_list *l = nbases < CHIPS_MAX ? &bases[nbases++] : &scratch;
+	for (int i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+	memset(l, 0, sizeof *l);
+	snprintf(l->chip, sizeof l->chip, "%s", chip);
+	for (int t = CUPTI_METRIC_TYPE_COUNTER; t < CUPTI_METRIC_TYPE__COUNT; t++) {
+		CUpti_Profiler_Host_GetBaseMetrics_Params p =
+			PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
+		p.pHostObject = host;
+		p.metricType = (CUpti_MetricType)t;
+		if (api.cuptiProfilerHostGetBaseMetrics(&p) != CUPTI_SUCCESS)
+			continue;
+		for (size_t i = 0; i < p.numMetrics; i++) {
+			const char *nm = p.ppMetricNames[i];
+			if (!nm || strchr(nm, '.') || strlen(nm) >= NAME_MAX_LEN)
+				continue;
+			base_metric *m = KB_PUSH(l->v, l->n, l->cap);
+			m->name = kb_xstrdup(nm);
+			m->type = (CUpti_MetricType)t;
+		}
+	}
+	return l;
+}
+
+/* Levenshtein distance of a and b (both shorter than NAME_MAX_LEN). */
+static int edit_distance(const char *a, size_t na, const char *b)
+{
+	int row[NAME_MAX_LEN + 1];
+	size_t nb = strlen(b);
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= na; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= nb; j++) {
+			int up = row[j];
+			int best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[nb];
+}
+
+/* GetMetricProperties of name: CUPTI_SUCCESS and its type, or the error. */
+static CUptiResult properties(CUpti_Profiler_Host_Object *host, const char *name,
+			      CUpti_MetricType *type)
+{
+	CUpti_Profiler_Host_GetMetricProperties_Params p =
+		PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
+	p.pHostObject = host;
+	p.pMetricName = name;
+	CUptiResult r = api.cuptiProfilerHostGetMetricProperties(&p);
+	if (type)
+		*type = p.metricType;
+	return r;
+}
+
+static bool name_ok(CUpti_Profiler_Host_Object *host, const char *name)
+{
+	return properties(host, name, NULL) == CUPTI_SUCCESS;
+}
+
+/* Appends a full, valid name for base metric `base` of type t: with the
+ * user's suffix when that is valid for it, else the type's usual rollup. */
+static void cat_example(kb_buf *b, CUpti_Profiler_Host_Object *host, const char *base,
+			CUpti_MetricType t, const char *suffix)
+{
+	static const char *const rollup[CUPTI_METRIC_TYPE__COUNT] = {
+		[CUPTI_METRIC_TYPE_COUNTER] = ".sum",
+		[CUPTI_METRIC_TYPE_RATIO] = ".ratio",
+		[CUPTI_METRIC_TYPE_THROUGHPUT] = ".avg.pct_of_peak_sustained_elapsed",
+	};
+	char full[2 * NAME_MAX_LEN];
+	if (*suffix) {
+		snprintf(full, sizeof full, "%s%s", base, suffix);
+		if (name_ok(host, full))
+			return kb_buf_cat(b, full);
+	}
+	snprintf(full, sizeof full, "%s%s", base, rollup[t]);
+	kb_buf_cat(b, name_ok(host, full) ? full : base);
+}
+
+/* Appends "; did you mean: a.sum, b.sum" for the unknown name, ranking the
+ * chip's base metrics by edit distance to its base part (before the '.'). */
+static void cat_suggestions(kb_buf *b, CUpti_Profiler_Host_Object *host, const base_list *l,
+			    const char *name)
+{
+	const char *dot = strchr(name, '.');
+	size_t nlen = dot ? (size_t)(dot - name) : strlen(name);
+	const char *suffix = dot ? dot : "";
+	if (nlen >= NAME_MAX_LEN || !l->n) {
+		kb_buf_cat(b, "; no close match");
+		return;
+	}
+	int best[SUGGEST_MAX], dist[SUGGEST_MAX], nbest = 0;
+	int limit = nlen / 3 > 3 ? (int)nlen / 3 : 3;
+	for (int i = 0; i < l->n; i++) {
+		int d = edit_distance(name, nlen, l->v[i].name);
+		if (d > limit)
+			continue;
+		int k = nbest < SUGGEST_MAX ? nbest++ : SUGGEST_MAX;
+		if (k == SUGGEST_MAX && d >= dist[SUGGEST_MAX - 1])
+			continue;
+		if (k == SUGGEST_MAX)
+			k = SUGGEST_MAX - 1;
+		for (; k > 0 && dist[k - 1] > d; k--) {
+			best[k] = best[k - 1];
+			dist[k] = dist[k - 1];
+		}
+		best[k] = i;
+		dist[k] = d;
+	}
+	if (!nbest) {
+		kb_buf_catf(b, "; no close match among the %d base metrics of %s", l->n, l->chip);
+		return;
+	}
+	kb_buf_cat(b, "; did you mean: ");
+	for (int i = 0; i < nbest; i++) {
+		if (i)
+			kb_buf_cat(b, ", ");
+		cat_example(b, host, l->v[best[i]].name, l->v[best[i]].type, suffix);
+	}
+}
+
+/* ===== checking names ============================================================== */
+
+/* Names Nsight Compute computes itself, and where kbench reports the same. */
+static const struct {
+	const char *prefix;
+	const char *kbench;
+} ncu_only[] = {
+	{"sm__maximum_warps_per_active_cycle_pct",
+	 "compile.kernel.occupancy.occupancy_pct (theoretical occupancy from the cubin's "
+	 "resources)"},
+	{"launch__registers_per_thread", "compile.kernel.resources.registers"},
+	{"launch__occupancy_limit_", "compile.kernel.occupancy.blocks_allowed_by"},
+	{"launch__occupancy_per_", "compile.kernel.occupancy"},
+	{"launch__shared_mem_", "compile.kernel.resources.shared_static_bytes and "
+	 "compile.kernel.occupancy.shared_per_block_bytes"},
+	{"launch__", "the kernel's compile.kernel.resources / .occupancy and the run's launch "
+	 "section"},
+	{"device__attribute_", "the device info (`kbench devices`, \"device\" in each Result)"},
+};
+
+static const char *ncu_computed(const char *name)
+{
+	for (size_t i = 0; i < KB_ARRAY_LEN(ncu_only); i++)
+		if (!strncmp(name, ncu_only[i].prefix, strlen(ncu_only[i].prefix)))
+			return ncu_only[i].kbench;
+	return NULL;
+}
+
+/* Checks every name against host's chip. Returns 0, or KB_EINVAL with one
+ * line per bad name (computed by ncu / no rollup / unknown + suggestions). */
+static int check_names(CUpti_Profiler_Host_Object *host, const char *chip,
+		       const char *const *metrics, int n, kb_err *err)
+{
+	if (n <= 0 || !metrics)
+		return kb_err_set(err, KB_EINVAL, KB_DOM_CUPTI, 0, "no metrics asked for");
+	kb_buf b = KB_BUF_INIT;
+	int bad = 0, rc = KB_OK;
+	for (int i = 0; i < n; i++) {
+		const char *m = metrics[i], *as;
+		const char *sep = bad ? "\n" : "";
+		CUpti_MetricType type = CUPTI_METRIC_TYPE_COUNTER;
+		CUptiResult r;
+		if (!m || !*m) {
+			kb_buf_catf(&b, "%smetric %d is empty", sep, i + 1);
+		} else if ((as = ncu_computed(m))) {
+			kb_buf_catf(&b, "%s%s is computed by Nsight Compute, not a hardware metric; "
+				    "kbench reports it as %s", sep, m, as);
+		} else if ((r = properties(host, m, &type)) == CUPTI_SUCCESS) {
+			if (strchr(m, '.'))
+				continue;
+			/* A base name: GetMetricProperties takes it, ConfigAddMetrics not. */
+			kb_buf_catf(&b, "%s%s needs a rollup, e.g. ", sep, m);
+			cat_example(&b, host, m, type, "");
+		} else if (r == CUPTI_ERROR_INVALID_METRIC_NAME) {
+			kb_buf_catf(&b, "%sunknown metric %s for %s", sep, m, chip);
+			cat_suggestions(&b, host, base_metrics(host, chip), m);
+		} else {
+			rc = cupti_fail(err, r, "cuptiProfilerHostGetMetricProperties", __FILE__,
+					__LINE__);
+			goto out;
+		}
+		bad++;
+	}
+	if (bad)
+		rc = kb_err_set(err, KB_EINVAL, KB_DOM_CUPTI, CUPTI_ERROR_INVALID_METRIC_NAME, "%s",
+				b.s);
+out:
+	kb_buf_free(&b);
+	return rc;
+}
+
+/* ===== config images =============================================================== */
+
+typedef struct {
+	char *key;                          /* chip, availability hash, names */
+	uint8_t *image;
+	size_t size;
+	int passes;
+	unsigned id;                        /* unique per built image */
+	CUpti_Profiler_Host_Object *host;   /* built the image; evaluates its data */
+} config;
+
+static config configs[CONFIG_CACHE_MAX];
+static int nconfigs, next_evict;
+static unsigned next_id = 1;
+
+static char *config_key(const char *chip, const uint8_t *avail, size_t avail_size,
+			const char *const *metrics, int n)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a of the availability image */
+	for (size_t i = 0; i < avail_size; i++)
+		h = (h ^ avail[i]) * 1099511628211ull;
+	kb_buf b = KB_BUF_INIT;
+	kb_buf_catf(&b, "%s\x1f%016llx\x1f%zu", chip, (unsigned long long)h, avail_size);
+	for (int i = 0; i < n; i++)
+		kb_buf_catf(&b, "\x1e%s", metrics[i] ? metrics[i] : "");
+	return kb_buf_detach(&b);
+}
+
+static void config_clear(config *c)
+{
+	host_free(c->host);
+	free(c->key);
+	free(c->image);
+	memset(c, 0, sizeof *c);
+}
+
+/* Builds the config image of a checked metric list with a fresh host object. */
+static int config_build(const char *chip, const uint8_t *avail, const char *const *metrics,
+			int n, config *c, kb_err *err)
+{
+	int rc = host_new(chip, avail, &c->host, err);
+	if (rc < 0)
+		return rc;
+	CUpti_Profiler_Host_ConfigAddMetrics_Params a =
+		PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+	a.pHostObject = c->host;
+	a.ppMetricNames = (const char **)metrics;
+	a.numMetrics = (size_t)n;
+	KB_CUPTI(err, cuptiProfilerHostConfigAddMetrics, &a);
+	CUpti_Profiler_Host_GetConfigImageSize_Params s =
+		PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+	s.pHostObject = c->host;
+	KB_CUPTI(err, cuptiProfilerHostGetConfigImageSize, &s);
+	c->size = s.configImageSize;
+	c->image = kb_xcalloc(1, c->size ? c->size : 1);
+	CUpti_Profiler_Host_GetConfigImage_Params g = PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+	g.pHostObject = c->host;
+	g.configImageSize = c->size;
+	g.pConfigImage = c->image;
+	KB_CUPTI(err, cuptiProfilerHostGetConfigImage, &g);
+	CUpti_Profiler_Host_GetNumOfPasses_Params q = PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+	q.configImageSize = c->size;
+	q.pConfigImage = c->image;
+	KB_CUPTI(err, cuptiProfilerHostGetNumOfPasses, &q);
+	c->passes = (int)q.numOfPasses;
+out:
+	return rc;
+}
+
+/* The cached config of (chip, availability, metrics) after checking the
+ * names with `names` (a host object of the chip). Borrowed. */
+static int config_get(CUpti_Profiler_Host_Object *names, const char *chip, const uint8_t *avail,
+		      size_t avail_size, const char *const *metrics, int n, config **out,
+		      kb_err *err)
+{
+	*out = NULL;
+	if (n <= 0 || !metrics)
+		return kb_err_set(err, KB_EINVAL, KB_DOM_CUPTI, 0, "no metrics asked for");
+	char *key = config_key(chip, avail, avail_size, metrics, n);
+	for (int i = 0; i < nconfigs; i++)
+		if (!strcmp(configs[i].key, key)) {
+			free(key);
+			*out = &configs[i];
+			return KB_OK;
+		}
+	int rc = check_names(names, chip, metrics, n, err);
+	if (rc < 0) {
+		free(key);
+		return rc;
+	}
+	config c = {.key = key, .id = next_id++};
+	rc = config_build(chip, avail, metrics, n, &c, err);
+	if (rc < 0) {
+		config_clear(&c);
+		return rc;
+	}
+	int slot = nconfigs < CONFIG_CACHE_MAX ? nconfigs++ : next_evict++ % CONFIG_CACHE_MAX;
+	config_clear(&configs[slot]);
+	configs[slot] = c;
+	*out = &configs[slot];
+	return KB_OK;
+}
+
+/* Offline check by chip name; see profile.h. */
+int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, int n,
+				int *passes, kb_err *err)
+{
+	CUpti_Profiler_Host_Object *host;
+	config *c;
+	int rc = load(err);
+	if (rc == KB_OK)
+		rc = offline_host(chip, &host, err);
+	if (rc == KB_OK)
+		rc = config_get(host, chip, NULL, 0, metrics, n, &c, err);
+	if (passes)
+		*passes = rc == KB_OK ? c->passes : 0;
+	return rc;
+}
+
+/* ===== the device side ============================================================= */
+
+struct kb_cupti {
+	kb_device *d;
+	bool initialized;           /* cuptiProfilerInitialize succeeded */
+	char chip[64];
+	uint8_t *avail;             /* counter availability image */
+	size_t avail_size;
+	CUpti_Profiler_Host_Object *host;   /* names and suggestions, with avail */
+	CUpti_RangeProfiler_Object *rp;     /* non-NULL while enabled */
+	unsigned rp_config;                 /* id of the config last set on rp */
+	bool keep_enabled;
+	kb_profile__cupti_stats st;         /* of the last collection */
+	uint8_t *data;              /* counter data image, reused */
+	size_t data_size;
+};
+
+/* See profile_int.h: keep the range profiler enabled between collections. */
+void kb_profile__cupti_keep_enabled(kb_cupti *c, bool on)
+{
+	c->keep_enabled = on;
+}
+
+/* The step timings of the last collection (borrowed). */
+const kb_profile__cupti_stats *kb_profile__cupti_last(const kb_cupti *c)
+{
+	return &c->st;
+}
+
+static const char *level_name(CUpti_Profiler_Support_Level l)
+{
+	return l == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED ? "unsupported"
+	       : l == CUPTI_PROFILER_CONFIGURATION_DISABLED ? "disabled" : "unknown";
+}
+
+/* cuptiProfilerDeviceSupported: KB_EUNSUP naming each cause, KB_EPERM when
+ * the hypervisor disabled profiling of a vGPU. */
+static int device_supported(kb_cupti *c, kb_err *err)
+{
+	int rc = KB_OK;
+	CUpti_Profiler_DeviceSupported_Params p = PARAMS(CUpti_Profiler_DeviceSupported_Params);
+	p.cuDevice = c->d->cu_dev;
+	p.api = CUPTI_PROFILER_RANGE_PROFILING;
+	KB_CUPTI(err, cuptiProfilerDeviceSupported, &p);
+	if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		goto out;
+	if (p.vGpu == CUPTI_PROFILER_CONFIGURATION_DISABLED) {
+		rc = cupti_fail(err, CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES,
+				"cuptiProfilerDeviceSupported", __FILE__, __LINE__);
+		goto out;
+	}
+	const struct {
+		const char *what;
+		CUpti_Profiler_Support_Level l;
+	} f[] = {{"architecture (needs sm_70+)", p.architecture}, {"SLI", p.sli},
+		 {"vGPU", p.vGpu}, {"confidential computing", p.confidentialCompute},
+		 {"CMP (mining) device", p.cmp}, {"WSL", p.wsl}};
+	kb_buf b = KB_BUF_INIT;
+	for (size_t i = 0; i < KB_ARRAY_LEN(f); i++)
+		if (f[i].l != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+			kb_buf_catf(&b, "%s%s: %s", b.len ? ", " : "", f[i].what,
+				    level_name(f[i].l));
+	rc = KB_ERR(err, KB_EUNSUP, KB_DOM_CUPTI, 0,
+		    "hardware counters are not supported on %s (%s)", c->d->info.name,
+		    b.s ? b.s : "no reason given");
+	kb_buf_free(&b);
+out:
+	return rc;
+}
+
+static int read_availability(kb_cupti *c, kb_err *err)
+{
+	int rc = KB_OK;
+	CUpti_Profiler_GetCounterAvailability_Params p =
+		PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+	p.ctx = c->d->ctx;
+	KB_CUPTI(err, cuptiProfilerGetCounterAvailability, &p);
+	c->avail_size = p.counterAvailabilityImageSize;
+	c->avail = kb_xcalloc(1, c->avail_size ? c->avail_size : 1);
+	p.pCounterAvailabilityImage = c->avail;
+	KB_CUPTI(err, cuptiProfilerGetCounterAvailability, &p);
+	c->avail_size = p.counterAvailabilityImageSize;
+out:
+	return rc;
+}
+
+/* Returns 0, KB_EPERM (counters not permitted), KB_EUNSUP, or a KB_E*. */
+int kb_profile_cupti_open(kb_device *d, kb_cupti **out, kb_err *err)
+{
+	*out = NULL;
+	int rc = load(err);
+	if (rc < 0)
+		return rc;
+	kb_cupti *c = kb_xcalloc(1, sizeof *c);
+	c->d = d;
+	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
+	CUpti_Profiler_Initialize_Params ip = PARAMS(CUpti_Profiler_Initialize_Params);
+	KB_CUPTI(err, cuptiProfilerInitialize, &ip);
+	c->initialized = true;
+	if ((rc = device_supported(c, err)) < 0)
+		goto out;
+	CUpti_Device_GetChipName_Params cp = PARAMS(CUpti_Device_GetChipName_Params);
+	cp.deviceIndex = (size_t)d->info.ordinal;
+	KB_CUPTI(err, cuptiDeviceGetChipName, &cp);
+	snprintf(c->chip, sizeof c->chip, "%s", cp.pChipName ? cp.pChipName : "");
+	/* The first call that needs counter permission: probe it here. */
+	if ((rc = read_availability(c, err)) < 0)
+		goto out;
+	rc = host_new(c->chip, c->avail, &c->host, err);
+out:
+	if (rc < 0)
+		kb_profile_cupti_close(c);
+	else
+		*out = c;
+	return rc;
+}
+
+static void disable(kb_cupti *c)
+{
+	if (!c->rp)
+		return;
+	double t = kb_now_ms();
+	CUpti_RangeProfiler_Disable_Params p = PARAMS(CUpti_RangeProfiler_Disable_Params);
+	p.pRangeProfilerObject = c->rp;
+	api.cuptiRangeProfilerDisable(&p);
+	c->rp = NULL;
+	c->st.ms_disable += kb_now_ms() - t;
+}
+
+/* Disables, frees the host object, cuptiProfilerDeInitialize; NULL ok. */
+void kb_profile_cupti_close(kb_cupti *c)
+{
+	if (!c)
+		return;
+	disable(c);
+	host_free(c->host);
+	if (c->initialized) {
+		CUpti_Profiler_DeInitialize_Params p = PARAMS(CUpti_Profiler_DeInitialize_Params);
+		api.cuptiProfilerDeInitialize(&p);
+	}
+	free(c->avail);
+	free(c->data);
+	free(c);
+}
+
+/* Checks names and counts passes with the device's availability image. */
+int kb_profile_cupti_check(kb_cupti *c, const char *const *metrics, int n, int *passes,
+			   kb_err *err)
+{
+	config *cfg;
+	int rc = config_get(c->host, c->chip, c->avail, c->avail_size, metrics, n, &cfg, err);
+	if (passes)
+		*passes = rc == KB_OK ? cfg->passes : 0;
+	return rc;
+}
+
+/* Sizes (re)initialises the counter data image for one launch; up to two
+ * ranges so that a launch function starting two kernels is caught. */
+static int data_image(kb_cupti *c, const char *const *metrics, int n, kb_err *err)
+{
+	int rc = KB_OK;
+	CUpti_RangeProfiler_GetCounterDataSize_Params s =
+		PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+	s.pRangeProfilerObject = c->rp;
+	s.pMetricNames = (const char **)metrics;
+	s.numMetrics = (size_t)n;
+	s.maxNumOfRanges = 2;
+	s.maxNumRangeTreeNodes = 2;
+	KB_CUPTI(err, cuptiRangeProfilerGetCounterDataSize, &s);
+	if (s.counterDataSize != c->data_size) {
+		free(c->data);
+		c->data_size = s.counterDataSize;
+		c->data = kb_xmalloc(c->data_size ? c->data_size : 1);
+	}
+	memset(c->data, 0, c->data_size);
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ip =
+		PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+	ip.pRangeProfilerObject = c->rp;
+	ip.counterDataSize = c->data_size;
+	ip.pCounterData = c->data;
+	KB_CUPTI(err, cuptiRangeProfilerCounterDataImageInitialize, &ip);
+out:
+	return rc;
+}
+
+/* Enable (unless kept), counter data image, SetConfig for auto range +
+ * kernel replay of one launch. */
+static int arm(kb_cupti *c, const config *cfg, const char *const *metrics, int n, kb_err *err)
+{
+	int rc = KB_OK;
+	if (c->rp && c->rp_config != cfg->id)
+		disable(c); /* kept enabled, but for another metric list */
+	double t = kb_now_ms();
+	if (!c->rp) {
+		CUpti_RangeProfiler_Enable_Params e = PARAMS(CUpti_RangeProfiler_Enable_Params);
+		e.ctx = c->d->ctx;
+		KB_CUPTI(err, cuptiRangeProfilerEnable, &e);
+		c->rp = e.pRangeProfilerObject;
+		c->st.enabled = true;
+	}
+	c->rp_config = cfg->id;
+	c->st.ms_enable = kb_now_ms() - t;
+	t = kb_now_ms();
+	if ((rc = data_image(c, metrics, n, err)) < 0)
+		goto out;
+	CUpti_RangeProfiler_SetConfig_Params p = PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+	p.pRangeProfilerObject = c->rp;
+	p.configSize = cfg->size;
+	p.pConfig = cfg->image;
+	p.counterDataImageSize = c->data_size;
+	p.pCounterDataImage = c->data;
+	p.range = CUPTI_AutoRange;
+	p.replayMode = CUPTI_KernelReplay;
+	p.maxRangesPerPass = 1;
+	p.numNestingLevels = 1;
+	p.minNestingLevel = 1;
+	p.passIndex = 0;
+	p.targetNestingLevel = 1;
+	KB_CUPTI(err, cuptiRangeProfilerSetConfig, &p);
+out:
+	c->st.ms_config = kb_now_ms() - t;
+	return rc;
+}
+
+/* Start, the caller's launch, Stop (always, once started). */
+static int run_launch(kb_cupti *c, kb_launch_fn launch, void *ctx, kb_err *err)
+{
+	int rc = KB_OK;
+	double t = kb_now_ms();
+	CUpti_RangeProfiler_Start_Params s = PARAMS(CUpti_RangeProfiler_Start_Params);
+	s.pRangeProfilerObject = c->rp;
+	KB_CUPTI(err, cuptiRangeProfilerStart, &s);
+	int lrc = launch(ctx, err);
+	CUpti_RangeProfiler_Stop_Params p = PARAMS(CUpti_RangeProfiler_Stop_Params);
+	p.pRangeProfilerObject = c->rp;
+	CUptiResult r = api.cuptiRangeProfilerStop(&p);
+	c->st.ms_run = kb_now_ms() - t;
+	if (lrc < 0) {
+		rc = lrc;
+		goto out;
+	}
+	if (r != CUPTI_SUCCESS) {
+		rc = cupti_fail(err, r, "cuptiRangeProfilerStop", __FILE__, __LINE__);
+		goto out;
+	}
+	if (!p.isAllPassSubmitted)
+		rc = KB_ERR(err, KB_ERROR, KB_DOM_CUPTI, 0,
+			    "kernel replay left passes unsubmitted (pass %zu)", p.passIndex);
+out:
+	return rc;
+}
+
+/* Decodes, checks that exactly one kernel ran, evaluates range 0. */
+static int evaluate(kb_cupti *c, const config *cfg, const char *const *metrics, int n,
+		    double *values, kb_err *err)
+{
+	int rc = KB_OK;
+	double t = kb_now_ms();
+	CUpti_RangeProfiler_DecodeData_Params dp = PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+	dp.pRangeProfilerObject = c->rp;
+	KB_CUPTI(err, cuptiRangeProfilerDecodeData, &dp);
+	CUpti_RangeProfiler_GetCounterDataInfo_Params ip =
+		PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+	ip.pCounterDataImage = c->data;
+	ip.counterDataImageSize = c->data_size;
+	KB_CUPTI(err, cuptiRangeProfilerGetCounterDataInfo, &ip);
+	if (ip.numTotalRanges == 0) {
+		rc = KB_ERR(err, KB_EINVAL, KB_DOM_CUPTI, 0,
+			    "no kernel ran while profiling (the launch started none)");
+		goto out;
+	}
+	if (ip.numTotalRanges > 1 || dp.numOfRangeDropped) {
+		rc = KB_ERR(err, KB_EINVAL, KB_DOM_CUPTI, 0,
+			    "the launch started %zu kernels; counters are collected for one "
+			    "kernel launch at a time", ip.numTotalRanges + dp.numOfRangeDropped);
+		goto out;
+	}
+	CUpti_Profiler_Host_EvaluateToGpuValues_Params ep =
+		PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+	ep.pHostObject = cfg->host;
+	ep.pCounterDataImage = c->data;
+	ep.counterDataImageSize = c->data_size;
+	ep.rangeIndex = 0;
+	ep.ppMetricNames = (const char **)metrics;
+	ep.numMetrics = (size_t)n;
+	ep.pMetricValues = values;
+	KB_CUPTI(err, cuptiProfilerHostEvaluateToGpuValues, &ep);
+out:
+	c->st.ms_eval = kb_now_ms() - t;
+	return rc;
+}
+
+/* One launch under auto range + kernel replay; values NAN on failure. */
+int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_launch_fn launch,
+			     void *ctx, double *values, kb_err *err)
+{
+	for (int i = 0; i < n; i++)
+		values[i] = NAN;
+	memset(&c->st, 0, sizeof c->st);
+	double t = kb_now_ms();
+	config *cfg;
+	int rc = config_get(c->host, c->chip, c->avail, c->avail_size, metrics, n, &cfg, err);
+	c->st.ms_check = kb_now_ms() - t;
+	if (rc < 0)
+		return rc;
+	c->st.passes = cfg->passes;
+	KB_CU_CALL(err, cuCtxSetCurrent(c->d->ctx));
+	if ((rc = arm(c, cfg, metrics, n, err)) < 0 || (rc = run_launch(c, launch, ctx, err)) < 0 ||
+	    (rc = evaluate(c, cfg, metrics, n, values, err)) < 0) {
+		for (int i = 0; i < n; i++)
+			values[i] = NAN;
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		if (!isfinite(values[i]))
+			values[i] = NAN;
+out:
+	if (!c->keep_enabled || rc < 0)
+		disable(c);
+	return rc;
+}

@@ -1,0 +1,419 @@
+/* test_profile_cupti.c - hardware counters (cupti.c): offline, the Host API
+ * checks names and counts passes for GH100 (gpu-apis.md section 1.3 and the
+ * verified table); on a GPU, dram bytes and duration of a 64 MiB copy,
+ * repeated collections, bad launches, and what each step costs. */
+#include "../../src/profile/profile_int.h"
+#include "t.h"
+
+#define N_ELEMS (16u << 20)   /* 64 MiB of floats */
+
+static const char *const sol7[] = {
+	"gpu__time_duration.sum",
+	"dram__bytes_read.sum",
+	"dram__bytes_write.sum",
+	"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+	"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+	"sm__warps_active.avg.pct_of_peak_sustained_active",
+	"lts__t_sector_hit_rate.pct",
+};
+
+static const char *const quick3[] = {
+	"dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
+};
+
+/* ---- no GPU needed ---------------------------------------------------------------- */
+
+static void test_profile__cupti_host(void)
+{
+	kb_err err = {0};
+	int passes = -1;
+	double t = kb_now_ms();
+	int rc = kb_profile_cupti_host_check("GH100", sol7, 7, &passes, &err);
+	t = kb_now_ms() - t;
+	if (rc == KB_EUNSUP)
+		T_SKIP("CUPTI host API unavailable: %s", err.msg);
+	T_EQ_INT(rc, 0);
+	T_EQ_INT(passes, 9);
+	double t2 = kb_now_ms();
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", sol7, 7, &passes, &err), 0);
+	t2 = kb_now_ms() - t2;
+	T_EQ_INT(passes, 9);
+	double t3 = kb_now_ms();
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", quick3, 3, &passes, &err), 0);
+	t3 = kb_now_ms() - t3;
+	T_EQ_INT(passes, 1);
+	const char *sm[] = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", sm, 1, &passes, &err), 0);
+	T_EQ_INT(passes, 8);
+	printf("    host check: 7 metrics %.1f ms (first in process), cached %.3f ms; "
+	       "3 metrics %.1f ms\n", t, t2, t3);
+}
+
+static void test_profile__cupti_host_bad_names(void)
+{
+	kb_err err = {0};
+	int passes = -1;
+	const char *typo[] = {"gpu__time_duration.sum", "dram__bytes_reed.sum"};
+	double t = kb_now_ms();
+	int rc = kb_profile_cupti_host_check("GH100", typo, 2, &passes, &err);
+	t = kb_now_ms() - t;
+	if (rc == KB_EUNSUP)
+		T_SKIP("CUPTI host API unavailable: %s", err.msg);
+	T_EQ_INT(rc, KB_EINVAL);
+	T_EQ_INT(passes, 0);
+	T_CONTAINS(err.msg, "dram__bytes_reed.sum");
+	T_CONTAINS(err.msg, "dram__bytes_read.sum");
+	T_OK(!strstr(err.msg, "gpu__time_duration"));
+	printf("    typo (%.1f ms, base list enumerated): %s\n", t, err.msg);
+	t = kb_now_ms();
+	const char *typo2[] = {"lts__t_sector_hit_rat.pct", "dram__bytes_read.summ"};
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", typo2, 2, &passes, &err), KB_EINVAL);
+	t = kb_now_ms() - t;
+	T_CONTAINS(err.msg, "lts__t_sector_hit_rate.pct");  /* the user's suffix kept */
+	T_CONTAINS(err.msg, "dram__bytes_read.sum");        /* suffix invalid: the usual */
+	printf("    two typos (%.1f ms): %s\n", t, err.msg);
+
+	const char *ncu[] = {"launch__registers_per_thread", "sm__maximum_warps_per_active_cycle_pct",
+			     "device__attribute_max_threads_per_block"};
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", ncu, 3, &passes, &err), KB_EINVAL);
+	T_CONTAINS(err.msg, "launch__registers_per_thread is computed by Nsight Compute, "
+			    "not a hardware metric; kbench reports it as "
+			    "compile.kernel.resources.registers");
+	T_CONTAINS(err.msg, "occupancy_pct");
+	T_CONTAINS(err.msg, "device__attribute_max_threads_per_block is computed");
+	printf("    ncu-computed: %s\n", err.msg);
+
+	const char *bare[] = {"dram__bytes_read"};
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", bare, 1, &passes, &err), KB_EINVAL);
+	T_CONTAINS(err.msg, "needs a rollup, e.g. dram__bytes_read.sum");
+	const char *far[] = {"zzzz_nothing_like_it.sum"};
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", far, 1, &passes, &err), KB_EINVAL);
+	T_CONTAINS(err.msg, "no close match");
+	const char *empty[] = {""};
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", empty, 1, &passes, &err), KB_EINVAL);
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", quick3, 0, &passes, &err), KB_EINVAL);
+	T_EQ_INT(kb_profile_cupti_host_check("XX999", quick3, 3, &passes, &err), KB_EINVAL);
+	T_CONTAINS(err.msg, "GH100");
+	/* A bad list leaves nothing cached: the good list still works. */
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", quick3, 3, &passes, &err), 0);
+	T_EQ_INT(passes, 1);
+}
+
+/* ---- on a GPU ------------------------------------------------------------------------ */
+
+static const char copy_src[] =
+	"extern \"C\" __global__ void kb_cupti_copy(const float *x, float *y, unsigned long long n) {\n"
+	"  unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
+	"  if (i < n) y[i] = x[i];\n"
+	"}\n";
+
+typedef struct {
+	kb_device *d;
+	CUmodule mod;
+	CUfunction copy;
+	CUdeviceptr x, y;
+	unsigned long long n;
+	int kernels;              /* launches per launch() call */
+} fixture;
+
+static int setup(fixture *f, kb_err *err)
+{
+	int rc = kb_profile_device_open(&f->d, 0, err);
+	if (rc < 0)
+		return rc;
+	kb_source src;
+	kb_compile_source_init(&src, "<cupti test>.cu", copy_src, KB_SRC_CUDA);
+	char *arch = kb_xasprintf("sm_%d", kb_profile_device_info(f->d)->sm);
+	kb_build_opts o = {.arch = arch};
+	kb_build b;
+	rc = kb_compile_build(&src, NULL, NULL, &o, &b, err);
+	if (rc < 0)
+		goto out;
+	f->n = N_ELEMS;
+	f->kernels = 1;
+	KB_CU_CALL(err, cuModuleLoadData(&f->mod, b.cubin));
+	KB_CU_CALL(err, cuModuleGetFunction(&f->copy, f->mod, "kb_cupti_copy"));
+	KB_CU_CALL(err, cuMemAlloc(&f->x, f->n * 4));
+	KB_CU_CALL(err, cuMemAlloc(&f->y, f->n * 4));
+	KB_CU_CALL(err, cuMemsetD8(f->x, 0x3f, f->n * 4));
+	KB_CU_CALL(err, cuMemsetD8(f->y, 0, f->n * 4));
+out:
+	kb_compile_build_free(&b);
+	kb_compile_source_free(&src);
+	free(arch);
+	return rc;
+}
+
+static void teardown(fixture *f)
+{
+	if (f->x)
+		kb_cu.cuMemFree(f->x);
+	if (f->y)
+		kb_cu.cuMemFree(f->y);
+	if (f->mod)
+		kb_cu.cuModuleUnload(f->mod);
+	kb_profile_device_close(f->d);
+}
+
+static int launch_copy(void *ctx, kb_err *err)
+{
+	fixture *f = ctx;
+	int rc = KB_OK;
+	void *args[] = {&f->x, &f->y, &f->n};
+	for (int k = 0; k < f->kernels; k++)
+		KB_CU_CALL(err, cuLaunchKernel(f->copy, (unsigned)((f->n + 255) / 256), 1, 1, 256, 1,
+					       1, 0, f->d->stream, args, NULL));
+out:
+	return rc;
+}
+
+/* Median event time (us) of `reps` copies, each after an L2 flush. */
+static double event_us(fixture *f, int reps, kb_err *err)
+{
+	CUevent a = NULL, b = NULL;
+	double ms[32], med = -1;
+	int rc = KB_OK;
+	KB_CU_CALL(err, cuEventCreate(&a, CU_EVENT_DEFAULT));
+	KB_CU_CALL(err, cuEventCreate(&b, CU_EVENT_DEFAULT));
+	for (int i = 0; i < reps && i < 32; i++) {
+		if ((rc = kb_profile__flush_l2(f->d, err)) < 0)
+			goto out;
+		KB_CU_CALL(err, cuEventRecord(a, f->d->stream));
+		if ((rc = launch_copy(f, err)) < 0)
+			goto out;
+		KB_CU_CALL(err, cuEventRecord(b, f->d->stream));
+		KB_CU_CALL(err, cuEventSynchronize(b));
+		float x = 0;
+		KB_CU_CALL(err, cuEventElapsedTime(&x, a, b));
+		ms[i] = x * 1e3;
+	}
+	kb_stats st;
+	kb_stats_compute(ms, reps, &st);
+	med = st.median;
+out:
+	if (a)
+		kb_cu.cuEventDestroy(a);
+	if (b)
+		kb_cu.cuEventDestroy(b);
+	return rc < 0 ? -1 : med;
+}
+
+/* Flushes L2 (clean lines only), then collects; returns the wall ms. */
+static double collect(kb_cupti *c, fixture *f, const char *const *m, int n, double *v, int *rc,
+		      kb_err *err)
+{
+	*rc = kb_profile__flush_l2(f->d, err);
+	if (*rc == 0)
+		*rc = kb_profile__sync(f->d, err);
+	double t = kb_now_ms();
+	if (*rc == 0)
+		*rc = kb_profile_cupti_collect(c, m, n, launch_copy, f, v, err);
+	return kb_now_ms() - t;
+}
+
+static void print_stats(kb_cupti *c)
+{
+	const kb_profile__cupti_stats *s = kb_profile__cupti_last(c);
+	printf("      steps (ms): check %.2f, enable %.1f%s, image+SetConfig %.2f, "
+	       "Start..Stop %.1f (%d pass%s), decode+eval %.2f, disable %.1f\n", s->ms_check,
+	       s->ms_enable, s->enabled ? "" : " (kept)", s->ms_config, s->ms_run, s->passes,
+	       s->passes == 1 ? "" : "es", s->ms_eval, s->ms_disable);
+}
+
+/* Writes that stay dirty in L2 when the kernel ends are not DRAM writes
+ * yet, so only reads are checked exactly. */
+static void check_copy(kb_cupti *c, const double *v, const char *what, double ms)
+{
+	printf("    %s (%.1f ms): read %.0f B (%.4f x 64 MiB), write %.0f B, %.0f ns -> %.2f TB/s\n",
+	       what, ms, v[0], v[0] / 67108864.0, v[1], v[2], (v[0] + v[1]) / v[2] * 1e-3);
+	print_stats(c);
+	T_NEAR(v[0], 67108864.0, 0.02 * 67108864.0);
+	T_OK(v[1] > 0.25 * 67108864.0 && v[1] < 1.1 * 67108864.0);
+	T_OK(v[2] > 0);
+}
+
+static void check_sol(kb_cupti *c, fixture *f, const char *what)
+{
+	kb_err err = {0};
+	double v[7];
+	int rc;
+	double ms = collect(c, f, sol7, 7, v, &rc, &err);
+	T_EQ_INT(rc, 0);
+	printf("    7 metrics, 9 passes, %s (%.1f ms):\n     ", what, ms);
+	for (int i = 0; i < 7; i++)
+		printf(" %s=%.4g", sol7[i], v[i]);
+	printf("\n");
+	print_stats(c);
+	T_NEAR(v[1], 67108864.0, 0.02 * 67108864.0);
+	T_OK(v[3] > 0 && v[3] <= 100.0);
+	T_OK(v[4] > 0 && v[4] <= 100.0);
+	T_OK(v[5] > 0 && v[5] <= 100.0);
+	T_OK(v[6] >= 0 && v[6] <= 100.0);
+}
+
+static void gpu_cases(kb_cupti *c, fixture *f)
+{
+	kb_err err = {0};
+	int rc, passes = -1;
+	double v[7], w[7];
+	double t = kb_now_ms();
+	T_EQ_INT(kb_profile_cupti_check(c, quick3, 3, &passes, &err), 0);
+	double tc = kb_now_ms() - t;
+	T_EQ_INT(passes, 1);
+	t = kb_now_ms();
+	T_EQ_INT(kb_profile_cupti_check(c, sol7, 7, &passes, &err), 0);
+	double tc7 = kb_now_ms() - t;
+	T_EQ_INT(passes, 9);
+	printf("    check on the device: 3 metrics %.1f ms (1 pass), 7 metrics %.1f ms (%d passes)\n",
+	       tc, tc7, passes);
+
+	double ms = collect(c, f, quick3, 3, v, &rc, &err);
+	if (rc != 0) {
+		T_FAIL_AT("collect: %d %s", rc, err.msg);
+		return;
+	}
+	check_copy(c, v, "collect 1", ms);
+	ms = collect(c, f, quick3, 3, w, &rc, &err);
+	T_EQ_INT(rc, 0);
+	check_copy(c, w, "collect 2", ms);
+	T_NEAR(w[0], v[0], 0.01 * v[0]);
+	T_NEAR(w[2], v[2], 0.25 * v[2]);
+	double rep[5];
+	for (int i = 0; i < 5; i++) {
+		rep[i] = collect(c, f, quick3, 3, w, &rc, &err);
+		T_EQ_INT(rc, 0);
+		T_NEAR(w[0], v[0], 0.02 * v[0]);
+	}
+	kb_stats st;
+	kb_stats_compute(rep, 5, &st);
+	printf("    5 more collections (enable/disable each): median %.1f ms (%.1f-%.1f)\n",
+	       st.median, st.min, st.max);
+
+	print_stats(c);
+	check_sol(c, f, "fresh enable");
+
+	/* Kept enabled: the same list again and again, another list, then the
+	 * Activity API while enabled. */
+	kb_profile__cupti_keep_enabled(c, true);
+	for (int i = 0; i < 5; i++) {
+		rep[i] = collect(c, f, quick3, 3, w, &rc, &err);
+		T_EQ_INT(rc, 0);
+		T_NEAR(w[0], v[0], 0.02 * v[0]);
+	}
+	kb_stats_compute(rep, 5, &st);
+	printf("    5 collections, profiler kept enabled: median %.1f ms (%.1f-%.1f)\n", st.median,
+	       st.min, st.max);
+	print_stats(c);
+	check_sol(c, f, "kept enabled, list changed");
+	check_sol(c, f, "kept enabled, same list");
+	ms = collect(c, f, quick3, 3, w, &rc, &err);
+	T_EQ_INT(rc, 0);
+	check_copy(c, w, "kept enabled, back to 3 metrics", ms);
+	int arc = kb_profile__activity_start(&err);
+	printf("    activity_start with the range profiler enabled: %d %s\n", arc,
+	       arc ? err.msg : "");
+	if (arc == 0) {
+		int n = 0;
+		double d[4];
+		T_EQ_INT(launch_copy(f, &err), 0);
+		T_EQ_INT(kb_profile__sync(f->d, &err), 0);
+		int src = kb_profile__activity_stop("kb_cupti_copy", d, 4, &n, &err);
+		printf("    activity_stop: %d, %d record(s)\n", src, n);
+	}
+	/* Does a range profiler left enabled slow unprofiled launches? */
+	double on_us = event_us(f, 20, &err);
+	kb_profile__cupti_keep_enabled(c, false);
+	ms = collect(c, f, quick3, 3, w, &rc, &err); /* disables at the end */
+	T_EQ_INT(rc, 0);
+	double off_us = event_us(f, 20, &err);
+	printf("    copy, event-timed median of 20: %.2f us with the profiler left enabled, "
+	       "%.2f us after disable\n", on_us, off_us);
+	T_OK(on_us > 0 && off_us > 0);
+	kb_profile__cupti_keep_enabled(c, true);
+	ms = collect(c, f, quick3, 3, w, &rc, &err);
+	T_EQ_INT(rc, 0);
+	ms = collect(c, f, quick3, 3, w, &rc, &err);
+	printf("    kept enabled, after an activity session: rc %d %s\n", rc, rc ? err.msg : "");
+	if (rc == 0)
+		check_copy(c, w, "kept enabled, after activity", ms);
+	kb_profile__cupti_keep_enabled(c, false);
+	check_sol(c, f, "keep off again");
+
+	/* Two kernels per launch, then none: refused; a good one still works. */
+	f->kernels = 2;
+	collect(c, f, quick3, 3, w, &rc, &err);
+	T_EQ_INT(rc, KB_EINVAL);
+	T_CONTAINS(err.msg, "2 kernels");
+	T_OK(isnan(w[0]));
+	f->kernels = 0;
+	collect(c, f, quick3, 3, w, &rc, &err);
+	T_EQ_INT(rc, KB_EINVAL);
+	T_CONTAINS(err.msg, "no kernel");
+	f->kernels = 1;
+	const char *typo[] = {"dram__bytes_reed.sum"};
+	T_EQ_INT(kb_profile_cupti_check(c, typo, 1, &passes, &err), KB_EINVAL);
+	T_CONTAINS(err.msg, "dram__bytes_read.sum");
+	ms = collect(c, f, quick3, 3, w, &rc, &err);
+	T_EQ_INT(rc, 0);
+	check_copy(c, w, "after refused launches", ms);
+
+	/* The Activity API still works after collections (disabled again). */
+	T_EQ_INT(kb_profile__activity_start(&err), 0);
+	T_EQ_INT(launch_copy(f, &err), 0);
+	T_EQ_INT(kb_profile__sync(f->d, &err), 0);
+	double d[4];
+	int n = -1;
+	T_EQ_INT(kb_profile__activity_stop("kb_cupti_copy", d, 4, &n, &err), 0);
+	T_EQ_INT(n, 1);
+	if (n == 1)
+		printf("    activity after collections: copy %.2f us\n", d[0]);
+}
+
+static void test_profile__cupti_gpu(void)
+{
+	kb_err err = {0};
+	if (kb_profile_device_count(&err) <= 0)
+		T_SKIP("no GPU");
+	fixture f = {0};
+	if (setup(&f, &err) < 0) {
+		T_FAIL_AT("setup: %s", err.msg);
+		teardown(&f);
+		return;
+	}
+	T_EQ_INT(launch_copy(&f, &err), 0);   /* module load on first launch */
+	T_EQ_INT(kb_profile__sync(f.d, &err), 0);
+	kb_cupti *c = NULL;
+	double t = kb_now_ms();
+	int rc = kb_profile_cupti_open(f.d, &c, &err);
+	t = kb_now_ms() - t;
+	if (rc == KB_EPERM || rc == KB_EUNSUP) {
+		printf("    cupti_open: %s\n", err.msg);
+		teardown(&f);
+		T_SKIP("counters unavailable (%s)", kb_rc_name(rc));
+	}
+	T_EQ_INT(rc, 0);
+	if (rc == 0) {
+		printf("    cupti_open: %.1f ms\n", t);
+		gpu_cases(c, &f);
+		kb_profile_cupti_close(c);
+		/* Open again in the same process (the runner reopens after errors). */
+		t = kb_now_ms();
+		T_EQ_INT(kb_profile_cupti_open(f.d, &c, &err), 0);
+		double t2 = kb_now_ms() - t;
+		double v[3];
+		double ms = collect(c, &f, quick3, 3, v, &rc, &err);
+		T_EQ_INT(rc, 0);
+		printf("    reopen %.1f ms, ", t2);
+		check_copy(c, v, "collect", ms);
+		kb_profile_cupti_close(c);
+	}
+	teardown(&f);
+}
+
+int main(void)
+{
+	T_RUN(test_profile__cupti_host);
+	T_RUN(test_profile__cupti_host_bad_names);
+	T_RUN(test_profile__cupti_gpu);
+	return t_report();
+}
