@@ -33,9 +33,13 @@ import csv, json, sys
 kb = json.load(open(sys.argv[1]))["counters"]
 rows = [r for r in csv.reader(l for l in open(sys.argv[2]) if l.startswith('"'))]
 h = rows[0]; ni, vi = h.index("Metric Name"), h.index("Metric Value")
-ncu = {}
+ncu, res = {}, {}
 for r in rows[1:]:
-    try: ncu[r[ni]] = float(r[vi].replace(",", ""))
+    try:
+        t = r[vi].replace(",", "")
+        ncu[r[ni]] = float(t)
+        # ncu prints ratios with few decimals: half its last digit is its resolution
+        res[r[ni]] = 0.5 * 10 ** -(len(t.split(".")[1]) if "." in t else 0)
     except ValueError: pass
 f, tkb, tncu = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 print("\n%s: %d metrics; wall: kbench profile %d ms, ncu %d ms (%.1fx)" % (f, len(kb), tkb, tncu, tncu / max(tkb, 1)))
@@ -46,8 +50,8 @@ for m in sorted(kb):
     if a is None or b is None: print("  %-66s %16s %16s" % (m, a, b)); continue
     d = 0.0 if a == b else abs(a - b) / max(abs(b), 1e-12) * 100
     lim = 2.0 if m.startswith("dram__bytes") else 5.0
-    flag = "" if d <= lim else "  > %.0f%%" % lim
-    small = abs(b) < 1e-3 * max(1.0, abs(a))
+    within_print = abs(a - b) <= res.get(m, 0) + 1e-12
+    flag = "" if d <= lim else "  (within ncu's printed resolution)" if within_print else "  > %.0f%%" % lim
     print("  %-66s %16.6g %16.6g %7.2f%%%s" % (m, a, b, d, flag))
 PY
 done

@@ -15,11 +15,18 @@ static json_t *get(json_t *o, const char *k)
 	return json_object_get(o, k);
 }
 
+/* Whether the section being printed had all its counters asked for: then a
+ * missing value is shown as n/a (refused or not collected); otherwise rows
+ * of counters nobody asked for (a --section quick run) are left out. */
+static bool section_complete;
+
 /* "name ......... value unit" or n/a. */
 static void row(kb_buf *out, const char *name, json_t *o, const char *key, const char *fmt,
 		double scale)
 {
 	json_t *v = get(o, key);
+	if (!json_is_number(v) && !section_complete)
+		return;
 	kb_buf_catf(out, "    %-34s ", name);
 	if (json_is_number(v))
 		kb_buf_catf(out, fmt, json_number_value(v) * scale);
@@ -148,10 +155,11 @@ void kb_app_profile_render(json_t *r, kb_buf *out)
 		json_t *ctr = get(r, "counters");
 		for (size_t i = 0; i < KB_ARRAY_LEN(parts); i++) {
 			const kb_section *sec = kb_profile_section(parts[i].name);
-			bool any = false;
-			for (int m = 0; sec && m < sec->nmetrics && !any; m++)
-				any = get(ctr, sec->metrics[m]) != NULL;
-			if (any)
+			int asked = 0;
+			for (int m = 0; sec && m < sec->nmetrics; m++)
+				asked += get(ctr, sec->metrics[m]) != NULL;
+			section_complete = sec && asked == sec->nmetrics;
+			if (asked)
 				parts[i].fn(get(secs, parts[i].name), out);
 		}
 	}

@@ -196,7 +196,8 @@ static const char usage_run[] =
 	"                    (one pass: cheap enough for every save); profile: all\n"
 	"  --hot             hot spots: PC sampling mapped to SASS and source lines\n"
 	"\n"
-	"`kbench profile FILE` is `kbench run` with every section; counters need\n"
+	"`kbench profile FILE` is `kbench run` with every section (and one trial\n"
+	"unless --trials says otherwise); counters need\n"
 	"permission to read GPU performance counters (root, or see the message).\n"
 	"\n"
 	"Exit status: 0 correct, 1 incorrect/impossible/fault/timeout/spec or compile error,\n"
@@ -359,6 +360,10 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	}
 	if (profile)
 		c.no_sweep = true;
+	/* Profiling is about why, not whether: one correctness trial unless
+	 * asked for more (a wrong kernel is still reported INCORRECT). */
+	if (profile && c.o.trials == 0)
+		c.o.trials = 1;
 	if (rc != 0) {
 		json_decref(c.args);
 		return rc < 0 ? 0 : rc;
