@@ -249,10 +249,11 @@ int kb_profile_cupti_check(kb_cupti *c, const char *const *metrics, int n, int *
  * offline. For tests and for checking a metric list before a run. */
 int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, int n,
 				int *passes, kb_err *err);
-/* Collects the metrics for one launch with auto range + kernel replay
- * (CUPTI saves and restores device memory between passes, so every pass
- * sees the same inputs). values[i] gets metrics[i] (NAN when CUPTI gave no
- * value). Returns 0, KB_EPERM, or a KB_E*. */
+/* Collects the metrics for one launch with auto range + user replay: each
+ * pass starts after kbench's L2 flush (outside the range) and re-runs the
+ * kernel on the same inputs (no memory restore, whose dirty lines would be
+ * counted as the kernel's DRAM writes). values[i] gets metrics[i] (NAN when
+ * CUPTI gave no value). Returns 0, KB_EPERM, or a KB_E*. */
 int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_launch_fn launch,
 			     void *ctx, double *values, kb_err *err);
 

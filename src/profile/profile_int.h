@@ -163,10 +163,12 @@ typedef struct {
 	double ms_check;          /* names + config image (cached after the first) */
 	double ms_enable;         /* cuptiRangeProfilerEnable (0 when kept enabled) */
 	double ms_config;         /* counter data image + SetConfig */
-	double ms_run;            /* Start .. launch .. Stop (all passes) */
+	double ms_run;            /* all passes: flush .. Start .. launch .. Stop */
 	double ms_eval;           /* DecodeData .. EvaluateToGpuValues */
 	double ms_disable;
-	int passes;
+	int passes;               /* the config image's pass count */
+	int replays;              /* Start..Stop iterations run (user replay) */
+	bool user_range;          /* Push/Pop range (auto range refused) */
 	bool enabled;             /* this collection enabled the range profiler */
 } kb_profile__cupti_stats;
 const kb_profile__cupti_stats *kb_profile__cupti_last(const kb_cupti *c);

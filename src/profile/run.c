@@ -420,17 +420,16 @@ static int launch_once(void *ctx, kb_err *err)
 	return kb_profile__launch(c->d, &c->bd, err);
 }
 
-/* Counters for one launch (L2 flushed first, as for the timed launches).
- * Not permitted / no CUPTI is part of the result, not a failed run. */
+/* Counters for one launch (cupti.c flushes the L2 before each pass, as for
+ * the timed launches). Not permitted / no CUPTI is part of the result, not
+ * a failed run. */
 static void collect_counters(run_ctx *c, json_t *result)
 {
 	double *vals = kb_xcalloc((size_t)c->o->nmetrics + 1, sizeof *vals);
 	kb_err err = {0};
 	double t0 = kb_now_ms();
-	int rc = kb_profile__flush_l2(c->d, &err);
-	if (rc == 0)
-		rc = kb_profile_cupti_collect(c->o->cupti, c->o->metrics, c->o->nmetrics, launch_once, c,
-					      vals, &err);
+	int rc = kb_profile_cupti_collect(c->o->cupti, c->o->metrics, c->o->nmetrics, launch_once, c,
+					  vals, &err);
 	json_t *ctr = json_object();
 	if (rc == 0) {
 		for (int i = 0; i < c->o->nmetrics; i++)
