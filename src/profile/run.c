@@ -10,6 +10,7 @@
 #include "profile_int.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -217,8 +218,35 @@ static void free_ref_outs(run_ctx *c)
 }
 
 /* Computes the expected outputs for the inputs now on the GPU. */
-static int compute_reference(run_ctx *c, kb_err *err)
+/* The CPU half of a built-in reference: the inputs are already on the
+ * host. Runs on its own thread for the last trial (see check_trials). */
+static int cpu_reference(run_ctx *c, kb_err *err)
 {
+	double t0 = kb_now_ms();
+	kb_tensor *ins = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *ins);
+	int nins = 0;
+	for (int i = 0; i < c->bd.nbufs; i++)
+		if (!c->bd.bufs[i].spec->is_out)
+			ins[nins++] = c->bd.bufs[i].host;
+	int nouts = c->spec->ref.nouts;
+	kb_ref_out *outs = kb_xcalloc((size_t)nouts + 1, sizeof *outs);
+	int rc = kb_profile_reference(c->spec, c->src, ins, nins, outs, 0, err);
+	free(ins);
+	if (rc < 0) {
+		free(outs);
+		return rc;
+	}
+	c->ref_outs = kb_profile__refcache_put(c->ref_key, outs, nouts);
+	c->nref_outs = nouts;
+	c->ms_reference += kb_now_ms() - t0;
+	return KB_OK;
+}
+
+/* The GPU half: a reference kernel's launch, or the reference cache, or
+ * reading the inputs back. *need_cpu says whether cpu_reference must follow. */
+static int gpu_reference(run_ctx *c, bool *need_cpu, kb_err *err)
+{
+	*need_cpu = false;
 	if (c->ref_bufs) /* a reference kernel, on the GPU */
 		return launch_checked(c, &c->ref_bd, "reference kernel", err);
 	free_ref_outs(c);
@@ -232,23 +260,7 @@ static int compute_reference(run_ctx *c, kb_err *err)
 	if (rc < 0)
 		return gpu_fail(c, rc, err);
 	c->ms_readback += kb_now_ms() - t0;
-	t0 = kb_now_ms();
-	kb_tensor *ins = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *ins);
-	int nins = 0;
-	for (int i = 0; i < c->bd.nbufs; i++)
-		if (!c->bd.bufs[i].spec->is_out)
-			ins[nins++] = c->bd.bufs[i].host;
-	int nouts = c->spec->ref.nouts;
-	kb_ref_out *outs = kb_xcalloc((size_t)nouts + 1, sizeof *outs);
-	rc = kb_profile_reference(c->spec, c->src, ins, nins, outs, 0, err);
-	free(ins);
-	if (rc < 0) {
-		free(outs);
-		return rc;
-	}
-	c->ref_outs = kb_profile__refcache_put(c->ref_key, outs, nouts);
-	c->nref_outs = nouts;
-	c->ms_reference += kb_now_ms() - t0;
+	*need_cpu = true;
 	return KB_OK;
 }
 
@@ -316,8 +328,50 @@ static bool compare_outputs(run_ctx *c, json_t *outs)
 
 /* ---- trials, timing, re-checks ------------------------------------------------ */
 
-/* Runs the correctness trials; *correct says whether all passed. */
-static int check_trials(run_ctx *c, json_t *check, bool *correct, kb_err *err)
+/* The last trial's CPU reference and comparison, on a thread of their own
+ * while the GPU is timed and profiled: nothing on the GPU touches the host
+ * copies it reads, and nothing is reported until it is joined. */
+typedef struct {
+	run_ctx *c;
+	json_t *trial, *outs;
+	bool ok;
+	int rc;
+	kb_err err;
+	pthread_t thread;
+	bool running;
+} pending_check;
+
+static void *finish_check(void *p)
+{
+	pending_check *pc = p;
+	pc->rc = cpu_reference(pc->c, &pc->err);
+	if (pc->rc == 0) {
+		double t0 = kb_now_ms();
+		pc->ok = compare_outputs(pc->c, pc->outs);
+		pc->c->ms_compare += kb_now_ms() - t0;
+	}
+	return NULL;
+}
+
+/* Waits for a pending check; folds its verdict into *correct. */
+static int join_check(pending_check *pc, bool *correct, kb_err *err)
+{
+	if (!pc->running)
+		return KB_OK;
+	pthread_join(pc->thread, NULL);
+	pc->running = false;
+	if (pc->rc < 0) {
+		*err = pc->err;
+		return pc->rc;
+	}
+	json_object_set_new(pc->trial, "ok", json_boolean(pc->ok));
+	*correct = *correct && pc->ok;
+	return KB_OK;
+}
+
+/* Runs the correctness trials; *correct says whether all passed so far.
+ * The last trial's CPU work may be left pending (pc->running). */
+static int check_trials(run_ctx *c, json_t *check, bool *correct, pending_check *pc, kb_err *err)
 {
 	json_t *trials = json_array();
 	json_object_set_new(check, "trials", trials);
@@ -331,15 +385,30 @@ static int check_trials(run_ctx *c, json_t *check, bool *correct, kb_err *err)
 		json_object_set_new(tj, "outputs", outs);
 		char phase[64];
 		snprintf(phase, sizeof phase, "check trial %d/%d", t + 1, c->o->trials);
+		bool need_cpu;
 		int rc = fill_inputs(c, seed, seeds, err);
 		if (rc < 0 || (rc = launch_checked(c, &c->bd, phase, err)) < 0 ||
-		    (rc = compute_reference(c, err)) < 0)
+		    (rc = gpu_reference(c, &need_cpu, err)) < 0)
 			return gpu_fail(c, rc, err);
-		double t0 = kb_now_ms();
-		bool ok = compare_outputs(c, outs);
-		c->ms_compare += kb_now_ms() - t0;
-		json_object_set_new(tj, "ok", json_boolean(ok));
-		*correct = *correct && ok;
+		*pc = (pending_check){.c = c, .trial = tj, .outs = outs};
+		if (need_cpu && t == c->o->trials - 1 &&
+		    pthread_create(&pc->thread, NULL, finish_check, pc) == 0) {
+			pc->running = true;
+			return KB_OK;
+		}
+		if (need_cpu) {
+			finish_check(pc);
+		} else {
+			double t0 = kb_now_ms();
+			pc->ok = compare_outputs(c, outs);
+			c->ms_compare += kb_now_ms() - t0;
+		}
+		if (pc->rc < 0) {
+			*err = pc->err;
+			return pc->rc;
+		}
+		json_object_set_new(tj, "ok", json_boolean(pc->ok));
+		*correct = *correct && pc->ok;
 	}
 	return KB_OK;
 }
@@ -567,6 +636,7 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 		   const kb_run_opts *o, json_t **result, bool *sticky, kb_err *err)
 {
 	run_ctx c = {.d = d, .src = src, .spec = spec, .k = k, .b = b, .o = o, .sticky = sticky};
+	pending_check pc = {0};
 	*sticky = false;
 	*result = json_object();
 	kb_cu.cuCtxResetPersistingL2Cache(); /* no access-policy window survives a run */
@@ -588,13 +658,9 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	json_object_set_new(check, "atol", json_real(c.atol));
 	bool correct;
 	double t_check = kb_now_ms();
-	if ((rc = check_trials(&c, check, &correct, err)) < 0)
+	if ((rc = check_trials(&c, check, &correct, &pc, err)) < 0)
 		goto out;
-	json_object_set_new(check, "ms", json_pack("{s:f, s:f, s:f, s:f, s:f}", "total",
-						   kb_now_ms() - t_check, "gpu", c.ms_gpu,
-						   "readback", c.ms_readback, "reference",
-						   c.ms_reference, "compare", c.ms_compare));
-	json_object_set_new(check, "reference_cached_trials", json_integer(c.ref_cached));
+	/* GPU work overlaps the last trial's CPU reference (pending_check). */
 	if (correct && o->time_it) {
 		json_t *timing = NULL;
 		progress(&c, &c.bd, "timing");
@@ -603,18 +669,31 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 			goto out;
 		}
 		json_object_set_new(*result, "timing", timing);
-		if ((rc = recheck(&c, check, &correct, err)) < 0)
-			goto out;
 	}
-	json_object_set_new(check, "correct", json_boolean(correct));
-	json_object_set_new(*result, "verdict", json_string(correct ? "CORRECT" : "INCORRECT"));
 	/* Counters and hot spots describe the kernel as it is, right or wrong. */
 	if (o->cupti && o->nmetrics > 0 && !*sticky)
 		collect_counters(&c, *result);
 	if (o->hot && !*sticky)
 		collect_hot(&c, json_number_value(json_object_get(json_object_get(*result, "timing"),
 								  "median_us")), *result);
+	if ((rc = join_check(&pc, &correct, err)) < 0)
+		goto out;
+	json_object_set_new(check, "ms", json_pack("{s:f, s:f, s:f, s:f, s:f}", "total",
+						   kb_now_ms() - t_check, "gpu", c.ms_gpu,
+						   "readback", c.ms_readback, "reference",
+						   c.ms_reference, "compare", c.ms_compare));
+	json_object_set_new(check, "reference_cached_trials", json_integer(c.ref_cached));
+	if (!correct) /* an incorrect kernel is never reported with a time */
+		json_object_del(*result, "timing");
+	else if (json_object_get(*result, "timing") && (rc = recheck(&c, check, &correct, err)) < 0)
+		goto out;
+	json_object_set_new(check, "correct", json_boolean(correct));
+	json_object_set_new(*result, "verdict", json_string(correct ? "CORRECT" : "INCORRECT"));
 out:
+	if (pc.running) { /* a GPU failure while the reference ran: wait for it */
+		kb_err ignored;
+		join_check(&pc, &correct, &ignored);
+	}
 	free_ref_outs(&c);
 	free_ref_kernel(&c);
 	if (!*sticky)

@@ -230,6 +230,8 @@ static void add_profile(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r,
 		json_object_set_new(r, "counters_error", json_pack("{s:s, s:b}", "message", cupti_err->msg,
 								   "permission", *c->cupti_rc == KB_EPERM));
 	json_t *ctr = json_object_get(r, "counters");
+	if (c->ms_cupti_open > 0)
+		json_object_set_new(r, "cupti_open_ms", json_real(c->ms_cupti_open));
 	if (ctr) {
 		const kb_device_info *info = kb_profile_device_info(c->dev);
 		json_t *ceil = NULL;
@@ -301,8 +303,11 @@ static const char **wanted_metrics(json_t *req, int *n)
 static int need_cupti(kb_runner__ctx *c, kb_err *err)
 {
 	static kb_err first;
-	if (*c->cupti_rc == 1)
+	if (*c->cupti_rc == 1) {
+		double t0 = kb_now_ms();
 		*c->cupti_rc = kb_profile_cupti_open(c->dev, c->cupti, &first);
+		c->ms_cupti_open = kb_now_ms() - t0;
+	}
 	if (*c->cupti_rc < 0 && err)
 		*err = first;
 	return *c->cupti_rc;
@@ -345,7 +350,9 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	kb_err err = {0};
 	json_t *r = NULL;
 	c->progress(c->progress_ctx, "compile", NULL, NULL, NULL);
+	double t_compile = kb_now_ms();
 	int rc = kb_compile_unit_run(path, text, &uo, &u, &err);
+	t_compile = kb_now_ms() - t_compile;
 	if (rc == KB_ESPEC || rc == KB_ECOMPILE) {
 		r = diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
 		goto out;
@@ -389,6 +396,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 		json_object_set_new(r, "type", json_string("result"));
 		json_object_set_new(r, "status", json_string("ok"));
 		json_object_set_new(r, "seed", json_integer((json_int_t)o.seed));
+		json_object_set_new(r, "compile_ms", json_real(t_compile));
 		add_roofline(c, &u, r);
 	}
 	free(metrics);

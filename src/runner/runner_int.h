@@ -13,6 +13,7 @@ typedef struct {
 	kb_nvml *nvml;
 	kb_cupti **cupti;      /* opened on the first request that asks for counters */
 	int *cupti_rc;         /* 1: not tried yet */
+	double ms_cupti_open;  /* when this request opened CUPTI */
 	kb_progress_fn progress;
 	void *progress_ctx;
 	bool sticky;          /* set when the GPU context died */

@@ -22,6 +22,8 @@ typedef struct {
 	kb_nvml *nvml;
 	kb_cupti *cupti;
 	int cupti_rc;         /* 1: not opened yet */
+	double ms_device_open, ms_nvml_open; /* where a cold runner's time goes */
+	double t_start;
 	bool sticky;          /* the context is dead: exit after replying */
 } server;
 
@@ -78,10 +80,14 @@ static int need_device(server *s)
 {
 	if (s->dev_rc == 1) {
 		host_progress(s, "opening the GPU");
+		double t0 = kb_now_ms();
 		s->dev_rc = kb_profile_device_open(&s->dev, 0, &s->dev_err);
+		double t1 = kb_now_ms();
 		if (s->dev_rc == 0 &&
 		    kb_profile_nvml_open(kb_profile_device_info(s->dev)->pci_bus, &s->nvml, NULL) < 0)
 			s->nvml = NULL;
+		s->ms_device_open = t1 - t0;
+		s->ms_nvml_open = kb_now_ms() - t1;
 	}
 	return s->dev_rc;
 }
@@ -151,8 +157,13 @@ static json_t *dispatch(server *s, json_t *req)
 		kb_runner__ctx rc = {.out_fd = s->out_fd, .dev = s->dev, .nvml = s->nvml,
 				     .cupti = &s->cupti, .cupti_rc = &s->cupti_rc,
 				     .progress = on_progress, .progress_ctx = s};
+		double t0 = kb_now_ms();
 		json_t *r = kb_runner__run(&rc, req);
 		s->sticky = rc.sticky;
+		json_object_set_new(r, "runner_ms", json_pack("{s:f, s:f, s:f, s:f}", "device_open",
+							     s->ms_device_open, "nvml_open", s->ms_nvml_open,
+							     "request", kb_now_ms() - t0, "since_start",
+							     kb_now_ms() - s->t_start));
 		return r;
 	}
 	return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
@@ -179,7 +190,7 @@ static int read_frame(int fd, kb_frame_reader *rd, char **frame)
 
 int kb_runner_serve(int in_fd, int out_fd)
 {
-	server s = {.out_fd = out_fd, .dev_rc = 1, .cupti_rc = 1};
+	server s = {.out_fd = out_fd, .dev_rc = 1, .cupti_rc = 1, .t_start = kb_now_ms()};
 	kb_frame_reader rd = {0};
 	int status = 0;
 	for (char *frame; read_frame(in_fd, &rd, &frame) == 1;) {
