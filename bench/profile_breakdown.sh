@@ -1,3 +1,9 @@
+#!/bin/sh
+# profile_breakdown.sh - where a cold `kbench profile` spends its time (the
+# runner's phase times in the Result), and how well ncu repeats itself on the
+# sampled warp-state metrics next to kbench (two runs of each).  Run from a
+# checkout on a GPU machine with the `make dist` tarball beside it.
+set -u
 tar xzf build/dist/kbench-*.tar.gz
 export XDG_CACHE_HOME=/tmp/c
 build/kbench calibrate > /dev/null 2>&1
