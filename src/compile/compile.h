@@ -327,6 +327,9 @@ typedef struct {
 	char *text;           /* the raw listing */
 } kb_sass;
 
+/* How many instructions of f come before its end padding (the self-branch
+ * and NOPs the assembler appends). */
+int kb_compile_sass_body_len(const kb_sass_func *f);
 /* Disassembles a cubin with nvdisasm -c -g (or cuobjdump -sass) when on PATH.
  * Without one, returns 0 with sass->available = false and a reason. */
 int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err);

@@ -492,8 +492,9 @@ static bool is_self_branch(const kb_sass_insn *in)
 	       in->operands && strcmp(in->operands, self) == 0;
 }
 
-/* The index where the end padding (self-BRA, then NOPs) starts, else f->n. */
-static int padding_start(const kb_sass_func *f)
+/* The index where the end padding (self-BRA, then NOPs) starts, else f->n:
+ * the instructions before it are the ones that run. */
+int kb_compile_sass_body_len(const kb_sass_func *f)
 {
 	int i = f->n;
 	while (i > 0 && f->v[i - 1].opcode && strcmp(f->v[i - 1].opcode, "NOP") == 0 &&
@@ -518,7 +519,7 @@ int kb_compile_sass_mix(const kb_sass_func *f, kb_mix **out)
 	if (!f || !out)
 		return KB_EINVAL;
 	kb_mix *mix = NULL;
-	int n = 0, cap = 0, end = padding_start(f);
+	int n = 0, cap = 0, end = kb_compile_sass_body_len(f);
 	for (int i = 0; i < end; i++) {
 		if (!f->v[i].opcode)
 			continue;

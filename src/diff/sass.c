@@ -167,30 +167,10 @@ void kb_diff_sass_normalize(const kb_sass_insn *in, kb_buf *out)
 /* Functions                                                             */
 /* ===================================================================== */
 
-static bool is_self_branch(const kb_sass_insn *in)
-{
-	if (in->pred || !in->opcode || strcmp(in->opcode, "BRA") != 0 || !in->operands)
-		return false;
-	char *end;
-	unsigned long target = strtoul(in->operands, &end, 16);
-	return end != in->operands && *end == '\0' && target == in->addr;
-}
-
-/* How many instructions come before the end padding (self-BRA, then NOPs). */
-static int body_len(const kb_sass_func *f)
-{
-	int i = f->n;
-	while (i > 0 && f->v[i - 1].opcode && strcmp(f->v[i - 1].opcode, "NOP") == 0 &&
-	       !f->v[i - 1].pred)
-		i--;
-	if (i > 0 && is_self_branch(&f->v[i - 1]))
-		return i - 1;
-	return f->n;
-}
 
 static void func_text(const kb_sass_func *f, kb_buf *out)
 {
-	int n = f ? body_len(f) : 0;
+	int n = f ? kb_compile_sass_body_len(f) : 0;
 	for (int i = 0; i < n; i++) {
 		kb_diff_sass_normalize(&f->v[i], out);
 		kb_buf_catc(out, '\n');

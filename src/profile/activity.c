@@ -60,30 +60,15 @@ static int load_rc = 1; /* 1: not tried yet */
 static char load_msg[512];
 static bool registered;
 
-static const char *const lib_names[] = {
-	"libcupti.so.13",
-	"libcupti.so",
-	"/usr/local/cuda/lib64/libcupti.so.13",
-	"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-};
-
 #define CUPTI_SYM(field, name) (*(void **)(&api.field) = dlsym(cupti_lib, name))
 
 static int load(void)
 {
 	if (load_rc != 1)
 		return load_rc;
-	char first[256] = "";
-	for (size_t i = 0; i < KB_ARRAY_LEN(lib_names) && !cupti_lib; i++) {
-		cupti_lib = dlopen(lib_names[i], RTLD_NOW | RTLD_LOCAL);
-		if (!cupti_lib && !first[0])
-			snprintf(first, sizeof first, "%s", dlerror());
-	}
-	if (!cupti_lib) {
-		snprintf(load_msg, sizeof load_msg, "no CUPTI: libcupti.so.13 cannot be loaded (%s)",
-			 first);
+	cupti_lib = kb_profile__cupti_lib(load_msg, sizeof load_msg);
+	if (!cupti_lib)
 		return load_rc = KB_EUNSUP;
-	}
 	CUPTI_SYM(Enable, "cuptiActivityEnable");
 	CUPTI_SYM(Disable, "cuptiActivityDisable");
 	CUPTI_SYM(RegisterCallbacks, "cuptiActivityRegisterCallbacks");

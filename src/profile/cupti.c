@@ -127,11 +127,6 @@ static int load_rc = 1; /* 1: not tried yet */
 static bool auto_refused; /* SetConfig refused auto range + user replay */
 static char load_msg[512];
 
-static const char *const lib_names[] = {
-	"libcupti.so.13",
-	"/usr/local/cuda/lib64/libcupti.so.13",
-	"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-};
 
 /* libcupti has no RUNPATH and dlopens "libnvperf_host.so" by name; an object
  * already loaded under that soname satisfies it, wherever it came from. */
@@ -155,18 +150,8 @@ static int load(kb_err *err)
 		 "(libcupti loads libnvperf_host.so with RTLD_DEEPBIND)");
 #endif
 	if (load_rc == 1) {
-		char first[256] = "";
-		for (size_t i = 0; i < KB_ARRAY_LEN(lib_names) && !cupti_lib; i++) {
-			cupti_lib = dlopen(lib_names[i], RTLD_NOW | RTLD_LOCAL);
-			if (!cupti_lib && !first[0])
-				snprintf(first, sizeof first, "%s", dlerror());
-		}
-		load_rc = KB_OK;
-		if (!cupti_lib) {
-			snprintf(load_msg, sizeof load_msg,
-				 "no CUPTI: libcupti.so.13 cannot be loaded (%s)", first);
-			load_rc = KB_EUNSUP;
-		}
+		cupti_lib = kb_profile__cupti_lib(load_msg, sizeof load_msg);
+		load_rc = cupti_lib ? KB_OK : KB_EUNSUP;
 #define CUPTI_RESOLVE(f) \
 		if (load_rc == KB_OK && !(*(void **)&api.f = dlsym(cupti_lib, #f))) { \
 			snprintf(load_msg, sizeof load_msg, \

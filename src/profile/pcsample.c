@@ -75,31 +75,13 @@ static void *cupti_lib;
 static int load_rc = 1; /* 1: not tried yet */
 static char load_msg[512];
 
-/* The same names activity.c tries; dlopen hands back the one loaded copy. */
-static const char *const lib_names[] = {
-	"libcupti.so.13",
-	"libcupti.so",
-	"/usr/local/cuda/lib64/libcupti.so.13",
-	"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-};
-
 #define PCS_SYM(field, name) (*(void **)(&api.field) = dlsym(cupti_lib, name))
 
 static int load(kb_err *err)
 {
 	if (load_rc == 1) {
-		char first[256] = "";
-		for (size_t i = 0; i < KB_ARRAY_LEN(lib_names) && !cupti_lib; i++) {
-			cupti_lib = dlopen(lib_names[i], RTLD_NOW | RTLD_LOCAL);
-			if (!cupti_lib && !first[0])
-				snprintf(first, sizeof first, "%s", dlerror());
-		}
-		load_rc = KB_OK;
-		if (!cupti_lib) {
-			snprintf(load_msg, sizeof load_msg,
-				 "no CUPTI: libcupti.so.13 cannot be loaded (%s)", first);
-			load_rc = KB_EUNSUP;
-		}
+		cupti_lib = kb_profile__cupti_lib(load_msg, sizeof load_msg);
+		load_rc = cupti_lib ? KB_OK : KB_EUNSUP;
 	}
 	if (load_rc == KB_OK && !api.Enable) {
 		PCS_SYM(Enable, "cuptiPCSamplingEnable");

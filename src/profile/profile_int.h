@@ -117,6 +117,9 @@ void kb_profile__unbind(kb_profile__bound *bd, bool free_bufs);
 int kb_profile__launch(kb_device *d, const kb_profile__bound *bd, kb_err *err);
 int kb_profile__sync(kb_device *d, kb_err *err);
 
+/* cuptilib.c: libcupti's handle (dlopen'ed once), or NULL with why. */
+void *kb_profile__cupti_lib(char *why, size_t n);
+
 /* refcache.c: reference results by the hash of everything they depend on.
  * get returns a borrowed array (valid until the next put) or NULL; put
  * takes ownership of outs (n entries) and returns it, borrowed. */

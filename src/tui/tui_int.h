@@ -1,0 +1,190 @@
+/*
+ * tui_int.h - declarations shared inside src/tui/ (style rule 1); other
+ * folders include src/tui/tui.h only.
+ *
+ * editor.c is the text model of the editor pane: lines, cursor, selection,
+ * clipboard, undo/redo, auto-indent, search/replace and the edit events the
+ * highlighter re-parses from.  It has no ncurses in it, so it is unit-tested
+ * on its own (tests/unit/test_tui_editor.c); pane_editor.c draws it.
+ */
+#ifndef KB_TUI_INT_H
+#define KB_TUI_INT_H
+
+#include "../core/kb.h"
+
+/* ===== editor.c ===== */
+
+/* A place in the buffer: 0-based line, 0-based byte column in that line. */
+typedef struct {
+	int line;
+	int col;
+} kb_tui__ed_pos;
+
+/* One edit, in the terms of tree-sitter's TSInputEdit: byte offsets into
+ * the LF text (kb_tui__ed_text) and points (row, byte column). */
+typedef struct {
+	size_t start_byte, old_end_byte, new_end_byte;
+	kb_tui__ed_pos start_point, old_end_point, new_end_point;
+} kb_tui__ed_edit;
+
+/* One line: bytes without the '\n'; NUL-terminated when s is non-NULL. */
+typedef struct {
+	char *s;
+	int len, cap;
+	size_t off; /* byte offset of the line in the text; valid below off_valid */
+} kb_tui__ed_line;
+
+/* One undo record: `text` was inserted at `at` (ins) or deleted from `at`. */
+typedef struct {
+	unsigned gid;            /* records of one undo step share a gid */
+	bool ins;
+	kb_tui__ed_pos at, end;  /* end: where the text ends when present */
+	char *text;
+	size_t n;
+	kb_tui__ed_pos before, after; /* cursor before / after the step */
+} kb_tui__ed_rec;
+
+typedef enum {
+	KB_TUI__ED_LEFT,       /* one code point (and its combining marks) */
+	KB_TUI__ED_RIGHT,
+	KB_TUI__ED_UP,         /* n lines (n < 1 counts as 1), keeps pref_x */
+	KB_TUI__ED_DOWN,
+	KB_TUI__ED_WORD_LEFT,  /* ctrl-left / ctrl-right */
+	KB_TUI__ED_WORD_RIGHT,
+	KB_TUI__ED_HOME,       /* first non-blank, then column 0 */
+	KB_TUI__ED_END,
+	KB_TUI__ED_PAGE_UP,    /* n = page height */
+	KB_TUI__ED_PAGE_DOWN,
+	KB_TUI__ED_BUF_START,
+	KB_TUI__ED_BUF_END,
+} kb_tui__ed_motion;
+
+/* Search flags. */
+#define KB_TUI__ED_BACKWARD 1
+#define KB_TUI__ED_NOCASE 2 /* ASCII letters only */
+
+/* Typing groups: same-kind edits at the cursor within this many ms merge. */
+#define KB_TUI__ED_GROUP_MS 1000.0
+/* Pending edit events kept before the queue gives up (reparse_all). */
+#define KB_TUI__ED_MAX_EDITS 4096
+
+typedef struct {
+	kb_tui__ed_line *lines; /* always at least one line */
+	int nlines, cap;
+	int off_valid;          /* lines[0 .. off_valid-1].off are correct */
+
+	kb_tui__ed_pos cur, anchor;
+	bool sel;               /* selection = [anchor, cur] when set */
+	int pref_x;             /* display column kept by vertical moves; -1 none */
+
+	int tab_width;          /* tab stops (default 8) */
+	bool indent_tabs;       /* indent unit: a tab, or indent_width spaces */
+	int indent_width;
+	bool crlf;              /* the file had CRLF endings; written back so */
+
+	unsigned long changes;  /* +1 per primitive edit (undo/redo included) */
+	kb_buf clip;            /* the editor's clipboard */
+
+	kb_tui__ed_rec *undo, *redo;
+	int nundo, undo_cap, nredo, redo_cap;
+	unsigned next_gid, saved_gid;
+	int open_kind;          /* the typing group still open (0 = none) */
+	kb_tui__ed_pos open_pos;
+	double open_ms;
+
+	kb_tui__ed_edit *edits; /* the queue the highlighter drains */
+	int nedits, edits_cap;
+	bool reparse_all;       /* edits were lost (load, overflow): parse all */
+} kb_tui__ed;
+
+/* A new editor holding one empty line; never NULL. */
+kb_tui__ed *kb_tui__ed_new(void);
+void kb_tui__ed_free(kb_tui__ed *ed);
+/* Replaces the text (any bytes; "\r\n" becomes "\n", crlf remembered when
+ * the first line ending is CRLF) and resets cursor, undo and dirty state. */
+void kb_tui__ed_load(kb_tui__ed *ed, const char *text, size_t n);
+/* Appends the LF text (lines joined by '\n') to out. */
+void kb_tui__ed_text(const kb_tui__ed *ed, kb_buf *out);
+/* Appends the file form (CRLF restored when the file had it) to out. */
+void kb_tui__ed_save_text(const kb_tui__ed *ed, kb_buf *out);
+/* Records that the current text is what is on disk. */
+void kb_tui__ed_mark_saved(kb_tui__ed *ed);
+/* True when the text differs from the last load/mark_saved (undo-aware). */
+bool kb_tui__ed_dirty(const kb_tui__ed *ed);
+/* Line i (clamped) and its length in bytes; never NULL. */
+const char *kb_tui__ed_line(const kb_tui__ed *ed, int i, int *len);
+/* Byte offset of pos in the LF text (amortised O(1) near the last edit). */
+size_t kb_tui__ed_offset(kb_tui__ed *ed, kb_tui__ed_pos pos);
+void kb_tui__ed_set_tab_width(kb_tui__ed *ed, int width);
+
+/* Decodes one UTF-8 code point from s[0..n-1] (n >= 1) into *cp; returns
+ * the bytes used (1 for an invalid byte, *cp = 0xFFFD). */
+int kb_tui__utf8_decode(const char *s, int n, unsigned *cp);
+/* Terminal columns of a code point: wcwidth, or a built-in table when the
+ * locale does not know it; controls count 2 (drawn as ^X). */
+int kb_tui__cp_width(unsigned cp);
+/* Display column of byte col in line (tabs expand to tab stops). */
+int kb_tui__ed_x_of(const kb_tui__ed *ed, int line, int col);
+/* The byte column whose display column is the largest <= x. */
+int kb_tui__ed_col_at_x(const kb_tui__ed *ed, int line, int x);
+
+/* Edits.  Each is one undo step unless said otherwise; now_ms is the time
+ * of the key (kb_now_ms() in the loop, a fake clock in tests). */
+/* Inserts text (may hold '\n') at pos; the cursor ends after it. */
+void kb_tui__ed_insert(kb_tui__ed *ed, kb_tui__ed_pos pos, const char *s, size_t n);
+/* Deletes [a, b) (either order); the cursor ends at the start. */
+void kb_tui__ed_delete_range(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b);
+/* Types text at the cursor, replacing the selection; consecutive typing
+ * merges into one step (new step after a move, another kind of edit, or
+ * KB_TUI__ED_GROUP_MS idle).  "}" on a blank line removes one indent unit. */
+void kb_tui__ed_type(kb_tui__ed *ed, const char *s, size_t n, double now_ms);
+/* Enter with auto-indent: copies the line's leading blanks, one more unit
+ * after '{', and splits "{|}" onto three lines. */
+void kb_tui__ed_newline(kb_tui__ed *ed, double now_ms);
+/* Backspace / Delete: the selection, else one code point (a line join at
+ * the edges).  Consecutive ones merge like typing. */
+void kb_tui__ed_backspace(kb_tui__ed *ed, double now_ms);
+void kb_tui__ed_delete_char(kb_tui__ed *ed, double now_ms);
+/* Undo / redo one step.  Return 0, or KB_ENOTFOUND when there is none. */
+int kb_tui__ed_undo(kb_tui__ed *ed);
+int kb_tui__ed_redo(kb_tui__ed *ed);
+
+/* Cursor and selection. */
+/* Moves the cursor; select extends the selection (shift), else clears it. */
+void kb_tui__ed_move(kb_tui__ed *ed, kb_tui__ed_motion m, int n, bool select);
+/* Puts the cursor at pos (clamped onto a code point); select as above. */
+void kb_tui__ed_set_cursor(kb_tui__ed *ed, kb_tui__ed_pos pos, bool select);
+/* Cursor to 1-based line and byte column (col < 1: column 0), clamped. */
+void kb_tui__ed_goto(kb_tui__ed *ed, int line, int col);
+void kb_tui__ed_select_all(kb_tui__ed *ed);
+/* True when a non-empty selection exists; fills its ordered ends. */
+bool kb_tui__ed_selection(const kb_tui__ed *ed, kb_tui__ed_pos *a, kb_tui__ed_pos *b);
+/* The selected text as a new string ("" when none); *n gets its length. */
+char *kb_tui__ed_selected_text(const kb_tui__ed *ed, size_t *n);
+/* Deletes the selection as one step; returns false when there was none. */
+bool kb_tui__ed_delete_selection(kb_tui__ed *ed);
+/* Clipboard: copy/cut the selection into ed->clip (no selection: no-op),
+ * paste ed->clip (or external text, CR/CRLF -> LF) replacing the selection. */
+void kb_tui__ed_copy(kb_tui__ed *ed);
+void kb_tui__ed_cut(kb_tui__ed *ed);
+void kb_tui__ed_paste(kb_tui__ed *ed);
+void kb_tui__ed_paste_text(kb_tui__ed *ed, const char *s, size_t n);
+
+/* Search (within lines: a pattern with '\n' is KB_EINVAL).  Selects the
+ * next match from the cursor (from the selection's end or start when the
+ * selection is the match), wrapping around; *wrapped (may be NULL) tells
+ * whether it did.  Returns 0 or KB_ENOTFOUND / KB_EINVAL. */
+int kb_tui__ed_search(kb_tui__ed *ed, const char *pat, int flags, bool *wrapped);
+/* Replaces the selection when it is a match of pat, then selects the next
+ * match.  Returns 0 when it replaced, KB_ENOTFOUND when it only searched. */
+int kb_tui__ed_replace(kb_tui__ed *ed, const char *pat, const char *rep, int flags);
+/* Replaces every match as one undo step; returns the count (>= 0) or
+ * KB_EINVAL. */
+int kb_tui__ed_replace_all(kb_tui__ed *ed, const char *pat, const char *rep, int flags);
+
+/* Edit events since the last clear (see kb_tui__ed_edit).  When *reparse_all
+ * is set the queue is incomplete and the caller must parse the whole text. */
+const kb_tui__ed_edit *kb_tui__ed_edits(const kb_tui__ed *ed, int *n, bool *reparse_all);
+void kb_tui__ed_edits_clear(kb_tui__ed *ed);
+
+#endif
