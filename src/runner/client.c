@@ -33,7 +33,13 @@ struct kb_runner {
 	kb_frame_reader rd;
 	int starts;
 	int last_status;      /* wait status of the last worker that ended */
+	bool quiet;           /* the worker's stderr goes to /dev/null (a TUI owns the tty) */
 };
+
+void kb_runner_set_quiet(kb_runner *r, bool quiet)
+{
+	r->quiet = quiet;
+}
 
 kb_runner *kb_runner_new(char *const *argv)
 {
@@ -89,6 +95,11 @@ static int start(kb_runner *r, kb_err *err)
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphaned workers hold the GPU */
 		dup2(in[0], 0);
 		dup2(out[1], 1);
+		if (r->quiet) {
+			int null = open("/dev/null", O_WRONLY);
+			if (null >= 0)
+				dup2(null, 2);
+		}
 		const char *exe = strcmp(r->argv[0], "/proc/self/exe") ? r->argv[0] : self;
 		execvp(exe, r->argv);
 		_exit(127);

@@ -35,6 +35,9 @@ kb_runner *kb_runner_new(char *const *argv);
  * (a new reference), or KB_EIO when no worker could be started. */
 int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn,
 		   void *ctx, json_t **result, kb_err *err);
+/* Sends the worker's stderr to /dev/null (for a front end that owns the
+ * terminal). */
+void kb_runner_set_quiet(kb_runner *r, bool quiet);
 /* How many workers this client has started (restarts = n - 1). */
 int kb_runner_starts(const kb_runner *r);
 void kb_runner_free(kb_runner *r);

@@ -11,6 +11,10 @@
 #define KB_TUI_INT_H
 
 #include "../core/kb.h"
+#include "../app/app.h"
+#include "tui.h"
+
+#include <pthread.h>
 
 /* ===== editor.c ===== */
 
@@ -32,7 +36,7 @@ typedef struct {
 	char *s;
 	int len, cap;
 	size_t off; /* byte offset of the line in the text; valid below off_valid */
-} kb_tui__ed_line;
+} kb_tui__ed_row;
 
 /* One undo record: `text` was inserted at `at` (ins) or deleted from `at`. */
 typedef struct {
@@ -69,7 +73,7 @@ typedef enum {
 #define KB_TUI__ED_MAX_EDITS 4096
 
 typedef struct {
-	kb_tui__ed_line *lines; /* always at least one line */
+	kb_tui__ed_row *lines; /* always at least one line */
 	int nlines, cap;
 	int off_valid;          /* lines[0 .. off_valid-1].off are correct */
 
@@ -87,7 +91,7 @@ typedef struct {
 
 	kb_tui__ed_rec *undo, *redo;
 	int nundo, undo_cap, nredo, redo_cap;
-	unsigned next_gid, saved_gid;
+	unsigned next_gid, cur_gid, saved_gid; /* cur_gid: the step being built */
 	int open_kind;          /* the typing group still open (0 = none) */
 	kb_tui__ed_pos open_pos;
 	double open_ms;
@@ -186,5 +190,130 @@ int kb_tui__ed_replace_all(kb_tui__ed *ed, const char *pat, const char *rep, int
  * is set the queue is incomplete and the caller must parse the whole text. */
 const kb_tui__ed_edit *kb_tui__ed_edits(const kb_tui__ed *ed, int *n, bool *reparse_all);
 void kb_tui__ed_edits_clear(kb_tui__ed *ed);
+
+/* ===== panes.c ===== */
+
+enum {
+	KB_TUI__PANE_SUMMARY, KB_TUI__PANE_SASS, KB_TUI__PANE_PTX, KB_TUI__PANE_OCCUPANCY,
+	KB_TUI__PANE_METRICS, KB_TUI__PANE_VARIANTS, KB_TUI__PANE_DIFF, KB_TUI__PANE_HELP,
+	KB_TUI__NPANES
+};
+extern const char *const kb_tui__pane_names[KB_TUI__NPANES];
+struct kb_tui__result;
+/* Appends pane's text for result r (may be NULL before the first compile);
+ * cursor_line (1-based) marks that line's SASS. */
+void kb_tui__pane_text(int pane, const struct kb_tui__result *r, int cursor_line, kb_buf *out);
+
+/* ===== worker.c: compile and run off the UI thread ===== */
+
+/* What one save produced. */
+typedef struct kb_tui__result {
+	unsigned seq;          /* which submission it answers */
+	bool compiled;
+	kb_compile_unit unit;  /* the compile (always attempted) */
+	json_t *run;           /* the runner's Result, or NULL (no GPU / not run) */
+	char error[1100];      /* the file or a library could not be used */
+	char note[1100];       /* e.g. a session recording problem */
+} kb_tui__result;
+
+typedef struct {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int wake[2];           /* the worker writes a byte; the loop polls [0] */
+	char *arch;
+	double timeout_ms;
+	bool run, started, stop, busy, has_next;
+	kb_runner *runner;
+	char *next_text, *next_path;
+	unsigned next_seq;
+	kb_tui__result *done;
+	char phase[96];        /* what the worker does now (under lock) */
+} kb_tui__worker;
+
+int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *err);
+/* Queues a compile (and run) of text; replaces a queued one. */
+void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq);
+/* The newest finished result, or NULL; drains the wake pipe. */
+kb_tui__result *kb_tui__worker_take(kb_tui__worker *w);
+void kb_tui__worker_stop(kb_tui__worker *w);
+void kb_tui__result_free(kb_tui__result *r);
+
+/* ===== highlight.c ===== */
+
+#include <tree_sitter/api.h>
+
+/* What a span of text is; pane_editor.c picks the colour. */
+typedef enum {
+	KB_HL_NONE,
+	KB_HL_KEYWORD,
+	KB_HL_TYPE,
+	KB_HL_FUNCTION,
+	KB_HL_STRING,
+	KB_HL_NUMBER,
+	KB_HL_COMMENT,
+	KB_HL_SPEC,      /* a `//!` spec line */
+	KB_HL_PREPROC,   /* #include, #define ...; PTX has none */
+	KB_HL_CONSTANT,
+	KB_HL_BUILTIN,   /* threadIdx, this; PTX %tid.x */
+	KB_HL_PROPERTY,  /* struct fields */
+	KB_HL_OPERATOR,
+	KB_HL_LABEL,     /* PTX $L__BB0_2:, C goto labels */
+	KB_HL_REGISTER,  /* PTX %r12 */
+	KB_HL__COUNT
+} kb_hl_class;
+
+/* Bytes [start, end) of row `row` (all 0-based) are of class cls. */
+typedef struct {
+	int row, start, end;
+	kb_hl_class cls;
+} kb_hl_span;
+
+typedef struct {
+	kb_hl_span *v;
+	int n, cap;
+} kb_hl_spans;
+
+/* The text, read through callbacks: row r (0 <= r < nrows) is its bytes
+ * without '\n' (len >= 0); the text is the rows joined by '\n', which is
+ * what TSInputEdit byte offsets count (kb_tui__ed_text's LF text). */
+typedef struct {
+	void *ctx;
+	int (*nrows)(void *ctx);
+	const char *(*row)(void *ctx, int r, int *len);
+} kb_hl_text;
+
+typedef enum { KB_HL_LANG_CUDA, KB_HL_LANG_PTX } kb_hl_lang;
+
+typedef struct kb_hl kb_hl;
+
+/* A highlighter for one buffer.  queries: NULL for the grammars' own
+ * (embedded), or {name, text, name, text, ..., NULL}.  Returns 0, or
+ * KB_ERROR (the query does not compile: err names the file, line, column
+ * and tree-sitter's error kind) or KB_EUNSUP (grammar ABI, a predicate). */
+int kb_tui__hl_new(kb_hl **out, kb_hl_lang lang, const char *const *queries, kb_err *err);
+void kb_tui__hl_free(kb_hl *hl);
+/* Records one edit of the text (ts_tree_edit; cheap, call once per edit in
+ * order); the next parse/spans re-parses incrementally. */
+void kb_tui__hl_edit(kb_hl *hl, const TSInputEdit *edit);
+/* Forgets the tree: the next parse is a full one (new file, lost edits). */
+void kb_tui__hl_reset(kb_hl *hl);
+/* Brings the tree up to date with text (no-op when clean, and for PTX).
+ * Returns 0 or KB_ERROR. */
+int kb_tui__hl_parse(kb_hl *hl, const kb_hl_text *text, kb_err *err);
+/* Spans of rows [first, first + n) into out (reset first), parsing first
+ * when needed.  Returns 0 or KB_ERROR. */
+int kb_tui__hl_spans(kb_hl *hl, const kb_hl_text *text, int first, int n, kb_hl_spans *out,
+		     kb_err *err);
+/* The current tree (CUDA; NULL before the first parse); borrowed. */
+const TSTree *kb_tui__hl_tree(const kb_hl *hl);
+void kb_tui__hl_spans_free(kb_hl_spans *s);
+/* The class of a highlight capture name ("keyword.modifier" -> KEYWORD). */
+kb_hl_class kb_tui__hl_capture_class(const char *name);
+/* "keyword", "spec" ... */
+const char *kb_tui__hl_class_name(kb_hl_class c);
+/* Lexes one PTX row (appending spans to out when non-NULL); *state carries
+ * an open block comment from row to row (0 at the top of the file). */
+void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
 
 #endif

@@ -1,0 +1,96 @@
+#!/bin/sh
+# tui.sh - kbench-tui driven through a real terminal (tmux send-keys and
+# capture-pane): open kernels/softmax.cu, edit a line, save, see the compile
+# summary update; a syntax error shows at its line; undo; switch panes;
+# resize to 100x30 and 200x60; quit with the terminal restored.  Where a GPU
+# exists: CORRECT and a time after a save, and a planted infinite loop shows
+# a timeout while the editor keeps taking keys.
+. tests/cli/lib.sh
+unset KBENCH_NO_SESSION
+TUI=${TUI:-$PWD/build/kbench-tui}
+if ! command -v tmux >/dev/null 2>&1; then
+	for c in opens edit_save_updates syntax_error_line undo_recompiles switch_pane \
+		 resize_100x30 resize_200x60 too_small quit_restores; do skip $c "tmux not installed"; done
+	finish; exit
+fi
+S=kbtest$$
+export TMUX_TMPDIR="$T_TMP"
+W="$T_TMP/work"; mkdir -p "$W"; cp kernels/softmax.cu "$W/"
+cleanup() { tmux kill-server 2>/dev/null; }
+trap 'cleanup; rm -rf "$T_TMP"' EXIT
+tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.cu $TUI_ARGS; echo EXITED \$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' '; sleep 60"
+screen() { tmux capture-pane -p -t $S; }
+keys() { tmux send-keys -t $S "$@"; }
+# wait_for TEXT [SECONDS]: poll the screen until TEXT shows
+wait_for() {
+	i=0; lim=$(( ${2:-20} * 10 ))
+	while [ $i -lt $lim ]; do screen | grep -qF -- "$1" && return 0; sleep 0.1; i=$((i + 1)); done
+	return 1
+}
+check() { if wait_for "$2" "${3:-20}"; then pass "$1"; else fail "$1" "'$2' not on screen: $(screen | head -30)"; fi; }
+# gone NAME TEXT: TEXT leaves the screen within 20 s
+gone() {
+	i=0
+	while [ $i -lt 200 ]; do screen | grep -qF -- "$2" || { pass "$1"; return; }; sleep 0.1; i=$((i + 1)); done
+	fail "$1" "'$2' is still on screen"
+}
+# sep_at ROW: the text width before the editor/pane separator on that row
+sep_at() { screen | sed -n "${1}p" | awk -F'│' '{print length($1)}'; }
+
+check opens "registers   14/thread"
+# edit line 52: scratch[32] -> scratch[64], save: the summary shows the new smem
+keys C-g; keys "52" Enter
+keys End; keys BSpace BSpace BSpace BSpace; keys -l '64]\;'
+keys C-s
+check edit_save_updates "smem 256 B static"
+grep -q 'scratch\[64\]' "$W/softmax.cu" && pass file_saved || fail file_saved "the file does not have the edit"
+# a syntax error on line 56 is shown at line 56
+keys C-g; keys "56" Enter; keys End; keys BSpace
+keys C-s
+check syntax_error_line "softmax.cu:57:"
+# undo brings the ';' back; saving compiles again
+keys C-z; keys C-s
+gone undo_clears_error "softmax.cu:57:"
+check undo_recompiles "registers   14/thread"
+# panes: F3 to SASS, Alt-4 to Occupancy
+keys F3
+check switch_pane "SASS"
+keys Escape 4
+check occupancy_pane "<- binds"
+# resizes keep a sane layout: the separator sits at 55% of the width
+tmux resize-window -t $S -x 100 -y 30; sleep 0.5
+[ "$(sep_at 5)" = 55 ] && screen | sed -n 2p | grep -q Summary && pass resize_100x30 \
+	|| fail resize_100x30 "$(screen | head -5)"
+tmux resize-window -t $S -x 200 -y 60; sleep 0.5
+[ "$(sep_at 5)" = 110 ] && [ "$(screen | wc -l)" -ge 59 ] && pass resize_200x60 \
+	|| fail resize_200x60 "$(screen | head -5)"
+tmux resize-window -t $S -x 70 -y 20; sleep 0.5
+check too_small "needs at least 80x24"
+tmux resize-window -t $S -x 120 -y 40; sleep 0.3
+# GPU machines: a correct run shows CORRECT and a time
+if "$PWD/build/kbench" devices >/dev/null 2>&1; then
+	keys F5
+	check gpu_correct_and_time "us median" 60
+else
+	skip gpu_correct_and_time "no GPU"
+fi
+keys C-q
+check quit_restores "EXITED 0"
+screen | grep -q "icanon echo" && pass terminal_cooked || fail terminal_cooked "$(screen | tail -3)"
+
+# GPU machines: a planted infinite loop becomes a TIMEOUT result while the
+# editor keeps taking keys.
+if "$PWD/build/kbench" devices >/dev/null 2>&1; then
+	cp tests/fixtures/faults/hang.cu "$W/"
+	tmux kill-server 2>/dev/null
+	tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"
+	check hang_running "check trial" 60
+	keys C-g; keys "14" Enter; keys End; keys -l ' /* typed while the kernel hangs */'
+	check keys_while_hung "typed while the kernel hangs" 3
+	check hang_timeout "TIMEOUT" 60
+	keys C-z; keys C-q
+	check hang_quit "EXITED 0"
+else
+	for c in hang_running keys_while_hung hang_timeout hang_quit; do skip $c "no GPU"; done
+fi
+finish
