@@ -264,8 +264,9 @@ void kb_app_run_render(json_t *r, kb_buf *out)
 	const char *verdict = kb_app_run_verdict(r);
 	json_t *compile = json_object_get(r, "compile"), *launch = json_object_get(r, "launch");
 	json_t *k = json_object_get(compile, "kernel");
-	kb_buf_catf(out, "%s  %s  %s\n", str(r, "file")[0] ? str(r, "file") : "(kernel)",
-		    k ? str(k, "name") : "", str(compile, "arch"));
+	if (str(r, "file")[0])
+		kb_buf_catf(out, "%s  %s  %s\n", str(r, "file"), k ? str(k, "name") : "",
+			    str(compile, "arch"));
 	if (strcmp(str(r, "status"), "ok")) {
 		render_failure(r, verdict, out);
 		return;

@@ -358,7 +358,10 @@ static void draw_pane(tui *t)
 		bool mark = t->pane == KB_TUI__PANE_SASS && *p == '>';
 		if (mark)
 			attron(COLOR_PAIR(C_MARK));
+		/* long lines wrap, continued two columns in (the text is ASCII) */
 		mvaddnstr(r.y + row, r.x, p, n < r.w ? n : r.w);
+		for (int off = r.w; off < n && row + 1 < r.h; off += r.w - 2)
+			mvaddnstr(r.y + ++row, r.x + 2, p + off, n - off < r.w - 2 ? n - off : r.w - 2);
 		if (mark)
 			attroff(COLOR_PAIR(C_MARK));
 		p = e ? e + 1 : p + n;
