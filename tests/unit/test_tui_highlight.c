@@ -156,6 +156,27 @@ static char *read_file(const char *path)
 	return kb_buf_detach(&b);
 }
 
+/* Loads PATH into D and opens a highlighter for LANG on it; 0, or -1 with
+ * the failure counted and nothing left to free. */
+static int open_fixture(const char *path, kb_hl_lang lang, doc *d, kb_hl **hl)
+{
+	char *src = read_file(path);
+	T_OK(src);
+	if (!src)
+		return -1;
+	doc_load(d, src);
+	free(src);
+	kb_err err = {0};
+	int rc = kb_tui__hl_new(hl, lang, NULL, &err);
+	T_EQ_INT(rc, 0);
+	if (rc) {
+		printf("  %s\n", err.msg);
+		doc_free(d);
+		return -1;
+	}
+	return 0;
+}
+
 /* ===== span helpers ===== */
 
 /* The class at (row, col), or NONE. */
@@ -241,22 +262,11 @@ static void test_tui_highlight__capture_names(void)
 
 static void test_tui_highlight__softmax(void)
 {
-	char *src = read_file("kernels/softmax.cu");
-	T_OK(src);
-	if (!src)
-		return;
 	doc d = {0};
-	doc_load(&d, src);
 	kb_hl *hl;
-	kb_err err = {0};
-	int rc = kb_tui__hl_new(&hl, KB_HL_LANG_CUDA, NULL, &err);
-	T_EQ_INT(rc, 0);
-	if (rc) {
-		printf("  %s\n", err.msg);
-		doc_free(&d);
-		free(src);
+	if (open_fixture("kernels/softmax.cu", KB_HL_LANG_CUDA, &d, &hl))
 		return;
-	}
+	kb_err err = {0};
 	kb_hl_text t = doc_text(&d);
 	kb_hl_spans s = {0};
 	T_EQ_INT(kb_tui__hl_spans(hl, &t, 0, d.n, &s, &err), 0);
@@ -319,7 +329,6 @@ static void test_tui_highlight__softmax(void)
 	kb_tui__hl_spans_free(&s);
 	kb_tui__hl_free(hl);
 	doc_free(&d);
-	free(src);
 }
 
 /* `//!` only at a row's first non-blank is a spec line; a block comment
@@ -352,15 +361,11 @@ static void test_tui_highlight__spec_rule(void)
 
 static void test_tui_highlight__incremental(void)
 {
-	char *src = read_file("kernels/softmax.cu");
-	T_OK(src);
-	if (!src)
-		return;
 	doc d = {0};
-	doc_load(&d, src);
 	kb_hl *hl;
+	if (open_fixture("kernels/softmax.cu", KB_HL_LANG_CUDA, &d, &hl))
+		return;
 	kb_err err = {0};
-	T_EQ_INT(kb_tui__hl_new(&hl, KB_HL_LANG_CUDA, NULL, &err), 0);
 	kb_hl_text t = doc_text(&d);
 	kb_hl_spans s = {0};
 	int r = doc_find(&d, 0, "\tif (lane == 0)");
@@ -409,7 +414,6 @@ static void test_tui_highlight__incremental(void)
 	kb_tui__hl_spans_free(&s);
 	kb_tui__hl_free(hl);
 	doc_free(&d);
-	free(src);
 }
 
 static void test_tui_highlight__query_errors(void)
@@ -450,15 +454,11 @@ static void test_tui_highlight__query_errors(void)
 
 static void test_tui_highlight__ptx(void)
 {
-	char *src = read_file("kernels/saxpy.ptx");
-	T_OK(src);
-	if (!src)
-		return;
 	doc d = {0};
-	doc_load(&d, src);
 	kb_hl *hl;
+	if (open_fixture("kernels/saxpy.ptx", KB_HL_LANG_PTX, &d, &hl))
+		return;
 	kb_err err = {0};
-	T_EQ_INT(kb_tui__hl_new(&hl, KB_HL_LANG_PTX, NULL, &err), 0);
 	kb_hl_text t = doc_text(&d);
 	kb_hl_spans s = {0};
 	T_EQ_INT(kb_tui__hl_spans(hl, &t, 0, d.n, &s, &err), 0);
@@ -547,7 +547,6 @@ static void test_tui_highlight__ptx(void)
 	kb_tui__hl_spans_free(&s);
 	kb_tui__hl_free(hl);
 	doc_free(&d);
-	free(src);
 }
 
 /* ===== timing: one keystroke in a 5,000-line file ===== */
