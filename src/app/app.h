@@ -142,6 +142,15 @@ typedef struct {
  * *best the fastest CORRECT timed one (indices into vs, -1 when none), so
  * the caller can diff their SASS before calling kb_app_report. */
 void kb_app_report_pick(const kb_variant *vs, int n, int *first, int *best);
+/* The roofline of variants vs as text for a terminal: a log-log plot
+ * `width` columns by `height` rows (plus axes) with the ceilings of the
+ * best variant's GPU and one numbered point per timed variant with a FLOP
+ * count, then a legend.  Returns 0, or 1 after a line saying why there is
+ * nothing to plot. */
+int kb_app_roofline_text(const kb_variant *vs, int n, int width, int height, kb_buf *out);
+/* The roofline of the session's variants of `file` (NULL: the session's
+ * last file), as kb_app_roofline_text draws it. */
+int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err);
 /* Renders a session for code review: summary, variant table, the winning
  * diff (sources[i]/lens[i] are variant i's file, either may be NULL),
  * roofline and bandwidth chart, correctness evidence.  A pure function of

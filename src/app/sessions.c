@@ -193,6 +193,27 @@ int kb_app_log(const char *what, kb_buf *out, kb_err *err)
 	return KB_OK;
 }
 
+/* ---- roofline ------------------------------------------------------------------ */
+
+int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err)
+{
+	kb_session s;
+	char *path;
+	kb_store *st;
+	int rc = open_file_store(file, &s, &path, &st, err);
+	if (rc < 0)
+		return rc;
+	kb_variant *vs = NULL;
+	int n = 0;
+	rc = kb_session_store_list(st, &vs, &n, err);
+	if (rc == 0) {
+		kb_app_roofline_text(vs, n, width, height, out);
+		kb_session_variants_free(vs, n);
+	}
+	close_file_store(&s, path, st);
+	return rc < 0 ? rc : KB_OK;
+}
+
 /* ---- show ---------------------------------------------------------------------- */
 
 int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err)

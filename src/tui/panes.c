@@ -3,7 +3,8 @@
  * run: Summary (the same text as `kbench compile` / `kbench run`), SASS
  * (the chosen kernel, with the lines of the editor's cursor line marked),
  * PTX, Occupancy (every limit and which binds), Metrics (counters when
- * profiled), Variants (`kbench log`), Diff (the newest two variants), Help.
+ * profiled), Roofline (the session's variants against this GPU's ceilings),
+ * Variants (`kbench log`), Diff (the newest two variants), Help.
  * Pure text in a kb_buf; drawing is tui.c's.
  */
 #include "tui_int.h"
@@ -12,7 +13,7 @@
 #include <string.h>
 
 const char *const kb_tui__pane_names[KB_TUI__NPANES] = {
-	"Summary", "SASS", "PTX", "Occupancy", "Metrics", "Variants", "Diff", "Help",
+	"Summary", "SASS", "PTX", "Occupancy", "Metrics", "Roofline", "Variants", "Diff", "Help",
 };
 
 static void summary(const kb_tui__result *r, kb_buf *out)
@@ -92,7 +93,7 @@ static void help(kb_buf *out)
 		   "  Ctrl-Q        quit (asks when there are unsaved edits)\n"
 		   "  F1            this help\n"
 		   "  F2 / F3       previous / next result pane (or click a tab)\n"
-		   "  Alt-1..8      pane by number\n"
+		   "  Alt-1..9      pane by number\n"
 		   "  Ctrl-Z / Ctrl-Y   undo / redo\n"
 		   "  Shift+arrows  select;  Ctrl-A select all\n"
 		   "  Ctrl-C / Ctrl-X / Ctrl-V   copy / cut / paste\n"
@@ -106,16 +107,24 @@ static void help(kb_buf *out)
 		   "Edits are autosaved to a recovery file every 2 s.\n");
 }
 
-void kb_tui__pane_text(int pane, const kb_tui__result *r, int cursor_line, kb_buf *out)
+void kb_tui__pane_text(int pane, const kb_tui__result *r, int cursor_line, int width,
+		       int height, kb_buf *out)
 {
 	kb_err err = {0};
+	const char *path = r && r->unit.src.path ? r->unit.src.path : NULL;
 	if (pane == KB_TUI__PANE_HELP)
 		return help(out);
+	if (pane == KB_TUI__PANE_ROOFLINE) {
+		/* the plot; its title, axes and legend take about 14 rows */
+		int rows = height - 14 < 8 ? 8 : height - 14 > 30 ? 30 : height - 14;
+		if (kb_app_roofline(path, width - 1, rows, out, &err) < 0)
+			kb_buf_catf(out, "%s\n", err.msg);
+		return;
+	}
 	if (pane == KB_TUI__PANE_VARIANTS || pane == KB_TUI__PANE_DIFF) {
 		int rc = pane == KB_TUI__PANE_VARIANTS
-			 ? kb_app_log(r && r->unit.src.path ? r->unit.src.path : NULL, out, &err)
-			 : kb_app_diff("v1", "v2", r && r->unit.src.path ? r->unit.src.path : NULL,
-				       KB_DIFF_SOURCE | KB_DIFF_NUMBERS, out, &err);
+			 ? kb_app_log(path, out, &err)
+			 : kb_app_diff("v1", "v2", path, KB_DIFF_SOURCE | KB_DIFF_NUMBERS, out, &err);
 		if (rc < 0)
 			kb_buf_catf(out, "%s\n", err.msg);
 		return;

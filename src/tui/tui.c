@@ -341,11 +341,23 @@ static void draw_tabs(tui *t)
 	}
 }
 
+/* Bytes of the longest prefix of p[0..n) that fills at most cols columns,
+ * never splitting a UTF-8 sequence (pane text is ASCII and one-column
+ * symbols such as box drawing). */
+static int utf8_prefix(const char *p, int n, int cols)
+{
+	int i = 0;
+	for (int c = 0; i < n && c < cols; c++)
+		for (i++; i < n && ((unsigned char)p[i] & 0xC0) == 0x80; i++)
+			;
+	return i;
+}
+
 static void draw_pane(tui *t)
 {
 	kb_rect r = t->L.pane;
 	kb_buf text = KB_BUF_INIT;
-	kb_tui__pane_text(t->pane, t->res, t->ed->cur.line + 1, &text);
+	kb_tui__pane_text(t->pane, t->res, t->ed->cur.line + 1, r.w, r.h, &text);
 	const char *p = text.s ? text.s : "";
 	int row = 0;
 	for (int skip = t->pane_top; skip > 0 && *p; skip--) {
@@ -358,10 +370,14 @@ static void draw_pane(tui *t)
 		bool mark = t->pane == KB_TUI__PANE_SASS && *p == '>';
 		if (mark)
 			attron(COLOR_PAIR(C_MARK));
-		/* long lines wrap, continued two columns in (the text is ASCII) */
-		mvaddnstr(r.y + row, r.x, p, n < r.w ? n : r.w);
-		for (int off = r.w; off < n && row + 1 < r.h; off += r.w - 2)
-			mvaddnstr(r.y + ++row, r.x + 2, p + off, n - off < r.w - 2 ? n - off : r.w - 2);
+		/* long lines wrap, continued two columns in */
+		int off = utf8_prefix(p, n, r.w);
+		mvaddnstr(r.y + row, r.x, p, off);
+		while (off < n && row + 1 < r.h) {
+			int part = utf8_prefix(p + off, n - off, r.w - 2);
+			mvaddnstr(r.y + ++row, r.x + 2, p + off, part);
+			off += part;
+		}
 		if (mark)
 			attroff(COLOR_PAIR(C_MARK));
 		p = e ? e + 1 : p + n;

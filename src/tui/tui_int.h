@@ -195,14 +195,16 @@ void kb_tui__ed_edits_clear(kb_tui__ed *ed);
 
 enum {
 	KB_TUI__PANE_SUMMARY, KB_TUI__PANE_SASS, KB_TUI__PANE_PTX, KB_TUI__PANE_OCCUPANCY,
-	KB_TUI__PANE_METRICS, KB_TUI__PANE_VARIANTS, KB_TUI__PANE_DIFF, KB_TUI__PANE_HELP,
+	KB_TUI__PANE_METRICS, KB_TUI__PANE_ROOFLINE, KB_TUI__PANE_VARIANTS, KB_TUI__PANE_DIFF, KB_TUI__PANE_HELP,
 	KB_TUI__NPANES
 };
 extern const char *const kb_tui__pane_names[KB_TUI__NPANES];
 struct kb_tui__result;
 /* Appends pane's text for result r (may be NULL before the first compile);
- * cursor_line (1-based) marks that line's SASS. */
-void kb_tui__pane_text(int pane, const struct kb_tui__result *r, int cursor_line, kb_buf *out);
+ * cursor_line (1-based) marks that line's SASS; width x height is the
+ * pane's size (the Roofline plot fits it). */
+void kb_tui__pane_text(int pane, const struct kb_tui__result *r, int cursor_line, int width,
+		       int height, kb_buf *out);
 
 /* ===== worker.c: compile and run off the UI thread ===== */
 

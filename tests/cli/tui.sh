@@ -57,6 +57,13 @@ keys F3
 check switch_pane "SASS"
 keys Escape 4
 check occupancy_pane "<- binds"
+# Alt-6: the Roofline of the session's variants (with no GPU: why it is empty)
+keys Escape 6
+if "$PWD/build/kbench" devices >/dev/null 2>&1; then
+	check roofline_pane "FP32 peak" 60
+else
+	check roofline_pane "No roofline yet: no variant has been run"
+fi
 # resizes keep a sane layout: the separator sits at 55% of the width
 tmux resize-window -t $S -x 100 -y 30; sleep 0.5
 [ "$(sep_at 5)" = 55 ] && screen | sed -n 2p | grep -q Summary && pass resize_100x30 \
@@ -71,8 +78,9 @@ tmux resize-window -t $S -x 120 -y 40; sleep 0.3
 if "$PWD/build/kbench" devices >/dev/null 2>&1; then
 	keys Escape 1; keys F5
 	check gpu_correct_and_time "us median" 60
+	check gpu_correct_line "CORRECT     3/3 trials" 1
 else
-	skip gpu_correct_and_time "no GPU"
+	skip gpu_correct_and_time "no GPU"; skip gpu_correct_line "no GPU"
 fi
 keys C-q
 check quit_restores "EXITED 0"

@@ -425,6 +425,89 @@ static void test_report__bandwidth_only(void)
 	sample_free(&s);
 }
 
+/* Display columns of a UTF-8 line (every code point here is one column). */
+static int columns(const char *s, size_t n)
+{
+	int c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return c;
+}
+
+/* Row and column of the first plot cell holding `mark` (between the
+ * y axis and the end of the line), or row -1. */
+static void find_mark(const char *text, char mark, int *row, int *col)
+{
+	*row = -1;
+	int y = 0;
+	for (const char *l = text; *l; y++) {
+		size_t n = strcspn(l, "\n");
+		const char *axis = strstr(l, "\u2502");
+		if (axis && axis < l + n) {
+			const char *cells = axis + strlen("\u2502");
+			for (const char *p = cells; p < l + n; p++)
+				if (*p == mark) {
+					*row = y, *col = columns(cells, (size_t)(p - cells));
+					return;
+				}
+		}
+		l += n + (l[n] == '\n');
+	}
+}
+
+static void test_report__text_roofline(void)
+{
+	sample s;
+	sample_make(&s);
+	kb_buf t = KB_BUF_INIT;
+	T_EQ_INT(kb_app_roofline_text(s.v, 4, 60, 14, &t), 0);
+	printf("%s", t.s);
+	T_CONTAINS(t.s, "measured copy 3012 GB/s");
+	T_CONTAINS(t.s, "DRAM datasheet 3352 GB/s");
+	T_CONTAINS(t.s, "FP32 peak 66.9 TFLOP/s");
+	T_CONTAINS(t.s, "ridge at 22.2 FLOP/B");
+	/* v1 and v3 are the timed ones, same intensity: v3 (faster) sits above. */
+	T_CONTAINS(t.s, "  1 ");
+	T_CONTAINS(t.s, "(best)");
+	int r1, c1, r2, c2;
+	find_mark(t.s, '1', &r1, &c1);
+	find_mark(t.s, '2', &r2, &c2);
+	T_OK(r1 >= 0 && r2 >= 0);
+	T_EQ_INT(c1, c2);
+	T_OK(r2 < r1);
+	/* 512.4 / 207.8 us is 0.39 of a decade: 14 rows over the axis's
+	 * decades put them this many rows apart. */
+	T_OK(r1 - r2 >= 1 && r1 - r2 <= 3);
+	/* Plot rows are all the same width: 8 columns of labels + 52 cells. */
+	int plot_rows = 0;
+	for (const char *l = t.s; *l;) {
+		size_t n = strcspn(l, "\n");
+		const char *axis = strstr(l, "\u2502");
+		if (axis && axis < l + n) {
+			T_EQ_INT(columns(l, n), 60);
+			plot_rows++;
+		}
+		l += n + (l[n] == '\n');
+	}
+	T_EQ_INT(plot_rows, 14);
+	kb_buf_free(&t);
+
+	/* Without FLOP counts there is nothing to plot, and it says why. */
+	for (int i = 0; i < 4; i++)
+		json_object_del(json_object_get(json_object_get(s.v[i].note, "result"), "roofline"),
+				"flops");
+	for (int i = 0; i < 4; i++)
+		json_object_del(json_object_get(json_object_get(s.v[i].note, "result"), "roofline"),
+				"TFLOPs");
+	T_EQ_INT(kb_app_roofline_text(s.v, 4, 60, 14, &t), 1);
+	T_CONTAINS(t.s, "add `//! flops EXPR`");
+	kb_buf_free(&t);
+	T_EQ_INT(kb_app_roofline_text(s.v + 3, 1, 60, 14, &t), 1);
+	T_CONTAINS(t.s, "no variant has been run");
+	kb_buf_free(&t);
+	sample_free(&s);
+}
+
 static void test_report__no_result(void)
 {
 	kb_variant v;
@@ -511,6 +594,7 @@ int main(void)
 	T_RUN(test_report__html);
 	T_RUN(test_report__escaping);
 	T_RUN(test_report__bandwidth_only);
+	T_RUN(test_report__text_roofline);
 	T_RUN(test_report__no_result);
 	T_RUN(test_report__chromium_screenshot);
 	return t_report();
