@@ -148,6 +148,13 @@ void kb_app_report_pick(const kb_variant *vs, int n, int *first, int *best);
  * count, then a legend.  Returns 0, or 1 after a line saying why there is
  * nothing to plot. */
 int kb_app_roofline_text(const kb_variant *vs, int n, int width, int height, kb_buf *out);
+/* How variant `name` of vs compares with the previous CORRECT timed variant
+ * and with the best other one (kb_diff_numbers: faster / slower only
+ * beyond noise); nothing when `name` is not CORRECT and timed or is the
+ * first such variant. */
+void kb_app_deltas_text(const kb_variant *vs, int n, const char *name, kb_buf *out);
+/* The same for the session's variants of `file` (NULL: its last file). */
+int kb_app_deltas(const char *file, const char *name, kb_buf *out, kb_err *err);
 /* The roofline of the session's variants of `file` (NULL: the session's
  * last file), as kb_app_roofline_text draws it. */
 int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err);

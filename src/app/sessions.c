@@ -41,15 +41,26 @@ static double median_of(const kb_variant *v)
 	return jnum(v->note, "result.timing.median_us");
 }
 
-/* The fastest CORRECT variant, or -1. */
-static int best_of(const kb_variant *vs, int n)
+static bool timed_correct(const kb_variant *v)
+{
+	return !strcmp(verdict_of(v), "CORRECT") && median_of(v) > 0;
+}
+
+/* The fastest CORRECT variant other than `skip`, or -1. */
+static int best_but(const kb_variant *vs, int n, int skip)
 {
 	int best = -1;
 	for (int i = 0; i < n; i++)
-		if (!strcmp(verdict_of(&vs[i]), "CORRECT") && median_of(&vs[i]) > 0 &&
+		if (i != skip && timed_correct(&vs[i]) &&
 		    (best < 0 || median_of(&vs[i]) < median_of(&vs[best])))
 			best = i;
 	return best;
+}
+
+/* The fastest CORRECT variant, or -1. */
+static int best_of(const kb_variant *vs, int n)
+{
+	return best_but(vs, n, -1);
 }
 
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
@@ -193,9 +204,56 @@ int kb_app_log(const char *what, kb_buf *out, kb_err *err)
 	return KB_OK;
 }
 
-/* ---- roofline ------------------------------------------------------------------ */
+/* ---- deltas: a variant against the previous and the best --------------------- */
 
-int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err)
+/* The label column of `kbench run`'s summary: two spaces and 12 columns
+ * (the Greek capital delta is one column, two bytes). */
+#define DELTA_LABEL "  \u0394           "
+
+/* One line: "vs v2 (previous): faster, -12.3% time (...), beyond the noise". */
+static void delta_line(const kb_variant *cur, const kb_variant *other, const char *role,
+		       kb_buf *out)
+{
+	json_t *d = kb_diff_numbers(jget(other->note, "result"), jget(cur->note, "result"));
+	const char *verdict = json_string_value(json_object_get(d, "verdict"));
+	const char *why = json_string_value(json_object_get(d, "why"));
+	kb_buf_catf(out, DELTA_LABEL "vs %s (%s): %s", other->name, role, verdict ? verdict : "?");
+	if (why && why[0] && verdict && !strstr(verdict, why)) /* "not comparable: WHY" has it */
+		kb_buf_catf(out, ", %s", why);
+	kb_buf_cat(out, "\n");
+	json_decref(d);
+}
+
+void kb_app_deltas_text(const kb_variant *vs, int n, const char *name, kb_buf *out)
+{
+	int cur = -1;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(vs[i].name, name))
+			cur = i;
+	if (cur < 0 || !timed_correct(&vs[cur]))
+		return;
+	int prev = -1, best = best_but(vs, n, cur);
+	for (int i = 0; i < cur; i++)
+		if (timed_correct(&vs[i]))
+			prev = i;
+	if (prev >= 0)
+		delta_line(&vs[cur], &vs[prev], prev == best ? "previous, best so far" : "previous", out);
+	if (best >= 0 && best != prev)
+		delta_line(&vs[cur], &vs[best], "best", out);
+	if (best >= 0 && median_of(&vs[cur]) < median_of(&vs[best]))
+		kb_buf_catf(out, "  %-12s%s is the new best\n", "", vs[cur].name);
+}
+
+/* The variants of `file` (NULL: the session's last file) in the current
+ * session, for one call of `fn` (which must not keep them). */
+typedef struct {
+	const char *name;
+	int width, height;
+	kb_buf *out;
+} variants_view;
+
+static int with_variants(const char *file, void (*fn)(const kb_variant *, int, const variants_view *),
+			 const variants_view *view, kb_err *err)
 {
 	kb_session s;
 	char *path;
@@ -207,11 +265,35 @@ int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err
 	int n = 0;
 	rc = kb_session_store_list(st, &vs, &n, err);
 	if (rc == 0) {
-		kb_app_roofline_text(vs, n, width, height, out);
+		fn(vs, n, view);
 		kb_session_variants_free(vs, n);
 	}
 	close_file_store(&s, path, st);
 	return rc < 0 ? rc : KB_OK;
+}
+
+static void deltas_view(const kb_variant *vs, int n, const variants_view *v)
+{
+	kb_app_deltas_text(vs, n, v->name, v->out);
+}
+
+int kb_app_deltas(const char *file, const char *name, kb_buf *out, kb_err *err)
+{
+	variants_view v = {.name = name, .out = out};
+	return with_variants(file, deltas_view, &v, err);
+}
+
+/* ---- roofline ------------------------------------------------------------------ */
+
+static void roofline_view(const kb_variant *vs, int n, const variants_view *v)
+{
+	kb_app_roofline_text(vs, n, v->width, v->height, v->out);
+}
+
+int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err)
+{
+	variants_view v = {.width = width, .height = height, .out = out};
+	return with_variants(file, roofline_view, &v, err);
 }
 
 /* ---- show ---------------------------------------------------------------------- */

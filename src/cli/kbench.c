@@ -99,13 +99,22 @@ static void record_compile(const kb_compile_unit *u)
 		fprintf(stderr, "kbench: warning: not recorded in the session: %s\n", err.msg);
 }
 
-static void record_run(const char *path, json_t *res)
+/* Records a run and appends to deltas how it compares with the previous
+ * and best variants of the file in the session. */
+static void record_run(const char *path, json_t *res, kb_buf *deltas)
 {
 	if (!kb_app_recording())
 		return;
 	kb_err err = {0};
-	if (kb_app_record_run(path, res, NULL, &err) < 0)
+	kb_variant v;
+	memset(&v, 0, sizeof v);
+	if (kb_app_record_run(path, res, &v, &err) < 0) {
 		fprintf(stderr, "kbench: warning: not recorded in the session: %s\n", err.msg);
+		return;
+	}
+	if (kb_app_deltas(path, v.name, deltas, &err) < 0)
+		fprintf(stderr, "kbench: warning: no comparison with earlier variants: %s\n", err.msg);
+	kb_session_variant_free(&v);
 }
 
 static int cmd_compile(int argc, char **argv)
@@ -370,6 +379,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	}
 	kb_runner *r = kb_runner_new(NULL);
 	json_t *res = NULL, *sweeps = NULL;
+	kb_buf deltas = KB_BUF_INIT;
 	kb_err err = {0};
 	int status;
 	if (kb_app_run(r, &c.o, show_progress, NULL, &res, &err) < 0) {
@@ -379,7 +389,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		goto out;
 	}
 	status = run_exit(res);
-	record_run(c.o.path, res);
+	record_run(c.o.path, res, &deltas);
 	kb_spec spec;
 	if (!c.no_sweep && status == 0 && load_spec(c.o.path, &spec)) {
 		kb_app_sweep_and_tune(r, &c.o, &spec, show_progress, NULL, &sweeps, &err);
@@ -393,6 +403,8 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	} else {
 		kb_buf out = KB_BUF_INIT;
 		kb_app_run_render(res, &out);
+		if (deltas.len)
+			kb_buf_cat(&out, deltas.s);
 		if (profile || c.o.nmetrics || c.o.nsections || c.o.hot)
 			kb_app_profile_render(res, &out);
 		if (sweeps)
@@ -408,6 +420,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 				status = EXIT_KERNEL;
 	}
 out:
+	kb_buf_free(&deltas);
 	json_decref(res);
 	json_decref(sweeps);
 	json_decref(c.args);

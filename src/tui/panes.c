@@ -27,6 +27,8 @@ static void summary(const kb_tui__result *r, kb_buf *out)
 	if (r->run) {
 		kb_buf_cat(out, "\n");
 		kb_app_run_render(r->run, out);
+		if (r->deltas)
+			kb_buf_cat(out, r->deltas);
 	} else if (r->compiled && r->unit.status == 0) {
 		kb_buf_cat(out, "\n(not run: running needs a GPU; this pane shows the compile)\n");
 	}

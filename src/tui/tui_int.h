@@ -214,6 +214,7 @@ typedef struct kb_tui__result {
 	bool compiled;
 	kb_compile_unit unit;  /* the compile (always attempted) */
 	json_t *run;           /* the runner's Result, or NULL (no GPU / not run) */
+	char *deltas;          /* vs the previous and best variants, or NULL */
 	char error[1100];      /* the file or a library could not be used */
 	char note[1100];       /* e.g. a session recording problem */
 } kb_tui__result;

@@ -84,6 +84,24 @@ static void progress(void *ctx, json_t *p)
 	}
 }
 
+/* Records the run as a variant and says how it compares with the previous
+ * and the best ones (libgit2 reads: here, off the UI thread). */
+static void record_run(const char *path, kb_tui__result *r)
+{
+	kb_variant v;
+	memset(&v, 0, sizeof v);
+	kb_err err = {0};
+	kb_buf deltas = KB_BUF_INIT;
+	if (kb_app_record_run(path, r->run, &v, &err) < 0) {
+		snprintf(r->note, sizeof r->note, "not recorded in the session: %s", err.msg);
+		return;
+	}
+	if (kb_app_deltas(path, v.name, &deltas, &err) == 0 && deltas.len)
+		r->deltas = kb_buf_detach(&deltas);
+	kb_buf_free(&deltas);
+	kb_session_variant_free(&v);
+}
+
 static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *text, unsigned seq)
 {
 	kb_tui__result *r = kb_xcalloc(1, sizeof *r);
@@ -101,7 +119,7 @@ static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *t
 		if (kb_app_run(w->runner, &ro, progress, w, &r->run, &err) < 0)
 			snprintf(r->error, sizeof r->error, "%s", err.msg);
 		else if (kb_app_recording())
-			kb_app_record_run(path, r->run, NULL, &err);
+			record_run(path, r);
 	}
 	return r;
 }
@@ -147,6 +165,7 @@ void kb_tui__result_free(kb_tui__result *r)
 	if (r->compiled)
 		kb_compile_unit_free(&r->unit);
 	json_decref(r->run);
+	free(r->deltas);
 	free(r);
 }
 

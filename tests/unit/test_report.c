@@ -508,6 +508,44 @@ static void test_report__text_roofline(void)
 	sample_free(&s);
 }
 
+static void test_report__deltas(void)
+{
+	sample s;
+	sample_make(&s);
+	kb_buf t = KB_BUF_INIT;
+	/* v3 after v1 (v2 is INCORRECT and v4 not run: neither counts) */
+	kb_app_deltas_text(s.v, 4, "v3", &t);
+	printf("%s", t.s);
+	T_CONTAINS(t.s, "  \u0394           vs v1 (previous, best so far): faster, -59.4% time");
+	T_CONTAINS(t.s, "beyond the noise");
+	T_CONTAINS(t.s, "v3 is the new best\n");
+	T_EQ_INT(count(t.s, "\n"), 2);
+	kb_buf_free(&t);
+	/* v1 has no previous one; the best other is v3 */
+	kb_app_deltas_text(s.v, 4, "v1", &t);
+	T_CONTAINS(t.s, "vs v3 (best): slower");
+	T_OK(!strstr(t.s, "previous"));
+	T_OK(!strstr(t.s, "new best"));
+	kb_buf_free(&t);
+	/* an INCORRECT or unrun variant gets no delta at all */
+	kb_app_deltas_text(s.v, 4, "v2", &t);
+	kb_app_deltas_text(s.v, 4, "v4", &t);
+	kb_app_deltas_text(s.v, 4, "v9", &t);
+	T_OK(t.len == 0);
+	kb_buf_free(&t);
+	/* within noise: v3 at 511 us against v1's 512.4 (CV 1.1%) */
+	json_object_set_new(json_object_get(json_object_get(s.v[2].note, "result"), "timing"),
+			    "median_us", json_real(511.0));
+	kb_app_deltas_text(s.v, 4, "v3", &t);
+	T_CONTAINS(t.s, "vs v1 (previous, best so far): same within noise");
+	kb_buf_free(&t);
+	/* alone in the session: nothing to compare with */
+	kb_app_deltas_text(s.v, 1, "v1", &t);
+	T_OK(t.len == 0);
+	kb_buf_free(&t);
+	sample_free(&s);
+}
+
 static void test_report__no_result(void)
 {
 	kb_variant v;
@@ -595,6 +633,7 @@ int main(void)
 	T_RUN(test_report__escaping);
 	T_RUN(test_report__bandwidth_only);
 	T_RUN(test_report__text_roofline);
+	T_RUN(test_report__deltas);
 	T_RUN(test_report__no_result);
 	T_RUN(test_report__chromium_screenshot);
 	return t_report();
