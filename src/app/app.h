@@ -155,6 +155,11 @@ int kb_app_roofline_text(const kb_variant *vs, int n, int width, int height, kb_
 void kb_app_deltas_text(const kb_variant *vs, int n, const char *name, kb_buf *out);
 /* The same for the session's variants of `file` (NULL: its last file). */
 int kb_app_deltas(const char *file, const char *name, kb_buf *out, kb_err *err);
+/* How many variants `file` (NULL: the session's last file) has in the
+ * current session, or a KB_E* with err. */
+int kb_app_variant_count(const char *file, kb_err *err);
+/* Variant `name`'s text (*text is the caller's to free). */
+int kb_app_variant_text(const char *name, const char *file, char **text, size_t *len, kb_err *err);
 /* The roofline of the session's variants of `file` (NULL: the session's
  * last file), as kb_app_roofline_text draws it. */
 int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err);

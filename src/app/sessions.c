@@ -250,6 +250,7 @@ typedef struct {
 	const char *name;
 	int width, height;
 	kb_buf *out;
+	int *count;
 } variants_view;
 
 static int with_variants(const char *file, void (*fn)(const kb_variant *, int, const variants_view *),
@@ -283,6 +284,51 @@ int kb_app_deltas(const char *file, const char *name, kb_buf *out, kb_err *err)
 	return with_variants(file, deltas_view, &v, err);
 }
 
+/* ---- for the TUI: how many variants, and one's text ---------------------------- */
+
+static void count_view(const kb_variant *vs, int n, const variants_view *v)
+{
+	(void)vs;
+	*v->count = n;
+}
+
+int kb_app_variant_count(const char *file, kb_err *err)
+{
+	int n = 0;
+	variants_view v = {.count = &n};
+	int rc = with_variants(file, count_view, &v, err);
+	return rc < 0 ? rc : n;
+}
+
+/* Variant `name` of `file` with its text; *path (may be NULL) gets the
+ * file's path.  The caller frees v, *text and *path. */
+static int read_variant(const char *name, const char *file, kb_variant *v, char **text,
+			size_t *len, char **path, kb_err *err)
+{
+	kb_session s;
+	char *p;
+	kb_store *st;
+	memset(v, 0, sizeof *v);
+	*text = NULL;
+	*len = 0;
+	int rc = open_file_store(file, &s, &p, &st, err);
+	if (rc < 0)
+		return rc;
+	rc = kb_session_store_read(st, name, v, text, len, err);
+	if (path)
+		*path = kb_xstrdup(p);
+	close_file_store(&s, p, st);
+	return rc;
+}
+
+int kb_app_variant_text(const char *name, const char *file, char **text, size_t *len, kb_err *err)
+{
+	kb_variant v;
+	int rc = read_variant(name, file, &v, text, len, NULL, err);
+	kb_session_variant_free(&v);
+	return rc;
+}
+
 /* ---- roofline ------------------------------------------------------------------ */
 
 static void roofline_view(const kb_variant *vs, int n, const variants_view *v)
@@ -300,17 +346,10 @@ int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err
 
 int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err)
 {
-	kb_session s;
-	char *path;
-	kb_store *st;
-	int rc = open_file_store(file, &s, &path, &st, err);
-	if (rc < 0)
-		return rc;
 	kb_variant v;
-	memset(&v, 0, sizeof v);
-	char *text = NULL;
-	size_t len = 0;
-	rc = kb_session_store_read(st, name, &v, &text, &len, err);
+	char *text, *path = NULL;
+	size_t len;
+	int rc = read_variant(name, file, &v, &text, &len, &path, err);
 	if (rc == 0) {
 		kb_buf_catf(out, "%s %s  commit %s  %s\n", path, v.name, v.oid, verdict_of(&v));
 		json_t *res = jget(v.note, "result");
@@ -320,8 +359,8 @@ int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err)
 		kb_buf_catn(out, text, len);
 	}
 	free(text);
+	free(path);
 	kb_session_variant_free(&v);
-	close_file_store(&s, path, st);
 	return rc;
 }
 

@@ -4,7 +4,8 @@
  * (the chosen kernel, with the lines of the editor's cursor line marked),
  * PTX, Occupancy (every limit and which binds), Metrics (counters when
  * profiled), Roofline (the session's variants against this GPU's ceilings),
- * Variants (`kbench log`), Diff (the newest two variants), Help.
+ * Variants (`kbench log` with one selected, and that one shown), Diff (the
+ * selected variant against the newest), Help.
  * Pure text in a kb_buf; drawing is tui.c's.
  */
 #include "tui_int.h"
@@ -103,41 +104,88 @@ static void help(kb_buf *out)
 		   "  Ctrl-G        go to line\n"
 		   "  Ctrl-Left/Right   word;  Home/End;  PgUp/PgDn;  Ctrl-Home/End\n"
 		   "  F6 / F7       move the split left / right\n"
+		   "  F9 / F10      scroll the pane up / down (or the mouse wheel)\n"
+		   "  Ctrl-N/Ctrl-P select the next / previous variant (Variants pane)\n"
+		   "  Ctrl-D        diff the selected variant with the newest (Diff pane)\n"
+		   "  Ctrl-O        load the selected variant into the editor (Ctrl-Z undoes)\n"
 		   "\n"
 		   "Every compile and run is kept as a variant in the session\n"
 		   "(`kbench log`, `kbench diff vA vB`, `kbench report`).\n"
 		   "Edits are autosaved to a recovery file every 2 s.\n");
 }
 
-void kb_tui__pane_text(int pane, const kb_tui__result *r, int cursor_line, int width,
-		       int height, kb_buf *out)
+/* The session's variants with the selected one marked, and that one:
+ * its Result and its text. */
+static void variants(const kb_tui__view *v, kb_buf *out)
 {
 	kb_err err = {0};
-	const char *path = r && r->unit.src.path ? r->unit.src.path : NULL;
-	if (pane == KB_TUI__PANE_HELP)
-		return help(out);
-	if (pane == KB_TUI__PANE_ROOFLINE) {
+	kb_buf log = KB_BUF_INIT;
+	kb_buf_cat(out, "Ctrl-N/Ctrl-P select  Ctrl-D diff with the newest  Ctrl-O load into the editor\n\n");
+	if (kb_app_log(v->path, &log, &err) < 0) {
+		kb_buf_catf(out, "%s\n", err.msg);
+		kb_buf_free(&log);
+		return;
+	}
+	char row[24], name[16];
+	snprintf(name, sizeof name, "v%d", v->variant);
+	snprintf(row, sizeof row, "\n  %s ", name);
+	char *at = v->variant > 0 && log.s ? strstr(log.s, row) : NULL;
+	if (at)
+		at[1] = '>';
+	kb_buf_cat(out, log.s ? log.s : "");
+	kb_buf_free(&log);
+	if (v->variant > 0) {
+		kb_buf_cat(out, "\n");
+		if (kb_app_show(name, v->path, out, &err) < 0)
+			kb_buf_catf(out, "%s\n", err.msg);
+	}
+}
+
+/* The selected variant against the newest (no selection, or the newest
+ * selected: the one before it against the newest). */
+static void diff(const kb_tui__view *v, kb_buf *out)
+{
+	kb_err err = {0};
+	int n = kb_app_variant_count(v->path, &err);
+	if (n < 0) {
+		kb_buf_catf(out, "%s\n", err.msg);
+		return;
+	}
+	if (n < 2) {
+		kb_buf_cat(out, "No diff yet: every save that compiles is a variant; two are needed.\n");
+		return;
+	}
+	int a = v->variant > 0 && v->variant < n ? v->variant : n - 1;
+	char na[16], nb[16];
+	snprintf(na, sizeof na, "v%d", a);
+	snprintf(nb, sizeof nb, "v%d", n);
+	if (kb_app_diff(na, nb, v->path, KB_DIFF_SOURCE | KB_DIFF_NUMBERS, out, &err) < 0)
+		kb_buf_catf(out, "%s\n", err.msg);
+}
+
+void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
+{
+	kb_err err = {0};
+	const kb_tui__result *r = v->r;
+	switch (v->pane) {
+	case KB_TUI__PANE_HELP: help(out); return;
+	case KB_TUI__PANE_VARIANTS: variants(v, out); return;
+	case KB_TUI__PANE_DIFF: diff(v, out); return;
+	case KB_TUI__PANE_ROOFLINE: {
 		/* the plot; its title, axes and legend take about 14 rows */
-		int rows = height - 14 < 8 ? 8 : height - 14 > 30 ? 30 : height - 14;
-		if (kb_app_roofline(path, width - 1, rows, out, &err) < 0)
+		int rows = v->height - 14 < 8 ? 8 : v->height - 14 > 30 ? 30 : v->height - 14;
+		if (kb_app_roofline(v->path, v->width - 1, rows, out, &err) < 0)
 			kb_buf_catf(out, "%s\n", err.msg);
 		return;
 	}
-	if (pane == KB_TUI__PANE_VARIANTS || pane == KB_TUI__PANE_DIFF) {
-		int rc = pane == KB_TUI__PANE_VARIANTS
-			 ? kb_app_log(path, out, &err)
-			 : kb_app_diff("v1", "v2", path, KB_DIFF_SOURCE | KB_DIFF_NUMBERS, out, &err);
-		if (rc < 0)
-			kb_buf_catf(out, "%s\n", err.msg);
-		return;
 	}
 	if (!r) {
 		kb_buf_cat(out, "Compiling...\n");
 		return;
 	}
-	switch (pane) {
+	switch (v->pane) {
 	case KB_TUI__PANE_SUMMARY: summary(r, out); break;
-	case KB_TUI__PANE_SASS: sass(r, cursor_line, out); break;
+	case KB_TUI__PANE_SASS: sass(r, v->cursor_line, out); break;
 	case KB_TUI__PANE_PTX:
 		kb_buf_cat(out, r->unit.build.ptx ? r->unit.build.ptx : "(no PTX: the file did not compile)\n");
 		break;

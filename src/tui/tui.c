@@ -36,6 +36,7 @@ typedef struct {
 	kb_hl *hl;
 	unsigned seq;
 	int pane, split, top, left, pane_top;
+	int variant;           /* the selected variant's number; 0: none */
 	char msg[256];
 	double msg_until;
 	prompt prompt;
@@ -357,7 +358,8 @@ static void draw_pane(tui *t)
 {
 	kb_rect r = t->L.pane;
 	kb_buf text = KB_BUF_INIT;
-	kb_tui__pane_text(t->pane, t->res, t->ed->cur.line + 1, r.w, r.h, &text);
+	kb_tui__view view = {t->pane, t->res, t->o.path, t->ed->cur.line + 1, r.w, r.h, t->variant};
+	kb_tui__pane_text(&view, &text);
 	const char *p = text.s ? text.s : "";
 	int row = 0;
 	for (int skip = t->pane_top; skip > 0 && *p; skip--) {
@@ -367,7 +369,7 @@ static void draw_pane(tui *t)
 	for (; *p && row < r.h; row++) {
 		const char *e = strchr(p, '\n');
 		int n = e ? (int)(e - p) : (int)strlen(p);
-		bool mark = t->pane == KB_TUI__PANE_SASS && *p == '>';
+		bool mark = (t->pane == KB_TUI__PANE_SASS || t->pane == KB_TUI__PANE_VARIANTS) && *p == '>';
 		if (mark)
 			attron(COLOR_PAIR(C_MARK));
 		/* long lines wrap, continued two columns in */
@@ -599,6 +601,48 @@ static void mouse(tui *t)
 	}
 }
 
+/* ---- variants: select, diff, load ---------------------------------------- */
+
+/* Ctrl-N / Ctrl-P: the first press selects the newest. */
+static void select_variant(tui *t, int step)
+{
+	kb_err err = {0};
+	int n = kb_app_variant_count(t->o.path, &err);
+	if (n <= 0) {
+		set_msg(t, "%s", n < 0 ? err.msg : "no variants yet: save a version that compiles");
+		return;
+	}
+	int v = t->variant ? t->variant + step : n;
+	t->variant = v < 1 ? 1 : v > n ? n : v;
+	t->pane = KB_TUI__PANE_VARIANTS, t->pane_top = 0;
+}
+
+/* Ctrl-O: the selected variant's text replaces the buffer as one edit, so
+ * Ctrl-Z brings back what was there; the file changes only on save. */
+static void load_variant(tui *t)
+{
+	if (!t->variant) {
+		set_msg(t, "select a variant first (Ctrl-N / Ctrl-P)");
+		return;
+	}
+	char name[16], *text = NULL;
+	size_t len = 0;
+	kb_err err = {0};
+	snprintf(name, sizeof name, "v%d", t->variant);
+	if (kb_app_variant_text(name, t->o.path, &text, &len, &err) < 0) {
+		set_msg(t, "%s", err.msg);
+		return;
+	}
+	kb_tui__ed_select_all(t->ed);
+	if (len)
+		kb_tui__ed_paste_text(t->ed, text, len);
+	else
+		kb_tui__ed_delete_selection(t->ed);
+	kb_tui__ed_goto(t->ed, 1, 0);
+	free(text);
+	set_msg(t, "%s is in the editor (Ctrl-Z undoes; Ctrl-S saves and runs it)", name);
+}
+
 /* A plain key: control keys are commands, the rest is typed. */
 static void char_key(tui *t, wint_t ch)
 {
@@ -621,6 +665,10 @@ static void char_key(tui *t, wint_t ch)
 	case CTRL('f'): prompt_start(t, P_FIND); return;
 	case CTRL('r'): prompt_start(t, P_REPLACE_FROM); return;
 	case CTRL('g'): prompt_start(t, P_GOTO); return;
+	case CTRL('n'): select_variant(t, +1); return;
+	case CTRL('p'): select_variant(t, -1); return;
+	case CTRL('d'): t->pane = KB_TUI__PANE_DIFF, t->pane_top = 0; return;
+	case CTRL('o'): load_variant(t); return;
 	case '\r':
 	case '\n': kb_tui__ed_newline(ed, now); return;
 	case 127:

@@ -200,11 +200,17 @@ enum {
 };
 extern const char *const kb_tui__pane_names[KB_TUI__NPANES];
 struct kb_tui__result;
-/* Appends pane's text for result r (may be NULL before the first compile);
- * cursor_line (1-based) marks that line's SASS; width x height is the
- * pane's size (the Roofline plot fits it). */
-void kb_tui__pane_text(int pane, const struct kb_tui__result *r, int cursor_line, int width,
-		       int height, kb_buf *out);
+/* What a pane shows. */
+typedef struct {
+	int pane;
+	const struct kb_tui__result *r; /* the last result; NULL before the first */
+	const char *path;      /* the kernel file */
+	int cursor_line;       /* 1-based: that line's SASS is marked */
+	int width, height;     /* the pane's size (the Roofline plot fits it) */
+	int variant;           /* the selected variant's number; 0: none */
+} kb_tui__view;
+/* Appends the pane's text; lines to highlight start with '>'. */
+void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
 
 /* ===== worker.c: compile and run off the UI thread ===== */
 

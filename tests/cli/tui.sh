@@ -64,6 +64,20 @@ if "$PWD/build/kbench" devices >/dev/null 2>&1; then
 else
 	check roofline_pane "No roofline yet: no variant has been run"
 fi
+# variants: Ctrl-P selects the newest (v2), again v1 and shows it; Ctrl-D
+# diffs v1 with the newest; Ctrl-O puts v1 in the editor, Ctrl-Z takes it back
+keys C-p
+check variant_selected "> v2 "
+keys C-p
+check variant_shown "softmax.cu v1  commit"
+keys C-d
+check diff_selected "source v1 -> v2"
+keys C-o
+check variant_loaded "v1 is in the editor"
+screen | grep -q ' 1 // Row softmax' && pass variant_loaded_at_top || fail variant_loaded_at_top "$(screen | head -4)"
+keys C-z
+grep -q 'scratch\[64\]' "$W/softmax.cu" && pass variant_file_untouched \
+	|| fail variant_file_untouched "Ctrl-O wrote the file"
 # resizes keep a sane layout: the separator sits at 55% of the width
 tmux resize-window -t $S -x 100 -y 30; sleep 0.5
 [ "$(sep_at 5)" = 55 ] && screen | sed -n 2p | grep -q Summary && pass resize_100x30 \
