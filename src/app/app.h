@@ -160,6 +160,10 @@ int kb_app_deltas(const char *file, const char *name, kb_buf *out, kb_err *err);
 int kb_app_variant_count(const char *file, kb_err *err);
 /* Variant `name`'s text (*text is the caller's to free). */
 int kb_app_variant_text(const char *name, const char *file, char **text, size_t *len, kb_err *err);
+/* The events of a session (id or directory) as steps for `kbench-tui
+ * --replay`: a JSON array of {"file", "summary": what happened, as text,
+ * "text": the variant's text when the event names one}. */
+int kb_app_replay_steps(const char *session, json_t **steps, kb_err *err);
 /* The roofline of the session's variants of `file` (NULL: the session's
  * last file), as kb_app_roofline_text draws it. */
 int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- reading Results ------------------------------------------------------ */
 
@@ -326,6 +327,92 @@ int kb_app_variant_text(const char *name, const char *file, char **text, size_t 
 	kb_variant v;
 	int rc = read_variant(name, file, &v, text, len, NULL, err);
 	kb_session_variant_free(&v);
+	return rc;
+}
+
+/* ---- replay in the TUI: the session's events as steps ------------------------ */
+
+/* What one journal event says, for a person stepping through it. */
+static void step_text(const kb_session *s, json_t *ev, int i, int n, const kb_variant *v,
+		      kb_buf *out)
+{
+	const char *what = json_string_value(json_object_get(ev, "event"));
+	const char *file = json_string_value(json_object_get(ev, "file"));
+	char when[32] = "?";
+	time_t t = (time_t)json_number_value(json_object_get(ev, "t"));
+	struct tm tm;
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	kb_buf_catf(out, "session %s, step %d of %d\n%s  %s  %s%s%s\n\n", s->id, i + 1, n, when,
+		    what ? what : "?", file ? file : "", v ? "  " : "", v ? v->name : "");
+	if (what && !strcmp(what, "edit")) {
+		const char *d = json_string_value(json_object_get(ev, "diff"));
+		kb_buf_cat(out, d ? d : "(no diff recorded)\n");
+		return;
+	}
+	if (what && !strcmp(what, "compile") && json_is_false(json_object_get(ev, "ok")))
+		kb_buf_catf(out, "did not compile: %d error(s)\n",
+			    (int)json_integer_value(json_object_get(ev, "errors")));
+	json_t *res = v ? jget(v->note, "result") : NULL;
+	const char *arch = v ? json_string_value(jget(v->note, "compile.arch")) : NULL;
+	if (res)
+		kb_app_run_render(res, out);
+	else if (v)
+		kb_buf_catf(out, "%s compiled (%s): %.0f registers, occupancy %.0f%%; not run\n", v->name,
+			    arch ? arch : "?", jnum(v->note, "compile.kernel.resources.registers"),
+			    jnum(v->note, "compile.kernel.occupancy.occupancy_pct"));
+	if (!v) {
+		char *j = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
+		kb_buf_catf(out, "%s\n", j ? j : "");
+		free(j);
+	}
+}
+
+/* One step: {"file", "summary", "text" (when the event names a variant)}. */
+static json_t *replay_step(const kb_session *s, json_t *ev, int i, int n)
+{
+	const char *file = json_string_value(json_object_get(ev, "file"));
+	const char *name = json_string_value(json_object_get(ev, "variant"));
+	kb_variant v;
+	memset(&v, 0, sizeof v);
+	char *text = NULL;
+	size_t len = 0;
+	kb_store *st = NULL;
+	kb_err err = {0};
+	bool have = file && name && kb_session_store_open(s, file, &st, &err) == 0 &&
+		    kb_session_store_read(st, name, &v, &text, &len, &err) == 0;
+	kb_session_store_close(st);
+	kb_buf sum = KB_BUF_INIT;
+	step_text(s, ev, i, n, have ? &v : NULL, &sum);
+	if (name && !have)
+		kb_buf_catf(&sum, "\n(%s cannot be read: %s)\n", name, err.msg);
+	json_t *step = json_pack("{s:s, s:s}", "file", file ? file : "", "summary", sum.s ? sum.s : "");
+	if (have)
+		json_object_set_new(step, "text", json_stringn(text ? text : "", len));
+	kb_buf_free(&sum);
+	free(text);
+	kb_session_variant_free(&v);
+	return step;
+}
+
+int kb_app_replay_steps(const char *session, json_t **steps, kb_err *err)
+{
+	kb_session s;
+	*steps = NULL;
+	int rc = kb_session_open(session, &s, err);
+	if (rc < 0)
+		return rc;
+	json_t *evs = NULL;
+	long trunc;
+	rc = kb_session_journal_read(&s, &evs, &trunc, err);
+	if (rc == 0) {
+		int n = (int)json_array_size(evs);
+		*steps = json_array();
+		for (int i = 0; i < n; i++)
+			json_array_append_new(*steps, replay_step(&s, json_array_get(evs, i), i, n));
+	}
+	json_decref(evs);
+	kb_session_free(&s);
 	return rc;
 }
 

@@ -10,7 +10,8 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: kbench-tui FILE [--arch sm_XX] [--watch] [--no-run]\n"
+	"usage: kbench-tui FILE [--arch sm_XX] [--watch] [--no-run] [--timeout S]\n"
+	"       kbench-tui --replay SESSION [--arch sm_XX]\n"
 	"\n"
 	"Edit a kernel file (.cu or .ptx) and see, on every save, whether it compiles,\n"
 	"its resources, occupancy, SASS and PTX, and - where a GPU is present - whether\n"
@@ -20,6 +21,8 @@ static const char usage[] =
 	"  --watch        also follow saves made by another editor\n"
 	"  --no-run       compile only\n"
 	"  --timeout S    a kernel running longer is reported as a hang (default 10)\n"
+	"  --replay SESSION  step through a recorded session (id or directory,\n"
+	"                 see `kbench sessions`): each event's text and results\n"
 	"\n"
 	"F1 inside shows every key.\n";
 
@@ -28,7 +31,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"arch", required_argument, NULL, 'a'}, {"watch", no_argument, NULL, 'w'},
 		{"no-run", no_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
-		{"timeout", required_argument, NULL, 't'},
+		{"timeout", required_argument, NULL, 't'}, {"replay", required_argument, NULL, 'r'},
 		{NULL, 0, NULL, 0},
 	};
 	kb_tui_opts o = {0};
@@ -39,14 +42,15 @@ int main(int argc, char **argv)
 		case 'w': o.watch = true; break;
 		case 'n': o.no_run = true; break;
 		case 't': o.timeout_ms = atof(optarg) * 1e3; break;
+		case 'r': o.replay = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind != argc - (o.replay ? 0 : 1)) {
 		fputs(usage, stderr);
 		return 2;
 	}
-	o.path = argv[optind];
+	o.path = o.replay ? NULL : argv[optind];
 	return kb_tui_run(&o);
 }

@@ -219,6 +219,15 @@ int kb_session_open(const char *id_or_path, kb_session *s, kb_err *err)
 
 int kb_session_current_id(char id[96])
 {
+	const char *pinned = getenv("KBENCH_SESSION");
+	kb_session s;
+	if (pinned && *pinned) {
+		if (kb_session_open(pinned, &s, NULL) < 0)
+			return KB_ENOTFOUND;
+		snprintf(id, 96, "%s", s.id);
+		kb_session_free(&s);
+		return KB_OK;
+	}
 	char *base = data_dir();
 	char *path = kb_xasprintf("%s/current", base);
 	kb_buf b = KB_BUF_INIT;
@@ -240,6 +249,11 @@ int kb_session_current_id(char id[96])
 
 int kb_session_current(kb_session *s, kb_err *err)
 {
+	/* $KBENCH_SESSION pins this process (and its children) to a session,
+	 * e.g. the one `kbench-tui --replay` shows. */
+	const char *pinned = getenv("KBENCH_SESSION");
+	if (pinned && *pinned)
+		return kb_session_open(pinned, s, err);
 	char id[sizeof s->id];
 	if (kb_session_current_id(id) == 0 && kb_session_open(id, s, NULL) == 0)
 		return KB_OK;

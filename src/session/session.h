@@ -21,10 +21,12 @@ typedef struct {
 	char *dir;            /* $XDG_DATA_HOME/kbench/sessions/<id> */
 } kb_session;
 
-/* The current session, started now (and made current) if there is none.
+/* The current session: $KBENCH_SESSION (an id or directory) when set, else
+ * the saved one, started now (and made current) if there is none.
  * Returns 0 or a KB_E* with err. */
 int kb_session_current(kb_session *s, kb_err *err);
-/* The current session's id without starting one: 0, or KB_ENOTFOUND. */
+/* The current session's id (the same rule) without starting one: 0, or
+ * KB_ENOTFOUND. */
 int kb_session_current_id(char id[96]);
 /* Starts a new session (name may be NULL: a time-based id) and makes it
  * current. Returns 0, KB_EINVAL for a bad name, or KB_EIO. */

@@ -179,12 +179,17 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 		return;
 	}
 	}
-	if (!r) {
+	if (!r && !(v->replay && v->pane == KB_TUI__PANE_SUMMARY)) {
 		kb_buf_cat(out, "Compiling...\n");
 		return;
 	}
 	switch (v->pane) {
-	case KB_TUI__PANE_SUMMARY: summary(r, out); break;
+	case KB_TUI__PANE_SUMMARY:
+		if (v->replay)
+			kb_buf_catf(out, "%s\n(the other panes show a fresh compile of this text)\n", v->replay);
+		else
+			summary(r, out);
+		break;
 	case KB_TUI__PANE_SASS: sass(r, v->cursor_line, out); break;
 	case KB_TUI__PANE_PTX:
 		kb_buf_cat(out, r->unit.build.ptx ? r->unit.build.ptx : "(no PTX: the file did not compile)\n");

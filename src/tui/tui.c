@@ -37,6 +37,9 @@ typedef struct {
 	unsigned seq;
 	int pane, split, top, left, pane_top;
 	int variant;           /* the selected variant's number; 0: none */
+	json_t *steps;         /* replay: the session's events as steps */
+	int step;
+	char *replay_file;     /* replay: the file the current step is about */
 	char msg[256];
 	double msg_until;
 	prompt prompt;
@@ -55,6 +58,7 @@ typedef struct {
 } tui;
 
 static void set_msg(tui *t, const char *fmt, ...) KB_PRINTF(2, 3);
+static bool replay_key(tui *t, wint_t ch);
 
 static void set_msg(tui *t, const char *fmt, ...)
 {
@@ -120,6 +124,8 @@ static int save(tui *t)
 /* Every 2 s with unsaved edits: the buffer goes to the recovery file. */
 static void autosave(tui *t)
 {
+	if (!t->recover_path)
+		return;
 	double now = kb_now_ms();
 	if (now - t->last_autosave < AUTOSAVE_MS || t->ed->changes == t->autosaved_changes)
 		return;
@@ -358,7 +364,11 @@ static void draw_pane(tui *t)
 {
 	kb_rect r = t->L.pane;
 	kb_buf text = KB_BUF_INIT;
-	kb_tui__view view = {t->pane, t->res, t->o.path, t->ed->cur.line + 1, r.w, r.h, t->variant};
+	const char *replay = t->steps ? json_string_value(json_object_get(
+						json_array_get(t->steps, (size_t)t->step), "summary"))
+				      : NULL;
+	kb_tui__view view = {t->pane, t->res, t->o.path, t->ed->cur.line + 1, r.w, r.h, t->variant,
+			     replay};
 	kb_tui__pane_text(&view, &text);
 	const char *p = text.s ? text.s : "";
 	int row = 0;
@@ -399,8 +409,12 @@ static void draw_title(tui *t)
 	const char *verdict = t->res && t->res->run ? kb_app_run_verdict(t->res->run)
 			      : t->res && t->res->compiled ? (t->res->unit.status == 0 ? "compiled" : "errors")
 			      : "";
-	mvprintw(0, 0, " kbench-tui  %s%s  [%s]  %s", t->o.path, kb_tui__ed_dirty(t->ed) ? " *" : "",
-		 verdict, state);
+	if (t->steps)
+		mvprintw(0, 0, " kbench-tui  replay %s  step %d/%d  %s  %s", t->o.replay, t->step + 1,
+			 (int)json_array_size(t->steps), t->o.path, state);
+	else
+		mvprintw(0, 0, " kbench-tui  %s%s  [%s]  %s", t->o.path, kb_tui__ed_dirty(t->ed) ? " *" : "",
+			 verdict, state);
 	attroff(COLOR_PAIR(C_TITLE));
 }
 
@@ -418,6 +432,9 @@ static void draw_status(tui *t)
 		mvprintw(LINES - 1, 0, " %s", t->msg);
 	else if (d)
 		mvprintw(LINES - 1, 0, " %d:%d: %s", d->line, d->col, d->msg);
+	else if (t->steps)
+		mvprintw(LINES - 1, 0, " %d:%d  replay: n/p step  < > first/last  F2/F3 panes  ^F find  F1 help  ^Q quit",
+			 t->ed->cur.line + 1, t->ed->cur.col + 1);
 	else
 		mvprintw(LINES - 1, 0, " %d:%d  ^S save+run  F5 run  F2/F3 panes  ^Z undo  ^F find  ^G line  F1 help  ^Q quit",
 			 t->ed->cur.line + 1, t->ed->cur.col + 1);
@@ -709,6 +726,10 @@ static void keys(tui *t)
 			prompt_key(t, code, ch);
 		else if (code && ch == KEY_MOUSE)
 			mouse(t);
+		else if (t->steps && !code && ch != 27 && replay_key(t, ch))
+			;
+		else if (t->steps && code && (ch == KEY_BACKSPACE || ch == KEY_DC))
+			replay_key(t, 0);
 		else if (code)
 			special_key(t, (int)ch);
 		else if (ch == 27)
@@ -764,16 +785,91 @@ static void loop(tui *t)
 	}
 }
 
+/* ---- replay: stepping through a recorded session -------------------------- */
+
+/* Step i: the editor holds the newest text recorded at or before it (an
+ * edit event has none of its own), compiled afresh for SASS/PTX/occupancy. */
+static void go_step(tui *t, int i)
+{
+	int n = (int)json_array_size(t->steps);
+	t->step = i < 0 ? 0 : i >= n ? n - 1 : i;
+	json_t *with_text = NULL;
+	for (int k = t->step; k >= 0 && !with_text; k--)
+		if (json_object_get(json_array_get(t->steps, (size_t)k), "text"))
+			with_text = json_array_get(t->steps, (size_t)k);
+	if (!with_text)
+		return;
+	const char *text = json_string_value(json_object_get(with_text, "text"));
+	const char *file = json_string_value(json_object_get(with_text, "file"));
+	size_t len = json_string_length(json_object_get(with_text, "text"));
+	kb_buf now = KB_BUF_INIT;
+	kb_tui__ed_save_text(t->ed, &now);
+	bool same = now.len == len && (!len || !memcmp(now.s, text, len)) && t->replay_file &&
+		    !strcmp(t->replay_file, file);
+	kb_buf_free(&now);
+	if (same)
+		return;
+	free(t->replay_file);
+	t->replay_file = kb_xstrdup(file);
+	t->o.path = t->replay_file;
+	kb_tui__ed_load(t->ed, text, len);
+	t->top = t->left = 0;
+	submit(t);
+}
+
+/* The session's steps; the editor starts at the first that has a text. */
+static int start_replay(tui *t, kb_err *err)
+{
+	int rc = kb_app_replay_steps(t->o.replay, &t->steps, err);
+	if (rc < 0)
+		return rc;
+	/* Variants, Diff and Roofline then show the replayed session. */
+	setenv("KBENCH_SESSION", t->o.replay, 1);
+	size_t first = 0;
+	while (first < json_array_size(t->steps) &&
+	       !json_object_get(json_array_get(t->steps, first), "text"))
+		first++;
+	if (first == json_array_size(t->steps))
+		return kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,
+				  "session %s has no recorded variant to replay", t->o.replay);
+	json_t *s = json_array_get(t->steps, first);
+	t->replay_file = kb_xstrdup(json_string_value(json_object_get(s, "file")));
+	t->o.path = t->replay_file;
+	t->step = (int)first;
+	t->ed = kb_tui__ed_new();
+	kb_tui__ed_load(t->ed, json_string_value(json_object_get(s, "text")),
+			json_string_length(json_object_get(s, "text")));
+	return 0;
+}
+
+/* Replay is read-only: n/p/</> step, moving and finding work, edits do not. */
+static bool replay_key(tui *t, wint_t ch)
+{
+	switch (ch) {
+	case 'n': case ' ': go_step(t, t->step + 1); return true;
+	case 'p': go_step(t, t->step - 1); return true;
+	case '<': go_step(t, 0); return true;
+	case '>': go_step(t, (int)json_array_size(t->steps) - 1); return true;
+	case CTRL('q'): case CTRL('f'): case CTRL('g'): case CTRL('c'): case CTRL('a'): case CTRL('d'):
+	case CTRL('n'): case CTRL('p'):
+		return false;
+	}
+	set_msg(t, "replay is read-only: n / p next / previous step, < > first / last, ^Q quits");
+	return true;
+}
+
 static int start(tui *t, kb_err *err)
 {
 	kb_buf text = KB_BUF_INIT;
-	int rc = kb_file_read(t->o.path, &text, err);
+	int rc = t->o.replay ? start_replay(t, err) : kb_file_read(t->o.path, &text, err);
 	if (rc < 0) {
 		kb_buf_free(&text);
 		return rc;
 	}
-	t->ed = kb_tui__ed_new();
-	kb_tui__ed_load(t->ed, text.s, text.len);
+	if (!t->o.replay) {
+		t->ed = kb_tui__ed_new();
+		kb_tui__ed_load(t->ed, text.s, text.len);
+	}
 	kb_buf_free(&text);
 	const char *ext = kb_extension(t->o.path);
 	kb_hl_lang lang = !strcmp(ext, "ptx") ? KB_HL_LANG_PTX : KB_HL_LANG_CUDA;
@@ -782,8 +878,8 @@ static int start(tui *t, kb_err *err)
 	t->split = 55;
 	t->inotify = -1;
 	t->mtime = mtime_of(t->o.path);
-	t->recover_path = recovery_path(t->o.path);
-	if (t->o.watch) {
+	t->recover_path = t->o.replay ? NULL : recovery_path(t->o.path);
+	if (t->o.watch && !t->o.replay) {
 		t->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		char *dir = kb_xstrdup(t->o.path), *slash = strrchr(dir, '/');
 		if (slash)
@@ -792,8 +888,10 @@ static int start(tui *t, kb_err *err)
 			inotify_add_watch(t->inotify, slash ? dir : ".", IN_CLOSE_WRITE | IN_MOVED_TO);
 		free(dir);
 	}
-	rc = kb_tui__worker_start(&t->w, t->o.arch, !t->o.no_run, err);
+	rc = kb_tui__worker_start(&t->w, t->o.arch, !t->o.no_run && !t->o.replay, err);
 	t->w.timeout_ms = t->o.timeout_ms;
+	if (t->o.replay)
+		t->w.record = false; /* the replayed texts are already in their session */
 	return rc;
 }
 
@@ -841,13 +939,16 @@ int kb_tui_run(const kb_tui_opts *o)
 	const char *lat = getenv("KBENCH_TUI_LATENCY");
 	t.latency_log = lat && *lat ? fopen(lat, "w") : NULL;
 	screen_on(&t);
-	offer_recovery(&t);
+	if (!t.o.replay)
+		offer_recovery(&t);
 	submit(&t);
 	loop(&t);
 	endwin();
 	kb_tui__worker_stop(&t.w);
-	if (!kb_tui__ed_dirty(t.ed))
+	if (t.recover_path && !kb_tui__ed_dirty(t.ed))
 		unlink(t.recover_path);
+	json_decref(t.steps);
+	free(t.replay_file);
 	kb_tui__result_free(t.res);
 	kb_tui__hl_free(t.hl);
 	kb_tui__ed_free(t.ed);

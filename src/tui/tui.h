@@ -18,6 +18,8 @@ typedef struct {
 	bool watch;            /* also follow edits made by other editors */
 	bool no_run;           /* compile only (also when there is no GPU) */
 	double timeout_ms;     /* a GPU phase longer than this is a hang (0: 10 s) */
+	const char *replay;    /* step through this session (id or directory),
+				* read-only; path is then unused */
 } kb_tui_opts;
 
 /* Runs the workbench until the user quits; the terminal is restored on

@@ -208,6 +208,7 @@ typedef struct {
 	int cursor_line;       /* 1-based: that line's SASS is marked */
 	int width, height;     /* the pane's size (the Roofline plot fits it) */
 	int variant;           /* the selected variant's number; 0: none */
+	const char *replay;    /* replay: what the current step recorded; else NULL */
 } kb_tui__view;
 /* Appends the pane's text; lines to highlight start with '>'. */
 void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
@@ -232,7 +233,7 @@ typedef struct {
 	int wake[2];           /* the worker writes a byte; the loop polls [0] */
 	char *arch;
 	double timeout_ms;
-	bool run, started, stop, busy, has_next;
+	bool run, record, started, stop, busy, has_next;
 	kb_runner *runner;
 	char *next_text, *next_path;
 	unsigned next_seq;

@@ -28,6 +28,7 @@ int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *
 	pthread_cond_init(&w->cond, NULL);
 	w->arch = arch ? kb_xstrdup(arch) : NULL;
 	w->run = run;
+	w->record = kb_app_recording();
 	if (run) {
 		/* The runner is `kbench serve`, the kbench next to this program. */
 		char *self = realpath("/proc/self/exe", NULL);
@@ -112,13 +113,13 @@ static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *t
 	r->compiled = true;
 	if (rc < 0 && rc != KB_ESPEC && rc != KB_ECOMPILE)
 		snprintf(r->error, sizeof r->error, "%s", err.msg);
-	if (kb_app_recording() && r->unit.src.path && kb_app_record_compile(&r->unit, NULL, &err) < 0)
+	if (w->record && r->unit.src.path && kb_app_record_compile(&r->unit, NULL, &err) < 0)
 		snprintf(r->note, sizeof r->note, "not recorded in the session: %s", err.msg);
 	if (w->run && rc == 0 && r->unit.has_spec) {
 		kb_app_run_opts ro = {.path = path, .text = text, .timeout_ms = w->timeout_ms};
 		if (kb_app_run(w->runner, &ro, progress, w, &r->run, &err) < 0)
 			snprintf(r->error, sizeof r->error, "%s", err.msg);
-		else if (kb_app_recording())
+		else if (w->record)
 			record_run(path, r);
 	}
 	return r;

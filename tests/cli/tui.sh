@@ -10,7 +10,7 @@ unset KBENCH_NO_SESSION
 TUI=${TUI:-$PWD/build/kbench-tui}
 if ! command -v tmux >/dev/null 2>&1; then
 	for c in opens edit_save_updates syntax_error_line undo_recompiles switch_pane \
-		 resize_100x30 resize_200x60 too_small quit_restores; do skip $c "tmux not installed"; done
+		 resize_100x30 resize_200x60 too_small quit_restores replay_opens; do skip $c "tmux not installed"; done
 	finish; exit
 fi
 S=kbtest$$
@@ -99,6 +99,25 @@ fi
 keys C-q
 check quit_restores "EXITED 0"
 screen | grep -q "icanon echo" && pass terminal_cooked || fail terminal_cooked "$(screen | tail -3)"
+
+# replay: the session just recorded, step by step, read-only, recording nothing
+SID=$("$PWD/build/kbench" sessions | awk '$1 == "*" {print $2}')
+J="$XDG_DATA_HOME/kbench/sessions/$SID/journal.jsonl"
+NEV=$(wc -l < "$J")
+tmux kill-server 2>/dev/null
+tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $SID $TUI_ARGS; echo EXITED \$?; sleep 60"
+check replay_opens "replay $SID  step 1/$NEV"
+check replay_step_shown "compile  softmax.cu  v1"
+keys n
+check replay_next "step 2/$NEV"
+keys '>'
+check replay_last "step $NEV/$NEV"
+keys x
+check replay_read_only "replay is read-only"
+keys C-q
+check replay_quit "EXITED 0"
+[ "$(wc -l < "$J")" = "$NEV" ] && pass replay_records_nothing \
+	|| fail replay_records_nothing "the journal grew from $NEV to $(wc -l < "$J") events"
 
 # GPU machines: a planted infinite loop becomes a TIMEOUT result while the
 # editor keeps taking keys.
