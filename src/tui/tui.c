@@ -302,6 +302,14 @@ static void draw_line(tui *t, int y, int line, int gutter, const kb_hl_spans *sp
 		x += w;
 		col += nb;
 	}
+	/* the error itself, after the line's text where it fits */
+	int at = (x > t->left ? x - t->left : 0) + 2;
+	if (d && at + 4 < width) {
+		attron(COLOR_PAIR(C_ERROR));
+		mvaddwstr(y, r.x + gutter + at, L"\u25c0 ");
+		mvaddnstr(y, r.x + gutter + at + 2, d->msg, width - at - 2);
+		attroff(COLOR_PAIR(C_ERROR));
+	}
 }
 
 static void scroll_to_cursor(tui *t, int gutter)

@@ -48,6 +48,12 @@ grep -q 'scratch\[64\]' "$W/softmax.cu" && pass file_saved || fail file_saved "t
 keys C-g; keys "56" Enter; keys End; keys BSpace
 keys C-s
 check syntax_error_line "softmax.cu:57:"
+# and the message itself after line 57's text where the row has room (a
+# wide terminal; Down brings 57 into view)
+tmux resize-window -t $S -x 200 -y 40; keys Down; sleep 0.5
+screen | grep -Eq '^ *57 .*◀ .*expected' && pass syntax_error_inline \
+	|| fail syntax_error_inline "$(screen | grep -E '^ *5[6-8] ')"
+tmux resize-window -t $S -x 120 -y 40; sleep 0.3
 # undo brings the ';' back; saving compiles again
 keys C-z; keys C-s
 gone undo_clears_error "softmax.cu:57:"
@@ -104,7 +110,9 @@ screen | grep -q "icanon echo" && pass terminal_cooked || fail terminal_cooked "
 SID=$("$PWD/build/kbench" sessions | awk '$1 == "*" {print $2}')
 J="$XDG_DATA_HOME/kbench/sessions/$SID/journal.jsonl"
 NEV=$(wc -l < "$J")
-tmux kill-server 2>/dev/null
+# a new session name: a new-session right after kill-server can meet the
+# dying server and fail
+tmux kill-session -t $S 2>/dev/null; S=${S}r
 tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $SID $TUI_ARGS; echo EXITED \$?; sleep 60"
 check replay_opens "replay $SID  step 1/$NEV"
 check replay_step_shown "compile  softmax.cu  v1"
@@ -123,7 +131,7 @@ check replay_quit "EXITED 0"
 # editor keeps taking keys.
 if "$PWD/build/kbench" devices >/dev/null 2>&1; then
 	cp tests/fixtures/faults/hang.cu "$W/"
-	tmux kill-server 2>/dev/null
+	tmux kill-session -t $S 2>/dev/null; S=${S}h
 	tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"
 	check hang_running "check trial" 60
 	keys C-g; keys "14" Enter; keys End; keys -l ' /* typed while the kernel hangs */'
