@@ -64,6 +64,7 @@ const char *kb_app_run_verdict(json_t *r)
 		{"spec_error", "SPEC ERROR"}, {"compile_error", "COMPILE ERROR"},
 		{"no_gpu", "NO GPU"}, {"launch_error", "LAUNCH ERROR"},
 		{"protocol_error", "RUNNER ERROR"}, {"metric_error", "METRIC ERROR"},
+		{"cancelled", "CANCELLED"},
 	};
 	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
 		if (!strcmp(status, words[i].status))

@@ -34,6 +34,7 @@ struct kb_runner {
 	int starts;
 	int last_status;      /* wait status of the last worker that ended */
 	bool quiet;           /* the worker's stderr goes to /dev/null (a TUI owns the tty) */
+	int cancel[2];        /* kb_runner_cancel writes a byte; the wait polls [0] */
 };
 
 void kb_runner_set_quiet(kb_runner *r, bool quiet)
@@ -57,6 +58,8 @@ kb_runner *kb_runner_new(char *const *argv)
 	}
 	r->pid = -1;
 	r->to_fd = r->from_fd = -1;
+	if (pipe2(r->cancel, O_NONBLOCK | O_CLOEXEC) < 0)
+		r->cancel[0] = r->cancel[1] = -1; /* then a call cannot be cancelled */
 	signal(SIGPIPE, SIG_IGN); /* a dead worker must not kill the front end */
 	return r;
 }
@@ -166,7 +169,10 @@ static json_t *lost_result(kb_runner *r, const char *status, json_t *last, doubl
 {
 	json_t *res = json_pack("{s:s, s:s}", "type", "result", "status", status);
 	char msg[256];
-	if (!strcmp(status, "timeout"))
+	if (!strcmp(status, "cancelled"))
+		snprintf(msg, sizeof msg, "cancelled by the caller (a newer request replaced it); "
+			 "the runner was stopped and starts again with the next request");
+	else if (!strcmp(status, "timeout"))
 		snprintf(msg, sizeof msg, "no answer within %.1f s: the kernel did not finish "
 			 "(an infinite loop or a deadlock?); the runner was killed and restarted",
 			 timeout_ms / 1e3);
@@ -182,7 +188,24 @@ static json_t *lost_result(kb_runner *r, const char *status, json_t *last, doubl
 	return res;
 }
 
-typedef enum { WAIT_FRAME, WAIT_TIMEOUT, WAIT_EOF, WAIT_CORRUPT } wait_outcome;
+typedef enum { WAIT_FRAME, WAIT_TIMEOUT, WAIT_EOF, WAIT_CORRUPT, WAIT_CANCELLED } wait_outcome;
+
+/* Empties the cancel pipe; true when it held a request. */
+static bool drain_cancel(kb_runner *r)
+{
+	char buf[16];
+	bool any = false;
+	while (r->cancel[0] >= 0 && read(r->cancel[0], buf, sizeof buf) > 0)
+		any = true;
+	return any;
+}
+
+void kb_runner_cancel(kb_runner *r)
+{
+	if (r->cancel[1] >= 0 && write(r->cancel[1], "c", 1) < 0) {
+		/* full pipe: a cancel is already pending */
+	}
+}
 
 /* Waits for the next frame until deadline_ms (monotonic). */
 static wait_outcome next_frame(kb_runner *r, double deadline_ms, char **frame)
@@ -197,11 +220,13 @@ static wait_outcome next_frame(kb_runner *r, double deadline_ms, char **frame)
 		double left = deadline_ms - kb_now_ms();
 		if (left <= 0)
 			return WAIT_TIMEOUT;
-		struct pollfd pf = {r->from_fd, POLLIN, 0};
-		int n = poll(&pf, 1, left > 1e9 ? -1 : (int)left + 1);
+		struct pollfd pf[2] = {{r->from_fd, POLLIN, 0}, {r->cancel[0], POLLIN, 0}};
+		int n = poll(pf, r->cancel[0] >= 0 ? 2 : 1, left > 1e9 ? -1 : (int)left + 1);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0)
+		if (n > 0 && r->cancel[0] >= 0 && pf[1].revents && drain_cancel(r))
+			return WAIT_CANCELLED;
+		if (n == 0 || !pf[0].revents)
 			continue; /* re-check the deadline */
 		char chunk[65536];
 		ssize_t rd = read(r->from_fd, chunk, sizeof chunk);
@@ -225,6 +250,7 @@ static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_
 		if (w != WAIT_FRAME) {
 			reap(r, w != WAIT_EOF);
 			result = lost_result(r, w == WAIT_TIMEOUT ? "timeout"
+						: w == WAIT_CANCELLED ? "cancelled"
 						: w == WAIT_EOF ? "crash" : "protocol_error",
 					     last, timeout_ms);
 			break;
@@ -254,6 +280,7 @@ int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progr
 	if (timeout_ms <= 0)
 		timeout_ms = 10000;
 	int rc;
+	drain_cancel(r); /* a cancel between calls is for no call */
 	if (worker_gone(r) && (rc = start(r, err)) < 0)
 		return rc;
 	if (send_request(r, req, err) < 0) {
@@ -287,6 +314,10 @@ void kb_runner_free(kb_runner *r)
 			usleep(10000);
 	}
 	reap(r, true);
+	if (r->cancel[0] >= 0) {
+		close(r->cancel[0]);
+		close(r->cancel[1]);
+	}
 	for (int i = 0; r->argv[i]; i++)
 		free(r->argv[i]);
 	free(r->argv);

@@ -35,6 +35,10 @@ kb_runner *kb_runner_new(char *const *argv);
  * (a new reference), or KB_EIO when no worker could be started. */
 int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn,
 		   void *ctx, json_t **result, kb_err *err);
+/* From another thread: ends the call in flight now, as a result with
+ * "status" cancelled (the worker is killed; the next call starts a fresh
+ * one).  A cancel while no call runs is dropped. */
+void kb_runner_cancel(kb_runner *r);
 /* Sends the worker's stderr to /dev/null (for a front end that owns the
  * terminal). */
 void kb_runner_set_quiet(kb_runner *r, bool quiet);

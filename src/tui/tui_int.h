@@ -215,6 +215,9 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
 
 /* ===== worker.c: compile and run off the UI thread ===== */
 
+/* A save stops a run that has been going longer than this (ms). */
+#define KB_TUI__CANCEL_AFTER_MS 1000.0
+
 /* What one save produced. */
 typedef struct kb_tui__result {
 	unsigned seq;          /* which submission it answers */
@@ -234,6 +237,7 @@ typedef struct {
 	char *arch;
 	double timeout_ms;
 	bool run, record, started, stop, busy, has_next;
+	double run_since;      /* when the run in the runner began (0: none; under lock) */
 	kb_runner *runner;
 	char *next_text, *next_path;
 	unsigned next_seq;

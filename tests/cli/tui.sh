@@ -136,10 +136,14 @@ if "$PWD/build/kbench" devices >/dev/null 2>&1; then
 	check hang_running "check trial" 60
 	keys C-g; keys "14" Enter; keys End; keys -l ' /* typed while the kernel hangs */'
 	check keys_while_hung "typed while the kernel hangs" 3
+	# saving stops the stale run (it has run > 1 s) instead of waiting for
+	# its timeout; the new run hangs too and times out
+	sleep 1.2; keys C-s
+	check hang_save_cancels "run stopped: a newer save replaced it" 5
 	check hang_timeout "TIMEOUT" 60
-	keys C-z; keys C-q
+	keys C-q
 	check hang_quit "EXITED 0"
 else
-	for c in hang_running keys_while_hung hang_timeout hang_quit; do skip $c "no GPU"; done
+	for c in hang_running keys_while_hung hang_save_cancels hang_timeout hang_quit; do skip $c "no GPU"; done
 fi
 finish

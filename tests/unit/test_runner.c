@@ -6,6 +6,7 @@
 #include "../../src/runner/runner.h"
 #include "t.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -39,14 +40,22 @@ static void test_runner__crash_is_a_result(void)
 	kb_runner_free(r);
 }
 
-/* A worker that says it waits on the GPU (a progress frame with "gpu":
- * true, naming a kernel and launch) and then never answers. */
-static void test_runner__hang_is_a_timeout(void)
+/* A shell script for a worker that says it waits on the GPU in `phase` (a
+ * progress frame with "gpu": true, naming a kernel and launch) and then
+ * never answers. */
+static char *hanging_worker(const char *phase)
 {
-	const char *frame = "{\"type\":\"progress\",\"phase\":\"check trial 1/3\",\"gpu\":true,"
-			    "\"kernel\":\"k\",\"grid\":[4,1,1],\"block\":[256,1,1]}";
+	char *frame = kb_xasprintf("{\"type\":\"progress\",\"phase\":\"%s\",\"gpu\":true,"
+				   "\"kernel\":\"k\",\"grid\":[4,1,1],\"block\":[256,1,1]}", phase);
 	char *script = kb_xasprintf("printf '\\%03o\\000\\000\\000%s'; exec sleep 30",
 				    (unsigned)strlen(frame), frame);
+	free(frame);
+	return script;
+}
+
+static void test_runner__hang_is_a_timeout(void)
+{
+	char *script = hanging_worker("check trial 1/3");
 	char *argv[] = {"sh", "-c", script, NULL};
 	kb_runner *r = kb_runner_new(argv);
 	json_t *q = req("run"), *res = NULL;
@@ -60,6 +69,48 @@ static void test_runner__hang_is_a_timeout(void)
 	json_t *during = json_object_get(res, "during");
 	T_EQ_STR(json_string_value(json_object_get(during, "kernel")), "k");
 	T_EQ_INT(json_integer_value(json_array_get(json_object_get(during, "grid"), 0)), 4);
+	json_decref(res);
+	json_decref(q);
+	kb_runner_free(r);
+	free(script);
+}
+
+/* kb_runner_cancel from another thread ends a call stuck on the GPU at
+ * once; a cancel between calls is for no call. */
+static void *cancel_later(void *r)
+{
+	usleep(200 * 1000);
+	kb_runner_cancel(r);
+	return NULL;
+}
+
+static void test_runner__cancel(void)
+{
+	char *script = hanging_worker("timing");
+	char *argv[] = {"sh", "-c", script, NULL};
+	kb_runner *r = kb_runner_new(argv);
+	json_t *q = req("run"), *res = NULL;
+	kb_err err = {0};
+	pthread_t th;
+	pthread_create(&th, NULL, cancel_later, r);
+	double t0 = kb_now_ms();
+	T_EQ_INT(kb_runner_call(r, q, 10000, NULL, NULL, &res, &err), 0);
+	double ms = kb_now_ms() - t0;
+	pthread_join(th, NULL);
+	T_EQ_STR(status_of(res), "cancelled");
+	T_OK(ms >= 150 && ms < 2000);
+	T_CONTAINS(json_string_value(json_object_get(res, "message")), "cancelled by the caller");
+	T_EQ_STR(json_string_value(json_object_get(json_object_get(res, "during"), "phase")), "timing");
+	json_decref(res);
+	/* A cancel now, with no call running, does not cancel the next call:
+	 * that one runs to its own timeout in a fresh worker. */
+	kb_runner_cancel(r);
+	t0 = kb_now_ms();
+	T_EQ_INT(kb_runner_call(r, q, 400, NULL, NULL, &res, &err), 0);
+	ms = kb_now_ms() - t0;
+	T_EQ_STR(status_of(res), "timeout");
+	T_OK(ms >= 350);
+	T_EQ_INT(kb_runner_starts(r), 2);
 	json_decref(res);
 	json_decref(q);
 	kb_runner_free(r);
@@ -125,6 +176,7 @@ int main(void)
 {
 	T_RUN(test_runner__crash_is_a_result);
 	T_RUN(test_runner__hang_is_a_timeout);
+	T_RUN(test_runner__cancel);
 	T_RUN(test_runner__garbage_is_an_error);
 	T_RUN(test_runner__real_serve_hello);
 	T_RUN(test_runner__frames_split_anywhere);
