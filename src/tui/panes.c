@@ -37,8 +37,21 @@ static void summary(const kb_tui__result *r, kb_buf *out)
 		kb_buf_catf(out, "\n%s\n", r->note);
 }
 
+/* The share of PC samples on source line `line` when the run was
+ * profiled (F8), else 0. */
+static double hot_share(const kb_tui__result *r, int line)
+{
+	size_t i;
+	json_t *l;
+	json_array_foreach(json_object_get(r->run, "hot_lines"), i, l)
+		if (json_integer_value(json_object_get(l, "line")) == line)
+			return json_number_value(json_object_get(l, "share_pct"));
+	return 0;
+}
+
 /* The SASS of the spec's kernel; instructions of source line `line` get a
- * '>' in the margin. */
+ * '>' in the margin, and after a profile (F8) every instruction its source
+ * line's share of the PC samples. */
 static void sass(const kb_tui__result *r, int line, kb_buf *out)
 {
 	const kb_sass *s = &r->unit.build.sass;
@@ -54,13 +67,20 @@ static void sass(const kb_tui__result *r, int line, kb_buf *out)
 		const kb_sass_func *fn = &s->funcs[f];
 		if (sym && strcmp(fn->name, sym))
 			continue;
-		kb_buf_catf(out, "%s\n", fn->name);
+		bool hot = json_array_size(json_object_get(r->run, "hot_lines")) > 0;
+		kb_buf_catf(out, "%s%s\n", fn->name,
+			    hot ? "\n(left: the source line's share of the PC samples)" : "");
 		int n = kb_compile_sass_body_len(fn);
 		for (int i = 0; i < n; i++) {
 			const kb_sass_insn *in = &fn->v[i];
-			kb_buf_catf(out, "%c%04x %4d  %s%s%s %s\n", in->line == line ? '>' : ' ', in->addr,
-				    in->line, in->pred ? in->pred : "", in->pred ? " " : "", in->opcode,
-				    in->operands ? in->operands : "");
+			double share = hot ? hot_share(r, in->line) : 0;
+			kb_buf_catf(out, "%c", in->line == line ? '>' : ' ');
+			if (hot && share > 0)
+				kb_buf_catf(out, "%5.1f%% ", share);
+			else if (hot)
+				kb_buf_cat(out, "       ");
+			kb_buf_catf(out, "%04x %4d  %s%s%s %s\n", in->addr, in->line, in->pred ? in->pred : "",
+				    in->pred ? " " : "", in->opcode, in->operands ? in->operands : "");
 		}
 	}
 }
@@ -93,6 +113,8 @@ static void help(kb_buf *out)
 		   "Keys\n"
 		   "  Ctrl-S        save, compile, check and time (in the background)\n"
 		   "  F5            compile and run again without saving\n"
+		   "  F8            profile: the run + quick counters (Metrics) and PC-sampling\n"
+		   "                hot spots (Metrics; SASS shows each line's share)\n"
 		   "  Ctrl-Q        quit (asks when there are unsaved edits)\n"
 		   "  F1            this help\n"
 		   "  F2 / F3       previous / next result pane (or click a tab)\n"

@@ -94,12 +94,29 @@ static char *recovery_path(const char *path)
 	return p;
 }
 
-static void submit(tui *t)
+static void submit_job(tui *t, bool profile)
 {
 	kb_buf text = KB_BUF_INIT;
 	kb_tui__ed_text(t->ed, &text);
-	kb_tui__worker_submit(&t->w, t->o.path, text.s ? text.s : "", ++t->seq);
+	kb_tui__worker_submit(&t->w, t->o.path, text.s ? text.s : "", ++t->seq, profile);
 	kb_buf_free(&text);
+}
+
+static void submit(tui *t)
+{
+	submit_job(t, false);
+}
+
+/* F8: the run plus the quick counters and hot spots (Metrics, SASS). */
+static void profile(tui *t)
+{
+	bool no_gpu = t->res && t->res->run && !strcmp(kb_app_run_verdict(t->res->run), "NO GPU");
+	if (!t->w.run || no_gpu) {
+		set_msg(t, "profiling needs a GPU (and is off with --no-run or in a replay)");
+		return;
+	}
+	submit_job(t, true);
+	set_msg(t, "profiling: the run, quick counters and PC-sampling hot spots");
 }
 
 static int save(tui *t)
@@ -444,7 +461,7 @@ static void draw_status(tui *t)
 		mvprintw(LINES - 1, 0, " %d:%d  replay: n/p step  < > first/last  F2/F3 panes  ^F find  F1 help  ^Q quit",
 			 t->ed->cur.line + 1, t->ed->cur.col + 1);
 	else
-		mvprintw(LINES - 1, 0, " %d:%d  ^S save+run  F5 run  F2/F3 panes  ^Z undo  ^F find  ^G line  F1 help  ^Q quit",
+		mvprintw(LINES - 1, 0, " %d:%d  ^S save+run  F5 run  F8 profile  F2/F3 panes  ^Z undo  ^F find  F1 help  ^Q quit",
 			 t->ed->cur.line + 1, t->ed->cur.col + 1);
 	attroff(COLOR_PAIR(C_STATUS));
 }
@@ -572,6 +589,7 @@ static bool special_key(tui *t, int k)
 	case KEY_F(2): t->pane = (t->pane + KB_TUI__NPANES - 1) % KB_TUI__NPANES, t->pane_top = 0; return true;
 	case KEY_F(3): t->pane = (t->pane + 1) % KB_TUI__NPANES, t->pane_top = 0; return true;
 	case KEY_F(5): submit(t), set_msg(t, "compiling and running the buffer"); return true;
+	case KEY_F(8): profile(t); return true;
 	case KEY_F(6): t->split -= 5; return true;
 	case KEY_F(7): t->split += 5; return true;
 	case KEY_F(9): t->pane_top = t->pane_top > 10 ? t->pane_top - 10 : 0; return true;

@@ -241,13 +241,16 @@ typedef struct {
 	kb_runner *runner;
 	char *next_text, *next_path;
 	unsigned next_seq;
+	bool next_profile;
 	kb_tui__result *done;
 	char phase[96];        /* what the worker does now (under lock) */
 } kb_tui__worker;
 
 int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *err);
-/* Queues a compile (and run) of text; replaces a queued one. */
-void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq);
+/* Queues a compile (and run) of text; replaces a queued one.  profile adds
+ * the quick counters and PC-sampling hot spots to the run. */
+void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
+			   bool profile);
 /* The newest finished result, or NULL; drains the wake pipe. */
 kb_tui__result *kb_tui__worker_take(kb_tui__worker *w);
 void kb_tui__worker_stop(kb_tui__worker *w);

@@ -47,7 +47,8 @@ int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *
 	return KB_OK;
 }
 
-void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq)
+void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
+			   bool profile)
 {
 	pthread_mutex_lock(&w->lock);
 	free(w->next_text);
@@ -55,6 +56,7 @@ void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text
 	w->next_text = kb_xstrdup(text);
 	w->next_path = kb_xstrdup(path);
 	w->next_seq = seq;
+	w->next_profile = profile;
 	w->has_next = true;
 	/* A run that has already taken a while is stale now: stop it.  A short
 	 * one is left to finish, since stopping kills the warm runner and the
@@ -109,7 +111,8 @@ static void record_run(const char *path, kb_tui__result *r)
 	kb_session_variant_free(&v);
 }
 
-static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *text, unsigned seq)
+static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
+			      bool profile)
 {
 	kb_tui__result *r = kb_xcalloc(1, sizeof *r);
 	r->seq = seq;
@@ -122,7 +125,10 @@ static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *t
 	if (w->record && r->unit.src.path && kb_app_record_compile(&r->unit, NULL, &err) < 0)
 		snprintf(r->note, sizeof r->note, "not recorded in the session: %s", err.msg);
 	if (w->run && rc == 0 && r->unit.has_spec) {
-		kb_app_run_opts ro = {.path = path, .text = text, .timeout_ms = w->timeout_ms};
+		static const char *quick[] = {"quick"};
+		kb_app_run_opts ro = {.path = path, .text = text, .timeout_ms = w->timeout_ms,
+				      .sections = profile ? quick : NULL, .nsections = profile,
+				      .hot = profile};
 		pthread_mutex_lock(&w->lock);
 		w->run_since = kb_now_ms();
 		pthread_mutex_unlock(&w->lock);
@@ -153,12 +159,13 @@ static void *worker_main(void *p)
 		}
 		char *text = w->next_text, *path = w->next_path;
 		unsigned seq = w->next_seq;
+		bool profile = w->next_profile;
 		w->next_text = w->next_path = NULL;
 		w->has_next = false;
 		w->busy = true;
 		snprintf(w->phase, sizeof w->phase, "compiling");
 		pthread_mutex_unlock(&w->lock);
-		kb_tui__result *r = do_job(w, path, text, seq);
+		kb_tui__result *r = do_job(w, path, text, seq, profile);
 		free(text);
 		free(path);
 		pthread_mutex_lock(&w->lock);

@@ -99,8 +99,16 @@ if "$PWD/build/kbench" devices >/dev/null 2>&1; then
 	keys Escape 1; keys F5
 	check gpu_correct_and_time "us median" 60
 	check gpu_correct_line "CORRECT     3/3 trials" 1
+	# F8: counters and hot spots in Metrics, each line's share in SASS
+	keys F8; keys Escape 5
+	check gpu_profile_hot "Hot spots (PC sampling" 90
+	keys Escape 2
+	check gpu_sass_shares "share of the PC samples" 5
 else
 	skip gpu_correct_and_time "no GPU"; skip gpu_correct_line "no GPU"
+	skip gpu_profile_hot "no GPU"; skip gpu_sass_shares "no GPU"
+	keys F8
+	check profile_needs_gpu "profiling needs a GPU"
 fi
 keys C-q
 check quit_restores "EXITED 0"
