@@ -37,6 +37,9 @@ typedef struct {
 	unsigned seq;
 	int pane, split, top, left, pane_top;
 	int variant;           /* the selected variant's number; 0: none */
+	kb_buf session_text;   /* the last Variants / Diff / Roofline text ... */
+	char session_key[96];  /* ... what it was made for ... */
+	double session_at;     /* ... and when (kb_now_ms) */
 	json_t *steps;         /* replay: the session's events as steps */
 	int step;
 	char *replay_file;     /* replay: the file the current step is about */
@@ -385,6 +388,25 @@ static int utf8_prefix(const char *p, int n, int cols)
 	return i;
 }
 
+/* The panes read from the session (libgit2: ~10 ms for 60 variants) are
+ * made again only when what they show can have changed: a new result, a
+ * selection, the pane or its size, a replay step; or after 2 s, for
+ * variants another kbench process recorded.  Not on every keystroke. */
+static const kb_buf *session_pane(tui *t, const kb_tui__view *v)
+{
+	char key[sizeof t->session_key];
+	snprintf(key, sizeof key, "%d %d %dx%d %u %d", v->pane, v->variant, v->width, v->height,
+		 t->res ? t->res->seq : 0, t->step);
+	double now = kb_now_ms();
+	if (strcmp(key, t->session_key) || now - t->session_at > 2000) {
+		kb_buf_free(&t->session_text);
+		kb_tui__pane_text(v, &t->session_text);
+		snprintf(t->session_key, sizeof t->session_key, "%s", key);
+		t->session_at = now;
+	}
+	return &t->session_text;
+}
+
 static void draw_pane(tui *t)
 {
 	kb_rect r = t->L.pane;
@@ -394,8 +416,13 @@ static void draw_pane(tui *t)
 				      : NULL;
 	kb_tui__view view = {t->pane, t->res, t->o.path, t->ed->cur.line + 1, r.w, r.h, t->variant,
 			     replay};
-	kb_tui__pane_text(&view, &text);
-	const char *p = text.s ? text.s : "";
+	const kb_buf *shown = &text;
+	if (t->pane == KB_TUI__PANE_VARIANTS || t->pane == KB_TUI__PANE_DIFF ||
+	    t->pane == KB_TUI__PANE_ROOFLINE)
+		shown = session_pane(t, &view);
+	else
+		kb_tui__pane_text(&view, &text);
+	const char *p = shown->s ? shown->s : "";
 	int row = 0;
 	for (int skip = t->pane_top; skip > 0 && *p; skip--) {
 		const char *e = strchr(p, '\n');
@@ -975,6 +1002,7 @@ int kb_tui_run(const kb_tui_opts *o)
 		unlink(t.recover_path);
 	json_decref(t.steps);
 	free(t.replay_file);
+	kb_buf_free(&t.session_text);
 	kb_tui__result_free(t.res);
 	kb_tui__hl_free(t.hl);
 	kb_tui__ed_free(t.ed);
