@@ -51,7 +51,6 @@ typedef struct {
 	__typeof__(&cuptiActivityFlushAll) FlushAll;
 	__typeof__(&cuptiActivityGetNextRecord) GetNextRecord;
 	__typeof__(&cuptiActivityGetNumDroppedRecords) GetNumDropped; /* optional */
-	__typeof__(&cuptiGetResultString) GetResultString;
 } cupti_api;
 
 static cupti_api api;
@@ -75,7 +74,6 @@ static int load(void)
 	CUPTI_SYM(FlushAll, "cuptiActivityFlushAll");
 	CUPTI_SYM(GetNextRecord, "cuptiActivityGetNextRecord");
 	CUPTI_SYM(GetNumDropped, "cuptiActivityGetNumDroppedRecords");
-	CUPTI_SYM(GetResultString, "cuptiGetResultString");
 	if (!api.Enable || !api.Disable || !api.RegisterCallbacks || !api.FlushAll ||
 	    !api.GetNextRecord) {
 		snprintf(load_msg, sizeof load_msg, "libcupti lacks the Activity API entry points");
@@ -87,13 +85,8 @@ static int load(void)
 /* Fills err from a CUptiResult; always KB_EUNSUP (timing goes on without). */
 static int cupti_err(kb_err *err, CUptiResult r, const char *call, const char *file, int line)
 {
-	const char *s = NULL;
-	if (api.GetResultString)
-		api.GetResultString(r, &s);
-	const char *why = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-			  ? " (another CUPTI client, e.g. ncu or nsys, is attached)" : "";
-	return kb_err_set_at(err, file, line, KB_EUNSUP, KB_DOM_CUPTI, (int)r, "%s: %s%s", call,
-			     s ? s : "CUPTI error", why);
+	kb_profile__cupti_fail(err, (int)r, call, "CUPTI kernel timestamps", file, line);
+	return KB_EUNSUP;
 }
 
 #define KB_CUPTI(err, call, args) \

@@ -102,7 +102,7 @@
 /* ===== loading ===================================================================== */
 
 #define CUPTI_FUNCS(X) \
-	X(cuptiGetResultString) X(cuptiProfilerInitialize) X(cuptiProfilerDeInitialize) \
+	X(cuptiProfilerInitialize) X(cuptiProfilerDeInitialize) \
 	X(cuptiProfilerDeviceSupported) X(cuptiDeviceGetChipName) \
 	X(cuptiProfilerGetCounterAvailability) X(cuptiProfilerHostInitialize) \
 	X(cuptiProfilerHostDeinitialize) X(cuptiProfilerHostGetSupportedChips) \
@@ -170,67 +170,16 @@ static int load(kb_err *err)
 
 /* ===== errors ====================================================================== */
 
-static const char perm_fix[] =
-	"The driver gives GPU performance counters to admin users only (Nsight Compute calls "
-	"this ERR_NVGPUCTRPERM). Fix, one of: (1) run kbench as root, or with CAP_SYS_ADMIN, "
-	"or with CAP_PERFMON (driver R565 or newer); (2) allow all users: put `options nvidia "
-	"NVreg_RestrictProfilingToAdminUsers=0` in a file in /etc/modprobe.d/ (rebuild the "
-	"initramfs if the nvidia module loads from it), then reload the nvidia module or "
-	"reboot; (3) in a container: lift the restriction on the host, or start the container "
-	"with --cap-add=SYS_ADMIN. `grep RmProfilingAdminOnly /proc/driver/nvidia/params` "
-	"shows 1 while restricted. Timing, SASS and theoretical occupancy still work; counter "
-	"metrics show n/a.";
+#define counters_fail(err, r, call, file, line) \
+	kb_profile__cupti_fail((err), (int)(r), (call), "GPU performance counters", (file), (line))
 
-/* Fills err from a CUptiResult of `call` and returns the KB_E* it maps to. */
-static int cupti_fail(kb_err *err, CUptiResult r, const char *call, const char *file, int line)
-{
-	const char *s = NULL;
-	if (api.cuptiGetResultString)
-		api.cuptiGetResultString(r, &s);
-	if (!s)
-		s = "CUPTI error";
-	switch ((int)r) {
-	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-		return kb_err_set_at(err, file, line, KB_EPERM, KB_DOM_CUPTI, (int)r,
-				     "no permission for GPU performance counters "
-				     "(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES in %s). %s", call, perm_fix);
-	case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-		return kb_err_set_at(err, file, line, KB_EPERM, KB_DOM_CUPTI, (int)r,
-				     "no permission for GPU performance counters on this virtual "
-				     "GPU (CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES "
-				     "in %s): the hypervisor must allow profiling for this VM. %s",
-				     call, perm_fix);
-	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-		return kb_err_set_at(err, file, line, KB_EUNSUP, KB_DOM_CUPTI, (int)r,
-				     "another profiler is attached (Nsight Compute or Nsight "
-				     "Systems?): CUPTI serves one at a time (%s: %s)", call, s);
-	case CUPTI_ERROR_NOT_SUPPORTED:
-	case CUPTI_ERROR_NOT_COMPATIBLE:
-	case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-	case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
-	case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-	case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-	case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
-	case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
-	case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
-		return kb_err_set_at(err, file, line, KB_EUNSUP, KB_DOM_CUPTI, (int)r,
-				     "hardware counters are not supported here (%s: %s)", call, s);
-	case CUPTI_ERROR_INVALID_METRIC_NAME:
-	case CUPTI_ERROR_INVALID_CHIP_NAME:
-		return kb_err_set_at(err, file, line, KB_EINVAL, KB_DOM_CUPTI, (int)r, "%s: %s",
-				     call, s);
-	default:
-		return kb_err_set_at(err, file, line, KB_ERROR, KB_DOM_CUPTI, (int)r, "%s: %s",
-				     call, s);
-	}
-}
 
 /* Calls api.fn(p); on failure sets rc from cupti_fail and jumps to out. */
 #define KB_CUPTI(err, fn, p) \
 	do { \
 		CUptiResult r_ = api.fn(p); \
 		if (r_ != CUPTI_SUCCESS) { \
-			rc = cupti_fail((err), r_, #fn, __FILE__, __LINE__); \
+			rc = counters_fail((err), r_, #fn, __FILE__, __LINE__); \
 			goto out; \
 		} \
 	} while (0)
@@ -506,8 +455,7 @@ static int check_names(CUpti_Profiler_Host_Object *host, const char *chip,
 			kb_buf_catf(&b, "%sunknown metric %s for %s", sep, m, chip);
 			cat_suggestions(&b, host, base_metrics(host, chip), m);
 		} else {
-			rc = cupti_fail(err, r, "cuptiProfilerHostGetMetricProperties", __FILE__,
-					__LINE__);
+			rc = counters_fail(err, r, "cuptiProfilerHostGetMetricProperties", __FILE__, __LINE__);
 			goto out;
 		}
 		bad++;
@@ -687,7 +635,7 @@ static int device_supported(kb_cupti *c, kb_err *err)
 	if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
 		goto out;
 	if (p.vGpu == CUPTI_PROFILER_CONFIGURATION_DISABLED) {
-		rc = cupti_fail(err, CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES,
+		rc = counters_fail(err, CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES,
 				"cuptiProfilerDeviceSupported", __FILE__, __LINE__);
 		goto out;
 	}
@@ -869,7 +817,7 @@ static int arm(kb_cupti *c, const config *cfg, const char *const *metrics, int n
 		return arm(c, cfg, metrics, n, err);
 	}
 	if (r != CUPTI_SUCCESS)
-		rc = cupti_fail(err, r, "cuptiRangeProfilerSetConfig", __FILE__, __LINE__);
+		rc = counters_fail(err, r, "cuptiRangeProfilerSetConfig", __FILE__, __LINE__);
 out:
 	c->st.ms_config = kb_now_ms() - t;
 	return rc;
@@ -915,7 +863,7 @@ static int run_pass(kb_cupti *c, kb_launch_fn launch, void *ctx, bool *all, kb_e
 	if (rc < 0) /* the launch's own error first */
 		goto out;
 	if (failed) {
-		rc = cupti_fail(err, r, failed, __FILE__, __LINE__);
+		rc = counters_fail(err, r, failed, __FILE__, __LINE__);
 		goto out;
 	}
 	*all = p.isAllPassSubmitted != 0;

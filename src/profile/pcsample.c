@@ -67,7 +67,6 @@ typedef struct {
 	__typeof__(&cuptiPCSamplingStop) Stop;
 	__typeof__(&cuptiPCSamplingGetData) GetData;
 	__typeof__(&cuptiProfilerInitialize) ProfilerInitialize; /* optional */
-	__typeof__(&cuptiGetResultString) GetResultString;       /* optional */
 } pcs_api;
 
 static pcs_api api;
@@ -93,7 +92,6 @@ static int load(kb_err *err)
 		PCS_SYM(Stop, "cuptiPCSamplingStop");
 		PCS_SYM(GetData, "cuptiPCSamplingGetData");
 		PCS_SYM(ProfilerInitialize, "cuptiProfilerInitialize");
-		PCS_SYM(GetResultString, "cuptiGetResultString");
 		if (!api.Enable || !api.Disable || !api.GetNumStallReasons ||
 		    !api.GetStallReasons || !api.SetConfigurationAttribute || !api.Start ||
 		    !api.Stop || !api.GetData) {
@@ -108,50 +106,9 @@ static int load(kb_err *err)
 	return KB_OK;
 }
 
-/* Fills err from a CUptiResult: KB_EPERM for privileges (with the fix),
- * KB_EUNSUP where CUPTI cannot sample here, else KB_ERROR. */
-static int cupti_fail(kb_err *err, CUptiResult r, const char *call, const char *file, int line)
-{
-	const char *s = NULL;
-	if (api.GetResultString)
-		api.GetResultString(r, &s);
-	if (!s)
-		s = "CUPTI error";
-	switch (r) {
-	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-	case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-		return kb_err_set_at(
-			err, file, line, KB_EPERM, KB_DOM_CUPTI, (int)r,
-			"%s: %s. PC sampling needs GPU performance counters, which the driver "
-			"restricts to admin users (ERR_NVGPUCTRPERM). Fix: run kbench as root or "
-			"with CAP_SYS_ADMIN (CAP_PERFMON also works from driver R565 on); or allow "
-			"every user: put `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in "
-			"a file under /etc/modprobe.d/, rebuild the initramfs if the module loads "
-			"from it, then reload the nvidia module or reboot; in a container, enable it "
-			"on the host or start the container with --cap-add=SYS_ADMIN%s. Timing, "
-			"occupancy, resources and SASS still work. "
-			"See https://developer.nvidia.com/ERR_NVGPUCTRPERM",
-			call, s,
-			r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES
-			? " (here the hypervisor refuses it: ask the host's admin)" : "");
-	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-		return kb_err_set_at(err, file, line, KB_EUNSUP, KB_DOM_CUPTI, (int)r,
-				     "%s: %s (another CUPTI client, e.g. ncu or nsys, is attached)",
-				     call, s);
-	case CUPTI_ERROR_NOT_SUPPORTED:
-	case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-	case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-	case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-	case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
-	case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
-	case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
-		return kb_err_set_at(err, file, line, KB_EUNSUP, KB_DOM_CUPTI, (int)r,
-				     "%s: %s (PC sampling is not available on this device)", call, s);
-	default:
-		return kb_err_set_at(err, file, line, KB_ERROR, KB_DOM_CUPTI, (int)r, "%s: %s", call,
-				     s);
-	}
-}
+#define cupti_fail(err, r, call, file, line) \
+	kb_profile__cupti_fail((err), (int)(r), (call), "PC sampling (it needs GPU performance counters)", \
+			       (file), (line))
 
 #define PCS_CALL(err, call, params) \
 	do { \

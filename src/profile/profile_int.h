@@ -119,6 +119,12 @@ int kb_profile__sync(kb_device *d, kb_err *err);
 
 /* cuptilib.c: libcupti's handle (dlopen'ed once), or NULL with why. */
 void *kb_profile__cupti_lib(char *why, size_t n);
+/* Fills err from CUPTI's result of `call` (`needs`: what wanted CUPTI, e.g.
+ * "GPU performance counters") and returns what it maps to: KB_EPERM with
+ * the fix, KB_EUNSUP (not on this device, or another profiler attached),
+ * KB_EINVAL (a metric or chip name), else KB_ERROR. */
+int kb_profile__cupti_fail(kb_err *err, int result, const char *call, const char *needs,
+			   const char *file, int line);
 
 /* refcache.c: reference results by the hash of everything they depend on.
  * get returns a borrowed array (valid until the next put) or NULL; put

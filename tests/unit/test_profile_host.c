@@ -2,8 +2,10 @@
  * tensors, the built-in CPU references, output comparison, timing
  * statistics and .npy/raw input files.  No GPU. */
 #include "../../src/profile/profile.h"
+#include "../../src/profile/profile_int.h"
 #include "t.h"
 
+#include <cupti_result.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -862,11 +864,42 @@ static void test_profile__npy_numpy(void)
 	free(p);
 }
 
+/* One mapping of CUPTI's results for counters, PC sampling and timestamps:
+ * the code each maps to, and the fix a user needs for permissions. */
+static void test_profile__cupti_errors(void)
+{
+	kb_err err = {0};
+	T_EQ_INT(kb_profile__cupti_fail(&err, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "cuptiX",
+					"GPU performance counters", "f.c", 7), KB_EPERM);
+	T_CONTAINS(err.msg, "no permission for GPU performance counters");
+	T_CONTAINS(err.msg, "in cuptiX");
+	T_CONTAINS(err.msg, "NVreg_RestrictProfilingToAdminUsers=0");
+	T_CONTAINS(err.msg, "--cap-add=SYS_ADMIN");
+	T_EQ_INT(err.code, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
+	T_EQ_INT(kb_profile__cupti_fail(&err, CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES,
+					"cuptiX", "PC sampling", "f.c", 7), KB_EPERM);
+	T_CONTAINS(err.msg, "no permission for PC sampling on this virtual GPU");
+	T_EQ_INT(kb_profile__cupti_fail(&err, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "cuptiX",
+					"GPU performance counters", "f.c", 7), KB_EUNSUP);
+	T_CONTAINS(err.msg, "another profiler is attached");
+	T_EQ_INT(kb_profile__cupti_fail(&err, CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED, "cuptiX",
+					"PC sampling", "f.c", 7), KB_EUNSUP);
+	T_CONTAINS(err.msg, "PC sampling not supported here");
+	T_EQ_INT(kb_profile__cupti_fail(&err, CUPTI_ERROR_INVALID_METRIC_NAME, "cuptiX",
+					"GPU performance counters", "f.c", 7), KB_EINVAL);
+	T_EQ_INT(kb_profile__cupti_fail(&err, CUPTI_ERROR_UNKNOWN, "cuptiX",
+					"GPU performance counters", "f.c", 7), KB_ERROR);
+	T_CONTAINS(err.msg, "cuptiX: ");
+	T_EQ_INT(kb_profile__cupti_fail(NULL, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "cuptiX",
+					"x", "f.c", 7), KB_EPERM);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/kbench-prof-XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return 1;
+	T_RUN(test_profile__cupti_errors);
 	T_RUN(test_profile__half_roundtrip_all);
 	T_RUN(test_profile__half_known);
 	T_RUN(test_profile__half_vs_reference_impl);
