@@ -368,30 +368,69 @@ static void step_text(const kb_session *s, json_t *ev, int i, int n, const kb_va
 	}
 }
 
+/* A file's store and its variants, listed once for the whole replay (a
+ * listing reads every note: once per event would be quadratic). */
+typedef struct {
+	char *file;
+	kb_store *st;
+	kb_variant *vs;
+	int n;
+	char why[256];          /* when the store could not be read */
+} replay_store;
+
+static replay_store *replay_store_of(replay_store **stores, int *n, int *cap,
+				     const kb_session *s, const char *file)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp((*stores)[i].file, file))
+			return &(*stores)[i];
+	replay_store *rs = KB_PUSH(*stores, *n, *cap);
+	memset(rs, 0, sizeof *rs);
+	rs->file = kb_xstrdup(file);
+	kb_err err = {0};
+	if (kb_session_store_open(s, file, &rs->st, &err) < 0 ||
+	    kb_session_store_list(rs->st, &rs->vs, &rs->n, &err) < 0)
+		snprintf(rs->why, sizeof rs->why, "%.240s", err.msg);
+	return rs;
+}
+
+/* The variant an event names ("vN"), or NULL with why. */
+static const kb_variant *replay_variant(const replay_store *rs, const char *name,
+					char *why, size_t n)
+{
+	if (rs->why[0]) {
+		snprintf(why, n, "%s", rs->why);
+		return NULL;
+	}
+	long k = name[0] == 'v' ? strtol(name + 1, NULL, 10) : 0;
+	if (k >= 1 && k <= rs->n && !strcmp(rs->vs[k - 1].name, name))
+		return &rs->vs[k - 1];
+	snprintf(why, n, "no variant %s on the session's ref", name);
+	return NULL;
+}
+
 /* One step: {"file", "summary", "text" (when the event names a variant)}. */
-static json_t *replay_step(const kb_session *s, json_t *ev, int i, int n)
+static json_t *replay_step(const kb_session *s, replay_store *rs, json_t *ev, int i, int n)
 {
 	const char *file = json_string_value(json_object_get(ev, "file"));
 	const char *name = json_string_value(json_object_get(ev, "variant"));
-	kb_variant v;
-	memset(&v, 0, sizeof v);
-	char *text = NULL;
+	char *text = NULL, why[512] = "";
 	size_t len = 0;
-	kb_store *st = NULL;
+	const kb_variant *v = rs && name ? replay_variant(rs, name, why, sizeof why) : NULL;
 	kb_err err = {0};
-	bool have = file && name && kb_session_store_open(s, file, &st, &err) == 0 &&
-		    kb_session_store_read(st, name, &v, &text, &len, &err) == 0;
-	kb_session_store_close(st);
+	if (v && kb_session_store_text(rs->st, v, &text, &len, &err) < 0) {
+		snprintf(why, sizeof why, "%.500s", err.msg);
+		v = NULL;
+	}
 	kb_buf sum = KB_BUF_INIT;
-	step_text(s, ev, i, n, have ? &v : NULL, &sum);
-	if (name && !have)
-		kb_buf_catf(&sum, "\n(%s cannot be read: %s)\n", name, err.msg);
+	step_text(s, ev, i, n, v, &sum);
+	if (name && !v)
+		kb_buf_catf(&sum, "\n(%s cannot be read: %s)\n", name, why);
 	json_t *step = json_pack("{s:s, s:s}", "file", file ? file : "", "summary", sum.s ? sum.s : "");
-	if (have)
+	if (v)
 		json_object_set_new(step, "text", json_stringn(text ? text : "", len));
 	kb_buf_free(&sum);
 	free(text);
-	kb_session_variant_free(&v);
 	return step;
 }
 
@@ -404,13 +443,25 @@ int kb_app_replay_steps(const char *session, json_t **steps, kb_err *err)
 		return rc;
 	json_t *evs = NULL;
 	long trunc;
+	replay_store *stores = NULL;
+	int nstores = 0, cap = 0;
 	rc = kb_session_journal_read(&s, &evs, &trunc, err);
 	if (rc == 0) {
 		int n = (int)json_array_size(evs);
 		*steps = json_array();
-		for (int i = 0; i < n; i++)
-			json_array_append_new(*steps, replay_step(&s, json_array_get(evs, i), i, n));
+		for (int i = 0; i < n; i++) {
+			json_t *ev = json_array_get(evs, i);
+			const char *file = json_string_value(json_object_get(ev, "file"));
+			replay_store *rs = file ? replay_store_of(&stores, &nstores, &cap, &s, file) : NULL;
+			json_array_append_new(*steps, replay_step(&s, rs, ev, i, n));
+		}
 	}
+	for (int i = 0; i < nstores; i++) {
+		kb_session_variants_free(stores[i].vs, stores[i].n);
+		kb_session_store_close(stores[i].st);
+		free(stores[i].file);
+	}
+	free(stores);
 	json_decref(evs);
 	kb_session_free(&s);
 	return rc;

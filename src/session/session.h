@@ -84,6 +84,10 @@ int kb_session_store_list(kb_store *st, kb_variant **vs, int *n, kb_err *err);
 /* The file's content in variant `name` ("v2", a label, or a commit id). */
 int kb_session_store_read(kb_store *st, const char *name, kb_variant *v, char **content,
 			  size_t *len, kb_err *err);
+/* The file's content in a variant already listed (no second walk of the
+ * ref: for callers that read many). */
+int kb_session_store_text(kb_store *st, const kb_variant *v, char **content, size_t *len,
+			  kb_err *err);
 /* Replaces a variant's note (consumed). */
 int kb_session_store_set_note(kb_store *st, const char *name, json_t *note, kb_err *err);
 void kb_session_variant_free(kb_variant *v);

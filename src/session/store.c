@@ -531,6 +531,16 @@ out:
 	return rc;
 }
 
+int kb_session_store_text(kb_store *st, const kb_variant *v, char **content, size_t *len,
+			  kb_err *err)
+{
+	git_oid oid;
+	*content = NULL;
+	*len = 0;
+	int rc = KB_GIT(git_oid_fromstr(&oid, v->oid));
+	return rc < 0 ? rc : read_content(st, &oid, content, len, err);
+}
+
 int kb_session_store_read(kb_store *st, const char *name, kb_variant *v, char **content,
 			  size_t *len, kb_err *err)
 {
