@@ -68,8 +68,11 @@ bool kb_app_recording(void);
  * with err: the caller warns; a compile never fails for its recording. */
 int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err);
 /* Records a run: the file's text as a variant with the Result as its note
- * ({"compile":..., "result":...}), and "run" and "result" events. */
-int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_err *err);
+ * ({"compile":..., "result":...}), and "run" and "result" events.  deltas
+ * (may be NULL) gets how the run compares with the previous and the best
+ * variants (kb_app_deltas_text). */
+int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_buf *deltas,
+		      kb_err *err);
 
 /* ===== sessions.c: the session verbs ===== */
 
@@ -153,8 +156,6 @@ int kb_app_roofline_text(const kb_variant *vs, int n, int width, int height, kb_
  * beyond noise); nothing when `name` is not CORRECT and timed or is the
  * first such variant. */
 void kb_app_deltas_text(const kb_variant *vs, int n, const char *name, kb_buf *out);
-/* The same for the session's variants of `file` (NULL: its last file). */
-int kb_app_deltas(const char *file, const char *name, kb_buf *out, kb_err *err);
 /* How many variants `file` (NULL: the session's last file) has in the
  * current session, or a KB_E* with err. */
 int kb_app_variant_count(const char *file, kb_err *err);

@@ -23,7 +23,11 @@ static bool read_tip(kb_store *st, kb_variant *tip, char **text, size_t *len)
 	int n = 0;
 	kb_err err = {0};
 	bool ok = kb_session_store_list(st, &vs, &n, &err) == 0 && n > 0 &&
-		  kb_session_store_read(st, vs[n - 1].name, tip, text, len, &err) == 0;
+		  kb_session_store_text(st, &vs[n - 1], text, len, &err) == 0;
+	if (ok) { /* the listing's copy becomes the caller's */
+		*tip = vs[n - 1];
+		memset(&vs[n - 1], 0, sizeof vs[n - 1]);
+	}
 	kb_session_variants_free(vs, n);
 	return ok;
 }
@@ -97,7 +101,19 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 	return rc;
 }
 
-int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_err *err)
+/* How variant `name` compares with the others, appended to deltas. */
+static void compare(kb_store *st, const char *name, kb_buf *deltas)
+{
+	kb_variant *vs = NULL;
+	int n = 0;
+	kb_err err = {0};
+	if (kb_session_store_list(st, &vs, &n, &err) == 0)
+		kb_app_deltas_text(vs, n, name, deltas);
+	kb_session_variants_free(vs, n);
+}
+
+int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_buf *deltas,
+		      kb_err *err)
 {
 	kb_session s;
 	kb_store *st = NULL;
@@ -118,6 +134,8 @@ int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_err *e
 		rc = kb_session_store_commit(st, text.s, text.len, "kbench run", note, out, err);
 		if (rc == 0)
 			json_object_set_new(ev, "variant", json_string(out->name));
+		if (rc == 0 && deltas)
+			compare(st, out->name, deltas);
 		json_object_set_new(ev, "verdict", json_incref(json_object_get(result, "verdict")));
 	}
 	kb_session_journal_append(&s, "run", ev, NULL);

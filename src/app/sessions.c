@@ -274,17 +274,6 @@ static int with_variants(const char *file, void (*fn)(const kb_variant *, int, c
 	return rc < 0 ? rc : KB_OK;
 }
 
-static void deltas_view(const kb_variant *vs, int n, const variants_view *v)
-{
-	kb_app_deltas_text(vs, n, v->name, v->out);
-}
-
-int kb_app_deltas(const char *file, const char *name, kb_buf *out, kb_err *err)
-{
-	variants_view v = {.name = name, .out = out};
-	return with_variants(file, deltas_view, &v, err);
-}
-
 /* ---- for the TUI: how many variants, and one's text ---------------------------- */
 
 static void count_view(const kb_variant *vs, int n, const variants_view *v)

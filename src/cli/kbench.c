@@ -106,15 +106,8 @@ static void record_run(const char *path, json_t *res, kb_buf *deltas)
 	if (!kb_app_recording())
 		return;
 	kb_err err = {0};
-	kb_variant v;
-	memset(&v, 0, sizeof v);
-	if (kb_app_record_run(path, res, &v, &err) < 0) {
+	if (kb_app_record_run(path, res, NULL, deltas, &err) < 0)
 		fprintf(stderr, "kbench: warning: not recorded in the session: %s\n", err.msg);
-		return;
-	}
-	if (kb_app_deltas(path, v.name, deltas, &err) < 0)
-		fprintf(stderr, "kbench: warning: no comparison with earlier variants: %s\n", err.msg);
-	kb_session_variant_free(&v);
 }
 
 static int cmd_compile(int argc, char **argv)

@@ -97,18 +97,13 @@ static void progress(void *ctx, json_t *p)
  * and the best ones (libgit2 reads: here, off the UI thread). */
 static void record_run(const char *path, kb_tui__result *r)
 {
-	kb_variant v;
-	memset(&v, 0, sizeof v);
 	kb_err err = {0};
 	kb_buf deltas = KB_BUF_INIT;
-	if (kb_app_record_run(path, r->run, &v, &err) < 0) {
+	if (kb_app_record_run(path, r->run, NULL, &deltas, &err) < 0)
 		snprintf(r->note, sizeof r->note, "not recorded in the session: %s", err.msg);
-		return;
-	}
-	if (kb_app_deltas(path, v.name, &deltas, &err) == 0 && deltas.len)
+	else if (deltas.len)
 		r->deltas = kb_buf_detach(&deltas);
 	kb_buf_free(&deltas);
-	kb_session_variant_free(&v);
 }
 
 static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
