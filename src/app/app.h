@@ -41,6 +41,7 @@ typedef struct {
 	const char **sections;    /* profile sections by name ("sol", "memory", "quick" ...) */
 	int nsections;
 	bool hot;                 /* PC-sampling hot spots */
+	const char *cache_control; /* counter passes: "all" (NULL) or "none", as ncu's flag */
 	json_t *args;             /* arg overrides {"N": 1024}, borrowed, may be NULL */
 } kb_app_run_opts;
 

@@ -145,9 +145,12 @@ void kb_app_profile_render(json_t *r, kb_buf *out)
 	if (err)
 		kb_buf_catf(out, "\n  counters: unavailable - %s\n", json_string_value(get(err, "message")));
 	if (secs) {
-		kb_buf_catf(out, "\n  counters: %lld replay passes, %.0f ms\n",
+		const char *cache = json_string_value(get(r, "cache_control"));
+		kb_buf_catf(out, "\n  counters: %lld replay passes, %.0f ms, L2 flushed before %s\n",
 			    (long long)json_integer_value(get(r, "counters_passes")),
-			    json_number_value(get(r, "counters_ms")));
+			    json_number_value(get(r, "counters_ms")),
+			    cache && !strcmp(cache, "none") ? "the first pass only (--cache-control none)"
+							    : "every pass");
 		struct { const char *name; void (*fn)(json_t *, kb_buf *); } parts[] = {
 			{"sol", sol}, {"memory", memory}, {"compute", compute}, {"occupancy", occupancy},
 			{"stalls", stalls}, {"roofline", roof},

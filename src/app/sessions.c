@@ -211,8 +211,9 @@ int kb_app_log(const char *what, kb_buf *out, kb_err *err)
  * (the Greek capital delta is one column, two bytes). */
 #define DELTA_LABEL "  \u0394           "
 
-/* One line: "vs v2 (previous): faster, -12.3% time (...), beyond the noise". */
-static void delta_line(const kb_variant *cur, const kb_variant *other, const char *role,
+/* One line: "vs v2 (previous): faster, -12.3% time (...), beyond the noise".
+ * True when cur is faster than other beyond the noise. */
+static bool delta_line(const kb_variant *cur, const kb_variant *other, const char *role,
 		       kb_buf *out)
 {
 	json_t *d = kb_diff_numbers(jget(other->note, "result"), jget(cur->note, "result"));
@@ -222,7 +223,9 @@ static void delta_line(const kb_variant *cur, const kb_variant *other, const cha
 	if (why && why[0] && verdict && !strstr(verdict, why)) /* "not comparable: WHY" has it */
 		kb_buf_catf(out, ", %s", why);
 	kb_buf_cat(out, "\n");
+	bool faster = verdict && !strcmp(verdict, "faster");
 	json_decref(d);
+	return faster;
 }
 
 void kb_app_deltas_text(const kb_variant *vs, int n, const char *name, kb_buf *out)
@@ -237,12 +240,19 @@ void kb_app_deltas_text(const kb_variant *vs, int n, const char *name, kb_buf *o
 	for (int i = 0; i < cur; i++)
 		if (timed_correct(&vs[i]))
 			prev = i;
+	bool beats_best = false;
 	if (prev >= 0)
-		delta_line(&vs[cur], &vs[prev], prev == best ? "previous, best so far" : "previous", out);
+		beats_best = delta_line(&vs[cur], &vs[prev],
+					prev == best ? "previous, best so far" : "previous", out) &&
+			     prev == best;
 	if (best >= 0 && best != prev)
-		delta_line(&vs[cur], &vs[best], "best", out);
-	if (best >= 0 && median_of(&vs[cur]) < median_of(&vs[best]))
+		beats_best = delta_line(&vs[cur], &vs[best], "best", out);
+	/* "new best" only beyond the noise: a faster median within it is a tie */
+	if (beats_best)
 		kb_buf_catf(out, "  %-12s%s is the new best\n", "", vs[cur].name);
+	else if (best >= 0 && median_of(&vs[cur]) < median_of(&vs[best]))
+		kb_buf_catf(out, "  %-12s%s ties %s, the best so far, within the noise\n", "",
+			    vs[cur].name, vs[best].name);
 }
 
 /* The variants of `file` (NULL: the session's last file) in the current

@@ -197,6 +197,10 @@ static const char usage_run[] =
 	"  --section NAME    sol, memory, compute, occupancy, stalls, roofline, or quick\n"
 	"                    (one pass: cheap enough for every save); profile: all\n"
 	"  --hot             hot spots: PC sampling mapped to SASS and source lines\n"
+	"  --cache-control all|none\n"
+	"                    as Nsight Compute's flag: all (default) flushes L2 before\n"
+	"                    every counter pass; none flushes before the first only, so\n"
+	"                    later passes start with what the previous one left in L2\n"
 	"\n"
 	"`kbench profile FILE` is `kbench run` with every section (and one trial\n"
 	"unless --trials says otherwise); counters need\n"
@@ -255,7 +259,8 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		{"json", no_argument, NULL, 'j'}, {"no-sweep", no_argument, NULL, 'n'},
 		{"timing", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
 		{"metrics", required_argument, NULL, 'M'}, {"section", required_argument, NULL, 'S'},
-		{"hot", no_argument, NULL, 'H'}, {NULL, 0, NULL, 0},
+		{"hot", no_argument, NULL, 'H'}, {"cache-control", required_argument, NULL, 'C'},
+		{NULL, 0, NULL, 0},
 	};
 	int ch;
 	optind = 1;
@@ -295,6 +300,12 @@ static int parse_run(int argc, char **argv, run_cli *c)
 			c->sections[c->o.nsections++] = optarg;
 			break;
 		case 'H': c->o.hot = true; break;
+		case 'C':
+			if (strcmp(optarg, "all") && strcmp(optarg, "none"))
+				return usage_error(usage_run, "--cache-control takes all or none, not '%s'",
+						   optarg);
+			c->o.cache_control = optarg;
+			break;
 		case 'h': fputs(usage_run, stdout); return -1;
 		default: fputs(usage_run, stderr); return EXIT_USAGE;
 		}
@@ -370,6 +381,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		json_decref(c.args);
 		return rc < 0 ? 0 : rc;
 	}
+	kb_log("cli: %s %s", profile ? "profile" : "run", c.o.path);
 	kb_runner *r = kb_runner_new(NULL);
 	json_t *res = NULL, *sweeps = NULL;
 	kb_buf deltas = KB_BUF_INIT;
@@ -382,7 +394,9 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		goto out;
 	}
 	status = run_exit(res);
+	kb_log("cli: result in");
 	record_run(c.o.path, res, &deltas);
+	kb_log("cli: recorded");
 	kb_spec spec;
 	if (!c.no_sweep && status == 0 && load_spec(c.o.path, &spec)) {
 		kb_app_sweep_and_tune(r, &c.o, &spec, show_progress, NULL, &sweeps, &err);
@@ -419,7 +433,9 @@ out:
 	json_decref(c.args);
 	for (int i = 0; i < c.nmetric_text; i++)
 		free(c.metric_text[i]);
-	kb_runner_free(r);
+	kb_log("cli: printed");
+	kb_runner_close(r); /* its teardown is not the user's wait */
+	kb_log("cli: runner released");
 	return status;
 }
 
@@ -708,6 +724,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return fputs(usage_main, stderr), EXIT_USAGE;
 	const char *verb = argv[1];
+	kb_log("cli: %s starts", verb);
 	if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help"))
 		return fputs(usage_main, stdout), 0;
 	if (!strcmp(verb, "--version") || !strcmp(verb, "version"))

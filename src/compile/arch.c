@@ -55,8 +55,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The hash of what decides the answer, or NULL when no driver is loaded. */
-static char *driver_key(void)
+/* See compile.h. */
+char *kb_compile_driver_key(void)
 {
 	kb_buf text = KB_BUF_INIT;
 	if (kb_file_read("/proc/driver/nvidia/version", &text, NULL) < 0) {
@@ -97,7 +97,7 @@ char *kb_compile_default_arch(void)
 	const char *env = getenv("KBENCH_ARCH");
 	if (env && *env)
 		return kb_xstrdup(env);
-	char *key = driver_key();
+	char *key = kb_compile_driver_key();
 	if (!key)
 		return kb_xstrdup("sm_90");
 	char *dir = kb_cache_dir("arch");

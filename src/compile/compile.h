@@ -404,6 +404,12 @@ int kb_compile_nvrtc_invocations(void);
 /* The default arch: $KBENCH_ARCH, else the present GPU's when a driver
  * answers, else "sm_90". A new string. */
 char *kb_compile_default_arch(void);
+/* The hash (hex) of what identifies the installed driver and GPUs: the
+ * kernel driver's version string, the GPUs' PCI addresses and models, and
+ * CUDA_VISIBLE_DEVICES; NULL when no driver is loaded.  It keys the caches
+ * of answers only the driver can give (the default arch, CUPTI's counter
+ * availability).  A new string. */
+char *kb_compile_driver_key(void);
 
 /* ===== unit.c ===== */
 

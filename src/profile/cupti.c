@@ -75,9 +75,11 @@
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
 #include <cupti_target.h>
+#include <cupti_version.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +125,7 @@ static struct {
 } api;
 
 static void *cupti_lib, *nvperf_lib;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT; /* prep's thread loads too */
 static int load_rc = 1; /* 1: not tried yet */
 static bool auto_refused; /* SetConfig refused auto range + user replay */
 static char load_msg[512];
@@ -142,7 +145,7 @@ static void preload_nvperf(void)
 		dlerror(); /* libcupti will search for it itself */
 }
 
-static int load(kb_err *err)
+static void load_once_now(void)
 {
 #ifdef UNDER_ASAN
 	load_rc = KB_EUNSUP;
@@ -163,6 +166,11 @@ static int load(kb_err *err)
 		if (load_rc == KB_OK)
 			preload_nvperf();
 	}
+}
+
+static int load(kb_err *err)
+{
+	pthread_once(&load_once, load_once_now);
 	if (load_rc < 0)
 		return kb_err_set(err, load_rc, KB_DOM_CUPTI, 0, "%s", load_msg);
 	return KB_OK;
@@ -587,6 +595,124 @@ int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, in
 	return rc;
 }
 
+/* ===== counter availability on disk =============================================== */
+
+/* cuptiProfilerGetCounterAvailability costs ~125 ms in every new process
+ * (H200, driver 580; 537 ms on a machine's first), and its image depends
+ * only on the GPU, the driver and CUPTI.  So it is kept, with the chip name,
+ * under kb_cache_dir("cupti"), keyed by kb_compile_driver_key (driver
+ * version, GPUs, CUDA_VISIBLE_DEVICES), CUPTI's API version and the device
+ * ordinal.  A stale image would make SetConfig fail: the collection then
+ * reads it live, rewrites the file and tries once more.  KBENCH_NO_CUPTI_CACHE=1
+ * always reads it live (for measuring what the cache saves). */
+#define AVAIL_MAGIC "kbench-cupti-availability 1"
+
+static char *avail_path(int ordinal)
+{
+	if (getenv("KBENCH_NO_CUPTI_CACHE") && *getenv("KBENCH_NO_CUPTI_CACHE"))
+		return NULL;
+	char *key = kb_compile_driver_key();
+	if (!key)
+		return NULL;
+	char *dir = kb_cache_dir("cupti");
+	char *path = kb_xasprintf("%s/%.32s-%d-%d.avail", dir, key, (int)CUPTI_API_VERSION, ordinal);
+	free(dir);
+	free(key);
+	return path;
+}
+
+/* The cached image of GPU `ordinal` and its chip name; false when none. */
+static bool avail_load(int ordinal, char *chip, size_t chip_size, uint8_t **image, size_t *size)
+{
+	char *path = avail_path(ordinal);
+	kb_buf b = KB_BUF_INIT;
+	bool ok = false;
+	if (path && kb_file_read(path, &b, NULL) == 0) {
+		/* "<magic> <chip> <size>\n" then the image's bytes */
+		char name[64];
+		size_t n = 0;
+		const char *nl = memchr(b.s, '\n', b.len);
+		if (nl && sscanf(b.s, AVAIL_MAGIC " %63s %zu", name, &n) == 2 && n > 0 &&
+		    (size_t)(b.s + b.len - (nl + 1)) == n && strlen(name) < chip_size) {
+			snprintf(chip, chip_size, "%s", name);
+			*image = kb_xmalloc(n);
+			memcpy(*image, nl + 1, n);
+			*size = n;
+			ok = true;
+		}
+	}
+	kb_buf_free(&b);
+	free(path);
+	return ok;
+}
+
+static void avail_save(int ordinal, const char *chip, const uint8_t *image, size_t size)
+{
+	char *path = avail_path(ordinal), *dir = kb_cache_dir("cupti");
+	if (path && kb_mkdirs(dir, NULL) == 0) {
+		kb_buf b = KB_BUF_INIT;
+		kb_buf_catf(&b, AVAIL_MAGIC " %s %zu\n", chip, size);
+		kb_buf_catn(&b, image, size);
+		kb_file_write(path, b.s, b.len, NULL); /* a cache: failing to write is no error */
+		kb_buf_free(&b);
+	}
+	free(dir);
+	free(path);
+}
+
+/* ===== preparing a collection while the GPU opens ================================== */
+
+struct kb_cupti_prep {
+	pthread_t thread;
+	bool started;
+	char **metrics;
+	int n;
+	double ms;
+};
+
+static void *prep_main(void *arg)
+{
+	kb_cupti_prep *p = arg;
+	double t = kb_now_ms();
+	char chip[64];
+	uint8_t *avail = NULL;
+	size_t avail_size = 0;
+	CUpti_Profiler_Host_Object *names;
+	config *cfg;
+	kb_err ignored = {0};
+	if (load(&ignored) == KB_OK && p->n > 0 && avail_load(0, chip, sizeof chip, &avail, &avail_size) &&
+	    offline_host(chip, &names, &ignored) == KB_OK)
+		config_get(names, chip, avail, avail_size, (const char *const *)p->metrics, p->n, &cfg,
+			   &ignored);
+	free(avail);
+	p->ms = kb_now_ms() - t;
+	return NULL;
+}
+
+kb_cupti_prep *kb_profile_cupti_prep_start(const char *const *metrics, int n)
+{
+	kb_cupti_prep *p = kb_xcalloc(1, sizeof *p);
+	p->metrics = kb_xcalloc((size_t)n + 1, sizeof *p->metrics);
+	for (int i = 0; i < n; i++)
+		p->metrics[p->n++] = kb_xstrdup(metrics[i] ? metrics[i] : "");
+	p->started = pthread_create(&p->thread, NULL, prep_main, p) == 0;
+	return p;
+}
+
+double kb_profile_cupti_prep_join(kb_cupti_prep *p)
+{
+	if (!p)
+		return 0;
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	double ms = p->ms;
+	for (int i = 0; i < p->n; i++)
+		free(p->metrics[i]);
+	free(p->metrics);
+	free(p);
+	return ms;
+}
+
 /* ===== the device side ============================================================= */
 
 struct kb_cupti {
@@ -595,12 +721,15 @@ struct kb_cupti {
 	char chip[64];
 	uint8_t *avail;             /* counter availability image */
 	size_t avail_size;
+	bool avail_cached;          /* read from the disk cache, not the driver */
 	CUpti_Profiler_Host_Object *host;   /* names and suggestions, with avail */
 	CUpti_RangeProfiler_Object *rp;     /* non-NULL while enabled */
 	unsigned rp_config;                 /* id of the config last set on rp */
 	bool keep_enabled;
+	bool flush_first_only;              /* --cache-control none */
 	bool user_range;                    /* of the current collection */
 	kb_profile__cupti_stats st;         /* of the last collection */
+	kb_profile__cupti_open_stats open;  /* of kb_profile_cupti_open */
 	uint8_t *data;              /* counter data image, reused */
 	size_t data_size;
 };
@@ -611,10 +740,22 @@ void kb_profile__cupti_keep_enabled(kb_cupti *c, bool on)
 	c->keep_enabled = on;
 }
 
+/* See profile_int.h. */
+void kb_profile__cupti_flush_every_pass(kb_cupti *c, bool on)
+{
+	c->flush_first_only = !on;
+}
+
 /* The step timings of the last collection (borrowed). */
 const kb_profile__cupti_stats *kb_profile__cupti_last(const kb_cupti *c)
 {
 	return &c->st;
+}
+
+/* The step timings of kb_profile_cupti_open (borrowed). */
+const kb_profile__cupti_open_stats *kb_profile__cupti_opened(const kb_cupti *c)
+{
+	return &c->open;
 }
 
 static const char *level_name(CUpti_Profiler_Support_Level l)
@@ -658,9 +799,14 @@ out:
 	return rc;
 }
 
+/* The live image from the driver (the first call that needs counter
+ * permission); saved to the disk cache. */
 static int read_availability(kb_cupti *c, kb_err *err)
 {
 	int rc = KB_OK;
+	free(c->avail);
+	c->avail = NULL;
+	c->avail_cached = false;
 	CUpti_Profiler_GetCounterAvailability_Params p =
 		PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
 	p.ctx = c->d->ctx;
@@ -670,19 +816,39 @@ static int read_availability(kb_cupti *c, kb_err *err)
 	p.pCounterAvailabilityImage = c->avail;
 	KB_CUPTI(err, cuptiProfilerGetCounterAvailability, &p);
 	c->avail_size = p.counterAvailabilityImageSize;
+	avail_save(c->d->info.ordinal, c->chip, c->avail, c->avail_size);
 out:
 	return rc;
+}
+
+/* The cached image when it is this chip's, else the live one. */
+static int availability(kb_cupti *c, kb_err *err)
+{
+	char chip[64];
+	uint8_t *image;
+	size_t size;
+	if (avail_load(c->d->info.ordinal, chip, sizeof chip, &image, &size)) {
+		if (!strcmp(chip, c->chip)) {
+			c->avail = image, c->avail_size = size, c->avail_cached = true;
+			return KB_OK;
+		}
+		free(image);
+	}
+	return read_availability(c, err);
 }
 
 /* Returns 0, KB_EPERM (counters not permitted), KB_EUNSUP, or a KB_E*. */
 int kb_profile_cupti_open(kb_device *d, kb_cupti **out, kb_err *err)
 {
 	*out = NULL;
+	double t = kb_now_ms();
 	int rc = load(err);
 	if (rc < 0)
 		return rc;
 	kb_cupti *c = kb_xcalloc(1, sizeof *c);
 	c->d = d;
+	c->open.ms_load = kb_now_ms() - t;
+	t = kb_now_ms();
 	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
 	CUpti_Profiler_Initialize_Params ip = PARAMS(CUpti_Profiler_Initialize_Params);
 	KB_CUPTI(err, cuptiProfilerInitialize, &ip);
@@ -693,10 +859,16 @@ int kb_profile_cupti_open(kb_device *d, kb_cupti **out, kb_err *err)
 	cp.deviceIndex = (size_t)d->info.ordinal;
 	KB_CUPTI(err, cuptiDeviceGetChipName, &cp);
 	snprintf(c->chip, sizeof c->chip, "%s", cp.pChipName ? cp.pChipName : "");
-	/* The first call that needs counter permission: probe it here. */
-	if ((rc = read_availability(c, err)) < 0)
+	c->open.ms_init = kb_now_ms() - t;
+	t = kb_now_ms();
+	/* Live, this is the first call that needs counter permission; cached,
+	 * a missing permission shows at the first collection instead. */
+	if ((rc = availability(c, err)) < 0)
 		goto out;
+	c->open.ms_avail = kb_now_ms() - t;
+	t = kb_now_ms();
 	rc = host_new(c->chip, c->avail, &c->host, err);
+	c->open.ms_host = kb_now_ms() - t;
 out:
 	if (rc < 0)
 		kb_profile_cupti_close(c);
@@ -831,12 +1003,15 @@ static int run_pass(kb_cupti *c, kb_launch_fn launch, void *ctx, bool *all, kb_e
 {
 	int rc = KB_OK;
 	*all = false;
-	if ((rc = kb_profile__flush_l2(c->d, err)) < 0)
+	double t0 = kb_now_ms();
+	if ((c->st.replays == 1 || !c->flush_first_only) && (rc = kb_profile__flush_l2(c->d, err)) < 0)
 		goto out;
 	KB_CU_CALL(err, cuStreamSynchronize(c->d->stream));
+	double t1 = kb_now_ms();
 	CUpti_RangeProfiler_Start_Params s = PARAMS(CUpti_RangeProfiler_Start_Params);
 	s.pRangeProfilerObject = c->rp;
 	KB_CUPTI(err, cuptiRangeProfilerStart, &s);
+	double t2 = kb_now_ms();
 	CUptiResult r = CUPTI_SUCCESS;
 	const char *failed = NULL;
 	if (c->user_range) {
@@ -849,6 +1024,7 @@ static int run_pass(kb_cupti *c, kb_launch_fn launch, void *ctx, bool *all, kb_e
 	}
 	if (!failed)
 		rc = launch(ctx, err);
+	double t3 = kb_now_ms();
 	if (!failed && c->user_range) {
 		CUpti_RangeProfiler_PopRange_Params po = PARAMS(CUpti_RangeProfiler_PopRange_Params);
 		po.pRangeProfilerObject = c->rp;
@@ -858,6 +1034,8 @@ static int run_pass(kb_cupti *c, kb_launch_fn launch, void *ctx, bool *all, kb_e
 	CUpti_RangeProfiler_Stop_Params p = PARAMS(CUpti_RangeProfiler_Stop_Params);
 	p.pRangeProfilerObject = c->rp;
 	CUptiResult r3 = api.cuptiRangeProfilerStop(&p);
+	kb_log("pass %d: flush %.1f  start %.1f  launch %.1f  stop %.1f ms", c->st.replays, t1 - t0,
+	       t2 - t1, t3 - t2, kb_now_ms() - t3);
 	if (!failed && r3 != CUPTI_SUCCESS)
 		r = r3, failed = "cuptiRangeProfilerStop";
 	if (rc < 0) /* the launch's own error first */
@@ -941,6 +1119,20 @@ out:
 	return rc;
 }
 
+/* A collection with the cached availability image failed at SetConfig:
+ * the image may be stale (a new GPU board behind the same key, say), so it
+ * is read live again, with a host object to match. */
+static int refresh_availability(kb_cupti *c, kb_err *err)
+{
+	int rc = read_availability(c, err);
+	if (rc == KB_OK) {
+		host_free(c->host);
+		c->host = NULL;
+		rc = host_new(c->chip, c->avail, &c->host, err);
+	}
+	return rc;
+}
+
 /* One launch under user replay, each pass after an L2 flush (see the top of
  * the file); values NAN on failure. */
 int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_launch_fn launch,
@@ -957,7 +1149,12 @@ int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_
 		return rc;
 	c->st.passes = cfg->passes;
 	KB_CU_CALL(err, cuCtxSetCurrent(c->d->ctx));
-	if ((rc = arm(c, cfg, metrics, n, err)) < 0 || (rc = run_passes(c, cfg, launch, ctx, err)) < 0 ||
+	if ((rc = arm(c, cfg, metrics, n, err)) < 0 && rc != KB_EPERM && c->avail_cached) {
+		disable(c);
+		if (refresh_availability(c, err) == KB_OK)
+			return kb_profile_cupti_collect(c, metrics, n, launch, ctx, values, err);
+	}
+	if (rc < 0 || (rc = run_passes(c, cfg, launch, ctx, err)) < 0 ||
 	    (rc = evaluate(c, cfg, metrics, n, values, err)) < 0) {
 		for (int i = 0; i < n; i++)
 			values[i] = NAN;

@@ -114,7 +114,9 @@ out:
 int kb_profile_device_open(kb_device **out_dev, int ordinal, kb_err *err)
 {
 	*out_dev = NULL;
+	double t = kb_now_ms();
 	int rc = kb_profile_device_count(err);
+	kb_log("device: cuInit %.1f ms", kb_now_ms() - t);
 	if (rc < 0)
 		return rc;
 	if (ordinal >= rc)
@@ -128,14 +130,17 @@ int kb_profile_device_open(kb_device **out_dev, int ordinal, kb_err *err)
 	KB_CU_CALL(err, cuDevicePrimaryCtxRetain(&d->ctx, d->cu_dev));
 	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
 	KB_CU_CALL(err, cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING));
+	kb_log("device: context %.1f ms", kb_now_ms() - t);
 	if ((rc = read_info(d, err)) < 0 || (rc = load_util(d, err)) < 0)
 		goto out;
+	kb_log("device: utility kernels %.1f ms", kb_now_ms() - t);
 	/* Twice the L2: reading it evicts every line a kernel could reuse. */
 	d->flush_bytes = (size_t)(d->info.l2_bytes > 0 ? d->info.l2_bytes : 64 << 20) * 2;
 	KB_CU_CALL(err, cuMemAlloc(&d->flush_buf, d->flush_bytes));
 	KB_CU_CALL(err, cuMemsetD8(d->flush_buf, 0x5A, d->flush_bytes));
 	KB_CU_CALL(err, cuMemAlloc(&d->sink, 16));
 	KB_CU_CALL(err, cuMemAlloc(&d->counter, 8));
+	kb_log("device: flush buffer %.1f ms", kb_now_ms() - t);
 	*out_dev = d;
 	return KB_OK;
 out:

@@ -183,10 +183,15 @@ int kb_profile__bind(kb_device *d, const kb_source *src, const kb_spec *spec,
 		kb_diags_free(&diags);
 		return rc;
 	}
-	if ((rc = resolve_function(d, k, b, bd, err)) < 0 ||
-	    (rc = alloc_buffers(src, spec, bd, err)) < 0 ||
+	double t = kb_now_ms();
+	if ((rc = resolve_function(d, k, b, bd, err)) < 0)
+		return rc;
+	kb_log("bind: module %.1f ms", kb_now_ms() - t);
+	t = kb_now_ms();
+	if ((rc = alloc_buffers(src, spec, bd, err)) < 0 ||
 	    (rc = bind_params(spec, k, bd->bufs, bd->nbufs, bd, err)) < 0)
 		return rc;
+	kb_log("bind: buffers %.1f ms", kb_now_ms() - t);
 	return KB_OK;
 }
 

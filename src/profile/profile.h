@@ -190,6 +190,8 @@ typedef struct {
 	const char *const *metrics;
 	int nmetrics;
 	bool hot;                 /* PC-sampling hot spots (needs cupti's library) */
+	bool passes_keep_l2;      /* counter passes after the first start without an L2
+				   * flush (ncu --cache-control none) */
 } kb_run_opts;
 
 enum { KB_TIMING_AUTO, KB_TIMING_EVENTS, KB_TIMING_GRAPH, KB_TIMING_DIFF };
@@ -233,7 +235,8 @@ typedef int (*kb_launch_fn)(void *ctx, kb_err *err);
 typedef struct kb_cupti kb_cupti;
 
 /* Opens CUPTI's profiler for the device: dlopen("libcupti.so.13"),
- * cuptiProfilerInitialize, the chip name, the counter availability image.
+ * cuptiProfilerInitialize, the chip name, the counter availability image
+ * (from the disk cache when this driver and GPU already gave it).
  * Returns 0; KB_EUNSUP when CUPTI is missing or refuses (err says why);
  * KB_EPERM when counters are not permitted (ERR_NVGPUCTRPERM: err holds the
  * explanation and the exact fix). */
@@ -256,6 +259,19 @@ int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, in
  * CUPTI gave no value). Returns 0, KB_EPERM, or a KB_E*. */
 int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_launch_fn launch,
 			     void *ctx, double *values, kb_err *err);
+
+/* The host-side work of a collection done on a thread while the caller
+ * opens the GPU: load libcupti, and, when this GPU's counter availability
+ * is cached on disk, check the names and build the config image (~100 ms
+ * of the Host API's ConfigAddMetrics for the full sections) into the
+ * in-process cache that kb_profile_cupti_check then hits.  Purely a cache
+ * warmer: errors are found again (and reported) by the calls that follow.
+ * Until kb_profile_cupti_prep_join returns, call nothing else of cupti.c.
+ * metrics are copied; n may be 0 (just the load). */
+typedef struct kb_cupti_prep kb_cupti_prep;
+kb_cupti_prep *kb_profile_cupti_prep_start(const char *const *metrics, int n);
+/* Waits for the thread and frees p (NULL ok); wall ms it ran, for logs. */
+double kb_profile_cupti_prep_join(kb_cupti_prep *p);
 
 /* ===== pcsample.c: hot spots (CUPTI PC sampling) ===== */
 

@@ -167,6 +167,10 @@ int kb_profile__pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repea
  * 1-pass collection costs ~15 ms instead of ~160 ms (H200); it is re-enabled
  * when the metric list changes. */
 void kb_profile__cupti_keep_enabled(kb_cupti *c, bool on);
+/* cupti.c: flush L2 before every pass (the default, ncu's --cache-control
+ * all) or before the first only (--cache-control none: a later pass starts
+ * with what the previous one left in L2). */
+void kb_profile__cupti_flush_every_pass(kb_cupti *c, bool on);
 /* What the last kb_profile_cupti_collect cost, wall ms per step. */
 typedef struct {
 	double ms_check;          /* names + config image (cached after the first) */
@@ -181,6 +185,14 @@ typedef struct {
 	bool enabled;             /* this collection enabled the range profiler */
 } kb_profile__cupti_stats;
 const kb_profile__cupti_stats *kb_profile__cupti_last(const kb_cupti *c);
+/* What kb_profile_cupti_open cost, wall ms per step. */
+typedef struct {
+	double ms_load;           /* dlopen of libcupti and libnvperf_host */
+	double ms_init;           /* cuptiProfilerInitialize .. chip name */
+	double ms_avail;          /* counter availability image */
+	double ms_host;           /* host object for names */
+} kb_profile__cupti_open_stats;
+const kb_profile__cupti_open_stats *kb_profile__cupti_opened(const kb_cupti *c);
 
 /* nvml.c: the names of the clock-event reason bits set in mask ("gpu_idle",
  * "sw_power_cap" ...; unknown bits as one "0x.." string). A new array. */

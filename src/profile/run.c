@@ -489,6 +489,19 @@ static int launch_once(void *ctx, kb_err *err)
 	return kb_profile__launch(c->d, &c->bd, err);
 }
 
+/* Where a collection's time went (cupti.c's step timings), for
+ * bench/profile_breakdown.sh. */
+static json_t *steps_json(const kb_cupti *cupti)
+{
+	const kb_profile__cupti_stats *st = kb_profile__cupti_last(cupti);
+	const kb_profile__cupti_open_stats *op = kb_profile__cupti_opened(cupti);
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:f}", "config_image",
+			 st->ms_check, "enable", st->ms_enable, "set_config", st->ms_config,
+			 "passes", st->ms_run, "evaluate", st->ms_eval, "disable", st->ms_disable,
+			 "replays", st->replays, "open_load", op->ms_load, "open_init", op->ms_init,
+			 "open_availability", op->ms_avail, "open_host", op->ms_host);
+}
+
 /* Counters for one launch (cupti.c flushes the L2 before each pass, as for
  * the timed launches). Not permitted / no CUPTI is part of the result, not
  * a failed run. */
@@ -497,6 +510,7 @@ static void collect_counters(run_ctx *c, json_t *result)
 	double *vals = kb_xcalloc((size_t)c->o->nmetrics + 1, sizeof *vals);
 	kb_err err = {0};
 	double t0 = kb_now_ms();
+	kb_profile__cupti_flush_every_pass(c->o->cupti, !c->o->passes_keep_l2);
 	int rc = kb_profile_cupti_collect(c->o->cupti, c->o->metrics, c->o->nmetrics, launch_once, c,
 					  vals, &err);
 	json_t *ctr = json_object();
@@ -506,6 +520,9 @@ static void collect_counters(run_ctx *c, json_t *result)
 					    isfinite(vals[i]) ? json_real(vals[i]) : json_null());
 		json_object_set_new(result, "counters", ctr);
 		json_object_set_new(result, "counters_ms", json_real(kb_now_ms() - t0));
+		json_object_set_new(result, "counters_steps_ms", steps_json(c->o->cupti));
+		json_object_set_new(result, "cache_control",
+				    json_string(c->o->passes_keep_l2 ? "none" : "all"));
 	} else {
 		json_decref(ctr);
 		json_object_set_new(result, "counters_error",
@@ -631,6 +648,14 @@ static int setup(run_ctx *c, const kb_kernels *all, kb_err *err)
 	return KB_OK;
 }
 
+/* Adds the wall ms since *t to phases under name; *t becomes now. */
+static void phase_done(json_t *phases, const char *name, double *t)
+{
+	double now = kb_now_ms();
+	json_object_set_new(phases, name, json_real(now - *t));
+	*t = now;
+}
+
 int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 		   const kb_kernels *all, const kb_kernel *k, const kb_build *b,
 		   const kb_run_opts *o, json_t **result, bool *sticky, kb_err *err)
@@ -639,8 +664,11 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	pending_check pc = {0};
 	*sticky = false;
 	*result = json_object();
+	json_t *phases = json_object(); /* wall ms per step, for the breakdown bench */
+	double t_phase = kb_now_ms();
 	kb_cu.cuCtxResetPersistingL2Cache(); /* no access-policy window survives a run */
 	int rc = setup(&c, all, err);
+	phase_done(phases, "setup", &t_phase);
 	if (rc < 0)
 		goto out;
 	json_t *launch = launch_json(&c.bd), *check = json_object();
@@ -660,6 +688,7 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	double t_check = kb_now_ms();
 	if ((rc = check_trials(&c, check, &correct, &pc, err)) < 0)
 		goto out;
+	phase_done(phases, "trials", &t_phase);
 	/* GPU work overlaps the last trial's CPU reference (pending_check). */
 	if (correct && o->time_it) {
 		json_t *timing = NULL;
@@ -669,15 +698,20 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 			goto out;
 		}
 		json_object_set_new(*result, "timing", timing);
+		phase_done(phases, "timing", &t_phase);
 	}
 	/* Counters and hot spots describe the kernel as it is, right or wrong. */
-	if (o->cupti && o->nmetrics > 0 && !*sticky)
+	if (o->cupti && o->nmetrics > 0 && !*sticky) {
 		collect_counters(&c, *result);
+		phase_done(phases, "counters", &t_phase);
+	}
 	if (o->hot && !*sticky)
 		collect_hot(&c, json_number_value(json_object_get(json_object_get(*result, "timing"),
 								  "median_us")), *result);
+	phase_done(phases, "hot", &t_phase);
 	if ((rc = join_check(&pc, &correct, err)) < 0)
 		goto out;
+	phase_done(phases, "reference_wait", &t_phase);
 	json_object_set_new(check, "ms", json_pack("{s:f, s:f, s:f, s:f, s:f}", "total",
 						   kb_now_ms() - t_check, "gpu", c.ms_gpu,
 						   "readback", c.ms_readback, "reference",
@@ -687,6 +721,8 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 		json_object_del(*result, "timing");
 	else if (json_object_get(*result, "timing") && (rc = recheck(&c, check, &correct, err)) < 0)
 		goto out;
+	phase_done(phases, "recheck", &t_phase);
+	json_object_set(*result, "phases_ms", phases);
 	json_object_set_new(check, "correct", json_boolean(correct));
 	json_object_set_new(*result, "verdict", json_string(correct ? "CORRECT" : "INCORRECT"));
 out:
@@ -694,6 +730,7 @@ out:
 		kb_err ignored;
 		join_check(&pc, &correct, &ignored);
 	}
+	json_decref(phases);
 	free_ref_outs(&c);
 	free_ref_kernel(&c);
 	if (!*sticky)

@@ -298,6 +298,31 @@ int kb_runner_starts(const kb_runner *r)
 	return r->starts;
 }
 
+/* Waits up to ms for the worker to exit: its end of the result pipe closes
+ * when it does (woken at once, not by polling), then it is reaped. */
+static void wait_for_exit(kb_runner *r, int ms)
+{
+	double deadline = kb_now_ms() + ms;
+	char sink[4096];
+	while (r->from_fd >= 0 && !worker_gone(r)) {
+		int left = (int)(deadline - kb_now_ms());
+		if (left <= 0)
+			return;
+		struct pollfd p = {.fd = r->from_fd, .events = POLLIN};
+		int n = poll(&p, 1, left);
+		if (n < 0 && errno != EINTR)
+			return;
+		if (n > 0 && read(r->from_fd, sink, sizeof sink) == 0) {
+			/* EOF: the worker is exiting; its pid is reaped just after */
+			for (int i = 0; i < 2000 && !worker_gone(r); i++)
+				usleep(1000);
+			return;
+		}
+	}
+}
+
+static void release(kb_runner *r);
+
 void kb_runner_free(kb_runner *r)
 {
 	if (!r)
@@ -310,9 +335,31 @@ void kb_runner_free(kb_runner *r)
 		close(r->to_fd);
 		r->to_fd = -1;
 		/* A worker stuck in a kernel never reads "quit": give it 2 s. */
-		for (int i = 0; i < 200 && !worker_gone(r); i++)
-			usleep(10000);
+		wait_for_exit(r, 2000);
 	}
+	release(r);
+}
+
+void kb_runner_close(kb_runner *r)
+{
+	if (!r)
+		return;
+	if (r->pid > 0 && r->to_fd >= 0) {
+		json_t *q = json_pack("{s:s}", "type", "quit");
+		kb_err err;
+		char *bye = NULL;
+		/* "bye" says it will finish even when we are gone (no PDEATHSIG) */
+		if (send_request(r, q, &err) == 0 && next_frame(r, kb_now_ms() + 500, &bye) == WAIT_FRAME)
+			r->pid = -1; /* not ours to reap any more: it exits by itself */
+		free(bye);
+		json_decref(q);
+	}
+	release(r);
+}
+
+/* Kills a worker still held, closes the pipes, frees r. */
+static void release(kb_runner *r)
+{
 	reap(r, true);
 	if (r->cancel[0] >= 0) {
 		close(r->cancel[0]);

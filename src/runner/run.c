@@ -232,6 +232,8 @@ static void add_profile(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r,
 	json_t *ctr = json_object_get(r, "counters");
 	if (c->ms_cupti_open > 0)
 		json_object_set_new(r, "cupti_open_ms", json_real(c->ms_cupti_open));
+	if (c->ms_prep > 0)
+		json_object_set_new(r, "cupti_prep_ms", json_real(c->ms_prep));
 	if (ctr) {
 		const kb_device_info *info = kb_profile_device_info(c->dev);
 		json_t *ceil = NULL;
@@ -268,9 +270,8 @@ static json_t *fault_result(kb_runner__ctx *c, const kb_err *err, json_t *last, 
 	return r;
 }
 
-/* The metric names a request asks for: "metrics" and every metric of its
- * "sections" (a new array of borrowed names). */
-static const char **wanted_metrics(json_t *req, int *n)
+/* See runner_int.h. */
+const char **kb_runner__wanted_metrics(json_t *req, int *n)
 {
 	const kb_section *secs[16];
 	int ns = 0;
@@ -303,6 +304,8 @@ static const char **wanted_metrics(json_t *req, int *n)
 static int need_cupti(kb_runner__ctx *c, kb_err *err)
 {
 	static kb_err first;
+	c->ms_prep = kb_profile_cupti_prep_join(c->prep); /* cupti.c is ours again */
+	c->prep = NULL;
 	if (*c->cupti_rc == 1) {
 		double t0 = kb_now_ms();
 		*c->cupti_rc = kb_profile_cupti_open(c->dev, c->cupti, &first);
@@ -325,6 +328,8 @@ static void fill_opts(kb_runner__ctx *c, json_t *req, kb_run_opts *o, progress_t
 	o->timing_mode = !mode ? KB_TIMING_AUTO : !strcmp(mode, "graph") ? KB_TIMING_GRAPH
 		       : !strcmp(mode, "events") ? KB_TIMING_EVENTS
 		       : !strcmp(mode, "diff") ? KB_TIMING_DIFF : KB_TIMING_AUTO;
+	const char *cache = json_string_value(json_object_get(req, "cache_control"));
+	o->passes_keep_l2 = cache && !strcmp(cache, "none");
 	o->progress = tap;
 	o->progress_ctx = t;
 	o->nvml = c->nvml;
@@ -369,7 +374,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	fill_opts(c, req, &o, &t);
 	kb_err cupti_err = {0};
 	int passes = 0;
-	const char **metrics = wanted_metrics(req, &o.nmetrics);
+	const char **metrics = kb_runner__wanted_metrics(req, &o.nmetrics);
 	o.metrics = metrics;
 	o.hot = hot;
 	if ((o.nmetrics > 0 || hot) && need_cupti(c, &cupti_err) == 0) {

@@ -17,6 +17,8 @@ typedef struct {
 	kb_progress_fn progress;
 	void *progress_ctx;
 	bool sticky;          /* set when the GPU context died */
+	kb_cupti_prep *prep;  /* CUPTI host work begun while the GPU opened */
+	double ms_prep;       /* how long that ran (joined in need_cupti) */
 } kb_runner__ctx;
 
 /* Writes one frame with msg (consumed). Returns 0 or KB_EIO. */
@@ -25,5 +27,8 @@ int kb_runner__send(int fd, json_t *msg);
 json_t *kb_runner__error_result(const char *status, const kb_err *err);
 /* Handles one "run" request (run.c). Returns the result message. */
 json_t *kb_runner__run(kb_runner__ctx *c, json_t *req);
+/* The metric names a request asks for: "metrics" and every metric of its
+ * "sections" (a new array of borrowed names; free the array). */
+const char **kb_runner__wanted_metrics(json_t *req, int *n);
 
 #endif

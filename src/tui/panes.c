@@ -21,18 +21,19 @@ static void summary(const kb_tui__result *r, kb_buf *out)
 {
 	if (r->error[0])
 		kb_buf_catf(out, "error: %s\n\n", r->error);
-	if (r->compiled) {
+	/* errors first, then the verdict and time, then the compile's details */
+	if (r->compiled)
 		kb_diag_render(&r->unit.diags, out, false);
-		kb_app_compile_render(&r->unit, out);
-	}
 	if (r->run) {
-		kb_buf_cat(out, "\n");
 		kb_app_run_render(r->run, out);
 		if (r->deltas)
 			kb_buf_cat(out, r->deltas);
-	} else if (r->compiled && r->unit.status == 0) {
-		kb_buf_cat(out, "\n(not run: running needs a GPU; this pane shows the compile)\n");
+		kb_buf_cat(out, "\n");
 	}
+	if (r->compiled)
+		kb_app_compile_render(&r->unit, out);
+	if (!r->run && r->compiled && r->unit.status == 0)
+		kb_buf_cat(out, "\n(not run: running needs a GPU; this pane shows the compile)\n");
 	if (r->note[0])
 		kb_buf_catf(out, "\n%s\n", r->note);
 }

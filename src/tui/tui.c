@@ -388,6 +388,40 @@ static int utf8_prefix(const char *p, int n, int cols)
 	return i;
 }
 
+/* A prefix of p[0..n) for one row of cols columns: the whole text if it
+ * fits, else up to the last space in the row's second half (a word is not
+ * cut), else the row full. */
+static int wrap_prefix(const char *p, int n, int cols)
+{
+	int fit = utf8_prefix(p, n, cols);
+	if (fit >= n)
+		return n;
+	for (int i = fit; i > fit / 2; i--)
+		if (p[i] == ' ')
+			return i;
+	return fit;
+}
+
+/* Where continuation rows of a wrapped pane line start: under the value of
+ * a "  label   value" line (a word, then two or more spaces), at the indent
+ * of a line indented 4 or more, else two columns in; never more than a
+ * third of the width. */
+static int hang_indent(const char *p, int n, int cols)
+{
+	int i = 0;
+	while (i < n && p[i] == ' ')
+		i++;
+	if (i >= 4 && i <= cols / 3) /* itself a continuation: keep its indent */
+		return i;
+	while (i < n && p[i] != ' ')
+		i++;
+	int gap = 0;
+	while (i + gap < n && p[i + gap] == ' ')
+		gap++;
+	int col = i + gap;
+	return gap >= 2 && col < n && col <= cols / 3 ? col : 2;
+}
+
 /* The panes read from the session (libgit2: ~10 ms for 60 variants) are
  * made again only when what they show can have changed: a new result, a
  * selection, the pane or its size, a replay step; or after 2 s, for
@@ -434,12 +468,16 @@ static void draw_pane(tui *t)
 		bool mark = (t->pane == KB_TUI__PANE_SASS || t->pane == KB_TUI__PANE_VARIANTS) && *p == '>';
 		if (mark)
 			attron(COLOR_PAIR(C_MARK));
-		/* long lines wrap, continued two columns in */
-		int off = utf8_prefix(p, n, r.w);
+		/* long lines wrap at a space where one is near, continued under
+		 * the value column ("  label     value") */
+		int hang = hang_indent(p, n, r.w);
+		int off = wrap_prefix(p, n, r.w);
 		mvaddnstr(r.y + row, r.x, p, off);
 		while (off < n && row + 1 < r.h) {
-			int part = utf8_prefix(p + off, n - off, r.w - 2);
-			mvaddnstr(r.y + ++row, r.x + 2, p + off, part);
+			while (off < n && p[off] == ' ')
+				off++;
+			int part = wrap_prefix(p + off, n - off, r.w - hang);
+			mvaddnstr(r.y + ++row, r.x + hang, p + off, part);
 			off += part;
 		}
 		if (mark)

@@ -527,6 +527,14 @@ static void test_report__deltas(void)
 	T_OK(!strstr(t.s, "previous"));
 	T_OK(!strstr(t.s, "new best"));
 	kb_buf_free(&t);
+	/* 0.5% under v1 with a 1.1% CV is a tie, not a new best */
+	json_decref(s.v[2].note);
+	s.v[2].note = note(48, 62.5, true, 512.4 * 0.995, 0.011);
+	kb_app_deltas_text(s.v, 4, "v3", &t);
+	T_CONTAINS(t.s, "vs v1 (previous, best so far): same within noise");
+	T_CONTAINS(t.s, "v3 ties v1, the best so far, within the noise\n");
+	T_OK(!strstr(t.s, "new best"));
+	kb_buf_free(&t);
 	/* an INCORRECT or unrun variant gets no delta at all */
 	kb_app_deltas_text(s.v, 4, "v2", &t);
 	kb_app_deltas_text(s.v, 4, "v4", &t);
