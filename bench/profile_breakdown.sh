@@ -13,12 +13,16 @@ export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kbench-cache}
 echo "profile breakdown  $F  $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 "$KB" calibrate > /dev/null 2>&1
 "$KB" profile "$F" --json > "$T/warm.json" 2>/dev/null # compile cache, arch probe
-for mode in no-cache cache; do
+# back to back: the previous runner may still be tearing down (it is not
+# waited for); rested: 2 s after it
+for mode in no-cache back-to-back rested; do
 	for i in 1 2 3; do
 		[ $mode = no-cache ] && export KBENCH_NO_CUPTI_CACHE=1 || unset KBENCH_NO_CUPTI_CACHE
+		[ $mode = rested ] && sleep 2
 		rm -f "$T/log"
 		s=$(date +%s%N); KBENCH_LOG=$T/log "$KB" profile "$F" --json > "$T/kb.json" 2>/dev/null; e=$(date +%s%N)
-		echo "cold kbench profile, availability $mode #$i: $(( (e - s) / 1000000 )) ms wall"
+		echo "cold kbench profile, $mode #$i: $(( (e - s) / 1000000 )) ms wall;" \
+		     "$(grep -o 'cuInit [0-9.]*' "$T/log"), $(grep -o 'pass 1: .*start [0-9.]*' "$T/log" | sed 's/flush.*start/first Start/')"
 	done
 done
 python3 - "$T/kb.json" <<'PY'

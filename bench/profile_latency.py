@@ -52,5 +52,56 @@ walls.sort()
 print("every section (%d metrics, %d passes) through the warm runner: %.0f ms median of 3"
       " (counters %.0f ms)" % (len(r.get("counters", {})), r.get("counters_passes", 0), walls[1],
                                r.get("counters_ms", 0)))
-call(p, {"type": "quit"}) if False else None
 p.stdin.close(); p.wait(timeout=20)
+
+
+def save_loop(env_extra, req=quick):
+    """The TUI's loop: every request a run + quick counters; returns the wall
+    ms and the kernel's timed median (us) of each."""
+    q = subprocess.Popen([KB, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         env=dict(os.environ, **env_extra))
+    call(q, req)
+    walls, medians, counters = [], [], []
+    for _ in range(N):
+        r, ms = call(q, req)
+        walls.append(ms)
+        medians.append(r["timing"]["median_us"])
+        counters.append(r["counters"])
+    q.stdin.close(); q.wait(timeout=20)
+    return sorted(walls), sorted(medians), counters
+
+
+def spread(cs):
+    """Largest (max-min)/median over the requests, per counter, in %."""
+    out = {}
+    for k in cs[0]:
+        v = sorted(c[k] for c in cs if c.get(k) is not None)
+        if v and v[len(v) // 2]:
+            out[k] = (v[-1] - v[0]) / abs(v[len(v) // 2]) * 100
+    return out
+
+
+# Kept enabled between requests, the range profiler would cost one cheap
+# Start instead of a first Start per request; but the next request's timed
+# launches then run under an enabled (not started) profiler.  Both measured.
+w0, m0, c0 = save_loop({"KBENCH_IDLE_PROFILER": "1"})
+w1, m1, c1 = save_loop({})
+for name, w, m in (("profiler disabled between requests (KBENCH_IDLE_PROFILER=1)", w0, m0),
+                   ("profiler kept enabled between counter requests (default)", w1, m1)):
+    print("save loop, %s: run + quick counters %.0f ms median; kernel time %.2f us median"
+          " (min %.2f, max %.2f)" % (name, w[N // 2], m[N // 2], m[0], m[-1]))
+# the counters must not change with it: every quick counter, kept vs not
+print("quick counters, kept vs disabled (median of %d each):" % N)
+for k in sorted(c0[0]):
+    a = sorted(c[k] for c in c0)[N // 2]
+    b = sorted(c[k] for c in c1)[N // 2]
+    d = 0.0 if a == b else (b - a) / max(abs(a), 1e-30) * 100
+    print("  %-64s %14.6g %14.6g %7.2f%%" % (k, a, b, d))
+# A kernel short enough to be timed as a CUDA graph (about 4 us): the same
+# comparison, for the other timing mode.
+short = {"type": "run", "path": "tests/fixtures/session/v1.cu", "sections": ["quick"]}
+ws0, ms0, _ = save_loop({"KBENCH_IDLE_PROFILER": "1"}, short)
+ws1, ms1, _ = save_loop({}, short)
+for name, w, m in (("disabled", ws0, ms0), ("kept enabled", ws1, ms1)):
+    print("short kernel (graph timing), profiler %s: %.0f ms per save; kernel time %.3f us median"
+          " (min %.3f, max %.3f)" % (name, w[N // 2], m[N // 2], m[0], m[-1]))

@@ -25,11 +25,17 @@ for spec in "kernels/softmax.cu softmax_rows" "tests/fixtures/kernels/copy.cu co
 	rm -f "$T"/*.ms
 	"$KB" profile "$f" --json > "$T/warm.json" 2>/dev/null # compile cache, availability cache
 	metrics=$(python3 -c "import json; print(','.join(sorted(json.load(open('$T/warm.json'))['counters'])))")
+	for i in 1 2 3; do # what ncu's target costs by itself
+		sleep 1; t0=$(ms)
+		"$KB" run "$f" --no-sweep --trials 1 --timing events --timeout 300 > /dev/null 2>&1
+		t1=$(ms); echo $((t1 - t0)) >> "$T/target.ms"
+	done
 	for cc in all none; do
 		for i in 1 2 3; do
-			t0=$(ms); "$KB" profile "$f" --json --cache-control $cc > "$T/kb-$cc-$i.json" 2>/dev/null; t1=$(ms)
+			# each tool starts 1 s after the last process (no overlap with a teardown)
+			sleep 1; t0=$(ms); "$KB" profile "$f" --json --cache-control $cc > "$T/kb-$cc-$i.json" 2>/dev/null; t1=$(ms)
 			echo $((t1 - t0)) >> "$T/kb-$cc.ms"
-			t0=$(ms)
+			sleep 1; t0=$(ms)
 			$NCU --metrics "$metrics" --clock-control none --cache-control $cc -f -o "$T/ncu-$cc-$i" \
 			     --target-processes all -k "regex:^$k\$" --launch-skip 1 --launch-count 1 \
 			     "$KB" run "$f" --no-sweep --trials 1 --timing events --timeout 300 > "$T/ncu.log" 2>&1
@@ -59,6 +65,8 @@ def wall(tool, cc):
     return [int(l) for l in open("%s/%s-%s.ms" % (T, tool, cc))]
 src = json.load(open("%s/ncu-all-1.json" % T))["source"]
 print("\n%s (ncu values via %s)" % (f, src))
+tw = [int(l) for l in open("%s/target.ms" % T)]
+print("  ncu's target alone (kbench run --trials 1 --timing events): median %d ms (%s)" % (st.median(tw), "/".join(map(str, tw))))
 for cc in ("none", "all"):
     kw, nw = wall("kb", cc), wall("ncu", cc)
     print("  wall, --cache-control %s: kbench profile median %d ms (%s), ncu median %d ms (%s): ncu/kbench %.2fx"

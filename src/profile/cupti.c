@@ -889,6 +889,14 @@ static void disable(kb_cupti *c)
 	c->st.ms_disable += kb_now_ms() - t;
 }
 
+void kb_profile_cupti_idle(kb_cupti *c)
+{
+	if (c) {
+		c->keep_enabled = false;
+		disable(c);
+	}
+}
+
 /* Disables, frees the host object, cuptiProfilerDeInitialize; NULL ok. */
 void kb_profile_cupti_close(kb_cupti *c)
 {
@@ -1164,6 +1172,8 @@ int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_
 		if (!isfinite(values[i]))
 			values[i] = NAN;
 out:
+	/* (kept enabled, the same multi-pass list again starts at pass 0:
+	 * test_profile_cupti.c, "kept enabled, same list") */
 	if (!c->keep_enabled || rc < 0)
 		disable(c);
 	return rc;

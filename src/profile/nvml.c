@@ -158,6 +158,33 @@ static const char *nvml_str(nvmlReturn_t r)
 
 /* ---- open / close ------------------------------------------------------------- */
 
+struct kb_nvml_preload {
+	pthread_t thread;
+	bool started;
+};
+
+static void *preload_main(void *arg)
+{
+	(void)arg;
+	if (nvml_load(NULL) == KB_OK)
+		api.Init(); /* never shut down: see profile.h */
+	return NULL;
+}
+
+kb_nvml_preload *kb_profile_nvml_preload(void)
+{
+	kb_nvml_preload *p = kb_xcalloc(1, sizeof *p);
+	p->started = pthread_create(&p->thread, NULL, preload_main, NULL) == 0;
+	return p;
+}
+
+void kb_profile_nvml_preload_join(kb_nvml_preload *p)
+{
+	if (p && p->started)
+		pthread_join(p->thread, NULL);
+	free(p);
+}
+
 int kb_profile_nvml_open(const char *pci_bus, kb_nvml **out, kb_err *err)
 {
 	*out = NULL;

@@ -516,18 +516,23 @@ static void draw_status(tui *t)
 					  "unsaved edits: quit anyway? (y/n) ",
 					  "a recovered buffer is newer than the file: use it? (y/n) "};
 	const kb_diag *d = diag_on(t, t->ed->cur.line + 1);
+	char keys[160];
+	snprintf(keys, sizeof keys, "%d:%d  %s", t->ed->cur.line + 1, t->ed->cur.col + 1,
+		 t->steps ? "replay: n/p step  < > first/last  F2/F3 panes  ^F find  F1 help  ^Q quit"
+			  : "^S save+run  F5 run  F8 profile  F2/F3 panes  ^Z undo  ^F find  F1 help  ^Q quit");
+	char said[512] = "";
 	if (t->prompt != P_NONE)
-		mvprintw(LINES - 1, 0, " %s%s", asks[t->prompt], t->input.s ? t->input.s : "");
+		snprintf(said, sizeof said, "%s%s", asks[t->prompt], t->input.s ? t->input.s : "");
 	else if (kb_now_ms() < t->msg_until)
-		mvprintw(LINES - 1, 0, " %s", t->msg);
+		snprintf(said, sizeof said, "%s", t->msg);
 	else if (d)
-		mvprintw(LINES - 1, 0, " %d:%d: %s", d->line, d->col, d->msg);
-	else if (t->steps)
-		mvprintw(LINES - 1, 0, " %d:%d  replay: n/p step  < > first/last  F2/F3 panes  ^F find  F1 help  ^Q quit",
-			 t->ed->cur.line + 1, t->ed->cur.col + 1);
+		snprintf(said, sizeof said, "%d:%d: %s", d->line, d->col, d->msg);
+	if (!said[0])
+		mvprintw(LINES - 1, 0, " %s", keys);
+	else if (t->prompt == P_NONE && (int)(strlen(said) + strlen(keys)) + 6 <= COLS)
+		mvprintw(LINES - 1, 0, " %s  |  %s", said, keys); /* a message, and the keys still */
 	else
-		mvprintw(LINES - 1, 0, " %d:%d  ^S save+run  F5 run  F8 profile  F2/F3 panes  ^Z undo  ^F find  F1 help  ^Q quit",
-			 t->ed->cur.line + 1, t->ed->cur.col + 1);
+		mvprintw(LINES - 1, 0, " %s", said);
 	attroff(COLOR_PAIR(C_STATUS));
 }
 
