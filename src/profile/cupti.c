@@ -889,14 +889,6 @@ static void disable(kb_cupti *c)
 	c->st.ms_disable += kb_now_ms() - t;
 }
 
-void kb_profile_cupti_idle(kb_cupti *c)
-{
-	if (c) {
-		c->keep_enabled = false;
-		disable(c);
-	}
-}
-
 /* Disables, frees the host object, cuptiProfilerDeInitialize; NULL ok. */
 void kb_profile_cupti_close(kb_cupti *c)
 {

@@ -192,9 +192,6 @@ typedef struct {
 	bool hot;                 /* PC-sampling hot spots (needs cupti's library) */
 	bool passes_keep_l2;      /* counter passes after the first start without an L2
 				   * flush (ncu --cache-control none) */
-	bool counters_last;       /* nothing after the counters needs CUPTI idle: leave
-				   * the profiler enabled (its Disable, ~11 ms, waits
-				   * for kb_profile_cupti_idle or close) */
 } kb_run_opts;
 
 enum { KB_TIMING_AUTO, KB_TIMING_EVENTS, KB_TIMING_GRAPH, KB_TIMING_DIFF };
@@ -278,10 +275,6 @@ int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_
  * warmer: errors are found again (and reported) by the calls that follow.
  * Until kb_profile_cupti_prep_join returns, call nothing else of cupti.c.
  * metrics are copied; n may be 0 (just the load). */
-/* Disables the range profiler when a collection left it enabled (see
- * kb_run_opts.counters_last): call before anything that launches kernels
- * for timing or PC sampling in a later request.  NULL ok. */
-void kb_profile_cupti_idle(kb_cupti *c);
 typedef struct kb_cupti_prep kb_cupti_prep;
 kb_cupti_prep *kb_profile_cupti_prep_start(const char *const *metrics, int n);
 /* Waits for the thread and frees p (NULL ok); wall ms it ran, for logs. */

@@ -511,7 +511,6 @@ static void collect_counters(run_ctx *c, json_t *result)
 	kb_err err = {0};
 	double t0 = kb_now_ms();
 	kb_profile__cupti_flush_every_pass(c->o->cupti, !c->o->passes_keep_l2);
-	kb_profile__cupti_keep_enabled(c->o->cupti, c->o->counters_last && !c->o->hot);
 	int rc = kb_profile_cupti_collect(c->o->cupti, c->o->metrics, c->o->nmetrics, launch_once, c,
 					  vals, &err);
 	json_t *ctr = json_object();

@@ -377,9 +377,6 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	const char **metrics = kb_runner__wanted_metrics(req, &o.nmetrics);
 	o.metrics = metrics;
 	o.hot = hot;
-	/* the request is the runner's last CUPTI work until the next one, which
-	 * starts with kb_profile_cupti_idle */
-	o.counters_last = true;
 	if ((o.nmetrics > 0 || hot) && need_cupti(c, &cupti_err) == 0) {
 		o.cupti = *c->cupti;
 		if (o.nmetrics && (rc = kb_profile_cupti_check(o.cupti, metrics, o.nmetrics, &passes,

@@ -161,31 +161,12 @@ static kb_cupti_prep *start_prep(server *s, json_t *req)
 	return p;
 }
 
-/* Whether the range profiler a counter request left enabled may stay so for
- * this request: only when it asks for counters too (the TUI's save loop with
- * the quick tier).  Kept, a save costs one cheap Start instead of a first
- * Start (~150 ms): 147 vs 288 ms per save, and the kernel's timed median
- * unchanged (161.4 vs 161.7 us; H200, bench/profile_latency.txt).  Not for
- * plain runs, calibration, PC sampling or CUPTI activity timestamps, which
- * need it off; $KBENCH_IDLE_PROFILER always turns it off (for measuring). */
-static bool keeps_profiler(json_t *req, const char *type)
-{
-	if (!type || strcmp(type, "run") || json_is_true(json_object_get(req, "hot")) ||
-	    getenv("KBENCH_CUPTI") || getenv("KBENCH_IDLE_PROFILER"))
-		return false;
-	int n;
-	free(kb_runner__wanted_metrics(req, &n));
-	return n > 0;
-}
-
 static json_t *dispatch(server *s, json_t *req)
 {
 	const char *type = json_string_value(json_object_get(req, "type"));
 	if (!type)
 		return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
 				 "request without a type");
-	if (!keeps_profiler(req, type))
-		kb_profile_cupti_idle(s->cupti);
 	if (!strcmp(type, "hello"))
 		return json_pack("{s:s, s:i, s:s}", "type", "hello", "protocol", KB_PROTOCOL_VERSION,
 				 "version", KB_VERSION);
@@ -205,6 +186,7 @@ static json_t *dispatch(server *s, json_t *req)
 		double t0 = kb_now_ms();
 		json_t *r = kb_runner__run(&rc, req);
 		kb_profile_cupti_prep_join(rc.prep); /* when no CUPTI call came to join it */
+
 		s->sticky = rc.sticky;
 		json_object_set_new(r, "runner_ms", json_pack("{s:f, s:f, s:f, s:f}", "device_open",
 							     s->ms_device_open, "nvml_open", s->ms_nvml_open,
