@@ -26,8 +26,9 @@ def call(p, req):
             return m
 
 
-def ncu_ok():
-    out = subprocess.run(NCU, capture_output=True, text=True, env=dict(os.environ, KBENCH_NO_SHARED_RUNNER="1"))
+def ncu_ok(shared_off=True):
+    env = dict(os.environ, KBENCH_NO_SHARED_RUNNER="1") if shared_off else dict(os.environ)
+    out = subprocess.run(NCU, capture_output=True, text=True, env=env)
     text = out.stdout + out.stderr
     got = "dram__bytes_read.sum" in out.stdout
     why = "" if got else " | " + " / ".join(l for l in text.splitlines() if "==" in l)[:300]
@@ -51,6 +52,19 @@ for name, req, env in (("after a plain run", base, {}),
     print("runner open %s: ncu profiled the kernel: %s%s; the runner's next request: %s%s" %
           (name, got, why, "ok" if ok2 else "FAILED", "" if ok2 else " " + str(r2.get("counters_error") or r2.get("message"))[:200]))
     p.stdin.close(); p.wait(timeout=30)
+# The shared runner of one-shot commands (src/runner/shared.c) warm, and ncu
+# on `kbench run` as a user would type it: kbench must see ncu's injection
+# and run the kernel in ncu's process tree, not in the warm runner.
+subprocess.run([KB, "run", "kernels/softmax.cu", "--no-sweep", "--trials", "1"], capture_output=True)
+warm = subprocess.run(["pgrep", "-f", "serve --listen"], capture_output=True, text=True).stdout.split()
+got, why = ncu_ok(shared_off=False)
+t0 = time.perf_counter()
+after = subprocess.run([KB, "run", "kernels/softmax.cu", "--no-sweep", "--trials", "1"], capture_output=True, text=True)
+ms = (time.perf_counter() - t0) * 1e3
+still = subprocess.run(["pgrep", "-f", "serve --listen"], capture_output=True, text=True).stdout.split()
+print("shared runner warm (pid %s), `ncu ... kbench run` without KBENCH_NO_SHARED_RUNNER: ncu profiled the kernel: %s%s;"
+      " the next plain `kbench run` used the same runner: %s (%.0f ms, exit %d)" %
+      (",".join(warm) or "none", got, why, bool(warm) and still == warm, ms, after.returncode))
 env = subprocess.run(["ncu", "--target-processes", "all", "sh", "-c", "env"], capture_output=True, text=True).stdout
 print("environment ncu gives its target (NV/CUDA/INJECT/PRELOAD/NSIGHT):",
       " ".join(sorted(l.split("=")[0] for l in env.splitlines()

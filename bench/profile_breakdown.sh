@@ -17,6 +17,7 @@ echo "profile breakdown  $F  $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-g
 # waited for); rested: 2 s after it
 for mode in no-cache back-to-back rested; do
 	for i in 1 2 3; do
+		export KBENCH_NO_SHARED_RUNNER=1 # a fresh runner each time: the cold path
 		[ $mode = no-cache ] && export KBENCH_NO_CUPTI_CACHE=1 || unset KBENCH_NO_CUPTI_CACHE
 		[ $mode = rested ] && sleep 2
 		rm -f "$T/log"

@@ -383,6 +383,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	}
 	kb_log("cli: %s %s", profile ? "profile" : "run", c.o.path);
 	kb_runner *r = kb_runner_new(NULL);
+	kb_runner_share(r);
 	json_t *res = NULL, *sweeps = NULL;
 	kb_buf deltas = KB_BUF_INIT;
 	kb_err err = {0};
@@ -454,10 +455,16 @@ static int cmd_profile(int argc, char **argv)
 static int cmd_serve(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		puts("usage: kbench serve\n\nThe runner: reads length-prefixed JSON requests on stdin and answers\n"
-		     "on stdout (see src/core/proto.h). `kbench run` starts one by itself.");
+		puts("usage: kbench serve [--listen SOCKET --lock FILE --idle SECONDS]\n\n"
+		     "The runner: reads length-prefixed JSON requests on stdin and answers\n"
+		     "on stdout (see src/core/proto.h). `kbench run` starts one by itself.\n"
+		     "With --listen it is the shared runner `kbench run` and `profile` keep warm\n"
+		     "between calls (started by them; see README).");
 		return 0;
 	}
+	if (argc == 7 && !strcmp(argv[1], "--listen") && !strcmp(argv[3], "--lock") &&
+	    !strcmp(argv[5], "--idle"))
+		return kb_runner_serve_socket(argv[2], argv[4], atoi(argv[6]));
 	return kb_runner_serve(0, 1);
 }
 

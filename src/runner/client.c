@@ -35,7 +35,16 @@ struct kb_runner {
 	int last_status;      /* wait status of the last worker that ended */
 	bool quiet;           /* the worker's stderr goes to /dev/null (a TUI owns the tty) */
 	int cancel[2];        /* kb_runner_cancel writes a byte; the wait polls [0] */
+	bool may_share;       /* kb_runner_share said yes: try the shared runner first */
+	bool shared;          /* the worker is the shared runner (not our child) */
+	bool lost_shared;     /* the last worker lost was the shared runner */
+	kb_runner__shared sh;
 };
+
+void kb_runner_share(kb_runner *r)
+{
+	r->may_share = kb_runner__shared_init(&r->sh) == 0;
+}
 
 void kb_runner_set_quiet(kb_runner *r, bool quiet)
 {
@@ -45,6 +54,7 @@ void kb_runner_set_quiet(kb_runner *r, bool quiet)
 kb_runner *kb_runner_new(char *const *argv)
 {
 	kb_runner *r = kb_xcalloc(1, sizeof *r);
+	r->sh.lock_fd = -1;
 	int n = 0;
 	while (argv && argv[n])
 		n++;
@@ -66,6 +76,15 @@ kb_runner *kb_runner_new(char *const *argv)
 
 static void reap(kb_runner *r, bool kill_it)
 {
+	r->lost_shared = r->shared;
+	if (r->shared) {
+		/* not our child: no wait status; a hung one is killed all the same */
+		if (kill_it && r->pid > 0)
+			kill(r->pid, SIGKILL);
+		r->pid = -1;
+		r->last_status = 0;
+		r->shared = false;
+	}
 	if (r->pid > 0) {
 		if (kill_it)
 			kill(r->pid, SIGKILL);
@@ -83,8 +102,27 @@ static void reap(kb_runner *r, bool kill_it)
 	kb_frame_reader_free(&r->rd);
 }
 
+/* The shared runner as this client's worker; false when it cannot be had. */
+static bool start_shared(kb_runner *r)
+{
+	pid_t pid;
+	int fd = r->may_share ? kb_runner__shared_connect(&r->sh, &pid) : -1;
+	if (fd < 0) {
+		r->may_share = false; /* busy or broken: private workers from now on */
+		return false;
+	}
+	r->to_fd = fd;
+	r->from_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	r->pid = pid;
+	r->shared = true;
+	r->starts++;
+	return true;
+}
+
 static int start(kb_runner *r, kb_err *err)
 {
+	if (start_shared(r))
+		return KB_OK;
 	int in[2], out[2];
 	if (pipe2(in, O_CLOEXEC) < 0)
 		return kb_err_errno(err, "pipe", NULL);
@@ -126,6 +164,15 @@ static bool worker_gone(kb_runner *r)
 {
 	if (r->pid <= 0)
 		return true;
+	if (r->shared) {
+		/* gone when it hung up (it leaves after a sticky error) or died */
+		struct pollfd p = {.fd = r->from_fd, .events = POLLIN | POLLRDHUP};
+		if ((poll(&p, 1, 0) > 0 && p.revents) || (kill(r->pid, 0) < 0 && errno == ESRCH)) {
+			reap(r, false);
+			return true;
+		}
+		return false;
+	}
 	int st;
 	if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
 		r->pid = -1;
@@ -176,6 +223,9 @@ static json_t *lost_result(kb_runner *r, const char *status, json_t *last, doubl
 		snprintf(msg, sizeof msg, "no answer within %.1f s: the kernel did not finish "
 			 "(an infinite loop or a deadlock?); the runner was killed and restarted",
 			 timeout_ms / 1e3);
+	else if (r->lost_shared)
+		snprintf(msg, sizeof msg, "the shared runner ended without a result (see its log in "
+			 "%s); a fresh one starts with the next request", r->sh.log ? r->sh.log : "?");
 	else if (WIFSIGNALED(r->last_status))
 		snprintf(msg, sizeof msg, "the runner died with signal %d (%s); it will be restarted",
 			 WTERMSIG(r->last_status), strsignal(WTERMSIG(r->last_status)));
@@ -283,6 +333,9 @@ int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progr
 	drain_cancel(r); /* a cancel between calls is for no call */
 	if (worker_gone(r) && (rc = start(r, err)) < 0)
 		return rc;
+	char cwd[4096];
+	if (r->shared && !json_object_get(req, "cwd") && getcwd(cwd, sizeof cwd))
+		json_object_set_new(req, "cwd", json_string(cwd)); /* its paths are ours */
 	if (send_request(r, req, err) < 0) {
 		/* The worker died since we last looked: one fresh start, one retry. */
 		reap(r, true);
@@ -327,6 +380,8 @@ void kb_runner_free(kb_runner *r)
 {
 	if (!r)
 		return;
+	if (r->shared)
+		r->pid = -1; /* the shared runner stays, warm, for the next client */
 	if (r->pid > 0 && r->to_fd >= 0) {
 		json_t *q = json_pack("{s:s}", "type", "quit");
 		kb_err err;
@@ -344,6 +399,8 @@ void kb_runner_close(kb_runner *r)
 {
 	if (!r)
 		return;
+	if (r->shared)
+		r->pid = -1; /* the shared runner stays, warm, for the next client */
 	if (r->pid > 0 && r->to_fd >= 0) {
 		json_t *q = json_pack("{s:s}", "type", "quit");
 		kb_err err;
@@ -365,6 +422,7 @@ static void release(kb_runner *r)
 		close(r->cancel[0]);
 		close(r->cancel[1]);
 	}
+	kb_runner__shared_free(&r->sh);
 	for (int i = 0; r->argv[i]; i++)
 		free(r->argv[i]);
 	free(r->argv);

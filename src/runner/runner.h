@@ -17,6 +17,12 @@
  * Returns the process exit status (3 after a sticky error: the context is
  * dead and the client must start a fresh runner). */
 int kb_runner_serve(int in_fd, int out_fd);
+/* The shared runner (client.c starts it; see kb_runner_share): the same
+ * server listening on the Unix socket `path`, one client at a time, each
+ * greeted with {"type":"ready"}.  It exits after a sticky error (having
+ * taken its socket away before that reply), or after idle_s seconds without
+ * a client when it can take lock_path (no client is about to connect). */
+int kb_runner_serve_socket(const char *path, const char *lock_path, int idle_s);
 
 /* ===== client.c ===== */
 
@@ -39,6 +45,10 @@ int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progr
  * "status" cancelled (the worker is killed; the next call starts a fresh
  * one).  A cancel while no call runs is dropped. */
 void kb_runner_cancel(kb_runner *r);
+/* Lets one-shot commands use the shared runner (shared.c) when this process
+ * may: kept warm between commands, it answers without opening the GPU or
+ * starting CUPTI again.  Otherwise, or when it is busy, a private worker. */
+void kb_runner_share(kb_runner *r);
 /* Sends the worker's stderr to /dev/null (for a front end that owns the
  * terminal). */
 void kb_runner_set_quiet(kb_runner *r, bool quiet);

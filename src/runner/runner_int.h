@@ -21,6 +21,19 @@ typedef struct {
 	double ms_prep;       /* how long that ran (joined in need_cupti) */
 } kb_runner__ctx;
 
+/* shared.c: the shared runner's client side (see the top of shared.c). */
+typedef struct {
+	int lock_fd;          /* held (flock) while this client may use or start it */
+	char *exe, *sock, *lock, *log;
+} kb_runner__shared;
+/* 0 when this process may use a shared runner (paths filled), else -1. */
+int kb_runner__shared_init(kb_runner__shared *sh);
+/* A connected socket to the shared runner (started if none listens), after
+ * its "ready", with its pid; -1 when it cannot be had (then a private
+ * worker).  Takes the lock on the first call and keeps it. */
+int kb_runner__shared_connect(kb_runner__shared *sh, pid_t *pid);
+void kb_runner__shared_free(kb_runner__shared *sh);
+
 /* Writes one frame with msg (consumed). Returns 0 or KB_EIO. */
 int kb_runner__send(int fd, json_t *msg);
 /* {"type":"result","status":status,"message":..,"error":CUDA name}. */

@@ -6,13 +6,19 @@
  * reported, then the process exits: the context cannot be trusted again and
  * the client starts a fresh runner.  Nothing here prints to a terminal.
  */
+#define _GNU_SOURCE /* accept4 */
 #include "runner_int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 typedef struct {
@@ -175,6 +181,11 @@ static json_t *dispatch(server *s, json_t *req)
 	if (!strcmp(type, "calibrate"))
 		return calibrate_result(s);
 	if (!strcmp(type, "run")) {
+		/* a shared runner serves clients in any directory: paths are theirs */
+		const char *cwd = json_string_value(json_object_get(req, "cwd"));
+		if (cwd && chdir(cwd) < 0)
+			return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error",
+					 "message", "the runner cannot enter the client's directory");
 		kb_cupti_prep *prep = start_prep(s, req);
 		if (need_device(s) < 0) {
 			kb_profile_cupti_prep_join(prep);
@@ -216,11 +227,14 @@ static int read_frame(int fd, kb_frame_reader *rd, char **frame)
 	}
 }
 
-int kb_runner_serve(int in_fd, int out_fd)
+/* Answers the requests of one client until it closes, says "quit", or a
+ * sticky error ends the context; before_sticky_reply (may be NULL) runs
+ * just before the reply that reports a sticky error is sent. */
+static void serve_stream(server *s, int in_fd, int out_fd, void (*before_sticky_reply)(void *),
+			 void *ctx)
 {
-	server s = {.out_fd = out_fd, .dev_rc = 1, .cupti_rc = 1, .t_start = kb_now_ms()};
 	kb_frame_reader rd = {0};
-	int status = 0;
+	s->out_fd = out_fd;
 	for (char *frame; read_frame(in_fd, &rd, &frame) == 1;) {
 		json_error_t jerr;
 		json_t *req = json_loads(frame, 0, &jerr);
@@ -233,8 +247,12 @@ int kb_runner_serve(int in_fd, int out_fd)
 		const char *type = json_string_value(json_object_get(req, "type"));
 		bool quit = type && !strcmp(type, "quit");
 		kb_log("runner: request %s", type ? type : "?");
-		if (!quit)
-			kb_runner__send(out_fd, dispatch(&s, req));
+		if (!quit) {
+			json_t *reply = dispatch(s, req);
+			if (s->sticky && before_sticky_reply)
+				before_sticky_reply(ctx);
+			kb_runner__send(out_fd, reply);
+		}
 		kb_log("runner: answered %s", type ? type : "?");
 		json_decref(req);
 		if (quit) {
@@ -244,17 +262,91 @@ int kb_runner_serve(int in_fd, int out_fd)
 			kb_runner__send(out_fd, json_pack("{s:s}", "type", "bye"));
 			break;
 		}
-		if (s.sticky) {
-			status = 3;
+		if (s->sticky)
 			break;
-		}
 	}
 	kb_frame_reader_free(&rd);
-	if (!s.sticky) {
-		kb_profile_cupti_close(s.cupti);
-		kb_profile_nvml_close(s.nvml);
-		kb_profile_device_close(s.dev);
+}
+
+static void server_close(server *s)
+{
+	if (!s->sticky) {
+		kb_profile_cupti_close(s->cupti);
+		kb_profile_nvml_close(s->nvml);
+		kb_profile_device_close(s->dev);
 	}
 	kb_log("runner: closed, exiting");
-	return status;
+}
+
+int kb_runner_serve(int in_fd, int out_fd)
+{
+	server s = {.out_fd = out_fd, .dev_rc = 1, .cupti_rc = 1, .t_start = kb_now_ms()};
+	serve_stream(&s, in_fd, out_fd, NULL, NULL);
+	server_close(&s);
+	return s.sticky ? 3 : 0;
+}
+
+/* ---- the shared runner: the same server behind a Unix socket --------------------- */
+
+typedef struct {
+	int listen_fd;
+	const char *path;
+} listener;
+
+/* Takes the socket's name away so no new client reaches a runner that is
+ * about to exit (a client finding no socket starts a fresh runner). */
+static void stop_listening(void *ctx)
+{
+	listener *l = ctx;
+	if (l->listen_fd >= 0) {
+		unlink(l->path);
+		close(l->listen_fd);
+		l->listen_fd = -1;
+	}
+}
+
+int kb_runner_serve_socket(const char *path, const char *lock_path, int idle_s)
+{
+	listener l = {.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), .path = path};
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (l.listen_fd < 0 || strlen(path) >= sizeof a.sun_path)
+		return 2;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	unlink(path); /* a stale name from a runner that died; the spawner holds the lock */
+	if (bind(l.listen_fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(l.listen_fd, 4) < 0) {
+		close(l.listen_fd);
+		return 2;
+	}
+	server s = {.dev_rc = 1, .cupti_rc = 1, .t_start = kb_now_ms()};
+	while (!s.sticky) {
+		struct pollfd p = {.fd = l.listen_fd, .events = POLLIN};
+		int n = poll(&p, 1, idle_s * 1000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) {
+			/* Idle: leave only while no client holds the lock (one may be
+			 * about to connect). */
+			int lock = open(lock_path, O_RDWR | O_CLOEXEC);
+			if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0) {
+				stop_listening(&l);
+				close(lock);
+				break;
+			}
+			if (lock >= 0)
+				close(lock);
+			continue;
+		}
+		int c = accept4(l.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		/* "ready" tells the client this runner will serve it: one accepted
+		 * is never dropped by an idle exit */
+		kb_runner__send(c, json_pack("{s:s, s:i, s:I}", "type", "ready", "protocol",
+					     KB_PROTOCOL_VERSION, "pid", (json_int_t)getpid()));
+		serve_stream(&s, c, c, stop_listening, &l);
+		close(c);
+	}
+	stop_listening(&l);
+	server_close(&s);
+	return s.sticky ? 3 : 0;
 }

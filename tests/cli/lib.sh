@@ -3,7 +3,11 @@
 KB=${KB:-$PWD/build/kbench}
 T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 T_TMP=$(mktemp -d /tmp/kbench-cli.XXXXXX)
-trap '[ -n "${T_KEEP:-}" ] || rm -rf "$T_TMP"' EXIT
+# Shared runners (src/runner/shared.c) of this test live under its own
+# runtime dir, leave 20 s after their last client, and go with the test.
+export XDG_RUNTIME_DIR="$T_TMP/run" KBENCH_SHARED_IDLE=${KBENCH_SHARED_IDLE:-20}
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+trap 'pkill -f "serve --listen $T_TMP/" 2>/dev/null; [ -n "${T_KEEP:-}" ] || rm -rf "$T_TMP"' EXIT
 # Every test gets a private compile cache and session store; only the
 # session tests record sessions (others would write refs into this repo).
 export XDG_CACHE_HOME="$T_TMP/cache"

@@ -1,0 +1,81 @@
+#!/bin/sh
+# shared.sh - the shared runner (src/runner/shared.c): one warm `kbench
+# serve --listen` reused by one-shot commands, one client at a time, one per
+# executable and environment, gone when idle, never used under an injected
+# tool or when told not to.  Forced on with KBENCH_SHARED_RUNNER=1 so that
+# it runs without a GPU too (the runner then answers NO GPU, exit 3).
+. tests/cli/lib.sh
+export KBENCH_SHARED_RUNNER=1 CUDA_VISIBLE_DEVICES= # the same answers with or without a GPU
+D=$XDG_RUNTIME_DIR/kbench
+runners() { pgrep -f "serve --listen $T_TMP/" | sort; }
+
+run "$KB" run kernels/vector_add.cu
+expect_rc shared_first_run_answers 3
+first=$(runners)
+if [ -n "$first" ] && [ "$(echo "$first" | wc -l)" -eq 1 ] && ls "$D"/runner-*.sock >/dev/null 2>&1; then
+	pass shared_runner_started
+else
+	fail shared_runner_started "runners: '$first', dir: $(ls -la "$D" 2>&1)"
+fi
+case $(stat -c %a "$D") in 700) pass shared_dir_private ;; *) fail shared_dir_private "$(stat -c %a "$D")" ;; esac
+
+run "$KB" run kernels/vector_add.cu
+expect_rc shared_second_run_answers 3
+if [ "$(runners)" = "$first" ]; then pass shared_runner_reused; else fail shared_runner_reused "'$first' then '$(runners)'"; fi
+
+# Another client holds it: this one runs a private worker and starts no other.
+lock=$(ls "$D"/runner-*.lock)
+flock -n "$lock" sleep 3 &
+sleep 0.3
+run "$KB" run kernels/vector_add.cu
+expect_rc shared_busy_private_worker_answers 3
+if [ "$(runners)" = "$first" ]; then pass shared_busy_no_second_runner; else fail shared_busy_no_second_runner "$(runners)"; fi
+wait
+
+# Another environment is another runner (its answers may differ).
+run env KBENCH_TEST_MARK=1 "$KB" run kernels/vector_add.cu
+expect_rc shared_other_env_answers 3
+if [ "$(runners | wc -l)" -eq 2 ] && [ "$(ls "$D"/runner-*.sock | wc -l)" -eq 2 ]; then
+	pass shared_other_env_other_runner
+else
+	fail shared_other_env_other_runner "$(runners) / $(ls "$D")"
+fi
+
+# Killed (as the watchdog does to a hung one): the next command starts afresh.
+kill -9 $first
+sleep 0.2
+run "$KB" run kernels/vector_add.cu --json
+expect_json shared_after_kill_answers "j['status'] == 'no_gpu'"
+if runners | grep -qvx "$first" && ! runners | grep -qx "$first"; then pass shared_restarted_after_kill; else fail shared_restarted_after_kill "$(runners)"; fi
+
+# Relative paths are the client's, wherever the runner started.
+mkdir -p "$T_TMP/elsewhere" && cp kernels/vector_add.cu "$T_TMP/elsewhere/k.cu"
+(cd "$T_TMP/elsewhere" && "$KB" run k.cu --json > "$T_TMP/out" 2> "$T_TMP/err"); RC=$?
+expect_json shared_client_cwd "j['status'] == 'no_gpu'"
+
+# Not used when told not to, or under an injected tool (ncu, nsys,
+# compute-sanitizer must see the kernels in their own process tree).
+for how in KBENCH_NO_SHARED_RUNNER=1 CUDA_INJECTION64_PATH=/nonexistent/libinj.so \
+	   NV_NSIGHT_INJECTION_TRANSPORT_TYPE=2; do
+	before=$(runners | wc -l)
+	run env XDG_RUNTIME_DIR="$T_TMP/run2" $how "$KB" run kernels/vector_add.cu
+	if [ "$RC" -eq 3 ] && [ ! -e "$T_TMP/run2/kbench" ] && [ "$(runners | wc -l)" -eq "$before" ]; then
+		pass "shared_not_used_${how%%=*}"
+	else
+		fail "shared_not_used_${how%%=*}" "rc $RC, $(ls "$T_TMP/run2" 2>&1), $(runners)"
+	fi
+done
+
+# A runtime dir others may write to is not trusted.
+mkdir -p "$T_TMP/run3/kbench" && chmod 777 "$T_TMP/run3/kbench"
+run env XDG_RUNTIME_DIR="$T_TMP/run3" "$KB" run kernels/vector_add.cu
+if [ "$RC" -eq 3 ] && ! ls "$T_TMP/run3/kbench"/*.sock >/dev/null 2>&1; then pass shared_untrusted_dir; else fail shared_untrusted_dir "rc $RC $(ls "$T_TMP/run3/kbench")"; fi
+
+# Idle: it leaves by itself and takes its socket away.
+pkill -f "serve --listen $T_TMP/"; sleep 0.2
+rm -f "$D"/runner-*.sock # the names the killed ones left (a client would clear them too)
+run env KBENCH_SHARED_IDLE=1 "$KB" run kernels/vector_add.cu
+if ls "$D"/runner-*.sock >/dev/null 2>&1; then pass shared_idle_started; else fail shared_idle_started "$(ls "$D")"; fi
+sleep 2.5
+if [ -z "$(runners)" ] && ! ls "$D"/runner-*.sock >/dev/null 2>&1; then pass shared_idle_exit; else fail shared_idle_exit "$(runners) $(ls "$D")"; fi
+finish
