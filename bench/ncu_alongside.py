@@ -7,23 +7,14 @@ Cases: no runner; a runner after a plain run (no CUPTI); after a run with
 the quick counter tier (CUPTI initialised, range profiler disabled, as every
 collection leaves it).  Also lists the environment ncu gives its target.
 Usage: bench/ncu_alongside.py (repository root, GPU machine)."""
-import json, os, struct, subprocess, time
+import os, subprocess, time
+
+from kbserve import call
 
 KB = os.environ.get("KB", "build/kbench")
 NCU = ["ncu", "--metrics", "gpu__time_duration.sum,dram__bytes_read.sum", "--csv",
        "-k", "regex:^softmax_rows$", "--launch-skip", "1", "--launch-count", "1",
        KB, "run", "kernels/softmax.cu", "--no-sweep", "--trials", "1", "--timing", "events"]
-
-
-def call(p, req):
-    b = json.dumps(req).encode()
-    p.stdin.write(struct.pack("<I", len(b)) + b)
-    p.stdin.flush()
-    while True:
-        n = struct.unpack("<I", p.stdout.read(4))[0]
-        m = json.loads(p.stdout.read(n))
-        if m["type"] != "progress":
-            return m
 
 
 def ncu_ok(shared_off=True):
@@ -45,9 +36,9 @@ for name, req, env in (("after a plain run", base, {}),
                        ("after a run with quick counters", dict(base, sections=["quick"]), {})):
     p = subprocess.Popen([KB, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          env=dict(os.environ, **env))
-    r = call(p, req)
+    r, _ = call(p, req)
     got, why = ncu_ok()
-    r2 = call(p, req)
+    r2, _ = call(p, req)
     ok2 = r2.get("status") == "ok" and ("counters" in r2 or "sections" not in req)
     print("runner open %s: ncu profiled the kernel: %s%s; the runner's next request: %s%s" %
           (name, got, why, "ok" if ok2 else "FAILED", "" if ok2 else " " + str(r2.get("counters_error") or r2.get("message"))[:200]))

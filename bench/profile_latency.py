@@ -4,22 +4,12 @@ through a warm `kbench serve`: the same softmax request 10 times without
 counters and 10 times with `"sections": ["quick"]`, alternating; median
 wall time of each, as the client sees it.  Target: under 200 ms added.
 Usage: bench/profile_latency.py [N]   (repository root, GPU machine)"""
-import json, os, struct, subprocess, sys, time
+import os, subprocess, sys, time
+
+from kbserve import call
 
 KB = os.environ.get("KB", "build/kbench")
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-
-
-def call(p, req):
-    b = json.dumps(req).encode()
-    t0 = time.perf_counter()
-    p.stdin.write(struct.pack("<I", len(b)) + b)
-    p.stdin.flush()
-    while True:
-        n = struct.unpack("<I", p.stdout.read(4))[0]
-        m = json.loads(p.stdout.read(n))
-        if m["type"] != "progress":
-            return m, (time.perf_counter() - t0) * 1e3
 
 
 p = subprocess.Popen([KB, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)

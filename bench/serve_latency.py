@@ -7,30 +7,12 @@ same request again N times, and reports the wall time of each repeat as the
 client sees it (request written -> result read), with the runner's own
 phase times.  Usage: bench/serve_latency.py [N]  (from the repository root)
 """
-import json, os, struct, subprocess, sys, time
+import os, subprocess, sys, time
+
+from kbserve import call
 
 KB = os.environ.get("KB", "build/kbench")
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-
-
-def send(p, msg):
-    b = json.dumps(msg).encode()
-    p.stdin.write(struct.pack("<I", len(b)) + b)
-    p.stdin.flush()
-
-
-def recv(p):
-    n = struct.unpack("<I", p.stdout.read(4))[0]
-    return json.loads(p.stdout.read(n))
-
-
-def call(p, req):
-    t0 = time.perf_counter()
-    send(p, req)
-    while True:
-        m = recv(p)
-        if m["type"] != "progress":
-            return m, (time.perf_counter() - t0) * 1e3
 
 
 def main():

@@ -140,16 +140,63 @@ void *kb_big_alloc(size_t n)
 	return p;
 }
 
+/* ---- threads ------------------------------------------------------------- */
+
+typedef struct {
+	void (*fn)(void *ctx, int t, int n);
+	void *ctx;
+	int t, n;
+} share;
+
+static void *share_main(void *arg)
+{
+	share *s = arg;
+	s->fn(s->ctx, s->t, s->n);
+	return NULL;
+}
+
+void kb_parallel(int n, void (*fn)(void *ctx, int t, int n), void *ctx)
+{
+	n = n < 1 ? 1 : n;
+	share *s = kb_xcalloc((size_t)n, sizeof *s);
+	pthread_t *tid = kb_xcalloc((size_t)n, sizeof *tid);
+	bool *started = kb_xcalloc((size_t)n, sizeof *started);
+	for (int t = 0; t < n; t++) {
+		s[t] = (share){fn, ctx, t, n};
+		if (t > 0)
+			started[t] = pthread_create(&tid[t], NULL, share_main, &s[t]) == 0;
+	}
+	share_main(&s[0]);
+	for (int t = 1; t < n; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			share_main(&s[t]);
+	}
+	free(started);
+	free(tid);
+	free(s);
+}
+
+int kb_parallel_width(int64_t units, int max)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int64_t n = units < max ? units : max;
+	if (cpus > 0 && n > cpus)
+		n = cpus;
+	return n < 1 ? 1 : (int)n;
+}
+
 typedef struct {
 	char *p;
 	size_t n;
 } zero_job;
 
-static void *zero_main(void *arg)
+static void zero_share(void *ctx, int t, int n)
 {
-	zero_job *j = arg;
-	memset(j->p, 0, j->n);
-	return NULL;
+	zero_job *z = ctx;
+	size_t lo = z->n * (size_t)t / (size_t)n, hi = z->n * (size_t)(t + 1) / (size_t)n;
+	memset(z->p + lo, 0, hi - lo);
 }
 
 /* memset(p, 0, n) on up to 16 threads, one per 16 MiB.  On fresh memory the
@@ -158,27 +205,8 @@ static void *zero_main(void *arg)
  * pages proceed in parallel. */
 static void zero_parallel(void *p, size_t n)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = n / (16u << 20);
-	nt = nt > 16 ? 16 : nt < 1 ? 1 : nt;
-	if (cpus > 0 && nt > (size_t)cpus)
-		nt = (size_t)cpus;
-	zero_job jobs[16];
-	pthread_t tid[16];
-	bool started[16] = {false};
-	for (size_t t = 0; t < nt; t++) {
-		size_t lo = n * t / nt, hi = n * (t + 1) / nt;
-		jobs[t] = (zero_job){(char *)p + lo, hi - lo};
-		if (t > 0)
-			started[t] = pthread_create(&tid[t], NULL, zero_main, &jobs[t]) == 0;
-	}
-	zero_main(&jobs[0]);
-	for (size_t t = 1; t < nt; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			zero_main(&jobs[t]);
-	}
+	zero_job z = {p, n};
+	kb_parallel(kb_parallel_width((int64_t)(n / (16u << 20)), 16), zero_share, &z);
 }
 
 void *kb_big_calloc(size_t n)

@@ -102,6 +102,14 @@ void kb_xgrow(void **v, int *cap, int need, size_t elem);
  * does not page-fault the same memory in again (a fresh 256 MB costs tens of
  * ms in page faults).  Blocks under KB_BIG_MIN go straight to malloc. */
 #define KB_BIG_MIN (8u << 20)
+
+/* Runs fn(ctx, t, n) for every t in [0, n): t = 0 on the calling thread,
+ * the others each on a thread of its own (on the caller when a thread
+ * cannot be started); returns when all have.  n < 1 counts as 1. */
+void kb_parallel(int n, void (*fn)(void *ctx, int t, int n), void *ctx);
+/* How many threads work of `units` is worth: one per unit, at most the
+ * online CPUs and `max`, at least 1. */
+int kb_parallel_width(int64_t units, int max);
 void *kb_big_alloc(size_t n);   /* uninitialised */
 void *kb_big_calloc(size_t n);  /* zeroed */
 void kb_big_free(void *p);      /* p from kb_big_alloc/calloc, or NULL */

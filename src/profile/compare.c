@@ -25,10 +25,8 @@
 #include "profile.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The reference is either a double array or another tensor. */
 typedef struct {
@@ -162,9 +160,11 @@ typedef struct {
 	kb_check_stats st;
 } slice;
 
-static void *compare_slice(void *arg)
+/* kb_parallel's share t: slice t of the slices at ctx. */
+static void compare_share(void *ctx, int t, int n)
 {
-	slice *sl = arg;
+	(void)n;
+	slice *sl = (slice *)ctx + t;
 	double ov[CHUNK], rv[CHUNK];
 	bool pv[CHUNK];
 	for (int64_t i0 = sl->i0; i0 < sl->i1; i0 += CHUNK) {
@@ -174,7 +174,6 @@ static void *compare_slice(void *arg)
 			rv[k] = ref_at(sl->ref, i0 + k);
 		check_chunk(&sl->st, &sl->a, ov, pv, rv, i0, cn);
 	}
-	return NULL;
 }
 
 /* Adds slice b into the totals; slices are merged in index order, so the
@@ -201,26 +200,14 @@ static void merge(kb_check_stats *st, acc *a, const slice *b)
 static void compare_all(const kb_tensor *out, const refsrc *ref, int64_t n, acc *a,
 			kb_check_stats *st)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int nt = (int)(n / (1 << 18)) + 1;
-	nt = nt > cores ? (int)cores : nt;
-	nt = nt < 1 ? 1 : nt > 64 ? 64 : nt;
+	int nt = kb_parallel_width(n / (1 << 18) + 1, 64);
 	slice sl[64];
-	pthread_t th[64];
-	bool started[64] = {false};
 	for (int t = 0; t < nt; t++) {
 		sl[t] = (slice){out, ref, n * t / nt, n * (t + 1) / nt, *a, {0}};
 		sl[t].a.sum_d2 = sl[t].a.sum_r2 = 0;
 		sl[t].st.first_bad = -1;
 	}
-	for (int t = 1; t < nt; t++)
-		started[t] = pthread_create(&th[t], NULL, compare_slice, &sl[t]) == 0;
-	for (int t = 0; t < nt; t++)
-		if (!started[t])
-			compare_slice(&sl[t]); /* slice 0, and any a thread could not take */
-	for (int t = 1; t < nt; t++)
-		if (started[t])
-			pthread_join(th[t], NULL);
+	kb_parallel(nt, compare_share, sl);
 	for (int t = 0; t < nt; t++)
 		merge(st, a, &sl[t]);
 }

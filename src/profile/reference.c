@@ -37,12 +37,10 @@
 #include "profile.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAXPOS 4
 #define MAXKW 8
@@ -58,17 +56,18 @@ typedef void (*range_fn)(void *ctx, int64_t lo, int64_t hi, double *scratch);
 typedef struct {
 	range_fn fn;
 	void *ctx;
-	int64_t lo, hi;
+	int64_t nitems;
 	size_t scratch_n;
 } job;
 
-static void *job_main(void *p)
+/* kb_parallel's share t of n: its contiguous run of items, with its own
+ * scratch. */
+static void job_share(void *arg, int t, int n)
 {
-	job *j = p;
+	job *j = arg;
 	double *s = j->scratch_n ? kb_xmalloc(j->scratch_n * sizeof(double)) : NULL;
-	j->fn(j->ctx, j->lo, j->hi, s);
+	j->fn(j->ctx, j->nitems * t / n, j->nitems * (t + 1) / n, s);
 	free(s);
-	return NULL;
 }
 
 /* Runs fn over [0, nitems) split into contiguous shares, each thread with
@@ -76,34 +75,11 @@ static void *job_main(void *p)
 static void parallel_for(int64_t nitems, double cost, int nthreads, size_t scratch_n,
 			 range_fn fn, void *ctx)
 {
-	int nt = nthreads > 0 ? nthreads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	double by_work = (double)nitems * cost / MIN_WORK_PER_THREAD;
-	if (nt > 256)
-		nt = 256;
-	if (nt > by_work)
-		nt = (int)by_work;
-	if (nt > nitems)
-		nt = (int)nitems;
-	if (nt < 1)
-		nt = 1;
-	job *jobs = kb_xcalloc((size_t)nt, sizeof(*jobs));
-	pthread_t *tid = kb_xcalloc((size_t)nt, sizeof(*tid));
-	bool *started = kb_xcalloc((size_t)nt, sizeof(*started));
-	for (int t = 0; t < nt; t++) {
-		jobs[t] = (job){fn, ctx, nitems * t / nt, nitems * (t + 1) / nt, scratch_n};
-		if (t > 0)
-			started[t] = pthread_create(&tid[t], NULL, job_main, &jobs[t]) == 0;
-	}
-	job_main(&jobs[0]);
-	for (int t = 1; t < nt; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			job_main(&jobs[t]);
-	}
-	free(started);
-	free(tid);
-	free(jobs);
+	int64_t units = by_work < (double)nitems ? (int64_t)by_work : nitems;
+	int nt = kb_parallel_width(units, nthreads > 0 ? nthreads : 256);
+	job j = {fn, ctx, nitems, scratch_n};
+	kb_parallel(nt, job_share, &j);
 }
 
 /* Elements [i, i+n) of t as doubles (the dtype switch hoisted out of the loop). */

@@ -376,17 +376,26 @@ static void wait_for_exit(kb_runner *r, int ms)
 
 static void release(kb_runner *r);
 
+/* Asks a private worker to quit; true when one was asked (the shared
+ * runner is never told to: it stays, warm, for the next client). */
+static bool ask_quit(kb_runner *r)
+{
+	if (r->shared)
+		r->pid = -1;
+	if (r->pid <= 0 || r->to_fd < 0)
+		return false;
+	json_t *q = json_pack("{s:s}", "type", "quit");
+	kb_err err;
+	int rc = send_request(r, q, &err);
+	json_decref(q);
+	return rc == 0;
+}
+
 void kb_runner_free(kb_runner *r)
 {
 	if (!r)
 		return;
-	if (r->shared)
-		r->pid = -1; /* the shared runner stays, warm, for the next client */
-	if (r->pid > 0 && r->to_fd >= 0) {
-		json_t *q = json_pack("{s:s}", "type", "quit");
-		kb_err err;
-		send_request(r, q, &err);
-		json_decref(q);
+	if (ask_quit(r)) {
 		close(r->to_fd);
 		r->to_fd = -1;
 		/* A worker stuck in a kernel never reads "quit": give it 2 s. */
@@ -399,18 +408,11 @@ void kb_runner_close(kb_runner *r)
 {
 	if (!r)
 		return;
-	if (r->shared)
-		r->pid = -1; /* the shared runner stays, warm, for the next client */
-	if (r->pid > 0 && r->to_fd >= 0) {
-		json_t *q = json_pack("{s:s}", "type", "quit");
-		kb_err err;
-		char *bye = NULL;
-		/* "bye" says it will finish even when we are gone (no PDEATHSIG) */
-		if (send_request(r, q, &err) == 0 && next_frame(r, kb_now_ms() + 500, &bye) == WAIT_FRAME)
-			r->pid = -1; /* not ours to reap any more: it exits by itself */
-		free(bye);
-		json_decref(q);
-	}
+	char *bye = NULL;
+	/* "bye" says it will finish even when we are gone (no PDEATHSIG) */
+	if (ask_quit(r) && next_frame(r, kb_now_ms() + 500, &bye) == WAIT_FRAME)
+		r->pid = -1; /* not ours to reap any more: it exits by itself */
+	free(bye);
 	release(r);
 }
 
