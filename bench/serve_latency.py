@@ -39,7 +39,7 @@ def main():
           (ck["total"], ck["gpu"], ck["readback"], ck["reference"], ck["compare"], t["reps"],
            t["loop_ms"], t["median_us"]))
     print("target: under 300 ms -> %s" % ("MET" if med < 300 else "NOT MET"))
-    send(p, {"type": "quit"})
+    p.stdin.close()  # EOF: the runner exits
     p.wait(timeout=10)
 
 
