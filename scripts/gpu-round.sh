@@ -15,6 +15,7 @@ TUI=$PWD/build/kbench-tui sh scripts/tui-screenshot.sh kernels/softmax.cu "$L" 6
 OUT=$L sh scripts/gpu-session.sh > "$L/session.txt" 2>&1
 python3 bench/profile_latency.py 10 > "$L/profile_latency.txt" 2>&1
 python3 bench/serve_latency.py 10 > "$L/serve_latency.txt" 2>&1
+python3 bench/ncu_alongside.py > "$L/ncu_alongside.txt" 2>&1
 sh bench/profile_breakdown.sh > "$L/profile_breakdown.txt" 2>&1
 sh bench/profile_vs_ncu.sh > "$L/profile_vs_ncu.txt" 2>&1
 ps aux | grep -c "[k]bench serve" > "$L/leftover_runners.txt"
