@@ -261,7 +261,6 @@ typedef struct {
 	const char *name;
 	int width, height;
 	kb_buf *out;
-	int *count;
 } variants_view;
 
 static int with_variants(const char *file, void (*fn)(const kb_variant *, int, const variants_view *),
@@ -286,17 +285,19 @@ static int with_variants(const char *file, void (*fn)(const kb_variant *, int, c
 
 /* ---- for the TUI: how many variants, and one's text ---------------------------- */
 
-static void count_view(const kb_variant *vs, int n, const variants_view *v)
-{
-	(void)vs;
-	*v->count = n;
-}
-
+/* Counted from the commits alone: the TUI asks on every Ctrl-N / Ctrl-P,
+ * and reading every note costs ~10 ms for 60 variants. */
 int kb_app_variant_count(const char *file, kb_err *err)
 {
+	kb_session s;
+	char *path;
+	kb_store *st;
 	int n = 0;
-	variants_view v = {.count = &n};
-	int rc = with_variants(file, count_view, &v, err);
+	int rc = open_file_store(file, &s, &path, &st, err);
+	if (rc < 0)
+		return rc;
+	rc = kb_session_store_count(st, &n, err);
+	close_file_store(&s, path, st);
 	return rc < 0 ? rc : n;
 }
 

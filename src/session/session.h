@@ -81,6 +81,8 @@ int kb_session_store_commit(kb_store *st, const char *content, size_t len, const
 			    json_t *note, kb_variant *v, kb_err *err);
 /* Every variant on the session ref, oldest first (v1 ...). */
 int kb_session_store_list(kb_store *st, kb_variant **vs, int *n, kb_err *err);
+/* How many variants the session ref holds (its commits; no note is read). */
+int kb_session_store_count(kb_store *st, int *n, kb_err *err);
 /* The file's content in variant `name` ("v2", a label, or a commit id). */
 int kb_session_store_read(kb_store *st, const char *name, kb_variant *v, char **content,
 			  size_t *len, kb_err *err);

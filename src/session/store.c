@@ -475,6 +475,14 @@ out:
 	return rc;
 }
 
+int kb_session_store_count(kb_store *st, int *n, kb_err *err)
+{
+	git_oid *oids = NULL;
+	int rc = chain(st, &oids, n, err);
+	free(oids);
+	return rc;
+}
+
 /* The index of variant `name`: "vN", else the newest with that label, else an id prefix. */
 static int find_variant(const kb_variant *vs, int n, const char *name, int *at, kb_err *err)
 {

@@ -292,6 +292,9 @@ static void test_session__private_repo(void)
 		T_EQ_STR(vs[0].label, "a");
 	}
 	kb_session_variants_free(vs, n);
+	int commits = -1; /* counted from the commits, no note read */
+	T_EQ_INT(kb_session_store_count(st, &commits, &err), 0);
+	T_EQ_INT(commits, 2);
 	kb_session_store_close(st);
 	kb_session_variant_free(&a);
 	kb_session_variant_free(&b);
