@@ -455,11 +455,20 @@ static int cmd_profile(int argc, char **argv)
 static int cmd_serve(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		puts("usage: kbench serve [--listen SOCKET --lock FILE --idle SECONDS]\n\n"
+		puts("usage: kbench serve [--listen SOCKET --lock FILE --idle SECONDS]\n"
+		     "       kbench serve --stop\n\n"
 		     "The runner: reads length-prefixed JSON requests on stdin and answers\n"
 		     "on stdout (see src/core/proto.h). `kbench run` starts one by itself.\n"
 		     "With --listen it is the shared runner `kbench run` and `profile` keep warm\n"
-		     "between calls (started by them; see README).");
+		     "between calls (started by them; see README). --stop stops those no\n"
+		     "command is using, so that they give the GPU back now.");
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--stop")) {
+		kb_buf out = KB_BUF_INIT;
+		kb_runner_stop_shared(&out);
+		fputs(out.s ? out.s : "", stdout);
+		kb_buf_free(&out);
 		return 0;
 	}
 	if (argc == 7 && !strcmp(argv[1], "--listen") && !strcmp(argv[3], "--lock") &&

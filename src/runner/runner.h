@@ -49,6 +49,10 @@ void kb_runner_cancel(kb_runner *r);
  * may: kept warm between commands, it answers without opening the GPU or
  * starting CUPTI again.  Otherwise, or when it is busy, a private worker. */
 void kb_runner_share(kb_runner *r);
+/* `kbench serve --stop`: stops this user's shared runners that no command
+ * is using (they give the GPU back now instead of after their idle time);
+ * says what it did in report.  Returns how many it stopped. */
+int kb_runner_stop_shared(kb_buf *report);
 /* Sends the worker's stderr to /dev/null (for a front end that owns the
  * terminal). */
 void kb_runner_set_quiet(kb_runner *r, bool quiet);

@@ -28,9 +28,11 @@
 #define _GNU_SOURCE /* F_DUPFD_CLOEXEC, SO_PEERCRED */
 #include "runner_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,4 +269,61 @@ int kb_runner__shared_connect(kb_runner__shared *sh, pid_t *pid)
 		unlink(sh->sock);
 	}
 	return -1;
+}
+
+/* One runner's socket: stops it unless a client holds its lock.  Returns
+ * 1 stopped, 0 busy, -1 nothing listened (a stale name, removed). */
+static int stop_one(const char *sock, pid_t *pid)
+{
+	char *lock = kb_xasprintf("%.*s.lock", (int)(strlen(sock) - strlen(".sock")), sock);
+	int lfd = open(lock, O_RDWR | O_CLOEXEC);
+	int rc = 0;
+	if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) < 0)
+		goto out; /* a client is using it: leave it */
+	int fd = try_connect(sock);
+	struct ucred cred;
+	socklen_t cl = sizeof cred;
+	if (fd < 0 || !ready(fd) || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+		rc = -1;
+	} else {
+		*pid = cred.pid;
+		kill(cred.pid, SIGTERM);
+		for (int i = 0; i < 2000 && kill(cred.pid, 0) == 0; i++)
+			usleep(1000);
+		rc = 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(sock);
+out:
+	if (lfd >= 0)
+		close(lfd);
+	free(lock);
+	return rc;
+}
+
+int kb_runner_stop_shared(kb_buf *report)
+{
+	char *dir = runtime_dir();
+	int stopped = 0;
+	DIR *d = dir ? opendir(dir) : NULL;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		if (strncmp(e->d_name, "runner-", 7) || n < 5 || strcmp(e->d_name + n - 5, ".sock"))
+			continue;
+		char *sock = kb_xasprintf("%s/%s", dir, e->d_name);
+		pid_t pid = 0;
+		int rc = stop_one(sock, &pid);
+		if (rc == 1)
+			kb_buf_catf(report, "stopped the shared runner pid %d (%s)\n", (int)pid, e->d_name);
+		else if (rc == 0)
+			kb_buf_catf(report, "left %s: a kbench command is using it\n", e->d_name);
+		stopped += rc == 1;
+		free(sock);
+	}
+	if (d)
+		closedir(d);
+	kb_buf_catf(report, "%d shared runner%s stopped\n", stopped, stopped == 1 ? "" : "s");
+	free(dir);
+	return stopped;
 }

@@ -71,6 +71,20 @@ mkdir -p "$T_TMP/run3/kbench" && chmod 777 "$T_TMP/run3/kbench"
 run env XDG_RUNTIME_DIR="$T_TMP/run3" "$KB" run kernels/vector_add.cu
 if [ "$RC" -eq 3 ] && ! ls "$T_TMP/run3/kbench"/*.sock >/dev/null 2>&1; then pass shared_untrusted_dir; else fail shared_untrusted_dir "rc $RC $(ls "$T_TMP/run3/kbench")"; fi
 
+# `kbench serve --stop`: stops the ones no command uses, leaves a busy one.
+run "$KB" run kernels/vector_add.cu
+lock=$(ls "$D"/runner-*.lock | head -1)
+flock -n "$lock" sleep 3 &
+sleep 0.3
+run "$KB" serve --stop
+expect_in shared_stop_leaves_busy out "a kbench command is using it"
+wait
+run "$KB" serve --stop
+expect_in shared_stop_says out "stopped the shared runner pid"
+if [ -z "$(runners)" ] && ! ls "$D"/runner-*.sock >/dev/null 2>&1; then pass shared_stop_stops; else fail shared_stop_stops "$(runners) $(ls "$D")"; fi
+run "$KB" serve --stop
+expect_in shared_stop_none_left out "0 shared runners stopped"
+
 # Idle: it leaves by itself and takes its socket away.
 pkill -f "serve --listen $T_TMP/"; sleep 0.2
 rm -f "$D"/runner-*.sock # the names the killed ones left (a client would clear them too)
