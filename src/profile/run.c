@@ -503,8 +503,8 @@ static json_t *steps_json(const kb_cupti *cupti)
 }
 
 /* Counters for one launch (cupti.c flushes the L2 before each pass, as for
- * the timed launches). Not permitted / no CUPTI is part of the result, not
- * a failed run. */
+ * the timed launches, or before the first only with --cache-control none).
+ * Not permitted / no CUPTI is part of the result, not a failed run. */
 static void collect_counters(run_ctx *c, json_t *result)
 {
 	double *vals = kb_xcalloc((size_t)c->o->nmetrics + 1, sizeof *vals);
@@ -705,10 +705,11 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 		collect_counters(&c, *result);
 		phase_done(phases, "counters", &t_phase);
 	}
-	if (o->hot && !*sticky)
+	if (o->hot && !*sticky) {
 		collect_hot(&c, json_number_value(json_object_get(json_object_get(*result, "timing"),
 								  "median_us")), *result);
-	phase_done(phases, "hot", &t_phase);
+		phase_done(phases, "hot", &t_phase);
+	}
 	if ((rc = join_check(&pc, &correct, err)) < 0)
 		goto out;
 	phase_done(phases, "reference_wait", &t_phase);
