@@ -23,7 +23,7 @@ for mode in no-cache back-to-back rested; do
 		rm -f "$T/log"
 		s=$(date +%s%N); KBENCH_LOG=$T/log "$KB" profile "$F" --json > "$T/kb.json" 2>/dev/null; e=$(date +%s%N)
 		echo "cold kbench profile, $mode #$i: $(( (e - s) / 1000000 )) ms wall;" \
-		     "$(grep -o 'cuInit [0-9.]*' "$T/log"), $(grep -o 'pass 1: .*start [0-9.]*' "$T/log" | sed 's/flush.*start/first Start/')"
+		     "$(grep -o 'cuInit [0-9.]* ms, alone' "$T/log" | sed 's/ ms, alone//'), $(grep -o 'pass 1: .*start [0-9.]*' "$T/log" | sed 's/flush.*start/first Start/')"
 	done
 done
 python3 - "$T/kb.json" <<'PY'
@@ -32,7 +32,7 @@ j = json.load(open(sys.argv[1]))
 r = j.get("runner_ms", {})
 print("runner: device_open %.0f  nvml_open %.0f  request %.0f  since runner start %.0f ms" %
       (r.get("device_open", 0), r.get("nvml_open", 0), r.get("request", 0), r.get("since_start", 0)))
-print("compile %.1f ms, cupti_prep %.1f ms (beside the GPU's opening), cupti_open %.1f ms" %
+print("compile %.1f ms, cupti_prep %.1f ms (beside the context, checks and timing), cupti_open %.1f ms" %
       (j.get("compile_ms", 0), j.get("cupti_prep_ms", 0), j.get("cupti_open_ms", 0)))
 print("phases:", "  ".join("%s %.1f" % kv for kv in j.get("phases_ms", {}).items()))
 print("counters (%s passes):" % j.get("counters_passes"), "  ".join("%s %.1f" % kv for kv in j.get("counters_steps_ms", {}).items()))

@@ -55,7 +55,10 @@
  *    cached image and evaluates the counter data collected with it.
  *  - The range profiler is enabled only inside a collection (unless
  *    keep_enabled): timing (Activity API) and PC sampling run between
- *    collections, and CUPTI runs one profiling mode at a time.  Kept
+ *    collections, and CUPTI runs one profiling mode at a time.  The runner
+ *    keeps it enabled through one request only, so that Disable (~13 ms)
+ *    comes after the answer (kb_profile_cupti_release); left enabled
+ *    longer, ncu and other processes get no counters.  Kept
  *    enabled, it is re-enabled whenever the metric list changes: SetConfig
  *    with another config image on an object that already ran gave only the
  *    first pass's metrics (the rest NaN, no error) on an H200.
@@ -734,8 +737,8 @@ struct kb_cupti {
 	size_t data_size;
 };
 
-/* See profile_int.h: keep the range profiler enabled between collections. */
-void kb_profile__cupti_keep_enabled(kb_cupti *c, bool on)
+/* See profile.h: keep the range profiler enabled between collections. */
+void kb_profile_cupti_keep_enabled(kb_cupti *c, bool on)
 {
 	c->keep_enabled = on;
 }
@@ -887,6 +890,12 @@ static void disable(kb_cupti *c)
 	api.cuptiRangeProfilerDisable(&p);
 	c->rp = NULL;
 	c->st.ms_disable += kb_now_ms() - t;
+}
+
+void kb_profile_cupti_release(kb_cupti *c)
+{
+	if (c)
+		disable(c);
 }
 
 /* Disables, frees the host object, cuptiProfilerDeInitialize; NULL ok. */

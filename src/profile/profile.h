@@ -187,6 +187,12 @@ typedef struct {
 	kb_nvml *nvml;            /* when set, clocks and power are sampled while timing */
 	int timing_mode;          /* KB_TIMING_AUTO / _EVENTS / _GRAPH */
 	struct kb_cupti *cupti;   /* with metrics: hardware counters after the checks */
+	/* Or, when cupti is NULL: called once, just before the counters and hot
+	 * spots, for a CUPTI handle opened as late as possible (so that its
+	 * host-side preparation, ~250 ms on a fresh runner, runs on a thread
+	 * through the checks and timing).  NULL back: neither runs. */
+	struct kb_cupti *(*open_cupti)(void *ctx);
+	void *open_cupti_ctx;
 	const char *const *metrics;
 	int nmetrics;
 	bool hot;                 /* PC-sampling hot spots (needs cupti's library) */
@@ -267,6 +273,17 @@ int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, in
 int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_launch_fn launch,
 			     void *ctx, double *values, kb_err *err);
 
+/* Keeps the range profiler enabled after each collection (default off: it
+ * is enabled and disabled around each one, so that the Activity API, PC
+ * sampling, ncu and other processes can profile between them).  Kept
+ * enabled, a repeated 1-pass collection costs ~15 ms instead of ~160 ms
+ * (H200); it is re-enabled when the metric list changes.  The runner keeps
+ * it through one request so that the ~13 ms Disable comes after the answer
+ * (kb_profile_cupti_release). */
+void kb_profile_cupti_keep_enabled(kb_cupti *c, bool on);
+/* Disables the range profiler when a collection left it enabled; NULL ok. */
+void kb_profile_cupti_release(kb_cupti *c);
+
 /* The host-side work of a collection done on a thread while the caller
  * opens the GPU: load libcupti, and, when this GPU's counter availability
  * is cached on disk, check the names and build the config image (~100 ms
@@ -317,8 +334,8 @@ typedef struct {
 const kb_section *kb_profile_section(const char *name);
 /* Every section (the full set, without "quick"), NULL-terminated. */
 const kb_section *const *kb_profile_sections(void);
-/* The union of the sections' metrics, without duplicates (borrowed names,
- * a new array). */
+/* The union of the sections' metrics, without duplicates, in the order
+ * that packs them into the fewest passes (borrowed names, a new array). */
 const char **kb_profile_section_metrics(const kb_section *const *secs, int nsecs, int *n);
 /* Derived figures from collected counters (values by metric name in
  * `counters`): the bottleneck, sectors per request, FLOP counts by precision

@@ -161,12 +161,6 @@ int kb_profile__pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repea
 			 kb_pc_record **recs, int *n, uint64_t *total,
 			 kb_profile__pcs_stats *st, kb_err *err);
 
-/* cupti.c: keep the range profiler enabled between collections (default
- * off: it is enabled and disabled around each collection, so the Activity
- * API and PC sampling can run between them).  Kept enabled, a repeated
- * 1-pass collection costs ~15 ms instead of ~160 ms (H200); it is re-enabled
- * when the metric list changes. */
-void kb_profile__cupti_keep_enabled(kb_cupti *c, bool on);
 /* cupti.c: flush L2 before every pass (the default, ncu's --cache-control
  * all) or before the first only (--cache-control none: a later pass starts
  * with what the previous one left in L2). */

@@ -27,6 +27,7 @@ typedef struct {
 	const kb_kernel *k;
 	const kb_build *b;
 	const kb_run_opts *o;
+	struct kb_cupti *cupti;    /* o->cupti, or what o->open_cupti gave */
 	kb_profile__bound bd;      /* the kernel under test */
 	kb_profile__bound ref_bd;  /* a reference kernel, when `ref kernel` */
 	kb_profile__buf *ref_bufs; /* its own outputs (inputs shared) */
@@ -510,8 +511,8 @@ static void collect_counters(run_ctx *c, json_t *result)
 	double *vals = kb_xcalloc((size_t)c->o->nmetrics + 1, sizeof *vals);
 	kb_err err = {0};
 	double t0 = kb_now_ms();
-	kb_profile__cupti_flush_every_pass(c->o->cupti, !c->o->passes_keep_l2);
-	int rc = kb_profile_cupti_collect(c->o->cupti, c->o->metrics, c->o->nmetrics, launch_once, c,
+	kb_profile__cupti_flush_every_pass(c->cupti, !c->o->passes_keep_l2);
+	int rc = kb_profile_cupti_collect(c->cupti, c->o->metrics, c->o->nmetrics, launch_once, c,
 					  vals, &err);
 	json_t *ctr = json_object();
 	if (rc == 0) {
@@ -520,7 +521,7 @@ static void collect_counters(run_ctx *c, json_t *result)
 					    isfinite(vals[i]) ? json_real(vals[i]) : json_null());
 		json_object_set_new(result, "counters", ctr);
 		json_object_set_new(result, "counters_ms", json_real(kb_now_ms() - t0));
-		json_object_set_new(result, "counters_steps_ms", steps_json(c->o->cupti));
+		json_object_set_new(result, "counters_steps_ms", steps_json(c->cupti));
 		json_object_set_new(result, "cache_control",
 				    json_string(c->o->passes_keep_l2 ? "none" : "all"));
 	} else {
@@ -701,11 +702,17 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 		phase_done(phases, "timing", &t_phase);
 	}
 	/* Counters and hot spots describe the kernel as it is, right or wrong. */
-	if (o->cupti && o->nmetrics > 0 && !*sticky) {
+	c.cupti = o->cupti;
+	if (!c.cupti && o->open_cupti && (o->nmetrics > 0 || o->hot) && !*sticky) {
+		c.cupti = o->open_cupti(o->open_cupti_ctx);
+		phase_done(phases, "cupti_wait", &t_phase);
+	}
+	if (c.cupti && o->nmetrics > 0 && !*sticky) {
 		collect_counters(&c, *result);
 		phase_done(phases, "counters", &t_phase);
 	}
-	if (o->hot && !*sticky) {
+	if (c.cupti && o->hot && !*sticky) {
+		kb_profile_cupti_release(c.cupti); /* PC sampling: not beside the range profiler */
 		collect_hot(&c, json_number_value(json_object_get(json_object_get(*result, "timing"),
 								  "median_us")), *result);
 		phase_done(phases, "hot", &t_phase);

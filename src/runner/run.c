@@ -223,12 +223,12 @@ static void map_hot(const kb_compile_unit *u, json_t *r)
 }
 
 /* Counter sections derived for the result; why counters are missing. */
-static void add_profile(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r,
-			const kb_err *cupti_err, int passes)
+static void add_profile(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 {
-	if (cupti_err && cupti_err->msg[0])
-		json_object_set_new(r, "counters_error", json_pack("{s:s, s:b}", "message", cupti_err->msg,
-								   "permission", *c->cupti_rc == KB_EPERM));
+	if (c->cupti_err.msg[0])
+		json_object_set_new(r, "counters_error",
+				    json_pack("{s:s, s:b}", "message", c->cupti_err.msg, "permission",
+					      *c->cupti_rc == KB_EPERM));
 	json_t *ctr = json_object_get(r, "counters");
 	if (c->ms_cupti_open > 0)
 		json_object_set_new(r, "cupti_open_ms", json_real(c->ms_cupti_open));
@@ -241,7 +241,7 @@ static void add_profile(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r,
 		json_t *occ = json_object_get(json_object_get(json_object_get(r, "compile"), "kernel"),
 					      "occupancy");
 		json_object_set_new(r, "sections", kb_profile_sections_derive(ctr, info, ceil, occ));
-		json_object_set_new(r, "counters_passes", json_integer(passes));
+		json_object_set_new(r, "counters_passes", json_integer(c->passes));
 		json_decref(ceil);
 	}
 	if (json_object_get(r, "hot"))
@@ -310,10 +310,29 @@ static int need_cupti(kb_runner__ctx *c, kb_err *err)
 		double t0 = kb_now_ms();
 		*c->cupti_rc = kb_profile_cupti_open(c->dev, c->cupti, &first);
 		c->ms_cupti_open = kb_now_ms() - t0;
+		if (*c->cupti_rc == 0) /* the server releases it after each answer */
+			kb_profile_cupti_keep_enabled(*c->cupti, true);
 	}
 	if (*c->cupti_rc < 0 && err)
 		*err = first;
 	return *c->cupti_rc;
+}
+
+/* kb_run_opts.open_cupti: CUPTI for this request's counters and hot spots,
+ * opened after the checks and timing so that the host-side preparation
+ * begun beside the GPU's opening is done by then; the metric names are
+ * checked here.  NULL (with cupti_err or metric_err set) for neither. */
+static kb_cupti *open_cupti_late(void *ctx)
+{
+	kb_runner__ctx *c = ctx;
+	if (need_cupti(c, &c->cupti_err) < 0)
+		return NULL;
+	if (c->nmetrics > 0 &&
+	    kb_profile_cupti_check(*c->cupti, c->metrics, c->nmetrics, &c->passes, &c->metric_err) < 0) {
+		c->metric_failed = true;
+		return NULL;
+	}
+	return *c->cupti;
 }
 
 static void fill_opts(kb_runner__ctx *c, json_t *req, kb_run_opts *o, progress_tap *t)
@@ -372,26 +391,32 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	progress_tap t = {.c = c};
 	kb_run_opts o = {0};
 	fill_opts(c, req, &o, &t);
-	kb_err cupti_err = {0};
-	int passes = 0;
 	const char **metrics = kb_runner__wanted_metrics(req, &o.nmetrics);
 	o.metrics = metrics;
 	o.hot = hot;
-	if ((o.nmetrics > 0 || hot) && need_cupti(c, &cupti_err) == 0) {
-		o.cupti = *c->cupti;
-		if (o.nmetrics && (rc = kb_profile_cupti_check(o.cupti, metrics, o.nmetrics, &passes,
-							       &err)) < 0) {
-			r = kb_runner__error_result("metric_error", &err);
+	c->metrics = metrics;
+	c->nmetrics = o.nmetrics;
+	o.open_cupti = open_cupti_late;
+	o.open_cupti_ctx = c;
+	if (json_array_size(json_object_get(req, "metrics")) > 0) {
+		/* names the user typed: a typo is answered before the run, not after */
+		o.cupti = open_cupti_late(c);
+		o.open_cupti = NULL;
+		if (c->metric_failed) {
+			r = kb_runner__error_result("metric_error", &c->metric_err);
 			free(metrics);
 			goto out;
 		}
-	} else if (o.nmetrics > 0 || hot) {
-		o.nmetrics = 0;
-		o.hot = false; /* PC sampling needs the same CUPTI library and permission */
 	}
 	json_t *res = NULL;
 	rc = kb_profile_run(c->dev, &u.src, &u.spec, &u.kernels, u.chosen, &u.build, &o, &res,
 			    &c->sticky, &err);
+	if (rc == 0 && c->metric_failed) { /* the run is not what was asked for */
+		json_decref(res);
+		r = kb_runner__error_result("metric_error", &c->metric_err);
+		free(metrics);
+		goto out;
+	}
 	if (rc < 0) {
 		r = rc == KB_ESPEC ? kb_runner__error_result("spec_error", &err)
 				   : fault_result(c, &err, t.last, c->sticky);
@@ -409,7 +434,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	json_object_set_new(r, "file", json_string(path));
 	json_object_set_new(r, "compile", kb_compile_unit_summary_json(&u));
 	if (rc == 0)
-		add_profile(c, &u, r, o.cupti ? NULL : &cupti_err, passes);
+		add_profile(c, &u, r);
 	json_object_set_new(r, "env", env_json(c));
 out:
 	kb_compile_unit_free(&u);

@@ -19,6 +19,13 @@ typedef struct {
 	bool sticky;          /* set when the GPU context died */
 	kb_cupti_prep *prep;  /* CUPTI host work begun while the GPU opened */
 	double ms_prep;       /* how long that ran (joined in need_cupti) */
+	/* Of this request, set when CUPTI is opened just before the counters: */
+	const char *const *metrics;
+	int nmetrics;
+	int passes;           /* the metric list's replay passes */
+	kb_err cupti_err;     /* why there are no counters, when CUPTI refused */
+	kb_err metric_err;    /* a bad metric name: the run's answer is this */
+	bool metric_failed;
 } kb_runner__ctx;
 
 /* shared.c: the shared runner's client side (see the top of shared.c). */

@@ -150,8 +150,12 @@ static json_t *calibrate_result(server *s)
 }
 
 /* A run that wants counters or hot spots in a runner that has not opened
- * CUPTI yet: its host-side work starts now, beside the GPU's opening
- * (~200 ms of cuInit and context), instead of after it. */
+ * CUPTI yet: its host-side work (~200-250 ms) starts now, beside the
+ * context's creation, the checks and the timing, and is joined just before
+ * the counters (kb_run_opts.open_cupti).  cuInit runs alone first: with
+ * libcupti loading beside it, it took 169-195 ms instead of ~103 (H100,
+ * 2026-11-22, the loader's lock), while the context's creation beside the
+ * same work took no longer (bench/profile_breakdown.txt). */
 static kb_cupti_prep *start_prep(server *s, json_t *req)
 {
 	if (s->cupti_rc != 1 && s->cupti_rc != 0)
@@ -161,8 +165,15 @@ static kb_cupti_prep *start_prep(server *s, json_t *req)
 	int n;
 	const char **metrics = kb_runner__wanted_metrics(req, &n);
 	kb_cupti_prep *p = NULL;
-	if (n > 0 || json_is_true(json_object_get(req, "hot")))
+	if (n > 0 || json_is_true(json_object_get(req, "hot"))) {
+		if (s->dev_rc == 1) {
+			kb_err ignored;
+			double t = kb_now_ms();
+			kb_profile_device_count(&ignored);
+			kb_log("runner: cuInit %.1f ms, alone", kb_now_ms() - t);
+		}
 		p = kb_profile_cupti_prep_start(metrics, n);
+	}
 	free(metrics);
 	return p;
 }
@@ -252,6 +263,8 @@ static void serve_stream(server *s, int in_fd, int out_fd, void (*before_sticky_
 			if (s->sticky && before_sticky_reply)
 				before_sticky_reply(ctx);
 			kb_runner__send(out_fd, reply);
+			if (!s->sticky) /* its Disable, after the answer (kb_profile_cupti_keep_enabled) */
+				kb_profile_cupti_release(s->cupti);
 		}
 		kb_log("runner: answered %s", type ? type : "?");
 		json_decref(req);

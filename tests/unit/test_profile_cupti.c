@@ -52,6 +52,46 @@ static void test_profile__cupti_host(void)
 	       "3 metrics %.1f ms\n", t, t2, t3);
 }
 
+/* The default sections in kb_profile_section_metrics' packing order need
+ * 15 passes on GH100; in display order, 16. */
+static void test_profile__cupti_host_packing(void)
+{
+	kb_err err = {0};
+	int passes = -1, n = 0;
+	const kb_section *const *all = kb_profile_sections();
+	int nsecs = 0;
+	while (all[nsecs])
+		nsecs++;
+	const char **packed = kb_profile_section_metrics(all, nsecs, &n);
+	int rc = kb_profile_cupti_host_check("GH100", packed, n, &passes, &err);
+	if (rc == KB_EUNSUP) {
+		free(packed);
+		T_SKIP("CUPTI host API unavailable: %s", err.msg);
+	}
+	T_EQ_INT(rc, 0);
+	T_EQ_INT(passes, 15);
+	/* the same names section by section, in display order */
+	const char **shown = kb_xcalloc((size_t)n, sizeof *shown);
+	int m = 0;
+	for (int s = 0; s < nsecs; s++) {
+		int k = 0;
+		const char **one = kb_profile_section_metrics(&all[s], 1, &k);
+		for (int i = 0; i < k; i++) {
+			bool dup = false;
+			for (int j = 0; j < m && !dup; j++)
+				dup = !strcmp(shown[j], one[i]);
+			if (!dup)
+				shown[m++] = one[i];
+		}
+		free(one);
+	}
+	T_EQ_INT(m, n);
+	T_EQ_INT(kb_profile_cupti_host_check("GH100", shown, m, &passes, &err), 0);
+	T_EQ_INT(passes, 16);
+	free(shown);
+	free(packed);
+}
+
 static void test_profile__cupti_host_bad_names(void)
 {
 	kb_err err = {0};
@@ -324,7 +364,7 @@ static void gpu_cases(kb_cupti *c, fixture *f)
 
 	/* Kept enabled: the same list again and again, another list, then the
 	 * Activity API while enabled. */
-	kb_profile__cupti_keep_enabled(c, true);
+	kb_profile_cupti_keep_enabled(c, true);
 	for (int i = 0; i < 5; i++) {
 		rep[i] = collect(c, f, quick3, 3, w, &rc, &err);
 		T_EQ_INT(rc, 0);
@@ -352,21 +392,21 @@ static void gpu_cases(kb_cupti *c, fixture *f)
 	}
 	/* Does a range profiler left enabled slow unprofiled launches? */
 	double on_us = event_us(f, 20, &err);
-	kb_profile__cupti_keep_enabled(c, false);
+	kb_profile_cupti_keep_enabled(c, false);
 	ms = collect(c, f, quick3, 3, w, &rc, &err); /* disables at the end */
 	T_EQ_INT(rc, 0);
 	double off_us = event_us(f, 20, &err);
 	printf("    copy, event-timed median of 20: %.2f us with the profiler left enabled, "
 	       "%.2f us after disable\n", on_us, off_us);
 	T_OK(on_us > 0 && off_us > 0);
-	kb_profile__cupti_keep_enabled(c, true);
+	kb_profile_cupti_keep_enabled(c, true);
 	ms = collect(c, f, quick3, 3, w, &rc, &err);
 	T_EQ_INT(rc, 0);
 	ms = collect(c, f, quick3, 3, w, &rc, &err);
 	printf("    kept enabled, after an activity session: rc %d %s\n", rc, rc ? err.msg : "");
 	if (rc == 0)
 		check_copy(c, f, w, "kept enabled, after activity", ms);
-	kb_profile__cupti_keep_enabled(c, false);
+	kb_profile_cupti_keep_enabled(c, false);
 	check_sol(c, f, "keep off again");
 
 	/* Auto range: two kernels per launch, then none, are refused.  User
@@ -464,6 +504,7 @@ static void test_profile__cupti_gpu(void)
 int main(void)
 {
 	T_RUN(test_profile__cupti_host);
+	T_RUN(test_profile__cupti_host_packing);
 	T_RUN(test_profile__cupti_host_bad_names);
 	T_RUN(test_profile__cupti_gpu);
 	return t_report();
