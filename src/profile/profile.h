@@ -334,8 +334,8 @@ typedef struct {
 const kb_section *kb_profile_section(const char *name);
 /* Every section (the full set, without "quick"), NULL-terminated. */
 const kb_section *const *kb_profile_sections(void);
-/* The union of the sections' metrics, without duplicates, in the order
- * that packs them into the fewest passes (borrowed names, a new array). */
+/* The union of the sections' metrics, without duplicates (borrowed names,
+ * a new array). */
 const char **kb_profile_section_metrics(const kb_section *const *secs, int nsecs, int *n);
 /* Derived figures from collected counters (values by metric name in
  * `counters`): the bottleneck, sectors per request, FLOP counts by precision

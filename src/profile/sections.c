@@ -116,37 +116,19 @@ const kb_section *kb_profile_section(const char *name)
 	return NULL;
 }
 
-/* The order in which the sections' metrics go to CUPTI.  Its Host API packs
- * counters into passes in the order the names come, greedily: on GH100 the
- * display order above needs 16 passes for the default sections, this one 15
- * (every one of the 720 orders of the six sections tried offline with
- * kb_profile_cupti_host_check: 90 give 15, none fewer).  A pass is 4-30 ms
- * of `kbench profile` on an H100. */
-static const kb_section *const packing[] = {&s_memory, &s_stalls, &s_sol, &s_compute,
-					     &s_occupancy, &s_roofline, &s_quick};
-
-static void add_section(const kb_section *sec, const char ***v, int *n, int *cap)
-{
-	for (int m = 0; m < sec->nmetrics; m++) {
-		bool dup = false;
-		for (int k = 0; k < *n && !dup; k++)
-			dup = !strcmp((*v)[k], sec->metrics[m]);
-		if (!dup)
-			*KB_PUSH(*v, *n, *cap) = sec->metrics[m];
-	}
-}
-
 const char **kb_profile_section_metrics(const kb_section *const *secs, int nsecs, int *n)
 {
 	int cap = 0;
 	const char **v = NULL;
 	*n = 0;
-	for (int p = 0; p < N(packing); p++)
-		for (int s = 0; s < nsecs; s++)
-			if (secs[s] == packing[p]) {
-				add_section(secs[s], &v, n, &cap);
-				break;
-			}
+	for (int s = 0; s < nsecs; s++)
+		for (int m = 0; m < secs[s]->nmetrics; m++) {
+			bool dup = false;
+			for (int k = 0; k < *n && !dup; k++)
+				dup = !strcmp(v[k], secs[s]->metrics[m]);
+			if (!dup)
+				*KB_PUSH(v, *n, cap) = secs[s]->metrics[m];
+		}
 	return v;
 }
 

@@ -52,44 +52,26 @@ static void test_profile__cupti_host(void)
 	       "3 metrics %.1f ms\n", t, t2, t3);
 }
 
-/* The default sections in kb_profile_section_metrics' packing order need
- * 15 passes on GH100; in display order, 16. */
-static void test_profile__cupti_host_packing(void)
+/* Every default section together: 55 metrics in 16 passes on GH100 (what a
+ * cold `kbench profile` replays; a metric that adds passes shows here).
+ * Orders of the sections that CUPTI packs into 15 passes exist (memory and
+ * stalls first), but made the stall ratios unstable on an H200 (docs/
+ * decisions.md), so the display order stands. */
+static void test_profile__cupti_host_default_passes(void)
 {
 	kb_err err = {0};
-	int passes = -1, n = 0;
+	int passes = -1, n = 0, nsecs = 0;
 	const kb_section *const *all = kb_profile_sections();
-	int nsecs = 0;
 	while (all[nsecs])
 		nsecs++;
-	const char **packed = kb_profile_section_metrics(all, nsecs, &n);
-	int rc = kb_profile_cupti_host_check("GH100", packed, n, &passes, &err);
-	if (rc == KB_EUNSUP) {
-		free(packed);
+	const char **names = kb_profile_section_metrics(all, nsecs, &n);
+	int rc = kb_profile_cupti_host_check("GH100", names, n, &passes, &err);
+	free(names);
+	if (rc == KB_EUNSUP)
 		T_SKIP("CUPTI host API unavailable: %s", err.msg);
-	}
 	T_EQ_INT(rc, 0);
-	T_EQ_INT(passes, 15);
-	/* the same names section by section, in display order */
-	const char **shown = kb_xcalloc((size_t)n, sizeof *shown);
-	int m = 0;
-	for (int s = 0; s < nsecs; s++) {
-		int k = 0;
-		const char **one = kb_profile_section_metrics(&all[s], 1, &k);
-		for (int i = 0; i < k; i++) {
-			bool dup = false;
-			for (int j = 0; j < m && !dup; j++)
-				dup = !strcmp(shown[j], one[i]);
-			if (!dup)
-				shown[m++] = one[i];
-		}
-		free(one);
-	}
-	T_EQ_INT(m, n);
-	T_EQ_INT(kb_profile_cupti_host_check("GH100", shown, m, &passes, &err), 0);
+	T_EQ_INT(n, 55);
 	T_EQ_INT(passes, 16);
-	free(shown);
-	free(packed);
 }
 
 static void test_profile__cupti_host_bad_names(void)
@@ -504,7 +486,7 @@ static void test_profile__cupti_gpu(void)
 int main(void)
 {
 	T_RUN(test_profile__cupti_host);
-	T_RUN(test_profile__cupti_host_packing);
+	T_RUN(test_profile__cupti_host_default_passes);
 	T_RUN(test_profile__cupti_host_bad_names);
 	T_RUN(test_profile__cupti_gpu);
 	return t_report();
