@@ -116,6 +116,56 @@ static void roof(json_t *s, kb_buf *out)
 			    json_string_value(get(s, "ceilings")));
 }
 
+/* What a warp stall reason means, in a few words (Nsight Compute's names). */
+static const char *stall_meaning(const char *reason)
+{
+	static const char *const m[][2] = {
+		{"long_scoreboard", "waiting for global/local memory (L1TEX) data"},
+		{"short_scoreboard", "waiting for shared memory or a special-function result"},
+		{"drain", "at EXIT, waiting for its memory stores to finish"},
+		{"barrier", "waiting at __syncthreads for the rest of the block"},
+		{"membar", "waiting at a memory fence"},
+		{"lg_throttle", "global/local memory instruction queue full"},
+		{"mio_throttle", "shared-memory/special instruction queue full"},
+		{"tex_throttle", "texture unit queue full"},
+		{"math_pipe_throttle", "the math pipe it needs is busy"},
+		{"wait", "a fixed-latency dependency"},
+		{"not_selected", "ready, another warp was picked"},
+		{"selected", "issuing"},
+		{"no_instruction", "waiting for instructions (cache miss or after a branch)"},
+		{"branch_resolving", "waiting for a branch target"},
+		{"dispatch_stall", "the dispatcher held it back"},
+		{"imc_miss", "waiting for the constant cache"},
+		{"sleeping", "asleep (nanosleep or yield)"},
+		{"misc", "other"},
+	};
+	for (size_t i = 0; i < KB_ARRAY_LEN(m); i++)
+		if (!strcmp(m[i][0], reason))
+			return m[i][1];
+	return NULL;
+}
+
+/* "stalls: long_scoreboard 85% (what it means), drain 9%" for one hot line:
+ * the reasons of 5% or more of its samples, at most three. */
+static void hot_stalls(json_t *line, kb_buf *out)
+{
+	size_t i;
+	json_t *st;
+	int shown = 0;
+	json_array_foreach(get(line, "stalls"), i, st) {
+		double pct = json_number_value(get(st, "share_pct"));
+		if (shown == 3 || pct < 5)
+			break;
+		const char *reason = json_string_value(get(st, "reason"));
+		const char *meaning = shown ? NULL : stall_meaning(reason);
+		kb_buf_catf(out, "%s%s %.0f%%%s%s%s", shown ? ", " : "                        stalls: ",
+			    reason, pct, meaning ? " (" : "", meaning ? meaning : "", meaning ? ")" : "");
+		shown++;
+	}
+	if (shown)
+		kb_buf_cat(out, "\n");
+}
+
 static void hot(json_t *r, kb_buf *out)
 {
 	json_t *lines = get(r, "hot_lines");
@@ -129,6 +179,7 @@ static void hot(json_t *r, kb_buf *out)
 			break;
 		kb_buf_catf(out, "    %5.1f %%  line %-4lld %s\n", json_number_value(get(l, "share_pct")),
 			    (long long)json_integer_value(get(l, "line")), json_string_value(get(l, "text")));
+		hot_stalls(l, out);
 		json_array_foreach(get(l, "sass"), k, s) {
 			if (k >= 4)
 				break;

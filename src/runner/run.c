@@ -171,8 +171,56 @@ static const kb_sass_insn *insn_at(const kb_compile_unit *u, const char *fn, uin
 	return NULL;
 }
 
+/* Orders an array of objects by their "samples", most first (stable). */
+static void sort_by_samples(json_t *arr)
+{
+	for (size_t a = 1; a < json_array_size(arr); a++)
+		for (size_t b = a; b > 0 && json_integer_value(json_object_get(json_array_get(arr, b), "samples")) >
+					    json_integer_value(json_object_get(json_array_get(arr, b - 1), "samples")); b--) {
+			json_t *x = json_incref(json_array_get(arr, b));
+			json_array_set(arr, b, json_array_get(arr, b - 1));
+			json_array_set_new(arr, b - 1, x);
+		}
+}
+
+/* Adds one PC's stall samples ([{reason, samples}]) to its line's tally
+ * (line["stall_samples"]: reason -> samples). */
+static void add_stalls(json_t *line, json_t *stalls)
+{
+	json_t *tally = json_object_get(line, "stall_samples");
+	if (!tally)
+		json_object_set_new(line, "stall_samples", tally = json_object());
+	size_t i;
+	json_t *st;
+	json_array_foreach(stalls, i, st) {
+		const char *reason = json_string_value(json_object_get(st, "reason"));
+		if (!reason)
+			continue;
+		json_int_t had = json_integer_value(json_object_get(tally, reason));
+		json_object_set_new(tally, reason,
+				    json_integer(had + json_integer_value(json_object_get(st, "samples"))));
+	}
+}
+
+/* A line's stall reasons, most samples first, each with its share of the
+ * line's samples: [{reason, samples, share_pct}]. */
+static json_t *line_stalls(json_t *tally, json_int_t line_samples)
+{
+	json_t *arr = json_array();
+	const char *reason;
+	json_t *n;
+	json_object_foreach(tally, reason, n)
+		json_array_append_new(arr, json_pack("{s:s, s:I, s:f}", "reason", reason, "samples",
+						     json_integer_value(n), "share_pct",
+						     line_samples ? 100.0 * (double)json_integer_value(n) /
+									(double)line_samples
+								  : 0.0));
+	sort_by_samples(arr);
+	return arr;
+}
+
 /* Each hot PC gets its SASS and source line; samples are summed per
- * source line into "hot_lines", most first. */
+ * source line into "hot_lines", most first, with the line's stall reasons. */
 static void map_hot(const kb_compile_unit *u, json_t *r)
 {
 	json_t *lines = json_object();
@@ -204,21 +252,19 @@ static void map_hot(const kb_compile_unit *u, json_t *r)
 		json_object_set_new(e, "share_pct", json_real(json_number_value(json_object_get(e, "share_pct")) +
 							      json_number_value(json_object_get(h, "share_pct"))));
 		json_array_append(json_object_get(e, "sass"), json_object_get(h, "sass"));
+		add_stalls(e, json_object_get(h, "stalls"));
 	}
 	json_t *arr = json_array();
 	const char *k;
 	json_t *v;
-	json_object_foreach(lines, k, v)
+	json_object_foreach(lines, k, v) {
+		json_object_set_new(v, "stalls", line_stalls(json_object_get(v, "stall_samples"),
+							     json_integer_value(json_object_get(v, "samples"))));
+		json_object_del(v, "stall_samples");
 		json_array_append(arr, v);
+	}
 	json_decref(lines);
-	/* most samples first */
-	for (size_t a = 1; a < json_array_size(arr); a++)
-		for (size_t b = a; b > 0 && json_integer_value(json_object_get(json_array_get(arr, b), "samples")) >
-					    json_integer_value(json_object_get(json_array_get(arr, b - 1), "samples")); b--) {
-			json_t *x = json_incref(json_array_get(arr, b));
-			json_array_set(arr, b, json_array_get(arr, b - 1));
-			json_array_set_new(arr, b - 1, x);
-		}
+	sort_by_samples(arr);
 	json_object_set_new(r, "hot_lines", arr);
 }
 

@@ -13,7 +13,7 @@ if [ "$RC" -ne 0 ]; then
 	for c in softmax_correct softmax_time softmax_ceiling vector_add ptx_saxpy oob_fault \
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
 		 skips_some ref_kernel tune_best impossible file_input occupancy_vs_driver \
-		 profile_sections profile_bad_metric hot_spot_line; do
+		 profile_sections profile_bad_metric hot_spot_line hot_spot_stalls hot_spot_text; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -78,5 +78,10 @@ expect_json profile_sections "j['verdict'] == 'CORRECT' and j['counters']['dram_
 run "$KB" profile kernels/softmax.cu --metrics dram__bytes_reed.sum --json
 expect_json profile_bad_metric "j['status'] == 'metric_error' and 'dram__bytes_read' in j['message']"
 run "$KB" profile tests/fixtures/kernels/hot_strided.cu --hot --section quick --json
+python3 -c "import json; j = json.load(open('$T_TMP/out')); print('  hot lines (line, %%, top stall):', [(h['line'], round(h['share_pct'], 1), h['stalls'][0]['reason'] if h.get('stalls') else None) for h in j.get('hot_lines', [])[:4]])" 2>&1
 expect_json hot_spot_line "j['hot_lines'][0]['line'] == 20"
+# each hot line with its stall reasons, shares of its samples (summing to 100)
+expect_json hot_spot_stalls "j['hot_lines'][0]['stalls'][0]['reason'] in ('long_scoreboard', 'lg_throttle') and abs(sum(s['share_pct'] for s in j['hot_lines'][0]['stalls']) - 100) < 0.01"
+run "$KB" profile tests/fixtures/kernels/hot_strided.cu --hot --section quick
+expect_in hot_spot_text out "stalls: "
 finish
