@@ -32,6 +32,9 @@ int kb_compile_source_load(kb_source *src, const char *path, kb_err *err);
 /* Makes a source from text already in memory (tests, editors). */
 void kb_compile_source_init(kb_source *src, const char *path, const char *text,
 			    kb_src_kind kind);
+/* text when the caller holds it (an editor's buffer; the kind from path's
+ * extension, .ptx or else CUDA), else path read from disk. */
+int kb_compile_source_open(kb_source *src, const char *path, const char *text, kb_err *err);
 void kb_compile_source_free(kb_source *src);
 
 /* ===== spec.c ===== */

@@ -39,6 +39,15 @@ int kb_compile_source_load(kb_source *src, const char *path, kb_err *err)
 	return KB_OK;
 }
 
+int kb_compile_source_open(kb_source *src, const char *path, const char *text, kb_err *err)
+{
+	if (!text)
+		return kb_compile_source_load(src, path, err);
+	kb_compile_source_init(src, path, text,
+			       !strcmp(kb_extension(path), "ptx") ? KB_SRC_PTX : KB_SRC_CUDA);
+	return KB_OK;
+}
+
 void kb_compile_source_init(kb_source *src, const char *path, const char *text,
 			    kb_src_kind kind)
 {

@@ -65,12 +65,8 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 {
 	memset(r, 0, sizeof *r);
 	int rc = KB_OK;
-	if (text) {
-		kb_src_kind kind = !strcmp(kb_extension(path), "ptx") ? KB_SRC_PTX : KB_SRC_CUDA;
-		kb_compile_source_init(&r->src, path, text, kind);
-	} else if ((rc = kb_compile_source_load(&r->src, path, err)) < 0) {
+	if ((rc = kb_compile_source_open(&r->src, path, text, err)) < 0)
 		return rc;
-	}
 	double ms_parse = parse_file(r, opts, err, &rc);
 	if (rc < 0 && rc != KB_ESPEC)
 		return rc;

@@ -129,6 +129,9 @@ static struct {
 
 static void *cupti_lib, *nvperf_lib;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT; /* prep's thread loads too */
+/* cuptiProfilerInitialize done and not undone: by kb_profile_cupti_open, or
+ * by the prep thread (read after its join, never while it runs). */
+static bool profiler_initialized;
 static int load_rc = 1; /* 1: not tried yet */
 static bool auto_refused; /* SetConfig refused auto range + user replay */
 static char load_msg[512];
@@ -663,6 +666,19 @@ static void avail_save(int ordinal, const char *chip, const uint8_t *image, size
 	free(path);
 }
 
+/* cuptiProfilerInitialize, once until kb_profile_cupti_close undoes it. */
+static int profiler_init(kb_err *err)
+{
+	int rc = KB_OK;
+	if (profiler_initialized)
+		return KB_OK;
+	CUpti_Profiler_Initialize_Params ip = PARAMS(CUpti_Profiler_Initialize_Params);
+	KB_CUPTI(err, cuptiProfilerInitialize, &ip);
+	profiler_initialized = true;
+out:
+	return rc;
+}
+
 /* ===== preparing a collection while the GPU opens ================================== */
 
 struct kb_cupti_prep {
@@ -683,11 +699,18 @@ static void *prep_main(void *arg)
 	CUpti_Profiler_Host_Object *names;
 	config *cfg;
 	kb_err ignored = {0};
-	if (load(&ignored) == KB_OK && p->n > 0 && avail_load(0, chip, sizeof chip, &avail, &avail_size) &&
+	if (load(&ignored) != KB_OK)
+		goto out;
+	/* ~13 ms that kb_profile_cupti_open would spend after the join; it needs
+	 * no context, and CUPTI may be initialised while other threads use the
+	 * driver (as injected tools do) */
+	profiler_init(&ignored);
+	if (p->n > 0 && avail_load(0, chip, sizeof chip, &avail, &avail_size) &&
 	    offline_host(chip, &names, &ignored) == KB_OK)
 		config_get(names, chip, avail, avail_size, (const char *const *)p->metrics, p->n, &cfg,
 			   &ignored);
 	free(avail);
+out:
 	p->ms = kb_now_ms() - t;
 	return NULL;
 }
@@ -853,8 +876,8 @@ int kb_profile_cupti_open(kb_device *d, kb_cupti **out, kb_err *err)
 	c->open.ms_load = kb_now_ms() - t;
 	t = kb_now_ms();
 	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
-	CUpti_Profiler_Initialize_Params ip = PARAMS(CUpti_Profiler_Initialize_Params);
-	KB_CUPTI(err, cuptiProfilerInitialize, &ip);
+	if ((rc = profiler_init(err)) < 0)
+		goto out;
 	c->initialized = true;
 	if ((rc = device_supported(c, err)) < 0)
 		goto out;
@@ -908,6 +931,7 @@ void kb_profile_cupti_close(kb_cupti *c)
 	if (c->initialized) {
 		CUpti_Profiler_DeInitialize_Params p = PARAMS(CUpti_Profiler_DeInitialize_Params);
 		api.cuptiProfilerDeInitialize(&p);
+		profiler_initialized = false;
 	}
 	free(c->avail);
 	free(c->data);

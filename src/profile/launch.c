@@ -111,6 +111,39 @@ static int bind_params(const kb_spec *spec, const kb_kernel *k, kb_profile__buf 
 
 /* ---- buffers ------------------------------------------------------------ */
 
+/* The tensor's dims from its spec expressions. */
+static int tensor_dims(const kb_source *src, const kb_spec *spec, const kb_spec_tensor *t,
+		       int64_t dims[KB_MAX_RANK], kb_err *err)
+{
+	for (int r = 0; r < t->rank; r++) {
+		kb_value v;
+		kb_diags d = {0};
+		int erc = kb_compile_spec_eval(spec, t->dims[r], &v, src, &d);
+		kb_diags_free(&d);
+		if (erc < 0 || v.is_float || v.i < 0)
+			return kb_err_set(err, KB_EINVAL, KB_DOM_SPEC, 0,
+					  "dimension %d of %s is not a non-negative integer", r, t->name);
+		dims[r] = v.i;
+	}
+	return KB_OK;
+}
+
+void kb_profile_host_warm(const kb_source *src, const kb_spec *spec)
+{
+	kb_tensor *host = kb_xcalloc((size_t)spec->ntensors + 1, sizeof *host);
+	int n = 0;
+	kb_err ignored;
+	for (int i = 0; i < spec->ntensors; i++) {
+		const kb_spec_tensor *t = &spec->tensors[i];
+		int64_t dims[KB_MAX_RANK];
+		if (tensor_dims(src, spec, t, dims, &ignored) == KB_OK)
+			kb_tensor_init(&host[n++], t->name, t->dtype, t->rank, dims);
+	}
+	while (n > 0) /* the allocator keeps the last ones freed: the first tensors */
+		kb_tensor_free(&host[--n]);
+	free(host);
+}
+
 static int alloc_buffers(const kb_source *src, const kb_spec *spec, kb_profile__bound *bd,
 			 kb_err *err)
 {
@@ -120,16 +153,8 @@ static int alloc_buffers(const kb_source *src, const kb_spec *spec, kb_profile__
 	for (int i = 0; i < spec->ntensors; i++) {
 		const kb_spec_tensor *t = &spec->tensors[i];
 		int64_t dims[KB_MAX_RANK];
-		for (int r = 0; r < t->rank; r++) {
-			kb_value v;
-			kb_diags d = {0};
-			int erc = kb_compile_spec_eval(spec, t->dims[r], &v, src, &d);
-			kb_diags_free(&d);
-			if (erc < 0 || v.is_float || v.i < 0)
-				return kb_err_set(err, KB_EINVAL, KB_DOM_SPEC, 0,
-						  "dimension %d of %s is not a non-negative integer", r, t->name);
-			dims[r] = v.i;
-		}
+		if ((rc = tensor_dims(src, spec, t, dims, err)) < 0)
+			return rc;
 		kb_profile__buf *b = &bd->bufs[i];
 		b->spec = t;
 		kb_tensor_init(&b->host, t->name, t->dtype, t->rank, dims);

@@ -169,6 +169,15 @@ json_t *kb_profile_device_json(const kb_device_info *info);
 json_t *kb_profile_roofline(const kb_device_info *info, json_t *ceilings, double bytes,
 			    double flops, double median_us);
 
+/* ===== launch.c ===== */
+
+/* Allocates and frees the host copies of the spec's tensors, so that their
+ * pages are touched (~21 ms for softmax's 268 MB on 16 threads) while
+ * something else waits, e.g. on a thread while the GPU opens: the run's
+ * allocations of the same sizes then reuse the blocks (kb_big_alloc keeps
+ * the last 6 freed).  Host memory only; no GPU. */
+void kb_profile_host_warm(const kb_source *src, const kb_spec *spec);
+
 /* ===== run.c ===== */
 
 /* Called before each step that waits on the GPU, so a watchdog outside the
@@ -285,7 +294,8 @@ void kb_profile_cupti_keep_enabled(kb_cupti *c, bool on);
 void kb_profile_cupti_release(kb_cupti *c);
 
 /* The host-side work of a collection done on a thread while the caller
- * opens the GPU: load libcupti, and, when this GPU's counter availability
+ * opens the GPU: load libcupti, cuptiProfilerInitialize (no context
+ * needed), and, when this GPU's counter availability
  * is cached on disk, check the names and build the config image (~100 ms
  * of the Host API's ConfigAddMetrics for the full sections) into the
  * in-process cache that kb_profile_cupti_check then hits.  Purely a cache

@@ -7,6 +7,7 @@
 #include "runner_int.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,64 @@ static kb_arg_override *overrides(json_t *args, int *n)
 		i++;
 	}
 	return v;
+}
+
+/* ---- host memory warmed while the GPU opens ---------------------------------- */
+
+struct kb_runner__warm {
+	pthread_t thread;
+	bool started;
+	char *path, *text;
+	json_t *args;
+};
+
+static void *warm_main(void *arg)
+{
+	kb_runner__warm *w = arg;
+	kb_source src;
+	kb_spec spec = {0};
+	kb_diags diags = {0};
+	kb_err ignored;
+	if (kb_compile_source_open(&src, w->path, w->text, &ignored) < 0)
+		return NULL;
+	if (kb_compile_spec_parse(&src, &spec, &diags) == 0) {
+		int n;
+		kb_arg_override *args = overrides(w->args, &n);
+		for (int i = 0; i < n; i++)
+			kb_compile_spec_set_arg(&spec, args[i].name, args[i].value);
+		free(args);
+		kb_profile_host_warm(&src, &spec);
+	}
+	kb_diags_free(&diags);
+	kb_compile_spec_free(&spec);
+	kb_compile_source_free(&src);
+	return NULL;
+}
+
+kb_runner__warm *kb_runner__warm_start(json_t *req)
+{
+	const char *path = json_string_value(json_object_get(req, "path"));
+	if (!path)
+		return NULL;
+	const char *text = json_string_value(json_object_get(req, "text"));
+	kb_runner__warm *w = kb_xcalloc(1, sizeof *w);
+	w->path = kb_xstrdup(path);
+	w->text = text ? kb_xstrdup(text) : NULL;
+	w->args = json_deep_copy(json_object_get(req, "args"));
+	w->started = pthread_create(&w->thread, NULL, warm_main, w) == 0;
+	return w;
+}
+
+void kb_runner__warm_join(kb_runner__warm *w)
+{
+	if (!w)
+		return;
+	if (w->started)
+		pthread_join(w->thread, NULL);
+	free(w->path);
+	free(w->text);
+	json_decref(w->args);
+	free(w);
 }
 
 static json_t *diag_result(const char *status, const kb_compile_unit *u)

@@ -47,6 +47,12 @@ int kb_runner__send(int fd, json_t *msg);
 json_t *kb_runner__error_result(const char *status, const kb_err *err);
 /* Handles one "run" request (run.c). Returns the result message. */
 json_t *kb_runner__run(kb_runner__ctx *c, json_t *req);
+/* The host copies of a run request's tensors allocated and freed on a
+ * thread (kb_profile_host_warm), for a request that waits for the GPU to
+ * open; NULL without a path.  Join before the run. */
+typedef struct kb_runner__warm kb_runner__warm;
+kb_runner__warm *kb_runner__warm_start(json_t *req);
+void kb_runner__warm_join(kb_runner__warm *w);
 /* The metric names a request asks for: "metrics" and every metric of its
  * "sections" (a new array of borrowed names; free the array). */
 const char **kb_runner__wanted_metrics(json_t *req, int *n);

@@ -197,8 +197,11 @@ static json_t *dispatch(server *s, json_t *req)
 		if (cwd && chdir(cwd) < 0)
 			return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error",
 					 "message", "the runner cannot enter the client's directory");
+		kb_runner__warm *warm = s->dev_rc == 1 ? kb_runner__warm_start(req) : NULL;
 		kb_cupti_prep *prep = start_prep(s, req);
-		if (need_device(s) < 0) {
+		int dev_rc = need_device(s);
+		kb_runner__warm_join(warm);
+		if (dev_rc < 0) {
 			kb_profile_cupti_prep_join(prep);
 			return kb_runner__error_result("no_gpu", &s->dev_err);
 		}
