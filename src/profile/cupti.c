@@ -45,17 +45,14 @@
  *
  * Owns: the function table, the kb_cupti state (profiler initialised, chip
  * name, counter availability image, a host object for names, a reusable
- * counter data image), two process-wide caches: base metric names per
+ * counter data image) and two process-wide caches: base metric names per
  * chip (for suggestions) and config images per (chip, availability image,
- * metric list), and two caches on disk: availability images and config
- * images.  Does not own the device, its context or what is launched.
+ * metric list).  Does not own the device, its context or what is launched.
  *
  * Invariants:
  *  - A host object accumulates every ConfigAddMetrics call, so each config
  *    image is built by a fresh host object; that object stays with the
- *    cached image and evaluates the counter data collected with it.  An
- *    image read from disk has none: the kb_cupti's host object (chip and
- *    availability) evaluates its data, with the same values.
+ *    cached image and evaluates the counter data collected with it.
  *  - The range profiler is enabled only inside a collection (unless
  *    keep_enabled): timing (Activity API) and PC sampling run between
  *    collections, and CUPTI runs one profiling mode at a time.  The runner
@@ -89,7 +86,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which the
  * AddressSanitizer runtime refuses by aborting the process. */
@@ -123,7 +119,7 @@
 	X(cuptiRangeProfilerCounterDataImageInitialize) X(cuptiRangeProfilerSetConfig) \
 	X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop) X(cuptiRangeProfilerPushRange) \
 	X(cuptiRangeProfilerPopRange) X(cuptiRangeProfilerDecodeData) \
-	X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiGetVersion)
+	X(cuptiRangeProfilerGetCounterDataInfo)
 
 static struct {
 #define CUPTI_MEMBER(f) __typeof__(&f) f;
@@ -133,9 +129,6 @@ static struct {
 
 static void *cupti_lib, *nvperf_lib;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT; /* prep's thread loads too */
-/* cuptiProfilerInitialize done and not undone: by kb_profile_cupti_open, or
- * by the prep thread (read after its join, never while it runs). */
-static bool profiler_initialized;
 static int load_rc = 1; /* 1: not tried yet */
 static bool auto_refused; /* SetConfig refused auto range + user replay */
 static char load_msg[512];
@@ -486,111 +479,6 @@ out:
 	return rc;
 }
 
-/* ===== caches on disk: counter availability, config images ======================= */
-
-/* cuptiProfilerGetCounterAvailability costs ~125 ms in every new process
- * (H200, driver 580; 537 ms on a machine's first), and its image depends
- * only on the GPU, the driver and CUPTI.  So it is kept, with the chip name,
- * under kb_cache_dir("cupti"), keyed by kb_compile_driver_key (driver
- * version, GPUs, CUDA_VISIBLE_DEVICES), CUPTI's API version and the device
- * ordinal.  A stale image would make SetConfig fail: the collection then
- * reads it live, rewrites the file and tries once more.  KBENCH_NO_CUPTI_CACHE=1
- * always reads it live (for measuring what the cache saves). */
-#define AVAIL_MAGIC "kbench-cupti-availability 1"
-
-/* A file under kb_cache_dir("cupti") for what depends on this driver and
- * these GPUs (kb_compile_driver_key) and CUPTI; NULL with
- * KBENCH_NO_CUPTI_CACHE=1. */
-static char *cache_path(const char *name)
-{
-	if (getenv("KBENCH_NO_CUPTI_CACHE") && *getenv("KBENCH_NO_CUPTI_CACHE"))
-		return NULL;
-	char *key = kb_compile_driver_key();
-	if (!key)
-		return NULL;
-	char *dir = kb_cache_dir("cupti");
-	char *path = kb_xasprintf("%s/%.32s-%d-%s", dir, key, (int)CUPTI_API_VERSION, name);
-	free(dir);
-	free(key);
-	return path;
-}
-
-static char *avail_path(int ordinal)
-{
-	char name[32];
-	snprintf(name, sizeof name, "%d.avail", ordinal);
-	return cache_path(name);
-}
-
-/* A cache file is "<magic> <word> <size>\n" and then size bytes.  Returns
- * whether path held one with this magic (word and a new data filled). */
-static bool blob_read(const char *path, const char *magic, char *word, size_t word_size,
-		      uint8_t **data, size_t *size)
-{
-	kb_buf b = KB_BUF_INIT;
-	bool ok = false;
-	char fmt[96], w[64];
-	size_t n = 0;
-	snprintf(fmt, sizeof fmt, "%s %%63s %%zu", magic);
-	if (path && kb_file_read(path, &b, NULL) == 0) {
-		const char *nl = memchr(b.s, '\n', b.len);
-		if (nl && sscanf(b.s, fmt, w, &n) == 2 && n > 0 &&
-		    (size_t)(b.s + b.len - (nl + 1)) == n && strlen(w) < word_size) {
-			snprintf(word, word_size, "%s", w);
-			*data = kb_xmalloc(n);
-			memcpy(*data, nl + 1, n);
-			*size = n;
-			ok = true;
-		}
-	}
-	kb_buf_free(&b);
-	return ok;
-}
-
-/* Writes a cache file (atomically); failing to is no error. */
-static void blob_write(const char *path, const char *magic, const char *word,
-		       const uint8_t *data, size_t size)
-{
-	char *dir = kb_cache_dir("cupti");
-	if (path && kb_mkdirs(dir, NULL) == 0) {
-		kb_buf b = KB_BUF_INIT;
-		kb_buf_catf(&b, "%s %s %zu\n", magic, word, size);
-		kb_buf_catn(&b, data, size);
-		kb_file_write(path, b.s, b.len, NULL);
-		kb_buf_free(&b);
-	}
-	free(dir);
-}
-
-/* The cached image of GPU `ordinal` and its chip name; false when none. */
-static bool avail_load(int ordinal, char *chip, size_t chip_size, uint8_t **image, size_t *size)
-{
-	char *path = avail_path(ordinal);
-	bool ok = blob_read(path, AVAIL_MAGIC, chip, chip_size, image, size);
-	free(path);
-	return ok;
-}
-
-static void avail_save(int ordinal, const char *chip, const uint8_t *image, size_t size)
-{
-	char *path = avail_path(ordinal);
-	blob_write(path, AVAIL_MAGIC, chip, image, size);
-	free(path);
-}
-
-/* cuptiProfilerInitialize, once until kb_profile_cupti_close undoes it. */
-static int profiler_init(kb_err *err)
-{
-	int rc = KB_OK;
-	if (profiler_initialized)
-		return KB_OK;
-	CUpti_Profiler_Initialize_Params ip = PARAMS(CUpti_Profiler_Initialize_Params);
-	KB_CUPTI(err, cuptiProfilerInitialize, &ip);
-	profiler_initialized = true;
-out:
-	return rc;
-}
-
 /* ===== config images =============================================================== */
 
 typedef struct {
@@ -599,9 +487,7 @@ typedef struct {
 	size_t size;
 	int passes;
 	unsigned id;                        /* unique per built image */
-	CUpti_Profiler_Host_Object *host;   /* built the image; evaluates its data
-					     * (NULL when read from disk) */
-	bool from_disk;
+	CUpti_Profiler_Host_Object *host;   /* built the image; evaluates its data */
 } config;
 
 static config configs[CONFIG_CACHE_MAX];
@@ -662,67 +548,8 @@ out:
 	return rc;
 }
 
-/* Config images on disk.  ConfigAddMetrics takes ~80-100 ms for the
- * default sections in every new process (the longest step of the prep
- * thread, which the counters wait for), and an image depends only on the
- * chip, the availability image, the metric list (the key) and CUPTI: so it
- * is kept under kb_cache_dir("cupti") by a hash of the key and CUPTI's
- * version.  Only images built from names that passed the check are saved.
- * One read from disk has no host object of its own: the collection
- * evaluates with the kb_cupti's (chip and availability; evaluating needs
- * no ConfigAddMetrics - test_profile_cupti.c compares the two on a GPU).
- * A collection whose SetConfig refuses one deletes it and builds anew. */
-#define CONFIG_MAGIC "kbench-cupti-config-1"
-
-static char *config_path(const char *key)
-{
-	uint32_t version = 0;
-	api.cuptiGetVersion(&version);
-	kb_hasher *h = kb_hash_new();
-	kb_hash_str(h, key);
-	char hex[KB_HASH_HEX], name[64];
-	kb_hash_final(h, hex);
-	snprintf(name, sizeof name, "%.32s-%u.config", hex, (unsigned)version);
-	return cache_path(name);
-}
-
-static bool config_load(config *c)
-{
-	char *path = config_path(c->key), passes[16];
-	bool ok = blob_read(path, CONFIG_MAGIC, passes, sizeof passes, &c->image, &c->size);
-	free(path);
-	c->passes = ok ? atoi(passes) : 0;
-	if (ok && c->passes <= 0) {
-		free(c->image);
-		c->image = NULL;
-		ok = false;
-	}
-	c->from_disk = ok;
-	return ok;
-}
-
-static void config_save(const config *c)
-{
-	char *path = config_path(c->key), passes[16];
-	snprintf(passes, sizeof passes, "%d", c->passes);
-	blob_write(path, CONFIG_MAGIC, passes, c->image, c->size);
-	free(path);
-}
-
-/* Drops a config read from disk (its file and its entry here), so that the
- * next config_get builds it. */
-static void config_forget(config *c)
-{
-	char *path = config_path(c->key);
-	if (path)
-		unlink(path);
-	free(path);
-	config_clear(c);
-}
-
-/* The cached config of (chip, availability, metrics): in this process, on
- * disk, or built after checking the names with `names` (a host object of
- * the chip; NULL: KB_ENOTFOUND unless cached). Borrowed. */
+/* The cached config of (chip, availability, metrics) after checking the
+ * names with `names` (a host object of the chip). Borrowed. */
 static int config_get(CUpti_Profiler_Host_Object *names, const char *chip, const uint8_t *avail,
 		      size_t avail_size, const char *const *metrics, int n, config **out,
 		      kb_err *err)
@@ -732,25 +559,21 @@ static int config_get(CUpti_Profiler_Host_Object *names, const char *chip, const
 		return kb_err_set(err, KB_EINVAL, KB_DOM_CUPTI, 0, "no metrics asked for");
 	char *key = config_key(chip, avail, avail_size, metrics, n);
 	for (int i = 0; i < nconfigs; i++)
-		if (configs[i].key && !strcmp(configs[i].key, key)) {
+		if (!strcmp(configs[i].key, key)) {
 			free(key);
 			*out = &configs[i];
 			return KB_OK;
 		}
+	int rc = check_names(names, chip, metrics, n, err);
+	if (rc < 0) {
+		free(key);
+		return rc;
+	}
 	config c = {.key = key, .id = next_id++};
-	int rc = KB_OK;
-	if (!config_load(&c)) {
-		if (!names)
-			rc = kb_err_set(err, KB_ENOTFOUND, KB_DOM_CUPTI, 0, "no config image cached");
-		if (rc == KB_OK)
-			rc = check_names(names, chip, metrics, n, err);
-		if (rc == KB_OK)
-			rc = config_build(chip, avail, metrics, n, &c, err);
-		if (rc < 0) {
-			config_clear(&c);
-			return rc;
-		}
-		config_save(&c);
+	rc = config_build(chip, avail, metrics, n, &c, err);
+	if (rc < 0) {
+		config_clear(&c);
+		return rc;
 	}
 	int slot = nconfigs < CONFIG_CACHE_MAX ? nconfigs++ : next_evict++ % CONFIG_CACHE_MAX;
 	config_clear(&configs[slot]);
@@ -775,6 +598,71 @@ int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, in
 	return rc;
 }
 
+/* ===== counter availability on disk =============================================== */
+
+/* cuptiProfilerGetCounterAvailability costs ~125 ms in every new process
+ * (H200, driver 580; 537 ms on a machine's first), and its image depends
+ * only on the GPU, the driver and CUPTI.  So it is kept, with the chip name,
+ * under kb_cache_dir("cupti"), keyed by kb_compile_driver_key (driver
+ * version, GPUs, CUDA_VISIBLE_DEVICES), CUPTI's API version and the device
+ * ordinal.  A stale image would make SetConfig fail: the collection then
+ * reads it live, rewrites the file and tries once more.  KBENCH_NO_CUPTI_CACHE=1
+ * always reads it live (for measuring what the cache saves). */
+#define AVAIL_MAGIC "kbench-cupti-availability 1"
+
+static char *avail_path(int ordinal)
+{
+	if (getenv("KBENCH_NO_CUPTI_CACHE") && *getenv("KBENCH_NO_CUPTI_CACHE"))
+		return NULL;
+	char *key = kb_compile_driver_key();
+	if (!key)
+		return NULL;
+	char *dir = kb_cache_dir("cupti");
+	char *path = kb_xasprintf("%s/%.32s-%d-%d.avail", dir, key, (int)CUPTI_API_VERSION, ordinal);
+	free(dir);
+	free(key);
+	return path;
+}
+
+/* The cached image of GPU `ordinal` and its chip name; false when none. */
+static bool avail_load(int ordinal, char *chip, size_t chip_size, uint8_t **image, size_t *size)
+{
+	char *path = avail_path(ordinal);
+	kb_buf b = KB_BUF_INIT;
+	bool ok = false;
+	if (path && kb_file_read(path, &b, NULL) == 0) {
+		/* "<magic> <chip> <size>\n" then the image's bytes */
+		char name[64];
+		size_t n = 0;
+		const char *nl = memchr(b.s, '\n', b.len);
+		if (nl && sscanf(b.s, AVAIL_MAGIC " %63s %zu", name, &n) == 2 && n > 0 &&
+		    (size_t)(b.s + b.len - (nl + 1)) == n && strlen(name) < chip_size) {
+			snprintf(chip, chip_size, "%s", name);
+			*image = kb_xmalloc(n);
+			memcpy(*image, nl + 1, n);
+			*size = n;
+			ok = true;
+		}
+	}
+	kb_buf_free(&b);
+	free(path);
+	return ok;
+}
+
+static void avail_save(int ordinal, const char *chip, const uint8_t *image, size_t size)
+{
+	char *path = avail_path(ordinal), *dir = kb_cache_dir("cupti");
+	if (path && kb_mkdirs(dir, NULL) == 0) {
+		kb_buf b = KB_BUF_INIT;
+		kb_buf_catf(&b, AVAIL_MAGIC " %s %zu\n", chip, size);
+		kb_buf_catn(&b, image, size);
+		kb_file_write(path, b.s, b.len, NULL); /* a cache: failing to write is no error */
+		kb_buf_free(&b);
+	}
+	free(dir);
+	free(path);
+}
+
 /* ===== preparing a collection while the GPU opens ================================== */
 
 struct kb_cupti_prep {
@@ -795,20 +683,11 @@ static void *prep_main(void *arg)
 	CUpti_Profiler_Host_Object *names;
 	config *cfg;
 	kb_err ignored = {0};
-	if (load(&ignored) != KB_OK)
-		goto out;
-	/* ~13 ms that kb_profile_cupti_open would spend after the join; it needs
-	 * no context, and CUPTI may be initialised while other threads use the
-	 * driver (as injected tools do) */
-	profiler_init(&ignored);
-	const char *const *metrics = (const char *const *)p->metrics;
-	/* from disk when it was built before; else checked and built here */
-	if (p->n > 0 && avail_load(0, chip, sizeof chip, &avail, &avail_size) &&
-	    config_get(NULL, chip, avail, avail_size, metrics, p->n, &cfg, &ignored) < 0 &&
+	if (load(&ignored) == KB_OK && p->n > 0 && avail_load(0, chip, sizeof chip, &avail, &avail_size) &&
 	    offline_host(chip, &names, &ignored) == KB_OK)
-		config_get(names, chip, avail, avail_size, metrics, p->n, &cfg, &ignored);
+		config_get(names, chip, avail, avail_size, (const char *const *)p->metrics, p->n, &cfg,
+			   &ignored);
 	free(avail);
-out:
 	p->ms = kb_now_ms() - t;
 	return NULL;
 }
@@ -974,8 +853,8 @@ int kb_profile_cupti_open(kb_device *d, kb_cupti **out, kb_err *err)
 	c->open.ms_load = kb_now_ms() - t;
 	t = kb_now_ms();
 	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
-	if ((rc = profiler_init(err)) < 0)
-		goto out;
+	CUpti_Profiler_Initialize_Params ip = PARAMS(CUpti_Profiler_Initialize_Params);
+	KB_CUPTI(err, cuptiProfilerInitialize, &ip);
 	c->initialized = true;
 	if ((rc = device_supported(c, err)) < 0)
 		goto out;
@@ -1029,7 +908,6 @@ void kb_profile_cupti_close(kb_cupti *c)
 	if (c->initialized) {
 		CUpti_Profiler_DeInitialize_Params p = PARAMS(CUpti_Profiler_DeInitialize_Params);
 		api.cuptiProfilerDeInitialize(&p);
-		profiler_initialized = false;
 	}
 	free(c->avail);
 	free(c->data);
@@ -1203,25 +1081,6 @@ static int run_passes(kb_cupti *c, const config *cfg, kb_launch_fn launch, void 
 	return rc;
 }
 
-/* Values of range 0 of the decoded counter data, by host's evaluator. */
-static int evaluate_with(kb_cupti *c, CUpti_Profiler_Host_Object *host,
-			 const char *const *metrics, int n, double *values, kb_err *err)
-{
-	int rc = KB_OK;
-	CUpti_Profiler_Host_EvaluateToGpuValues_Params ep =
-		PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-	ep.pHostObject = host;
-	ep.pCounterDataImage = c->data;
-	ep.counterDataImageSize = c->data_size;
-	ep.rangeIndex = 0;
-	ep.ppMetricNames = (const char **)metrics;
-	ep.numMetrics = (size_t)n;
-	ep.pMetricValues = values;
-	KB_CUPTI(err, cuptiProfilerHostEvaluateToGpuValues, &ep);
-out:
-	return rc;
-}
-
 /* Decodes, checks that exactly one range (auto: one kernel) was recorded,
  * evaluates range 0. */
 static int evaluate(kb_cupti *c, const config *cfg, const char *const *metrics, int n,
@@ -1254,8 +1113,16 @@ static int evaluate(kb_cupti *c, const config *cfg, const char *const *metrics, 
 			    RANGE_NAME "\"", ip.numTotalRanges, dp.numOfRangeDropped);
 		goto out;
 	}
-	/* an image from disk has no host object: the names' one evaluates */
-	rc = evaluate_with(c, cfg->host ? cfg->host : c->host, metrics, n, values, err);
+	CUpti_Profiler_Host_EvaluateToGpuValues_Params ep =
+		PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+	ep.pHostObject = cfg->host;
+	ep.pCounterDataImage = c->data;
+	ep.counterDataImageSize = c->data_size;
+	ep.rangeIndex = 0;
+	ep.ppMetricNames = (const char **)metrics;
+	ep.numMetrics = (size_t)n;
+	ep.pMetricValues = values;
+	KB_CUPTI(err, cuptiProfilerHostEvaluateToGpuValues, &ep);
 out:
 	c->st.ms_eval = kb_now_ms() - t;
 	return rc;
@@ -1290,15 +1157,10 @@ int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_
 	if (rc < 0)
 		return rc;
 	c->st.passes = cfg->passes;
-	c->st.config_from_disk = cfg->from_disk;
 	KB_CU_CALL(err, cuCtxSetCurrent(c->d->ctx));
-	/* Refused with something from a disk cache: once more without it. */
-	if ((rc = arm(c, cfg, metrics, n, err)) < 0 && rc != KB_EPERM &&
-	    (c->avail_cached || cfg->from_disk)) {
+	if ((rc = arm(c, cfg, metrics, n, err)) < 0 && rc != KB_EPERM && c->avail_cached) {
 		disable(c);
-		if (cfg->from_disk)
-			config_forget(cfg);
-		if (!c->avail_cached || refresh_availability(c, err) == KB_OK)
+		if (refresh_availability(c, err) == KB_OK)
 			return kb_profile_cupti_collect(c, metrics, n, launch, ctx, values, err);
 	}
 	if (rc < 0 || (rc = run_passes(c, cfg, launch, ctx, err)) < 0 ||
@@ -1316,25 +1178,4 @@ out:
 	if (!c->keep_enabled || rc < 0)
 		disable(c);
 	return rc;
-}
-
-/* See profile_int.h. */
-void kb_profile__cupti_drop_configs(bool on_disk)
-{
-	for (int i = 0; i < nconfigs; i++) {
-		if (on_disk && configs[i].key) {
-			char *path = config_path(configs[i].key);
-			if (path)
-				unlink(path);
-			free(path);
-		}
-		config_clear(&configs[i]);
-	}
-}
-
-/* See profile_int.h. */
-int kb_profile__cupti_evaluate_again(kb_cupti *c, const char *const *metrics, int n,
-				     double *values, kb_err *err)
-{
-	return evaluate_with(c, c->host, metrics, n, values, err);
 }

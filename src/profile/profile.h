@@ -294,8 +294,7 @@ void kb_profile_cupti_keep_enabled(kb_cupti *c, bool on);
 void kb_profile_cupti_release(kb_cupti *c);
 
 /* The host-side work of a collection done on a thread while the caller
- * opens the GPU: load libcupti, cuptiProfilerInitialize (no context
- * needed), and, when this GPU's counter availability
+ * opens the GPU: load libcupti, and, when this GPU's counter availability
  * is cached on disk, check the names and build the config image (~100 ms
  * of the Host API's ConfigAddMetrics for the full sections) into the
  * in-process cache that kb_profile_cupti_check then hits.  Purely a cache

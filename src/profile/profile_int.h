@@ -177,17 +177,8 @@ typedef struct {
 	int replays;              /* Start..Stop iterations run (user replay) */
 	bool user_range;          /* Push/Pop range (auto range refused) */
 	bool enabled;             /* this collection enabled the range profiler */
-	bool config_from_disk;    /* its config image came from the disk cache */
 } kb_profile__cupti_stats;
 const kb_profile__cupti_stats *kb_profile__cupti_last(const kb_cupti *c);
-/* Tests: forgets the config images built in this process (and with on_disk
- * their files), so that the next collection reads or builds them again. */
-void kb_profile__cupti_drop_configs(bool on_disk);
-/* Tests: evaluates the last collection's counter data again, with the host
- * object of c (chip and availability only, as for a config image read from
- * disk) instead of the one that built the config image. */
-int kb_profile__cupti_evaluate_again(kb_cupti *c, const char *const *metrics, int n,
-				     double *values, kb_err *err);
 /* What kb_profile_cupti_open cost, wall ms per step. */
 typedef struct {
 	double ms_load;           /* dlopen of libcupti and libnvperf_host */

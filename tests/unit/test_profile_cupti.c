@@ -7,8 +7,6 @@
 #include "../../src/profile/profile_int.h"
 #include "t.h"
 
-#include <math.h>
-
 #define N_ELEMS (16u << 20)   /* 64 MiB of floats */
 #define MIB64 67108864.0
 
@@ -444,35 +442,6 @@ static void gpu_cases(kb_cupti *c, fixture *f)
 		printf("    activity after collections: copy %.2f us\n", d[0]);
 }
 
-/* Config images cached on disk: one built here evaluates the same through
- * the host object that a disk image gets (chip and availability only), and
- * a process that forgot its images reads it back and collects with it. */
-static void disk_cases(kb_cupti *c, fixture *f)
-{
-	kb_err err = {0};
-	int rc;
-	double v[7], w[7];
-	kb_profile__cupti_drop_configs(true);
-	double ms = collect(c, f, sol7, 7, v, &rc, &err);
-	T_EQ_INT(rc, 0);
-	T_OK(!kb_profile__cupti_last(c)->config_from_disk);
-	T_EQ_INT(kb_profile__cupti_evaluate_again(c, sol7, 7, w, &err), 0);
-	for (int i = 0; i < 7; i++)
-		T_NEAR(w[i], v[i], 1e-9 * fabs(v[i]));
-	printf("    built (%.1f ms): the names' host object evaluates the same 7 values\n", ms);
-	kb_profile__cupti_drop_configs(false);
-	ms = collect(c, f, sol7, 7, w, &rc, &err);
-	T_EQ_INT(rc, 0);
-	const char *off = getenv("KBENCH_NO_CUPTI_CACHE");
-	bool from_disk = kb_profile__cupti_last(c)->config_from_disk;
-	if (!off || !*off)
-		T_OK(from_disk);
-	printf("    again (%.1f ms, config image %s): dram read %.4f x 64 MiB (built: %.4f)\n", ms,
-	       from_disk ? "from disk" : "built", w[1] / MIB64, v[1] / MIB64);
-	T_NEAR(w[1], MIB64, 0.02 * MIB64);
-	T_NEAR(w[0], v[0], 0.1 * v[0]);
-}
-
 static void test_profile__cupti_gpu(void)
 {
 	kb_err err = {0};
@@ -509,7 +478,6 @@ static void test_profile__cupti_gpu(void)
 		T_EQ_INT(rc, 0);
 		printf("    reopen %.1f ms, ", t2);
 		check_copy(c, &f, v, "collect", ms);
-		disk_cases(c, &f);
 		kb_profile_cupti_close(c);
 	}
 	teardown(&f);
