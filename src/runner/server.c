@@ -197,7 +197,9 @@ static json_t *dispatch(server *s, json_t *req)
 		if (cwd && chdir(cwd) < 0)
 			return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error",
 					 "message", "the runner cannot enter the client's directory");
-		kb_runner__warm *warm = s->dev_rc == 1 ? kb_runner__warm_start(req) : NULL;
+		/* host memory touched while the GPU opens (none opens without a driver) */
+		bool opening = s->dev_rc == 1 && kb_file_exists("/proc/driver/nvidia/version");
+		kb_runner__warm *warm = opening ? kb_runner__warm_start(req) : NULL;
 		kb_cupti_prep *prep = start_prep(s, req);
 		int dev_rc = need_device(s);
 		kb_runner__warm_join(warm);
