@@ -496,11 +496,9 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	progress_tap t = {.c = c};
 	kb_run_opts o = {0};
 	fill_opts(c, req, &o, &t);
-	const char **metrics = kb_runner__wanted_metrics(req, &o.nmetrics);
-	o.metrics = metrics;
+	o.metrics = c->metrics;
+	o.nmetrics = c->nmetrics;
 	o.hot = hot;
-	c->metrics = metrics;
-	c->nmetrics = o.nmetrics;
 	o.open_cupti = open_cupti_late;
 	o.open_cupti_ctx = c;
 	if (json_array_size(json_object_get(req, "metrics")) > 0) {
@@ -509,7 +507,6 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 		o.open_cupti = NULL;
 		if (c->metric_failed) {
 			r = kb_runner__error_result("metric_error", &c->metric_err);
-			free(metrics);
 			goto out;
 		}
 	}
@@ -518,8 +515,8 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 			    &c->sticky, &err);
 	if (rc == 0 && c->metric_failed) { /* the run is not what was asked for */
 		json_decref(res);
+		json_decref(t.last);
 		r = kb_runner__error_result("metric_error", &c->metric_err);
-		free(metrics);
 		goto out;
 	}
 	if (rc < 0) {
@@ -534,7 +531,6 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 		json_object_set_new(r, "compile_ms", json_real(t_compile));
 		add_roofline(c, &u, r);
 	}
-	free(metrics);
 	json_decref(t.last);
 	json_object_set_new(r, "file", json_string(path));
 	json_object_set_new(r, "compile", kb_compile_unit_summary_json(&u));

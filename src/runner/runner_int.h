@@ -19,9 +19,9 @@ typedef struct {
 	bool sticky;          /* set when the GPU context died */
 	kb_cupti_prep *prep;  /* CUPTI host work begun while the GPU opened */
 	double ms_prep;       /* how long that ran (joined in need_cupti) */
-	/* Of this request, set when CUPTI is opened just before the counters: */
-	const char *const *metrics;
+	const char *const *metrics; /* the request's (kb_runner__wanted_metrics) */
 	int nmetrics;
+	/* Of this request, set when CUPTI is opened just before the counters: */
 	int passes;           /* the metric list's replay passes */
 	kb_err cupti_err;     /* why there are no counters, when CUPTI refused */
 	kb_err metric_err;    /* a bad metric name: the run's answer is this */

@@ -155,15 +155,14 @@ static json_t *calibrate_result(server *s)
  * the counters (kb_run_opts.open_cupti).  cuInit runs alone first: with
  * libcupti loading beside it, it took 169-195 ms instead of ~103 (H100,
  * 2026-11-22, the loader's lock), while the context's creation beside the
- * same work took no longer (bench/profile_breakdown.txt). */
-static kb_cupti_prep *start_prep(server *s, json_t *req)
+ * same work took no longer (docs/decisions.md, cold start). */
+static kb_cupti_prep *start_prep(server *s, json_t *req, const char *const *metrics, int n,
+				  bool driver)
 {
 	if (s->cupti_rc != 1 && s->cupti_rc != 0)
 		return NULL; /* CUPTI refused for good */
-	if (s->dev_rc < 0 || !kb_file_exists("/proc/driver/nvidia/version"))
+	if (s->dev_rc < 0 || !driver)
 		return NULL; /* no GPU: nothing would wait for it, and loading costs */
-	int n;
-	const char **metrics = kb_runner__wanted_metrics(req, &n);
 	kb_cupti_prep *p = NULL;
 	if (n > 0 || json_is_true(json_object_get(req, "hot"))) {
 		if (s->dev_rc == 1) {
@@ -174,8 +173,46 @@ static kb_cupti_prep *start_prep(server *s, json_t *req)
 		}
 		p = kb_profile_cupti_prep_start(metrics, n);
 	}
-	free(metrics);
 	return p;
+}
+
+/* A "run" request: the GPU opened if need be (with the host tensors and
+ * CUPTI's preparation beside it), then kb_runner__run. */
+static json_t *run_result(server *s, json_t *req)
+{
+	/* a shared runner serves clients in any directory: paths are theirs */
+	const char *cwd = json_string_value(json_object_get(req, "cwd"));
+	if (cwd && chdir(cwd) < 0)
+		return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
+				 "the runner cannot enter the client's directory");
+	int nmetrics;
+	const char **metrics = kb_runner__wanted_metrics(req, &nmetrics);
+	/* host memory touched while the GPU opens (none opens without a driver) */
+	bool driver = kb_file_exists("/proc/driver/nvidia/version");
+	kb_runner__warm *warm = s->dev_rc == 1 && driver ? kb_runner__warm_start(req) : NULL;
+	kb_cupti_prep *prep = start_prep(s, req, metrics, nmetrics, driver);
+	int dev_rc = need_device(s);
+	kb_runner__warm_join(warm);
+	json_t *r;
+	if (dev_rc < 0) {
+		kb_profile_cupti_prep_join(prep);
+		r = kb_runner__error_result("no_gpu", &s->dev_err);
+	} else {
+		kb_runner__ctx rc = {.out_fd = s->out_fd, .dev = s->dev, .nvml = s->nvml,
+				     .cupti = &s->cupti, .cupti_rc = &s->cupti_rc,
+				     .progress = on_progress, .progress_ctx = s, .prep = prep,
+				     .metrics = metrics, .nmetrics = nmetrics};
+		double t0 = kb_now_ms();
+		r = kb_runner__run(&rc, req);
+		kb_profile_cupti_prep_join(rc.prep); /* when no CUPTI call came to join it */
+		s->sticky = rc.sticky;
+		json_object_set_new(r, "runner_ms",
+				    json_pack("{s:f, s:f, s:f, s:f}", "device_open", s->ms_device_open,
+					      "nvml_open", s->ms_nvml_open, "request", kb_now_ms() - t0,
+					      "since_start", kb_now_ms() - s->t_start));
+	}
+	free(metrics);
+	return r;
 }
 
 static json_t *dispatch(server *s, json_t *req)
@@ -191,36 +228,8 @@ static json_t *dispatch(server *s, json_t *req)
 		return devices_result(s);
 	if (!strcmp(type, "calibrate"))
 		return calibrate_result(s);
-	if (!strcmp(type, "run")) {
-		/* a shared runner serves clients in any directory: paths are theirs */
-		const char *cwd = json_string_value(json_object_get(req, "cwd"));
-		if (cwd && chdir(cwd) < 0)
-			return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error",
-					 "message", "the runner cannot enter the client's directory");
-		/* host memory touched while the GPU opens (none opens without a driver) */
-		bool opening = s->dev_rc == 1 && kb_file_exists("/proc/driver/nvidia/version");
-		kb_runner__warm *warm = opening ? kb_runner__warm_start(req) : NULL;
-		kb_cupti_prep *prep = start_prep(s, req);
-		int dev_rc = need_device(s);
-		kb_runner__warm_join(warm);
-		if (dev_rc < 0) {
-			kb_profile_cupti_prep_join(prep);
-			return kb_runner__error_result("no_gpu", &s->dev_err);
-		}
-		kb_runner__ctx rc = {.out_fd = s->out_fd, .dev = s->dev, .nvml = s->nvml,
-				     .cupti = &s->cupti, .cupti_rc = &s->cupti_rc,
-				     .progress = on_progress, .progress_ctx = s, .prep = prep};
-		double t0 = kb_now_ms();
-		json_t *r = kb_runner__run(&rc, req);
-		kb_profile_cupti_prep_join(rc.prep); /* when no CUPTI call came to join it */
-
-		s->sticky = rc.sticky;
-		json_object_set_new(r, "runner_ms", json_pack("{s:f, s:f, s:f, s:f}", "device_open",
-							     s->ms_device_open, "nvml_open", s->ms_nvml_open,
-							     "request", kb_now_ms() - t0, "since_start",
-							     kb_now_ms() - s->t_start));
-		return r;
-	}
+	if (!strcmp(type, "run"))
+		return run_result(s, req);
 	return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
 			 "unknown request type");
 }

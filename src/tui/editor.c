@@ -492,42 +492,40 @@ static void rec_apply(kb_tui__ed *ed, const kb_tui__ed_rec *r, bool inverse)
 		edit_delete(ed, r->at, r->end, NULL);
 }
 
-int kb_tui__ed_undo(kb_tui__ed *ed)
+/* Moves the newest group of records from the undo stack to the redo stack
+ * (undoing: each applied backwards) or back (redoing); the cursor goes to
+ * where the group began (undo) or ended (redo). */
+static int move_group(kb_tui__ed *ed, bool undoing)
 {
-	if (!ed->nundo)
+	kb_tui__ed_rec **from = undoing ? &ed->undo : &ed->redo;
+	kb_tui__ed_rec **to = undoing ? &ed->redo : &ed->undo;
+	int *nfrom = undoing ? &ed->nundo : &ed->nredo, *nto = undoing ? &ed->nredo : &ed->nundo;
+	int *to_cap = undoing ? &ed->redo_cap : &ed->undo_cap;
+	if (!*nfrom)
 		return KB_ENOTFOUND;
-	unsigned g = top_gid(ed);
-	kb_tui__ed_pos before = ed->cur;
-	while (ed->nundo && ed->undo[ed->nundo - 1].gid == g) {
-		kb_tui__ed_rec r = ed->undo[--ed->nundo];
-		rec_apply(ed, &r, true);
-		before = r.before;
-		*KB_PUSH(ed->redo, ed->nredo, ed->redo_cap) = r;
+	unsigned g = (*from)[*nfrom - 1].gid;
+	kb_tui__ed_pos pos = ed->cur;
+	while (*nfrom && (*from)[*nfrom - 1].gid == g) {
+		kb_tui__ed_rec r = (*from)[--*nfrom];
+		rec_apply(ed, &r, undoing);
+		pos = undoing ? r.before : r.after;
+		*KB_PUSH(*to, *nto, *to_cap) = r;
 	}
-	ed->cur = before;
+	ed->cur = pos;
 	ed->sel = false;
 	ed->open_kind = GRP_NONE;
 	ed->pref_x = -1;
 	return 0;
 }
 
+int kb_tui__ed_undo(kb_tui__ed *ed)
+{
+	return move_group(ed, true);
+}
+
 int kb_tui__ed_redo(kb_tui__ed *ed)
 {
-	if (!ed->nredo)
-		return KB_ENOTFOUND;
-	unsigned g = ed->redo[ed->nredo - 1].gid;
-	kb_tui__ed_pos after = ed->cur;
-	while (ed->nredo && ed->redo[ed->nredo - 1].gid == g) {
-		kb_tui__ed_rec r = ed->redo[--ed->nredo];
-		rec_apply(ed, &r, false);
-		after = r.after;
-		*KB_PUSH(ed->undo, ed->nundo, ed->undo_cap) = r;
-	}
-	ed->cur = after;
-	ed->sel = false;
-	ed->open_kind = GRP_NONE;
-	ed->pref_x = -1;
-	return 0;
+	return move_group(ed, false);
 }
 
 /* ===== Buffer life cycle ===== */
