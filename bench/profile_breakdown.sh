@@ -23,7 +23,7 @@ for mode in no-cache back-to-back rested; do
 		rm -f "$T/log"
 		s=$(date +%s%N); KBENCH_LOG=$T/log "$KB" profile "$F" --json > "$T/kb.json" 2>/dev/null; e=$(date +%s%N)
 		echo "cold kbench profile, $mode #$i: $(( (e - s) / 1000000 )) ms wall;" \
-		     "$(grep -o 'cuInit [0-9.]* ms, alone' "$T/log" | sed 's/ ms, alone//'), $(grep -o 'pass 1: .*start [0-9.]*' "$T/log" | sed 's/flush.*start/first Start/')"
+		     "$(grep -o 'cuInit [0-9.]* ms, alone' "$T/log" | sed 's/ ms, alone//'), $(grep -o 'pass 1: .*start [0-9.]* (cpu: user [0-9.]*, kernel [0-9.]*)' "$T/log" | sed 's/flush.*start/first Start/')"
 	done
 done
 python3 - "$T/kb.json" <<'PY'

@@ -205,6 +205,11 @@ int kb_spawn_capture(char *const argv[], kb_buf *out, kb_buf *errout, kb_err *er
 /* Monotonic milliseconds. */
 double kb_now_ms(void);
 
+/* CPU milliseconds the calling thread has used so far, in user space and
+ * in the kernel: beside kb_now_ms they tell work from waiting, and our
+ * libraries' work from the driver's. */
+void kb_thread_cpu_ms(double *user_ms, double *sys_ms);
+
 /* ===== proto.c ===== */
 
 #include "proto.h"

@@ -683,12 +683,19 @@ static void *prep_main(void *arg)
 	CUpti_Profiler_Host_Object *names;
 	config *cfg;
 	kb_err ignored = {0};
-	if (load(&ignored) == KB_OK && p->n > 0 && avail_load(0, chip, sizeof chip, &avail, &avail_size) &&
-	    offline_host(chip, &names, &ignored) == KB_OK)
+	double t_load = 0, t_host = 0, t_config = 0;
+	if (load(&ignored) == KB_OK && (t_load = kb_now_ms()) && p->n > 0 &&
+	    avail_load(0, chip, sizeof chip, &avail, &avail_size) &&
+	    offline_host(chip, &names, &ignored) == KB_OK) {
+		t_host = kb_now_ms();
 		config_get(names, chip, avail, avail_size, (const char *const *)p->metrics, p->n, &cfg,
 			   &ignored);
+		t_config = kb_now_ms();
+	}
 	free(avail);
 	p->ms = kb_now_ms() - t;
+	kb_log("cupti prep: load %.1f  host %.1f  config %.1f ms", t_load ? t_load - t : 0,
+	       t_host ? t_host - t_load : 0, t_config ? t_config - t_host : 0);
 	return NULL;
 }
 
@@ -1016,11 +1023,13 @@ static int run_pass(kb_cupti *c, kb_launch_fn launch, void *ctx, bool *all, kb_e
 	if ((c->st.replays == 1 || !c->flush_first_only) && (rc = kb_profile__flush_l2(c->d, err)) < 0)
 		goto out;
 	KB_CU_CALL(err, cuStreamSynchronize(c->d->stream));
-	double t1 = kb_now_ms();
+	double t1 = kb_now_ms(), user1, sys1, user2, sys2;
+	kb_thread_cpu_ms(&user1, &sys1);
 	CUpti_RangeProfiler_Start_Params s = PARAMS(CUpti_RangeProfiler_Start_Params);
 	s.pRangeProfilerObject = c->rp;
 	KB_CUPTI(err, cuptiRangeProfilerStart, &s);
 	double t2 = kb_now_ms();
+	kb_thread_cpu_ms(&user2, &sys2);
 	CUptiResult r = CUPTI_SUCCESS;
 	const char *failed = NULL;
 	if (c->user_range) {
@@ -1043,8 +1052,8 @@ static int run_pass(kb_cupti *c, kb_launch_fn launch, void *ctx, bool *all, kb_e
 	CUpti_RangeProfiler_Stop_Params p = PARAMS(CUpti_RangeProfiler_Stop_Params);
 	p.pRangeProfilerObject = c->rp;
 	CUptiResult r3 = api.cuptiRangeProfilerStop(&p);
-	kb_log("pass %d: flush %.1f  start %.1f  launch %.1f  stop %.1f ms", c->st.replays, t1 - t0,
-	       t2 - t1, t3 - t2, kb_now_ms() - t3);
+	kb_log("pass %d: flush %.1f  start %.1f (cpu: user %.1f, kernel %.1f)  launch %.1f  stop %.1f ms",
+	       c->st.replays, t1 - t0, t2 - t1, user2 - user1, sys2 - sys1, t3 - t2, kb_now_ms() - t3);
 	if (!failed && r3 != CUPTI_SUCCESS)
 		r = r3, failed = "cuptiRangeProfilerStop";
 	if (rc < 0) /* the launch's own error first */
