@@ -45,14 +45,17 @@
  *
  * Owns: the function table, the kb_cupti state (profiler initialised, chip
  * name, counter availability image, a host object for names, a reusable
- * counter data image) and two process-wide caches: base metric names per
- * chip (for suggestions) and config images per (chip, availability image,
- * metric list).  Does not own the device, its context or what is launched.
+ * counter data image), two process-wide caches: base metric names per chip
+ * (for suggestions) and config images per (chip, availability image,
+ * metric list), and two caches on disk: availability and config images.
+ * Does not own the device, its context or what is launched.
  *
  * Invariants:
  *  - A host object accumulates every ConfigAddMetrics call, so each config
  *    image is built by a fresh host object; that object stays with the
- *    cached image and evaluates the counter data collected with it.
+ *    cached image and evaluates the counter data collected with it.  An
+ *    image read from disk is built again beside its passes, and its data
+ *    evaluated by that build's host object (config_check_start).
  *  - The range profiler is enabled only inside a collection (unless
  *    keep_enabled): timing (Activity API) and PC sampling run between
  *    collections, and CUPTI runs one profiling mode at a time.  The runner
@@ -68,7 +71,9 @@
  *    ~13 ms; 9 passes: 335 ms vs 194 ms (each pass includes the flush).
  *  - Native CUPTI codes stop here: 35/40 become KB_EPERM with the fix,
  *    39 and unsupported configurations KB_EUNSUP, bad names KB_EINVAL.
- *  - One thread: the caches are not locked (the runner is single-threaded).
+ *  - The caches are not locked: the prep thread fills them before it is
+ *    joined, and a config check's thread builds into its own config, joined
+ *    before anything reads it; everything else runs on the caller's thread.
  */
 #define _GNU_SOURCE /* dlinfo */
 #include "profile_int.h"
@@ -86,6 +91,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which the
  * AddressSanitizer runtime refuses by aborting the process. */
@@ -119,7 +125,7 @@
 	X(cuptiRangeProfilerCounterDataImageInitialize) X(cuptiRangeProfilerSetConfig) \
 	X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop) X(cuptiRangeProfilerPushRange) \
 	X(cuptiRangeProfilerPopRange) X(cuptiRangeProfilerDecodeData) \
-	X(cuptiRangeProfilerGetCounterDataInfo)
+	X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiGetVersion)
 
 static struct {
 #define CUPTI_MEMBER(f) __typeof__(&f) f;
@@ -479,6 +485,96 @@ out:
 	return rc;
 }
 
+/* ===== caches on disk: counter availability, config images ====================== */
+
+/* A file under kb_cache_dir("cupti") for what depends on this driver and
+ * these GPUs (kb_compile_driver_key) and CUPTI; NULL when
+ * KBENCH_NO_CUPTI_CACHE=1 (for measuring what the caches save). */
+static char *cache_path(const char *name)
+{
+	if (getenv("KBENCH_NO_CUPTI_CACHE") && *getenv("KBENCH_NO_CUPTI_CACHE"))
+		return NULL;
+	char *key = kb_compile_driver_key();
+	if (!key)
+		return NULL;
+	char *dir = kb_cache_dir("cupti");
+	char *path = kb_xasprintf("%s/%.32s-%d-%s", dir, key, (int)CUPTI_API_VERSION, name);
+	free(dir);
+	free(key);
+	return path;
+}
+
+/* A cache file is "<magic> <word> <size>\n" and then size bytes.  Returns
+ * whether path holds one with this magic (word and a new *data filled). */
+static bool blob_read(const char *path, const char *magic, char *word, size_t word_size,
+		      uint8_t **data, size_t *size)
+{
+	kb_buf b = KB_BUF_INIT;
+	bool ok = false;
+	char fmt[96], w[64];
+	size_t n = 0;
+	snprintf(fmt, sizeof fmt, "%s %%63s %%zu", magic);
+	if (path && kb_file_read(path, &b, NULL) == 0) {
+		const char *nl = memchr(b.s, '\n', b.len);
+		if (nl && sscanf(b.s, fmt, w, &n) == 2 && n > 0 &&
+		    (size_t)(b.s + b.len - (nl + 1)) == n && strlen(w) < word_size) {
+			snprintf(word, word_size, "%s", w);
+			*data = kb_xmalloc(n);
+			memcpy(*data, nl + 1, n);
+			*size = n;
+			ok = true;
+		}
+	}
+	kb_buf_free(&b);
+	return ok;
+}
+
+/* Writes a cache file; failing to is no error (it is a cache). */
+static void blob_write(const char *path, const char *magic, const char *word,
+		       const uint8_t *data, size_t size)
+{
+	char *dir = kb_cache_dir("cupti");
+	if (path && kb_mkdirs(dir, NULL) == 0) {
+		kb_buf b = KB_BUF_INIT;
+		kb_buf_catf(&b, "%s %s %zu\n", magic, word, size);
+		kb_buf_catn(&b, data, size);
+		kb_file_write(path, b.s, b.len, NULL);
+		kb_buf_free(&b);
+	}
+	free(dir);
+}
+
+/* cuptiProfilerGetCounterAvailability costs ~125 ms in every new process
+ * (H200, driver 580; 537 ms on a machine's first), and its image depends
+ * only on the GPU, the driver and CUPTI.  So it is kept, with the chip name,
+ * keyed by the device ordinal (and cache_path's driver key).  A stale image
+ * would make SetConfig fail: the collection then reads it live, rewrites
+ * the file and tries once more. */
+#define AVAIL_MAGIC "kbench-cupti-availability 1"
+
+static char *avail_path(int ordinal)
+{
+	char name[32];
+	snprintf(name, sizeof name, "%d.avail", ordinal);
+	return cache_path(name);
+}
+
+/* The cached image of GPU `ordinal` and its chip name; false when none. */
+static bool avail_load(int ordinal, char *chip, size_t chip_size, uint8_t **image, size_t *size)
+{
+	char *path = avail_path(ordinal);
+	bool ok = blob_read(path, AVAIL_MAGIC, chip, chip_size, image, size);
+	free(path);
+	return ok;
+}
+
+static void avail_save(int ordinal, const char *chip, const uint8_t *image, size_t size)
+{
+	char *path = avail_path(ordinal);
+	blob_write(path, AVAIL_MAGIC, chip, image, size);
+	free(path);
+}
+
 /* ===== config images =============================================================== */
 
 typedef struct {
@@ -486,8 +582,11 @@ typedef struct {
 	uint8_t *image;
 	size_t size;
 	int passes;
-	unsigned id;                        /* unique per built image */
-	CUpti_Profiler_Host_Object *host;   /* built the image; evaluates its data */
+	unsigned id;                        /* unique per image */
+	CUpti_Profiler_Host_Object *host;   /* built the image; evaluates its data
+					     * (NULL until one read from disk is
+					     * checked: see config_check_start) */
+	bool from_disk;
 } config;
 
 static config configs[CONFIG_CACHE_MAX];
@@ -548,11 +647,72 @@ out:
 	return rc;
 }
 
-/* The cached config of (chip, availability, metrics) after checking the
- * names with `names` (a host object of the chip). Borrowed. */
+/* Config images on disk.  ConfigAddMetrics costs 80-180 ms for the
+ * default sections in every new process, on the prep thread that a fresh
+ * runner's counters wait for (bench/profile_breakdown_h100.txt: 65-108 ms
+ * of waiting on an H100).  An image depends on the chip, the availability
+ * image and the metric list (the key), and on CUPTI: so it is kept by a
+ * hash of the key and CUPTI's run-time version.  Only images of names that
+ * passed the check are saved, and only for a device (with availability).
+ *
+ * One read from disk is never trusted alone: while its passes run, a
+ * thread builds it again (config_check_start), and the collection then
+ * evaluates with the host object that built it, as for any other image.
+ * Were the two images to differ, the data is collected once more with the
+ * new one (and the file rewritten), so the cache can make a collection
+ * slower, never different. */
+#define CONFIG_MAGIC "kbench-cupti-config-1"
+
+static char *config_path(const char *key)
+{
+	uint32_t version = 0;
+	api.cuptiGetVersion(&version);
+	kb_hasher *h = kb_hash_new();
+	kb_hash_str(h, key);
+	char hex[KB_HASH_HEX], name[64];
+	kb_hash_final(h, hex);
+	snprintf(name, sizeof name, "%.32s-%u.config", hex, (unsigned)version);
+	return cache_path(name);
+}
+
+static bool config_load(config *c)
+{
+	char *path = config_path(c->key), passes[16];
+	bool ok = blob_read(path, CONFIG_MAGIC, passes, sizeof passes, &c->image, &c->size);
+	free(path);
+	c->passes = ok ? atoi(passes) : 0;
+	if (ok && c->passes <= 0) {
+		free(c->image);
+		c->image = NULL;
+		ok = false;
+	}
+	c->from_disk = ok;
+	return ok;
+}
+
+static void config_save(const config *c)
+{
+	char *path = config_path(c->key), passes[16];
+	snprintf(passes, sizeof passes, "%d", c->passes);
+	blob_write(path, CONFIG_MAGIC, passes, c->image, c->size);
+	free(path);
+}
+
+/* Deletes c's file, so that the next config_get builds the image. */
+static void config_unlink(const config *c)
+{
+	char *path = config_path(c->key);
+	if (path)
+		unlink(path);
+	free(path);
+}
+
+/* The cached config of (chip, availability, metrics): one built in this
+ * process, else (with from_disk) one on disk, else one built after checking
+ * the names with `names` (a host object of the chip). Borrowed. */
 static int config_get(CUpti_Profiler_Host_Object *names, const char *chip, const uint8_t *avail,
-		      size_t avail_size, const char *const *metrics, int n, config **out,
-		      kb_err *err)
+		      size_t avail_size, const char *const *metrics, int n, bool from_disk,
+		      config **out, kb_err *err)
 {
 	*out = NULL;
 	if (n <= 0 || !metrics)
@@ -564,22 +724,97 @@ static int config_get(CUpti_Profiler_Host_Object *names, const char *chip, const
 			*out = &configs[i];
 			return KB_OK;
 		}
-	int rc = check_names(names, chip, metrics, n, err);
-	if (rc < 0) {
-		free(key);
-		return rc;
-	}
 	config c = {.key = key, .id = next_id++};
-	rc = config_build(chip, avail, metrics, n, &c, err);
-	if (rc < 0) {
-		config_clear(&c);
-		return rc;
+	if (!(from_disk && avail && config_load(&c))) {
+		int rc = check_names(names, chip, metrics, n, err);
+		if (rc == KB_OK)
+			rc = config_build(chip, avail, metrics, n, &c, err);
+		if (rc < 0) {
+			config_clear(&c);
+			return rc;
+		}
+		if (avail)
+			config_save(&c);
 	}
 	int slot = nconfigs < CONFIG_CACHE_MAX ? nconfigs++ : next_evict++ % CONFIG_CACHE_MAX;
 	config_clear(&configs[slot]);
 	configs[slot] = c;
 	*out = &configs[slot];
 	return KB_OK;
+}
+
+/* Building an image read from disk again, beside its passes. */
+typedef struct {
+	pthread_t thread;
+	bool started;
+	const char *chip;
+	const uint8_t *avail;
+	const char *const *metrics;
+	int n;
+	config built;
+	int rc;
+	kb_err err;
+	double ms;
+} config_check;
+
+static void *config_check_main(void *arg)
+{
+	config_check *k = arg;
+	double t = kb_now_ms();
+	k->rc = config_build(k->chip, k->avail, k->metrics, k->n, &k->built, &k->err);
+	k->ms = kb_now_ms() - t;
+	return NULL;
+}
+
+/* Starts building cfg (read from disk) again on a thread of its own: a
+ * host object of its own, nothing shared with the caller but read-only
+ * inputs that outlive config_check_finish. */
+static void config_check_start(config_check *k, const config *cfg, const char *chip,
+			       const uint8_t *avail, const char *const *metrics, int n)
+{
+	memset(k, 0, sizeof *k);
+	if (!cfg->from_disk)
+		return;
+	k->chip = chip, k->avail = avail, k->metrics = metrics, k->n = n;
+	k->started = pthread_create(&k->thread, NULL, config_check_main, k) == 0;
+	if (!k->started) /* no thread: build it here, before the passes */
+		config_check_main(k);
+}
+
+/* Waits for the build; cfg then has its own host object.  Returns 0 when
+ * the image from disk was the one CUPTI builds now, 1 when it was not (cfg
+ * now holds the new image, saved: collect again), or a KB_E* when the build
+ * failed (the file is deleted). */
+static int config_check_finish(config_check *k, config *cfg, kb_err *err)
+{
+	if (!cfg->from_disk)
+		return KB_OK;
+	if (k->started)
+		pthread_join(k->thread, NULL);
+	if (k->rc < 0) {
+		config_unlink(cfg);
+		config_clear(&k->built);
+		*err = k->err;
+		return k->rc;
+	}
+	bool same = k->built.size == cfg->size && k->built.passes == cfg->passes &&
+		    !memcmp(k->built.image, cfg->image, cfg->size);
+	cfg->host = k->built.host, k->built.host = NULL;
+	cfg->from_disk = false;
+	if (same) {
+		config_clear(&k->built);
+		return KB_OK;
+	}
+	kb_log("cupti: the config image on disk differs from CUPTI's (%zu vs %zu bytes, %d vs %d "
+	       "passes): collecting again", cfg->size, k->built.size, cfg->passes, k->built.passes);
+	free(cfg->image);
+	cfg->image = k->built.image, k->built.image = NULL;
+	cfg->size = k->built.size;
+	cfg->passes = k->built.passes;
+	cfg->id = next_id++;
+	config_save(cfg);
+	config_clear(&k->built);
+	return 1;
 }
 
 /* Offline check by chip name; see profile.h. */
@@ -592,75 +827,10 @@ int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, in
 	if (rc == KB_OK)
 		rc = offline_host(chip, &host, err);
 	if (rc == KB_OK)
-		rc = config_get(host, chip, NULL, 0, metrics, n, &c, err);
+		rc = config_get(host, chip, NULL, 0, metrics, n, false, &c, err);
 	if (passes)
 		*passes = rc == KB_OK ? c->passes : 0;
 	return rc;
-}
-
-/* ===== counter availability on disk =============================================== */
-
-/* cuptiProfilerGetCounterAvailability costs ~125 ms in every new process
- * (H200, driver 580; 537 ms on a machine's first), and its image depends
- * only on the GPU, the driver and CUPTI.  So it is kept, with the chip name,
- * under kb_cache_dir("cupti"), keyed by kb_compile_driver_key (driver
- * version, GPUs, CUDA_VISIBLE_DEVICES), CUPTI's API version and the device
- * ordinal.  A stale image would make SetConfig fail: the collection then
- * reads it live, rewrites the file and tries once more.  KBENCH_NO_CUPTI_CACHE=1
- * always reads it live (for measuring what the cache saves). */
-#define AVAIL_MAGIC "kbench-cupti-availability 1"
-
-static char *avail_path(int ordinal)
-{
-	if (getenv("KBENCH_NO_CUPTI_CACHE") && *getenv("KBENCH_NO_CUPTI_CACHE"))
-		return NULL;
-	char *key = kb_compile_driver_key();
-	if (!key)
-		return NULL;
-	char *dir = kb_cache_dir("cupti");
-	char *path = kb_xasprintf("%s/%.32s-%d-%d.avail", dir, key, (int)CUPTI_API_VERSION, ordinal);
-	free(dir);
-	free(key);
-	return path;
-}
-
-/* The cached image of GPU `ordinal` and its chip name; false when none. */
-static bool avail_load(int ordinal, char *chip, size_t chip_size, uint8_t **image, size_t *size)
-{
-	char *path = avail_path(ordinal);
-	kb_buf b = KB_BUF_INIT;
-	bool ok = false;
-	if (path && kb_file_read(path, &b, NULL) == 0) {
-		/* "<magic> <chip> <size>\n" then the image's bytes */
-		char name[64];
-		size_t n = 0;
-		const char *nl = memchr(b.s, '\n', b.len);
-		if (nl && sscanf(b.s, AVAIL_MAGIC " %63s %zu", name, &n) == 2 && n > 0 &&
-		    (size_t)(b.s + b.len - (nl + 1)) == n && strlen(name) < chip_size) {
-			snprintf(chip, chip_size, "%s", name);
-			*image = kb_xmalloc(n);
-			memcpy(*image, nl + 1, n);
-			*size = n;
-			ok = true;
-		}
-	}
-	kb_buf_free(&b);
-	free(path);
-	return ok;
-}
-
-static void avail_save(int ordinal, const char *chip, const uint8_t *image, size_t size)
-{
-	char *path = avail_path(ordinal), *dir = kb_cache_dir("cupti");
-	if (path && kb_mkdirs(dir, NULL) == 0) {
-		kb_buf b = KB_BUF_INIT;
-		kb_buf_catf(&b, AVAIL_MAGIC " %s %zu\n", chip, size);
-		kb_buf_catn(&b, image, size);
-		kb_file_write(path, b.s, b.len, NULL); /* a cache: failing to write is no error */
-		kb_buf_free(&b);
-	}
-	free(dir);
-	free(path);
 }
 
 /* ===== preparing a collection while the GPU opens ================================== */
@@ -688,8 +858,8 @@ static void *prep_main(void *arg)
 	    avail_load(0, chip, sizeof chip, &avail, &avail_size) &&
 	    offline_host(chip, &names, &ignored) == KB_OK) {
 		t_host = kb_now_ms();
-		config_get(names, chip, avail, avail_size, (const char *const *)p->metrics, p->n, &cfg,
-			   &ignored);
+		config_get(names, chip, avail, avail_size, (const char *const *)p->metrics, p->n, true,
+			   &cfg, &ignored);
 		t_config = kb_now_ms();
 	}
 	free(avail);
@@ -926,7 +1096,7 @@ int kb_profile_cupti_check(kb_cupti *c, const char *const *metrics, int n, int *
 			   kb_err *err)
 {
 	config *cfg;
-	int rc = config_get(c->host, c->chip, c->avail, c->avail_size, metrics, n, &cfg, err);
+	int rc = config_get(c->host, c->chip, c->avail, c->avail_size, metrics, n, false, &cfg, err);
 	if (passes)
 		*passes = rc == KB_OK ? cfg->passes : 0;
 	return rc;
@@ -1151,6 +1321,19 @@ static int refresh_availability(kb_cupti *c, kb_err *err)
 	return rc;
 }
 
+/* The collection once more, after a disk cache misled the first try; the
+ * stats say so (config_stale) and count both tries' passes. */
+static int collect_again(kb_cupti *c, const char *const *metrics, int n, kb_launch_fn launch,
+			 void *ctx, double *values, kb_err *err)
+{
+	kb_profile__cupti_stats first = c->st;
+	int rc = kb_profile_cupti_collect(c, metrics, n, launch, ctx, values, err);
+	c->st.config_stale = first.config_stale || first.config_from_disk;
+	c->st.replays += first.replays;
+	c->st.ms_run += first.ms_run;
+	return rc;
+}
+
 /* One launch under user replay, each pass after an L2 flush (see the top of
  * the file); values NAN on failure. */
 int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_launch_fn launch,
@@ -1161,19 +1344,40 @@ int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_
 	memset(&c->st, 0, sizeof c->st);
 	double t = kb_now_ms();
 	config *cfg;
-	int rc = config_get(c->host, c->chip, c->avail, c->avail_size, metrics, n, &cfg, err);
+	int rc = config_get(c->host, c->chip, c->avail, c->avail_size, metrics, n, true, &cfg, err);
 	c->st.ms_check = kb_now_ms() - t;
 	if (rc < 0)
 		return rc;
 	c->st.passes = cfg->passes;
+	c->st.config_from_disk = cfg->from_disk;
+	config_check check;
+	config_check_start(&check, cfg, c->chip, c->avail, metrics, n);
 	KB_CU_CALL(err, cuCtxSetCurrent(c->d->ctx));
-	if ((rc = arm(c, cfg, metrics, n, err)) < 0 && rc != KB_EPERM && c->avail_cached) {
+	if ((rc = arm(c, cfg, metrics, n, err)) < 0 && rc != KB_EPERM &&
+	    (c->avail_cached || cfg->from_disk)) {
+		/* refused with something from a disk cache: the config image if
+		 * it was not CUPTI's, else the availability image */
 		disable(c);
-		if (refresh_availability(c, err) == KB_OK)
-			return kb_profile_cupti_collect(c, metrics, n, launch, ctx, values, err);
+		kb_err ignored;
+		if (config_check_finish(&check, cfg, &ignored) == 1 ||
+		    (c->avail_cached && refresh_availability(c, err) == KB_OK))
+			return collect_again(c, metrics, n, launch, ctx, values, err);
 	}
-	if (rc < 0 || (rc = run_passes(c, cfg, launch, ctx, err)) < 0 ||
-	    (rc = evaluate(c, cfg, metrics, n, values, err)) < 0) {
+	if (rc == KB_OK)
+		rc = run_passes(c, cfg, launch, ctx, err);
+	t = kb_now_ms();
+	kb_err check_err = {0};
+	int checked = config_check_finish(&check, cfg, &check_err);
+	if (rc == KB_OK && checked < 0)
+		*err = check_err, rc = checked;
+	c->st.ms_config_wait = kb_now_ms() - t;
+	c->st.ms_config_build = check.ms;
+	if (checked == 1 && rc == KB_OK) {
+		c->st.config_stale = true;
+		disable(c);
+		return collect_again(c, metrics, n, launch, ctx, values, err);
+	}
+	if (rc < 0 || (rc = evaluate(c, cfg, metrics, n, values, err)) < 0) {
 		for (int i = 0; i < n; i++)
 			values[i] = NAN;
 		goto out;
@@ -1186,5 +1390,27 @@ out:
 	 * test_profile_cupti.c, "kept enabled, same list") */
 	if (!c->keep_enabled || rc < 0)
 		disable(c);
+	return rc;
+}
+
+/* See profile_int.h. */
+void kb_profile__cupti_drop_configs(void)
+{
+	for (int i = 0; i < nconfigs; i++)
+		config_clear(&configs[i]);
+	nconfigs = next_evict = 0;
+}
+
+/* See profile_int.h. */
+int kb_profile__cupti_plant_config(kb_cupti *c, const char *const *metrics, int n,
+				   const char *const *other, int nother, kb_err *err)
+{
+	config wrong = {0};
+	int rc = config_build(c->chip, c->avail, other, nother, &wrong, err);
+	if (rc == KB_OK) {
+		wrong.key = config_key(c->chip, c->avail, c->avail_size, metrics, n);
+		config_save(&wrong);
+	}
+	config_clear(&wrong);
 	return rc;
 }

@@ -177,8 +177,19 @@ typedef struct {
 	int replays;              /* Start..Stop iterations run (user replay) */
 	bool user_range;          /* Push/Pop range (auto range refused) */
 	bool enabled;             /* this collection enabled the range profiler */
+	bool config_from_disk;    /* its config image was read from the disk cache */
+	bool config_stale;        /* ... and was not CUPTI's: collected again */
+	double ms_config_build;   /* building an image from disk again (beside the passes) */
+	double ms_config_wait;    /* waiting for that build after the passes */
 } kb_profile__cupti_stats;
 const kb_profile__cupti_stats *kb_profile__cupti_last(const kb_cupti *c);
+/* Tests: forgets the config images built or read in this process, so that
+ * the next collection reads them from disk (or builds them). */
+void kb_profile__cupti_drop_configs(void);
+/* Tests: saves the config image of `other` on disk under the key of
+ * `metrics` for c's device: a stale image that the check must catch. */
+int kb_profile__cupti_plant_config(kb_cupti *c, const char *const *metrics, int n,
+				   const char *const *other, int nother, kb_err *err);
 /* What kb_profile_cupti_open cost, wall ms per step. */
 typedef struct {
 	double ms_load;           /* dlopen of libcupti and libnvperf_host */

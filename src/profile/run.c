@@ -496,11 +496,18 @@ static json_t *steps_json(const kb_cupti *cupti)
 {
 	const kb_profile__cupti_stats *st = kb_profile__cupti_last(cupti);
 	const kb_profile__cupti_open_stats *op = kb_profile__cupti_opened(cupti);
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:f}", "config_image",
-			 st->ms_check, "enable", st->ms_enable, "set_config", st->ms_config,
-			 "passes", st->ms_run, "evaluate", st->ms_eval, "disable", st->ms_disable,
-			 "replays", st->replays, "open_load", op->ms_load, "open_init", op->ms_init,
-			 "open_availability", op->ms_avail, "open_host", op->ms_host);
+	json_t *j = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:f}",
+			      "config_image", st->ms_check, "enable", st->ms_enable, "set_config",
+			      st->ms_config, "passes", st->ms_run, "evaluate", st->ms_eval,
+			      "disable", st->ms_disable, "replays", st->replays, "open_load",
+			      op->ms_load, "open_init", op->ms_init, "open_availability",
+			      op->ms_avail, "open_host", op->ms_host);
+	/* a config image from disk is built again beside the passes */
+	json_object_update_new(j, json_pack("{s:b, s:b, s:f, s:f}", "config_from_disk",
+					    st->config_from_disk, "config_stale", st->config_stale,
+					    "config_rebuild", st->ms_config_build,
+					    "config_rebuild_wait", st->ms_config_wait));
+	return j;
 }
 
 /* Counters for one launch (cupti.c flushes the L2 before each pass, as for

@@ -13,7 +13,8 @@ if [ "$RC" -ne 0 ]; then
 	for c in softmax_correct softmax_time softmax_ceiling vector_add ptx_saxpy oob_fault \
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
 		 skips_some ref_kernel tune_best impossible file_input occupancy_vs_driver \
-		 profile_sections profile_bad_metric hot_spot_line hot_spot_stalls hot_spot_text; do
+		 profile_sections profile_disk_config profile_bad_metric hot_spot_line hot_spot_stalls \
+		 hot_spot_text; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -75,6 +76,10 @@ done
 # Counters and hot spots (CUPTI): sections, metric-name errors, the slow line first.
 run "$KB" profile kernels/softmax.cu --json
 expect_json profile_sections "j['verdict'] == 'CORRECT' and j['counters']['dram__bytes_read.sum'] > 0.9 * 4096 * 8192 * 4 and j['sections']['sol']['bottleneck'] in ('memory', 'compute', 'latency')"
+# a fresh runner reads the config image the run before saved, builds it
+# again beside the passes, and reports every counter
+run env KBENCH_NO_SHARED_RUNNER=1 "$KB" profile kernels/softmax.cu --json
+expect_json profile_disk_config "j['counters_steps_ms']['config_from_disk'] and not j['counters_steps_ms']['config_stale'] and j['counters_steps_ms']['replays'] == j['counters_passes'] and all(v is not None for v in j['counters'].values()) and len(j['counters']) == 55"
 run "$KB" profile kernels/softmax.cu --metrics dram__bytes_reed.sum --json
 expect_json profile_bad_metric "j['status'] == 'metric_error' and 'dram__bytes_read' in j['message']"
 run "$KB" profile tests/fixtures/kernels/hot_strided.cu --hot --section quick --json

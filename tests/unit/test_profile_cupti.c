@@ -2,8 +2,9 @@
  * checks names and counts passes for GH100 (gpu-apis.md section 1.3 and the
  * verified table); on a GPU, dram bytes read and written and duration of a
  * 64 MiB copy (user range + user replay, L2 flushed before each pass),
- * repeated collections, 9-pass sets, launches of 2 and 0 kernels, and what
- * each step costs. */
+ * repeated collections, 9-pass sets, launches of 2 and 0 kernels, config
+ * images on disk (checked, and a stale one caught), and what each step
+ * costs. */
 #include "../../src/profile/profile_int.h"
 #include "t.h"
 
@@ -442,6 +443,79 @@ static void gpu_cases(kb_cupti *c, fixture *f)
 		printf("    activity after collections: copy %.2f us\n", d[0]);
 }
 
+/* Config images on disk (a cache dir of our own): built and saved by the
+ * first collection; read back by a collection that has none in memory and
+ * checked by building it again beside the passes (same values, one replay
+ * a pass); a stale image planted on disk is caught and the data collected
+ * again with CUPTI's image, which replaces the file. */
+static void disk_config_cases(kb_cupti *c, fixture *f)
+{
+	char dir[] = "/tmp/kb-cupti-cache-XXXXXX";
+	if (!mkdtemp(dir)) {
+		T_FAIL_AT("mkdtemp");
+		return;
+	}
+	const char *old = getenv("XDG_CACHE_HOME");
+	char *saved = old ? kb_xstrdup(old) : NULL;
+	setenv("XDG_CACHE_HOME", dir, 1);
+	kb_err err = {0};
+	int rc;
+	double v[7], w[7];
+	const kb_profile__cupti_stats *s = kb_profile__cupti_last(c);
+
+	kb_profile__cupti_drop_configs();
+	double ms = collect(c, f, sol7, 7, v, &rc, &err);
+	T_EQ_INT(rc, 0);
+	printf("    disk cache, built and saved (%.1f ms): from disk %d\n", ms, s->config_from_disk);
+	T_OK(!s->config_from_disk);
+
+	kb_profile__cupti_drop_configs();
+	ms = collect(c, f, sol7, 7, w, &rc, &err);
+	T_EQ_INT(rc, 0);
+	printf("    read from disk (%.1f ms): from disk %d, stale %d, rebuilt beside the passes in "
+	       "%.1f ms, waited %.1f ms after them; %d replays\n", ms, s->config_from_disk,
+	       s->config_stale, s->ms_config_build, s->ms_config_wait, s->replays);
+	T_OK(s->config_from_disk);
+	T_OK(!s->config_stale);
+	T_OK(s->ms_config_build > 0);
+	T_EQ_INT(s->replays, 9);
+	for (int i = 0; i < 7; i++)
+		T_OK(isfinite(w[i]));
+	T_NEAR(w[1], v[1], 0.02 * v[1]); /* dram bytes read: the same 64 MiB */
+
+	ms = collect(c, f, sol7, 7, w, &rc, &err); /* checked: now this process's own */
+	T_EQ_INT(rc, 0);
+	T_OK(!s->config_from_disk);
+
+	T_EQ_INT(kb_profile__cupti_plant_config(c, sol7, 7, quick3, 3, &err), 0);
+	kb_profile__cupti_drop_configs();
+	ms = collect(c, f, sol7, 7, w, &rc, &err);
+	printf("    stale image on disk (%.1f ms): rc %d %s; stale %d, %d replays, %d passes\n", ms,
+	       rc, rc ? err.msg : "", s->config_stale, s->replays, s->passes);
+	T_EQ_INT(rc, 0);
+	T_OK(s->config_stale);
+	T_EQ_INT(s->passes, 9);
+	T_OK(s->replays >= 9);
+	for (int i = 0; i < 7; i++)
+		T_OK(isfinite(w[i]));
+	T_NEAR(w[1], v[1], 0.02 * v[1]);
+
+	kb_profile__cupti_drop_configs(); /* the file now holds CUPTI's image */
+	ms = collect(c, f, sol7, 7, w, &rc, &err);
+	T_EQ_INT(rc, 0);
+	T_OK(s->config_from_disk);
+	T_OK(!s->config_stale);
+	T_EQ_INT(s->replays, 9);
+
+	if (saved)
+		setenv("XDG_CACHE_HOME", saved, 1);
+	else
+		unsetenv("XDG_CACHE_HOME");
+	free(saved);
+	char *rm[] = {"rm", "-rf", dir, NULL};
+	kb_spawn_capture(rm, NULL, NULL, &err);
+}
+
 static void test_profile__cupti_gpu(void)
 {
 	kb_err err = {0};
@@ -468,6 +542,7 @@ static void test_profile__cupti_gpu(void)
 	if (rc == 0) {
 		printf("    cupti_open: %.1f ms\n", t);
 		gpu_cases(c, &f);
+		disk_config_cases(c, &f);
 		kb_profile_cupti_close(c);
 		/* Open again in the same process (the runner reopens after errors). */
 		t = kb_now_ms();
