@@ -4,6 +4,7 @@
  * names, repeated sessions, and what a start/stop pair costs. */
 #include "../../src/profile/profile_int.h"
 #include "t.h"
+#include "gpu_fixture.h"
 
 #define N_ELEMS (16u << 20)   /* 64 MB per buffer: a ~40 us kernel */
 
@@ -47,57 +48,27 @@ static const char act_src[] =
 	"__global__ void kb_act_mangled(float *p) { if (threadIdx.x == 0) p[blockIdx.x] = 1.0f; }\n";
 
 typedef struct {
-	kb_device *d;
-	CUmodule mod;
+	t_gpu g;
 	CUfunction scale, mangled;
-	CUdeviceptr x, y;
-	unsigned long long n;
 } fixture;
 
 static int setup(fixture *f, kb_err *err)
 {
-	int rc = kb_profile_device_open(&f->d, 0, err);
-	if (rc < 0)
-		return rc;
-	kb_source src;
-	kb_compile_source_init(&src, "<activity test>.cu", act_src, KB_SRC_CUDA);
-	char *arch = kb_xasprintf("sm_%d", kb_profile_device_info(f->d)->sm);
-	kb_build_opts o = {.arch = arch};
-	kb_build b;
-	rc = kb_compile_build(&src, NULL, NULL, &o, &b, err);
-	if (rc < 0)
-		goto out;
-	f->n = N_ELEMS;
-	KB_CU_CALL(err, cuModuleLoadData(&f->mod, b.cubin));
-	KB_CU_CALL(err, cuModuleGetFunction(&f->scale, f->mod, "kb_act_scale"));
-	KB_CU_CALL(err, cuModuleGetFunction(&f->mangled, f->mod, "_Z14kb_act_mangledPf"));
-	KB_CU_CALL(err, cuMemAlloc(&f->x, f->n * 4));
-	KB_CU_CALL(err, cuMemAlloc(&f->y, f->n * 4));
-	KB_CU_CALL(err, cuMemsetD8(f->x, 0, f->n * 4));
+	int rc = t_gpu_open(&f->g, "<activity test>.cu", act_src, N_ELEMS, err);
+	if (rc == KB_OK)
+		KB_CU_CALL(err, cuModuleGetFunction(&f->scale, f->g.mod, "kb_act_scale"));
+	if (rc == KB_OK)
+		KB_CU_CALL(err, cuModuleGetFunction(&f->mangled, f->g.mod, "_Z14kb_act_mangledPf"));
 out:
-	kb_compile_build_free(&b);
-	kb_compile_source_free(&src);
-	free(arch);
 	return rc;
-}
-
-static void teardown(fixture *f)
-{
-	if (f->x)
-		kb_cu.cuMemFree(f->x);
-	if (f->y)
-		kb_cu.cuMemFree(f->y);
-	if (f->mod)
-		kb_cu.cuModuleUnload(f->mod);
-	kb_profile_device_close(f->d);
 }
 
 static int launch_scale(fixture *f, kb_err *err)
 {
 	int rc = KB_OK;
-	void *args[] = {&f->x, &f->y, &f->n};
-	KB_CU_CALL(err, cuLaunchKernel(f->scale, (unsigned)((f->n + 255) / 256), 1, 1, 256, 1, 1, 0,
-				       f->d->stream, args, NULL));
+	void *args[] = {&f->g.x, &f->g.y, &f->g.n};
+	KB_CU_CALL(err, cuLaunchKernel(f->scale, (unsigned)((f->g.n + 255) / 256), 1, 1, 256, 1, 1, 0,
+				       f->g.d->stream, args, NULL));
 out:
 	return rc;
 }
@@ -105,37 +76,21 @@ out:
 static int launch_mangled(fixture *f, kb_err *err)
 {
 	int rc = KB_OK;
-	void *args[] = {&f->y};
-	KB_CU_CALL(err, cuLaunchKernel(f->mangled, 4, 1, 1, 32, 1, 1, 0, f->d->stream, args, NULL));
+	void *args[] = {&f->g.y};
+	KB_CU_CALL(err, cuLaunchKernel(f->mangled, 4, 1, 1, 32, 1, 1, 0, f->g.d->stream, args, NULL));
 out:
 	return rc;
+}
+
+static int launch_scale_ctx(void *ctx, kb_err *err)
+{
+	return launch_scale(ctx, err);
 }
 
 /* Event-timed launches of kb_act_scale (each after an L2 flush), ms each. */
 static int event_times(fixture *f, int reps, double *ms, kb_err *err)
 {
-	CUevent a = NULL, b = NULL;
-	int rc = KB_OK;
-	KB_CU_CALL(err, cuEventCreate(&a, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventCreate(&b, CU_EVENT_DEFAULT));
-	for (int i = 0; i < reps; i++) {
-		if ((rc = kb_profile__flush_l2(f->d, err)) < 0)
-			goto out;
-		KB_CU_CALL(err, cuEventRecord(a, f->d->stream));
-		if ((rc = launch_scale(f, err)) < 0)
-			goto out;
-		KB_CU_CALL(err, cuEventRecord(b, f->d->stream));
-		KB_CU_CALL(err, cuEventSynchronize(b));
-		float x = 0;
-		KB_CU_CALL(err, cuEventElapsedTime(&x, a, b));
-		ms[i] = x;
-	}
-out:
-	if (a)
-		kb_cu.cuEventDestroy(a);
-	if (b)
-		kb_cu.cuEventDestroy(b);
-	return rc;
+	return t_gpu_event_ms(&f->g, launch_scale_ctx, f, reps, ms, err);
 }
 
 static double median(const double *v, int n)
@@ -159,11 +114,11 @@ static void session(fixture *f, int launches, double *start_ms, double *stop_ms)
 	}
 	T_EQ_INT(kb_profile__activity_start(&err), KB_EINVAL);
 	for (int i = 0; i < launches && rc == 0; i++) {
-		if ((rc = kb_profile__flush_l2(f->d, &err)) == 0 && (rc = launch_scale(f, &err)) == 0)
+		if ((rc = kb_profile__flush_l2(f->g.d, &err)) == 0 && (rc = launch_scale(f, &err)) == 0)
 			rc = launch_mangled(f, &err);
 	}
 	if (rc == 0)
-		rc = kb_profile__sync(f->d, &err);
+		rc = kb_profile__sync(f->g.d, &err);
 	T_EQ_INT(rc, 0);
 	double dur[64];
 	int n = -1;
@@ -191,7 +146,7 @@ static void check_sessions(fixture *f)
 	T_EQ_INT(kb_profile__activity_start(&err), 0);
 	for (int i = 0; i < 3; i++)
 		T_EQ_INT(launch_mangled(f, &err), 0);
-	T_EQ_INT(kb_profile__sync(f->d, &err), 0);
+	T_EQ_INT(kb_profile__sync(f->g.d, &err), 0);
 	double dur[8];
 	int n = -1;
 	T_EQ_INT(kb_profile__activity_stop("_Z14kb_act_mangledPf", dur, 8, &n, &err), 0);
@@ -199,7 +154,7 @@ static void check_sessions(fixture *f)
 	/* Kernels ran, none so named: ENOTFOUND with the names seen. */
 	T_EQ_INT(kb_profile__activity_start(&err), 0);
 	T_EQ_INT(launch_mangled(f, &err), 0);
-	T_EQ_INT(kb_profile__sync(f->d, &err), 0);
+	T_EQ_INT(kb_profile__sync(f->g.d, &err), 0);
 	T_EQ_INT(kb_profile__activity_stop("kb_act_scale", dur, 8, &n, &err), KB_ENOTFOUND);
 	T_EQ_INT(n, 0);
 	T_CONTAINS(err.msg, "_Z14kb_act_mangledPf");
@@ -245,15 +200,15 @@ static void test_profile__activity_gpu(void)
 	fixture f = {0};
 	if (setup(&f, &err) < 0) {
 		T_FAIL_AT("setup: %s", err.msg);
-		teardown(&f);
+		t_gpu_close(&f.g);
 		return;
 	}
 	/* Warm up: module load on first launch. */
 	T_EQ_INT(launch_scale(&f, &err), 0);
-	T_EQ_INT(kb_profile__sync(f.d, &err), 0);
+	T_EQ_INT(kb_profile__sync(f.g.d, &err), 0);
 	check_sessions(&f);
 	check_perturbation(&f);
-	teardown(&f);
+	t_gpu_close(&f.g);
 }
 
 int main(void)

@@ -7,6 +7,7 @@
  * costs. */
 #include "../../src/profile/profile_int.h"
 #include "t.h"
+#include "gpu_fixture.h"
 
 #define N_ELEMS (16u << 20)   /* 64 MiB of floats */
 #define MIB64 67108864.0
@@ -134,61 +135,31 @@ static const char copy_src[] =
 	"}\n";
 
 typedef struct {
-	kb_device *d;
-	CUmodule mod;
+	t_gpu g;
 	CUfunction copy;
-	CUdeviceptr x, y;
-	unsigned long long n;
 	int kernels;              /* launches per launch() call */
 } fixture;
 
 static int setup(fixture *f, kb_err *err)
 {
-	int rc = kb_profile_device_open(&f->d, 0, err);
-	if (rc < 0)
-		return rc;
-	kb_source src;
-	kb_compile_source_init(&src, "<cupti test>.cu", copy_src, KB_SRC_CUDA);
-	char *arch = kb_xasprintf("sm_%d", kb_profile_device_info(f->d)->sm);
-	kb_build_opts o = {.arch = arch};
-	kb_build b;
-	rc = kb_compile_build(&src, NULL, NULL, &o, &b, err);
-	if (rc < 0)
-		goto out;
-	f->n = N_ELEMS;
 	f->kernels = 1;
-	KB_CU_CALL(err, cuModuleLoadData(&f->mod, b.cubin));
-	KB_CU_CALL(err, cuModuleGetFunction(&f->copy, f->mod, "kb_cupti_copy"));
-	KB_CU_CALL(err, cuMemAlloc(&f->x, f->n * 4));
-	KB_CU_CALL(err, cuMemAlloc(&f->y, f->n * 4));
-	KB_CU_CALL(err, cuMemsetD8(f->x, 0x3f, f->n * 4));
-	KB_CU_CALL(err, cuMemsetD8(f->y, 0, f->n * 4));
+	int rc = t_gpu_open(&f->g, "<cupti test>.cu", copy_src, N_ELEMS, err);
+	if (rc == KB_OK)
+		KB_CU_CALL(err, cuModuleGetFunction(&f->copy, f->g.mod, "kb_cupti_copy"));
+	if (rc == KB_OK)
+		KB_CU_CALL(err, cuMemsetD8(f->g.x, 0x3f, f->g.n * 4));
 out:
-	kb_compile_build_free(&b);
-	kb_compile_source_free(&src);
-	free(arch);
 	return rc;
-}
-
-static void teardown(fixture *f)
-{
-	if (f->x)
-		kb_cu.cuMemFree(f->x);
-	if (f->y)
-		kb_cu.cuMemFree(f->y);
-	if (f->mod)
-		kb_cu.cuModuleUnload(f->mod);
-	kb_profile_device_close(f->d);
 }
 
 static int launch_copy(void *ctx, kb_err *err)
 {
 	fixture *f = ctx;
 	int rc = KB_OK;
-	void *args[] = {&f->x, &f->y, &f->n};
+	void *args[] = {&f->g.x, &f->g.y, &f->g.n};
 	for (int k = 0; k < f->kernels; k++)
-		KB_CU_CALL(err, cuLaunchKernel(f->copy, (unsigned)((f->n + 255) / 256), 1, 1, 256, 1,
-					       1, 0, f->d->stream, args, NULL));
+		KB_CU_CALL(err, cuLaunchKernel(f->copy, (unsigned)((f->g.n + 255) / 256), 1, 1, 256, 1,
+					       1, 0, f->g.d->stream, args, NULL));
 out:
 	return rc;
 }
@@ -196,32 +167,13 @@ out:
 /* Median event time (us) of `reps` copies, each after an L2 flush. */
 static double event_us(fixture *f, int reps, kb_err *err)
 {
-	CUevent a = NULL, b = NULL;
-	double ms[32], med = -1;
-	int rc = KB_OK;
-	KB_CU_CALL(err, cuEventCreate(&a, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventCreate(&b, CU_EVENT_DEFAULT));
-	for (int i = 0; i < reps && i < 32; i++) {
-		if ((rc = kb_profile__flush_l2(f->d, err)) < 0)
-			goto out;
-		KB_CU_CALL(err, cuEventRecord(a, f->d->stream));
-		if ((rc = launch_copy(f, err)) < 0)
-			goto out;
-		KB_CU_CALL(err, cuEventRecord(b, f->d->stream));
-		KB_CU_CALL(err, cuEventSynchronize(b));
-		float x = 0;
-		KB_CU_CALL(err, cuEventElapsedTime(&x, a, b));
-		ms[i] = x * 1e3;
-	}
+	double ms[32];
+	reps = reps < 32 ? reps : 32;
+	if (t_gpu_event_ms(&f->g, launch_copy, f, reps, ms, err) < 0)
+		return -1;
 	kb_stats st;
 	kb_stats_compute(ms, reps, &st);
-	med = st.median;
-out:
-	if (a)
-		kb_cu.cuEventDestroy(a);
-	if (b)
-		kb_cu.cuEventDestroy(b);
-	return rc < 0 ? -1 : med;
+	return st.median * 1e3;
 }
 
 /* Flushes L2 (clean lines only), then collects (which flushes again before
@@ -229,9 +181,9 @@ out:
 static double collect(kb_cupti *c, fixture *f, const char *const *m, int n, double *v, int *rc,
 		      kb_err *err)
 {
-	*rc = kb_profile__flush_l2(f->d, err);
+	*rc = kb_profile__flush_l2(f->g.d, err);
 	if (*rc == 0)
-		*rc = kb_profile__sync(f->d, err);
+		*rc = kb_profile__sync(f->g.d, err);
 	double t = kb_now_ms();
 	if (*rc == 0)
 		*rc = kb_profile_cupti_collect(c, m, n, launch_copy, f, v, err);
@@ -258,7 +210,7 @@ static void print_stats(kb_cupti *c)
  * caches: ~51 MB of 67 MB on an H100 with its 50 MiB L2.) */
 static void check_write(const fixture *f, double w)
 {
-	double l2 = kb_profile_device_info(f->d)->l2_bytes;
+	double l2 = kb_profile_device_info(f->g.d)->l2_bytes;
 	double lo = 0.95 * (MIB64 - l2 > 0 ? MIB64 - l2 : 0), hi = 1.05 * MIB64;
 	printf("      write %.4f x 64 MiB (bounds %.4f .. %.4f; L2 %.0f MiB)\n", w / MIB64,
 	       lo / MIB64, hi / MIB64, l2 / 1048576.0);
@@ -369,7 +321,7 @@ static void gpu_cases(kb_cupti *c, fixture *f)
 		int n = 0;
 		double d[4];
 		T_EQ_INT(launch_copy(f, &err), 0);
-		T_EQ_INT(kb_profile__sync(f->d, &err), 0);
+		T_EQ_INT(kb_profile__sync(f->g.d, &err), 0);
 		int src = kb_profile__activity_stop("kb_cupti_copy", d, 4, &n, &err);
 		printf("    activity_stop: %d, %d record(s)\n", src, n);
 	}
@@ -434,7 +386,7 @@ static void gpu_cases(kb_cupti *c, fixture *f)
 	/* The Activity API still works after collections (disabled again). */
 	T_EQ_INT(kb_profile__activity_start(&err), 0);
 	T_EQ_INT(launch_copy(f, &err), 0);
-	T_EQ_INT(kb_profile__sync(f->d, &err), 0);
+	T_EQ_INT(kb_profile__sync(f->g.d, &err), 0);
 	double d[4];
 	int n = -1;
 	T_EQ_INT(kb_profile__activity_stop("kb_cupti_copy", d, 4, &n, &err), 0);
@@ -524,18 +476,18 @@ static void test_profile__cupti_gpu(void)
 	fixture f = {0};
 	if (setup(&f, &err) < 0) {
 		T_FAIL_AT("setup: %s", err.msg);
-		teardown(&f);
+		t_gpu_close(&f.g);
 		return;
 	}
 	T_EQ_INT(launch_copy(&f, &err), 0);   /* module load on first launch */
-	T_EQ_INT(kb_profile__sync(f.d, &err), 0);
+	T_EQ_INT(kb_profile__sync(f.g.d, &err), 0);
 	kb_cupti *c = NULL;
 	double t = kb_now_ms();
-	int rc = kb_profile_cupti_open(f.d, &c, &err);
+	int rc = kb_profile_cupti_open(f.g.d, &c, &err);
 	t = kb_now_ms() - t;
 	if (rc == KB_EPERM || rc == KB_EUNSUP) {
 		printf("    cupti_open: %s\n", err.msg);
-		teardown(&f);
+		t_gpu_close(&f.g);
 		T_SKIP("counters unavailable (%s)", kb_rc_name(rc));
 	}
 	T_EQ_INT(rc, 0);
@@ -546,7 +498,7 @@ static void test_profile__cupti_gpu(void)
 		kb_profile_cupti_close(c);
 		/* Open again in the same process (the runner reopens after errors). */
 		t = kb_now_ms();
-		T_EQ_INT(kb_profile_cupti_open(f.d, &c, &err), 0);
+		T_EQ_INT(kb_profile_cupti_open(f.g.d, &c, &err), 0);
 		double t2 = kb_now_ms() - t;
 		double v[3];
 		double ms = collect(c, &f, quick3, 3, v, &rc, &err);
@@ -555,7 +507,7 @@ static void test_profile__cupti_gpu(void)
 		check_copy(c, &f, v, "collect", ms);
 		kb_profile_cupti_close(c);
 	}
-	teardown(&f);
+	t_gpu_close(&f.g);
 }
 
 int main(void)
