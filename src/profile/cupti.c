@@ -1328,7 +1328,7 @@ static int collect_again(kb_cupti *c, const char *const *metrics, int n, kb_laun
 {
 	kb_profile__cupti_stats first = c->st;
 	int rc = kb_profile_cupti_collect(c, metrics, n, launch, ctx, values, err);
-	c->st.config_stale = first.config_stale || first.config_from_disk;
+	c->st.config_stale = first.config_stale || c->st.config_stale;
 	c->st.replays += first.replays;
 	c->st.ms_run += first.ms_run;
 	return rc;
@@ -1350,18 +1350,21 @@ int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_
 		return rc;
 	c->st.passes = cfg->passes;
 	c->st.config_from_disk = cfg->from_disk;
+	KB_CU_CALL(err, cuCtxSetCurrent(c->d->ctx));
+	/* from here every path joins it (config_check_finish) */
 	config_check check;
 	config_check_start(&check, cfg, c->chip, c->avail, metrics, n);
-	KB_CU_CALL(err, cuCtxSetCurrent(c->d->ctx));
 	if ((rc = arm(c, cfg, metrics, n, err)) < 0 && rc != KB_EPERM &&
 	    (c->avail_cached || cfg->from_disk)) {
 		/* refused with something from a disk cache: the config image if
 		 * it was not CUPTI's, else the availability image */
 		disable(c);
 		kb_err ignored;
-		if (config_check_finish(&check, cfg, &ignored) == 1 ||
-		    (c->avail_cached && refresh_availability(c, err) == KB_OK))
+		bool stale = config_check_finish(&check, cfg, &ignored) == 1;
+		if (stale || (c->avail_cached && refresh_availability(c, err) == KB_OK)) {
+			c->st.config_stale = stale;
 			return collect_again(c, metrics, n, launch, ctx, values, err);
+		}
 	}
 	if (rc == KB_OK)
 		rc = run_passes(c, cfg, launch, ctx, err);
