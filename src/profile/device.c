@@ -92,6 +92,8 @@ static int load_util(kb_device *d, kb_err *err)
 		KB_CU_CALL(err, cuModuleGetFunction(&d->fill[t], d->util, names[t]));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->flush, d->util, "kb_flush_read"));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->count_diff, d->util, "kb_count_diff"));
+	KB_CU_CALL(err, cuModuleGetFunction(&d->empty, d->util, "kb_empty"));
+	KB_CU_CALL(err, cuModuleGetFunction(&d->spin, d->util, "kb_spin"));
 out:
 	kb_compile_build_free(&b);
 	kb_compile_source_free(&src);

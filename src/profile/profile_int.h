@@ -68,6 +68,8 @@ struct kb_device {
 	CUfunction fill[KB_DT_COUNT];
 	CUfunction flush;
 	CUfunction count_diff;
+	CUfunction empty;
+	CUfunction spin;
 	CUdeviceptr counter;
 	CUdeviceptr flush_buf;
 	size_t flush_bytes;

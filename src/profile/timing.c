@@ -3,9 +3,11 @@
  * trusted: device events, warm-up first, the L2 flushed (a read of twice
  * its size) before every timed launch, repetitions until the median is
  * stable.  By default each sample is a difference of two event spans from
- * the same cache state, (flush, kernel) minus (flush), which leaves the
- * event's own launch latency out; plain event pairs are --timing events.  Kernels shorter than KB_GRAPH_BELOW_US are timed
- * as a CUDA graph of many launches instead, so launch gaps do not dominate;
+ * the same cache state, (flush, idle, kernel) minus (flush, idle), which
+ * leaves the event's own launch latency out and starts the kernel on a
+ * quiet memory system, as under ncu (the span programs below); plain event
+ * pairs are --timing events.  Kernels shorter than KB_GRAPH_BELOW_US are
+ * timed as a CUDA graph of many launches instead, so launch gaps do not dominate;
  * their inputs are not flushed but rotated: each launch of the graph uses
  * its own copy of the buffers, and the copies together exceed the L2.
  * With KBENCH_CUPTI=1, CUPTI kernel activity (activity.c) around the timed
@@ -21,62 +23,80 @@
 #define KB_GRAPH_BELOW_US 10.0
 #define BATCH 8
 
-static int event_pair_ms(kb_device *d, const kb_profile__bound *bd, bool flush, double *ms,
-			 kb_err *err)
+/* ---- span programs ----------------------------------------------------------
+ * A sample is the time between two event records, or the difference of two
+ * such spans, each span a short program of stream operations:
+ *   F  the L2 flush (a read of twice the L2: only clean lines stay)
+ *   W  an idle wait of KB_IDLE_NS on the GPU (one thread spinning on
+ *      %globaltimer), so the memory system is quiet when what follows starts
+ *   Z  an empty kernel
+ *   K  the kernel under test
+ *   e  an event record (the first and second e bound the span)
+ * "A-B" samples span(A) - span(B); "A" samples span(A).
+ *
+ * The default (KB_DIFF_PROG) is (flush, wait, kernel) - (flush, wait).  The
+ * difference leaves out the launch latency an event record adds (plain
+ * event pairs, "FeKe", read 4-14% above ncu's gpu__time_duration on 10-35 us
+ * kernels); the wait makes the kernel start as it does under ncu, which
+ * serializes each profiled launch: right behind the flush it started while
+ * the flush's memory traffic was still draining, which cost it up to 5% at
+ * 12 us (H100, bench/timing_exp.txt).  KBENCH_TIMING_EXP="A-B" times with
+ * another program (for such experiments). */
+#define KB_DIFF_PROG "FeFWKe-FeFWe"
+#define KB_EVENTS_PROG "FeKe"
+#define KB_IDLE_NS 5000ull
+
+/* Runs one span program on the stream; ev gets the two bounding events. */
+static int run_prog(kb_device *d, const kb_profile__bound *bd, const char *prog, CUevent *ev,
+		    kb_err *err)
 {
-	CUevent ev[2 * BATCH] = {0};
-	int rc = KB_OK;
-	for (int i = 0; i < 2 * BATCH; i++)
-		KB_CU_CALL(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
-	for (int i = 0; i < BATCH; i++) {
-		if (flush && (rc = kb_profile__flush_l2(d, err)) < 0)
-			goto out;
-		KB_CU_CALL(err, cuEventRecord(ev[2 * i], d->stream));
-		if ((rc = kb_profile__launch(d, bd, err)) < 0)
-			goto out;
-		KB_CU_CALL(err, cuEventRecord(ev[2 * i + 1], d->stream));
-	}
-	KB_CU_CALL(err, cuEventSynchronize(ev[2 * BATCH - 1]));
-	for (int i = 0; i < BATCH; i++) {
-		float f = 0;
-		KB_CU_CALL(err, cuEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]));
-		ms[i] = f;
+	int rc = KB_OK, ne = 0;
+	unsigned long long idle_ns = KB_IDLE_NS;
+	void *idle_args[] = {&idle_ns};
+	for (const char *p = prog; *p && rc == 0; p++) {
+		if (*p == 'F')
+			rc = kb_profile__flush_l2(d, err);
+		else if (*p == 'K')
+			rc = kb_profile__launch(d, bd, err);
+		else if (*p == 'W')
+			KB_CU_CALL(err, cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->stream,
+						       idle_args, NULL));
+		else if (*p == 'Z')
+			KB_CU_CALL(err, cuLaunchKernel(d->empty, 1, 1, 1, 32, 1, 1, 0, d->stream,
+						       NULL, NULL));
+		else if (*p == 'e' && ne < 2)
+			KB_CU_CALL(err, cuEventRecord(ev[ne++], d->stream));
 	}
 out:
-	for (int i = 0; i < 2 * BATCH; i++)
-		if (ev[i])
-			kb_cu.cuEventDestroy(ev[i]);
 	return rc;
 }
 
-/* Differential events: per rep, two timed spans from the same L2 state (a
- * clean flush first): (flush, kernel) and (flush alone); the sample is
- * their difference.  The kernel then starts right behind a kernel the
- * front end already waited for, as it does in a stream, instead of behind
- * an event record, so the launch latency an event adds drops out. */
-static int diff_pair_ms(kb_device *d, const kb_profile__bound *bd, double *ms, kb_err *err)
+/* BATCH samples of program prog ("A-B" or "A") into ms. */
+static int span_ms(kb_device *d, const kb_profile__bound *bd, const char *prog, double *ms,
+		   kb_err *err)
 {
+	char a[32], b[32] = "";
+	const char *dash = strchr(prog, '-');
+	snprintf(a, sizeof a, "%.*s", dash ? (int)(dash - prog) : (int)strlen(prog), prog);
+	if (dash)
+		snprintf(b, sizeof b, "%s", dash + 1);
 	CUevent ev[4 * BATCH] = {0};
 	int rc = KB_OK;
 	for (int i = 0; i < 4 * BATCH; i++)
 		KB_CU_CALL(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
-	for (int i = 0; i < BATCH; i++) {
-		for (int with_kernel = 1; with_kernel >= 0; with_kernel--) {
-			CUevent *e = &ev[4 * i + 2 * (1 - with_kernel)];
-			if ((rc = kb_profile__flush_l2(d, err)) < 0)
-				goto out;
-			KB_CU_CALL(err, cuEventRecord(e[0], d->stream));
-			if ((rc = kb_profile__flush_l2(d, err)) < 0 ||
-			    (with_kernel && (rc = kb_profile__launch(d, bd, err)) < 0))
-				goto out;
-			KB_CU_CALL(err, cuEventRecord(e[1], d->stream));
-		}
+	for (int i = 0; i < BATCH && rc == 0; i++) {
+		rc = run_prog(d, bd, a, &ev[4 * i], err);
+		if (rc == 0 && b[0])
+			rc = run_prog(d, bd, b, &ev[4 * i + 2], err);
 	}
-	KB_CU_CALL(err, cuEventSynchronize(ev[4 * BATCH - 1]));
+	if (rc < 0)
+		goto out;
+	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
 	for (int i = 0; i < BATCH; i++) {
 		float t1 = 0, t0 = 0;
 		KB_CU_CALL(err, cuEventElapsedTime(&t1, ev[4 * i], ev[4 * i + 1]));
-		KB_CU_CALL(err, cuEventElapsedTime(&t0, ev[4 * i + 2], ev[4 * i + 3]));
+		if (b[0])
+			KB_CU_CALL(err, cuEventElapsedTime(&t0, ev[4 * i + 2], ev[4 * i + 3]));
 		ms[i] = t1 - t0;
 	}
 out:
@@ -115,7 +135,8 @@ static void free_plan(graph_plan *g, const kb_profile__bound *main_bd)
 
 /* A copy of the buffers (inputs copied, so each set computes on real data),
  * with the parameter array re-pointed at the copy. */
-static int clone_set(const kb_profile__bound *bd, kb_profile__bound *set, kb_err *err)
+static int clone_set(kb_device *d, const kb_profile__bound *bd, kb_profile__bound *set,
+		     kb_err *err)
 {
 	int rc = KB_OK;
 	*set = *bd;
@@ -127,7 +148,8 @@ static int clone_set(const kb_profile__bound *bd, kb_profile__bound *set, kb_err
 		memset(&set->bufs[i].host, 0, sizeof set->bufs[i].host);
 		set->bufs[i].dev = 0;
 		KB_CU_CALL(err, cuMemAlloc(&set->bufs[i].dev, bd->bufs[i].bytes ? bd->bufs[i].bytes : 1));
-		KB_CU_CALL(err, cuMemcpyDtoD(set->bufs[i].dev, bd->bufs[i].dev, bd->bufs[i].bytes));
+		KB_CU_CALL(err, cuMemcpyDtoDAsync(set->bufs[i].dev, bd->bufs[i].dev, bd->bufs[i].bytes,
+						  d->stream));
 		for (int p = 0; p < bd->nparams; p++)
 			if (bd->params[p] == &bd->bufs[i].dev)
 				set->params[p] = &set->bufs[i].dev;
@@ -148,7 +170,7 @@ static int build_graph(kb_device *d, const kb_profile__bound *bd, size_t set_byt
 		g->nsets = 256;
 	g->sets = kb_xcalloc((size_t)g->nsets, sizeof *g->sets);
 	for (int s = 0; s < g->nsets; s++)
-		if ((rc = clone_set(bd, &g->sets[s], err)) < 0)
+		if ((rc = clone_set(d, bd, &g->sets[s], err)) < 0)
 			return rc;
 	g->launches = g->nsets < 64 ? 64 - 64 % g->nsets : g->nsets;
 	KB_CU_CALL(err, cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
@@ -256,17 +278,15 @@ int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opt
 	kb_rep_policy pol = {o->min_reps > 0 ? o->min_reps : 20, o->max_reps > 0 ? o->max_reps : 2000,
 			     o->max_time_ms > 0 ? o->max_time_ms : 1000, 0.01};
 	double warm[BATCH];
-	int rc = event_pair_ms(d, bd, true, warm, err); /* warm-up: module load, clocks, TLB */
+	int rc = span_ms(d, bd, KB_EVENTS_PROG, warm, err); /* warm-up: module load, clocks, TLB */
 	if (rc < 0)
 		return rc;
 	kb_stats st;
 	kb_stats_compute(warm + 2, BATCH - 2, &st);
 	bool graph = o->timing_mode == KB_TIMING_GRAPH ||
 		     (o->timing_mode == KB_TIMING_AUTO && st.median * 1e3 < KB_GRAPH_BELOW_US);
-	/* Differential events by default: plain event pairs add the launch
-	 * latency (~1.5-2.4 us on an H200), 5-6% of a 30 us kernel against
-	 * ncu's gpu__time_duration; the difference of spans does not
-	 * (bench/ncu_compare.txt). */
+	/* Differential spans by default (see KB_DIFF_PROG). */
+	const char *exp = getenv("KBENCH_TIMING_EXP");
 	bool diff = !graph && (o->timing_mode == KB_TIMING_DIFF || o->timing_mode == KB_TIMING_AUTO);
 	graph_plan g = {0};
 	if (graph && (rc = build_graph(d, bd, set_bytes, &g, err)) < 0)
@@ -292,7 +312,8 @@ int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opt
 			rc = graph_ms(d, &g, &v[n], err);
 			n += rc == 0;
 		} else {
-			rc = diff ? diff_pair_ms(d, bd, &v[n], err) : event_pair_ms(d, bd, true, &v[n], err);
+			rc = span_ms(d, bd, exp && *exp ? exp : diff ? KB_DIFF_PROG : KB_EVENTS_PROG,
+				     &v[n], err);
 			n += rc == 0 ? BATCH : 0;
 		}
 	}
@@ -300,8 +321,9 @@ int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opt
 	json_t *gpu = sampling ? kb_profile_nvml_sample_stop(o->nvml, graph ? n * g.launches : n) : NULL;
 	if (rc == 0) {
 		*out = graph ? timing_json("graph", "rotated buffers, 2x L2", v, n, spent)
-		       : diff ? timing_json("diff", "flushed (read of 2x L2) before each launch; "
-					    "(flush+kernel) - (flush)", v, n, spent)
+		       : exp && *exp ? timing_json(exp, "span program (KBENCH_TIMING_EXP)", v, n, spent)
+		       : diff ? timing_json("diff", "flushed (read of 2x L2) and 5 us idle before each "
+					    "launch; (flush, idle, kernel) - (flush, idle)", v, n, spent)
 			      : timing_json("events", "flushed (read of 2x L2) before each launch", v,
 					    n, spent);
 		if (graph)
