@@ -53,6 +53,9 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 /* The compact summary of a result: correctness first, then time,
  * bandwidth, ceilings, resources, the GPU's state. */
 void kb_app_run_render(json_t *result, kb_buf *out);
+/* How far a long phase is, from a progress frame's ticks: " 42% (2.3 s)",
+ * " (2.3 s)" without a fraction, "" for a phase under a second. */
+void kb_app_progress_text(json_t *progress, char *out, size_t n);
 /* The verdict word of a result: CORRECT, INCORRECT, IMPOSSIBLE, FAULT,
  * TIMEOUT, CRASH, SPEC ERROR, COMPILE ERROR, NO GPU, ERROR. */
 const char *kb_app_run_verdict(json_t *result);

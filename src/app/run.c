@@ -58,6 +58,17 @@ static double num(json_t *j, const char *key)
 	return json_number_value(json_object_get(j, key));
 }
 
+void kb_app_progress_text(json_t *p, char *out, size_t n)
+{
+	json_t *pct = json_object_get(p, "pct"), *el = json_object_get(p, "elapsed_s");
+	if (!el)
+		snprintf(out, n, "%s", "");
+	else if (pct)
+		snprintf(out, n, " %.0f%% (%.1f s)", json_number_value(pct), json_number_value(el));
+	else
+		snprintf(out, n, " (%.1f s)", json_number_value(el));
+}
+
 const char *kb_app_run_verdict(json_t *r)
 {
 	const char *status = str(r, "status");
@@ -87,6 +98,28 @@ static void cat_value(kb_buf *out, json_t *v)
 		kb_buf_catf(out, "%.6g", json_number_value(v));
 }
 
+/* The first bad element's neighbourhood: "got" and "want" of the elements
+ * from flat index "from", the first bad one in brackets. */
+static void render_near(json_t *near, int64_t bad, kb_buf *out)
+{
+	json_t *got = json_object_get(near, "got"), *want = json_object_get(near, "want");
+	if (!json_array_size(got))
+		return;
+	int64_t from = (int64_t)num(near, "from");
+	const char *rows[2] = {"got ", "want"};
+	json_t *vals[2] = {got, want};
+	for (int r = 0; r < 2; r++) {
+		kb_buf_catf(out, "                %s at %lld..:", rows[r], (long long)from);
+		for (size_t k = 0; k < json_array_size(vals[r]); k++) {
+			bool mark = from + (int64_t)k == bad;
+			kb_buf_cat(out, mark ? " [" : " ");
+			cat_value(out, json_array_get(vals[r], k));
+			kb_buf_cat(out, mark ? "]" : "");
+		}
+		kb_buf_cat(out, "\n");
+	}
+}
+
 static void render_bad_output(json_t *o, kb_buf *out)
 {
 	json_t *fb = json_object_get(o, "first_bad");
@@ -103,6 +136,7 @@ static void render_bad_output(json_t *o, kb_buf *out)
 		    (long long)num(o, "mismatches"), (long long)num(o, "unwritten"),
 		    (long long)num(o, "nan"), (long long)num(o, "inf"), (long long)num(o, "elements"),
 		    num(o, "max_abs_err"), num(o, "rel_l2_err"));
+	render_near(json_object_get(o, "near"), fb ? (int64_t)num(fb, "index") : -1, out);
 }
 
 /* The worst figures over all trials and outputs. */
@@ -262,6 +296,20 @@ static void render_failure(json_t *r, const char *verdict, kb_buf *out)
 		kb_buf_cat(out, str(r, "diagnostics_text"));
 }
 
+/* A run that measured this GPU's ceilings first (its first run here). */
+static void render_calibrated(json_t *cal, kb_buf *out)
+{
+	if (!cal)
+		return;
+	if (json_object_get(cal, "error"))
+		kb_buf_catf(out, "  ceilings    this GPU's first run here tried to measure them and "
+			    "failed after %.1f s: %s\n", num(cal, "ms") / 1e3, str(cal, "error"));
+	else
+		kb_buf_catf(out, "  ceilings    measured first, as this is the GPU's first run here "
+			    "(%.1f s, once: cached per GPU; `kbench devices` shows them)\n",
+			    num(cal, "ms") / 1e3);
+}
+
 void kb_app_run_render(json_t *r, kb_buf *out)
 {
 	const char *verdict = kb_app_run_verdict(r);
@@ -288,4 +336,5 @@ void kb_app_run_render(json_t *r, kb_buf *out)
 	}
 	render_resources(compile, launch, out);
 	render_gpu(json_object_get(r, "env"), timing, out);
+	render_calibrated(json_object_get(r, "calibrated"), out);
 }

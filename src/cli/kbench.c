@@ -326,7 +326,9 @@ static void show_progress(void *ctx, json_t *p)
 {
 	if (!isatty(2))
 		return;
-	fprintf(stderr, "\r\033[K%s ...", json_string_value(json_object_get(p, "phase")));
+	char how[64];
+	kb_app_progress_text(p, how, sizeof how);
+	fprintf(stderr, "\r\033[K%s ...%s", json_string_value(json_object_get(p, "phase")), how);
 	fflush(stderr);
 }
 

@@ -78,6 +78,7 @@ const char *kb_rc_name(int rc)
 	case KB_EIO: return "EIO";
 	case KB_ETIMEOUT: return "ETIMEOUT";
 	case KB_EUNSUP: return "EUNSUP";
+	case KB_ENOMEM: return "ENOMEM";
 	}
 	return "E?";
 }

@@ -32,6 +32,7 @@ enum {
 	KB_EIO = -8,       /* reading or writing a file or pipe failed */
 	KB_ETIMEOUT = -9,  /* something ran past its time limit */
 	KB_EUNSUP = -10,   /* not supported here (tool or API missing) */
+	KB_ENOMEM = -11,   /* not enough (device) memory for something optional */
 };
 
 /* ===== err.c ===== */
@@ -213,6 +214,15 @@ void kb_thread_cpu_ms(double *user_ms, double *sys_ms);
 /* ===== proto.c ===== */
 
 #include "proto.h"
+
+/* ===== progress.c: how far the long step in progress is ===== */
+
+/* Starts a step of n units (0: not measurable); any thread. */
+void kb_progress_start(int64_t n);
+/* Adds n units done; any thread. */
+void kb_progress_add(int64_t n);
+/* The fraction done in [0, 1], or -1 when the step is not measurable. */
+double kb_progress_fraction(void);
 
 /* ===== log.c ===== */
 

@@ -460,11 +460,22 @@ int kb_profile_calibrate(kb_device *d, json_t **out, kb_err *err)
 	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
 	if ((rc = load_module(d, &c, err)) < 0 || (rc = alloc_buffers(d, &c, err)) < 0)
 		goto out;
-	if ((rc = measure_stream(d, &c, false, &f[0], err)) < 0 ||
-	    (rc = measure_stream(d, &c, true, &f[1], err)) < 0 ||
-	    (rc = measure_memcpy(d, &c, &f[4], err)) < 0 ||
-	    (rc = measure_fma(d, &c, &f[2], err)) < 0 || (rc = measure_mma(d, &c, &f[3], err)) < 0)
+	kb_progress_start(5);
+	if ((rc = measure_stream(d, &c, false, &f[0], err)) < 0)
 		goto out;
+	kb_progress_add(1);
+	if ((rc = measure_stream(d, &c, true, &f[1], err)) < 0)
+		goto out;
+	kb_progress_add(1);
+	if ((rc = measure_memcpy(d, &c, &f[4], err)) < 0)
+		goto out;
+	kb_progress_add(1);
+	if ((rc = measure_fma(d, &c, &f[2], err)) < 0)
+		goto out;
+	kb_progress_add(1);
+	if ((rc = measure_mma(d, &c, &f[3], err)) < 0)
+		goto out;
+	kb_progress_add(1);
 	*out = result_json(d, &c, f);
 out:
 	free_ctx(&c);

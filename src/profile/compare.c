@@ -108,7 +108,7 @@ static void check_chunk(kb_check_stats *st, acc *a, const double *ov, const bool
 		if (!poison && isfinite(o) && isfinite(r)) {
 			double d = fabs(o - r), ar = fabs(r);
 			max_abs = d > max_abs ? d : max_abs;
-			if (d > max_rel * ar && ar != 0)
+			if (ar != 0 && d / ar > max_rel)
 				max_rel = d / ar;
 			d2 += d * d;
 			r2 += r * r;
@@ -131,13 +131,24 @@ static void check_chunk(kb_check_stats *st, acc *a, const double *ov, const bool
 }
 
 /* The value an all-poison element of an integer dtype reads as. */
-static double int_poison_value(const kb_tensor *out)
+double kb_profile__check_poison_value(kb_dtype t)
 {
-	kb_tensor one = *out;
 	unsigned char bytes[8];
 	memset(bytes, KB_POISON_BYTE, sizeof(bytes));
-	one.data = bytes;
+	kb_tensor one = {.dtype = t, .rank = 1, .dims = {1}, .n = 1, .data = bytes};
 	return kb_tensor_get(&one, 0);
+}
+
+bool kb_profile__check_ints(kb_dtype t)
+{
+	return is_int_dtype(t);
+}
+
+void kb_profile__check_begin(const kb_tensor *out, kb_check_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->first_bad = -1;
+	st->n = out->n;
 }
 
 /* first_bad_coord for st->first_bad, in out's own shape. */
@@ -149,6 +160,19 @@ static void set_coord(const kb_tensor *out, kb_check_stats *st)
 	else if (st->first_bad >= 0)
 		snprintf(st->first_bad_coord, sizeof(st->first_bad_coord), "%s (empty)",
 			 out->name ? out->name : "?");
+}
+
+void kb_profile__check_end(const kb_tensor *out, kb_check_stats *st, int64_t ref_n, double sum_d2,
+			   double sum_r2)
+{
+	int64_t extra = out->n > ref_n ? out->n - ref_n : ref_n - out->n;
+	st->mismatches += extra;
+	if (extra && st->first_bad < 0)
+		st->first_bad = out->n < ref_n ? out->n : ref_n;
+	set_coord(out, st);
+	st->rel_l2 = sum_r2 > 0 ? sqrt(sum_d2) / sqrt(sum_r2) : sqrt(sum_d2);
+	st->ok = st->unwritten == 0 && st->nan_count == 0 && st->inf_count == 0 &&
+		 st->mismatches == 0;
 }
 
 /* One thread's share of a comparison: elements [i0, i1). */
@@ -212,28 +236,40 @@ static void compare_all(const kb_tensor *out, const refsrc *ref, int64_t n, acc 
 		merge(st, a, &sl[t]);
 }
 
+/* The elements around the first bad one, as devcheck.c reads them. */
+static void near_bad(const kb_tensor *out, const refsrc *ref, int64_t n, const acc *a,
+		     kb_check_stats *st)
+{
+	int64_t from = st->first_bad - KB_CHECK_NEAR / 2;
+	from = from < 0 ? 0 : from;
+	st->near_first = from;
+	for (int64_t i = from; i < n && st->near_n < KB_CHECK_NEAR; i++) {
+		double got, want = ref_at(ref, i);
+		bool pz;
+		load_chunk(out, i, 1, &got, &pz);
+		bool unwritten = pz && !(a->ints && want == a->poison_val);
+		st->near_got[st->near_n] = unwritten ? NAN : got;
+		st->near_want[st->near_n] = want;
+		st->near_unwritten[st->near_n++] = unwritten;
+	}
+}
+
 static void compare(const kb_tensor *out, const refsrc *ref, int64_t ref_n, double rtol,
 		    double atol, kb_check_stats *st)
 {
-	memset(st, 0, sizeof(*st));
-	st->first_bad = -1;
-	st->n = out->n;
+	kb_profile__check_begin(out, st);
 	int64_t n = out->n < ref_n ? out->n : ref_n;
 	acc a = {rtol, atol, is_int_dtype(out->dtype), 0, 0, 0};
 	if (a.ints && out->n > 0)
-		a.poison_val = int_poison_value(out);
+		a.poison_val = kb_profile__check_poison_value(out->dtype);
 	compare_all(out, ref, n, &a, st);
-	int64_t extra = out->n > ref_n ? out->n - ref_n : ref_n - out->n;
-	st->mismatches += extra;
-	if (extra && st->first_bad < 0) {
-		st->first_bad = n;
+	if (out->n != ref_n && st->first_bad < 0) {
 		st->first_bad_got = n < out->n ? kb_tensor_get(out, n) : NAN;
 		st->first_bad_want = n < ref_n ? ref_at(ref, n) : NAN;
 	}
-	set_coord(out, st);
-	st->rel_l2 = a.sum_r2 > 0 ? sqrt(a.sum_d2) / sqrt(a.sum_r2) : sqrt(a.sum_d2);
-	st->ok = st->unwritten == 0 && st->nan_count == 0 && st->inf_count == 0 &&
-		 st->mismatches == 0;
+	if (st->first_bad >= 0)
+		near_bad(out, ref, n, &a, st);
+	kb_profile__check_end(out, st, ref_n, a.sum_d2, a.sum_r2);
 }
 
 /* Compares out with a CPU reference; fills st (see the rules above). */

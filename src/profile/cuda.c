@@ -54,6 +54,11 @@ int kb_profile__cuda_load(kb_err *err)
 	return KB_OK;
 }
 
+bool kb_profile_sticky(const kb_err *err)
+{
+	return err && err->domain == KB_DOM_CUDA && kb_profile__cu_sticky(err->code);
+}
+
 bool kb_profile__cu_sticky(int code)
 {
 	switch (code) {

@@ -94,6 +94,7 @@ static int load_util(kb_device *d, kb_err *err)
 	KB_CU_CALL(err, cuModuleGetFunction(&d->count_diff, d->util, "kb_count_diff"));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->empty, d->util, "kb_empty"));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->spin, d->util, "kb_spin"));
+	KB_CU_CALL(err, cuModuleGetFunction(&d->check, d->util, "kb_check"));
 out:
 	kb_compile_build_free(&b);
 	kb_compile_source_free(&src);
@@ -154,6 +155,7 @@ void kb_profile_device_close(kb_device *d)
 {
 	if (!d)
 		return;
+	kb_profile__devcheck_close(d);
 	if (d->flush_buf)
 		kb_cu.cuMemFree(d->flush_buf);
 	if (d->sink)

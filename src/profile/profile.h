@@ -68,6 +68,8 @@ const char *const *kb_profile_reference_names(void);
 /* Bit pattern the runner writes over outputs before every launch (0xFF
  * bytes: NaN for floats, -1 / 255 for integers). */
 #define KB_POISON_BYTE 0xFF
+/* How many elements around the first bad one a check reports. */
+#define KB_CHECK_NEAR 9
 
 typedef struct {
 	int64_t n;
@@ -79,6 +81,12 @@ typedef struct {
 	int64_t first_bad;              /* flat index of the first bad element, -1 */
 	char first_bad_coord[96];       /* "y[17, 4095]" */
 	double first_bad_got, first_bad_want;
+	/* The first bad element's neighbourhood: elements near_first ...
+	 * (NaN got where unwritten). */
+	int64_t near_first;
+	int near_n;
+	double near_got[KB_CHECK_NEAR], near_want[KB_CHECK_NEAR];
+	bool near_unwritten[KB_CHECK_NEAR];
 	bool ok;
 } kb_check_stats;
 
@@ -155,6 +163,9 @@ typedef struct kb_device kb_device;
 int kb_profile_device_open(kb_device **dev, int ordinal, kb_err *err);
 void kb_profile_device_close(kb_device *dev);
 const kb_device_info *kb_profile_device_info(const kb_device *dev);
+/* Whether err is a CUDA error after which the context is unusable (an
+ * illegal address, a launch failure ...): the runner must be restarted. */
+bool kb_profile_sticky(const kb_err *err);
 /* The number of GPUs the driver sees (0 without a driver); fills err. */
 int kb_profile_device_count(kb_err *err);
 /* JSON of the info (environment fingerprint part). A new reference. */

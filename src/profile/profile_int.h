@@ -7,6 +7,8 @@
 
 #include "profile.h"
 
+#include <pthread.h>
+
 #include <cuda.h>
 
 /* Every driver entry point kbench uses.  The names go through cuda.h's
@@ -19,7 +21,7 @@
 	X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) \
 	X(cuCtxResetPersistingL2Cache) X(cuModuleLoadData) X(cuModuleUnload) \
 	X(cuModuleGetFunction) X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) \
-	X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyDtoDAsync) \
+	X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoD) X(cuMemcpyDtoDAsync) \
 	X(cuMemsetD8) X(cuMemsetD8Async) X(cuLaunchKernel) X(cuStreamCreate) \
 	X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) \
 	X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) \
@@ -58,6 +60,10 @@ int kb_profile__cu_err(kb_err *err, CUresult r, const char *call, const char *fi
 /* True for errors after which the context is unusable (sticky errors). */
 bool kb_profile__cu_sticky(int code);
 
+/* devcheck.c: a device copy of a CPU reference (its outputs, by name). */
+typedef struct kb_profile__devref kb_profile__devref;
+#define KB_DEVREF_SLOTS 16
+
 /* device.c: what run.c needs of an open device. */
 struct kb_device {
 	kb_device_info info;
@@ -70,10 +76,15 @@ struct kb_device {
 	CUfunction count_diff;
 	CUfunction empty;
 	CUfunction spin;
+	CUfunction check;
+	CUdeviceptr check_parts;  /* kb_check's per-block results */
 	CUdeviceptr counter;
 	CUdeviceptr flush_buf;
 	size_t flush_bytes;
 	CUdeviceptr sink;
+	struct kb_profile__devref *devrefs; /* KB_DEVREF_SLOTS of them */
+	size_t devref_bytes;
+	uint64_t devref_tick;
 };
 
 /* Fills n elements of dtype t at p per init (trial seed mixed in). */
@@ -85,6 +96,39 @@ int kb_profile__count_diff(kb_device *d, CUdeviceptr a, CUdeviceptr b, size_t by
 			   uint64_t *ndiff, kb_err *err);
 /* Enqueues the L2 flush (a read of 2x L2) on the device's stream. */
 int kb_profile__flush_l2(kb_device *d, kb_err *err);
+
+/* devcheck.c: an output or a reference where kb_check reads it. */
+typedef struct {
+	CUdeviceptr ptr;
+	kb_dtype dtype;
+} kb_profile__devside;
+
+/* The device reference of key, or NULL (marks it recently used). */
+const kb_profile__devref *kb_profile__devref_get(kb_device *d, const char *key);
+/* The buffer of output `name` of a device reference (*n elements), or 0. */
+CUdeviceptr kb_profile__devref_buf(const kb_profile__devref *r, const char *name, int64_t *n);
+/* Uploads a CPU reference under key (least recently used ones make room).
+ * Returns 0, KB_ENOMEM when it does not fit (compare on the CPU then), or
+ * a sticky CUDA error. */
+int kb_profile__devref_put(kb_device *d, const char *key, const kb_ref_out *outs, int n,
+			   kb_err *err);
+/* Frees what devcheck.c holds on the device (the device is closing). */
+void kb_profile__devcheck_close(kb_device *d);
+/* Compares out with ref on the GPU, shape giving out's dtype, shape and
+ * name; fills st exactly as kb_profile_compare does (figures equal up to the
+ * order of the sums).  Synchronises.  Returns 0 or a KB_E* (CUDA). */
+int kb_profile__devcheck(kb_device *d, const kb_tensor *shape, const kb_profile__devside *out,
+			 const kb_profile__devside *ref, int64_t ref_n, double rtol, double atol,
+			 kb_check_stats *st, kb_err *err);
+
+/* compare.c: the steps both comparisons share. */
+bool kb_profile__check_ints(kb_dtype t);
+/* The value an all-poison element of integer dtype t reads as. */
+double kb_profile__check_poison_value(kb_dtype t);
+void kb_profile__check_begin(const kb_tensor *out, kb_check_stats *st);
+/* Size mismatch, coordinate, rel L2 and the verdict. */
+void kb_profile__check_end(const kb_tensor *out, kb_check_stats *st, int64_t ref_n, double sum_d2,
+			   double sum_r2);
 
 /* launch.c: one kernel bound to device buffers, ready to launch. */
 typedef struct {
@@ -211,5 +255,58 @@ const char *kb_profile__calibrate_source(void);
  * KB_E* with err filled; b is always initialised (free it either way). */
 int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err);
 
+
+/* run.c and check.c: one run in progress. */
+typedef struct {
+	json_t *trial, *outs;      /* where its verdict goes */
+	bool ok;
+	int rc;
+	kb_err err;
+	pthread_t thread;
+	bool running;
+} kb_profile__pending;
+
+typedef struct {
+	kb_device *d;
+	const kb_source *src;
+	const kb_spec *spec;
+	const kb_kernel *k;
+	const kb_build *b;
+	const kb_run_opts *o;
+	struct kb_cupti *cupti;    /* o->cupti, or what o->open_cupti gave */
+	kb_profile__bound bd;      /* the kernel under test */
+	kb_profile__bound ref_bd;  /* a reference kernel, when `ref kernel` */
+	kb_profile__buf *ref_bufs; /* its own outputs (inputs shared) */
+	kb_ref_out *ref_outs;      /* built-in reference results, per output (borrowed
+				      from the reference cache) */
+	int nref_outs;
+	char ref_key[KB_HASH_HEX]; /* what the current trial's reference depends on */
+	int ref_cached;            /* trials whose reference came from a cache */
+	double rtol, atol;
+	bool gpu_compare;          /* compare on the GPU (not $KBENCH_COMPARE=cpu) */
+	bool ref_too_big;          /* the reference did not fit on the GPU */
+	bool *sticky;
+	kb_profile__pending pending; /* the last trial's reference, beside the timing */
+	/* Where the checking time goes, summed over trials (ms). */
+	double ms_gpu, ms_readback, ms_reference, ms_compare, ms_devcheck, ms_upload;
+} kb_profile__run;
+
+/* run.c: a phase on the GPU (bd's launch) or, for host work, on the host. */
+void kb_profile__progress(kb_profile__run *c, const kb_profile__bound *bd, const char *phase);
+void kb_profile__host_progress(kb_profile__run *c, const char *phase);
+/* Records a GPU failure: sticky errors poison the context for good. Returns rc. */
+int kb_profile__gpu_fail(kb_profile__run *c, int rc, kb_err *err);
+
+/* check.c: the trials, the reference, the re-checks (rules at its top). */
+int kb_profile__setup_ref_kernel(kb_profile__run *c, const kb_kernel *rk, kb_err *err);
+/* Runs the correctness trials; *correct says whether all passed so far.
+ * The last trial's CPU work may be left pending (c->pending). */
+int kb_profile__check_trials(kb_profile__run *c, json_t *check, bool *correct, kb_err *err);
+/* Waits for a pending check and folds its verdict into *correct. */
+int kb_profile__check_join(kb_profile__run *c, bool *correct, kb_err *err);
+/* After the timed loop: poison, launch, compare, several times over. */
+int kb_profile__recheck(kb_profile__run *c, json_t *check, bool *correct, kb_err *err);
+/* Joins what is pending and frees the references of the run. */
+void kb_profile__check_free(kb_profile__run *c);
 
 #endif

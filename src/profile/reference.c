@@ -61,12 +61,19 @@ typedef struct {
 } job;
 
 /* kb_parallel's share t of n: its contiguous run of items, with its own
- * scratch. */
+ * scratch, in 16 pieces so that the progress meter moves. */
 static void job_share(void *arg, int t, int n)
 {
 	job *j = arg;
 	double *s = j->scratch_n ? kb_xmalloc(j->scratch_n * sizeof(double)) : NULL;
-	j->fn(j->ctx, j->nitems * t / n, j->nitems * (t + 1) / n, s);
+	int64_t lo = j->nitems * t / n, hi = j->nitems * (t + 1) / n;
+	for (int piece = 0; piece < 16; piece++) {
+		int64_t a = lo + (hi - lo) * piece / 16, b = lo + (hi - lo) * (piece + 1) / 16;
+		if (b > a) {
+			j->fn(j->ctx, a, b, s);
+			kb_progress_add(b - a);
+		}
+	}
 	free(s);
 }
 
@@ -79,6 +86,7 @@ static void parallel_for(int64_t nitems, double cost, int nthreads, size_t scrat
 	int64_t units = by_work < (double)nitems ? (int64_t)by_work : nitems;
 	int nt = kb_parallel_width(units, nthreads > 0 ? nthreads : 256);
 	job j = {fn, ctx, nitems, scratch_n};
+	kb_progress_start(nitems);
 	kb_parallel(nt, job_share, &j);
 }
 

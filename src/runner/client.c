@@ -292,10 +292,9 @@ static wait_outcome next_frame(kb_runner *r, double deadline_ms, char **frame)
 static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_fn fn, void *ctx)
 {
 	json_t *last = NULL, *result = NULL;
-	bool gpu = false;
+	double deadline = kb_now_ms() + KB_HOST_TIMEOUT_MS;
 	while (!result) {
 		char *frame = NULL;
-		double deadline = kb_now_ms() + (gpu ? timeout_ms : KB_HOST_TIMEOUT_MS);
 		wait_outcome w = next_frame(r, deadline, &frame);
 		if (w != WAIT_FRAME) {
 			reap(r, w != WAIT_EOF);
@@ -309,9 +308,14 @@ static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_
 		free(frame);
 		const char *type = msg ? json_string_value(json_object_get(msg, "type")) : NULL;
 		if (type && !strcmp(type, "progress")) {
-			gpu = json_is_true(json_object_get(msg, "gpu"));
-			json_decref(last);
-			last = json_incref(msg);
+			/* A new phase restarts the watchdog; a tick (the ticker's
+			 * "still in this phase") is no sign of progress. */
+			if (!json_is_true(json_object_get(msg, "tick"))) {
+				bool gpu = json_is_true(json_object_get(msg, "gpu"));
+				deadline = kb_now_ms() + (gpu ? timeout_ms : KB_HOST_TIMEOUT_MS);
+				json_decref(last);
+				last = json_incref(msg);
+			}
 			if (fn)
 				fn(ctx, msg);
 		} else if (type) {

@@ -459,6 +459,34 @@ static void fill_opts(kb_runner__ctx *c, json_t *req, kb_run_opts *o, progress_t
 	o->nvml = c->nvml;
 }
 
+/* A run that reports bandwidth and FLOP/s against this GPU's measured
+ * ceilings, on a GPU that has none yet: calibrate it now, once (cached per
+ * GPU, as `kbench calibrate` does), and say so in the result ("calibrated":
+ * how long it took, or why it failed).  $KBENCH_NO_AUTO_CALIBRATE=1 leaves
+ * the ceilings to `kbench calibrate`. */
+static void calibrate_first(kb_runner__ctx *c, json_t **note)
+{
+	const kb_device_info *info = kb_profile_device_info(c->dev);
+	json_t *ceil = NULL;
+	const char *off = getenv("KBENCH_NO_AUTO_CALIBRATE");
+	if ((off && *off && strcmp(off, "0")) || kb_profile_ceilings_load(info->uuid, &ceil) == 0) {
+		json_decref(ceil);
+		return;
+	}
+	c->progress(c->progress_ctx, "calibrating this GPU (its first run here; cached per GPU)",
+		    "kbench calibrate", NULL, NULL);
+	kb_err err = {0};
+	double t0 = kb_now_ms();
+	int rc = kb_profile_calibrate(c->dev, &ceil, &err);
+	if (rc == 0)
+		rc = kb_profile_ceilings_save(info->uuid, ceil, &err);
+	*note = rc == 0 ? json_pack("{s:f}", "ms", kb_now_ms() - t0)
+			: json_pack("{s:f, s:s}", "ms", kb_now_ms() - t0, "error", err.msg);
+	if (rc < 0 && kb_profile_sticky(&err))
+		c->sticky = true;
+	json_decref(ceil);
+}
+
 json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 {
 	const char *path = json_string_value(json_object_get(req, "path"));
@@ -510,9 +538,13 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 			goto out;
 		}
 	}
-	json_t *res = NULL;
-	rc = kb_profile_run(c->dev, &u.src, &u.spec, &u.kernels, u.chosen, &u.build, &o, &res,
-			    &c->sticky, &err);
+	json_t *res = NULL, *calibrated = NULL;
+	if (o.time_it)
+		calibrate_first(c, &calibrated);
+	rc = c->sticky ? kb_err_set(&err, KB_ERROR, KB_DOM_CUDA, 0, "calibration: %s",
+				    json_string_value(json_object_get(calibrated, "error")))
+		       : kb_profile_run(c->dev, &u.src, &u.spec, &u.kernels, u.chosen, &u.build, &o,
+					&res, &c->sticky, &err);
 	if (rc == 0 && c->metric_failed) { /* the run is not what was asked for */
 		json_decref(res);
 		json_decref(t.last);
@@ -529,8 +561,11 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 		json_object_set_new(r, "status", json_string("ok"));
 		json_object_set_new(r, "seed", json_integer((json_int_t)o.seed));
 		json_object_set_new(r, "compile_ms", json_real(t_compile));
+		if (calibrated)
+			json_object_set(r, "calibrated", calibrated);
 		add_roofline(c, &u, r);
 	}
+	json_decref(calibrated);
 	json_decref(t.last);
 	json_object_set_new(r, "file", json_string(path));
 	json_object_set_new(r, "compile", kb_compile_unit_summary_json(&u));

@@ -6,6 +6,9 @@
 
 #include "runner.h"
 
+#include <pthread.h>
+#include <stdio.h>
+
 /* What a run request needs of the server. */
 typedef struct {
 	int out_fd;
@@ -41,7 +44,24 @@ int kb_runner__shared_init(kb_runner__shared *sh);
 int kb_runner__shared_connect(kb_runner__shared *sh, pid_t *pid);
 void kb_runner__shared_free(kb_runner__shared *sh);
 
-/* Writes one frame with msg (consumed). Returns 0 or KB_EIO. */
+/* ticker.c: progress frames for phases longer than a second. */
+typedef struct {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int fd;
+	bool running, stop;
+	char phase[96];       /* "" between requests */
+	bool gpu;
+	double since;
+} kb_runner__ticker;
+void kb_runner__ticker_start(kb_runner__ticker *t, int fd);
+/* The phase now running ("" or NULL: none, e.g. before a reply). */
+void kb_runner__ticker_phase(kb_runner__ticker *t, const char *phase, bool gpu);
+void kb_runner__ticker_stop(kb_runner__ticker *t);
+
+/* Writes one frame with msg (consumed); frames from several threads do not
+ * interleave. Returns 0 or KB_EIO. */
 int kb_runner__send(int fd, json_t *msg);
 /* {"type":"result","status":status,"message":..,"error":CUDA name}. */
 json_t *kb_runner__error_result(const char *status, const kb_err *err);

@@ -32,10 +32,12 @@ typedef struct {
 	double ms_device_open, ms_nvml_open; /* where a cold runner's time goes */
 	double t_start;
 	bool sticky;          /* the context is dead: exit after replying */
+	kb_runner__ticker ticker; /* progress of long phases */
 } server;
 
 int kb_runner__send(int fd, json_t *msg)
 {
+	static pthread_mutex_t one_writer = PTHREAD_MUTEX_INITIALIZER;
 	char *s = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	if (!s)
@@ -45,6 +47,7 @@ int kb_runner__send(int fd, json_t *msg)
 	free(s);
 	const char *p = frame;
 	int rc = KB_OK;
+	pthread_mutex_lock(&one_writer);
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
@@ -56,6 +59,7 @@ int kb_runner__send(int fd, json_t *msg)
 		p += w;
 		n -= (size_t)w;
 	}
+	pthread_mutex_unlock(&one_writer);
 	free(frame);
 	return rc;
 }
@@ -64,7 +68,10 @@ static void on_progress(void *ctx, const char *phase, const char *kernel, const 
 			const int64_t block[3])
 {
 	server *s = ctx;
-	json_t *m = json_pack("{s:s, s:s, s:b}", "type", "progress", "phase", phase, "gpu", 1);
+	/* A phase with a kernel waits on the GPU (the kernel timeout applies);
+	 * one without is host work (a compile, a CPU reference). */
+	json_t *m = json_pack("{s:s, s:s, s:b}", "type", "progress", "phase", phase, "gpu",
+			      kernel != NULL);
 	if (kernel)
 		json_object_set_new(m, "kernel", json_string(kernel));
 	if (grid)
@@ -73,11 +80,13 @@ static void on_progress(void *ctx, const char *phase, const char *kernel, const 
 	if (block)
 		json_object_set_new(m, "block", json_pack("[III]", (json_int_t)block[0],
 							   (json_int_t)block[1], (json_int_t)block[2]));
+	kb_runner__ticker_phase(&s->ticker, phase, kernel != NULL);
 	kb_runner__send(s->out_fd, m);
 }
 
 static void host_progress(server *s, const char *phase)
 {
+	kb_runner__ticker_phase(&s->ticker, phase, false);
 	kb_runner__send(s->out_fd, json_pack("{s:s, s:s, s:b}", "type", "progress", "phase", phase,
 					     "gpu", 0));
 }
@@ -260,6 +269,7 @@ static void serve_stream(server *s, int in_fd, int out_fd, void (*before_sticky_
 {
 	kb_frame_reader rd = {0};
 	s->out_fd = out_fd;
+	kb_runner__ticker_start(&s->ticker, out_fd);
 	for (char *frame; read_frame(in_fd, &rd, &frame) == 1;) {
 		json_error_t jerr;
 		json_t *req = json_loads(frame, 0, &jerr);
@@ -274,6 +284,7 @@ static void serve_stream(server *s, int in_fd, int out_fd, void (*before_sticky_
 		kb_log("runner: request %s", type ? type : "?");
 		if (!quit) {
 			json_t *reply = dispatch(s, req);
+			kb_runner__ticker_phase(&s->ticker, NULL, false); /* no tick after this */
 			if (s->sticky && before_sticky_reply)
 				before_sticky_reply(ctx);
 			kb_runner__send(out_fd, reply);
@@ -292,6 +303,7 @@ static void serve_stream(server *s, int in_fd, int out_fd, void (*before_sticky_
 		if (s->sticky)
 			break;
 	}
+	kb_runner__ticker_stop(&s->ticker);
 	kb_frame_reader_free(&rd);
 }
 

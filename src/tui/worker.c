@@ -84,9 +84,11 @@ kb_tui__result *kb_tui__worker_take(kb_tui__worker *w)
 static void progress(void *ctx, json_t *p)
 {
 	kb_tui__worker *w = ctx;
+	const char *phase = json_string_value(json_object_get(p, "phase"));
+	char how[64];
+	kb_app_progress_text(p, how, sizeof how);
 	pthread_mutex_lock(&w->lock);
-	snprintf(w->phase, sizeof w->phase, "%s",
-		 json_string_value(json_object_get(p, "phase")) ? json_string_value(json_object_get(p, "phase")) : "");
+	snprintf(w->phase, sizeof w->phase, "%s%s", phase ? phase : "", how);
 	pthread_mutex_unlock(&w->lock);
 	if (write(w->wake[1], "p", 1) < 0) {
 		/* the loop is gone or the pipe is full: it will see the phase anyway */
