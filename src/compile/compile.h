@@ -37,7 +37,9 @@ void kb_compile_source_init(kb_source *src, const char *path, const char *text,
 int kb_compile_source_open(kb_source *src, const char *path, const char *text, kb_err *err);
 void kb_compile_source_free(kb_source *src);
 
-/* ===== spec.c ===== */
+/* ===== spec.c, spec_lex.c, spec_expr.c, spec_tensor.c, spec_check.c ===== */
+
+/* spec_tensor.c: dtypes */
 
 typedef enum {
 	KB_DT_F64, KB_DT_F32, KB_DT_F16, KB_DT_BF16,
@@ -155,7 +157,8 @@ typedef struct {
 /* Parses every //! line of src into spec.  All problems go to diags (file:line:col);
  * returns 0, or KB_ESPEC when diags has errors. */
 int kb_compile_spec_parse(const kb_source *src, kb_spec *spec, kb_diags *diags);
-/* Evaluates expr with the spec's current args (kb_compile_spec_set_arg changes them).
+/* spec_expr.c: evaluation.
+ * Evaluates expr with the spec's current args (kb_compile_spec_set_arg changes them).
  * Returns 0, or KB_ESPEC with a diag (diags may be NULL: silent) on an
  * undefined name, division by zero, integer overflow. */
 int kb_compile_spec_eval(const kb_spec *spec, const kb_expr *expr, kb_value *out,

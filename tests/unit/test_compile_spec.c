@@ -1,4 +1,4 @@
-/* test_compile_spec.c - the //! spec parser and evaluator (spec.c) and the
+/* test_compile_spec.c - the //! spec parser and evaluator (spec*.c) and the
  * binding of a spec to kernel parameters and reference shapes (bind.c).
  * Kernels are built by hand here, so no tree-sitter or GPU is needed. */
 #include "../../src/compile/compile.h"
