@@ -139,6 +139,14 @@ typedef struct {
 	kb_loc loc;
 } kb_spec_list;
 
+/* A compiler option the user adds: one word of a `//! options` line, or an
+ * --option from the command line (loc.line 0, no place in the file). */
+typedef struct {
+	char *text;         /* as written: "-use_fast_math", "-maxrregcount=64" */
+	kb_loc loc;
+	int len;            /* columns it spans, for carets */
+} kb_spec_option;
+
 typedef struct {
 	char *kernel;       /* NULL: the only kernel in the file */
 	kb_loc kernel_loc;
@@ -151,6 +159,7 @@ typedef struct {
 	kb_expr *bytes, *flops;  /* NULL when absent */
 	kb_spec_list *sweeps;    int nsweeps;
 	kb_spec_list *tunes;     int ntunes;
+	kb_spec_option *options; int noptions; /* every `//! options` line, in order */
 	int nlines;              /* //! lines seen */
 } kb_spec;
 
@@ -368,6 +377,8 @@ typedef struct {
 	char *arch;           /* "sm_90" */
 	char **defines;       /* "K=V" */
 	int ndefines;
+	const char **options; /* compiler options from the command line, after the spec's */
+	int noptions;
 	bool no_cache;
 	bool want_sass;
 } kb_build_opts;
@@ -386,6 +397,8 @@ typedef struct {
 	char *arch;
 	int sm;
 	char *key;            /* cache key (hex sha256) */
+	char **options;       /* the user's compiler options as passed: the spec's, then --option */
+	int noptions;
 	bool cache_hit;
 	bool ok;              /* a cubin was produced */
 	char *ptx; size_t ptx_len;
@@ -429,6 +442,8 @@ typedef struct {
 	const char *arch;     /* NULL: kb_compile_default_arch() */
 	const char **defines; /* "K=V" */
 	int ndefines;
+	const char **options; /* --option: compiler options after the spec's */
+	int noptions;
 	const kb_arg_override *args; /* applied before binding and occupancy */
 	int nargs;
 	bool no_cache;
@@ -462,7 +477,7 @@ json_t *kb_compile_unit_summary_json(const kb_compile_unit *u);
 /* ===== json.c ===== */
 
 /* The structured form of a build (what `kbench compile --json` prints and the
- * runner's Result embeds): arch, compiler, cache, timings, diagnostics, per
+ * runner's Result embeds): arch, compiler, cache, options, timings, diagnostics, per
  * kernel resources, occupancy and instruction mix, SASS.  A new reference. */
 json_t *kb_compile_build_json(const kb_build *b, bool with_sass, bool with_ptx);
 json_t *kb_compile_diags_json(const kb_diags *d);

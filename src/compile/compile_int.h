@@ -75,7 +75,7 @@ typedef struct {
 /* The directives, in the order of spec.c's table. */
 enum {
 	KB_SPEC_KERNEL, KB_SPEC_ARG, KB_SPEC_IN, KB_SPEC_OUT, KB_SPEC_LAUNCH, KB_SPEC_REF,
-	KB_SPEC_TOL, KB_SPEC_BYTES, KB_SPEC_FLOPS, KB_SPEC_SWEEP, KB_SPEC_TUNE,
+	KB_SPEC_TOL, KB_SPEC_BYTES, KB_SPEC_FLOPS, KB_SPEC_SWEEP, KB_SPEC_TUNE, KB_SPEC_OPTIONS,
 	KB_SPEC_NDIRECTIVES
 };
 
@@ -160,5 +160,25 @@ void kb_compile__dir_tensor(kb_compile__parser *P, const kb_compile__tok *dir, b
 /* spec_check.c: after all lines, every name is defined where it is used
  * and every expression evaluates (arg values are stored). */
 void kb_compile__spec_check(kb_compile__parser *P);
+
+/* options.c: the compiler options a user adds (`//! options`, --option). */
+
+/* Checks one option word for a .cu (NVRTC) or .ptx (nvJitLink) file:
+ * 0, or -1 with *why (a new string) when kbench refuses it or a known
+ * option's value has the wrong shape.  Unknown words pass (the compiler
+ * judges them); no compiler is called. */
+int kb_compile__option_check(kb_src_kind kind, const char *word, char **why);
+/* Whether word is a known option that needs a value and has none ("-Xptxas"). */
+bool kb_compile__option_wants_value(kb_src_kind kind, const char *word);
+/* Whether word is a spelling of the option whose first spelling is name
+ * ("--std=c++20" is "-std"). */
+bool kb_compile__option_is(kb_src_kind kind, const char *word, const char *name);
+/* The example of the i-th option the table allows (tests); NULL past the end. */
+const char *kb_compile__option_example(kb_src_kind kind, int i);
+/* Places the compiler's complaints about options in log at the user
+ * option each is about (a //! options word, or an --option by name); the
+ * rest stay placeless. */
+void kb_compile__options_log_diags(kb_src_kind kind, const char *log, const kb_spec_option *opts,
+				   int n, const kb_source *src, kb_diags *diags);
 
 #endif

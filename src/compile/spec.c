@@ -2,7 +2,7 @@
  * spec.c - the //! spec: the comment lines of a kernel file that say how to
  * run it (architecture.md §3).  This file reads a file's //! lines, hands
  * each to its directive (kernel, arg, launch, ref, tol, bytes, flops, sweep,
- * tune here; in and out in spec_tensor.c), runs the whole-spec checks
+ * tune, options here; in and out in spec_tensor.c), runs the whole-spec checks
  * (spec_check.c), and owns the public spec API: parse, set_arg, free.
  * Tokens are spec_lex.c's, expressions spec_expr.c's.  It does not know
  * kernels (bind.c matches the spec to the kernel's parameters and checks
@@ -393,6 +393,68 @@ static void dir_tune(kb_compile__parser *P, const kb_compile__tok *dir)
 	}
 }
 
+static const char *skip_blanks(const kb_compile__parser *P, const char *p)
+{
+	while (p < P->end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static const char *word_end(const kb_compile__parser *P, const char *p)
+{
+	while (p < P->end && *p != ' ' && *p != '\t')
+		p++;
+	return p;
+}
+
+/* Reports the option word [start, end) the table refuses for why; returns
+ * where the line goes on: after the next word when that was meant as this
+ * one's value ("-Xptxas -O1"). */
+static const char *refuse_option(kb_compile__parser *P, const char *start, const char *end,
+				 const char *why)
+{
+	char *word = kb_xstrndup(start, (size_t)(end - start));
+	const char *next = skip_blanks(P, end), *next_end = word_end(P, next);
+	int col = (int)(start - P->line) + 1;
+	if (next < P->end && kb_compile__option_wants_value(P->src->kind, word)) {
+		kb_compile__perr(P, col, (int)(next_end - start), "one option per word: write %s=%.*s",
+				 word, (int)(next_end - next), next);
+		end = next_end;
+	} else {
+		kb_compile__perr(P, col, (int)(end - start), "%s", why);
+	}
+	free(word);
+	return end;
+}
+
+/* The compiler options, one per word (values after '=', as the compilers
+ * take them).  Each is checked against the compiler's table now; a word it
+ * does not know is the compiler's to judge when it runs (options.c).  A
+ * refused word is reported and dropped, so it never reaches a compiler. */
+static void dir_options(kb_compile__parser *P, const kb_compile__tok *dir)
+{
+	kb_spec *s = P->spec;
+	int words = 0;
+	for (const char *p = skip_blanks(P, P->tok.p); p < P->end; p = skip_blanks(P, p)) {
+		const char *start = p;
+		char *why, *word = kb_xstrndup(start, (size_t)((p = word_end(P, p)) - start));
+		words++;
+		if (kb_compile__option_check(P->src->kind, word, &why) < 0) {
+			p = refuse_option(P, start, p, why);
+			free(why);
+			free(word);
+			continue;
+		}
+		kb_spec_option *o = KB_SPEC_PUSH1(s->options, s->noptions);
+		o->text = word;
+		o->loc = kb_compile__loc_at(P, (int)(start - P->line) + 1);
+		o->len = (int)(p - start);
+	}
+	if (!words)
+		kb_compile__perr(P, dir->col, dir->len, "options needs at least one compiler option "
+				 "(e.g. `//! options -use_fast_math -maxrregcount=64`)");
+}
+
 /* ===== lines ===== */
 
 static const struct directive {
@@ -405,7 +467,7 @@ static const struct directive {
 	[KB_SPEC_LAUNCH] = {"launch", dir_launch, true}, [KB_SPEC_REF] = {"ref", dir_ref, true},
 	[KB_SPEC_TOL] = {"tol", dir_tol, true}, [KB_SPEC_BYTES] = {"bytes", dir_bytes, true},
 	[KB_SPEC_FLOPS] = {"flops", dir_flops, true}, [KB_SPEC_SWEEP] = {"sweep", dir_sweep, false},
-	[KB_SPEC_TUNE] = {"tune", dir_tune, false},
+	[KB_SPEC_TUNE] = {"tune", dir_tune, false}, [KB_SPEC_OPTIONS] = {"options", dir_options, false},
 };
 
 static void unknown_directive(kb_compile__parser *P, const kb_compile__tok *t)
@@ -574,5 +636,8 @@ void kb_compile_spec_free(kb_spec *spec)
 	kb_compile__expr_free(spec->flops);
 	list_free(spec->sweeps, spec->nsweeps);
 	list_free(spec->tunes, spec->ntunes);
+	for (int i = 0; i < spec->noptions; i++)
+		free(spec->options[i].text);
+	free(spec->options);
 	memset(spec, 0, sizeof(*spec));
 }
