@@ -30,6 +30,8 @@ typedef struct {
 	const char *arch;         /* NULL: the GPU's own */
 	const char **defines;
 	int ndefines;
+	const char **options;     /* --option: compiler options after the spec's */
+	int noptions;
 	int trials;               /* 0: the runner's default (3) */
 	bool has_seed;
 	uint64_t seed;

@@ -1,8 +1,8 @@
 /*
  * compile.c - what the `compile` verb shows: the compact human summary of a
- * kb_compile_unit (kernel, arch, registers, shared and local memory, spills,
- * occupancy and its limiter, instruction mix, compile time and cache) and
- * its JSON.  The pipeline itself is kb_compile_unit_run.
+ * kb_compile_unit (kernel, arch, the user's compiler options, registers,
+ * shared and local memory, spills, occupancy and its limiter, instruction
+ * mix, compile time and cache) and its JSON.  The pipeline itself is kb_compile_unit_run.
  */
 #include "app.h"
 
@@ -29,6 +29,17 @@ static void render_timing(const kb_build *b, kb_buf *out)
 	if (b->ms_nvjitlink > 0)
 		kb_buf_catf(out, ", nvjitlink %.1f", b->ms_nvjitlink);
 	kb_buf_catf(out, ", sass %.1f ms)\n", b->ms_sass);
+}
+
+/* The user's compiler options (`//! options`, then --option), when any. */
+static void render_options(const kb_build *b, kb_buf *out)
+{
+	if (!b->noptions)
+		return;
+	kb_buf_cat(out, "  options    ");
+	for (int i = 0; i < b->noptions; i++)
+		kb_buf_catf(out, " %s", b->options[i]);
+	kb_buf_catc(out, '\n');
 }
 
 static void render_resources(const kb_build_kernel *k, kb_buf *out)
@@ -90,6 +101,7 @@ static void render_kernel(const kb_compile_unit *r, const kb_build_kernel *k, kb
 {
 	kb_buf_catf(out, "%s  %s  %s  %s\n", r->src.path, k->name, r->build.arch,
 		    r->build.compiler);
+	render_options(&r->build, out);
 	render_resources(k, out);
 	render_occupancy(k, out);
 	render_mix(r, k, out);

@@ -21,6 +21,12 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 	for (int i = 0; i < o->ndefines; i++)
 		json_array_append_new(defs, json_string(o->defines[i]));
 	json_object_set_new(req, "defines", defs);
+	if (o->noptions > 0) {
+		json_t *opts = json_array();
+		for (int i = 0; i < o->noptions; i++)
+			json_array_append_new(opts, json_string(o->options[i]));
+		json_object_set_new(req, "options", opts);
+	}
 	if (o->trials > 0)
 		json_object_set_new(req, "trials", json_integer(o->trials));
 	if (o->has_seed)
@@ -247,8 +253,11 @@ static void render_resources(json_t *compile, json_t *launch, kb_buf *out)
 		else
 			kb_buf_catf(out, "; DRIVER SAYS %lld blocks/SM", d);
 	}
-	kb_buf_catf(out, "; %s %s\n", str(compile, "compiler"),
-		    json_is_true(json_object_get(compile, "cache_hit")) ? "(cache hit)" : "");
+	kb_buf_catf(out, "; %s", str(compile, "compiler"));
+	json_t *opts = json_object_get(compile, "options");
+	for (size_t i = 0; i < json_array_size(opts); i++)
+		kb_buf_catf(out, " %s", json_string_value(json_array_get(opts, i)));
+	kb_buf_catf(out, " %s\n", json_is_true(json_object_get(compile, "cache_hit")) ? "(cache hit)" : "");
 }
 
 static void render_gpu(json_t *env, json_t *timing, kb_buf *out)

@@ -44,7 +44,8 @@ static const char usage_main[] =
 	"Exit status: 0 ok, 1 kernel or spec error, 2 usage error, 3 environment error.\n";
 
 static const char usage_compile[] =
-	"usage: kbench compile FILE [--arch sm_XX] [--define K=V]... [--json] [--no-cache]\n"
+	"usage: kbench compile FILE [--arch sm_XX] [--define K=V]... [--option OPT]... [--json]\n"
+	"                           [--no-cache] [--no-sass]\n"
 	"\n"
 	"Compiles FILE (.cu through NVRTC, .ptx through nvJitLink) for one architecture\n"
 	"and prints registers, shared and local memory, spills, theoretical occupancy\n"
@@ -53,6 +54,9 @@ static const char usage_compile[] =
 	"\n"
 	"  --arch sm_XX      target (default: the present GPU's, else sm_90; $KBENCH_ARCH)\n"
 	"  -D, --define K=V  a preprocessor definition; overrides a //! tune default\n"
+	"  --option OPT      a compiler option (NVRTC for .cu, nvJitLink for .ptx), after\n"
+	"                    the spec's //! options: --option -use_fast_math\n"
+	"                    --option=-maxrregcount=64 (one option per flag)\n"
 	"  --json            print the full structured result as JSON\n"
 	"  --no-cache        compile even when the compile cache has this variant\n"
 	"  --no-sass         skip disassembly\n"
@@ -116,10 +120,10 @@ static int cmd_compile(int argc, char **argv)
 		{"arch", required_argument, NULL, 'a'}, {"define", required_argument, NULL, 'D'},
 		{"json", no_argument, NULL, 'j'}, {"no-cache", no_argument, NULL, 'n'},
 		{"no-sass", no_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"option", required_argument, NULL, 'O'}, {NULL, 0, NULL, 0},
 	};
 	kb_compile_unit_opts opts = {.want_sass = true};
-	const char *defines[64];
+	const char *defines[64], *options[64];
 	bool json = false;
 	int c;
 	optind = 1;
@@ -131,6 +135,11 @@ static int cmd_compile(int argc, char **argv)
 				return usage_error(usage_compile, "too many --define flags%s", "");
 			defines[opts.ndefines++] = optarg;
 			break;
+		case 'O':
+			if (opts.noptions == (int)KB_ARRAY_LEN(options))
+				return usage_error(usage_compile, "too many --option flags%s", "");
+			options[opts.noptions++] = optarg;
+			break;
 		case 'j': json = true; break;
 		case 'n': opts.no_cache = true; break;
 		case 's': opts.want_sass = false; break;
@@ -141,6 +150,7 @@ static int cmd_compile(int argc, char **argv)
 	if (optind != argc - 1)
 		return usage_error(usage_compile, "compile takes one FILE%s", "");
 	opts.defines = defines;
+	opts.options = options;
 	if (opts.arch) {
 		int sm;
 		if (kb_compile_arch_parse(opts.arch, &sm) < 0)
@@ -172,8 +182,9 @@ static int cmd_compile(int argc, char **argv)
 /* ---- run ------------------------------------------------------------------ */
 
 static const char usage_run[] =
-	"usage: kbench run FILE [--arch sm_XX] [--define K=V]... [--arg N=V]... [--trials N]\n"
-	"                       [--seed S] [--timeout SECONDS] [--timing MODE] [--no-sweep] [--json]\n"
+	"usage: kbench run FILE [--arch sm_XX] [--define K=V]... [--option OPT]... [--arg N=V]...\n"
+	"                       [--trials N] [--seed S] [--timeout SECONDS] [--timing MODE]\n"
+	"                       [--no-sweep] [--json]\n"
 	"\n"
 	"Compiles FILE for the GPU, fills its inputs per the //! spec, poisons its outputs,\n"
 	"launches it and checks every output against the reference (trials with fresh\n"
@@ -182,6 +193,7 @@ static const char usage_run[] =
 	"An incorrect kernel is reported INCORRECT and never timed as if it were right.\n"
 	"`sweep` and `tune` lines of the spec run after the base run (unless --no-sweep).\n"
 	"\n"
+	"  --option OPT      a compiler option after the spec's //! options (see compile)\n"
 	"  --arg N=V         override a //! arg for this run\n"
 	"  --trials N        correctness trials (default 3)\n"
 	"  --seed S          base seed (default: fresh, printed)\n"
@@ -212,6 +224,7 @@ static const char usage_run[] =
 typedef struct {
 	kb_app_run_opts o;
 	const char *defines[64];
+	const char *options[64];
 	const char *metrics[256];
 	const char *sections[16];
 	char *metric_text[16];    /* --metrics arguments, split in place */
@@ -260,7 +273,7 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		{"timing", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
 		{"metrics", required_argument, NULL, 'M'}, {"section", required_argument, NULL, 'S'},
 		{"hot", no_argument, NULL, 'H'}, {"cache-control", required_argument, NULL, 'C'},
-		{NULL, 0, NULL, 0},
+		{"option", required_argument, NULL, 'O'}, {NULL, 0, NULL, 0},
 	};
 	int ch;
 	optind = 1;
@@ -271,6 +284,11 @@ static int parse_run(int argc, char **argv, run_cli *c)
 			if (c->o.ndefines == (int)KB_ARRAY_LEN(c->defines))
 				return usage_error(usage_run, "too many --define flags%s", "");
 			c->defines[c->o.ndefines++] = optarg;
+			break;
+		case 'O':
+			if (c->o.noptions == (int)KB_ARRAY_LEN(c->options))
+				return usage_error(usage_run, "too many --option flags%s", "");
+			c->options[c->o.noptions++] = optarg;
 			break;
 		case 'A':
 			if (parse_arg_override(c->args, optarg) < 0)
@@ -316,6 +334,7 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		return usage_error(usage_run, "bad --trials or --timeout%s", "");
 	c->o.path = argv[optind];
 	c->o.defines = c->defines;
+	c->o.options = c->options;
 	c->o.metrics = c->metrics;
 	c->o.sections = c->sections;
 	c->o.args = json_object_size(c->args) ? c->args : NULL;

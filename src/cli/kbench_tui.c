@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: kbench-tui FILE [--arch sm_XX] [--watch] [--no-run] [--timeout S]\n"
+	"usage: kbench-tui FILE [--arch sm_XX] [--option OPT]... [--watch] [--no-run] [--timeout S]\n"
 	"       kbench-tui --replay SESSION [--arch sm_XX]\n"
 	"\n"
 	"Edit a kernel file (.cu or .ptx) and see, on every save, whether it compiles,\n"
@@ -18,6 +18,7 @@ static const char usage[] =
 	"it is correct and how fast it is.  Every variant is kept in the session.\n"
 	"\n"
 	"  --arch sm_XX   target architecture (default: the GPU's, else sm_90)\n"
+	"  --option OPT   a compiler option after the spec's //! options (repeatable)\n"
 	"  --watch        also follow saves made by another editor\n"
 	"  --no-run       compile only\n"
 	"  --timeout S    a kernel running longer is reported as a hang (default 10)\n"
@@ -32,9 +33,11 @@ int main(int argc, char **argv)
 		{"arch", required_argument, NULL, 'a'}, {"watch", no_argument, NULL, 'w'},
 		{"no-run", no_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
 		{"timeout", required_argument, NULL, 't'}, {"replay", required_argument, NULL, 'r'},
-		{NULL, 0, NULL, 0},
+		{"option", required_argument, NULL, 'O'}, {NULL, 0, NULL, 0},
 	};
 	kb_tui_opts o = {0};
+	const char *options[64];
+	o.options = options;
 	int c;
 	while ((c = getopt_long(argc, argv, "a:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -43,6 +46,13 @@ int main(int argc, char **argv)
 		case 'n': o.no_run = true; break;
 		case 't': o.timeout_ms = atof(optarg) * 1e3; break;
 		case 'r': o.replay = optarg; break;
+		case 'O':
+			if (o.noptions == (int)KB_ARRAY_LEN(options)) {
+				fputs("kbench-tui: too many --option flags\n", stderr);
+				return 2;
+			}
+			options[o.noptions++] = optarg;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}

@@ -6,8 +6,14 @@
  *
  * The cache key covers the kbench version, the source kind, both compiler
  * versions, the source text, the text of every local header it includes
- * ("..." includes, transitively), the option list and the name expressions:
+ * ("..." includes, transitively), the option list (kbench's own, then the
+ * user's: `//! options` words, then --option) and the name expressions:
  * everything that decides the cubin.  A hit never calls NVRTC.
+ *
+ * The user's options go after kbench's, so where the compiler takes the
+ * last of two values the user's wins; kbench's --std=c++17 is left out when
+ * the user gives -std.  What the compiler says about them (an unknown
+ * option, a bad value) is placed at the option's word (options.c).
  */
 #include "compile_int.h"
 
@@ -68,27 +74,52 @@ static void add_defines(const kb_spec *spec, const kb_build_opts *opts, strv *o)
 		strv_add(o, kb_xasprintf("-D%s", opts->defines[i]));
 }
 
+/* The user's options: the spec's words, then --option (placeless).  The
+ * texts are borrowed; free only the array. */
+static kb_spec_option *user_options(const kb_spec *spec, const kb_build_opts *opts, int *n)
+{
+	int ns = spec ? spec->noptions : 0;
+	*n = ns + opts->noptions;
+	kb_spec_option *v = kb_xcalloc((size_t)*n + 1, sizeof *v);
+	for (int i = 0; i < ns; i++)
+		v[i] = spec->options[i];
+	for (int i = 0; i < opts->noptions; i++) {
+		v[ns + i].text = (char *)opts->options[i];
+		v[ns + i].len = (int)strlen(opts->options[i]);
+	}
+	return v;
+}
+
 static void cuda_options(const kb_source *src, const kb_spec *spec, const kb_build_opts *opts,
-			 strv *o)
+			 const kb_spec_option *user, int nuser, strv *o)
 {
 	char *dir = dir_of(src->path);
+	bool user_std = false;
+	for (int i = 0; i < nuser; i++)
+		user_std = user_std || kb_compile__option_is(KB_SRC_CUDA, user[i].text, "-std");
 	strv_add(o, kb_xasprintf("--gpu-architecture=%s", opts->arch));
 	strv_add(o, kb_xstrdup("-lineinfo"));
-	strv_add(o, kb_xstrdup("--std=c++17"));
+	if (!user_std)
+		strv_add(o, kb_xstrdup("--std=c++17"));
 	strv_add(o, kb_xasprintf("-I%s", dir));
 	strv_add(o, kb_xasprintf("-I%s/include", cuda_home()));
 	strv_add(o, kb_xasprintf("-I%s/include/cccl", cuda_home()));
 	strv_add(o, kb_xstrdup("-Xptxas"));
 	strv_add(o, kb_xstrdup("-v"));
 	add_defines(spec, opts, o);
+	for (int i = 0; i < nuser; i++)
+		strv_add(o, kb_xstrdup(user[i].text));
 	free(dir);
 }
 
-static void ptx_options(const kb_build_opts *opts, strv *o)
+static void ptx_options(const kb_build_opts *opts, const kb_spec_option *user, int nuser,
+			strv *o)
 {
 	strv_add(o, kb_xasprintf("-arch=%s", opts->arch));
 	strv_add(o, kb_xstrdup("-lineinfo"));
 	strv_add(o, kb_xstrdup("-verbose"));
+	for (int i = 0; i < nuser; i++)
+		strv_add(o, kb_xstrdup(user[i].text));
 }
 
 /* Name expressions NVRTC must lower: C++ kernels (not extern "C"); a
@@ -285,6 +316,46 @@ static int run_compiler(const kb_source *src, const strv *o, const strv *names,
 	return rc;
 }
 
+/* The compiler's complaints about the user's options at their words, and
+ * never a failed compile without a word of why: the log's first line then. */
+static void option_diags(const kb_source *src, const char *log, const kb_spec_option *user,
+			 int nuser, int rc, kb_build *b)
+{
+	kb_compile__options_log_diags(src->kind, log ? log : "", user, nuser, src, &b->diags);
+	if (rc != KB_ECOMPILE || kb_diag_count(&b->diags, KB_DIAG_ERROR) > 0)
+		return;
+	const char *l = log ? log : "";
+	while (*l == '\n' || *l == ' ')
+		l++;
+	if (!*l)
+		l = "(no message)";
+	kb_diag_add(&b->diags, KB_DIAG_ERROR, src->path, NULL, 0, 0, 1, "%s failed: %.*s",
+		    b->compiler, (int)strcspn(l, "\n"), l);
+}
+
+/* The cache entry for b->key, or a compile (stored when it worked). */
+static int load_or_compile(const kb_source *src, const kb_build_opts *opts, const strv *o,
+			   const strv *names, const kb_spec_option *user, int nuser,
+			   kb_compile__out *out, kb_build *b, kb_err *err)
+{
+	if (!opts->no_cache && kb_compile__cache_load(b->key, out) == KB_OK) {
+		b->cache_hit = true;
+		/* Warnings are part of the result, hit or miss. */
+		if (src->kind == KB_SRC_PTX)
+			kb_compile__ptxas_log_diags(out->log, src, &b->diags);
+		else
+			kb_compile__nvrtc_log_diags(out->log, src, &b->diags);
+		option_diags(src, out->log, user, nuser, 0, b);
+		return KB_OK;
+	}
+	int rc = run_compiler(src, o, names, out, b, err);
+	if (rc == KB_OK || rc == KB_ECOMPILE)
+		option_diags(src, out->log, user, nuser, rc, b);
+	if (rc == KB_OK)
+		kb_compile__cache_store(b->key, out);
+	return rc;
+}
+
 int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels *kernels,
 		     const kb_build_opts *opts, kb_build *b, kb_err *err)
 {
@@ -292,6 +363,8 @@ int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels
 	memset(b, 0, sizeof *b);
 	strv o = {0}, names = {0};
 	kb_compile__out out = {0};
+	int nuser;
+	kb_spec_option *user = user_options(spec, opts, &nuser);
 	int rc = kb_compile_arch_parse(opts->arch, &b->sm);
 	if (rc < 0) {
 		rc = kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0,
@@ -302,25 +375,17 @@ int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels
 	b->compiler = kb_xstrdup(src->kind == KB_SRC_PTX ? kb_compile__nvjitlink_version()
 							 : kb_compile__nvrtc_version());
 	if (src->kind == KB_SRC_PTX)
-		ptx_options(opts, &o);
+		ptx_options(opts, user, nuser, &o);
 	else
-		cuda_options(src, spec, opts, &o), name_expressions(spec, kernels, &names);
+		cuda_options(src, spec, opts, user, nuser, &o), name_expressions(spec, kernels, &names);
 	b->key = cache_key(src, &o, &names);
-	b->ms_parse = 0;
-	if (!opts->no_cache && kb_compile__cache_load(b->key, &out) == KB_OK) {
-		b->cache_hit = true;
-		/* Warnings are part of the result, hit or miss. */
-		if (src->kind == KB_SRC_PTX)
-			kb_compile__ptxas_log_diags(out.log, src, &b->diags);
-		else
-			kb_compile__nvrtc_log_diags(out.log, src, &b->diags);
-	} else {
-		rc = run_compiler(src, &o, &names, &out, b, err);
-		if (rc < 0) {
-			b->log = out.log ? kb_xstrdup(out.log) : NULL;
-			goto out;
-		}
-		kb_compile__cache_store(b->key, &out);
+	b->options = kb_xcalloc((size_t)nuser + 1, sizeof *b->options);
+	for (b->noptions = 0; b->noptions < nuser; b->noptions++)
+		b->options[b->noptions] = kb_xstrdup(user[b->noptions].text);
+	rc = load_or_compile(src, opts, &o, &names, user, nuser, &out, b, err);
+	if (rc < 0) {
+		b->log = out.log ? kb_xstrdup(out.log) : NULL;
+		goto out;
 	}
 	b->ok = true;
 	b->log = kb_xstrdup(out.log);
@@ -333,6 +398,7 @@ out:
 	kb_compile__out_free(&out);
 	strv_free(&o);
 	strv_free(&names);
+	free(user);
 	b->ms_total = kb_now_ms() - t0;
 	return rc;
 }
@@ -341,6 +407,9 @@ void kb_compile_build_free(kb_build *b)
 {
 	free(b->arch);
 	free(b->key);
+	for (int i = 0; i < b->noptions; i++)
+		free(b->options[i]);
+	free(b->options);
 	free(b->ptx);
 	free(b->cubin);
 	free(b->log);

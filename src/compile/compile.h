@@ -37,7 +37,9 @@ void kb_compile_source_init(kb_source *src, const char *path, const char *text,
 int kb_compile_source_open(kb_source *src, const char *path, const char *text, kb_err *err);
 void kb_compile_source_free(kb_source *src);
 
-/* ===== spec.c ===== */
+/* ===== spec.c, spec_lex.c, spec_expr.c, spec_tensor.c, spec_check.c ===== */
+
+/* spec_tensor.c: dtypes */
 
 typedef enum {
 	KB_DT_F64, KB_DT_F32, KB_DT_F16, KB_DT_BF16,
@@ -137,6 +139,14 @@ typedef struct {
 	kb_loc loc;
 } kb_spec_list;
 
+/* A compiler option the user adds: one word of a `//! options` line, or an
+ * --option from the command line (loc.line 0, no place in the file). */
+typedef struct {
+	char *text;         /* as written: "-use_fast_math", "-maxrregcount=64" */
+	kb_loc loc;
+	int len;            /* columns it spans, for carets */
+} kb_spec_option;
+
 typedef struct {
 	char *kernel;       /* NULL: the only kernel in the file */
 	kb_loc kernel_loc;
@@ -149,13 +159,15 @@ typedef struct {
 	kb_expr *bytes, *flops;  /* NULL when absent */
 	kb_spec_list *sweeps;    int nsweeps;
 	kb_spec_list *tunes;     int ntunes;
+	kb_spec_option *options; int noptions; /* every `//! options` line, in order */
 	int nlines;              /* //! lines seen */
 } kb_spec;
 
 /* Parses every //! line of src into spec.  All problems go to diags (file:line:col);
  * returns 0, or KB_ESPEC when diags has errors. */
 int kb_compile_spec_parse(const kb_source *src, kb_spec *spec, kb_diags *diags);
-/* Evaluates expr with the spec's current args (kb_compile_spec_set_arg changes them).
+/* spec_expr.c: evaluation.
+ * Evaluates expr with the spec's current args (kb_compile_spec_set_arg changes them).
  * Returns 0, or KB_ESPEC with a diag (diags may be NULL: silent) on an
  * undefined name, division by zero, integer overflow. */
 int kb_compile_spec_eval(const kb_spec *spec, const kb_expr *expr, kb_value *out,
@@ -365,6 +377,8 @@ typedef struct {
 	char *arch;           /* "sm_90" */
 	char **defines;       /* "K=V" */
 	int ndefines;
+	const char **options; /* compiler options from the command line, after the spec's */
+	int noptions;
 	bool no_cache;
 	bool want_sass;
 } kb_build_opts;
@@ -383,6 +397,8 @@ typedef struct {
 	char *arch;
 	int sm;
 	char *key;            /* cache key (hex sha256) */
+	char **options;       /* the user's compiler options as passed: the spec's, then --option */
+	int noptions;
 	bool cache_hit;
 	bool ok;              /* a cubin was produced */
 	char *ptx; size_t ptx_len;
@@ -426,6 +442,8 @@ typedef struct {
 	const char *arch;     /* NULL: kb_compile_default_arch() */
 	const char **defines; /* "K=V" */
 	int ndefines;
+	const char **options; /* --option: compiler options after the spec's */
+	int noptions;
 	const kb_arg_override *args; /* applied before binding and occupancy */
 	int nargs;
 	bool no_cache;
@@ -459,7 +477,7 @@ json_t *kb_compile_unit_summary_json(const kb_compile_unit *u);
 /* ===== json.c ===== */
 
 /* The structured form of a build (what `kbench compile --json` prints and the
- * runner's Result embeds): arch, compiler, cache, timings, diagnostics, per
+ * runner's Result embeds): arch, compiler, cache, options, timings, diagnostics, per
  * kernel resources, occupancy and instruction mix, SASS.  A new reference. */
 json_t *kb_compile_build_json(const kb_build *b, bool with_sass, bool with_ptx);
 json_t *kb_compile_diags_json(const kb_diags *d);

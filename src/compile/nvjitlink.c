@@ -43,9 +43,17 @@ int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nop
 	nvJitLinkHandle h = NULL;
 	int rc = KB_OK;
 	nvJitLinkResult r = nvJitLinkCreate(&h, (uint32_t)nopts, (const char **)opts);
-	if (r != NVJITLINK_SUCCESS)
-		return KB_ERR(err, KB_ERROR, KB_DOM_NVJITLINK, (int)r,
-			      "nvJitLinkCreate failed (%d): bad options?", (int)r);
+	if (r == NVJITLINK_ERROR_UNRECOGNIZED_OPTION && h) {
+		/* The log names the option; build.c places it at the option's word. */
+		out->log = take_log(h, true);
+		rc = KB_ECOMPILE;
+		goto out;
+	}
+	if (r != NVJITLINK_SUCCESS) {
+		rc = KB_ERR(err, KB_ERROR, KB_DOM_NVJITLINK, (int)r,
+			    "nvJitLinkCreate failed (%d): bad options?", (int)r);
+		goto out;
+	}
 	r = nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, src->text, src->len, src->path);
 	if (r == NVJITLINK_SUCCESS)
 		r = nvJitLinkComplete(h);
@@ -72,7 +80,8 @@ int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nop
 	out->ptx = kb_xstrdup(src->text);
 	out->ptx_len = src->len;
 out:
-	nvJitLinkDestroy(&h);
+	if (h)
+		nvJitLinkDestroy(&h);
 	return rc;
 }
 

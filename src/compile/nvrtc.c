@@ -78,7 +78,9 @@ int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 	nvrtcResult cr = nvrtcCompileProgram(prog, nopts, opts);
 	out->log = get_log(prog);
 	kb_compile__nvrtc_log_diags(out->log, src, diags);
-	if (cr == NVRTC_ERROR_COMPILATION) {
+	/* An option NVRTC rejects is the user's to fix, like a syntax error:
+	 * build.c places the log's complaint at the option's word. */
+	if (cr == NVRTC_ERROR_COMPILATION || cr == NVRTC_ERROR_INVALID_OPTION) {
 		rc = KB_ECOMPILE;
 		goto out;
 	}

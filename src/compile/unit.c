@@ -1,11 +1,11 @@
 /*
  * unit.c - one kernel file taken through the whole compile layer: source,
- * spec, kernel discovery, binding, build.  It owns the order of the steps
+ * spec, --option words, kernel discovery, binding, build.  It owns the order of the steps
  * and which problems are errors (a file without //! lines compiles but is
  * not bound; one with a spec must bind).  The CLI and the runner both call
  * it, so `kbench compile` and `kbench run` judge a file the same way.
  */
-#include "compile.h"
+#include "compile_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +36,39 @@ static int apply_overrides(kb_compile_unit *r, const kb_compile_unit_opts *o)
 	return rc;
 }
 
-/* Spec and kernel discovery; returns the time it took in ms. */
-static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, kb_err *err, int *rc)
+/* The --option words kbench takes (options.c), in *ok; each refused one is
+ * an error naming it (it has no place in the file) and is left out. */
+static int check_cli_options(kb_compile_unit *r, const kb_compile_unit_opts *o, const char **ok,
+			     int *nok)
+{
+	int rc = KB_OK;
+	*nok = 0;
+	for (int i = 0; i < o->noptions; i++) {
+		char *why;
+		if (!o->options[i])
+			continue;
+		if (kb_compile__option_check(r->src.kind, o->options[i], &why) == 0) {
+			ok[(*nok)++] = o->options[i];
+			continue;
+		}
+		kb_diag_add(&r->diags, KB_DIAG_ERROR, r->src.path, NULL, 0, 0, 1,
+			    "--option %s (command line): %s", o->options[i], why);
+		free(why);
+		rc = KB_ESPEC;
+	}
+	return rc;
+}
+
+/* Spec, --option and kernel discovery; returns the time it took in ms. */
+static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, const char **ok,
+			 int *nok, kb_err *err, int *rc)
 {
 	double t0 = kb_now_ms();
 	int src = kb_compile_spec_parse(&r->src, &r->spec, &r->diags);
 	if (src == 0)
 		src = apply_overrides(r, o);
+	if (check_cli_options(r, o, ok, nok) < 0)
+		src = KB_ESPEC;
 	r->has_spec = r->spec.nlines > 0;
 	int disc = r->src.kind == KB_SRC_PTX
 		   ? kb_compile_discover_ptx(&r->src, &r->kernels, &r->diags, err)
@@ -67,16 +93,22 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 	int rc = KB_OK;
 	if ((rc = kb_compile_source_open(&r->src, path, text, err)) < 0)
 		return rc;
-	double ms_parse = parse_file(r, opts, err, &rc);
-	if (rc < 0 && rc != KB_ESPEC)
+	const char **ok = kb_xcalloc((size_t)opts->noptions + 1, sizeof *ok);
+	int nok = 0;
+	double ms_parse = parse_file(r, opts, ok, &nok, err, &rc);
+	if (rc < 0 && rc != KB_ESPEC) {
+		free(ok);
 		return rc;
+	}
 	char *arch = opts->arch ? kb_xstrdup(opts->arch) : kb_compile_default_arch();
 	kb_build_opts bo = {
 		.arch = arch, .defines = (char **)opts->defines, .ndefines = opts->ndefines,
-		.no_cache = opts->no_cache, .want_sass = opts->want_sass,
+		.options = ok, .noptions = nok, .no_cache = opts->no_cache,
+		.want_sass = opts->want_sass,
 	};
 	int brc = kb_compile_build(&r->src, &r->spec, &r->kernels, &bo, &r->build, err);
 	free(arch);
+	free(ok);
 	r->build.ms_parse = ms_parse;
 	r->build.ms_total += ms_parse;
 	copy_diags(&r->diags, &r->build.diags);

@@ -38,7 +38,7 @@ int kb_diff_sass(const kb_sass_func *a, const kb_sass_func *b, const char *label
  * difference must exceed both runs' spreads), else "same within noise";
  * "not comparable" when either is not correct or the GPUs differ.
  * Returns a new JSON object {rows: [{name, a, b, delta, delta_pct}],
- * verdict, why}. */
+ * verdict, why, and options: {a, b} when the compiler options differ}. */
 json_t *kb_diff_numbers(json_t *a, json_t *b);
 /* The table of kb_diff_numbers as text. */
 void kb_diff_numbers_render(json_t *d, const char *label_a, const char *label_b, kb_buf *out);

@@ -12,6 +12,7 @@
  *                             spill_store_bytes, spill_load_bytes}
  *   compile.kernel.occupancy.{occupancy_pct, blocks_per_sm}
  *   env.device.name
+ *   compile.options              the user's compiler options (absent = none)
  *   counters.*                   (any numeric field; rows only when both have it)
  * A field that is absent, not a number, or a negative resource count (the
  * compile layer's "unknown") is null in the row and "n/a" in the table,
@@ -25,6 +26,9 @@
  * |med_b - med_a| > noise, else "same within noise".  The comparison is
  * "not comparable: <why>" when either result is not CORRECT, has no median,
  * or the GPUs (env.device.name) differ or are unknown.
+ * When the two were compiled with different options, "options" says so
+ * ({a: [...], b: [...]}) and the table gets a line under it: the numbers
+ * then compare builds, not only sources.
  * Delta is b - a; delta_pct is 100*(b-a)/a (0 when both are 0, null when
  * a is 0 and b is not, or either is missing).  Rows also carry "digits",
  * the decimals the table shows (-1: by magnitude).
@@ -199,6 +203,20 @@ static void set_verdict(json_t *d, json_t *a, json_t *b)
 	json_object_set_new(d, "noise_us", json_real(noise));
 }
 
+/* {a, b} of the two compiles' option lists when they differ, else NULL. */
+static json_t *options_diff(json_t *a, json_t *b)
+{
+	json_t *oa = at(a, "compile.options"), *ob = at(b, "compile.options");
+	json_t *va = json_is_array(oa) ? json_incref(oa) : json_array();
+	json_t *vb = json_is_array(ob) ? json_incref(ob) : json_array();
+	if (json_equal(va, vb)) {
+		json_decref(va);
+		json_decref(vb);
+		return NULL;
+	}
+	return json_pack("{s:o, s:o}", "a", va, "b", vb);
+}
+
 json_t *kb_diff_numbers(json_t *a, json_t *b)
 {
 	json_t *d = json_object(), *out = json_array();
@@ -210,6 +228,9 @@ json_t *kb_diff_numbers(json_t *a, json_t *b)
 	}
 	add_counters(out, a, b);
 	json_object_set_new(d, "rows", out);
+	json_t *opts = options_diff(a, b);
+	if (opts)
+		json_object_set_new(d, "options", opts);
 	set_verdict(d, a, b);
 	return d;
 }
@@ -259,6 +280,24 @@ static void put_line(kb_buf *out, char *const cell[NCOL], const int w[NCOL])
 	kb_buf_catc(out, '\n');
 }
 
+/* "options: vA -use_fast_math; vB (none)" when the builds differ in them. */
+static void render_options(json_t *opts, const char *label_a, const char *label_b, kb_buf *out)
+{
+	if (!opts)
+		return;
+	const char *side[2] = {"a", "b"}, *label[2] = {label_a, label_b};
+	kb_buf_cat(out, "options differ:");
+	for (int s = 0; s < 2; s++) {
+		json_t *v = json_object_get(opts, side[s]);
+		kb_buf_catf(out, "%s %s", s ? ";" : "", label[s]);
+		for (size_t i = 0; i < json_array_size(v); i++)
+			kb_buf_catf(out, " %s", json_string_value(json_array_get(v, i)));
+		if (!json_array_size(v))
+			kb_buf_cat(out, " (none)");
+	}
+	kb_buf_catc(out, '\n');
+}
+
 void kb_diff_numbers_render(json_t *d, const char *label_a, const char *label_b, kb_buf *out)
 {
 	json_t *rs = json_object_get(d, "rows");
@@ -279,6 +318,7 @@ void kb_diff_numbers_render(json_t *d, const char *label_a, const char *label_b,
 	}
 	for (size_t i = 0; i <= n; i++)
 		put_line(out, &cells[i * NCOL], w);
+	render_options(json_object_get(d, "options"), cells[1], cells[2], out);
 	const char *v = json_string_value(json_object_get(d, "verdict"));
 	const char *why = json_string_value(json_object_get(d, "why"));
 	if (v && why && strncmp(v, "not comparable", 14) != 0)

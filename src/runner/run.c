@@ -498,11 +498,14 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	char *dev_arch = kb_xasprintf("sm_%d", kb_profile_device_info(c->dev)->sm);
 	int ndef;
 	const char **defs = string_array(json_object_get(req, "defines"), &ndef);
+	int nopt;
+	const char **opts = string_array(json_object_get(req, "options"), &nopt);
 	int nargs;
 	kb_arg_override *args = overrides(json_object_get(req, "args"), &nargs);
 	bool hot = json_is_true(json_object_get(req, "hot"));
 	kb_compile_unit_opts uo = {.arch = arch ? arch : dev_arch, .defines = defs, .ndefines = ndef,
-				   .args = args, .nargs = nargs, .want_sass = hot};
+				   .options = opts, .noptions = nopt, .args = args, .nargs = nargs,
+				   .want_sass = hot};
 	kb_compile_unit u;
 	kb_err err = {0};
 	json_t *r = NULL;
@@ -576,6 +579,7 @@ out:
 	kb_compile_unit_free(&u);
 	free(args);
 	free(defs);
+	free(opts);
 	free(dev_arch);
 	return r;
 }

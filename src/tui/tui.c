@@ -986,6 +986,8 @@ static int start(tui *t, kb_err *err)
 	}
 	rc = kb_tui__worker_start(&t->w, t->o.arch, !t->o.no_run && !t->o.replay, err);
 	t->w.timeout_ms = t->o.timeout_ms;
+	t->w.options = t->o.options;
+	t->w.noptions = t->o.noptions;
 	if (t->o.replay)
 		t->w.record = false; /* the replayed texts are already in their session */
 	return rc;

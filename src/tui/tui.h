@@ -15,6 +15,8 @@
 typedef struct {
 	const char *path;      /* the kernel file */
 	const char *arch;      /* NULL: the GPU's, else sm_90 */
+	const char **options;  /* --option: compiler options after the spec's */
+	int noptions;
 	bool watch;            /* also follow edits made by other editors */
 	bool no_run;           /* compile only (also when there is no GPU) */
 	double timeout_ms;     /* a GPU phase longer than this is a hang (0: 10 s) */

@@ -235,6 +235,8 @@ typedef struct {
 	pthread_cond_t cond;
 	int wake[2];           /* the worker writes a byte; the loop polls [0] */
 	char *arch;
+	const char **options;  /* --option words (borrowed from kb_tui_opts) */
+	int noptions;
 	double timeout_ms;
 	bool run, record, started, stop, busy, has_next;
 	double run_since;      /* when the run in the runner began (0: none; under lock) */

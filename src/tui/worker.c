@@ -113,7 +113,8 @@ static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *t
 {
 	kb_tui__result *r = kb_xcalloc(1, sizeof *r);
 	r->seq = seq;
-	kb_compile_unit_opts o = {.arch = w->arch, .want_sass = true};
+	kb_compile_unit_opts o = {.arch = w->arch, .options = w->options,
+				  .noptions = w->noptions, .want_sass = true};
 	kb_err err = {0};
 	int rc = kb_compile_unit_run(path, text, &o, &r->unit, &err);
 	r->compiled = true;
@@ -124,6 +125,7 @@ static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *t
 	if (w->run && rc == 0 && r->unit.has_spec) {
 		static const char *quick[] = {"quick"};
 		kb_app_run_opts ro = {.path = path, .text = text, .timeout_ms = w->timeout_ms,
+				      .options = w->options, .noptions = w->noptions,
 				      .sections = profile ? quick : NULL, .nsections = profile,
 				      .hot = profile};
 		pthread_mutex_lock(&w->lock);

@@ -7,7 +7,7 @@ run "$KB" --help;                      expect_rc help 0; expect_in help_lists_co
 run "$KB" --version;                   expect_rc version 0; expect_in version_text out "kbench "
 run "$KB" frobnicate;                  expect_rc unknown_verb 2; expect_in unknown_verb_msg err "unknown command 'frobnicate'"
 run "$KB";                             expect_rc no_verb 2
-run "$KB" compile --help;              expect_rc compile_help 0; expect_in compile_help_text out "--arch sm_XX"
+run "$KB" compile --help;              expect_rc compile_help 0; expect_in compile_help_text out "--arch sm_XX"; expect_in compile_help_option out "--option OPT"
 run "$KB" compile;                     expect_rc compile_no_file 2
 run "$KB" compile kernels/softmax.cu --arch sm_9x; expect_rc bad_arch 2
 run "$KB" compile no/such/file.cu;     expect_rc missing_file 3; expect_in missing_file_msg err "no/such/file.cu"
@@ -54,5 +54,34 @@ expect_not_in syntax_no_tmp err "/tmp/"
 run "$KB" compile tests/fixtures/kernels/bad.ptx --arch sm_90
 expect_rc ptx_error_rc 1
 expect_in ptx_error_line err "tests/fixtures/kernels/bad.ptx:12: error:"
+
+# Compiler options: //! options and --option, in the summary, the JSON, the
+# cache key; a misspelt one is an error at its column with a caret.
+F=tests/fixtures/kernels
+run "$KB" compile $F/fast_exp.cu --arch sm_90
+expect_rc options_rc 0
+expect_in options_summary out "  options     -use_fast_math -maxrregcount=64"
+run "$KB" compile $F/fast_exp.cu --arch sm_90 --option -ftz=true --json
+expect_json options_json "j['build']['options'] == ['-use_fast_math', '-maxrregcount=64', '-ftz=true'] and '.approx.ftz.f32' in j['build']['ptx']"
+key_cli=$(python3 -c "import json; print(json.load(open('$T_TMP/out'))['build']['cache_key'])")
+run "$KB" compile $F/fast_exp.cu --arch sm_90 --json
+key_spec=$(python3 -c "import json; print(json.load(open('$T_TMP/out'))['build']['cache_key'])")
+if [ -n "$key_cli" ] && [ "$key_cli" != "$key_spec" ]; then pass options_key; else fail options_key "same key with and without --option: $key_cli"; fi
+run "$KB" compile kernels/vector_add.cu --arch sm_90 --option=-maxrregcount=32 --option -use_fast_math
+expect_rc option_cli_rc 0
+expect_in option_cli_summary out "  options     -maxrregcount=32 -use_fast_math"
+run "$KB" compile $F/bad_option.cu --arch sm_90
+expect_rc bad_option_rc 1
+expect_in bad_option_col err "bad_option.cu:7:23: error: NVRTC: unrecognized option -use_fast_mth found; did you mean '-use_fast_math'?"
+expect_in bad_option_caret err "   |                       ^~~~~~~~~~~~~"
+run "$KB" compile kernels/vector_add.cu --arch sm_90 --option -use_fast_mth
+expect_rc bad_cli_option_rc 1
+expect_in bad_cli_option err "vector_add.cu: error: --option -use_fast_mth (command line): NVRTC: unrecognized option -use_fast_mth found; did you mean '-use_fast_math'?"
+run "$KB" compile kernels/vector_add.cu --arch sm_90 --option -arch=sm_80
+expect_rc refused_cli_option_rc 1
+expect_in refused_cli_option err "--option -arch=sm_80 (command line): kbench does not take -arch: it sets the target itself (use --arch sm_XX)"
+run "$KB" compile kernels/saxpy.ptx --arch sm_90 --option -use_fast_math
+expect_rc ptx_option_rc 1
+expect_in ptx_option err "nvJitLink: unrecognized option: -use_fast_math; it is NVRTC's (for .cu files)"
 
 finish

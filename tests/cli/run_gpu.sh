@@ -14,7 +14,7 @@ if [ "$RC" -ne 0 ]; then
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
 		 skips_some ref_kernel tune_best impossible file_input occupancy_vs_driver \
 		 profile_sections profile_disk_config profile_bad_metric hot_spot_line hot_spot_stalls \
-		 hot_spot_text; do
+		 hot_spot_text run_option run_option_text run_bad_option run_bad_option_msg; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -89,4 +89,13 @@ expect_json hot_spot_line "j['hot_lines'][0]['line'] == 20"
 expect_json hot_spot_stalls "j['hot_lines'][0]['stalls'][0]['reason'] in ('long_scoreboard', 'lg_throttle') and abs(sum(s['share_pct'] for s in j['hot_lines'][0]['stalls']) - 100) < 0.01"
 run "$KB" profile tests/fixtures/kernels/hot_strided.cu --hot --section quick
 expect_in hot_spot_text out "stalls: "
+# --option reaches the runner's compile, and is recorded in the Result.
+run "$KB" run kernels/vector_add.cu --no-sweep --option -maxrregcount=32 --json
+expect_json run_option "j['verdict'] == 'CORRECT' and j['compile']['options'] == ['-maxrregcount=32']"
+run "$KB" run kernels/vector_add.cu --no-sweep --option -maxrregcount=32
+expect_in run_option_text out " -maxrregcount=32"
+run "$KB" run kernels/vector_add.cu --no-sweep --option -use_fast_mth
+expect_rc run_bad_option 1
+expect_in run_bad_option_msg out "did you mean '-use_fast_math'?"
+
 finish

@@ -1,7 +1,9 @@
 /* test_compile_build.c - the compile pipeline with the real NVRTC and
  * nvJitLink: cubins, lowered names, resources, occupancy, diagnostics at the
- * user's lines, and the compile cache (a hit never calls NVRTC). */
-#include "../../src/compile/compile.h"
+ * user's lines, the compile cache (a hit never calls NVRTC), and the user's
+ * compiler options (their effect, the key, the compilers' complaints placed
+ * at the option's word). */
+#include "../../src/compile/compile_int.h"
 #include "t.h"
 
 #include <stdlib.h>
@@ -18,8 +20,8 @@ typedef struct {
 	int rc;
 } fixture;
 
-static int compile_text(fixture *f, const char *path, const char *text, kb_src_kind kind,
-			const char *arch, char **defines, int ndefines)
+static int compile_opts(fixture *f, const char *path, const char *text, kb_src_kind kind,
+			const kb_build_opts *o)
 {
 	memset(f, 0, sizeof *f);
 	kb_compile_source_init(&f->src, path, text, kind);
@@ -29,11 +31,32 @@ static int compile_text(fixture *f, const char *path, const char *text, kb_src_k
 		kb_compile_discover_cuda(&f->src, &f->ks, &err);
 	else
 		kb_compile_discover_ptx(&f->src, &f->ks, &f->d, &err);
-	kb_build_opts o = {.arch = (char *)arch, .defines = defines, .ndefines = ndefines};
-	f->rc = kb_compile_build(&f->src, &f->spec, &f->ks, &o, &f->b, &err);
+	f->rc = kb_compile_build(&f->src, &f->spec, &f->ks, o, &f->b, &err);
 	if (f->rc < 0 && f->rc != KB_ECOMPILE)
 		printf("  build error: %s\n", err.msg);
 	return f->rc;
+}
+
+static int compile_text(fixture *f, const char *path, const char *text, kb_src_kind kind,
+			const char *arch, char **defines, int ndefines)
+{
+	kb_build_opts o = {.arch = (char *)arch, .defines = defines, .ndefines = ndefines};
+	return compile_opts(f, path, text, kind, &o);
+}
+
+/* text compiled for sm_90 with --option words (n of them). */
+static int compile_cli(fixture *f, const char *path, const char *text, kb_src_kind kind,
+		       const char **options, int n)
+{
+	kb_build_opts o = {.arch = "sm_90", .options = options, .noptions = n};
+	return compile_opts(f, path, text, kind, &o);
+}
+
+static char *render(const kb_diags *d)
+{
+	kb_buf b = KB_BUF_INIT;
+	kb_diag_render(d, &b, false);
+	return kb_buf_detach(&b);
 }
 
 static int compile_file(fixture *f, const char *path, const char *arch)
@@ -217,6 +240,279 @@ static void test_compile_build__template_name_expression(void)
 	fixture_free(&f);
 }
 
+/* ===== compiler options ===== */
+
+static const char fast_text[] =
+	"extern \"C\" __global__ void k(const float *x, float *y)\n"
+	"{\n"
+	"\ty[threadIdx.x] = expf(x[threadIdx.x]) / x[threadIdx.x + 1];\n"
+	"}\n";
+
+/* -use_fast_math changes the code (approximate, flush-to-zero division),
+ * and two compiles that differ only in it never share a cache entry. */
+static void test_compile_build__option_fast_math(void)
+{
+	const char *fast[] = {"-use_fast_math"};
+	fixture a, b, a2, b2;
+	T_EQ_INT(compile_cli(&a, "fast.cu", fast_text, KB_SRC_CUDA, NULL, 0), 0);
+	T_EQ_INT(compile_cli(&b, "fast.cu", fast_text, KB_SRC_CUDA, fast, 1), 0);
+	T_OK(!a.b.cache_hit && !b.b.cache_hit);
+	T_OK(strcmp(a.b.key, b.b.key) != 0);
+	T_CONTAINS(a.b.ptx, "div.rn.f32");
+	T_CONTAINS(b.b.ptx, "div.approx.ftz.f32");
+	T_OK(!strstr(b.b.ptx, "div.rn.f32"));
+	T_EQ_INT(a.b.noptions, 0);
+	T_EQ_INT(b.b.noptions, 1);
+	if (b.b.noptions == 1)
+		T_EQ_STR(b.b.options[0], "-use_fast_math");
+	/* Each is its own entry: hits give back each one's own code. */
+	T_EQ_INT(compile_cli(&a2, "fast.cu", fast_text, KB_SRC_CUDA, NULL, 0), 0);
+	T_EQ_INT(compile_cli(&b2, "fast.cu", fast_text, KB_SRC_CUDA, fast, 1), 0);
+	T_OK(a2.b.cache_hit && b2.b.cache_hit);
+	T_EQ_STR(a2.b.key, a.b.key);
+	T_EQ_STR(b2.b.key, b.b.key);
+	T_CONTAINS(a2.b.ptx, "div.rn.f32");
+	T_CONTAINS(b2.b.ptx, "div.approx.ftz.f32");
+	json_t *j = kb_compile_build_json(&b2.b, false, false);
+	char *text = json_dumps(json_object_get(j, "options"), 0);
+	T_EQ_STR(text, "[\"-use_fast_math\"]");
+	free(text);
+	json_decref(j);
+	fixture_free(&a);
+	fixture_free(&b);
+	fixture_free(&a2);
+	fixture_free(&b2);
+}
+
+/* `//! options` words come first, --option after them, in the order given. */
+static void test_compile_build__option_spec_then_cli(void)
+{
+	kb_buf text = KB_BUF_INIT;
+	kb_buf_catf(&text, "//! options -use_fast_math -ftz=true\n%s", fast_text);
+	const char *cli[] = {"-maxrregcount=40"};
+	fixture f;
+	T_EQ_INT(compile_cli(&f, "fast.cu", text.s, KB_SRC_CUDA, cli, 1), 0);
+	T_EQ_INT(f.b.noptions, 3);
+	if (f.b.noptions == 3) {
+		T_EQ_STR(f.b.options[0], "-use_fast_math");
+		T_EQ_STR(f.b.options[1], "-ftz=true");
+		T_EQ_STR(f.b.options[2], "-maxrregcount=40");
+	}
+	T_CONTAINS(f.b.ptx, "div.approx.ftz.f32");
+	fixture_free(&f);
+	kb_buf_free(&text);
+}
+
+static const char heavy_text[] =
+	"// 64 values live at once: many registers unless capped.\n"
+	"extern \"C\" __global__ void heavy(const float *x, float *y, int n)\n"
+	"{\n"
+	"\tfloat a[64];\n"
+	"#pragma unroll\n"
+	"\tfor (int i = 0; i < 64; i++)\n"
+	"\t\ta[i] = x[threadIdx.x + i * n];\n"
+	"\tfloat s = 0.0f;\n"
+	"#pragma unroll\n"
+	"\tfor (int k = 1; k < 8; k++)\n"
+	"#pragma unroll\n"
+	"\t\tfor (int i = 0; i < 64; i++)\n"
+	"\t\t\ta[i] = fmaf(a[i], a[(i + k) & 63], s);\n"
+	"#pragma unroll\n"
+	"\tfor (int i = 0; i < 64; i++)\n"
+	"\t\ts += a[i];\n"
+	"\ty[threadIdx.x] = s;\n"
+	"}\n";
+
+/* -maxrregcount=32 caps a register-heavy kernel, which then spills. */
+static void test_compile_build__option_maxrregcount(void)
+{
+	const char *cap[] = {"-maxrregcount=32"};
+	fixture a, b;
+	T_EQ_INT(compile_cli(&a, "heavy.cu", heavy_text, KB_SRC_CUDA, NULL, 0), 0);
+	T_EQ_INT(compile_cli(&b, "heavy.cu", heavy_text, KB_SRC_CUDA, cap, 1), 0);
+	const kb_build_kernel *ka = find_kernel(&a.b, "heavy"), *kb = find_kernel(&b.b, "heavy");
+	T_OK(ka && kb);
+	if (ka && kb) {
+		T_OK(ka->res.regs > 48);
+		T_OK(kb->res.regs <= 32);
+		T_OK(kb->res.spill_stores > 0);
+		T_EQ_INT(ka->res.spill_stores, 0);
+	}
+	fixture_free(&a);
+	fixture_free(&b);
+}
+
+/* A word NVRTC does not recognise: the error at the word, with a caret and
+ * the closest spelling; never the raw log without a place. */
+static void test_compile_build__option_misspelt_in_spec(void)
+{
+	kb_buf text = KB_BUF_INIT;
+	kb_buf_catf(&text, "//! options -ftz=true  -use_fast_mth\n%s", fast_text);
+	fixture f;
+	T_EQ_INT(compile_cli(&f, "typo.cu", text.s, KB_SRC_CUDA, NULL, 0), KB_ECOMPILE);
+	T_EQ_INT(kb_diag_count(&f.b.diags, KB_DIAG_ERROR), 1);
+	char *r = render(&f.b.diags);
+	T_CONTAINS(r, "typo.cu:1:24: error: NVRTC: unrecognized option -use_fast_mth found; "
+		   "did you mean '-use_fast_math'?\n"
+		   " 1 | //! options -ftz=true  -use_fast_mth\n"
+		   "   |                        ^~~~~~~~~~~~~\n");
+	T_OK(!f.b.ok && !f.b.cubin);
+	free(r);
+	fixture_free(&f);
+	kb_buf_free(&text);
+	/* The same word from the command line: named, since it has no place. */
+	const char *cli[] = {"--use_fast_mth"};
+	T_EQ_INT(compile_cli(&f, "typo.cu", fast_text, KB_SRC_CUDA, cli, 1), KB_ECOMPILE);
+	r = render(&f.b.diags);
+	T_CONTAINS(r, "typo.cu: error: --option --use_fast_mth (command line): NVRTC: "
+		   "unrecognized option --use_fast_mth found; did you mean '--use_fast_math'?\n");
+	free(r);
+	fixture_free(&f);
+}
+
+/* NVRTC hands -Xptxas values to ptxas, whose complaint is placed too. */
+static void test_compile_build__option_ptxas_complaint(void)
+{
+	kb_buf text = KB_BUF_INIT;
+	kb_buf_catf(&text, "//! options -Xptxas=-O1 -Xptxas=-v,-O2\n%s", fast_text);
+	fixture f;
+	T_EQ_INT(compile_cli(&f, "px.cu", text.s, KB_SRC_CUDA, NULL, 0), KB_ECOMPILE);
+	T_EQ_INT(f.b.diags.n, 1);
+	if (f.b.diags.n == 1) {
+		T_EQ_INT(f.b.diags.v[0].line, 1);
+		T_EQ_INT(f.b.diags.v[0].col, 25);
+		T_EQ_STR(f.b.diags.v[0].msg, "ptxas: Unknown option 'v,-O2'");
+	}
+	fixture_free(&f);
+	kb_buf_free(&text);
+}
+
+/* Two values of one option: NVRTC's warning lands on the first. */
+static void test_compile_build__option_warning_placed(void)
+{
+	kb_buf text = KB_BUF_INIT;
+	kb_buf_catf(&text, "//! options -maxrregcount=64\n%s", fast_text);
+	const char *cli[] = {"-maxrregcount=48"};
+	fixture f;
+	T_EQ_INT(compile_cli(&f, "warn.cu", text.s, KB_SRC_CUDA, cli, 1), 0);
+	T_EQ_INT(f.b.diags.n, 1);
+	if (f.b.diags.n == 1) {
+		T_EQ_INT(f.b.diags.v[0].level, KB_DIAG_WARNING);
+		T_EQ_INT(f.b.diags.v[0].line, 1);
+		T_EQ_INT(f.b.diags.v[0].col, 13);
+		T_CONTAINS(f.b.diags.v[0].msg, "incompatible redefinition for option '--maxrregcount'");
+	}
+	fixture_free(&f);
+	kb_buf_free(&text);
+}
+
+/* -std replaces kbench's --std=c++17 instead of following it. */
+static void test_compile_build__option_std_replaces_default(void)
+{
+	static const char cxx20[] =
+		"template <typename T> requires (sizeof(T) == 4)\n"
+		"__device__ T twice(T v) { return v + v; }\n"
+		"extern \"C\" __global__ void k(float *y) { y[threadIdx.x] = twice(y[0]); }\n";
+	fixture f;
+	T_EQ_INT(compile_cli(&f, "c20.cu", cxx20, KB_SRC_CUDA, NULL, 0), KB_ECOMPILE);
+	fixture_free(&f);
+	const char *std[] = {"-std=c++20"};
+	T_EQ_INT(compile_cli(&f, "c20.cu", cxx20, KB_SRC_CUDA, std, 1), 0);
+	T_EQ_INT(f.b.diags.n, 0);
+	T_OK(f.b.log && !strstr(f.b.log, "followed by"));
+	fixture_free(&f);
+}
+
+/* A .ptx file's options are nvJitLink's: its complaints, placed, with what
+ * it takes instead. */
+static void test_compile_build__option_ptx(void)
+{
+	kb_buf ptx = KB_BUF_INIT;
+	kb_file_read("kernels/saxpy.ptx", &ptx, NULL);
+	static const struct { const char *line, *want; int col; } cases[] = {
+		{"//! options -use_fast_math\n", "nvJitLink: unrecognized option: -use_fast_math; "
+		 "it is NVRTC's (for .cu files): for PTX, -ftz=true -prec-div=false", 13},
+		{"//! options -ftz=true --maxrregcount=32\n", "nvJitLink: unrecognized option: "
+		 "--maxrregcount=32; did you mean '-maxrregcount=32'?", 23},
+		{"//! options -Xptxas=-bogus\n", "ptxas: Unknown option 'bogus'", 13},
+	};
+	for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
+		kb_buf text = KB_BUF_INIT;
+		kb_buf_catf(&text, "%s%s", cases[i].line, ptx.s);
+		fixture f;
+		T_EQ_INT(compile_cli(&f, "k.ptx", text.s, KB_SRC_PTX, NULL, 0), KB_ECOMPILE);
+		T_EQ_INT(kb_diag_count(&f.b.diags, KB_DIAG_ERROR), 1);
+		const kb_diag *g = f.b.diags.n ? &f.b.diags.v[0] : NULL;
+		T_OK(g && g->line == 1 && g->col == cases[i].col);
+		T_CONTAINS(g ? g->msg : NULL, cases[i].want);
+		fixture_free(&f);
+		kb_buf_free(&text);
+	}
+	const char *cap[] = {"-maxrregcount=32", "-ftz=true"};
+	fixture f;
+	T_EQ_INT(compile_cli(&f, "k.ptx", ptx.s, KB_SRC_PTX, cap, 2), 0);
+	T_EQ_INT(f.b.noptions, 2);
+	fixture_free(&f);
+	kb_buf_free(&ptx);
+}
+
+/* Every option the tables allow is one the real compiler takes, spelt as
+ * the table spells it. */
+static void test_compile_build__option_table_accepted(void)
+{
+	kb_buf ptx = KB_BUF_INIT;
+	kb_file_read("kernels/saxpy.ptx", &ptx, NULL);
+	static const kb_src_kind kinds[] = {KB_SRC_CUDA, KB_SRC_PTX};
+	int n = 0;
+	for (int k = 0; k < 2; k++) {
+		const char *ex;
+		for (int i = 0; (ex = kb_compile__option_example(kinds[k], i)); i++, n++) {
+			char *why = NULL;
+			T_EQ_INT(kb_compile__option_check(kinds[k], ex, &why), 0);
+			free(why);
+			fixture f;
+			kb_build_opts o = {.arch = "sm_90", .options = &ex, .noptions = 1,
+					   .no_cache = true};
+			int rc = compile_opts(&f, kinds[k] ? "k.ptx" : "k.cu",
+					      kinds[k] ? ptx.s : fast_text, kinds[k], &o);
+			if (rc != 0 || kb_diag_count(&f.b.diags, KB_DIAG_ERROR)) {
+				char *r = render(&f.b.diags);
+				T_FAIL_AT("%s: rc %d\n%s", ex, rc, r);
+				free(r);
+			}
+			fixture_free(&f);
+		}
+	}
+	T_OK(n > 30);
+	kb_buf_free(&ptx);
+}
+
+/* --option words go through the table in the unit, like spec words. */
+static void test_compile_build__option_unit_cli(void)
+{
+	const char *opts[] = {"-use_fast_math", "-G"};
+	kb_compile_unit_opts uo = {.arch = "sm_90", .options = opts, .noptions = 2};
+	kb_compile_unit u;
+	kb_err err = {0};
+	T_EQ_INT(kb_compile_unit_run("kernels/vector_add.cu", NULL, &uo, &u, &err), KB_ESPEC);
+	T_EQ_INT(kb_diag_count(&u.diags, KB_DIAG_ERROR), 1);
+	if (u.diags.n > 0) {
+		T_EQ_INT(u.diags.v[0].line, 0);
+		T_CONTAINS(u.diags.v[0].msg, "--option -G (command line): kbench does not take -G");
+	}
+	T_EQ_INT(u.build.noptions, 1); /* -G never reached NVRTC */
+	kb_compile_unit_free(&u);
+	/* What a variant's note and a run's Result carry. */
+	uo.noptions = 1;
+	T_EQ_INT(kb_compile_unit_run("kernels/vector_add.cu", NULL, &uo, &u, &err), 0);
+	json_t *j = kb_compile_unit_summary_json(&u);
+	char *text = json_dumps(json_object_get(j, "options"), 0);
+	T_EQ_STR(text, "[\"-use_fast_math\"]");
+	free(text);
+	json_decref(j);
+	kb_compile_unit_free(&u);
+}
+
 static void test_compile_build__bad_arch(void)
 {
 	fixture f;
@@ -239,6 +535,16 @@ int main(void)
 	T_RUN(test_compile_build__ptx_error_line);
 	T_RUN(test_compile_build__template_name_expression);
 	T_RUN(test_compile_build__bad_arch);
+	T_RUN(test_compile_build__option_fast_math);
+	T_RUN(test_compile_build__option_spec_then_cli);
+	T_RUN(test_compile_build__option_maxrregcount);
+	T_RUN(test_compile_build__option_misspelt_in_spec);
+	T_RUN(test_compile_build__option_ptxas_complaint);
+	T_RUN(test_compile_build__option_warning_placed);
+	T_RUN(test_compile_build__option_std_replaces_default);
+	T_RUN(test_compile_build__option_ptx);
+	T_RUN(test_compile_build__option_table_accepted);
+	T_RUN(test_compile_build__option_unit_cli);
 	char *rm = kb_xasprintf("rm -rf %s", cache_dir);
 	if (system(rm) != 0)
 		printf("  (could not remove %s)\n", cache_dir);

@@ -1,4 +1,4 @@
-/* test_compile_spec.c - the //! spec parser and evaluator (spec.c) and the
+/* test_compile_spec.c - the //! spec parser and evaluator (spec*.c) and the
  * binding of a spec to kernel parameters and reference shapes (bind.c).
  * Kernels are built by hand here, so no tree-sitter or GPU is needed. */
 #include "../../src/compile/compile.h"
@@ -482,7 +482,7 @@ static void test_compile_spec__unknown_directive(void)
 		    "unknown directive 'lauch'; did you mean 'launch'?");
 	T_ONE_ERROR("//!   kernal k\n", 1, 7, 6, "did you mean 'kernel'?");
 	T_ONE_ERROR("//! frobnicate\n", 1, 5, 10, "unknown directive 'frobnicate' (known: kernel, "
-		    "arg, in, out, launch, ref, tol, bytes, flops, sweep, tune)");
+		    "arg, in, out, launch, ref, tol, bytes, flops, sweep, tune, options)");
 	T_ONE_ERROR("//! = 3\n", 1, 5, 1, "expected a directive");
 }
 
@@ -675,6 +675,96 @@ static void test_compile_spec__render_exact(void)
 		 " 3 | //! sweep  Q = 1, 2\n"
 		 "   |            ^\n");
 	free(r);
+	kb_compile_spec_free(&s);
+	kb_diags_free(&d);
+}
+
+/* ===== compiler options ===== */
+
+/* Every word of every `//! options` line, in order, with its column. */
+static void test_compile_spec__options_words(void)
+{
+	kb_spec s;
+	kb_diags d = {0};
+	T_EQ_INT(parse("//! options -use_fast_math\t --maxrregcount=64   // why\n"
+		       "//! arg N = 4\n"
+		       "//!   options -Xptxas=-O1 -DBLOCK=128\n", &s, &d), 0);
+	T_EQ_INT(d.n, 0);
+	T_EQ_INT(s.noptions, 4);
+	if (s.noptions == 4) {
+		T_EQ_STR(s.options[0].text, "-use_fast_math");
+		T_EQ_INT(s.options[0].loc.line, 1);
+		T_EQ_INT(s.options[0].loc.col, 13);
+		T_EQ_INT(s.options[0].len, 14);
+		T_EQ_STR(s.options[1].text, "--maxrregcount=64");
+		T_EQ_INT(s.options[1].loc.col, 29);
+		T_EQ_INT(s.options[1].len, 17);
+		T_EQ_STR(s.options[2].text, "-Xptxas=-O1");
+		T_EQ_INT(s.options[2].loc.line, 3);
+		T_EQ_INT(s.options[2].loc.col, 15);
+		T_EQ_STR(s.options[3].text, "-DBLOCK=128");
+		T_EQ_INT(s.options[3].loc.col, 27);
+	}
+	kb_compile_spec_free(&s);
+	kb_diags_free(&d);
+}
+
+/* What kbench refuses, and values of the wrong shape: an error at the word,
+ * the word left out.  Words the table does not know are the compiler's to
+ * judge (test_compile_build), not the parser's. */
+static void test_compile_spec__options_refused(void)
+{
+	T_ONE_ERROR("//! options -G\n", 1, 13, 2, "kbench does not take -G: it turns device "
+		    "optimisation off");
+	T_ONE_ERROR("//! options -use_fast_math --gpu-architecture=sm_80\n", 1, 28, 24,
+		    "kbench does not take --gpu-architecture: it sets the target itself (use "
+		    "--arch sm_XX)");
+	T_ONE_ERROR("//! options -lineinfo\n", 1, 13, 9, "it always compiles with it");
+	T_ONE_ERROR("//! options -rdc=true\n", 1, 13, 9, "relocatable code needs a device link");
+	T_ONE_ERROR("//! options -dlto\n", 1, 13, 5, "kbench needs a cubin");
+	T_ONE_ERROR("//! options -I/opt/include\n", 1, 13, 14, "not be part of the compile cache's key");
+	T_ONE_ERROR("//! options -ftz=maybe\n", 1, 13, 10, "-ftz takes true or false (e.g. -ftz=true)");
+	T_ONE_ERROR("//! options -maxrregcount=lots\n", 1, 13, 18,
+		    "-maxrregcount takes a whole number (e.g. -maxrregcount=64)");
+	T_ONE_ERROR("//! options -maxrregcount\n", 1, 13, 13, "takes a whole number");
+	T_ONE_ERROR("//! options --use_fast_math=1\n", 1, 13, 17, "--use_fast_math takes no value");
+	T_ONE_ERROR("//! options -Xptxas\n", 1, 13, 7, "-Xptxas needs a value, in the same word "
+		    "(e.g. -Xptxas=-O1)");
+	T_ONE_ERROR("//! options -Xptxas -O1\n", 1, 13, 11, "one option per word: write -Xptxas=-O1");
+	T_ONE_ERROR("//! options use_fast_math\n", 1, 13, 13, "'use_fast_math' is not an option");
+	T_ONE_ERROR("//! options\n", 1, 5, 7, "options needs at least one compiler option");
+	kb_spec s;
+	kb_diags d = {0};
+	parse("//! options -use_fast_math -G -ftz=true\n", &s, &d);
+	T_EQ_INT(d.n, 1);
+	T_EQ_INT(s.noptions, 2); /* -G never reaches the compiler */
+	if (s.noptions == 2)
+		T_EQ_STR(s.options[1].text, "-ftz=true");
+	kb_compile_spec_free(&s);
+	kb_diags_free(&d);
+}
+
+/* A .ptx file's options go to nvJitLink: its table, its refusals. */
+static void test_compile_spec__options_ptx(void)
+{
+	kb_source src = mksrc("k.ptx", "//! options -maxrregcount=32 -fma=false -O3 -g -ftz=yes\n",
+			      KB_SRC_PTX);
+	kb_spec s;
+	kb_diags d = {0};
+	T_EQ_INT(kb_compile_spec_parse(&src, &s, &d), KB_ESPEC);
+	T_EQ_INT(d.n, 2);
+	if (d.n == 2) {
+		T_EQ_INT(d.v[0].col, 45);
+		T_CONTAINS(d.v[0].msg, "kbench does not take -g");
+		T_EQ_INT(d.v[1].col, 48);
+		T_CONTAINS(d.v[1].msg, "-ftz takes true or false");
+	}
+	T_EQ_INT(s.noptions, 3);
+	kb_compile_spec_free(&s);
+	kb_diags_free(&d);
+	/* NVRTC's -fmad is not nvJitLink's: the compiler says so (build test). */
+	src = mksrc("k.ptx", "//! options -fmad=false\n", KB_SRC_PTX);
+	T_EQ_INT(kb_compile_spec_parse(&src, &s, &d), 0);
 	kb_compile_spec_free(&s);
 	kb_diags_free(&d);
 }
@@ -1107,6 +1197,9 @@ int main(void)
 	T_RUN(test_compile_spec__three_mistakes);
 	T_RUN(test_compile_spec__render_exact);
 	T_RUN(test_compile_spec__appends_to_diags);
+	T_RUN(test_compile_spec__options_words);
+	T_RUN(test_compile_spec__options_refused);
+	T_RUN(test_compile_spec__options_ptx);
 	T_RUN(test_compile_spec__bind_examples);
 	T_RUN(test_compile_spec__bind_choose_kernel);
 	T_RUN(test_compile_spec__bind_params);

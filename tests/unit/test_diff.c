@@ -636,6 +636,37 @@ static void test_diff__numbers_render(void)
 	json_decref(a);
 }
 
+/* Builds that differ in their compiler options say so under the table;
+ * the same options (or none on both sides) say nothing. */
+static void test_diff__numbers_options(void)
+{
+	json_t *a = result("CORRECT", H100, 412.0, 0.001, 411.0, 413.4, 32, 100.0);
+	json_t *b = result("CORRECT", H100, 316.8, 0.001, 316.4, 318.0, 32, 100.0);
+	json_t *d = kb_diff_numbers(a, b);
+	T_OK(!json_object_get(d, "options"));
+	json_decref(d);
+	json_object_set_new(json_object_get(b, "compile"), "options",
+			    json_pack("[s, s]", "-use_fast_math", "-maxrregcount=64"));
+	d = kb_diff_numbers(a, b);
+	json_t *o = json_object_get(d, "options");
+	T_EQ_INT(json_array_size(json_object_get(o, "a")), 0);
+	T_EQ_INT(json_array_size(json_object_get(o, "b")), 2);
+	kb_buf r = KB_BUF_INIT;
+	kb_diff_numbers_render(d, "v1", "v2", &r);
+	T_CONTAINS(r.s, "blocks/SM             8       8       0     0.0%\n"
+			"options differ: v1 (none); v2 -use_fast_math -maxrregcount=64\n"
+			"verdict: faster");
+	kb_buf_free(&r);
+	json_decref(d);
+	json_object_set_new(json_object_get(a, "compile"), "options",
+			    json_pack("[s, s]", "-use_fast_math", "-maxrregcount=64"));
+	d = kb_diff_numbers(a, b);
+	T_OK(!json_object_get(d, "options"));
+	json_decref(d);
+	json_decref(b);
+	json_decref(a);
+}
+
 int main(void)
 {
 	git_libgit2_init(); /* held for the run: each diff's init is then a refcount */
@@ -656,6 +687,7 @@ int main(void)
 	T_RUN(test_diff__numbers_not_comparable);
 	T_RUN(test_diff__numbers_counters_and_flops);
 	T_RUN(test_diff__numbers_render);
+	T_RUN(test_diff__numbers_options);
 	git_libgit2_shutdown();
 	return t_report();
 }

@@ -1,0 +1,233 @@
+/*
+ * spec_lex.c - the tokens of the //! spec: a lexer over one //! line at a
+ * time (identifiers, numbers, strings, '->' and single punctuation, each
+ * with its column), the parser's small expect/syntax helpers, and what every
+ * spec file shares for diagnostics: errors at file:line:col with the token
+ * underlined, name lookups, and "did you mean" by edit distance.
+ * It owns no spec data; kb_compile__parser (compile_int.h) is the state.
+ *
+ * Invariants: a token never reaches past P->end (the line without its
+ * trailing comment and blanks); columns are 1-based bytes of the physical
+ * line; a line reports at most one syntax error (P->failed).
+ */
+#include "compile_int.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ===== diagnostics and small helpers ===== */
+
+void kb_compile__vdiag(kb_diags *d, const kb_source *src, kb_diag_level lv, int line, int col,
+		       int len, const char *fmt, va_list ap)
+{
+	if (!d)
+		return;
+	char *msg = kb_xvasprintf(fmt, ap);
+	kb_diag_add(d, lv, src ? src->path : NULL, src ? src->text : NULL, line, col, len,
+		    "%s", msg);
+	free(msg);
+}
+
+void KB_PRINTF(6, 7) kb_compile__diag_err(kb_diags *d, const kb_source *src, int line, int col,
+					  int len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	kb_compile__vdiag(d, src, KB_DIAG_ERROR, line, col, len, fmt, ap);
+	va_end(ap);
+}
+
+int kb_compile__find_arg(const kb_spec *s, const char *name)
+{
+	for (int i = 0; i < s->nargs; i++)
+		if (!strcmp(s->args[i].name, name))
+			return i;
+	return -1;
+}
+
+int kb_compile__find_tensor(const kb_spec *s, const char *name)
+{
+	for (int i = 0; i < s->ntensors; i++)
+		if (!strcmp(s->tensors[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Edit distance, for "did you mean" (short words only). */
+static int edit_distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b);
+	if (la > 31 || lb > 31)
+		return 99;
+	int d[32][32];
+	for (int i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (int j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (int i = 1; i <= la; i++) {
+		for (int j = 1; j <= lb; j++) {
+			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			d[i][j] = c < del ? (c < ins ? c : ins) : (del < ins ? del : ins);
+		}
+	}
+	return d[la][lb];
+}
+
+/* The closest of names[] to word when it is close enough, else NULL. */
+const char *kb_compile__closest(const char *word, const char *const *names, int n)
+{
+	const char *best = NULL;
+	int bestd = (int)strlen(word) <= 3 ? 1 : 2;
+	for (int i = 0; i < n; i++) {
+		int dist = edit_distance(word, names[i]);
+		if (dist <= bestd && (!best || dist < bestd)) {
+			best = names[i];
+			bestd = dist;
+		}
+	}
+	return best;
+}
+
+/* "a, b, c" */
+char *kb_compile__join_names(const char *const *names, int n)
+{
+	kb_buf b = KB_BUF_INIT;
+	for (int i = 0; i < n; i++)
+		kb_buf_catf(&b, "%s%s", i ? ", " : "", names[i]);
+	return kb_buf_detach(&b);
+}
+
+/* ===== the lexer (one //! line at a time) ===== */
+
+bool kb_compile__is_ident_start(char c)
+{
+	return isalpha((unsigned char)c) || c == '_';
+}
+
+static bool is_ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+static const char *lex_number(const char *p, const char *end)
+{
+	bool hex = end - p > 1 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+	while (p < end) {
+		if (!hex && (*p == 'e' || *p == 'E') && p + 1 < end && (p[1] == '+' || p[1] == '-'))
+			p += 2;
+		else if (is_ident_char(*p) || *p == '.')
+			p++;
+		else
+			break;
+	}
+	return p;
+}
+
+void kb_compile__lex(kb_compile__parser *P)
+{
+	const char *p = P->pos, *e = P->end;
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	kb_compile__tok *t = &P->tok;
+	t->p = p;
+	t->col = (int)(p - P->line) + 1;
+	t->len = 1;
+	if (p >= e) {
+		t->kind = KB_TK_EOF;
+	} else if (kb_compile__is_ident_start(*p)) {
+		t->kind = KB_TK_IDENT;
+		while (p + t->len < e && is_ident_char(p[t->len]))
+			t->len++;
+	} else if (isdigit((unsigned char)*p) ||
+		   (*p == '.' && p + 1 < e && isdigit((unsigned char)p[1]))) {
+		t->kind = KB_TK_NUM;
+		t->len = (int)(lex_number(p, e) - p);
+	} else if (*p == '"') {
+		const char *q = p + 1;
+		while (q < e && *q != '"')
+			q += (*q == '\\' && q + 1 < e) ? 2 : 1;
+		t->kind = q < e ? KB_TK_STR : KB_TK_BAD;
+		t->len = (int)((q < e ? q + 1 : e) - p);
+	} else if (*p == '-' && p + 1 < e && p[1] == '>') {
+		t->kind = KB_TK_ARROW;
+		t->len = 2;
+	} else {
+		t->kind = KB_TK_PUNCT;
+	}
+	P->pos = p + t->len;
+}
+
+/* Whether the next non-blank character after the current token is c. */
+bool kb_compile__peek_char(const kb_compile__parser *P, char c)
+{
+	const char *p = P->pos;
+	while (p < P->end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p < P->end && *p == c;
+}
+
+bool kb_compile__is_punct(const kb_compile__parser *P, char c)
+{
+	return P->tok.kind == KB_TK_PUNCT && P->tok.p[0] == c;
+}
+
+bool kb_compile__tok_is(const kb_compile__tok *t, const char *word)
+{
+	return t->kind == KB_TK_IDENT && (int)strlen(word) == t->len &&
+	       !memcmp(t->p, word, (size_t)t->len);
+}
+
+kb_loc kb_compile__loc_at(const kb_compile__parser *P, int col)
+{
+	return (kb_loc){P->src->path, P->lineno, col};
+}
+
+void KB_PRINTF(4, 5) kb_compile__perr(kb_compile__parser *P, int col, int len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	kb_compile__vdiag(P->diags, P->src, KB_DIAG_ERROR, P->lineno, col, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Reports "expected WHAT" at the current token (once per line); returns -1. */
+int kb_compile__syntax(kb_compile__parser *P, const char *what)
+{
+	const kb_compile__tok *t = &P->tok;
+	if (!P->failed) {
+		if (t->kind == KB_TK_EOF)
+			kb_compile__perr(P, t->col, 1, "expected %s at end of line", what);
+		else if (t->kind == KB_TK_BAD)
+			kb_compile__perr(P, t->col, t->len, "unterminated string");
+		else
+			kb_compile__perr(P, t->col, t->len, "expected %s, found '%.*s'", what,
+					 t->len, t->p);
+	}
+	P->failed = true;
+	return -1;
+}
+
+int kb_compile__expect(kb_compile__parser *P, char c, const char *what)
+{
+	if (!kb_compile__is_punct(P, c))
+		return kb_compile__syntax(P, what);
+	kb_compile__lex(P);
+	return 0;
+}
+
+int kb_compile__expect_ident(kb_compile__parser *P, const char *what, kb_compile__tok *out)
+{
+	*out = P->tok;
+	if (P->tok.kind != KB_TK_IDENT)
+		return kb_compile__syntax(P, what);
+	kb_compile__lex(P);
+	return 0;
+}
+
+int kb_compile__expect_eol(kb_compile__parser *P)
+{
+	return P->tok.kind == KB_TK_EOF ? 0 : kb_compile__syntax(P, "end of line");
+}

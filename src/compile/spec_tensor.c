@@ -1,0 +1,288 @@
+/*
+ * spec_tensor.c - the dtype table and the `//! in` / `//! out` lines:
+ * NAME : DTYPE[dims] [= initializer], with the initializers randn, rand,
+ * arange, ones, zeros and file(path).
+ * It owns kb_spec_tensor's contents; dims are expressions checked later
+ * (spec_check.c), initializer values are constants checked here.
+ *
+ * Invariant: a random init without an explicit seed gets a seed derived
+ * from the tensor's position (init.has_seed tells whether the user wrote
+ * one), so two runs of a file see the same inputs.
+ */
+#include "compile_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ===== dtypes ===== */
+
+static const struct {
+	const char *name;
+	int size;
+} dtypes[KB_DT_COUNT] = {
+	[KB_DT_F64] = {"f64", 8}, [KB_DT_F32] = {"f32", 4}, [KB_DT_F16] = {"f16", 2},
+	[KB_DT_BF16] = {"bf16", 2}, [KB_DT_I64] = {"i64", 8}, [KB_DT_I32] = {"i32", 4},
+	[KB_DT_I16] = {"i16", 2}, [KB_DT_I8] = {"i8", 1}, [KB_DT_U8] = {"u8", 1},
+};
+
+/* The short name of a dtype ("f32"), or "?" for an invalid value. */
+const char *kb_dtype_name(kb_dtype t)
+{
+	return (unsigned)t < KB_DT_COUNT ? dtypes[t].name : "?";
+}
+
+/* Bytes per element, or 0 for an invalid value. */
+int kb_dtype_size(kb_dtype t)
+{
+	return (unsigned)t < KB_DT_COUNT ? dtypes[t].size : 0;
+}
+
+/* Returns 0 and sets *out when name[0..len) is a dtype, else KB_ENOTFOUND. */
+int kb_dtype_parse(const char *name, size_t len, kb_dtype *out)
+{
+	for (int i = 0; i < KB_DT_COUNT; i++) {
+		if (strlen(dtypes[i].name) == len && !memcmp(dtypes[i].name, name, len)) {
+			*out = (kb_dtype)i;
+			return 0;
+		}
+	}
+	return KB_ENOTFOUND;
+}
+
+/* ===== in, out ===== */
+
+static const struct init_fn {
+	const char *name;
+	kb_init_kind kind;
+	int nparams;
+	const char *params[3];
+} init_fns[] = {
+	{"randn", KB_INIT_RANDN, 3, {"mean", "std", "seed"}},
+	{"rand", KB_INIT_RAND, 3, {"lo", "hi", "seed"}},
+	{"arange", KB_INIT_ARANGE, 0, {NULL}},
+	{"ones", KB_INIT_ONES, 0, {NULL}},
+	{"zeros", KB_INIT_ZEROS, 0, {NULL}},
+	{"file", KB_INIT_FILE, 0, {NULL}},
+};
+
+static const char *const init_names[] = {"randn", "rand", "arange", "ones", "zeros", "file"};
+
+/* file("path") or file(path): the path as written, quotes removed. */
+static void parse_init_file(kb_compile__parser *P, kb_init *init)
+{
+	if (kb_compile__expect(P, '(', "'(' and a path"))
+		return;
+	kb_buf b = KB_BUF_INIT;
+	if (P->tok.kind == KB_TK_STR) {
+		for (int i = 1; i < P->tok.len - 1; i++) {
+			if (P->tok.p[i] == '\\' && i + 1 < P->tok.len - 1)
+				i++;
+			kb_buf_catc(&b, P->tok.p[i]);
+		}
+		kb_compile__lex(P);
+	} else {
+		const char *start = P->tok.p, *p = start;
+		while (p < P->end && *p != ')')
+			p++;
+		while (p > start && (p[-1] == ' ' || p[-1] == '\t'))
+			p--;
+		kb_buf_catn(&b, start, (size_t)(p - start));
+		P->pos = p;
+		kb_compile__lex(P);
+	}
+	if (!b.len) {
+		kb_compile__perr(P, P->tok.col, 1, "file() needs a path, e.g. file(\"x.npy\")");
+		P->failed = true;
+	} else if (!kb_compile__expect(P, ')', "')'")) {
+		init->path = kb_buf_detach(&b);
+	}
+	kb_buf_free(&b);
+}
+
+/* One init argument, key=value or positional, into vals/given. */
+static int parse_init_arg(kb_compile__parser *P, const struct init_fn *fn, int *npos, double *vals,
+			  bool *given)
+{
+	int slot = -1, col = P->tok.col;
+	if (P->tok.kind == KB_TK_IDENT && kb_compile__peek_char(P, '=')) {
+		kb_compile__tok key = P->tok;
+		for (int i = 0; i < fn->nparams; i++)
+			if (kb_compile__tok_is(&key, fn->params[i]))
+				slot = i;
+		if (slot < 0) {
+			char *known = kb_compile__join_names(fn->params, fn->nparams);
+			kb_compile__perr(P, key.col, key.len, "%s() has no argument '%.*s'%s%s%s",
+					 fn->name, key.len, key.p, fn->nparams ? " (known: " : "", known,
+					 fn->nparams ? ")" : "");
+			free(known);
+			return P->failed = true, -1;
+		}
+		kb_compile__lex(P);
+		kb_compile__lex(P);
+	} else if ((slot = (*npos)++) >= fn->nparams) {
+		if (fn->nparams)
+			kb_compile__perr(P, col, 1, "%s() takes at most %d arguments", fn->name,
+					 fn->nparams);
+		else
+			kb_compile__perr(P, col, 1, "%s() takes no arguments", fn->name);
+		return P->failed = true, -1;
+	}
+	if (given[slot]) {
+		kb_compile__perr(P, col, 1, "argument '%s' of %s() is given twice",
+				 fn->params[slot], fn->name);
+		return P->failed = true, -1;
+	}
+	kb_value v;
+	col = P->tok.col;
+	if (kb_compile__parse_const(P, &v, NULL))
+		return -1;
+	if (!strcmp(fn->params[slot], "seed") && (v.is_float || v.i < 0)) {
+		kb_compile__perr(P, col, (int)(P->tok.p - P->line) + 1 - col,
+				 "seed must be a non-negative integer");
+		return P->failed = true, -1;
+	}
+	given[slot] = true;
+	vals[slot] = kb_compile__as_double(v);
+	return 0;
+}
+
+/* randn(...), rand(...), arange(), ones(), zeros(), file(path) into init. */
+static void parse_init(kb_compile__parser *P, kb_init *init)
+{
+	kb_compile__tok name;
+	if (kb_compile__expect_ident(P, "an initializer (randn, rand, arange, ones, zeros, file)",
+				     &name))
+		return;
+	const struct init_fn *fn = NULL;
+	for (size_t i = 0; i < KB_ARRAY_LEN(init_fns); i++)
+		if (kb_compile__tok_is(&name, init_fns[i].name))
+			fn = &init_fns[i];
+	if (!fn) {
+		char *word = kb_xstrndup(name.p, (size_t)name.len);
+		const char *near = kb_compile__closest(word, init_names, (int)KB_ARRAY_LEN(init_names));
+		kb_compile__perr(P, name.col, name.len,
+				 "unknown initializer '%s'%s%s%s (known: randn, rand, "
+				 "arange, ones, zeros, file)", word, near ? "; did you mean '" : "",
+				 near ? near : "", near ? "'?" : "");
+		free(word);
+		P->failed = true;
+		return;
+	}
+	init->kind = fn->kind;
+	if (fn->kind == KB_INIT_FILE)
+		return parse_init_file(P, init);
+	double vals[3] = {0, 1, 0};
+	bool given[3] = {false, false, false};
+	int npos = 0;
+	if (!kb_compile__is_punct(P, '('))
+		return;
+	kb_compile__lex(P);
+	while (!kb_compile__is_punct(P, ')')) {
+		if (parse_init_arg(P, fn, &npos, vals, given))
+			return;
+		if (!kb_compile__is_punct(P, ')') && kb_compile__expect(P, ',', "',' or ')'"))
+			return;
+	}
+	kb_compile__lex(P);
+	init->lo = vals[0];
+	init->hi = vals[1];
+	if (given[2]) {
+		init->has_seed = true;
+		init->seed = (uint64_t)vals[2];
+	}
+	if (fn->kind == KB_INIT_RAND && !(init->lo < init->hi))
+		kb_compile__perr(P, name.col, name.len, "rand() needs lo < hi (got %g and %g)",
+				 init->lo, init->hi);
+	if (fn->kind == KB_INIT_RANDN && init->hi < 0)
+		kb_compile__perr(P, name.col, name.len, "randn() needs std >= 0 (got %g)", init->hi);
+}
+
+/* The dtype token; an unknown one is reported but parsing goes on (f32). */
+static int parse_dtype(kb_compile__parser *P, kb_dtype *out)
+{
+	kb_compile__tok t;
+	if (kb_compile__expect_ident(P, "a dtype (f32, f16, bf16, ...)", &t))
+		return -1;
+	if (!kb_dtype_parse(t.p, (size_t)t.len, out))
+		return 0;
+	*out = KB_DT_F32;
+	char *word = kb_xstrndup(t.p, (size_t)t.len);
+	const char *names[KB_DT_COUNT];
+	for (int i = 0; i < KB_DT_COUNT; i++)
+		names[i] = dtypes[i].name;
+	kb_dtype alias;
+	const char *near = !kb_compile_ctype_dtype(word, &alias) ? dtypes[alias].name
+			   : kb_compile__closest(word, names, KB_DT_COUNT);
+	char *known = kb_compile__join_names(names, KB_DT_COUNT);
+	kb_compile__perr(P, t.col, t.len, "unknown dtype '%s'%s%s%s (known: %s)", word,
+			 near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", known);
+	free(known);
+	free(word);
+	return 0;
+}
+
+/* '[' [expr (',' expr)*] ']' into the tensor's dims. */
+static int parse_dims(kb_compile__parser *P, kb_spec_tensor *t)
+{
+	if (kb_compile__expect(P, '[', "'[' and the shape (e.g. f32[M, N]; f32[] for a scalar)"))
+		return -1;
+	if (kb_compile__is_punct(P, ']')) {
+		kb_compile__lex(P);
+		return 0;
+	}
+	for (;;) {
+		if (t->rank == KB_MAX_RANK) {
+			kb_compile__perr(P, P->tok.col, P->tok.len,
+					 "too many dimensions (at most %d)", KB_MAX_RANK);
+			return P->failed = true, -1;
+		}
+		kb_expr *e = kb_compile__parse_expr(P);
+		if (!e)
+			return -1;
+		t->dims[t->rank++] = e;
+		if (!kb_compile__is_punct(P, ','))
+			return kb_compile__expect(P, ']', "',' or ']'");
+		kb_compile__lex(P);
+	}
+}
+
+/* A random init's seed when none is written: distinct per tensor position,
+ * and far from the small seeds people write by hand. */
+static uint64_t derived_seed(int position)
+{
+	return (uint64_t)(position + 1) * 0x9E3779B97F4A7C15ull;
+}
+
+void kb_compile__dir_tensor(kb_compile__parser *P, const kb_compile__tok *dir, bool is_out)
+{
+	kb_compile__tok name;
+	if (kb_compile__expect_ident(P, "a tensor name", &name) || !kb_compile__define_ok(P, &name))
+		return;
+	kb_spec *s = P->spec;
+	int pos = s->ntensors;
+	kb_spec_tensor *t = KB_SPEC_PUSH1(s->tensors, s->ntensors);
+	t->name = kb_xstrndup(name.p, (size_t)name.len);
+	t->is_out = is_out;
+	t->loc = kb_compile__loc_at(P, name.col);
+	t->init = (kb_init){is_out ? KB_INIT_NONE : KB_INIT_RANDN, 0, 1, false, 0, NULL};
+	if (kb_compile__expect(P, ':',
+			       "':' and a type (e.g. x : f32[N])") || parse_dtype(P, &t->dtype) ||
+	    parse_dims(P, t))
+		return;
+	if (kb_compile__is_punct(P, '=')) {
+		if (is_out) {
+			kb_compile__perr(P, P->tok.col, 1,
+					 "an output takes no initializer (outputs are "
+					 "poisoned before each run); use `//! in` for an input");
+			P->failed = true;
+			return;
+		}
+		kb_compile__lex(P);
+		parse_init(P, &t->init);
+		if (P->failed)
+			return;
+	}
+	if ((t->init.kind == KB_INIT_RANDN || t->init.kind == KB_INIT_RAND) && !t->init.has_seed)
+		t->init.seed = derived_seed(pos);
+	kb_compile__expect_eol(P);
+}
