@@ -274,28 +274,60 @@ static void fill_kernels(const kb_source *src, const kb_spec *spec, const kb_ker
 	free_resources(from_elf, nelf > 0 ? nelf : 0);
 }
 
-static void add_sass(const char *key, kb_compile__out *out, kb_build *b)
+int kb_compile_build_sass(const char *key, const void *cubin, size_t cubin_len, kb_sass *sass)
 {
-	double t0 = kb_now_ms();
-	if (out->sass_text) {
-		kb_compile_sass_parse(out->sass_text, &b->sass);
-		b->sass.available = true;
-		b->sass.tool = kb_xstrdup(out->sass_tool ? out->sass_tool : "nvdisasm");
-	} else {
-		kb_err err = {0};
-		if (kb_compile_sass(out->cubin, out->cubin_len, &b->sass, &err) < 0) {
-			b->sass.available = false;
-			b->sass.unavailable_why = kb_xasprintf("disassembler failed: %s", err.msg);
-		} else if (b->sass.available && b->sass.text) {
-			kb_compile__cache_store_sass(key, b->sass.tool, b->sass.text);
-		}
+	memset(sass, 0, sizeof *sass);
+	kb_compile__out cached = {0};
+	if (key && kb_compile__cache_load_sass(key, &cached) == 0 && cached.sass_text) {
+		kb_compile_sass_parse(cached.sass_text, sass);
+		sass->available = true;
+		sass->tool = kb_xstrdup(cached.sass_tool ? cached.sass_tool : "nvdisasm");
+		kb_compile__out_free(&cached);
+		return KB_OK;
 	}
-	for (int i = 0; i < b->nkernels; i++)
+	kb_compile__out_free(&cached);
+	kb_err err = {0};
+	int rc = kb_compile_sass(cubin, cubin_len, sass, &err);
+	if (rc < 0) {
+		sass->available = false;
+		sass->unavailable_why = kb_xasprintf("disassembler failed: %s", err.msg);
+	} else if (key && sass->available && sass->text) {
+		kb_compile__cache_store_sass(key, sass->tool, sass->text);
+	}
+	return rc;
+}
+
+void kb_compile_build_take_sass(kb_build *b, kb_sass *sass, double ms)
+{
+	kb_compile_sass_free(&b->sass);
+	b->sass = *sass;
+	memset(sass, 0, sizeof *sass);
+	for (int i = 0; i < b->nkernels; i++) {
+		kb_compile_sass_mix_free(b->kernels[i].mix, b->kernels[i].nmix);
+		b->kernels[i].mix = NULL;
+		b->kernels[i].nmix = 0;
 		for (int f = 0; f < b->sass.nfuncs; f++)
 			if (!strcmp(b->sass.funcs[f].name, b->kernels[i].lowered))
 				b->kernels[i].nmix = kb_compile_sass_mix(&b->sass.funcs[f],
 									 &b->kernels[i].mix);
-	b->ms_sass = kb_now_ms() - t0;
+	}
+	b->ms_sass = ms;
+}
+
+static void add_sass(const char *key, kb_compile__out *out, kb_build *b)
+{
+	double t0 = kb_now_ms();
+	kb_sass sass = {0};
+	if (out->sass_text) {
+		kb_compile_sass_parse(out->sass_text, &sass);
+		sass.available = true;
+		sass.tool = kb_xstrdup(out->sass_tool ? out->sass_tool : "nvdisasm");
+	} else {
+		kb_compile_build_sass(NULL, out->cubin, out->cubin_len, &sass);
+		if (sass.available && sass.text)
+			kb_compile__cache_store_sass(key, sass.tool, sass.text);
+	}
+	kb_compile_build_take_sass(b, &sass, kb_now_ms() - t0);
 }
 
 /* ---- the pipeline ---------------------------------------------------- */

@@ -67,6 +67,13 @@ int kb_compile__cache_load(const char *key, kb_compile__out *out)
 	return KB_OK;
 }
 
+int kb_compile__cache_load_sass(const char *key, kb_compile__out *out)
+{
+	out->sass_text = read_entry(key, "sass.txt", NULL);
+	out->sass_tool = read_entry(key, "sass.tool", NULL);
+	return out->sass_text ? KB_OK : KB_ENOTFOUND;
+}
+
 static void put(const char *key, const char *file, const void *p, size_t n)
 {
 	char *path = entry_path(key, file);

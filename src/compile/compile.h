@@ -418,6 +418,15 @@ typedef struct {
 int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels *kernels,
 		     const kb_build_opts *opts, kb_build *build, kb_err *err);
 void kb_compile_build_free(kb_build *build);
+/* The SASS of the build whose cache key and cubin are given (a build made
+ * without want_sass): from the compile cache, else disassembled now and
+ * cached.  Touches nothing of the build, so it can run on a thread of its
+ * own while the build is used.  Returns 0 (sass->available false with a
+ * reason when there is no disassembler) or a KB_E* (sass says why). */
+int kb_compile_build_sass(const char *key, const void *cubin, size_t cubin_len, kb_sass *sass);
+/* Moves sass into b (replacing what it had) and fills its kernels'
+ * instruction mixes; ms is what the disassembly took. */
+void kb_compile_build_take_sass(kb_build *b, kb_sass *sass, double ms);
 /* How many NVRTC compilations this process ran (a cache hit runs none). */
 int kb_compile_nvrtc_invocations(void);
 /* The default arch: $KBENCH_ARCH, else the present GPU's when a driver

@@ -50,6 +50,8 @@ void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, kb_diags
 /* cache.c: the content-addressed store under $XDG_CACHE_HOME/kbench/compile. */
 int kb_compile__cache_load(const char *key, kb_compile__out *out);
 void kb_compile__cache_store(const char *key, const kb_compile__out *out);
+/* Only the entry's SASS (sass_text, sass_tool): 0, or KB_ENOTFOUND. */
+int kb_compile__cache_load_sass(const char *key, kb_compile__out *out);
 void kb_compile__cache_store_sass(const char *key, const char *tool, const char *text);
 
 /* ===== the //! spec, shared by spec.c, spec_lex.c, spec_expr.c,

@@ -32,7 +32,10 @@ static void summary(const kb_tui__result *r, kb_buf *out)
 	}
 	if (r->compiled)
 		kb_app_compile_render(&r->unit, out);
-	if (!r->run && r->compiled && r->unit.status == 0)
+	if (r->running)
+		kb_buf_cat(out, "\n(checking and timing in the runner: the verdict and the time come "
+			   "here when it is done)\n");
+	else if (!r->run && r->compiled && r->unit.status == 0)
 		kb_buf_cat(out, "\n(not run: running needs a GPU; this pane shows the compile)\n");
 	if (r->note[0])
 		kb_buf_catf(out, "\n%s\n", r->note);

@@ -429,8 +429,8 @@ static int hang_indent(const char *p, int n, int cols)
 static const kb_buf *session_pane(tui *t, const kb_tui__view *v)
 {
 	char key[sizeof t->session_key];
-	snprintf(key, sizeof key, "%d %d %dx%d %u %d", v->pane, v->variant, v->width, v->height,
-		 t->res ? t->res->seq : 0, t->step);
+	snprintf(key, sizeof key, "%d %d %dx%d %u.%u %d", v->pane, v->variant, v->width, v->height,
+		 t->res ? t->res->seq : 0, t->res ? t->res->gen : 0, t->step);
 	double now = kb_now_ms();
 	if (strcmp(key, t->session_key) || now - t->session_at > 2000) {
 		kb_buf_free(&t->session_text);
@@ -846,18 +846,11 @@ static void on_signal(int sig)
 
 static void take_result(tui *t)
 {
-	kb_tui__result *r = kb_tui__worker_take(&t->w);
-	if (!r)
-		return;
-	/* Results come back in submission order; keep the newest. */
-	if (t->res && r->seq < t->res->seq) {
-		kb_tui__result_free(r);
-		return;
+	for (kb_tui__piece *p; (p = kb_tui__worker_take(&t->w));) {
+		bool run = p->kind == KB_TUI__PIECE_RUN;
+		if (kb_tui__worker_merge(&t->res, p) && run && t->res->run)
+			set_msg(t, "%s", kb_app_run_verdict(t->res->run));
 	}
-	kb_tui__result_free(t->res);
-	t->res = r;
-	if (r->run)
-		set_msg(t, "%s", kb_app_run_verdict(r->run));
 }
 
 static void loop(tui *t)

@@ -218,21 +218,41 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
 /* A save stops a run that has been going longer than this (ms). */
 #define KB_TUI__CANCEL_AFTER_MS 1000.0
 
-/* What one save produced. */
+/* What one save produced: the compile first, then the run and the SASS as
+ * they arrive (kb_tui__worker_merge). */
 typedef struct kb_tui__result {
 	unsigned seq;          /* which submission it answers */
+	unsigned gen;          /* bumped by every merged piece (views cache by it) */
 	bool compiled;
 	kb_compile_unit unit;  /* the compile (always attempted) */
 	json_t *run;           /* the runner's Result, or NULL (no GPU / not run) */
 	char *deltas;          /* vs the previous and best variants, or NULL */
+	bool running;          /* the run is on its way */
+	bool sass_pending;     /* the SASS is on its way */
 	char error[1100];      /* the file or a library could not be used */
 	char note[1100];       /* e.g. a session recording problem */
 } kb_tui__result;
 
+/* What the worker hands the loop, in order: a new result (the compile),
+ * then that result's run, and its SASS from the disassembler's thread. */
+typedef enum { KB_TUI__PIECE_COMPILE, KB_TUI__PIECE_RUN, KB_TUI__PIECE_SASS } kb_tui__piece_kind;
+
+typedef struct kb_tui__piece {
+	kb_tui__piece_kind kind;
+	unsigned seq;
+	kb_tui__result *result;  /* COMPILE */
+	json_t *run;             /* RUN: the Result, deltas, problems */
+	char *deltas;
+	char error[1100], note[1100];
+	kb_sass sass;            /* SASS, and what the disassembly took */
+	double ms;
+	struct kb_tui__piece *next;
+} kb_tui__piece;
+
 typedef struct {
-	pthread_t thread;
+	pthread_t thread, sass_thread;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond, sass_cond;
 	int wake[2];           /* the worker writes a byte; the loop polls [0] */
 	char *arch;
 	const char **options;  /* --option words (borrowed from kb_tui_opts) */
@@ -244,7 +264,13 @@ typedef struct {
 	char *next_text, *next_path;
 	unsigned next_seq;
 	bool next_profile;
-	kb_tui__result *done;
+	kb_tui__piece *done, *done_tail; /* finished pieces, oldest first */
+	/* the disassembler's job: the newest compile's key and cubin */
+	bool has_sass_job, sass_busy;
+	unsigned sass_seq;
+	char *sass_key;
+	void *sass_cubin;
+	size_t sass_len;
 	char phase[96];        /* what the worker does now (under lock) */
 } kb_tui__worker;
 
@@ -253,8 +279,12 @@ int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *
  * the quick counters and PC-sampling hot spots to the run. */
 void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
 			   bool profile);
-/* The newest finished result, or NULL; drains the wake pipe. */
-kb_tui__result *kb_tui__worker_take(kb_tui__worker *w);
+/* The oldest finished piece, or NULL; drains the wake pipe. */
+kb_tui__piece *kb_tui__worker_take(kb_tui__worker *w);
+/* Applies piece p to *res (a COMPILE piece newer than *res replaces it;
+ * a RUN or SASS piece of *res fills it in; a stale one is dropped) and
+ * frees p.  Returns true when *res changed. */
+bool kb_tui__worker_merge(kb_tui__result **res, kb_tui__piece *p);
 void kb_tui__worker_stop(kb_tui__worker *w);
 void kb_tui__result_free(kb_tui__result *r);
 

@@ -1,11 +1,15 @@
 /*
  * worker.c - the live loop's background half: one thread that compiles the
- * editor's text (in process: NVRTC and the disassembler never touch the
- * GPU) and, when a GPU is there, runs it through the runner (`kbench
- * serve`, which owns the GPU and its watchdog).  The UI thread hands it a
- * job and goes on; the result comes back through a pipe the loop polls.
+ * editor's text (in process: NVRTC never touches the GPU) and, when a GPU
+ * is there, runs it through the runner (`kbench serve`, which owns the GPU
+ * and its watchdog); and a second thread that disassembles what the first
+ * compiled (nvdisasm costs 0.5-0.7 s of start-up alone), so the SASS never
+ * stands in front of the check and the timing.  The UI thread hands the
+ * first a job and goes on; the results come back as pieces (the compile,
+ * then the run and the SASS, whichever is ready first) through a queue and
+ * a pipe the loop polls, and kb_tui__worker_merge puts them together.
  * A job submitted while one runs replaces the waiting one, so the newest
- * save wins and a stale result is dropped by its sequence number.
+ * save wins; pieces of an older save than the one shown are dropped.
  */
 #include "tui_int.h"
 
@@ -15,6 +19,7 @@
 #include <unistd.h>
 
 static void *worker_main(void *p);
+static void *sass_main(void *p);
 
 int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *err)
 {
@@ -26,6 +31,7 @@ int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *
 	fcntl(w->wake[1], F_SETFD, FD_CLOEXEC);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
+	pthread_cond_init(&w->sass_cond, NULL);
 	w->arch = arch ? kb_xstrdup(arch) : NULL;
 	w->run = run;
 	w->record = kb_app_recording();
@@ -43,6 +49,14 @@ int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *
 	}
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
 		return kb_err_set(err, KB_ERROR, KB_DOM_OS, 0, "cannot start the worker thread");
+	if (pthread_create(&w->sass_thread, NULL, sass_main, w) != 0) {
+		pthread_mutex_lock(&w->lock);
+		w->stop = true;
+		pthread_cond_signal(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+		return kb_err_set(err, KB_ERROR, KB_DOM_OS, 0, "cannot start the disassembler thread");
+	}
 	w->started = true;
 	return KB_OK;
 }
@@ -68,18 +82,81 @@ void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Takes the finished result, if any (the caller owns it). */
-kb_tui__result *kb_tui__worker_take(kb_tui__worker *w)
+/* ---- the queue of finished pieces -------------------------------------- */
+
+/* Appends p and wakes the loop. */
+static void post(kb_tui__worker *w, kb_tui__piece *p)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->done_tail)
+		w->done_tail->next = p;
+	else
+		w->done = p;
+	w->done_tail = p;
+	pthread_mutex_unlock(&w->lock);
+	if (write(w->wake[1], "d", 1) < 0) {
+		/* the loop is gone or the pipe is full: it drains the queue anyway */
+	}
+}
+
+kb_tui__piece *kb_tui__worker_take(kb_tui__worker *w)
 {
 	char drain[64];
 	while (read(w->wake[0], drain, sizeof drain) > 0)
 		;
 	pthread_mutex_lock(&w->lock);
-	kb_tui__result *r = w->done;
-	w->done = NULL;
+	kb_tui__piece *p = w->done;
+	if (p) {
+		w->done = p->next;
+		if (!w->done)
+			w->done_tail = NULL;
+		p->next = NULL;
+	}
 	pthread_mutex_unlock(&w->lock);
-	return r;
+	return p;
 }
+
+static void piece_free(kb_tui__piece *p)
+{
+	kb_tui__result_free(p->result);
+	json_decref(p->run);
+	free(p->deltas);
+	kb_compile_sass_free(&p->sass);
+	free(p);
+}
+
+bool kb_tui__worker_merge(kb_tui__result **res, kb_tui__piece *p)
+{
+	kb_tui__result *r = *res;
+	bool changed = false;
+	if (p->kind == KB_TUI__PIECE_COMPILE && (!r || p->seq >= r->seq)) {
+		kb_tui__result_free(r);
+		*res = p->result;
+		p->result = NULL;
+		changed = true;
+	} else if (r && p->seq == r->seq && p->kind == KB_TUI__PIECE_RUN) {
+		r->run = p->run;
+		r->deltas = p->deltas;
+		p->run = NULL;
+		p->deltas = NULL;
+		r->running = false;
+		if (p->error[0])
+			snprintf(r->error, sizeof r->error, "%s", p->error);
+		if (p->note[0])
+			snprintf(r->note, sizeof r->note, "%s", p->note);
+		changed = true;
+	} else if (r && p->seq == r->seq && p->kind == KB_TUI__PIECE_SASS && r->compiled) {
+		kb_compile_build_take_sass(&r->unit.build, &p->sass, p->ms);
+		r->sass_pending = false;
+		changed = true;
+	}
+	if (changed)
+		(*res)->gen++;
+	piece_free(p);
+	return changed;
+}
+
+/* ---- the compile and run thread ---------------------------------------- */
 
 static void progress(void *ctx, json_t *p)
 {
@@ -95,26 +172,29 @@ static void progress(void *ctx, json_t *p)
 	}
 }
 
-/* Records the run as a variant and says how it compares with the previous
- * and the best ones (libgit2 reads: here, off the UI thread). */
-static void record_run(const char *path, kb_tui__result *r)
+/* Hands the disassembler the newest compile (replacing a waiting one). */
+static void want_sass(kb_tui__worker *w, const kb_tui__result *r)
 {
-	kb_err err = {0};
-	kb_buf deltas = KB_BUF_INIT;
-	if (kb_app_record_run(path, r->run, NULL, &deltas, &err) < 0)
-		snprintf(r->note, sizeof r->note, "not recorded in the session: %s", err.msg);
-	else if (deltas.len)
-		r->deltas = kb_buf_detach(&deltas);
-	kb_buf_free(&deltas);
+	const kb_build *b = &r->unit.build;
+	pthread_mutex_lock(&w->lock);
+	free(w->sass_key);
+	free(w->sass_cubin);
+	w->sass_key = kb_xstrdup(b->key);
+	w->sass_cubin = kb_xmalloc(b->cubin_len);
+	memcpy(w->sass_cubin, b->cubin, b->cubin_len);
+	w->sass_len = b->cubin_len;
+	w->sass_seq = r->seq;
+	w->has_sass_job = true;
+	pthread_cond_signal(&w->sass_cond);
+	pthread_mutex_unlock(&w->lock);
 }
 
-static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
-			      bool profile)
+/* The compile of a save, posted at once; returns whether it can be run. */
+static bool compile_job(kb_tui__worker *w, const char *path, const char *text, unsigned seq)
 {
 	kb_tui__result *r = kb_xcalloc(1, sizeof *r);
 	r->seq = seq;
-	kb_compile_unit_opts o = {.arch = w->arch, .options = w->options,
-				  .noptions = w->noptions, .want_sass = true};
+	kb_compile_unit_opts o = {.arch = w->arch, .options = w->options, .noptions = w->noptions};
 	kb_err err = {0};
 	int rc = kb_compile_unit_run(path, text, &o, &r->unit, &err);
 	r->compiled = true;
@@ -122,27 +202,58 @@ static kb_tui__result *do_job(kb_tui__worker *w, const char *path, const char *t
 		snprintf(r->error, sizeof r->error, "%s", err.msg);
 	if (w->record && r->unit.src.path && kb_app_record_compile(&r->unit, NULL, &err) < 0)
 		snprintf(r->note, sizeof r->note, "not recorded in the session: %s", err.msg);
-	if (w->run && rc == 0 && r->unit.has_spec) {
-		static const char *quick[] = {"quick"};
-		kb_app_run_opts ro = {.path = path, .text = text, .timeout_ms = w->timeout_ms,
-				      .options = w->options, .noptions = w->noptions,
-				      .sections = profile ? quick : NULL, .nsections = profile,
-				      .hot = profile};
-		pthread_mutex_lock(&w->lock);
-		w->run_since = kb_now_ms();
-		pthread_mutex_unlock(&w->lock);
-		rc = kb_app_run(w->runner, &ro, progress, w, &r->run, &err);
-		pthread_mutex_lock(&w->lock);
-		w->run_since = 0;
-		pthread_mutex_unlock(&w->lock);
-		if (rc < 0)
-			snprintf(r->error, sizeof r->error, "%s", err.msg);
-		else if (!strcmp(kb_app_run_verdict(r->run), "CANCELLED"))
-			snprintf(r->note, sizeof r->note, "run stopped: a newer save replaced it");
-		else if (w->record)
-			record_run(path, r);
+	bool runnable = w->run && rc == 0 && r->unit.has_spec;
+	r->running = runnable;
+	if (r->unit.build.ok && r->unit.build.cubin) {
+		r->sass_pending = true;
+		kb_compile_sass_free(&r->unit.build.sass);
+		r->unit.build.sass.unavailable_why = kb_xstrdup("disassembling ...");
+		want_sass(w, r);
 	}
-	return r;
+	kb_tui__piece *p = kb_xcalloc(1, sizeof *p);
+	*p = (kb_tui__piece){.kind = KB_TUI__PIECE_COMPILE, .seq = seq, .result = r};
+	post(w, p);
+	return runnable;
+}
+
+/* Records the run as a variant and says how it compares with the previous
+ * and the best ones (libgit2 reads: here, off the UI thread). */
+static void record_run(const char *path, kb_tui__piece *p)
+{
+	kb_err err = {0};
+	kb_buf deltas = KB_BUF_INIT;
+	if (kb_app_record_run(path, p->run, NULL, &deltas, &err) < 0)
+		snprintf(p->note, sizeof p->note, "not recorded in the session: %s", err.msg);
+	else if (deltas.len)
+		p->deltas = kb_buf_detach(&deltas);
+	kb_buf_free(&deltas);
+}
+
+/* The run of a save in the runner, posted when it is done. */
+static void run_job(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
+		    bool profile)
+{
+	static const char *quick[] = {"quick"};
+	kb_tui__piece *p = kb_xcalloc(1, sizeof *p);
+	*p = (kb_tui__piece){.kind = KB_TUI__PIECE_RUN, .seq = seq};
+	kb_app_run_opts ro = {.path = path, .text = text, .timeout_ms = w->timeout_ms,
+			      .options = w->options, .noptions = w->noptions,
+			      .sections = profile ? quick : NULL, .nsections = profile, .hot = profile};
+	kb_err err = {0};
+	pthread_mutex_lock(&w->lock);
+	w->run_since = kb_now_ms();
+	pthread_mutex_unlock(&w->lock);
+	int rc = kb_app_run(w->runner, &ro, progress, w, &p->run, &err);
+	pthread_mutex_lock(&w->lock);
+	w->run_since = 0;
+	pthread_mutex_unlock(&w->lock);
+	if (rc < 0)
+		snprintf(p->error, sizeof p->error, "%s", err.msg);
+	else if (!strcmp(kb_app_run_verdict(p->run), "CANCELLED"))
+		snprintf(p->note, sizeof p->note, "run stopped: a newer save replaced it");
+	else if (w->record)
+		record_run(path, p);
+	post(w, p);
 }
 
 static void *worker_main(void *p)
@@ -164,19 +275,53 @@ static void *worker_main(void *p)
 		w->busy = true;
 		snprintf(w->phase, sizeof w->phase, "compiling");
 		pthread_mutex_unlock(&w->lock);
-		kb_tui__result *r = do_job(w, path, text, seq, profile);
+		if (compile_job(w, path, text, seq))
+			run_job(w, path, text, seq, profile);
 		free(text);
 		free(path);
 		pthread_mutex_lock(&w->lock);
-		if (w->done)
-			kb_tui__result_free(w->done); /* never shown: a newer one is here */
-		w->done = r;
 		w->busy = false;
 		w->phase[0] = '\0';
 		pthread_mutex_unlock(&w->lock);
-		if (write(w->wake[1], "d", 1) < 0) {
-			/* see progress() */
+		if (write(w->wake[1], "i", 1) < 0) {
+			/* see post() */
 		}
+	}
+}
+
+/* ---- the disassembler thread ------------------------------------------- */
+
+static void *sass_main(void *arg)
+{
+	kb_tui__worker *w = arg;
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		while (!w->has_sass_job && !w->stop)
+			pthread_cond_wait(&w->sass_cond, &w->lock);
+		if (w->stop) {
+			pthread_mutex_unlock(&w->lock);
+			return NULL;
+		}
+		char *key = w->sass_key;
+		void *cubin = w->sass_cubin;
+		size_t len = w->sass_len;
+		unsigned seq = w->sass_seq;
+		w->sass_key = NULL;
+		w->sass_cubin = NULL;
+		w->has_sass_job = false;
+		w->sass_busy = true;
+		pthread_mutex_unlock(&w->lock);
+		kb_tui__piece *p = kb_xcalloc(1, sizeof *p);
+		*p = (kb_tui__piece){.kind = KB_TUI__PIECE_SASS, .seq = seq};
+		double t0 = kb_now_ms();
+		kb_compile_build_sass(key, cubin, len, &p->sass);
+		p->ms = kb_now_ms() - t0;
+		free(key);
+		free(cubin);
+		pthread_mutex_lock(&w->lock);
+		w->sass_busy = false;
+		pthread_mutex_unlock(&w->lock);
+		post(w, p);
 	}
 }
 
@@ -198,14 +343,21 @@ void kb_tui__worker_stop(kb_tui__worker *w)
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_signal(&w->cond);
+	pthread_cond_signal(&w->sass_cond);
 	pthread_mutex_unlock(&w->lock);
 	/* A run in flight finishes or times out in the runner's watchdog;
 	 * kb_runner_free below kills a runner stuck in a kernel. */
 	pthread_join(w->thread, NULL);
-	kb_tui__result_free(w->done);
+	pthread_join(w->sass_thread, NULL);
+	for (kb_tui__piece *p = w->done, *next; p; p = next) {
+		next = p->next;
+		piece_free(p);
+	}
 	kb_runner_free(w->runner);
 	free(w->next_text);
 	free(w->next_path);
+	free(w->sass_key);
+	free(w->sass_cubin);
 	free(w->arch);
 	close(w->wake[0]);
 	close(w->wake[1]);

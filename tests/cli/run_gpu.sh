@@ -14,7 +14,10 @@ if [ "$RC" -ne 0 ]; then
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
 		 skips_some ref_kernel tune_best impossible file_input occupancy_vs_driver \
 		 profile_sections profile_disk_config profile_bad_metric hot_spot_line hot_spot_stalls \
-		 hot_spot_text run_option run_option_text run_bad_option run_bad_option_msg; do
+		 hot_spot_text run_option run_option_text run_bad_option run_bad_option_msg \
+		 compare_gpu compare_same_correct compare_same_unwritten compare_same_offbyone \
+		 compare_same_first_call compare_same_ref_kernel compare_same_skips \
+		 auto_calibrate auto_calibrate_once progress_ticks; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -98,4 +101,76 @@ run "$KB" run kernels/vector_add.cu --no-sweep --option -use_fast_mth
 expect_rc run_bad_option 1
 expect_in run_bad_option_msg out "did you mean '-use_fast_math'?"
 
+# Outputs compared on the GPU (the default) and on the host give the same
+# verdicts and figures, with the same seed, for correct and wrong kernels.
+run "$KB" run kernels/softmax.cu --no-sweep --seed 7 --json
+run "$KB" run kernels/softmax.cu --no-sweep --seed 7 --json
+expect_json compare_gpu "all(t['compared_on'] == 'gpu' for t in j['check']['trials']) and all(a['compared_on'] == 'gpu' for a in j['check']['after_timing']) and j['check']['compare'] == 'gpu'"
+same_figures() { # NAME ARGS...: the run's check figures, GPU vs host
+	name=$1; shift
+	# fresh runners both: fixtures that count their launches start equal
+	KBENCH_NO_SHARED_RUNNER=1 "$KB" run "$@" --no-sweep --seed 11 --json > "$T_TMP/gpu.json" 2>/dev/null
+	KBENCH_NO_SHARED_RUNNER=1 KBENCH_COMPARE=cpu "$KB" run "$@" --no-sweep --seed 11 --json \
+		> "$T_TMP/cpu.json" 2>/dev/null
+	if python3 - "$T_TMP/gpu.json" "$T_TMP/cpu.json" <<'PY'
+import json, math, sys
+g, c = (json.load(open(p)) for p in sys.argv[1:3])
+def figs(j, l2):
+    out = [j.get('verdict')]
+    # re-checks: their verdicts (on the host, a re-check bit-equal to the
+    # verified output has no figures; on the GPU every one has)
+    out += [bool(t.get('ok')) for t in j['check'].get('after_timing', [])]
+    failed = [t for t in j['check'].get('after_timing', []) if not t.get('ok')]
+    for t in j['check'].get('trials', []) + failed:
+            out.append(bool(t.get('ok')))
+            for o in t['outputs']:
+                fb = o.get('first_bad', {})
+                out.append((o['ok'], o['mismatches'], o['unwritten'], o['nan'], o['inf'],
+                            fb.get('index'), fb.get('at'), str(fb.get('got')), str(fb.get('want')),
+                            str(o['max_abs_err']), str(o['max_rel_err'])))
+                l2.append(o['rel_l2_err'])
+    return out
+assert c['check']['compare'].startswith('cpu'), c['check']['compare']
+assert g['check']['compare'] == 'gpu', g['check']['compare']
+assert g['check']['trials'][0]['compared_on'] == 'gpu', g['check']['trials'][0]
+l2g, l2c = [], []
+fg, fc = figs(g, l2g), figs(c, l2c)
+# the sums of squares behind rel L2 are added in another order: equal to 1e-9
+close = len(l2g) == len(l2c) and all(str(a) == str(b) or math.isclose(float(a), float(b), rel_tol=1e-9)
+                                     for a, b in zip(l2g, l2c))
+if fg != fc or not close:
+    print('    rel L2:', l2g, l2c)
+    for a, b in zip(fg, fc):
+        if a != b:
+            print('    differ:', a, b)
+    sys.exit(1)
+print('    %s: %s on both, %d figures equal' % (sys.argv[1].split('/')[-1], g.get('verdict'), len(fg)))
+PY
+	then pass "$name"; else fail "$name" "GPU and host comparisons differ"; fi
+}
+same_figures compare_same_correct kernels/softmax.cu
+same_figures compare_same_unwritten $F/unwritten.cu
+same_figures compare_same_offbyone $F/off_by_one.cu --arg N=4096
+same_figures compare_same_first_call $F/first_call_only.cu
+same_figures compare_same_ref_kernel tests/fixtures/kernels/ref_kernel.cu
+same_figures compare_same_skips $F/skips_some.cu
+
+# A GPU with no measured ceilings is calibrated by its first run, once.
+run env XDG_CACHE_HOME="$T_TMP/fresh-cache" "$KB" run kernels/vector_add.cu --json
+expect_json auto_calibrate "j['calibrated']['ms'] > 0 and 'error' not in j['calibrated'] and j['roofline']['pct_of_measured_copy'] > 0"
+run env XDG_CACHE_HOME="$T_TMP/fresh-cache" "$KB" run kernels/vector_add.cu --json
+expect_json auto_calibrate_once "'calibrated' not in j and j['roofline']['pct_of_measured_copy'] > 0"
+
+# A phase over a second ticks (elapsed time); ticks stop before the result.
+python3 tests/cli/progress_ticks.py "$KB" tests/fixtures/kernels/slow_copy.cu > "$T_TMP/out" 2>"$T_TMP/err"
+if python3 - "$T_TMP/out" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+ticks = [m for m in lines if m.get('tick')]
+assert lines[-1] == {'result': 'ok', 'verdict': 'CORRECT'}, lines[-1]
+assert ticks and ticks[-1]['elapsed_s'] >= 1.0, ticks
+assert all(t['phase'] == 'check trial 1/1' and t['gpu'] for t in ticks), ticks
+print('    %d ticks, the last at %.2f s' % (len(ticks), ticks[-1]['elapsed_s']))
+PY
+then pass progress_ticks; else fail progress_ticks "$(tail -c 600 "$T_TMP/out")"; fi
 finish
