@@ -79,6 +79,10 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err);
  * variants (kb_app_deltas_text). */
 int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_buf *deltas,
 		      kb_err *err);
+/* The same for a run of `text` as path's text (the TUI: the file on disk
+ * may already hold a newer save than the one that ran). */
+int kb_app_record_run_text(const char *path, const char *text, size_t len, json_t *result,
+			   kb_variant *v, kb_buf *deltas, kb_err *err);
 
 /* ===== sessions.c: the session verbs ===== */
 

@@ -115,14 +115,22 @@ static void compare(kb_store *st, const char *name, kb_buf *deltas)
 int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_buf *deltas,
 		      kb_err *err)
 {
-	kb_session s;
-	kb_store *st = NULL;
 	kb_buf text = KB_BUF_INIT;
 	int rc = kb_file_read(path, &text, err);
-	if (rc < 0 || (rc = open_store(path, &s, &st, err)) < 0) {
-		kb_buf_free(&text);
+	if (rc == 0)
+		rc = kb_app_record_run_text(path, text.s ? text.s : "", text.len, result, v, deltas, err);
+	kb_buf_free(&text);
+	return rc;
+}
+
+int kb_app_record_run_text(const char *path, const char *text, size_t len, json_t *result,
+			   kb_variant *v, kb_buf *deltas, kb_err *err)
+{
+	kb_session s;
+	kb_store *st = NULL;
+	int rc = open_store(path, &s, &st, err);
+	if (rc < 0)
 		return rc;
-	}
 	kb_variant local;
 	kb_variant *out = v ? v : &local;
 	memset(out, 0, sizeof *out);
@@ -131,7 +139,7 @@ int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_buf *d
 	if (status && !strcmp(status, "ok")) {
 		json_t *note = json_pack("{s:s, s:O?, s:O}", "file", path, "compile",
 					 json_object_get(result, "compile"), "result", result);
-		rc = kb_session_store_commit(st, text.s, text.len, "kbench run", note, out, err);
+		rc = kb_session_store_commit(st, text, len, "kbench run", note, out, err);
 		if (rc == 0)
 			json_object_set_new(ev, "variant", json_string(out->name));
 		if (rc == 0 && deltas)
@@ -146,6 +154,5 @@ int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_buf *d
 		kb_session_variant_free(&local);
 	kb_session_store_close(st);
 	kb_session_free(&s);
-	kb_buf_free(&text);
 	return rc;
 }

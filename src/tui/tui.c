@@ -848,8 +848,14 @@ static void take_result(tui *t)
 {
 	for (kb_tui__piece *p; (p = kb_tui__worker_take(&t->w));) {
 		bool run = p->kind == KB_TUI__PIECE_RUN;
+		char note[sizeof p->note];
+		snprintf(note, sizeof note, "%s", run ? p->note : "");
 		if (kb_tui__worker_merge(&t->res, p) && run && t->res->run)
 			set_msg(t, "%s", kb_app_run_verdict(t->res->run));
+		/* e.g. a run stopped by a newer save (whose compile may be shown
+		 * already): the status bar says so either way */
+		if (note[0])
+			set_msg(t, "%s", note);
 	}
 }
 

@@ -216,13 +216,14 @@ static bool compile_job(kb_tui__worker *w, const char *path, const char *text, u
 	return runnable;
 }
 
-/* Records the run as a variant and says how it compares with the previous
- * and the best ones (libgit2 reads: here, off the UI thread). */
-static void record_run(const char *path, kb_tui__piece *p)
+/* Records the run of text as a variant (not the file, which may hold a
+ * newer save by now) and says how it compares with the previous and the
+ * best ones (libgit2 reads: here, off the UI thread). */
+static void record_run(const char *path, const char *text, kb_tui__piece *p)
 {
 	kb_err err = {0};
 	kb_buf deltas = KB_BUF_INIT;
-	if (kb_app_record_run(path, p->run, NULL, &deltas, &err) < 0)
+	if (kb_app_record_run_text(path, text, strlen(text), p->run, NULL, &deltas, &err) < 0)
 		snprintf(p->note, sizeof p->note, "not recorded in the session: %s", err.msg);
 	else if (deltas.len)
 		p->deltas = kb_buf_detach(&deltas);
@@ -252,7 +253,7 @@ static void run_job(kb_tui__worker *w, const char *path, const char *text, unsig
 	else if (!strcmp(kb_app_run_verdict(p->run), "CANCELLED"))
 		snprintf(p->note, sizeof p->note, "run stopped: a newer save replaced it");
 	else if (w->record)
-		record_run(path, p);
+		record_run(path, text, p);
 	post(w, p);
 }
 

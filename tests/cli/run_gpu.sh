@@ -150,7 +150,7 @@ PY
 }
 same_figures compare_same_correct kernels/softmax.cu
 same_figures compare_same_unwritten $F/unwritten.cu
-same_figures compare_same_offbyone $F/off_by_one.cu --arg N=4096
+same_figures compare_same_offbyone $F/off_by_one.cu --arg n=5000
 same_figures compare_same_first_call $F/first_call_only.cu
 same_figures compare_same_ref_kernel tests/fixtures/kernels/ref_kernel.cu
 same_figures compare_same_skips $F/skips_some.cu
