@@ -10,6 +10,7 @@
 #include <string.h>
 
 extern const char kb_profile__util_src[];
+extern const char kb_profile__icache_src[];
 
 
 static int attr(kb_device *d, CUdevice_attribute a, kb_err *err)
@@ -72,17 +73,32 @@ out:
 	return rc;
 }
 
-static int load_util(kb_device *d, kb_err *err)
+/* Compiles kbench's own CUDA source `text` for the device (through the
+ * compile cache) and loads it into *mod. */
+static int load_own_module(kb_device *d, const char *name, const char *text, CUmodule *mod,
+			   kb_err *err)
 {
 	kb_source src;
-	kb_compile_source_init(&src, "<kbench util>.cu", kb_profile__util_src, KB_SRC_CUDA);
+	kb_compile_source_init(&src, name, text, KB_SRC_CUDA);
 	char *arch = kb_xasprintf("sm_%d", d->info.sm);
 	kb_build_opts o = {.arch = arch};
 	kb_build b;
 	int rc = kb_compile_build(&src, NULL, NULL, &o, &b, err);
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuModuleLoadData(&d->util, b.cubin));
+	KB_CU_CALL(err, cuModuleLoadData(mod, b.cubin));
+out:
+	kb_compile_build_free(&b);
+	kb_compile_source_free(&src);
+	free(arch);
+	return rc;
+}
+
+static int load_util(kb_device *d, kb_err *err)
+{
+	int rc = load_own_module(d, "<kbench util>.cu", kb_profile__util_src, &d->util, err);
+	if (rc < 0)
+		return rc;
 	static const char *names[KB_DT_COUNT] = {
 		[KB_DT_F64] = "kb_fill_f64", [KB_DT_F32] = "kb_fill_f32", [KB_DT_F16] = "kb_fill_f16",
 		[KB_DT_BF16] = "kb_fill_bf16", [KB_DT_I64] = "kb_fill_i64", [KB_DT_I32] = "kb_fill_i32",
@@ -94,11 +110,9 @@ static int load_util(kb_device *d, kb_err *err)
 	KB_CU_CALL(err, cuModuleGetFunction(&d->count_diff, d->util, "kb_count_diff"));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->empty, d->util, "kb_empty"));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->spin, d->util, "kb_spin"));
+	KB_CU_CALL(err, cuModuleGetFunction(&d->tlb_sweep, d->util, "kb_tlb_sweep"));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->check, d->util, "kb_check"));
 out:
-	kb_compile_build_free(&b);
-	kb_compile_source_free(&src);
-	free(arch);
 	return rc;
 }
 
@@ -164,6 +178,10 @@ void kb_profile_device_close(kb_device *d)
 		kb_cu.cuMemFree(d->counter);
 	if (d->util)
 		kb_cu.cuModuleUnload(d->util);
+	if (d->tlb_buf)
+		kb_cu.cuMemFree(d->tlb_buf);
+	if (d->icache_mod)
+		kb_cu.cuModuleUnload(d->icache_mod);
 	if (d->stream)
 		kb_cu.cuStreamDestroy(d->stream);
 	if (d->ctx)
@@ -235,6 +253,42 @@ int kb_profile__flush_l2(kb_device *d, kb_err *err)
 	void *args[] = {&d->flush_buf, &n16, &d->sink};
 	unsigned grid = (unsigned)d->info.sm_count * 8;
 	KB_CU_CALL(err, cuLaunchKernel(d->flush, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
+				       args, NULL));
+out:
+	return rc;
+}
+
+int kb_profile__icache_thrash(kb_device *d, kb_err *err)
+{
+	int rc = KB_OK;
+	if (!d->icache) {
+		rc = load_own_module(d, "<kbench icache>.cu", kb_profile__icache_src, &d->icache_mod,
+				     err);
+		if (rc < 0)
+			return rc;
+		KB_CU_CALL(err, cuModuleGetFunction(&d->icache, d->icache_mod, "kb_icache"));
+	}
+	float m = 1.0f, c = 0.0f;
+	void *args[] = {&d->sink, &m, &c};
+	unsigned grid = (unsigned)d->info.sm_count * 2;
+	KB_CU_CALL(err, cuLaunchKernel(d->icache, grid ? grid : 1, 1, 1, 128, 1, 1, 0, d->stream,
+				       args, NULL));
+out:
+	return rc;
+}
+
+int kb_profile__tlb_sweep(kb_device *d, kb_err *err)
+{
+	int rc = KB_OK;
+	unsigned long long stride = 64 << 10;
+	if (!d->tlb_buf) {
+		d->tlb_bytes = (size_t)8 << 30;
+		KB_CU_CALL(err, cuMemAlloc(&d->tlb_buf, d->tlb_bytes));
+		KB_CU_CALL(err, cuMemsetD8(d->tlb_buf, 0x5A, d->tlb_bytes));
+	}
+	unsigned long long n = d->tlb_bytes / stride;
+	void *args[] = {&d->tlb_buf, &n, &stride, &d->sink};
+	KB_CU_CALL(err, cuLaunchKernel(d->tlb_sweep, (unsigned)(n / 256), 1, 1, 256, 1, 1, 0, d->stream,
 				       args, NULL));
 out:
 	return rc;

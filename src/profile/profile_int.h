@@ -76,6 +76,11 @@ struct kb_device {
 	CUfunction count_diff;
 	CUfunction empty;
 	CUfunction spin;
+	CUmodule icache_mod;      /* loaded on first use (span program 'I') */
+	CUfunction icache;
+	CUfunction tlb_sweep;
+	CUdeviceptr tlb_buf;      /* allocated on first use (span program 'T') */
+	size_t tlb_bytes;
 	CUfunction check;
 	CUdeviceptr check_parts;  /* kb_check's per-block results */
 	CUdeviceptr counter;
@@ -94,6 +99,12 @@ int kb_profile__fill(kb_device *d, CUdeviceptr p, kb_dtype t, int64_t n, const k
  * buffers of `bytes` bytes; synchronises. Returns 0 or a KB_E*. */
 int kb_profile__count_diff(kb_device *d, CUdeviceptr a, CUdeviceptr b, size_t bytes,
 			   uint64_t *ndiff, kb_err *err);
+/* Enqueues the instruction-cache thrash (kb_icache, compiled and loaded on
+ * first use) on the device's stream. Returns 0 or a KB_E*. */
+int kb_profile__icache_thrash(kb_device *d, kb_err *err);
+/* Enqueues a read of one word per 64 KB of a buffer larger than the
+ * TLBs reach (allocated on first use). Returns 0 or a KB_E*. */
+int kb_profile__tlb_sweep(kb_device *d, kb_err *err);
 /* Enqueues the L2 flush (a read of 2x L2) on the device's stream. */
 int kb_profile__flush_l2(kb_device *d, kb_err *err);
 

@@ -30,6 +30,10 @@
  *   W  an idle wait of KB_IDLE_NS on the GPU (one thread spinning on
  *      %globaltimer), so the memory system is quiet when what follows starts
  *   Z  an empty kernel
+ *   T  a read of one word per 64 KB of an 8 GB buffer (allocated on first
+ *      use), which leaves the TLBs without the kernel's pages
+ *   I  a kernel of ~12k straight-line instructions on every SM, which
+ *      leaves the kernel's code out of the SMs' instruction caches
  *   K  the kernel under test
  *   e  an event record (the first and second e bound the span)
  * "A-B" samples span(A) - span(B); "A" samples span(A).
@@ -61,6 +65,10 @@ static int run_prog(kb_device *d, const kb_profile__bound *bd, const char *prog,
 		else if (*p == 'W')
 			KB_CU_CALL(err, cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->stream,
 						       idle_args, NULL));
+		else if (*p == 'T')
+			rc = kb_profile__tlb_sweep(d, err);
+		else if (*p == 'I')
+			rc = kb_profile__icache_thrash(d, err);
 		else if (*p == 'Z')
 			KB_CU_CALL(err, cuLaunchKernel(d->empty, 1, 1, 1, 32, 1, 1, 0, d->stream,
 						       NULL, NULL));

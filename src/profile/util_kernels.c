@@ -118,9 +118,37 @@ const char kb_profile__util_src[] =
 	"  do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < ns); }\n"
 	"/* Reads the whole buffer (so L2 holds only clean lines of it afterwards);\n"
 	"   the store never happens but the compiler cannot know that. */\n"
+	"/* Reads one word every `stride` bytes of buf (n words): touches every\n"
+	"   page of a buffer larger than the TLBs reach, leaving theirs cold. */\n"
+	"extern \"C\" __global__ void kb_tlb_sweep(const unsigned *buf, u64 n, u64 stride, unsigned *sink) {\n"
+	"  unsigned acc = 0;\n"
+	"  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)\n"
+	"    acc ^= __ldcg(buf + i * (stride / 4));\n"
+	"  if (acc == 0x9E3779B9u && sink) *sink = acc;\n"
+	"}\n"
 	"extern \"C\" __global__ void kb_flush_read(const uint4 *buf, u64 n, unsigned *sink) {\n"
 	"  unsigned acc = 0;\n"
 	"  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {\n"
 	"    uint4 v = __ldcg(buf + i); acc ^= v.x ^ v.y ^ v.z ^ v.w; }\n"
 	"  if (acc == 0x9E3779B9u && sink) *sink = acc;\n"
+	"}\n";
+
+/* A kernel of about 12k straight-line instructions (192 KB of SASS, more
+ * than an SM's instruction caches hold), one warp per SM sub-partition:
+ * run before a timed launch it leaves the kernel's code out of the SMs'
+ * instruction (and constant) caches, as ncu's --cache-control all does.
+ * Compiled only when a span program asks for it ('I'). */
+const char kb_profile__icache_src[] =
+	"#define KB_I1 asm volatile(\"fma.rn.f32 %0, %0, %4, %5;\\n\\tfma.rn.f32 %1, %1, %4, %5;\\n\\t\"\\\n"
+	"  \"fma.rn.f32 %2, %2, %4, %5;\\n\\tfma.rn.f32 %3, %3, %4, %5;\" \\\n"
+	"  : \"+f\"(a0), \"+f\"(a1), \"+f\"(a2), \"+f\"(a3) : \"f\"(m), \"f\"(c));\n"
+	"#define KB_I4 KB_I1 KB_I1 KB_I1 KB_I1\n"
+	"#define KB_I16 KB_I4 KB_I4 KB_I4 KB_I4\n"
+	"#define KB_I64 KB_I16 KB_I16 KB_I16 KB_I16\n"
+	"#define KB_I256 KB_I64 KB_I64 KB_I64 KB_I64\n"
+	"#define KB_I1024 KB_I256 KB_I256 KB_I256 KB_I256\n"
+	"extern \"C\" __global__ void kb_icache(float *sink, float m, float c) {\n"
+	"  float a0 = threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3;\n"
+	"  KB_I1024 KB_I1024 KB_I1024\n"
+	"  if (a0 + a1 + a2 + a3 == 1234.5f && sink) *sink = a0;\n"
 	"}\n";
