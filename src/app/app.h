@@ -138,7 +138,8 @@ int kb_app_sweep_and_tune(kb_runner *r, const kb_app_run_opts *o, const kb_spec 
 /* Tables of the sweep and of the tune variants, best marked. */
 void kb_app_sweep_render(json_t *sweeps, kb_buf *out);
 
-/* ===== report.c ===== */
+/* ===== report.c (the pages; report_model.c reads the variants, report_page.c
+ * and report_svg.c render them, roofline_text.c draws the terminal plot) ===== */
 
 /* What a report says beside the variants; every field may be NULL. */
 typedef struct {

@@ -218,6 +218,148 @@ int kb_profile__pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repea
 			 kb_pc_record **recs, int *n, uint64_t *total,
 			 kb_profile__pcs_stats *st, kb_err *err);
 
+/* ===== hardware counters: cupti_host.c (libcupti, the Profiler Host API:
+ * names and host objects), cupti_config.c (config images, the caches on
+ * disk, preparing a collection) and cupti.c (the Range Profiler on a
+ * device); how they fit is at the top of cupti.c ===== */
+
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+#include <cupti_version.h>
+
+#define KB_CUPTI_FUNCS(X) \
+	X(cuptiProfilerInitialize) X(cuptiProfilerDeInitialize) \
+	X(cuptiProfilerDeviceSupported) X(cuptiDeviceGetChipName) \
+	X(cuptiProfilerGetCounterAvailability) X(cuptiProfilerHostInitialize) \
+	X(cuptiProfilerHostDeinitialize) X(cuptiProfilerHostGetSupportedChips) \
+	X(cuptiProfilerHostGetBaseMetrics) X(cuptiProfilerHostGetMetricProperties) \
+	X(cuptiProfilerHostConfigAddMetrics) X(cuptiProfilerHostGetConfigImageSize) \
+	X(cuptiProfilerHostGetConfigImage) X(cuptiProfilerHostGetNumOfPasses) \
+	X(cuptiProfilerHostEvaluateToGpuValues) X(cuptiRangeProfilerEnable) \
+	X(cuptiRangeProfilerDisable) X(cuptiRangeProfilerGetCounterDataSize) \
+	X(cuptiRangeProfilerCounterDataImageInitialize) X(cuptiRangeProfilerSetConfig) \
+	X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop) X(cuptiRangeProfilerPushRange) \
+	X(cuptiRangeProfilerPopRange) X(cuptiRangeProfilerDecodeData) \
+	X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiGetVersion)
+
+typedef struct {
+#define KB_CUPTI_MEMBER(f) __typeof__(&f) f;
+	KB_CUPTI_FUNCS(KB_CUPTI_MEMBER)
+#undef KB_CUPTI_MEMBER
+} kb_profile__cupti_fns;
+
+/* cupti_host.c: the resolved table; valid after kb_profile__cupti_load()
+ * returned 0. */
+extern kb_profile__cupti_fns kb_profile__cupti;
+/* Loads libcupti (once per process, from any thread) and resolves the
+ * table: 0, or KB_EUNSUP with why (missing, older than 13.0, under ASan). */
+int kb_profile__cupti_load(kb_err *err);
+
+#define KB_CUPTI_COUNTERS_FAIL(err, r, call, file, line) \
+	kb_profile__cupti_fail((err), (int)(r), (call), "GPU performance counters", (file), (line))
+
+/* Calls kb_profile__cupti.fn(p); on failure sets rc from
+ * kb_profile__cupti_fail and jumps to out. */
+#define KB_CUPTI_CALL(err, fn, p) \
+	do { \
+		CUptiResult r_ = kb_profile__cupti.fn(p); \
+		if (r_ != CUPTI_SUCCESS) { \
+			rc = KB_CUPTI_COUNTERS_FAIL((err), r_, #fn, __FILE__, __LINE__); \
+			goto out; \
+		} \
+	} while (0)
+
+/* A params struct with its structSize set and everything else zero. */
+#define KB_CUPTI_PARAMS(T) {.structSize = T##_STRUCT_SIZE}
+
+/* A host object of chip with the availability image avail (NULL: for
+ * offline checks); 0, or the KB_E* of kb_profile__cupti_fail. */
+int kb_profile__cupti_host_new(const char *chip, const uint8_t *avail,
+			       CUpti_Profiler_Host_Object **out, kb_err *err);
+/* Frees h; NULL ok. */
+void kb_profile__cupti_host_free(CUpti_Profiler_Host_Object *h);
+/* The host object for offline checks of chip (no availability image),
+ * made once per chip, borrowed. Unknown chips: KB_EINVAL listing the known
+ * ones. */
+int kb_profile__cupti_offline_host(const char *chip, CUpti_Profiler_Host_Object **out,
+				   kb_err *err);
+/* Checks every name against host's chip. Returns 0, or KB_EINVAL with one
+ * line per bad name (computed by ncu / no rollup / unknown + suggestions). */
+int kb_profile__cupti_check_names(CUpti_Profiler_Host_Object *host, const char *chip,
+				  const char *const *metrics, int n, kb_err *err);
+
+/* cupti_config.c: the counter availability image of GPU `ordinal` and its
+ * chip name from the disk cache (false when none), and saving them there. */
+bool kb_profile__cupti_avail_load(int ordinal, char *chip, size_t chip_size, uint8_t **image,
+				  size_t *size);
+void kb_profile__cupti_avail_save(int ordinal, const char *chip, const uint8_t *image,
+				  size_t size);
+
+/* A config image: what a metric list asks of a chip. */
+typedef struct {
+	char *key;                          /* chip, availability hash, names */
+	uint8_t *image;
+	size_t size;
+	int passes;
+	unsigned id;                        /* unique per image */
+	CUpti_Profiler_Host_Object *host;   /* built the image; evaluates its data
+					     * (NULL until one read from disk is
+					     * checked: see
+					     * kb_profile__cupti_config_check_start) */
+	bool from_disk;
+} kb_profile__cupti_config;
+
+/* The cache key of (chip, availability image, metric list), a new string. */
+char *kb_profile__cupti_config_key(const char *chip, const uint8_t *avail, size_t avail_size,
+				   const char *const *metrics, int n);
+/* Frees what c holds and zeroes it. */
+void kb_profile__cupti_config_clear(kb_profile__cupti_config *c);
+/* Builds the config image of a checked metric list with a fresh host
+ * object into c: 0, or a KB_E*. */
+int kb_profile__cupti_config_build(const char *chip, const uint8_t *avail,
+				   const char *const *metrics, int n, kb_profile__cupti_config *c,
+				   kb_err *err);
+/* Writes c's image to the disk cache under c's key; failing to is no error. */
+void kb_profile__cupti_config_save(const kb_profile__cupti_config *c);
+/* The cached config of (chip, availability, metrics): one built in this
+ * process, else (with from_disk) one on disk, else one built after checking
+ * the names with `names` (a host object of the chip). Borrowed. */
+int kb_profile__cupti_config_get(CUpti_Profiler_Host_Object *names, const char *chip,
+				 const uint8_t *avail, size_t avail_size,
+				 const char *const *metrics, int n, bool from_disk,
+				 kb_profile__cupti_config **out, kb_err *err);
+
+/* Building an image read from disk again, beside its passes. */
+typedef struct {
+	pthread_t thread;
+	bool started;
+	const char *chip;
+	const uint8_t *avail;
+	const char *const *metrics;
+	int n;
+	kb_profile__cupti_config built;
+	int rc;
+	kb_err err;
+	double ms;
+} kb_profile__cupti_config_check;
+
+/* Starts building cfg (read from disk) again on a thread of its own: a
+ * host object of its own, nothing shared with the caller but read-only
+ * inputs that outlive kb_profile__cupti_config_check_finish.  Does nothing
+ * for an image not read from disk. */
+void kb_profile__cupti_config_check_start(kb_profile__cupti_config_check *k,
+					  const kb_profile__cupti_config *cfg, const char *chip,
+					  const uint8_t *avail, const char *const *metrics, int n);
+/* Waits for the build; cfg then has its own host object.  Returns 0 when
+ * the image from disk was the one CUPTI builds now, 1 when it was not (cfg
+ * now holds the new image, saved: collect again), or a KB_E* when the build
+ * failed (the file is deleted). */
+int kb_profile__cupti_config_check_finish(kb_profile__cupti_config_check *k,
+					  kb_profile__cupti_config *cfg, kb_err *err);
+
 /* cupti.c: flush L2 before every pass (the default, ncu's --cache-control
  * all) or before the first only (--cache-control none: a later pass starts
  * with what the previous one left in L2). */
@@ -240,8 +382,9 @@ typedef struct {
 	double ms_config_wait;    /* waiting for that build after the passes */
 } kb_profile__cupti_stats;
 const kb_profile__cupti_stats *kb_profile__cupti_last(const kb_cupti *c);
-/* Tests: forgets the config images built or read in this process, so that
- * the next collection reads them from disk (or builds them). */
+/* Tests (cupti_config.c): forgets the config images built or read in this
+ * process, so that the next collection reads them from disk (or builds
+ * them). */
 void kb_profile__cupti_drop_configs(void);
 /* Tests: saves the config image of `other` on disk under the key of
  * `metrics` for c's device: a stale image that the check must catch. */
