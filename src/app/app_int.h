@@ -111,4 +111,52 @@ void kb_app__page_end(const kb_app__model *R, kb_buf *o);
  * bandwidth bars; standalone adds the XML namespace a file needs. */
 void kb_app__svg_render(const kb_app__model *R, kb_buf *o, bool standalone);
 
+/* ===== variants.c: what the session verbs share ===== */
+
+/* The value at a dotted path ("result.timing.median_us") of j, or NULL. */
+json_t *kb_app__jget(json_t *j, const char *path);
+/* The number at a dotted path of j, or -1 when there is none. */
+double kb_app__jnum(json_t *j, const char *path);
+/* A variant's verdict word ("compiled" when it was never run, "-" without a note). */
+const char *kb_app__verdict_of(const kb_variant *v);
+/* A variant's median in us, or -1. */
+double kb_app__median_of(const kb_variant *v);
+/* The fastest CORRECT timed variant of vs, or -1. */
+int kb_app__best_of(const kb_variant *vs, int n);
+/* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
+void kb_app__cat_num(kb_buf *out, int width, int prec, double v);
+/* The distinct files of a session's journal, in first-use order: their
+ * count (new strings in *files, free with kb_app__free_strs), or a KB_E*. */
+int kb_app__session_files(const kb_session *s, char ***files, kb_err *err);
+void kb_app__free_strs(char **v, int n);
+/* Opens the current session and the store of `file` (NULL: the session's
+ * file when it has one).  Returns 0 with *s, *path and *st (release with
+ * kb_app__close_file_store), or a KB_E* with err. */
+int kb_app__open_file_store(const char *file, kb_session *s, char **path, kb_store **st,
+			    kb_err *err);
+void kb_app__close_file_store(kb_session *s, char *path, kb_store *st);
+
+/* A variant with its text. */
+typedef struct {
+	kb_variant v;
+	char *text;
+	size_t len;
+} kb_app__loaded;
+
+/* Variant `name` of the store's file with its text. Returns 0 or a KB_E*. */
+int kb_app__load_variant(kb_store *st, const char *name, kb_app__loaded *l, kb_err *err);
+void kb_app__unload(kb_app__loaded *l);
+/* Variant `name` of `file` (as kb_app__open_file_store) with its text;
+ * *path (may be NULL) gets the file's path.  The caller frees v, *text and
+ * *path. */
+int kb_app__read_variant(const char *name, const char *file, kb_variant *v, char **text,
+			 size_t *len, char **path, kb_err *err);
+
+/* ===== sessions.c ===== */
+
+/* The normalised SASS diff of the spec's kernel between variants a and b
+ * of the file at path (fresh, cached compiles), or why there is none. */
+void kb_app__diff_sass(const char *path, const kb_app__loaded *a, const kb_app__loaded *b,
+		       kb_buf *out, kb_err *err);
+
 #endif

@@ -326,3 +326,92 @@ int kb_app_report(const kb_app_report_opts *o, const kb_variant *vs, int n, char
 	kb_app__model_free(&R);
 	return 0;
 }
+/* ---- report ------------------------------------------------------------------------ */
+
+/* Every variant's text (NULL where unreadable), for the report's diff. */
+static void read_sources(kb_store *st, const kb_variant *vs, int n, char **src, size_t *lens)
+{
+	for (int i = 0; i < n; i++) {
+		kb_variant v;
+		memset(&v, 0, sizeof v);
+		if (kb_session_store_read(st, vs[i].name, &v, &src[i], &lens[i], NULL) < 0)
+			src[i] = NULL, lens[i] = 0;
+		kb_session_variant_free(&v);
+	}
+}
+
+/* The SASS diff first correct -> best, when a disassembler exists. */
+static char *report_sass(kb_store *st, const char *path, const kb_variant *vs, int first, int best)
+{
+	if (first < 0 || best < 0 || first == best)
+		return NULL;
+	kb_app__loaded a, b;
+	kb_buf d = KB_BUF_INIT;
+	if (kb_app__load_variant(st, vs[first].name, &a, NULL) == 0) {
+		if (kb_app__load_variant(st, vs[best].name, &b, NULL) == 0) {
+			kb_app__diff_sass(path, &a, &b, &d, NULL);
+			kb_app__unload(&b);
+		}
+		kb_app__unload(&a);
+	}
+	return d.s ? kb_buf_detach(&d) : NULL;
+}
+
+static int write_report(const char *output, const kb_buf *page, const kb_buf *svg, char *svg_path,
+			kb_buf *out, kb_err *err)
+{
+	int rc = kb_file_write(output, page->s, page->len, err);
+	if (rc == 0 && svg_path && svg->len)
+		rc = kb_file_write(svg_path, svg->s, svg->len, err);
+	if (rc == 0)
+		kb_buf_catf(out, "wrote %s%s%s\n", output, svg_path && svg->len ? " and " : "",
+			    svg_path && svg->len ? svg_path : "");
+	return rc;
+}
+
+int kb_app_report_session(const char *session, const char *file, const char *output,
+			  kb_buf *out, kb_err *err)
+{
+	kb_session s;
+	int rc = kb_session_open(session, &s, err), n = 0, first, best;
+	if (rc < 0)
+		return rc;
+	char *path = file ? kb_xstrdup(file) : kb_app_session_last_file(&s);
+	kb_store *st = NULL;
+	kb_variant *vs = NULL;
+	if (!path) {
+		rc = kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "session %s is empty", s.id);
+		goto out;
+	}
+	if ((rc = kb_session_store_open(&s, path, &st, err)) < 0 ||
+	    (rc = kb_session_store_list(st, &vs, &n, err)) < 0)
+		goto out;
+	char **src = kb_xcalloc((size_t)n + 1, sizeof *src);
+	size_t *lens = kb_xcalloc((size_t)n + 1, sizeof *lens);
+	read_sources(st, vs, n, src, lens);
+	kb_app_report_pick(vs, n, &first, &best);
+	char *sass = report_sass(st, path, vs, first, best);
+	bool html = !strcmp(kb_extension(output), "html");
+	char *svg_path = html ? NULL : kb_xasprintf("%s.roofline.svg", output);
+	kb_app_report_opts o = {.session_id = s.id, .file = path, .sass_diff = sass,
+				.svg_name = svg_path ? kb_basename(svg_path) : NULL, .html = html};
+	kb_buf page = KB_BUF_INIT, svg = KB_BUF_INIT;
+	rc = kb_app_report(&o, vs, n, src, lens, &page, &svg, err);
+	if (rc == 0)
+		rc = write_report(output, &page, &svg, svg_path, out, err);
+	kb_buf_free(&page);
+	kb_buf_free(&svg);
+	free(svg_path);
+	free(sass);
+	for (int i = 0; i < n; i++)
+		free(src[i]);
+	free(src);
+	free(lens);
+out:
+	kb_session_variants_free(vs, n);
+	kb_session_store_close(st);
+	free(path);
+	kb_session_free(&s);
+	return rc;
+}
+

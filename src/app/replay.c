@@ -1,0 +1,253 @@
+/*
+ * replay.c - a recorded session again: `kbench replay` re-runs its variants
+ * on this machine and prints recorded vs now (ratios between variants when
+ * the GPU differs); `kbench-tui --replay` steps through its journal, each
+ * step with what was recorded and the text at that point.
+ */
+#include "app_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- replay in the TUI: the session's events as steps ------------------------ */
+
+/* What one journal event says, for a person stepping through it. */
+static void step_text(const kb_session *s, json_t *ev, int i, int n, const kb_variant *v,
+		      kb_buf *out)
+{
+	const char *what = json_string_value(json_object_get(ev, "event"));
+	const char *file = json_string_value(json_object_get(ev, "file"));
+	char when[32] = "?";
+	time_t t = (time_t)json_number_value(json_object_get(ev, "t"));
+	struct tm tm;
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	kb_buf_catf(out, "session %s, step %d of %d\n%s  %s  %s%s%s\n\n", s->id, i + 1, n, when,
+		    what ? what : "?", file ? file : "", v ? "  " : "", v ? v->name : "");
+	if (what && !strcmp(what, "edit")) {
+		const char *d = json_string_value(json_object_get(ev, "diff"));
+		kb_buf_cat(out, d ? d : "(no diff recorded)\n");
+		return;
+	}
+	if (what && !strcmp(what, "compile") && json_is_false(json_object_get(ev, "ok")))
+		kb_buf_catf(out, "did not compile: %d error(s)\n",
+			    (int)json_integer_value(json_object_get(ev, "errors")));
+	json_t *res = v ? kb_app__jget(v->note, "result") : NULL;
+	const char *arch = v ? json_string_value(kb_app__jget(v->note, "compile.arch")) : NULL;
+	if (res)
+		kb_app_run_render(res, out);
+	else if (v)
+		kb_buf_catf(out, "%s compiled (%s): %.0f registers, occupancy %.0f%%; not run\n", v->name,
+			    arch ? arch : "?", kb_app__jnum(v->note, "compile.kernel.resources.registers"),
+			    kb_app__jnum(v->note, "compile.kernel.occupancy.occupancy_pct"));
+	if (!v) {
+		char *j = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
+		kb_buf_catf(out, "%s\n", j ? j : "");
+		free(j);
+	}
+}
+
+/* A file's store and its variants, listed once for the whole replay (a
+ * listing reads every note: once per event would be quadratic). */
+typedef struct {
+	char *file;
+	kb_store *st;
+	kb_variant *vs;
+	int n;
+	char why[256];          /* when the store could not be read */
+} replay_store;
+
+static replay_store *replay_store_of(replay_store **stores, int *n, int *cap,
+				     const kb_session *s, const char *file)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp((*stores)[i].file, file))
+			return &(*stores)[i];
+	replay_store *rs = KB_PUSH(*stores, *n, *cap);
+	memset(rs, 0, sizeof *rs);
+	rs->file = kb_xstrdup(file);
+	kb_err err = {0};
+	if (kb_session_store_open(s, file, &rs->st, &err) < 0 ||
+	    kb_session_store_list(rs->st, &rs->vs, &rs->n, &err) < 0)
+		snprintf(rs->why, sizeof rs->why, "%.240s", err.msg);
+	return rs;
+}
+
+/* The variant an event names ("vN"), or NULL with why. */
+static const kb_variant *replay_variant(const replay_store *rs, const char *name,
+					char *why, size_t n)
+{
+	if (rs->why[0]) {
+		snprintf(why, n, "%s", rs->why);
+		return NULL;
+	}
+	long k = name[0] == 'v' ? strtol(name + 1, NULL, 10) : 0;
+	if (k >= 1 && k <= rs->n && !strcmp(rs->vs[k - 1].name, name))
+		return &rs->vs[k - 1];
+	snprintf(why, n, "no variant %s on the session's ref", name);
+	return NULL;
+}
+
+/* One step: {"file", "summary", "text" (when the event names a variant)}. */
+static json_t *replay_step(const kb_session *s, replay_store *rs, json_t *ev, int i, int n)
+{
+	const char *file = json_string_value(json_object_get(ev, "file"));
+	const char *name = json_string_value(json_object_get(ev, "variant"));
+	char *text = NULL, why[512] = "";
+	size_t len = 0;
+	const kb_variant *v = rs && name ? replay_variant(rs, name, why, sizeof why) : NULL;
+	kb_err err = {0};
+	if (v && kb_session_store_text(rs->st, v, &text, &len, &err) < 0) {
+		snprintf(why, sizeof why, "%.500s", err.msg);
+		v = NULL;
+	}
+	kb_buf sum = KB_BUF_INIT;
+	step_text(s, ev, i, n, v, &sum);
+	if (name && !v)
+		kb_buf_catf(&sum, "\n(%s cannot be read: %s)\n", name, why);
+	json_t *step = json_pack("{s:s, s:s}", "file", file ? file : "", "summary", sum.s ? sum.s : "");
+	if (v)
+		json_object_set_new(step, "text", json_stringn(text ? text : "", len));
+	kb_buf_free(&sum);
+	free(text);
+	return step;
+}
+
+int kb_app_replay_steps(const char *session, json_t **steps, kb_err *err)
+{
+	kb_session s;
+	*steps = NULL;
+	int rc = kb_session_open(session, &s, err);
+	if (rc < 0)
+		return rc;
+	json_t *evs = NULL;
+	long trunc;
+	replay_store *stores = NULL;
+	int nstores = 0, cap = 0;
+	rc = kb_session_journal_read(&s, &evs, &trunc, err);
+	if (rc == 0) {
+		int n = (int)json_array_size(evs);
+		*steps = json_array();
+		for (int i = 0; i < n; i++) {
+			json_t *ev = json_array_get(evs, i);
+			const char *file = json_string_value(json_object_get(ev, "file"));
+			replay_store *rs = file ? replay_store_of(&stores, &nstores, &cap, &s, file) : NULL;
+			json_array_append_new(*steps, replay_step(&s, rs, ev, i, n));
+		}
+	}
+	for (int i = 0; i < nstores; i++) {
+		kb_session_variants_free(stores[i].vs, stores[i].n);
+		kb_session_store_close(stores[i].st);
+		free(stores[i].file);
+	}
+	free(stores);
+	json_decref(evs);
+	kb_session_free(&s);
+	return rc;
+}
+
+/* ---- replay ---------------------------------------------------------------------- */
+
+static bool wanted(const char *only, const char *name)
+{
+	if (!only)
+		return true;
+	size_t n = strlen(name);
+	for (const char *p = only; (p = strstr(p, name)); p += n)
+		if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+static const char *gpu_of(json_t *r)
+{
+	const char *g = json_string_value(kb_app__jget(r, "env.device.name"));
+	return g ? g : "?";
+}
+
+/* One row: recorded vs now, and what changed beyond noise. */
+static void replay_row(const kb_variant *v, json_t *now, double base_then, double base_now,
+		       bool same_gpu, kb_buf *out)
+{
+	json_t *then = kb_app__jget(v->note, "result");
+	const char *vt = then ? kb_app_run_verdict(then) : "not run", *vn = kb_app_run_verdict(now);
+	double mt = then ? kb_app__jnum(then, "timing.median_us") : -1, mn = kb_app__jnum(now, "timing.median_us");
+	kb_buf_catf(out, "  %-5s %-13s %-13s", v->name, vt, vn);
+	kb_app__cat_num(out, 11, 2, mt);
+	kb_app__cat_num(out, 11, 2, mn);
+	if (strcmp(vt, vn) && then)
+		kb_buf_cat(out, "  CORRECTNESS CHANGED");
+	else if (mt > 0 && mn > 0 && same_gpu) {
+		json_t *d = kb_diff_numbers(then, now);
+		kb_buf_catf(out, "  %+.1f%% %s", (mn - mt) / mt * 100,
+			    json_string_value(json_object_get(d, "verdict")));
+		json_decref(d);
+	} else if (mt > 0 && mn > 0 && base_then > 0 && base_now > 0) {
+		double rt = mt / base_then, rn = mn / base_now;
+		kb_buf_catf(out, "  x%.3f of first then, x%.3f now%s", rt, rn,
+			    fabs(rn - rt) > 0.05 * rt ? "  RATIO CHANGED" : "");
+	}
+	kb_buf_catc(out, '\n');
+}
+
+static int replay_file(kb_runner *r, const kb_session *s, const char *path, const char *only,
+		       kb_buf *out, kb_err *err)
+{
+	kb_store *st = NULL;
+	kb_variant *vs = NULL;
+	int n = 0, rc;
+	if ((rc = kb_session_store_open(s, path, &st, err)) < 0 ||
+	    (rc = kb_session_store_list(st, &vs, &n, err)) < 0)
+		goto out;
+	double base_then = -1, base_now = -1;
+	bool header = false;
+	for (int i = 0; i < n; i++) {
+		if (!wanted(only, vs[i].name))
+			continue;
+		kb_app__loaded l;
+		if (kb_app__load_variant(st, vs[i].name, &l, err) < 0)
+			continue;
+		kb_app_run_opts o = {.path = path, .text = l.text};
+		json_t *now = NULL;
+		rc = kb_app_run(r, &o, NULL, NULL, &now, err);
+		json_t *then = kb_app__jget(vs[i].note, "result");
+		bool same_gpu = !then || !strcmp(gpu_of(then), gpu_of(now));
+		if (!header) {
+			kb_buf_catf(out, "%s  (recorded on %s, now on %s%s)\n", path,
+				    then ? gpu_of(then) : "?", gpu_of(now),
+				    same_gpu ? "" : ": different GPUs, comparing ratios to the first variant");
+			kb_buf_catf(out, "  %-5s %-13s %-13s %11s %11s\n", "", "recorded", "now", "then us", "now us");
+			header = true;
+		}
+		if (base_then < 0 && then && !strcmp(kb_app_run_verdict(then), "CORRECT"))
+			base_then = kb_app__jnum(then, "timing.median_us"), base_now = kb_app__jnum(now, "timing.median_us");
+		replay_row(&vs[i], now, base_then, base_now, same_gpu, out);
+		json_decref(now);
+		kb_app__unload(&l);
+		if (rc < 0)
+			break;
+	}
+out:
+	kb_session_variants_free(vs, n);
+	kb_session_store_close(st);
+	return rc;
+}
+
+int kb_app_replay(kb_runner *r, const char *session, const char *only, kb_buf *out, kb_err *err)
+{
+	kb_session s;
+	int rc = kb_session_open(session, &s, err);
+	if (rc < 0)
+		return rc;
+	char **files;
+	int n = kb_app__session_files(&s, &files, err);
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = replay_file(r, &s, files[i], only, out, err);
+	kb_app__free_strs(files, n > 0 ? n : 0);
+	kb_session_free(&s);
+	return rc < 0 ? rc : n < 0 ? n : KB_OK;
+}
+
