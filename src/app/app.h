@@ -104,15 +104,17 @@ int kb_app_annotate(const char *name, const char *key, const char *text, const c
 		    kb_buf *out, kb_err *err);
 /* `kbench sessions`: every session with its files and variant counts. */
 int kb_app_sessions(kb_buf *out, kb_err *err);
-/* `kbench replay SESSION [--only vA,vB]`: re-runs variants, recorded vs now. */
-int kb_app_replay(kb_runner *r, const char *session, const char *only, kb_buf *out, kb_err *err);
+/* `kbench replay SESSION [--file F] [--only vA,vB]`: re-runs the variants
+ * of every file of the session (or of F), recorded vs now; --only names
+ * variants of one file, so with several files it needs F (KB_EAMBIG). */
+int kb_app_replay(kb_runner *r, const char *session, const char *file, const char *only,
+		  kb_buf *out, kb_err *err);
 /* `kbench report SESSION -o FILE.md|FILE.html [--file F]`: writes the
- * report (and, for Markdown, FILE.roofline.svg beside it); a line saying
- * what was written goes to out. */
+ * report of one file's variants (F, or the session's one file: KB_EAMBIG
+ * when it has several) and, for Markdown, FILE.roofline.svg beside it; a
+ * line saying what was written goes to out. */
 int kb_app_report_session(const char *session, const char *file, const char *output,
 			  kb_buf *out, kb_err *err);
-/* The file a session worked on last (from its journal), a new string or NULL. */
-char *kb_app_session_last_file(const kb_session *s);
 
 /* ===== device.c ===== */
 

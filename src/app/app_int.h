@@ -121,20 +121,35 @@ double kb_app__jnum(json_t *j, const char *path);
 const char *kb_app__verdict_of(const kb_variant *v);
 /* A variant's median in us, or -1. */
 double kb_app__median_of(const kb_variant *v);
-/* The fastest CORRECT timed variant of vs, or -1. */
-int kb_app__best_of(const kb_variant *vs, int n);
+/* Whether v ran `kernel` (true when either is unknown): the variants of a
+ * file that solve the same problem, which the Δ lines and "best" compare. */
+bool kb_app__same_kernel(const kb_variant *v, const char *kernel);
+/* The fastest CORRECT timed variant of vs that ran `kernel` (NULL: any), or -1. */
+int kb_app__best_of(const kb_variant *vs, int n, const char *kernel);
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
 void kb_app__cat_num(kb_buf *out, int width, int prec, double v);
 /* The distinct files of a session's journal, in first-use order: their
  * count (new strings in *files, free with kb_app__free_strs), or a KB_E*. */
 int kb_app__session_files(const kb_session *s, char ***files, kb_err *err);
 void kb_app__free_strs(char **v, int n);
-/* Opens the current session and the store of `file` (NULL: the session's
- * file when it has one).  Returns 0 with *s, *path and *st (release with
- * kb_app__close_file_store), or a KB_E* with err. */
-int kb_app__open_file_store(const char *file, kb_session *s, char **path, kb_store **st,
-			    kb_err *err);
-void kb_app__close_file_store(kb_session *s, char *path, kb_store *st);
+/* The file a verb of session s works on: `file` when named, else the
+ * session's one file.  *path gets a new string; KB_ENOTFOUND when the
+ * session has none, KB_EAMBIG naming the candidates when it has several
+ * (never a guess). */
+int kb_app__session_file(const kb_session *s, const char *file, char **path, kb_err *err);
+
+/* The current session, a file of it and that file's variant store. */
+typedef struct {
+	kb_session s;
+	char *path;
+	kb_store *st;
+} kb_app__fstore;
+
+/* Opens the current session and the store of `file` (NULL: as
+ * kb_app__session_file). Returns 0 (release with kb_app__fstore_close), or
+ * a KB_E* with err. */
+int kb_app__fstore_open(const char *file, kb_app__fstore *f, kb_err *err);
+void kb_app__fstore_close(kb_app__fstore *f);
 
 /* A variant with its text. */
 typedef struct {

@@ -7,6 +7,7 @@
  */
 #include "app.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,70 @@ static bool record_edit(const kb_session *s, kb_store *st, const char *path, con
 	return same;
 }
 
+/* ---- commit messages: what a variant is, readable in plain `git log` ---- */
+
+static double num_at(json_t *j, const char *k1, const char *k2)
+{
+	json_t *v = json_object_get(json_object_get(j, k1), k2);
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* The message's body: the kernel, the arch and the options. */
+static void describe_build(json_t *compile, kb_buf *m)
+{
+	const char *kernel = json_string_value(
+		json_object_get(json_object_get(compile, "kernel"), "name"));
+	const char *arch = json_string_value(json_object_get(compile, "arch"));
+	json_t *opts = json_object_get(compile, "options");
+	kb_buf_catf(m, "\n\nkernel %s, %s", kernel ? kernel : "?", arch ? arch : "?");
+	for (size_t i = 0; i < json_array_size(opts); i++)
+		kb_buf_catf(m, " %s", json_string_value(json_array_get(opts, i)));
+	kb_buf_catc(m, '\n');
+}
+
+/* "compiled: 14 regs, 0 B local, occupancy 100% (warps)" and the body. */
+static char *compile_message(json_t *compile)
+{
+	kb_buf m = KB_BUF_INIT;
+	json_t *k = json_object_get(compile, "kernel");
+	json_t *res = json_object_get(k, "resources"), *occ = json_object_get(k, "occupancy");
+	const char *limiter = json_string_value(json_object_get(occ, "limiter"));
+	kb_buf_cat(&m, "compiled");
+	if (res)
+		kb_buf_catf(&m, ": %.0f regs, %.0f B local, occupancy %.0f%%%s%s%s",
+			    num_at(k, "resources", "registers"), num_at(k, "resources", "local_bytes"),
+			    num_at(k, "occupancy", "occupancy_pct"), limiter ? " (" : "",
+			    limiter ? limiter : "", limiter ? ")" : "");
+	describe_build(compile, &m);
+	return kb_buf_detach(&m);
+}
+
+/* "CORRECT 132.3 us, 67% of copy", "INCORRECT: ...", "FAULT: ..." and the body. */
+static char *run_message(json_t *result)
+{
+	kb_buf m = KB_BUF_INIT;
+	json_t *rf = json_object_get(result, "roofline");
+	double us = num_at(result, "timing", "median_us");
+	const char *msg = json_string_value(json_object_get(result, "message"));
+	kb_buf_cat(&m, kb_app_run_verdict(result));
+	if (us > 0)
+		kb_buf_catf(&m, " %.1f us", us);
+	const char *side = json_string_value(json_object_get(rf, "side"));
+	if (side && !strcmp(side, "compute") && json_object_get(rf, "pct_of_fp32_peak"))
+		kb_buf_catf(&m, ", %.0f%% of FP32 peak",
+			    json_number_value(json_object_get(rf, "pct_of_fp32_peak")));
+	else if (json_object_get(rf, "pct_of_measured_copy"))
+		kb_buf_catf(&m, ", %.0f%% of copy",
+			    json_number_value(json_object_get(rf, "pct_of_measured_copy")));
+	else if (json_object_get(rf, "pct_of_datasheet_dram"))
+		kb_buf_catf(&m, ", %.0f%% of datasheet DRAM",
+			    json_number_value(json_object_get(rf, "pct_of_datasheet_dram")));
+	if (us <= 0 && msg && *msg)
+		kb_buf_catf(&m, ": %.*s", (int)strcspn(msg, "\n;"), msg);
+	describe_build(json_object_get(result, "compile"), &m);
+	return kb_buf_detach(&m);
+}
+
 static int open_store(const char *path, kb_session *s, kb_store **st, kb_err *err)
 {
 	int rc = kb_session_current(s, err);
@@ -78,18 +143,22 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 		/* An unchanged text is the same variant; its note (maybe a run's
 		 * Result) is kept, not replaced by a mere compile. */
 		json_object_set_new(ev, "variant", json_string(tip.name));
+		json_object_set_new(ev, "commit", json_string(tip.oid));
 		if (v)
 			*v = tip, memset(&tip, 0, sizeof tip);
 	} else if (u->build.ok) {
 		kb_variant local;
 		kb_variant *out = v ? v : &local;
 		memset(out, 0, sizeof *out);
-		json_t *note = json_pack("{s:s, s:o}", "file", u->src.path, "compile",
-					 kb_compile_unit_summary_json(u));
-		rc = kb_session_store_commit(st, u->src.text, u->src.len, "kbench compile", note, out,
-					     err);
-		if (rc == 0)
+		json_t *compile = kb_compile_unit_summary_json(u);
+		char *msg = compile_message(compile);
+		json_t *note = json_pack("{s:s, s:o}", "file", u->src.path, "compile", compile);
+		rc = kb_session_store_commit(st, u->src.text, u->src.len, msg, note, out, err);
+		free(msg);
+		if (rc == 0) {
 			json_object_set_new(ev, "variant", json_string(out->name));
+			json_object_set_new(ev, "commit", json_string(out->oid));
+		}
 		if (out == &local)
 			kb_session_variant_free(&local);
 	}
@@ -110,6 +179,17 @@ static void compare(kb_store *st, const char *name, kb_buf *deltas)
 	if (kb_session_store_list(st, &vs, &n, &err) == 0)
 		kb_app_deltas_text(vs, n, name, deltas);
 	kb_session_variants_free(vs, n);
+}
+
+/* Whether a result of this status ran the kernel (or tried to: a fault or
+ * a hang is a result of the variant too), so it is kept as one. */
+static bool ran(const char *status)
+{
+	static const char *const kept[] = {"ok", "fault", "timeout", "crash", "launch_error"};
+	for (size_t i = 0; status && i < KB_ARRAY_LEN(kept); i++)
+		if (!strcmp(status, kept[i]))
+			return true;
+	return false;
 }
 
 int kb_app_record_run(const char *path, json_t *result, kb_variant *v, kb_buf *deltas,
@@ -136,19 +216,24 @@ int kb_app_record_run_text(const char *path, const char *text, size_t len, json_
 	memset(out, 0, sizeof *out);
 	const char *status = json_string_value(json_object_get(result, "status"));
 	json_t *ev = json_pack("{s:s, s:s?}", "file", path, "status", status);
-	if (status && !strcmp(status, "ok")) {
+	if (ran(status)) {
 		json_t *note = json_pack("{s:s, s:O?, s:O}", "file", path, "compile",
 					 json_object_get(result, "compile"), "result", result);
-		rc = kb_session_store_commit(st, text, len, "kbench run", note, out, err);
-		if (rc == 0)
+		char *msg = run_message(result);
+		rc = kb_session_store_commit(st, text, len, msg, note, out, err);
+		free(msg);
+		if (rc == 0) {
 			json_object_set_new(ev, "variant", json_string(out->name));
+			json_object_set_new(ev, "commit", json_string(out->oid));
+		}
 		if (rc == 0 && deltas)
 			compare(st, out->name, deltas);
 		json_object_set_new(ev, "verdict", json_incref(json_object_get(result, "verdict")));
 	}
 	kb_session_journal_append(&s, "run", ev, NULL);
-	kb_session_journal_append(&s, "result", json_pack("{s:s, s:s?, s:O}", "file", path, "variant",
-							  out->name[0] ? out->name : NULL,
+	kb_session_journal_append(&s, "result", json_pack("{s:s, s:s?, s:s?, s:O}", "file", path,
+							  "variant", out->name[0] ? out->name : NULL,
+							  "commit", out->oid[0] ? out->oid : NULL,
 							  "result", result), NULL);
 	if (out == &local)
 		kb_session_variant_free(&local);

@@ -77,15 +77,26 @@ static replay_store *replay_store_of(replay_store **stores, int *n, int *cap,
 }
 
 /* The variant an event names ("vN"), or NULL with why. */
-static const kb_variant *replay_variant(const replay_store *rs, const char *name,
+/* The variant an event names, or NULL with why.  Events that carry a
+ * "commit" name the file's own vN (the commit itself may since have been
+ * replaced by one with a run's message); older events named the n-th
+ * commit of the whole ref. */
+static const kb_variant *replay_variant(const replay_store *rs, json_t *ev, const char *name,
 					char *why, size_t n)
 {
 	if (rs->why[0]) {
 		snprintf(why, n, "%s", rs->why);
 		return NULL;
 	}
+	const char *commit = json_string_value(json_object_get(ev, "commit"));
 	long k = name[0] == 'v' ? strtol(name + 1, NULL, 10) : 0;
-	if (k >= 1 && k <= rs->n && !strcmp(rs->vs[k - 1].name, name))
+	char oid[41] = "";
+	if (!commit && k >= 1 && kb_session_store_nth_commit(rs->st, (int)k, oid, NULL) == 0)
+		commit = oid;
+	for (int i = 0; commit && i < rs->n; i++)
+		if (!strcmp(rs->vs[i].oid, commit))
+			return &rs->vs[i];
+	if (json_object_get(ev, "commit") && k >= 1 && k <= rs->n && !strcmp(rs->vs[k - 1].name, name))
 		return &rs->vs[k - 1];
 	snprintf(why, n, "no variant %s on the session's ref", name);
 	return NULL;
@@ -98,7 +109,7 @@ static json_t *replay_step(const kb_session *s, replay_store *rs, json_t *ev, in
 	const char *name = json_string_value(json_object_get(ev, "variant"));
 	char *text = NULL, why[512] = "";
 	size_t len = 0;
-	const kb_variant *v = rs && name ? replay_variant(rs, name, why, sizeof why) : NULL;
+	const kb_variant *v = rs && name ? replay_variant(rs, ev, name, why, sizeof why) : NULL;
 	kb_err err = {0};
 	if (v && kb_session_store_text(rs->st, v, &text, &len, &err) < 0) {
 		snprintf(why, sizeof why, "%.500s", err.msg);
@@ -236,18 +247,24 @@ out:
 	return rc;
 }
 
-int kb_app_replay(kb_runner *r, const char *session, const char *only, kb_buf *out, kb_err *err)
+int kb_app_replay(kb_runner *r, const char *session, const char *file, const char *only,
+		  kb_buf *out, kb_err *err)
 {
 	kb_session s;
 	int rc = kb_session_open(session, &s, err);
 	if (rc < 0)
 		return rc;
-	char **files;
-	int n = kb_app__session_files(&s, &files, err);
+	char **files = NULL;
+	int n;
+	if (file || only) { /* vN names a variant of one file: which one must be clear */
+		files = kb_xcalloc(1, sizeof *files);
+		n = (rc = kb_app__session_file(&s, file, &files[0], err)) < 0 ? 0 : 1;
+	} else {
+		n = kb_app__session_files(&s, &files, err);
+	}
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = replay_file(r, &s, files[i], only, out, err);
 	kb_app__free_strs(files, n > 0 ? n : 0);
 	kb_session_free(&s);
 	return rc < 0 ? rc : n < 0 ? n : KB_OK;
 }
-

@@ -164,6 +164,26 @@ static void source_diff(const kb_app__model *R, kb_buf *o, int a, int b, char *c
 	free(la);
 }
 
+/* What the user said of a variant: its `kbench note` remarks, else its
+ * commit message's first line unless kbench wrote it ("kbench run" of an
+ * older session, "<path> vN: ..." now), or NULL.  A new string. */
+static char *remark_of(const kb_variant *v)
+{
+	json_t *notes = json_object_get(v->note, "notes");
+	if (json_array_size(notes)) {
+		kb_buf b = KB_BUF_INIT;
+		for (size_t i = 0; i < json_array_size(notes); i++)
+			kb_buf_catf(&b, "%s%s", i ? "; " : "", json_string_value(json_array_get(notes, i)));
+		return kb_buf_detach(&b);
+	}
+	if (!v->message || !v->message[0] || !strncmp(v->message, "kbench ", 7))
+		return NULL;
+	char *own = kb_xasprintf("%s %s", v->path ? v->path : "", v->name);
+	bool ours = !strncmp(v->message, own, strlen(own));
+	free(own);
+	return ours ? NULL : kb_xstrndup(v->message, strcspn(v->message, "\n"));
+}
+
 static void section_change(const kb_app__model *R, kb_buf *o, char *const *src,
 			   const size_t *lens)
 {
@@ -173,9 +193,8 @@ static void section_change(const kb_app__model *R, kb_buf *o, char *const *src,
 	char *h = kb_xasprintf("Winning change: %s → %s", kb_app__name_of(a), kb_app__name_of(b));
 	kb_app__heading(R, o, h);
 	free(h);
-	if (b->v->message && b->v->message[0]) {
-		char *m = kb_xstrdup(b->v->message);
-		m[strcspn(m, "\n")] = '\0';
+	char *m = remark_of(b->v);
+	if (m) {
 		char *s = kb_xasprintf("%s: “%s”", kb_app__name_of(b), m);
 		kb_app__para(R, o, false, s);
 		free(s);
@@ -376,14 +395,11 @@ int kb_app_report_session(const char *session, const char *file, const char *out
 	int rc = kb_session_open(session, &s, err), n = 0, first, best;
 	if (rc < 0)
 		return rc;
-	char *path = file ? kb_xstrdup(file) : kb_app_session_last_file(&s);
+	char *path = NULL;
 	kb_store *st = NULL;
 	kb_variant *vs = NULL;
-	if (!path) {
-		rc = kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "session %s is empty", s.id);
-		goto out;
-	}
-	if ((rc = kb_session_store_open(&s, path, &st, err)) < 0 ||
+	if ((rc = kb_app__session_file(&s, file, &path, err)) < 0 ||
+	    (rc = kb_session_store_open(&s, path, &st, err)) < 0 ||
 	    (rc = kb_session_store_list(st, &vs, &n, err)) < 0)
 		goto out;
 	char **src = kb_xcalloc((size_t)n + 1, sizeof *src);

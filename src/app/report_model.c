@@ -134,17 +134,19 @@ static void read_row(const kb_variant *v, kb_app__row *r)
 		read_speed(r);
 }
 
+/* best: the fastest CORRECT timed row; first: the first such row of the
+ * kernel best ran (a file whose spec switched kernels compares like with
+ * like). */
 static void pick_rows(const kb_app__row *r, int n, int *first, int *best)
 {
 	*first = *best = -1;
-	for (int i = 0; i < n; i++) {
-		if (!r[i].correct || !r[i].timed)
-			continue;
-		if (*first < 0)
-			*first = i;
-		if (*best < 0 || r[i].median < r[*best].median)
+	for (int i = 0; i < n; i++)
+		if (r[i].correct && r[i].timed && (*best < 0 || r[i].median < r[*best].median))
 			*best = i;
-	}
+	for (int i = 0; *best >= 0 && i < n && *first < 0; i++)
+		if (r[i].correct && r[i].timed && r[i].v &&
+		    kb_app__same_kernel(r[i].v, r[*best].v ? r[*best].v->kernel : NULL))
+			*first = i;
 }
 
 void kb_app_report_pick(const kb_variant *vs, int n, int *first, int *best)

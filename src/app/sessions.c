@@ -13,10 +13,42 @@
 
 /* ---- log --------------------------------------------------------------------- */
 
+/* The distinct kernels the variants ran, in first-use order (borrowed strings). */
+static int kernels_of(const kb_variant *vs, int n, const char **ks, int max)
+{
+	int nk = 0;
+	for (int i = 0; i < n; i++) {
+		bool seen = !vs[i].kernel;
+		for (int k = 0; !seen && k < nk; k++)
+			seen = !strcmp(ks[k], vs[i].kernel);
+		if (!seen && nk < max)
+			ks[nk++] = vs[i].kernel;
+	}
+	return nk;
+}
+
+/* One variant's row of the log; best: it is its kernel's fastest. */
+static void log_row(const kb_variant *v, bool kernel_col, bool best, kb_buf *out)
+{
+	double med = kb_app__median_of(v), gbs = kb_app__jnum(v->note, "result.roofline.GBps");
+	double regs = kb_app__jnum(v->note, "compile.kernel.resources.registers");
+	double occ = kb_app__jnum(v->note, "compile.kernel.occupancy.occupancy_pct");
+	kb_buf_catf(out, "  %-5s", v->name);
+	if (kernel_col)
+		kb_buf_catf(out, " %-20s", v->kernel ? v->kernel : "-");
+	kb_buf_catf(out, " %-12s %-13s", v->label ? v->label : "", kb_app__verdict_of(v));
+	kb_app__cat_num(out, 12, 2, med);
+	kb_app__cat_num(out, 10, 1, gbs);
+	kb_app__cat_num(out, 6, 0, regs);
+	kb_app__cat_num(out, 6, 0, occ);
+	kb_buf_catf(out, "  %.10s%s\n", v->oid, best ? "  <- best" : "");
+}
+
 static void log_file(const kb_session *s, const char *path, kb_buf *out, kb_err *err)
 {
 	kb_store *st = NULL;
 	kb_variant *vs = NULL;
+	const char *ks[16];
 	int n = 0;
 	if (kb_session_store_open(s, path, &st, err) < 0 ||
 	    kb_session_store_list(st, &vs, &n, err) < 0) {
@@ -24,23 +56,19 @@ static void log_file(const kb_session *s, const char *path, kb_buf *out, kb_err 
 		kb_session_store_close(st);
 		return;
 	}
-	int best = kb_app__best_of(vs, n);
-	kb_buf_catf(out, "%s  (session %s, %s %s)\n", path, s->id, kb_session_store_repo(st),
+	int nk = kernels_of(vs, n, ks, (int)KB_ARRAY_LEN(ks));
+	kb_buf_catf(out, "%s", path);
+	if (nk == 1)
+		kb_buf_catf(out, "  kernel %s", ks[0]);
+	kb_buf_catf(out, "  (session %s, %s %s)\n", s->id, kb_session_store_repo(st),
 		    kb_session_store_ref(st));
-	kb_buf_catf(out, "  %-5s %-12s %-13s %12s %10s %6s %6s  %s\n", "", "label", "verdict",
-		    "median us", "GB/s", "regs", "occ%", "commit");
-	for (int i = 0; i < n; i++) {
-		const kb_variant *v = &vs[i];
-		double med = kb_app__median_of(v), gbs = kb_app__jnum(v->note, "result.roofline.GBps");
-		double regs = kb_app__jnum(v->note, "compile.kernel.resources.registers");
-		double occ = kb_app__jnum(v->note, "compile.kernel.occupancy.occupancy_pct");
-		kb_buf_catf(out, "  %-5s %-12s %-13s", v->name, v->label ? v->label : "", kb_app__verdict_of(v));
-		kb_app__cat_num(out, 12, 2, med);
-		kb_app__cat_num(out, 10, 1, gbs);
-		kb_app__cat_num(out, 6, 0, regs);
-		kb_app__cat_num(out, 6, 0, occ);
-		kb_buf_catf(out, "  %.10s%s\n", v->oid, i == best ? "  <- best" : "");
-	}
+	kb_buf_catf(out, "  %-5s", "");
+	if (nk > 1)
+		kb_buf_catf(out, " %-20s", "kernel");
+	kb_buf_catf(out, " %-12s %-13s %12s %10s %6s %6s  %s\n", "label", "verdict", "median us",
+		    "GB/s", "regs", "occ%", "commit");
+	for (int i = 0; i < n; i++)
+		log_row(&vs[i], nk > 1, i == kb_app__best_of(vs, n, vs[i].kernel), out);
 	if (!n)
 		kb_buf_cat(out, "  (no variants yet)\n");
 	kb_session_variants_free(vs, n);
@@ -137,14 +165,12 @@ void kb_app__diff_sass(const char *path, const kb_app__loaded *a, const kb_app__
 
 int kb_app_diff(const char *an, const char *bn, const char *file, int what, kb_buf *out, kb_err *err)
 {
-	kb_session s;
-	char *path;
-	kb_store *st;
-	int rc = kb_app__open_file_store(file, &s, &path, &st, err);
+	kb_app__fstore f;
+	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)
 		return rc;
 	kb_app__loaded a, b;
-	if ((rc = kb_app__load_variant(st, an, &a, err)) < 0 || (rc = kb_app__load_variant(st, bn, &b, err)) < 0)
+	if ((rc = kb_app__load_variant(f.st, an, &a, err)) < 0 || (rc = kb_app__load_variant(f.st, bn, &b, err)) < 0)
 		goto out;
 	if (what & KB_DIFF_SOURCE) {
 		kb_buf_catf(out, "source %s -> %s\n", a.v.name, b.v.name);
@@ -152,7 +178,7 @@ int kb_app_diff(const char *an, const char *bn, const char *file, int what, kb_b
 			kb_buf_cat(out, "(no difference)\n");
 	}
 	if (what & KB_DIFF_SASS)
-		kb_app__diff_sass(path, &a, &b, out, err);
+		kb_app__diff_sass(f.path, &a, &b, out, err);
 	if (what & KB_DIFF_NUMBERS) {
 		json_t *ra = kb_app__jget(a.v.note, "result"), *rb = kb_app__jget(b.v.note, "result");
 		if (ra && rb) {
@@ -167,7 +193,7 @@ int kb_app_diff(const char *an, const char *bn, const char *file, int what, kb_b
 	kb_app__unload(&b);
 out:
 	kb_app__unload(&a);
-	kb_app__close_file_store(&s, path, st);
+	kb_app__fstore_close(&f);
 	return rc;
 }
 
@@ -175,34 +201,33 @@ out:
 
 int kb_app_checkout(const char *name, const char *file, kb_buf *out, kb_err *err)
 {
-	kb_session s;
-	char *path;
-	kb_store *st;
-	int rc = kb_app__open_file_store(file, &s, &path, &st, err);
+	kb_app__fstore f;
+	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)
 		return rc;
 	kb_app__loaded want;
 	kb_buf now = KB_BUF_INIT;
 	kb_variant saved;
 	memset(&saved, 0, sizeof saved);
-	if ((rc = kb_app__load_variant(st, name, &want, err)) < 0)
+	if ((rc = kb_app__load_variant(f.st, name, &want, err)) < 0)
 		goto out;
 	/* Nothing the user typed is lost: the current text becomes a variant. */
-	if ((rc = kb_file_read(path, &now, err)) < 0 ||
-	    (rc = kb_session_store_commit(st, now.s, now.len, "kbench checkout: before", NULL, &saved,
+	if ((rc = kb_file_read(f.path, &now, err)) < 0 ||
+	    (rc = kb_session_store_commit(f.st, now.s, now.len, "kept before checkout", NULL, &saved,
 					  err)) < 0 ||
-	    (rc = kb_file_write(path, want.text, want.len, err)) < 0)
+	    (rc = kb_file_write(f.path, want.text, want.len, err)) < 0)
 		goto done;
-	kb_session_journal_append(&s, "checkout", json_pack("{s:s, s:s, s:s}", "file", path,
-							   "variant", want.v.name, "saved_as", saved.name),
-				  NULL);
-	kb_buf_catf(out, "%s: now %s (the text before is kept as %s)\n", path, want.v.name, saved.name);
+	kb_session_journal_append(&f.s, "checkout",
+				  json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", f.path, "variant",
+					    want.v.name, "commit", want.v.oid, "saved_as", saved.name,
+					    "saved_commit", saved.oid), NULL);
+	kb_buf_catf(out, "%s: now %s (the text before is kept as %s)\n", f.path, want.v.name, saved.name);
 done:
 	kb_app__unload(&want);
 out:
 	kb_session_variant_free(&saved);
 	kb_buf_free(&now);
-	kb_app__close_file_store(&s, path, st);
+	kb_app__fstore_close(&f);
 	return rc;
 }
 
@@ -239,14 +264,12 @@ int kb_app_sessions(kb_buf *out, kb_err *err)
 int kb_app_annotate(const char *name, const char *key, const char *text, const char *file,
 		    kb_buf *out, kb_err *err)
 {
-	kb_session s;
-	char *path;
-	kb_store *st;
-	int rc = kb_app__open_file_store(file, &s, &path, &st, err);
+	kb_app__fstore f;
+	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)
 		return rc;
 	kb_app__loaded l;
-	if ((rc = kb_app__load_variant(st, name, &l, err)) < 0)
+	if ((rc = kb_app__load_variant(f.st, name, &l, err)) < 0)
 		goto out;
 	json_t *note = l.v.note ? json_deep_copy(l.v.note) : json_object();
 	if (!json_is_object(note)) {
@@ -261,14 +284,15 @@ int kb_app_annotate(const char *name, const char *key, const char *text, const c
 			json_object_set_new(note, "notes", notes = json_array());
 		json_array_append_new(notes, json_string(text));
 	}
-	rc = kb_session_store_set_note(st, l.v.name, note, err);
+	rc = kb_session_store_set_note(f.st, l.v.name, note, err);
 	if (rc == 0) {
-		kb_session_journal_append(&s, key, json_pack("{s:s, s:s, s:s}", "file", path, "variant",
-							     l.v.name, "text", text), NULL);
-		kb_buf_catf(out, "%s %s: %s %s\n", path, l.v.name, key, text);
+		kb_session_journal_append(&f.s, key, json_pack("{s:s, s:s, s:s, s:s}", "file", f.path,
+							       "variant", l.v.name, "commit", l.v.oid,
+							       "text", text), NULL);
+		kb_buf_catf(out, "%s %s: %s %s\n", f.path, l.v.name, key, text);
 	}
 	kb_app__unload(&l);
 out:
-	kb_app__close_file_store(&s, path, st);
+	kb_app__fstore_close(&f);
 	return rc;
 }

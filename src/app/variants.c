@@ -48,21 +48,25 @@ static bool timed_correct(const kb_variant *v)
 	return !strcmp(kb_app__verdict_of(v), "CORRECT") && kb_app__median_of(v) > 0;
 }
 
-/* The fastest CORRECT variant other than `skip`, or -1. */
-static int best_but(const kb_variant *vs, int n, int skip)
+bool kb_app__same_kernel(const kb_variant *v, const char *kernel)
+{
+	return !kernel || !v->kernel || !strcmp(v->kernel, kernel);
+}
+
+/* The fastest CORRECT variant of `kernel` (NULL: any) other than `skip`, or -1. */
+static int best_but(const kb_variant *vs, int n, int skip, const char *kernel)
 {
 	int best = -1;
 	for (int i = 0; i < n; i++)
-		if (i != skip && timed_correct(&vs[i]) &&
+		if (i != skip && timed_correct(&vs[i]) && kb_app__same_kernel(&vs[i], kernel) &&
 		    (best < 0 || kb_app__median_of(&vs[i]) < kb_app__median_of(&vs[best])))
 			best = i;
 	return best;
 }
 
-/* The fastest CORRECT variant, or -1. */
-int kb_app__best_of(const kb_variant *vs, int n)
+int kb_app__best_of(const kb_variant *vs, int n, const char *kernel)
 {
-	return best_but(vs, n, -1);
+	return best_but(vs, n, -1, kernel);
 }
 
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
@@ -76,39 +80,39 @@ void kb_app__cat_num(kb_buf *out, int width, int prec, double v)
 
 /* ---- which session, which file --------------------------------------------- */
 
-char *kb_app_session_last_file(const kb_session *s)
+/* What identifies a file whatever path named it: its real path when it
+ * exists ("k.cu" from sub/ and "sub/k.cu" from above are one file). */
+static char *file_identity(const char *path)
 {
-	json_t *evs = NULL;
-	long trunc;
-	char *file = NULL;
-	if (kb_session_journal_read(s, &evs, &trunc, NULL) < 0)
-		return NULL;
-	for (size_t i = json_array_size(evs); i-- > 0 && !file;) {
-		const char *f = json_string_value(json_object_get(json_array_get(evs, i), "file"));
-		if (f)
-			file = kb_xstrdup(f);
-	}
-	json_decref(evs);
-	return file;
+	char *real = realpath(path, NULL);
+	return real ? real : kb_xstrdup(path);
 }
 
-/* The distinct files of a session's journal, in first-use order. */
 int kb_app__session_files(const kb_session *s, char ***files, kb_err *err)
 {
 	json_t *evs = NULL;
 	long trunc;
-	int rc = kb_session_journal_read(s, &evs, &trunc, err), n = 0, cap = 0;
+	char **ids = NULL;
+	int rc = kb_session_journal_read(s, &evs, &trunc, err), n = 0, cap = 0, idcap = 0, nid = 0;
 	*files = NULL;
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < json_array_size(evs); i++) {
 		const char *f = json_string_value(json_object_get(json_array_get(evs, i), "file"));
-		bool seen = !f;
+		if (!f)
+			continue;
+		char *id = file_identity(f);
+		bool seen = false;
 		for (int k = 0; !seen && k < n; k++)
-			seen = !strcmp((*files)[k], f);
-		if (!seen)
-			*KB_PUSH(*files, n, cap) = kb_xstrdup(f);
+			seen = !strcmp(ids[k], id);
+		if (seen) {
+			free(id);
+			continue;
+		}
+		*KB_PUSH(*files, n, cap) = kb_xstrdup(f);
+		*KB_PUSH(ids, nid, idcap) = id;
 	}
+	kb_app__free_strs(ids, nid);
 	json_decref(evs);
 	return n;
 }
@@ -120,31 +124,57 @@ void kb_app__free_strs(char **v, int n)
 	free(v);
 }
 
-/* Opens the current session and the store of file (or its last file). */
-int kb_app__open_file_store(const char *file, kb_session *s, char **path, kb_store **st, kb_err *err)
+int kb_app__session_file(const kb_session *s, const char *file, char **path, kb_err *err)
 {
-	int rc = kb_session_current(s, err);
+	*path = NULL;
+	if (file) {
+		*path = kb_xstrdup(file);
+		return KB_OK;
+	}
+	char **files = NULL;
+	int n = kb_app__session_files(s, &files, err);
+	if (n < 0)
+		return n;
+	int rc = KB_OK;
+	if (n == 0) {
+		rc = kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,
+				"session %s has no kernel file yet: compile or run one first", s->id);
+	} else if (n == 1) {
+		*path = kb_xstrdup(files[0]);
+	} else {
+		kb_buf list = KB_BUF_INIT;
+		for (int i = 0; i < n; i++)
+			kb_buf_catf(&list, "%s%s", i ? ", " : "", files[i]);
+		rc = kb_err_set(err, KB_EAMBIG, KB_DOM_NONE, 0,
+				"session %s has %d kernel files (%s): say which with --file FILE",
+				s->id, n, list.s);
+		kb_buf_free(&list);
+	}
+	kb_app__free_strs(files, n);
+	return rc;
+}
+
+int kb_app__fstore_open(const char *file, kb_app__fstore *f, kb_err *err)
+{
+	memset(f, 0, sizeof *f);
+	int rc = kb_session_current(&f->s, err);
 	if (rc < 0)
 		return rc;
-	*path = file ? kb_xstrdup(file) : kb_app_session_last_file(s);
-	if (!*path) {
-		kb_session_free(s);
-		return kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,
-				  "session %s has no kernel file yet: compile or run one first", s->id);
-	}
-	rc = kb_session_store_open(s, *path, st, err);
-	if (rc < 0) {
-		free(*path);
-		kb_session_free(s);
+	if ((rc = kb_app__session_file(&f->s, file, &f->path, err)) < 0 ||
+	    (rc = kb_session_store_open(&f->s, f->path, &f->st, err)) < 0) {
+		free(f->path);
+		kb_session_free(&f->s);
+		memset(f, 0, sizeof *f);
 	}
 	return rc;
 }
 
-void kb_app__close_file_store(kb_session *s, char *path, kb_store *st)
+void kb_app__fstore_close(kb_app__fstore *f)
 {
-	kb_session_store_close(st);
-	free(path);
-	kb_session_free(s);
+	kb_session_store_close(f->st);
+	free(f->path);
+	kb_session_free(&f->s);
+	memset(f, 0, sizeof *f);
 }
 
 /* ---- a variant and its text ------------------------------------------------ */
@@ -192,9 +222,11 @@ void kb_app_deltas_text(const kb_variant *vs, int n, const char *name, kb_buf *o
 			cur = i;
 	if (cur < 0 || !timed_correct(&vs[cur]))
 		return;
-	int prev = -1, best = best_but(vs, n, cur);
+	/* the same problem only: variants of the file that ran the same kernel */
+	const char *kernel = vs[cur].kernel;
+	int prev = -1, best = best_but(vs, n, cur, kernel);
 	for (int i = 0; i < cur; i++)
-		if (timed_correct(&vs[i]))
+		if (timed_correct(&vs[i]) && kb_app__same_kernel(&vs[i], kernel))
 			prev = i;
 	bool beats_best = false;
 	if (prev >= 0)
@@ -222,20 +254,18 @@ typedef struct {
 static int with_variants(const char *file, void (*fn)(const kb_variant *, int, const variants_view *),
 			 const variants_view *view, kb_err *err)
 {
-	kb_session s;
-	char *path;
-	kb_store *st;
-	int rc = kb_app__open_file_store(file, &s, &path, &st, err);
+	kb_app__fstore f;
+	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)
 		return rc;
 	kb_variant *vs = NULL;
 	int n = 0;
-	rc = kb_session_store_list(st, &vs, &n, err);
+	rc = kb_session_store_list(f.st, &vs, &n, err);
 	if (rc == 0) {
 		fn(vs, n, view);
 		kb_session_variants_free(vs, n);
 	}
-	kb_app__close_file_store(&s, path, st);
+	kb_app__fstore_close(&f);
 	return rc < 0 ? rc : KB_OK;
 }
 
@@ -245,15 +275,13 @@ static int with_variants(const char *file, void (*fn)(const kb_variant *, int, c
  * and reading every note costs ~10 ms for 60 variants. */
 int kb_app_variant_count(const char *file, kb_err *err)
 {
-	kb_session s;
-	char *path;
-	kb_store *st;
+	kb_app__fstore f;
 	int n = 0;
-	int rc = kb_app__open_file_store(file, &s, &path, &st, err);
+	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)
 		return rc;
-	rc = kb_session_store_count(st, &n, err);
-	kb_app__close_file_store(&s, path, st);
+	rc = kb_session_store_count(f.st, &n, err);
+	kb_app__fstore_close(&f);
 	return rc < 0 ? rc : n;
 }
 
@@ -262,19 +290,17 @@ int kb_app_variant_count(const char *file, kb_err *err)
 int kb_app__read_variant(const char *name, const char *file, kb_variant *v, char **text,
 			size_t *len, char **path, kb_err *err)
 {
-	kb_session s;
-	char *p;
-	kb_store *st;
+	kb_app__fstore f;
 	memset(v, 0, sizeof *v);
 	*text = NULL;
 	*len = 0;
-	int rc = kb_app__open_file_store(file, &s, &p, &st, err);
+	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)
 		return rc;
-	rc = kb_session_store_read(st, name, v, text, len, err);
+	rc = kb_session_store_read(f.st, name, v, text, len, err);
 	if (path)
-		*path = kb_xstrdup(p);
-	kb_app__close_file_store(&s, p, st);
+		*path = kb_xstrdup(f.path);
+	kb_app__fstore_close(&f);
 	return rc;
 }
 

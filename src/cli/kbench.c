@@ -25,17 +25,18 @@ static const char usage_main[] =
 	"  devices        show the GPU, its state and its cached ceilings\n"
 	"  serve          the runner process (framed JSON on stdin/stdout; used by run)\n"
 	"\n"
-	"  log [FILE|SESSION]        the session's variants with their numbers, best marked\n"
+	"  log [FILE|SESSION]        each file's variants with their numbers, best marked\n"
 	"  show vN [--file F]        a variant's source and Result\n"
 	"  diff vA vB [--source|--sass|--numbers] [--file F]\n"
 	"                            compare two variants (all three by default)\n"
 	"  checkout vN [--file F]    write vN to the file (the current text is kept first)\n"
-	"  label vN LABEL            name a variant (usable wherever vN is)\n"
-	"  note vN TEXT...           keep a remark with a variant\n"
+	"  label vN LABEL [--file F] name a variant (usable wherever vN is)\n"
+	"  note vN TEXT... [--file F]  keep a remark with a variant\n"
 	"  sessions                  list sessions (* = current)\n"
 	"  session new [NAME]        start a new session (compile and run record into it)\n"
-	"  replay SESSION [--only vA,vB]  re-run a session's variants here: recorded vs now\n"
-	"  report SESSION -o FILE.md|FILE.html  the session for code review\n"
+	"  replay SESSION [--file F] [--only vA,vB]  re-run a session's variants here: recorded vs now\n"
+	"  report SESSION -o FILE.md|FILE.html [--file F]  a file's variants for code review\n"
+	"  (variants are numbered per file; in a session of several files, --file says which)\n"
 	"\n"
 	"options:\n"
 	"  -h, --help     show help (also `kbench COMMAND --help`)\n"
@@ -595,7 +596,8 @@ static int finish_text(int rc, kb_buf *out, const kb_err *err)
 	kb_buf_free(out);
 	if (rc < 0) {
 		fprintf(stderr, "kbench: %s\n", err->msg);
-		return rc == KB_ENOTFOUND || rc == KB_EINVAL ? EXIT_KERNEL : EXIT_ENV;
+		return rc == KB_EAMBIG ? EXIT_USAGE
+		       : rc == KB_ENOTFOUND || rc == KB_EINVAL ? EXIT_KERNEL : EXIT_ENV;
 	}
 	return 0;
 }
@@ -706,14 +708,14 @@ static int cmd_session(int argc, char **argv)
 
 static int cmd_replay(int argc, char **argv)
 {
-	static const char u[] = "usage: kbench replay SESSION [--only vA,vB]\n";
+	static const char u[] = "usage: kbench replay SESSION [--file FILE] [--only vA,vB]\n";
 	sess_args a = parse_sess(argc, argv);
 	if (a.help || a.bad || a.npos != 1)
 		return sess_usage(u, &a);
 	kb_runner *r = kb_runner_new(NULL);
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
-	int rc = kb_app_replay(r, a.pos[0], a.only, &out, &err);
+	int rc = kb_app_replay(r, a.pos[0], a.file, a.only, &out, &err);
 	kb_runner_free(r);
 	return finish_text(rc, &out, &err);
 }

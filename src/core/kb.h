@@ -33,6 +33,7 @@ enum {
 	KB_ETIMEOUT = -9,  /* something ran past its time limit */
 	KB_EUNSUP = -10,   /* not supported here (tool or API missing) */
 	KB_ENOMEM = -11,   /* not enough (device) memory for something optional */
+	KB_EAMBIG = -12,   /* several candidates fit: the caller must say which */
 };
 
 /* ===== err.c ===== */

@@ -60,6 +60,7 @@ typedef struct {
 	int64_t time;         /* commit time, unix seconds */
 	json_t *note;         /* the Result (git note), or NULL */
 	char *label;          /* from the note's "label", or NULL */
+	char *kernel;         /* the kernel its spec ran (note.compile.kernel.name), or NULL */
 } kb_variant;
 
 typedef struct kb_store kb_store;
@@ -72,16 +73,19 @@ void kb_session_store_close(kb_store *st);
 /* The repository path and the ref, for messages and plain git. */
 const char *kb_session_store_repo(const kb_store *st);
 const char *kb_session_store_ref(const kb_store *st);
-/* Commits `content` as the file's new version on the session ref, with the
- * note (consumed, may be NULL). The user's HEAD, index and working tree
- * are never touched. Content identical to the tip's is not a new variant:
- * the tip is returned (and its note replaced when note is non-NULL).
+/* Commits `content` as the file's next variant (vN, numbered per file) on
+ * the session ref, with the message "<path> vN: <message>" (message: a
+ * summary line, maybe a blank line and more; NULL: none) and the note
+ * (consumed, may be NULL). The user's HEAD, index and working tree are
+ * never touched. Content identical to the file's latest variant is not a
+ * new variant: that one is returned, and when note is non-NULL its note is
+ * replaced and (while it is the ref's tip) its message too.
  * Fills v (free with kb_session_variant_free). Returns 0 or a KB_E*. */
 int kb_session_store_commit(kb_store *st, const char *content, size_t len, const char *message,
 			    json_t *note, kb_variant *v, kb_err *err);
-/* Every variant on the session ref, oldest first (v1 ...). */
+/* Every variant of the store's file on the session ref, oldest first (v1 ...). */
 int kb_session_store_list(kb_store *st, kb_variant **vs, int *n, kb_err *err);
-/* How many variants the session ref holds (its commits; no note is read). */
+/* How many variants the file has on the session ref (no note is read). */
 int kb_session_store_count(kb_store *st, int *n, kb_err *err);
 /* The file's content in variant `name` ("v2", a label, or a commit id). */
 int kb_session_store_read(kb_store *st, const char *name, kb_variant *v, char **content,
@@ -90,6 +94,10 @@ int kb_session_store_read(kb_store *st, const char *name, kb_variant *v, char **
  * ref: for callers that read many). */
 int kb_session_store_text(kb_store *st, const kb_variant *v, char **content, size_t *len,
 			  kb_err *err);
+/* The id of the n-th commit (from 1) of the session ref, whichever file it
+ * changed: what "vN" named in journals written before variants were
+ * numbered per file. 0, or KB_ENOTFOUND. */
+int kb_session_store_nth_commit(kb_store *st, int n, char oid[41], kb_err *err);
 /* Replaces a variant's note (consumed). */
 int kb_session_store_set_note(kb_store *st, const char *name, json_t *note, kb_err *err);
 void kb_session_variant_free(kb_variant *v);

@@ -15,10 +15,18 @@
  * Invariants: only objects, the session ref and the notes ref are ever
  * written.  The user's HEAD, index file and working tree are never read
  * for writing nor touched: trees are built in an in-memory index
- * (git_index_new) seeded from the session tip's tree, so the first variant
- * holds only the kernel file.  Variants are v1..vN along the first-parent
- * chain from the root of the session ref; content equal to the tip's blob
- * is not a new variant.  libgit2 error codes never leave this file: every
+ * (git_index_new) seeded from the session tip's tree, so a commit's tree
+ * holds every file of the session at its latest version and each commit
+ * changes one file.  A session holds many files: the variants of a file
+ * are the commits of the first-parent chain of the session ref that
+ * changed it (its blob differs from the first parent's), numbered v1..vN
+ * per file; content equal to the file's latest variant is not a new one.
+ * Sessions recorded before files were numbered apart have the same shape,
+ * so they read the same way (nothing is rewritten).  A commit's message
+ * starts "<path> vN: <summary>"; when a Result comes for the file's latest
+ * variant and that commit is still the ref's tip, the commit is replaced
+ * by one with the same tree, parent and author and the Result's summary
+ * (the session ref is kbench's own; nothing else builds on it).  libgit2 error codes never leave this file: every
  * call goes through KB_GIT, which maps them to KB_E* with git_error_last()'s
  * text.  libgit2 is initialised once per process (the caller may call
  * git_libgit2_shutdown at exit).  Not thread safe.
@@ -293,6 +301,9 @@ static int fill_variant(kb_store *st, const git_oid *oid, int idx, kb_variant *v
 		return rc;
 	const char *label = json_string_value(json_object_get(v->note, "label"));
 	v->label = label ? kb_xstrdup(label) : NULL;
+	json_t *k = json_object_get(json_object_get(json_object_get(v->note, "compile"), "kernel"),
+				    "name");
+	v->kernel = json_is_string(k) ? kb_xstrdup(json_string_value(k)) : NULL;
 	return KB_OK;
 }
 
@@ -319,6 +330,38 @@ out:
 	git_tree_entry_free(e);
 	git_tree_free(t);
 	git_commit_free(c);
+	return rc;
+}
+
+/* The file's variants: the commits of chain() that changed it (its blob
+ * differs from the one before, or is new), oldest first. */
+static int file_chain(kb_store *st, git_oid **oids, int *n, kb_err *err)
+{
+	git_oid *all = NULL, prev;
+	int na = 0, cap = 0;
+	bool have_prev = false;
+	*oids = NULL;
+	*n = 0;
+	int rc = chain(st, &all, &na, err);
+	for (int i = 0; rc == KB_OK && i < na; i++) {
+		git_oid blob;
+		git_filemode_t mode;
+		bool absent;
+		rc = absent_ok(blob_in(st, &all[i], &blob, &mode, err), &absent, err);
+		if (rc < 0)
+			break;
+		if (!absent && (!have_prev || !git_oid_equal(&blob, &prev)))
+			*KB_PUSH(*oids, *n, cap) = all[i];
+		have_prev = !absent;
+		if (!absent)
+			prev = blob;
+	}
+	free(all);
+	if (rc < 0) {
+		free(*oids);
+		*oids = NULL;
+		*n = 0;
+	}
 	return rc;
 }
 
@@ -353,30 +396,40 @@ out:
 	return rc;
 }
 
-/* A commit of tree_oid on the session ref whose parent is the tip (if any). */
+/* The message of variant `name` of the store's file: "<path> vN: " before
+ * the first line of message ("<path> vN" alone when it is empty). */
+static char *variant_message(const kb_store *st, const char *name, const char *message)
+{
+	kb_buf m = KB_BUF_INIT;
+	kb_buf_catf(&m, "%s %s", st->path, name);
+	if (message && *message)
+		kb_buf_catf(&m, ": %s", message);
+	if (m.s[m.len - 1] != '\n')
+		kb_buf_catc(&m, '\n');
+	return kb_buf_detach(&m);
+}
+
+/* A commit of tree_oid with parent (or none) and the message; update_ref
+ * (may be NULL) is moved to it. */
 static int make_commit(kb_store *st, const git_oid *tree_oid, const git_oid *parent,
-		       const char *message, git_oid *out, kb_err *err)
+		       const char *message, const char *update_ref, const git_signature *author,
+		       git_oid *out, kb_err *err)
 {
 	git_signature *sig = NULL;
 	git_tree *tree = NULL;
 	git_commit *pc = NULL;
-	kb_buf msg = KB_BUF_INIT;
-	kb_buf_cat(&msg, message && *message ? message : "kbench variant");
-	if (msg.s[msg.len - 1] != '\n')
-		kb_buf_catc(&msg, '\n');
 	int rc = signature(st, &sig, err);
 	if (rc < 0 || (rc = KB_GIT(git_tree_lookup(&tree, st->repo, tree_oid))) < 0)
 		goto out;
 	if (parent && (rc = KB_GIT(git_commit_lookup(&pc, st->repo, parent))) < 0)
 		goto out;
 	const git_commit *parents[1] = {pc};
-	rc = KB_GIT(git_commit_create(out, st->repo, st->ref, sig, sig, NULL, msg.s, tree,
-				      pc ? 1 : 0, parents));
+	rc = KB_GIT(git_commit_create(out, st->repo, update_ref, author ? author : sig, sig, NULL,
+				      message, tree, pc ? 1 : 0, parents));
 out:
 	git_commit_free(pc);
 	git_tree_free(tree);
 	git_signature_free(sig);
-	kb_buf_free(&msg);
 	return rc;
 }
 
@@ -403,47 +456,107 @@ out:
 	return rc;
 }
 
-/* The commit for content: the tip when its blob is the same, else a new one. */
-static int commit_blob(kb_store *st, const git_oid *blob, const char *message, git_oid *out,
-		       kb_err *err)
+/* Gives the file's latest variant *at a new message and note (consumed)
+ * when it is still the ref's tip: a commit with its tree, parent and author
+ * is written and noted first, then the ref moves to it only if it still
+ * points at *at (so a concurrent writer is never undone).  Otherwise, or
+ * when the message is the same, only the note changes.  *at is the variant
+ * afterwards. */
+static int reword(kb_store *st, git_oid *at, const char *message, json_t *note, kb_err *err)
 {
-	git_oid head, old, tree;
+	git_commit *c = NULL;
+	git_reference *moved = NULL;
+	git_oid head, fresh;
+	bool has;
+	int rc = tip(st, &head, &has, err);
+	if (rc < 0 || !has || !git_oid_equal(&head, at) ||
+	    (rc = KB_GIT(git_commit_lookup(&c, st->repo, at))) < 0 ||
+	    !strcmp(git_commit_message(c) ? git_commit_message(c) : "", message))
+		goto note_only;
+	rc = make_commit(st, git_commit_tree_id(c), git_commit_parentcount(c) ? git_commit_parent_id(c, 0)
+									       : NULL,
+			 message, NULL, git_commit_author(c), &fresh, err);
+	if (rc < 0 || (rc = put_note(st, &fresh, json_incref(note), err)) < 0)
+		goto out;
+	rc = git_reference_create_matching(&moved, st->repo, st->ref, &fresh, 1, at, "kbench: result");
+	git_reference_free(moved);
+	if (rc == GIT_EMODIFIED) { /* another writer moved the ref: keep the old commit */
+		rc = KB_OK;
+		goto note_only;
+	}
+	if ((rc = KB_GIT(rc)) == KB_OK)
+		*at = fresh;
+	goto out;
+note_only:
+	if (rc == KB_OK)
+		rc = put_note(st, at, json_incref(note), err);
+out:
+	git_commit_free(c);
+	json_decref(note);
+	return rc;
+}
+
+/* The commit for content: the file's latest variant when its blob is the
+ * same (*same), else a new commit on the tip named `name` (the next vN). */
+static int commit_blob(kb_store *st, const git_oid *blob, const char *name, const char *message,
+		       git_oid *out, bool *same, kb_err *err)
+{
+	git_oid head, old, tree, *vars = NULL;
 	git_filemode_t mode = GIT_FILEMODE_BLOB;
 	bool has, absent = true;
+	int nv = 0;
+	*same = false;
 	int rc = tip(st, &head, &has, err);
 	if (rc == KB_OK && has)
 		rc = absent_ok(blob_in(st, &head, &old, &mode, err), &absent, err);
-	if (rc < 0)
-		return rc;
-	if (!absent && git_oid_equal(&old, blob)) {
-		*out = head;
+	if (rc == KB_OK && !absent && git_oid_equal(&old, blob) &&
+	    (rc = file_chain(st, &vars, &nv, err)) == KB_OK && nv > 0) {
+		*out = vars[nv - 1]; /* the tip's tree holds the file's latest version */
+		*same = true;
+		free(vars);
 		return KB_OK;
 	}
+	free(vars);
+	if (rc < 0)
+		return rc;
 	if (mode != GIT_FILEMODE_BLOB_EXECUTABLE)
 		mode = GIT_FILEMODE_BLOB;
-	if ((rc = build_tree(st, has ? &head : NULL, blob, mode, &tree, err)) < 0)
-		return rc;
-	return make_commit(st, &tree, has ? &head : NULL, message, out, err);
+	char *msg = variant_message(st, name, message);
+	if ((rc = build_tree(st, has ? &head : NULL, blob, mode, &tree, err)) == KB_OK)
+		rc = make_commit(st, &tree, has ? &head : NULL, msg, st->ref, NULL, out, err);
+	free(msg);
+	return rc;
 }
 
 int kb_session_store_commit(kb_store *st, const char *content, size_t len, const char *message,
 			    json_t *note, kb_variant *v, kb_err *err)
 {
 	git_oid blob, commit, *oids = NULL;
-	int n = 0;
+	int n = 0, at = -1;
+	bool same = false;
+	char name[16];
 	memset(v, 0, sizeof *v);
 	int rc = KB_GIT(git_blob_create_from_buffer(&blob, st->repo, content, len));
-	if (rc < 0 || (rc = commit_blob(st, &blob, message, &commit, err)) < 0)
+	if (rc < 0 || (rc = file_chain(st, &oids, &n, err)) < 0)
 		goto out;
+	snprintf(name, sizeof name, "v%d", n + 1);
+	if ((rc = commit_blob(st, &blob, name, message, &commit, &same, err)) < 0)
+		goto out;
+	if (same) {
+		for (int i = 0; i < n; i++)
+			if (git_oid_equal(&oids[i], &commit))
+				at = i;
+		snprintf(name, sizeof name, "v%d", at + 1);
+	}
 	if (note) {
-		rc = put_note(st, &commit, note, err);
+		char *msg = same ? variant_message(st, name, message) : NULL;
+		rc = same && message ? reword(st, &commit, msg, note, err) : put_note(st, &commit, note, err);
 		note = NULL;
+		free(msg);
 		if (rc < 0)
 			goto out;
 	}
-	if ((rc = chain(st, &oids, &n, err)) < 0)
-		goto out;
-	rc = fill_variant(st, &commit, n - 1, v, err); /* commit is the tip */
+	rc = fill_variant(st, &commit, same ? at : n, v, err);
 out:
 	free(oids);
 	json_decref(note);
@@ -458,7 +571,7 @@ int kb_session_store_list(kb_store *st, kb_variant **vs, int *n, kb_err *err)
 	int no = 0;
 	*vs = NULL;
 	*n = 0;
-	int rc = chain(st, &oids, &no, err);
+	int rc = file_chain(st, &oids, &no, err);
 	if (rc < 0)
 		return rc;
 	kb_variant *arr = kb_xcalloc((size_t)no + 1, sizeof *arr);
@@ -478,8 +591,22 @@ out:
 int kb_session_store_count(kb_store *st, int *n, kb_err *err)
 {
 	git_oid *oids = NULL;
-	int rc = chain(st, &oids, n, err);
+	int rc = file_chain(st, &oids, n, err);
 	free(oids);
+	return rc;
+}
+
+int kb_session_store_nth_commit(kb_store *st, int n, char oid[41], kb_err *err)
+{
+	git_oid *all = NULL;
+	int na = 0;
+	int rc = chain(st, &all, &na, err);
+	if (rc == KB_OK && (n < 1 || n > na))
+		rc = KB_ERR(err, KB_ENOTFOUND, KB_DOM_GIT, GIT_ENOTFOUND,
+			    "the session ref has %d commits, not %d", na, n);
+	if (rc == KB_OK)
+		git_oid_tostr(oid, 41, &all[n - 1]);
+	free(all);
 	return rc;
 }
 
@@ -601,6 +728,7 @@ void kb_session_variant_free(kb_variant *v)
 	free(v->path);
 	free(v->message);
 	free(v->label);
+	free(v->kernel);
 	json_decref(v->note);
 	memset(v, 0, sizeof *v);
 }

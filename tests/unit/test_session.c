@@ -141,7 +141,8 @@ static void plain_git_sees(const char *repo, const kb_variant v[3])
 		free(note);
 	}
 	char *log = cap("git -C %s log --format=%%s refs/kbench/scripted", repo);
-	T_EQ_STR(log, "variant 3\nvariant 2\nvariant 1");
+	T_EQ_STR(log, "src/k/kern.cu v3: variant 3\nsrc/k/kern.cu v2: variant 2\n"
+		      "src/k/kern.cu v1: variant 1");
 	char *shown = cap("git -C %s show refs/kbench/scripted:src/k/kern.cu", repo);
 	T_EQ_STR(shown, "three");
 	char *files = cap("git -C %s ls-tree -r --name-only refs/kbench/scripted", repo);
@@ -223,18 +224,29 @@ static void test_session__identical(void)
 	T_EQ_STR(same.oid, v[2].oid);
 	T_EQ_STR(same.name, "v3");
 	T_EQ_STR(same.label, "vec"); /* no note given: the old one stays */
+	/* A Result for the tip: the same variant, its message now the Result's
+	 * (a commit with the same tree, parent and author replaces it). */
 	T_EQ_INT(kb_session_store_commit(st, "three\n", 6, "same", note_for("vec2", 9), &again,
 					 &err), 0);
-	T_EQ_STR(again.oid, v[2].oid);
+	T_EQ_STR(again.name, "v3");
 	T_EQ_STR(again.label, "vec2");
-	char *note = cap("git -C %s notes --ref=kbench show %s", repo, v[2].oid);
+	T_EQ_STR(again.message, "src/k/kern.cu v3: same\n");
+	char *note = cap("git -C %s notes --ref=kbench show refs/kbench/dedupe", repo);
 	T_CONTAINS(note, "\"vec2\"");
 	char *count = cap("git -C %s rev-list --count refs/kbench/dedupe", repo);
 	T_EQ_STR(count, "3");
+	char *parents = cap("git -C %s rev-parse refs/kbench/dedupe^ %s^", repo, v[2].oid);
+	char *p1 = strtok(parents, "\n"), *p2 = strtok(NULL, "\n");
+	T_OK(p1 && p2 && !strcmp(p1, p2));
+	char *tree = cap("git -C %s rev-parse refs/kbench/dedupe^{tree} %s^{tree}", repo, v[2].oid);
+	char *t1 = strtok(tree, "\n"), *t2 = strtok(NULL, "\n");
+	T_OK(t1 && t2 && !strcmp(t1, t2));
 	T_EQ_INT(kb_session_store_commit(st, "four\n", 5, NULL, NULL, &next, &err), 0);
 	T_EQ_STR(next.name, "v4");
 	T_OK(next.note == NULL && next.label == NULL);
-	T_EQ_STR(next.message, "kbench variant\n");
+	T_EQ_STR(next.message, "src/k/kern.cu v4\n");
+	free(parents);
+	free(tree);
 
 	kb_session_variant_free(&next);
 	kb_session_variant_free(&again);
@@ -245,6 +257,105 @@ static void test_session__identical(void)
 	kb_session_store_close(st);
 	kb_session_free(&s);
 	free(file); free(repo);
+}
+
+
+/* ===== (3b) several files in one session ===== */
+
+/* Commits text as the next variant of file in session s; its name. */
+static void commit_to(const kb_session *s, const char *file, const char *text, const char *msg,
+		      json_t *note, char name[16], char oid[41])
+{
+	kb_store *st = NULL;
+	kb_variant v;
+	kb_err err = {0};
+	T_EQ_INT(kb_session_store_open(s, file, &st, &err), 0);
+	T_EQ_INT(kb_session_store_commit(st, text, strlen(text), msg, note, &v, &err), 0);
+	snprintf(name, 16, "%s", v.name);
+	snprintf(oid, 41, "%s", v.oid);
+	kb_session_variant_free(&v);
+	kb_session_store_close(st);
+}
+
+/* The names and texts of file's variants: "v1=a1 v2=a2". */
+static char *listing(const kb_session *s, const char *file)
+{
+	kb_store *st = NULL;
+	kb_variant *vs = NULL;
+	kb_err err = {0};
+	int n = 0, counted = -1;
+	kb_buf b = KB_BUF_INIT;
+	T_EQ_INT(kb_session_store_open(s, file, &st, &err), 0);
+	T_EQ_INT(kb_session_store_list(st, &vs, &n, &err), 0);
+	T_EQ_INT(kb_session_store_count(st, &counted, &err), 0);
+	T_EQ_INT(counted, n);
+	for (int i = 0; i < n; i++) {
+		char *text = NULL;
+		size_t len = 0;
+		T_EQ_INT(kb_session_store_text(st, &vs[i], &text, &len, &err), 0);
+		kb_buf_catf(&b, "%s%s=%.*s", i ? " " : "", vs[i].name, (int)strcspn(text, "\n"), text);
+		free(text);
+	}
+	kb_session_variants_free(vs, n);
+	kb_session_store_close(st);
+	return b.s ? kb_buf_detach(&b) : kb_xstrdup("");
+}
+
+static void several_files(const char *dir, const char *id)
+{
+	kb_session s;
+	kb_err err = {0};
+	char name[16], oid[41], a2[41];
+	T_EQ_INT(kb_session_new(id, &s, &err), 0);
+	char *a = kb_xasprintf("%s/a.cu", dir), *b = kb_xasprintf("%s/b.cu", dir);
+	char *c = kb_xasprintf("%s/c.cu", dir);
+	commit_to(&s, a, "a1\n", "first a", NULL, name, oid);
+	T_EQ_STR(name, "v1");
+	commit_to(&s, b, "b1\n", "first b", NULL, name, oid);
+	T_EQ_STR(name, "v1");
+	commit_to(&s, a, "a2\n", "second a", NULL, name, a2);
+	T_EQ_STR(name, "v2");
+	commit_to(&s, c, "c1\n", "first c", NULL, name, oid);
+	T_EQ_STR(name, "v1");
+	/* a's latest text again, after c's commit: a's v2, not a new variant,
+	 * and not rewritten (it is no longer the ref's tip) */
+	commit_to(&s, a, "a2\n", "again", note_for("a-two", 2), name, oid);
+	T_EQ_STR(name, "v2");
+	T_EQ_STR(oid, a2);
+	commit_to(&s, b, "b2\n", "second b", NULL, name, oid);
+	T_EQ_STR(name, "v2");
+	char *la = listing(&s, a), *lb = listing(&s, b), *lc = listing(&s, c);
+	T_EQ_STR(la, "v1=a1 v2=a2");
+	T_EQ_STR(lb, "v1=b1 v2=b2");
+	T_EQ_STR(lc, "v1=c1");
+	/* a name another file has is not this file's */
+	kb_store *st = NULL;
+	kb_variant v;
+	T_EQ_INT(kb_session_store_open(&s, c, &st, &err), 0);
+	T_EQ_INT(kb_session_store_read(st, "v2", &v, NULL, NULL, &err), KB_ENOTFOUND);
+	kb_session_store_close(st);
+	T_EQ_INT(kb_session_store_open(&s, a, &st, &err), 0);
+	T_EQ_INT(kb_session_store_read(st, "a-two", &v, NULL, NULL, &err), 0);
+	T_EQ_STR(v.name, "v2");
+	kb_session_variant_free(&v);
+	kb_session_store_close(st);
+	free(la); free(lb); free(lc); free(a); free(b); free(c);
+	kb_session_free(&s);
+}
+
+static void test_session__files(void)
+{
+	char *plain = kb_xasprintf("%s/three", root);
+	T_EQ_INT(kb_mkdirs(plain, NULL), 0);
+	several_files(plain, "files-private");
+	char *repo = make_user_repo("three-repo");
+	several_files(repo, "files-repo");
+	char *log = cap("git -C %s log --format=%%s refs/kbench/files-repo", repo);
+	T_EQ_STR(log, "b.cu v2: second b\nc.cu v1: first c\na.cu v2: second a\nb.cu v1: first b\n"
+		      "a.cu v1: first a");
+	char *status = cap("git -C %s --no-optional-locks status --porcelain", repo);
+	T_EQ_STR(status, "MM README\n M src/k/kern.cu\n?? untracked.txt");
+	free(status); free(log); free(repo); free(plain);
 }
 
 /* ===== (3) a file in no repository ===== */
@@ -276,7 +387,7 @@ static void test_session__private_repo(void)
 	char *bare = cap("git --git-dir=%s rev-parse --is-bare-repository", expect);
 	T_EQ_STR(bare, "true");
 	char *log = cap("git --git-dir=%s log --format=%%s", expect);
-	T_EQ_STR(log, "b\na");
+	T_EQ_STR(log, "k.cu v2: b\nk.cu v1: a");
 	char *note = cap("git --git-dir=%s notes --ref=kbench show %s", expect, a.oid);
 	T_CONTAINS(note, "\"label\":\"a\"");
 	char *ls = cap("ls -A %s", plain);
@@ -641,6 +752,7 @@ int main(void)
 	T_RUN(test_session__user_repo);
 	T_RUN(test_session__identical);
 	T_RUN(test_session__private_repo);
+	T_RUN(test_session__files);
 	T_RUN(test_session__journal);
 	T_RUN(test_session__journal_kill9);
 	T_RUN(test_session__read);
