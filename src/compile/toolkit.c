@@ -3,7 +3,8 @@
  * loaded: nvrtc.c and nvjitlink.c each describe their library in a
  * kb_compile__lib and resolve their own entry points; the search, the
  * dlopen, the message when nothing is found and the identity of the file
- * for the compile cache's key are here, once.
+ * for the compile cache's key are here, once.  sass.c asks it where the
+ * toolkit's programs (nvdisasm, cuobjdump) are.
  *
  * The search list, in order (style rule 11; docs/decisions.md):
  *   1. $CUDA_HOME/lib64, $CUDA_HOME/lib      (when CUDA_HOME is set)
@@ -212,4 +213,63 @@ char *kb_compile__lib_id(kb_compile__lib *lib)
 		   : kb_xasprintf("%s %s", lib->what, file);
 	free(file);
 	return id;
+}
+
+/* ---- the toolkit's programs ------------------------------------------ */
+
+/* Appends dir to v unless it is there already (same real folder). */
+static void add_dir(char ***v, int *n, int *cap, char *dir)
+{
+	char *real = realpath(dir, NULL);
+	for (int i = 0; i < *n; i++) {
+		char *other = realpath((*v)[i], NULL);
+		bool same = !strcmp((*v)[i], dir) || (real && other && !strcmp(real, other));
+		free(other);
+		if (same) {
+			free(real);
+			free(dir);
+			return;
+		}
+	}
+	free(real);
+	*KB_PUSH(*v, *n, *cap) = dir;
+}
+
+/* NVRTC's bin/, $CUDA_HOME/bin, the built-against bin/, then PATH: a new list. */
+int kb_compile__toolkit_bin_dirs(char ***dirs, int *ntoolkit)
+{
+	char **v = NULL;
+	int n = 0, cap = 0;
+	/* The toolkit whose library folder holds NVRTC: its real folder's
+	 * parent, so a /usr/local/cuda link or a pip layout leads to the bin/
+	 * beside the very library kbench compiles with. */
+	char *lib = kb_compile__nvrtc_file();
+	if (lib) {
+		char *slash = strrchr(lib, '/');
+		if (slash) {
+			*slash = '\0';
+			slash = strrchr(lib, '/');
+			if (slash) {
+				*slash = '\0';
+				add_dir(&v, &n, &cap, kb_xasprintf("%s/bin", *lib ? lib : ""));
+			}
+		}
+		free(lib);
+	}
+	const char *roots[2];
+	int nr = kb_compile__toolkit_roots(roots);
+	for (int i = 0; i < nr; i++)
+		add_dir(&v, &n, &cap, kb_xasprintf("%s/bin", roots[i]));
+	*ntoolkit = n;
+	const char *path = getenv("PATH");
+	for (const char *p = path; p && *p;) {
+		const char *e = strchr(p, ':');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		add_dir(&v, &n, &cap, len ? kb_xstrndup(p, len) : kb_xstrdup("."));
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	*dirs = v;
+	return n;
 }
