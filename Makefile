@@ -25,9 +25,12 @@ CFLAGS ?= -O2 -g
 CFLAGS += $(CSTD) $(WARN) -MMD -MP -Isrc/shim -I$(CUDA_HOME)/include -I$(TS_INC)
 TS_INC := $(DEPS)/tree-sitter/lib/include
 
-# NVRTC and nvJitLink are linked; libcuda, CUPTI and NVML are dlopen()ed at run
-# time so that kbench starts and compiles on machines with no driver.
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc -lnvJitLink
+# Every CUDA library is dlopen()ed when it is needed: libcuda, CUPTI and NVML
+# so that kbench starts and compiles on machines with no driver, NVRTC and
+# nvJitLink (about 100 MB each) so that only a compile that misses the cache
+# loads them.  src/compile/toolkit.c looks in $CUDA_HOME, then in the
+# toolkit built against (this CUDA_HOME), then on the loader's search path.
+TOOLKIT_DEF := -DKB_CUDA_HOME='"$(CUDA_HOME)"'
 # Bundled libraries (make dist) sit in lib/ beside bin/; DT_RPATH, not
 # RUNPATH, so that their own dependencies are found there too.
 RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib',-rpath,'$$ORIGIN/../lib'
@@ -36,7 +39,7 @@ RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib',-rpath,'$$ORIGIN/../lib'
 STATIC_LIBS := -Wl,-Bstatic -ljansson -lgit2 -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser \
 	       -lssh2 -lpcre2-8 -lz -Wl,-Bdynamic -l:libgssapi_krb5.so.2 -lrt
 TUI_LIBS := -lncursesw -ltinfo
-LDLIBS := $(RPATH) $(STATIC_LIBS) $(CUDA_LIBS) -lcrypto -ldl -lm -lpthread $(TUI_LIBS)
+LDLIBS := $(RPATH) $(STATIC_LIBS) -lcrypto -ldl -lm -lpthread $(TUI_LIBS)
 
 # ---- sources --------------------------------------------------------------
 LIB_DIRS := core compile profile runner diff session app tui
@@ -140,6 +143,8 @@ $(B)/obj/%.o: %.c | $(DEPS)/tree-sitter/.ok
 	@mkdir -p $(@D)
 	@echo "CC    $<"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/obj/src/compile/toolkit.o $(B)/asan/obj/src/compile/toolkit.o: CFLAGS += $(TOOLKIT_DEF)
 
 $(LIB): $(LIB_OBJ) $(TS_OBJ)
 	@echo "AR    $@"

@@ -186,8 +186,10 @@ static void hot(json_t *r, kb_buf *out)
 			kb_buf_catf(out, "                        %s\n", json_string_value(s));
 		}
 	}
+	const char *why = json_string_value(get(r, "hot_why"));
 	if (!json_array_size(lines))
-		kb_buf_cat(out, "    (no samples mapped to source lines: SASS line info needs nvdisasm)\n");
+		kb_buf_catf(out, "    (no samples mapped to source lines: SASS line info needs nvdisasm%s%s)\n",
+			    why ? ": " : "", why ? why : "");
 }
 
 void kb_app_profile_render(json_t *r, kb_buf *out)

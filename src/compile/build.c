@@ -4,11 +4,13 @@
  * its instruction mix.  It owns kb_build; the compilers, the cache, the log
  * parsers and the calculator live in their own files.
  *
- * The cache key covers the kbench version, the source kind, both compiler
- * versions, the source text, the text of every local header it includes
+ * The cache key covers the kbench version, the source kind, the compiler's
+ * library file (its real path, size and time: toolkit.c, without loading
+ * it), the source text, the text of every local header it includes
  * ("..." includes, transitively), the option list (kbench's own, then the
  * user's: `//! options` words, then --option) and the name expressions:
- * everything that decides the cubin.  A hit never calls NVRTC.
+ * everything that decides the cubin.  A hit never loads NVRTC: the
+ * compiler's version it shows is the one stored with the entry.
  *
  * The user's options go after kbench's, so where the compiler takes the
  * last of two values the user's wins; kbench's --std=c++17 is left out when
@@ -175,8 +177,9 @@ static char *cache_key(const kb_source *src, const strv *o, const strv *names)
 	kb_hasher *h = kb_hash_new();
 	kb_hash_str(h, "kbench-compile " KB_VERSION);
 	kb_hash_str(h, src->kind == KB_SRC_PTX ? "ptx" : "cuda");
-	kb_hash_str(h, kb_compile__nvrtc_version());
-	kb_hash_str(h, kb_compile__nvjitlink_version());
+	char *id = src->kind == KB_SRC_PTX ? kb_compile__nvjitlink_id() : kb_compile__nvrtc_id();
+	kb_hash_str(h, id);
+	free(id);
 	kb_hash_str(h, src->text);
 	hash_local_includes(h, src->path, src->text, 0);
 	for (int i = 0; i < o->n; i++)
@@ -345,6 +348,9 @@ static int run_compiler(const kb_source *src, const strv *o, const strv *names,
 				       (const char *const *)names->v, names->n, out, &b->diags, err);
 		b->ms_nvrtc = kb_now_ms() - t0;
 	}
+	/* Loaded by now, when it could be. */
+	out->compiler = kb_xstrdup(src->kind == KB_SRC_PTX ? kb_compile__nvjitlink_version()
+							   : kb_compile__nvrtc_version());
 	return rc;
 }
 
@@ -372,6 +378,9 @@ static int load_or_compile(const kb_source *src, const kb_build_opts *opts, cons
 {
 	if (!opts->no_cache && kb_compile__cache_load(b->key, out) == KB_OK) {
 		b->cache_hit = true;
+		b->compiler = kb_xstrdup(out->compiler ? out->compiler
+					 : src->kind == KB_SRC_PTX ? kb_compile__nvjitlink_version()
+					 : kb_compile__nvrtc_version());
 		/* Warnings are part of the result, hit or miss. */
 		if (src->kind == KB_SRC_PTX)
 			kb_compile__ptxas_log_diags(out->log, src, &b->diags);
@@ -381,6 +390,7 @@ static int load_or_compile(const kb_source *src, const kb_build_opts *opts, cons
 		return KB_OK;
 	}
 	int rc = run_compiler(src, o, names, out, b, err);
+	b->compiler = kb_xstrdup(out->compiler);
 	if (rc == KB_OK || rc == KB_ECOMPILE)
 		option_diags(src, out->log, user, nuser, rc, b);
 	if (rc == KB_OK)
@@ -404,8 +414,6 @@ int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels
 		goto out;
 	}
 	b->arch = kb_xstrdup(opts->arch);
-	b->compiler = kb_xstrdup(src->kind == KB_SRC_PTX ? kb_compile__nvjitlink_version()
-							 : kb_compile__nvrtc_version());
 	if (src->kind == KB_SRC_PTX)
 		ptx_options(opts, user, nuser, &o);
 	else

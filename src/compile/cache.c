@@ -2,7 +2,9 @@
  * cache.c - the content-addressed compile cache.
  * An entry is a directory $XDG_CACHE_HOME/kbench/compile/<sha256>/ holding
  * out.cubin, out.ptx, out.log, lowered (one lowered name per line, "-" for
- * none) and, once a disassembler has seen it, sass.txt and sass.tool.
+ * none), compiler (the version that made it: "nvrtc 13.0", shown on a hit
+ * without loading the compiler) and, once a disassembler has seen it,
+ * sass.txt and sass.tool.
  * The key (computed in build.c) covers everything that decides the output,
  * so an entry is never invalidated, only written whole: files are renamed
  * into place and the `ok` marker is written last, so a half-written entry
@@ -62,6 +64,7 @@ int kb_compile__cache_load(const char *key, kb_compile__out *out)
 	}
 	parse_lowered(lowered, out);
 	free(lowered);
+	out->compiler = read_entry(key, "compiler", NULL);
 	out->sass_text = read_entry(key, "sass.txt", NULL);
 	out->sass_tool = read_entry(key, "sass.tool", NULL);
 	return KB_OK;
@@ -96,6 +99,8 @@ void kb_compile__cache_store(const char *key, const kb_compile__out *out)
 	put(key, "out.ptx", out->ptx, out->ptx_len);
 	put(key, "out.log", out->log, strlen(out->log));
 	put(key, "lowered", lowered.s ? lowered.s : "", lowered.len);
+	if (out->compiler)
+		put(key, "compiler", out->compiler, strlen(out->compiler));
 	put(key, "ok", "", 0);
 	kb_buf_free(&lowered);
 }
@@ -116,5 +121,6 @@ void kb_compile__out_free(kb_compile__out *o)
 	free(o->lowered);
 	free(o->sass_text);
 	free(o->sass_tool);
+	free(o->compiler);
 	memset(o, 0, sizeof *o);
 }

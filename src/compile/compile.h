@@ -345,8 +345,10 @@ typedef struct {
 /* How many instructions of f come before its end padding (the self-branch
  * and NOPs the assembler appends). */
 int kb_compile_sass_body_len(const kb_sass_func *f);
-/* Disassembles a cubin with nvdisasm -c -g (or cuobjdump -sass) when on PATH.
- * Without one, returns 0 with sass->available = false and a reason. */
+/* Disassembles a cubin with nvdisasm -c -g (or cuobjdump -sass), found as
+ * $KBENCH_NVDISASM, in the CUDA toolkit kbench uses, or on PATH.  Without
+ * one, returns 0 with sass->available = false and a reason naming every
+ * folder looked in. */
 int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err);
 /* Parses nvdisasm -c -g/-gi text (or cuobjdump -sass text) into functions;
  * overwrites sass (funcs, text, available = true).  Junk never fails: it is

@@ -19,17 +19,66 @@ typedef struct {
 	int nlowered;
 	char *sass_text;      /* cached raw disassembly, or NULL */
 	char *sass_tool;
+	char *compiler;       /* "nvrtc 13.0": what made it */
 } kb_compile__out;
 
 void kb_compile__out_free(kb_compile__out *o);
+
+/* toolkit.c: the CUDA toolkit kbench uses, and loading its libraries. */
+
+/* A toolkit library, described by nvrtc.c or nvjitlink.c; the fields after
+ * resolve are toolkit.c's (under its lock). */
+typedef struct {
+	const char *what;        /* "NVRTC", in messages and the cache key */
+	kb_domain dom;
+	const char *names[3];    /* file names, most specific first; NULL-ended */
+	/* Resolves the entry points from the loaded file at path: NULL, or
+	 * the name of the first one missing. */
+	const char *(*resolve)(void *handle, const char *path);
+	bool tried;
+	int rc;
+	void *handle;
+	char *path;              /* the loaded file's real path */
+	kb_err err;
+} kb_compile__lib;
+
+/* The toolkit folders in search order: $CUDA_HOME when set, then the one
+ * kbench was built against.  Fills roots (borrowed strings); returns how many. */
+int kb_compile__toolkit_roots(const char *roots[2]);
+/* Tests: the built-against toolkit folder becomes root (NULL: the build's again). */
+void kb_compile__toolkit_set_builtin(const char *root);
+/* The first of lib's names in a root's lib64/ or lib/, roots in order, found
+ * without loading it (a new string), or NULL. */
+char *kb_compile__toolkit_find_lib(const kb_compile__lib *lib);
+/* Loads lib once (the file find_lib names, else its names through the
+ * loader) and resolves it.  Returns 0, or KB_EUNSUP with err saying where
+ * it looked ("NVRTC not found: looked for ... in ..."). */
+int kb_compile__lib_load(kb_compile__lib *lib, kb_err *err);
+/* The real path of the file lib is (or would be) loaded from, without
+ * loading it; NULL when only the loader's search could say.  New string. */
+char *kb_compile__lib_file(kb_compile__lib *lib);
+/* "WHAT PATH SIZE MTIME" of lib's file, for the compile cache's key (a new
+ * string); loads lib only when the loader's search alone finds it. */
+char *kb_compile__lib_id(kb_compile__lib *lib);
+/* The folders where the toolkit's programs are looked for, in order: the
+ * bin/ beside NVRTC's library folder, $CUDA_HOME/bin, the built-against
+ * toolkit's bin/ (the first *ntoolkit), then PATH's.  A new array of new
+ * strings; returns how many. */
+int kb_compile__toolkit_bin_dirs(char ***dirs, int *ntoolkit);
 
 /* nvrtc.c: compiles CUDA source. names are NVRTC name expressions to lower.
  * Returns 0, KB_ECOMPILE (diags filled from the log), or KB_ERROR. */
 int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 		      const char *const *names, int nnames, kb_compile__out *out,
 		      kb_diags *diags, kb_err *err);
-/* "nvrtc 13.0" */
+/* Loads NVRTC (once): 0, or KB_EUNSUP with err saying where it looked. */
+int kb_compile__nvrtc_load(kb_err *err);
+/* "nvrtc 13.0" (loads NVRTC); "nvrtc" when it cannot be loaded. */
 const char *kb_compile__nvrtc_version(void);
+/* NVRTC's file and its size and time, for the cache key (a new string). */
+char *kb_compile__nvrtc_id(void);
+/* The real path of NVRTC's file, loaded or not (see kb_compile__lib_file). */
+char *kb_compile__nvrtc_file(void);
 /* Turns NVRTC's "file(line): error: msg / source / caret" log into diags. */
 void kb_compile__nvrtc_log_diags(const char *log, const kb_source *src, kb_diags *diags);
 
@@ -43,7 +92,10 @@ void kb_compile__no_driver_cache(void);
 /* nvjitlink.c: PTX -> cubin. Returns 0, KB_ECOMPILE (diags), or KB_ERROR. */
 int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nopts,
 			  kb_compile__out *out, kb_diags *diags, kb_err *err);
+/* "nvjitlink 13.0" (loads nvJitLink); "nvjitlink" when it cannot be loaded. */
 const char *kb_compile__nvjitlink_version(void);
+/* nvJitLink's file and its size and time, for the cache key (a new string). */
+char *kb_compile__nvjitlink_id(void);
 /* Turns "ptxas application ptx input, line N; error : msg" lines into diags. */
 void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, kb_diags *diags);
 

@@ -3,20 +3,77 @@
  * no GPU).  Owns the nvJitLink calls and the translation of ptxas messages
  * ("ptxas application ptx input, line N; error : msg") into kb_diags at the
  * user's .ptx file and line: the PTX is passed verbatim, so lines match.
+ *
+ * libnvJitLink (about 100 MB) is dlopen'ed by the first link that needs it
+ * (style rule 11), found as toolkit.c says.  Its public names are inline
+ * wrappers (left out here: NVJITLINK_NO_INLINE) over versioned symbols,
+ * __nvJitLinkCreate_13_0 and so on, which are what is resolved; the
+ * version suffix is the header's, so a header of another version fails to
+ * compile here instead of calling a symbol of the wrong version.
  */
 #include "compile_int.h"
 
+#define NVJITLINK_NO_INLINE
+#include <dlfcn.h>
 #include <nvJitLink.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The entry points: each field is named after the public name and typed and
+ * resolved as the versioned symbol the header's wrapper calls. */
+#define NVJL_FUNCS(X) \
+	X(Create) X(Destroy) X(AddData) X(Complete) X(GetLinkedCubinSize) \
+	X(GetLinkedCubin) X(GetErrorLogSize) X(GetErrorLog) X(GetInfoLogSize) \
+	X(GetInfoLog)
+#define NVJL_SYM(f) __nvJitLink##f##_13_0
+
+static struct {
+	__typeof__(&nvJitLinkVersion) Version;
+#define KB_NVJL_FIELD(f) __typeof__(&NVJL_SYM(f)) f;
+	NVJL_FUNCS(KB_NVJL_FIELD)
+#undef KB_NVJL_FIELD
+} api;
+
+#define KB_STR2(x) #x
+#define KB_STR(x) KB_STR2(x)
+
+static const char *resolve(void *h, const char *path)
+{
+	api.Version = (__typeof__(api.Version))dlsym(h, "nvJitLinkVersion");
+	if (!api.Version)
+		return "nvJitLinkVersion";
+#define KB_NVJL_RESOLVE(f) \
+	api.f = (__typeof__(api.f))dlsym(h, KB_STR(NVJL_SYM(f))); \
+	if (!api.f) \
+		return KB_STR(NVJL_SYM(f));
+	NVJL_FUNCS(KB_NVJL_RESOLVE)
+#undef KB_NVJL_RESOLVE
+	return NULL;
+}
+
+static kb_compile__lib lib = {
+	.what = "nvJitLink",
+	.dom = KB_DOM_NVJITLINK,
+	.names = {"libnvJitLink.so.13", "libnvJitLink.so", NULL},
+	.resolve = resolve,
+};
+
+/* nvJitLink's file, size and time for the cache key, without loading it. */
+char *kb_compile__nvjitlink_id(void)
+{
+	return kb_compile__lib_id(&lib);
+}
+
+/* "nvjitlink 13.0" (loads nvJitLink), or "nvjitlink" when it cannot be loaded. */
 const char *kb_compile__nvjitlink_version(void)
 {
 	static char v[32];
+	if (kb_compile__lib_load(&lib, NULL) < 0)
+		return "nvjitlink";
 	if (!v[0]) {
 		unsigned major = 0, minor = 0;
-		nvJitLinkVersion(&major, &minor);
+		api.Version(&major, &minor);
 		snprintf(v, sizeof v, "nvjitlink %u.%u", major, minor);
 	}
 	return v;
@@ -25,24 +82,26 @@ const char *kb_compile__nvjitlink_version(void)
 static char *take_log(nvJitLinkHandle h, bool error_log)
 {
 	size_t n = 0;
-	nvJitLinkResult r = error_log ? nvJitLinkGetErrorLogSize(h, &n)
-				      : nvJitLinkGetInfoLogSize(h, &n);
+	nvJitLinkResult r = error_log ? api.GetErrorLogSize(h, &n) : api.GetInfoLogSize(h, &n);
 	if (r != NVJITLINK_SUCCESS || n == 0)
 		return kb_xstrdup("");
 	char *log = kb_xmalloc(n + 1);
-	r = error_log ? nvJitLinkGetErrorLog(h, log) : nvJitLinkGetInfoLog(h, log);
+	r = error_log ? api.GetErrorLog(h, log) : api.GetInfoLog(h, log);
 	if (r != NVJITLINK_SUCCESS)
 		log[0] = '\0';
 	log[n] = '\0';
 	return log;
 }
 
+/* Links src's PTX: 0, KB_ECOMPILE (diags), KB_EUNSUP (no nvJitLink) or KB_ERROR. */
 int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nopts,
 			  kb_compile__out *out, kb_diags *diags, kb_err *err)
 {
 	nvJitLinkHandle h = NULL;
-	int rc = KB_OK;
-	nvJitLinkResult r = nvJitLinkCreate(&h, (uint32_t)nopts, (const char **)opts);
+	int rc = kb_compile__lib_load(&lib, err);
+	if (rc < 0)
+		return rc;
+	nvJitLinkResult r = api.Create(&h, (uint32_t)nopts, (const char *const *)opts);
 	if (r == NVJITLINK_ERROR_UNRECOGNIZED_OPTION && h) {
 		/* The log names the option; build.c places it at the option's word. */
 		out->log = take_log(h, true);
@@ -54,9 +113,9 @@ int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nop
 			    "nvJitLinkCreate failed (%d): bad options?", (int)r);
 		goto out;
 	}
-	r = nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, src->text, src->len, src->path);
+	r = api.AddData(h, NVJITLINK_INPUT_PTX, src->text, src->len, src->path);
 	if (r == NVJITLINK_SUCCESS)
-		r = nvJitLinkComplete(h);
+		r = api.Complete(h);
 	char *info = take_log(h, false), *errlog = take_log(h, true);
 	out->log = kb_xasprintf("%s%s", info, errlog);
 	free(info);
@@ -70,18 +129,18 @@ int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nop
 				    (int)r, out->log);
 		goto out;
 	}
-	if (nvJitLinkGetLinkedCubinSize(h, &out->cubin_len) != NVJITLINK_SUCCESS ||
+	if (api.GetLinkedCubinSize(h, &out->cubin_len) != NVJITLINK_SUCCESS ||
 	    out->cubin_len == 0) {
 		rc = KB_ERR(err, KB_ERROR, KB_DOM_NVJITLINK, 0, "nvJitLink produced no cubin");
 		goto out;
 	}
 	out->cubin = kb_xmalloc(out->cubin_len);
-	nvJitLinkGetLinkedCubin(h, out->cubin);
+	api.GetLinkedCubin(h, out->cubin);
 	out->ptx = kb_xstrdup(src->text);
 	out->ptx_len = src->len;
 out:
 	if (h)
-		nvJitLinkDestroy(&h);
+		api.Destroy(&h);
 	return rc;
 }
 

@@ -3,20 +3,78 @@
  * Owns the NVRTC calls and the translation of NVRTC's log into kb_diags at
  * the user's file and line.  The program is named after the user's path, so
  * NVRTC's messages already name the right file; no temporary file exists.
+ *
+ * libnvrtc (about 100 MB) is dlopen'ed by the first compile that needs it
+ * (style rule 11), found as toolkit.c says; nothing else calls NVRTC, so a
+ * cache hit, `kbench log` or the TUI's start never load it.  NVRTC loads
+ * libnvrtc-builtins.so.MAJOR.MINOR by name when it compiles; the copy
+ * beside the libnvrtc that was loaded is loaded first, so the loader's
+ * search cannot pair it with another toolkit's (an SONAME already loaded
+ * is what a later dlopen by that name gets).
  */
 #include "compile_int.h"
 
+#include <dlfcn.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#define NVRTC_FUNCS(X) \
+	X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) \
+	X(nvrtcAddNameExpression) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) \
+	X(nvrtcGetProgramLog) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize) \
+	X(nvrtcGetCUBIN) X(nvrtcGetLoweredName) X(nvrtcDestroyProgram)
+
+static struct {
+#define KB_NVRTC_FIELD(f) __typeof__(&f) f;
+	NVRTC_FUNCS(KB_NVRTC_FIELD)
+#undef KB_NVRTC_FIELD
+} api;
+
+/* Loads the libnvrtc-builtins beside path, when it is there. */
+static void load_builtins(const char *path)
+{
+	int major = 0, minor = 0;
+	if (api.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+		return;
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return;
+	char *b = kb_xasprintf("%.*s/libnvrtc-builtins.so.%d.%d", (int)(slash - path), path,
+			       major, minor);
+	struct stat st;
+	if (stat(b, &st) == 0 && !dlopen(b, RTLD_NOW | RTLD_LOCAL))
+		kb_log("nvrtc: cannot load %s (%s); NVRTC will look for it", b, dlerror());
+	free(b);
+}
+
+static const char *resolve(void *h, const char *path)
+{
+#define KB_NVRTC_RESOLVE(f) \
+	api.f = (__typeof__(api.f))dlsym(h, #f); \
+	if (!api.f) \
+		return #f;
+	NVRTC_FUNCS(KB_NVRTC_RESOLVE)
+#undef KB_NVRTC_RESOLVE
+	load_builtins(path);
+	return NULL;
+}
+
+static kb_compile__lib lib = {
+	.what = "NVRTC",
+	.dom = KB_DOM_NVRTC,
+	.names = {"libnvrtc.so.13", "libnvrtc.so", NULL},
+	.resolve = resolve,
+};
 
 #define KB_NVRTC(call, err) \
 	do { \
-		nvrtcResult r_ = (call); \
+		nvrtcResult r_ = (api.call); \
 		if (r_ != NVRTC_SUCCESS) { \
 			rc = KB_ERR((err), KB_ERROR, KB_DOM_NVRTC, (int)r_, "%s: %s", #call, \
-				    nvrtcGetErrorString(r_)); \
+				    api.nvrtcGetErrorString(r_)); \
 			goto out; \
 		} \
 	} while (0)
@@ -29,12 +87,33 @@ int kb_compile_nvrtc_invocations(void)
 	return nvrtc_calls;
 }
 
+/* Loads NVRTC once: 0, or KB_EUNSUP with err saying where it looked. */
+int kb_compile__nvrtc_load(kb_err *err)
+{
+	return kb_compile__lib_load(&lib, err);
+}
+
+/* NVRTC's file, size and time for the cache key, without loading it. */
+char *kb_compile__nvrtc_id(void)
+{
+	return kb_compile__lib_id(&lib);
+}
+
+/* The real path of NVRTC's file, loaded or not; NULL when unknown unloaded. */
+char *kb_compile__nvrtc_file(void)
+{
+	return kb_compile__lib_file(&lib);
+}
+
+/* "nvrtc 13.0" (loads NVRTC), or "nvrtc" when it cannot be loaded. */
 const char *kb_compile__nvrtc_version(void)
 {
 	static char v[32];
+	if (kb_compile__nvrtc_load(NULL) < 0)
+		return "nvrtc";
 	if (!v[0]) {
 		int major = 0, minor = 0;
-		nvrtcVersion(&major, &minor);
+		api.nvrtcVersion(&major, &minor);
 		snprintf(v, sizeof v, "nvrtc %d.%d", major, minor);
 	}
 	return v;
@@ -43,10 +122,10 @@ const char *kb_compile__nvrtc_version(void)
 static char *get_log(nvrtcProgram prog)
 {
 	size_t n = 0;
-	if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0)
+	if (api.nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0)
 		return kb_xstrdup("");
 	char *log = kb_xmalloc(n + 1);
-	if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+	if (api.nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
 		log[0] = '\0';
 	log[n] = '\0';
 	return log;
@@ -59,23 +138,26 @@ static void get_lowered(nvrtcProgram prog, const char *const *names, int nnames,
 	out->lowered = kb_xcalloc((size_t)nnames ? (size_t)nnames : 1, sizeof(char *));
 	for (int i = 0; i < nnames; i++) {
 		const char *low = NULL;
-		if (nvrtcGetLoweredName(prog, names[i], &low) == NVRTC_SUCCESS && low)
+		if (api.nvrtcGetLoweredName(prog, names[i], &low) == NVRTC_SUCCESS && low)
 			out->lowered[i] = kb_xstrdup(low);
 	}
 }
 
+/* Compiles src: 0, KB_ECOMPILE (diags), KB_EUNSUP (no NVRTC) or KB_ERROR. */
 int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 		      const char *const *names, int nnames, kb_compile__out *out,
 		      kb_diags *diags, kb_err *err)
 {
 	nvrtcProgram prog = NULL;
-	int rc = KB_OK;
+	int rc = kb_compile__nvrtc_load(err);
+	if (rc < 0)
+		return rc;
 	KB_NVRTC(nvrtcCreateProgram(&prog, src->text, src->path, 0, NULL, NULL), err);
 	for (int i = 0; i < nnames; i++)
 		KB_NVRTC(nvrtcAddNameExpression(prog, names[i]), err);
 	nvrtc_calls++;
 	kb_compile__no_driver_cache();
-	nvrtcResult cr = nvrtcCompileProgram(prog, nopts, opts);
+	nvrtcResult cr = api.nvrtcCompileProgram(prog, nopts, opts);
 	out->log = get_log(prog);
 	kb_compile__nvrtc_log_diags(out->log, src, diags);
 	/* An option NVRTC rejects is the user's to fix, like a syntax error:
@@ -86,7 +168,7 @@ int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 	}
 	if (cr != NVRTC_SUCCESS) {
 		rc = KB_ERR(err, KB_ERROR, KB_DOM_NVRTC, (int)cr, "nvrtcCompileProgram: %s\n%s",
-			    nvrtcGetErrorString(cr), out->log);
+			    api.nvrtcGetErrorString(cr), out->log);
 		goto out;
 	}
 	KB_NVRTC(nvrtcGetPTXSize(prog, &out->ptx_len), err);
@@ -105,7 +187,7 @@ int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 	get_lowered(prog, names, nnames, out);
 out:
 	if (prog)
-		nvrtcDestroyProgram(&prog);
+		api.nvrtcDestroyProgram(&prog);
 	return rc;
 }
 

@@ -7,6 +7,13 @@
  * reason), kb_compile_sass_parse and kb_compile_sass_mix.  It does not own
  * the cubin (build.c), PC sampling or the rendering of the listing.
  *
+ * The disassembler is $KBENCH_NVDISASM when set; else nvdisasm, else
+ * cuobjdump, each looked for in the toolkit kbench compiles with (the bin/
+ * beside NVRTC's library folder, $CUDA_HOME/bin, the built-against
+ * toolkit's bin/: toolkit.c, without loading NVRTC) and then on PATH, which
+ * on clusters often lacks the CUDA bin folder.  Without one, the reason
+ * names every folder looked in.
+ *
  * Parsing (gpu-apis.md §8).  One line at a time; anything not recognised is
  * skipped, so junk never fails.
  *  - Functions: nvdisasm `//---- .text.NAME ----` starts NAME; any other
@@ -56,13 +63,14 @@
  * The end padding, a final unpredicated BRA to itself and the NOPs after
  * it, is left out of the mix (never executed).
  */
-#include "compile.h"
+#include "compile_int.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ===================================================================== */
@@ -554,8 +562,32 @@ void kb_compile_sass_mix_free(kb_mix *mix, int n)
 /* Running the disassembler                                              */
 /* ===================================================================== */
 
-#define NO_TOOL_WHY "nvdisasm not found on PATH (it ships with the CUDA toolkit on GPU " \
-	"machines); SASS is not shown. Resources and occupancy do not need it."
+#define NO_TOOL_TAIL "It ships with the CUDA toolkit on GPU machines: set CUDA_HOME to the " \
+	"toolkit, or KBENCH_NVDISASM to the program. SASS is not shown. Resources and " \
+	"occupancy do not need it."
+
+static bool is_program(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* "nvdisasm not found (nor cuobjdump): looked in A, B (the CUDA toolkit)
+ * and C, D (PATH). It ships ..." */
+static char *not_found_why(char **dirs, int n, int ntoolkit)
+{
+	kb_buf b = KB_BUF_INIT;
+	kb_buf_cat(&b, "nvdisasm not found (nor cuobjdump): looked in ");
+	for (int i = 0; i < n; i++) {
+		kb_buf_catf(&b, "%s%s", i == 0 || i == ntoolkit ? "" : ", ", dirs[i]);
+		if (i == ntoolkit - 1)
+			kb_buf_cat(&b, " (the CUDA toolkit)");
+		if (i == ntoolkit - 1 && n > ntoolkit)
+			kb_buf_cat(&b, " and ");
+	}
+	kb_buf_catf(&b, "%s. " NO_TOOL_TAIL, n > ntoolkit ? " (PATH)" : " (PATH is empty)");
+	return kb_buf_detach(&b);
+}
 
 /* Picks $KBENCH_NVDISASM, nvdisasm or cuobjdump.  Sets *path and *name, or
  * leaves *path NULL and sets *why. */
@@ -563,6 +595,7 @@ static void find_tool(char **path, const char **name, char **why)
 {
 	const char *env = getenv("KBENCH_NVDISASM");
 	*name = "nvdisasm";
+	*path = NULL;
 	if (env && *env) {
 		*path = kb_which(env);
 		if (!*path)
@@ -571,13 +604,24 @@ static void find_tool(char **path, const char **name, char **why)
 					    "not need it.", env);
 		return;
 	}
-	*path = kb_which("nvdisasm");
-	if (*path)
-		return;
-	*path = kb_which("cuobjdump");
-	*name = "cuobjdump";
+	static const char *const tools[] = {"nvdisasm", "cuobjdump"};
+	char **dirs;
+	int ntoolkit, n = kb_compile__toolkit_bin_dirs(&dirs, &ntoolkit);
+	for (size_t t = 0; t < KB_ARRAY_LEN(tools) && !*path; t++)
+		for (int i = 0; i < n && !*path; i++) {
+			char *cand = kb_xasprintf("%s/%s", dirs[i], tools[t]);
+			if (is_program(cand)) {
+				*path = cand;
+				*name = tools[t];
+			} else {
+				free(cand);
+			}
+		}
 	if (!*path)
-		*why = kb_xstrdup(NO_TOOL_WHY);
+		*why = not_found_why(dirs, n, ntoolkit);
+	for (int i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
 }
 
 /* Writes the cubin to a new private file (mode 0600). Returns 0 or KB_EIO. */

@@ -325,6 +325,8 @@ static void map_hot(const kb_compile_unit *u, json_t *r)
 	json_decref(lines);
 	sort_by_samples(arr);
 	json_object_set_new(r, "hot_lines", arr);
+	if (!u->build.sass.available && u->build.sass.unavailable_why)
+		json_object_set_new(r, "hot_why", json_string(u->build.sass.unavailable_why));
 }
 
 /* Counter sections derived for the result; why counters are missing. */

@@ -22,6 +22,26 @@ expect_in softmax_occ out "limited by"
 expect_in softmax_cache_miss out "cache miss"
 run "$KB" compile kernels/softmax.cu --arch sm_90
 expect_in softmax_cache_hit out "cache hit"
+expect_in softmax_hit_compiler out "nvrtc 13."
+
+# NVRTC and nvJitLink (~100 MB each) are loaded only by a compile that
+# misses the cache: the dynamic loader's own log of the files it opens.
+run env LD_DEBUG=files "$KB" --version
+expect_not_in version_no_nvrtc err "libnvrtc"
+expect_not_in version_no_nvjitlink err "libnvJitLink"
+expect_in version_loader_log err "file=libc.so.6" # the log is there to be read
+run env LD_DEBUG=files "$KB" compile kernels/softmax.cu --arch sm_90
+expect_in hit_is_hit out "cache hit"
+expect_not_in hit_no_nvrtc err "libnvrtc"
+expect_not_in hit_no_nvjitlink err "libnvJitLink"
+run env LD_DEBUG=files "$KB" compile kernels/softmax.cu --arch sm_90 --no-cache
+expect_in miss_loads_nvrtc err "libnvrtc.so"
+run "$KB" compile kernels/saxpy.ptx --arch sm_90
+run env LD_DEBUG=files "$KB" compile kernels/saxpy.ptx --arch sm_90
+expect_in ptx_hit_is_hit out "cache hit"
+expect_not_in ptx_hit_no_nvjitlink err "libnvJitLink"
+run env LD_DEBUG=files "$KB" log
+expect_not_in log_no_nvrtc err "libnvrtc"
 
 # --json: valid, with registers, smem, spills, occupancy + limiter, SASS or why not.
 run "$KB" compile kernels/softmax.cu --arch sm_90 --json

@@ -50,7 +50,7 @@ expect_in log_v1 out "v1"; expect_in log_v3 out "v3"; expect_not_in log_no_v4 ou
 run "$KB" show v2;                   expect_in show_v2 out "(v2: a comment)"
 run "$KB" diff v1 v3 --source
 expect_in diff_source out "+		float4 v = *reinterpret_cast<const float4 *>(x + i); /* one 128-bit load */"
-if command -v nvdisasm >/dev/null 2>&1; then
+if command -v nvdisasm >/dev/null 2>&1 || [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvdisasm" ]; then
 	run "$KB" diff v1 v3 --sass
 	expect_in diff_sass_ldg out "LDG.E.128"
 	cp "$T_TMP/out" "$T_TMP/sassdiff"
@@ -58,8 +58,8 @@ if command -v nvdisasm >/dev/null 2>&1; then
 	[ "$changed" -le 12 ] && pass diff_sass_small || fail diff_sass_small "$changed changed lines: $(cat "$T_TMP/sassdiff")"
 	[ -n "${KB_SASS_DIFF_OUT:-}" ] && cp "$T_TMP/sassdiff" "$KB_SASS_DIFF_OUT"
 else
-	skip diff_sass_ldg "nvdisasm not on PATH (SASS diffs run where it exists)"
-	skip diff_sass_small "nvdisasm not on PATH"
+	skip diff_sass_ldg "no nvdisasm on PATH or in the toolkit (SASS diffs run where it exists)"
+	skip diff_sass_small "no nvdisasm"
 fi
 run "$KB" report scripted -o "$T_TMP/r.md"; expect_rc report_md 0
 grep -q '^| *v3 ' "$T_TMP/r.md" && grep -q 'twice' "$T_TMP/r.md" && pass report_md_table \

@@ -1,10 +1,14 @@
 /* test_compile_sass.c - SASS listing parser (nvdisasm -c -g/-gi, cuobjdump
  * -sass) on listings captured on an H200 (tests/fixtures/sass), the
  * instruction mix, and kb_compile_sass's spawn path with fake tools on PATH
- * (the real disassemblers are exercised on the GPU machine). */
-#include "../../src/compile/compile.h"
+ * and in fake CUDA toolkits (the real disassemblers are exercised on the GPU
+ * machine).  Every case that spawns points CUDA_HOME and the built-against
+ * toolkit at folders of its own, so a real toolkit never answers. */
+#include "../../src/compile/compile_int.h"
 #include "t.h"
 
+#include <dlfcn.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -371,51 +375,72 @@ static void test_compile_sass__mix_padding(void)
 
 typedef struct {
 	char dir[64];
-	char *old_path, *old_env;
+	char *old_path, *old_env, *old_cuda;
 	char *cat, *cmp;     /* found before PATH is narrowed to dir */
 } fake_env;
 
+/* PATH is dir alone; CUDA_HOME is dir/cuda and the built-against toolkit
+ * dir/builtin, neither made yet. */
 static void fake_begin(fake_env *fe)
 {
 	strcpy(fe->dir, "/tmp/kb-sass-test-XXXXXX");
 	if (!mkdtemp(fe->dir))
 		fe->dir[0] = 0;
-	const char *p = getenv("PATH"), *e = getenv("KBENCH_NVDISASM");
+	const char *p = getenv("PATH"), *e = getenv("KBENCH_NVDISASM"), *c = getenv("CUDA_HOME");
 	fe->old_path = p ? kb_xstrdup(p) : NULL;
 	fe->old_env = e ? kb_xstrdup(e) : NULL;
+	fe->old_cuda = c ? kb_xstrdup(c) : NULL;
 	fe->cat = kb_which("cat");
 	fe->cmp = kb_which("cmp");
 	setenv("PATH", fe->dir, 1);
 	unsetenv("KBENCH_NVDISASM");
+	char *cuda = kb_xasprintf("%s/cuda", fe->dir);
+	setenv("CUDA_HOME", cuda, 1);
+	free(cuda);
+	static char builtin[96];
+	snprintf(builtin, sizeof builtin, "%s/builtin", fe->dir);
+	kb_compile__toolkit_set_builtin(builtin);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+static void restore(const char *name, const char *old)
+{
+	if (old)
+		setenv(name, old, 1);
+	else
+		unsetenv(name);
 }
 
 static void fake_end(fake_env *fe)
 {
-	const char *names[] = {"nvdisasm", "cuobjdump", "other", "arg"};
-	for (size_t i = 0; i < KB_ARRAY_LEN(names); i++) {
-		char *p = kb_xasprintf("%s/%s", fe->dir, names[i]);
-		unlink(p);
-		free(p);
-	}
-	rmdir(fe->dir);
-	if (fe->old_path)
-		setenv("PATH", fe->old_path, 1);
-	else
-		unsetenv("PATH");
-	if (fe->old_env)
-		setenv("KBENCH_NVDISASM", fe->old_env, 1);
+	if (fe->dir[0])
+		nftw(fe->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	restore("PATH", fe->old_path);
+	restore("KBENCH_NVDISASM", fe->old_env);
+	restore("CUDA_HOME", fe->old_cuda);
+	kb_compile__toolkit_set_builtin(NULL);
 	free(fe->old_path);
 	free(fe->old_env);
+	free(fe->old_cuda);
 	free(fe->cat);
 	free(fe->cmp);
 }
 
-/* Writes an executable sh script dir/name. */
+/* Writes an executable sh script dir/name (name may hold folders, made here). */
 static void fake_tool(const fake_env *fe, const char *name, const char *body)
 {
 	char *p = kb_xasprintf("%s/%s", fe->dir, name);
 	char *s = kb_xasprintf("#!/bin/sh\n%s\n", body);
 	kb_err err = {0};
+	char *slash = strrchr(p, '/');
+	*slash = '\0';
+	T_EQ_INT(kb_mkdirs(p, &err), 0);
+	*slash = '/';
 	T_EQ_INT(kb_file_write(p, s, strlen(s), &err), 0);
 	T_EQ_INT(chmod(p, 0755), 0);
 	free(p);
@@ -441,6 +466,13 @@ static char *script_body(const fake_env *fe, const char *args, int argn, const c
 		fe->cat ? fe->cat : "/bin/cat", cwd, listing);
 }
 
+/* An nvdisasm -c -g that checks it is given vector_add.cubin and prints its listing. */
+static char *vector_add_nvdisasm(const fake_env *fe)
+{
+	return script_body(fe, "-c -g", 3, "tests/fixtures/cubin/vector_add.cubin",
+			   FIX "vector_add.nvdisasm.txt");
+}
+
 static char *read_cubin(const char *path, size_t *n)
 {
 	kb_buf b = KB_BUF_INIT;
@@ -448,6 +480,28 @@ static char *read_cubin(const char *path, size_t *n)
 	kb_file_read(path, &b, &err);
 	*n = b.len;
 	return kb_buf_detach(&b);
+}
+
+/* kb_compile_sass on a fixture cubin.  With tool, checks that it worked
+ * and that tool made the listing. */
+static int run_sass(const char *cubin_path, const char *tool, kb_sass *s, kb_err *err)
+{
+	size_t n;
+	char *cubin = read_cubin(cubin_path, &n);
+	T_OK(n > 0);
+	int rc = kb_compile_sass(cubin, n, s, err);
+	free(cubin);
+	if (!tool)
+		return rc;
+	T_EQ_INT(rc, 0);
+	if (rc)
+		printf("  err: %s\n", err->msg);
+	T_OK(s->available);
+	T_EQ_STR(s->tool, tool);
+	T_OK(s->unavailable_why == NULL);
+	if (s->unavailable_why)
+		printf("  why: %s\n", s->unavailable_why);
+	return rc;
 }
 
 /* The temp file the fake tool saw no longer exists. */
@@ -476,11 +530,81 @@ static void test_compile_sass__no_tool(void)
 	T_OK(!s.available);
 	T_EQ_INT(s.nfuncs, 0);
 	T_OK(s.tool == NULL && s.text == NULL);
-	T_EQ_STR(s.unavailable_why,
-		 "nvdisasm not found on PATH (it ships with the CUDA toolkit on GPU machines); "
-		 "SASS is not shown. Resources and occupancy do not need it.");
+	/* Every folder looked in, the toolkit's first, then PATH's. */
+	char *want = kb_xasprintf(
+		"nvdisasm not found (nor cuobjdump): looked in %s/cuda/bin, %s/builtin/bin (the "
+		"CUDA toolkit) and %s (PATH). It ships with the CUDA toolkit on GPU machines: "
+		"set CUDA_HOME to the toolkit, or KBENCH_NVDISASM to the program. SASS is not "
+		"shown. Resources and occupancy do not need it.", fe.dir, fe.dir, fe.dir);
+	T_EQ_STR(s.unavailable_why, want);
+	free(want);
+	kb_compile_sass_free(&s);
+	/* Without CUDA_HOME, and with two PATH folders. */
+	unsetenv("CUDA_HOME");
+	char *path = kb_xasprintf("%s:/nonexistent/kb-bin", fe.dir);
+	setenv("PATH", path, 1);
+	T_EQ_INT(kb_compile_sass(cubin, n, &s, &err), 0);
+	want = kb_xasprintf("nvdisasm not found (nor cuobjdump): looked in %s/builtin/bin (the "
+			    "CUDA toolkit) and %s, /nonexistent/kb-bin (PATH). ", fe.dir, fe.dir);
+	T_OK(s.unavailable_why && !strncmp(s.unavailable_why, want, strlen(want)));
+	if (s.unavailable_why && strncmp(s.unavailable_why, want, strlen(want)))
+		printf("  got: %s\n", s.unavailable_why);
+	free(want);
+	free(path);
 	kb_compile_sass_free(&s);
 	free(cubin);
+	fake_end(&fe);
+}
+
+/* An ordinary user's PATH lacks the CUDA bin folder: nvdisasm is found in
+ * $CUDA_HOME/bin all the same, ahead of one on PATH. */
+static void test_compile_sass__cuda_home_bin(void)
+{
+	fake_env fe;
+	fake_begin(&fe);
+	char *body = vector_add_nvdisasm(&fe);
+	fake_tool(&fe, "cuda/bin/nvdisasm", body);
+	fake_tool(&fe, "nvdisasm", "echo 'the one on PATH ran' >&2; exit 9");
+	fake_tool(&fe, "builtin/bin/nvdisasm", "echo 'the built-against one ran' >&2; exit 9");
+	kb_sass s;
+	kb_err err = {0};
+	run_sass("tests/fixtures/cubin/vector_add.cubin", "nvdisasm", &s, &err);
+	T_EQ_INT(s.nfuncs, 1);
+	check_temp_removed(&fe);
+	kb_compile_sass_free(&s);
+	/* Without CUDA_HOME: the built-against toolkit's, still ahead of PATH. */
+	unsetenv("CUDA_HOME");
+	T_OK(run_sass("tests/fixtures/cubin/vector_add.cubin", NULL, &s, &err) < 0);
+	T_CONTAINS(err.msg, "the built-against one ran");
+	kb_compile_sass_free(&s);
+	free(body);
+	fake_end(&fe);
+}
+
+/* The toolkit is the one whose library folder holds NVRTC, by its real
+ * path: CUDA_HOME is a folder of links (as /usr/local/cuda is) with no
+ * bin/, and NVRTC's real folder has bin/ beside it.  NVRTC is not loaded
+ * to find it. */
+static void test_compile_sass__nvrtc_toolkit(void)
+{
+	fake_env fe;
+	fake_begin(&fe);
+	char *body = vector_add_nvdisasm(&fe);
+	fake_tool(&fe, "real/bin/nvdisasm", body);
+	fake_tool(&fe, "real/lib/libnvrtc.so.13", "not a library");
+	char *lib = kb_xasprintf("%s/real/lib", fe.dir), *link = kb_xasprintf("%s/cuda", fe.dir);
+	char *link64 = kb_xasprintf("%s/cuda/lib64", fe.dir);
+	T_EQ_INT(mkdir(link, 0700), 0);
+	T_EQ_INT(symlink(lib, link64), 0);
+	kb_sass s;
+	kb_err err = {0};
+	run_sass("tests/fixtures/cubin/vector_add.cubin", "nvdisasm", &s, &err);
+	T_OK(dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_NOLOAD) == NULL);
+	kb_compile_sass_free(&s);
+	free(lib);
+	free(link);
+	free(link64);
+	free(body);
 	fake_end(&fe);
 }
 
@@ -488,22 +612,12 @@ static void test_compile_sass__fake_nvdisasm(void)
 {
 	fake_env fe;
 	fake_begin(&fe);
-	char *body = script_body(&fe, "-c -g", 3, "tests/fixtures/cubin/vector_add.cubin",
-				 FIX "vector_add.nvdisasm.txt");
+	char *body = vector_add_nvdisasm(&fe);
 	fake_tool(&fe, "nvdisasm", body);
 	fake_tool(&fe, "cuobjdump", "exit 9"); /* nvdisasm wins */
-	size_t n;
-	char *cubin = read_cubin("tests/fixtures/cubin/vector_add.cubin", &n);
 	kb_sass s, ref;
 	kb_err err = {0};
-	T_OK(n > 0);
-	int rc = kb_compile_sass(cubin, n, &s, &err);
-	T_EQ_INT(rc, 0);
-	if (rc)
-		printf("  err: %s\n", err.msg);
-	T_OK(s.available);
-	T_EQ_STR(s.tool, "nvdisasm");
-	T_OK(s.unavailable_why == NULL);
+	run_sass("tests/fixtures/cubin/vector_add.cubin", "nvdisasm", &s, &err);
 	T_OK(parse_fixture(FIX "vector_add.nvdisasm.txt", &ref));
 	T_EQ_STR(s.text, ref.text);
 	T_EQ_INT(s.nfuncs, 1);
@@ -520,7 +634,6 @@ static void test_compile_sass__fake_nvdisasm(void)
 	kb_compile_sass_free(&ref);
 	kb_compile_sass_free(&s);
 	free(body);
-	free(cubin);
 	fake_end(&fe);
 }
 
@@ -531,22 +644,14 @@ static void test_compile_sass__fake_cuobjdump(void)
 	char *body = script_body(&fe, "-sass", 2, "tests/fixtures/cubin/vec4.cubin",
 				 FIX "vec4_part.cuobjdump.txt");
 	fake_tool(&fe, "cuobjdump", body);
-	size_t n;
-	char *cubin = read_cubin("tests/fixtures/cubin/vec4.cubin", &n);
 	kb_sass s;
 	kb_err err = {0};
-	int rc = kb_compile_sass(cubin, n, &s, &err);
-	T_EQ_INT(rc, 0);
-	if (rc)
-		printf("  err: %s\n", err.msg);
-	T_OK(s.available);
-	T_EQ_STR(s.tool, "cuobjdump");
+	run_sass("tests/fixtures/cubin/vec4.cubin", "cuobjdump", &s, &err);
 	T_EQ_INT(s.nfuncs, 2);
 	T_OK(func(&s, "_Z11copy_scalarPKfPfi") != NULL);
 	check_temp_removed(&fe);
 	kb_compile_sass_free(&s);
 	free(body);
-	free(cubin);
 	fake_end(&fe);
 }
 
@@ -559,24 +664,21 @@ static void test_compile_sass__env_nvdisasm(void)
 	fake_tool(&fe, "other", body); /* not named nvdisasm; found only via the env */
 	char *tool = kb_xasprintf("%s/other", fe.dir);
 	setenv("KBENCH_NVDISASM", tool, 1);
-	size_t n;
-	char *cubin = read_cubin("tests/fixtures/cubin/saxpy.cubin", &n);
 	kb_sass s;
 	kb_err err = {0};
-	T_EQ_INT(kb_compile_sass(cubin, n, &s, &err), 0);
-	T_OK(s.available);
-	T_EQ_STR(s.tool, "nvdisasm");
+	run_sass("tests/fixtures/cubin/saxpy.cubin", "nvdisasm", &s, &err);
 	T_OK(func(&s, "saxpy") != NULL);
 	kb_compile_sass_free(&s);
-	/* pointing at nothing says so instead of falling back silently */
+	/* pointing at nothing says so instead of falling back silently, even
+	 * with an nvdisasm in the toolkit */
+	fake_tool(&fe, "cuda/bin/nvdisasm", body);
 	setenv("KBENCH_NVDISASM", "/nonexistent/nvdisasm", 1);
-	T_EQ_INT(kb_compile_sass(cubin, n, &s, &err), 0);
+	T_EQ_INT(run_sass("tests/fixtures/cubin/saxpy.cubin", NULL, &s, &err), 0);
 	T_OK(!s.available);
 	T_CONTAINS(s.unavailable_why, "KBENCH_NVDISASM=/nonexistent/nvdisasm");
 	kb_compile_sass_free(&s);
 	free(tool);
 	free(body);
-	free(cubin);
 	fake_end(&fe);
 }
 
@@ -710,6 +812,8 @@ int main(void)
 	T_RUN(test_compile_sass__mix_keys);
 	T_RUN(test_compile_sass__mix_padding);
 	T_RUN(test_compile_sass__no_tool);
+	T_RUN(test_compile_sass__cuda_home_bin);
+	T_RUN(test_compile_sass__nvrtc_toolkit);
 	T_RUN(test_compile_sass__fake_nvdisasm);
 	T_RUN(test_compile_sass__fake_cuobjdump);
 	T_RUN(test_compile_sass__env_nvdisasm);

@@ -3,7 +3,8 @@
  * softmax (no git, no GPU): v1 correct and slow, v2 incorrect (a first bad
  * coordinate), v3 correct and fastest, v4 compiled but never run.  Checks
  * the pick, the Markdown table, the chart, the HTML's hygiene, and (when
- * chromium is installed) that the page renders to a real screenshot.
+ * chromium is installed) that the page renders to a real screenshot.  Also
+ * the hot-spot section of kb_app_profile_render without a disassembler.
  *
  * With KB_REPORT_EXAMPLE=DIR set, it also writes the sample report to
  * DIR/report-example.{md,html,roofline.svg} (docs/ holds them).
@@ -631,6 +632,25 @@ static void test_report__chromium_screenshot(void)
 	sample_free(&s);
 }
 
+/* kbench profile --hot without a disassembler says where it looked for one
+ * (the runner's "hot_why"), not only that nvdisasm is needed. */
+static void test_report__hot_without_disassembler(void)
+{
+	json_t *r = json_pack("{s:[], s:[], s:i, s:i, s:s}", "hot", "hot_lines", "hot_samples", 12,
+			      "hot_launches", 3, "hot_why",
+			      "nvdisasm not found (nor cuobjdump): looked in /x/bin (the CUDA toolkit)");
+	kb_buf out = KB_BUF_INIT;
+	kb_app_profile_render(r, &out);
+	T_CONTAINS(out.s, "(no samples mapped to source lines: SASS line info needs nvdisasm: "
+			  "nvdisasm not found (nor cuobjdump): looked in /x/bin (the CUDA toolkit))");
+	kb_buf_free(&out);
+	json_object_del(r, "hot_why");
+	kb_app_profile_render(r, &out);
+	T_CONTAINS(out.s, "(no samples mapped to source lines: SASS line info needs nvdisasm)\n");
+	kb_buf_free(&out);
+	json_decref(r);
+}
+
 int main(void)
 {
 	T_RUN(test_report__pick);
@@ -643,6 +663,7 @@ int main(void)
 	T_RUN(test_report__text_roofline);
 	T_RUN(test_report__deltas);
 	T_RUN(test_report__no_result);
+	T_RUN(test_report__hot_without_disassembler);
 	T_RUN(test_report__chromium_screenshot);
 	return t_report();
 }
