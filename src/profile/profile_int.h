@@ -28,7 +28,7 @@
 	X(cuEventDestroy) X(cuFuncGetAttribute) X(cuFuncSetAttribute) \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuStreamBeginCapture) \
 	X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch) \
-	X(cuGraphExecDestroy) X(cuGraphDestroy)
+	X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuLaunchHostFunc)
 
 typedef struct {
 #define KB_CU_MEMBER(f) __typeof__(&f) f;

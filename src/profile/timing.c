@@ -17,6 +17,7 @@
  */
 #include "profile_int.h"
 
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@
  *   W  an idle wait of KB_IDLE_NS on the GPU (one thread spinning on
  *      %globaltimer), so the memory system is quiet when what follows starts
  *   Z  an empty kernel
+ *   H  the GPU idle for 1 ms (the stream waits for a host function)
  *   T  a read of one word per 64 KB of an 8 GB buffer (allocated on first
  *      use), which leaves the TLBs without the kernel's pages
  *   I  a kernel of ~12k straight-line instructions on every SM, which
@@ -50,6 +52,15 @@
 #define KB_EVENTS_PROG "FeKe"
 #define KB_IDLE_NS 5000ull
 
+/* A host function the stream waits for: the GPU idle for a millisecond, as
+ * between the launches ncu profiles (span programs' 'H'). */
+static void CUDA_CB idle_host(void *unused)
+{
+	(void)unused;
+	struct timespec ts = {0, 1000000};
+	nanosleep(&ts, NULL);
+}
+
 /* Runs one span program on the stream; ev gets the two bounding events. */
 static int run_prog(kb_device *d, const kb_profile__bound *bd, const char *prog, CUevent *ev,
 		    kb_err *err)
@@ -65,6 +76,8 @@ static int run_prog(kb_device *d, const kb_profile__bound *bd, const char *prog,
 		else if (*p == 'W')
 			KB_CU_CALL(err, cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->stream,
 						       idle_args, NULL));
+		else if (*p == 'H')
+			KB_CU_CALL(err, cuLaunchHostFunc(d->stream, idle_host, NULL));
 		else if (*p == 'T')
 			rc = kb_profile__tlb_sweep(d, err);
 		else if (*p == 'I')
