@@ -257,7 +257,7 @@ static void render_resources(json_t *compile, json_t *launch, kb_buf *out)
 	json_t *opts = json_object_get(compile, "options");
 	for (size_t i = 0; i < json_array_size(opts); i++)
 		kb_buf_catf(out, " %s", json_string_value(json_array_get(opts, i)));
-	kb_buf_catf(out, " %s\n", json_is_true(json_object_get(compile, "cache_hit")) ? "(cache hit)" : "");
+	kb_buf_cat(out, json_is_true(json_object_get(compile, "cache_hit")) ? " (cache hit)\n" : "\n");
 }
 
 static void render_gpu(json_t *env, json_t *timing, kb_buf *out)
