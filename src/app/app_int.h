@@ -128,9 +128,7 @@ bool kb_app__same_kernel(const kb_variant *v, const char *kernel);
 int kb_app__best_of(const kb_variant *vs, int n, const char *kernel);
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
 void kb_app__cat_num(kb_buf *out, int width, int prec, double v);
-/* The distinct files of a session's journal, in first-use order: their
- * count (new strings in *files, free with kb_app__free_strs), or a KB_E*. */
-int kb_app__session_files(const kb_session *s, char ***files, kb_err *err);
+/* Frees n strings and their array (kb_session_files' answer). */
 void kb_app__free_strs(char **v, int n);
 /* The file a verb of session s works on: `file` when named, else the
  * session's one file.  *path gets a new string; KB_ENOTFOUND when the

@@ -117,27 +117,33 @@ static char *run_message(json_t *result)
 	return kb_buf_detach(&m);
 }
 
-static int open_store(const char *path, kb_session *s, kb_store **st, kb_err *err)
+/* The current session, the store of path and the name the session
+ * records it under (*name: a new string). */
+static int open_store(const char *path, kb_session *s, kb_store **st, char **name, kb_err *err)
 {
 	int rc = kb_session_current(s, err);
 	if (rc < 0)
 		return rc;
-	if ((rc = kb_session_store_open(s, path, st, err)) < 0)
+	if ((rc = kb_session_store_open(s, path, st, err)) < 0) {
 		kb_session_free(s);
-	return rc;
+		return rc;
+	}
+	*name = kb_session_file_name(s, path);
+	return KB_OK;
 }
 
 int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 {
 	kb_session s;
 	kb_store *st = NULL;
-	int rc = open_store(u->src.path, &s, &st, err);
+	char *name = NULL;
+	int rc = open_store(u->src.path, &s, &st, &name, err);
 	if (rc < 0)
 		return rc;
 	kb_variant tip;
 	memset(&tip, 0, sizeof tip);
-	bool same = record_edit(&s, st, u->src.path, u->src.text, u->src.len, &tip);
-	json_t *ev = json_pack("{s:s, s:b, s:s?}", "file", u->src.path, "ok", u->build.ok,
+	bool same = record_edit(&s, st, name, u->src.text, u->src.len, &tip);
+	json_t *ev = json_pack("{s:s, s:b, s:s?}", "file", name, "ok", u->build.ok,
 			       "arch", u->build.arch);
 	if (same) {
 		/* An unchanged text is the same variant; its note (maybe a run's
@@ -152,7 +158,7 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 		memset(out, 0, sizeof *out);
 		json_t *compile = kb_compile_unit_summary_json(u);
 		char *msg = compile_message(compile);
-		json_t *note = json_pack("{s:s, s:o}", "file", u->src.path, "compile", compile);
+		json_t *note = json_pack("{s:s, s:o}", "file", name, "compile", compile);
 		rc = kb_session_store_commit(st, u->src.text, u->src.len, msg, note, out, err);
 		free(msg);
 		if (rc == 0) {
@@ -167,6 +173,7 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 	kb_session_journal_append(&s, "compile", ev, NULL);
 	kb_session_store_close(st);
 	kb_session_free(&s);
+	free(name);
 	return rc;
 }
 
@@ -208,16 +215,17 @@ int kb_app_record_run_text(const char *path, const char *text, size_t len, json_
 {
 	kb_session s;
 	kb_store *st = NULL;
-	int rc = open_store(path, &s, &st, err);
+	char *name = NULL;
+	int rc = open_store(path, &s, &st, &name, err);
 	if (rc < 0)
 		return rc;
 	kb_variant local;
 	kb_variant *out = v ? v : &local;
 	memset(out, 0, sizeof *out);
 	const char *status = json_string_value(json_object_get(result, "status"));
-	json_t *ev = json_pack("{s:s, s:s?}", "file", path, "status", status);
+	json_t *ev = json_pack("{s:s, s:s?}", "file", name, "status", status);
 	if (ran(status)) {
-		json_t *note = json_pack("{s:s, s:O?, s:O}", "file", path, "compile",
+		json_t *note = json_pack("{s:s, s:O?, s:O}", "file", name, "compile",
 					 json_object_get(result, "compile"), "result", result);
 		char *msg = run_message(result);
 		rc = kb_session_store_commit(st, text, len, msg, note, out, err);
@@ -231,7 +239,7 @@ int kb_app_record_run_text(const char *path, const char *text, size_t len, json_
 		json_object_set_new(ev, "verdict", json_incref(json_object_get(result, "verdict")));
 	}
 	kb_session_journal_append(&s, "run", ev, NULL);
-	kb_session_journal_append(&s, "result", json_pack("{s:s, s:s?, s:s?, s:O}", "file", path,
+	kb_session_journal_append(&s, "result", json_pack("{s:s, s:s?, s:s?, s:O}", "file", name,
 							  "variant", out->name[0] ? out->name : NULL,
 							  "commit", out->oid[0] ? out->oid : NULL,
 							  "result", result), NULL);
@@ -239,5 +247,6 @@ int kb_app_record_run_text(const char *path, const char *text, size_t len, json_
 		kb_session_variant_free(&local);
 	kb_session_store_close(st);
 	kb_session_free(&s);
+	free(name);
 	return rc;
 }

@@ -224,6 +224,17 @@ static int replay_file(kb_runner *r, const kb_session *s, const char *path, cons
 		kb_app_run_opts o = {.path = path, .text = l.text};
 		json_t *now = NULL;
 		rc = kb_app_run(r, &o, NULL, NULL, &now, err);
+		const char *status = json_string_value(json_object_get(now, "status"));
+		if (rc == 0 && status && !strcmp(status, "no_gpu")) { /* nothing to compare: say so once */
+			const char *why = json_string_value(json_object_get(now, "message"));
+			rc = kb_err_set(err, KB_ENODEV, KB_DOM_NONE, 0,
+					"replay re-runs each variant on a GPU, and there is none here: %s "
+					"(`kbench report` and `kbench log` read the session without one)",
+					why ? why : "no GPU");
+			json_decref(now);
+			kb_app__unload(&l);
+			break;
+		}
 		json_t *then = kb_app__jget(vs[i].note, "result");
 		bool same_gpu = !then || !strcmp(gpu_of(then), gpu_of(now));
 		if (!header) {
@@ -260,7 +271,7 @@ int kb_app_replay(kb_runner *r, const char *session, const char *file, const cha
 		files = kb_xcalloc(1, sizeof *files);
 		n = (rc = kb_app__session_file(&s, file, &files[0], err)) < 0 ? 0 : 1;
 	} else {
-		n = kb_app__session_files(&s, &files, err);
+		n = kb_session_files(&s, &files, err);
 	}
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = replay_file(r, &s, files[i], only, out, err);

@@ -87,7 +87,7 @@ int kb_app_log(const char *what, kb_buf *out, kb_err *err)
 		log_file(&s, what, out, err);
 	} else {
 		char **files;
-		int n = kb_app__session_files(&s, &files, err);
+		int n = kb_session_files(&s, &files, err);
 		for (int i = 0; i < n; i++)
 			log_file(&s, files[i], out, err);
 		if (n == 0)
@@ -212,10 +212,11 @@ int kb_app_checkout(const char *name, const char *file, kb_buf *out, kb_err *err
 	if ((rc = kb_app__load_variant(f.st, name, &want, err)) < 0)
 		goto out;
 	/* Nothing the user typed is lost: the current text becomes a variant. */
-	if ((rc = kb_file_read(f.path, &now, err)) < 0 ||
+	char *real = kb_session_file_path(&f.s, f.path);
+	if ((rc = kb_file_read(real, &now, err)) < 0 ||
 	    (rc = kb_session_store_commit(f.st, now.s, now.len, "kept before checkout", NULL, &saved,
 					  err)) < 0 ||
-	    (rc = kb_file_write(f.path, want.text, want.len, err)) < 0)
+	    (rc = kb_file_write(real, want.text, want.len, err)) < 0)
 		goto done;
 	kb_session_journal_append(&f.s, "checkout",
 				  json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", f.path, "variant",
@@ -223,6 +224,7 @@ int kb_app_checkout(const char *name, const char *file, kb_buf *out, kb_err *err
 					    "saved_commit", saved.oid), NULL);
 	kb_buf_catf(out, "%s: now %s (the text before is kept as %s)\n", f.path, want.v.name, saved.name);
 done:
+	free(real);
 	kb_app__unload(&want);
 out:
 	kb_session_variant_free(&saved);
@@ -247,7 +249,7 @@ int kb_app_sessions(kb_buf *out, kb_err *err)
 		if (kb_session_open(ids[i], &s, NULL) < 0)
 			continue;
 		char **files;
-		int nf = kb_app__session_files(&s, &files, NULL);
+		int nf = kb_session_files(&s, &files, NULL);
 		kb_buf_catf(out, "%s %-28s %s", have_cur && !strcmp(cur_id, s.id) ? "*" : " ", s.id, s.dir);
 		for (int f = 0; f < nf; f++)
 			kb_buf_catf(out, "%s%s", f ? ", " : "  ", files[f]);

@@ -80,43 +80,6 @@ void kb_app__cat_num(kb_buf *out, int width, int prec, double v)
 
 /* ---- which session, which file --------------------------------------------- */
 
-/* What identifies a file whatever path named it: its real path when it
- * exists ("k.cu" from sub/ and "sub/k.cu" from above are one file). */
-static char *file_identity(const char *path)
-{
-	char *real = realpath(path, NULL);
-	return real ? real : kb_xstrdup(path);
-}
-
-int kb_app__session_files(const kb_session *s, char ***files, kb_err *err)
-{
-	json_t *evs = NULL;
-	long trunc;
-	char **ids = NULL;
-	int rc = kb_session_journal_read(s, &evs, &trunc, err), n = 0, cap = 0, idcap = 0, nid = 0;
-	*files = NULL;
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < json_array_size(evs); i++) {
-		const char *f = json_string_value(json_object_get(json_array_get(evs, i), "file"));
-		if (!f)
-			continue;
-		char *id = file_identity(f);
-		bool seen = false;
-		for (int k = 0; !seen && k < n; k++)
-			seen = !strcmp(ids[k], id);
-		if (seen) {
-			free(id);
-			continue;
-		}
-		*KB_PUSH(*files, n, cap) = kb_xstrdup(f);
-		*KB_PUSH(ids, nid, idcap) = id;
-	}
-	kb_app__free_strs(ids, nid);
-	json_decref(evs);
-	return n;
-}
-
 void kb_app__free_strs(char **v, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -132,7 +95,7 @@ int kb_app__session_file(const kb_session *s, const char *file, char **path, kb_
 		return KB_OK;
 	}
 	char **files = NULL;
-	int n = kb_app__session_files(s, &files, err);
+	int n = kb_session_files(s, &files, err);
 	if (n < 0)
 		return n;
 	int rc = KB_OK;

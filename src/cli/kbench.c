@@ -34,6 +34,8 @@ static const char usage_main[] =
 	"  note vN TEXT... [--file F]  keep a remark with a variant\n"
 	"  sessions                  list sessions (* = current)\n"
 	"  session new [NAME]        start a new session (compile and run record into it)\n"
+	"  session export S -o DIR   a session as a plain-text folder (sessions/NAME/ of a repo)\n"
+	"  session import DIR        bring such a folder into the local store\n"
 	"  replay SESSION [--file F] [--only vA,vB]  re-run a session's variants here: recorded vs now\n"
 	"  report SESSION -o FILE.md|FILE.html [--file F]  a file's variants for code review\n"
 	"  (variants are numbered per file; in a session of several files, --file says which)\n"
@@ -555,7 +557,7 @@ static int cmd_devices(int argc, char **argv)
 typedef struct {
 	const char *pos[32];
 	int npos;
-	const char *file, *only, *output;
+	const char *file, *only, *output, *name;
 	int what;
 	bool help, bad;
 } sess_args;
@@ -574,6 +576,8 @@ static sess_args parse_sess(int argc, char **argv)
 			a.file = argv[++i];
 		else if (!strcmp(w, "--only") && more)
 			a.only = argv[++i];
+		else if (!strcmp(w, "--name") && more)
+			a.name = argv[++i];
 		else if ((!strcmp(w, "-o") || !strcmp(w, "--output")) && more)
 			a.output = argv[++i];
 		else if (!strcmp(w, "--source"))
@@ -691,11 +695,46 @@ static int cmd_sessions(int argc, char **argv)
 	return finish_text(kb_app_sessions(&out, &err), &out, &err);
 }
 
+/* `session export NAME -o DIR` / `session import DIR [--name NAME]`. */
+static int session_copy(const sess_args *a)
+{
+	kb_session s;
+	kb_err err = {0};
+	kb_buf out = KB_BUF_INIT;
+	int rc;
+	if (!strcmp(a->pos[0], "export")) {
+		char id[96];
+		const char *name = a->pos[1];
+		if (!strcmp(name, "current") && kb_session_current_id(id) == 0)
+			name = id;
+		if ((rc = kb_session_open(name, &s, &err)) == 0) {
+			if ((rc = kb_session_export(&s, a->output, &err)) == 0)
+				kb_buf_catf(&out, "session %s written to %s\n", s.id, a->output);
+			kb_session_free(&s);
+		}
+	} else if ((rc = kb_session_import(a->pos[1], a->name, &s, &err)) == 0) {
+		kb_buf_catf(&out, "session %s (%s), from %s\n", s.id, s.dir, a->pos[1]);
+		kb_session_free(&s);
+	}
+	return finish_text(rc, &out, &err);
+}
+
 static int cmd_session(int argc, char **argv)
 {
-	static const char u[] = "usage: kbench session new [NAME]\n";
+	static const char u[] = "usage: kbench session new [NAME]\n"
+				"       kbench session export SESSION -o DIR   (SESSION: an id or `current`)\n"
+				"       kbench session import DIR [--name NAME]\n"
+				"An export is a plain-text folder (manifest, README, journal, each variant's\n"
+				"source and Result) that replay, report and kbench-tui --replay read as is.\n";
 	sess_args a = parse_sess(argc, argv);
-	if (a.help || a.bad || a.npos < 1 || a.npos > 2 || strcmp(a.pos[0], "new"))
+	if (a.help || a.bad || a.npos < 1)
+		return sess_usage(u, &a);
+	if (!strcmp(a.pos[0], "export") || !strcmp(a.pos[0], "import")) {
+		bool ok = a.npos == 2 && (!strcmp(a.pos[0], "import") || a.output) &&
+			  (!strcmp(a.pos[0], "export") || !a.output);
+		return ok ? session_copy(&a) : sess_usage(u, &a);
+	}
+	if (a.npos > 2 || strcmp(a.pos[0], "new") || a.name)
 		return sess_usage(u, &a);
 	kb_session s;
 	kb_err err = {0};

@@ -19,7 +19,7 @@
  * Invariant: every line but possibly the last is a complete JSON object;
  * an invalid line in the middle is therefore corruption and an error.
  */
-#include "session.h"
+#include "session_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -192,4 +192,117 @@ out:
 	kb_buf_free(&b);
 	free(path);
 	return rc;
+}
+
+/* ===== the files a session names ===== */
+
+char *kb_session__detached_path(const kb_session *s, const char *name)
+{
+	char *meta = kb_xasprintf("%s/meta.json", s->dir);
+	json_t *j = json_load_file(meta, 0, NULL);
+	const char *p = json_string_value(json_object_get(json_object_get(j, "paths"), name));
+	char *out = kb_xstrdup(p ? p : kb_basename(name));
+	json_decref(j);
+	free(meta);
+	return out;
+}
+
+/* ===== which file a name means: <dir>/files.json ===== */
+
+/* {name: absolute path} of the files the session recorded (never exported:
+ * it holds this machine's paths), or an empty object. */
+static json_t *load_files(const kb_session *s)
+{
+	char *p = kb_xasprintf("%s/files.json", s->dir);
+	json_t *m = json_load_file(p, 0, NULL);
+	free(p);
+	if (!json_is_object(m)) {
+		json_decref(m);
+		m = json_object();
+	}
+	return m;
+}
+
+/* Writes the map through a temporary file and a rename (never half a file). */
+static void save_files(const kb_session *s, json_t *m)
+{
+	char *p = kb_xasprintf("%s/files.json", s->dir);
+	char *tmp = kb_xasprintf("%s.%ld.tmp", p, (long)getpid());
+	char *text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (text && kb_file_write(tmp, text, strlen(text), NULL) == 0 && rename(tmp, p) < 0)
+		unlink(tmp);
+	free(text);
+	free(tmp);
+	free(p);
+}
+
+char *kb_session_file_name(const kb_session *s, const char *path)
+{
+	char *abs = s->detached ? NULL : realpath(path, NULL);
+	if (!abs)
+		return kb_xstrdup(path);
+	json_t *m = load_files(s);
+	const char *known = json_string_value(json_object_get(m, path));
+	char *name = kb_xstrdup(known && strcmp(known, abs) ? abs : path);
+	if (!json_object_get(m, name)) {
+		json_object_set_new(m, name, json_string(abs));
+		save_files(s, m);
+	}
+	json_decref(m);
+	free(abs);
+	return name;
+}
+
+char *kb_session_file_path(const kb_session *s, const char *name)
+{
+	if (s->detached)
+		return kb_xstrdup(name);
+	json_t *m = load_files(s);
+	const char *abs = json_string_value(json_object_get(m, name));
+	char *out = kb_xstrdup(abs ? abs : name);
+	json_decref(m);
+	return out;
+}
+
+char *kb_session__file_identity(const kb_session *s, const char *name)
+{
+	if (s->detached)
+		return kb_session__detached_path(s, name);
+	char *path = kb_session_file_path(s, name), *real = realpath(path, NULL);
+	if (real) {
+		free(path);
+		return real;
+	}
+	return path;
+}
+
+int kb_session_files(const kb_session *s, char ***files, kb_err *err)
+{
+	json_t *evs = NULL;
+	long trunc;
+	char **ids = NULL;
+	int rc = kb_session_journal_read(s, &evs, &trunc, err), n = 0, cap = 0, idcap = 0, nid = 0;
+	*files = NULL;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		const char *f = json_string_value(json_object_get(json_array_get(evs, i), "file"));
+		if (!f)
+			continue;
+		char *id = kb_session__file_identity(s, f);
+		bool seen = false;
+		for (int k = 0; !seen && k < n; k++)
+			seen = !strcmp(ids[k], id);
+		if (seen) {
+			free(id);
+			continue;
+		}
+		*KB_PUSH(*files, n, cap) = kb_xstrdup(f);
+		*KB_PUSH(ids, nid, idcap) = id;
+	}
+	for (int i = 0; i < nid; i++)
+		free(ids[i]);
+	free(ids);
+	json_decref(evs);
+	return n;
 }

@@ -15,7 +15,7 @@
  * same id.  "created" is unix seconds (microsecond fraction): list order is
  * by it, newest first, ties broken by id.
  */
-#include "session.h"
+#include "session_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,7 +31,7 @@
 
 /* ===== paths ===== */
 
-static char *data_dir(void)
+char *kb_session__data_dir(void)
 {
 	const char *xdg = getenv("XDG_DATA_HOME");
 	const char *home = getenv("HOME");
@@ -40,15 +40,15 @@ static char *data_dir(void)
 	return kb_xasprintf("%s/.local/share/kbench", (home && *home) ? home : "/tmp");
 }
 
-static char *session_dir(const char *id)
+char *kb_session__dir_of(const char *id)
 {
-	char *base = data_dir();
+	char *base = kb_session__data_dir();
 	char *dir = kb_xasprintf("%s/sessions/%s", base, id);
 	free(base);
 	return dir;
 }
 
-static bool has_meta(const char *dir)
+bool kb_session__has_meta(const char *dir)
 {
 	char *meta = kb_xasprintf("%s/meta.json", dir);
 	bool ok = kb_file_exists(meta);
@@ -56,7 +56,7 @@ static bool has_meta(const char *dir)
 	return ok;
 }
 
-static bool valid_id(const char *id)
+bool kb_session__valid_id(const char *id)
 {
 	size_t n = strlen(id);
 	if (n < 1 || n > ID_MAX || id[0] == '.' || id[n - 1] == '.' || strstr(id, ".."))
@@ -100,7 +100,7 @@ static void time_id(char *out, size_t n)
 
 static int write_current(const char *id, kb_err *err)
 {
-	char *base = data_dir();
+	char *base = kb_session__data_dir();
 	char *path = kb_xasprintf("%s/current", base);
 	char *line = kb_xasprintf("%s\n", id);
 	int rc = kb_file_write(path, line, strlen(line), err);
@@ -110,9 +110,8 @@ static int write_current(const char *id, kb_err *err)
 	return rc;
 }
 
-static int write_meta(const char *dir, const char *id, kb_err *err)
+int kb_session__write_meta(const char *dir, json_t *meta, kb_err *err)
 {
-	json_t *meta = json_pack("{s:s, s:f}", "id", id, "created", now_unix());
 	char *text = json_dumps(meta, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	char *path = kb_xasprintf("%s/meta.json", dir);
 	kb_buf b = KB_BUF_INIT;
@@ -122,14 +121,21 @@ static int write_meta(const char *dir, const char *id, kb_err *err)
 	kb_buf_free(&b);
 	free(path);
 	free(text);
+	return rc;
+}
+
+static int write_meta(const char *dir, const char *id, kb_err *err)
+{
+	json_t *meta = json_pack("{s:s, s:f}", "id", id, "created", now_unix());
+	int rc = kb_session__write_meta(dir, meta, err);
 	json_decref(meta);
 	return rc;
 }
 
-/* mkdir sessions/<id> exclusively; KB_EINVAL if it exists. */
-static int make_session_dir(const char *id, char **dirp, kb_err *err)
+
+int kb_session__make_dir(const char *id, char **dirp, kb_err *err)
 {
-	char *dir = session_dir(id);
+	char *dir = kb_session__dir_of(id);
 	char *parent = kb_xasprintf("%.*s", (int)(strrchr(dir, '/') - dir), dir);
 	int rc = kb_mkdirs(parent, err);
 	free(parent);
@@ -154,7 +160,7 @@ int kb_session_new(const char *name, kb_session *s, kb_err *err)
 	char *dir = NULL;
 	int rc;
 	memset(s, 0, sizeof *s);
-	if (name && !valid_id(name))
+	if (name && !kb_session__valid_id(name))
 		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0,
 			      "bad session name '%s': use 1-64 of [A-Za-z0-9._-], "
 			      "no leading '.', no '..', no trailing '.' or '.lock'", name);
@@ -163,7 +169,7 @@ int kb_session_new(const char *name, kb_session *s, kb_err *err)
 			snprintf(id, sizeof id, "%s", name);
 		else
 			time_id(id, sizeof id);
-		rc = make_session_dir(id, &dir, err);
+		rc = kb_session__make_dir(id, &dir, err);
 		if (rc == KB_EINVAL && !name && tries < 8)
 			continue; /* two sessions in one second drew the same suffix */
 		if (rc < 0)
@@ -180,13 +186,15 @@ fail:
 	return rc;
 }
 
-/* The id a session directory names itself by: meta.json's "id", else its basename. */
-static void id_of_dir(const char *dir, char *id, size_t n)
+/* The id a session directory names itself by (meta.json's "id", else its
+ * basename), and whether its files are names only (meta's "detached"). */
+static void id_of_dir(const char *dir, char *id, size_t n, bool *detached)
 {
 	char *meta = kb_xasprintf("%s/meta.json", dir);
 	json_t *j = json_load_file(meta, 0, NULL);
 	const char *v = json_string_value(json_object_get(j, "id"));
-	snprintf(id, n, "%s", v && valid_id(v) ? v : kb_basename(dir));
+	snprintf(id, n, "%s", v && kb_session__valid_id(v) ? v : kb_basename(dir));
+	*detached = json_is_true(json_object_get(j, "detached"));
 	json_decref(j);
 	free(meta);
 }
@@ -195,13 +203,13 @@ static void id_of_dir(const char *dir, char *id, size_t n)
 static char *resolve_dir(const char *id_or_path)
 {
 	const char *id = !strncmp(id_or_path, "sessions/", 9) ? id_or_path + 9 : id_or_path;
-	if (valid_id(id)) {
-		char *dir = session_dir(id);
-		if (has_meta(dir))
+	if (kb_session__valid_id(id)) {
+		char *dir = kb_session__dir_of(id);
+		if (kb_session__has_meta(dir))
 			return dir;
 		free(dir);
 	}
-	return has_meta(id_or_path) ? realpath(id_or_path, NULL) : NULL;
+	return kb_session__has_meta(id_or_path) ? realpath(id_or_path, NULL) : NULL;
 }
 
 int kb_session_open(const char *id_or_path, kb_session *s, kb_err *err)
@@ -209,10 +217,18 @@ int kb_session_open(const char *id_or_path, kb_session *s, kb_err *err)
 	memset(s, 0, sizeof *s);
 	if (!id_or_path || !*id_or_path)
 		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "empty session name");
+	if (kb_session__is_export(id_or_path))
+		return kb_session__open_export(id_or_path, s, err);
 	char *dir = resolve_dir(id_or_path);
 	if (!dir)
 		return KB_ERR(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "no session '%s'", id_or_path);
-	id_of_dir(dir, s->id, sizeof s->id);
+	return kb_session__open_dir(dir, s);
+}
+
+int kb_session__open_dir(char *dir, kb_session *s)
+{
+	memset(s, 0, sizeof *s);
+	id_of_dir(dir, s->id, sizeof s->id, &s->detached);
 	s->dir = dir;
 	return KB_OK;
 }
@@ -228,14 +244,14 @@ int kb_session_current_id(char id[96])
 		kb_session_free(&s);
 		return KB_OK;
 	}
-	char *base = data_dir();
+	char *base = kb_session__data_dir();
 	char *path = kb_xasprintf("%s/current", base);
 	kb_buf b = KB_BUF_INIT;
 	int rc = KB_ENOTFOUND;
 	if (kb_file_read(path, &b, NULL) == 0) {
 		b.s[strcspn(b.s, "\r\n")] = '\0';
-		char *dir = valid_id(b.s) ? session_dir(b.s) : NULL;
-		if (dir && has_meta(dir)) {
+		char *dir = kb_session__valid_id(b.s) ? kb_session__dir_of(b.s) : NULL;
+		if (dir && kb_session__has_meta(dir)) {
 			snprintf(id, 96, "%s", b.s);
 			rc = KB_OK;
 		}
@@ -277,7 +293,7 @@ static int newest_first(const void *a, const void *b)
 
 static double created_of(const char *id)
 {
-	char *dir = session_dir(id);
+	char *dir = kb_session__dir_of(id);
 	char *meta = kb_xasprintf("%s/meta.json", dir);
 	json_t *j = json_load_file(meta, 0, NULL);
 	double t = json_number_value(json_object_get(j, "created"));
@@ -289,7 +305,7 @@ static double created_of(const char *id)
 
 int kb_session_list(char ***ids, int *n, kb_err *err)
 {
-	char *base = data_dir();
+	char *base = kb_session__data_dir();
 	char *sdir = kb_xasprintf("%s/sessions", base);
 	entry *es = NULL;
 	int ne = 0, cap = 0, rc = KB_OK;
@@ -303,7 +319,7 @@ int kb_session_list(char ***ids, int *n, kb_err *err)
 	}
 	for (struct dirent *de; (de = readdir(d));) {
 		char *dir = NULL;
-		if (valid_id(de->d_name) && has_meta((dir = session_dir(de->d_name))))
+		if (kb_session__valid_id(de->d_name) && kb_session__has_meta((dir = kb_session__dir_of(de->d_name))))
 			*KB_PUSH(es, ne, cap) = (entry){kb_xstrdup(de->d_name), created_of(de->d_name)};
 		free(dir);
 	}

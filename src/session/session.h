@@ -19,6 +19,9 @@
 typedef struct {
 	char id[96];          /* "20261122-003012-ab12" or a user-given NAME */
 	char *dir;            /* $XDG_DATA_HOME/kbench/sessions/<id> */
+	bool detached;        /* imported or opened from an exported folder: its
+			       * files are names, its variants all in its private
+			       * repository, whatever folder the files are in */
 } kb_session;
 
 /* The current session: $KBENCH_SESSION (an id or directory) when set, else
@@ -31,12 +34,27 @@ int kb_session_current_id(char id[96]);
 /* Starts a new session (name may be NULL: a time-based id) and makes it
  * current. Returns 0, KB_EINVAL for a bad name, or KB_EIO. */
 int kb_session_new(const char *name, kb_session *s, kb_err *err);
-/* Opens an existing session by id or by path ("sessions/<id>" or a full
- * directory). Returns 0 or KB_ENOTFOUND. */
+/* Opens an existing session by id or by path ("sessions/<id>", a session
+ * directory, or a folder kb_session_export wrote). Returns 0 or KB_ENOTFOUND. */
 int kb_session_open(const char *id_or_path, kb_session *s, kb_err *err);
 /* All session ids, newest first (a new array of new strings). */
 int kb_session_list(char ***ids, int *n, kb_err *err);
 void kb_session_free(kb_session *s);
+
+/* ===== export.c: a session as a plain-text folder, and back ===== */
+
+/* Writes session s to folder dir (created; an earlier export there is
+ * replaced, any other non-empty folder refused): manifest.json (the id, the
+ * GPUs and dates it was recorded on, every file with its variants),
+ * README.md (a table a pull request shows), journal.jsonl as recorded, and
+ * per file <path>/vN<ext> (the source) and <path>/vN.json (its Result).
+ * Deterministic: the same session gives the same bytes.  Returns 0 or a
+ * KB_E* with err. */
+int kb_session_export(const kb_session *s, const char *dir, kb_err *err);
+/* Brings an exported folder into the local store as session `name` (NULL:
+ * the id it was exported with), not made current; exporting it again gives
+ * the same bytes. Returns 0 with *s, or KB_EINVAL when that session exists. */
+int kb_session_import(const char *dir, const char *name, kb_session *s, kb_err *err);
 
 /* ===== journal.c ===== */
 
@@ -50,6 +68,20 @@ int kb_session_journal_append(const kb_session *s, const char *event, json_t *fi
 int kb_session_journal_read(const kb_session *s, json_t **events, long *truncated,
 			    kb_err *err);
 
+/* The name the session records file `path` under: path as given, kept with
+ * its absolute path (in <dir>/files.json, never exported) so that any
+ * later command finds the file from any directory; the absolute path
+ * instead when that name already means another file.  A new string. */
+char *kb_session_file_name(const kb_session *s, const char *path);
+/* The file a name of the session means: the absolute path recorded for it,
+ * else the name itself (a detached session: the name); a new string. */
+char *kb_session_file_path(const kb_session *s, const char *name);
+/* The distinct kernel files the journal names, in first-use order (the
+ * first spelling of each; two spellings of one file are one: by real
+ * path, or in a detached session by stored path). Returns their count
+ * (new strings in *files; free each and the array) or a KB_E*. */
+int kb_session_files(const kb_session *s, char ***files, kb_err *err);
+
 /* ===== store.c: the variant store (libgit2) ===== */
 
 typedef struct {
@@ -61,13 +93,14 @@ typedef struct {
 	json_t *note;         /* the Result (git note), or NULL */
 	char *label;          /* from the note's "label", or NULL */
 	char *kernel;         /* the kernel its spec ran (note.compile.kernel.name), or NULL */
+	int seq;              /* its commit's place on the session ref (from 1) */
 } kb_variant;
 
 typedef struct kb_store kb_store;
 
 /* Opens the store for file `path` in session s: the git repository that
  * holds the file (its object store only), or <session dir>/repo when the
- * file is in none. Returns 0 or a KB_E* with err. */
+ * file is in none or the session is detached. Returns 0 or a KB_E* with err. */
 int kb_session_store_open(const kb_session *s, const char *path, kb_store **out, kb_err *err);
 void kb_session_store_close(kb_store *st);
 /* The repository path and the ref, for messages and plain git. */
@@ -83,6 +116,13 @@ const char *kb_session_store_ref(const kb_store *st);
  * Fills v (free with kb_session_variant_free). Returns 0 or a KB_E*. */
 int kb_session_store_commit(kb_store *st, const char *content, size_t len, const char *message,
 			    json_t *note, kb_variant *v, kb_err *err);
+/* Commits content as the file's next variant exactly as given: the whole
+ * message, author and committer time `time` (unix seconds, UTC), the note
+ * (consumed, may be NULL); for bringing a session back (import). */
+int kb_session_store_commit_at(kb_store *st, const char *content, size_t len, const char *message,
+			       int64_t time, json_t *note, kb_variant *v, kb_err *err);
+/* The file's path in the store's repository ("softmax.cu", "kernels/x.cu"). */
+const char *kb_session_store_path(const kb_store *st);
 /* Every variant of the store's file on the session ref, oldest first (v1 ...). */
 int kb_session_store_list(kb_store *st, kb_variant **vs, int *n, kb_err *err);
 /* How many variants the file has on the session ref (no note is read). */

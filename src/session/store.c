@@ -31,7 +31,7 @@
  * text.  libgit2 is initialised once per process (the caller may call
  * git_libgit2_shutdown at exit).  Not thread safe.
  */
-#include "session.h"
+#include "session_int.h"
 
 #include <git2.h>
 #include <limits.h>
@@ -188,11 +188,22 @@ int kb_session_store_open(const kb_session *s, const char *path, kb_store **out,
 		rc = KB_ERR(err, KB_EINVAL, KB_DOM_GIT, 0, "cannot store '%s' on %s", path, st->ref);
 		goto fail;
 	}
-	if ((rc = abs_dir(path, &absdir, err)) < 0 ||
-	    (rc = open_user_repo(st, absdir, base, &found, err)) < 0)
-		goto fail;
-	if (!found && (rc = open_private_repo(st, s, base, err)) < 0)
-		goto fail;
+	if (s->detached) {
+		char *stored = kb_session__detached_path(s, path);
+		rc = open_private_repo(st, s, stored, err);
+		free(stored);
+		if (rc < 0)
+			goto fail;
+	} else {
+		char *real = kb_session_file_path(s, path);
+		rc = abs_dir(real, &absdir, err);
+		if (rc == 0 && (rc = open_user_repo(st, absdir, kb_basename(real), &found, err)) == 0 &&
+		    !found)
+			rc = open_private_repo(st, s, kb_basename(real), err);
+		free(real);
+		if (rc < 0)
+			goto fail;
+	}
 	free(absdir);
 	*out = st;
 	return KB_OK;
@@ -220,6 +231,11 @@ const char *kb_session_store_repo(const kb_store *st)
 const char *kb_session_store_ref(const kb_store *st)
 {
 	return st->ref;
+}
+
+const char *kb_session_store_path(const kb_store *st)
+{
+	return st->path;
 }
 
 /* ===== reading the session ref ===== */
@@ -335,12 +351,14 @@ out:
 
 /* The file's variants: the commits of chain() that changed it (its blob
  * differs from the one before, or is new), oldest first. */
-static int file_chain(kb_store *st, git_oid **oids, int *n, kb_err *err)
+static int file_chain_seq(kb_store *st, git_oid **oids, int **seqs, int *n, kb_err *err)
 {
 	git_oid *all = NULL, prev;
-	int na = 0, cap = 0;
+	int na = 0, cap = 0, scap = 0, ns = 0;
 	bool have_prev = false;
 	*oids = NULL;
+	if (seqs)
+		*seqs = NULL;
 	*n = 0;
 	int rc = chain(st, &all, &na, err);
 	for (int i = 0; rc == KB_OK && i < na; i++) {
@@ -350,8 +368,11 @@ static int file_chain(kb_store *st, git_oid **oids, int *n, kb_err *err)
 		rc = absent_ok(blob_in(st, &all[i], &blob, &mode, err), &absent, err);
 		if (rc < 0)
 			break;
-		if (!absent && (!have_prev || !git_oid_equal(&blob, &prev)))
+		if (!absent && (!have_prev || !git_oid_equal(&blob, &prev))) {
 			*KB_PUSH(*oids, *n, cap) = all[i];
+			if (seqs)
+				*KB_PUSH(*seqs, ns, scap) = i + 1;
+		}
 		have_prev = !absent;
 		if (!absent)
 			prev = blob;
@@ -360,9 +381,19 @@ static int file_chain(kb_store *st, git_oid **oids, int *n, kb_err *err)
 	if (rc < 0) {
 		free(*oids);
 		*oids = NULL;
+		if (seqs) {
+			free(*seqs);
+			*seqs = NULL;
+		}
 		*n = 0;
 	}
 	return rc;
+}
+
+/* The file's variants, oldest first (file_chain_seq without the places). */
+static int file_chain(kb_store *st, git_oid **oids, int *n, kb_err *err)
+{
+	return file_chain_seq(st, oids, NULL, n, err);
 }
 
 /* ===== writing ===== */
@@ -409,7 +440,8 @@ static char *variant_message(const kb_store *st, const char *name, const char *m
 	return kb_buf_detach(&m);
 }
 
-/* A commit of tree_oid with parent (or none) and the message; update_ref
+/* A commit of tree_oid with parent (or none) and the message, by author
+ * (NULL: the user's signature, now) as author and committer; update_ref
  * (may be NULL) is moved to it. */
 static int make_commit(kb_store *st, const git_oid *tree_oid, const git_oid *parent,
 		       const char *message, const char *update_ref, const git_signature *author,
@@ -424,7 +456,8 @@ static int make_commit(kb_store *st, const git_oid *tree_oid, const git_oid *par
 	if (parent && (rc = KB_GIT(git_commit_lookup(&pc, st->repo, parent))) < 0)
 		goto out;
 	const git_commit *parents[1] = {pc};
-	rc = KB_GIT(git_commit_create(out, st->repo, update_ref, author ? author : sig, sig, NULL,
+	rc = KB_GIT(git_commit_create(out, st->repo, update_ref, author ? author : sig,
+				      author ? author : sig, NULL,
 				      message, tree, pc ? 1 : 0, parents));
 out:
 	git_commit_free(pc);
@@ -563,15 +596,44 @@ out:
 	return rc;
 }
 
+int kb_session_store_commit_at(kb_store *st, const char *content, size_t len, const char *message,
+			       int64_t time, json_t *note, kb_variant *v, kb_err *err)
+{
+	git_oid blob, head, tree, commit, *oids = NULL;
+	git_signature *sig = NULL;
+	bool has;
+	int n = 0;
+	memset(v, 0, sizeof *v);
+	int rc = KB_GIT(git_blob_create_from_buffer(&blob, st->repo, content, len));
+	if (rc < 0 || (rc = tip(st, &head, &has, err)) < 0 ||
+	    (rc = build_tree(st, has ? &head : NULL, &blob, GIT_FILEMODE_BLOB, &tree, err)) < 0 ||
+	    (rc = KB_GIT(git_signature_new(&sig, "kbench", "kbench@localhost", (git_time_t)time, 0))) < 0 ||
+	    (rc = make_commit(st, &tree, has ? &head : NULL, message, st->ref, sig, &commit, err)) < 0)
+		goto out;
+	if (note) {
+		rc = put_note(st, &commit, note, err);
+		note = NULL;
+		if (rc < 0)
+			goto out;
+	}
+	if ((rc = file_chain(st, &oids, &n, err)) == 0)
+		rc = fill_variant(st, &commit, n - 1, v, err);
+out:
+	free(oids);
+	git_signature_free(sig);
+	json_decref(note);
+	return rc;
+}
+
 /* ===== listing and looking up ===== */
 
 int kb_session_store_list(kb_store *st, kb_variant **vs, int *n, kb_err *err)
 {
 	git_oid *oids = NULL;
-	int no = 0;
+	int no = 0, *seqs = NULL;
 	*vs = NULL;
 	*n = 0;
-	int rc = file_chain(st, &oids, &no, err);
+	int rc = file_chain_seq(st, &oids, &seqs, &no, err);
 	if (rc < 0)
 		return rc;
 	kb_variant *arr = kb_xcalloc((size_t)no + 1, sizeof *arr);
@@ -580,10 +642,12 @@ int kb_session_store_list(kb_store *st, kb_variant **vs, int *n, kb_err *err)
 			kb_session_variants_free(arr, i + 1);
 			goto out;
 		}
+		arr[i].seq = seqs[i];
 	}
 	*vs = arr;
 	*n = no;
 out:
+	free(seqs);
 	free(oids);
 	return rc;
 }

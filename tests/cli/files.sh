@@ -83,6 +83,12 @@ grep -qE '^b\.cu v3: compiled: [0-9]+ regs, [0-9]+ B local, occupancy [0-9]+% \(
 git --git-dir="$repo" log -1 --format=%b refs/kbench/plain | grep -q '^kernel vector_add, sm_' \
 	&& pass plain_message_body || fail plain_message_body "$(git --git-dir="$repo" log -1 --format=%B refs/kbench/plain)"
 
+# from another directory the session still finds its files
+(cd / && KBENCH_SESSION=plain "$KB" log > "$T_TMP/out" 2>&1)
+expect_in plain_log_elsewhere out "  v3 "
+(cd / && KBENCH_SESSION=plain "$KB" show v2 --file a.cu > "$T_TMP/out" 2>&1)
+expect_in plain_show_elsewhere out "// a two"
+
 # ---- inside a git repository with commits, a staged change, an untracked file -
 R="$T_TMP/repo"; mkdir -p "$R/sub"
 git -C "$R" init -q -b main; three_files "$R/sub"; echo "notes" > "$R/README"
@@ -108,6 +114,7 @@ git -C "$R" log --format=%s refs/kbench/inrepo | grep -q '^sub/b\.cu v3: compile
 L="$T_TMP/legacy"; mkdir -p "$L"
 tar xzf "$F/session/legacy_session.tgz" -C "$L"
 (
+	T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 	export XDG_DATA_HOME="$L/data" KBENCH_SESSION=legacy
 	cd "$L/work"
 	run "$KB" sessions;          expect_in legacy_sessions out "legacy"

@@ -10,7 +10,7 @@ unset KBENCH_NO_SESSION
 TUI=${TUI:-$PWD/build/kbench-tui}
 if ! command -v tmux >/dev/null 2>&1; then
 	for c in opens edit_save_updates syntax_error_line undo_recompiles switch_pane \
-		 resize_100x30 resize_200x60 too_small quit_restores replay_opens; do skip $c "tmux not installed"; done
+		 resize_100x30 resize_200x60 too_small quit_restores replay_opens replay_export_opens; do skip $c "tmux not installed"; done
 	finish; exit
 fi
 S=kbtest$$
@@ -134,6 +134,16 @@ keys C-q
 check replay_quit "EXITED 0"
 [ "$(wc -l < "$J")" = "$NEV" ] && pass replay_records_nothing \
 	|| fail replay_records_nothing "the journal grew from $NEV to $(wc -l < "$J") events"
+# the same session exported to a plain-text folder, replayed from there
+"$PWD/build/kbench" session export "$SID" -o "$T_TMP/exported" >/dev/null
+tmux kill-session -t $S 2>/dev/null; S=${S}x
+tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $T_TMP/exported $TUI_ARGS; echo EXITED \$?; sleep 60"
+check replay_export_opens "replay $T_TMP/exported  step 1/$NEV"
+check replay_export_step "compile  softmax.cu  v1"
+keys '>'
+check replay_export_last "step $NEV/$NEV"
+keys C-q
+check replay_export_quit "EXITED 0"
 
 # GPU machines: a planted infinite loop becomes a TIMEOUT result while the
 # editor keeps taking keys.

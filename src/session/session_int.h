@@ -1,0 +1,47 @@
+/*
+ * session_int.h - declarations shared between the files of src/session
+ * only (style rule 1); other folders use session.h.
+ */
+#ifndef KB_SESSION_INT_H
+#define KB_SESSION_INT_H
+
+#include "session.h"
+
+/* ===== session.c ===== */
+
+/* $XDG_DATA_HOME/kbench (default ~/.local/share/kbench), a new string. */
+char *kb_session__data_dir(void);
+/* <data dir>/sessions/<id>, a new string. */
+char *kb_session__dir_of(const char *id);
+/* Whether dir holds a session (its meta.json). */
+bool kb_session__has_meta(const char *dir);
+/* Whether id is a usable session id (a directory name and a ref component). */
+bool kb_session__valid_id(const char *id);
+/* Writes meta (borrowed) as <dir>/meta.json. Returns 0 or KB_EIO. */
+int kb_session__write_meta(const char *dir, json_t *meta, kb_err *err);
+/* mkdir <data dir>/sessions/<id> exclusively: 0 with *dirp, KB_EINVAL if it exists. */
+int kb_session__make_dir(const char *id, char **dirp, kb_err *err);
+/* Fills s for the session directory dir (taken over). Returns 0. */
+int kb_session__open_dir(char *dir, kb_session *s);
+
+/* ===== export.c ===== */
+
+/* Whether path is a folder written by kb_session_export (its manifest.json). */
+bool kb_session__is_export(const char *path);
+/* Opens an exported folder as a session: imported once into a cache
+ * directory named by the folder's content ($XDG_CACHE_HOME/kbench/exported/
+ * <id>-<hash>), a detached session. Returns 0 or a KB_E*. */
+int kb_session__open_export(const char *path, kb_session *s, kb_err *err);
+
+/* ===== journal.c ===== */
+
+/* The repository path a detached session stores the file `name` under
+ * (meta.json's "paths", else its basename), a new string. */
+char *kb_session__detached_path(const kb_session *s, const char *name);
+
+
+/* What identifies a file whatever name the journal uses for it: its real
+ * path (a detached session: its stored path); a new string. */
+char *kb_session__file_identity(const kb_session *s, const char *name);
+
+#endif

@@ -1,0 +1,82 @@
+#!/bin/sh
+# export.sh - sessions as plain-text folders: a session of several files
+# (with a label, a note and a Result-like note of floats) exported, imported
+# into another store and exported again gives the same bytes; the folder
+# alone (no store, no git refs) is read by log, show, report and replay; an
+# export never overwrites a folder that is not one.
+. tests/cli/lib.sh
+unset KBENCH_NO_SESSION
+export GIT_CEILING_DIRECTORIES="$T_TMP"
+F=$PWD/tests/fixtures
+W="$T_TMP/work"; mkdir -p "$W"
+cp "$F/session/v1.cu" "$W/a.cu"; cp "$PWD/kernels/vector_add.cu" "$W/b.cu"
+cd "$W"
+run "$KB" session new exp;              expect_rc new 0
+run "$KB" compile a.cu;                 expect_rc a1 0
+run "$KB" compile b.cu;                 expect_rc b1 0
+printf '// two\n' >> a.cu
+run "$KB" compile a.cu;                 expect_rc a2 0
+run "$KB" label v2 second --file a.cu;  expect_rc label 0
+run "$KB" note v1 "the first; with | a bar" --file b.cu; expect_rc note 0
+cd /   # exported from elsewhere: the session knows where its files are
+run "$KB" session export exp -o "$T_TMP/one"; expect_rc export_rc 0
+cd - >/dev/null
+E="$T_TMP/one"
+for f in manifest.json README.md journal.jsonl a.cu/v1.cu a.cu/v1.json a.cu/v2.cu b.cu/v1.cu; do
+	[ -f "$E/$f" ] && pass "export_has_$f" || fail "export_has_$f" "$(cd "$E" && find . -type f)"
+done
+cmp -s "$E/a.cu/v2.cu" "$W/a.cu" && pass export_source_bytes || fail export_source_bytes "a.cu v2 differs"
+cmp -s "$E/journal.jsonl" "$XDG_DATA_HOME/kbench/sessions/exp/journal.jsonl" && pass export_journal_bytes \
+	|| fail export_journal_bytes "journal differs"
+grep -q "$T_TMP" -r "$E" && fail export_no_local_paths "$(grep -rl "$T_TMP" "$E")" || pass export_no_local_paths
+grep -q '| \[v2\](a.cu/v2.cu) second | twice | compiled |' "$E/README.md" && pass export_readme_table \
+	|| fail export_readme_table "$(cat "$E/README.md")"
+
+# round trip: import into another store, export again, byte for byte
+(
+	T_PASSED=0 T_FAILED=0 T_SKIPPED=0
+	export XDG_DATA_HOME="$T_TMP/other"
+	run "$KB" session import "$E";            expect_rc import_rc 0
+	expect_in import_says out "session exp"
+	run "$KB" session import "$E";            expect_rc import_twice_refused 1
+	run "$KB" session export exp -o "$T_TMP/two"; expect_rc export_again_rc 0
+	diff -r "$E" "$T_TMP/two" > "$T_TMP/rt.diff" && pass round_trip_byte_for_byte \
+		|| fail round_trip_byte_for_byte "$(head -c 800 "$T_TMP/rt.diff")"
+	run "$KB" log exp;                        expect_in imported_log_label out "  v2    second"
+	finish
+) > "$T_TMP/sub.log"
+grep -v '^# passed' "$T_TMP/sub.log"
+eval "$(sed -n 's/^# passed=\([0-9]*\) failed=\([0-9]*\) skipped=\([0-9]*\)$/sp=\1 sf=\2 ss=\3/p' "$T_TMP/sub.log")"
+T_PASSED=$((T_PASSED + ${sp:-0})); T_FAILED=$((T_FAILED + ${sf:-1})); T_SKIPPED=$((T_SKIPPED + ${ss:-0}))
+
+# the folder alone, from another directory, with an empty store
+(
+	T_PASSED=0 T_FAILED=0 T_SKIPPED=0
+	export XDG_DATA_HOME="$T_TMP/empty"
+	cd /
+	run "$KB" log "$E";                       expect_in folder_log_a out "a.cu  kernel twice"
+	expect_in folder_log_b out "b.cu  kernel vector_add"
+	run "$KB" report "$E" --file a.cu -o "$T_TMP/r.html"; expect_rc folder_report 0
+	grep -q '<table' "$T_TMP/r.html" && pass folder_report_html || fail folder_report_html "no table"
+	run "$KB" report "$E" -o "$T_TMP/r.md";   expect_rc folder_report_ambiguous 2
+	if "$KB" devices >/dev/null 2>&1; then
+		run "$KB" replay "$E" --file b.cu; expect_in folder_replay out "now on"
+	else
+		run "$KB" replay "$E" --file b.cu; expect_rc folder_replay_needs_gpu 3
+		expect_in folder_replay_says err "replay re-runs each variant on a GPU"
+	fi
+	[ -z "$(ls "$XDG_DATA_HOME/kbench/sessions" 2>/dev/null)" ] && pass folder_leaves_store_alone \
+		|| fail folder_leaves_store_alone "$(ls "$XDG_DATA_HOME/kbench/sessions")"
+	finish
+) > "$T_TMP/sub2.log"
+grep -v '^# passed' "$T_TMP/sub2.log"
+eval "$(sed -n 's/^# passed=\([0-9]*\) failed=\([0-9]*\) skipped=\([0-9]*\)$/sp=\1 sf=\2 ss=\3/p' "$T_TMP/sub2.log")"
+T_PASSED=$((T_PASSED + ${sp:-0})); T_FAILED=$((T_FAILED + ${sf:-1})); T_SKIPPED=$((T_SKIPPED + ${ss:-0}))
+
+# an export never empties a folder that is not one
+mkdir -p "$T_TMP/mine"; echo precious > "$T_TMP/mine/notes.txt"
+run "$KB" session export exp -o "$T_TMP/mine"; expect_rc export_refuses_other 1
+expect_in export_refusal_says err "holds no kbench export"
+[ -f "$T_TMP/mine/notes.txt" ] && pass export_kept_user_file || fail export_kept_user_file "notes.txt gone"
+run "$KB" session export exp -o "$E";          expect_rc export_replaces_own 0
+finish
