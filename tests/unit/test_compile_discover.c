@@ -221,6 +221,32 @@ static void test_compile_discover__templates_launch_bounds(void)
 	kb_compile_kernels_free(&ks);
 }
 
+/* Hopper attributes the grammar does not know: the kernels are still found,
+ * at their lines, with their parameters. */
+static void test_compile_discover__cluster_attributes(void)
+{
+	kb_kernels ks;
+	T_EQ_INT(cuda("extern \"C\" __global__ void __cluster_dims__(8, 1, 1)\n"
+		      "__launch_bounds__(1024, 1) cl(const float *x, float *y, int n) {}\n"
+		      "__global__ void __cluster_dims__ (2) __maxnreg__(64) mr(int n) {}\n"
+		      "__global__ void gc(const __grid_constant__ int p, float *out) {}\n"
+		      "__global__ void plain(int n) { int __cluster_dims__x = 0; }\n", &ks), 0);
+	const kb_kernel *k = find(&ks, "cl");
+	T_OK(k != NULL);
+	if (k) {
+		T_EQ_INT(k->line, 1);
+		T_EQ_INT(k->launch_bounds, 1024);
+		T_EQ_INT(k->nparams, 3);
+		if (k->nparams == 3)
+			T_PARAM(&k->params[2], "n", "int", "int", 0, 0, 0);
+	}
+	T_OK(find(&ks, "mr") && find(&ks, "mr")->line == 3 && find(&ks, "mr")->nparams == 1);
+	T_OK(find(&ks, "gc") && find(&ks, "gc")->nparams == 2);
+	T_OK(find(&ks, "plain") != NULL);
+	T_EQ_INT(ks.n, 4);
+	kb_compile_kernels_free(&ks);
+}
+
 static void test_compile_discover__half_types(void)
 {
 	kb_kernels ks;
@@ -612,6 +638,7 @@ int main(void)
 	T_RUN(test_compile_discover__vec4_template);
 	T_RUN(test_compile_discover__extern_c_block);
 	T_RUN(test_compile_discover__templates_launch_bounds);
+	T_RUN(test_compile_discover__cluster_attributes);
 	T_RUN(test_compile_discover__half_types);
 	T_RUN(test_compile_discover__qualifiers);
 	T_RUN(test_compile_discover__unnamed_params);
