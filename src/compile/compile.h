@@ -137,6 +137,11 @@ typedef struct {
 	char **texts;       /* tune: -D values as written */
 	int nvalues;
 	kb_loc loc;
+	/* tune: the value expressions see under its name (launch, bytes ...):
+	 * the first listed, or the -D value in effect; a number or not */
+	kb_value value;
+	bool has_value;
+	char *value_text;
 } kb_spec_list;
 
 /* A compiler option the user adds: one word of a `//! options` line, or an
@@ -177,6 +182,10 @@ typedef struct { int64_t grid[3], block[3], smem; } kb_launch_dims;
 int kb_compile_spec_launch_dims(const kb_spec *spec, const kb_source *src,
 				kb_launch_dims *out, kb_diags *diags);
 /* Sets arg `name` to value (sweeps, --arg). Returns 0 or KB_ENOTFOUND. */
+/* Sets the value of tune `name` that expressions see, from a -D value
+ * ("256"); a value that is not a number leaves the name unusable in
+ * expressions.  Returns 0, or KB_ENOTFOUND when the spec tunes no such name. */
+int kb_compile_spec_set_tune(kb_spec *spec, const char *name, const char *text);
 int kb_compile_spec_set_arg(kb_spec *spec, const char *name, kb_value value);
 void kb_compile_spec_free(kb_spec *spec);
 

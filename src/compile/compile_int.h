@@ -156,6 +156,8 @@ void KB_PRINTF(6, 7) kb_compile__diag_err(kb_diags *d, const kb_source *src, int
 					  int len, const char *fmt, ...);
 /* Index of the arg / tensor called name, or -1. */
 int kb_compile__find_arg(const kb_spec *s, const char *name);
+/* The index of tune `name`, or -1. */
+int kb_compile__find_tune(const kb_spec *s, const char *name);
 int kb_compile__find_tensor(const kb_spec *s, const char *name);
 /* The closest of names[] to word when it is close enough, else NULL. */
 const char *kb_compile__closest(const char *word, const char *const *names, int n);

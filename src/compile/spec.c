@@ -26,6 +26,7 @@
  */
 #include "compile_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -387,6 +388,8 @@ static void dir_tune(kb_compile__parser *P, const kb_compile__tok *dir)
 			return;
 		}
 		*KB_SPEC_PUSH1(l->texts, l->nvalues) = kb_xstrndup(start, (size_t)(end - start));
+		if (l->nvalues == 1)
+			kb_compile_spec_set_tune(P->spec, l->name, l->texts[0]);
 		if (p >= P->end)
 			return;
 		p++;
@@ -564,6 +567,27 @@ int kb_compile_spec_parse(const kb_source *src, kb_spec *spec, kb_diags *diags)
 
 /* Sets arg `name` to value (sweeps, --arg): its expression becomes the
  * literal and every arg's value is recomputed.  Returns 0 or KB_ENOTFOUND. */
+int kb_compile_spec_set_tune(kb_spec *spec, const char *name, const char *text)
+{
+	int i = kb_compile__find_tune(spec, name);
+	if (i < 0)
+		return KB_ENOTFOUND;
+	kb_spec_list *l = &spec->tunes[i];
+	char *end;
+	errno = 0;
+	long long iv = strtoll(text, &end, 0);
+	l->has_value = *text && !*end && !errno;
+	l->value = (kb_value){.is_float = false, .i = iv};
+	if (!l->has_value) {
+		double fv = strtod(text, &end);
+		l->has_value = *text && !*end;
+		l->value = (kb_value){.is_float = true, .f = fv};
+	}
+	free(l->value_text);
+	l->value_text = kb_xstrdup(text);
+	return KB_OK;
+}
+
 int kb_compile_spec_set_arg(kb_spec *spec, const char *name, kb_value value)
 {
 	int i = kb_compile__find_arg(spec, name);
@@ -598,6 +622,7 @@ static void list_free(kb_spec_list *l, int n)
 		}
 		free(l[i].values);
 		free(l[i].texts);
+		free(l[i].value_text);
 	}
 	free(l);
 }

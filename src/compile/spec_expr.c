@@ -55,6 +55,15 @@ static int eval_name(kb_compile__evalctx *c, const kb_expr *e, kb_value *out)
 		return eval_fail(c, e, "expected a number, not '%s' (this value cannot use args)",
 				 e->name);
 	int i = kb_compile__find_arg(c->spec, e->name);
+	if (i < 0 && (i = kb_compile__find_tune(c->spec, e->name)) >= 0) {
+		/* a tune name: the value compiled in (the first listed, or -D) */
+		const kb_spec_list *t = &c->spec->tunes[i];
+		if (!t->has_value)
+			return eval_fail(c, e, "tune '%s' is '%s' here, not a number, so an expression "
+					 "cannot use it", e->name, t->value_text ? t->value_text : "?");
+		*out = t->value;
+		return 0;
+	}
 	if (i < 0) {
 		if (c->quiet_names)
 			return EVAL_SILENT;

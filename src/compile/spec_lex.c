@@ -47,6 +47,14 @@ int kb_compile__find_arg(const kb_spec *s, const char *name)
 	return -1;
 }
 
+int kb_compile__find_tune(const kb_spec *s, const char *name)
+{
+	for (int i = 0; i < s->ntunes; i++)
+		if (!strcmp(s->tunes[i].name, name))
+			return i;
+	return -1;
+}
+
 int kb_compile__find_tensor(const kb_spec *s, const char *name)
 {
 	for (int i = 0; i < s->ntensors; i++)

@@ -26,6 +26,13 @@ static void copy_diags(kb_diags *dst, const kb_diags *src)
 static int apply_overrides(kb_compile_unit *r, const kb_compile_unit_opts *o)
 {
 	int rc = KB_OK;
+	/* -D NAME=V of a tuned NAME: launch and bytes see the value compiled in */
+	for (int i = 0; i < o->ndefines; i++) {
+		const char *eq = strchr(o->defines[i], '=');
+		char *name = kb_xstrndup(o->defines[i], eq ? (size_t)(eq - o->defines[i]) : strlen(o->defines[i]));
+		kb_compile_spec_set_tune(&r->spec, name, eq ? eq + 1 : "1");
+		free(name);
+	}
 	for (int i = 0; i < o->nargs; i++)
 		if (kb_compile_spec_set_arg(&r->spec, o->args[i].name, o->args[i].value) < 0) {
 			kb_diag_add(&r->diags, KB_DIAG_ERROR, r->src.path, NULL, 0, 0, 1,

@@ -453,6 +453,39 @@ static void test_compile_spec__set_arg(void)
 	kb_diags_free(&d);
 }
 
+/* A tuned name in launch and bytes: the first value listed, then the -D
+ * value in effect; a value that is not a number cannot be used; an arg
+ * still may not use a tune. */
+static void test_compile_spec__tune_in_expressions(void)
+{
+	const char *text = "//! arg M = 4096\n//! launch grid=(M * CLUSTER) block=(BLOCK)\n"
+			   "//! bytes M * CLUSTER\n//! tune CLUSTER = 8, 2, 4\n//! tune BLOCK = 256, 512\n"
+			   "//! tune OP = add, mul\n";
+	kb_source src = mksrc("k.cu", text, KB_SRC_CUDA);
+	kb_spec s;
+	kb_diags d = {0};
+	T_EQ_INT(kb_compile_spec_parse(&src, &s, &d), 0);
+	kb_launch_dims ld;
+	T_EQ_INT(kb_compile_spec_launch_dims(&s, &src, &ld, &d), 0);
+	T_EQ_INT(ld.grid[0], 4096 * 8);
+	T_EQ_INT(ld.block[0], 256);
+	T_EQ_INT(kb_compile_spec_set_tune(&s, "CLUSTER", "2"), 0);
+	T_EQ_INT(kb_compile_spec_set_tune(&s, "BLOCK", "0x200"), 0);
+	T_EQ_INT(kb_compile_spec_launch_dims(&s, &src, &ld, &d), 0);
+	T_EQ_INT(ld.grid[0], 8192);
+	T_EQ_INT(ld.block[0], 512);
+	kb_value v;
+	T_EQ_INT(kb_compile_spec_eval(&s, s.bytes, &v, &src, &d), 0);
+	T_EQ_INT(v.i, 8192);
+	T_EQ_INT(kb_compile_spec_set_tune(&s, "NOPE", "1"), KB_ENOTFOUND);
+	T_EQ_INT(kb_compile_spec_set_tune(&s, "BLOCK", "wide"), 0);
+	T_EQ_INT(kb_compile_spec_launch_dims(&s, &src, &ld, &d), KB_ESPEC);
+	T_OK(d.n == 1 && strstr(d.v[0].msg, "tune 'BLOCK' is 'wide' here, not a number"));
+	kb_compile_spec_free(&s);
+	kb_diags_free(&d);
+	T_ONE_ERROR("//! tune B = 4\n//! arg N = B * 2\n", 2, 13, 1, "undefined name 'B'");
+}
+
 static void test_compile_spec__launch_dims_errors(void)
 {
 	kb_spec s;
@@ -1185,6 +1218,7 @@ int main(void)
 	T_RUN(test_compile_spec__expressions);
 	T_RUN(test_compile_spec__eval_errors);
 	T_RUN(test_compile_spec__set_arg);
+	T_RUN(test_compile_spec__tune_in_expressions);
 	T_RUN(test_compile_spec__launch_dims_errors);
 	T_RUN(test_compile_spec__unknown_directive);
 	T_RUN(test_compile_spec__syntax_errors);
