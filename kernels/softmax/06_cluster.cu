@@ -76,7 +76,7 @@ softmax_f32(const float *__restrict__ x, float *__restrict__ y, int M, int N)
 	int rank = (int)cluster.block_rank();
 	size_t row = blockIdx.x / CLUSTER;
 	int chunk = (N + CLUSTER * 4 - 1) / (CLUSTER * 4) * 4; /* a multiple of 4 */
-	int begin = rank * chunk, len = min(N - begin, chunk);
+	int begin = rank * chunk, len = max(0, min(N - begin, chunk));
 	const float *in = x + row * N + begin;
 	float *out = y + row * N + begin;
 	bool vec = N % 4 == 0;
