@@ -2,10 +2,11 @@
  * tui_int.h - declarations shared inside src/tui/ (style rule 1); other
  * folders include src/tui/tui.h only.
  *
- * editor.c is the text model of the editor pane: lines, cursor, selection,
- * clipboard, undo/redo, auto-indent, search/replace and the edit events the
- * highlighter re-parses from.  It has no ncurses in it, so it is unit-tested
- * on its own (tests/unit/test_tui_editor.c); pane_editor.c draws it.
+ * editor.c and editor_*.c are the text model of the editor pane: lines,
+ * cursor, selection, clipboard, undo/redo, auto-indent, search/replace and
+ * the edit events the highlighter re-parses from.  They have no ncurses in
+ * them, so they are unit-tested on their own (tests/unit/test_tui_editor.c);
+ * pane_editor.c draws it.
  */
 #ifndef KB_TUI_INT_H
 #define KB_TUI_INT_H
@@ -16,7 +17,7 @@
 
 #include <pthread.h>
 
-/* ===== editor.c ===== */
+/* ===== editor.c, editor_*.c ===== */
 
 /* A place in the buffer: 0-based line, 0-based byte column in that line. */
 typedef struct {
@@ -190,6 +191,70 @@ int kb_tui__ed_replace_all(kb_tui__ed *ed, const char *pat, const char *rep, int
  * is set the queue is incomplete and the caller must parse the whole text. */
 const kb_tui__ed_edit *kb_tui__ed_edits(const kb_tui__ed *ed, int *n, bool *reparse_all);
 void kb_tui__ed_edits_clear(kb_tui__ed *ed);
+
+/* ----- editor internals: shared by editor.c, editor_utf8.c, editor_undo.c,
+ * editor_cursor.c, editor_edit.c and editor_search.c only ----- */
+
+/* The kind of an undo step's typing group (kb_tui__ed.open_kind). */
+enum { KB_TUI__ED_GRP_NONE, KB_TUI__ED_GRP_TYPE, KB_TUI__ED_GRP_BS, KB_TUI__ED_GRP_DEL };
+
+/* editor.c: the buffer */
+/* True when a and b are the same place. */
+bool kb_tui__ed_pos_eq(kb_tui__ed_pos a, kb_tui__ed_pos b);
+/* True when a comes before b. */
+bool kb_tui__ed_pos_lt(kb_tui__ed_pos a, kb_tui__ed_pos b);
+/* The bytes of l from col on; never NULL (an empty line may hold none). */
+const char *kb_tui__ed_row_at(const kb_tui__ed_row *l, int col);
+/* Appends the text of [a, b) to out. */
+void kb_tui__ed_range_text(const kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b, kb_buf *out);
+/* Inserts s[0..n) (n > 0) at `at` with an edit event, unrecorded; returns
+ * where the text ends. */
+kb_tui__ed_pos kb_tui__ed_edit_insert(kb_tui__ed *ed, kb_tui__ed_pos at, const char *s, size_t n);
+/* Deletes [a, b) with an edit event, unrecorded; the text goes to saved
+ * when non-NULL. */
+void kb_tui__ed_edit_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b, kb_buf *saved);
+
+/* editor_utf8.c: units of UTF-8 */
+/* True for a UTF-8 continuation byte. */
+bool kb_tui__ed_is_cont(char c);
+/* The start of the code point that ends at col (> 0) of s. */
+int kb_tui__ed_cp_before(const char *s, int col);
+/* The end of the unit (code point plus extenders) that starts at col. */
+int kb_tui__ed_next_unit(const char *s, int len, int col);
+/* The start of the unit that ends at col (> 0). */
+int kb_tui__ed_prev_unit(const char *s, int len, int col);
+
+/* editor_undo.c: recorded edits and undo steps */
+/* Frees the texts of records v[0..*n) and sets *n to 0. */
+void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n);
+/* The gid of the newest undo record, 0 when there is none. */
+unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed);
+/* Starts (or continues, for typing of one kind KB_TUI__ED_GRP_* at the same
+ * place within KB_TUI__ED_GROUP_MS and with no selection) an undo step. */
+void kb_tui__ed_begin(kb_tui__ed *ed, int kind, double now);
+/* Ends the step begun by kb_tui__ed_begin: the cursor after it, the typing
+ * group's place and time. */
+void kb_tui__ed_finish(kb_tui__ed *ed, double now);
+/* A recorded insert (n == 0: nothing); returns the end of the text. */
+kb_tui__ed_pos kb_tui__ed_do_insert(kb_tui__ed *ed, kb_tui__ed_pos at, const char *s, size_t n);
+/* A recorded delete of [a, b), a before b (else nothing). */
+void kb_tui__ed_do_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b);
+
+/* editor_cursor.c: positions and motions */
+/* pos clamped into the buffer and onto a code point start. */
+kb_tui__ed_pos kb_tui__ed_clamp_pos(const kb_tui__ed *ed, kb_tui__ed_pos p);
+/* The number of blanks (spaces, tabs) that s[0..len) starts with. */
+int kb_tui__ed_blanks(const char *s, int len);
+/* The column of l's first non-blank (its length when all blank). */
+int kb_tui__ed_first_nonblank(const kb_tui__ed_row *l);
+/* The place one unit after p (the next line's start at a line's end). */
+kb_tui__ed_pos kb_tui__ed_step_right(const kb_tui__ed *ed, kb_tui__ed_pos p);
+
+/* editor_edit.c: the selection as an edit */
+/* Deletes the selection inside the current step; false when none. */
+bool kb_tui__ed_del_sel(kb_tui__ed *ed);
+/* Replaces the selection (if any) by s[0..n) as one step. */
+void kb_tui__ed_replace_sel(kb_tui__ed *ed, const char *s, size_t n);
 
 /* ===== panes.c ===== */
 
