@@ -6,7 +6,7 @@
  * cursor, selection, clipboard, undo/redo, auto-indent, search/replace and
  * the edit events the highlighter re-parses from.  They have no ncurses in
  * them, so they are unit-tested on their own (tests/unit/test_tui_editor.c);
- * pane_editor.c draws it.
+ * tui_draw.c draws it.
  */
 #ifndef KB_TUI_INT_H
 #define KB_TUI_INT_H
@@ -429,5 +429,120 @@ const char *kb_tui__hl_class_name(kb_hl_class c);
 /* Lexes one PTX row (appending spans to out when non-NULL); *state carries
  * an open block comment from row to row (0 at the top of the file). */
 void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
+
+/* ===== tui.c, tui_files.c, tui_draw.c, tui_pane.c, tui_status.c,
+ * tui_keys.c, tui_replay.c: the workbench (how they fit is at the top of
+ * tui.c) ===== */
+
+#include <stdio.h>
+#include <wchar.h>
+
+/* Colour pairs: the screen's, then one per highlight class from
+ * KB_TUI__C_HL_BASE + 1 (tui_draw.c sets them up). */
+enum { KB_TUI__C_NORMAL = 1, KB_TUI__C_TITLE, KB_TUI__C_STATUS, KB_TUI__C_LINENO, KB_TUI__C_TAB,
+       KB_TUI__C_TAB_ON, KB_TUI__C_ERROR, KB_TUI__C_SEL, KB_TUI__C_MARK, KB_TUI__C_HL_BASE };
+
+/* The question the status line is asking, if any. */
+typedef enum {
+	KB_TUI__P_NONE, KB_TUI__P_FIND, KB_TUI__P_REPLACE_FROM, KB_TUI__P_REPLACE_TO, KB_TUI__P_GOTO,
+	KB_TUI__P_QUIT, KB_TUI__P_RECOVER
+} kb_tui__prompt;
+
+/* The key of Ctrl + c. */
+#define KB_TUI__CTRL(c) ((c) & 0x1f)
+
+/* The workbench's state, one per kb_tui_run. */
+typedef struct {
+	kb_tui_opts o;
+	kb_tui__ed *ed;
+	kb_tui__worker w;
+	kb_tui__result *res;
+	kb_hl *hl;
+	unsigned seq;
+	int pane, split, top, left, pane_top;
+	int variant;           /* the selected variant's number; 0: none */
+	kb_buf session_text;   /* the last Variants / Diff / Roofline text ... */
+	char session_key[96];  /* ... what it was made for ... */
+	double session_at;     /* ... and when (kb_now_ms) */
+	json_t *steps;         /* replay: the session's events as steps */
+	int step;
+	char *replay_file;     /* replay: the file the current step is about */
+	char msg[256];
+	double msg_until;
+	kb_tui__prompt prompt;
+	kb_buf input;
+	char find[256];
+	int inotify;
+	long long mtime;
+	double last_autosave;
+	unsigned long autosaved_changes;
+	char *recover_path;
+	bool quit, color;
+	kb_layout L;
+	bool ok_size;
+	double key_ms;         /* when the first unanswered key was read */
+	FILE *latency_log;     /* $KBENCH_TUI_LATENCY: key-to-screen times */
+} kb_tui__ui;
+
+/* tui.c: the worker's jobs */
+/* Queues a compile and run of the buffer as the next submission. */
+void kb_tui__submit(kb_tui__ui *t);
+/* F8: the run plus the quick counters and hot spots (Metrics, SASS); says
+ * so, or why not (no GPU, --no-run, a replay). */
+void kb_tui__profile(kb_tui__ui *t);
+
+/* tui_files.c */
+/* The file's modification time in ns, 0 when it cannot be read. */
+long long kb_tui__mtime_of(const char *path);
+/* The recovery file of path (its directory made), a new string. */
+char *kb_tui__recovery_path(const char *path);
+/* Writes the buffer to the file, then submits it.  Returns KB_OK, or the
+ * kb_file_write error (said in the status line). */
+int kb_tui__save(kb_tui__ui *t);
+/* Every 2 s with unsaved edits: the buffer goes to the recovery file. */
+void kb_tui__autosave(kb_tui__ui *t);
+/* The file changed on disk (another editor saved it): reload it unless the
+ * buffer has unsaved edits, and run the loop as for a save. */
+void kb_tui__file_changed(kb_tui__ui *t);
+/* A recovery file that differs from the file: offer it. */
+void kb_tui__offer_recovery(kb_tui__ui *t);
+
+/* tui_draw.c */
+/* Decides on colour (not with $NO_COLOR) and sets up the pairs. */
+void kb_tui__init_colors(kb_tui__ui *t);
+/* The error diagnostic of the last compile on 1-based line, or NULL. */
+const kb_diag *kb_tui__diag_on(const kb_tui__ui *t, int line);
+/* Draws the whole screen and places the cursor. */
+void kb_tui__draw(kb_tui__ui *t);
+
+/* tui_pane.c */
+/* The tab bar, the current pane's highlighted. */
+void kb_tui__draw_tabs(kb_tui__ui *t);
+/* The current pane's text from line pane_top, wrapped to the pane. */
+void kb_tui__draw_pane(kb_tui__ui *t);
+
+/* tui_status.c */
+/* Shows a message in the status line for 5 s. */
+void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...) KB_PRINTF(2, 3);
+/* The title line: the file (or the replay's step), dirty mark, verdict,
+ * what the worker does. */
+void kb_tui__draw_title(kb_tui__ui *t);
+/* The status line: the cursor's place and the keys, with the prompt, the
+ * latest message or the error on the cursor's line. */
+void kb_tui__draw_status(kb_tui__ui *t);
+
+/* tui_keys.c */
+/* Asks p in the status line, with empty input. */
+void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p);
+/* Handles every key waiting on stdin. */
+void kb_tui__keys(kb_tui__ui *t);
+
+/* tui_replay.c */
+/* The session's steps; the editor starts at the first that has a text.
+ * Returns 0, or a KB_E* with err (KB_ENOTFOUND: nothing to replay). */
+int kb_tui__start_replay(kb_tui__ui *t, kb_err *err);
+/* A key in a replay: n/p/</> step, moving and finding work (false: handle
+ * it as usual), edits do not (refused with a message; true). */
+bool kb_tui__replay_key(kb_tui__ui *t, wint_t ch);
 
 #endif
