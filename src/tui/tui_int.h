@@ -353,11 +353,11 @@ bool kb_tui__worker_merge(kb_tui__result **res, kb_tui__piece *p);
 void kb_tui__worker_stop(kb_tui__worker *w);
 void kb_tui__result_free(kb_tui__result *r);
 
-/* ===== highlight.c ===== */
+/* ===== highlight.c, highlight_*.c ===== */
 
 #include <tree_sitter/api.h>
 
-/* What a span of text is; pane_editor.c picks the colour. */
+/* What a span of text is; tui_draw.c picks the colour. */
 typedef enum {
 	KB_HL_NONE,
 	KB_HL_KEYWORD,
@@ -429,6 +429,84 @@ const char *kb_tui__hl_class_name(kb_hl_class c);
 /* Lexes one PTX row (appending spans to out when non-NULL); *state carries
  * an open block comment from row to row (0 at the top of the file). */
 void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
+
+/* ----- highlighter internals: shared by highlight.c, highlight_query.c,
+ * highlight_capture.c and highlight_ptx.c only ----- */
+
+#include <regex.h>
+
+/* One text predicate of a pattern. */
+typedef enum {
+	KB_TUI__HL_PRED_MATCH, KB_TUI__HL_PRED_EQ_STR, KB_TUI__HL_PRED_EQ_CAP,
+	KB_TUI__HL_PRED_ANY_OF
+} kb_tui__hl_pred_op;
+
+typedef struct {
+	kb_tui__hl_pred_op op;
+	bool negate;
+	uint32_t cap;       /* the capture tested */
+	uint32_t cap2;      /* KB_TUI__HL_PRED_EQ_CAP: the other capture */
+	regex_t re;         /* KB_TUI__HL_PRED_MATCH */
+	const char **strs;  /* KB_TUI__HL_PRED_EQ_STR (1), KB_TUI__HL_PRED_ANY_OF (n); borrowed
+			     * from the query */
+	int nstrs;
+} kb_tui__hl_pred;
+
+/* One painted capture (CUDA). */
+typedef struct {
+	uint32_t sbyte, ebyte, pattern;
+	TSPoint sp, ep;
+	uint8_t cls;
+} kb_tui__hl_cap_item;
+
+struct kb_hl {
+	kb_hl_lang lang;
+	/* CUDA */
+	TSParser *parser;
+	TSTree *tree;
+	TSQuery *query;
+	TSQueryCursor *cursor;
+	uint8_t *cap_cls;     /* per capture id */
+	kb_tui__hl_pred **preds; /* per pattern: its predicates */
+	int *npreds, *predcap;
+	uint32_t npatterns;
+	bool dirty;           /* edited since the last parse */
+	kb_tui__hl_cap_item *items;
+	int nitems, capitems;
+	uint8_t *paint;
+	size_t paint_cap;
+	kb_buf tmp;
+	/* PTX */
+	uint8_t *ptx_state;   /* state at the start of each row */
+	int ptx_valid, ptx_cap;
+};
+
+/* highlight.c */
+/* Appends a span, merging with the previous one when they touch; empty
+ * spans and KB_HL_NONE are left out. */
+void kb_tui__hl_add_span(kb_hl_spans *out, int row, int start, int end, kb_hl_class cls);
+/* True when s[0..len) has "//!" at its first non-blank, which is col: a
+ * spec line. */
+bool kb_tui__hl_spec_row(const char *s, int len, int col);
+/* Reads row r through the callbacks; rows past the end are empty. */
+const char *kb_tui__hl_get_row(const kb_hl_text *t, int r, int *len);
+
+/* highlight_query.c */
+/* Builds the parser, the concatenated query of parts ({name, text, ...,
+ * NULL}, then kbench's own) and its tables.  Returns 0, or KB_ERROR (the
+ * query does not compile) or KB_EUNSUP (grammar ABI, a predicate). */
+int kb_tui__hl_cuda_init(kb_hl *hl, const char *const *parts, kb_err *err);
+
+/* highlight_capture.c */
+/* Collects the captures of rows [first, last) into hl->items, sorted. */
+void kb_tui__hl_collect_captures(kb_hl *hl, const kb_hl_text *t, int first, int last);
+/* Paints the sorted captures over rows [first, last) and emits the spans. */
+void kb_tui__hl_paint_rows(kb_hl *hl, const kb_hl_text *t, int first, int last,
+			   kb_hl_spans *out);
+
+/* highlight_ptx.c */
+/* Makes hl->ptx_state valid for rows [0, upto]. */
+void kb_tui__hl_ptx_states(kb_hl *hl, const kb_hl_text *t, int upto);
 
 /* ===== tui.c, tui_files.c, tui_draw.c, tui_pane.c, tui_status.c,
  * tui_keys.c, tui_replay.c: the workbench (how they fit is at the top of
