@@ -463,4 +463,81 @@ int kb_profile__recheck(kb_profile__run *c, json_t *check, bool *correct, kb_err
 /* Joins what is pending and frees the references of the run. */
 void kb_profile__check_free(kb_profile__run *c);
 
+/* ===== the built-in CPU references: reference.c (the table, the entry
+ * point), reference_call.c (a call bound to its spec), reference_parallel.c
+ * (threads, conversion to doubles) and the references by family,
+ * reference_rows.c, reference_elementwise.c, reference_matmul.c ===== */
+
+#define KB_REF_MAXPOS 4      /* positional arguments of a reference call */
+#define KB_REF_MAXKW 8       /* keyword arguments of a reference call */
+#define KB_REF_EW_CHUNK 4096 /* elements per elementwise work item */
+
+/* One call of a built-in reference: the spec, its inputs, the arguments
+ * split into positional and keyword ones, the output being made. */
+typedef struct {
+	const kb_spec *spec;
+	const kb_source *src;
+	const kb_spec_ref *ref;
+	const kb_tensor *ins;
+	int nins;
+	const kb_ref_arg *pos[KB_REF_MAXPOS];
+	int npos;
+	const kb_ref_arg *kw[KB_REF_MAXKW];
+	bool kw_used[KB_REF_MAXKW];
+	int nkw;
+	const char *out_name;
+	kb_ref_out *out;
+	int nthreads;
+	kb_err *err;
+} kb_profile__refcall;
+
+/* reference_parallel.c */
+/* Work items [lo, hi) of a parallel for, with the thread's scratch. */
+typedef void (*kb_profile__ref_range_fn)(void *ctx, int64_t lo, int64_t hi, double *scratch);
+/* Runs fn over [0, nitems) split into contiguous shares, each thread with
+ * its own scratch of scratch_n doubles.  cost: element operations per item. */
+void kb_profile__ref_parallel_for(int64_t nitems, double cost, int nthreads, size_t scratch_n,
+				  kb_profile__ref_range_fn fn, void *ctx);
+/* Elements [i, i+n) of t as doubles into dst. */
+void kb_profile__ref_get_run(const kb_tensor *t, int64_t i, int64_t n, double *dst);
+/* A new double copy of the whole tensor (kb_big_free it), converted in
+ * parallel. */
+double *kb_profile__ref_to_doubles(const kb_tensor *t, int nthreads);
+
+/* reference_call.c */
+/* Fails with "file:line:col: ref FN: message"; returns KB_EINVAL. */
+int kb_profile__ref_fail(kb_profile__refcall *c, const char *fmt, ...) KB_PRINTF(2, 3);
+/* "[4, 6]" into buf (n bytes); returns buf. */
+const char *kb_profile__ref_shape_str(int rank, const int64_t *dims, char *buf, size_t n);
+/* A number, true/false, or a spec arg's value.  Returns 0 or -1. */
+int kb_profile__ref_scalar_value(const kb_profile__refcall *c, const char *text, double *v);
+/* The keyword argument `key`, marked as used, or NULL. */
+const kb_ref_arg *kb_profile__ref_kw_find(kb_profile__refcall *c, const char *key);
+/* A scalar given at position pos (when there are that many positional
+ * arguments) or as key=...; def when absent.  Returns 0 or KB_EINVAL. */
+int kb_profile__ref_param(kb_profile__refcall *c, int pos, const char *key, double def, double *v);
+/* An integer dim (position pos or dim=) normalised against x's rank
+ * (negative from the end).  Returns 0 or KB_EINVAL. */
+int kb_profile__ref_dim_param(kb_profile__refcall *c, int pos, const kb_tensor *x, int def,
+			      int *dim);
+/* The input tensor at position pos or key=NAME; NULL (and 0) when optional
+ * and absent.  Returns 0 or KB_EINVAL. */
+int kb_profile__ref_tensor_arg(kb_profile__refcall *c, int pos, const char *key, bool required,
+			       const kb_tensor **t);
+/* Checks leftover keywords and the natural shape against the spec's output,
+ * then allocates the (zeroed) result.  Returns 0 or KB_EINVAL. */
+int kb_profile__ref_alloc_out(kb_profile__refcall *c, int rank, const int64_t *dims);
+
+/* The references (reference_rows.c, reference_elementwise.c,
+ * reference_matmul.c): each computes c->ref's built-in into c->out.
+ * Return 0 or KB_EINVAL. */
+int kb_profile__ref_softmax(kb_profile__refcall *c);   /* softmax, log_softmax */
+int kb_profile__ref_reduce(kb_profile__refcall *c);    /* sum, max */
+int kb_profile__ref_norm(kb_profile__refcall *c);      /* layernorm, rmsnorm */
+int kb_profile__ref_binary(kb_profile__refcall *c);    /* add, mul */
+int kb_profile__ref_axpy(kb_profile__refcall *c);
+int kb_profile__ref_unary(kb_profile__refcall *c);     /* relu, gelu, silu, copy */
+int kb_profile__ref_transpose(kb_profile__refcall *c);
+int kb_profile__ref_matmul(kb_profile__refcall *c);
+
 #endif

@@ -2,10 +2,11 @@
  * tui_int.h - declarations shared inside src/tui/ (style rule 1); other
  * folders include src/tui/tui.h only.
  *
- * editor.c is the text model of the editor pane: lines, cursor, selection,
- * clipboard, undo/redo, auto-indent, search/replace and the edit events the
- * highlighter re-parses from.  It has no ncurses in it, so it is unit-tested
- * on its own (tests/unit/test_tui_editor.c); pane_editor.c draws it.
+ * editor.c and editor_*.c are the text model of the editor pane: lines,
+ * cursor, selection, clipboard, undo/redo, auto-indent, search/replace and
+ * the edit events the highlighter re-parses from.  They have no ncurses in
+ * them, so they are unit-tested on their own (tests/unit/test_tui_editor.c);
+ * tui_draw.c draws it.
  */
 #ifndef KB_TUI_INT_H
 #define KB_TUI_INT_H
@@ -16,7 +17,7 @@
 
 #include <pthread.h>
 
-/* ===== editor.c ===== */
+/* ===== editor.c, editor_*.c ===== */
 
 /* A place in the buffer: 0-based line, 0-based byte column in that line. */
 typedef struct {
@@ -191,6 +192,70 @@ int kb_tui__ed_replace_all(kb_tui__ed *ed, const char *pat, const char *rep, int
 const kb_tui__ed_edit *kb_tui__ed_edits(const kb_tui__ed *ed, int *n, bool *reparse_all);
 void kb_tui__ed_edits_clear(kb_tui__ed *ed);
 
+/* ----- editor internals: shared by editor.c, editor_utf8.c, editor_undo.c,
+ * editor_cursor.c, editor_edit.c and editor_search.c only ----- */
+
+/* The kind of an undo step's typing group (kb_tui__ed.open_kind). */
+enum { KB_TUI__ED_GRP_NONE, KB_TUI__ED_GRP_TYPE, KB_TUI__ED_GRP_BS, KB_TUI__ED_GRP_DEL };
+
+/* editor.c: the buffer */
+/* True when a and b are the same place. */
+bool kb_tui__ed_pos_eq(kb_tui__ed_pos a, kb_tui__ed_pos b);
+/* True when a comes before b. */
+bool kb_tui__ed_pos_lt(kb_tui__ed_pos a, kb_tui__ed_pos b);
+/* The bytes of l from col on; never NULL (an empty line may hold none). */
+const char *kb_tui__ed_row_at(const kb_tui__ed_row *l, int col);
+/* Appends the text of [a, b) to out. */
+void kb_tui__ed_range_text(const kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b, kb_buf *out);
+/* Inserts s[0..n) (n > 0) at `at` with an edit event, unrecorded; returns
+ * where the text ends. */
+kb_tui__ed_pos kb_tui__ed_edit_insert(kb_tui__ed *ed, kb_tui__ed_pos at, const char *s, size_t n);
+/* Deletes [a, b) with an edit event, unrecorded; the text goes to saved
+ * when non-NULL. */
+void kb_tui__ed_edit_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b, kb_buf *saved);
+
+/* editor_utf8.c: units of UTF-8 */
+/* True for a UTF-8 continuation byte. */
+bool kb_tui__ed_is_cont(char c);
+/* The start of the code point that ends at col (> 0) of s. */
+int kb_tui__ed_cp_before(const char *s, int col);
+/* The end of the unit (code point plus extenders) that starts at col. */
+int kb_tui__ed_next_unit(const char *s, int len, int col);
+/* The start of the unit that ends at col (> 0). */
+int kb_tui__ed_prev_unit(const char *s, int len, int col);
+
+/* editor_undo.c: recorded edits and undo steps */
+/* Frees the texts of records v[0..*n) and sets *n to 0. */
+void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n);
+/* The gid of the newest undo record, 0 when there is none. */
+unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed);
+/* Starts (or continues, for typing of one kind KB_TUI__ED_GRP_* at the same
+ * place within KB_TUI__ED_GROUP_MS and with no selection) an undo step. */
+void kb_tui__ed_begin(kb_tui__ed *ed, int kind, double now);
+/* Ends the step begun by kb_tui__ed_begin: the cursor after it, the typing
+ * group's place and time. */
+void kb_tui__ed_finish(kb_tui__ed *ed, double now);
+/* A recorded insert (n == 0: nothing); returns the end of the text. */
+kb_tui__ed_pos kb_tui__ed_do_insert(kb_tui__ed *ed, kb_tui__ed_pos at, const char *s, size_t n);
+/* A recorded delete of [a, b), a before b (else nothing). */
+void kb_tui__ed_do_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b);
+
+/* editor_cursor.c: positions and motions */
+/* pos clamped into the buffer and onto a code point start. */
+kb_tui__ed_pos kb_tui__ed_clamp_pos(const kb_tui__ed *ed, kb_tui__ed_pos p);
+/* The number of blanks (spaces, tabs) that s[0..len) starts with. */
+int kb_tui__ed_blanks(const char *s, int len);
+/* The column of l's first non-blank (its length when all blank). */
+int kb_tui__ed_first_nonblank(const kb_tui__ed_row *l);
+/* The place one unit after p (the next line's start at a line's end). */
+kb_tui__ed_pos kb_tui__ed_step_right(const kb_tui__ed *ed, kb_tui__ed_pos p);
+
+/* editor_edit.c: the selection as an edit */
+/* Deletes the selection inside the current step; false when none. */
+bool kb_tui__ed_del_sel(kb_tui__ed *ed);
+/* Replaces the selection (if any) by s[0..n) as one step. */
+void kb_tui__ed_replace_sel(kb_tui__ed *ed, const char *s, size_t n);
+
 /* ===== panes.c ===== */
 
 enum {
@@ -288,11 +353,11 @@ bool kb_tui__worker_merge(kb_tui__result **res, kb_tui__piece *p);
 void kb_tui__worker_stop(kb_tui__worker *w);
 void kb_tui__result_free(kb_tui__result *r);
 
-/* ===== highlight.c ===== */
+/* ===== highlight.c, highlight_*.c ===== */
 
 #include <tree_sitter/api.h>
 
-/* What a span of text is; pane_editor.c picks the colour. */
+/* What a span of text is; tui_draw.c picks the colour. */
 typedef enum {
 	KB_HL_NONE,
 	KB_HL_KEYWORD,
@@ -364,5 +429,198 @@ const char *kb_tui__hl_class_name(kb_hl_class c);
 /* Lexes one PTX row (appending spans to out when non-NULL); *state carries
  * an open block comment from row to row (0 at the top of the file). */
 void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
+
+/* ----- highlighter internals: shared by highlight.c, highlight_query.c,
+ * highlight_capture.c and highlight_ptx.c only ----- */
+
+#include <regex.h>
+
+/* One text predicate of a pattern. */
+typedef enum {
+	KB_TUI__HL_PRED_MATCH, KB_TUI__HL_PRED_EQ_STR, KB_TUI__HL_PRED_EQ_CAP,
+	KB_TUI__HL_PRED_ANY_OF
+} kb_tui__hl_pred_op;
+
+typedef struct {
+	kb_tui__hl_pred_op op;
+	bool negate;
+	uint32_t cap;       /* the capture tested */
+	uint32_t cap2;      /* KB_TUI__HL_PRED_EQ_CAP: the other capture */
+	regex_t re;         /* KB_TUI__HL_PRED_MATCH */
+	const char **strs;  /* KB_TUI__HL_PRED_EQ_STR (1), KB_TUI__HL_PRED_ANY_OF (n); borrowed
+			     * from the query */
+	int nstrs;
+} kb_tui__hl_pred;
+
+/* One painted capture (CUDA). */
+typedef struct {
+	uint32_t sbyte, ebyte, pattern;
+	TSPoint sp, ep;
+	uint8_t cls;
+} kb_tui__hl_cap_item;
+
+struct kb_hl {
+	kb_hl_lang lang;
+	/* CUDA */
+	TSParser *parser;
+	TSTree *tree;
+	TSQuery *query;
+	TSQueryCursor *cursor;
+	uint8_t *cap_cls;     /* per capture id */
+	kb_tui__hl_pred **preds; /* per pattern: its predicates */
+	int *npreds, *predcap;
+	uint32_t npatterns;
+	bool dirty;           /* edited since the last parse */
+	kb_tui__hl_cap_item *items;
+	int nitems, capitems;
+	uint8_t *paint;
+	size_t paint_cap;
+	kb_buf tmp;
+	/* PTX */
+	uint8_t *ptx_state;   /* state at the start of each row */
+	int ptx_valid, ptx_cap;
+};
+
+/* highlight.c */
+/* Appends a span, merging with the previous one when they touch; empty
+ * spans and KB_HL_NONE are left out. */
+void kb_tui__hl_add_span(kb_hl_spans *out, int row, int start, int end, kb_hl_class cls);
+/* True when s[0..len) has "//!" at its first non-blank, which is col: a
+ * spec line. */
+bool kb_tui__hl_spec_row(const char *s, int len, int col);
+/* Reads row r through the callbacks; rows past the end are empty. */
+const char *kb_tui__hl_get_row(const kb_hl_text *t, int r, int *len);
+
+/* highlight_query.c */
+/* Builds the parser, the concatenated query of parts ({name, text, ...,
+ * NULL}, then kbench's own) and its tables.  Returns 0, or KB_ERROR (the
+ * query does not compile) or KB_EUNSUP (grammar ABI, a predicate). */
+int kb_tui__hl_cuda_init(kb_hl *hl, const char *const *parts, kb_err *err);
+
+/* highlight_capture.c */
+/* Collects the captures of rows [first, last) into hl->items, sorted. */
+void kb_tui__hl_collect_captures(kb_hl *hl, const kb_hl_text *t, int first, int last);
+/* Paints the sorted captures over rows [first, last) and emits the spans. */
+void kb_tui__hl_paint_rows(kb_hl *hl, const kb_hl_text *t, int first, int last,
+			   kb_hl_spans *out);
+
+/* highlight_ptx.c */
+/* Makes hl->ptx_state valid for rows [0, upto]. */
+void kb_tui__hl_ptx_states(kb_hl *hl, const kb_hl_text *t, int upto);
+
+/* ===== tui.c, tui_files.c, tui_draw.c, tui_pane.c, tui_status.c,
+ * tui_keys.c, tui_replay.c: the workbench (how they fit is at the top of
+ * tui.c) ===== */
+
+#include <stdio.h>
+#include <wchar.h>
+
+/* Colour pairs: the screen's, then one per highlight class from
+ * KB_TUI__C_HL_BASE + 1 (tui_draw.c sets them up). */
+enum { KB_TUI__C_NORMAL = 1, KB_TUI__C_TITLE, KB_TUI__C_STATUS, KB_TUI__C_LINENO, KB_TUI__C_TAB,
+       KB_TUI__C_TAB_ON, KB_TUI__C_ERROR, KB_TUI__C_SEL, KB_TUI__C_MARK, KB_TUI__C_HL_BASE };
+
+/* The question the status line is asking, if any. */
+typedef enum {
+	KB_TUI__P_NONE, KB_TUI__P_FIND, KB_TUI__P_REPLACE_FROM, KB_TUI__P_REPLACE_TO, KB_TUI__P_GOTO,
+	KB_TUI__P_QUIT, KB_TUI__P_RECOVER
+} kb_tui__prompt;
+
+/* The key of Ctrl + c. */
+#define KB_TUI__CTRL(c) ((c) & 0x1f)
+
+/* The workbench's state, one per kb_tui_run. */
+typedef struct {
+	kb_tui_opts o;
+	kb_tui__ed *ed;
+	kb_tui__worker w;
+	kb_tui__result *res;
+	kb_hl *hl;
+	unsigned seq;
+	int pane, split, top, left, pane_top;
+	int variant;           /* the selected variant's number; 0: none */
+	kb_buf session_text;   /* the last Variants / Diff / Roofline text ... */
+	char session_key[96];  /* ... what it was made for ... */
+	double session_at;     /* ... and when (kb_now_ms) */
+	json_t *steps;         /* replay: the session's events as steps */
+	int step;
+	char *replay_file;     /* replay: the file the current step is about */
+	char msg[256];
+	double msg_until;
+	kb_tui__prompt prompt;
+	kb_buf input;
+	char find[256];
+	int inotify;
+	long long mtime;
+	double last_autosave;
+	unsigned long autosaved_changes;
+	char *recover_path;
+	bool quit, color;
+	kb_layout L;
+	bool ok_size;
+	double key_ms;         /* when the first unanswered key was read */
+	FILE *latency_log;     /* $KBENCH_TUI_LATENCY: key-to-screen times */
+} kb_tui__ui;
+
+/* tui.c: the worker's jobs */
+/* Queues a compile and run of the buffer as the next submission. */
+void kb_tui__submit(kb_tui__ui *t);
+/* F8: the run plus the quick counters and hot spots (Metrics, SASS); says
+ * so, or why not (no GPU, --no-run, a replay). */
+void kb_tui__profile(kb_tui__ui *t);
+
+/* tui_files.c */
+/* The file's modification time in ns, 0 when it cannot be read. */
+long long kb_tui__mtime_of(const char *path);
+/* The recovery file of path (its directory made), a new string. */
+char *kb_tui__recovery_path(const char *path);
+/* Writes the buffer to the file, then submits it.  Returns KB_OK, or the
+ * kb_file_write error (said in the status line). */
+int kb_tui__save(kb_tui__ui *t);
+/* Every 2 s with unsaved edits: the buffer goes to the recovery file. */
+void kb_tui__autosave(kb_tui__ui *t);
+/* The file changed on disk (another editor saved it): reload it unless the
+ * buffer has unsaved edits, and run the loop as for a save. */
+void kb_tui__file_changed(kb_tui__ui *t);
+/* A recovery file that differs from the file: offer it. */
+void kb_tui__offer_recovery(kb_tui__ui *t);
+
+/* tui_draw.c */
+/* Decides on colour (not with $NO_COLOR) and sets up the pairs. */
+void kb_tui__init_colors(kb_tui__ui *t);
+/* The error diagnostic of the last compile on 1-based line, or NULL. */
+const kb_diag *kb_tui__diag_on(const kb_tui__ui *t, int line);
+/* Draws the whole screen and places the cursor. */
+void kb_tui__draw(kb_tui__ui *t);
+
+/* tui_pane.c */
+/* The tab bar, the current pane's highlighted. */
+void kb_tui__draw_tabs(kb_tui__ui *t);
+/* The current pane's text from line pane_top, wrapped to the pane. */
+void kb_tui__draw_pane(kb_tui__ui *t);
+
+/* tui_status.c */
+/* Shows a message in the status line for 5 s. */
+void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...) KB_PRINTF(2, 3);
+/* The title line: the file (or the replay's step), dirty mark, verdict,
+ * what the worker does. */
+void kb_tui__draw_title(kb_tui__ui *t);
+/* The status line: the cursor's place and the keys, with the prompt, the
+ * latest message or the error on the cursor's line. */
+void kb_tui__draw_status(kb_tui__ui *t);
+
+/* tui_keys.c */
+/* Asks p in the status line, with empty input. */
+void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p);
+/* Handles every key waiting on stdin. */
+void kb_tui__keys(kb_tui__ui *t);
+
+/* tui_replay.c */
+/* The session's steps; the editor starts at the first that has a text.
+ * Returns 0, or a KB_E* with err (KB_ENOTFOUND: nothing to replay). */
+int kb_tui__start_replay(kb_tui__ui *t, kb_err *err);
+/* A key in a replay: n/p/</> step, moving and finding work (false: handle
+ * it as usual), edits do not (refused with a message; true). */
+bool kb_tui__replay_key(kb_tui__ui *t, wint_t ch);
 
 #endif

@@ -1,0 +1,139 @@
+/*
+ * tui_pane.c - the right-hand side of the workbench: the tab bar and the
+ * result pane's text (panes.c makes it), scrolled and wrapped to the
+ * pane's width, with the Variants, Diff and Roofline texts, which read the
+ * session, cached.  Does not choose the pane (keys) or make its text.
+ *
+ * Invariants: a wrapped line continues under its value column and never
+ * splits a UTF-8 sequence; the session panes are made again only when
+ * what they show can have changed, or after 2 s.
+ */
+#include "tui_int.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+void kb_tui__draw_tabs(kb_tui__ui *t)
+{
+	kb_rect r = t->L.tabs;
+	int x = r.x;
+	for (int i = 0; i < KB_TUI__NPANES && x < r.x + r.w; i++) {
+		int pair = i == t->pane ? KB_TUI__C_TAB_ON : KB_TUI__C_TAB;
+		attron(COLOR_PAIR(pair) | (i == t->pane ? A_BOLD : 0));
+		mvaddnstr(r.y, x, kb_tui__pane_names[i], r.x + r.w - x);
+		attroff(COLOR_PAIR(pair) | A_BOLD);
+		x += (int)strlen(kb_tui__pane_names[i]) + 1;
+	}
+}
+
+/* Bytes of the longest prefix of p[0..n) that fills at most cols columns,
+ * never splitting a UTF-8 sequence (pane text is ASCII and one-column
+ * symbols such as box drawing). */
+static int utf8_prefix(const char *p, int n, int cols)
+{
+	int i = 0;
+	for (int c = 0; i < n && c < cols; c++)
+		for (i++; i < n && ((unsigned char)p[i] & 0xC0) == 0x80; i++)
+			;
+	return i;
+}
+
+/* A prefix of p[0..n) for one row of cols columns: the whole text if it
+ * fits, else up to the last space in the row's second half (a word is not
+ * cut), else the row full. */
+static int wrap_prefix(const char *p, int n, int cols)
+{
+	int fit = utf8_prefix(p, n, cols);
+	if (fit >= n)
+		return n;
+	for (int i = fit; i > fit / 2; i--)
+		if (p[i] == ' ')
+			return i;
+	return fit;
+}
+
+/* Where continuation rows of a wrapped pane line start: under the value of
+ * a "  label   value" line (a word, then two or more spaces), at the indent
+ * of a line indented 4 or more, else two columns in; never more than a
+ * third of the width. */
+static int hang_indent(const char *p, int n, int cols)
+{
+	int i = 0;
+	while (i < n && p[i] == ' ')
+		i++;
+	if (i >= 4 && i <= cols / 3) /* itself a continuation: keep its indent */
+		return i;
+	while (i < n && p[i] != ' ')
+		i++;
+	int gap = 0;
+	while (i + gap < n && p[i + gap] == ' ')
+		gap++;
+	int col = i + gap;
+	return gap >= 2 && col < n && col <= cols / 3 ? col : 2;
+}
+
+/* The panes read from the session (libgit2: ~10 ms for 60 variants) are
+ * made again only when what they show can have changed: a new result, a
+ * selection, the pane or its size, a replay step; or after 2 s, for
+ * variants another kbench process recorded.  Not on every keystroke. */
+static const kb_buf *session_pane(kb_tui__ui *t, const kb_tui__view *v)
+{
+	char key[sizeof t->session_key];
+	snprintf(key, sizeof key, "%d %d %dx%d %u.%u %d", v->pane, v->variant, v->width, v->height,
+		 t->res ? t->res->seq : 0, t->res ? t->res->gen : 0, t->step);
+	double now = kb_now_ms();
+	if (strcmp(key, t->session_key) || now - t->session_at > 2000) {
+		kb_buf_free(&t->session_text);
+		kb_tui__pane_text(v, &t->session_text);
+		snprintf(t->session_key, sizeof t->session_key, "%s", key);
+		t->session_at = now;
+	}
+	return &t->session_text;
+}
+
+void kb_tui__draw_pane(kb_tui__ui *t)
+{
+	kb_rect r = t->L.pane;
+	kb_buf text = KB_BUF_INIT;
+	const char *replay = t->steps ? json_string_value(json_object_get(
+						json_array_get(t->steps, (size_t)t->step), "summary"))
+				      : NULL;
+	kb_tui__view view = {t->pane, t->res, t->o.path, t->ed->cur.line + 1, r.w, r.h, t->variant,
+			     replay};
+	const kb_buf *shown = &text;
+	if (t->pane == KB_TUI__PANE_VARIANTS || t->pane == KB_TUI__PANE_DIFF ||
+	    t->pane == KB_TUI__PANE_ROOFLINE)
+		shown = session_pane(t, &view);
+	else
+		kb_tui__pane_text(&view, &text);
+	const char *p = shown->s ? shown->s : "";
+	int row = 0;
+	for (int skip = t->pane_top; skip > 0 && *p; skip--) {
+		const char *e = strchr(p, '\n');
+		p = e ? e + 1 : p + strlen(p);
+	}
+	for (; *p && row < r.h; row++) {
+		const char *e = strchr(p, '\n');
+		int n = e ? (int)(e - p) : (int)strlen(p);
+		bool mark = (t->pane == KB_TUI__PANE_SASS || t->pane == KB_TUI__PANE_VARIANTS) && *p == '>';
+		if (mark)
+			attron(COLOR_PAIR(KB_TUI__C_MARK));
+		/* long lines wrap at a space where one is near, continued under
+		 * the value column ("  label     value") */
+		int hang = hang_indent(p, n, r.w);
+		int off = wrap_prefix(p, n, r.w);
+		mvaddnstr(r.y + row, r.x, p, off);
+		while (off < n && row + 1 < r.h) {
+			while (off < n && p[off] == ' ')
+				off++;
+			int part = wrap_prefix(p + off, n - off, r.w - hang);
+			mvaddnstr(r.y + ++row, r.x + hang, p + off, part);
+			off += part;
+		}
+		if (mark)
+			attroff(COLOR_PAIR(KB_TUI__C_MARK));
+		p = e ? e + 1 : p + n;
+	}
+	kb_buf_free(&text);
+}

@@ -1,0 +1,74 @@
+/*
+ * tui_status.c - the workbench's title and status lines: the file, dirty
+ * mark, verdict and worker phase (or the replay step) on top; the cursor
+ * place, the keys and one of the prompt, the latest message or the error on
+ * the cursor's line at the bottom; and the message itself, which expires
+ * after 5 s.
+ *
+ * Invariants: a message never hides a prompt; the keys stay beside a
+ * message when both fit.
+ */
+#include "tui_int.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+	va_end(ap);
+	t->msg_until = kb_now_ms() + 5000;
+}
+
+void kb_tui__draw_title(kb_tui__ui *t)
+{
+	attron(COLOR_PAIR(KB_TUI__C_TITLE));
+	mvhline(0, 0, ' ', COLS);
+	char state[128] = "idle";
+	pthread_mutex_lock(&t->w.lock);
+	if (t->w.busy || t->w.has_next)
+		snprintf(state, sizeof state, "%s...", t->w.phase[0] ? t->w.phase : "queued");
+	pthread_mutex_unlock(&t->w.lock);
+	const char *verdict = t->res && t->res->run ? kb_app_run_verdict(t->res->run)
+			      : t->res && t->res->compiled ? (t->res->unit.status == 0 ? "compiled" : "errors")
+			      : "";
+	if (t->steps)
+		mvprintw(0, 0, " kbench-tui  replay %s  step %d/%d  %s  %s", t->o.replay, t->step + 1,
+			 (int)json_array_size(t->steps), t->o.path, state);
+	else
+		mvprintw(0, 0, " kbench-tui  %s%s  [%s]  %s", t->o.path, kb_tui__ed_dirty(t->ed) ? " *" : "",
+			 verdict, state);
+	attroff(COLOR_PAIR(KB_TUI__C_TITLE));
+}
+
+void kb_tui__draw_status(kb_tui__ui *t)
+{
+	attron(COLOR_PAIR(KB_TUI__C_STATUS));
+	mvhline(LINES - 1, 0, ' ', COLS);
+	static const char *const asks[] = {"", "find: ", "replace: ", "with: ", "go to line: ",
+					  "unsaved edits: quit anyway? (y/n) ",
+					  "a recovered buffer is newer than the file: use it? (y/n) "};
+	const kb_diag *d = kb_tui__diag_on(t, t->ed->cur.line + 1);
+	char keys[160];
+	snprintf(keys, sizeof keys, "%d:%d  %s", t->ed->cur.line + 1, t->ed->cur.col + 1,
+		 t->steps ? "replay: n/p step  < > first/last  F2/F3 panes  ^F find  F1 help  ^Q quit"
+			  : "^S save+run  F5 run  F8 profile  F2/F3 panes  ^Z undo  ^F find  F1 help  ^Q quit");
+	char said[512] = "";
+	if (t->prompt != KB_TUI__P_NONE)
+		snprintf(said, sizeof said, "%s%s", asks[t->prompt], t->input.s ? t->input.s : "");
+	else if (kb_now_ms() < t->msg_until)
+		snprintf(said, sizeof said, "%s", t->msg);
+	else if (d)
+		snprintf(said, sizeof said, "%d:%d: %s", d->line, d->col, d->msg);
+	if (!said[0])
+		mvprintw(LINES - 1, 0, " %s", keys);
+	else if (t->prompt == KB_TUI__P_NONE && (int)(strlen(said) + strlen(keys)) + 6 <= COLS)
+		mvprintw(LINES - 1, 0, " %s  |  %s", said, keys); /* a message, and the keys still */
+	else
+		mvprintw(LINES - 1, 0, " %s", said);
+	attroff(COLOR_PAIR(KB_TUI__C_STATUS));
+}
