@@ -221,7 +221,17 @@ static int replay_file(kb_runner *r, const kb_session *s, const char *path, cons
 		kb_app__loaded l;
 		if (kb_app__load_variant(st, vs[i].name, &l, err) < 0)
 			continue;
-		kb_app_run_opts o = {.path = path, .text = l.text};
+		/* the same problem as recorded: its args and -D values, when the
+		 * Result says (Results before they did ran at the spec's own) */
+		json_t *rec = kb_app__jget(vs[i].note, "result");
+		json_t *rdefs = json_object_get(rec, "defines");
+		const char *defs[64];
+		int ndefs = 0;
+		for (size_t d = 0; d < json_array_size(rdefs) && ndefs < 64; d++)
+			if (json_is_string(json_array_get(rdefs, d)))
+				defs[ndefs++] = json_string_value(json_array_get(rdefs, d));
+		kb_app_run_opts o = {.path = path, .text = l.text, .args = json_object_get(rec, "args"),
+				     .defines = defs, .ndefines = ndefs};
 		json_t *now = NULL;
 		rc = kb_app_run(r, &o, NULL, NULL, &now, err);
 		const char *status = json_string_value(json_object_get(now, "status"));

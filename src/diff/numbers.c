@@ -25,7 +25,8 @@
  * (missing terms count 0).  "faster" / "slower" only when
  * |med_b - med_a| > noise, else "same within noise".  The comparison is
  * "not comparable: <why>" when either result is not CORRECT, has no median,
- * or the GPUs (env.device.name) differ or are unknown.
+ * the GPUs (env.device.name) differ or are unknown, or both record the
+ * args they ran with ("args") and those differ (another problem size).
  * When the two were compiled with different options, "options" says so
  * ({a: [...], b: [...]}) and the table gets a line under it: the numbers
  * then compare builds, not only sources.
@@ -146,6 +147,24 @@ static double spread(json_t *timing)
 	return s > 0 ? s : 0;
 }
 
+/* "M=4096 N=131072" of a Result's args, into s. */
+static void args_text(json_t *args, char *s, size_t n)
+{
+	const char *k;
+	json_t *v;
+	size_t used = 0;
+	s[0] = '\0';
+	json_object_foreach(args, k, v) {
+		int w = json_is_integer(v) ? snprintf(s + used, n - used, "%s%s=%lld", used ? " " : "", k,
+						      (long long)json_integer_value(v))
+					   : snprintf(s + used, n - used, "%s%s=%g", used ? " " : "", k,
+						      json_number_value(v));
+		if (w < 0 || (size_t)w >= n - used)
+			break;
+		used += (size_t)w;
+	}
+}
+
 /* Why a and b cannot be compared, into why (empty when they can). */
 static void incomparable(json_t *a, json_t *b, char *why, size_t n)
 {
@@ -172,6 +191,13 @@ static void incomparable(json_t *a, json_t *b, char *why, size_t n)
 		snprintf(why, n, "%s does not record its GPU", !ga ? "a" : "b");
 	else if (strcmp(ga, gb) != 0)
 		snprintf(why, n, "different GPUs (a: %s, b: %s)", ga, gb);
+	json_t *xa = json_object_get(a, "args"), *xb = json_object_get(b, "args");
+	if (!why[0] && xa && xb && !json_equal(xa, xb)) {
+		char ta[200], tb[200];
+		args_text(xa, ta, sizeof ta);
+		args_text(xb, tb, sizeof tb);
+		snprintf(why, n, "different problems (a: %s, b: %s)", ta, tb);
+	}
 }
 
 static void set_verdict(json_t *d, json_t *a, json_t *b)

@@ -89,6 +89,18 @@ static kb_arg_override *overrides(json_t *args, int *n)
 	return v;
 }
 
+/* The value of every arg the run used (after --arg), so a replay or a
+ * comparison knows which problem the Result is of. */
+static json_t *args_json(const kb_spec *spec)
+{
+	json_t *a = json_object();
+	for (int i = 0; i < spec->nargs; i++) {
+		const kb_value *v = &spec->args[i].value;
+		json_object_set_new(a, spec->args[i].name, v->is_float ? json_real(v->f) : json_integer(v->i));
+	}
+	return a;
+}
+
 /* ---- host memory warmed while the GPU opens ---------------------------------- */
 
 struct kb_runner__warm {
@@ -574,6 +586,9 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	json_decref(t.last);
 	json_object_set_new(r, "file", json_string(path));
 	json_object_set_new(r, "compile", kb_compile_unit_summary_json(&u));
+	json_object_set_new(r, "args", args_json(&u.spec));
+	if (ndef > 0)
+		json_object_set(r, "defines", json_object_get(req, "defines"));
 	if (rc == 0)
 		add_profile(c, &u, r);
 	json_object_set_new(r, "env", env_json(c));

@@ -563,6 +563,24 @@ static void test_diff__numbers_not_comparable(void)
 	T_EQ_STR(verdict_of(d), "not comparable: b does not record its GPU");
 	json_decref(d);
 	json_decref(nogpu);
+	/* another problem size: not comparable; the same args, or one side
+	 * without them (older Results), compare as before */
+	json_t *big = json_deep_copy(a), *small = json_deep_copy(a);
+	json_object_set_new(big, "args", json_pack("{s:i, s:i}", "M", 4096, "N", 131072));
+	json_object_set_new(small, "args", json_pack("{s:i, s:i}", "M", 32768, "N", 8192));
+	d = kb_diff_numbers(big, small);
+	T_EQ_STR(verdict_of(d), "not comparable: different problems (a: M=4096 N=131072, b: M=32768 N=8192)");
+	json_decref(d);
+	json_t *same = json_deep_copy(small);
+	d = kb_diff_numbers(small, same);
+	T_OK(strncmp(verdict_of(d), "not comparable", 14) != 0);
+	json_decref(d);
+	json_decref(same);
+	d = kb_diff_numbers(a, small);
+	T_OK(strncmp(verdict_of(d), "not comparable", 14) != 0);
+	json_decref(d);
+	json_decref(big);
+	json_decref(small);
 	json_decref(err);
 	json_decref(h200);
 	json_decref(bad);

@@ -1,0 +1,73 @@
+#!/bin/sh
+# record-gallery.sh - records the gallery's tuning paths as kbench sessions
+# on this GPU and exports them to sessions/<op>/: each step of kernels/<op>/
+# is saved over one working file (so the session shows the path as
+# variants of one file, with diffs and Δ lines between steps) and profiled
+# with `kbench profile` (its Result keeps the counters); the bf16 and long-
+# row kernels are files of their own in the same session.  Beside each
+# session, the SASS diff of the first and last step and `kbench log` go to
+# $OUT/gallery-notes/ for docs/kernels.md.
+# Usage: scripts/record-gallery.sh [OP...] (repo root, GPU machine).
+set -u
+cd "$(dirname "$0")/.."
+REPO=$PWD
+KB=$REPO/build/kbench
+OUT=${OUT:-/tmp/out}
+NOTES=$OUT/gallery-notes
+mkdir -p "$NOTES"
+W=$(mktemp -d)
+export XDG_DATA_HOME=$W/data GIT_CEILING_DIRECTORIES=$W
+unset KBENCH_NO_SESSION
+
+# step OP FILE STEP [kbench args...]: STEP of kernels/OP saved over FILE, profiled
+step() {
+	op=$1 file=$2 st=$3
+	shift 3
+	cp "$REPO/kernels/$op/$st.cu" "$W/$op/$file"
+	(cd "$W/$op" && "$KB" profile "$file" --no-sweep --trials 1 "$@") > "$NOTES/${op}_${file%.cu}_$st.txt" 2>&1
+	n=$(cd "$W/$op" && "$KB" log "$file" | grep -c '^  v[0-9]')
+	(cd "$W/$op" && "$KB" label "v$n" "$st" --file "$file") >/dev/null
+	printf '%-10s %-22s %-26s %s\n' "$op" "$file" "$st" \
+		"$(grep -E '^  (CORRECT|INCORRECT|FAULT|TIMEOUT)|bandwidth' "$NOTES/${op}_${file%.cu}_$st.txt" | tr -s ' ' | cut -c1-90 | tr '\n' ' ')"
+}
+
+record() {
+	op=$1 main=$op.cu
+	mkdir -p "$W/$op"
+	(cd "$W/$op" && "$KB" session new "$op") >/dev/null
+	case $op in
+	softmax)
+		for s in 01_block_row 02_warp_row 03_vec4 04_online 05_registers; do step softmax softmax.cu $s; done
+		step softmax softmax_long.cu 04_online --arg M=4096 --arg N=131072
+		step softmax softmax_long.cu 06_cluster --arg N=131072
+		step softmax softmax_bf16.cu softmax_bf16
+		step softmax softmax_bf16_long.cu softmax_bf16_cluster --arg N=131072 ;;
+	layernorm)
+		for s in 01_naive 02_registers; do step layernorm layernorm.cu $s; done
+		step layernorm layernorm_bf16.cu layernorm_bf16 ;;
+	rmsnorm)
+		for s in 01_naive 02_registers; do step rmsnorm rmsnorm.cu $s; done
+		step rmsnorm rmsnorm_bf16.cu rmsnorm_bf16 ;;
+	reduce)
+		main=row_sum.cu
+		for s in 01_naive 02_vec4; do step reduce row_sum.cu $s; done
+		step reduce row_sum_bf16.cu row_sum_bf16
+		step reduce row_max.cu row_max_f32 ;;
+	transpose)
+		for s in 01_naive 02_smem32 03_tile64; do step transpose transpose.cu $s; done
+		step transpose transpose_bf16.cu transpose_bf16 ;;
+	esac
+	(cd "$W/$op" && "$KB" log) > "$NOTES/${op}_log.txt" 2>&1
+	first=$(cd "$W/$op" && "$KB" log "$main" | grep -m1 -o '^  v[0-9]*' | tr -d ' ')
+	last=$(cd "$W/$op" && "$KB" log "$main" | grep -o '^  v[0-9]*' | tail -1 | tr -d ' ')
+	(cd "$W/$op" && "$KB" diff "$first" "$last" --file "$main") > "$NOTES/${op}_diff_${first}_${last}.txt" 2>&1
+	rm -rf "$REPO/sessions/$op"
+	"$KB" session export "$op" -o "$REPO/sessions/$op"
+}
+
+for op in ${*:-softmax layernorm rmsnorm reduce transpose}; do
+	record "$op"
+done
+tar czf "$OUT/sessions.tgz" sessions
+tar czf "$OUT/gallery-notes.tgz" -C "$OUT" gallery-notes && rm -rf "$NOTES"
+rm -rf "$W"
