@@ -47,7 +47,8 @@ def kbench(path, m, n, op, extra):
     cmd = [KB, "run", path, "--arg", f"{rows}={m}", "--arg", f"{cols}={n}", "--no-sweep",
            "--json", "--trials", "1", "--timeout", "120"]
     if extra == "cluster":
-        cmd += ["--define", f"CLUSTER={min(8, max(2, -(-n // 32768)))}"]
+        per = -(-n // 16384)  # 16384 elements a block: the smallest power of 2 that holds the row
+        cmd += ["--define", f"CLUSTER={4 if per <= 4 else 8 if per <= 8 else 16}"]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     try:
@@ -101,6 +102,8 @@ def torch_fn(op, x, w, b):
 
 
 COMPILED = {}
+torch._dynamo.config.cache_size_limit = 64  # one compile per shape and dtype
+torch._dynamo.config.recompile_limit = 64
 
 
 def torch_times(op, dt, m, n):

@@ -23,7 +23,7 @@ __device__ float block_max(float v, float *scratch)
 	if (threadIdx.x % 32 == 0)
 		scratch[threadIdx.x / 32] = v;
 	__syncthreads();
-	v = threadIdx.x < blockDim.x / 32 ? scratch[threadIdx.x] : -CUDART_INF_F;
+	v = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : -CUDART_INF_F;
 	for (int o = 16; o > 0; o /= 2)
 		v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
 	__syncthreads();
@@ -37,7 +37,7 @@ __device__ float block_sum(float v, float *scratch)
 	if (threadIdx.x % 32 == 0)
 		scratch[threadIdx.x / 32] = v;
 	__syncthreads();
-	v = threadIdx.x < blockDim.x / 32 ? scratch[threadIdx.x] : 0.0f;
+	v = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : 0.0f;
 	for (int o = 16; o > 0; o /= 2)
 		v += __shfl_xor_sync(0xffffffff, v, o);
 	__syncthreads();

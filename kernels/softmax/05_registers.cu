@@ -10,15 +10,18 @@
 //! arg     N = 8192
 //! in      x : f32[M, N] = randn(seed=1)
 //! out     y : f32[M, N]
-//! launch  grid=(M) block=(min(1024, cdiv(N, 512) * 32))
+//! launch  grid=(M) block=(min(1024, cdiv(N, 128 * VPT) * 32))
 //! ref     softmax(x, dim=1) -> y
 //! tol     rtol=1e-5 atol=1e-7
 //! flops   5*M*N
 //! sweep   N = 4096, 8192, 16384, 5003
+//! tune    VPT = 4, 8
 
 #include <math_constants.h>
 
-#define VPT 4 /* float4 per thread: a row of up to 16 * blockDim elements */
+#ifndef VPT
+#define VPT 4 /* float4 per thread: a row of up to 4 * VPT * blockDim elements */
+#endif
 
 __device__ float block_max(float v, float *scratch)
 {
@@ -27,7 +30,7 @@ __device__ float block_max(float v, float *scratch)
 	if (threadIdx.x % 32 == 0)
 		scratch[threadIdx.x / 32] = v;
 	__syncthreads();
-	v = threadIdx.x < blockDim.x / 32 ? scratch[threadIdx.x % 32] : -CUDART_INF_F;
+	v = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : -CUDART_INF_F;
 	for (int o = 16; o > 0; o /= 2)
 		v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
 	__syncthreads();
@@ -41,7 +44,7 @@ __device__ float block_sum(float v, float *scratch)
 	if (threadIdx.x % 32 == 0)
 		scratch[threadIdx.x / 32] = v;
 	__syncthreads();
-	v = threadIdx.x < blockDim.x / 32 ? scratch[threadIdx.x % 32] : 0.0f;
+	v = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : 0.0f;
 	for (int o = 16; o > 0; o /= 2)
 		v += __shfl_xor_sync(0xffffffff, v, o);
 	__syncthreads();

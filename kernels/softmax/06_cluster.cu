@@ -1,23 +1,27 @@
 // Softmax over long rows (65536 to 262144 elements, 256 KB to 1 MB of f32
 // a row): more than one SM holds.  A cluster of CLUSTER thread blocks
 // (Hopper: distributed shared memory) shares each row; every block keeps
-// its slice in registers (1024 threads, up to 32 elements each), reduces
-// it, and reads the other blocks' partial max and sum straight from their
-// shared memory, so the row is read once and written once whatever its
-// length.  CLUSTER = N / 32768 keeps 32 elements a thread (the tune line;
-// the default 8 covers every swept N).
+// its slice in registers (512 threads, up to 32 elements each: 16384 a
+// block), so the row is read once and written once whatever its length.
+// Each block reduces its slice to a (max, sum of exponentials) pair and
+// publishes it in its shared memory; after one cluster barrier every block
+// reads the others' pairs directly (ld.shared::cluster) and merges them as
+// the online softmax merges lanes, then writes.  Two blocks fit an SM (64
+// registers a thread), so one cluster's loads run while another reduces.
+// CLUSTER = N / 16384 (4, 8, 16: kbench allows the non-portable 16).
 //
 //! kernel  softmax_f32
 //! arg     M = 4096
 //! arg     N = 131072
 //! in      x : f32[M, N] = randn(seed=1)
 //! out     y : f32[M, N]
-//! launch  grid=(M * CLUSTER) block=(1024)
+//! launch  grid=(min(M, 256 / CLUSTER) * CLUSTER) block=(THREADS)
 //! ref     softmax(x, dim=1) -> y
 //! tol     rtol=1e-5 atol=1e-8
 //! flops   5*M*N
 //! sweep   N = 65536, 131072, 262144, 200003
-//! tune    CLUSTER = 2, 4, 8
+//! tune    CLUSTER = 4, 8, 16
+//! tune    THREADS = 512, 1024
 
 #include <cooperative_groups.h>
 #include <math_constants.h>
@@ -25,9 +29,12 @@
 namespace cg = cooperative_groups;
 
 #ifndef CLUSTER
-#define CLUSTER 8
+#define CLUSTER 16
 #endif
-#define VPT 8 /* float4 per thread: 32 elements, 32768 per block */
+#ifndef THREADS
+#define THREADS 512 /* two blocks an SM (64 registers a thread) */
+#endif
+#define VPT 8 /* float4 per thread: 32 elements, 32 * THREADS per block */
 
 __device__ float warp_max(float v)
 {
@@ -56,78 +63,110 @@ __device__ float block_reduce(float v, bool add, float *scratch)
 	return v;
 }
 
-/* The cluster's max (sum) of each block's `mine`: lane r of every warp
- * reads block r's value from its shared memory, then the warp reduces. */
-__device__ float cluster_reduce(cg::cluster_group &cluster, float *mine, bool add)
+/* The row's (max, sum) from every block's pair: lane r of each warp reads
+ * block r's (a cluster of up to 32), the warp merges them. */
+__device__ float2 cluster_merge(cg::cluster_group &cluster, float2 *pair)
 {
+	const float ninf = -CUDART_INF_F;
 	int lane = threadIdx.x % 32;
-	float v = add ? 0.0f : -CUDART_INF_F;
-	if (lane < CLUSTER)
-		v = *cluster.map_shared_rank(mine, lane);
-	return add ? warp_sum(v) : warp_max(v);
+	float2 p = lane < CLUSTER ? *cluster.map_shared_rank(pair, lane) : make_float2(ninf, 0.0f);
+	float m = warp_max(p.x);
+	return make_float2(m, warp_sum(p.x == ninf ? 0.0f : p.y * __expf(p.x - m)));
 }
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(1024, 1)
+/* Rows handed out by the running launch, and its clusters that are done
+ * (the last one sets both back to 0 for the next launch). */
+__device__ unsigned rows_taken, clusters_done;
+
+/* Rank 0 takes the next row for the cluster (called by its thread 0). */
+__device__ int take_row(void)
+{
+	return (int)atomicAdd(&rows_taken, 1u);
+}
+
+/* The cluster leaves: the last one to leave resets the counters. */
+__device__ void leave(int clusters)
+{
+	__threadfence();
+	if (atomicAdd(&clusters_done, 1u) == (unsigned)clusters - 1) {
+		rows_taken = 0;
+		clusters_done = 0;
+		__threadfence();
+	}
+}
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1024 / THREADS)
 softmax_f32(const float *__restrict__ x, float *__restrict__ y, int M, int N)
 {
 	cg::cluster_group cluster = cg::this_cluster();
-	__shared__ float scratch[32], part_max, part_sum;
+	__shared__ float scratch[32];
+	__shared__ float2 pair[2]; /* this block's (max, sum), by row parity */
+	__shared__ int next[2];    /* rank 0: the row the cluster takes next */
 	const float ninf = -CUDART_INF_F;
-	int rank = (int)cluster.block_rank();
-	size_t row = blockIdx.x / CLUSTER;
+	int rank = (int)cluster.block_rank(), parity = 0;
 	int chunk = (N + CLUSTER * 4 - 1) / (CLUSTER * 4) * 4; /* a multiple of 4 */
 	int begin = rank * chunk, len = max(0, min(N - begin, chunk));
-	const float *in = x + row * N + begin;
-	float *out = y + row * N + begin;
 	bool vec = N % 4 == 0;
-	float v[4 * VPT];
-	if (vec) {
-#pragma unroll
-		for (int k = 0; k < VPT; k++) {
-			int i = threadIdx.x + k * blockDim.x;
-			float4 t = i < len / 4 ? __ldcs((const float4 *)in + i) : make_float4(ninf, ninf, ninf, ninf);
-			v[4 * k] = t.x, v[4 * k + 1] = t.y, v[4 * k + 2] = t.z, v[4 * k + 3] = t.w;
-		}
-	} else {
-#pragma unroll
-		for (int k = 0; k < 4 * VPT; k++) {
-			int i = threadIdx.x + k * blockDim.x;
-			v[k] = i < len ? __ldcs(in + i) : ninf;
-		}
-	}
-	float m = ninf;
-#pragma unroll
-	for (int k = 0; k < 4 * VPT; k++)
-		m = fmaxf(m, v[k]);
-	m = block_reduce(m, false, scratch);
-	if (threadIdx.x == 0)
-		part_max = m;
+	if (rank == 0 && threadIdx.x == 0)
+		next[0] = take_row();
 	cluster.sync();
-	m = cluster_reduce(cluster, &part_max, false);
-	float s = 0.0f;
+	int row = *cluster.map_shared_rank(&next[0], 0);
+	while (row < M) {
+		if (rank == 0 && threadIdx.x == 0)
+			next[parity ^ 1] = take_row(); /* published with this row's pairs */
+		const float *in = x + (size_t)row * N + begin;
+		float *out = y + (size_t)row * N + begin;
+		float v[4 * VPT];
+		if (vec) {
 #pragma unroll
-	for (int k = 0; k < 4 * VPT; k++)
-		s += (v[k] = __expf(v[k] - m));
-	s = block_reduce(s, true, scratch);
-	if (threadIdx.x == 0)
-		part_sum = s;
-	cluster.sync();
-	float inv = 1.0f / cluster_reduce(cluster, &part_sum, true);
-	cluster.sync(); /* no block leaves while another still reads its shared memory */
-	if (vec) {
+			for (int k = 0; k < VPT; k++) {
+				int i = threadIdx.x + k * blockDim.x;
+				float4 t = i < len / 4 ? __ldcs((const float4 *)in + i) : make_float4(ninf, ninf, ninf, ninf);
+				v[4 * k] = t.x, v[4 * k + 1] = t.y, v[4 * k + 2] = t.z, v[4 * k + 3] = t.w;
+			}
+		} else {
 #pragma unroll
-		for (int k = 0; k < VPT; k++) {
-			int i = threadIdx.x + k * blockDim.x;
-			if (i < len / 4)
-				__stcs((float4 *)out + i, make_float4(v[4 * k] * inv, v[4 * k + 1] * inv,
-								      v[4 * k + 2] * inv, v[4 * k + 3] * inv));
+			for (int k = 0; k < 4 * VPT; k++) {
+				int i = threadIdx.x + k * blockDim.x;
+				v[k] = i < len ? __ldcs(in + i) : ninf;
+			}
 		}
-	} else {
+		float m = ninf;
 #pragma unroll
-		for (int k = 0; k < 4 * VPT; k++) {
-			int i = threadIdx.x + k * blockDim.x;
-			if (i < len)
-				__stcs(out + i, v[k] * inv);
+		for (int k = 0; k < 4 * VPT; k++)
+			m = fmaxf(m, v[k]);
+		m = block_reduce(m, false, scratch);
+		float s = 0.0f;
+#pragma unroll
+		for (int k = 0; k < 4 * VPT; k++)
+			s += (v[k] = m == ninf ? 0.0f : __expf(v[k] - m));
+		s = block_reduce(s, true, scratch);
+		if (threadIdx.x == 0)
+			pair[parity] = make_float2(m, s);
+		cluster.sync();
+		float2 g = cluster_merge(cluster, &pair[parity]);
+		int following = *cluster.map_shared_rank(&next[parity ^ 1], 0);
+		float scale = m == ninf ? 0.0f : __expf(m - g.x) / g.y;
+		if (vec) {
+#pragma unroll
+			for (int k = 0; k < VPT; k++) {
+				int i = threadIdx.x + k * blockDim.x;
+				if (i < len / 4)
+					__stcs((float4 *)out + i, make_float4(v[4 * k] * scale, v[4 * k + 1] * scale,
+									      v[4 * k + 2] * scale, v[4 * k + 3] * scale));
+			}
+		} else {
+#pragma unroll
+			for (int k = 0; k < 4 * VPT; k++) {
+				int i = threadIdx.x + k * blockDim.x;
+				if (i < len)
+					__stcs(out + i, v[k] * scale);
+			}
 		}
+		row = following;
+		parity ^= 1;
 	}
+	cluster.sync(); /* no block leaves while another may still read its pairs */
+	if (rank == 0 && threadIdx.x == 0)
+		leave(gridDim.x / CLUSTER);
 }

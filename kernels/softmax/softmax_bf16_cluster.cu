@@ -1,20 +1,25 @@
-// Softmax over long rows in bf16 (f32 arithmetic): a cluster of CLUSTER
-// blocks shares each row (distributed shared memory), every block keeping
-// its slice in registers (1024 threads, four uint4 = 32 elements each) and
-// reading the other blocks' partial max and sum from their shared memory:
-// one read, one write.  As 06_cluster.cu, with 16-byte loads of 8 bf16.
+// Softmax over long rows in bf16 (f32 arithmetic): as 06_cluster.cu (a
+// cluster a row, the blocks' (max, sum) pairs merged through distributed
+// shared memory after one barrier), with each slice kept packed: four uint4
+// a thread (32 bf16 in 16 registers, 16384 a block of 512), unpacked on
+// each use.  The exponential is computed twice (for the sum, then the
+// output), which the SFUs afford at bf16's bandwidth.
+// CLUSTER = N / 16384 (4, 8, 16: kbench allows the non-portable 16).
 //
 //! kernel  softmax_bf16
 //! arg     M = 4096
 //! arg     N = 131072
 //! in      x : bf16[M, N] = randn(seed=1)
 //! out     y : bf16[M, N]
-//! launch  grid=(M * CLUSTER) block=(1024)
+//! launch  grid=(min(M, 256 / CLUSTER) * CLUSTER) block=(THREADS)
 //! ref     softmax(x, dim=1) -> y
 //! tol     rtol=8e-3 atol=1e-9
 //! flops   5*M*N
 //! sweep   N = 65536, 131072, 262144, 200003
-//! tune    CLUSTER = 2, 4, 8
+//! tune    CLUSTER = 4, 8, 16
+//! tune    THREADS = 512, 1024
+//! tune    VPT = 4, 8
+//! tune    MINB = 2, 3, 4
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -23,9 +28,17 @@
 namespace cg = cooperative_groups;
 
 #ifndef CLUSTER
-#define CLUSTER 8
+#define CLUSTER 16
 #endif
-#define VPT 4 /* uint4 (8 bf16) per thread: 32 elements, 32768 per block */
+#ifndef THREADS
+#define THREADS 512
+#endif
+#ifndef VPT
+#define VPT 4 /* uint4 (8 bf16) per thread: 8 * VPT elements, 8 * VPT * THREADS per block */
+#endif
+#ifndef MINB
+#define MINB (1024 / THREADS) /* blocks an SM holds at once (registers allowing) */
+#endif
 
 __device__ float warp_max(float v)
 {
@@ -54,104 +67,136 @@ __device__ float block_reduce(float v, bool add, float *scratch)
 	return v;
 }
 
-/* The cluster's max (sum) of each block's `mine`: lane r of every warp
- * reads block r's value from its shared memory, then the warp reduces. */
-__device__ float cluster_reduce(cg::cluster_group &cluster, float *mine, bool add)
+/* The row's (max, sum) from every block's pair: lane r of each warp reads
+ * block r's (a cluster of up to 32), the warp merges them. */
+__device__ float2 cluster_merge(cg::cluster_group &cluster, float2 *pair)
 {
+	const float ninf = -CUDART_INF_F;
 	int lane = threadIdx.x % 32;
-	float v = add ? 0.0f : -CUDART_INF_F;
-	if (lane < CLUSTER)
-		v = *cluster.map_shared_rank(mine, lane);
-	return add ? warp_sum(v) : warp_max(v);
+	float2 p = lane < CLUSTER ? *cluster.map_shared_rank(pair, lane) : make_float2(ninf, 0.0f);
+	float m = warp_max(p.x);
+	return make_float2(m, warp_sum(p.x == ninf ? 0.0f : p.y * __expf(p.x - m)));
 }
 
-/* 8 bf16 of a uint4 as floats, and back. */
-__device__ void unpack8(uint4 u, float *f)
+__device__ float2 bf2(unsigned u)
 {
-	const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
-#pragma unroll
-	for (int j = 0; j < 4; j++) {
-		float2 t = __bfloat1622float2(h[j]);
-		f[2 * j] = t.x, f[2 * j + 1] = t.y;
+	return __bfloat1622float2(*(const __nv_bfloat162 *)&u);
+}
+
+__device__ unsigned pack2(float a, float b)
+{
+	__nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+	return *(unsigned *)&h;
+}
+
+/* Rows handed out by the running launch, and its clusters that are done
+ * (the last one sets both back to 0 for the next launch). */
+__device__ unsigned rows_taken, clusters_done;
+
+/* Rank 0 takes the next row for the cluster (called by its thread 0). */
+__device__ int take_row(void)
+{
+	return (int)atomicAdd(&rows_taken, 1u);
+}
+
+/* The cluster leaves: the last one to leave resets the counters. */
+__device__ void leave(int clusters)
+{
+	__threadfence();
+	if (atomicAdd(&clusters_done, 1u) == (unsigned)clusters - 1) {
+		rows_taken = 0;
+		clusters_done = 0;
+		__threadfence();
 	}
 }
 
-__device__ uint4 pack8(const float *f)
-{
-	uint4 u;
-	__nv_bfloat162 *h = (__nv_bfloat162 *)&u;
-#pragma unroll
-	for (int j = 0; j < 4; j++)
-		h[j] = __floats2bfloat162_rn(f[2 * j], f[2 * j + 1]);
-	return u;
-}
-
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(1024, 1)
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
 softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y, int M, int N)
 {
 	cg::cluster_group cluster = cg::this_cluster();
-	__shared__ float scratch[32], part_max, part_sum;
+	__shared__ float scratch[32];
+	__shared__ float2 pair[2]; /* this block's (max, sum), by row parity */
+	__shared__ int next[2];    /* rank 0: the row the cluster takes next */
 	const float ninf = -CUDART_INF_F;
-	int rank = (int)cluster.block_rank();
-	size_t row = blockIdx.x / CLUSTER;
+	const unsigned pad = 0xff80ff80u; /* two bf16 -inf */
+	int rank = (int)cluster.block_rank(), parity = 0;
 	int chunk = (N + CLUSTER * 8 - 1) / (CLUSTER * 8) * 8; /* a multiple of 8 */
 	int begin = rank * chunk, len = max(0, min(N - begin, chunk));
-	const __nv_bfloat16 *in = x + row * N + begin;
-	__nv_bfloat16 *out = y + row * N + begin;
 	bool vec = N % 8 == 0;
-	float v[8 * VPT];
-	if (vec) {
-#pragma unroll
-		for (int k = 0; k < VPT; k++) {
-			int i = threadIdx.x + k * blockDim.x;
-			if (i < len / 8)
-				unpack8(__ldcs((const uint4 *)in + i), &v[8 * k]);
-			else
-				for (int j = 0; j < 8; j++)
-					v[8 * k + j] = ninf;
-		}
-	} else {
-#pragma unroll
-		for (int k = 0; k < 8 * VPT; k++) {
-			int i = threadIdx.x + k * blockDim.x;
-			v[k] = i < len ? __bfloat162float(in[i]) : ninf;
-		}
-	}
-	float m = ninf;
-#pragma unroll
-	for (int k = 0; k < 8 * VPT; k++)
-		m = fmaxf(m, v[k]);
-	m = block_reduce(m, false, scratch);
-	if (threadIdx.x == 0)
-		part_max = m;
+	if (rank == 0 && threadIdx.x == 0)
+		next[0] = take_row();
 	cluster.sync();
-	m = cluster_reduce(cluster, &part_max, false);
-	float s = 0.0f;
+	int row = *cluster.map_shared_rank(&next[0], 0);
+	while (row < M) {
+		if (rank == 0 && threadIdx.x == 0)
+			next[parity ^ 1] = take_row(); /* published with this row's pairs */
+		const __nv_bfloat16 *in = x + (size_t)row * N + begin;
+		__nv_bfloat16 *out = y + (size_t)row * N + begin;
+		unsigned u[4 * VPT]; /* bf16 pairs */
+		if (vec) {
 #pragma unroll
-	for (int k = 0; k < 8 * VPT; k++)
-		s += (v[k] = __expf(v[k] - m));
-	s = block_reduce(s, true, scratch);
-	if (threadIdx.x == 0)
-		part_sum = s;
-	cluster.sync();
-	float inv = 1.0f / cluster_reduce(cluster, &part_sum, true);
-	cluster.sync(); /* no block leaves while another still reads its shared memory */
+			for (int k = 0; k < VPT; k++) {
+				int i = threadIdx.x + k * blockDim.x;
+				uint4 t = i < len / 8 ? __ldcs((const uint4 *)in + i) : make_uint4(pad, pad, pad, pad);
+				u[4 * k] = t.x, u[4 * k + 1] = t.y, u[4 * k + 2] = t.z, u[4 * k + 3] = t.w;
+			}
+		} else {
+			const unsigned short *h = (const unsigned short *)in;
 #pragma unroll
-	for (int k = 0; k < 8 * VPT; k++)
-		v[k] *= inv;
-	if (vec) {
-#pragma unroll
-		for (int k = 0; k < VPT; k++) {
-			int i = threadIdx.x + k * blockDim.x;
-			if (i < len / 8)
-				__stcs((uint4 *)out + i, pack8(&v[8 * k]));
+			for (int k = 0; k < 4 * VPT; k++) { /* pair k: elements 2p and 2p + 1 */
+				int i = 2 * (threadIdx.x + k * blockDim.x);
+				u[k] = (i < len ? h[i] : 0xff80u) | (i + 1 < len ? h[i + 1] : 0xff80u) << 16;
+			}
 		}
-	} else {
+		float m = ninf;
 #pragma unroll
-		for (int k = 0; k < 8 * VPT; k++) {
-			int i = threadIdx.x + k * blockDim.x;
-			if (i < len)
-				out[i] = __float2bfloat16_rn(v[k]);
+		for (int k = 0; k < 4 * VPT; k++) {
+			float2 f = bf2(u[k]);
+			m = fmaxf(m, fmaxf(f.x, f.y));
 		}
+		m = block_reduce(m, false, scratch);
+		float s = 0.0f;
+		if (m != ninf) {
+#pragma unroll
+			for (int k = 0; k < 4 * VPT; k++) {
+				float2 f = bf2(u[k]);
+				s += __expf(f.x - m) + __expf(f.y - m);
+			}
+		}
+		s = block_reduce(s, true, scratch);
+		if (threadIdx.x == 0)
+			pair[parity] = make_float2(m, s);
+		cluster.sync();
+		float2 g = cluster_merge(cluster, &pair[parity]);
+		int following = *cluster.map_shared_rank(&next[parity ^ 1], 0);
+		float inv = 1.0f / g.y;
+#pragma unroll
+		for (int k = 0; k < 4 * VPT; k++) {
+			float2 f = bf2(u[k]);
+			u[k] = pack2(__expf(f.x - g.x) * inv, __expf(f.y - g.x) * inv);
+		}
+		if (vec) {
+#pragma unroll
+			for (int k = 0; k < VPT; k++) {
+				int i = threadIdx.x + k * blockDim.x;
+				if (i < len / 8)
+					__stcs((uint4 *)out + i, make_uint4(u[4 * k], u[4 * k + 1], u[4 * k + 2], u[4 * k + 3]));
+			}
+		} else {
+			unsigned short *h = (unsigned short *)out;
+#pragma unroll
+			for (int k = 0; k < 4 * VPT; k++) {
+				int i = 2 * (threadIdx.x + k * blockDim.x);
+				if (i < len)
+					h[i] = (unsigned short)u[k];
+				if (i + 1 < len)
+					h[i + 1] = (unsigned short)(u[k] >> 16);
+			}
+		}
+		row = following;
+		parity ^= 1;
 	}
+	cluster.sync(); /* no block leaves while another may still read its pairs */
+	if (rank == 0 && threadIdx.x == 0)
+		leave(gridDim.x / CLUSTER);
 }

@@ -110,9 +110,10 @@ int kb_app_sessions(kb_buf *out, kb_err *err);
 int kb_app_replay(kb_runner *r, const char *session, const char *file, const char *only,
 		  kb_buf *out, kb_err *err);
 /* `kbench report SESSION -o FILE.md|FILE.html [--file F]`: writes the
- * report of one file's variants (F, or the session's one file: KB_EAMBIG
- * when it has several) and, for Markdown, FILE.roofline.svg beside it; a
- * line saying what was written goes to out. */
+ * report of the variants of F, or of every file of the session one after
+ * another on one page, and, for Markdown, each part's chart beside it
+ * (FILE.roofline.svg; FILE.N.roofline.svg for part N of several); a line
+ * saying what was written goes to out. */
 int kb_app_report_session(const char *session, const char *file, const char *output,
 			  kb_buf *out, kb_err *err);
 
@@ -152,6 +153,9 @@ typedef struct {
 	const char *svg_name;    /* Markdown: the chart's file name beside the .md */
 	const char *footer;      /* one more line at the bottom ("sample data", a date) */
 	bool html;               /* one self-contained HTML page; else GitHub Markdown */
+	/* A page of several files' reports: the first part opens the page, the
+	 * last closes it (both false, the default: a page of its own) */
+	bool not_first, not_last;
 } kb_app_report_opts;
 
 /* The variants a report compares: *first the first CORRECT timed variant,

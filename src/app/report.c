@@ -376,48 +376,27 @@ static char *report_sass(kb_store *st, const char *path, const kb_variant *vs, i
 	return d.s ? kb_buf_detach(&d) : NULL;
 }
 
-static int write_report(const char *output, const kb_buf *page, const kb_buf *svg, char *svg_path,
-			kb_buf *out, kb_err *err)
+/* One file's part of the report: its variants, their sources, the SASS
+ * diff of its first and best; into page, its chart into *svg. */
+static int report_part(const kb_session *s, const char *path, kb_app_report_opts *o, kb_buf *page,
+		       kb_buf *svg, kb_err *err)
 {
-	int rc = kb_file_write(output, page->s, page->len, err);
-	if (rc == 0 && svg_path && svg->len)
-		rc = kb_file_write(svg_path, svg->s, svg->len, err);
-	if (rc == 0)
-		kb_buf_catf(out, "wrote %s%s%s\n", output, svg_path && svg->len ? " and " : "",
-			    svg_path && svg->len ? svg_path : "");
-	return rc;
-}
-
-int kb_app_report_session(const char *session, const char *file, const char *output,
-			  kb_buf *out, kb_err *err)
-{
-	kb_session s;
-	int rc = kb_session_open(session, &s, err), n = 0, first, best;
-	if (rc < 0)
-		return rc;
-	char *path = NULL;
 	kb_store *st = NULL;
 	kb_variant *vs = NULL;
-	if ((rc = kb_app__session_file(&s, file, &path, err)) < 0 ||
-	    (rc = kb_session_store_open(&s, path, &st, err)) < 0 ||
-	    (rc = kb_session_store_list(st, &vs, &n, err)) < 0)
+	int n = 0, first, best;
+	int rc = kb_session_store_open(s, path, &st, err);
+	if (rc == 0)
+		rc = kb_session_store_list(st, &vs, &n, err);
+	if (rc < 0)
 		goto out;
 	char **src = kb_xcalloc((size_t)n + 1, sizeof *src);
 	size_t *lens = kb_xcalloc((size_t)n + 1, sizeof *lens);
 	read_sources(st, vs, n, src, lens);
 	kb_app_report_pick(vs, n, &first, &best);
 	char *sass = report_sass(st, path, vs, first, best);
-	bool html = !strcmp(kb_extension(output), "html");
-	char *svg_path = html ? NULL : kb_xasprintf("%s.roofline.svg", output);
-	kb_app_report_opts o = {.session_id = s.id, .file = path, .sass_diff = sass,
-				.svg_name = svg_path ? kb_basename(svg_path) : NULL, .html = html};
-	kb_buf page = KB_BUF_INIT, svg = KB_BUF_INIT;
-	rc = kb_app_report(&o, vs, n, src, lens, &page, &svg, err);
-	if (rc == 0)
-		rc = write_report(output, &page, &svg, svg_path, out, err);
-	kb_buf_free(&page);
-	kb_buf_free(&svg);
-	free(svg_path);
+	o->file = path;
+	o->sass_diff = sass;
+	rc = kb_app_report(o, vs, n, src, lens, page, svg, err);
 	free(sass);
 	for (int i = 0; i < n; i++)
 		free(src[i]);
@@ -426,8 +405,46 @@ int kb_app_report_session(const char *session, const char *file, const char *out
 out:
 	kb_session_variants_free(vs, n);
 	kb_session_store_close(st);
-	free(path);
-	kb_session_free(&s);
 	return rc;
 }
 
+int kb_app_report_session(const char *session, const char *file, const char *output,
+			  kb_buf *out, kb_err *err)
+{
+	kb_session s;
+	int rc = kb_session_open(session, &s, err), n = 0;
+	if (rc < 0)
+		return rc;
+	char **files = NULL;
+	if (file) {
+		files = kb_xcalloc(2, sizeof *files);
+		files[0] = kb_xstrdup(file);
+		n = 1;
+	} else if ((n = kb_session_files(&s, &files, err)) <= 0) {
+		rc = n < 0 ? n : kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,
+					    "session %s has no kernel file yet", s.id);
+		goto out;
+	}
+	bool html = !strcmp(kb_extension(output), "html");
+	kb_buf page = KB_BUF_INIT;
+	for (int i = 0; i < n && rc == 0; i++) {
+		char *svg_path = html ? NULL : n == 1 ? kb_xasprintf("%s.roofline.svg", output)
+						     : kb_xasprintf("%s.%d.roofline.svg", output, i + 1);
+		kb_app_report_opts o = {.session_id = s.id, .html = html, .not_first = i > 0,
+					.not_last = i < n - 1,
+					.svg_name = svg_path ? kb_basename(svg_path) : NULL};
+		kb_buf svg = KB_BUF_INIT;
+		rc = report_part(&s, files[i], &o, &page, &svg, err);
+		if (rc == 0 && svg_path && svg.len && (rc = kb_file_write(svg_path, svg.s, svg.len, err)) == 0)
+			kb_buf_catf(out, "wrote %s\n", svg_path);
+		kb_buf_free(&svg);
+		free(svg_path);
+	}
+	if (rc == 0 && (rc = kb_file_write(output, page.s, page.len, err)) == 0)
+		kb_buf_catf(out, "wrote %s (%d file%s)\n", output, n, n == 1 ? "" : "s");
+	kb_buf_free(&page);
+out:
+	kb_app__free_strs(files, n > 0 ? n : 0);
+	kb_session_free(&s);
+	return rc;
+}

@@ -186,6 +186,14 @@ static int resolve_function(kb_device *d, const kb_kernel *k, const kb_build *b,
 				  "kernel %s has no symbol in the build (an uninstantiated template? "
 				  "name it with `//! kernel %s<...>`)", k->name, k->name);
 	KB_CU_CALL(err, cuModuleGetFunction(&bd->fn, bd->mod, bd->symbol));
+	/* A cluster of more than 8 blocks (__cluster_dims__(16, 1, 1)) runs only
+	 * once the kernel allows a non-portable cluster size (Hopper: up to 16). */
+	int cw = 0, ch = 0, cd = 0;
+	if (kb_cu.cuFuncGetAttribute(&cw, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, bd->fn) == 0 &&
+	    kb_cu.cuFuncGetAttribute(&ch, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, bd->fn) == 0 &&
+	    kb_cu.cuFuncGetAttribute(&cd, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, bd->fn) == 0 &&
+	    cw * (ch ? ch : 1) * (cd ? cd : 1) > 8)
+		KB_CU_CALL(err, cuFuncSetAttribute(bd->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
 	if (bd->dims.smem > 48 * 1024)
 		KB_CU_CALL(err, cuFuncSetAttribute(bd->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 						   (int)bd->dims.smem));

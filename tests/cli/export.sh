@@ -58,7 +58,10 @@ T_PASSED=$((T_PASSED + ${sp:-0})); T_FAILED=$((T_FAILED + ${sf:-1})); T_SKIPPED=
 	expect_in folder_log_b out "b.cu  kernel vector_add"
 	run "$KB" report "$E" --file a.cu -o "$T_TMP/r.html"; expect_rc folder_report 0
 	grep -q '<table' "$T_TMP/r.html" && pass folder_report_html || fail folder_report_html "no table"
-	run "$KB" report "$E" -o "$T_TMP/r.md";   expect_rc folder_report_ambiguous 2
+	run "$KB" report "$E" -o "$T_TMP/r.md";   expect_rc folder_report_all_files 0
+	expect_in folder_report_says_both out "(2 files)"
+	[ "$(grep -c '^# kbench report: ' "$T_TMP/r.md")" = 2 ] && grep -q '^| *v2 ' "$T_TMP/r.md" \
+		&& pass folder_report_two_parts || fail folder_report_two_parts "$(head -c 600 "$T_TMP/r.md")"
 	if "$KB" devices >/dev/null 2>&1; then
 		run "$KB" replay "$E" --file b.cu; expect_in folder_replay out "now on"
 	else

@@ -51,7 +51,10 @@ scenario() {
 	expect_in "${where}_ambiguous_names_files" err "a.cu, b.cu, c.cu"
 	expect_in "${where}_ambiguous_says_file" err "--file"
 	run "$KB" replay "$sess" --only v1;          expect_rc "${where}_replay_only_ambiguous" 2
-	run "$KB" report "$sess" -o "$T_TMP/r.md";   expect_rc "${where}_report_ambiguous" 2
+	run "$KB" report "$sess" -o "$T_TMP/r.html"; expect_rc "${where}_report_all_files" 0
+	[ "$(grep -c '<html' "$T_TMP/r.html")" = 1 ] && [ "$(grep -c '</html>' "$T_TMP/r.html")" = 1 ] \
+		&& [ "$(grep -c 'a.cu\|b.cu\|c.cu' "$T_TMP/r.html")" -ge 3 ] && pass "${where}_report_one_page" \
+		|| fail "${where}_report_one_page" "$(grep -c '<html' "$T_TMP/r.html") pages"
 
 	run "$KB" show v2 --file a.cu;  expect_in "${where}_show_a_v2" out "// a two"
 	expect_not_in "${where}_show_a_v2_not_b" out "vector_add"

@@ -1,0 +1,31 @@
+#!/bin/sh
+# gallery.sh - the kernel gallery as a fresh clone has it: every file of
+# kernels/<op>/ compiles with its spec (no GPU needed); every recorded
+# session of sessions/ lists, reports (Markdown and HTML) and, without a
+# GPU, says that replay needs one; with a GPU one session file replays.
+. tests/cli/lib.sh
+for f in kernels/softmax/*.cu kernels/layernorm/*.cu kernels/rmsnorm/*.cu kernels/reduce/*.cu \
+	 kernels/transpose/*.cu; do
+	run "$KB" compile "$f" --arch sm_90 --no-sass
+	expect_rc "compile_$(basename "$(dirname "$f")")_$(basename "$f" .cu)" 0
+done
+n=0
+for s in sessions/*/; do
+	s=${s%/}; name=$(basename "$s"); n=$((n + 1))
+	run "$KB" log "$s";                        expect_rc "log_$name" 0
+	expect_in "log_${name}_correct" out "CORRECT"
+	expect_not_in "log_${name}_nothing_wrong" out "INCORRECT"
+	run "$KB" report "$s" -o "$T_TMP/$name.md";   expect_rc "report_md_$name" 0
+	run "$KB" report "$s" -o "$T_TMP/$name.html"; expect_rc "report_html_$name" 0
+	grep -q '<table' "$T_TMP/$name.html" && ! grep -q -e '<script' -e 'http://' "$T_TMP/$name.html" \
+		&& pass "report_html_${name}_selfcontained" || fail "report_html_${name}_selfcontained" "not one page"
+done
+[ "$n" -ge 5 ] && pass sessions_present || fail sessions_present "only $n sessions under sessions/"
+if "$KB" devices >/dev/null 2>&1; then
+	run "$KB" replay sessions/reduce --file row_max.cu; expect_rc replay_gpu 0
+	expect_in replay_gpu_now out "now on"
+else
+	run "$KB" replay sessions/reduce;   expect_rc replay_needs_gpu 3
+	expect_in replay_says_gpu err "replay re-runs each variant on a GPU"
+fi
+finish
