@@ -96,7 +96,8 @@ static int fill_inputs(kb_profile__run *c, uint64_t trial_seed, json_t *seeds, k
 		if (b->spec->init.kind == KB_INIT_FILE) {
 			if ((rc = kb_profile_load_file(b->spec->init.path, &b->host, err)) < 0)
 				goto out;
-			KB_CU_CALL(err, cuMemcpyHtoD(b->dev, b->host.data, b->bytes));
+			/* the run stream's order (devcheck.c says why not cuMemcpyHtoD) */
+			KB_CU_CALL(err, cuMemcpyHtoDAsync(b->dev, b->host.data, b->bytes, c->d->stream));
 			continue;
 		}
 		json_object_set_new(seeds, b->spec->name, json_integer((json_int_t)(seed >> 1)));

@@ -145,7 +145,11 @@ int kb_profile__devref_put(kb_device *d, const char *key, const kb_ref_out *outs
 		e->names[i] = kb_xstrdup(outs[i].name ? outs[i].name : "");
 		e->lens[i] = outs[i].n;
 		KB_CU_CALL(err, cuMemAlloc(&e->bufs[i], b ? b : 8));
-		KB_CU_CALL(err, cuMemcpyHtoD(e->bufs[i], outs[i].v, b));
+		/* on the run stream, as the check that reads it: from pageable
+		 * memory a legacy-stream cuMemcpyHtoD returns once the bytes are
+		 * staged, and the non-blocking run stream does not wait for its
+		 * DMA (a check then read a half-uploaded reference) */
+		KB_CU_CALL(err, cuMemcpyHtoDAsync(e->bufs[i], outs[i].v, b, d->stream));
 	}
 	memcpy(e->key, key, KB_HASH_HEX);
 	e->bytes = bytes;
