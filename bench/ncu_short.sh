@@ -17,22 +17,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 echo "kbench vs ncu, short kernels  $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)  $($NCU --version | tail -1)  $(git rev-parse --short HEAD 2>/dev/null)"
 printf '%-40s %8s %15s %8s %8s %7s %7s %6s\n' kernel kbench "kbench 5 runs" ncu1 ncu2 diff within kbMHz
-# ncu_med FILE KERNEL ARGS...: median gpu__time_duration.sum (us) of 30 launches
-ncu_med() {
-	f=$1 k=$2; shift 2
-	$NCU --csv --print-units base --metrics gpu__time_duration.sum --cache-control all \
-	     --clock-control none --target-processes all -k "regex:^$k\$" --launch-skip 4 \
-	     --launch-count 30 "$KB" run "$f" "$@" --no-sweep --trials 1 --timeout 120 > "$TMP/ncu.csv" 2>"$TMP/ncu.err"
-	python3 - "$TMP/ncu.csv" <<'PY'
-import csv, statistics, sys
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-try:
-    vi = rows[0].index("Metric Value")
-    print("%.3f" % statistics.median(float(r[vi].replace(",", "")) / 1e3 for r in rows[1:]))
-except Exception:
-    print("nan")
-PY
-}
+. "$(dirname "$0")/ncu_med.sh"
 SPECS=${SPECS:-"bench/kernels/layernorm_f32.cu layernorm_fwd
 bench/kernels/layernorm_f32.cu layernorm_fwd M=4096,C=1024
 bench/kernels/rmsnorm_bf16.cu rmsnorm_fwd

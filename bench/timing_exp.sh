@@ -16,20 +16,7 @@ trap 'rm -rf "$TMP"' EXIT
 PROGS=${PROGS:-"FeFKe-FeFe FeKe FeFKe-FeFZe FeFZKe-FeFZe FZeKe"}
 echo "timing arrangements vs ncu  $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)  $(git rev-parse --short HEAD 2>/dev/null)"
 printf '%-34s %8s' kernel ncu; for p in $PROGS; do printf ' %14s' "$p"; done; echo
-# ncu_med FILE KERNEL ARGS...: median gpu__time_duration.sum (us) of 30 launches
-ncu_med() {
-	f=$1 k=$2; shift 2
-	$NCU --csv --print-units base --metrics gpu__time_duration.sum --cache-control all \
-	     --clock-control none --target-processes all -k "regex:^$k\$" --launch-skip 4 \
-	     --launch-count 30 "$KB" run "$f" "$@" --no-sweep --trials 1 --timeout 120 > "$TMP/ncu.csv" 2>"$TMP/ncu.err"
-	python3 - "$TMP/ncu.csv" <<'PY'
-import csv, statistics, sys
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-h = rows[0]; vi = h.index("Metric Value")
-v = [float(r[vi].replace(",", "")) / 1e3 for r in rows[1:]]
-print("%.2f" % statistics.median(v))
-PY
-}
+. "$(dirname "$0")/ncu_med.sh"
 SPECS=${SPECS:-"bench/kernels/layernorm_f32.cu layernorm_fwd
 bench/kernels/rmsnorm_bf16.cu rmsnorm_fwd
 bench/kernels/transpose_f32.cu transpose_tiled

@@ -162,17 +162,17 @@ static int export_variant(kb_store *st, const kb_variant *v, const char *dir, js
 /* The journal's spellings of each of the n files (files[i] first). */
 static json_t *spellings(const kb_session *s, char **files, int n)
 {
-	json_t *out = json_array(), *evs = NULL;
+	json_t *out = json_array(), *evs = NULL, *map = kb_session__names(s);
 	char **ids = kb_xcalloc((size_t)n + 1, sizeof *ids);
 	long trunc;
 	for (int i = 0; i < n; i++) {
-		ids[i] = kb_session__file_identity(s, files[i]);
+		ids[i] = kb_session__file_identity(s, map, files[i]);
 		json_array_append_new(out, json_pack("[s]", files[i]));
 	}
 	if (kb_session_journal_read(s, &evs, &trunc, NULL) == 0) {
 		for (size_t e = 0; e < json_array_size(evs); e++) {
 			const char *f = json_string_value(json_object_get(json_array_get(evs, e), "file"));
-			char *id = f ? kb_session__file_identity(s, f) : NULL;
+			char *id = f ? kb_session__file_identity(s, map, f) : NULL;
 			for (int i = 0; f && i < n; i++) {
 				json_t *names = json_array_get(out, (size_t)i);
 				bool have = false;
@@ -187,6 +187,7 @@ static json_t *spellings(const kb_session *s, char **files, int n)
 	for (int i = 0; i < n; i++)
 		free(ids[i]);
 	free(ids);
+	json_decref(map);
 	json_decref(evs);
 	return out;
 }

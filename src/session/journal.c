@@ -198,12 +198,9 @@ out:
 
 char *kb_session__detached_path(const kb_session *s, const char *name)
 {
-	char *meta = kb_xasprintf("%s/meta.json", s->dir);
-	json_t *j = json_load_file(meta, 0, NULL);
-	const char *p = json_string_value(json_object_get(json_object_get(j, "paths"), name));
-	char *out = kb_xstrdup(p ? p : kb_basename(name));
-	json_decref(j);
-	free(meta);
+	json_t *names = kb_session__names(s);
+	char *out = kb_session__file_identity(s, names, name);
+	json_decref(names);
 	return out;
 }
 
@@ -264,16 +261,25 @@ char *kb_session_file_path(const kb_session *s, const char *name)
 	return out;
 }
 
-char *kb_session__file_identity(const kb_session *s, const char *name)
+json_t *kb_session__names(const kb_session *s)
 {
+	if (!s->detached)
+		return load_files(s);
+	char *meta = kb_xasprintf("%s/meta.json", s->dir);
+	json_t *j = json_load_file(meta, 0, NULL);
+	json_t *paths = json_incref(json_object_get(j, "paths"));
+	json_decref(j);
+	free(meta);
+	return paths ? paths : json_object();
+}
+
+char *kb_session__file_identity(const kb_session *s, json_t *names, const char *name)
+{
+	const char *mapped = json_string_value(json_object_get(names, name));
 	if (s->detached)
-		return kb_session__detached_path(s, name);
-	char *path = kb_session_file_path(s, name), *real = realpath(path, NULL);
-	if (real) {
-		free(path);
-		return real;
-	}
-	return path;
+		return kb_xstrdup(mapped ? mapped : kb_basename(name));
+	char *real = realpath(mapped ? mapped : name, NULL);
+	return real ? real : kb_xstrdup(mapped ? mapped : name);
 }
 
 int kb_session_files(const kb_session *s, char ***files, kb_err *err)
@@ -285,11 +291,12 @@ int kb_session_files(const kb_session *s, char ***files, kb_err *err)
 	*files = NULL;
 	if (rc < 0)
 		return rc;
+	json_t *names = kb_session__names(s);
 	for (size_t i = 0; i < json_array_size(evs); i++) {
 		const char *f = json_string_value(json_object_get(json_array_get(evs, i), "file"));
 		if (!f)
 			continue;
-		char *id = kb_session__file_identity(s, f);
+		char *id = kb_session__file_identity(s, names, f);
 		bool seen = false;
 		for (int k = 0; !seen && k < n; k++)
 			seen = !strcmp(ids[k], id);
@@ -303,6 +310,7 @@ int kb_session_files(const kb_session *s, char ***files, kb_err *err)
 	for (int i = 0; i < nid; i++)
 		free(ids[i]);
 	free(ids);
+	json_decref(names);
 	json_decref(evs);
 	return n;
 }

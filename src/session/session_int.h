@@ -40,8 +40,13 @@ int kb_session__open_export(const char *path, kb_session *s, kb_err *err);
 char *kb_session__detached_path(const kb_session *s, const char *name);
 
 
-/* What identifies a file whatever name the journal uses for it: its real
- * path (a detached session: its stored path); a new string. */
-char *kb_session__file_identity(const kb_session *s, const char *name);
+/* The session's map from the names its journal uses to files: their
+ * absolute paths (files.json), or in a detached session their stored
+ * paths (meta.json's "paths"). A new reference, an empty object at least. */
+json_t *kb_session__names(const kb_session *s);
+/* What identifies a file whatever name the journal uses for it (names:
+ * kb_session__names): its real path (a detached session: its stored
+ * path); a new string. */
+char *kb_session__file_identity(const kb_session *s, json_t *names, const char *name);
 
 #endif
