@@ -1,0 +1,67 @@
+/*
+ * tile.h - the tile DSL compiler: a `.tile` file (docs/tile.md) lowered to
+ * CUDA C that carries #line directives into the `.tile` file.  No GPU and
+ * no NVRTC here: the compile layer takes the CUDA from here on.  Sits
+ * between compile and core (architecture §9).
+ */
+#ifndef KB_TILE_H
+#define KB_TILE_H
+
+#include "../core/kb.h"
+
+/* ===== the kernels of a file (parse.c, check.c) ===== */
+
+typedef enum {
+	KB_TILE_F32, KB_TILE_F16, KB_TILE_BF16, KB_TILE_F64,
+	KB_TILE_I32, KB_TILE_I64, KB_TILE_U8, KB_TILE_BOOL,
+} kb_tile_dtype;
+
+/* One parameter of a generated kernel, in the signature's order: the
+ * tensors and scalars as written, then the sizes (dim names). */
+typedef struct {
+	char *name;
+	kb_tile_dtype dtype;
+	int rank;             /* 0: a scalar */
+	char *dims[2];        /* a tensor's dims as written (size names or integers) */
+	bool is_size;         /* an int made from a dim name */
+	bool written;         /* a tensor the kernel stores to (the others are const) */
+	int line, col;
+} kb_tile_param;
+
+typedef struct {
+	char *name;
+	int line, col;
+	kb_tile_param *params;
+	int nparams;
+	char *grid[3];        /* grid(...) expressions as written; NULL past the last */
+	int threads;          /* threads(N) */
+} kb_tile_kernel;
+
+/* ===== tile.c: the whole pipeline ===== */
+
+typedef struct {
+	const char *const *defines; /* "NAME=VALUE": overrides `const NAME` (tune) */
+	int ndefines;
+} kb_tile_opts;
+
+typedef struct {
+	kb_buf cuda;             /* the generated CUDA C (#line into the .tile file) */
+	kb_tile_kernel *kernels; /* every kernel of the file, as the generated code has it */
+	int nkernels;
+	double ms;               /* lexing to lowering, milliseconds */
+} kb_tile_out;
+
+/* Compiles `.tile` source text (path names it in diagnostics and #line):
+ * every error of the file goes to diags at its line and column (a caret
+ * under it), all of them, not only the first.  Returns 0 with out filled,
+ * or KB_ESPEC when diags has errors (out then holds what parsed: the
+ * kernels, no CUDA). */
+int kb_tile_compile(const char *path, const char *text, size_t len, const kb_tile_opts *o,
+		    kb_tile_out *out, kb_diags *diags);
+void kb_tile_out_free(kb_tile_out *o);
+/* The CUDA name of a dtype ("float", "__nv_bfloat16", ...). */
+const char *kb_tile_ctype(kb_tile_dtype t);
+/* The DSL name of a dtype ("f32", "bf16", ...). */
+const char *kb_tile_dtype_name(kb_tile_dtype t);
+
+#endif

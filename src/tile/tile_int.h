@@ -1,0 +1,164 @@
+/*
+ * tile_int.h - what the files of src/tile share: tokens (tokenize.c), the
+ * syntax tree (parse.c), the types the checker gives it (check.c), which
+ * lower.c turns into CUDA C.  The tree owns its strings; every node keeps
+ * the line, column and length of its source text for diagnostics and #line.
+ */
+#ifndef KB_TILE_INT_H
+#define KB_TILE_INT_H
+
+#include "tile.h"
+
+/* ===== tokenize.c ===== */
+
+typedef enum {
+	KB_TT_EOF,
+	KB_TT_NEWLINE,   /* ends a statement (so does ';') */
+	KB_TT_IDENT,     /* names and keywords (kernel const for in range if else grid threads) */
+	KB_TT_INT,
+	KB_TT_FLOAT,
+	KB_TT_PUNCT,     /* ( ) [ ] { } , : = + - * / % < > ! ; and the two-character
+			  * == != <= >= && || += -= *= /= */
+} kb_tile__tt;
+
+typedef struct {
+	kb_tile__tt kind;
+	const char *p;   /* into the source text */
+	int len;
+	int line, col;   /* 1-based */
+	int64_t ival;
+	double fval;
+} kb_tile__tok;
+
+typedef struct {
+	kb_tile__tok *v;
+	int n, cap;
+} kb_tile__toks;
+
+/* Splits text into tokens (`//!` spec lines and `#` comments dropped, runs
+ * of newlines folded into one); a bad character or number is an error in
+ * diags and is skipped.  The list always ends with KB_TT_EOF. */
+void kb_tile__tokenize(const char *path, const char *text, size_t len, kb_tile__toks *out,
+		       kb_diags *diags);
+/* Whether t is the punctuation or keyword s. */
+bool kb_tile__tok_is(const kb_tile__tok *t, const char *s);
+
+/* ===== types (check.c fills them) ===== */
+
+/* A value's type: its dtype, scalar (rank 0) or a tile, each extent a
+ * compile-time integer. */
+typedef struct {
+	kb_tile_dtype dtype;
+	int rank;           /* 0, 1 or 2 */
+	int64_t ext[2];
+} kb_tile__type;
+
+/* ===== parse.c: the syntax tree ===== */
+
+typedef enum {
+	KB_TE_INT, KB_TE_FLOAT, KB_TE_BOOL, KB_TE_INF,
+	KB_TE_NAME,     /* a variable, a const, a size, a scalar parameter */
+	KB_TE_UNARY,    /* op: '-' or '!' ; args[0] */
+	KB_TE_BINARY,   /* op: KB_TOP_*; args[0], args[1] */
+	KB_TE_CALL,     /* name(args..., kw = value, ...) */
+	KB_TE_SLICE,    /* name[idx, ...]: a tensor slice (load and store only) */
+} kb_tile__ekind;
+
+/* Binary operators (op of KB_TE_BINARY and of compound assignment). */
+enum {
+	KB_TOP_ADD = '+', KB_TOP_SUB = '-', KB_TOP_MUL = '*', KB_TOP_DIV = '/', KB_TOP_MOD = '%',
+	KB_TOP_LT = '<', KB_TOP_GT = '>', KB_TOP_LE = 256, KB_TOP_GE, KB_TOP_EQ, KB_TOP_NE,
+	KB_TOP_AND, KB_TOP_OR,
+};
+
+/* One index of a slice: a position, or a range lo : hi. */
+typedef struct kb_tile__expr kb_tile__expr;
+typedef struct {
+	kb_tile__expr *lo, *hi; /* a position: lo only (hi NULL) */
+	int64_t extent;         /* check.c: hi - lo, a constant (1 for a position) */
+} kb_tile__index;
+
+struct kb_tile__expr {
+	kb_tile__ekind kind;
+	int line, col, len;      /* the whole expression's source span */
+	int op;
+	char *name;              /* KB_TE_NAME, KB_TE_CALL, KB_TE_SLICE (the tensor) */
+	int64_t ival;
+	double fval;
+	bool bval;
+	kb_tile__expr **args;    /* operands, call arguments */
+	int nargs;
+	char **kw;               /* call keyword names and values ("other", "mask") */
+	kb_tile__expr **kwv;
+	int nkw;
+	kb_tile__index *idx;     /* KB_TE_SLICE */
+	int nidx;
+	/* check.c */
+	kb_tile__type type;
+	bool is_const;           /* a compile-time integer (value in cval) */
+	int64_t cval;
+};
+
+typedef enum {
+	KB_TS_CONST,   /* const name = value */
+	KB_TS_ASSIGN,  /* name (op)= value; op 0 for '=' */
+	KB_TS_FOR,     /* for name in range(lo, hi, step) body */
+	KB_TS_IF,      /* if cond body [else els] */
+	KB_TS_STORE,   /* store(slice, value [, mask = m]) */
+} kb_tile__skind;
+
+typedef struct kb_tile__stmt kb_tile__stmt;
+struct kb_tile__stmt {
+	kb_tile__skind kind;
+	int line, col, len;
+	char *name;              /* CONST, ASSIGN, FOR: the name */
+	int op;                  /* ASSIGN: 0, or the KB_TOP_* of += -= *= /= */
+	kb_tile__expr *value;    /* CONST, ASSIGN, STORE: the value; IF: the condition */
+	kb_tile__expr *slice;    /* STORE */
+	kb_tile__expr *mask;     /* STORE: or NULL */
+	kb_tile__expr *lo, *hi, *step; /* FOR (step NULL: 1) */
+	kb_tile__stmt **body;    /* FOR, IF */
+	int nbody;
+	kb_tile__stmt **els;     /* IF */
+	int nels;
+	/* check.c */
+	bool defines;            /* ASSIGN: this one defines the variable */
+	kb_tile__type type;      /* ASSIGN: the variable's type */
+};
+
+/* A kernel as written. */
+typedef struct {
+	kb_tile_kernel k;        /* name, params (tensors and scalars; check.c appends the sizes) */
+	kb_tile__expr *grid[3];
+	kb_tile__expr *threads;
+	kb_tile__stmt **body;
+	int nbody;
+} kb_tile__kernel_ast;
+
+typedef struct {
+	const char *path, *text;
+	kb_tile__kernel_ast *kernels;
+	int nkernels;
+} kb_tile__file;
+
+/* Parses the tokens into f (kernels as far as they parse); every syntax
+ * error goes to diags, and parsing resumes at the next statement. */
+void kb_tile__parse(const kb_tile__toks *toks, kb_tile__file *f, kb_diags *diags);
+void kb_tile__file_free(kb_tile__file *f);
+
+/* ===== check.c ===== */
+
+/* Resolves names (params, sizes, consts with their -D overrides,
+ * variables in scope), gives every expression its type and shape, folds
+ * compile-time integers, appends each kernel's sizes to its params, and
+ * reports every error (unknown name, wrong dtype, shape mismatch, a slice
+ * whose extent is not constant, a store of a shape its slice does not
+ * have, ...) at its place. Returns the number of errors. */
+int kb_tile__check(kb_tile__file *f, const kb_tile_opts *o, kb_diags *diags);
+
+/* ===== lower.c ===== */
+
+/* Appends the CUDA C of every kernel of a checked file to out. */
+void kb_tile__lower(const kb_tile__file *f, kb_buf *out);
+
+#endif
