@@ -36,8 +36,9 @@ typedef struct {
 } kb_tile__toks;
 
 /* Splits text into tokens (`//!` spec lines and `#` comments dropped, runs
- * of newlines folded into one); a bad character or number is an error in
- * diags and is skipped.  The list always ends with KB_TT_EOF. */
+ * of newlines and `;` folded into one KB_TT_NEWLINE); a bad character is an
+ * error in diags and is skipped, a bad number an error that stays a number
+ * token.  The list always ends with KB_TT_EOF (the caller frees out->v). */
 void kb_tile__tokenize(const char *path, const char *text, size_t len, kb_tile__toks *out,
 		       kb_diags *diags);
 /* Whether t is the punctuation or keyword s. */
@@ -133,6 +134,8 @@ typedef struct {
 	kb_tile__expr *threads;
 	kb_tile__stmt **body;
 	int nbody;
+	bool bad_header;         /* parse.c: a parameter failed to parse (it may be
+				  * missing, so check.c does not report unknown names) */
 } kb_tile__kernel_ast;
 
 typedef struct {
@@ -142,9 +145,58 @@ typedef struct {
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
- * error goes to diags, and parsing resumes at the next statement. */
+ * error goes to diags, and parsing resumes at the next statement.  The
+ * caller sets f->path and f->text (diagnostics name and quote them).  A
+ * statement that failed to parse stays in the tree with its value (or
+ * slice, condition, bounds) NULL, so check.c knows its name and stays quiet
+ * about it; lower.c never sees a tree with errors. */
 void kb_tile__parse(const kb_tile__toks *toks, kb_tile__file *f, kb_diags *diags);
 void kb_tile__file_free(kb_tile__file *f);
+/* The dtype named by the len bytes at s (f32 f16 bf16 f64 i32 i64 u8);
+ * false when s names none. */
+bool kb_tile__dtype_from(const char *s, int len, kb_tile_dtype *out);
+/* The DSL name of a dtype, "bool" included (the same as kb_tile_dtype_name,
+ * which tile.c owns; this one links without it). */
+const char *kb_tile__dtype_str(kb_tile_dtype t);
+
+/* ===== parse.c, parse_expr.c: the parser's state and helpers ===== */
+
+typedef struct {
+	const char *path, *text;
+	const char *end;                  /* the end of the text */
+	kb_diags *diags;
+	const kb_tile__tok *unclosed_at;  /* where a '{' was last found unclosed */
+	const kb_tile__tok *misopen;      /* this kernel's first block whose '}' ... */
+	const kb_tile__tok *misclose;     /* ... is not indented like its '{' line */
+	char miswhat[64];                 /* what that block is ("the for loop") */
+} kb_tile__parser;
+
+/* How a message names a token: "'x'", "end of line", "end of file". */
+typedef struct {
+	char s[64];
+} kb_tile__tokname;
+kb_tile__tokname kb_tile__tok_desc(const kb_tile__tok *t);
+/* The token's text, a new string. */
+char *kb_tile__tok_str(const kb_tile__tok *t);
+/* The first token at or after tok that is not a newline. */
+kb_tile__tok *kb_tile__skip_nl(kb_tile__tok *tok);
+/* The columns from first's start to last's end, cut at the end of the line. */
+int kb_tile__span(const kb_tile__tok *first, const kb_tile__tok *last);
+/* Whether t is a reserved word (kernel const for in if else). */
+bool kb_tile__is_keyword(const kb_tile__tok *t);
+/* A syntax error at token t (its length underlined) or at expression e. */
+void kb_tile__perr(kb_tile__parser *P, const kb_tile__tok *t, const char *fmt, ...) KB_PRINTF(3, 4);
+void kb_tile__perr_at(kb_tile__parser *P, const kb_tile__expr *e, const char *fmt, ...)
+	KB_PRINTF(3, 4);
+/* "MSG, got X" at token t, X naming it ('x', end of line, end of file). */
+void kb_tile__perr_got(kb_tile__parser *P, const kb_tile__tok *t, const char *fmt, ...)
+	KB_PRINTF(3, 4);
+/* An expression at tok, or NULL after reporting (with *rest at the
+ * offending token). */
+kb_tile__expr *kb_tile__parse_expr(kb_tile__parser *P, kb_tile__tok **rest, kb_tile__tok *tok);
+/* NAME '(' args ')' at tok (tok[1] is the '('), or NULL after reporting. */
+kb_tile__expr *kb_tile__parse_call(kb_tile__parser *P, kb_tile__tok **rest, kb_tile__tok *tok);
+void kb_tile__expr_free(kb_tile__expr *e);
 
 /* ===== check.c ===== */
 
