@@ -101,7 +101,8 @@ struct kb_tile__expr {
 };
 
 typedef enum {
-	KB_TS_CONST,   /* const name = value */
+	KB_TS_CONST,   /* const name = value (check.c: value->cval is the const's value,
+			* a -D override included) */
 	KB_TS_ASSIGN,  /* name (op)= value; op 0 for '=' */
 	KB_TS_FOR,     /* for name in range(lo, hi, step) body */
 	KB_TS_IF,      /* if cond body [else els] */
@@ -207,6 +208,81 @@ void kb_tile__expr_free(kb_tile__expr *e);
  * whose extent is not constant, a store of a shape its slice does not
  * have, ...) at its place. Returns the number of errors. */
 int kb_tile__check(kb_tile__file *f, const kb_tile_opts *o, kb_diags *diags);
+
+/* ===== check.c, check_expr.c, check_call.c: the checker's state and helpers ===== */
+
+typedef enum {
+	KB_TSYM_TENSOR, KB_TSYM_SCALAR, KB_TSYM_SIZE, KB_TSYM_CONST, KB_TSYM_VAR, KB_TSYM_LOOP,
+} kb_tile__symkind;
+
+/* A name in scope (or, in gone, one whose block has ended). */
+typedef struct {
+	const char *name;        /* borrowed from the tree or k.params */
+	kb_tile__symkind kind;
+	kb_tile__type type;      /* VAR; SCALAR, SIZE, CONST and LOOP are scalars */
+	int64_t cval;            /* CONST: its value (-D overrides included) */
+	int param;               /* TENSOR, SCALAR, SIZE: its index in k.params */
+	int line, col;           /* where it was defined */
+	bool bad;                /* its definition had an error: uses stay quiet */
+	int bline, bcol;         /* gone: the statement whose block it lived in */
+	const char *block;       /* gone: "for loop", "if" or "else" */
+} kb_tile__sym;
+
+typedef struct {
+	const kb_tile__file *f;
+	const kb_tile_opts *o;
+	kb_diags *diags;
+	kb_tile__kernel_ast *ka;  /* the kernel being checked */
+	kb_tile__sym *syms;       /* the names in scope, innermost last */
+	int nsyms, cap;
+	kb_tile__sym *gone;       /* names whose block ended (for a better message) */
+	int ngone, gcap;
+	int nerr;
+	bool header;              /* checking grid(...) and threads(...) */
+} kb_tile__checker;
+
+/* How a message names a type: "f32 scalar", "f32[4096]", "bf16[64, 32]". */
+typedef struct {
+	char s[64];
+} kb_tile__typestr;
+kb_tile__typestr kb_tile__type_str(const kb_tile__type *t);
+bool kb_tile__type_eq(const kb_tile__type *a, const kb_tile__type *b);
+/* The dtype a value of dtype d computes in (f16, bf16 -> f32; u8 -> i32). */
+kb_tile_dtype kb_tile__compute(kb_tile_dtype d);
+/* The dtype of arithmetic between numbers of dtypes a and b (f64 > f32 >
+ * i64 > i32, each computed as kb_tile__compute says). */
+kb_tile_dtype kb_tile__promote(kb_tile_dtype a, kb_tile_dtype b);
+/* The shape a and b broadcast to (a scalar to anything; extents equal or
+ * 1, a rank-1 tile against the last dim of a rank-2 one), into out's rank
+ * and ext; false when they do not. */
+bool kb_tile__broadcast(const kb_tile__type *a, const kb_tile__type *b, kb_tile__type *out);
+/* Whether a value of type v broadcasts to exactly t's shape (a store's
+ * value or a mask against its slice). */
+bool kb_tile__fits(const kb_tile__type *v, const kb_tile__type *t);
+/* An error at a place of the file; counts in C->nerr. */
+void kb_tile__cerr(kb_tile__checker *C, int line, int col, int len, const char *fmt, ...)
+	KB_PRINTF(5, 6);
+/* The innermost visible name, or NULL. */
+kb_tile__sym *kb_tile__lookup(kb_tile__checker *C, const char *name);
+/* Reports e->name (a name or a slice's tensor) as unknown, saying where a
+ * name that went out of scope was, or the closest visible name. */
+void kb_tile__unknown(kb_tile__checker *C, const kb_tile__expr *e);
+/* The closest of n words to word when close enough, else NULL. */
+const char *kb_tile__closest(const char *word, const char *const *words, int n);
+/* Checks e: its type, and whether it is a compile-time integer (cval).
+ * False when e has an error (reported now, or earlier and kept quiet). */
+bool kb_tile__check_expr(kb_tile__checker *C, kb_tile__expr *e);
+/* Checks a slice x[...] (for load and store): its type, the tensor's
+ * dtype with one extent per range; *param gets the tensor's index. */
+bool kb_tile__check_slice(kb_tile__checker *C, kb_tile__expr *e, int *param);
+/* The type of `a op b` for an arithmetic, comparison or logical op;
+ * false after reporting a mismatch at `at`. */
+bool kb_tile__binary_type(kb_tile__checker *C, int op, const kb_tile__type *a,
+			  const kb_tile__type *b, kb_tile__type *out, const kb_tile__expr *at);
+/* Checks a call of a built-in function (check_call.c); as check_expr. */
+bool kb_tile__check_call(kb_tile__checker *C, kb_tile__expr *e);
+/* The name of an operator: "+", "<=", "&&". */
+const char *kb_tile__op_str(int op);
 
 /* ===== lower.c ===== */
 
