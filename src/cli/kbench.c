@@ -48,9 +48,10 @@ static const char usage_main[] =
 
 static const char usage_compile[] =
 	"usage: kbench compile FILE [--arch sm_XX] [--define K=V]... [--option OPT]... [--json]\n"
-	"                           [--no-cache] [--no-sass]\n"
+	"                           [--no-cache] [--no-sass] [--emit-cuda]\n"
 	"\n"
-	"Compiles FILE (.cu through NVRTC, .ptx through nvJitLink) for one architecture\n"
+	"Compiles FILE (.cu through NVRTC, .ptx through nvJitLink, .tile lowered to CUDA C\n"
+	"by kbench's tile compiler, then NVRTC) for one architecture\n"
 	"and prints registers, shared and local memory, spills, theoretical occupancy\n"
 	"and what limits it (at the //! launch line's block size), and the SASS\n"
 	"instruction mix (when nvdisasm is found: $KBENCH_NVDISASM, the CUDA toolkit's\n"
@@ -65,6 +66,7 @@ static const char usage_compile[] =
 	"  --json            print the full structured result as JSON\n"
 	"  --no-cache        compile even when the compile cache has this variant\n"
 	"  --no-sass         skip disassembly\n"
+	"  --emit-cuda       a .tile file: print the CUDA C it lowers to, and nothing else\n"
 	"\n"
 	"The cache lives under $XDG_CACHE_HOME/kbench/compile (default ~/.cache/kbench).\n";
 
@@ -125,11 +127,12 @@ static int cmd_compile(int argc, char **argv)
 		{"arch", required_argument, NULL, 'a'}, {"define", required_argument, NULL, 'D'},
 		{"json", no_argument, NULL, 'j'}, {"no-cache", no_argument, NULL, 'n'},
 		{"no-sass", no_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-		{"option", required_argument, NULL, 'O'}, {NULL, 0, NULL, 0},
+		{"option", required_argument, NULL, 'O'}, {"emit-cuda", no_argument, NULL, 'E'},
+		{NULL, 0, NULL, 0},
 	};
 	kb_compile_unit_opts opts = {.want_sass = true};
 	const char *defines[64], *options[64];
-	bool json = false;
+	bool json = false, emit = false;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "a:D:h", longopts, NULL)) != -1) {
@@ -146,6 +149,7 @@ static int cmd_compile(int argc, char **argv)
 			options[opts.noptions++] = optarg;
 			break;
 		case 'j': json = true; break;
+		case 'E': emit = true; opts.want_sass = false; break;
 		case 'n': opts.no_cache = true; break;
 		case 's': opts.want_sass = false; break;
 		case 'h': fputs(usage_compile, stdout); return 0;
@@ -162,6 +166,8 @@ static int cmd_compile(int argc, char **argv)
 			return usage_error(usage_compile, "bad --arch '%s' (expected e.g. sm_90)",
 					   opts.arch);
 	}
+	if (emit && strcmp(kb_extension(argv[optind]), "tile"))
+		return usage_error(usage_compile, "--emit-cuda is for .tile files, not %s", argv[optind]);
 	kb_compile_unit r;
 	kb_err err = {0};
 	int rc = kb_compile_unit_run(argv[optind], NULL, &opts, &r, &err);
@@ -169,6 +175,14 @@ static int cmd_compile(int argc, char **argv)
 		fprintf(stderr, "kbench: %s\n", err.msg);
 		kb_compile_unit_free(&r);
 		return rc == KB_EINVAL ? EXIT_USAGE : EXIT_ENV;
+	}
+	if (emit) { /* the generated CUDA, or why there is none */
+		print_diags(&r.diags);
+		bool lowered = r.gen.text != NULL;
+		if (lowered)
+			fputs(r.gen.text, stdout);
+		kb_compile_unit_free(&r);
+		return lowered ? 0 : EXIT_KERNEL;
 	}
 	record_compile(&r);
 	if (json) {

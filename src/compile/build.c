@@ -67,6 +67,8 @@ static bool defined_by_user(const kb_build_opts *opts, const char *name)
 /* -D flags: each tune line's first value unless --define overrides it. */
 static void add_defines(const kb_spec *spec, const kb_build_opts *opts, strv *o)
 {
+	if (opts->lowered)
+		return;
 	for (int i = 0; spec && i < spec->ntunes; i++) {
 		const kb_spec_list *t = &spec->tunes[i];
 		if (t->nvalues > 0 && !defined_by_user(opts, t->name))

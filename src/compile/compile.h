@@ -16,7 +16,7 @@
 
 /* ===== source.c ===== */
 
-typedef enum { KB_SRC_CUDA, KB_SRC_PTX } kb_src_kind;
+typedef enum { KB_SRC_CUDA, KB_SRC_PTX, KB_SRC_TILE } kb_src_kind;
 
 /* A kernel file as the user wrote it. */
 typedef struct {
@@ -392,6 +392,8 @@ typedef struct {
 	int noptions;
 	bool no_cache;
 	bool want_sass;
+	bool lowered;         /* the source was generated (a .tile file) with the defines
+			       * and tune values in it: the compiler gets no -D */
 } kb_build_opts;
 
 typedef struct {
@@ -473,6 +475,8 @@ typedef struct {
 /* Everything the compile layer learnt about one kernel file. */
 typedef struct {
 	kb_source src;
+	kb_source gen;        /* a .tile file: the CUDA C it lowers to (what is compiled) */
+	double ms_tile;       /* lowering it */
 	kb_spec spec;
 	bool has_spec;        /* the file has //! lines */
 	kb_kernels kernels;

@@ -6,6 +6,7 @@
 #define KB_COMPILE_INT_H
 
 #include "compile.h"
+#include "../tile/tile.h"
 
 #include <stdarg.h>
 #include <string.h>

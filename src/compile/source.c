@@ -1,6 +1,6 @@
 /*
  * source.c - kb_source: a kernel file's path, text and kind.  The kind comes
- * from the extension; the tile DSL (.tile) will join here as a third kind.
+ * from the extension: .cu/.cuh, .ptx, or .tile (the tile DSL).
  */
 #include "compile.h"
 
@@ -14,6 +14,8 @@ static int kind_of(const char *path, kb_src_kind *kind)
 		*kind = KB_SRC_CUDA;
 	else if (!strcmp(ext, "ptx"))
 		*kind = KB_SRC_PTX;
+	else if (!strcmp(ext, "tile"))
+		*kind = KB_SRC_TILE;
 	else
 		return KB_EINVAL;
 	return KB_OK;
@@ -25,7 +27,7 @@ int kb_compile_source_load(kb_source *src, const char *path, kb_err *err)
 	kb_src_kind kind;
 	if (kind_of(path, &kind) < 0)
 		return kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0,
-				  "%s: unknown kind of kernel file (expected .cu or .ptx)", path);
+				  "%s: unknown kind of kernel file (expected .cu, .ptx or .tile)", path);
 	kb_buf text = KB_BUF_INIT;
 	int rc = kb_file_read(path, &text, err);
 	if (rc < 0) {
@@ -43,8 +45,9 @@ int kb_compile_source_open(kb_source *src, const char *path, const char *text, k
 {
 	if (!text)
 		return kb_compile_source_load(src, path, err);
-	kb_compile_source_init(src, path, text,
-			       !strcmp(kb_extension(path), "ptx") ? KB_SRC_PTX : KB_SRC_CUDA);
+	kb_src_kind kind = KB_SRC_CUDA;
+	kind_of(path, &kind);
+	kb_compile_source_init(src, path, text, kind);
 	return KB_OK;
 }
 

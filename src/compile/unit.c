@@ -22,6 +22,20 @@ static void copy_diags(kb_diags *dst, const kb_diags *src)
 	}
 }
 
+/* A .tile file's compiler messages show its own lines: NVRTC saw the
+ * generated CUDA, whose #line directives name the .tile file. */
+static void retext_diags(kb_diags *d, const kb_source *tile)
+{
+	for (int i = 0; i < d->n; i++) {
+		kb_diag *g = &d->v[i];
+		if (!g->file || strcmp(g->file, tile->path) || g->line <= 0)
+			continue;
+		free(g->src_line);
+		g->src_line = kb_src_line(tile->text, g->line);
+		g->col = 0; /* NVRTC's column is in the generated line, not this one */
+	}
+}
+
 /* Sets each override; an unknown name is an error at no place in the file. */
 static int apply_overrides(kb_compile_unit *r, const kb_compile_unit_opts *o)
 {
@@ -66,20 +80,119 @@ static int check_cli_options(kb_compile_unit *r, const kb_compile_unit_opts *o, 
 	return rc;
 }
 
+/* Whether the file has a `//! launch` line (want "launch"), or any `//!`
+ * line (want NULL). */
+static bool has_spec_line(const char *text, const char *want)
+{
+	for (const char *p = text; (p = strstr(p, "//!")); p += 3) {
+		const char *q = p + 3;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		size_t n = want ? strlen(want) : 0;
+		if (!want || (!strncmp(q, want, n) && (q[n] == ' ' || q[n] == '\t')))
+			return true;
+	}
+	return false;
+}
+
+/* A .tile file: lowered to CUDA C (r->gen, what discovery, binding and the
+ * compiler see); *spec_src gets the text the spec is read from: the file,
+ * with a `//! launch` line from the kernel's grid() and threads() when it
+ * has a spec but no launch line; *out keeps the kernels as the .tile file
+ * declares them.  Returns 0 or KB_ESPEC (errors in r->diags at the .tile
+ * lines). */
+static int lower_tile(kb_compile_unit *r, const kb_compile_unit_opts *o, kb_source *spec_src,
+		      kb_tile_out *out)
+{
+	kb_tile_opts to = {.defines = o->defines, .ndefines = o->ndefines};
+	int rc = kb_tile_compile(r->src.path, r->src.text, r->src.len, &to, out, &r->diags);
+	r->ms_tile = out->ms;
+	kb_buf text = KB_BUF_INIT;
+	kb_buf_catn(&text, r->src.text, r->src.len);
+	const kb_tile_kernel *k = out->nkernels == 1 ? &out->kernels[0] : NULL;
+	if (k && k->grid[0] && k->threads && has_spec_line(r->src.text, NULL) &&
+	    !has_spec_line(r->src.text, "launch")) {
+		kb_buf_catf(&text, "\n//! launch grid=(%s%s%s%s%s) block=(%d)", k->grid[0],
+			    k->grid[1] ? ", " : "", k->grid[1] ? k->grid[1] : "", k->grid[2] ? ", " : "",
+			    k->grid[2] ? k->grid[2] : "", k->threads);
+		if (k->smem)
+			kb_buf_catf(&text, " smem=%lld", (long long)k->smem);
+		kb_buf_cat(&text, "\n");
+	}
+	kb_compile_source_init(spec_src, r->src.path, text.s ? text.s : "", KB_SRC_TILE);
+	kb_buf_free(&text);
+	if (rc == KB_OK)
+		kb_compile_source_init(&r->gen, r->src.path, out->cuda.s ? out->cuda.s : "", KB_SRC_CUDA);
+	return rc;
+}
+
+/* A .tile file's tuned consts default to their values in the file (a .cu
+ * file's to the tune line's first value, a -D the source lacks); and a
+ * launch line of the user's must give a dot kernel its shared memory. */
+static int tune_defaults(kb_compile_unit *r, const kb_tile_out *t)
+{
+	int rc = KB_OK;
+	for (int i = 0; i < t->nkernels; i++) {
+		const kb_tile_kernel *k = &t->kernels[i];
+		for (int j = 0; j < k->nconsts; j++) {
+			char *name = kb_xstrdup(k->consts[j]);
+			char *eq = strchr(name, '=');
+			*eq = '\0';
+			kb_compile_spec_set_tune(&r->spec, name, eq + 1);
+			free(name);
+		}
+		if (k->smem && r->spec.launch.present && !r->spec.launch.smem) {
+			rc = KB_ESPEC;
+			kb_diag_add(&r->diags, KB_DIAG_ERROR, r->src.path, r->src.text, r->spec.launch.loc.line,
+				    1, 9, "%s needs %lld bytes of dynamic shared memory (its dot operands): add "
+				    "smem=%lld to the launch line, or drop the line (kbench writes it from "
+				    "grid() and threads())", k->name, (long long)k->smem, (long long)k->smem);
+		}
+	}
+	return rc;
+}
+
+/* Discovery read the generated CUDA; binding messages should point at the
+ * kernel and its parameters where the .tile file declares them. */
+static void place_tile_kernels(kb_kernels *ks, const kb_tile_out *t)
+{
+	for (int i = 0; i < ks->n; i++)
+		for (int j = 0; j < t->nkernels; j++) {
+			const kb_tile_kernel *tk = &t->kernels[j];
+			if (strcmp(ks->v[i].name, tk->name))
+				continue;
+			ks->v[i].line = tk->line;
+			for (int a = 0; a < ks->v[i].nparams && a < tk->nparams; a++) {
+				ks->v[i].params[a].loc.line = tk->params[a].line;
+				ks->v[i].params[a].loc.col = tk->params[a].col;
+			}
+		}
+}
+
 /* Spec, --option and kernel discovery; returns the time it took in ms. */
 static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, const char **ok,
 			 int *nok, kb_err *err, int *rc)
 {
 	double t0 = kb_now_ms();
-	int src = kb_compile_spec_parse(&r->src, &r->spec, &r->diags);
+	kb_source tile_spec = {0};
+	kb_tile_out tile = {0};
+	int lowered = r->src.kind == KB_SRC_TILE ? lower_tile(r, o, &tile_spec, &tile) : KB_OK;
+	const kb_source *spec_src = r->src.kind == KB_SRC_TILE ? &tile_spec : &r->src;
+	int src = kb_compile_spec_parse(spec_src, &r->spec, &r->diags);
+	if (src == 0 && r->src.kind == KB_SRC_TILE)
+		src = tune_defaults(r, &tile);
 	if (src == 0)
 		src = apply_overrides(r, o);
 	if (check_cli_options(r, o, ok, nok) < 0)
 		src = KB_ESPEC;
 	r->has_spec = r->spec.nlines > 0;
-	int disc = r->src.kind == KB_SRC_PTX
+	int disc = r->src.kind == KB_SRC_TILE
+		   ? (lowered < 0 ? KB_ESPEC : kb_compile_discover_cuda(&r->gen, &r->kernels, err))
+		   : r->src.kind == KB_SRC_PTX
 		   ? kb_compile_discover_ptx(&r->src, &r->kernels, &r->diags, err)
 		   : kb_compile_discover_cuda(&r->src, &r->kernels, err);
+	if (r->src.kind == KB_SRC_TILE && disc >= 0)
+		place_tile_kernels(&r->kernels, &tile);
 	/* KB_ECOMPILE from PTX discovery: its diags say what is wrong. */
 	if (disc < 0 && disc != KB_ESPEC && disc != KB_ECOMPILE)
 		*rc = disc;
@@ -88,8 +201,10 @@ static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, cons
 	/* Binding checks a spec against the kernels; a file without any //!
 	 * lines is compiled as is (it can be compiled, not run). */
 	if (*rc == KB_OK && r->has_spec &&
-	    kb_compile_bind(&r->spec, &r->kernels, &r->src, &r->chosen, &r->diags) < 0)
+	    kb_compile_bind(&r->spec, &r->kernels, spec_src, &r->chosen, &r->diags) < 0)
 		*rc = KB_ESPEC;
+	kb_compile_source_free(&tile_spec);
+	kb_tile_out_free(&tile);
 	return kb_now_ms() - t0;
 }
 
@@ -111,13 +226,30 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 	kb_build_opts bo = {
 		.arch = arch, .defines = (char **)opts->defines, .ndefines = opts->ndefines,
 		.options = ok, .noptions = nok, .no_cache = opts->no_cache,
-		.want_sass = opts->want_sass,
+		.want_sass = opts->want_sass, .lowered = r->gen.text != NULL,
 	};
-	int brc = kb_compile_build(&r->src, &r->spec, &r->kernels, &bo, &r->build, err);
+	if (r->src.kind == KB_SRC_TILE && !r->gen.text) { /* did not lower: errors said why */
+		free(arch);
+		free(ok);
+		kb_diag_sort(&r->diags);
+		return r->status = KB_ESPEC;
+	}
+	kb_source pinned = {0};
+	if (r->gen.text) {
+		kb_buf pin = KB_BUF_INIT;
+		kb_tile_pin_lines(r->gen.text, r->src.path, &pin);
+		kb_compile_source_init(&pinned, r->src.path, pin.s ? pin.s : "", KB_SRC_CUDA);
+		kb_buf_free(&pin);
+	}
+	int brc = kb_compile_build(r->gen.text ? &pinned : &r->src, &r->spec, &r->kernels, &bo,
+				   &r->build, err);
+	kb_compile_source_free(&pinned);
 	free(arch);
 	free(ok);
 	r->build.ms_parse = ms_parse;
 	r->build.ms_total += ms_parse;
+	if (r->gen.text)
+		retext_diags(&r->build.diags, &r->src);
 	copy_diags(&r->diags, &r->build.diags);
 	kb_diag_sort(&r->diags);
 	if (brc < 0 && brc != KB_ECOMPILE)
@@ -132,6 +264,7 @@ void kb_compile_unit_free(kb_compile_unit *r)
 	kb_compile_kernels_free(&r->kernels);
 	kb_compile_spec_free(&r->spec);
 	kb_compile_source_free(&r->src);
+	kb_compile_source_free(&r->gen);
 	kb_diags_free(&r->diags);
 	memset(r, 0, sizeof *r);
 }

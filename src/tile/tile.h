@@ -35,6 +35,9 @@ typedef struct {
 	int nparams;
 	char *grid[3];        /* grid(...) expressions as written; NULL past the last */
 	int threads;          /* threads(N) */
+	int64_t smem;         /* dynamic shared memory the generated kernel needs (dot operands) */
+	char **consts;        /* "NAME=VALUE" of the top-level consts, overrides applied */
+	int nconsts;
 } kb_tile_kernel;
 
 /* ===== tile.c: the whole pipeline ===== */
@@ -59,6 +62,12 @@ typedef struct {
 int kb_tile_compile(const char *path, const char *text, size_t len, const kb_tile_opts *o,
 		    kb_tile_out *out, kb_diags *diags);
 void kb_tile_out_free(kb_tile_out *o);
+/* The generated CUDA as it is compiled: each line after a `#line N "path"`
+ * directive gets its own copy of it, so every line of a statement's code is
+ * line N to the compiler, its messages, SASS line info and PC sampling (the
+ * readable form has one directive a statement, and the compiler would count
+ * the lines after it as N+1, N+2, ... into the wrong .tile lines). */
+void kb_tile_pin_lines(const char *cuda, const char *path, kb_buf *out);
 /* The CUDA name of a dtype ("float", "__nv_bfloat16", ...). */
 const char *kb_tile_ctype(kb_tile_dtype t);
 /* The DSL name of a dtype ("f32", "bf16", ...). */

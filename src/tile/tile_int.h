@@ -284,9 +284,146 @@ bool kb_tile__check_call(kb_tile__checker *C, kb_tile__expr *e);
 /* The name of an operator: "+", "<=", "&&". */
 const char *kb_tile__op_str(int op);
 
+/* ===== lower.c and lower_value.c: the state they share ===== */
+
+typedef struct {
+	char *dsl, *c;        /* the source name and the C name */
+	kb_tile__type type;
+	int depth;
+} kb_tile__lsym;
+
+typedef struct {
+	const kb_tile__expr *e; /* a materialized expression */
+	char *c;                /* its temporary */
+} kb_tile__mat;
+
+typedef struct {
+	char *key;              /* a slice's text with the loop variable abstracted */
+	char *c;                /* the registers that hold it */
+	bool filled;            /* loaded already (by the first loop that reads it) */
+} kb_tile__kept;
+
+/* lower_dot.c: an operand tile of a dot loop, and one `acc += dot(a, b)`. */
+typedef struct {
+	const char *name;          /* the variable it is loaded into, or NULL (loaded in place) */
+	const kb_tile__expr *load; /* load(t[r : r + R, c : c + C]) */
+	int line;                  /* of its statement (0: in place) */
+} kb_tile__dotop;
+
+typedef struct {
+	const char *acc;           /* the accumulator's name */
+	const kb_tile__expr *dot;
+	int a, b;                  /* its operands' indexes in the loop's ops */
+	int line;
+} kb_tile__dotupd;
+
+typedef struct {
+	const kb_tile__stmt *loop;
+	kb_tile__dotop *ops;
+	int nops, capops;
+	kb_tile__dotupd *upds;
+	int nupds, capupds;
+} kb_tile__dotloop;
+
+/* The kernel's mma layout (lower_dot.c explains it). */
+typedef struct {
+	bool on, bad;
+	int64_t BM, BN;            /* the dot result's shape */
+	int WM, WN;                /* the warp grid over it */
+	int MT, NT;                /* m16 and n8 pieces a warp holds */
+	int stages;                /* operand tiles in flight (const STAGES, else 3) */
+	int64_t smem;              /* dynamic shared memory bytes */
+} kb_tile__mma;
+
+typedef struct kb_tile__lw {
+	const kb_tile__file *f;
+	const kb_tile__kernel_ast *k;
+	kb_buf *o;
+	kb_diags *diags;
+	int T, V, depth, ntmp, errors;
+	bool scratch;           /* the kernel needs kb_scratch (a reduction) */
+	kb_tile__lsym *syms;
+	int nsyms, capsyms;
+	kb_tile__mat *mats;
+	int nmats, capmats;
+	kb_tile__kept *kept;             /* the row-in-registers branch: slices it keeps */
+	int nkept, capkept;
+	bool fast;              /* emitting that branch */
+	const char *loopvar;    /* there: the top-level loop's variable */
+	kb_tile__mma mma;
+	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
+	int ndloops, capdloops;
+} kb_tile__lw;
+
+/* lower.c */
+void kb_tile__ind(kb_tile__lw *L);
+void kb_tile__line_of(kb_tile__lw *L, int line);
+/* A diagnostic: `what` is not supported yet by the lowering. */
+void kb_tile__fail(kb_tile__lw *L, int line, int col, int len, const char *what);
+bool kb_tile__reserved(const char *n);
+/* The C name of a DSL variable: as written, or with '_' after a C++ word. */
+char *kb_tile__cname(const char *dsl);
+/* A loop's bounds as C: lo, hi, step ("1" when the loop has none). */
+void kb_tile__range_text(kb_tile__lw *L, const kb_tile__stmt *st, kb_buf *lo, kb_buf *hi,
+			 kb_buf *step);
+const kb_tile__lsym *kb_tile__lw_lookup(const kb_tile__lw *L, const char *dsl);
+const char *kb_tile__define(kb_tile__lw *L, const char *dsl, const char *c, kb_tile__type t);
+void kb_tile__leave_scope(kb_tile__lw *L);
+const kb_tile_param *kb_tile__param(const kb_tile__lw *L, const char *name);
+bool kb_tile__is_float(kb_tile_dtype t);
+/* The C type a value of dtype t computes in (f16 and bf16 as float). */
+const char *kb_tile__ctype(kb_tile_dtype t);
+int kb_tile__elem_size(kb_tile_dtype t);
+/* Slots a thread holds of a rank-1 tile of e elements; whether all are elements. */
+int64_t kb_tile__slots(const kb_tile__lw *L, int64_t e);
+bool kb_tile__full(const kb_tile__lw *L, int64_t e);
+/* "el(i)": the element slot i holds in this thread, as C. */
+void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i);
+/* Closes n blocks opened with a '{' line. */
+void kb_tile__block_close(kb_tile__lw *L, int n);
+
+/* lower_value.c */
+/* e as a C expression of slot i (tiles indexed by i, scalars as they are). */
+void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b);
+/* Emits the load or reduction e into `into` (a new variable) or a
+ * temporary; its arguments first.  Element-wise nodes are left to expr. */
+void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *into);
+/* Materializes every load and reduction under e (not e itself). */
+void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e);
+bool kb_tile__is_load(const kb_tile__expr *e);
+bool kb_tile__is_reduction(const kb_tile__expr *e);
+/* dst = load(...), dst = a reduction (declared when declare), store(...). */
+void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
+void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
+void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st);
+/* The compute value v (C text) as tensor dtype t. */
+void kb_tile__to_elem(kb_tile_dtype t, const char *v, kb_buf *b);
+
+/* lower_dot.c */
+bool kb_tile__kernel_has_dot(const kb_tile__kernel_ast *k);
+/* Finds the kernel's dot loops and picks the mma layout (L->mma, L->dloops);
+ * false after reporting what it cannot lower. */
+bool kb_tile__plan_mma(kb_tile__lw *L);
+void kb_tile__mma_free(kb_tile__lw *L);
+/* Slots a thread holds of a [BM, BN] tile; whether t is that shape (and
+ * the kernel has a dot). */
+int64_t kb_tile__mma_slots(const kb_tile__lw *L);
+bool kb_tile__mma_shape(const kb_tile__lw *L, const kb_tile__type *t);
+/* Whether e can be computed in the mma layout; false after reporting. */
+bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e);
+/* The dot loop of statement st, or NULL. */
+const kb_tile__dotloop *kb_tile__dot_loop(const kb_tile__lw *L, const kb_tile__stmt *st);
+/* The kernel's shared memory and warp offsets; a dot loop; a 2-d store. */
+void kb_tile__mma_decls(kb_tile__lw *L);
+void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp);
+void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st);
+/* The helpers the file's kernels with dot call. */
+void kb_tile__mma_prologue(kb_buf *out);
+
 /* ===== lower.c ===== */
 
-/* Appends the CUDA C of every kernel of a checked file to out. */
-void kb_tile__lower(const kb_tile__file *f, kb_buf *out);
+/* Appends the CUDA C of every kernel of a checked file to out; what the
+ * lowering does not support yet is an error in diags at its place. */
+void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags);
 
 #endif

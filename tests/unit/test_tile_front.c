@@ -664,6 +664,14 @@ static const struct {
 	{__LINE__, H "    store(a[0], 2.0)\n}\n", 2, 11, "'a' is a scalar parameter, not a tensor parameter"},
 	{__LINE__, "kernel f(y: i32[N]) grid(N) threads(32) {\n    store(y[0], 1.5)\n}\n", 2, 17,
 	 "storing f32 scalar into y, a i32 tensor, needs a cast: i32(...)"},
+	/* names the generated CUDA keeps */
+	{__LINE__, H "    v_ = 1.0\n}\n", 2, 5,
+	 "'v_' ends in '_': such names are kept for the generated CUDA's own variables"},
+	{__LINE__, "kernel f(float: f32[N]) grid(N) threads(32) {\n}\n", 1, 10,
+	 "'float' cannot name a parameter: the generated CUDA keeps parameter names, and 'float' is a "
+	 "C++ or CUDA name there"},
+	{__LINE__, "kernel f(x: f32[int]) grid(1) threads(32) {\n}\n", 1, 10,
+	 "'int' cannot name a size: the generated CUDA keeps size names"},
 };
 
 static void test_tile_front__bad_programs(void)

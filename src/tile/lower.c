@@ -1,0 +1,712 @@
+/*
+ * lower.c - a checked tile program as CUDA C (docs/tile.md, "What the
+ * compiler does with it").
+ *
+ * Layout.  A program runs as one block of T = threads(N) threads.  A
+ * rank-1 tile of E elements is a per-thread array of S = K * V slots: the
+ * kernel's vector width V (16 bytes of its narrowest tensor dtype), K =
+ * cdiv(E, T * V) groups, and slot i of thread t holds element
+ *     el(i) = ((i / V) * T + t) * V + i % V,
+ * so a group is V consecutive elements (one 16-byte access) and a warp's
+ * groups are consecutive (coalesced).  Slots past E exist only when E is
+ * no multiple of T * V; reductions skip them.
+ *
+ * Expressions.  Element-wise expressions become C expressions of a slot
+ * index; loads and reductions are materialized first, into the variable they define or a temporary
+ * (_tN), so a statement's C reads as its source does.  Every statement
+ * starts with #line to its .tile line.
+ *
+ * Row in registers.  When the kernel's top level has two or more loops over
+ * the same range that load the same slice, a branch taken when the loop
+ * runs once (hi <= lo + step) emits each loop's body once and gives the
+ * later loads the first one's registers: the row is read once.
+ *
+ * Dot.  A kernel with dot has a second layout for its [BM, BN] tiles, and
+ * its loops that feed a dot are lowered by lower_dot.c.
+ *
+ * What is not lowered yet (2-D tiles other than a dot's, axis reductions,
+ * column slices) is an error at its place, never wrong code.
+ */
+#include "tile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ===== state and names ===== */
+
+void kb_tile__fail(kb_tile__lw *L, int line, int col, int len, const char *what)
+{
+	kb_diag_add(L->diags, KB_DIAG_ERROR, L->f->path, L->f->text, line, col, len > 0 ? len : 1,
+		    "%s is not supported yet by the tile compiler's lowering", what);
+	L->errors++;
+}
+
+void kb_tile__ind(kb_tile__lw *L)
+{
+	for (int i = 0; i < L->depth; i++)
+		kb_buf_catc(L->o, '\t');
+}
+
+void kb_tile__line_of(kb_tile__lw *L, int line)
+{
+	kb_buf_catf(L->o, "#line %d \"%s\"\n", line, L->f->path);
+}
+
+bool kb_tile__reserved(const char *n)
+{
+	static const char *const words[] = {
+		"auto", "bool", "break", "case", "char", "class", "const", "continue", "default",
+		"delete", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if",
+		"inline", "int", "long", "new", "private", "public", "register", "return", "short",
+		"signed", "sizeof", "static", "struct", "switch", "template", "this", "typedef",
+		"union", "unsigned", "void", "volatile", "while", "half", "dim3", "min", "max",
+		"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
+		/* the C math it calls */
+		"exp", "expf", "exp2", "exp2f", "log", "logf", "sqrt", "sqrtf", "rsqrt", "rsqrtf",
+		"fabs", "fabsf", "fmax", "fmaxf", "fmin", "fminf",
+	};
+	static const char *const prefixes[] = {"kb_", "_t", "__", "KB_", "CUDART_", "make_"};
+	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
+		if (!strcmp(n, words[i]))
+			return true;
+	for (size_t i = 0; i < KB_ARRAY_LEN(prefixes); i++)
+		if (!strncmp(n, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+char *kb_tile__cname(const char *dsl)
+{
+	return kb_tile__reserved(dsl) ? kb_xasprintf("%s_", dsl) : kb_xstrdup(dsl);
+}
+
+void kb_tile__range_text(kb_tile__lw *L, const kb_tile__stmt *st, kb_buf *lo, kb_buf *hi,
+			 kb_buf *step)
+{
+	kb_tile__cexpr(L, st->lo, "0", lo);
+	kb_tile__cexpr(L, st->hi, "0", hi);
+	if (st->step)
+		kb_tile__cexpr(L, st->step, "0", step);
+	else
+		kb_buf_cat(step, "1");
+}
+
+const kb_tile__lsym *kb_tile__lw_lookup(const kb_tile__lw *L, const char *dsl)
+{
+	for (int i = L->nsyms - 1; i >= 0; i--)
+		if (!strcmp(L->syms[i].dsl, dsl))
+			return &L->syms[i];
+	return NULL;
+}
+
+const char *kb_tile__define(kb_tile__lw *L, const char *dsl, const char *c, kb_tile__type t)
+{
+	kb_tile__lsym *s = KB_PUSH(L->syms, L->nsyms, L->capsyms);
+	s->dsl = kb_xstrdup(dsl);
+	s->c = c ? kb_xstrdup(c) : kb_tile__cname(dsl);
+	s->type = t;
+	s->depth = L->depth;
+	return s->c;
+}
+
+void kb_tile__leave_scope(kb_tile__lw *L)
+{
+	while (L->nsyms > 0 && L->syms[L->nsyms - 1].depth >= L->depth) {
+		L->nsyms--;
+		free(L->syms[L->nsyms].dsl);
+		free(L->syms[L->nsyms].c);
+	}
+}
+
+const kb_tile_param *kb_tile__param(const kb_tile__lw *L, const char *name)
+{
+	for (int i = 0; i < L->k->k.nparams; i++)
+		if (!strcmp(L->k->k.params[i].name, name))
+			return &L->k->k.params[i];
+	return NULL;
+}
+
+/* ===== types ===== */
+
+bool kb_tile__is_float(kb_tile_dtype t)
+{
+	return t == KB_TILE_F32 || t == KB_TILE_F16 || t == KB_TILE_BF16 || t == KB_TILE_F64;
+}
+
+/* The C type a value of dtype t computes in (f16 and bf16 as float). */
+const char *kb_tile__ctype(kb_tile_dtype t)
+{
+	switch (t) {
+	case KB_TILE_F64: return "double";
+	case KB_TILE_I32: return "int";
+	case KB_TILE_I64: return "long long";
+	case KB_TILE_U8: return "int";
+	case KB_TILE_BOOL: return "bool";
+	default: return "float";
+	}
+}
+
+int kb_tile__elem_size(kb_tile_dtype t)
+{
+	switch (t) {
+	case KB_TILE_F64: case KB_TILE_I64: return 8;
+	case KB_TILE_F16: case KB_TILE_BF16: return 2;
+	case KB_TILE_U8: case KB_TILE_BOOL: return 1;
+	default: return 4;
+	}
+}
+
+/* Slots a thread holds of a rank-1 tile of e elements. */
+int64_t kb_tile__slots(const kb_tile__lw *L, int64_t e)
+{
+	int64_t g = (int64_t)L->T * L->V;
+	return (e + g - 1) / g * L->V;
+}
+
+/* Whether every slot of a tile of e elements is an element of it. */
+bool kb_tile__full(const kb_tile__lw *L, int64_t e)
+{
+	return e % ((int64_t)L->T * L->V) == 0;
+}
+
+/* "el(i)" in C: the element slot `i` holds in this thread. */
+void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i)
+{
+	kb_buf_catf(b, "(((%s) / %d) * %d + (int)threadIdx.x) * %d + (%s) %% %d", i, L->V, L->T,
+		    L->V, i, L->V);
+}
+
+/* ===== statements ===== */
+
+static void stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n);
+
+/* name = value for an element-wise value: a scalar, or every slot. */
+static void assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
+			       const kb_tile__expr *value, bool declare, int op)
+{
+	kb_buf x = KB_BUF_INIT;
+	const char *ct = kb_tile__ctype(t->dtype);
+	char opb[4] = "=";
+	if (op)
+		snprintf(opb, sizeof opb, "%c=", op);
+	if (!t->rank) {
+		kb_tile__cexpr(L, value, "0", &x);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s%s%s %s %s;\n", declare ? ct : "", declare ? " " : "", c, opb, x.s);
+	} else {
+		int64_t S = t->rank == 2 ? kb_tile__mma_slots(L) : kb_tile__slots(L, t->ext[0]);
+		kb_tile__cexpr(L, value, "i_", &x);
+		if (declare) {
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)S);
+		}
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "#pragma unroll\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t%s[i_] %s %s;\n", c, opb, x.s);
+	}
+	kb_buf_free(&x);
+}
+
+bool kb_tile__is_load(const kb_tile__expr *e)
+{
+	return e->kind == KB_TE_CALL && !strcmp(e->name, "load");
+}
+
+static kb_tile__kept *kept_of(kb_tile__lw *L, const kb_tile__expr *slice);
+
+/* In the row-in-registers branch, a load of a slice it keeps: the first
+ * loop fills the registers, the later ones take them as they are. */
+static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	kb_tile__kept *k = L->fast ? kept_of(L, st->value->args[0]) : NULL;
+	if (!k)
+		return false;
+	if (!k->filled) {
+		kb_tile__lower_load(L, st->value, k->c, false);
+		k->filled = true;
+	} else {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "/* %s: the slice is in %s already */\n", st->name, k->c);
+	}
+	kb_tile__define(L, st->name, k->c, st->type);
+	return true;
+}
+
+static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	const kb_tile__lsym *s = st->defines ? NULL : kb_tile__lw_lookup(L, st->name);
+	const kb_tile__type *t = &st->type;
+	if (t->rank > 1 && !kb_tile__mma_shape(L, t)) {
+		kb_tile__fail(L, st->line, st->col, st->len,
+			      L->mma.on ? "a 2-d tile of another shape than the dot's result"
+					: "a 2-d tile in a kernel without dot");
+		return;
+	}
+	if (t->rank > 1 && !kb_tile__mma_value_ok(L, st->value))
+		return;
+	bool root = !st->op && (kb_tile__is_load(st->value) || kb_tile__is_reduction(st->value));
+	if (st->defines && root && kb_tile__is_load(st->value) && keep_load(L, st))
+		return;
+	if (st->defines) {
+		char *cn = kb_tile__cname(st->name);
+		if (root)
+			kb_tile__materialize(L, st->value, cn);
+		else {
+			kb_tile__materialize_under(L, st->value);
+			assign_elementwise(L, cn, t, st->value, true, 0);
+		}
+		kb_tile__define(L, st->name, cn, *t);
+		free(cn);
+		return;
+	}
+	if (root && kb_tile__is_load(st->value)) {
+		kb_tile__lower_load(L, st->value, s->c, false);
+		return;
+	}
+	if (root) {
+		kb_tile__materialize_under(L, st->value);
+		kb_tile__lower_reduction(L, st->value, s->c, false);
+		return;
+	}
+	kb_tile__materialize_under(L, st->value);
+	assign_elementwise(L, s->c, t, st->value, false, st->op);
+}
+
+static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	const kb_tile__dotloop *dl = kb_tile__dot_loop(L, st);
+	if (dl) {
+		kb_tile__lower_dot_loop(L, dl);
+		return;
+	}
+	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
+	kb_tile__materialize_under(L, st->lo);
+	kb_tile__range_text(L, st, &lo, &hi, &step);
+	char *cn = kb_tile__cname(st->name);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int %s = %s; %s < %s; %s += %s) {\n", cn, lo.s, cn, hi.s, cn, step.s);
+	L->depth++;
+	kb_tile__define(L, st->name, cn, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
+	stmts(L, st->body, st->nbody);
+	kb_tile__leave_scope(L);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	free(cn);
+	kb_buf_free(&lo);
+	kb_buf_free(&hi);
+	kb_buf_free(&step);
+}
+
+static void lower_if(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	kb_buf c = KB_BUF_INIT;
+	kb_tile__materialize_under(L, st->value);
+	kb_tile__cexpr(L, st->value, "0", &c);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (%s) {\n", c.s);
+	L->depth++;
+	stmts(L, st->body, st->nbody);
+	kb_tile__leave_scope(L);
+	L->depth--;
+	if (st->nels) {
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		L->depth++;
+		stmts(L, st->els, st->nels);
+		kb_tile__leave_scope(L);
+		L->depth--;
+	}
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_buf_free(&c);
+}
+
+/* A const as C++: a constexpr of its value (-D overrides applied). */
+static void const_decl(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	int64_t v = st->value->cval;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "constexpr %s %s = %lld;\n", v == (int32_t)v ? "int" : "long long", st->name,
+		    (long long)v);
+}
+
+/* Whether st is a statement of the kernel body's top level. */
+static bool top_level(const kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	for (int i = 0; i < L->k->nbody; i++)
+		if (L->k->body[i] == st)
+			return true;
+	return false;
+}
+
+/* Whether the generated code uses the word w. */
+static bool uses_word(const char *code, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = code; (p = strstr(p, w)); p += n) {
+		bool before = p > code && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+					   (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
+		char a = p[n];
+		bool after = a == '_' || (a >= 'a' && a <= 'z') || (a >= 'A' && a <= 'Z') || (a >= '0' && a <= '9');
+		if (!before && !after)
+			return true;
+	}
+	return false;
+}
+
+/* The top-level consts the body uses (folded ones it does not), first:
+ * every block sees them. */
+static void top_consts(kb_tile__lw *L, const char *body_code)
+{
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *st = L->k->body[i];
+		if (st->kind == KB_TS_CONST && uses_word(body_code, st->name)) {
+			kb_tile__line_of(L, st->line);
+			const_decl(L, st);
+		}
+	}
+}
+
+static void stmt(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	if (st->kind == KB_TS_CONST) { /* the top level's are declared first */
+		if (!top_level(L, st)) {
+			kb_tile__line_of(L, st->line);
+			const_decl(L, st);
+		}
+		return;
+	}
+	for (int i = 0; i < L->nmats; i++) /* a statement's temporaries are its own */
+		free(L->mats[i].c);
+	L->nmats = 0;
+	kb_tile__line_of(L, st->line);
+	switch (st->kind) {
+	case KB_TS_ASSIGN: lower_assign(L, st); break;
+	case KB_TS_FOR: lower_for(L, st); break;
+	case KB_TS_IF: lower_if(L, st); break;
+	case KB_TS_STORE:
+		if (st->slice->type.rank == 2)
+			kb_tile__lower_store_mma(L, st);
+		else
+			kb_tile__lower_store(L, st);
+		break;
+	default: break;
+	}
+}
+
+static void stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		stmt(L, v[i]);
+}
+
+/* ===== the row-in-registers branch ===== */
+
+static bool ident_char(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* A top-level loop's range as text, to tell loops over the same range. */
+static char *range_key(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
+	kb_tile__range_text(L, st, &lo, &hi, &step);
+	char *key = kb_xasprintf("%s | %s | %s", lo.s, hi.s, step.s);
+	kb_buf_free(&lo);
+	kb_buf_free(&hi);
+	kb_buf_free(&step);
+	return key;
+}
+
+/* The slice's source text with the loop variable written as `@`. */
+static char *slice_key(const kb_tile__lw *L, const kb_tile__expr *s, const char *var)
+{
+	kb_buf b = KB_BUF_INIT;
+	const char *t = L->f->text;
+	int line = 1, col = 1;
+	size_t at = 0;
+	for (; t[at] && (line < s->line || col < s->col); at++) {
+		if (t[at] == '\n')
+			line++, col = 1;
+		else
+			col++;
+	}
+	size_t vl = strlen(var);
+	for (size_t k = 0; k < (size_t)s->len && t[at + k]; k++) {
+		bool word = !strncmp(t + at + k, var, vl) && (k == 0 || !ident_char(t[at + k - 1])) &&
+			    !ident_char(t[at + k + vl]);
+		if (word) {
+			kb_buf_catc(&b, '@');
+			k += vl - 1;
+		} else if (t[at + k] != ' ') {
+			kb_buf_catc(&b, t[at + k]);
+		}
+	}
+	return kb_buf_detach(&b);
+}
+
+/* Whether the kernel's top level has two or more loops over one range
+ * that both load one slice: then the branch is worth having. */
+static bool wants_fast_path(kb_tile__lw *L, char **range)
+{
+	int nfor = 0;
+	*range = NULL;
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *st = L->k->body[i];
+		if (st->kind != KB_TS_FOR)
+			continue;
+		char *r = range_key(L, st);
+		if (!*range)
+			*range = r;
+		else if (strcmp(*range, r))
+			nfor = -100, free(r);
+		else
+			free(r);
+		nfor++;
+	}
+	if (nfor >= 2)
+		return true;
+	free(*range);
+	*range = NULL;
+	return false;
+}
+
+static kb_tile__kept *kept_of(kb_tile__lw *L, const kb_tile__expr *slice)
+{
+	char *key = slice_key(L, slice, L->loopvar);
+	kb_tile__kept *k = NULL;
+	for (int i = 0; i < L->nkept && !k; i++)
+		if (!strcmp(L->kept[i].key, key))
+			k = &L->kept[i];
+	free(key);
+	return k;
+}
+
+/* Whether `name` is assigned again in v after its definition. */
+static bool reassigned(kb_tile__stmt *const *v, int n, const char *name)
+{
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		if (st->kind == KB_TS_ASSIGN && !st->defines && !strcmp(st->name, name))
+			return true;
+		if (reassigned(st->body, st->nbody, name) || reassigned(st->els, st->nels, name))
+			return true;
+	}
+	return false;
+}
+
+/* Declares registers for every slice that two top-level loops load (of a
+ * tensor the kernel never writes, into a variable never assigned again). */
+static void find_kept(kb_tile__lw *L)
+{
+	int seen = 0;
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *loop = L->k->body[i];
+		if (loop->kind != KB_TS_FOR)
+			continue;
+		L->loopvar = loop->name;
+		for (int j = 0; j < loop->nbody; j++) {
+			const kb_tile__stmt *st = loop->body[j];
+			if (st->kind != KB_TS_ASSIGN || !st->defines || !kb_tile__is_load(st->value) ||
+			    st->type.rank != 1 || reassigned(loop->body, loop->nbody, st->name))
+				continue;
+			const kb_tile_param *t = kb_tile__param(L, st->value->args[0]->name);
+			if (!t || t->written)
+				continue;
+			if (kept_of(L, st->value->args[0]))
+				continue;
+			kb_tile__kept *k = KB_PUSH(L->kept, L->nkept, L->capkept);
+			k->key = slice_key(L, st->value->args[0], loop->name);
+			k->c = kb_xasprintf("kb_row%d", ++seen);
+			k->filled = false;
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "%s %s[%lld]; /* %s, read once */\n", kb_tile__ctype(st->type.dtype), k->c,
+				    (long long)kb_tile__slots(L, st->type.ext[0]), t->name);
+		}
+	}
+}
+
+/* The kernel body's top level in the branch: each loop once, at lo. */
+static void fast_body(kb_tile__lw *L)
+{
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *st = L->k->body[i];
+		if (st->kind != KB_TS_FOR) {
+			stmt(L, st);
+			continue;
+		}
+		kb_buf lo = KB_BUF_INIT;
+		kb_tile__cexpr(L, st->lo, "0", &lo);
+		kb_tile__line_of(L, st->line);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "{\n");
+		L->depth++;
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const int %s = %s; /* the one trip */\n", st->name, lo.s);
+		kb_tile__define(L, st->name, st->name, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
+		L->loopvar = st->name;
+		stmts(L, st->body, st->nbody);
+		kb_tile__leave_scope(L);
+		kb_tile__block_close(L, 1);
+		kb_buf_free(&lo);
+	}
+}
+
+/* The body: with the branch when two loops load one slice, else as written. */
+static void body(kb_tile__lw *L)
+{
+	char *range = NULL;
+	if (!wants_fast_path(L, &range)) {
+		stmts(L, L->k->body, L->k->nbody);
+		return;
+	}
+	const kb_tile__stmt *first = NULL;
+	for (int i = 0; i < L->k->nbody && !first; i++)
+		if (L->k->body[i]->kind == KB_TS_FOR)
+			first = L->k->body[i];
+	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
+	kb_tile__range_text(L, first, &lo, &hi, &step);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if ((%s) < (%s) && (%s) <= (%s) + (%s)) { /* one trip: the row stays in registers */\n",
+		    lo.s, hi.s, hi.s, lo.s, step.s);
+	L->depth++;
+	L->fast = true;
+	find_kept(L);
+	fast_body(L);
+	L->fast = false;
+	kb_tile__leave_scope(L);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "} else {\n");
+	L->depth++;
+	stmts(L, L->k->body, L->k->nbody);
+	kb_tile__leave_scope(L);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	for (int i = 0; i < L->nkept; i++)
+		free(L->kept[i].key), free(L->kept[i].c);
+	L->nkept = 0;
+	kb_buf_free(&lo);
+	kb_buf_free(&hi);
+	kb_buf_free(&step);
+	free(range);
+}
+
+/* ===== kernels ===== */
+
+/* The kernel's vector width: 16 bytes of its narrowest tensor. */
+static int vector_width(const kb_tile__kernel_ast *k)
+{
+	int narrow = 16;
+	for (int i = 0; i < k->k.nparams; i++)
+		if (k->k.params[i].rank && kb_tile__elem_size(k->k.params[i].dtype) < narrow)
+			narrow = kb_tile__elem_size(k->k.params[i].dtype);
+	return narrow >= 16 ? 1 : 16 / narrow > 8 ? 8 : 16 / narrow;
+}
+
+static void signature(kb_tile__lw *L)
+{
+	const kb_tile_kernel *k = &L->k->k;
+	kb_tile__line_of(L, k->line);
+	kb_buf_catf(L->o, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", L->T, k->name);
+	for (int i = 0; i < k->nparams; i++) {
+		const kb_tile_param *p = &k->params[i];
+		kb_buf_cat(L->o, i ? ", " : "");
+		if (p->rank)
+			kb_buf_catf(L->o, "%s%s *__restrict__ %s", p->written ? "" : "const ",
+				    kb_tile_ctype(p->dtype), p->name);
+		else
+			kb_buf_catf(L->o, "%s %s", p->is_size ? "int" : kb_tile_ctype(p->dtype), p->name);
+	}
+	kb_buf_cat(L->o, ")\n{\n");
+}
+
+static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
+{
+	L->k = k;
+	L->T = (int)k->threads->cval;
+	L->V = vector_width(k);
+	L->ntmp = 0;
+	if (!kb_tile__plan_mma(L)) {
+		kb_tile__mma_free(L);
+		return;
+	}
+	k->k.smem = L->mma.smem;
+	signature(L);
+	L->depth = 1;
+	kb_buf *whole = L->o, code = KB_BUF_INIT;
+	L->o = &code; /* the body first: whether it needs the scratch is known after */
+	L->scratch = false;
+	body(L);
+	L->o = whole;
+	if (L->mma.on)
+		kb_tile__mma_decls(L);
+	if (L->scratch)
+		kb_buf_cat(L->o, "\t__shared__ float kb_scratch[32]; /* block reductions */\n");
+	top_consts(L, code.s ? code.s : "");
+	kb_buf_catn(L->o, code.s ? code.s : "", code.len);
+	kb_buf_cat(L->o, "}\n\n");
+	kb_buf_free(&code);
+	kb_tile__leave_scope(L);
+	for (int i = 0; i < L->nmats; i++)
+		free(L->mats[i].c);
+	L->nmats = 0;
+	kb_tile__mma_free(L);
+}
+
+/* ===== the file ===== */
+
+/* Block reductions every kernel may use: the warp's shuffles, one value a
+ * warp through shared memory, every thread gets the result. */
+static const char helpers[] =
+	"#define KB_BLOCK_REDUCE(NAME, T, OP, ID)                                   \\\n"
+	"__device__ __forceinline__ T NAME(T v, float *scratch_)                    \\\n"
+	"{                                                                          \\\n"
+	"\tT *scratch = (T *)scratch_;                                              \\\n"
+	"\tfor (int o = 16; o > 0; o /= 2)                                         \\\n"
+	"\t\tv = OP(v, __shfl_xor_sync(0xffffffff, v, o));                         \\\n"
+	"\tif (threadIdx.x % 32 == 0)                                             \\\n"
+	"\t\tscratch[threadIdx.x / 32] = v;                                       \\\n"
+	"\t__syncthreads();                                                        \\\n"
+	"\tv = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : ID; \\\n"
+	"\tfor (int o = 16; o > 0; o /= 2)                                         \\\n"
+	"\t\tv = OP(v, __shfl_xor_sync(0xffffffff, v, o));                         \\\n"
+	"\t__syncthreads();                                                        \\\n"
+	"\treturn v;                                                               \\\n"
+	"}\n"
+	"#define KB_ADD(a, b) ((a) + (b))\n"
+	"KB_BLOCK_REDUCE(kb_block_sum_f, float, KB_ADD, 0.0f)\n"
+	"KB_BLOCK_REDUCE(kb_block_max_f, float, fmaxf, -CUDART_INF_F)\n"
+	"KB_BLOCK_REDUCE(kb_block_min_f, float, fminf, CUDART_INF_F)\n"
+	"KB_BLOCK_REDUCE(kb_block_sum_i, int, KB_ADD, 0)\n"
+	"KB_BLOCK_REDUCE(kb_block_max_i, int, max, -2147483647 - 1)\n"
+	"KB_BLOCK_REDUCE(kb_block_min_i, int, min, 2147483647)\n";
+
+void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
+{
+	kb_tile__lw L = {.f = f, .o = out, .diags = diags};
+	kb_buf_catf(out, "/* Generated by kbench from %s: edit the .tile file, not this. */\n",
+		    kb_basename(f->path));
+	/* until the first kernel's #line, lines are the generated file's own */
+	kb_buf_cat(out, "#line 3 \"<kbench tile prologue>\"\n");
+	kb_buf_cat(out, "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <math_constants.h>\n\n");
+	kb_buf_cat(out, helpers);
+	kb_buf_cat(out, "\n");
+	bool dot = false;
+	for (int i = 0; i < f->nkernels; i++)
+		dot = dot || kb_tile__kernel_has_dot(&f->kernels[i]);
+	if (dot)
+		kb_tile__mma_prologue(out);
+	for (int i = 0; i < f->nkernels; i++)
+		kernel(&L, &f->kernels[i]);
+	free(L.syms);
+	free(L.mats);
+	free(L.kept);
+}

@@ -1,0 +1,729 @@
+/*
+ * lower_dot.c - dot on tensor cores.  A loop that feeds a dot,
+ *     for k in range(0, K, BK) {
+ *         x = load(a[m0 : m0 + BM, k : k + BK])
+ *         w = load(b[k : k + BK, n0 : n0 + BN])
+ *         acc += dot(x, w)
+ *     }
+ * stages its operand tiles through shared memory STAGES deep (cp.async,
+ * 16 bytes a copy where the rows are aligned, zeros past the tensor's
+ * edges), and each warp multiplies its part of the tile with ldmatrix and
+ * mma.sync m16n8k16 (f16 or bf16 in, f32 accumulate).
+ *
+ * The mma layout.  The kernel's W = threads / 32 warps tile the [BM, BN]
+ * accumulator as a WM x WN grid, each warp a [WTM, WTN] block at
+ * (wm0_, wn0_) of MT x NT m16n8 pieces, four floats a thread each.  Every
+ * [BM, BN] tile of the kernel (the accumulator, element-wise values made
+ * from it) has this layout: slot
+ *     i = (mt * NT + nt) * 4 + q
+ * of lane l holds row wm0_ + mt * 16 + l / 4 + q / 2 * 8 and column
+ * wn0_ + nt * 8 + l % 4 * 2 + q % 2.  Stores write them two columns at a time.
+ *
+ * Shared memory.  An operand tile [R][C] is R rows of C / 8 16-byte chunks;
+ * chunk c of row r sits at kb_swz (an XOR of c with bits of r) so that the
+ * eight rows an ldmatrix reads fall in eight different bank groups.
+ *
+ * What a loop with a dot may hold is exactly that: loads of its operands
+ * and `acc += dot(...)`; anything else there, a dot elsewhere, or a
+ * [BM, BN] value that mixes in a rank-1 tile, is an error at its place.
+ */
+#include "tile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ===== finding the dots ===== */
+
+static bool is_dot(const kb_tile__expr *e)
+{
+	return e && e->kind == KB_TE_CALL && !strcmp(e->name, "dot");
+}
+
+static bool has_dot(const kb_tile__expr *e)
+{
+	if (!e)
+		return false;
+	if (is_dot(e))
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (has_dot(e->args[i]))
+			return true;
+	for (int i = 0; i < e->nkw; i++)
+		if (has_dot(e->kwv[i]))
+			return true;
+	return false;
+}
+
+static bool stmts_have_dot(kb_tile__stmt *const *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		if (has_dot(st->value) || stmts_have_dot(st->body, st->nbody) ||
+		    stmts_have_dot(st->els, st->nels))
+			return true;
+	}
+	return false;
+}
+
+bool kb_tile__kernel_has_dot(const kb_tile__kernel_ast *k)
+{
+	return stmts_have_dot(k->body, k->nbody);
+}
+
+/* The dot of `acc += dot(x, w)` or `acc = acc + dot(x, w)`, else NULL. */
+static const kb_tile__expr *update_dot(const kb_tile__stmt *st)
+{
+	if (st->kind != KB_TS_ASSIGN || st->defines || !st->value)
+		return NULL;
+	const kb_tile__expr *v = st->value;
+	if (st->op == KB_TOP_ADD && is_dot(v))
+		return v;
+	if (!st->op && v->kind == KB_TE_BINARY && v->op == KB_TOP_ADD && is_dot(v->args[1]) &&
+	    v->args[0]->kind == KB_TE_NAME && !strcmp(v->args[0]->name, st->name))
+		return v->args[1];
+	return NULL;
+}
+
+/* Whether v is zero: an integer or float literal 0. */
+static bool is_zero(const kb_tile__expr *v)
+{
+	return (v->kind == KB_TE_INT && v->ival == 0) || (v->kind == KB_TE_FLOAT && v->fval == 0);
+}
+
+/* Whether the statement loads a dot operand: `x = load(t[r : r + R, c : c + C])`
+ * with no mask and zeros (or nothing) outside the tensor. */
+static bool operand_load(kb_tile__lw *L, const kb_tile__stmt *st, bool report)
+{
+	const kb_tile__expr *v = st->value;
+	if (st->kind != KB_TS_ASSIGN || !st->defines || st->op || !v || !kb_tile__is_load(v) ||
+	    v->type.rank != 2)
+		return false;
+	for (int k = 0; k < v->nkw; k++) {
+		bool zero = !strcmp(v->kw[k], "other") && is_zero(v->kwv[k]);
+		if (!zero) {
+			if (report)
+				kb_tile__fail(L, v->kwv[k]->line, v->kwv[k]->col, v->kwv[k]->len,
+					      "a dot operand's load with mask= or a nonzero other=");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ===== the plan: warps, stages, shared memory ===== */
+
+/* The operand a dot argument names: a load in the loop (by variable or in
+ * place); its index in lp->ops, or -1 after reporting. */
+static int operand_of(kb_tile__lw *L, kb_tile__dotloop *lp, const kb_tile__expr *x)
+{
+	for (int i = 0; i < lp->nops; i++) {
+		const kb_tile__dotop *o = &lp->ops[i];
+		if ((x->kind == KB_TE_NAME && o->name && !strcmp(o->name, x->name)) || o->load == x)
+			return i;
+	}
+	if (kb_tile__is_load(x) && x->type.rank == 2) {
+		for (int k = 0; k < x->nkw; k++)
+			if (strcmp(x->kw[k], "other") || !is_zero(x->kwv[k])) {
+				kb_tile__fail(L, x->line, x->col, x->len,
+					      "a dot operand's load with mask= or a nonzero other=");
+				return -1;
+			}
+		kb_tile__dotop *o = KB_PUSH(lp->ops, lp->nops, lp->capops);
+		memset(o, 0, sizeof *o);
+		o->load = x;
+		return lp->nops - 1;
+	}
+	kb_tile__fail(L, x->line, x->col, x->len,
+		      "a dot operand that is not loaded in the dot's loop (load it there)");
+	return -1;
+}
+
+/* Reads one loop that holds a dot into lp; false after reporting. */
+static bool read_loop(kb_tile__lw *L, const kb_tile__stmt *loop, kb_tile__dotloop *lp)
+{
+	memset(lp, 0, sizeof *lp);
+	lp->loop = loop;
+	bool ok = true;
+	for (int i = 0; i < loop->nbody; i++) {
+		const kb_tile__stmt *st = loop->body[i];
+		if (operand_load(L, st, true)) {
+			kb_tile__dotop *o = KB_PUSH(lp->ops, lp->nops, lp->capops);
+			memset(o, 0, sizeof *o);
+			o->name = st->name;
+			o->load = st->value;
+			o->line = st->line;
+			continue;
+		}
+		const kb_tile__expr *d = update_dot(st);
+		if (!d) {
+			kb_tile__fail(L, st->line, st->col, st->len,
+				      "in a loop with dot, a statement other than a load of a dot operand "
+				      "or `acc += dot(x, w)`");
+			ok = false;
+			continue;
+		}
+		kb_tile__dotupd *u = KB_PUSH(lp->upds, lp->nupds, lp->capupds);
+		u->acc = st->name;
+		u->dot = d;
+		u->line = st->line;
+		u->a = operand_of(L, lp, d->args[0]);
+		u->b = operand_of(L, lp, d->args[1]);
+		ok = ok && u->a >= 0 && u->b >= 0;
+	}
+	return ok;
+}
+
+static bool same_shape(const kb_tile__type *t, int64_t r, int64_t c)
+{
+	return t->rank == 2 && t->ext[0] == r && t->ext[1] == c;
+}
+
+/* Checks the dots' shapes against the kernel's [BM, BN] and each BK. */
+static bool check_shapes(kb_tile__lw *L, const kb_tile__dotloop *lp)
+{
+	kb_tile__mma *m = &L->mma;
+	for (int i = 0; i < lp->nupds; i++) {
+		const kb_tile__dotupd *u = &lp->upds[i];
+		const kb_tile__type *a = &lp->ops[u->a].load->type, *b = &lp->ops[u->b].load->type;
+		if (!m->BM) {
+			m->BM = a->ext[0];
+			m->BN = b->ext[1];
+		}
+		if (a->ext[0] != m->BM || b->ext[1] != m->BN) {
+			kb_tile__fail(L, u->dot->line, u->dot->col, u->dot->len,
+				      "a second dot result shape in one kernel");
+			return false;
+		}
+		if (a->ext[1] % 16) {
+			char what[160];
+			snprintf(what, sizeof what, "dot with an inner extent of %lld (a multiple of 16 is)",
+				 (long long)a->ext[1]);
+			kb_tile__fail(L, u->dot->line, u->dot->col, u->dot->len, what);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The warp grid for [BM, BN] and W warps: pieces of m16 x n16, the most
+ * square warp block; false when none divides the tile. */
+static bool warp_grid(kb_tile__mma *m, int warps)
+{
+	int64_t best = -1;
+	for (int wm = 1; wm <= warps; wm++) {
+		if (warps % wm)
+			continue;
+		int wn = warps / wm;
+		if (m->BM % (16 * wm) || m->BN % (16 * wn))
+			continue;
+		int64_t tm = m->BM / wm, tn = m->BN / wn, d = tm > tn ? tm - tn : tn - tm;
+		if (best < 0 || d < best) {
+			best = d;
+			m->WM = wm;
+			m->WN = wn;
+		}
+	}
+	if (best < 0)
+		return false;
+	m->MT = (int)(m->BM / m->WM / 16);
+	m->NT = (int)(m->BN / m->WN / 8);
+	return true;
+}
+
+/* The value of the kernel's top-level `const STAGES`, or 3. */
+static int stages_of(kb_tile__lw *L)
+{
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *st = L->k->body[i];
+		if (st->kind == KB_TS_CONST && !strcmp(st->name, "STAGES")) {
+			if (st->value->cval < 2 || st->value->cval > 8) {
+				kb_tile__fail(L, st->line, st->col, st->len,
+					      "STAGES outside 2 to 8 (the depth of a dot's operand pipeline)");
+				return 3;
+			}
+			return (int)st->value->cval;
+		}
+	}
+	return 3;
+}
+
+/* The first dot under e (e has one). */
+static const kb_tile__expr *first_dot(const kb_tile__expr *e)
+{
+	if (is_dot(e))
+		return e;
+	for (int i = 0; i < e->nargs; i++)
+		if (has_dot(e->args[i]))
+			return first_dot(e->args[i]);
+	for (int i = 0; i < e->nkw; i++)
+		if (has_dot(e->kwv[i]))
+			return first_dot(e->kwv[i]);
+	return e;
+}
+
+/* Whether a statement of the loop's own body has a dot in its value. */
+static bool feeds_dot(const kb_tile__stmt *loop)
+{
+	for (int j = 0; j < loop->nbody; j++)
+		if (has_dot(loop->body[j]->value))
+			return true;
+	return false;
+}
+
+/* Every loop with a dot in its own body becomes a dot loop (read_loop
+ * checks what else it holds); a dot anywhere else is an error. */
+static void find_loops(kb_tile__lw *L, kb_tile__stmt *const *v, int n, const kb_tile__stmt *in)
+{
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		if (st->kind == KB_TS_FOR && feeds_dot(st)) {
+			kb_tile__dotloop *lp = KB_PUSH(L->dloops, L->ndloops, L->capdloops);
+			if (!read_loop(L, st, lp) || !check_shapes(L, lp))
+				L->mma.bad = true;
+			continue;
+		}
+		if (has_dot(st->value)) {
+			const kb_tile__expr *d = first_dot(st->value);
+			kb_tile__fail(L, d->line, d->col, d->len,
+				      in ? "dot in a block nested in its loop"
+					 : "dot outside a loop over the inner dim (write it as "
+					   "`acc += dot(x, w)` in a for loop that loads x and w)");
+			L->mma.bad = true;
+		}
+		find_loops(L, st->body, st->nbody, st->kind == KB_TS_FOR ? st : in);
+		find_loops(L, st->els, st->nels, in);
+	}
+}
+
+bool kb_tile__plan_mma(kb_tile__lw *L)
+{
+	kb_tile__mma *m = &L->mma;
+	memset(m, 0, sizeof *m);
+	L->ndloops = 0;
+	if (!kb_tile__kernel_has_dot(L->k))
+		return true;
+	find_loops(L, L->k->body, L->k->nbody, NULL);
+	if (m->bad || !L->ndloops)
+		return false;
+	if (!warp_grid(m, L->T / 32)) {
+		const kb_tile__expr *d = L->dloops[0].upds[0].dot;
+		char what[200];
+		snprintf(what, sizeof what, "a dot result of [%lld, %lld] with %d warps (no grid of warps "
+			 "splits it into 16 x 16 pieces)", (long long)m->BM, (long long)m->BN, L->T / 32);
+		kb_tile__fail(L, d->line, d->col, d->len, what);
+		return false;
+	}
+	m->stages = stages_of(L);
+	for (int i = 0; i < L->ndloops; i++) {
+		int64_t bytes = 0;
+		for (int j = 0; j < L->dloops[i].nops; j++) {
+			const kb_tile__type *t = &L->dloops[i].ops[j].load->type;
+			bytes += t->ext[0] * t->ext[1] * 2;
+		}
+		if (bytes * m->stages > m->smem)
+			m->smem = bytes * m->stages;
+	}
+	m->on = true;
+	return true;
+}
+
+void kb_tile__mma_free(kb_tile__lw *L)
+{
+	for (int i = 0; i < L->ndloops; i++) {
+		free(L->dloops[i].ops);
+		free(L->dloops[i].upds);
+	}
+	free(L->dloops);
+	L->dloops = NULL;
+	L->ndloops = L->capdloops = 0;
+}
+
+int64_t kb_tile__mma_slots(const kb_tile__lw *L)
+{
+	return (int64_t)L->mma.MT * L->mma.NT * 4;
+}
+
+/* Whether a [BM, BN] value can be computed slot by slot in the mma layout:
+ * scalars and [BM, BN] tiles only; false after reporting what cannot. */
+bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	if (e->type.rank == 1 || (e->kind == KB_TE_CALL && !strcmp(e->name, "arange"))) {
+		kb_tile__fail(L, e->line, e->col, e->len,
+			      "a rank-1 tile (or arange) next to a dot's [BM, BN] result");
+		return false;
+	}
+	if (e->type.rank == 2 && !same_shape(&e->type, L->mma.BM, L->mma.BN)) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a 2-d tile of another shape than the dot's");
+		return false;
+	}
+	if (e->type.rank == 2 && (kb_tile__is_load(e) || kb_tile__is_reduction(e) ||
+				  (e->kind == KB_TE_CALL && !strcmp(e->name, "dot")))) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a 2-d load outside a dot's loop");
+		return false;
+	}
+	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a reduction of a dot's result");
+		return false;
+	}
+	for (int i = 0; i < e->nargs; i++)
+		if (!kb_tile__mma_value_ok(L, e->args[i]))
+			return false;
+	return true;
+}
+
+bool kb_tile__mma_shape(const kb_tile__lw *L, const kb_tile__type *t)
+{
+	return L->mma.on && same_shape(t, L->mma.BM, L->mma.BN);
+}
+
+const kb_tile__dotloop *kb_tile__dot_loop(const kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	for (int i = 0; i < L->ndloops; i++)
+		if (L->dloops[i].loop == st)
+			return &L->dloops[i];
+	return NULL;
+}
+
+/* ===== the kernel's part ===== */
+
+void kb_tile__mma_decls(kb_tile__lw *L)
+{
+	const kb_tile__mma *m = &L->mma;
+	kb_buf_catf(L->o, "\textern __shared__ __align__(128) unsigned char kb_smem[]; /* dot operands, "
+		    "%d stages: %lld bytes */\n", m->stages, (long long)m->smem);
+	kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 32 / %d * %lld, wn0_ = (int)threadIdx.x "
+		    "/ 32 %% %d * %lld; /* this warp's block of a [%lld, %lld] dot result */\n", m->WN,
+		    (long long)(m->BM / m->WM), m->WN, (long long)(m->BN / m->WN), (long long)m->BM,
+		    (long long)m->BN);
+}
+
+/* The C name an operand's shared tiles and flags go by. */
+static char *op_cname(const kb_tile__dotop *o, int i)
+{
+	return o->name ? kb_xasprintf("%s", o->name) : kb_xasprintf("op%d", i + 1);
+}
+
+/* Declares each operand's shared tiles (STAGES of them, one after the
+ * other) and whether its rows take 16-byte copies. */
+static void operand_decls(kb_tile__lw *L, const kb_tile__dotloop *lp)
+{
+	int64_t at = 0;
+	for (int i = 0; i < lp->nops; i++) {
+		const kb_tile__dotop *o = &lp->ops[i];
+		const kb_tile__expr *s = o->load->args[0];
+		const kb_tile_param *t = kb_tile__param(L, s->name);
+		const char *et = kb_tile_ctype(t->dtype);
+		char *c = op_cname(o, i);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s *%s_s_ = (%s *)(kb_smem + %lld); /* %s: %d x [%lld][%lld] */\n", et,
+			    c, et, (long long)at, c, L->mma.stages, (long long)o->load->type.ext[0],
+			    (long long)o->load->type.ext[1]);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const bool %s_vec_ = %s %% 8 == 0 && ((unsigned long long)%s & 15) == 0;\n",
+			    c, t->dims[1], t->name);
+		at += o->load->type.ext[0] * o->load->type.ext[1] * 2 * L->mma.stages;
+		free(c);
+	}
+}
+
+/* The copies of every operand tile for the trip whose loop variable is
+ * defined just before, into stage `stage` (C text). */
+static void operand_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *stage)
+{
+	for (int i = 0; i < lp->nops; i++) {
+		const kb_tile__dotop *o = &lp->ops[i];
+		const kb_tile__expr *s = o->load->args[0];
+		const kb_tile_param *t = kb_tile__param(L, s->name);
+		int64_t R = o->load->type.ext[0], C = o->load->type.ext[1];
+		kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT;
+		kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
+		kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
+		char *c = op_cname(o, i);
+		if (o->line)
+			kb_tile__line_of(L, o->line);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "kb_tile_to_smem<%lld, %lld, %d>(%s_s_ + %s * %lld, %s, %s, %s, %s, %s, "
+			    "%s_vec_ && (%s) %% 8 == 0);\n", (long long)R, (long long)C, L->T, c, stage,
+			    (long long)(R * C), t->name, r0.s, c0.s, t->dims[0], t->dims[1], c, c0.s);
+		free(c);
+		kb_buf_free(&r0);
+		kb_buf_free(&c0);
+	}
+}
+
+/* The copies of trip `trip` (C text) into stage `stage`, the loop
+ * variable defined for the slices' expressions. */
+static void trip_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *cv,
+			const char *trip, const char *stage)
+{
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int %s = lo_ + %s * step_;\n", cv, trip);
+	kb_tile__define(L, lp->loop->name, cv, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
+	operand_copies(L, lp, stage);
+	kb_tile__leave_scope(L);
+}
+
+void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
+{
+	const kb_tile__stmt *st = lp->loop;
+	int S = L->mma.stages;
+	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
+	kb_tile__range_text(L, st, &lo, &hi, &step);
+	char *cv = kb_tile__cname(st->name);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "{ /* the operands through shared memory, %d trips ahead; tensor cores */\n", S - 1);
+	L->depth++;
+	operand_decls(L, lp);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int s_ = 0; s_ < %d; s_++) { /* the first trips' copies */\n", S - 1);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\tif (s_ < trips_) {\n");
+	L->depth += 2;
+	trip_copies(L, lp, cv, "s_", "s_");
+	L->depth -= 2;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\t}\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\tkb_cp_async_commit();\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_tile__line_of(L, st->line);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "for (int t_ = 0; t_ < trips_; t_++) {\n");
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "kb_cp_async_wait<%d>(); /* this trip's tiles are in */\n", S - 2);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads(); /* and every warp is done with the stage refilled next */\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (t_ + %d < trips_) {\n", S - 1);
+	L->depth++;
+	char trip[32], stage[32];
+	snprintf(trip, sizeof trip, "(t_ + %d)", S - 1);
+	snprintf(stage, sizeof stage, "((t_ + %d) %% %d)", S - 1, S);
+	trip_copies(L, lp, cv, trip, stage);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "kb_cp_async_commit();\n");
+	for (int i = 0; i < lp->nupds; i++) {
+		const kb_tile__dotupd *u = &lp->upds[i];
+		const kb_tile__dotop *a = &lp->ops[u->a], *b = &lp->ops[u->b];
+		const kb_tile__lsym *acc = kb_tile__lw_lookup(L, u->acc);
+		char *ca = op_cname(a, u->a), *cb = op_cname(b, u->b);
+		kb_tile__line_of(L, u->line);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "kb_mma_tile<%lld, %lld, %d, %d>(%s, %s_s_ + t_ %% %d * %lld, %s_s_ + t_ %% %d * %lld, "
+			    "wm0_, wn0_);\n", (long long)a->load->type.ext[1], (long long)L->mma.BN,
+			    L->mma.MT, L->mma.NT, acc ? acc->c : u->acc, ca, S,
+			    (long long)(a->load->type.ext[0] * a->load->type.ext[1]), cb, S,
+			    (long long)(b->load->type.ext[0] * b->load->type.ext[1]));
+		free(ca);
+		free(cb);
+	}
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "kb_cp_async_wait<0>();\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads(); /* shared memory is free again */\n");
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	free(cv);
+	kb_buf_free(&lo);
+	kb_buf_free(&hi);
+	kb_buf_free(&step);
+}
+
+/* store(t[r : r + BM, c : c + BN], v) of a value in the mma layout: each
+ * thread's pairs of columns, a 2-element store where aligned and in range. */
+void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	const kb_tile__expr *s = st->slice;
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	const kb_tile__mma *m = &L->mma;
+	if (st->mask || !t || t->rank != 2 || s->nidx != 2 || !s->idx[0].hi || !s->idx[1].hi ||
+	    !same_shape(&(kb_tile__type){0, 2, {s->idx[0].extent, s->idx[1].extent}}, m->BM, m->BN)) {
+		kb_tile__fail(L, st->line, st->col, st->len,
+			      "a 2-d store other than of a dot's [BM, BN] result, without mask=,");
+		return;
+	}
+	if (!kb_tile__mma_value_ok(L, st->value))
+		return;
+	bool narrow = t->dtype == KB_TILE_BF16 || t->dtype == KB_TILE_F16;
+	if (!narrow && t->dtype != KB_TILE_F32) {
+		kb_tile__fail(L, st->line, st->col, st->len, "a dot's result stored to a tensor of "
+			      "other than f32, f16 or bf16");
+		return;
+	}
+	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT, v0 = KB_BUF_INIT, v1 = KB_BUF_INIT;
+	kb_buf e0 = KB_BUF_INIT, e1 = KB_BUF_INIT;
+	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
+	kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
+	kb_tile__cexpr(L, st->value, "i_", &v0);
+	kb_tile__cexpr(L, st->value, "i_ + 1", &v1);
+	kb_tile__to_elem(t->dtype, "v_[0]", &e0);
+	kb_tile__to_elem(t->dtype, "v_[1]", &e1);
+	const char *pair = t->dtype == KB_TILE_BF16 ? "__nv_bfloat162" : t->dtype == KB_TILE_F16 ? "__half2" : "float2";
+	const char *make = t->dtype == KB_TILE_BF16 ? "__floats2bfloat162_rn" : t->dtype == KB_TILE_F16
+		? "__floats2half2_rn" : "make_float2";
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s *p_ = %s + (size_t)(%s) * %s + (size_t)(%s);\n", kb_tile_ctype(t->dtype),
+		    t->name, r0.s, t->dims[1], c0.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const long long rows_ = %s - (%s), cols_ = %s - (%s);\n", t->dims[0], r0.s,
+		    t->dims[1], c0.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool al_ = %s %% 2 == 0 && ((unsigned long long)p_ & %d) == 0;\n",
+		    t->dims[1], narrow ? 3 : 7);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "const int lane_ = (int)threadIdx.x % 32;\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_ += 2) {\n", (long long)kb_tile__mma_slots(L));
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int r_ = wm0_ + i_ / %d * 16 + lane_ / 4 + i_ %% 4 / 2 * 8;\n", 4 * m->NT);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int c_ = wn0_ + i_ / 4 %% %d * 8 + lane_ %% 4 * 2;\n", m->NT);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const float v_[2] = {%s, %s};\n", v0.s, v1.s);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "if (r_ < rows_ && al_ && c_ + 1 < cols_)\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t*(%s *)(p_ + (size_t)r_ * %s + c_) = %s(v_[0], v_[1]);\n", pair, t->dims[1],
+		    make);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "else if (r_ < rows_)\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\tfor (int j_ = 0; j_ < 2; j_++)\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t\tif (c_ + j_ < cols_)\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t\t\tp_[(size_t)r_ * %s + c_ + j_] = j_ ? %s : %s;\n", t->dims[1], e1.s, e0.s);
+	kb_tile__block_close(L, 2);
+	kb_buf_free(&r0);
+	kb_buf_free(&c0);
+	kb_buf_free(&v0);
+	kb_buf_free(&v1);
+	kb_buf_free(&e0);
+	kb_buf_free(&e1);
+}
+
+/* ===== the file's part ===== */
+
+/* The helpers a kernel with dot calls: the shared-memory swizzle, the
+ * operand copies, ldmatrix and mma.sync wrappers, a warp's multiply of one
+ * stage.  sm_80 and later. */
+static const char mma_helpers[] =
+	"/* Chunk c (16 bytes) of row r of a shared tile with CH chunks a row: the\n"
+	" * XOR spreads the 8 rows an ldmatrix reads over 8 bank groups. */\n"
+	"template <int CH> __device__ __forceinline__ int kb_swz(int r, int c)\n"
+	"{\n"
+	"\tif (CH % 8 == 0) return r * CH + (c ^ (r % 8));\n"
+	"\tif (CH == 4) return r * CH + (c ^ (r / 2 % 4));\n"
+	"\tif (CH == 2) return r * CH + (c ^ (r / 4 % 2));\n"
+	"\treturn r * CH + c;\n"
+	"}\n"
+	"\n"
+	"/* The [R][C] tile at (r0, c0) of a row-major [rows][cols] tensor g of\n"
+	" * 16-bit elements into shared s, zeros outside the tensor: 16-byte\n"
+	" * cp.async copies when vec (rows 16-byte aligned), else one element at a time. */\n"
+	"template <int R, int C, int T, typename E>\n"
+	"__device__ __forceinline__ void kb_tile_to_smem(E *s, const E *g, long long r0, long long c0,\n"
+	"\t\t\t\t\t\tlong long rows, long long cols, bool vec)\n"
+	"{\n"
+	"\tconstexpr int CH = C / 8;\n"
+	"\tif (vec) {\n"
+	"\t\tfor (int i = threadIdx.x; i < R * CH; i += T) {\n"
+	"\t\t\tconst long long gr = r0 + i / CH, gc = c0 + i % CH * 8;\n"
+	"\t\t\tconst int n = gr < rows && gc < cols ? (int)(cols - gc < 8 ? cols - gc : 8) : 0;\n"
+	"\t\t\tconst E *src = n ? g + gr * cols + gc : g;\n"
+	"\t\t\tconst unsigned dst = (unsigned)__cvta_generic_to_shared(s + kb_swz<CH>(i / CH, i % CH) * 8);\n"
+	"\t\t\tasm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(n * 2));\n"
+	"\t\t}\n"
+	"\t} else {\n"
+	"\t\tfor (int i = threadIdx.x; i < R * C; i += T) {\n"
+	"\t\t\tconst long long gr = r0 + i / C, gc = c0 + i % C;\n"
+	"\t\t\tconst unsigned short v = gr < rows && gc < cols ? ((const unsigned short *)g)[gr * cols + gc] : 0;\n"
+	"\t\t\t((unsigned short *)s)[kb_swz<CH>(i / C, i % C / 8) * 8 + i % 8] = v;\n"
+	"\t\t}\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_cp_async_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }\n"
+	"template <int N> __device__ __forceinline__ void kb_cp_async_wait()\n"
+	"{\n"
+	"\tasm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N));\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_ldmatrix_x4(unsigned *r, unsigned addr)\n"
+	"{\n"
+	"\tasm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+	"\t\t     : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_ldmatrix_x4_trans(unsigned *r0, unsigned *r1, unsigned addr)\n"
+	"{\n"
+	"\tasm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+	"\t\t     : \"=r\"(r0[0]), \"=r\"(r0[1]), \"=r\"(r1[0]), \"=r\"(r1[1]) : \"r\"(addr));\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_mma(float *d, const unsigned *a, const unsigned *b, const __nv_bfloat16 *)\n"
+	"{\n"
+	"\tasm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, \"\n"
+	"\t\t     \"{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\"\n"
+	"\t\t     : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+	"\t\t     : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_mma(float *d, const unsigned *a, const unsigned *b, const __half *)\n"
+	"{\n"
+	"\tasm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, \"\n"
+	"\t\t     \"{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\"\n"
+	"\t\t     : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+	"\t\t     : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+	"}\n"
+	"\n"
+	"/* acc (the mma layout) += a (shared [.][BK]) x b (shared [BK][BN]) for this\n"
+	" * warp's MT x NT pieces at (wm0, wn0), 16 of the inner dim at a time. */\n"
+	"template <int BK, int BN, int MT, int NT, typename E>\n"
+	"__device__ __forceinline__ void kb_mma_tile(float *acc, const E *a, const E *b, int wm0, int wn0)\n"
+	"{\n"
+	"\tconst int lane = threadIdx.x % 32;\n"
+	"\tconst unsigned as = (unsigned)__cvta_generic_to_shared(a), bs = (unsigned)__cvta_generic_to_shared(b);\n"
+	"\t#pragma unroll\n"
+	"\tfor (int kk = 0; kk < BK / 16; kk++) {\n"
+	"\t\tunsigned fa[MT][4], fb[NT][2];\n"
+	"\t\t#pragma unroll\n"
+	"\t\tfor (int mt = 0; mt < MT; mt++)\n"
+	"\t\t\tkb_ldmatrix_x4(fa[mt], as + 16 * kb_swz<BK / 8>(wm0 + mt * 16 + lane % 16, kk * 2 + lane / 16));\n"
+	"\t\t#pragma unroll\n"
+	"\t\tfor (int nt = 0; nt < NT; nt += 2)\n"
+	"\t\t\tkb_ldmatrix_x4_trans(fb[nt], fb[nt + 1],\n"
+	"\t\t\t\t\t     bs + 16 * kb_swz<BN / 8>(kk * 16 + lane % 16, (wn0 + nt * 8) / 8 + lane / 16));\n"
+	"\t\t#pragma unroll\n"
+	"\t\tfor (int mt = 0; mt < MT; mt++)\n"
+	"\t\t\t#pragma unroll\n"
+	"\t\t\tfor (int nt = 0; nt < NT; nt++)\n"
+	"\t\t\t\tkb_mma(acc + (mt * NT + nt) * 4, fa[mt], fb[nt], a);\n"
+	"\t}\n"
+	"}\n";
+
+void kb_tile__mma_prologue(kb_buf *out)
+{
+	kb_buf_cat(out, mma_helpers);
+	kb_buf_cat(out, "\n");
+}

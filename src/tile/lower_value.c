@@ -1,0 +1,601 @@
+/*
+ * lower_value.c - the values of a tile program as CUDA C: element-wise
+ * expressions (C expressions of a slot index), and what is materialized
+ * before a statement: loads of slices (16-byte accesses where aligned and
+ * in range, a scalar path where not), reductions (the thread's slots, warp
+ * shuffles, shared memory), and stores.  lower.c owns the state, the
+ * statements and the kernels; the layout is explained there.
+ */
+#include "tile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ===== element-wise expressions ===== */
+
+void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b);
+
+static const char *mat_of(const kb_tile__lw *L, const kb_tile__expr *e)
+{
+	for (int k = 0; k < L->nmats; k++)
+		if (L->mats[k].e == e)
+			return L->mats[k].c;
+	return NULL;
+}
+
+static void literal(const kb_tile__expr *e, kb_buf *b)
+{
+	bool f64 = e->type.dtype == KB_TILE_F64;
+	switch (e->kind) {
+	case KB_TE_INT:
+		if (kb_tile__is_float(e->type.dtype))
+			kb_buf_catf(b, "%lld.0%s", (long long)e->ival, f64 ? "" : "f");
+		else
+			kb_buf_catf(b, "%lld", (long long)e->ival);
+		break;
+	case KB_TE_FLOAT: {
+		char num[40];
+		snprintf(num, sizeof num, "%.9g", e->fval);
+		bool point = strpbrk(num, ".eEn") != NULL; /* "0" must read as a float: "0.0f" */
+		kb_buf_catf(b, "%s%s%s", num, point ? "" : ".0", f64 ? "" : "f");
+		break;
+	}
+	case KB_TE_BOOL: kb_buf_cat(b, e->bval ? "true" : "false"); break;
+	default: kb_buf_cat(b, f64 ? "CUDART_INF" : "CUDART_INF_F"); break;
+	}
+}
+
+static void name_ref(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
+{
+	const kb_tile__lsym *s = kb_tile__lw_lookup(L, e->name);
+	if (s) {
+		kb_buf_catf(b, s->type.rank ? "%s[%s]" : "%s", s->c, i);
+		return;
+	}
+	kb_buf_cat(b, e->name); /* a const (a macro), a size, a scalar parameter */
+}
+
+static const char *binop(int op)
+{
+	switch (op) {
+	case KB_TOP_LE: return "<=";
+	case KB_TOP_GE: return ">=";
+	case KB_TOP_EQ: return "==";
+	case KB_TOP_NE: return "!=";
+	case KB_TOP_AND: return "&&";
+	case KB_TOP_OR: return "||";
+	default: return NULL;
+	}
+}
+
+/* The C function of an element-wise math call on dtype t, or NULL. */
+static const char *math_fn(const char *name, kb_tile_dtype t)
+{
+	static const struct { const char *dsl, *f32, *f64; } fns[] = {
+		{"exp", "__expf", "exp"}, {"exp2", "exp2f", "exp2"}, {"log", "logf", "log"},
+		{"sqrt", "sqrtf", "sqrt"}, {"rsqrt", "rsqrtf", "rsqrt"}, {"abs", "fabsf", "fabs"},
+	};
+	for (size_t k = 0; k < KB_ARRAY_LEN(fns); k++)
+		if (!strcmp(name, fns[k].dsl))
+			return t == KB_TILE_F64 ? fns[k].f64 : kb_tile__is_float(t) ? fns[k].f32 : "abs";
+	return NULL;
+}
+
+/* max or min of dtype t in C: fmaxf / fmax / max. */
+static const char *minmax(const char *name, kb_tile_dtype t)
+{
+	bool mx = !strcmp(name, "max");
+	if (t == KB_TILE_F64)
+		return mx ? "fmax" : "fmin";
+	if (kb_tile__is_float(t))
+		return mx ? "fmaxf" : "fminf";
+	return mx ? "max" : "min";
+}
+
+static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
+{
+	const char *fn = math_fn(e->name, e->type.dtype);
+	if (fn && e->nargs == 1) {
+		kb_buf_catf(b, "%s(", fn);
+		kb_tile__cexpr(L, e->args[0], i, b);
+		kb_buf_cat(b, ")");
+	} else if ((!strcmp(e->name, "max") || !strcmp(e->name, "min")) && e->nargs == 2) {
+		kb_buf_catf(b, "%s(", minmax(e->name, e->type.dtype));
+		kb_tile__cexpr(L, e->args[0], i, b);
+		kb_buf_cat(b, ", ");
+		kb_tile__cexpr(L, e->args[1], i, b);
+		kb_buf_cat(b, ")");
+	} else if (!strcmp(e->name, "where") && e->nargs == 3) {
+		kb_buf_cat(b, "(");
+		for (int k = 0; k < 3; k++) {
+			kb_buf_cat(b, k == 1 ? " ? " : k == 2 ? " : " : "");
+			kb_tile__cexpr(L, e->args[k], i, b);
+		}
+		kb_buf_cat(b, ")");
+	} else if (!strcmp(e->name, "pid")) {
+		kb_buf_catf(b, "(int)blockIdx.%c", "xyz"[e->args[0]->cval % 3]);
+	} else if (!strcmp(e->name, "zeros")) {
+		kb_buf_cat(b, "0.0f");
+	} else if (!strcmp(e->name, "arange")) {
+		kb_tile__cat_el(L, b, i);
+	} else if (!strcmp(e->name, "bf16") || !strcmp(e->name, "f16")) {
+		bool h = !strcmp(e->name, "f16"); /* a value rounded to the narrow type */
+		kb_buf_catf(b, h ? "__half2float(__float2half_rn(" : "__bfloat162float(__float2bfloat16_rn(");
+		kb_tile__cexpr(L, e->args[0], i, b);
+		kb_buf_cat(b, "))");
+	} else if (!strcmp(e->name, "f32") || !strcmp(e->name, "i32")) {
+		kb_buf_catf(b, "(%s)(", !strcmp(e->name, "f32") ? "float" : "int");
+		kb_tile__cexpr(L, e->args[0], i, b);
+		kb_buf_cat(b, ")");
+	} else if (!strcmp(e->name, "cdiv") && e->nargs == 2) {
+		kb_buf_cat(b, "((");
+		kb_tile__cexpr(L, e->args[0], i, b);
+		kb_buf_cat(b, ") + (");
+		kb_tile__cexpr(L, e->args[1], i, b);
+		kb_buf_cat(b, ") - 1) / (");
+		kb_tile__cexpr(L, e->args[1], i, b);
+		kb_buf_cat(b, ")");
+	} else if (!strcmp(e->name, "sum") || !strcmp(e->name, "max") || !strcmp(e->name, "min")) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a reduction along an axis");
+	} else {
+		kb_tile__fail(L, e->line, e->col, e->len, e->name);
+	}
+}
+
+/* e as a C expression of slot i (tiles indexed by i, scalars as they are). */
+void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
+{
+	const char *m = mat_of(L, e);
+	if (m) {
+		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m, i);
+		return;
+	}
+	if (e->is_const && !kb_tile__is_float(e->type.dtype) && e->kind != KB_TE_NAME) {
+		kb_buf_catf(b, "%lld", (long long)e->cval);
+		return;
+	}
+	switch (e->kind) {
+	case KB_TE_INT: case KB_TE_FLOAT: case KB_TE_BOOL: case KB_TE_INF:
+		literal(e, b);
+		break;
+	case KB_TE_NAME:
+		name_ref(L, e, i, b);
+		break;
+	case KB_TE_UNARY:
+		kb_buf_catf(b, "%c(", e->op);
+		kb_tile__cexpr(L, e->args[0], i, b);
+		kb_buf_cat(b, ")");
+		break;
+	case KB_TE_BINARY: {
+		const char *op = binop(e->op);
+		kb_buf_cat(b, "(");
+		kb_tile__cexpr(L, e->args[0], i, b);
+		if (op)
+			kb_buf_catf(b, " %s ", op);
+		else
+			kb_buf_catf(b, " %c ", e->op);
+		kb_tile__cexpr(L, e->args[1], i, b);
+		kb_buf_cat(b, ")");
+		break;
+	}
+	case KB_TE_CALL:
+		call(L, e, i, b);
+		break;
+	default:
+		kb_tile__fail(L, e->line, e->col, e->len, "a slice outside load and store");
+	}
+}
+
+/* ===== materialized values: loads and reductions ===== */
+
+void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *into);
+
+char *kb_tile__new_tmp(kb_tile__lw *L)
+{
+	return kb_xasprintf("_t%d", ++L->ntmp);
+}
+
+/* Materializes every load and reduction under e (not e itself). */
+void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	for (int k = 0; k < e->nargs; k++)
+		kb_tile__materialize(L, e->args[k], NULL);
+	for (int k = 0; k < e->nkw; k++)
+		kb_tile__materialize(L, e->kwv[k], NULL);
+}
+
+/* The tensor access a slice makes: the pointer to its first element, the
+ * elements left in its range dim, and whether its positions are in range. */
+typedef struct {
+	const kb_tile_param *t;
+	kb_buf base, lim, ok;
+	int64_t extent;
+	int ranges;
+} access;
+
+static void dim_text(const kb_tile_param *t, int d, kb_buf *b)
+{
+	kb_buf_cat(b, t->dims[d]);
+}
+
+static bool slice_access(kb_tile__lw *L, const kb_tile__expr *s, access *a)
+{
+	memset(a, 0, sizeof *a);
+	a->t = kb_tile__param(L, s->name);
+	if (!a->t || !a->t->rank || s->nidx != a->t->rank) {
+		kb_tile__fail(L, s->line, s->col, s->len, "this slice");
+		return false;
+	}
+	int range_dim = -1;
+	kb_buf off = KB_BUF_INIT;
+	kb_buf_cat(&a->ok, "true");
+	for (int d = 0; d < s->nidx; d++) {
+		const kb_tile__index *x = &s->idx[d];
+		if (x->hi) {
+			if (range_dim >= 0 || d != s->nidx - 1) {
+				kb_tile__fail(L, s->line, s->col, s->len, "a slice with a range in other than its last dim");
+				kb_buf_free(&off);
+				return false;
+			}
+			range_dim = d;
+			a->extent = x->extent;
+		}
+		kb_buf v = KB_BUF_INIT;
+		kb_tile__cexpr(L, x->lo, "0", &v);
+		if (off.len)
+			kb_buf_cat(&off, " + ");
+		kb_buf_catf(&off, "(size_t)(%s)", v.s);
+		for (int r = d + 1; r < s->nidx; r++) {
+			kb_buf_cat(&off, " * ");
+			dim_text(a->t, r, &off);
+		}
+		if (!x->hi) {
+			kb_buf_catf(&a->ok, " && (%s) < ", v.s);
+			dim_text(a->t, d, &a->ok);
+		} else {
+			dim_text(a->t, d, &a->lim);
+			kb_buf_catf(&a->lim, " - (%s)", v.s);
+		}
+		kb_buf_free(&v);
+	}
+	a->ranges = range_dim >= 0;
+	kb_buf_catf(&a->base, "%s + %s", a->t->name, off.s);
+	kb_buf_free(&off);
+	return true;
+}
+
+static void access_free(access *a)
+{
+	kb_buf_free(&a->base);
+	kb_buf_free(&a->lim);
+	kb_buf_free(&a->ok);
+}
+
+/* One element of the tensor at p[idx] as the compute type. */
+static void load_elem(kb_tile_dtype t, const char *p, const char *idx, kb_buf *b)
+{
+	if (t == KB_TILE_BF16)
+		kb_buf_catf(b, "__bfloat162float(%s[%s])", p, idx);
+	else if (t == KB_TILE_F16)
+		kb_buf_catf(b, "__half2float(%s[%s])", p, idx);
+	else
+		kb_buf_catf(b, "%s[%s]", p, idx);
+}
+
+/* The 16-byte loads of one group of V elements into dst[k * V ...]. */
+static void vector_load(kb_tile__lw *L, kb_tile_dtype t, const char *dst)
+{
+	int per = 16 / kb_tile__elem_size(t); /* elements a 16-byte access holds */
+	for (int c = 0; c < L->V / per; c++) {
+		kb_tile__ind(L);
+		if (t == KB_TILE_F32) {
+			kb_buf_catf(L->o, "{ float4 v_ = *(const float4 *)(p_ + e_ + %d); %s[k_ * %d + %d] = v_.x; "
+				    "%s[k_ * %d + %d] = v_.y; %s[k_ * %d + %d] = v_.z; %s[k_ * %d + %d] = v_.w; }\n",
+				    c * per, dst, L->V, c * per, dst, L->V, c * per + 1, dst, L->V,
+				    c * per + 2, dst, L->V, c * per + 3);
+		} else {
+			bool h = t == KB_TILE_F16;
+			kb_buf_catf(L->o, "{ uint4 v_ = *(const uint4 *)(p_ + e_ + %d); const %s *h_ = "
+				    "(const %s *)&v_; for (int j_ = 0; j_ < 4; j_++) { float2 f_ = %s(h_[j_]); "
+				    "%s[k_ * %d + %d + 2 * j_] = f_.x; %s[k_ * %d + %d + 2 * j_ + 1] = f_.y; } }\n",
+				    c * per, h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
+				    h ? "__half22float2" : "__bfloat1622float2", dst, L->V, c * per, dst,
+				    L->V, c * per);
+		}
+	}
+}
+
+/* " && e_ + j_ < E" when a tile has slots past its elements, else "": `what`
+ * is the last element an access touches (e + V - 1 for a vector). */
+static const char *past_end(const kb_tile__lw *L, int64_t E, const char *what, char *buf, size_t n)
+{
+	if (kb_tile__full(L, E))
+		return "";
+	snprintf(buf, n, " && %s < %lld", what, (long long)E);
+	return buf;
+}
+
+/* A scalar load: dst = the element if its positions are in range, else other. */
+static void load_scalar(kb_tile__lw *L, const access *a, const kb_tile__expr *e, const char *dst,
+			const char *other, bool declare)
+{
+	kb_buf p = KB_BUF_INIT;
+	kb_buf_catf(&p, "(%s)", a->base.s);
+	kb_tile__ind(L);
+	if (declare)
+		kb_buf_catf(L->o, "%s ", kb_tile__ctype(e->type.dtype));
+	kb_buf_catf(L->o, "%s = (%s) ? ", dst, a->ok.s);
+	load_elem(a->t->dtype, p.s, "0", L->o);
+	kb_buf_catf(L->o, " : (%s)(%s);\n", kb_tile__ctype(e->type.dtype), other);
+	kb_buf_free(&p);
+}
+
+/* The opening of a group loop over a slice: p, lim, ok (and al for vector
+ * access), then `for (k)` and its element index e. */
+static void group_loop_open(kb_tile__lw *L, const access *a, bool is_const, bool vec, int64_t S)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s%s *p_ = %s;\n", is_const ? "const " : "", kb_tile_ctype(a->t->dtype),
+		    a->base.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const long long lim_ = %s;\n", a->lim.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool ok_ = %s;\n", a->ok.s);
+	if (vec) {
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "const bool al_ = ((unsigned long long)p_ & 15) == 0;\n");
+	}
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int k_ = 0; k_ < %lld; k_++) {\n", (long long)(S / L->V));
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int e_ = (k_ * %d + (int)threadIdx.x) * %d;\n", L->T, L->V);
+}
+
+void kb_tile__block_close(kb_tile__lw *L, int n)
+{
+	for (int k = 0; k < n; k++) {
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
+	}
+}
+
+static bool vectorizable(kb_tile_dtype t)
+{
+	return t == KB_TILE_F32 || t == KB_TILE_BF16 || t == KB_TILE_F16;
+}
+
+/* dst = load(slice, other = ...): a scalar, or dst[S] by a group loop,
+ * 16-byte loads where the slice is aligned and in range. */
+void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
+{
+	access a;
+	if (!slice_access(L, e->args[0], &a))
+		return;
+	kb_buf other = KB_BUF_INIT;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "other"))
+			kb_tile__cexpr(L, e->kwv[k], "0", &other);
+	if (!other.len)
+		kb_buf_cat(&other, "0");
+	if (!a.ranges) {
+		load_scalar(L, &a, e, dst, other.s, declare);
+		goto out;
+	}
+	int64_t E = a.extent, S = kb_tile__slots(L, E);
+	kb_tile_dtype t = a.t->dtype;
+	bool vec = vectorizable(t);
+	char b1[96], b2[32];
+	if (declare) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s %s[%lld];\n", kb_tile__ctype(e->type.dtype), dst, (long long)S);
+	}
+	group_loop_open(L, &a, true, vec, S);
+	if (vec) {
+		kb_tile__ind(L);
+		snprintf(b2, sizeof b2, "e_ + %d", L->V - 1);
+		kb_buf_catf(L->o, "if (ok_ && al_ && e_ + %d <= lim_%s) {\n", L->V,
+			    past_end(L, E, b2, b1, sizeof b1));
+		L->depth++;
+		vector_load(L, t, dst);
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		L->depth++;
+	}
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[k_ * %d + j_] = ok_ && e_ + j_ < lim_%s ? ", dst, L->V,
+		    past_end(L, E, "e_ + j_", b1, sizeof b1));
+	load_elem(t, "p_", "e_ + j_", L->o);
+	kb_buf_catf(L->o, " : (%s)(%s);\n", kb_tile__ctype(e->type.dtype), other.s);
+	kb_tile__block_close(L, vec ? 3 : 2);
+out:
+	kb_buf_free(&other);
+	access_free(&a);
+}
+
+/* ===== reductions ===== */
+
+bool kb_tile__is_reduction(const kb_tile__expr *e)
+{
+	return e->kind == KB_TE_CALL && e->nargs == 1 &&
+	       (!strcmp(e->name, "sum") || !strcmp(e->name, "max") || !strcmp(e->name, "min"));
+}
+
+/* dst = sum / max / min of a rank-1 tile: the thread's slots, then the block. */
+void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
+{
+	const kb_tile__expr *t = e->args[0];
+	if (t->type.rank != 1) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a reduction of a tile of rank 2");
+		return;
+	}
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	bool f = kb_tile__is_float(e->type.dtype), add = !strcmp(e->name, "sum");
+	int64_t E = t->type.ext[0], S = kb_tile__slots(L, E);
+	kb_buf x = KB_BUF_INIT;
+	kb_tile__cexpr(L, t, "i_", &x);
+	if (declare) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s %s;\n", ct, dst);
+	}
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s acc_ = %s;\n", ct, add ? "0" : !strcmp(e->name, "max")
+		    ? (f ? "-CUDART_INF_F" : "-2147483647 - 1") : (f ? "CUDART_INF_F" : "2147483647"));
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+	kb_tile__ind(L);
+	if (!kb_tile__full(L, E)) {
+		kb_buf_cat(L->o, "\tif (");
+		kb_tile__cat_el(L, L->o, "i_");
+		kb_buf_catf(L->o, " < %lld)\n", (long long)E);
+		kb_tile__ind(L);
+	}
+	if (add)
+		kb_buf_catf(L->o, "\tacc_ += %s;\n", x.s);
+	else
+		kb_buf_catf(L->o, "\tacc_ = %s(acc_, %s);\n", minmax(e->name, e->type.dtype), x.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s = kb_block_%s_%s(acc_, kb_scratch);\n", dst, e->name, f ? "f" : "i");
+	kb_tile__block_close(L, 1);
+	L->scratch = true;
+	kb_buf_free(&x);
+}
+
+/* Emits the load or reduction e into `into` (a variable being defined: a
+ * new array or scalar), or into a temporary when into is NULL; recurses
+ * into its arguments first.  Element-wise nodes are left to kb_tile__cexpr(). */
+void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *into)
+{
+	bool load = e->kind == KB_TE_CALL && !strcmp(e->name, "load");
+	if (!load)
+		kb_tile__materialize_under(L, e);
+	else
+		for (int k = 0; k < e->nkw; k++)
+			kb_tile__materialize(L, e->kwv[k], NULL);
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "dot")) {
+		kb_tile__fail(L, e->line, e->col, e->len, "dot");
+		return;
+	}
+	if (!load && !kb_tile__is_reduction(e))
+		return;
+	char *c = into ? kb_xstrdup(into) : kb_tile__new_tmp(L);
+	if (load)
+		kb_tile__lower_load(L, e, c, true);
+	else
+		kb_tile__lower_reduction(L, e, c, true);
+	kb_tile__mat *m = KB_PUSH(L->mats, L->nmats, L->capmats);
+	m->e = e;
+	m->c = c;
+}
+
+/* ===== stores ===== */
+
+void kb_tile__to_elem(kb_tile_dtype t, const char *v, kb_buf *b)
+{
+	if (t == KB_TILE_BF16)
+		kb_buf_catf(b, "__float2bfloat16_rn(%s)", v);
+	else if (t == KB_TILE_F16)
+		kb_buf_catf(b, "__float2half_rn(%s)", v);
+	else
+		kb_buf_catf(b, "(%s)(%s)", kb_tile_ctype(t), v);
+}
+
+/* The 16-byte stores of one group of V values vals[0..V). */
+static void vector_store(kb_tile__lw *L, kb_tile_dtype t)
+{
+	int per = 16 / kb_tile__elem_size(t);
+	for (int c = 0; c < L->V / per; c++) {
+		kb_tile__ind(L);
+		if (t == KB_TILE_F32) {
+			kb_buf_catf(L->o, "*(float4 *)(p_ + e_ + %d) = make_float4(vals_[%d], vals_[%d], "
+				    "vals_[%d], vals_[%d]);\n", c * per, c * per, c * per + 1, c * per + 2,
+				    c * per + 3);
+		} else {
+			bool h = t == KB_TILE_F16;
+			kb_buf_catf(L->o, "{ uint4 v_; %s *h_ = (%s *)&v_; for (int j_ = 0; j_ < 4; j_++) h_[j_] = "
+				    "%s(vals_[%d + 2 * j_], vals_[%d + 2 * j_ + 1]); *(uint4 *)(p_ + e_ + %d) = v_; }\n",
+				    h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
+				    h ? "__floats2half2_rn" : "__floats2bfloat162_rn", c * per, c * per, c * per);
+		}
+	}
+}
+
+void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	kb_tile__materialize_under(L, st->value);
+	if (st->mask)
+		kb_tile__materialize(L, st->mask, NULL);
+	access a;
+	if (!slice_access(L, st->slice, &a))
+		return;
+	kb_tile_dtype t = a.t->dtype;
+	kb_buf v = KB_BUF_INIT, m = KB_BUF_INIT, el = KB_BUF_INIT;
+	if (!a.ranges) {
+		kb_tile__cexpr(L, st->value, "0", &v);
+		kb_tile__to_elem(t, v.s, &el);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "if (%s) *(%s) = %s;\n", a.ok.s, a.base.s, el.s);
+		goto out;
+	}
+	int64_t E = a.extent, S = kb_tile__slots(L, E);
+	bool vec = vectorizable(t) && !st->mask;
+	char b1[96], b2[32];
+	kb_tile__cexpr(L, st->value, "k_ * V_ + j_", &v);
+	if (st->mask) {
+		kb_buf_cat(&m, " && ");
+		kb_tile__cexpr(L, st->mask, "k_ * V_ + j_", &m);
+	}
+	group_loop_open(L, &a, false, vec, S);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int V_ = %d;\n", L->V);
+	if (vec) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s vals_[%d];\n", kb_tile__ctype(st->value->type.dtype), L->V);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\tvals_[j_] = %s;\n", v.s);
+		snprintf(b2, sizeof b2, "e_ + %d", L->V - 1);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "if (ok_ && al_ && e_ + %d <= lim_%s) {\n", L->V,
+			    past_end(L, E, b2, b1, sizeof b1));
+		L->depth++;
+		vector_store(L, t);
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		L->depth++;
+		kb_buf_reset(&v);
+		kb_buf_cat(&v, "vals_[j_]");
+	}
+	kb_tile__to_elem(t, v.s, &el);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\tif (ok_ && e_ + j_ < lim_%s%s)\n", past_end(L, E, "e_ + j_", b1, sizeof b1),
+		    m.len ? m.s : "");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t\tp_[e_ + j_] = %s;\n", el.s);
+	kb_tile__block_close(L, vec ? 3 : 2);
+out:
+	kb_buf_free(&v);
+	kb_buf_free(&m);
+	kb_buf_free(&el);
+	access_free(&a);
+}
+

@@ -1,0 +1,102 @@
+#!/bin/sh
+# tile.sh - .tile files through `kbench compile` as a user runs it: every
+# example lowers to the CUDA C its golden file holds (readable and stable:
+# a change to the lowering shows up here as a diff to review), compiles to a
+# cubin through NVRTC, takes //! tune overrides, and reports bad programs at
+# file:line:col.  Regenerate a golden after a deliberate lowering change:
+#   build/kbench compile --emit-cuda kernels/softmax/softmax.tile > tests/tile/softmax.cu.expected
+. tests/cli/lib.sh
+
+for f in kernels/vector_add.tile kernels/softmax/softmax.tile kernels/layernorm/layernorm.tile \
+	 kernels/rmsnorm/rmsnorm.tile kernels/softmax/softmax_bf16.tile kernels/layernorm/layernorm_bf16.tile \
+	 kernels/rmsnorm/rmsnorm_bf16.tile kernels/matmul/matmul.tile; do
+	n=$(basename "$f" .tile)
+	[ -f "$f" ] || { fail "example_$n" "$f is missing"; continue; }
+	run "$KB" compile --emit-cuda "$f"
+	expect_rc "emit_$n" 0
+	if diff -u "tests/tile/$n.cu.expected" "$T_TMP/out" >"$T_TMP/diff"; then pass "golden_$n"
+	else fail "golden_$n" "generated CUDA differs from tests/tile/$n.cu.expected: $(head -c 1500 "$T_TMP/diff")"; fi
+	expect_in "line_directives_$n" out "#line "
+	run "$KB" compile "$f" --arch sm_90 --no-cache --json
+	expect_rc "cubin_$n" 0
+	expect_json "cubin_json_$n" "j['status'] == 'ok' and j['build']['cubin_bytes'] > 0 and j['tile_ms'] < 50 and '#line' in j['generated_cuda']"
+done
+
+# A //! tune override is a new constant: the per-thread arrays follow it.
+run "$KB" compile --emit-cuda -D BLOCK=4096 kernels/softmax/softmax.tile
+expect_rc tune_override 0
+expect_in tune_override_define out "constexpr int BLOCK = 4096;"
+expect_in tune_override_array out "float t[4];"
+# A tile that is no multiple of the threads' vectors: the slots past its
+# end are masked off, the last whole vector still loads 16 bytes.
+run "$KB" compile --emit-cuda -D BLOCK=1000 kernels/softmax/softmax.tile
+expect_rc tune_ragged 0
+expect_in tune_ragged_mask out "if (ok_ && al_ && e_ + 4 <= lim_ && e_ + 3 < 1000) {"
+run "$KB" compile --emit-cuda -D BLOCK=abc kernels/softmax/softmax.tile
+expect_rc tune_bad_value 1
+expect_in tune_bad_value_msg err "softmax.tile:20:5: error: the define BLOCK=abc does not give const BLOCK an integer"
+
+# A tuned const defaults to its value in the file (not the tune line's
+# first value), and the compiler gets it folded in, never as a -D (a
+# -DBLOCK=4096 would turn the constexpr into a syntax error).
+run "$KB" compile kernels/softmax/softmax.tile --arch sm_90 --no-cache --json
+expect_json tune_default_is_const "j['status'] == 'ok' and 'constexpr int BLOCK = 16384;' in j['generated_cuda']"
+
+# The launch line is synthesized from grid()/threads() when the spec has
+# none, with the dynamic shared memory a dot's operands take; a launch line
+# of the user's without smem= is refused.
+run "$KB" compile kernels/vector_add.tile --arch sm_90 --json
+expect_json launch_from_grid "j['build']['kernels'][0]['occupancy']['block_threads'] == 256"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90 --json
+expect_json launch_smem "j['build']['kernels'][0]['occupancy']['dynamic_shared_bytes'] == 4 * (128 * 32 + 32 * 256) * 2"
+sed 's|^//! flops   2\*M\*N\*K|&\n//! launch  grid=(cdiv(M, 128) * cdiv(N, 256)) block=(256)|' kernels/matmul/matmul.tile >"$T_TMP/mm.tile"
+run "$KB" compile "$T_TMP/mm.tile" --arch sm_90
+expect_rc launch_no_smem 1
+expect_in launch_no_smem_msg err "mm.tile:19:1: error: matmul needs 98304 bytes of dynamic shared memory (its dot operands): add smem=98304 to the launch line"
+
+# Parameter names stay (the spec binds by them), even those the generated
+# code's own variables would take without their trailing underscore.
+cat >"$T_TMP/kv.tile" <<'TILE'
+//! arg N = 1000
+//! in k : f32[N] = randn(seed=1)
+//! in v : f32[N] = randn(seed=2)
+//! out p : f32[N]
+//! ref add(k, v) -> p
+kernel add2(k: f32[N], v: f32[N], p: f32[N]) grid(cdiv(N, 1024)) threads(256) {
+    e = pid(0) * 1024
+    h = load(k[e : e + 1024])
+    f = load(v[e : e + 1024])
+    store(p[e : e + 1024], h + f)
+}
+TILE
+run "$KB" compile "$T_TMP/kv.tile" --arch sm_90
+expect_rc short_names 0
+
+# A binding error points at the parameter in the .tile file.
+printf '//! arg N = 100\n//! in x : f32[N]\nkernel k(x: f32[N], y: f32[N]) grid(1) threads(32) {\n    t = load(x[0 : 64])\n    store(y[0 : 64], t)\n}\n' >"$T_TMP/unbound.tile"
+run "$KB" compile "$T_TMP/unbound.tile" --arch sm_90
+expect_rc unbound_rc 1
+expect_in unbound_place err "unbound.tile:3:21: error: parameter 'y'"
+
+# Bad programs: every error of the file, each at file:line:col with a caret.
+cat >"$T_TMP/bad.tile" <<'TILE'
+kernel k(x: f32[N]) grid(1) threads(32) {
+    t = load(x[0 : 16])
+    store(y[0 : 16], t)
+    u = foo + 1
+}
+TILE
+run "$KB" compile "$T_TMP/bad.tile"
+expect_rc bad_rc 1
+expect_in bad_first err "bad.tile:3:11: error: unknown name 'y' (did you mean 'x'?)"
+expect_in bad_second err "bad.tile:4:9: error: unknown name 'foo'"
+expect_in bad_caret err "   |         ^~~"
+expect_in bad_count err "compile failed (2 errors)"
+run "$KB" compile --emit-cuda "$T_TMP/bad.tile"
+expect_rc bad_emit_rc 1
+expect_not_in bad_emit_nothing out "__global__"
+
+# A .tile run on a machine without a GPU: compiled, then the usual answer.
+run "$KB" run kernels/vector_add.tile
+if [ -e /dev/nvidia0 ]; then skip run_nogpu "a GPU is present"; else expect_rc run_nogpu 3; fi
+finish

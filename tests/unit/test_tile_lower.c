@@ -1,0 +1,314 @@
+/* test_tile_lower.c - the tile compiler's lowering, through kb_tile_compile:
+ * the layouts it picks (vector widths, slots, the row kept in registers,
+ * the mma warp grid and shared memory of a dot), the names it keeps and
+ * renames, consts as constexpr, the #line pinning the compiler sees, and
+ * a table of programs the lowering refuses, each at its line and column.
+ * The generated CUDA is compiled by tests/cli/tile.sh (NVRTC); no GPU. */
+#include "../../src/tile/tile_int.h"
+#include "t.h"
+
+typedef struct {
+	kb_tile_out out;
+	kb_diags d;
+	int rc;
+} lowered;
+
+static void lower(lowered *l, const char *text, const char *const *defines, int ndefines)
+{
+	memset(l, 0, sizeof *l);
+	kb_tile_opts o = {defines, ndefines};
+	l->rc = kb_tile_compile("t.tile", text, strlen(text), &o, &l->out, &l->d);
+}
+
+static void lowered_free(lowered *l)
+{
+	kb_tile_out_free(&l->out);
+	kb_diags_free(&l->d);
+}
+
+static const char *cuda(const lowered *l)
+{
+	return l->out.cuda.s ? l->out.cuda.s : "";
+}
+
+/* ===== rank-1 tiles ===== */
+
+static const char softmax[] =
+	"kernel softmax(x: f32[M, N], y: f32[M, N]) grid(M) threads(THREADS) {\n"
+	"    const BLOCK = 4096\n"
+	"    const THREADS = 256\n"
+	"    row = pid(0)\n"
+	"    m = -inf\n"
+	"    s = 0.0\n"
+	"    for c in range(0, N, BLOCK) {\n"
+	"        t = load(x[row, c : c + BLOCK], other = -inf)\n"
+	"        m_new = max(m, max(t))\n"
+	"        s = s * exp(m - m_new) + sum(exp(t - m_new))\n"
+	"        m = m_new\n"
+	"    }\n"
+	"    for c in range(0, N, BLOCK) {\n"
+	"        t = load(x[row, c : c + BLOCK], other = -inf)\n"
+	"        store(y[row, c : c + BLOCK], exp(t - m) / s)\n"
+	"    }\n"
+	"}\n";
+
+static void test_tile_lower__row_layout(void)
+{
+	lowered l;
+	lower(&l, softmax, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	/* 4096 f32 over 256 threads: 16 slots, 4 groups of one float4 each */
+	T_CONTAINS(cuda(&l), "float t[16];");
+	T_CONTAINS(cuda(&l), "for (int k_ = 0; k_ < 4; k_++) {");
+	T_CONTAINS(cuda(&l), "const int e_ = (k_ * 256 + (int)threadIdx.x) * 4;");
+	T_CONTAINS(cuda(&l), "float4 v_ = *(const float4 *)(p_ + e_ + 0);");
+	/* two loops over one range that load one slice: the row-in-registers branch */
+	T_CONTAINS(cuda(&l), "if ((0) < (N) && (N) <= (0) + (BLOCK)) { /* one trip: the row stays in registers */");
+	T_CONTAINS(cuda(&l), "float kb_row1[16]; /* x, read once */");
+	T_CONTAINS(cuda(&l), "/* t: the slice is in kb_row1 already */");
+	/* a block reduction, and a const the code names as a constexpr */
+	T_CONTAINS(cuda(&l), "kb_block_max_f(acc_, kb_scratch)");
+	T_CONTAINS(cuda(&l), "constexpr int BLOCK = 4096;");
+	T_OK(!strstr(cuda(&l), "constexpr int THREADS")); /* folded everywhere: not declared */
+	T_EQ_INT(l.out.nkernels, 1);
+	T_EQ_INT(l.out.kernels[0].threads, 256);
+	T_EQ_STR(l.out.kernels[0].grid[0], "M");
+	T_EQ_INT(l.out.kernels[0].nconsts, 2);
+	T_EQ_STR(l.out.kernels[0].consts[0], "BLOCK=4096");
+	T_EQ_INT(l.out.kernels[0].smem, 0);
+	lowered_free(&l);
+}
+
+static void test_tile_lower__define_changes_layout(void)
+{
+	static const char *const defs[] = {"BLOCK=1000", "THREADS=128"};
+	lowered l;
+	lower(&l, softmax, defs, 2);
+	T_EQ_INT(l.rc, 0);
+	/* 1000 over 128 threads x 4: 2 groups, the slots past 1000 masked */
+	T_CONTAINS(cuda(&l), "float t[8];");
+	T_CONTAINS(cuda(&l), "e_ + 3 < 1000");
+	T_CONTAINS(cuda(&l), "__launch_bounds__(128)");
+	T_CONTAINS(cuda(&l), "constexpr int BLOCK = 1000;");
+	T_EQ_STR(l.out.kernels[0].consts[1], "THREADS=128");
+	lowered_free(&l);
+}
+
+static void test_tile_lower__bf16_vectors(void)
+{
+	const char *text =
+		"kernel scale(x: bf16[N], y: bf16[N], a: f32) grid(cdiv(N, 2048)) threads(256) {\n"
+		"    i = pid(0) * 2048\n"
+		"    store(y[i : i + 2048], load(x[i : i + 2048]) * a)\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	/* 8 bf16 a 16-byte access, computed as float */
+	T_CONTAINS(cuda(&l), "uint4 v_ = *(const uint4 *)(p_ + e_ + 0);");
+	T_CONTAINS(cuda(&l), "__bfloat1622float2(h_[j_])");
+	T_CONTAINS(cuda(&l), "__floats2bfloat162_rn(vals_[0 + 2 * j_], vals_[0 + 2 * j_ + 1])");
+	T_CONTAINS(cuda(&l), "float _t1[8];");
+	lowered_free(&l);
+}
+
+/* ===== names ===== */
+
+static void test_tile_lower__names(void)
+{
+	/* a local that is a C++ word is renamed; parameters named like the
+	 * generated code's own variables keep their names (those end in '_') */
+	const char *text =
+		"kernel k(p: f32[N], e: f32[N]) grid(1) threads(32) {\n"
+		"    float = load(p[0 : 128])\n"
+		"    for i in range(0, 1, 1) {\n"
+		"        const CHUNK = 128\n"
+		"        store(e[0 : CHUNK], float * 2.0)\n"
+		"    }\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	T_CONTAINS(cuda(&l), "k(const float *__restrict__ p, float *__restrict__ e, int N)");
+	T_CONTAINS(cuda(&l), "float float_[4];");
+	T_CONTAINS(cuda(&l), "const float *p_ = p + (size_t)(0);");
+	/* a const inside a block is declared where it is, under its #line */
+	T_CONTAINS(cuda(&l), "#line 4 \"t.tile\"\n\t\tconstexpr int CHUNK = 128;\n");
+	lowered_free(&l);
+}
+
+/* ===== #line pinning ===== */
+
+static void test_tile_lower__pin_lines(void)
+{
+	const char *gen =
+		"#line 3 \"<prologue>\"\n"
+		"#define M(a) \\\n"
+		"\t(a)\n"
+		"#line 7 \"t.tile\"\n"
+		"int x = 1;\n"
+		"{\n"
+		"\tx++;\n"
+		"#line 9 \"t.tile\"\n"
+		"\tx--;\n"
+		"#line 1 \"other.tile\"\n"
+		"int y;\n";
+	kb_buf b = KB_BUF_INIT;
+	kb_tile_pin_lines(gen, "t.tile", &b);
+	T_EQ_STR(b.s,
+		 "#line 3 \"<prologue>\"\n"
+		 "#define M(a) \\\n"
+		 "\t(a)\n"
+		 "#line 7 \"t.tile\"\n"
+		 "#line 7 \"t.tile\"\nint x = 1;\n"
+		 "#line 7 \"t.tile\"\n{\n"
+		 "#line 7 \"t.tile\"\n\tx++;\n"
+		 "#line 9 \"t.tile\"\n"
+		 "#line 9 \"t.tile\"\n\tx--;\n"
+		 "#line 1 \"other.tile\"\n"
+		 "int y;\n");
+	kb_buf_free(&b);
+}
+
+/* ===== dot ===== */
+
+static const char matmul[] =
+	"kernel mm(a: bf16[M, K], b: bf16[K, N], c: f32[M, N], alpha: f32)\n"
+	"        grid(cdiv(M, BM), cdiv(N, BN)) threads(128) {\n"
+	"    const BM = 64\n"
+	"    const BN = 128\n"
+	"    const BK = 32\n"
+	"    m0 = pid(0) * BM\n"
+	"    n0 = pid(1) * BN\n"
+	"    acc = zeros(BM, BN)\n"
+	"    for k in range(0, K, BK) {\n"
+	"        x = load(a[m0 : m0 + BM, k : k + BK])\n"
+	"        w = load(b[k : k + BK, n0 : n0 + BN])\n"
+	"        acc += dot(x, w)\n"
+	"    }\n"
+	"    out = max(acc * alpha, 0.0)\n"
+	"    store(c[m0 : m0 + BM, n0 : n0 + BN], out)\n"
+	"}\n";
+
+static void test_tile_lower__dot_layout(void)
+{
+	lowered l;
+	lower(&l, matmul, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	/* 4 warps on [64, 128]: 1 x 4 and 2 x 2 are as square; the first, each
+	 * warp [64, 32] = 4 x 4 m16n8 pieces */
+	T_CONTAINS(cuda(&l), "wm0_ = (int)threadIdx.x / 32 / 4 * 64, wn0_ = (int)threadIdx.x / 32 % 4 * 32;");
+	T_CONTAINS(cuda(&l), "float acc[64];");
+	T_CONTAINS(cuda(&l), "kb_mma_tile<32, 128, 4, 4>(acc, x_s_ + t_ % 3 * 2048, w_s_ + t_ % 3 * 4096, wm0_, wn0_);");
+	/* 3 stages (no const STAGES) of 64x32 and 32x128 bf16 */
+	T_EQ_INT(l.out.kernels[0].smem, 3 * (64 * 32 + 32 * 128) * 2);
+	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + s_ * 2048, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
+	T_CONTAINS(cuda(&l), "kb_cp_async_wait<1>();");
+	/* the epilogue: element-wise in the mma layout, then pairs of f32 */
+	T_CONTAINS(cuda(&l), "out[i_] = fmaxf((acc[i_] * alpha), 0.0f);");
+	T_CONTAINS(cuda(&l), "const int r_ = wm0_ + i_ / 16 * 16 + lane_ / 4 + i_ % 4 / 2 * 8;");
+	T_CONTAINS(cuda(&l), "*(float2 *)(p_ + (size_t)r_ * N + c_) = make_float2(v_[0], v_[1]);");
+	T_CONTAINS(cuda(&l), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+	lowered_free(&l);
+}
+
+static void test_tile_lower__dot_stages_and_warps(void)
+{
+	static const char *const defs[] = {"BM=128", "BN=64"};
+	const char *at = strstr(matmul, "    const BM");
+	char *text = kb_xasprintf("%.*s    const STAGES = 5\n%s", (int)(at - matmul), matmul, at);
+	lowered l;
+	lower(&l, text, defs, 2);
+	T_EQ_INT(l.rc, 0);
+	/* [128, 64] on 4 warps: 2 x 2 blocks of [64, 32] */
+	T_CONTAINS(cuda(&l), "wm0_ = (int)threadIdx.x / 32 / 2 * 64, wn0_ = (int)threadIdx.x / 32 % 2 * 32;");
+	T_CONTAINS(cuda(&l), "kb_mma_tile<32, 64, 4, 4>");
+	T_CONTAINS(cuda(&l), "kb_cp_async_wait<3>();");
+	T_EQ_INT(l.out.kernels[0].smem, 5 * (128 * 32 + 32 * 64) * 2);
+	lowered_free(&l);
+	free(text);
+}
+
+/* ===== what the lowering refuses ===== */
+
+#define MM_HEAD \
+	"kernel mm(a: bf16[M, K], b: bf16[K, N], c: f32[M, N], v: f32[N]) grid(M) threads(128) {\n" \
+	"    acc = zeros(64, 128)\n"
+#define MM_LOOP(body) \
+	"    for k in range(0, K, 32) {\n" \
+	"        x = load(a[0 : 64, k : k + 32])\n" \
+	"        w = load(b[k : k + 32, 0 : 128])\n" \
+	body \
+	"    }\n"
+
+static const struct {
+	int src_line;
+	const char *text;
+	int line, col;
+	const char *msg;
+} refused[] = {
+	{__LINE__, MM_HEAD "    x = load(a[0 : 64, 0 : 32])\n    w = load(b[0 : 32, 0 : 128])\n"
+		   "    acc += dot(x, w)\n}\n", 5, 12,
+	 "dot outside a loop over the inner dim (write it as `acc += dot(x, w)` in a for loop that "
+	 "loads x and w) is not supported yet"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n        acc = acc * 0.5\n") "}\n", 7, 9,
+	 "in a loop with dot, a statement other than a load of a dot operand or `acc += dot(x, w)`"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc = dot(x, w)\n") "}\n", 6, 9,
+	 "in a loop with dot, a statement other than"},
+	{__LINE__, MM_HEAD "    for k in range(0, K, 32) {\n        x = load(a[0 : 64, k : k + 32], other = 1.0)\n"
+		   "        w = load(b[k : k + 32, 0 : 128])\n        acc += dot(x, w)\n    }\n}\n", 4, 49,
+	 "a dot operand's load with mask= or a nonzero other= is not supported yet"},
+	{__LINE__, MM_HEAD "    x = load(a[0 : 64, 0 : 32])\n    for k in range(0, K, 32) {\n"
+		   "        w = load(b[k : k + 32, 0 : 128])\n        acc += dot(x, w)\n    }\n}\n", 6, 20,
+	 "a dot operand that is not loaded in the dot's loop (load it there)"},
+	{__LINE__, MM_HEAD "    const STAGES = 1\n" MM_LOOP("        acc += dot(x, w)\n") "}\n", 3, 5,
+	 "STAGES outside 2 to 8"},
+	{__LINE__, "kernel mm(a: bf16[M, K], b: bf16[K, N]) grid(M) threads(256) {\n"
+		   "    acc = zeros(16, 16)\n" MM_LOOP("        acc += dot(load(a[0 : 16, k : k + 32]), "
+		   "load(b[k : k + 32, 0 : 16]))\n") "}\n", 6, 16,
+	 "a dot result of [16, 16] with 8 warps (no grid of warps splits it into 16 x 16 pieces)"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc + load(v[0 : 128])\n}\n", 8, 15,
+	 "a rank-1 tile (or arange) next to a dot's [BM, BN] result"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n")
+		   "    store(c[0 : 64, 0 : 128], acc, mask = acc > 0.0)\n}\n", 8, 5,
+	 "a 2-d store other than of a dot's [BM, BN] result, without mask=,"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    r = sum(acc, 1)\n}\n", 8, 9,
+	 "a reduction along an axis is not supported yet"},
+	{__LINE__, "kernel t(x: f32[M, N], y: f32[M, N]) grid(1) threads(32) {\n"
+		   "    store(y[0 : 32, 0 : 32], load(x[0 : 32, 0 : 32]))\n}\n", 2, 5,
+	 "a 2-d store other than of a dot's [BM, BN] result"},
+};
+
+static void test_tile_lower__refused(void)
+{
+	for (size_t i = 0; i < KB_ARRAY_LEN(refused); i++) {
+		lowered l;
+		lower(&l, refused[i].text, NULL, 0);
+		bool found = false;
+		for (int k = 0; k < l.d.n && !found; k++) {
+			const kb_diag *g = &l.d.v[k];
+			found = g->line == refused[i].line && g->col == refused[i].col &&
+				strstr(g->msg, refused[i].msg);
+		}
+		if (l.rc != KB_ESPEC || !found) {
+			T_FAIL_AT("table line %d: wanted %d:%d \"%s\", got rc %d and %d messages, first %d:%d %s",
+				  refused[i].src_line, refused[i].line, refused[i].col, refused[i].msg, l.rc, l.d.n,
+				  l.d.n ? l.d.v[0].line : 0, l.d.n ? l.d.v[0].col : 0, l.d.n ? l.d.v[0].msg : "");
+		}
+		T_OK(!l.out.cuda.len); /* never a partial kernel */
+		lowered_free(&l);
+	}
+}
+
+int main(void)
+{
+	T_RUN(test_tile_lower__row_layout);
+	T_RUN(test_tile_lower__define_changes_layout);
+	T_RUN(test_tile_lower__bf16_vectors);
+	T_RUN(test_tile_lower__names);
+	T_RUN(test_tile_lower__pin_lines);
+	T_RUN(test_tile_lower__dot_layout);
+	T_RUN(test_tile_lower__dot_stages_and_warps);
+	T_RUN(test_tile_lower__refused);
+	return t_report();
+}
