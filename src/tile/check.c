@@ -49,22 +49,28 @@ kb_tile__sym *kb_tile__lookup(kb_tile__checker *C, const char *name)
 	return NULL;
 }
 
+static const char *sym_what_short(kb_tile__symkind k)
+{
+	return k == KB_TSYM_SIZE ? "size" : k == KB_TSYM_CONST ? "const" : "parameter";
+}
+
 /* Names the generated CUDA keeps: those ending in '_' are its own locals;
- * a parameter or size keeps its name there (the spec binds by it), so it
- * cannot be a C++ or CUDA word (a local with one is renamed instead). */
+ * a parameter, size or const keeps its name there (the spec binds by it,
+ * tune lines name it), so it cannot be a C++ or CUDA word (a local with one
+ * is renamed instead). */
 static void check_name(kb_tile__checker *C, const char *name, kb_tile__symkind kind, int line,
 		       int col)
 {
 	size_t n = strlen(name);
-	bool param = kind == KB_TSYM_TENSOR || kind == KB_TSYM_SCALAR || kind == KB_TSYM_SIZE;
+	bool param = kind == KB_TSYM_TENSOR || kind == KB_TSYM_SCALAR || kind == KB_TSYM_SIZE ||
+		     kind == KB_TSYM_CONST;
 	if (n && name[n - 1] == '_')
 		kb_tile__cerr(C, line, col, (int)n, "'%s' ends in '_': such names are kept for the "
 			      "generated CUDA's own variables", name);
 	else if (param && kb_tile__reserved(name))
 		kb_tile__cerr(C, line, col, (int)n, "'%s' cannot name a %s: the generated CUDA keeps "
 			      "%s names, and '%s' is a C++ or CUDA name there", name,
-			      kind == KB_TSYM_SIZE ? "size" : "parameter",
-			      kind == KB_TSYM_SIZE ? "size" : "parameter", name);
+			      sym_what_short(kind), sym_what_short(kind), name);
 }
 
 /* A new name in the innermost scope (pointers to syms die on the next). */
