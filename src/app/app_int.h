@@ -6,6 +6,7 @@
 #define KB_APP_INT_H
 
 #include "app.h"
+#include "../tile/tile.h"
 
 /* ===== the report: report_model.c reads the variants into a model that
  * report.c and report_page.c (pages), report_svg.c (the SVG chart) and
@@ -167,6 +168,12 @@ int kb_app__read_variant(const char *name, const char *file, kb_variant *v, char
 
 /* ===== sessions.c ===== */
 
+/* For a .tile file (path), the diff of the CUDA the two texts lower to,
+ * `#line` directives left out (they move with every line added above):
+ * as kb_diff_text (1 different, 0 the same), or KB_EINVAL when path is no
+ * .tile file or a text does not lower. */
+int kb_app__generated_diff(const char *path, const char *a, size_t alen, const char *b, size_t blen,
+			   const char *label_a, const char *label_b, kb_buf *out, kb_err *err);
 /* The normalised SASS diff of the spec's kernel between variants a and b
  * of the file at path (fresh, cached compiles), or why there is none. */
 void kb_app__diff_sass(const char *path, const kb_app__loaded *a, const kb_app__loaded *b,

@@ -159,6 +159,15 @@ static void source_diff(const kb_app__model *R, kb_buf *o, int a, int b, char *c
 	} else {
 		kb_app__code_block(R, o, d.s);
 	}
+	kb_buf_reset(&d);
+	rc = R->file ? kb_app__generated_diff(R->file, sa, lens ? lens[a] : strlen(sa), sb,
+					      lens ? lens[b] : strlen(sb), la, lb, &d, NULL) : KB_EINVAL;
+	if (rc > 0) {
+		kb_app__para(R, o, false, "The CUDA the tile compiler made of each (#line directives left out):");
+		kb_app__code_block(R, o, d.s);
+	} else if (rc == 0) {
+		kb_app__para(R, o, false, "The tile compiler made the same CUDA of both.");
+	}
 	kb_buf_free(&d);
 	free(lb);
 	free(la);

@@ -163,6 +163,41 @@ void kb_app__diff_sass(const char *path, const kb_app__loaded *a, const kb_app__
 	kb_compile_unit_free(&ua);
 }
 
+/* The CUDA text lowers to, without its #line directives; NULL when it
+ * does not lower. */
+static char *lowered_text(const char *path, const char *text, size_t len)
+{
+	kb_tile_out t;
+	kb_diags d = {0};
+	char *r = NULL;
+	if (kb_tile_compile(path, text, len, NULL, &t, &d) == KB_OK) {
+		kb_buf b = KB_BUF_INIT;
+		for (const char *s = t.cuda.s; s && *s;) {
+			size_t n = strcspn(s, "\n");
+			if (strncmp(s, "#line ", 6))
+				kb_buf_catn(&b, s, n + (s[n] == '\n'));
+			s += n + (s[n] == '\n');
+		}
+		r = kb_buf_detach(&b);
+	}
+	kb_tile_out_free(&t);
+	kb_diags_free(&d);
+	return r;
+}
+
+int kb_app__generated_diff(const char *path, const char *a, size_t alen, const char *b, size_t blen,
+			   const char *label_a, const char *label_b, kb_buf *out, kb_err *err)
+{
+	if (strcmp(kb_extension(path), "tile"))
+		return KB_EINVAL;
+	char *ga = lowered_text(path, a, alen), *gb = ga ? lowered_text(path, b, blen) : NULL;
+	int rc = ga && gb ? kb_diff_text(ga, strlen(ga), gb, strlen(gb), label_a, label_b, 3, out, err)
+			  : KB_EINVAL;
+	free(ga);
+	free(gb);
+	return rc;
+}
+
 int kb_app_diff(const char *an, const char *bn, const char *file, int what, kb_buf *out, kb_err *err)
 {
 	kb_app__fstore f;
@@ -176,6 +211,13 @@ int kb_app_diff(const char *an, const char *bn, const char *file, int what, kb_b
 		kb_buf_catf(out, "source %s -> %s\n", a.v.name, b.v.name);
 		if (kb_diff_text(a.text, a.len, b.text, b.len, a.v.name, b.v.name, 3, out, err) == 0)
 			kb_buf_cat(out, "(no difference)\n");
+		kb_buf g = KB_BUF_INIT;
+		int grc = kb_app__generated_diff(f.path, a.text, a.len, b.text, b.len, a.v.name, b.v.name,
+						 &g, NULL);
+		if (grc >= 0)
+			kb_buf_catf(out, "\ngenerated CUDA %s -> %s (#line directives left out)\n%s", a.v.name,
+				    b.v.name, grc ? g.s : "(no difference)\n");
+		kb_buf_free(&g);
 	}
 	if (what & KB_DIFF_SASS)
 		kb_app__diff_sass(f.path, &a, &b, out, err);

@@ -110,7 +110,7 @@ static int lower_tile(kb_compile_unit *r, const kb_compile_unit_opts *o, kb_sour
 	kb_buf text = KB_BUF_INIT;
 	kb_buf_catn(&text, r->src.text, r->src.len);
 	const kb_tile_kernel *k = out->nkernels == 1 ? &out->kernels[0] : NULL;
-	if (k && k->grid[0] && k->threads && has_spec_line(r->src.text, NULL) &&
+	if (rc == KB_OK && k && k->grid[0] && k->threads && has_spec_line(r->src.text, NULL) &&
 	    !has_spec_line(r->src.text, "launch")) {
 		kb_buf_catf(&text, "\n//! launch grid=(%s%s%s%s%s) block=(%d)", k->grid[0],
 			    k->grid[1] ? ", " : "", k->grid[1] ? k->grid[1] : "", k->grid[2] ? ", " : "",

@@ -418,6 +418,9 @@ static void add_size(kb_tile__checker *C, const char *dim, int i)
 static void check_params(kb_tile__checker *C)
 {
 	kb_tile_kernel *k = &C->ka->k;
+	if (k->name && kb_tile__reserved(k->name))
+		kb_tile__cerr(C, k->line, k->col, (int)strlen(k->name), "'%s' cannot name a kernel: it "
+			      "is a C++ or CUDA name", k->name);
 	while (k->nparams && k->params[k->nparams - 1].is_size)
 		free(k->params[--k->nparams].name);
 	int n = k->nparams;

@@ -173,7 +173,7 @@ bool kb_tile__full(const kb_tile__lw *L, int64_t e)
 /* "el(i)" in C: the element slot `i` holds in this thread. */
 void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i)
 {
-	kb_buf_catf(b, "(((%s) / %d) * %d + (int)threadIdx.x) * %d + (%s) %% %d", i, L->V, L->T,
+	kb_buf_catf(b, "((((%s) / %d) * %d + (int)threadIdx.x) * %d + (%s) %% %d)", i, L->V, L->T,
 		    L->V, i, L->V);
 }
 
@@ -272,7 +272,7 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_tile__lower_reduction(L, st->value, s->c, false);
 		return;
 	}
-	kb_tile__materialize_under(L, st->value);
+	kb_tile__materialize(L, st->value, NULL); /* `s += sum(t)`: the sum first */
 	assign_elementwise(L, s->c, t, st->value, false, st->op);
 }
 
@@ -284,7 +284,10 @@ static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
 		return;
 	}
 	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
-	kb_tile__materialize_under(L, st->lo);
+	kb_tile__materialize(L, st->lo, NULL);
+	kb_tile__materialize(L, st->hi, NULL);
+	if (st->step)
+		kb_tile__materialize(L, st->step, NULL);
 	kb_tile__range_text(L, st, &lo, &hi, &step);
 	char *cn = kb_tile__cname(st->name);
 	kb_tile__ind(L);
@@ -305,7 +308,7 @@ static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
 static void lower_if(kb_tile__lw *L, const kb_tile__stmt *st)
 {
 	kb_buf c = KB_BUF_INIT;
-	kb_tile__materialize_under(L, st->value);
+	kb_tile__materialize(L, st->value, NULL);
 	kb_tile__cexpr(L, st->value, "0", &c);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (%s) {\n", c.s);
@@ -451,8 +454,23 @@ static char *slice_key(const kb_tile__lw *L, const kb_tile__expr *s, const char 
 	return kb_buf_detach(&b);
 }
 
+/* Whether e reads memory (a load or a reduction under it). */
+static bool reads_memory(const kb_tile__expr *e)
+{
+	if (!e)
+		return false;
+	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (reads_memory(e->args[i]))
+			return true;
+	return false;
+}
+
 /* Whether the kernel's top level has two or more loops over one range
- * that both load one slice: then the branch is worth having. */
+ * that both load one slice: then the branch is worth having (not when a
+ * bound is read from memory: the branch's condition comes before any
+ * statement could read it). */
 static bool wants_fast_path(kb_tile__lw *L, char **range)
 {
 	int nfor = 0;
@@ -461,6 +479,11 @@ static bool wants_fast_path(kb_tile__lw *L, char **range)
 		const kb_tile__stmt *st = L->k->body[i];
 		if (st->kind != KB_TS_FOR)
 			continue;
+		if (reads_memory(st->lo) || reads_memory(st->hi) || reads_memory(st->step)) {
+			free(*range);
+			*range = NULL;
+			return false;
+		}
 		char *r = range_key(L, st);
 		if (!*range)
 			*range = r;

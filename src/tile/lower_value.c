@@ -372,7 +372,24 @@ static bool vectorizable(kb_tile_dtype t)
 	return t == KB_TILE_F32 || t == KB_TILE_BF16 || t == KB_TILE_F16;
 }
 
-/* dst = load(slice, other = ...): a scalar, or dst[S] by a group loop,
+/* dst[i] = other wherever mask(i) is false, for every slot. */
+static void mask_slots(kb_tile__lw *L, const kb_tile__expr *mask, const char *dst, const char *ct,
+		       const char *other, int64_t S)
+{
+	kb_buf m = KB_BUF_INIT;
+	kb_tile__cexpr(L, mask, "i_", &m);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\tif (!(%s))\n", m.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t\t%s[i_] = (%s)(%s);\n", dst, ct, other);
+	kb_buf_free(&m);
+}
+
+/* dst = load(slice, other = ..., mask = ...): a scalar, or dst[S] by a group loop,
  * 16-byte loads where the slice is aligned and in range. */
 void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
 {
@@ -380,12 +397,19 @@ void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst
 	if (!slice_access(L, e->args[0], &a))
 		return;
 	kb_buf other = KB_BUF_INIT;
+	const kb_tile__expr *mask = NULL;
 	for (int k = 0; k < e->nkw; k++)
 		if (!strcmp(e->kw[k], "other"))
 			kb_tile__cexpr(L, e->kwv[k], "0", &other);
+		else if (!strcmp(e->kw[k], "mask"))
+			mask = e->kwv[k];
 	if (!other.len)
 		kb_buf_cat(&other, "0");
 	if (!a.ranges) {
+		if (mask) {
+			kb_buf_cat(&a.ok, " && ");
+			kb_tile__cexpr(L, mask, "0", &a.ok);
+		}
 		load_scalar(L, &a, e, dst, other.s, declare);
 		goto out;
 	}
@@ -418,6 +442,8 @@ void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst
 	load_elem(t, "p_", "e_ + j_", L->o);
 	kb_buf_catf(L->o, " : (%s)(%s);\n", kb_tile__ctype(e->type.dtype), other.s);
 	kb_tile__block_close(L, vec ? 3 : 2);
+	if (mask) /* the elements the mask leaves out read as other (loaded or not) */
+		mask_slots(L, mask, dst, kb_tile__ctype(e->type.dtype), other.s, S);
 out:
 	kb_buf_free(&other);
 	access_free(&a);
@@ -537,7 +563,7 @@ static void vector_store(kb_tile__lw *L, kb_tile_dtype t)
 
 void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 {
-	kb_tile__materialize_under(L, st->value);
+	kb_tile__materialize(L, st->value, NULL);
 	if (st->mask)
 		kb_tile__materialize(L, st->mask, NULL);
 	access a;

@@ -22,6 +22,16 @@ for f in kernels/vector_add.tile kernels/softmax/softmax.tile kernels/layernorm/
 	expect_json "cubin_json_$n" "j['status'] == 'ok' and j['build']['cubin_bytes'] > 0 and j['tile_ms'] < 50 and '#line' in j['generated_cuda']"
 done
 
+# A corpus of programs that use the rest of the language (masks, f16,
+# integers, 2-d grids, if/else, nested loops, f16 dot, two kernels): each
+# lowers and compiles through NVRTC without a warning.
+for f in tests/tile/corpus/*.tile; do
+	n=corpus_$(basename "$f" .tile)
+	run "$KB" compile "$f" --arch sm_90 --no-cache
+	expect_rc "$n" 0
+	expect_not_in "${n}_no_warning" err "warning"
+done
+
 # A //! tune override is a new constant: the per-thread arrays follow it.
 run "$KB" compile --emit-cuda -D BLOCK=4096 kernels/softmax/softmax.tile
 expect_rc tune_override 0
@@ -95,6 +105,30 @@ expect_in bad_count err "compile failed (2 errors)"
 run "$KB" compile --emit-cuda "$T_TMP/bad.tile"
 expect_rc bad_emit_rc 1
 expect_not_in bad_emit_nothing out "__global__"
+
+# Sessions: a .tile file's variants are kept like a .cu file's, and
+# `kbench diff` shows the .tile diff next to the diff of the CUDA it lowers
+# to.
+R="$T_TMP/repo"
+mkdir -p "$R" && git -C "$R" init -q -b main
+cp kernels/softmax/softmax.tile "$R/sm.tile"
+(
+	cd "$R" || exit 1
+	unset KBENCH_NO_SESSION
+	"$KB" session new tile >/dev/null 2>&1
+	"$KB" compile sm.tile --arch sm_90 >/dev/null 2>&1
+	sed -i 's/const BLOCK = 16384/const BLOCK = 8192/' sm.tile
+	"$KB" compile sm.tile --arch sm_90 >/dev/null 2>&1
+	"$KB" diff v1 v2 --source >"$T_TMP/tilediff" 2>&1
+)
+cp "$T_TMP/tilediff" "$T_TMP/out"
+expect_in session_source_diff out "+    const BLOCK = 8192"
+expect_in session_generated_header out "generated CUDA v1 -> v2 (#line directives left out)"
+expect_in session_generated_diff out "+	constexpr int BLOCK = 8192;"
+expect_in session_generated_layout out "+		float kb_row1[8]; /* x, read once */"
+expect_not_in session_generated_no_line out "#line \""
+# (the report shows the generated diff in its winning change, which needs
+# runs: tests/unit/test_report.c checks it)
 
 # A .tile run on a machine without a GPU: compiled, then the usual answer.
 run "$KB" run kernels/vector_add.tile

@@ -651,6 +651,42 @@ static void test_report__hot_without_disassembler(void)
 	json_decref(r);
 }
 
+/* A session of a .tile file: the winning change shows the .tile diff and
+ * the diff of the CUDA the tile compiler makes of each variant. */
+static void test_report__tile_generated_diff(void)
+{
+	static const char tile_a[] =
+		"//! arg N = 4096\n//! in x : f32[N] = randn(seed=1)\n//! out y : f32[N]\n"
+		"//! ref copy(x) -> y\n"
+		"kernel cp(x: f32[N], y: f32[N]) grid(cdiv(N, BLOCK)) threads(256) {\n"
+		"    const BLOCK = 1024\n"
+		"    i = pid(0) * BLOCK\n"
+		"    store(y[i : i + BLOCK], load(x[i : i + BLOCK]))\n"
+		"}\n";
+	sample s;
+	sample_make(&s);
+	for (int i = 0; i < 4; i++) {
+		free(s.v[i].path);
+		s.v[i].path = kb_xstrdup("kernels/cp.tile");
+		free(s.src[i]);
+		s.src[i] = kb_xstrdup(tile_a);
+		if (i >= 2) { /* the winner tiles by 4096 */
+			char *at = strstr(s.src[i], "BLOCK = 1024");
+			memcpy(at, "BLOCK = 4096", 12);
+		}
+		s.len[i] = strlen(s.src[i]);
+	}
+	kb_buf md = KB_BUF_INIT, svg = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, &svg), 0);
+	T_CONTAINS(md.s, "-    const BLOCK = 1024\n+    const BLOCK = 4096");
+	T_CONTAINS(md.s, "The CUDA the tile compiler made of each (#line directives left out):");
+	T_CONTAINS(md.s, "-\tconstexpr int BLOCK = 1024;\n+\tconstexpr int BLOCK = 4096;");
+	T_CONTAINS(md.s, "+\tfloat _t1[16];"); /* 4096 over 256 threads */
+	kb_buf_free(&svg);
+	kb_buf_free(&md);
+	sample_free(&s);
+}
+
 int main(void)
 {
 	T_RUN(test_report__pick);
@@ -665,5 +701,6 @@ int main(void)
 	T_RUN(test_report__no_result);
 	T_RUN(test_report__hot_without_disassembler);
 	T_RUN(test_report__chromium_screenshot);
+	T_RUN(test_report__tile_generated_diff);
 	return t_report();
 }

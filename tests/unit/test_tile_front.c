@@ -672,6 +672,8 @@ static const struct {
 	 "C++ or CUDA name there"},
 	{__LINE__, "kernel f(x: f32[int]) grid(1) threads(32) {\n}\n", 1, 10,
 	 "'int' cannot name a size: the generated CUDA keeps size names"},
+	{__LINE__, "kernel half(x: f32[N]) grid(1) threads(32) {\n}\n", 1, 8,
+	 "'half' cannot name a kernel: it is a C++ or CUDA name"},
 	{__LINE__, H "    const float = 4\n}\n", 2, 5,
 	 "'float' cannot name a const: the generated CUDA keeps const names"},
 };

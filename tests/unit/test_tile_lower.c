@@ -112,6 +112,48 @@ static void test_tile_lower__bf16_vectors(void)
 	lowered_free(&l);
 }
 
+/* A load or reduction in place (a store's value, a loop bound, a
+ * condition) is materialized before its statement like one assigned. */
+static void test_tile_lower__loads_in_place(void)
+{
+	const char *text =
+		"kernel k(x: f32[N], y: f32[N], n: i32[1]) grid(1) threads(32) {\n"
+		"    for c in range(0, load(n[0]), 128) {\n"
+		"        if max(load(x[c : c + 128])) > 0.0 {\n"
+		"            store(y[c : c + 128], load(x[c : c + 128]))\n"
+		"        }\n"
+		"    }\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	T_CONTAINS(cuda(&l), "int _t1 = (true && (0) < 1) ? (n + (size_t)(0))[0] : (int)(0);");
+	T_CONTAINS(cuda(&l), "for (int c = 0; c < _t1; c += 128) {");
+	T_CONTAINS(cuda(&l), "if ((_t3 > 0.0f)) {");
+	T_CONTAINS(cuda(&l), "float _t4[4];");
+	lowered_free(&l);
+}
+
+/* mask= on a load: the elements it leaves out read as other; arange's
+ * element index is one parenthesized term (`arange(N) % 2`). */
+static void test_tile_lower__load_mask(void)
+{
+	const char *text =
+		"kernel k(x: f32[N], y: f32[N]) grid(1) threads(32) {\n"
+		"    t = load(x[0 : 128], mask = arange(128) % 2 == 0, other = -1.0)\n"
+		"    store(y[0 : 128], t)\n"
+		"    s = load(x[5], mask = N > 5)\n"
+		"    store(y[0], s)\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	T_CONTAINS(cuda(&l), "\tif (!(((((((i_) / 4) * 32 + (int)threadIdx.x) * 4 + (i_) % 4) % 2) == 0)))\n");
+	T_CONTAINS(cuda(&l), "\t\tt[i_] = (float)(-(1.0f));\n");
+	T_CONTAINS(cuda(&l), "float s = (true && (5) < N && (N > 5)) ? (x + (size_t)(5))[0] : (float)(0);");
+	lowered_free(&l);
+}
+
 /* ===== names ===== */
 
 static void test_tile_lower__names(void)
@@ -305,6 +347,8 @@ int main(void)
 	T_RUN(test_tile_lower__row_layout);
 	T_RUN(test_tile_lower__define_changes_layout);
 	T_RUN(test_tile_lower__bf16_vectors);
+	T_RUN(test_tile_lower__loads_in_place);
+	T_RUN(test_tile_lower__load_mask);
 	T_RUN(test_tile_lower__names);
 	T_RUN(test_tile_lower__pin_lines);
 	T_RUN(test_tile_lower__dot_layout);
