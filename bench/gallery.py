@@ -46,7 +46,9 @@ def kbench(path, m, n, op, extra):
     rows, cols = ("R", "C") if op == "transpose" else ("M", "N")
     cmd = [KB, "run", path, "--arg", f"{rows}={m}", "--arg", f"{cols}={n}", "--no-sweep",
            "--json", "--trials", "1", "--timeout", "120"]
-    if extra == "cluster":
+    if isinstance(extra, list):  # more kbench arguments (bench/tile.py: --define ...)
+        cmd += extra
+    elif extra == "cluster":
         per = -(-n // 16384)  # 16384 elements a block: the smallest power of 2 that holds the row
         cmd += ["--define", f"CLUSTER={4 if per <= 4 else 8 if per <= 8 else 16}"]
     t0 = time.time()
@@ -160,4 +162,5 @@ def main():
                 log.flush()
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -18,7 +18,7 @@ static const char usage_main[] =
 	"usage: kbench <command> [options]\n"
 	"\n"
 	"commands:\n"
-	"  compile FILE   compile a .cu or .ptx kernel file: resources, occupancy, SASS\n"
+	"  compile FILE   compile a .cu, .ptx or .tile kernel file: resources, occupancy, SASS\n"
 	"  run FILE       compile, check against the reference, time, compare with the ceilings\n"
 	"  profile FILE   run, then hardware counters by section and hot spots (CUPTI)\n"
 	"  calibrate      measure this GPU's ceilings (bandwidth, FMA and tensor-core rates)\n"
