@@ -182,8 +182,11 @@ def hot():
                         "--arg", "N=8192"], capture_output=True, text=True, timeout=300)
     text = p.stdout + p.stderr
     print(text[-4000:])
-    lines = re.findall(r"softmax\.tile:(\d+)", text)
-    print(f"hot lines naming softmax.tile: {lines[:10]}  ->  {'OK' if lines else 'NONE'}")
+    src = open("kernels/softmax/softmax.tile").read().split("\n")
+    hot = re.findall(r"^\s+([\d.]+) %  line (\d+)\s+(.*)$", text, re.M)
+    ok = [(pct, n) for pct, n, t in hot if 0 < int(n) <= len(src) and src[int(n) - 1].strip() == t.strip()]
+    print(f"hot lines: {[(pct, n) for pct, n, _ in hot]}; naming a softmax.tile line with its text: {ok}"
+          f"  ->  {'OK' if hot and ok and ok[0] == (hot[0][0], hot[0][1]) else 'NOT OK'}")
 
 
 {"correct": correct, "norms": norms, "matmul": matmul, "hot": hot}[PART]()

@@ -177,8 +177,13 @@ static void hot(json_t *r, kb_buf *out)
 	json_array_foreach(lines, i, l) {
 		if (i >= 8)
 			break;
-		kb_buf_catf(out, "    %5.1f %%  line %-4lld %s\n", json_number_value(get(l, "share_pct")),
-			    (long long)json_integer_value(get(l, "line")), json_string_value(get(l, "text")));
+		const char *file = json_string_value(get(l, "file")); /* another file's line */
+		if (file)
+			kb_buf_catf(out, "    %5.1f %%  %s:%lld\n", json_number_value(get(l, "share_pct")), file,
+				    (long long)json_integer_value(get(l, "line")));
+		else
+			kb_buf_catf(out, "    %5.1f %%  line %-4lld %s\n", json_number_value(get(l, "share_pct")),
+				    (long long)json_integer_value(get(l, "line")), json_string_value(get(l, "text")));
 		hot_stalls(l, out);
 		json_array_foreach(get(l, "sass"), k, s) {
 			if (k >= 4)

@@ -2,7 +2,7 @@
  * sass.c - SASS of a cubin: running the disassembler, parsing its listing
  * into per-function instruction records, and the instruction mix.
  *
- * Owns: kb_compile_sass (nvdisasm -c -g on a private temp file, or
+ * Owns: kb_compile_sass (nvdisasm -c -gi on a private temp file, or
  * cuobjdump -sass when only that exists, or "unavailable" with a plain
  * reason), kb_compile_sass_parse and kb_compile_sass_mix.  It does not own
  * the cubin (build.c), PC sampling or the rendering of the listing.
@@ -688,7 +688,9 @@ int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err)
 	rc = write_temp(cubin, size, &tmp, err);
 	if (rc < 0)
 		goto out;
-	char *nv_argv[] = {tool, "-c", "-g", tmp, NULL};
+	/* -gi: each instruction's line and, for inlined code, the kernel's
+	 * line that called it (hot spots in a .tile kernel's helpers) */
+	char *nv_argv[] = {tool, "-c", "-gi", tmp, NULL};
 	char *cu_argv[] = {tool, "-sass", tmp, NULL};
 	rc = kb_spawn_capture(strcmp(name, "nvdisasm") == 0 ? nv_argv : cu_argv, &out,
 			      &errout, err);

@@ -213,9 +213,15 @@ static void add_roofline(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 }
 
 /* One source line of the file, trimmed, or "". */
+/* Whether line info's file is the unit's source file. */
+static bool own_file(const kb_compile_unit *u, const char *file)
+{
+	return file && !strcmp(kb_basename(file), kb_basename(u->src.path));
+}
+
 static char *source_line(const kb_compile_unit *u, const char *file, int line)
 {
-	if (!file || strcmp(kb_basename(file), kb_basename(u->src.path)))
+	if (!own_file(u, file))
 		return kb_xstrdup("");
 	char *l = kb_src_line(u->src.text, line);
 	if (!l)
@@ -292,7 +298,7 @@ static json_t *line_stalls(json_t *tally, json_int_t line_samples)
 
 /* Each hot PC gets its SASS and source line; samples are summed per
  * source line into "hot_lines", most first, with the line's stall reasons. */
-static void map_hot(const kb_compile_unit *u, json_t *r)
+void kb_runner__map_hot(const kb_compile_unit *u, json_t *r)
 {
 	json_t *lines = json_object();
 	size_t i;
@@ -307,17 +313,30 @@ static void map_hot(const kb_compile_unit *u, json_t *r)
 							     in->operands ? in->operands : ""));
 		if (!in->line)
 			continue;
-		json_object_set_new(h, "line", json_integer(in->line));
-		char key[32];
-		snprintf(key, sizeof key, "%d", in->line);
+		/* Code inlined from another file (a header, the tile prologue's
+		 * helpers) counts for the kernel's line that called it when the
+		 * line info says (nvdisasm -gi); else it is an entry of its own,
+		 * named by its file. */
+		const char *file = in->file;
+		int line = in->line;
+		if (!own_file(u, file) && own_file(u, in->call_file)) {
+			file = in->call_file;
+			line = in->call_line;
+		}
+		bool own = own_file(u, file);
+		json_object_set_new(h, "line", json_integer(line));
+		char *key = own ? kb_xasprintf("%d", line) : kb_xasprintf("%s:%d", file ? file : "?", line);
 		json_t *e = json_object_get(lines, key);
 		if (!e) {
-			char *text = source_line(u, in->file, in->line);
-			e = json_pack("{s:i, s:s, s:I, s:f, s:[]}", "line", in->line, "text", text,
+			char *text = source_line(u, file, line);
+			e = json_pack("{s:i, s:s, s:I, s:f, s:[]}", "line", line, "text", text,
 				      "samples", (json_int_t)0, "share_pct", 0.0, "sass");
+			if (!own)
+				json_object_set_new(e, "file", json_string(file ? kb_basename(file) : "?"));
 			json_object_set_new(lines, key, e);
 			free(text);
 		}
+		free(key);
 		json_object_set_new(e, "samples", json_integer(json_integer_value(json_object_get(e, "samples")) +
 							       json_integer_value(json_object_get(h, "samples"))));
 		json_object_set_new(e, "share_pct", json_real(json_number_value(json_object_get(e, "share_pct")) +
@@ -364,7 +383,7 @@ static void add_profile(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 		json_decref(ceil);
 	}
 	if (json_object_get(r, "hot"))
-		map_hot(u, r);
+		kb_runner__map_hot(u, r);
 }
 
 static json_t *env_json(kb_runner__ctx *c)

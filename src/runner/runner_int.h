@@ -76,5 +76,11 @@ void kb_runner__warm_join(kb_runner__warm *w);
 /* The metric names a request asks for: "metrics" and every metric of its
  * "sections" (a new array of borrowed names; free the array). */
 const char **kb_runner__wanted_metrics(json_t *req, int *n);
+/* The sampled PCs of r's "hot" (function, pc, samples, share_pct, stalls)
+ * mapped to u's SASS and source lines: each gets "sass" and "line", and r
+ * gets "hot_lines", the samples summed per source line, most first (code
+ * inlined from another file counted at the kernel's line that called it
+ * when the line info has the call site). */
+void kb_runner__map_hot(const kb_compile_unit *u, json_t *r);
 
 #endif

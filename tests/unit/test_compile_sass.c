@@ -466,10 +466,10 @@ static char *script_body(const fake_env *fe, const char *args, int argn, const c
 		fe->cat ? fe->cat : "/bin/cat", cwd, listing);
 }
 
-/* An nvdisasm -c -g that checks it is given vector_add.cubin and prints its listing. */
+/* An nvdisasm -c -gi that checks it is given vector_add.cubin and prints its listing. */
 static char *vector_add_nvdisasm(const fake_env *fe)
 {
-	return script_body(fe, "-c -g", 3, "tests/fixtures/cubin/vector_add.cubin",
+	return script_body(fe, "-c -gi", 3, "tests/fixtures/cubin/vector_add.cubin",
 			   FIX "vector_add.nvdisasm.txt");
 }
 
@@ -659,7 +659,7 @@ static void test_compile_sass__env_nvdisasm(void)
 {
 	fake_env fe;
 	fake_begin(&fe);
-	char *body = script_body(&fe, "-c -g", 3, "tests/fixtures/cubin/saxpy.cubin",
+	char *body = script_body(&fe, "-c -gi", 3, "tests/fixtures/cubin/saxpy.cubin",
 				 FIX "saxpy.nvdisasm.txt");
 	fake_tool(&fe, "other", body); /* not named nvdisasm; found only via the env */
 	char *tool = kb_xasprintf("%s/other", fe.dir);

@@ -1,0 +1,81 @@
+/* test_runner_hot.c - hot spots mapped to source lines (kb_runner__map_hot)
+ * on a hand-made compile: the sampled PCs of a .tile kernel whose helpers
+ * (the tile prologue's block reduction) are inlined count for the .tile
+ * line that called them when nvdisasm -gi gives the call site, and are an
+ * entry of their own file otherwise.  No GPU, no disassembler. */
+#include "../../src/runner/runner_int.h"
+#include "t.h"
+
+static kb_sass_insn insn(uint32_t addr, const char *op, const char *file, int line,
+			 const char *call_file, int call_line)
+{
+	kb_sass_insn i = {0};
+	i.addr = addr;
+	i.opcode = (char *)op;
+	i.operands = (char *)"R0";
+	i.file = (char *)file;
+	i.line = line;
+	i.call_file = (char *)call_file;
+	i.call_line = call_line;
+	return i;
+}
+
+static json_t *sample(uint32_t pc, int n, double pct)
+{
+	return json_pack("{s:s, s:I, s:I, s:f, s:{s:I}}", "function", "softmax", "pc", (json_int_t)pc,
+			 "samples", (json_int_t)n, "share_pct", pct, "stalls", "long_scoreboard", (json_int_t)n);
+}
+
+static void test_runner_hot__inlined_helpers_count_at_the_call(void)
+{
+	static const char text[] = "# softmax\n"
+				   "kernel softmax(x: f32[N]) grid(1) threads(32) {\n"
+				   "    t = load(x[0 : 128])\n"
+				   "    s = sum(t)\n"
+				   "}\n";
+	kb_sass_insn v[] = {
+		insn(0x00, "LDG.E.128", "k/softmax.tile", 3, NULL, 0),
+		/* the prologue's kb_block_sum_f, inlined at line 4 */
+		insn(0x10, "SHFL.BFLY", "<kbench tile prologue>", 12, "k/softmax.tile", 4),
+		insn(0x20, "BAR.SYNC", "<kbench tile prologue>", 15, "k/softmax.tile", 4),
+		/* a helper line without its call site (nvdisasm -g) */
+		insn(0x30, "FADD", "<kbench tile prologue>", 12, NULL, 0),
+	};
+	kb_sass_func f = {.name = (char *)"softmax", .v = v, .n = 4};
+	kb_compile_unit u;
+	memset(&u, 0, sizeof u);
+	u.src.path = (char *)"k/softmax.tile";
+	u.src.text = (char *)text;
+	u.src.len = sizeof text - 1;
+	u.build.sass.available = true;
+	u.build.sass.funcs = &f;
+	u.build.sass.nfuncs = 1;
+	json_t *r = json_pack("{s:[o, o, o, o]}", "hot", sample(0x00, 10, 10.0), sample(0x10, 50, 50.0),
+			      sample(0x20, 30, 30.0), sample(0x30, 10, 10.0));
+	kb_runner__map_hot(&u, r);
+	json_t *lines = json_object_get(r, "hot_lines");
+	T_EQ_INT(json_array_size(lines), 3);
+	json_t *top = json_array_get(lines, 0);
+	/* SHFL and BAR of the reduction: the .tile line of the sum, 80% */
+	T_EQ_INT(json_integer_value(json_object_get(top, "line")), 4);
+	T_NEAR(json_number_value(json_object_get(top, "share_pct")), 80.0, 1e-9);
+	T_EQ_STR(json_string_value(json_object_get(top, "text")), "s = sum(t)");
+	T_OK(!json_object_get(top, "file"));
+	T_EQ_INT(json_array_size(json_object_get(top, "sass")), 2);
+	/* the load's own line and the unplaced helper line: 10% each (in
+	 * either order), the helper one named by its file, not a .tile line */
+	json_t *a = json_array_get(lines, 1), *b = json_array_get(lines, 2);
+	json_t *helper = json_object_get(a, "file") ? a : b, *load = helper == a ? b : a;
+	T_EQ_INT(json_integer_value(json_object_get(load, "line")), 3);
+	T_EQ_STR(json_string_value(json_object_get(load, "text")), "t = load(x[0 : 128])");
+	T_EQ_INT(json_integer_value(json_object_get(helper, "line")), 12);
+	T_EQ_STR(json_string_value(json_object_get(helper, "file")), "<kbench tile prologue>");
+	T_EQ_STR(json_string_value(json_object_get(helper, "text")), "");
+	json_decref(r);
+}
+
+int main(void)
+{
+	T_RUN(test_runner_hot__inlined_helpers_count_at_the_call);
+	return t_report();
+}
