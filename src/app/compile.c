@@ -20,10 +20,14 @@ static void fmt_bytes(char *out, size_t n, long long b)
 		snprintf(out, n, "%lld B", b);
 }
 
-static void render_timing(const kb_build *b, kb_buf *out)
+/* The compile's time and where it went; ms_tile > 0: a .tile file, the
+ * tile compiler's share of the parse. */
+static void render_timing(const kb_build *b, double ms_tile, kb_buf *out)
 {
 	kb_buf_catf(out, "  compile     %.1f ms, cache %s (parse %.1f", b->ms_total,
 		    b->cache_hit ? "hit" : "miss", b->ms_parse);
+	if (ms_tile > 0)
+		kb_buf_catf(out, " of which tile lowering %.2f", ms_tile);
 	if (b->ms_nvrtc > 0)
 		kb_buf_catf(out, ", nvrtc %.1f", b->ms_nvrtc);
 	if (b->ms_nvjitlink > 0)
@@ -132,7 +136,7 @@ void kb_app_compile_render(const kb_compile_unit *r, kb_buf *out)
 			kb_buf_catf(out, "  also        %s: %d regs, %d B smem, %d B local\n", k->name,
 				    k->res.regs, k->res.smem_static, k->res.local_bytes);
 	}
-	render_timing(b, out);
+	render_timing(b, r->gen.text ? r->ms_tile : 0, out);
 }
 
 json_t *kb_app_compile_json(const kb_compile_unit *r)
