@@ -120,9 +120,7 @@ static int start(kb_tui__ui *t, kb_err *err)
 		kb_tui__ed_load(t->ed, text.s, text.len);
 	}
 	kb_buf_free(&text);
-	const char *ext = kb_extension(t->o.path);
-	kb_hl_lang lang = !strcmp(ext, "ptx") ? KB_HL_LANG_PTX : KB_HL_LANG_CUDA;
-	if (kb_tui__hl_new(&t->hl, lang, NULL, NULL) < 0)
+	if (kb_tui__hl_new(&t->hl, kb_tui__hl_lang_of(t->o.path), NULL, NULL) < 0)
 		t->hl = NULL; /* plain text, still editable */
 	t->split = 55;
 	t->inotify = -1;

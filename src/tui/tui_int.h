@@ -13,6 +13,7 @@
 
 #include "../core/kb.h"
 #include "../app/app.h"
+#include "../tile/tile.h"
 #include "tui.h"
 
 #include <pthread.h>
@@ -397,7 +398,11 @@ typedef struct {
 	const char *(*row)(void *ctx, int r, int *len);
 } kb_hl_text;
 
-typedef enum { KB_HL_LANG_CUDA, KB_HL_LANG_PTX } kb_hl_lang;
+typedef enum { KB_HL_LANG_CUDA, KB_HL_LANG_PTX, KB_HL_LANG_TILE } kb_hl_lang;
+
+/* The language of a kernel file, from its extension as the compile layer
+ * reads it (kb_compile_source_kind): .ptx, .tile, else CUDA. */
+kb_hl_lang kb_tui__hl_lang_of(const char *path);
 
 typedef struct kb_hl kb_hl;
 
@@ -412,7 +417,8 @@ void kb_tui__hl_free(kb_hl *hl);
 void kb_tui__hl_edit(kb_hl *hl, const TSInputEdit *edit);
 /* Forgets the tree: the next parse is a full one (new file, lost edits). */
 void kb_tui__hl_reset(kb_hl *hl);
-/* Brings the tree up to date with text (no-op when clean, and for PTX).
+/* Brings the tree up to date with text (no-op when clean, and for the
+ * lexed languages, PTX and tile).
  * Returns 0 or KB_ERROR. */
 int kb_tui__hl_parse(kb_hl *hl, const kb_hl_text *text, kb_err *err);
 /* Spans of rows [first, first + n) into out (reset first), parsing first
@@ -429,9 +435,12 @@ const char *kb_tui__hl_class_name(kb_hl_class c);
 /* Lexes one PTX row (appending spans to out when non-NULL); *state carries
  * an open block comment from row to row (0 at the top of the file). */
 void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
+/* Lexes one row of a .tile file, as kb_tui__hl_ptx_row (the language has
+ * nothing that spans rows: *state stays 0). */
+void kb_tui__hl_tile_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
 
 /* ----- highlighter internals: shared by highlight.c, highlight_query.c,
- * highlight_capture.c and highlight_ptx.c only ----- */
+ * highlight_capture.c, highlight_ptx.c and highlight_tile.c only ----- */
 
 #include <regex.h>
 
@@ -476,7 +485,7 @@ struct kb_hl {
 	uint8_t *paint;
 	size_t paint_cap;
 	kb_buf tmp;
-	/* PTX */
+	/* PTX (tile needs no state) */
 	uint8_t *ptx_state;   /* state at the start of each row */
 	int ptx_valid, ptx_cap;
 };
@@ -488,6 +497,9 @@ void kb_tui__hl_add_span(kb_hl_spans *out, int row, int start, int end, kb_hl_cl
 /* True when s[0..len) has "//!" at its first non-blank, which is col: a
  * spec line. */
 bool kb_tui__hl_spec_row(const char *s, int len, int col);
+/* For the lexers: when row s[0..len) is a spec line, its span (from the
+ * "//!" to the end) goes to out (when non-NULL) and the result is true. */
+bool kb_tui__hl_spec_span(const char *s, int len, int row, kb_hl_spans *out);
 /* Reads row r through the callbacks; rows past the end are empty. */
 const char *kb_tui__hl_get_row(const kb_hl_text *t, int r, int *len);
 
