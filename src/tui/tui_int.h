@@ -259,19 +259,29 @@ void kb_tui__ed_replace_sel(kb_tui__ed *ed, const char *s, size_t n);
 
 /* ===== panes.c ===== */
 
+/* The panes in tab-bar order.  CUDA (the generated CUDA of a .tile file)
+ * is in the tab bar of .tile files only: for .cu and .ptx it would only say
+ * that there is none, and the bar is already full on an 80-column screen. */
 enum {
-	KB_TUI__PANE_SUMMARY, KB_TUI__PANE_SASS, KB_TUI__PANE_PTX, KB_TUI__PANE_OCCUPANCY,
-	KB_TUI__PANE_METRICS, KB_TUI__PANE_ROOFLINE, KB_TUI__PANE_VARIANTS, KB_TUI__PANE_DIFF, KB_TUI__PANE_HELP,
+	KB_TUI__PANE_SUMMARY, KB_TUI__PANE_CUDA, KB_TUI__PANE_SASS, KB_TUI__PANE_PTX,
+	KB_TUI__PANE_OCCUPANCY, KB_TUI__PANE_METRICS, KB_TUI__PANE_ROOFLINE, KB_TUI__PANE_VARIANTS,
+	KB_TUI__PANE_DIFF, KB_TUI__PANE_HELP,
 	KB_TUI__NPANES
 };
 extern const char *const kb_tui__pane_names[KB_TUI__NPANES];
+/* Whether the file at path has the pane (in its tab bar, F2/F3, Alt-N). */
+bool kb_tui__pane_shown(int pane, const char *path);
+/* The pane the file has step (+1 or -1) tabs from pane, wrapping around. */
+int kb_tui__pane_step(int pane, int step, const char *path);
+/* The file's n-th pane (0-based, as its tab bar shows them), or -1. */
+int kb_tui__pane_nth(int n, const char *path);
 struct kb_tui__result;
 /* What a pane shows. */
 typedef struct {
 	int pane;
 	const struct kb_tui__result *r; /* the last result; NULL before the first */
 	const char *path;      /* the kernel file */
-	int cursor_line;       /* 1-based: that line's SASS is marked */
+	int cursor_line;       /* 1-based: that line's SASS and generated CUDA are marked */
 	int width, height;     /* the pane's size (the Roofline plot fits it) */
 	int variant;           /* the selected variant's number; 0: none */
 	const char *replay;    /* replay: what the current step recorded; else NULL */
@@ -550,6 +560,8 @@ typedef struct {
 	kb_hl *hl;
 	unsigned seq;
 	int pane, split, top, left, pane_top;
+	int followed_line;     /* the CUDA pane scrolled to this line's code (0: not yet) ... */
+	unsigned followed_seq; /* ... of this result */
 	int variant;           /* the selected variant's number; 0: none */
 	kb_buf session_text;   /* the last Variants / Diff / Roofline text ... */
 	char session_key[96];  /* ... what it was made for ... */
@@ -580,6 +592,10 @@ void kb_tui__submit(kb_tui__ui *t);
 /* F8: the run plus the quick counters and hot spots (Metrics, SASS); says
  * so, or why not (no GPU, --no-run, a replay). */
 void kb_tui__profile(kb_tui__ui *t);
+/* The editor holds a file of t->o.path's kind (at the start, or a replay
+ * step into another file): its highlighter, and a pane it has (the CUDA
+ * pane is for .tile files only). */
+void kb_tui__file_kind(kb_tui__ui *t);
 
 /* tui_files.c */
 /* The file's modification time in ns, 0 when it cannot be read. */
