@@ -26,15 +26,18 @@ typedef struct {
 	kb_src_kind kind;
 } kb_source;
 
-/* Reads path; the kind comes from the extension (.cu/.cuh, .ptx).
+/* Reads path; the kind comes from the extension (.cu/.cuh, .ptx, .tile).
  * Returns 0, KB_ENOTFOUND/KB_EIO, or KB_EINVAL for an unknown extension. */
 int kb_compile_source_load(kb_source *src, const char *path, kb_err *err);
 /* Makes a source from text already in memory (tests, editors). */
 void kb_compile_source_init(kb_source *src, const char *path, const char *text,
 			    kb_src_kind kind);
-/* text when the caller holds it (an editor's buffer; the kind from path's
- * extension, .ptx or else CUDA), else path read from disk. */
+/* text when the caller holds it (an editor's buffer; the kind is
+ * kb_compile_source_kind's), else path read from disk. */
 int kb_compile_source_open(kb_source *src, const char *path, const char *text, kb_err *err);
+/* What an editor's buffer of path compiles as: KB_SRC_PTX for .ptx,
+ * KB_SRC_TILE for .tile, else KB_SRC_CUDA. */
+kb_src_kind kb_compile_source_kind(const char *path);
 void kb_compile_source_free(kb_source *src);
 
 /* ===== spec.c, spec_lex.c, spec_expr.c, spec_tensor.c, spec_check.c ===== */

@@ -45,10 +45,15 @@ int kb_compile_source_open(kb_source *src, const char *path, const char *text, k
 {
 	if (!text)
 		return kb_compile_source_load(src, path, err);
+	kb_compile_source_init(src, path, text, kb_compile_source_kind(path));
+	return KB_OK;
+}
+
+kb_src_kind kb_compile_source_kind(const char *path)
+{
 	kb_src_kind kind = KB_SRC_CUDA;
 	kind_of(path, &kind);
-	kb_compile_source_init(src, path, text, kind);
-	return KB_OK;
+	return kind;
 }
 
 void kb_compile_source_init(kb_source *src, const char *path, const char *text,

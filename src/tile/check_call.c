@@ -344,6 +344,14 @@ static const struct builtin {
 	{"cdiv", 2, 2, "", check_cdiv, "cdiv(a, b)"},
 };
 
+bool kb_tile__is_builtin(const char *s, size_t n)
+{
+	for (size_t i = 0; i < KB_ARRAY_LEN(builtins); i++)
+		if (strlen(builtins[i].name) == n && !memcmp(builtins[i].name, s, n))
+			return true;
+	return false;
+}
+
 static bool has_word(const char *words, const char *w)
 {
 	size_t n = strlen(w);

@@ -143,8 +143,7 @@ void kb_tile_out_free(kb_tile_out *o)
 	memset(o, 0, sizeof *o);
 }
 
-/* Whether the line at s is a `#line N "path"` directive into path; *n gets N. */
-static bool line_directive(const char *s, const char *path, long *n)
+bool kb_tile_line_directive(const char *s, const char *path, long *n)
 {
 	if (strncmp(s, "#line ", 6))
 		return false;
@@ -163,7 +162,7 @@ void kb_tile_pin_lines(const char *cuda, const char *path, kb_buf *out)
 		size_t len = nl ? (size_t)(nl - s) : strlen(s);
 		long n;
 		if (s[0] == '#' && !cont && !strncmp(s, "#line ", 6))
-			cur = line_directive(s, path, &n) ? n : 0;
+			cur = kb_tile_line_directive(s, path, &n) ? n : 0;
 		else if (cur && !cont)
 			kb_buf_catf(out, "#line %ld \"%s\"\n", cur, path);
 		kb_buf_catn(out, s, len);

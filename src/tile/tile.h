@@ -40,6 +40,25 @@ typedef struct {
 	int nconsts;
 } kb_tile_kernel;
 
+/* ===== tokenize.c: the words and numbers of the language, for
+ * highlighters (which lex a row at a time and must agree with the
+ * tokenizer on what a number or a keyword is) ===== */
+
+typedef enum {
+	KB_TILE_WORD_NAME,     /* anything else: a user's name */
+	KB_TILE_WORD_KEYWORD,  /* kernel const for in if else, and range grid threads */
+	KB_TILE_WORD_DTYPE,    /* f32 f16 bf16 f64 i32 i64 u8 (f32(x) ... are casts) */
+	KB_TILE_WORD_BUILTIN,  /* load store pid arange zeros sum ... cdiv */
+	KB_TILE_WORD_LITERAL,  /* true false inf */
+} kb_tile_word;
+
+/* What the n bytes at s (a name: a letter or '_', then letters, digits,
+ * '_') are in the language. */
+kb_tile_word kb_tile_word_kind(const char *s, size_t n);
+/* The end of the number token at p (as the tokenizer reads it: 12, 0x1F,
+ * 1.5, .5, 1e-5, with letters glued on), or p when none starts there. */
+const char *kb_tile_number_end(const char *p, const char *end);
+
 /* ===== tile.c: the whole pipeline ===== */
 
 typedef struct {
@@ -68,6 +87,10 @@ void kb_tile_out_free(kb_tile_out *o);
  * readable form has one directive a statement, and the compiler would count
  * the lines after it as N+1, N+2, ... into the wrong .tile lines). */
 void kb_tile_pin_lines(const char *cuda, const char *path, kb_buf *out);
+/* Whether the line at s is a `#line N "..."` directive into the file path
+ * (of the generated CUDA: a directive into another file, such as the
+ * prologue's, is not); *n gets N. */
+bool kb_tile_line_directive(const char *s, const char *path, long *n);
 /* The CUDA name of a dtype ("float", "__nv_bfloat16", ...). */
 const char *kb_tile_ctype(kb_tile_dtype t);
 /* The DSL name of a dtype ("f32", "bf16", ...). */

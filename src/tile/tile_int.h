@@ -281,6 +281,9 @@ bool kb_tile__binary_type(kb_tile__checker *C, int op, const kb_tile__type *a,
 			  const kb_tile__type *b, kb_tile__type *out, const kb_tile__expr *at);
 /* Checks a call of a built-in function (check_call.c); as check_expr. */
 bool kb_tile__check_call(kb_tile__checker *C, kb_tile__expr *e);
+/* Whether the n bytes at s name a built-in function (check_call.c's table:
+ * load ... cdiv and the casts; not store, a statement). */
+bool kb_tile__is_builtin(const char *s, size_t n);
 /* The name of an operator: "+", "<=", "&&". */
 const char *kb_tile__op_str(int op);
 

@@ -4,7 +4,9 @@
  * punctuation with the two-character operators, and statement ends.
  * It owns no tree: parse.c reads the list; a token points into the text.
  * The small token helpers the parser shares (kb_tile__tok_desc, ...) are
- * here too.
+ * here too, and what a word or a number is for highlighters
+ * (kb_tile_word_kind, kb_tile_number_end: the editor's lexer asks these
+ * rather than keeping its own copy of the language's words).
  *
  * Invariants: `//!` spec lines and `#` comments never become tokens; a run
  * of newlines and `;` becomes one KB_TT_NEWLINE (none at the start); line
@@ -81,44 +83,57 @@ static void error_at(lexer *L, const char *p, int n, int ulen, const char *what)
 
 /* ===== numbers ===== */
 
+/* Whether a number starts at p: a digit, or '.' and a digit. */
+static bool starts_number(const char *p, const char *end)
+{
+	return p < end && (isdigit((unsigned char)*p) ||
+			   (*p == '.' && p + 1 < end && isdigit((unsigned char)p[1])));
+}
+
 /* The end of the number starting at p (digits, one '.', an exponent, or
  * 0x and hex digits), then any name characters glued to it. */
-static const char *number_end(const lexer *L, const char *p, bool *is_float)
+static const char *number_end(const char *p, const char *end, bool *is_float)
 {
 	const char *q = p;
 	*is_float = false;
-	if (q + 1 < L->end && q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
+	if (q + 1 < end && q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
 		q += 2;
-		while (q < L->end && isxdigit((unsigned char)*q))
+		while (q < end && isxdigit((unsigned char)*q))
 			q++;
 	} else {
-		while (q < L->end && isdigit((unsigned char)*q))
+		while (q < end && isdigit((unsigned char)*q))
 			q++;
-		if (q < L->end && *q == '.') {
+		if (q < end && *q == '.') {
 			*is_float = true;
-			for (q++; q < L->end && isdigit((unsigned char)*q);)
+			for (q++; q < end && isdigit((unsigned char)*q);)
 				q++;
 		}
-		if (q < L->end && (*q == 'e' || *q == 'E')) {
+		if (q < end && (*q == 'e' || *q == 'E')) {
 			const char *e = q + 1;
-			if (e < L->end && (*e == '+' || *e == '-'))
+			if (e < end && (*e == '+' || *e == '-'))
 				e++;
-			if (e < L->end && isdigit((unsigned char)*e)) {
+			if (e < end && isdigit((unsigned char)*e)) {
 				*is_float = true;
-				for (q = e; q < L->end && isdigit((unsigned char)*q);)
+				for (q = e; q < end && isdigit((unsigned char)*q);)
 					q++;
 			}
 		}
 	}
-	while (q < L->end && is_ident_char(*q))
+	while (q < end && is_ident_char(*q))
 		q++; /* glued letters make the whole word a bad number */
 	return q;
+}
+
+const char *kb_tile_number_end(const char *p, const char *end)
+{
+	bool is_float;
+	return starts_number(p, end) ? number_end(p, end, &is_float) : p;
 }
 
 static const char *lex_number(lexer *L, const char *p)
 {
 	bool is_float;
-	const char *q = number_end(L, p, &is_float);
+	const char *q = number_end(p, L->end, &is_float);
 	int len = (int)(q - p);
 	char buf[128];
 	if (len >= (int)sizeof(buf)) {
@@ -186,8 +201,7 @@ static const char *lex_one(lexer *L, const char *p)
 		push_newline(L, p);
 		return p + 1;
 	}
-	if (isdigit((unsigned char)c) ||
-	    (c == '.' && p + 1 < L->end && isdigit((unsigned char)p[1])))
+	if (starts_number(p, L->end))
 		return lex_number(L, p);
 	if (isalpha((unsigned char)c) || c == '_') {
 		const char *q = p;
@@ -252,11 +266,37 @@ int kb_tile__span(const kb_tile__tok *first, const kb_tile__tok *last)
 	return (int)((nl ? nl : end) - first->p);
 }
 
-bool kb_tile__is_keyword(const kb_tile__tok *t)
+/* Whether the n bytes at s are one of words. */
+static bool word_in(const char *const *words, size_t nwords, const char *s, size_t n)
 {
-	static const char *const kw[] = {"kernel", "const", "for", "in", "if", "else"};
-	for (size_t i = 0; i < KB_ARRAY_LEN(kw); i++)
-		if (kb_tile__tok_is(t, kw[i]))
+	for (size_t i = 0; i < nwords; i++)
+		if (strlen(words[i]) == n && !memcmp(words[i], s, n))
 			return true;
 	return false;
+}
+
+static const char *const reserved[] = {"kernel", "const", "for", "in", "if", "else"};
+
+bool kb_tile__is_keyword(const kb_tile__tok *t)
+{
+	return t->kind == KB_TT_IDENT && word_in(reserved, KB_ARRAY_LEN(reserved), t->p, (size_t)t->len);
+}
+
+kb_tile_word kb_tile_word_kind(const char *s, size_t n)
+{
+	/* range, grid and threads are not reserved (the parser reads them where
+	 * a loop or a kernel header has them) but read as keywords */
+	static const char *const headers[] = {"range", "grid", "threads"};
+	static const char *const literals[] = {"true", "false", "inf"};
+	kb_tile_dtype d;
+	if (word_in(reserved, KB_ARRAY_LEN(reserved), s, n) ||
+	    word_in(headers, KB_ARRAY_LEN(headers), s, n))
+		return KB_TILE_WORD_KEYWORD;
+	if (kb_tile__dtype_from(s, (int)n, &d))
+		return KB_TILE_WORD_DTYPE;
+	if (word_in(literals, KB_ARRAY_LEN(literals), s, n))
+		return KB_TILE_WORD_LITERAL;
+	if (kb_tile__is_builtin(s, n) || (n == 5 && !memcmp(s, "store", 5)))
+		return KB_TILE_WORD_BUILTIN;
+	return KB_TILE_WORD_NAME;
 }

@@ -10,12 +10,13 @@
  * Beside it: highlight_query.c (the CUDA query: the grammars' own
  * highlights.scm concatenated, compiled, and its text predicates read),
  * highlight_capture.c (capture names to classes, and the captures of rows
- * painted into spans) and highlight_ptx.c (the PTX lexer).
+ * painted into spans), highlight_ptx.c (the PTX lexer) and
+ * highlight_tile.c (the tile DSL's lexer).
  *
  * Spans come out per row, ordered by column, never overlapping, adjacent
  * equal classes merged, KB_HL_NONE left out.  A comment that starts a
  * row's first non-blank with "//!" is a spec line, KB_HL_SPEC (the rule of
- * kb_compile_spec_parse), in CUDA and PTX alike.
+ * kb_compile_spec_parse), in CUDA, PTX and tile alike.
  *
  * Re-parsing: kb_tui__hl_edit only calls ts_tree_edit (cheap, any number of
  * times); the next kb_tui__hl_parse or kb_tui__hl_spans re-parses with the
@@ -27,9 +28,11 @@
  * re-parse, spans of 50 rows) took 1.1 ms, a full parse 23-28 ms
  * (tests/unit/test_tui_highlight.c prints these).
  *
- * The tile DSL has no lexer here yet: the DSL itself does not exist, so its
- * lexer comes with the DSL's issue (it will reuse src/tile/tokenize.c rather
- * than a second copy of the token rules).
+ * PTX and tile are lexed a row at a time (kb_tui__hl_ptx_row,
+ * kb_tui__hl_tile_row) with no tree.  The tile lexer asks src/tile what a
+ * word or a number is (kb_tile_word_kind, kb_tile_number_end), so the
+ * colours follow the compiler's own rules; it does not run the tokenizer
+ * itself, which reads a whole file and reports errors.
  */
 #include "tui_int.h"
 
@@ -73,7 +76,28 @@ bool kb_tui__hl_spec_row(const char *s, int len, int col)
 	return i == col && len - i >= 3 && !memcmp(s + i, "//!", 3);
 }
 
+bool kb_tui__hl_spec_span(const char *s, int len, int row, kb_hl_spans *out)
+{
+	int i = 0;
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (!kb_tui__hl_spec_row(s, len, i))
+		return false;
+	if (out)
+		kb_tui__hl_add_span(out, row, i, len, KB_HL_SPEC);
+	return true;
+}
+
 /* ===== the highlighter object ===== */
+
+kb_hl_lang kb_tui__hl_lang_of(const char *path)
+{
+	switch (kb_compile_source_kind(path)) {
+	case KB_SRC_PTX: return KB_HL_LANG_PTX;
+	case KB_SRC_TILE: return KB_HL_LANG_TILE;
+	default: return KB_HL_LANG_CUDA;
+	}
+}
 
 /* Reads row r through the callbacks; rows past the end are empty. */
 const char *kb_tui__hl_get_row(const kb_hl_text *t, int r, int *len)
@@ -165,7 +189,7 @@ void kb_tui__hl_edit(kb_hl *hl, const TSInputEdit *edit)
 			hl->ptx_valid = (int)edit->start_point.row;
 		return;
 	}
-	if (hl->tree) {
+	if (hl->lang == KB_HL_LANG_CUDA && hl->tree) {
 		ts_tree_edit(hl->tree, edit);
 		hl->dirty = true;
 	}
@@ -213,13 +237,19 @@ int kb_tui__hl_spans(kb_hl *hl, const kb_hl_text *text, int first, int n, kb_hl_
 	int last = first + n < nrows ? first + n : nrows;
 	if (first >= last)
 		return 0;
-	if (hl->lang == KB_HL_LANG_PTX) {
-		kb_tui__hl_ptx_states(hl, text, first);
-		int st = hl->ptx_state[first];
+	if (hl->lang != KB_HL_LANG_CUDA) { /* lexed a row at a time */
+		int st = 0;
+		if (hl->lang == KB_HL_LANG_PTX) {
+			kb_tui__hl_ptx_states(hl, text, first);
+			st = hl->ptx_state[first];
+		}
 		for (int r = first; r < last; r++) {
 			int len;
 			const char *s = kb_tui__hl_get_row(text, r, &len);
-			kb_tui__hl_ptx_row(s, len, r, &st, out);
+			if (hl->lang == KB_HL_LANG_PTX)
+				kb_tui__hl_ptx_row(s, len, r, &st, out);
+			else
+				kb_tui__hl_tile_row(s, len, r, &st, out);
 		}
 		return 0;
 	}

@@ -192,14 +192,8 @@ void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans
 {
 	ptx_lex L = {.s = s, .len = len, .row = row, .stmt_start = true, .out = out};
 	int i = 0;
-	if (!(*state & PTX_IN_COMMENT)) {
-		while (i < len && (s[i] == ' ' || s[i] == '\t'))
-			i++;
-		if (kb_tui__hl_spec_row(s, len, i)) {
-			ptx_emit(&L, i, len, KB_HL_SPEC);
-			return;
-		}
-	}
+	if (!(*state & PTX_IN_COMMENT) && kb_tui__hl_spec_span(s, len, row, out))
+		return;
 	while (i < len) {
 		char c = s[i];
 		if (*state & PTX_IN_COMMENT) {

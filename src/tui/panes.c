@@ -1,11 +1,13 @@
 /*
  * panes.c - the text of each result pane, made from the last compile and
- * run: Summary (the same text as `kbench compile` / `kbench run`), SASS
- * (the chosen kernel, with the lines of the editor's cursor line marked),
- * PTX, Occupancy (every limit and which binds), Metrics (counters when
- * profiled), Roofline (the session's variants against this GPU's ceilings),
- * Variants (`kbench log` with one selected, and that one shown), Diff (the
- * selected variant against the newest), Help.
+ * run: Summary (the same text as `kbench compile` / `kbench run`), CUDA
+ * (the generated CUDA of a .tile file, the code of the editor's cursor
+ * line marked), SASS (the chosen kernel, with the lines of the editor's
+ * cursor line marked), PTX, Occupancy (every limit and which binds),
+ * Metrics (counters when profiled), Roofline (the session's variants
+ * against this GPU's ceilings), Variants (`kbench log` with one selected,
+ * and that one shown), Diff (the selected variant against the newest),
+ * Help; and which panes a file has (the tab bar's order and gaps).
  * Pure text in a kb_buf; drawing is tui.c's.
  */
 #include "tui_int.h"
@@ -14,8 +16,36 @@
 #include <string.h>
 
 const char *const kb_tui__pane_names[KB_TUI__NPANES] = {
-	"Summary", "SASS", "PTX", "Occupancy", "Metrics", "Roofline", "Variants", "Diff", "Help",
+	"Summary", "CUDA", "SASS", "PTX", "Occupancy", "Metrics", "Roofline", "Variants", "Diff", "Help",
 };
+
+/* ===== which panes a file has ===== */
+
+bool kb_tui__pane_shown(int pane, const char *path)
+{
+	if (pane < 0 || pane >= KB_TUI__NPANES)
+		return false;
+	return pane != KB_TUI__PANE_CUDA || kb_compile_source_kind(path) == KB_SRC_TILE;
+}
+
+int kb_tui__pane_step(int pane, int step, const char *path)
+{
+	int p = pane;
+	do
+		p = (p + step + KB_TUI__NPANES) % KB_TUI__NPANES;
+	while (p != pane && !kb_tui__pane_shown(p, path));
+	return p;
+}
+
+int kb_tui__pane_nth(int n, const char *path)
+{
+	for (int p = 0; p < KB_TUI__NPANES; p++)
+		if (kb_tui__pane_shown(p, path) && n-- == 0)
+			return p;
+	return -1;
+}
+
+/* ===== the panes ===== */
 
 static void summary(const kb_tui__result *r, kb_buf *out)
 {
@@ -89,6 +119,69 @@ static void sass(const kb_tui__result *r, int line, kb_buf *out)
 	}
 }
 
+/* Appends one line of generated code s[0..n) for a narrow pane: tabs as
+ * spaces to 4-column stops (generated code nests deep, and curses would
+ * stop a tab at the screen's columns, not the pane's), and a macro line's
+ * continuation backslash, which the generator pads out to column 76,
+ * after one space. */
+static void cat_code_line(kb_buf *out, const char *s, size_t n)
+{
+	size_t end = n, col = 0;
+	if (n && s[n - 1] == '\\')
+		for (end = n - 1; end && (s[end - 1] == ' ' || s[end - 1] == '\t');)
+			end--;
+	for (size_t i = 0; i < end; i++) {
+		if (s[i] != '\t') {
+			kb_buf_catc(out, s[i]);
+			col++;
+			continue;
+		}
+		for (size_t stop = (col / 4 + 1) * 4; col < stop; col++)
+			kb_buf_catc(out, ' ');
+	}
+	if (end < n)
+		kb_buf_cat(out, end ? " \\" : "\\");
+}
+
+/* The CUDA a .tile file lowers to (what `kbench compile --emit-cuda`
+ * prints, #line directives and all); the lines of .tile line `line` (from
+ * a `#line line "FILE"` to the next directive) get a '>' in the margin. */
+static void generated(const kb_tui__result *r, int line, kb_buf *out)
+{
+	const kb_compile_unit *u = &r->unit;
+	if (!u->gen.text) {
+		kb_buf_catf(out, "No generated CUDA: the file did not lower to CUDA.\n%s\n",
+			    r->error[0] ? r->error
+					: "Its errors are in the Summary, and at their lines in the editor.");
+		return;
+	}
+	kb_buf body = KB_BUF_INIT;
+	long cur = 0, n;
+	int places = 0;
+	bool mark = false;
+	for (const char *s = u->gen.text; *s;) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) : strlen(s);
+		if (!strncmp(s, "#line ", 6)) /* into the .tile file, or the prologue (0) */
+			cur = kb_tile_line_directive(s, u->src.path, &n) ? n : 0;
+		places += !mark && cur == line; /* a line's code may be in several places */
+		mark = cur == line;
+		kb_buf_catc(&body, mark ? '>' : ' ');
+		cat_code_line(&body, s, len);
+		kb_buf_catc(&body, '\n');
+		s += len + (nl ? 1 : 0);
+	}
+	if (places == 1)
+		kb_buf_catf(out, "'>' marks the code of line %d (the cursor's)\n", line);
+	else if (places)
+		kb_buf_catf(out, "'>' marks the code of line %d (the cursor's), in %d places\n", line,
+			    places);
+	else
+		kb_buf_catf(out, "line %d (the cursor's) has no code of its own\n", line);
+	kb_buf_cat(out, body.s ? body.s : "");
+	kb_buf_free(&body);
+}
+
 static void occupancy(const kb_tui__result *r, kb_buf *out)
 {
 	for (int i = 0; i < r->unit.build.nkernels; i++) {
@@ -122,7 +215,7 @@ static void help(kb_buf *out)
 		   "  Ctrl-Q        quit (asks when there are unsaved edits)\n"
 		   "  F1            this help\n"
 		   "  F2 / F3       previous / next result pane (or click a tab)\n"
-		   "  Alt-1..9      pane by number\n"
+		   "  Alt-1..9      the pane of that tab (Alt-1 Summary)\n"
 		   "  Ctrl-Z / Ctrl-Y   undo / redo\n"
 		   "  Shift+arrows  select;  Ctrl-A select all\n"
 		   "  Ctrl-C / Ctrl-X / Ctrl-V   copy / cut / paste\n"
@@ -134,6 +227,10 @@ static void help(kb_buf *out)
 		   "  Ctrl-N/Ctrl-P select the next / previous variant (Variants pane)\n"
 		   "  Ctrl-D        diff the selected variant with the newest (Diff pane)\n"
 		   "  Ctrl-O        load the selected variant into the editor (Ctrl-Z undoes)\n"
+		   "\n"
+		   "A .tile file has a CUDA pane (after Summary): the CUDA it lowers\n"
+		   "to, the code of the cursor's line marked '>' (the pane follows the\n"
+		   "cursor; F9/F10 scroll it).  Its errors show at their .tile lines.\n"
 		   "\n"
 		   "Every compile and run is kept as a variant in the session\n"
 		   "(`kbench log`, `kbench diff vA vB`, `kbench report`).\n"
@@ -205,6 +302,10 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 		return;
 	}
 	}
+	if (v->pane == KB_TUI__PANE_CUDA && kb_compile_source_kind(v->path) != KB_SRC_TILE) {
+		kb_buf_cat(out, "No generated CUDA: only .tile files are lowered to CUDA.\n");
+		return;
+	}
 	if (!r && !(v->replay && v->pane == KB_TUI__PANE_SUMMARY)) {
 		kb_buf_cat(out, "Compiling...\n");
 		return;
@@ -216,6 +317,7 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 		else
 			summary(r, out);
 		break;
+	case KB_TUI__PANE_CUDA: generated(r, v->cursor_line, out); break;
 	case KB_TUI__PANE_SASS: sass(r, v->cursor_line, out); break;
 	case KB_TUI__PANE_PTX:
 		kb_buf_cat(out, r->unit.build.ptx ? r->unit.build.ptx : "(no PTX: the file did not compile)\n");

@@ -60,6 +60,20 @@ void kb_tui__profile(kb_tui__ui *t)
 	kb_tui__set_msg(t, "profiling: the run, quick counters and PC-sampling hot spots");
 }
 
+/* ---- the file's kind ------------------------------------------------------------- */
+
+void kb_tui__file_kind(kb_tui__ui *t)
+{
+	kb_hl_lang lang = kb_tui__hl_lang_of(t->o.path);
+	if (!t->hl || t->hl->lang != lang) {
+		kb_tui__hl_free(t->hl);
+		if (kb_tui__hl_new(&t->hl, lang, NULL, NULL) < 0)
+			t->hl = NULL; /* plain text, still editable */
+	}
+	if (!kb_tui__pane_shown(t->pane, t->o.path))
+		t->pane = KB_TUI__PANE_SUMMARY, t->pane_top = 0;
+}
+
 /* ---- the loop ------------------------------------------------------------------- */
 
 static volatile sig_atomic_t got_signal;
@@ -120,10 +134,7 @@ static int start(kb_tui__ui *t, kb_err *err)
 		kb_tui__ed_load(t->ed, text.s, text.len);
 	}
 	kb_buf_free(&text);
-	const char *ext = kb_extension(t->o.path);
-	kb_hl_lang lang = !strcmp(ext, "ptx") ? KB_HL_LANG_PTX : KB_HL_LANG_CUDA;
-	if (kb_tui__hl_new(&t->hl, lang, NULL, NULL) < 0)
-		t->hl = NULL; /* plain text, still editable */
+	kb_tui__file_kind(t);
 	t->split = 55;
 	t->inotify = -1;
 	t->mtime = kb_tui__mtime_of(t->o.path);

@@ -13,6 +13,7 @@
 
 #include "../core/kb.h"
 #include "../app/app.h"
+#include "../tile/tile.h"
 #include "tui.h"
 
 #include <pthread.h>
@@ -258,19 +259,29 @@ void kb_tui__ed_replace_sel(kb_tui__ed *ed, const char *s, size_t n);
 
 /* ===== panes.c ===== */
 
+/* The panes in tab-bar order.  CUDA (the generated CUDA of a .tile file)
+ * is in the tab bar of .tile files only: for .cu and .ptx it would only say
+ * that there is none, and the bar is already full on an 80-column screen. */
 enum {
-	KB_TUI__PANE_SUMMARY, KB_TUI__PANE_SASS, KB_TUI__PANE_PTX, KB_TUI__PANE_OCCUPANCY,
-	KB_TUI__PANE_METRICS, KB_TUI__PANE_ROOFLINE, KB_TUI__PANE_VARIANTS, KB_TUI__PANE_DIFF, KB_TUI__PANE_HELP,
+	KB_TUI__PANE_SUMMARY, KB_TUI__PANE_CUDA, KB_TUI__PANE_SASS, KB_TUI__PANE_PTX,
+	KB_TUI__PANE_OCCUPANCY, KB_TUI__PANE_METRICS, KB_TUI__PANE_ROOFLINE, KB_TUI__PANE_VARIANTS,
+	KB_TUI__PANE_DIFF, KB_TUI__PANE_HELP,
 	KB_TUI__NPANES
 };
 extern const char *const kb_tui__pane_names[KB_TUI__NPANES];
+/* Whether the file at path has the pane (in its tab bar, F2/F3, Alt-N). */
+bool kb_tui__pane_shown(int pane, const char *path);
+/* The pane the file has step (+1 or -1) tabs from pane, wrapping around. */
+int kb_tui__pane_step(int pane, int step, const char *path);
+/* The file's n-th pane (0-based, as its tab bar shows them), or -1. */
+int kb_tui__pane_nth(int n, const char *path);
 struct kb_tui__result;
 /* What a pane shows. */
 typedef struct {
 	int pane;
 	const struct kb_tui__result *r; /* the last result; NULL before the first */
 	const char *path;      /* the kernel file */
-	int cursor_line;       /* 1-based: that line's SASS is marked */
+	int cursor_line;       /* 1-based: that line's SASS and generated CUDA are marked */
 	int width, height;     /* the pane's size (the Roofline plot fits it) */
 	int variant;           /* the selected variant's number; 0: none */
 	const char *replay;    /* replay: what the current step recorded; else NULL */
@@ -397,7 +408,11 @@ typedef struct {
 	const char *(*row)(void *ctx, int r, int *len);
 } kb_hl_text;
 
-typedef enum { KB_HL_LANG_CUDA, KB_HL_LANG_PTX } kb_hl_lang;
+typedef enum { KB_HL_LANG_CUDA, KB_HL_LANG_PTX, KB_HL_LANG_TILE } kb_hl_lang;
+
+/* The language of a kernel file, from its extension as the compile layer
+ * reads it (kb_compile_source_kind): .ptx, .tile, else CUDA. */
+kb_hl_lang kb_tui__hl_lang_of(const char *path);
 
 typedef struct kb_hl kb_hl;
 
@@ -412,7 +427,8 @@ void kb_tui__hl_free(kb_hl *hl);
 void kb_tui__hl_edit(kb_hl *hl, const TSInputEdit *edit);
 /* Forgets the tree: the next parse is a full one (new file, lost edits). */
 void kb_tui__hl_reset(kb_hl *hl);
-/* Brings the tree up to date with text (no-op when clean, and for PTX).
+/* Brings the tree up to date with text (no-op when clean, and for the
+ * lexed languages, PTX and tile).
  * Returns 0 or KB_ERROR. */
 int kb_tui__hl_parse(kb_hl *hl, const kb_hl_text *text, kb_err *err);
 /* Spans of rows [first, first + n) into out (reset first), parsing first
@@ -429,9 +445,12 @@ const char *kb_tui__hl_class_name(kb_hl_class c);
 /* Lexes one PTX row (appending spans to out when non-NULL); *state carries
  * an open block comment from row to row (0 at the top of the file). */
 void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
+/* Lexes one row of a .tile file, as kb_tui__hl_ptx_row (the language has
+ * nothing that spans rows: *state stays 0). */
+void kb_tui__hl_tile_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
 
 /* ----- highlighter internals: shared by highlight.c, highlight_query.c,
- * highlight_capture.c and highlight_ptx.c only ----- */
+ * highlight_capture.c, highlight_ptx.c and highlight_tile.c only ----- */
 
 #include <regex.h>
 
@@ -476,7 +495,7 @@ struct kb_hl {
 	uint8_t *paint;
 	size_t paint_cap;
 	kb_buf tmp;
-	/* PTX */
+	/* PTX (tile needs no state) */
 	uint8_t *ptx_state;   /* state at the start of each row */
 	int ptx_valid, ptx_cap;
 };
@@ -488,6 +507,9 @@ void kb_tui__hl_add_span(kb_hl_spans *out, int row, int start, int end, kb_hl_cl
 /* True when s[0..len) has "//!" at its first non-blank, which is col: a
  * spec line. */
 bool kb_tui__hl_spec_row(const char *s, int len, int col);
+/* For the lexers: when row s[0..len) is a spec line, its span (from the
+ * "//!" to the end) goes to out (when non-NULL) and the result is true. */
+bool kb_tui__hl_spec_span(const char *s, int len, int row, kb_hl_spans *out);
 /* Reads row r through the callbacks; rows past the end are empty. */
 const char *kb_tui__hl_get_row(const kb_hl_text *t, int r, int *len);
 
@@ -538,6 +560,8 @@ typedef struct {
 	kb_hl *hl;
 	unsigned seq;
 	int pane, split, top, left, pane_top;
+	int followed_line;     /* the CUDA pane scrolled to this line's code (0: not yet) ... */
+	unsigned followed_seq; /* ... of this result */
 	int variant;           /* the selected variant's number; 0: none */
 	kb_buf session_text;   /* the last Variants / Diff / Roofline text ... */
 	char session_key[96];  /* ... what it was made for ... */
@@ -568,6 +592,10 @@ void kb_tui__submit(kb_tui__ui *t);
 /* F8: the run plus the quick counters and hot spots (Metrics, SASS); says
  * so, or why not (no GPU, --no-run, a replay). */
 void kb_tui__profile(kb_tui__ui *t);
+/* The editor holds a file of t->o.path's kind (at the start, or a replay
+ * step into another file): its highlighter, and a pane it has (the CUDA
+ * pane is for .tile files only). */
+void kb_tui__file_kind(kb_tui__ui *t);
 
 /* tui_files.c */
 /* The file's modification time in ns, 0 when it cannot be read. */

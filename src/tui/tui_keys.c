@@ -112,8 +112,8 @@ static bool special_key(kb_tui__ui *t, int k)
 	case KEY_BACKSPACE: kb_tui__ed_backspace(ed, kb_now_ms()); return true;
 	case KEY_DC: kb_tui__ed_delete_char(ed, kb_now_ms()); return true;
 	case KEY_F(1): t->pane = KB_TUI__PANE_HELP, t->pane_top = 0; return true;
-	case KEY_F(2): t->pane = (t->pane + KB_TUI__NPANES - 1) % KB_TUI__NPANES, t->pane_top = 0; return true;
-	case KEY_F(3): t->pane = (t->pane + 1) % KB_TUI__NPANES, t->pane_top = 0; return true;
+	case KEY_F(2): t->pane = kb_tui__pane_step(t->pane, -1, t->o.path), t->pane_top = 0; return true;
+	case KEY_F(3): t->pane = kb_tui__pane_step(t->pane, +1, t->o.path), t->pane_top = 0; return true;
 	case KEY_F(5):
 		kb_tui__submit(t), kb_tui__set_msg(t, "compiling and running the buffer");
 		return true;
@@ -157,6 +157,8 @@ static void mouse(kb_tui__ui *t)
 	if (ev.y == t->L.tabs.y && ev.x >= t->L.tabs.x) {
 		int x = t->L.tabs.x;
 		for (int i = 0; i < KB_TUI__NPANES; i++) {
+			if (!kb_tui__pane_shown(i, t->o.path))
+				continue;
 			int w = (int)strlen(kb_tui__pane_names[i]);
 			if (ev.x >= x && ev.x < x + w)
 				t->pane = i, t->pane_top = 0;
@@ -260,15 +262,18 @@ static void char_key(kb_tui__ui *t, wint_t ch)
 		kb_tui__ed_type(ed, mb, (size_t)n, now);
 }
 
-/* ESC: Alt-digit picks a pane; a lone ESC clears the selection. */
+/* ESC: Alt-digit picks a pane (the N-th tab); a lone ESC clears the
+ * selection. */
 static void escape_key(kb_tui__ui *t)
 {
 	wint_t next;
 	timeout(30);
 	int rc = get_wch(&next);
 	nodelay(stdscr, TRUE);
-	if (rc == OK && next >= '1' && next <= '0' + KB_TUI__NPANES) {
-		t->pane = (int)(next - '1');
+	int pane = rc == OK && next >= '1' && next <= '9' ? kb_tui__pane_nth((int)(next - '1'), t->o.path)
+							       : -1;
+	if (pane >= 0) {
+		t->pane = pane;
 		t->pane_top = 0;
 	} else if (rc == ERR) {
 		kb_tui__ed_set_cursor(t->ed, t->ed->cur, false);

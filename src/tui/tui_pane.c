@@ -2,7 +2,9 @@
  * tui_pane.c - the right-hand side of the workbench: the tab bar and the
  * result pane's text (panes.c makes it), scrolled and wrapped to the
  * pane's width, with the Variants, Diff and Roofline texts, which read the
- * session, cached.  Does not choose the pane (keys) or make its text.
+ * session, cached, and the CUDA pane scrolled to the code of the editor's
+ * cursor line.  Does not choose the pane (keys) or make its text; the tab
+ * bar shows the panes the file has (kb_tui__pane_shown).
  *
  * Invariants: a wrapped line continues under its value column and never
  * splits a UTF-8 sequence; the session panes are made again only when
@@ -19,6 +21,8 @@ void kb_tui__draw_tabs(kb_tui__ui *t)
 	kb_rect r = t->L.tabs;
 	int x = r.x;
 	for (int i = 0; i < KB_TUI__NPANES && x < r.x + r.w; i++) {
+		if (!kb_tui__pane_shown(i, t->o.path))
+			continue;
 		int pair = i == t->pane ? KB_TUI__C_TAB_ON : KB_TUI__C_TAB;
 		attron(COLOR_PAIR(pair) | (i == t->pane ? A_BOLD : 0));
 		mvaddnstr(r.y, x, kb_tui__pane_names[i], r.x + r.w - x);
@@ -92,6 +96,33 @@ static const kb_buf *session_pane(kb_tui__ui *t, const kb_tui__view *v)
 	return &t->session_text;
 }
 
+/* The CUDA pane follows the editor: when the cursor is on another line, a
+ * new result came or the pane was just chosen, the first line marked '>'
+ * is scrolled into view (3 lines down) unless it is in view already; F9,
+ * F10 and the wheel scroll freely until then.  A new result with nothing
+ * marked (the file did not lower) shows from the top. */
+static void follow_cursor(kb_tui__ui *t, const char *text, int h)
+{
+	int line = t->ed->cur.line + 1;
+	unsigned seq = t->res ? t->res->seq : 0;
+	if (line == t->followed_line && seq == t->followed_seq)
+		return;
+	bool new_result = seq != t->followed_seq;
+	t->followed_line = line;
+	t->followed_seq = seq;
+	int k = 0;
+	for (const char *p = text; *p != '>'; k++) {
+		p = strchr(p, '\n');
+		if (!p++) {
+			if (new_result)
+				t->pane_top = 0;
+			return;
+		}
+	}
+	if (k < t->pane_top || k >= t->pane_top + h - 4)
+		t->pane_top = k > 3 ? k - 3 : 0;
+}
+
 void kb_tui__draw_pane(kb_tui__ui *t)
 {
 	kb_rect r = t->L.pane;
@@ -108,6 +139,10 @@ void kb_tui__draw_pane(kb_tui__ui *t)
 	else
 		kb_tui__pane_text(&view, &text);
 	const char *p = shown->s ? shown->s : "";
+	if (t->pane == KB_TUI__PANE_CUDA)
+		follow_cursor(t, p, r.h);
+	else
+		t->followed_line = 0; /* coming back to it follows again */
 	int row = 0;
 	for (int skip = t->pane_top; skip > 0 && *p; skip--) {
 		const char *e = strchr(p, '\n');
@@ -116,7 +151,8 @@ void kb_tui__draw_pane(kb_tui__ui *t)
 	for (; *p && row < r.h; row++) {
 		const char *e = strchr(p, '\n');
 		int n = e ? (int)(e - p) : (int)strlen(p);
-		bool mark = (t->pane == KB_TUI__PANE_SASS || t->pane == KB_TUI__PANE_VARIANTS) && *p == '>';
+		bool mark = (t->pane == KB_TUI__PANE_SASS || t->pane == KB_TUI__PANE_CUDA ||
+			     t->pane == KB_TUI__PANE_VARIANTS) && *p == '>';
 		if (mark)
 			attron(COLOR_PAIR(KB_TUI__C_MARK));
 		/* long lines wrap at a space where one is near, continued under

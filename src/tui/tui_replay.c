@@ -41,6 +41,7 @@ static void go_step(kb_tui__ui *t, int i)
 	t->replay_file = kb_xstrdup(file);
 	t->o.path = t->replay_file;
 	kb_tui__ed_load(t->ed, text, len);
+	kb_tui__file_kind(t);
 	t->top = t->left = 0;
 	kb_tui__submit(t);
 }

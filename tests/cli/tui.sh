@@ -2,24 +2,30 @@
 # tui.sh - kbench-tui driven through a real terminal (tmux send-keys and
 # capture-pane): open kernels/softmax.cu, edit a line, save, see the compile
 # summary update; a syntax error shows at its line; undo; switch panes;
-# resize to 100x30 and 200x60; quit with the terminal restored.  Where a GPU
-# exists: CORRECT and a time after a save, and a planted infinite loop shows
-# a timeout while the editor keeps taking keys.
+# resize to 100x30 and 200x60; quit with the terminal restored.  A .tile
+# file (kernels/softmax/softmax.tile): highlighted, its CUDA pane showing
+# the generated code with the cursor line's marked, an error at its .tile
+# line.  Where a GPU exists: CORRECT and a time after a save, and a planted
+# infinite loop shows a timeout while the editor keeps taking keys.
 . tests/cli/lib.sh
 unset KBENCH_NO_SESSION
 TUI=${TUI:-$PWD/build/kbench-tui}
 if ! command -v tmux >/dev/null 2>&1; then
 	for c in opens edit_save_updates syntax_error_line undo_recompiles switch_pane \
-		 resize_100x30 resize_200x60 too_small quit_restores replay_opens replay_export_opens; do skip $c "tmux not installed"; done
+		 resize_100x30 resize_200x60 too_small quit_restores replay_opens replay_export_opens \
+		 tile_opens tile_cuda_pane tile_error_line; do skip $c "tmux not installed"; done
 	finish; exit
 fi
 S=kbtest$$
 export TMUX_TMPDIR="$T_TMP"
-W="$T_TMP/work"; mkdir -p "$W"; cp kernels/softmax.cu "$W/"
+W="$T_TMP/work"; mkdir -p "$W"; cp kernels/softmax.cu kernels/softmax/softmax.tile "$W/"
 cleanup() { tmux kill-server 2>/dev/null; }
 trap 'cleanup; rm -rf "$T_TMP"' EXIT
 tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.cu $TUI_ARGS; echo EXITED \$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' '; sleep 60"
 screen() { tmux capture-pane -p -t $S; }
+# the screen with its colours (SGR escapes)
+ESC=$(printf '\033')
+screen_e() { tmux capture-pane -e -p -t $S; }
 keys() { tmux send-keys -t $S "$@"; }
 # wait_for TEXT [SECONDS]: poll the screen until TEXT shows
 wait_for() {
@@ -38,6 +44,11 @@ gone() {
 sep_at() { screen | sed -n "${1}p" | awk -F'│' '{print length($1)}'; }
 
 check opens "registers   14/thread"
+# a .cu file has no CUDA pane in its tab bar
+screen | sed -n 2p | grep -q "│Summary SASS PTX Occupancy" && pass cu_tabs \
+	|| fail cu_tabs "$(screen | sed -n 2p)"
+# the colour of a spec line, to compare with a .tile file's
+SPEC_CU=$(screen_e | grep -o "${ESC}\[[0-9;]*m//! kernel" | head -1)
 # edit line 52: scratch[32] -> scratch[64], save: the summary shows the new smem
 keys C-g; keys "52" Enter
 keys End; keys BSpace BSpace BSpace BSpace; keys -l '64]\;'
@@ -144,6 +155,49 @@ keys '>'
 check replay_export_last "step $NEV/$NEV"
 keys C-q
 check replay_export_quit "EXITED 0"
+
+# a .tile file: the tile lexer's colours, the CUDA pane (the generated code,
+# the cursor line's marked), an error at its .tile line
+tmux kill-session -t $S 2>/dev/null; S=${S}t
+tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.tile $TUI_ARGS; echo EXITED \$?; sleep 60"
+check tile_opens "softmax.tile  softmax  sm_"
+screen | sed -n 2p | grep -q "│Summary CUDA SASS PTX" && pass tile_tabs || fail tile_tabs "$(screen | sed -n 2p)"
+# keywords, dtypes, built-ins and numbers each get a colour (an SGR escape
+# right before them); a spec line the same colour as in the .cu file
+row=$(screen_e | grep "kernel.*softmax.*(x:")
+for w in kernel f32 grid; do
+	echo "$row" | grep -q "${ESC}\[[0-9;]*m$w${ESC}" && pass tile_colour_$w \
+		|| fail tile_colour_$w "$(echo "$row" | cat -v)"
+done
+screen_e | grep -q "${ESC}\[[0-9;]*mpid${ESC}.*${ESC}\[[0-9;]*m0${ESC}" && pass tile_colour_call \
+	|| fail tile_colour_call "$(screen_e | grep 'pid(0)' | cat -v)"
+# a variable is not coloured (no escape before m_new), the built-in is
+screen_e | grep -q " m_new = ${ESC}\[[0-9;]*mmax${ESC}" && pass tile_name_plain \
+	|| fail tile_name_plain "$(screen_e | grep 'm_new = ' | cat -v)"
+SPEC_TILE=$(screen_e | grep -o "${ESC}\[[0-9;]*m//! kernel" | head -1)
+[ -n "$SPEC_CU" ] && [ "$SPEC_CU" = "$SPEC_TILE" ] && pass tile_spec_colour \
+	|| fail tile_spec_colour "cu '$(echo "$SPEC_CU" | cat -v)' tile '$(echo "$SPEC_TILE" | cat -v)'"
+# Alt-2: the CUDA pane; on line 20 (const BLOCK) its code is marked
+keys Escape 2
+check tile_cuda_pane '#line 3 "<kbench tile prologue>"'
+keys C-g; keys "20" Enter
+check tile_cuda_marks "│>    constexpr int BLOCK = 16384;"
+# the pane follows the cursor to line 33's code, far down the generated text
+keys C-g; keys "33" Enter
+check tile_cuda_follows '│>#line 33 "softmax.tile"'
+# an error: pid -> pidx on line 22; at its .tile line in the editor, in the
+# Summary, and the CUDA pane says why there is none
+keys C-g; keys "22" Enter; keys End Left Left Left; keys -l x; keys C-s
+check tile_error_pane "No generated CUDA: the file did not lower"
+screen | grep -Eq "^ *22 .*pidx\(0\) +◀ unknown function 'pidx'" && pass tile_error_line \
+	|| fail tile_error_line "$(screen | grep -E '^ *2[1-3] ')"
+keys Escape 1
+check tile_error_summary "softmax.tile:22:11: error: unknown function 'pidx'"
+# undo, save: the generated code is back
+keys C-z; keys C-s; keys Escape 2
+check tile_error_gone "│>        int row = (int)blockIdx.x;"
+keys C-q
+check tile_quit "EXITED 0"
 
 # GPU machines: a planted infinite loop becomes a TIMEOUT result while the
 # editor keeps taking keys.

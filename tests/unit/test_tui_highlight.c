@@ -2,10 +2,13 @@
  * test_tui_highlight.c - src/tui/highlight.c: CUDA spans from the grammars'
  * own highlight queries on kernels/softmax.cu, incremental re-parse after
  * edits (checked against a fresh parse), query errors, the PTX lexer on
- * kernels/saxpy.ptx, and the timing of one keystroke in a 5,000-line file
+ * kernels/saxpy.ptx, the tile lexer on kernels/softmax/softmax.tile and
+ * every example .tile file, the language of a path, and the timing of one keystroke in a 5,000-line file
  * (printed; the issue wants it a benchmark, not a timed test).
  */
 #include "t.h"
+
+#include <ctype.h>
 
 #include "../../src/tui/tui_int.h"
 
@@ -224,6 +227,20 @@ static bool spans_sane(const doc *d, const kb_hl_spans *s)
 	return true;
 }
 
+/* The spans of rows [r, r + n) alone are those of the whole file, all. */
+static void window_agrees(kb_hl *hl, const kb_hl_text *t, const kb_hl_spans *all, int r, int n)
+{
+	kb_hl_spans w = {0};
+	kb_err err = {0};
+	T_EQ_INT(kb_tui__hl_spans(hl, t, r, n, &w, &err), 0);
+	T_OK(w.n > 0);
+	for (int i = 0; i < w.n; i++) {
+		T_OK(w.v[i].row >= r && w.v[i].row < r + n);
+		T_EQ_INT(cls_at(all, w.v[i].row, w.v[i].start), w.v[i].cls);
+	}
+	kb_tui__hl_spans_free(&w);
+}
+
 /* True when hl's (incrementally updated) tree equals a fresh parse of d. */
 static bool same_as_fresh(kb_hl *hl, doc *d)
 {
@@ -317,15 +334,7 @@ static void test_tui_highlight__softmax(void)
 	T_EQ_STR(word_cls(&d, &s, r, "0.0f", 0), "number");
 
 	/* A window in the middle agrees with the whole-file spans. */
-	kb_hl_spans w = {0};
-	r = doc_find(&d, 0, "__global__ void softmax_rows");
-	T_EQ_INT(kb_tui__hl_spans(hl, &t, r, 5, &w, &err), 0);
-	T_OK(w.n > 0);
-	for (int i = 0; i < w.n; i++) {
-		T_OK(w.v[i].row >= r && w.v[i].row < r + 5);
-		T_EQ_INT(cls_at(&s, w.v[i].row, w.v[i].start), w.v[i].cls);
-	}
-	kb_tui__hl_spans_free(&w);
+	window_agrees(hl, &t, &s, doc_find(&d, 0, "__global__ void softmax_rows"), 5);
 	kb_tui__hl_spans_free(&s);
 	kb_tui__hl_free(hl);
 	doc_free(&d);
@@ -549,6 +558,186 @@ static void test_tui_highlight__ptx(void)
 	doc_free(&d);
 }
 
+/* ===== tile ===== */
+
+static void test_tui_highlight__lang_of(void)
+{
+	T_EQ_INT(kb_tui__hl_lang_of("kernels/softmax.cu"), KB_HL_LANG_CUDA);
+	T_EQ_INT(kb_tui__hl_lang_of("a/b.cuh"), KB_HL_LANG_CUDA);
+	T_EQ_INT(kb_tui__hl_lang_of("kernels/saxpy.ptx"), KB_HL_LANG_PTX);
+	T_EQ_INT(kb_tui__hl_lang_of("kernels/softmax/softmax.tile"), KB_HL_LANG_TILE);
+	T_EQ_INT(kb_tui__hl_lang_of("notes.txt"), KB_HL_LANG_CUDA); /* what it compiles as */
+	T_EQ_INT(kb_tui__hl_lang_of("tile"), KB_HL_LANG_CUDA);
+}
+
+static void test_tui_highlight__tile_softmax(void)
+{
+	doc d = {0};
+	kb_hl *hl;
+	if (open_fixture("kernels/softmax/softmax.tile", KB_HL_LANG_TILE, &d, &hl))
+		return;
+	kb_err err = {0};
+	kb_hl_text t = doc_text(&d);
+	kb_hl_spans s = {0};
+	T_EQ_INT(kb_tui__hl_spans(hl, &t, 0, d.n, &s, &err), 0);
+	T_OK(spans_sane(&d, &s));
+	T_OK(kb_tui__hl_tree(hl) == NULL); /* lexed: no tree-sitter */
+
+	int r = doc_find(&d, 0, "# Softmax over rows");
+	T_EQ_STR(word_cls(&d, &s, r, d.row[r], 0), "comment");
+	r = doc_find(&d, 0, "//! kernel");
+	T_EQ_STR(word_cls(&d, &s, r, "//! kernel  softmax", 0), "spec");
+	r = doc_find(&d, 0, "//! in ");
+	T_EQ_STR(word_cls(&d, &s, r, d.row[r], 0), "spec"); /* f32, randn: not lexed */
+	r = doc_find(&d, 0, "kernel softmax(");
+	T_EQ_STR(word_cls(&d, &s, r, "kernel", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, r, "softmax", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, r, "x:", 0), "none");
+	T_EQ_STR(word_cls(&d, &s, r, "f32", 0), "type");
+	T_EQ_STR(word_cls(&d, &s, r, "f32", 1), "type");
+	T_EQ_STR(word_cls(&d, &s, r, "grid", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, r, "threads", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, r, "THREADS", 0), "none");
+	r = doc_find(&d, r, "const BLOCK = 16384");
+	T_EQ_STR(word_cls(&d, &s, r, "const", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, r, "BLOCK", 0), "none");
+	T_EQ_STR(word_cls(&d, &s, r, "=", 0), "operator");
+	T_EQ_STR(word_cls(&d, &s, r, "16384", 0), "number");
+	r = doc_find(&d, r, "row = pid(0)");
+	T_EQ_STR(word_cls(&d, &s, r, "pid", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, r, "0", 0), "number");
+	r = doc_find(&d, r, "m = -inf");
+	T_EQ_STR(word_cls(&d, &s, r, "-", 0), "operator");
+	T_EQ_STR(word_cls(&d, &s, r, "inf", 0), "constant");
+	r = doc_find(&d, r, "s = 0.0");
+	T_EQ_STR(word_cls(&d, &s, r, "0.0", 0), "number");
+	r = doc_find(&d, r, "for c in range(");
+	T_EQ_STR(word_cls(&d, &s, r, "for", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, r, "in", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, r, "range", 0), "keyword");
+	r = doc_find(&d, r, "t = load(");
+	T_EQ_STR(word_cls(&d, &s, r, "load", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, r, "other", 0), "none");
+	r = doc_find(&d, r, "m_new = max(m, max(t))");
+	T_EQ_STR(word_cls(&d, &s, r, "m_new", 0), "none");
+	T_EQ_STR(word_cls(&d, &s, r, "max", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, r, "max", 1), "function");
+	r = doc_find(&d, r, "sum(exp(");
+	T_EQ_STR(word_cls(&d, &s, r, "exp", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, r, "sum", 0), "function");
+	r = doc_find(&d, r, "store(");
+	T_EQ_STR(word_cls(&d, &s, r, "store", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, r, "/", 0), "operator");
+
+	/* A window agrees with the whole-file spans. */
+	window_agrees(hl, &t, &s, doc_find(&d, 0, "kernel softmax("), 4);
+	kb_tui__hl_spans_free(&s);
+	kb_tui__hl_free(hl);
+	doc_free(&d);
+}
+
+/* Every example .tile file: spans sane, and every call (a name and '(')
+ * outside comments and spec lines is a function or a keyword (grid,
+ * threads, range): no built-in the examples use is missing. */
+static void test_tui_highlight__tile_examples(void)
+{
+	static const char *const files[] = {
+		"kernels/vector_add.tile", "kernels/softmax/softmax.tile",
+		"kernels/softmax/softmax_bf16.tile", "kernels/matmul/matmul.tile",
+		"kernels/layernorm/layernorm.tile", "kernels/layernorm/layernorm_bf16.tile",
+		"kernels/rmsnorm/rmsnorm.tile", "kernels/rmsnorm/rmsnorm_bf16.tile",
+	};
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		doc d = {0};
+		kb_hl *hl;
+		if (open_fixture(files[f], KB_HL_LANG_TILE, &d, &hl))
+			continue;
+		kb_err err = {0};
+		kb_hl_text t = doc_text(&d);
+		kb_hl_spans s = {0};
+		T_EQ_INT(kb_tui__hl_spans(hl, &t, 0, d.n, &s, &err), 0);
+		T_OK(spans_sane(&d, &s));
+		int calls = 0;
+		for (int r = 0; r < d.n; r++) {
+			const char *row = d.row[r];
+			for (int c = 1; c < d.len[r]; c++) {
+				kb_hl_class at = cls_at(&s, r, c - 1);
+				if (row[c] != '(' || at == KB_HL_COMMENT || at == KB_HL_SPEC ||
+				    !(isalnum((unsigned char)row[c - 1]) || row[c - 1] == '_'))
+					continue;
+				calls++;
+				if (at != KB_HL_FUNCTION && at != KB_HL_KEYWORD)
+					printf("  %s:%d:%d: a call is %s\n", files[f], r + 1, c,
+					       kb_tui__hl_class_name(at));
+				T_OK(at == KB_HL_FUNCTION || at == KB_HL_KEYWORD);
+			}
+		}
+		T_OK(calls > 3);
+		kb_tui__hl_spans_free(&s);
+		kb_tui__hl_free(hl);
+		doc_free(&d);
+	}
+}
+
+/* Rows the examples lack: casts, a built-in's name as a variable, hex and
+ * exponent numbers, a number with letters glued on (one bad token, as the
+ * tokenizer reads it), true/false, `//!` after code, an edit. */
+static void test_tui_highlight__tile_rows(void)
+{
+	doc d = {0};
+	doc_load(&d, "    acc = f32(dot(a, b)) + bf16(x) * 1e-5  # cast\n"
+		     "    sum = 0x1F + .5 + 3abc\n"
+		     "    if ok && !false || true { y = where(c, i32(a), 2) } else { }\n"
+		     "    z = 1 //! not a spec line here\n"
+		     "  //! arg N = 4\n"
+		     "kernel\n"
+		     "kernel k(a: bf16[N], b: u8[N], c: i64[N], e: f64[N], f: f16[N])");
+	kb_hl *hl;
+	kb_err err = {0};
+	T_EQ_INT(kb_tui__hl_new(&hl, KB_HL_LANG_TILE, NULL, &err), 0);
+	kb_hl_text t = doc_text(&d);
+	kb_hl_spans s = {0};
+	T_EQ_INT(kb_tui__hl_spans(hl, &t, 0, 100, &s, &err), 0);
+	T_OK(spans_sane(&d, &s));
+	T_EQ_STR(word_cls(&d, &s, 0, "f32", 0), "function"); /* casts */
+	T_EQ_STR(word_cls(&d, &s, 0, "bf16", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, 0, "dot", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, 0, "1e-5", 0), "number");
+	T_EQ_STR(word_cls(&d, &s, 0, "# cast", 0), "comment");
+	T_EQ_STR(word_cls(&d, &s, 1, "sum", 0), "none"); /* a variable */
+	T_EQ_STR(word_cls(&d, &s, 1, "0x1F", 0), "number");
+	T_EQ_STR(word_cls(&d, &s, 1, ".5", 0), "number");
+	T_EQ_STR(word_cls(&d, &s, 1, "3abc", 0), "number");
+	T_EQ_STR(word_cls(&d, &s, 2, "if", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, 2, "&&", 0), "operator");
+	T_EQ_STR(word_cls(&d, &s, 2, "false", 0), "constant");
+	T_EQ_STR(word_cls(&d, &s, 2, "true", 0), "constant");
+	T_EQ_STR(word_cls(&d, &s, 2, "where", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, 2, "i32", 0), "function");
+	T_EQ_STR(word_cls(&d, &s, 2, "else", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, 3, "//! not a spec line here", 0), "comment");
+	T_EQ_STR(word_cls(&d, &s, 4, "//! arg N = 4", 0), "spec");
+	T_EQ_STR(word_cls(&d, &s, 4, "  ", 0), "none");
+	T_EQ_STR(word_cls(&d, &s, 5, "kernel", 0), "keyword");
+	T_EQ_STR(word_cls(&d, &s, 6, "k", 1), "function"); /* 0: in kernel */
+	T_EQ_STR(word_cls(&d, &s, 6, "bf16", 0), "type");
+	T_EQ_STR(word_cls(&d, &s, 6, "u8", 0), "type");
+	T_EQ_STR(word_cls(&d, &s, 6, "i64", 0), "type");
+	T_EQ_STR(word_cls(&d, &s, 6, "f64", 0), "type");
+	T_EQ_STR(word_cls(&d, &s, 6, "f16", 0), "type");
+	T_EQ_STR(word_cls(&d, &s, 6, "a", 0), "none");
+
+	/* An edit: `z` becomes `exp(z)`, and the row lexes again. */
+	TSInputEdit e = doc_insert(&d, 3, 8, "exp(z) + ");
+	kb_tui__hl_edit(hl, &e);
+	T_EQ_INT(kb_tui__hl_spans(hl, &t, 3, 1, &s, &err), 0);
+	T_EQ_STR(word_cls(&d, &s, 3, "exp", 0), "function");
+	T_EQ_INT(s.v[0].row, 3);
+	kb_tui__hl_spans_free(&s);
+	kb_tui__hl_free(hl);
+	doc_free(&d);
+}
+
 /* ===== timing: one keystroke in a 5,000-line file ===== */
 
 static int cmp_double(const void *a, const void *b)
@@ -653,6 +842,10 @@ int main(void)
 	T_RUN(test_tui_highlight__incremental);
 	T_RUN(test_tui_highlight__query_errors);
 	T_RUN(test_tui_highlight__ptx);
+	T_RUN(test_tui_highlight__lang_of);
+	T_RUN(test_tui_highlight__tile_softmax);
+	T_RUN(test_tui_highlight__tile_rows);
+	T_RUN(test_tui_highlight__tile_examples);
 	T_RUN(test_tui_highlight__timing);
 	return t_report();
 }

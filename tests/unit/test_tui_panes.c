@@ -1,0 +1,142 @@
+/*
+ * test_tui_panes.c - src/tui/panes.c without a terminal: which panes a file
+ * has (the CUDA pane for .tile files only) and how F2/F3 and Alt-N move
+ * through them, and the CUDA pane's text for kernels/softmax/softmax.tile
+ * lowered by src/tile (no NVRTC): the code of the cursor's line marked,
+ * the prologue not, and what it says when the file did not lower or is not
+ * a .tile file.
+ */
+#include "t.h"
+
+#include "../../src/tui/tui_int.h"
+
+static void test_tui_panes__shown(void)
+{
+	T_OK(kb_tui__pane_shown(KB_TUI__PANE_CUDA, "k/softmax.tile"));
+	T_OK(!kb_tui__pane_shown(KB_TUI__PANE_CUDA, "k/softmax.cu"));
+	T_OK(!kb_tui__pane_shown(KB_TUI__PANE_CUDA, "saxpy.ptx"));
+	T_OK(kb_tui__pane_shown(KB_TUI__PANE_SASS, "saxpy.ptx"));
+	T_OK(!kb_tui__pane_shown(KB_TUI__NPANES, "a.tile"));
+	T_OK(!kb_tui__pane_shown(-1, "a.tile"));
+	T_EQ_STR(kb_tui__pane_names[KB_TUI__PANE_CUDA], "CUDA");
+
+	/* F2 / F3 skip what the file lacks, and wrap */
+	T_EQ_INT(kb_tui__pane_step(KB_TUI__PANE_SUMMARY, +1, "a.cu"), KB_TUI__PANE_SASS);
+	T_EQ_INT(kb_tui__pane_step(KB_TUI__PANE_SUMMARY, +1, "a.tile"), KB_TUI__PANE_CUDA);
+	T_EQ_INT(kb_tui__pane_step(KB_TUI__PANE_SASS, -1, "a.cu"), KB_TUI__PANE_SUMMARY);
+	T_EQ_INT(kb_tui__pane_step(KB_TUI__PANE_SASS, -1, "a.tile"), KB_TUI__PANE_CUDA);
+	T_EQ_INT(kb_tui__pane_step(KB_TUI__PANE_HELP, +1, "a.cu"), KB_TUI__PANE_SUMMARY);
+	T_EQ_INT(kb_tui__pane_step(KB_TUI__PANE_SUMMARY, -1, "a.tile"), KB_TUI__PANE_HELP);
+
+	/* Alt-N: the N-th tab of the bar the file has */
+	T_EQ_INT(kb_tui__pane_nth(0, "a.cu"), KB_TUI__PANE_SUMMARY);
+	T_EQ_INT(kb_tui__pane_nth(1, "a.cu"), KB_TUI__PANE_SASS);
+	T_EQ_INT(kb_tui__pane_nth(3, "a.cu"), KB_TUI__PANE_OCCUPANCY);
+	T_EQ_INT(kb_tui__pane_nth(8, "a.cu"), KB_TUI__PANE_HELP);
+	T_EQ_INT(kb_tui__pane_nth(9, "a.cu"), -1);
+	T_EQ_INT(kb_tui__pane_nth(1, "a.tile"), KB_TUI__PANE_CUDA);
+	T_EQ_INT(kb_tui__pane_nth(4, "a.tile"), KB_TUI__PANE_OCCUPANCY);
+	T_EQ_INT(kb_tui__pane_nth(9, "a.tile"), KB_TUI__PANE_HELP);
+}
+
+/* The CUDA pane's text for result r at cursor line `line` of path. */
+static char *cuda_pane(const kb_tui__result *r, const char *path, int line)
+{
+	kb_tui__view v = {KB_TUI__PANE_CUDA, r, path, line, 60, 30, 0, NULL};
+	kb_buf out = KB_BUF_INIT;
+	kb_tui__pane_text(&v, &out);
+	return kb_buf_detach(&out);
+}
+
+/* The number of lines of text that start with c. */
+static int lines_starting(const char *text, char c)
+{
+	int n = 0;
+	for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += *p == c;
+	return n;
+}
+
+/* The line of text holding needle, from its start; "" when none. */
+static char *line_with(const char *text, const char *needle)
+{
+	const char *p = strstr(text, needle);
+	if (!p)
+		return kb_xstrdup("");
+	while (p > text && p[-1] != '\n')
+		p--;
+	return kb_xstrndup(p, strcspn(p, "\n"));
+}
+
+static void test_tui_panes__generated_cuda(void)
+{
+	const char *path = "kernels/softmax/softmax.tile";
+	kb_buf src = KB_BUF_INIT;
+	kb_err err = {0};
+	T_EQ_INT(kb_file_read(path, &src, &err), 0);
+	kb_tile_out out = {0};
+	kb_diags diags = {0};
+	T_EQ_INT(kb_tile_compile(path, src.s, src.len, NULL, &out, &diags), 0);
+	kb_tui__result r = {0};
+	r.compiled = true;
+	kb_compile_source_init(&r.unit.src, path, src.s, KB_SRC_TILE);
+	kb_compile_source_init(&r.unit.gen, path, out.cuda.s, KB_SRC_CUDA);
+
+	/* line 20: `const BLOCK = 16384` -> one place, its directive and code */
+	char *text = cuda_pane(&r, path, 20);
+	T_CONTAINS(text, "'>' marks the code of line 20 (the cursor's)\n");
+	char *l = line_with(text, "#line 20 ");
+	T_EQ_STR(l, ">#line 20 \"kernels/softmax/softmax.tile\"");
+	free(l);
+	l = line_with(text, "constexpr int BLOCK");
+	T_EQ_STR(l, ">    constexpr int BLOCK = 16384;"); /* a tab: four spaces */
+	free(l);
+	l = line_with(text, "#line 22 ");
+	T_EQ_INT(l[0], ' ');
+	free(l);
+	l = line_with(text, "#include <cuda_fp16.h>"); /* the prologue */
+	T_EQ_STR(l, " #include <cuda_fp16.h>");
+	free(l);
+	/* macro lines lose the padding before their backslash */
+	l = line_with(text, "#define KB_BLOCK_REDUCE(");
+	T_EQ_STR(l, " #define KB_BLOCK_REDUCE(NAME, T, OP, ID) \\");
+	free(l);
+	T_OK(!strchr(text, '\t'));
+	free(text);
+
+	/* line 27 (max of a tile) is lowered twice: the one-trip path and the loop */
+	text = cuda_pane(&r, path, 27);
+	T_CONTAINS(text, "'>' marks the code of line 27 (the cursor's), in 2 places\n");
+	T_OK(lines_starting(text, '>') > 4);
+	free(text);
+
+	/* a comment line has no code; no marks */
+	text = cuda_pane(&r, path, 1);
+	T_CONTAINS(text, "line 1 (the cursor's) has no code of its own\n");
+	T_EQ_INT(lines_starting(text, '>'), 0);
+	free(text);
+
+	/* did not lower: says so and where the errors are */
+	kb_compile_source_free(&r.unit.gen);
+	text = cuda_pane(&r, path, 20);
+	T_CONTAINS(text, "No generated CUDA: the file did not lower to CUDA.");
+	T_CONTAINS(text, "errors are in the Summary");
+	free(text);
+
+	/* a .cu file has no generated CUDA (the pane is not in its tab bar) */
+	text = cuda_pane(&r, "kernels/softmax.cu", 20);
+	T_CONTAINS(text, "only .tile files are lowered to CUDA");
+	free(text);
+
+	kb_compile_unit_free(&r.unit);
+	kb_tile_out_free(&out);
+	kb_diags_free(&diags);
+	kb_buf_free(&src);
+}
+
+int main(void)
+{
+	T_RUN(test_tui_panes__shown);
+	T_RUN(test_tui_panes__generated_cuda);
+	return t_report();
+}
