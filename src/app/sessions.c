@@ -188,7 +188,7 @@ static char *lowered_text(const char *path, const char *text, size_t len)
 int kb_app__generated_diff(const char *path, const char *a, size_t alen, const char *b, size_t blen,
 			   const char *label_a, const char *label_b, kb_buf *out, kb_err *err)
 {
-	if (strcmp(kb_extension(path), "tile"))
+	if (kb_compile_source_kind(path) != KB_SRC_TILE)
 		return KB_EINVAL;
 	char *ga = lowered_text(path, a, alen), *gb = ga ? lowered_text(path, b, blen) : NULL;
 	int rc = ga && gb ? kb_diff_text(ga, strlen(ga), gb, strlen(gb), label_a, label_b, 3, out, err)

@@ -354,6 +354,12 @@ typedef struct {
 	char *text;           /* the raw listing */
 } kb_sass;
 
+/* The line of the source file src_path (compared by base name) that an
+ * instruction belongs to: its own line when its line info names that
+ * file, else its call site's when it was inlined from another file (a
+ * header, a .tile file's prologue helpers) into that one, else 0. */
+int kb_compile_sass_src_line(const kb_sass_insn *in, const char *src_path);
+
 /* How many instructions of f come before its end padding (the self-branch
  * and NOPs the assembler appends). */
 int kb_compile_sass_body_len(const kb_sass_func *f);

@@ -734,3 +734,17 @@ void kb_compile_sass_free(kb_sass *sass)
 	free(sass->text);
 	memset(sass, 0, sizeof *sass);
 }
+
+static bool same_file(const char *a, const char *b)
+{
+	return a && b && !strcmp(kb_basename(a), kb_basename(b));
+}
+
+int kb_compile_sass_src_line(const kb_sass_insn *in, const char *src_path)
+{
+	if (in->line && same_file(in->file, src_path))
+		return in->line;
+	if (in->call_line && same_file(in->call_file, src_path))
+		return in->call_line;
+	return 0;
+}

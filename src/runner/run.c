@@ -317,13 +317,10 @@ void kb_runner__map_hot(const kb_compile_unit *u, json_t *r)
 		 * helpers) counts for the kernel's line that called it when the
 		 * line info says (nvdisasm -gi); else it is an entry of its own,
 		 * named by its file. */
-		const char *file = in->file;
-		int line = in->line;
-		if (!own_file(u, file) && own_file(u, in->call_file)) {
-			file = in->call_file;
-			line = in->call_line;
-		}
-		bool own = own_file(u, file);
+		int own_line = kb_compile_sass_src_line(in, u->src.path);
+		bool own = own_line > 0;
+		const char *file = own ? u->src.path : in->file;
+		int line = own ? own_line : in->line;
 		json_object_set_new(h, "line", json_integer(line));
 		char *key = own ? kb_xasprintf("%d", line) : kb_xasprintf("%s:%d", file ? file : "?", line);
 		json_t *e = json_object_get(lines, key);

@@ -78,7 +78,7 @@ static double hot_share(const kb_tui__result *r, int line)
 	size_t i;
 	json_t *l;
 	json_array_foreach(json_object_get(r->run, "hot_lines"), i, l)
-		if (json_integer_value(json_object_get(l, "line")) == line)
+		if (!json_object_get(l, "file") && json_integer_value(json_object_get(l, "line")) == line)
 			return json_number_value(json_object_get(l, "share_pct"));
 	return 0;
 }
@@ -107,13 +107,18 @@ static void sass(const kb_tui__result *r, int line, kb_buf *out)
 		int n = kb_compile_sass_body_len(fn);
 		for (int i = 0; i < n; i++) {
 			const kb_sass_insn *in = &fn->v[i];
-			double share = hot ? hot_share(r, in->line) : 0;
-			kb_buf_catf(out, "%c", in->line == line ? '>' : ' ');
+			/* the editor's line: inlined helpers count at their call */
+			int at = kb_compile_sass_src_line(in, r->unit.src.path);
+			double share = hot && at ? hot_share(r, at) : 0;
+			kb_buf_catf(out, "%c", at && at == line ? '>' : ' ');
 			if (hot && share > 0)
 				kb_buf_catf(out, "%5.1f%% ", share);
 			else if (hot)
 				kb_buf_cat(out, "       ");
-			kb_buf_catf(out, "%04x %4d  %s%s%s %s\n", in->addr, in->line, in->pred ? in->pred : "",
+			char ln[16] = "   -"; /* no line of this file */
+			if (at)
+				snprintf(ln, sizeof ln, "%4d", at);
+			kb_buf_catf(out, "%04x %s  %s%s%s %s\n", in->addr, ln, in->pred ? in->pred : "",
 				    in->pred ? " " : "", in->opcode, in->operands ? in->operands : "");
 		}
 	}

@@ -234,6 +234,14 @@ static void test_compile_sass__softmax_inlined(void)
 	T_OK(s2 && s2->line == 41 && s2->call_line == 64);
 	const kb_sass_insn *l0 = at(rows, 0x0); /* not inlined */
 	T_OK(l0 && l0->line == 50 && l0->call_file == NULL && l0->call_line == 0);
+	/* the line of softmax.cu each belongs to: the header's code at its
+	 * call in the kernel; a line of the file itself as it is */
+	if (sh && s2 && l0) {
+		T_EQ_INT(kb_compile_sass_src_line(sh, "kernels/softmax.cu"), 59);
+		T_EQ_INT(kb_compile_sass_src_line(s2, "softmax.cu"), 41);
+		T_EQ_INT(kb_compile_sass_src_line(l0, "softmax.cu"), 50);
+		T_EQ_INT(kb_compile_sass_src_line(sh, "other.cu"), 0);
+	}
 	kb_compile_sass_free(&g);
 	kb_compile_sass_free(&gi);
 }
