@@ -107,6 +107,7 @@ const char *kb_tile__define(kb_tile__lw *L, const char *dsl, const char *c, kb_t
 	s->c = c ? kb_xstrdup(c) : kb_tile__cname(dsl);
 	s->type = t;
 	s->depth = L->depth;
+	s->load = NULL;
 	return s->c;
 }
 
@@ -216,6 +217,56 @@ bool kb_tile__is_load(const kb_tile__expr *e)
 	return e->kind == KB_TE_CALL && !strcmp(e->name, "load");
 }
 
+static bool reassigned(kb_tile__stmt *const *v, int n, const char *name);
+
+/* Whether e names `name` (outside a dot's [BM, BN] values when mma is set). */
+static bool names_in(const kb_tile__expr *e, const char *name)
+{
+	if (!e)
+		return false;
+	if (e->kind == KB_TE_NAME && !strcmp(e->name, name))
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (names_in(e->args[i], name))
+			return true;
+	for (int i = 0; i < e->nkw; i++)
+		if (names_in(e->kwv[i], name))
+			return true;
+	for (int i = 0; i < e->nidx; i++)
+		if (names_in(e->idx[i].lo, name) || names_in(e->idx[i].hi, name))
+			return true;
+	return false;
+}
+
+/* Whether every use of `name` in v is in a [BM, BN] value of a dot's
+ * epilogue (an assignment of a rank-2 tile, or a 2-d store's value). */
+static bool only_epilogue_uses(kb_tile__stmt *const *v, int n, const char *name)
+{
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		bool epilogue = (st->kind == KB_TS_ASSIGN && st->type.rank == 2) ||
+				(st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 2);
+		if (!epilogue && (names_in(st->value, name) || names_in(st->slice, name) ||
+				  names_in(st->mask, name) || names_in(st->lo, name) || names_in(st->hi, name) ||
+				  names_in(st->step, name)))
+			return false;
+		if (epilogue && (names_in(st->slice, name) || names_in(st->mask, name)))
+			return false;
+		if (!only_epilogue_uses(st->body, st->nbody, name) || !only_epilogue_uses(st->els, st->nels, name))
+			return false;
+	}
+	return true;
+}
+
+/* A rank-1 variable that only its load defines keeps that load: a dot's
+ * epilogue reads it again at its own columns (lower_dot.c). */
+static void note_load(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	if (st->type.rank == 1 && !st->op && kb_tile__is_load(st->value) &&
+	    !reassigned(L->k->body, L->k->nbody, st->name))
+		L->syms[L->nsyms - 1].load = st->value;
+}
+
 static kb_tile__kept *kept_of(kb_tile__lw *L, const kb_tile__expr *slice);
 
 /* In the row-in-registers branch, a load of a slice it keeps: the first
@@ -233,6 +284,7 @@ static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_buf_catf(L->o, "/* %s: the slice is in %s already */\n", st->name, k->c);
 	}
 	kb_tile__define(L, st->name, k->c, st->type);
+	note_load(L, st);
 	return true;
 }
 
@@ -246,11 +298,29 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 					: "a 2-d tile in a kernel without dot");
 		return;
 	}
-	if (t->rank > 1 && !kb_tile__mma_value_ok(L, st->value))
+	if (t->rank > 1) {
+		if (!kb_tile__mma_value_ok(L, st->value))
+			return;
+		kb_tile__mma_materialize(L, st->value);
+		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
+		assign_elementwise(L, cn, t, st->value, st->defines, st->op);
+		if (st->defines)
+			kb_tile__define(L, st->name, cn, *t);
+		free(cn);
 		return;
+	}
 	bool root = !st->op && (kb_tile__is_load(st->value) || kb_tile__is_reduction(st->value));
 	if (st->defines && root && kb_tile__is_load(st->value) && keep_load(L, st))
 		return;
+	if (st->defines && L->mma.on && t->rank == 1 && root && kb_tile__is_load(st->value) &&
+	    !reassigned(L->k->body, L->k->nbody, st->name) &&
+	    only_epilogue_uses(L->k->body, L->k->nbody, st->name)) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "/* %s: read where the dot's result uses it, at its columns */\n", st->name);
+		kb_tile__define(L, st->name, NULL, *t);
+		note_load(L, st);
+		return;
+	}
 	if (st->defines) {
 		char *cn = kb_tile__cname(st->name);
 		if (root)
@@ -260,6 +330,7 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 			assign_elementwise(L, cn, t, st->value, true, 0);
 		}
 		kb_tile__define(L, st->name, cn, *t);
+		note_load(L, st);
 		free(cn);
 		return;
 	}

@@ -346,11 +346,30 @@ int64_t kb_tile__mma_slots(const kb_tile__lw *L)
 
 /* Whether a [BM, BN] value can be computed slot by slot in the mma layout:
  * scalars and [BM, BN] tiles only; false after reporting what cannot. */
+/* A [BN] leaf the mma layout can read at its columns: a load of a slice
+ * with one range, or a variable only such a load defines; its load. */
+static const kb_tile__expr *cols_leaf(const kb_tile__lw *L, const kb_tile__expr *e)
+{
+	if (kb_tile__is_load(e))
+		return e;
+	const kb_tile__lsym *s = e->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, e->name) : NULL;
+	return s ? s->load : NULL;
+}
+
 bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 {
-	if (e->type.rank == 1 || (e->kind == KB_TE_CALL && !strcmp(e->name, "arange"))) {
-		kb_tile__fail(L, e->line, e->col, e->len,
-			      "a rank-1 tile (or arange) next to a dot's [BM, BN] result");
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")) {
+		kb_tile__fail(L, e->line, e->col, e->len, "arange next to a dot's [BM, BN] result");
+		return false;
+	}
+	if (e->type.rank == 1 && e->type.ext[0] != L->mma.BN) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a rank-1 tile of another extent than BN next "
+			      "to a dot's [BM, BN] result");
+		return false;
+	}
+	if (e->type.rank == 1 && (kb_tile__is_reduction(e) || (e->kind == KB_TE_NAME && !cols_leaf(L, e)))) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a rank-1 tile next to a dot's [BM, BN] result "
+			      "other than a load (or a variable a load defines, never assigned again)");
 		return false;
 	}
 	if (e->type.rank == 2 && !same_shape(&e->type, L->mma.BM, L->mma.BN)) {
@@ -366,10 +385,30 @@ bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 		kb_tile__fail(L, e->line, e->col, e->len, "a reduction of a dot's result");
 		return false;
 	}
+	if (e->type.rank == 1 && cols_leaf(L, e))
+		return true; /* its slice's indexes are scalars */
 	for (int i = 0; i < e->nargs; i++)
 		if (!kb_tile__mma_value_ok(L, e->args[i]))
 			return false;
 	return true;
+}
+
+void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	const kb_tile__expr *load = e->type.rank == 1 ? cols_leaf(L, e) : NULL;
+	if (load) { /* a bias row: read again at this thread's columns */
+		kb_tile__materialize_under(L, load->args[0]);
+		char *c = kb_tile__new_tmp(L);
+		kb_tile__lower_load_cols(L, load, c);
+		kb_tile__add_mat(L, e, c, true);
+		return;
+	}
+	if (e->type.rank == 0) {
+		kb_tile__materialize(L, e, NULL);
+		return;
+	}
+	for (int i = 0; i < e->nargs; i++)
+		kb_tile__mma_materialize(L, e->args[i]);
 }
 
 bool kb_tile__mma_shape(const kb_tile__lw *L, const kb_tile__type *t)
@@ -558,6 +597,7 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 	}
 	if (!kb_tile__mma_value_ok(L, st->value))
 		return;
+	kb_tile__mma_materialize(L, st->value);
 	bool narrow = t->dtype == KB_TILE_BF16 || t->dtype == KB_TILE_F16;
 	if (!narrow && t->dtype != KB_TILE_F32) {
 		kb_tile__fail(L, st->line, st->col, st->len, "a dot's result stored to a tensor of "

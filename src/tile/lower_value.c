@@ -16,12 +16,20 @@
 
 void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b);
 
-static const char *mat_of(const kb_tile__lw *L, const kb_tile__expr *e)
+static const kb_tile__mat *mat_of(const kb_tile__lw *L, const kb_tile__expr *e)
 {
 	for (int k = 0; k < L->nmats; k++)
 		if (L->mats[k].e == e)
-			return L->mats[k].c;
+			return &L->mats[k];
 	return NULL;
+}
+
+void kb_tile__add_mat(kb_tile__lw *L, const kb_tile__expr *e, char *c, bool cols)
+{
+	kb_tile__mat *m = KB_PUSH(L->mats, L->nmats, L->capmats);
+	m->e = e;
+	m->c = c;
+	m->cols = cols;
 }
 
 static void literal(const kb_tile__expr *e, kb_buf *b)
@@ -146,11 +154,13 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 /* e as a C expression of slot i (tiles indexed by i, scalars as they are). */
 void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
 {
-	const char *m = mat_of(L, e);
-	if (m) {
-		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m, i);
+	const kb_tile__mat *m = mat_of(L, e);
+	if (m && m->cols) /* slot i of the mma layout is at column pair (i / 4 % NT, i % 2) */
+		kb_buf_catf(b, "%s[(%s) / 4 %% %d * 2 + (%s) %% 2]", m->c, i, L->mma.NT, i);
+	else if (m)
+		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m->c, i);
+	if (m)
 		return;
-	}
 	if (e->is_const && !kb_tile__is_float(e->type.dtype) && e->kind != KB_TE_NAME) {
 		kb_buf_catf(b, "%lld", (long long)e->cval);
 		return;
@@ -331,9 +341,8 @@ static void load_scalar(kb_tile__lw *L, const access *a, const kb_tile__expr *e,
 	kb_buf_free(&p);
 }
 
-/* The opening of a group loop over a slice: p, lim, ok (and al for vector
- * access), then `for (k)` and its element index e. */
-static void group_loop_open(kb_tile__lw *L, const access *a, bool is_const, bool vec, int64_t S)
+/* The opening of an access to a slice: p, lim, ok (and al for vector access). */
+static void group_open(kb_tile__lw *L, const access *a, bool is_const, bool vec)
 {
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
@@ -349,6 +358,12 @@ static void group_loop_open(kb_tile__lw *L, const access *a, bool is_const, bool
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "const bool al_ = ((unsigned long long)p_ & 15) == 0;\n");
 	}
+}
+
+/* The same, then a group loop: `for (k)` and its element index e. */
+static void group_loop_open(kb_tile__lw *L, const access *a, bool is_const, bool vec, int64_t S)
+{
+	group_open(L, a, is_const, vec);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "#pragma unroll\n");
 	kb_tile__ind(L);
@@ -449,6 +464,39 @@ out:
 	access_free(&a);
 }
 
+void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst)
+{
+	access a;
+	if (!slice_access(L, e->args[0], &a))
+		return;
+	kb_buf other = KB_BUF_INIT;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "other"))
+			kb_tile__cexpr(L, e->kwv[k], "0", &other);
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	int n = L->mma.NT * 2;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%d]; /* at this thread's columns of the dot's result */\n", ct, dst, n);
+	group_open(L, &a, true, false);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "const int lane_ = (int)threadIdx.x % 32;\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++) {\n", n);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\tconst int c_ = wn0_ + j_ / 2 * 8 + lane_ % 4 * 2 + j_ % 2;\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[j_] = ok_ && c_ < lim_ ? ", dst);
+	load_elem(a.t->dtype, "p_", "c_", L->o);
+	kb_buf_catf(L->o, " : (%s)(%s);\n", ct, other.len ? other.s : "0");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_tile__block_close(L, 1);
+	kb_buf_free(&other);
+	access_free(&a);
+}
+
 /* ===== reductions ===== */
 
 bool kb_tile__is_reduction(const kb_tile__expr *e)
@@ -524,9 +572,7 @@ void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *in
 		kb_tile__lower_load(L, e, c, true);
 	else
 		kb_tile__lower_reduction(L, e, c, true);
-	kb_tile__mat *m = KB_PUSH(L->mats, L->nmats, L->capmats);
-	m->e = e;
-	m->c = c;
+	kb_tile__add_mat(L, e, c, false);
 }
 
 /* ===== stores ===== */

@@ -293,11 +293,14 @@ typedef struct {
 	char *dsl, *c;        /* the source name and the C name */
 	kb_tile__type type;
 	int depth;
+	const kb_tile__expr *load; /* a rank-1 variable that only a load defines: that load */
 } kb_tile__lsym;
 
 typedef struct {
 	const kb_tile__expr *e; /* a materialized expression */
 	char *c;                /* its temporary */
+	bool cols;              /* a rank-1 tile at this thread's columns of a dot's
+				 * result (slot j: column pair j / 2, j % 2) */
 } kb_tile__mat;
 
 typedef struct {
@@ -399,6 +402,13 @@ bool kb_tile__is_reduction(const kb_tile__expr *e);
 void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
 void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
 void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st);
+/* dst[NT * 2] = load(slice) of a [BN] slice at this thread's columns of a
+ * dot's result (the mma layout's), declared; other where out of range. */
+void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst);
+/* A new temporary's name: _t1, _t2, ... */
+char *kb_tile__new_tmp(kb_tile__lw *L);
+/* Records a materialized expression e in temporary c (taken over). */
+void kb_tile__add_mat(kb_tile__lw *L, const kb_tile__expr *e, char *c, bool cols);
 /* The compute value v (C text) as tensor dtype t. */
 void kb_tile__to_elem(kb_tile_dtype t, const char *v, kb_buf *b);
 
@@ -412,8 +422,12 @@ void kb_tile__mma_free(kb_tile__lw *L);
  * the kernel has a dot). */
 int64_t kb_tile__mma_slots(const kb_tile__lw *L);
 bool kb_tile__mma_shape(const kb_tile__lw *L, const kb_tile__type *t);
-/* Whether e can be computed in the mma layout; false after reporting. */
+/* Whether e can be computed in the mma layout (scalars, [BM, BN] tiles,
+ * [BN] tiles loaded from memory); false after reporting. */
 bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e);
+/* Loads the [BN] tiles under e at this thread's columns (before the
+ * statement that computes e in the mma layout). */
+void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e);
 /* The dot loop of statement st, or NULL. */
 const kb_tile__dotloop *kb_tile__dot_loop(const kb_tile__lw *L, const kb_tile__stmt *st);
 /* The kernel's shared memory and warp offsets; a dot loop; a 2-d store. */

@@ -254,6 +254,34 @@ static void test_tile_lower__dot_layout(void)
 	lowered_free(&l);
 }
 
+/* A bias row in the epilogue: a [BN] load, in place or by a variable used
+ * only there, read at the thread's columns of the mma layout. */
+static void test_tile_lower__dot_bias(void)
+{
+	const char *text =
+		"kernel lin(a: bf16[M, K], b: bf16[K, N], bias: f32[N], c: bf16[M, N])\n"
+		"        grid(cdiv(M, 64), cdiv(N, 64)) threads(128) {\n"
+		"    m0 = pid(0) * 64\n"
+		"    n0 = pid(1) * 64\n"
+		"    bb = load(bias[n0 : n0 + 64])\n"
+		"    acc = zeros(64, 64)\n"
+		"    for k in range(0, K, 32) {\n"
+		"        acc += dot(load(a[m0 : m0 + 64, k : k + 32]), load(b[k : k + 32, n0 : n0 + 64]))\n"
+		"    }\n"
+		"    store(c[m0 : m0 + 64, n0 : n0 + 64], max(acc + bb, 0.0) + load(bias[n0 : n0 + 64]))\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	/* 4 warps on [64, 64]: 2 x 2 of [32, 32], NT = 4: 8 columns a thread */
+	T_CONTAINS(cuda(&l), "/* bb: read where the dot's result uses it, at its columns */");
+	T_CONTAINS(cuda(&l), "float _t1[8]; /* at this thread's columns of the dot's result */");
+	T_CONTAINS(cuda(&l), "const int c_ = wn0_ + j_ / 2 * 8 + lane_ % 4 * 2 + j_ % 2;");
+	T_CONTAINS(cuda(&l), "_t1[j_] = ok_ && c_ < lim_ ? p_[c_] : (float)(0);");
+	T_CONTAINS(cuda(&l), "fmaxf((acc[i_] + _t1[(i_) / 4 % 4 * 2 + (i_) % 2]), 0.0f) + _t2[(i_) / 4 % 4 * 2 + (i_) % 2]");
+	lowered_free(&l);
+}
+
 static void test_tile_lower__dot_stages_and_warps(void)
 {
 	static const char *const defs[] = {"BM=128", "BN=64"};
@@ -309,8 +337,12 @@ static const struct {
 		   "    acc = zeros(16, 16)\n" MM_LOOP("        acc += dot(load(a[0 : 16, k : k + 32]), "
 		   "load(b[k : k + 32, 0 : 16]))\n") "}\n", 6, 16,
 	 "a dot result of [16, 16] with 8 warps (no grid of warps splits it into 16 x 16 pieces)"},
-	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc + load(v[0 : 128])\n}\n", 8, 15,
-	 "a rank-1 tile (or arange) next to a dot's [BM, BN] result"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc + f32(arange(128))\n}\n", 8, 19,
+	 "arange next to a dot's [BM, BN] result"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    r = load(v[0 : 128]) * 2.0\n"
+		   "    y = acc + r\n}\n", 9, 15,
+	 "a rank-1 tile next to a dot's [BM, BN] result other than a load (or a variable a load "
+	 "defines, never assigned again)"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n")
 		   "    store(c[0 : 64, 0 : 128], acc, mask = acc > 0.0)\n}\n", 8, 5,
 	 "a 2-d store other than of a dot's [BM, BN] result, without mask=,"},
@@ -352,6 +384,7 @@ int main(void)
 	T_RUN(test_tile_lower__names);
 	T_RUN(test_tile_lower__pin_lines);
 	T_RUN(test_tile_lower__dot_layout);
+	T_RUN(test_tile_lower__dot_bias);
 	T_RUN(test_tile_lower__dot_stages_and_warps);
 	T_RUN(test_tile_lower__refused);
 	return t_report();
