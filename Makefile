@@ -189,7 +189,22 @@ demo: all
 	  echo; echo "(no GPU here: \`kbench run\` checks and times kernels on a machine with one)"; \
 	fi
 
-build-tests: all $(UNIT_BIN) $(ASAN_BIN)
+# The host emulator (tests/emu/README.md): the runtime that every kernel it
+# builds links (position-independent: kernels are loaded as shared objects).
+EMU_RT  := $(B)/emu/cuda_emu.o
+
+$(EMU_RT): tests/emu/cuda_emu.cpp tests/emu/cuda_emu.h tests/emu/emu.h
+	@mkdir -p $(@D)
+	@echo "CXX   $<"
+	$(Q)$(CXX) -std=c++17 -O2 -g -fPIC -Wall -Wextra -Werror -c $< -o $@
+
+# The runtime's own unit tests (C++, run by tests/run.sh like the others).
+$(B)/tests/test_emu_runtime: tests/emu/test_emu_runtime.cpp $(EMU_RT) tests/t.h
+	@mkdir -p $(@D)
+	@echo "CXX   $<"
+	$(Q)$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Itests -Itests/emu $< $(EMU_RT) -o $@
+
+build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory build-tests
