@@ -114,6 +114,14 @@ emu hgemm tests/tile/corpus/bf16dot.tile --spec '//! arg M = 64' --spec '//! arg
 	--spec '//! out c : f16[M, N]' --spec '//! ref matmul(a, b) -> c' \
 	--spec '//! tol rtol=2e-3 atol=2e-3' --size M=100,N=72,K=136 --size M=65,N=130,K=40
 
+# The rest of the language, with references: f16 and exp on a 2-d grid,
+# integers, masks and where().
+emu silu_f16 tests/emu/silu_f16.tile --size M=3,N=1000 --size M=2,N=257 --size M=1,N=1
+emu silu_f16_misaligned tests/emu/silu_f16.tile --offset 2 --size M=3,N=1000
+emu add_i32 tests/emu/add_i32.tile --size N=1000 --size N=513 --size N=5
+emu relu_masked tests/emu/relu_masked.tile --size N=1000 --size N=301 --size N=1
+emu relu_masked_misaligned tests/emu/relu_masked.tile --offset 4 --size N=1000
+
 known two_kernels "a .tile file of several kernels gets no //! launch line (src/compile/unit.c lower_tile writes one only when the file has a single kernel), so the kernel its //! kernel line picks cannot be launched" \
 	tests/tile/corpus/two_kernels.tile --size N=1000 --size N=4097
 
