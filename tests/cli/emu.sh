@@ -150,6 +150,8 @@ mutant epilogue_row 's|lane_ / 4 + i_ % 4 / 2 \* 8|lane_ / 4 + i_ % 2 * 8|' 'ele
 mutant wait_too_short 's/kb_cp_async_wait<1>();/kb_cp_async_wait<2>();/' 'is in flight' $MM $MS
 mutant no_barrier_before_refill 's|__syncthreads(); /\* and every warp|/* and every warp|' \
 	'with no __syncthreads between' $MM $MS
+mutant copy_past_the_tensor 's|const E \*src = n ? g + gr \* cols + gc : g;|const E *src = n ? g + gr * cols + gc + 64 : g;|' \
+	"past the end of 'a'" $MM $MS
 mutant stage_past_smem 's|(kb_smem + 12288)|(kb_smem + 16384)|' \
 	'dynamic shared memory the launch gives' $MM $MS
 mutant half_butterfly 's|for (int o = 16; o > 0; o /= 2)|for (int o = 8; o > 0; o /= 2)|' \

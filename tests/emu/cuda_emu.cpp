@@ -149,8 +149,10 @@ static unsigned char *stacks, *smem_region, *smem;
 static size_t stacks_len, smem_region_len, smem_size;
 static std::vector<Unit> shadow;
 static int problems;
-static const char *doing;    /* what the running thread does, for a fault report */
-static int doing_line;
+/* What the running thread does, for a fault report (volatile: the stores
+ * must stay around the copy that may fault). */
+static const char *volatile doing, *volatile doing_file;
+static volatile int doing_line;
 
 static const size_t STACK = 256 * 1024, PAGE = 4096;
 
@@ -421,6 +423,7 @@ static void cp_async(uint64_t dst, uint64_t src, int cp_size, int src_size, cons
 	check_shared("cp.async", dst, cp_size, cp_size, file, line);
 	Copy c = {(uint32_t)dst, cp_size, {0}};
 	doing = "cp.async reading global memory";
+	doing_file = file;
 	doing_line = line;
 	memcpy(c.data, (const void *)src, (size_t)src_size);
 	doing = nullptr;
@@ -813,11 +816,13 @@ static void name_address(const unsigned char *a, char *b, size_t n)
 
 static void on_fault(int sig, siginfo_t *si, void *)
 {
-	char msg[512], w[96], what[200];
+	char msg[768], w[96], what[200], in[256] = "";
 	where(w, sizeof w);
 	name_address((const unsigned char *)si->si_addr, what, sizeof what);
-	snprintf(msg, sizeof msg, "emu: %s at %p: %s [%s]%s%s\n", sig == SIGBUS ? "bus error" : "fault",
-		 si->si_addr, what, w, doing ? " in " : "", doing ? doing : "");
+	if (doing)
+		snprintf(in, sizeof in, " in %s at %s:%d", doing, doing_file, doing_line);
+	snprintf(msg, sizeof msg, "emu: %s at %p: %s [%s]%s\n", sig == SIGBUS ? "bus error" : "fault",
+		 si->si_addr, what, w, in);
 	say(msg);
 	_exit(3);
 }

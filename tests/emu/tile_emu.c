@@ -517,7 +517,7 @@ static bool run_case(emu_case *c, const char *size)
 	void *args[64];
 	uint64_t vals[64];
 	emu_buffer bufs[MAXT];
-	double t0 = kb_now_ms(), max_abs = 0;
+	double t0 = kb_now_ms(), max_abs = NAN;
 	bool ok = false;
 	memset(&dims, 0, sizeof dims);
 	make_label(c, size);
@@ -535,7 +535,7 @@ static bool run_case(emu_case *c, const char *size)
 		if (problems < 0)
 			kb_buf_cat(&why, "    the run stopped: no output is checked\n");
 		else
-			ok = check_all(c, &why, &max_abs) && problems == 0;
+			ok = check_all(c, &why, (max_abs = 0, &max_abs)) && problems == 0;
 	}
 	if (dims.block[0])
 		printf("%s %s  (grid %lldx%lldx%lld, block %lld, smem %lld B; max |err| %.3g; %.2f s)\n%s",
