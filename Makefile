@@ -189,7 +189,30 @@ demo: all
 	  echo; echo "(no GPU here: \`kbench run\` checks and times kernels on a machine with one)"; \
 	fi
 
-build-tests: all $(UNIT_BIN) $(ASAN_BIN)
+# The host emulator (tests/emu/README.md): its driver, and the runtime that
+# every kernel it builds links (position-independent: kernels are loaded
+# as shared objects).
+EMU_BIN := $(B)/emu/tile_emu
+EMU_RT  := $(B)/emu/cuda_emu.o
+EMU_OBJ := $(B)/obj/tests/emu/tile_emu.o $(B)/obj/tests/emu/emu_source.o
+
+$(EMU_RT): tests/emu/cuda_emu.cpp tests/emu/cuda_emu.h tests/emu/emu.h
+	@mkdir -p $(@D)
+	@echo "CXX   $<"
+	$(Q)$(CXX) -std=c++17 -O2 -g -fPIC -Wall -Wextra -Werror -c $< -o $@
+
+$(EMU_BIN): $(EMU_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	@echo "LD    $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# The runtime's own unit tests (C++, run by tests/run.sh like the others).
+$(B)/tests/test_emu_runtime: tests/emu/test_emu_runtime.cpp $(EMU_RT) tests/t.h
+	@mkdir -p $(@D)
+	@echo "CXX   $<"
+	$(Q)$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Itests -Itests/emu $< $(EMU_RT) -o $@
+
+build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory build-tests
@@ -221,7 +244,7 @@ check-includes:
 	    hdr=b[2]; sub(/\.h".*/,"",hdr); if (hdr != b[1] && hdr != "kb") print }' | grep .
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/tests $(B)/ts $(B)/kbench $(B)/kbench-tui $(LIB)
+	rm -rf $(B)/obj $(B)/asan $(B)/tests $(B)/emu $(B)/ts $(B)/kbench $(B)/kbench-tui $(LIB)
 
 distclean:
 	rm -rf $(B)

@@ -1,0 +1,162 @@
+#!/bin/sh
+# emu.sh - the tile compiler's generated CUDA run on the CPU by the host
+# emulator (tests/emu/README.md) and checked against each spec's reference:
+# the examples at ragged sizes (row tails, K not a multiple of 8 so the
+# scalar copy path runs, M and N not multiples of the tile, several K trips
+# so the cp.async stages wrap, several program groups), then mutants, the
+# generated matmul with one deliberate mistake each, which the emulator must
+# catch (so that a pass above means something).
+#
+# A case the lowering gets wrong today is listed with `known`: it is
+# skipped, naming the bug, unless KBENCH_EMU_KNOWN=1 (then it must pass).
+. tests/cli/lib.sh
+
+EMU=${EMU:-$PWD/build/emu/tile_emu}
+W="$T_TMP/emu"
+if [ ! -x "$EMU" ]; then
+	fail emu_built "$EMU is missing (make build-tests builds it)"
+	finish
+	exit
+fi
+
+# Driver runs go two at a time (this takes most of its time compiling);
+# collect then reads their outputs in the order they were started.
+njobs=0
+start() { # NAME WANT CMD...: WANT "" (each ok/FAIL line is a case) or a text a FAIL must hold
+	njobs=$((njobs + 1))
+	printf '%s\n%s\n' "$1" "$2" >"$T_TMP/job.$njobs"
+	shift 2
+	"$@" >"$T_TMP/out.$njobs" 2>&1 &
+	[ $((njobs % 2)) -ne 0 ] || wait
+}
+
+# emu NAME TILE [ARGS...]: one driver run; each of its lines (one per
+# --size) is a case.
+emu() {
+	n=$1
+	shift
+	start "$n" "" "$EMU" --work "$W" "$@"
+}
+
+# known NAME WHY TILE [ARGS...]: a case that fails until WHY is fixed.
+known() {
+	if [ -n "${KBENCH_EMU_KNOWN:-}" ]; then
+		n=$1
+		shift 2
+		emu "$n" "$@"
+	else
+		skip "$1" "known failure: $2 (KBENCH_EMU_KNOWN=1 runs it)"
+	fi
+}
+
+collect() {
+	wait
+	i=0
+	while [ "$i" -lt "$njobs" ]; do
+		i=$((i + 1))
+		{ read -r name; read -r want; } <"$T_TMP/job.$i"
+		out="$T_TMP/out.$i"
+		cat "$out"
+		if [ -n "$want" ]; then
+			if grep -q '^FAIL' "$out" && grep -qF -- "$want" "$out"; then pass "$name"
+			else fail "$name" "not caught (wanted '$want'): $(head -c 1500 "$out")"; fi
+			continue
+		fi
+		cases=0
+		while IFS= read -r line; do
+			case $line in
+			"ok   "*) pass "$name ${line#ok   }"; cases=$((cases + 1)) ;;
+			"FAIL "*) fail "$name" "${line#FAIL }"; cases=$((cases + 1)) ;;
+			esac
+		done <"$out"
+		[ "$cases" -gt 0 ] || fail "$name" "no result: $(head -c 1500 "$out")"
+	done
+}
+
+NORM_SIZES='--size M=3,N=1000 --size M=2,N=5003 --size M=2,N=16390'
+SMALL_SIZES='-D BLOCK=1000 -D THREADS=64 --size M=2,N=999 --size M=3,N=2001 --size M=1,N=3'
+
+emu vector_add kernels/vector_add.tile --size n=10000 --size n=1001 --size n=1
+emu vector_add_misaligned kernels/vector_add.tile --offset 4 --size n=4099
+for f in softmax/softmax softmax/softmax_bf16 layernorm/layernorm layernorm/layernorm_bf16 \
+	 rmsnorm/rmsnorm rmsnorm/rmsnorm_bf16; do
+	n=$(basename "$f")
+	emu "$n" "kernels/$f.tile" $NORM_SIZES
+	emu "${n}_small" "kernels/$f.tile" $SMALL_SIZES
+	emu "${n}_misaligned" "kernels/$f.tile" -D BLOCK=256 -D THREADS=32 --offset 4 --size M=3,N=600
+done
+
+# matmul with 64 x 64 tiles: vector and scalar copies, 5 K trips through 3
+# stages, one K trip, no trip, a single element; GROUP=3 and the default 8
+# with 10 row tiles (groups of 3 + 3 + 3 + 1, and 8 + 2).
+MM='kernels/matmul/matmul.tile -D BM=64 -D BN=64 -D BK=32 -D STAGES=3'
+emu matmul_64 $MM --size M=200,N=264,K=136 --size M=130,N=70,K=75 --size M=70,N=72,K=33 \
+	--size M=17,N=9,K=8 --size M=1,N=1,K=1 --size M=64,N=64,K=0
+emu matmul_groups $MM -D GROUP=3 --size M=600,N=136,K=100
+emu matmul_groups_8 $MM --size M=600,N=70,K=64
+emu matmul_copies_at_issue $MM --copies issue --sched shuffle --seed 7 --size M=200,N=264,K=136
+emu matmul_misaligned $MM --offset 2 --size M=130,N=136,K=96
+emu matmul_bk16 kernels/matmul/matmul.tile -D BM=64 -D BN=128 -D BK=16 -D STAGES=2 \
+	--size M=100,N=300,K=90
+# The file's own tiles (128 x 256, 4 stages): 7 K trips, ragged everywhere.
+emu matmul_file kernels/matmul/matmul.tile --size M=130,N=260,K=200
+
+# f16 operands, f32 result, 2-d grid, 2 / 4 / 1 warps and BK = 16 / 64.
+emu gemm tests/emu/gemm.tile --size M=100,N=72,K=136 --size M=65,N=130,K=40
+emu gemm_2warps tests/emu/gemm.tile -D THREADS=64 -D BM=32 -D BK=64 -D STAGES=4 \
+	--size M=70,N=100,K=300
+emu gemm_1warp tests/emu/gemm.tile -D THREADS=32 -D BM=32 -D BN=32 -D BK=32 -D STAGES=3 \
+	--size M=33,N=95,K=77
+# The corpus's f16 dot (f16 result, alpha) with a spec of this test's.
+emu hgemm tests/tile/corpus/bf16dot.tile --spec '//! arg M = 64' --spec '//! arg N = 64' \
+	--spec '//! arg K = 64' --spec '//! arg alpha = 1.0' \
+	--spec '//! in a : f16[M, K] = randn(seed=1)' --spec '//! in b : f16[K, N] = randn(seed=2)' \
+	--spec '//! out c : f16[M, N]' --spec '//! ref matmul(a, b) -> c' \
+	--spec '//! tol rtol=2e-3 atol=2e-3' --size M=100,N=72,K=136 --size M=65,N=130,K=40
+
+# The rest of the language, with references: f16 and exp on a 2-d grid,
+# integers, masks and where().
+emu silu_f16 tests/emu/silu_f16.tile --size M=3,N=1000 --size M=2,N=257 --size M=1,N=1
+emu silu_f16_misaligned tests/emu/silu_f16.tile --offset 2 --size M=3,N=1000
+emu add_i32 tests/emu/add_i32.tile --size N=1000 --size N=513 --size N=5
+emu relu_masked tests/emu/relu_masked.tile --size N=1000 --size N=301 --size N=1
+emu relu_masked_misaligned tests/emu/relu_masked.tile --offset 4 --size N=1000
+
+known two_kernels "a .tile file of several kernels gets no //! launch line (src/compile/unit.c lower_tile writes one only when the file has a single kernel), so the kernel its //! kernel line picks cannot be launched" \
+	tests/tile/corpus/two_kernels.tile --size N=1000 --size N=4097
+
+# Mutants: the emulator must reject each one-line mistake.
+# mutant NAME SED-EXPR WANT TILE [-D ...] --size ...: TILE's generated CUDA,
+# edited by SED-EXPR, must fail with WANT in the report.
+mutant() {
+	name=mutant_$1 expr=$2 want=$3
+	shift 3
+	defs=$(echo " $*" | grep -o ' -D [^ ]*' | tr '\n' ' ')
+	"$KB" compile --emit-cuda $defs "$1" >"$T_TMP/orig.cu" 2>"$T_TMP/err"
+	sed "$expr" "$T_TMP/orig.cu" >"$T_TMP/$name.cu"
+	if cmp -s "$T_TMP/orig.cu" "$T_TMP/$name.cu"; then
+		fail "$name" "the edit $expr changed nothing: update the mutant to the lowering"
+		return
+	fi
+	start "$name" "$want" "$EMU" --work "$W" "$@" --cuda "$T_TMP/$name.cu"
+}
+MS='--size M=130,N=70,K=75 --size M=200,N=264,K=136'
+mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM $MS
+mutant unswizzled_scalar_copy \
+	's|((unsigned short \*)s)\[kb_swz<CH>(i / C, i % C / 8) \* 8 + i % 8\]|((unsigned short *)s)[i]|' \
+	'elements wrong' $MM $MS
+mutant b_fragment_swapped 's|fa\[mt\], fb\[nt\], a)|fa[mt], fb[nt ^ 1], a)|' 'elements wrong' $MM $MS
+mutant epilogue_row 's|lane_ / 4 + i_ % 4 / 2 \* 8|lane_ / 4 + i_ % 2 * 8|' 'elements wrong' $MM $MS
+mutant wait_too_short 's/kb_cp_async_wait<1>();/kb_cp_async_wait<2>();/' 'is in flight' $MM $MS
+mutant no_barrier_before_refill 's|__syncthreads(); /\* and every warp|/* and every warp|' \
+	'with no __syncthreads between' $MM $MS
+mutant copy_past_the_tensor 's|const E \*src = n ? g + gr \* cols + gc : g;|const E *src = n ? g + gr * cols + gc + 64 : g;|' \
+	"past the end of 'a'" $MM $MS
+mutant stage_past_smem 's|(kb_smem + 12288)|(kb_smem + 16384)|' \
+	'dynamic shared memory the launch gives' $MM $MS
+mutant half_butterfly 's|for (int o = 16; o > 0; o /= 2)|for (int o = 8; o > 0; o /= 2)|' \
+	'elements wrong' kernels/softmax/softmax.tile --size M=3,N=1000
+mutant vector_load_misaligned 's|float4 v_ = \*(const float4 \*)(p_ + e_ + 0)|float4 v_ = *(const float4 *)(p_ + e_ + 1)|' \
+	'misaligned address' kernels/softmax/softmax.tile --size M=3,N=1000
+collect
+finish

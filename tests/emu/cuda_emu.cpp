@@ -1,0 +1,1000 @@
+/*
+ * cuda_emu.cpp - the machine under cuda_emu.h: a block's threads as fibers
+ * on one OS thread, __syncthreads as a barrier over them, warp collectives
+ * (shuffles, ldmatrix, mma.sync) as a rendezvous of the warp's 32 lanes,
+ * dynamic shared memory with a shadow that finds races on it, cp.async
+ * with real commit/wait_group accounting, and an interpreter for the few
+ * PTX instructions the tile compiler writes inline.
+ *
+ * The PTX semantics come from NVIDIA's PTX ISA (9.7.9.25 cp.async,
+ * 9.7.14.5.8 the m16n8k16 fragments of mma, 9.7.14.5.15 ldmatrix), not
+ * from kbench's own comments: the point is an independent check of the
+ * layouts the tile compiler assumes.
+ *
+ * Invariants: blocks run one after another; within a block a fiber runs
+ * until it reaches a barrier, a warp collective or its end, and nothing
+ * else switches it.  The lane that completes a warp collective computes
+ * every lane's result before any lane goes on.  A cp.async's bytes land
+ * at the wait_group that completes its group (or at once with
+ * EMU_COPY_AT_ISSUE), and shared bytes are "in flight" from issue to that
+ * wait whichever is chosen: reading them then, or overwriting bytes another
+ * warp read since the last barrier, is a race and is reported.
+ *
+ * Does not: model timing, memory coalescing or bank conflicts, or check
+ * plain C++ loads and stores of shared memory (only those made through PTX).
+ */
+#include "cuda_emu.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace emu {
+
+/* ===== 16-bit floats ===== */
+
+static uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+uint16_t f32_to_bf16(float f)
+{
+	uint32_t u = f32_bits(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40); /* a quiet NaN */
+	u += 0x7fffu + ((u >> 16) & 1);
+	return (uint16_t)(u >> 16);
+}
+
+float bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+/* Drops `shift` low bits of m, rounding to nearest even. */
+static uint32_t round_shift(uint32_t m, int shift)
+{
+	if (shift > 31)
+		return 0;
+	uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+	return rem > half || (rem == half && (q & 1)) ? q + 1 : q;
+}
+
+uint16_t f32_to_f16(float f)
+{
+	uint32_t u = f32_bits(f), a = u & 0x7fffffffu;
+	uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+	if (a > 0x7f800000u)
+		return sign | 0x7e00;                       /* NaN */
+	if (a >= 0x477ff000u)
+		return sign | 0x7c00;                       /* 65520 and up round to inf */
+	int e = (int)(a >> 23);
+	if (e < 113) {                                      /* below 2^-14: subnormal or 0 */
+		if (e == 0)
+			return sign;
+		return sign | (uint16_t)round_shift((a & 0x7fffffu) | 0x800000u, 126 - e);
+	}
+	return sign | (uint16_t)(round_shift(a, 13) - ((127 - 15) << 10));
+}
+
+float f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	if (e == 0)
+		return (sign ? -1.0f : 1.0f) * (float)m * 0x1p-24f;
+	if (e == 31)
+		return bits_f32(sign | 0x7f800000u | m << 13);
+	return bits_f32(sign | (e + 112) << 23 | m << 13);
+}
+
+/* ===== state ===== */
+
+enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
+
+struct Copy {
+	uint32_t dst;
+	int bytes;
+	unsigned char data[16]; /* what the source held at issue, zero-filled */
+};
+
+struct Fiber {
+	Lane lane;
+	int index;
+	ucontext_t ctx;
+	int state;
+	const char *file;       /* where it waits */
+	int line;
+	std::vector<Copy> open;                   /* cp.async not yet committed */
+	std::deque<std::vector<Copy>> groups;     /* committed, oldest first */
+};
+
+struct Warp {
+	int live, arrived;
+	const void *id;         /* which collective the arrived lanes are at */
+	const char *file;
+	int line;
+	uint32_t in[32][10];
+	uint32_t out[32][4];
+};
+
+/* The shadow of one 2-byte unit of dynamic shared memory. */
+struct Unit {
+	uint32_t wepoch, repoch;
+	int32_t writer;         /* the thread whose cp.async last completed here, -1 */
+	int32_t reader;         /* the warp that read it in repoch, -2 several, -1 none */
+	int32_t inflight;       /* cp.async copies issued here and not completed */
+	int32_t issuer;
+};
+
+Lane *cur;
+uint3 block_idx;
+dim3 block_dim, grid_dim;
+
+static const emu_launch_cfg *cfg;
+static void **kargs;
+static std::vector<Fiber> fibers;
+static std::vector<Warp> warps;
+static Fiber *running;
+static ucontext_t sched_ctx;
+static int nthreads, nlive, ndone;
+static int bar_arrived, bar_line;
+static const char *bar_file;
+static uint32_t epoch;
+static unsigned char *stacks, *smem_region, *smem;
+static size_t stacks_len, smem_region_len, smem_size;
+static std::vector<Unit> shadow;
+static int problems;
+/* What the running thread does, for a fault report (volatile: the stores
+ * must stay around the copy that may fault). */
+static const char *volatile doing, *volatile doing_file;
+static volatile int doing_line;
+
+static const size_t STACK = 256 * 1024, PAGE = 4096;
+
+/* ===== reports ===== */
+
+static void where(char *b, size_t n)
+{
+	if (running)
+		snprintf(b, n, "block (%u,%u,%u) thread (%u,%u,%u)", block_idx.x, block_idx.y,
+			 block_idx.z, running->lane.tid.x, running->lane.tid.y, running->lane.tid.z);
+	else
+		snprintf(b, n, "block (%u,%u,%u)", block_idx.x, block_idx.y, block_idx.z);
+}
+
+static void vreport(const char *file, int line, const char *fmt, va_list ap)
+{
+	char msg[1024], w[96];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	where(w, sizeof w);
+	fprintf(stderr, "%s:%d: emu: %s [%s]\n", file ? file : "?", line, msg, w);
+}
+
+/* A problem after which the run cannot go on: says so and ends the process. */
+[[noreturn]] __attribute__((format(printf, 3, 4)))
+static void fatal(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(file, line, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	_exit(3);
+}
+
+/* Whether a problem of this kind (its message) at this place was reported
+ * already in this launch; remembers it if not. */
+static bool reported(const char *fmt, const char *file, int line)
+{
+	static struct { const char *fmt, *file; int line; } seen[16];
+	static int nseen;
+	if (!problems)
+		nseen = 0;
+	for (int i = 0; i < nseen; i++)
+		if (seen[i].fmt == fmt && seen[i].line == line && !strcmp(seen[i].file, file))
+			return true;
+	if (nseen < 16)
+		seen[nseen++] = {fmt, file, line};
+	return nseen == 16;
+}
+
+/* A problem the run survives (a race): counted; the first of each kind at
+ * each place printed. */
+__attribute__((format(printf, 3, 4)))
+static void problem(const char *file, int line, const char *fmt, ...)
+{
+	bool again = reported(fmt, file ? file : "?", line);
+	problems++;
+	if (again)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(file, line, fmt, ap);
+	va_end(ap);
+}
+
+/* ===== fibers, barriers, warps ===== */
+
+static void yield(int state, const char *file, int line)
+{
+	Fiber *f = running;
+	f->state = state;
+	f->file = file;
+	f->line = line;
+	swapcontext(&f->ctx, &sched_ctx);
+}
+
+void syncthreads(const char *file, int line)
+{
+	if (bar_arrived == 0) {
+		bar_file = file;
+		bar_line = line;
+	} else if (bar_line != line || strcmp(bar_file, file)) {
+		fatal(file, line, "divergent __syncthreads: others wait at %s:%d", bar_file, bar_line);
+	}
+	if (++bar_arrived < nlive) {
+		yield(AT_BARRIER, file, line);
+		return;
+	}
+	if (nlive < nthreads)
+		problem(file, line, "__syncthreads after %d of the block's threads have exited",
+			nthreads - nlive);
+	for (Fiber &f : fibers)
+		if (f.state == AT_BARRIER)
+			f.state = RUNNABLE;
+	bar_arrived = 0;
+	epoch++;
+}
+
+/* Brings the running lane to its warp's collective `id`; the lane that
+ * completes it runs compute(w, ctx) for all lanes.  in: this lane's words;
+ * afterwards w.out[lane] holds its result. */
+static Warp &rendezvous(const void *id, const uint32_t *in, int nin, const char *file, int line,
+			void (*compute)(Warp &, const void *), const void *ctx)
+{
+	Fiber *f = running;
+	Warp &w = warps[f->lane.warp];
+	if (w.arrived == 0) {
+		w.id = id;
+		w.file = file;
+		w.line = line;
+	} else if (w.id != id || w.line != line || strcmp(w.file, file)) {
+		fatal(file, line, "warp %d diverged: other lanes wait at %s:%d", f->lane.warp, w.file,
+		      w.line);
+	}
+	memcpy(w.in[f->lane.lane], in, (size_t)nin * 4);
+	if (++w.arrived < w.live) {
+		yield(AT_WARP, file, line);
+		return w;
+	}
+	if (w.live < 32 && w.live != (int)(nthreads - f->lane.warp * 32))
+		fatal(file, line, "warp %d: a collective after %d of its lanes exited", f->lane.warp,
+		      32 - w.live);
+	compute(w, ctx);
+	int first = f->lane.warp * 32;
+	for (int i = first; i < first + 32 && i < nthreads; i++)
+		if (fibers[i].state == AT_WARP)
+			fibers[i].state = RUNNABLE;
+	w.arrived = 0;
+	return w;
+}
+
+static void check_mask(unsigned mask, const char *file, int line)
+{
+	int first = running->lane.warp * 32, n = nthreads - first < 32 ? nthreads - first : 32;
+	unsigned full = n == 32 ? 0xffffffffu : (1u << n) - 1;
+	if (mask != full)
+		fatal(file, line, "warp mask 0x%08x: only the full warp (0x%08x) is emulated", mask, full);
+}
+
+static void shfl_compute(Warp &w, const void *)
+{
+	for (int l = 0; l < 32; l++) {
+		int kind = (int)w.in[l][2], arg = (int)w.in[l][3], width = (int)w.in[l][4];
+		int seg = l / width * width, src = l;
+		switch (kind) {
+		case SHFL_XOR: src = l ^ arg; break;
+		case SHFL_DOWN: src = l + arg; break;
+		case SHFL_UP: src = l - arg; break;
+		default: src = seg + arg % width; break;
+		}
+		if (src < seg || src >= seg + width)
+			src = l;
+		w.out[l][0] = w.in[src][0];
+		w.out[l][1] = w.in[src][1];
+	}
+}
+
+uint64_t shfl(int kind, unsigned mask, uint64_t v, int arg, int width, const char *file, int line)
+{
+	check_mask(mask, file, line);
+	if (width <= 0 || width > 32 || (width & (width - 1)))
+		fatal(file, line, "__shfl width %d", width);
+	static const char site = 0;
+	uint32_t in[5] = {(uint32_t)v, (uint32_t)(v >> 32), (uint32_t)kind, (uint32_t)arg, (uint32_t)width};
+	Warp &w = rendezvous(&site, in, 5, file, line, shfl_compute, nullptr);
+	int l = running->lane.lane;
+	return (uint64_t)w.out[l][1] << 32 | w.out[l][0];
+}
+
+static void nothing(Warp &, const void *) {}
+
+void syncwarp(unsigned mask, const char *file, int line)
+{
+	check_mask(mask, file, line);
+	static const char site = 0;
+	rendezvous(&site, nullptr, 0, file, line, nothing, nullptr);
+}
+
+/* ===== shared memory ===== */
+
+unsigned char *dyn_smem() { return smem; }
+
+unsigned long long cvta_shared(const void *p, const char *file, int line)
+{
+	const unsigned char *c = (const unsigned char *)p;
+	if (c < smem || c > smem + smem_size)
+		fatal(file, line, "__cvta_generic_to_shared of %p, outside the dynamic shared memory "
+		      "(%zu bytes)", p, smem_size);
+	return (unsigned long long)(c - smem);
+}
+
+/* Shared bytes [a, a + n) as an operand: in bounds and aligned, or fatal. */
+static void check_shared(const char *what, uint64_t a, int n, int align, const char *file, int line)
+{
+	if (a % (uint64_t)align)
+		fatal(file, line, "%s: shared address %llu is not %d-byte aligned", what,
+		      (unsigned long long)a, align);
+	if (a + (uint64_t)n > smem_size)
+		fatal(file, line, "%s: shared bytes [%llu, %llu) past the %zu bytes of dynamic shared "
+		      "memory the launch gives", what, (unsigned long long)a,
+		      (unsigned long long)(a + (uint64_t)n), smem_size);
+}
+
+/* A warp reads shared [a, a + n) (ldmatrix): it must not race a copy. */
+static void shadow_read(int warp, uint32_t a, int n, const char *file, int line)
+{
+	for (uint32_t u = a / 2; u < (a + (uint32_t)n) / 2; u++) {
+		Unit &s = shadow[u];
+		if (s.inflight)
+			problem(file, line, "warp %d reads shared byte %u while thread %d's cp.async to it "
+				"is in flight (no wait_group completed it)", warp, 2 * u, s.issuer);
+		else if (s.writer >= 0 && s.wepoch == epoch && s.writer / 32 != warp)
+			problem(file, line, "warp %d reads shared byte %u that thread %d's cp.async wrote "
+				"with no __syncthreads between", warp, 2 * u, s.writer);
+		if (s.repoch != epoch || s.reader == -1)
+			s.reader = warp;
+		else if (s.reader != warp)
+			s.reader = -2;
+		s.repoch = epoch;
+	}
+}
+
+/* Thread t starts a copy into shared [a, a + n). */
+static void shadow_issue(int t, uint32_t a, int n, const char *file, int line)
+{
+	for (uint32_t u = a / 2; u < (a + (uint32_t)n) / 2; u++) {
+		Unit &s = shadow[u];
+		if (s.inflight)
+			problem(file, line, "thread %d's cp.async to shared byte %u while thread %d's is "
+				"still in flight", t, 2 * u, s.issuer);
+		else if (s.repoch == epoch && s.reader != -1 && s.reader != t / 32)
+			problem(file, line, "thread %d's cp.async overwrites shared byte %u that warp %d "
+				"read with no __syncthreads between", t, 2 * u, s.reader);
+		s.inflight++;
+		s.issuer = t;
+	}
+}
+
+static void shadow_land(int t, uint32_t a, int n)
+{
+	for (uint32_t u = a / 2; u < (a + (uint32_t)n) / 2; u++) {
+		Unit &s = shadow[u];
+		s.inflight--;
+		s.writer = t;
+		s.wepoch = epoch;
+	}
+}
+
+/* ===== cp.async ===== */
+
+static void land(Fiber *f, const std::vector<Copy> &g)
+{
+	for (const Copy &c : g) {
+		if (cfg->copies == EMU_COPY_AT_WAIT)
+			memcpy(smem + c.dst, c.data, (size_t)c.bytes);
+		shadow_land(f->index, c.dst, c.bytes);
+	}
+}
+
+static void cp_async(uint64_t dst, uint64_t src, int cp_size, int src_size, const char *file,
+		     int line)
+{
+	if (src_size < 0 || src_size > cp_size)
+		fatal(file, line, "cp.async: src-size %d with cp-size %d", src_size, cp_size);
+	if (src % (uint64_t)cp_size)
+		fatal(file, line, "cp.async: global address 0x%llx is not %d-byte aligned",
+		      (unsigned long long)src, cp_size);
+	check_shared("cp.async", dst, cp_size, cp_size, file, line);
+	Copy c = {(uint32_t)dst, cp_size, {0}};
+	doing = "cp.async reading global memory";
+	doing_file = file;
+	doing_line = line;
+	memcpy(c.data, (const void *)src, (size_t)src_size);
+	doing = nullptr;
+	shadow_issue(running->index, c.dst, cp_size, file, line);
+	if (cfg->copies == EMU_COPY_AT_ISSUE)
+		memcpy(smem + c.dst, c.data, (size_t)cp_size);
+	running->open.push_back(c);
+}
+
+static void commit_group()
+{
+	running->groups.push_back(std::move(running->open));
+	running->open.clear();
+}
+
+static void wait_group(long long n)
+{
+	Fiber *f = running;
+	while ((long long)f->groups.size() > n) {
+		land(f, f->groups.front());
+		f->groups.pop_front();
+	}
+}
+
+/* ===== PTX: parsing ===== */
+
+enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA };
+enum { A_REG, A_IMM, A_VEC, A_ADDR };
+
+struct Arg {
+	int kind;
+	int regs[4], nregs;  /* A_REG: regs[0]; A_VEC: all; A_ADDR: regs[0] (+ imm) */
+	long long imm;
+};
+
+struct Insn {
+	int op;
+	int num = 1;          /* ldmatrix .x1/.x2/.x4 */
+	bool trans = false;
+	bool f16 = false;     /* mma .f16 operands (else .bf16) */
+	bool cg = false;      /* cp.async .cg */
+	std::vector<Arg> args;
+};
+
+struct Parsed {
+	std::vector<Insn> insns;
+	std::string error;    /* why the text cannot be run */
+};
+
+static std::vector<std::string> split(const std::string &s, char sep)
+{
+	std::vector<std::string> v;
+	size_t i = 0, depth = 0, start = 0;
+	for (; i <= s.size(); i++) {
+		char c = i < s.size() ? s[i] : sep;
+		depth += c == '{' || c == '[';
+		depth -= (c == '}' || c == ']') && depth;
+		if (c == sep && depth == 0) {
+			size_t a = start, b = i;
+			while (a < b && isspace((unsigned char)s[a])) a++;
+			while (b > a && isspace((unsigned char)s[b - 1])) b--;
+			v.push_back(s.substr(a, b - a));
+			start = i + 1;
+		}
+	}
+	return v;
+}
+
+static bool parse_reg(const std::string &s, int *r)
+{
+	if (s.size() < 2 || s[0] != '%' || !isdigit((unsigned char)s[1]))
+		return false;
+	*r = atoi(s.c_str() + 1);
+	return true;
+}
+
+static bool parse_arg(const std::string &s, Arg *a)
+{
+	*a = Arg{};
+	if (s.empty())
+		return false;
+	if (s[0] == '{' && s.back() == '}') {
+		a->kind = A_VEC;
+		for (const std::string &e : split(s.substr(1, s.size() - 2), ','))
+			if (a->nregs == 4 || !parse_reg(e, &a->regs[a->nregs++]))
+				return false;
+		return true;
+	}
+	if (s[0] == '[' && s.back() == ']') {
+		a->kind = A_ADDR;
+		std::string in = s.substr(1, s.size() - 2);
+		size_t plus = in.find('+');
+		a->imm = plus == std::string::npos ? 0 : strtoll(in.c_str() + plus + 1, nullptr, 0);
+		a->nregs = 1;
+		return parse_reg(split(in.substr(0, plus), ' ')[0], &a->regs[0]);
+	}
+	if (s[0] == '%') {
+		a->kind = A_REG;
+		a->nregs = 1;
+		return parse_reg(s, &a->regs[0]);
+	}
+	char *end;
+	a->kind = A_IMM;
+	a->imm = strtoll(s.c_str(), &end, 0);
+	return *end == '\0';
+}
+
+static bool has(const std::vector<std::string> &q, const char *w)
+{
+	for (const std::string &s : q)
+		if (s == w)
+			return true;
+	return false;
+}
+
+/* The qualifiers of opcode (after its first word) must all be in `known`. */
+static bool only(const std::vector<std::string> &q, std::initializer_list<const char *> known)
+{
+	for (size_t i = 1; i < q.size(); i++) {
+		bool ok = false;
+		for (const char *k : known)
+			ok = ok || q[i] == k;
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Recognises the opcode; returns an error text or "". */
+static std::string classify(const std::string &opcode, Insn *in)
+{
+	std::vector<std::string> q = split(opcode, '.');
+	std::string bad = "PTX '" + opcode + "' is not emulated";
+	if (opcode == "cp.async.commit_group") { in->op = P_COMMIT; return ""; }
+	if (opcode == "cp.async.wait_group") { in->op = P_WAIT_GROUP; return ""; }
+	if (opcode == "cp.async.wait_all") { in->op = P_WAIT_ALL; return ""; }
+	if (q[0] == "cp" && q.size() > 1 && q[1] == "async") {
+		in->op = P_CP_ASYNC;
+		in->cg = has(q, "cg");
+		bool ok = (in->cg || has(q, "ca")) && has(q, "global") &&
+			  (has(q, "shared") || has(q, "shared::cta")) &&
+			  only(q, {"async", "ca", "cg", "shared", "shared::cta", "global"});
+		return ok ? "" : bad;
+	}
+	if (q[0] == "ldmatrix") {
+		in->op = P_LDMATRIX;
+		in->num = has(q, "x4") ? 4 : has(q, "x2") ? 2 : 1;
+		in->trans = has(q, "trans");
+		bool ok = has(q, "sync") && has(q, "aligned") && has(q, "m8n8") && has(q, "b16") &&
+			  only(q, {"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "shared",
+				   "shared::cta", "b16"});
+		return ok ? "" : bad;
+	}
+	if (q[0] == "mma") {
+		in->op = P_MMA;
+		bool bf = opcode.find(".f32.bf16.bf16.f32") != std::string::npos;
+		in->f16 = opcode.find(".f32.f16.f16.f32") != std::string::npos;
+		bool ok = (bf || in->f16) && has(q, "sync") && has(q, "aligned") && has(q, "m16n8k16") &&
+			  has(q, "row") && has(q, "col") &&
+			  only(q, {"sync", "aligned", "m16n8k16", "row", "col", "f32", "bf16", "f16"});
+		return ok ? "" : bad;
+	}
+	return bad;
+}
+
+/* The operands each instruction takes, by kind. */
+static bool shape_ok(const Insn &in)
+{
+	const std::vector<Arg> &a = in.args;
+	switch (in.op) {
+	case P_COMMIT: case P_WAIT_ALL: return a.empty();
+	case P_WAIT_GROUP: return a.size() == 1 && (a[0].kind == A_IMM || a[0].kind == A_REG);
+	case P_CP_ASYNC:
+		return (a.size() == 3 || a.size() == 4) && a[0].kind == A_ADDR && a[1].kind == A_ADDR &&
+		       (a[2].kind == A_IMM || a[2].kind == A_REG) &&
+		       (a.size() == 3 || a[3].kind == A_IMM || a[3].kind == A_REG);
+	case P_LDMATRIX: return a.size() == 2 && a[0].kind == A_VEC && a[0].nregs == in.num &&
+				a[1].kind == A_ADDR;
+	default:
+		return a.size() == 4 && a[0].kind == A_VEC && a[0].nregs == 4 && a[1].kind == A_VEC &&
+		       a[1].nregs == 4 && a[2].kind == A_VEC && a[2].nregs == 2 &&
+		       a[3].kind == A_VEC && a[3].nregs == 4;
+	}
+}
+
+static Parsed *parse(const char *text)
+{
+	Parsed *p = new Parsed;
+	for (std::string st : split(text, ';')) {
+		if (st.empty())
+			continue;
+		size_t sp = st.find_first_of(" \t\n");
+		std::string opcode = st.substr(0, sp);
+		Insn in;
+		std::string err = classify(opcode, &in);
+		if (err.empty() && sp != std::string::npos)
+			for (const std::string &s : split(st.substr(sp), ',')) {
+				Arg a;
+				if (!parse_arg(s, &a)) {
+					err = "cannot read operand '" + s + "' of " + opcode;
+					break;
+				}
+				in.args.push_back(a);
+			}
+		if (err.empty() && !shape_ok(in))
+			err = "unexpected operands for " + opcode;
+		if (!err.empty()) {
+			p->error = err;
+			break;
+		}
+		p->insns.push_back(in);
+	}
+	return p;
+}
+
+/* ===== PTX: the warp-wide matrix instructions ===== */
+
+/* ldmatrix .m8n8 .b16: lanes 8m..8m+7 give the addresses of matrix m's
+ * rows (16 bytes each); lane l receives, for each matrix, row l/4's
+ * elements 2(l%4) and 2(l%4)+1 - or with .trans column l/4's elements at
+ * rows 2(l%4) and 2(l%4)+1 - low half first. */
+struct LdmCtx { const Insn *in; const char *file; int line; };
+
+static void ldmatrix_compute(Warp &w, const void *vctx)
+{
+	const LdmCtx *c = (const LdmCtx *)vctx;
+	int warp = (int)(&w - warps.data());
+	uint16_t m[4][8][8];
+	for (int k = 0; k < c->in->num; k++)
+		for (int r = 0; r < 8; r++) {
+			uint32_t a = w.in[8 * k + r][0];
+			check_shared("ldmatrix", a, 16, 16, c->file, c->line);
+			shadow_read(warp, a, 16, c->file, c->line);
+			memcpy(m[k][r], smem + a, 16);
+		}
+	for (int l = 0; l < 32; l++)
+		for (int k = 0; k < c->in->num; k++) {
+			int g = l / 4, t = l % 4;
+			uint16_t lo = c->in->trans ? m[k][2 * t][g] : m[k][g][2 * t];
+			uint16_t hi = c->in->trans ? m[k][2 * t + 1][g] : m[k][g][2 * t + 1];
+			w.out[l][k] = (uint32_t)hi << 16 | lo;
+		}
+}
+
+/* mma.m16n8k16.row.col, f32 += f16/bf16 x f16/bf16 (PTX ISA 9.7.14.5.8),
+ * with groupID g = lane / 4 and t = lane % 4:
+ *   A (16x16): a0,a1 (g, 2t..2t+1)  a2,a3 (g+8, 2t..)  a4,a5 (g, 2t+8..)  a6,a7 (g+8, 2t+8..)
+ *   B (16x8):  b0,b1 (k 2t..2t+1, n g)  b2,b3 (k 2t+8.., n g)
+ *   C, D (16x8): c0,c1 (g, 2t..2t+1)  c2,c3 (g+8, 2t..)
+ * two elements to a 32-bit register, the lower-numbered in the low half.
+ * Products are exact and summed in double, then rounded to float. */
+static float half_elem(uint32_t reg, int hi, bool f16)
+{
+	uint16_t h = (uint16_t)(hi ? reg >> 16 : reg);
+	return f16 ? f16_to_f32(h) : bf16_to_f32(h);
+}
+
+static void mma_compute(Warp &w, const void *vctx)
+{
+	bool f16 = ((const Insn *)vctx)->f16;
+	float A[16][16], B[16][8], C[16][8];
+	for (int l = 0; l < 32; l++) {
+		int g = l / 4, t = l % 4;
+		const uint32_t *a = w.in[l], *b = w.in[l] + 4, *c = w.in[l] + 6;
+		for (int i = 0; i < 8; i++)
+			A[g + (i / 2 % 2) * 8][2 * t + i % 2 + (i / 4) * 8] = half_elem(a[i / 2], i % 2, f16);
+		for (int i = 0; i < 4; i++)
+			B[2 * t + i % 2 + (i / 2) * 8][g] = half_elem(b[i / 2], i % 2, f16);
+		for (int i = 0; i < 4; i++)
+			C[g + (i / 2) * 8][2 * t + i % 2] = bits_f32(c[i]);
+	}
+	for (int l = 0; l < 32; l++) {
+		int g = l / 4, t = l % 4;
+		for (int i = 0; i < 4; i++) {
+			int r = g + (i / 2) * 8, n = 2 * t + i % 2;
+			double s = 0;
+			for (int k = 0; k < 16; k++)
+				s += (double)A[r][k] * (double)B[k][n];
+			w.out[l][i] = f32_bits((float)(s + (double)C[r][n]));
+		}
+	}
+}
+
+/* ===== PTX: running ===== */
+
+static uint64_t value(const Operand *ops, int nops, const Arg &a, const char *file, int line)
+{
+	if (a.kind == A_IMM)
+		return (uint64_t)a.imm;
+	if (a.regs[0] >= nops)
+		fatal(file, line, "PTX operand %%%d: the statement has %d", a.regs[0], nops);
+	const Operand &o = ops[a.regs[0]];
+	if (!o.in)
+		fatal(file, line, "PTX operand %%%d is an output only", a.regs[0]);
+	uint64_t v = o.bits;
+	if (o.kind == 'r')
+		v &= 0xffffffffu;
+	return v + (uint64_t)(a.kind == A_ADDR ? a.imm : 0);
+}
+
+static void store(const Operand *ops, int nops, int reg, uint32_t v, const char *file, int line)
+{
+	if (reg >= nops || !ops[reg].out || (ops[reg].kind != 'r' && ops[reg].kind != 'f'))
+		fatal(file, line, "PTX operand %%%d is not a 32-bit output", reg);
+	memcpy(ops[reg].ptr, &v, 4);
+}
+
+static void run_matrix(const Insn &in, const Operand *ops, int n, const char *file, int line)
+{
+	if (in.op == P_LDMATRIX) {
+		uint32_t addr = (uint32_t)value(ops, n, in.args[1], file, line);
+		LdmCtx ctx = {&in, file, line};
+		Warp &w = rendezvous(&in, &addr, 1, file, line, ldmatrix_compute, &ctx);
+		for (int k = 0; k < in.num; k++)
+			store(ops, n, in.args[0].regs[k], w.out[running->lane.lane][k], file, line);
+		return;
+	}
+	uint32_t words[10];
+	for (int i = 0; i < 4; i++)
+		words[i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[1].regs[i]}, 1, 0}, file, line);
+	for (int i = 0; i < 2; i++)
+		words[4 + i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[2].regs[i]}, 1, 0}, file, line);
+	for (int i = 0; i < 4; i++)
+		words[6 + i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[3].regs[i]}, 1, 0}, file, line);
+	Warp &w = rendezvous(&in, words, 10, file, line, mma_compute, &in);
+	for (int i = 0; i < 4; i++)
+		store(ops, n, in.args[0].regs[i], w.out[running->lane.lane][i], file, line);
+}
+
+Ptx::Ptx(const char *text) : text_(text), parsed_(parse(text)) {}
+
+void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) const
+{
+	const Parsed *p = (const Parsed *)parsed_;
+	if (!p->error.empty())
+		fatal(file, line, "%s (in \"%s\")", p->error.c_str(), text_);
+	const Operand *ops = opl.begin();
+	int n = (int)opl.size();
+	for (const Insn &in : p->insns) {
+		switch (in.op) {
+		case P_COMMIT: commit_group(); break;
+		case P_WAIT_ALL: commit_group(); wait_group(0); break;
+		case P_WAIT_GROUP: wait_group((long long)value(ops, n, in.args[0], file, line)); break;
+		case P_CP_ASYNC: {
+			int cp = (int)value(ops, n, in.args[2], file, line);
+			int src = in.args.size() == 4 ? (int)value(ops, n, in.args[3], file, line) : cp;
+			if (in.cg ? cp != 16 : cp != 4 && cp != 8 && cp != 16)
+				fatal(file, line, "cp.async%s with cp-size %d", in.cg ? ".cg" : ".ca", cp);
+			cp_async(value(ops, n, in.args[0], file, line), value(ops, n, in.args[1], file, line),
+				 cp, src, file, line);
+			break;
+		}
+		default: run_matrix(in, ops, n, file, line); break;
+		}
+	}
+}
+
+/* ===== faults ===== */
+
+static void say(const char *s) { ssize_t r = write(2, s, strlen(s)); (void)r; }
+
+/* Names what the faulting address is near: a fiber's stack guard, past the
+ * dynamic shared memory, or before/after one of the launch's buffers. */
+static void name_address(const unsigned char *a, char *b, size_t n)
+{
+	if (a >= stacks && a < stacks + stacks_len) {
+		snprintf(b, n, "a thread's stack overflowed (%zu KiB)", STACK / 1024);
+		return;
+	}
+	if (a >= smem_region && a < smem_region + smem_region_len) {
+		snprintf(b, n, "shared byte %td: past the %zu bytes of dynamic shared memory the launch "
+			 "gives", a - smem, smem_size);
+		return;
+	}
+	for (int i = 0; i < cfg->nbufs; i++) {
+		const unsigned char *base = (const unsigned char *)cfg->bufs[i].base;
+		size_t len = cfg->bufs[i].bytes;
+		if (a >= base + len && a < base + len + 2 * PAGE) {
+			snprintf(b, n, "byte %td past the end of '%s' (%zu bytes)", a - base - len,
+				 cfg->bufs[i].name, len);
+			return;
+		}
+		if (a < base && a + 2 * PAGE >= base) {
+			snprintf(b, n, "byte %td before the start of '%s'", base - a, cfg->bufs[i].name);
+			return;
+		}
+	}
+	snprintf(b, n, "an address that is no buffer of the launch");
+}
+
+static void on_fault(int sig, siginfo_t *si, void *)
+{
+	char msg[768], w[96], what[200], in[256] = "";
+	where(w, sizeof w);
+	name_address((const unsigned char *)si->si_addr, what, sizeof what);
+	if (doing)
+		snprintf(in, sizeof in, " in %s at %s:%d", doing, doing_file, doing_line);
+	snprintf(msg, sizeof msg, "emu: %s at %p: %s [%s]%s\n", sig == SIGBUS ? "bus error" : "fault",
+		 si->si_addr, what, w, in);
+	say(msg);
+	_exit(3);
+}
+
+static void catch_faults()
+{
+	static unsigned char alt[64 * 1024];
+	stack_t ss = {};
+	ss.ss_sp = alt;
+	ss.ss_size = sizeof alt;
+	sigaltstack(&ss, nullptr);
+	struct sigaction sa = {};
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigaction(SIGSEGV, &sa, nullptr);
+	sigaction(SIGBUS, &sa, nullptr);
+}
+
+/* ===== blocks and the launch ===== */
+
+static void fiber_main(int i)
+{
+	Fiber *f = &fibers[(size_t)i];
+	emu_kernel_entry(kargs);
+	if (!f->open.empty() || !f->groups.empty())
+		problem("<kernel end>", 0, "thread %d ends with %zu cp.async group(s) and %zu uncommitted "
+			"copies in flight", i, f->groups.size(), f->open.size());
+	while (!f->groups.empty()) {
+		land(f, f->groups.front());
+		f->groups.pop_front();
+	}
+	f->state = DONE;
+	ndone++;
+	nlive--;
+	Warp &w = warps[(size_t)(i / 32)];
+	w.live--;
+	if (w.arrived && w.arrived == w.live)
+		fatal(w.file, w.line, "lane %d exited while its warp waits here", i % 32);
+	if (bar_arrived && bar_arrived == nlive)
+		fatal(bar_file, bar_line, "thread %d exited while the block waits here", i);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+[[noreturn]] static void deadlock()
+{
+	int bar = 0, warp = 0;
+	const Fiber *wf = nullptr;
+	for (const Fiber &f : fibers) {
+		bar += f.state == AT_BARRIER;
+		if (f.state == AT_WARP && !wf)
+			wf = &f;
+		warp += f.state == AT_WARP;
+	}
+	running = nullptr;
+	fatal(wf ? wf->file : bar_file, wf ? wf->line : bar_line, "deadlock: %d threads at "
+	      "__syncthreads (%s:%d), %d at warp collectives, %d exited", bar,
+	      bar_file ? bar_file : "-", bar_line, warp, ndone);
+}
+
+static void start_block()
+{
+	for (size_t i = 0; i + 1 < smem_size; i += 2) { /* 0x7fa5: NaN as bf16, f16 and f32 */
+		smem[i] = 0xa5;
+		smem[i + 1] = 0x7f;
+	}
+	shadow.assign(smem_size / 2 + 1, Unit{0, 0, -1, -1, 0, -1});
+	bar_arrived = 0;
+	ndone = 0;
+	nlive = nthreads;
+	for (int w = 0; w < (nthreads + 31) / 32; w++)
+		warps[(size_t)w] = Warp{nthreads - 32 * w < 32 ? nthreads - 32 * w : 32, 0, nullptr,
+					nullptr, 0, {}, {}};
+	for (int i = 0; i < nthreads; i++) {
+		Fiber &f = fibers[(size_t)i];
+		f.lane.tid = uint3{(unsigned)i % block_dim.x, (unsigned)i / block_dim.x % block_dim.y,
+				   (unsigned)i / (block_dim.x * block_dim.y)};
+		f.lane.lane = i % 32;
+		f.lane.warp = i / 32;
+		f.index = i;
+		f.state = RUNNABLE;
+		f.open.clear();
+		f.groups.clear();
+		getcontext(&f.ctx);
+		f.ctx.uc_stack.ss_sp = stacks + (size_t)i * (STACK + PAGE) + PAGE;
+		f.ctx.uc_stack.ss_size = STACK;
+		f.ctx.uc_link = &sched_ctx;
+		makecontext(&f.ctx, (void (*)())fiber_main, 1, i);
+	}
+}
+
+static void run_block(uint64_t *rng)
+{
+	start_block();
+	std::vector<int> order((size_t)nthreads);
+	for (int i = 0; i < nthreads; i++)
+		order[(size_t)i] = i;
+	while (ndone < nthreads) {
+		if (cfg->sched == EMU_SCHED_SHUFFLE)
+			for (int i = nthreads - 1; i > 0; i--)
+				std::swap(order[(size_t)i], order[rng_next(rng) % (uint64_t)(i + 1)]);
+		bool ran = false;
+		for (int i : order) {
+			Fiber &f = fibers[(size_t)i];
+			if (f.state != RUNNABLE)
+				continue;
+			running = &f;
+			cur = &f.lane;
+			swapcontext(&sched_ctx, &f.ctx);
+			ran = true;
+		}
+		if (!ran)
+			deadlock();
+	}
+	running = nullptr;
+}
+
+/* Fiber stacks (a guard page below each) and the dynamic shared memory
+ * (its end against a guard page). */
+static void map_memory()
+{
+	stacks_len = (size_t)nthreads * (STACK + PAGE);
+	stacks = (unsigned char *)mmap(nullptr, stacks_len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	size_t body = (smem_size + PAGE - 1) / PAGE * PAGE;
+	smem_region_len = body + PAGE;
+	smem_region = (unsigned char *)mmap(nullptr, smem_region_len, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stacks == MAP_FAILED || smem_region == MAP_FAILED)
+		fatal(nullptr, 0, "out of memory for %d threads", nthreads);
+	for (int i = 0; i < nthreads; i++)
+		mprotect(stacks + (size_t)i * (STACK + PAGE), PAGE, PROT_NONE);
+	mprotect(smem_region + body, PAGE, PROT_NONE);
+	smem = smem_region + body - (smem_size + 127) / 128 * 128;
+}
+
+} // namespace emu
+
+using namespace emu;
+
+int emu_launch(const emu_launch_cfg *c, void **args)
+{
+	cfg = c;
+	kargs = args;
+	problems = 0;
+	epoch = 0;
+	block_dim = dim3{c->block[0], c->block[1], c->block[2]};
+	grid_dim = dim3{c->grid[0], c->grid[1], c->grid[2]};
+	nthreads = (int)(c->block[0] * c->block[1] * c->block[2]);
+	if (nthreads <= 0 || nthreads > 1024)
+		fatal(nullptr, 0, "a block of %d threads", nthreads);
+	smem_size = c->smem;
+	fibers.assign((size_t)nthreads, Fiber{});
+	warps.assign((size_t)(nthreads + 31) / 32, Warp{});
+	map_memory();
+	catch_faults();
+	uint64_t rng = c->seed;
+	for (unsigned z = 0; z < c->grid[2]; z++)
+		for (unsigned y = 0; y < c->grid[1]; y++)
+			for (unsigned x = 0; x < c->grid[0]; x++) {
+				block_idx = uint3{x, y, z};
+				run_block(&rng);
+			}
+	if (problems > 1)
+		fprintf(stderr, "emu: %d problems in all (the first of each kind shown)\n", problems);
+	munmap(stacks, stacks_len);
+	munmap(smem_region, smem_region_len);
+	return problems;
+}
