@@ -196,10 +196,17 @@ EMU_BIN := $(B)/emu/tile_emu
 EMU_RT  := $(B)/emu/cuda_emu.o
 EMU_OBJ := $(B)/obj/tests/emu/tile_emu.o $(B)/obj/tests/emu/emu_source.o
 
-$(EMU_RT): tests/emu/cuda_emu.cpp tests/emu/cuda_emu.h tests/emu/emu.h
+EMU_RT_PARTS := $(B)/emu/rt/cuda_emu.o $(B)/emu/rt/ptx_emu.o
+
+$(B)/emu/rt/%.o: tests/emu/%.cpp tests/emu/cuda_emu.h tests/emu/cuda_emu_int.h tests/emu/emu.h
 	@mkdir -p $(@D)
 	@echo "CXX   $<"
 	$(Q)$(CXX) -std=c++17 -O2 -g -fPIC -Wall -Wextra -Werror -c $< -o $@
+
+# one object the driver hands to g++ with each kernel
+$(EMU_RT): $(EMU_RT_PARTS)
+	@echo "LD -r $@"
+	$(Q)$(LD) -r $^ -o $@
 
 $(EMU_BIN): $(EMU_OBJ) $(LIB)
 	@mkdir -p $(@D)

@@ -95,6 +95,28 @@ static bool has_spec_line(const char *text, const char *want)
 	return false;
 }
 
+/* The kernel a .tile file's spec runs: its only one, or the one its
+ * `//! kernel NAME` line names; NULL when that is not known. */
+static const kb_tile_kernel *launched_kernel(const char *text, const kb_tile_out *out)
+{
+	if (out->nkernels == 1)
+		return &out->kernels[0];
+	for (const char *p = text; (p = strstr(p, "//!")); p += 3) {
+		const char *q = p + 3;
+		q += strspn(q, " \t");
+		if (strncmp(q, "kernel", 6) || (q[6] != ' ' && q[6] != '\t'))
+			continue;
+		q += 6;
+		q += strspn(q, " \t");
+		size_t n = strcspn(q, " \t\r\n");
+		for (int i = 0; i < out->nkernels; i++)
+			if (strlen(out->kernels[i].name) == n && !strncmp(out->kernels[i].name, q, n))
+				return &out->kernels[i];
+		return NULL;
+	}
+	return NULL;
+}
+
 /* A .tile file: lowered to CUDA C (r->gen, what discovery, binding and the
  * compiler see); *spec_src gets the text the spec is read from: the file,
  * with a `//! launch` line from the kernel's grid() and threads() when it
@@ -109,7 +131,7 @@ static int lower_tile(kb_compile_unit *r, const kb_compile_unit_opts *o, kb_sour
 	r->ms_tile = out->ms;
 	kb_buf text = KB_BUF_INIT;
 	kb_buf_catn(&text, r->src.text, r->src.len);
-	const kb_tile_kernel *k = out->nkernels == 1 ? &out->kernels[0] : NULL;
+	const kb_tile_kernel *k = launched_kernel(r->src.text, out);
 	if (rc == KB_OK && k && k->grid[0] && k->threads && has_spec_line(r->src.text, NULL) &&
 	    !has_spec_line(r->src.text, "launch")) {
 		kb_buf_catf(&text, "\n//! launch grid=(%s%s%s%s%s) block=(%d)", k->grid[0],

@@ -122,8 +122,8 @@ emu add_i32 tests/emu/add_i32.tile --size N=1000 --size N=513 --size N=5
 emu relu_masked tests/emu/relu_masked.tile --size N=1000 --size N=301 --size N=1
 emu relu_masked_misaligned tests/emu/relu_masked.tile --offset 4 --size N=1000
 
-known two_kernels "a .tile file of several kernels gets no //! launch line (src/compile/unit.c lower_tile writes one only when the file has a single kernel), so the kernel its //! kernel line picks cannot be launched" \
-	tests/tile/corpus/two_kernels.tile --size N=1000 --size N=4097
+# A file of two kernels: the one its //! kernel line picks gets the launch.
+emu two_kernels tests/tile/corpus/two_kernels.tile --size N=1000 --size N=4097
 
 # Mutants: the emulator must reject each one-line mistake.
 # mutant NAME SED-EXPR WANT TILE [-D ...] --size ...: TILE's generated CUDA,

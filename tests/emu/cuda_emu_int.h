@@ -1,0 +1,83 @@
+/*
+ * cuda_emu_int.h - what the emulator's runtime (cuda_emu.cpp: fibers,
+ * barriers, warp rendezvous, shared memory and its shadow, cp.async) shares
+ * with its PTX interpreter (ptx_emu.cpp).
+ */
+#ifndef KB_CUDA_EMU_INT_H
+#define KB_CUDA_EMU_INT_H
+
+#include "cuda_emu.h"
+
+#include <string.h>
+#include <ucontext.h>
+
+#include <deque>
+#include <vector>
+
+namespace emu {
+
+enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
+
+struct Copy {
+	uint32_t dst;
+	int bytes;
+	unsigned char data[16]; /* what the source held at issue, zero-filled */
+};
+
+struct Fiber {
+	Lane lane;
+	int index;
+	ucontext_t ctx;
+	int state;
+	const char *file;       /* where it waits */
+	int line;
+	std::vector<Copy> open;                   /* cp.async not yet committed */
+	std::deque<std::vector<Copy>> groups;     /* committed, oldest first */
+};
+
+struct Warp {
+	int live, arrived;
+	const void *id;         /* which collective the arrived lanes are at */
+	const char *file;
+	int line;
+	uint32_t in[32][10];
+	uint32_t out[32][4];
+};
+
+/* The shadow of one 2-byte unit of dynamic shared memory. */
+struct Unit {
+	uint32_t wepoch, repoch;
+	int32_t writer;         /* the thread whose cp.async last completed here, -1 */
+	int32_t reader;         /* the warp that read it in repoch, -2 several, -1 none */
+	int32_t inflight;       /* cp.async copies issued here and not completed */
+	int32_t issuer;
+};
+
+static inline uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+/* the block being run: a warp's index, dynamic shared memory, the running lane */
+int warp_index(const Warp &w);
+unsigned char *shared_bytes();
+int current_lane();
+
+/* reports (a problem is counted and the run goes on; fatal ends it) */
+void problem(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+[[noreturn]] void fatal(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A warp collective: the lane leaves nin words of in and waits; the last
+ * lane to arrive runs compute over all 32 lanes' words; returns its warp. */
+Warp &rendezvous(const void *id, const uint32_t *in, int nin, const char *file, int line,
+		 void (*compute)(Warp &, const void *), const void *ctx);
+void check_mask(unsigned mask, const char *file, int line);
+/* shared memory: bounds and alignment of an access; a warp's read in the shadow */
+void check_shared(const char *what, uint64_t a, int n, int align, const char *file, int line);
+void shadow_read(int warp, uint32_t a, int n, const char *file, int line);
+/* cp.async of cp_size bytes, src_size of them read, the rest zeros */
+void cp_async(uint64_t dst, uint64_t src, int cp_size, int src_size, const char *file, int line);
+void commit_group();
+void wait_group(long long n);
+
+} // namespace emu
+
+#endif

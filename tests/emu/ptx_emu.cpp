@@ -1,0 +1,352 @@
+/*
+ * ptx_emu.cpp - the emulator's interpreter for the PTX the tile compiler
+ * writes inline (cp.async, commit/wait_group, ldmatrix, mma.sync m16n8k16):
+ * each statement's text parsed once, then run on the calling lane's
+ * operands; the warp-wide ones through a rendezvous of the warp's lanes.
+ * Semantics from NVIDIA's PTX ISA (9.7.9.25 cp.async, 9.7.14.5.8 the
+ * m16n8k16 fragments of mma, 9.7.14.5.15 ldmatrix), not from kbench.
+ */
+#include "cuda_emu_int.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+namespace emu {
+
+/* ===== PTX: parsing ===== */
+
+enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA };
+enum { A_REG, A_IMM, A_VEC, A_ADDR };
+
+struct Arg {
+	int kind;
+	int regs[4], nregs;  /* A_REG: regs[0]; A_VEC: all; A_ADDR: regs[0] (+ imm) */
+	long long imm;
+};
+
+struct Insn {
+	int op;
+	int num = 1;          /* ldmatrix .x1/.x2/.x4 */
+	bool trans = false;
+	bool f16 = false;     /* mma .f16 operands (else .bf16) */
+	bool cg = false;      /* cp.async .cg */
+	std::vector<Arg> args;
+};
+
+struct Parsed {
+	std::vector<Insn> insns;
+	std::string error;    /* why the text cannot be run */
+};
+
+static std::vector<std::string> split(const std::string &s, char sep)
+{
+	std::vector<std::string> v;
+	size_t i = 0, depth = 0, start = 0;
+	for (; i <= s.size(); i++) {
+		char c = i < s.size() ? s[i] : sep;
+		depth += c == '{' || c == '[';
+		depth -= (c == '}' || c == ']') && depth;
+		if (c == sep && depth == 0) {
+			size_t a = start, b = i;
+			while (a < b && isspace((unsigned char)s[a])) a++;
+			while (b > a && isspace((unsigned char)s[b - 1])) b--;
+			v.push_back(s.substr(a, b - a));
+			start = i + 1;
+		}
+	}
+	return v;
+}
+
+static bool parse_reg(const std::string &s, int *r)
+{
+	if (s.size() < 2 || s[0] != '%' || !isdigit((unsigned char)s[1]))
+		return false;
+	*r = atoi(s.c_str() + 1);
+	return true;
+}
+
+static bool parse_arg(const std::string &s, Arg *a)
+{
+	*a = Arg{};
+	if (s.empty())
+		return false;
+	if (s[0] == '{' && s.back() == '}') {
+		a->kind = A_VEC;
+		for (const std::string &e : split(s.substr(1, s.size() - 2), ','))
+			if (a->nregs == 4 || !parse_reg(e, &a->regs[a->nregs++]))
+				return false;
+		return true;
+	}
+	if (s[0] == '[' && s.back() == ']') {
+		a->kind = A_ADDR;
+		std::string in = s.substr(1, s.size() - 2);
+		size_t plus = in.find('+');
+		a->imm = plus == std::string::npos ? 0 : strtoll(in.c_str() + plus + 1, nullptr, 0);
+		a->nregs = 1;
+		return parse_reg(split(in.substr(0, plus), ' ')[0], &a->regs[0]);
+	}
+	if (s[0] == '%') {
+		a->kind = A_REG;
+		a->nregs = 1;
+		return parse_reg(s, &a->regs[0]);
+	}
+	char *end;
+	a->kind = A_IMM;
+	a->imm = strtoll(s.c_str(), &end, 0);
+	return *end == '\0';
+}
+
+static bool has(const std::vector<std::string> &q, const char *w)
+{
+	for (const std::string &s : q)
+		if (s == w)
+			return true;
+	return false;
+}
+
+/* The qualifiers of opcode (after its first word) must all be in `known`. */
+static bool only(const std::vector<std::string> &q, std::initializer_list<const char *> known)
+{
+	for (size_t i = 1; i < q.size(); i++) {
+		bool ok = false;
+		for (const char *k : known)
+			ok = ok || q[i] == k;
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Recognises the opcode; returns an error text or "". */
+static std::string classify(const std::string &opcode, Insn *in)
+{
+	std::vector<std::string> q = split(opcode, '.');
+	std::string bad = "PTX '" + opcode + "' is not emulated";
+	if (opcode == "cp.async.commit_group") { in->op = P_COMMIT; return ""; }
+	if (opcode == "cp.async.wait_group") { in->op = P_WAIT_GROUP; return ""; }
+	if (opcode == "cp.async.wait_all") { in->op = P_WAIT_ALL; return ""; }
+	if (q[0] == "cp" && q.size() > 1 && q[1] == "async") {
+		in->op = P_CP_ASYNC;
+		in->cg = has(q, "cg");
+		bool ok = (in->cg || has(q, "ca")) && has(q, "global") &&
+			  (has(q, "shared") || has(q, "shared::cta")) &&
+			  only(q, {"async", "ca", "cg", "shared", "shared::cta", "global"});
+		return ok ? "" : bad;
+	}
+	if (q[0] == "ldmatrix") {
+		in->op = P_LDMATRIX;
+		in->num = has(q, "x4") ? 4 : has(q, "x2") ? 2 : 1;
+		in->trans = has(q, "trans");
+		bool ok = has(q, "sync") && has(q, "aligned") && has(q, "m8n8") && has(q, "b16") &&
+			  only(q, {"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "shared",
+				   "shared::cta", "b16"});
+		return ok ? "" : bad;
+	}
+	if (q[0] == "mma") {
+		in->op = P_MMA;
+		bool bf = opcode.find(".f32.bf16.bf16.f32") != std::string::npos;
+		in->f16 = opcode.find(".f32.f16.f16.f32") != std::string::npos;
+		bool ok = (bf || in->f16) && has(q, "sync") && has(q, "aligned") && has(q, "m16n8k16") &&
+			  has(q, "row") && has(q, "col") &&
+			  only(q, {"sync", "aligned", "m16n8k16", "row", "col", "f32", "bf16", "f16"});
+		return ok ? "" : bad;
+	}
+	return bad;
+}
+
+/* The operands each instruction takes, by kind. */
+static bool shape_ok(const Insn &in)
+{
+	const std::vector<Arg> &a = in.args;
+	switch (in.op) {
+	case P_COMMIT: case P_WAIT_ALL: return a.empty();
+	case P_WAIT_GROUP: return a.size() == 1 && (a[0].kind == A_IMM || a[0].kind == A_REG);
+	case P_CP_ASYNC:
+		return (a.size() == 3 || a.size() == 4) && a[0].kind == A_ADDR && a[1].kind == A_ADDR &&
+		       (a[2].kind == A_IMM || a[2].kind == A_REG) &&
+		       (a.size() == 3 || a[3].kind == A_IMM || a[3].kind == A_REG);
+	case P_LDMATRIX: return a.size() == 2 && a[0].kind == A_VEC && a[0].nregs == in.num &&
+				a[1].kind == A_ADDR;
+	default:
+		return a.size() == 4 && a[0].kind == A_VEC && a[0].nregs == 4 && a[1].kind == A_VEC &&
+		       a[1].nregs == 4 && a[2].kind == A_VEC && a[2].nregs == 2 &&
+		       a[3].kind == A_VEC && a[3].nregs == 4;
+	}
+}
+
+static Parsed *parse(const char *text)
+{
+	Parsed *p = new Parsed;
+	for (std::string st : split(text, ';')) {
+		if (st.empty())
+			continue;
+		size_t sp = st.find_first_of(" \t\n");
+		std::string opcode = st.substr(0, sp);
+		Insn in;
+		std::string err = classify(opcode, &in);
+		if (err.empty() && sp != std::string::npos)
+			for (const std::string &s : split(st.substr(sp), ',')) {
+				Arg a;
+				if (!parse_arg(s, &a)) {
+					err = "cannot read operand '" + s + "' of " + opcode;
+					break;
+				}
+				in.args.push_back(a);
+			}
+		if (err.empty() && !shape_ok(in))
+			err = "unexpected operands for " + opcode;
+		if (!err.empty()) {
+			p->error = err;
+			break;
+		}
+		p->insns.push_back(in);
+	}
+	return p;
+}
+
+/* ===== PTX: the warp-wide matrix instructions ===== */
+
+/* ldmatrix .m8n8 .b16: lanes 8m..8m+7 give the addresses of matrix m's
+ * rows (16 bytes each); lane l receives, for each matrix, row l/4's
+ * elements 2(l%4) and 2(l%4)+1 - or with .trans column l/4's elements at
+ * rows 2(l%4) and 2(l%4)+1 - low half first. */
+struct LdmCtx { const Insn *in; const char *file; int line; };
+
+static void ldmatrix_compute(Warp &w, const void *vctx)
+{
+	const LdmCtx *c = (const LdmCtx *)vctx;
+	int warp = warp_index(w);
+	uint16_t m[4][8][8];
+	for (int k = 0; k < c->in->num; k++)
+		for (int r = 0; r < 8; r++) {
+			uint32_t a = w.in[8 * k + r][0];
+			check_shared("ldmatrix", a, 16, 16, c->file, c->line);
+			shadow_read(warp, a, 16, c->file, c->line);
+			memcpy(m[k][r], shared_bytes() + a, 16);
+		}
+	for (int l = 0; l < 32; l++)
+		for (int k = 0; k < c->in->num; k++) {
+			int g = l / 4, t = l % 4;
+			uint16_t lo = c->in->trans ? m[k][2 * t][g] : m[k][g][2 * t];
+			uint16_t hi = c->in->trans ? m[k][2 * t + 1][g] : m[k][g][2 * t + 1];
+			w.out[l][k] = (uint32_t)hi << 16 | lo;
+		}
+}
+
+/* mma.m16n8k16.row.col, f32 += f16/bf16 x f16/bf16 (PTX ISA 9.7.14.5.8),
+ * with groupID g = lane / 4 and t = lane % 4:
+ *   A (16x16): a0,a1 (g, 2t..2t+1)  a2,a3 (g+8, 2t..)  a4,a5 (g, 2t+8..)  a6,a7 (g+8, 2t+8..)
+ *   B (16x8):  b0,b1 (k 2t..2t+1, n g)  b2,b3 (k 2t+8.., n g)
+ *   C, D (16x8): c0,c1 (g, 2t..2t+1)  c2,c3 (g+8, 2t..)
+ * two elements to a 32-bit register, the lower-numbered in the low half.
+ * Products are exact and summed in double, then rounded to float. */
+static float half_elem(uint32_t reg, int hi, bool f16)
+{
+	uint16_t h = (uint16_t)(hi ? reg >> 16 : reg);
+	return f16 ? f16_to_f32(h) : bf16_to_f32(h);
+}
+
+static void mma_compute(Warp &w, const void *vctx)
+{
+	bool f16 = ((const Insn *)vctx)->f16;
+	float A[16][16], B[16][8], C[16][8];
+	for (int l = 0; l < 32; l++) {
+		int g = l / 4, t = l % 4;
+		const uint32_t *a = w.in[l], *b = w.in[l] + 4, *c = w.in[l] + 6;
+		for (int i = 0; i < 8; i++)
+			A[g + (i / 2 % 2) * 8][2 * t + i % 2 + (i / 4) * 8] = half_elem(a[i / 2], i % 2, f16);
+		for (int i = 0; i < 4; i++)
+			B[2 * t + i % 2 + (i / 2) * 8][g] = half_elem(b[i / 2], i % 2, f16);
+		for (int i = 0; i < 4; i++)
+			C[g + (i / 2) * 8][2 * t + i % 2] = bits_f32(c[i]);
+	}
+	for (int l = 0; l < 32; l++) {
+		int g = l / 4, t = l % 4;
+		for (int i = 0; i < 4; i++) {
+			int r = g + (i / 2) * 8, n = 2 * t + i % 2;
+			double s = 0;
+			for (int k = 0; k < 16; k++)
+				s += (double)A[r][k] * (double)B[k][n];
+			w.out[l][i] = f32_bits((float)(s + (double)C[r][n]));
+		}
+	}
+}
+
+/* ===== PTX: running ===== */
+
+static uint64_t value(const Operand *ops, int nops, const Arg &a, const char *file, int line)
+{
+	if (a.kind == A_IMM)
+		return (uint64_t)a.imm;
+	if (a.regs[0] >= nops)
+		fatal(file, line, "PTX operand %%%d: the statement has %d", a.regs[0], nops);
+	const Operand &o = ops[a.regs[0]];
+	if (!o.in)
+		fatal(file, line, "PTX operand %%%d is an output only", a.regs[0]);
+	uint64_t v = o.bits;
+	if (o.kind == 'r')
+		v &= 0xffffffffu;
+	return v + (uint64_t)(a.kind == A_ADDR ? a.imm : 0);
+}
+
+static void store(const Operand *ops, int nops, int reg, uint32_t v, const char *file, int line)
+{
+	if (reg >= nops || !ops[reg].out || (ops[reg].kind != 'r' && ops[reg].kind != 'f'))
+		fatal(file, line, "PTX operand %%%d is not a 32-bit output", reg);
+	memcpy(ops[reg].ptr, &v, 4);
+}
+
+static void run_matrix(const Insn &in, const Operand *ops, int n, const char *file, int line)
+{
+	if (in.op == P_LDMATRIX) {
+		uint32_t addr = (uint32_t)value(ops, n, in.args[1], file, line);
+		LdmCtx ctx = {&in, file, line};
+		Warp &w = rendezvous(&in, &addr, 1, file, line, ldmatrix_compute, &ctx);
+		for (int k = 0; k < in.num; k++)
+			store(ops, n, in.args[0].regs[k], w.out[current_lane()][k], file, line);
+		return;
+	}
+	uint32_t words[10];
+	for (int i = 0; i < 4; i++)
+		words[i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[1].regs[i]}, 1, 0}, file, line);
+	for (int i = 0; i < 2; i++)
+		words[4 + i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[2].regs[i]}, 1, 0}, file, line);
+	for (int i = 0; i < 4; i++)
+		words[6 + i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[3].regs[i]}, 1, 0}, file, line);
+	Warp &w = rendezvous(&in, words, 10, file, line, mma_compute, &in);
+	for (int i = 0; i < 4; i++)
+		store(ops, n, in.args[0].regs[i], w.out[current_lane()][i], file, line);
+}
+
+Ptx::Ptx(const char *text) : text_(text), parsed_(parse(text)) {}
+
+void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) const
+{
+	const Parsed *p = (const Parsed *)parsed_;
+	if (!p->error.empty())
+		fatal(file, line, "%s (in \"%s\")", p->error.c_str(), text_);
+	const Operand *ops = opl.begin();
+	int n = (int)opl.size();
+	for (const Insn &in : p->insns) {
+		switch (in.op) {
+		case P_COMMIT: commit_group(); break;
+		case P_WAIT_ALL: commit_group(); wait_group(0); break;
+		case P_WAIT_GROUP: wait_group((long long)value(ops, n, in.args[0], file, line)); break;
+		case P_CP_ASYNC: {
+			int cp = (int)value(ops, n, in.args[2], file, line);
+			int src = in.args.size() == 4 ? (int)value(ops, n, in.args[3], file, line) : cp;
+			if (in.cg ? cp != 16 : cp != 4 && cp != 8 && cp != 16)
+				fatal(file, line, "cp.async%s with cp-size %d", in.cg ? ".cg" : ".ca", cp);
+			cp_async(value(ops, n, in.args[0], file, line), value(ops, n, in.args[1], file, line),
+				 cp, src, file, line);
+			break;
+		}
+		default: run_matrix(in, ops, n, file, line); break;
+		}
+	}
+}
+
+} // namespace emu
