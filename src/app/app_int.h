@@ -34,6 +34,7 @@ typedef struct {
 	const char *kernel, *file, *gpu;
 	bool mixed_gpu;
 	double copy_GBps, dram_GBps, peak_TFLOPs; /* chart ceilings, 0: unknown */
+	const char *peak_name;                    /* "FP32 peak" or "tensor-core peak" */
 	int nrun, nflops;      /* variants with a result; of those, timed with FLOPs */
 } kb_app__model;
 

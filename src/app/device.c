@@ -30,6 +30,10 @@ static void render_ceilings(json_t *c, json_t *dev, kb_buf *out)
 		    num(c, "fp32_TFLOPs"), ds ? num(ds, "fp32_TFLOPs") : num(dev, "fp32_peak_TFLOPs"));
 	kb_buf_catf(out, "  bf16 mma    %8.2f TFLOP/s              datasheet %7.2f TFLOP/s (dense)\n",
 		    num(c, "bf16_mma_TFLOPs"), ds ? num(ds, "bf16_TFLOPs") : num(dev, "bf16_peak_TFLOPs"));
+	if (json_object_get(c, "bf16_wgmma_TFLOPs")) /* sm_90: the datasheet's own figure */
+		kb_buf_catf(out, "  bf16 wgmma  %8.2f TFLOP/s              %.1f%% of the datasheet's\n",
+			    num(c, "bf16_wgmma_TFLOPs"),
+			    num(json_object_get(ds, "pct_measured_of_datasheet"), "bf16_wgmma"));
 }
 
 /* NVML's fingerprint as key=value pairs, wrapped; nested values as JSON. */

@@ -102,7 +102,10 @@ static char *run_message(json_t *result)
 	if (us > 0)
 		kb_buf_catf(&m, " %.1f us", us);
 	const char *side = json_string_value(json_object_get(rf, "side"));
-	if (side && !strcmp(side, "compute") && json_object_get(rf, "pct_of_fp32_peak"))
+	if (side && !strcmp(side, "compute") && json_object_get(rf, "pct_of_tensor_peak"))
+		kb_buf_catf(&m, ", %.0f%% of tensor-core peak",
+			    json_number_value(json_object_get(rf, "pct_of_tensor_peak")));
+	else if (side && !strcmp(side, "compute") && json_object_get(rf, "pct_of_fp32_peak"))
 		kb_buf_catf(&m, ", %.0f%% of FP32 peak",
 			    json_number_value(json_object_get(rf, "pct_of_fp32_peak")));
 	else if (json_object_get(rf, "pct_of_measured_copy"))

@@ -86,7 +86,8 @@ static void section_variants(const kb_app__model *R, kb_buf *o)
 	kb_app__table_end(R, o);
 	kb_app__para(R, o, true, "± is one standard deviation (CV × median) of the timed launches. "
 		     "% of ceiling: of the measured copy bandwidth (kbench calibrate), of the datasheet "
-		     "DRAM bandwidth when none was measured, or of the FP32 peak for compute-bound kernels. "
+		     "DRAM bandwidth when none was measured, or for compute-bound kernels of the FP32 peak "
+		     "(the tensor-core peak for kernels on tensor cores). "
 		     "Incorrect kernels are not timed.");
 }
 

@@ -94,7 +94,9 @@ static void read_speed(kb_app__row *r)
 	r->max = kb_app__num(t, "max_us");
 	r->gbps = kb_app__has(rf, "GBps") ? kb_app__num(rf, "GBps") : -1;
 	r->impossible = json_is_true(json_object_get(rf, "impossible"));
-	if (!strcmp(kb_app__str(rf, "side"), "compute") && kb_app__has(rf, "pct_of_fp32_peak"))
+	if (!strcmp(kb_app__str(rf, "side"), "compute") && kb_app__has(rf, "pct_of_tensor_peak"))
+		r->pct = kb_app__num(rf, "pct_of_tensor_peak"), r->basis = "tensor-core peak";
+	else if (!strcmp(kb_app__str(rf, "side"), "compute") && kb_app__has(rf, "pct_of_fp32_peak"))
 		r->pct = kb_app__num(rf, "pct_of_fp32_peak"), r->basis = "FP32 peak";
 	else if (kb_app__has(rf, "pct_of_measured_copy"))
 		r->pct = kb_app__num(rf, "pct_of_measured_copy"), r->basis = "copy";
@@ -160,7 +162,8 @@ void kb_app_report_pick(const kb_variant *vs, int n, int *first, int *best)
 
 /* The ceilings the chart draws, from the reference variant's Result: the
  * measured copy bandwidth (GB/s over its share of it), the datasheet DRAM
- * and the FP32 peak (measured when calibrated, else the datasheet's). */
+ * and the FP32 peak (measured when calibrated, else the datasheet's), or
+ * for a tensor-core kernel the tensor-core peak its Result was judged by. */
 static void read_ceilings(kb_app__model *R, const kb_app__row *ref)
 {
 	json_t *rf = json_object_get(ref->res, "roofline");
@@ -169,7 +172,10 @@ static void read_ceilings(kb_app__model *R, const kb_app__row *ref)
 		R->copy_GBps = kb_app__num(rf, "GBps") * 100.0 /
 			       kb_app__num(rf, "pct_of_measured_copy");
 	R->dram_GBps = kb_app__num(dev, "dram_peak_GBps");
-	if (kb_app__has(rf, "pct_of_fp32_peak") && kb_app__num(rf, "pct_of_fp32_peak") > 0)
+	R->peak_name = "FP32 peak";
+	if (kb_app__has(rf, "tensor_peak_TFLOPs") && kb_app__num(rf, "tensor_peak_TFLOPs") > 0)
+		R->peak_TFLOPs = kb_app__num(rf, "tensor_peak_TFLOPs"), R->peak_name = "tensor-core peak";
+	else if (kb_app__has(rf, "pct_of_fp32_peak") && kb_app__num(rf, "pct_of_fp32_peak") > 0)
 		R->peak_TFLOPs = kb_app__num(rf, "TFLOPs") * 100.0 /
 				 kb_app__num(rf, "pct_of_fp32_peak");
 	else

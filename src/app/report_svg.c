@@ -126,7 +126,7 @@ static void roof_lines(const kb_app__model *R, kb_buf *o, const axes *a)
 	kb_buf_catf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
 		    "stroke-width=\"2\"/>\n", ax_x(a, ridge), ax_y(a, peak), a->x0 + a->w,
 		    ax_y(a, peak), C_ROOF);
-	snprintf(t, sizeof t, "FP32 peak %.1f TFLOP/s", R->peak_TFLOPs);
+	snprintf(t, sizeof t, "%s %.1f TFLOP/s", R->peak_name ? R->peak_name : "FP32 peak", R->peak_TFLOPs);
 	svg_text(o, a->x0 + a->w - 6, ax_y(a, peak) - 7, "end", "font-size=\"12\" fill=\"" C_TEXT "\"",
 		 t);
 	if (bw > 0) {

@@ -223,11 +223,21 @@ static void render_roofline(json_t *rf, json_t *dev, kb_buf *out)
 		kb_buf_catf(out, ", %.1f%% of datasheet %.0f GB/s", num(rf, "pct_of_datasheet_dram"),
 			    num(dev, "dram_peak_GBps"));
 	kb_buf_catf(out, " (%.3g bytes)\n", num(rf, "bytes"));
-	if (json_object_get(rf, "flops"))
+	if (json_object_get(rf, "pct_of_tensor_peak")) {
+		kb_buf_catf(out, "  compute     %.1f TFLOP/s on %s = %.1f%% of the tensor-core peak (%s, "
+			    "%.0f TFLOP/s)", num(rf, "TFLOPs"), str(rf, "math"),
+			    num(rf, "pct_of_tensor_peak"), str(rf, "tensor_peak_basis"),
+			    num(rf, "tensor_peak_TFLOPs"));
+		if (json_object_get(rf, "pct_of_mma_ceiling"))
+			kb_buf_catf(out, ", %.1f%% of the mma.sync ceiling", num(rf, "pct_of_mma_ceiling"));
+		kb_buf_catf(out, "; intensity %.3g FLOP/B: %s side of the ridge (%.3g FLOP/B)\n",
+			    num(rf, "arithmetic_intensity"), str(rf, "side"), num(rf, "ridge_flop_per_byte"));
+	} else if (json_object_get(rf, "flops")) {
 		kb_buf_catf(out, "  compute     %.3f TFLOP/s (%.2f%% of FP32 peak); intensity %.3g FLOP/B: "
 			    "%s side of the ridge (%.3g FLOP/B)\n", num(rf, "TFLOPs"),
 			    num(rf, "pct_of_fp32_peak"), num(rf, "arithmetic_intensity"),
 			    str(rf, "side"), num(rf, "ridge_flop_per_byte"));
+	}
 	if (json_is_true(json_object_get(rf, "impossible")))
 		kb_buf_catf(out, "  IMPOSSIBLE  %s\n", str(rf, "impossible_why"));
 }

@@ -1,7 +1,8 @@
 /*
  * calibrate.c - this GPU's ceilings, measured with kbench's own
  * micro-kernels rather than taken from a datasheet: copy bandwidth, read
- * bandwidth, FP32 FMA rate, the bf16 mma.sync rate, and a device-to-device
+ * bandwidth, FP32 FMA rate, the bf16 mma.sync rate (and on sm_90 the wgmma
+ * rate, calibrate_wgmma.c), and a device-to-device
  * cuMemcpy of the same buffers for comparison; and the per-GPU cache of
  * those ceilings (one JSON file per GPU UUID under kb_cache_dir("ceilings")).
  *
@@ -38,6 +39,8 @@
 #define CAL_MMA_ITERS 16384     /* x 8 independent mma per warp */
 #define CAL_MMA_PER_ITER 8
 #define CAL_MMA_FLOPS (2.0 * 16 * 8 * 16)
+#define CAL_WGMMA_ITERS 8192    /* x 4 m64n256k16 per warpgroup */
+#define CAL_WGMMA_BLOCK 256     /* two warpgroups */
 
 /* ---- the micro-kernels -------------------------------------------------------- */
 
@@ -130,24 +133,30 @@ const char *kb_profile__calibrate_source(void)
 	return cal_src;
 }
 
-int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err)
+int kb_profile__calibrate_compile(const char *name, const char *text, const char *arch, kb_build *b,
+				  kb_err *err)
 {
 	kb_source src;
-	kb_compile_source_init(&src, "<kbench calibrate>.cu", cal_src, KB_SRC_CUDA);
+	kb_compile_source_init(&src, name, text, KB_SRC_CUDA);
 	kb_build_opts o = {.arch = (char *)arch};
 	int rc = kb_compile_build(&src, NULL, NULL, &o, b, err);
 	if (rc == KB_ECOMPILE)
-		kb_err_set(err, rc, KB_DOM_NVRTC, 0, "calibration kernels failed to compile: %s",
-			   b->log ? b->log : "(no log)");
+		kb_err_set(err, rc, KB_DOM_NVRTC, 0, "calibration kernels (%s) failed to compile: %s",
+			   name, b->log ? b->log : "(no log)");
 	kb_compile_source_free(&src);
 	return rc;
+}
+
+int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err)
+{
+	return kb_profile__calibrate_compile("<kbench calibrate>.cu", cal_src, arch, b, err);
 }
 
 /* ---- state and timing ----------------------------------------------------------- */
 
 typedef struct {
-	CUmodule mod;
-	CUfunction copy, copy1, read, read1, fma, mma;
+	CUmodule mod, mod_wgmma;
+	CUfunction copy, copy1, read, read1, fma, mma, wgmma;
 	CUdeviceptr x, y, sink;
 	size_t bytes;             /* per buffer */
 } cal_ctx;
@@ -267,6 +276,20 @@ out:
 	return rc;
 }
 
+/* sm_90: the wgmma probe (calibrate_wgmma.c), built for sm_90a. */
+static int load_wgmma(cal_ctx *c, kb_err *err)
+{
+	kb_build b;
+	int rc = kb_profile__calibrate_wgmma_build(&b, err);
+	if (rc < 0)
+		goto out;
+	KB_CU_CALL(err, cuModuleLoadData(&c->mod_wgmma, b.cubin));
+	KB_CU_CALL(err, cuModuleGetFunction(&c->wgmma, c->mod_wgmma, "kb_cal_wgmma"));
+out:
+	kb_compile_build_free(&b);
+	return rc;
+}
+
 static void free_ctx(cal_ctx *c)
 {
 	if (c->sink)
@@ -277,6 +300,8 @@ static void free_ctx(cal_ctx *c)
 		kb_cu.cuMemFree(c->x);
 	if (c->mod)
 		kb_cu.cuModuleUnload(c->mod);
+	if (c->mod_wgmma)
+		kb_cu.cuModuleUnload(c->mod_wgmma);
 }
 
 /* ---- the measurements ------------------------------------------------------------ */
@@ -363,6 +388,25 @@ static int measure_mma(kb_device *d, const cal_ctx *c, cal_fig *f, kb_err *err)
 	return rc;
 }
 
+/* Blocks of two warpgroups, as many as fit an SM, one wave; each warpgroup
+ * issues 4 m64n256k16 wgmmas (2 x 64 x 256 x 16 FLOPs each) an iteration. */
+static int measure_wgmma(kb_device *d, const cal_ctx *c, cal_fig *f, kb_err *err)
+{
+	int iters = CAL_WGMMA_ITERS, rc = KB_OK, per_sm = 0;
+	void *args[] = {(void *)&c->sink, &iters};
+	cal_op op = {.fn = c->wgmma, .block = CAL_WGMMA_BLOCK, .args = args};
+	kb_stats st;
+	KB_CU_CALL(err, cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c->wgmma, CAL_WGMMA_BLOCK, 0));
+	op.grid = (unsigned)(d->info.sm_count > 0 ? d->info.sm_count : 1) * (unsigned)(per_sm > 0 ? per_sm : 1);
+	if ((rc = time_op(d, c, &op, CAL_REPS_COMPUTE, &st, err)) == KB_OK) {
+		double warpgroups = (double)op.grid * (CAL_WGMMA_BLOCK / 128);
+		double flops = 2.0 * 64 * 256 * 16 * 4 * (double)iters * warpgroups;
+		to_rate(&st, flops, 1e12, f, "kb_cal_wgmma");
+	}
+out:
+	return rc;
+}
+
 /* ---- the result ------------------------------------------------------------------ */
 
 static void set_fig(json_t *j, const char *key, const cal_fig *f)
@@ -379,7 +423,7 @@ static void set_pct(json_t *j, const char *key, double got, double peak)
 		json_object_set_new(j, key, json_real(100.0 * got / peak));
 }
 
-static json_t *datasheet_json(const kb_device_info *i, const cal_fig f[5])
+static json_t *datasheet_json(const kb_device_info *i, const cal_fig f[6])
 {
 	json_t *ds = json_object(), *pct = json_object();
 	if (i->dram_peak_Bps > 0)
@@ -392,6 +436,8 @@ static json_t *datasheet_json(const kb_device_info *i, const cal_fig f[5])
 	set_pct(pct, "read", f[1].best, i->dram_peak_Bps / 1e9);
 	set_pct(pct, "fp32", f[2].best, i->fp32_peak_flops / 1e12);
 	set_pct(pct, "bf16_mma", f[3].best, i->bf16_peak_flops / 1e12);
+	if (f[5].best > 0)
+		set_pct(pct, "bf16_wgmma", f[5].best, i->bf16_peak_flops / 1e12);
 	json_object_set_new(ds, "pct_measured_of_datasheet", pct);
 	json_object_set_new(ds, "source", json_string("kb_device_info: DRAM from memory clock x bus "
 						      "width x 2; FP32 and bf16 from SM count x "
@@ -399,7 +445,7 @@ static json_t *datasheet_json(const kb_device_info *i, const cal_fig f[5])
 	return ds;
 }
 
-static json_t *method_json(const cal_ctx *c, const cal_fig f[5])
+static json_t *method_json(const cal_ctx *c, const cal_fig f[6])
 {
 	json_t *m = json_object();
 	json_object_set_new(m, "timing", json_sprintf("driver events per run on one stream, %d "
@@ -423,10 +469,17 @@ static json_t *method_json(const cal_ctx *c, const cal_fig f[5])
 					"reach"));
 	json_object_set_new(m, "memcpy_dtod", json_string("cuMemcpyDtoDAsync of the same buffers; "
 							  "bytes = read + write"));
+	if (f[5].best > 0)
+		json_object_set_new(m, "bf16_wgmma", json_sprintf("kb_cal_wgmma (sm_90a): wgmma.mma_async "
+								  "m64n256k16.f32.bf16.bf16 from shared "
+								  "memory, 4 a commit, one group in flight, "
+								  "%d iterations per warpgroup, two "
+								  "warpgroups a block, one full wave; "
+								  "524288 FLOPs per wgmma", CAL_WGMMA_ITERS));
 	return m;
 }
 
-static json_t *result_json(kb_device *d, const cal_ctx *c, const cal_fig f[5])
+static json_t *result_json(kb_device *d, const cal_ctx *c, const cal_fig f[6])
 {
 	const kb_device_info *i = &d->info;
 	json_t *j = json_object();
@@ -444,6 +497,8 @@ static json_t *result_json(kb_device *d, const cal_ctx *c, const cal_fig f[5])
 	set_fig(j, "fp32_TFLOPs", &f[2]);
 	set_fig(j, "bf16_mma_TFLOPs", &f[3]);
 	set_fig(j, "memcpy_dtod_GBps", &f[4]);
+	if (f[5].best > 0)
+		set_fig(j, "bf16_wgmma_TFLOPs", &f[5]);
 	if (f[4].best > 0)
 		json_object_set_new(j, "copy_vs_memcpy_pct", json_real(100.0 * f[0].best / f[4].best));
 	json_object_set_new(j, "datasheet", datasheet_json(i, f));
@@ -454,13 +509,15 @@ static json_t *result_json(kb_device *d, const cal_ctx *c, const cal_fig f[5])
 int kb_profile_calibrate(kb_device *d, json_t **out, kb_err *err)
 {
 	cal_ctx c = {0};
-	cal_fig f[5] = {{0}};     /* copy, read, fp32, bf16 mma, memcpy */
+	cal_fig f[6] = {{0}};     /* copy, read, fp32, bf16 mma, memcpy, bf16 wgmma (sm_90) */
 	int rc = KB_OK;
+	bool wgmma = d->info.sm == 90; /* wgmma needs sm_90a code, which only sm_90 runs */
 	*out = NULL;
 	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
-	if ((rc = load_module(d, &c, err)) < 0 || (rc = alloc_buffers(d, &c, err)) < 0)
+	if ((rc = load_module(d, &c, err)) < 0 || (wgmma && (rc = load_wgmma(&c, err)) < 0) ||
+	    (rc = alloc_buffers(d, &c, err)) < 0)
 		goto out;
-	kb_progress_start(5);
+	kb_progress_start(wgmma ? 6 : 5);
 	if ((rc = measure_stream(d, &c, false, &f[0], err)) < 0)
 		goto out;
 	kb_progress_add(1);
@@ -476,6 +533,10 @@ int kb_profile_calibrate(kb_device *d, json_t **out, kb_err *err)
 	if ((rc = measure_mma(d, &c, &f[3], err)) < 0)
 		goto out;
 	kb_progress_add(1);
+	if (wgmma && (rc = measure_wgmma(d, &c, &f[5], err)) < 0)
+		goto out;
+	if (wgmma)
+		kb_progress_add(1);
 	*out = result_json(d, &c, f);
 out:
 	free_ctx(&c);

@@ -173,12 +173,20 @@ json_t *kb_profile_device_json(const kb_device_info *info);
 
 /* ===== roofline.c ===== */
 
+/* What a kernel's FLOPs run on: CUDA cores, or tensor cores through
+ * mma.sync or wgmma (kb_profile_math_of tells from its PTX). */
+typedef enum { KB_MATH_CUDA_CORES, KB_MATH_MMA, KB_MATH_WGMMA } kb_math;
+kb_math kb_profile_math_of(const char *ptx);
+
 /* Achieved bandwidth and FLOP/s of a run against the GPU's ceilings:
- * measured (ceilings JSON from calibrate, may be NULL) and datasheet (info).
+ * measured (ceilings JSON from calibrate, may be NULL) and datasheet (info);
+ * a tensor-core kernel's FLOP/s also against the tensor-core peak (the
+ * measured wgmma ceiling, else the datasheet's bf16 figure) and, for
+ * mma.sync, the measured mma.sync ceiling; its ridge is the tensor peak's.
  * Flags IMPOSSIBLE a time under the physical floor (bytes / best measured
  * bandwidth, FLOPs / best measured rate).  flops < 0: unknown. A new ref. */
 json_t *kb_profile_roofline(const kb_device_info *info, json_t *ceilings, double bytes,
-			    double flops, double median_us);
+			    double flops, double median_us, kb_math math);
 
 /* ===== launch.c ===== */
 

@@ -408,6 +408,13 @@ const char *kb_profile__calibrate_source(void);
 /* Compiles it for arch ("sm_90") through the compile cache. Returns 0, or a
  * KB_E* with err filled; b is always initialised (free it either way). */
 int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err);
+/* The same for any of its sources (name as diagnostics show it). */
+int kb_profile__calibrate_compile(const char *name, const char *text, const char *arch, kb_build *b,
+				  kb_err *err);
+/* calibrate_wgmma.c: the sm_90a wgmma probe's source (made once), and its
+ * build for sm_90a, as above. */
+const char *kb_profile__calibrate_wgmma_source(void);
+int kb_profile__calibrate_wgmma_build(kb_build *b, kb_err *err);
 
 
 /* run.c and check.c: one run in progress. */

@@ -204,8 +204,8 @@ static void add_roofline(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 	const kb_device_info *info = kb_profile_device_info(c->dev);
 	json_t *ceil = NULL;
 	kb_profile_ceilings_load(info->uuid, &ceil);
-	json_t *roof = kb_profile_roofline(info, ceil, spec_bytes(u),
-					   eval_or(u, u->spec.flops, -1), median);
+	json_t *roof = kb_profile_roofline(info, ceil, spec_bytes(u), eval_or(u, u->spec.flops, -1),
+					   median, kb_profile_math_of(u->build.ptx));
 	json_decref(ceil);
 	json_object_set_new(r, "roofline", roof);
 	if (json_is_true(json_object_get(roof, "impossible")))

@@ -152,6 +152,32 @@ static void test_profile__calibrate_kernels_compile(void)
 	check_build("sm_80");
 }
 
+/* The wgmma probe compiles for sm_90a: wgmma in the PTX and in the SASS's
+ * cubin, 128 accumulators a thread in registers, nothing spilled. */
+static void test_profile__calibrate_wgmma_compiles(void)
+{
+	kb_build b;
+	kb_err err = {0};
+	int rc = kb_profile__calibrate_wgmma_build(&b, &err);
+	if (rc != 0)
+		T_FAIL_AT("sm_90a: rc %d: %s\n%s", rc, err.msg, b.log ? b.log : "");
+	T_OK(b.ok && b.cubin && b.cubin_len > 0);
+	T_OK(b.ptx && strstr(b.ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+	T_OK(b.ptx && strstr(b.ptx, "wgmma.wait_group.sync.aligned 1"));
+	/* ptxas serializes wgmmas whose accumulators other code reads in flight */
+	T_OK(b.log && !strstr(b.log, "C7514"));
+	kb_resources *elf = NULL;
+	int nelf = kb_compile_cubin_resources(b.cubin, b.cubin_len, &elf, &err);
+	const kb_resources *e = find_res(elf, nelf, "kb_cal_wgmma");
+	T_OK(e != NULL);
+	if (e) {
+		T_EQ_INT(e->local_bytes, 0);
+		T_OK(e->regs >= 128 && e->regs <= 255);
+	}
+	kb_compile_resources_free(elf, nelf > 0 ? nelf : 0);
+	kb_compile_build_free(&b);
+}
+
 /* ---- on a GPU ------------------------------------------------------------------------ */
 
 static double num(const json_t *j, const char *key)
@@ -171,6 +197,11 @@ static void check_ceilings(const json_t *c)
 	T_OK(num(c, "read_GBps") > 100.0);
 	T_OK(num(c, "fp32_TFLOPs") > 1.0);
 	T_OK(num(c, "bf16_mma_TFLOPs") > num(c, "fp32_TFLOPs"));
+	/* sm_90: the wgmma ceiling, above mma.sync's (how close to the
+	 * datasheet is a measurement: bench/calibrate.txt) */
+	const char *arch = json_string_value(json_object_get(c, "arch"));
+	if (arch && !strcmp(arch, "sm_90"))
+		T_OK(num(c, "bf16_wgmma_TFLOPs") > num(c, "bf16_mma_TFLOPs"));
 	T_OK(json_is_string(json_object_get(c, "uuid")));
 	T_OK(json_is_string(json_object_get(c, "date")));
 	T_OK(json_is_object(json_object_get(c, "datasheet")));
@@ -262,6 +293,7 @@ int main(void)
 	T_RUN(test_profile__nvml_reasons);
 	T_RUN(test_profile__ceilings_roundtrip);
 	T_RUN(test_profile__calibrate_kernels_compile);
+	T_RUN(test_profile__calibrate_wgmma_compiles);
 	T_RUN(test_profile__calibrate_gpu);
 	char *rm = kb_xasprintf("rm -rf %s", cache_dir);
 	if (system(rm) != 0)
