@@ -65,6 +65,10 @@ static void render_resources(const kb_build_kernel *k, kb_buf *out)
 			    k->res.spill_loads);
 	else
 		kb_buf_cat(out, " (no spills)\n");
+	if (k->res.maxnreg_dec || k->res.maxnreg_inc) /* warp specialization */
+		kb_buf_catf(out, "  warp roles  setmaxnreg: warps that give registers back keep %d, "
+			    "warps that take more get %d (of %d at launch)\n", k->res.maxnreg_dec,
+			    k->res.maxnreg_inc, k->res.regs);
 }
 
 static void render_occupancy(const kb_build_kernel *k, kb_buf *out)

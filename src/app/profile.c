@@ -166,6 +166,30 @@ static void hot_stalls(json_t *line, kb_buf *out)
 		kb_buf_cat(out, "\n");
 }
 
+/* A hot line's busiest instructions (up to 4, most samples first), each
+ * with its share of all samples and the reason its warps stalled most. */
+static void hot_insns(json_t *insns, kb_buf *out)
+{
+	size_t n = json_array_size(insns);
+	bool *shown = kb_xcalloc(n + 1, sizeof *shown);
+	for (int k = 0; k < 4 && k < (int)n; k++) {
+		size_t best = n;
+		for (size_t i = 0; i < n; i++)
+			if (!shown[i] && (best == n || json_number_value(get(json_array_get(insns, i), "share_pct")) >
+						       json_number_value(get(json_array_get(insns, best), "share_pct"))))
+				best = i;
+		shown[best] = true;
+		json_t *in = json_array_get(insns, best);
+		const char *stall = json_string_value(get(in, "stall"));
+		kb_buf_catf(out, "                  %5.1f%%  %s", json_number_value(get(in, "share_pct")),
+			    json_string_value(get(in, "sass")));
+		if (stall && *stall)
+			kb_buf_catf(out, "   [%s %.0f%%]", stall, json_number_value(get(in, "stall_pct")));
+		kb_buf_cat(out, "\n");
+	}
+	free(shown);
+}
+
 static void hot(json_t *r, kb_buf *out)
 {
 	json_t *lines = get(r, "hot_lines");
@@ -185,11 +209,14 @@ static void hot(json_t *r, kb_buf *out)
 			kb_buf_catf(out, "    %5.1f %%  line %-4lld %s\n", json_number_value(get(l, "share_pct")),
 				    (long long)json_integer_value(get(l, "line")), json_string_value(get(l, "text")));
 		hot_stalls(l, out);
-		json_array_foreach(get(l, "sass"), k, s) {
-			if (k >= 4)
-				break;
-			kb_buf_catf(out, "                        %s\n", json_string_value(s));
-		}
+		if (json_array_size(get(l, "insns")))
+			hot_insns(get(l, "insns"), out);
+		else /* a Result of an older kbench */
+			json_array_foreach(get(l, "sass"), k, s) {
+				if (k >= 4)
+					break;
+				kb_buf_catf(out, "                        %s\n", json_string_value(s));
+			}
 	}
 	const char *why = json_string_value(get(r, "hot_why"));
 	if (!json_array_size(lines))

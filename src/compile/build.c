@@ -272,6 +272,7 @@ static void fill_kernels(const kb_source *src, const kb_spec *spec, const kb_ker
 		if (!find_resources(from_log, nlog, sym, &bk->res) &&
 		    !find_resources(from_elf, nelf, sym, &bk->res))
 			bk->res.kernel = kb_xstrdup(sym);
+		kb_compile_ptx_setmaxnreg(out->ptx, sym, &bk->res);
 		if (is_spec_kernel(spec, ks, k))
 			add_occupancy(src, spec, b->sm, bk);
 	}

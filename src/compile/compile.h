@@ -256,12 +256,18 @@ typedef struct {
 	int barriers;
 	int max_threads;      /* from __launch_bounds__/.maxntid, else the arch limit */
 	int cmem0;            /* param/driver constant bank bytes, -1 unknown */
+	int maxnreg_dec;      /* setmaxnreg.dec in the PTX: the registers warps that give */
+	int maxnreg_inc;      /* some back keep (producers), and those that take more get
+			       * (consumers) in a warp-specialized kernel; 0 when none */
 } kb_resources;
 
 /* Parses the ptxas "-v" report found in NVRTC and nvJitLink logs.
  * Fills one kb_resources per function seen; returns how many. Fields the log
  * does not give are -1 (cmem0, spills from a summary-only log). */
 int kb_compile_parse_ptxas_log(const char *log, kb_resources **out);
+/* The setmaxnreg counts of kernel sym's PTX body (.entry sym): the lowest
+ * .dec and the highest .inc into r (0 where there is none). */
+void kb_compile_ptx_setmaxnreg(const char *ptx, const char *sym, kb_resources *r);
 /* Frees n entries from kb_compile_parse_ptxas_log/kb_compile_cubin_resources. */
 void kb_compile_resources_free(kb_resources *v, int n);
 

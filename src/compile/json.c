@@ -36,6 +36,9 @@ static json_t *resources_json(const kb_resources *r)
 	json_object_set_new(j, "max_threads_per_block", json_integer(r->max_threads));
 	if (r->cmem0 >= 0)
 		json_object_set_new(j, "cmem0_bytes", json_integer(r->cmem0));
+	if (r->maxnreg_dec || r->maxnreg_inc)
+		json_object_set_new(j, "setmaxnreg", json_pack("{s:i, s:i}", "dec", r->maxnreg_dec, "inc",
+								r->maxnreg_inc));
 	return j;
 }
 

@@ -272,3 +272,39 @@ void kb_compile_resources_free(kb_resources *v, int n)
 		free(v[i].kernel);
 	free(v);
 }
+
+/* The text of kernel sym's body in a PTX module: from ".entry sym" to the
+ * next .entry (or the end); *end gets its end.  NULL when it is not there. */
+static const char *ptx_entry(const char *ptx, const char *sym, const char **end)
+{
+	size_t n = strlen(sym);
+	for (const char *p = ptx; (p = strstr(p, ".entry ")); p += 7) {
+		const char *q = p + 7;
+		if (strncmp(q, sym, n) || (q[n] != '(' && q[n] != ' ' && q[n] != '\n'))
+			continue;
+		const char *next = strstr(q, ".entry ");
+		*end = next ? next : q + strlen(q);
+		return q;
+	}
+	return NULL;
+}
+
+void kb_compile_ptx_setmaxnreg(const char *ptx, const char *sym, kb_resources *r)
+{
+	r->maxnreg_dec = r->maxnreg_inc = 0;
+	const char *end, *p = ptx && sym ? ptx_entry(ptx, sym, &end) : NULL;
+	for (; p && (p = strstr(p, "setmaxnreg.")) && p < end; p++) {
+		bool inc = !strncmp(p + 11, "inc", 3);
+		if (!inc && strncmp(p + 11, "dec", 3))
+			continue;
+		const char *u = strstr(p, ".u32");
+		const char *semi = strchr(p, ';');
+		if (!u || !semi || u > semi)
+			continue;
+		int v = (int)strtol(u + 4, NULL, 10);
+		if (inc && v > r->maxnreg_inc)
+			r->maxnreg_inc = v;
+		if (!inc && (!r->maxnreg_dec || v < r->maxnreg_dec))
+			r->maxnreg_dec = v;
+	}
+}

@@ -296,6 +296,26 @@ static json_t *line_stalls(json_t *tally, json_int_t line_samples)
 	return arr;
 }
 
+/* One sampled instruction of a hot line: its SASS, its share of all
+ * samples and the reason its warps stalled most, with that reason's share
+ * of its samples ("stall" "" when none was recorded). */
+static json_t *insn_json(json_t *h)
+{
+	const char *top = "";
+	json_int_t best = 0, all = json_integer_value(json_object_get(h, "samples"));
+	size_t i;
+	json_t *st;
+	json_array_foreach(json_object_get(h, "stalls"), i, st) {
+		json_int_t n = json_integer_value(json_object_get(st, "samples"));
+		if (n > best && json_string_value(json_object_get(st, "reason")))
+			best = n, top = json_string_value(json_object_get(st, "reason"));
+	}
+	return json_pack("{s:O, s:I, s:f, s:s, s:f}", "sass", json_object_get(h, "sass"), "pc",
+			 json_integer_value(json_object_get(h, "pc")), "share_pct",
+			 json_number_value(json_object_get(h, "share_pct")), "stall", top, "stall_pct",
+			 all ? 100.0 * (double)best / (double)all : 0.0);
+}
+
 /* Each hot PC gets its SASS and source line; samples are summed per
  * source line into "hot_lines", most first, with the line's stall reasons. */
 void kb_runner__map_hot(const kb_compile_unit *u, json_t *r)
@@ -326,8 +346,8 @@ void kb_runner__map_hot(const kb_compile_unit *u, json_t *r)
 		json_t *e = json_object_get(lines, key);
 		if (!e) {
 			char *text = source_line(u, file, line);
-			e = json_pack("{s:i, s:s, s:I, s:f, s:[]}", "line", line, "text", text,
-				      "samples", (json_int_t)0, "share_pct", 0.0, "sass");
+			e = json_pack("{s:i, s:s, s:I, s:f, s:[], s:[]}", "line", line, "text", text,
+				      "samples", (json_int_t)0, "share_pct", 0.0, "sass", "insns");
 			if (!own)
 				json_object_set_new(e, "file", json_string(file ? kb_basename(file) : "?"));
 			json_object_set_new(lines, key, e);
@@ -339,6 +359,7 @@ void kb_runner__map_hot(const kb_compile_unit *u, json_t *r)
 		json_object_set_new(e, "share_pct", json_real(json_number_value(json_object_get(e, "share_pct")) +
 							      json_number_value(json_object_get(h, "share_pct"))));
 		json_array_append(json_object_get(e, "sass"), json_object_get(h, "sass"));
+		json_array_append_new(json_object_get(e, "insns"), insn_json(h));
 		add_stalls(e, json_object_get(h, "stalls"));
 	}
 	json_t *arr = json_array();

@@ -359,6 +359,35 @@ static void test_compile_resources__cubin_truncated_and_garbage(void)
 	kb_buf_free(&b);
 }
 
+/* setmaxnreg of a warp-specialized kernel, per kernel of a PTX module:
+ * the lowest .dec and the highest .inc of its own body only. */
+static void test_compile_resources__setmaxnreg(void)
+{
+	static const char ptx[] =
+		".version 8.8\n.target sm_90a\n"
+		".visible .entry gemm(\n\t.param .u64 gemm_param_0\n)\n{\n"
+		"\tsetmaxnreg.dec.sync.aligned.u32 40;\n"
+		"\tsetmaxnreg.inc.sync.aligned.u32 232;\n"
+		"\tsetmaxnreg.dec.sync.aligned.u32 24;\n"
+		"\tret;\n}\n"
+		".visible .entry gemm_tail(\n\t.param .u64 p\n)\n{\n"
+		"\tsetmaxnreg.inc.sync.aligned.u32 240;\n\tret;\n}\n"
+		".visible .entry plain()\n{\n\tret;\n}\n";
+	kb_resources r = {0};
+	kb_compile_ptx_setmaxnreg(ptx, "gemm", &r);
+	T_EQ_INT(r.maxnreg_dec, 24);
+	T_EQ_INT(r.maxnreg_inc, 232); /* not gemm_tail's 240 */
+	kb_compile_ptx_setmaxnreg(ptx, "gemm_tail", &r);
+	T_EQ_INT(r.maxnreg_dec, 0);
+	T_EQ_INT(r.maxnreg_inc, 240);
+	kb_compile_ptx_setmaxnreg(ptx, "plain", &r);
+	T_EQ_INT(r.maxnreg_dec + r.maxnreg_inc, 0);
+	kb_compile_ptx_setmaxnreg(ptx, "absent", &r);
+	T_EQ_INT(r.maxnreg_dec + r.maxnreg_inc, 0);
+	kb_compile_ptx_setmaxnreg(NULL, "gemm", &r);
+	T_EQ_INT(r.maxnreg_dec + r.maxnreg_inc, 0);
+}
+
 int main(void)
 {
 	T_RUN(test_compile_resources__nvrtc_doc_example);
@@ -372,5 +401,6 @@ int main(void)
 	T_RUN(test_compile_resources__cubin_matches_logs);
 	T_RUN(test_compile_resources__cubin_arches);
 	T_RUN(test_compile_resources__cubin_truncated_and_garbage);
+	T_RUN(test_compile_resources__setmaxnreg);
 	return t_report();
 }

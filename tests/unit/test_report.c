@@ -632,6 +632,30 @@ static void test_report__chromium_screenshot(void)
 	sample_free(&s);
 }
 
+/* kbench profile --hot: a hot line's busiest instructions, most first,
+ * each with its share and the reason it stalled most. */
+static void test_report__hot_instructions(void)
+{
+	json_t *r = json_pack("{s:[], s:I, s:I, s:[{s:i, s:s, s:I, s:f, s:[{s:s, s:I, s:f}], s:[s, s],"
+			      " s:[{s:s, s:I, s:f, s:s, s:f}, {s:s, s:I, s:f, s:s, s:f}]}]}",
+			      "hot", "hot_samples", (json_int_t)100, "hot_launches", (json_int_t)5, "hot_lines",
+			      "line", 40, "text", "acc += dot(x, w)", "samples", (json_int_t)80, "share_pct", 80.0,
+			      "stalls", "reason", "wait", "samples", (json_int_t)40, "share_pct", 50.0, "sass", "LDSM", "HMMA",
+			      "insns", "sass", "LDSM.16.M88.4 R4, [R2]", "pc", (json_int_t)16, "share_pct", 20.0,
+			      "stall", "short_scoreboard", "stall_pct", 70.0, "sass", "HMMA.16816.F32.BF16 R8, R4, R6, R8", "pc",
+			      (json_int_t)32, "share_pct", 60.0, "stall", "wait", "stall_pct", 55.0);
+	if (!r)
+		return;
+	T_OK(r != NULL);
+	kb_buf out = KB_BUF_INIT;
+	kb_app_profile_render(r, &out);
+	T_CONTAINS(out.s, "  80.0 %  line 40   acc += dot(x, w)\n");
+	T_CONTAINS(out.s, "   60.0%  HMMA.16816.F32.BF16 R8, R4, R6, R8   [wait 55%]\n"
+			  "                   20.0%  LDSM.16.M88.4 R4, [R2]   [short_scoreboard 70%]\n");
+	kb_buf_free(&out);
+	json_decref(r);
+}
+
 /* kbench profile --hot without a disassembler says where it looked for one
  * (the runner's "hot_why"), not only that nvdisasm is needed. */
 static void test_report__hot_without_disassembler(void)
@@ -702,5 +726,6 @@ int main(void)
 	T_RUN(test_report__hot_without_disassembler);
 	T_RUN(test_report__chromium_screenshot);
 	T_RUN(test_report__tile_generated_diff);
+	T_RUN(test_report__hot_instructions);
 	return t_report();
 }

@@ -22,8 +22,9 @@ static kb_sass_insn insn(uint32_t addr, const char *op, const char *file, int li
 
 static json_t *sample(uint32_t pc, int n, double pct)
 {
-	return json_pack("{s:s, s:I, s:I, s:f, s:{s:I}}", "function", "softmax", "pc", (json_int_t)pc,
-			 "samples", (json_int_t)n, "share_pct", pct, "stalls", "long_scoreboard", (json_int_t)n);
+	return json_pack("{s:s, s:I, s:I, s:f, s:[{s:s, s:I}]}", "function", "softmax", "pc", (json_int_t)pc,
+			 "samples", (json_int_t)n, "share_pct", pct, "stalls", "reason", "long_scoreboard",
+			 "samples", (json_int_t)n);
 }
 
 static void test_runner_hot__inlined_helpers_count_at_the_call(void)
@@ -62,6 +63,14 @@ static void test_runner_hot__inlined_helpers_count_at_the_call(void)
 	T_EQ_STR(json_string_value(json_object_get(top, "text")), "s = sum(t)");
 	T_OK(!json_object_get(top, "file"));
 	T_EQ_INT(json_array_size(json_object_get(top, "sass")), 2);
+	/* each instruction with its share and the reason it stalled most */
+	json_t *insns = json_object_get(top, "insns");
+	T_EQ_INT(json_array_size(insns), 2);
+	json_t *shfl = json_array_get(insns, 0);
+	T_EQ_STR(json_string_value(json_object_get(shfl, "sass")), "SHFL.BFLY R0");
+	T_NEAR(json_number_value(json_object_get(shfl, "share_pct")), 50.0, 1e-9);
+	T_EQ_STR(json_string_value(json_object_get(shfl, "stall")), "long_scoreboard");
+	T_NEAR(json_number_value(json_object_get(shfl, "stall_pct")), 100.0, 1e-9);
 	/* the load's own line and the unplaced helper line: 10% each (in
 	 * either order), the helper one named by its file, not a .tile line */
 	json_t *a = json_array_get(lines, 1), *b = json_array_get(lines, 2);
