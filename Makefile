@@ -235,12 +235,13 @@ asan: $(ASAN_BIN)
 # none of our -dev packages: the programs, the test programs, and every
 # shared library they need that a stock Ubuntu + CUDA image lacks.
 DIST := $(B)/dist/kbench-$(shell sed -n 's/.*KB_VERSION "\(.*\)"/\1/p' src/core/kb.h)
-dist: all $(UNIT_BIN)
+dist: all $(UNIT_BIN) $(EMU_BIN) $(EMU_RT)
 	@echo "DIST  $(DIST).tar.gz"
-	$(Q)rm -rf $(DIST) && mkdir -p $(DIST)/build/tests $(DIST)/build/lib
+	$(Q)rm -rf $(DIST) && mkdir -p $(DIST)/build/tests $(DIST)/build/lib $(DIST)/build/emu
 	$(Q)cp $(B)/kbench $(B)/kbench-tui $(DIST)/build/
 	$(Q)cp $(UNIT_BIN) $(DIST)/build/tests/
-	$(Q)scripts/bundle-libs.sh $(DIST)/build/lib $(B)/kbench $(B)/kbench-tui $(UNIT_BIN)
+	$(Q)cp $(EMU_BIN) $(EMU_RT) $(DIST)/build/emu/
+	$(Q)scripts/bundle-libs.sh $(DIST)/build/lib $(B)/kbench $(B)/kbench-tui $(UNIT_BIN) $(EMU_BIN)
 	$(Q)tar czf $(DIST).tar.gz -C $(DIST) build
 	@ls -la $(DIST).tar.gz
 

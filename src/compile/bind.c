@@ -307,20 +307,67 @@ static void bind_scalar(const bindctx *c, const kb_param *p)
 		    c->k->name, param_type(p));
 }
 
+static const kb_spec_tmap *find_tmap(const kb_spec *s, const char *name)
+{
+	for (int i = 0; i < s->ntmaps; i++)
+		if (!strcmp(s->tmaps[i].name, name))
+			return &s->tmaps[i];
+	return NULL;
+}
+
+/* A CUtensorMap parameter takes a `//! tensormap` line, and only it does. */
+static bool bind_tmap(const bindctx *c, const kb_param *p)
+{
+	const kb_spec_tmap *m = find_tmap(c->spec, p->name);
+	bool typed = p->type && strstr(p->type, "CUtensorMap");
+	int line, col, len;
+	param_place(c, p, &line, &col, &len);
+	if (!m && typed && !p->is_pointer)
+		ERR(c->d, c->src, line, col, len, "parameter '%s' (%s) of %s() is not bound; add "
+		    "`//! tensormap %s : TENSOR box=(...)`", p->name, param_type(p), c->k->name,
+		    p->name);
+	else if (m && (p->is_pointer || (!c->ptx && !typed)))
+		ERR(c->d, c->src, m->loc.line, m->loc.col, (int)strlen(m->name), "'%s' is a "
+		    "tensormap, but parameter '%s' of %s() is '%s'; declare it `const "
+		    "__grid_constant__ CUtensorMap %s`", m->name, p->name, c->k->name,
+		    param_type(p), p->name);
+	return m || (typed && !p->is_pointer);
+}
+
+/* Whether t reaches the kernel: as a parameter, or through a tensormap that is one. */
+static bool tensor_passed(const bindctx *c, const kb_spec_tensor *t)
+{
+	for (int j = 0; j < c->k->nparams; j++) {
+		const kb_spec_tmap *m = find_tmap(c->spec, c->k->params[j].name);
+		if (!strcmp(c->k->params[j].name, t->name) || (m && !strcmp(m->tensor, t->name)))
+			return true;
+	}
+	return false;
+}
+
 static void bind_params(const bindctx *c)
 {
 	for (int i = 0; i < c->k->nparams; i++) {
 		const kb_param *p = &c->k->params[i];
+		if (bind_tmap(c, p))
+			continue;
 		if (p->is_pointer)
 			bind_pointer(c, p);
 		else
 			bind_scalar(c, p);
 	}
-	for (int i = 0; i < c->spec->ntensors; i++) {
-		const kb_spec_tensor *t = &c->spec->tensors[i];
+	for (int i = 0; i < c->spec->ntmaps; i++) {
+		const kb_spec_tmap *m = &c->spec->tmaps[i];
 		bool used = false;
 		for (int j = 0; j < c->k->nparams && !used; j++)
-			used = !strcmp(c->k->params[j].name, t->name);
+			used = !strcmp(c->k->params[j].name, m->name);
+		if (!used)
+			ERR(c->d, c->src, m->loc.line, m->loc.col, (int)strlen(m->name), "tensormap "
+			    "'%s' is not a parameter of %s()", m->name, c->k->name);
+	}
+	for (int i = 0; i < c->spec->ntensors; i++) {
+		const kb_spec_tensor *t = &c->spec->tensors[i];
+		bool used = tensor_passed(c, t);
 		if (!used)
 			WARN(c->d, c->src, t->loc.line, t->loc.col, (int)strlen(t->name), "tensor '%s' "
 			     "is not a parameter of %s(); it is allocated but never passed", t->name,

@@ -109,6 +109,20 @@ typedef struct {
 	kb_loc loc;
 } kb_spec_tensor;
 
+/* `//! tensormap NAME : TENSOR box=(E, ...) [swizzle=none|32|64|128]`: a
+ * TMA descriptor (CUtensorMap) of TENSOR's buffer that the runner encodes
+ * and passes as the kernel's `const __grid_constant__ CUtensorMap NAME`;
+ * the box is a tile of the tensor, in its dims' order (outermost first). */
+typedef struct {
+	char *name;
+	char *tensor;
+	kb_loc tensor_loc;
+	kb_expr *box[KB_MAX_RANK];
+	int nbox;
+	int swizzle;        /* bytes: 0 (none), 32, 64 or 128 */
+	kb_loc loc;
+} kb_spec_tmap;
+
 typedef struct {
 	bool present;
 	int grid_n, block_n;
@@ -160,6 +174,7 @@ typedef struct {
 	kb_loc kernel_loc;
 	kb_spec_arg *args;       int nargs;
 	kb_spec_tensor *tensors; int ntensors;
+	kb_spec_tmap *tmaps;     int ntmaps;     /* `//! tensormap` lines */
 	kb_spec_launch launch;
 	kb_spec_ref ref;
 	bool has_tol;
@@ -168,6 +183,8 @@ typedef struct {
 	kb_spec_list *sweeps;    int nsweeps;
 	kb_spec_list *tunes;     int ntunes;
 	kb_spec_option *options; int noptions; /* every `//! options` line, in order */
+	char *arch;              /* `//! arch sm_90a`: the target unless --arch says another */
+	kb_loc arch_loc;
 	int nlines;              /* //! lines seen */
 } kb_spec;
 
@@ -476,7 +493,8 @@ typedef struct {
 } kb_arg_override;
 
 typedef struct {
-	const char *arch;     /* NULL: kb_compile_default_arch() */
+	const char *arch;     /* --arch: the target; NULL: the spec's `//! arch` line, else */
+	const char *default_arch; /* this (the GPU's), else kb_compile_default_arch() */
 	const char **defines; /* "K=V" */
 	int ndefines;
 	const char **options; /* --option: compiler options after the spec's */

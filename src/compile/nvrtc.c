@@ -143,6 +143,19 @@ static void get_lowered(nvrtcProgram prog, const char *const *names, int nnames,
 	}
 }
 
+/* The driver API's cuda.h cannot be compiled by NVRTC (libc headers, host
+ * function declarations), yet a TMA kernel written for nvcc includes it for
+ * the one type device code needs: the CUtensorMap it takes by value.  Under
+ * NVRTC `#include <cuda.h>` gets this instead, so such a kernel compiles
+ * here unchanged (docs/decisions.md). */
+static const char *const shim_names[] = {"cuda.h"};
+static const char *const shim_texts[] = {
+	"#pragma once\n"
+	"/* kbench's cuda.h for NVRTC: the driver API's device-side types only */\n"
+	"#define __cuda_cuda_h__ 1\n"
+	"typedef struct CUtensorMap_st { alignas(64) unsigned long long opaque[16]; } CUtensorMap;\n",
+};
+
 /* Compiles src: 0, KB_ECOMPILE (diags), KB_EUNSUP (no NVRTC) or KB_ERROR. */
 int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 		      const char *const *names, int nnames, kb_compile__out *out,
@@ -152,7 +165,8 @@ int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 	int rc = kb_compile__nvrtc_load(err);
 	if (rc < 0)
 		return rc;
-	KB_NVRTC(nvrtcCreateProgram(&prog, src->text, src->path, 0, NULL, NULL), err);
+	KB_NVRTC(nvrtcCreateProgram(&prog, src->text, src->path, (int)KB_ARRAY_LEN(shim_names),
+				    shim_texts, shim_names), err);
 	for (int i = 0; i < nnames; i++)
 		KB_NVRTC(nvrtcAddNameExpression(prog, names[i]), err);
 	nvrtc_calls++;

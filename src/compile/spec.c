@@ -37,11 +37,16 @@ bool kb_compile__define_ok(kb_compile__parser *P, const kb_compile__tok *t)
 {
 	char *name = kb_xstrndup(t->p, (size_t)t->len);
 	int a = kb_compile__find_arg(P->spec, name), x = kb_compile__find_tensor(P->spec, name);
-	int line = a >= 0 ? P->spec->args[a].loc.line : x >= 0 ? P->spec->tensors[x].loc.line : 0;
+	int m = -1;
+	for (int i = 0; i < P->spec->ntmaps; i++)
+		if (!strcmp(P->spec->tmaps[i].name, name))
+			m = i;
+	int line = a >= 0 ? P->spec->args[a].loc.line : x >= 0 ? P->spec->tensors[x].loc.line
+		 : m >= 0 ? P->spec->tmaps[m].loc.line : 0;
 	if (line)
 		kb_compile__perr(P, t->col, t->len,
 				 "duplicate name '%s' (first defined as %s at line %d)",
-				 name, a >= 0 ? "an arg" : "a tensor", line);
+				 name, a >= 0 ? "an arg" : x >= 0 ? "a tensor" : "a tensormap", line);
 	free(name);
 	return line == 0;
 }
@@ -458,6 +463,29 @@ static void dir_options(kb_compile__parser *P, const kb_compile__tok *dir)
 				 "(e.g. `//! options -use_fast_math -maxrregcount=64`)");
 }
 
+/* `//! arch sm_90a`: a kernel that needs an architecture's own instructions
+ * (wgmma, setmaxnreg) says so once, instead of every command line. */
+static void dir_arch(kb_compile__parser *P, const kb_compile__tok *dir)
+{
+	kb_spec *s = P->spec;
+	const char *start = skip_blanks(P, P->tok.p), *end = word_end(P, start);
+	char *word = kb_xstrndup(start, (size_t)(end - start));
+	int col = (int)(start - P->line) + 1, sm;
+	if (end == start)
+		kb_compile__perr(P, dir->col, dir->len, "arch needs a target, e.g. `//! arch sm_90a`");
+	else if (kb_compile_arch_parse(word, &sm) < 0)
+		kb_compile__perr(P, col, (int)(end - start), "'%s' is not an architecture (e.g. sm_90, "
+				 "sm_90a)", word);
+	else if (skip_blanks(P, end) < P->end)
+		kb_compile__perr(P, (int)(skip_blanks(P, end) - P->line) + 1, 1, "arch takes one target");
+	else {
+		s->arch = word;
+		s->arch_loc = kb_compile__loc_at(P, col);
+		return;
+	}
+	free(word);
+}
+
 /* ===== lines ===== */
 
 static const struct directive {
@@ -471,6 +499,8 @@ static const struct directive {
 	[KB_SPEC_TOL] = {"tol", dir_tol, true}, [KB_SPEC_BYTES] = {"bytes", dir_bytes, true},
 	[KB_SPEC_FLOPS] = {"flops", dir_flops, true}, [KB_SPEC_SWEEP] = {"sweep", dir_sweep, false},
 	[KB_SPEC_TUNE] = {"tune", dir_tune, false}, [KB_SPEC_OPTIONS] = {"options", dir_options, false},
+	[KB_SPEC_TENSORMAP] = {"tensormap", kb_compile__dir_tensormap, false},
+	[KB_SPEC_ARCH] = {"arch", dir_arch, true},
 };
 
 static void unknown_directive(kb_compile__parser *P, const kb_compile__tok *t)
@@ -643,6 +673,14 @@ void kb_compile_spec_free(kb_spec *spec)
 		free(spec->tensors[i].init.path);
 	}
 	free(spec->tensors);
+	for (int i = 0; i < spec->ntmaps; i++) {
+		free(spec->tmaps[i].name);
+		free(spec->tmaps[i].tensor);
+		for (int d = 0; d < spec->tmaps[i].nbox; d++)
+			kb_compile__expr_free(spec->tmaps[i].box[d]);
+	}
+	free(spec->tmaps);
+	free(spec->arch);
 	for (int i = 0; i < 3; i++) {
 		kb_compile__expr_free(spec->launch.grid[i]);
 		kb_compile__expr_free(spec->launch.block[i]);

@@ -100,6 +100,27 @@ static void check_lists(kb_compile__parser *P)
 	}
 }
 
+/* A tensormap describes a tensor of the spec, with one box extent per dim. */
+static void check_tmaps(kb_compile__parser *P)
+{
+	const kb_spec *s = P->spec;
+	for (int i = 0; i < s->ntmaps; i++) {
+		const kb_spec_tmap *m = &s->tmaps[i];
+		for (int d = 0; d < m->nbox; d++)
+			check_names(P, m->box[d], -1);
+		int t = kb_compile__find_tensor(s, m->tensor);
+		int len = (int)strlen(m->tensor);
+		if (t < 0)
+			kb_compile__diag_err(P->diags, P->src, m->tensor_loc.line, m->tensor_loc.col, len,
+					     "tensormap '%s' describes '%s', which is not a tensor of "
+					     "this spec", m->name, m->tensor);
+		else if (m->nbox && m->nbox != s->tensors[t].rank)
+			kb_compile__diag_err(P->diags, P->src, m->tensor_loc.line, m->tensor_loc.col, len,
+					     "'%s' has %d dims but the box has %d (one extent per dim, "
+					     "outermost first)", m->tensor, s->tensors[t].rank, m->nbox);
+	}
+}
+
 static void check_all_names(kb_compile__parser *P)
 {
 	const kb_spec *s = P->spec;
@@ -117,6 +138,7 @@ static void check_all_names(kb_compile__parser *P)
 	check_names(P, s->flops, -1);
 	check_lists(P);
 	check_ref_names(P);
+	check_tmaps(P);
 }
 
 static void check_values(kb_compile__parser *P)
@@ -140,6 +162,14 @@ static void check_values(kb_compile__parser *P)
 		for (int d = 0; d < t->rank; d++) {
 			snprintf(what, sizeof(what), "dimension %d of '%s'", d, t->name);
 			kb_compile__eval_int(&c, t->dims[d], what, 0, &dim);
+		}
+	}
+	for (int i = 0; i < s->ntmaps; i++) {
+		char what[96];
+		int64_t extent;
+		for (int d = 0; d < s->tmaps[i].nbox; d++) {
+			snprintf(what, sizeof(what), "box extent %d of tensormap '%s'", d, s->tmaps[i].name);
+			kb_compile__eval_int(&c, s->tmaps[i].box[d], what, 1, &extent);
 		}
 	}
 	kb_launch_dims ld;

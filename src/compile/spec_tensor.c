@@ -286,3 +286,81 @@ void kb_compile__dir_tensor(kb_compile__parser *P, const kb_compile__tok *dir, b
 		t->init.seed = derived_seed(pos);
 	kb_compile__expect_eol(P);
 }
+
+/* ===== tensormap ===== */
+
+/* (E, E, ...) into m->box: at most KB_MAX_RANK entries. */
+static int parse_box(kb_compile__parser *P, kb_spec_tmap *m)
+{
+	if (kb_compile__expect(P, '(', "'(' and the box's extents, e.g. box=(BM, BK)"))
+		return -1;
+	for (m->nbox = 0;;) {
+		if (m->nbox == KB_MAX_RANK) {
+			kb_compile__perr(P, P->tok.col, P->tok.len, "a box has at most %d dims", KB_MAX_RANK);
+			return P->failed = true, -1;
+		}
+		if (!(m->box[m->nbox] = kb_compile__parse_expr(P)))
+			return -1;
+		m->nbox++;
+		if (!kb_compile__is_punct(P, ','))
+			return kb_compile__expect(P, ')', "',' or ')'");
+		kb_compile__lex(P);
+	}
+}
+
+/* swizzle=none, 32, 64 or 128 (bytes). */
+static int parse_swizzle(kb_compile__parser *P, kb_spec_tmap *m)
+{
+	kb_compile__tok t = P->tok;
+	if (t.kind == KB_TK_IDENT && kb_compile__tok_is(&t, "none")) {
+		m->swizzle = 0;
+		kb_compile__lex(P);
+		return 0;
+	}
+	long v = t.kind == KB_TK_NUM ? strtol(t.p, NULL, 10) : -1;
+	if (v != 32 && v != 64 && v != 128) {
+		kb_compile__perr(P, t.col, t.len, "swizzle is none, 32, 64 or 128 (bytes), got '%.*s'",
+				 t.len, t.p);
+		return P->failed = true, -1;
+	}
+	m->swizzle = (int)v;
+	kb_compile__lex(P);
+	return 0;
+}
+
+void kb_compile__dir_tensormap(kb_compile__parser *P, const kb_compile__tok *dir)
+{
+	kb_compile__tok name, tensor;
+	if (kb_compile__expect_ident(P, "the kernel parameter's name", &name) ||
+	    !kb_compile__define_ok(P, &name))
+		return;
+	kb_spec *s = P->spec;
+	kb_spec_tmap *m = KB_SPEC_PUSH1(s->tmaps, s->ntmaps);
+	m->name = kb_xstrndup(name.p, (size_t)name.len);
+	m->loc = kb_compile__loc_at(P, name.col);
+	if (kb_compile__expect(P, ':', "':' and the tensor it describes (ta : a box=(64, 64))") ||
+	    kb_compile__expect_ident(P, "a tensor name", &tensor))
+		return;
+	m->tensor = kb_xstrndup(tensor.p, (size_t)tensor.len);
+	m->tensor_loc = kb_compile__loc_at(P, tensor.col);
+	bool box = false, swz = false;
+	while (P->tok.kind != KB_TK_EOF) {
+		kb_compile__tok key;
+		if (kb_compile__expect_ident(P, "box= or swizzle=", &key))
+			return;
+		int k = kb_compile__tok_is(&key, "box") ? 0 : kb_compile__tok_is(&key, "swizzle") ? 1 : -1;
+		if (k < 0 || (k == 0 ? box : swz)) {
+			kb_compile__perr(P, key.col, key.len, k < 0 ? "unknown tensormap key '%.*s' (known: box, "
+					 "swizzle)" : "'%.*s' is given twice", key.len, key.p);
+			P->failed = true;
+			return;
+		}
+		if (kb_compile__expect(P, '=', "'='") || (k == 0 ? parse_box(P, m) : parse_swizzle(P, m)))
+			return;
+		*(k == 0 ? &box : &swz) = true;
+		if (kb_compile__is_punct(P, ','))
+			kb_compile__lex(P);
+	}
+	if (!box)
+		kb_compile__perr(P, dir->col, dir->len, "tensormap needs box=(...): the tile one copy moves");
+}

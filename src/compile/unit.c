@@ -244,7 +244,8 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 		free(ok);
 		return rc;
 	}
-	char *arch = opts->arch ? kb_xstrdup(opts->arch) : kb_compile_default_arch();
+	char *arch = opts->arch ? kb_xstrdup(opts->arch) : r->spec.arch ? kb_xstrdup(r->spec.arch)
+		     : opts->default_arch ? kb_xstrdup(opts->default_arch) : kb_compile_default_arch();
 	kb_build_opts bo = {
 		.arch = arch, .defines = (char **)opts->defines, .ndefines = opts->ndefines,
 		.options = ok, .noptions = nok, .no_cache = opts->no_cache,

@@ -97,6 +97,8 @@ static int bind_params(const kb_spec *spec, const kb_kernel *k, kb_profile__buf 
 			bd->params[p] = &bufs[found].dev;
 			continue;
 		}
+		if (kb_profile__is_tmap_param(spec, pm))
+			continue; /* kb_profile__tmaps_bind, once the buffers exist */
 		const kb_spec_arg *a = find_arg(spec, pm->name);
 		ptype t = scalar_type(pm);
 		if (!a || pm->is_pointer || t == P_UNKNOWN)
@@ -222,7 +224,8 @@ int kb_profile__bind(kb_device *d, const kb_source *src, const kb_spec *spec,
 	kb_log("bind: module %.1f ms", kb_now_ms() - t);
 	t = kb_now_ms();
 	if ((rc = alloc_buffers(src, spec, bd, err)) < 0 ||
-	    (rc = bind_params(spec, k, bd->bufs, bd->nbufs, bd, err)) < 0)
+	    (rc = bind_params(spec, k, bd->bufs, bd->nbufs, bd, err)) < 0 ||
+	    (rc = kb_profile__tmaps_bind(src, spec, k, bd, err)) < 0)
 		return rc;
 	kb_log("bind: buffers %.1f ms", kb_now_ms() - t);
 	return KB_OK;
@@ -237,9 +240,9 @@ int kb_profile__bind_other(kb_device *d, const kb_spec *spec, const kb_kernel *k
 	bd->bufs = bufs; /* borrowed: unbind with free_bufs = false */
 	bd->nbufs = nbufs;
 	int rc = resolve_function(d, k, b, bd, err);
-	if (rc < 0)
+	if (rc < 0 || (rc = bind_params(spec, k, bufs, nbufs, bd, err)) < 0)
 		return rc;
-	return bind_params(spec, k, bufs, nbufs, bd, err);
+	return kb_profile__tmaps_bind(NULL, spec, k, bd, err);
 }
 
 void kb_profile__unbind(kb_profile__bound *bd, bool free_bufs)
@@ -253,6 +256,8 @@ void kb_profile__unbind(kb_profile__bound *bd, bool free_bufs)
 		free(bd->bufs);
 	free(bd->params);
 	free(bd->scalars);
+	free(bd->tmaps);
+	free(bd->tmap_store);
 	memset(bd, 0, sizeof *bd);
 }
 

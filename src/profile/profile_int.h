@@ -28,7 +28,7 @@
 	X(cuEventDestroy) X(cuFuncGetAttribute) X(cuFuncSetAttribute) \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuStreamBeginCapture) \
 	X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch) \
-	X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuLaunchHostFunc)
+	X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuLaunchHostFunc) X(cuTensorMapEncodeTiled)
 
 typedef struct {
 #define KB_CU_MEMBER(f) __typeof__(&f) f;
@@ -149,6 +149,13 @@ typedef struct {
 	size_t bytes;
 } kb_profile__buf;
 
+/* A kernel parameter bound to a `//! tensormap` line (tensormap.c). */
+typedef struct {
+	int param, buf;           /* kernel parameter index; the tensor's index in bufs */
+	const kb_spec_tmap *spec;
+	cuuint32_t box[KB_MAX_RANK]; /* innermost first, as the driver wants it */
+} kb_profile__tmap;
+
 typedef struct {
 	CUmodule mod;
 	CUfunction fn;
@@ -159,6 +166,9 @@ typedef struct {
 	uint64_t *scalars;        /* storage of scalar parameters */
 	void **params;            /* kernel parameter pointers, kernel order */
 	int nparams;
+	kb_profile__tmap *tmaps;  /* the tensormap parameters */
+	int ntmaps;
+	CUtensorMap *tmap_store;  /* their encodings (for these bufs), 64-byte aligned */
 } kb_profile__bound;
 
 /* Loads the module (cached per build key), allocates buffers per the spec,
@@ -171,6 +181,14 @@ int kb_profile__bind_other(kb_device *d, const kb_spec *spec, const kb_kernel *k
 			   const kb_build *b, kb_profile__buf *bufs, int nbufs,
 			   const kb_launch_dims *dims, kb_profile__bound *out, kb_err *err);
 void kb_profile__unbind(kb_profile__bound *bd, bool free_bufs);
+/* tensormap.c: whether p is bound by a `//! tensormap` line; binding them
+ * (after the buffers: plans and encodes each, pointing bd->params at the
+ * encodings); re-encoding for bd->bufs (another buffer set) into fresh
+ * storage, which the caller frees. */
+bool kb_profile__is_tmap_param(const kb_spec *spec, const kb_param *p);
+int kb_profile__tmaps_bind(const kb_source *src, const kb_spec *spec, const kb_kernel *k,
+			   kb_profile__bound *bd, kb_err *err);
+int kb_profile__tmaps_encode(kb_profile__bound *bd, kb_err *err);
 int kb_profile__launch(kb_device *d, const kb_profile__bound *bd, kb_err *err);
 int kb_profile__sync(kb_device *d, kb_err *err);
 

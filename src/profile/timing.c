@@ -149,6 +149,7 @@ static void free_plan(graph_plan *g, const kb_profile__bound *main_bd)
 				kb_cu.cuMemFree(g->sets[s].bufs[i].dev);
 		free(g->sets[s].bufs);
 		free(g->sets[s].params);
+		free(g->sets[s].tmap_store);
 	}
 	free(g->sets);
 	memset(g, 0, sizeof *g);
@@ -175,6 +176,8 @@ static int clone_set(kb_device *d, const kb_profile__bound *bd, kb_profile__boun
 			if (bd->params[p] == &bd->bufs[i].dev)
 				set->params[p] = &set->bufs[i].dev;
 	}
+	set->tmap_store = NULL; /* the main set's encodings point at its buffers */
+	rc = kb_profile__tmaps_encode(set, err);
 out:
 	return rc;
 }

@@ -554,7 +554,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	int nargs;
 	kb_arg_override *args = overrides(json_object_get(req, "args"), &nargs);
 	bool hot = json_is_true(json_object_get(req, "hot"));
-	kb_compile_unit_opts uo = {.arch = arch ? arch : dev_arch, .defines = defs, .ndefines = ndef,
+	kb_compile_unit_opts uo = {.arch = arch, .default_arch = dev_arch, .defines = defs, .ndefines = ndef,
 				   .options = opts, .noptions = nopt, .args = args, .nargs = nargs,
 				   .want_sass = hot};
 	kb_compile_unit u;

@@ -515,7 +515,7 @@ static void test_compile_spec__unknown_directive(void)
 		    "unknown directive 'lauch'; did you mean 'launch'?");
 	T_ONE_ERROR("//!   kernal k\n", 1, 7, 6, "did you mean 'kernel'?");
 	T_ONE_ERROR("//! frobnicate\n", 1, 5, 10, "unknown directive 'frobnicate' (known: kernel, "
-		    "arg, in, out, launch, ref, tol, bytes, flops, sweep, tune, options)");
+		    "arg, in, out, launch, ref, tol, bytes, flops, sweep, tune, options, tensormap, arch)");
 	T_ONE_ERROR("//! = 3\n", 1, 5, 1, "expected a directive");
 }
 
@@ -1032,6 +1032,80 @@ static void test_compile_spec__bind_params(void)
 	kb_diags_free(&d);
 }
 
+/* `//! tensormap`: parsed, checked against its tensor, bound to a
+ * CUtensorMap parameter and only to one. */
+static void test_compile_spec__tensormap(void)
+{
+	const char *base = "//! arg M = 256\n//! in a : bf16[M, 64]\n";
+	char text[512];
+	kb_spec s;
+	kb_diags d = {0};
+	snprintf(text, sizeof text, "%s//! tensormap ta : a box=(M / 2, 64) swizzle=128\n", base);
+	T_EQ_INT(parse(text, &s, &d), 0);
+	T_EQ_INT(s.ntmaps, 1);
+	T_EQ_STR(s.tmaps[0].name, "ta");
+	T_EQ_STR(s.tmaps[0].tensor, "a");
+	T_EQ_INT(s.tmaps[0].nbox, 2);
+	T_EQ_INT(s.tmaps[0].swizzle, 128);
+	kb_value v;
+	T_EQ_INT(kb_compile_spec_eval(&s, s.tmaps[0].box[0], &v, NULL, NULL), 0);
+	T_EQ_INT(v.i, 128);
+	kb_compile_spec_free(&s);
+	snprintf(text, sizeof text, "%s//! tensormap ta : a box=(8, 8)\n", base);
+	T_EQ_INT(parse(text, &s, &d), 0);
+	T_EQ_INT(s.tmaps[0].swizzle, 0);
+	kb_compile_spec_free(&s);
+	kb_diags_free(&d);
+
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : b box=(4, 4)\n", 2, 20, 1,
+		    "tensormap 'ta' describes 'b', which is not a tensor of this spec");
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : a box=(4)\n", 2, 20, 1,
+		    "'a' has 2 dims but the box has 1");
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : a box=(4, 4) swizzle=16\n", 2, 41, 2,
+		    "swizzle is none, 32, 64 or 128 (bytes), got '16'");
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : a\n", 2, 5, 9,
+		    "tensormap needs box=(...)");
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap a : a box=(4, 4)\n", 2, 15, 1,
+		    "duplicate name 'a' (first defined as a tensor at line 1)");
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : a box=(4, 0)\n", 2, 30, 1,
+		    "box extent 1 of tensormap 'ta' must be positive");
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : a box=(4, 4) tile=3\n", 2, 33, 4,
+		    "unknown tensormap key 'tile'");
+
+	/* `//! arch`: one target, checked; given once. */
+	T_EQ_INT(parse("//! arch sm_90a\n", &s, &d), 0);
+	T_EQ_STR(s.arch, "sm_90a");
+	kb_compile_spec_free(&s);
+	T_ONE_ERROR("//! arch sm_9x\n", 1, 10, 5, "'sm_9x' is not an architecture");
+	T_ONE_ERROR("//! arch sm_90a sm_80\n", 1, 17, 1, "arch takes one target");
+	T_ONE_ERROR("//! arch\n", 1, 5, 4, "arch needs a target");
+
+	/* Binding: a CUtensorMap parameter needs the line; the line needs it. */
+	kb_param p[] = {P_VAL("ta", "const CUtensorMap", 5, 40), P_PTR("c", "float *", "float", false, 5, 60)};
+	kb_kernel k = mkkernel("g", p, 2, 5);
+	kb_kernels ks = {&k, 1, 1};
+	const char *outs = "//! in a : bf16[128, 64]\n//! out c : f32[4]\n";
+	snprintf(text, sizeof text, "%s//! tensormap ta : a box=(64, 64)\n", outs);
+	T_EQ_INT(bind_text(text, &ks, KB_SRC_CUDA, &d, NULL), 0);
+	T_EQ_INT(d.n, 0); /* a reaches the kernel through ta: no "never passed" warning */
+	kb_diags_free(&d);
+	T_EQ_INT(bind_text(outs, &ks, KB_SRC_CUDA, &d, NULL), KB_ESPEC);
+	T_EQ_INT(d.n >= 1, 1);
+	T_CONTAINS(d.v[d.n - 1].msg, "parameter 'ta' (const CUtensorMap) of g() is not bound; add "
+		   "`//! tensormap ta : TENSOR box=(...)`");
+	kb_diags_free(&d);
+	kb_param q[] = {P_PTR("ta", "const float *", "float", true, 5, 40), P_PTR("c", "float *", "float", false, 5, 60)};
+	kb_kernel k2 = mkkernel("g", q, 2, 5);
+	kb_kernels ks2 = {&k2, 1, 1};
+	T_EQ_INT(bind_text(text, &ks2, KB_SRC_CUDA, &d, NULL), KB_ESPEC);
+	T_CONTAINS(d.v[0].msg, "'ta' is a tensormap, but parameter 'ta' of g() is 'const float *'");
+	kb_diags_free(&d);
+	snprintf(text, sizeof text, "%s//! tensormap ta : a box=(64, 64)\n//! tensormap tb : a box=(8, 8)\n", outs);
+	T_EQ_INT(bind_text(text, &ks, KB_SRC_CUDA, &d, NULL), KB_ESPEC);
+	T_CONTAINS(d.v[0].msg, "tensormap 'tb' is not a parameter of g()");
+	kb_diags_free(&d);
+}
+
 static void test_compile_spec__bind_ref_kernel(void)
 {
 	kb_param p[] = {P_VAL("n", "int", 0, 0)};
@@ -1237,6 +1311,7 @@ int main(void)
 	T_RUN(test_compile_spec__bind_examples);
 	T_RUN(test_compile_spec__bind_choose_kernel);
 	T_RUN(test_compile_spec__bind_params);
+	T_RUN(test_compile_spec__tensormap);
 	T_RUN(test_compile_spec__bind_ref_kernel);
 	T_RUN(test_compile_spec__bind_ref_shapes);
 	T_RUN(test_compile_spec__bind_after_set_arg);
