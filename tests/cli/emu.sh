@@ -1,11 +1,12 @@
 #!/bin/sh
-# emu.sh - the tile compiler's generated CUDA run on the CPU by the host
-# emulator (tests/emu/README.md) and checked against each spec's reference:
-# the examples at ragged sizes (row tails, K not a multiple of 8 so the
-# scalar copy path runs, M and N not multiples of the tile, several K trips
-# so the cp.async stages wrap, several program groups), then mutants, the
-# generated matmul with one deliberate mistake each, which the emulator must
-# catch (so that a pass above means something).
+# emu.sh - the tile compiler's generated CUDA, and .cu files as written,
+# run on the CPU by the host emulator (tests/emu/README.md) and checked
+# against each spec's reference: the examples at ragged sizes (row tails, K
+# not a multiple of 8 so the scalar copy path runs, M and N not multiples of
+# the tile, several K trips so the cp.async stages wrap, several program
+# groups), then mutants, the generated matmul with one deliberate mistake
+# each, which the emulator must catch (so that a pass above means
+# something).
 #
 # A case the lowering gets wrong today is listed with `known`: it is
 # skipped, naming the bug, unless KBENCH_EMU_KNOWN=1 (then it must pass).
@@ -124,6 +125,17 @@ emu relu_masked_misaligned tests/emu/relu_masked.tile --offset 4 --size N=1000
 
 # A file of two kernels: the one its //! kernel line picks gets the launch.
 emu two_kernels tests/tile/corpus/two_kernels.tile --size N=1000 --size N=4097
+
+# .cu files run as written, after their tune values (and -D) as #defines:
+# the gallery's kernels (cache-hinted loads and stores, a 2-d block, static
+# shared memory, bf16); VPT=8 at N=16390 is wrong unless the -D reaches
+# the code as it reaches the launch line.  A .ptx file has no CUDA to run.
+emu cu_vector_add kernels/vector_add.cu --size n=1000 --size n=1
+emu cu_softmax kernels/softmax/05_registers.cu --size M=3,N=1000 --size M=2,N=5003
+emu cu_softmax_vpt8 kernels/softmax/05_registers.cu -D VPT=8 --size M=1,N=16390 --size M=2,N=5003
+emu cu_transpose kernels/transpose/03_tile64.cu --size R=130,C=70 --size R=128,C=256
+emu cu_layernorm_bf16 kernels/layernorm/layernorm_bf16.cu --size M=3,N=1000 --size M=2,N=5003
+start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
 
 # Mutants: the emulator must reject each one-line mistake.
 # mutant NAME SED-EXPR WANT TILE [-D ...] --size ...: TILE's generated CUDA,
