@@ -135,6 +135,22 @@ emu cu_softmax kernels/softmax/05_registers.cu --size M=3,N=1000 --size M=2,N=50
 emu cu_softmax_vpt8 kernels/softmax/05_registers.cu -D VPT=8 --size M=1,N=16390 --size M=2,N=5003
 emu cu_transpose kernels/transpose/03_tile64.cu --size R=130,C=70 --size R=128,C=256
 emu cu_layernorm_bf16 kernels/layernorm/layernorm_bf16.cu --size M=3,N=1000 --size M=2,N=5003
+# kernels/gemm, the hand-written tensor-core steps: a tail in every dim
+# (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
+# (the cp.async copies, zero-filled past M, N and K), K = 0 and K = 8,
+# several K trips through 03's stages, its 256 x 128 tile at BK = 64, ten tile rows of
+# the raster, copies landing at issue with shuffled threads, and buffers off
+# 16 bytes (the scalar path again).
+emu gemm_01 kernels/gemm/01_smem.cu --size S=200 --size M=130,N=70,K=75
+emu gemm_02 kernels/gemm/02_mma.cu --size M=130,N=264,K=200 --size M=130,N=70,K=75 --size M=77,N=136,K=8
+emu gemm_02_64 kernels/gemm/02_mma.cu -D BM=64 -D BN=64 -D BK=64 --size M=130,N=200,K=136
+G3=kernels/gemm/03_pipeline.cu
+emu gemm_03 $G3 --size M=300,N=264,K=328 --size M=200,N=200,K=200 --size M=130,N=70,K=75 \
+	--size M=64,N=64,K=0
+emu gemm_03_256x128_bk64 $G3 -D BM=256 -D BK=64 -D STAGES=3 --size M=300,N=264,K=328 --size M=100,N=72,K=40
+emu gemm_03_raster $G3 --size M=1300,N=264,K=40
+emu gemm_03_copies_at_issue $G3 --copies issue --sched shuffle --seed 7 --size M=130,N=264,K=200
+emu gemm_03_misaligned $G3 --offset 2 --size M=130,N=136,K=96
 start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
 
 # Mutants: the emulator must reject each one-line mistake.
@@ -152,6 +168,21 @@ mutant() {
 	fi
 	start "$name" "$want" "$EMU" --work "$W" "$@" --cuda "$T_TMP/$name.cu"
 }
+# mutant_cu NAME SED-EXPR WANT FILE [ARGS...]: a .cu file edited by SED-EXPR.
+mutant_cu() {
+	name=mutant_$1 expr=$2 want=$3 file=$4
+	shift 4
+	sed "$expr" "$file" >"$T_TMP/$name.cu"
+	if cmp -s "$file" "$T_TMP/$name.cu"; then
+		fail "$name" "the edit $expr changed nothing: update the mutant to $file"
+		return
+	fi
+	start "$name" "$want" "$EMU" --work "$W" "$T_TMP/$name.cu" "$@"
+}
+G3S='--size M=130,N=264,K=200'
+mutant_cu gemm_03_wait_too_short 's/cp_async_wait<STAGES - 2>();$/cp_async_wait<STAGES - 1>();/' \
+	'is in flight' $G3 $G3S
+mutant_cu gemm_03_b_unswizzled 's/xb = (lane \/ 16) ^ (lane % 8);/xb = lane \/ 16;/' 'elements wrong' $G3 $G3S
 MS='--size M=130,N=70,K=75 --size M=200,N=264,K=136'
 mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM $MS
 mutant unswizzled_scalar_copy \
