@@ -17,13 +17,13 @@
 //
 // What to look at in kbench: SASS has HMMA.16816.F32.BF16 and LDSM.16.M88.4
 // / LDSM.16.MT88.4 where step 1 had FFMA and LDS (`kbench compile`, SASS
-// pane), and LDGSTS for the copies.  The profile shows the tensor pipe
-// busy a fraction of the time, shared-memory bank conflicts on every LDSM
-// (a 64-byte A row and a BN * 2-byte B row put the 8 rows an ldmatrix reads
-// in the same banks: 4- and 8-way), and stalls at the barrier and on the
-// copies (nothing overlaps the wait for global memory).  Step 3 swizzles
-// the tiles (no conflicts), pipelines the copies over several stages and
-// uses 8 warps on a larger tile.
+// pane), and LDGSTS for the copies.  The profile shows tensor_pipe_pct
+// well below 100, shared_bank_conflicts on every LDSM (a 64-byte A row and
+// a BN * 2-byte B row put the 8 rows an ldmatrix reads in the same banks:
+// 4- and 8-way), and stalls at the barrier and on the copies
+// (long_scoreboard: nothing overlaps the wait for global memory).  Step 3
+// swizzles the tiles (no conflicts), pipelines the copies over several
+// stages and uses 8 warps on a larger tile.
 //
 //! kernel  gemm_mma
 //! arg     S = 4096

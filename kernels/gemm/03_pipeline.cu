@@ -30,10 +30,11 @@
 // What to look at in kbench: `kbench compile` shows one block of 256
 // threads an SM, registers near the 255 limit with no spills, the SASS
 // pane HMMA.16816.F32.BF16 with LDSM interleaved between them and LDGSTS
-// + LDGDEPBAR + DEPBAR for the pipeline.  The profile's bank conflicts drop
-// to 0 on the LDSM lines, the tensor pipe is busy most of the time, and
-// the stall reasons move from the barrier and long-scoreboard (step 2) to
-// the math pipe (HMMA throttle).  mma.sync's ceiling on an H100 is about
+// + LDGDEPBAR + DEPBAR for the pipeline.  The profile's
+// shared_bank_conflicts drop to 0 on the LDSM lines, tensor_pipe_pct rises
+// to most of the time, and the stall reasons move from the barrier and
+// long_scoreboard (step 2) to math_pipe_throttle and mio_throttle (the
+// tensor pipe and shared memory both near their limits).  mma.sync's ceiling on an H100 is about
 // 640 TFLOP/s (`kbench calibrate`); cuBLAS (wgmma) is faster still, which
 // is what sm_90a's TMA + wgmma (the next step) is for.
 //
