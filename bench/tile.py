@@ -31,7 +31,7 @@ KB = gallery.KB
 PART = sys.argv[1] if len(sys.argv) > 1 else "norms"
 FILTER = sys.argv[2] if len(sys.argv) > 2 else ""
 OUT = os.environ.get("OUT")
-LOG = open(os.path.join(OUT, f"tile-{PART}.jsonl"), "w") if OUT else None
+LOG = None  # $OUT/tile-PART.jsonl, opened by main (bench/gemm.py imports this file)
 M, SIZES = 32768, [4096, 8192, 16384]
 
 
@@ -192,4 +192,6 @@ def hot():
           f"  ->  {'OK' if hot and ok and ok[0] == (hot[0][0], hot[0][1]) else 'NOT OK'}")
 
 
-{"correct": correct, "norms": norms, "matmul": matmul, "hot": hot}[PART]()
+if __name__ == "__main__":
+    LOG = open(os.path.join(OUT, f"tile-{PART}.jsonl"), "w") if OUT else None
+    {"correct": correct, "norms": norms, "matmul": matmul, "hot": hot}[PART]()

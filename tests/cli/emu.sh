@@ -1,11 +1,12 @@
 #!/bin/sh
-# emu.sh - the tile compiler's generated CUDA run on the CPU by the host
-# emulator (tests/emu/README.md) and checked against each spec's reference:
-# the examples at ragged sizes (row tails, K not a multiple of 8 so the
-# scalar copy path runs, M and N not multiples of the tile, several K trips
-# so the cp.async stages wrap, several program groups), then mutants, the
-# generated matmul with one deliberate mistake each, which the emulator must
-# catch (so that a pass above means something).
+# emu.sh - the tile compiler's generated CUDA, and .cu files as written,
+# run on the CPU by the host emulator (tests/emu/README.md) and checked
+# against each spec's reference: the examples at ragged sizes (row tails, K
+# not a multiple of 8 so the scalar copy path runs, M and N not multiples of
+# the tile, several K trips so the cp.async stages wrap, several program
+# groups), then mutants, the generated matmul with one deliberate mistake
+# each, which the emulator must catch (so that a pass above means
+# something).
 #
 # A case the lowering gets wrong today is listed with `known`: it is
 # skipped, naming the bug, unless KBENCH_EMU_KNOWN=1 (then it must pass).
@@ -125,6 +126,33 @@ emu relu_masked_misaligned tests/emu/relu_masked.tile --offset 4 --size N=1000
 # A file of two kernels: the one its //! kernel line picks gets the launch.
 emu two_kernels tests/tile/corpus/two_kernels.tile --size N=1000 --size N=4097
 
+# .cu files run as written, after their tune values (and -D) as #defines:
+# the gallery's kernels (cache-hinted loads and stores, a 2-d block, static
+# shared memory, bf16); VPT=8 at N=16390 is wrong unless the -D reaches
+# the code as it reaches the launch line.  A .ptx file has no CUDA to run.
+emu cu_vector_add kernels/vector_add.cu --size n=1000 --size n=1
+emu cu_softmax kernels/softmax/05_registers.cu --size M=3,N=1000 --size M=2,N=5003
+emu cu_softmax_vpt8 kernels/softmax/05_registers.cu -D VPT=8 --size M=1,N=16390 --size M=2,N=5003
+emu cu_transpose kernels/transpose/03_tile64.cu --size R=130,C=70 --size R=128,C=256
+emu cu_layernorm_bf16 kernels/layernorm/layernorm_bf16.cu --size M=3,N=1000 --size M=2,N=5003
+# kernels/gemm, the hand-written tensor-core steps: a tail in every dim
+# (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
+# (the cp.async copies, zero-filled past M, N and K), K = 0 and K = 8,
+# several K trips through 03's stages, its 256 x 128 tile at BK = 64, ten tile rows of
+# the raster, copies landing at issue with shuffled threads, and buffers off
+# 16 bytes (the scalar path again).
+emu gemm_01 kernels/gemm/01_smem.cu --size S=200 --size M=130,N=70,K=75
+emu gemm_02 kernels/gemm/02_mma.cu --size M=130,N=264,K=200 --size M=130,N=70,K=75 --size M=77,N=136,K=8
+emu gemm_02_64 kernels/gemm/02_mma.cu -D BM=64 -D BN=64 -D BK=64 --size M=130,N=200,K=136
+G3=kernels/gemm/03_pipeline.cu
+emu gemm_03 $G3 --size M=300,N=264,K=328 --size M=200,N=200,K=200 --size M=130,N=70,K=75 \
+	--size M=64,N=64,K=0
+emu gemm_03_256x128_bk64 $G3 -D BM=256 -D BK=64 -D STAGES=3 --size M=300,N=264,K=328 --size M=100,N=72,K=40
+emu gemm_03_raster $G3 --size M=1300,N=264,K=40
+emu gemm_03_copies_at_issue $G3 --copies issue --sched shuffle --seed 7 --size M=130,N=264,K=200
+emu gemm_03_misaligned $G3 --offset 2 --size M=130,N=136,K=96
+start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
+
 # Mutants: the emulator must reject each one-line mistake.
 # mutant NAME SED-EXPR WANT TILE [-D ...] --size ...: TILE's generated CUDA,
 # edited by SED-EXPR, must fail with WANT in the report.
@@ -140,6 +168,21 @@ mutant() {
 	fi
 	start "$name" "$want" "$EMU" --work "$W" "$@" --cuda "$T_TMP/$name.cu"
 }
+# mutant_cu NAME SED-EXPR WANT FILE [ARGS...]: a .cu file edited by SED-EXPR.
+mutant_cu() {
+	name=mutant_$1 expr=$2 want=$3 file=$4
+	shift 4
+	sed "$expr" "$file" >"$T_TMP/$name.cu"
+	if cmp -s "$file" "$T_TMP/$name.cu"; then
+		fail "$name" "the edit $expr changed nothing: update the mutant to $file"
+		return
+	fi
+	start "$name" "$want" "$EMU" --work "$W" "$T_TMP/$name.cu" "$@"
+}
+G3S='--size M=130,N=264,K=200'
+mutant_cu gemm_03_wait_too_short 's/cp_async_wait<STAGES - 2>();$/cp_async_wait<STAGES - 1>();/' \
+	'is in flight' $G3 $G3S
+mutant_cu gemm_03_b_unswizzled 's/xb = (lane \/ 16) ^ (lane % 8);/xb = lane \/ 16;/' 'elements wrong' $G3 $G3S
 MS='--size M=130,N=70,K=75 --size M=200,N=264,K=136'
 mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM $MS
 mutant unswizzled_scalar_copy \

@@ -115,6 +115,20 @@ inline float2 __half22float2(__half2 h) { return float2{__half2float(h.x), __hal
 inline unsigned short __half_as_ushort(__half h) { return h.bits; }
 inline __half __ushort_as_half(unsigned short b) { return emu_f16_bits(b); }
 
+/* ===== loads and stores with cache hints ===== */
+
+/* The hint changes where a line is cached, not what is read or written. */
+template <class T> inline T __ldg(const T *p) { return *p; }
+template <class T> inline T __ldca(const T *p) { return *p; }
+template <class T> inline T __ldcg(const T *p) { return *p; }
+template <class T> inline T __ldcs(const T *p) { return *p; }
+template <class T> inline T __ldlu(const T *p) { return *p; }
+template <class T> inline T __ldcv(const T *p) { return *p; }
+template <class T> inline void __stwb(T *p, T v) { *p = v; }
+template <class T> inline void __stcg(T *p, T v) { *p = v; }
+template <class T> inline void __stcs(T *p, T v) { *p = v; }
+template <class T> inline void __stwt(T *p, T v) { *p = v; }
+
 /* ===== math ===== */
 
 #define CUDART_INF_F __builtin_huge_valf()

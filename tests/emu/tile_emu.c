@@ -1,13 +1,14 @@
 /*
- * tile_emu.c - runs a .tile file's generated CUDA on the CPU, on the host
- * emulator (cuda_emu.h, cuda_emu.cpp), and checks every output against the
- * spec's reference (tests/emu/README.md):
+ * tile_emu.c - runs a .tile file's generated CUDA, or a .cu file, on the
+ * CPU, on the host emulator (cuda_emu.h, cuda_emu.cpp), and checks every
+ * output against the spec's reference (tests/emu/README.md):
  *
- *   tile_emu FILE.tile [-D NAME=V]... --size "M=200 N=264 K=136"... [options]
+ *   tile_emu FILE.tile|FILE.cu [-D NAME=V]... --size "M=200 N=264 K=136"... [options]
  *
  * The file goes through the compile layer as `kbench compile` takes it
  * (lowering, spec, binding; the launch line kbench writes from grid() and
- * threads()), its CUDA through emu_source.c into a shared object, and each
+ * threads()), its CUDA (a .cu file's own text, after its tune values and
+ * -D as #defines) through emu_source.c into a shared object, and each
  * --size is one case: inputs filled as the spec says (its own generator,
  * seeded), outputs poisoned with 0xFF bytes, every tensor between guard
  * pages, the launch in a child process (a fault or deadlock fails that
@@ -72,7 +73,7 @@ typedef struct {
 /* ===== options ===== */
 
 static const char usage[] =
-	"usage: tile_emu FILE.tile [-D NAME=V]... --size \"M=64 N=100\"... [--copies wait|issue]\n"
+	"usage: tile_emu FILE.tile|FILE.cu [-D NAME=V]... --size \"M=64 N=100\"... [--copies wait|issue]\n"
 	"                [--sched order|shuffle] [--offset BYTES] [--seed S] [--work DIR]\n"
 	"                [--emu-dir tests/emu] [--runtime build/emu/cuda_emu.o] [--cuda FILE.cu]\n"
 	"                [--spec '//! LINE']...\n";
@@ -136,7 +137,10 @@ static int compile_unit(const options *o, kb_compile_unit *u)
 			kb_buf_catf(&text, "\n%s", o->specs[i]);
 	int rc = kb_compile_unit_run(o->file, text.s, &co, u, &err);
 	kb_buf_free(&text);
-	if (!u->gen.text || !u->chosen || u->status == KB_ESPEC || rc == KB_ECOMPILE) {
+	if (u->src.kind == KB_SRC_PTX && !err.msg[0])
+		kb_err_set(&err, KB_EINVAL, KB_DOM_NONE, 0, "a .ptx file has no CUDA to run here");
+	if ((!u->gen.text && u->src.kind != KB_SRC_CUDA) || !u->chosen || u->status == KB_ESPEC ||
+	    rc == KB_ECOMPILE) {
 		printf("FAIL %s: %s\n", o->file, err.msg[0] ? err.msg : "does not lower, bind or compile");
 		print_diags(&u->diags);
 		return -1;
@@ -144,18 +148,53 @@ static int compile_unit(const options *o, kb_compile_unit *u)
 	return 0;
 }
 
-/* The shared object of the unit's CUDA (or --cuda's), loaded; NULL after
+/* Whether the first n characters of name are a tuned name of sp. */
+static bool is_tuned(const kb_spec *sp, const char *name, size_t n)
+{
+	for (int t = 0; t < sp->ntunes; t++)
+		if (strlen(sp->tunes[t].name) == n && !strncmp(sp->tunes[t].name, name, n))
+			return true;
+	return false;
+}
+
+/* The CUDA to run: --cuda's text, else the lowering's (a .tile file, its
+ * consts already in), else the file itself (a .cu file).  A .cu file is
+ * compiled as kbench compiles it, so its text comes after a #define of
+ * each tuned name (the value compiled in: the tune line's first, or -D)
+ * and of every other -D, with a #line that keeps the file's numbering. */
+static int cuda_text(const options *o, const kb_compile_unit *u, kb_buf *out, kb_err *err)
+{
+	if (u->src.kind == KB_SRC_CUDA) {
+		const kb_spec *sp = &u->spec;
+		for (int i = 0; i < sp->ntunes; i++)
+			if (sp->tunes[i].value_text)
+				kb_buf_catf(out, "#define %s %s\n", sp->tunes[i].name, sp->tunes[i].value_text);
+		for (int i = 0; i < o->ndefines; i++) {
+			const char *d = o->defines[i], *eq = strchr(d, '=');
+			size_t n = eq ? (size_t)(eq - d) : strlen(d);
+			if (!is_tuned(sp, d, n))
+				kb_buf_catf(out, "#define %.*s %s\n", (int)n, d, eq ? eq + 1 : "1");
+		}
+		kb_buf_catf(out, "#line 1 \"%s\"\n", u->src.path);
+	}
+	if (o->cuda)
+		return kb_file_read(o->cuda, out, err);
+	kb_buf_cat(out, u->src.kind == KB_SRC_CUDA ? u->src.text : u->gen.text);
+	return KB_OK;
+}
+
+/* The shared object of the unit's CUDA (cuda_text), loaded; NULL after
  * saying why. */
 static emu_launch_fn load_kernel(const options *o, const kb_compile_unit *u)
 {
 	kb_err err = {0};
-	kb_buf tu = KB_BUF_INIT, alt = KB_BUF_INIT;
+	kb_buf tu = KB_BUF_INIT, cuda = KB_BUF_INIT;
 	emu_launch_fn fn = NULL;
 	char *dir = kb_xasprintf("%s/%d", o->work, (int)getpid());
 	char *cpp = kb_xasprintf("%s/%s.cpp", dir, u->chosen->name);
 	char *so = kb_xasprintf("%s/%s.so", dir, u->chosen->name);
-	if ((o->cuda && kb_file_read(o->cuda, &alt, &err) < 0) || kb_mkdirs(dir, &err) < 0 ||
-	    emu_source_unit(o->cuda ? alt.s : u->gen.text, u->chosen, &tu, &err) < 0 ||
+	if (cuda_text(o, u, &cuda, &err) < 0 || kb_mkdirs(dir, &err) < 0 ||
+	    emu_source_unit(cuda.s, u->chosen, &tu, &err) < 0 ||
 	    kb_file_write(cpp, tu.s, tu.len, &err) < 0 ||
 	    emu_source_build(cpp, so, o->emu_dir, o->runtime, &err) < 0) {
 		printf("FAIL %s: %s\n", o->file, err.msg);
@@ -167,7 +206,7 @@ static emu_launch_fn load_kernel(const options *o, const kb_compile_unit *u)
 		printf("FAIL %s: %s\n", o->file, dlerror());
 out:
 	kb_buf_free(&tu);
-	kb_buf_free(&alt);
+	kb_buf_free(&cuda);
 	free(dir);
 	free(cpp);
 	free(so);
