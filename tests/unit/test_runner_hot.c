@@ -27,6 +27,18 @@ static json_t *sample(const char *fn, uint32_t pc, int n, double pct)
 			 "samples", (json_int_t)n);
 }
 
+/* A compile of `text` at path whose listing is the one function f. */
+static void unit_of(kb_compile_unit *u, const char *path, const char *text, kb_sass_func *f)
+{
+	memset(u, 0, sizeof *u);
+	u->src.path = (char *)path;
+	u->src.text = (char *)text;
+	u->src.len = strlen(text);
+	u->build.sass.available = true;
+	u->build.sass.funcs = f;
+	u->build.sass.nfuncs = 1;
+}
+
 static void test_runner_hot__inlined_helpers_count_at_the_call(void)
 {
 	static const char text[] = "# softmax\n"
@@ -44,13 +56,7 @@ static void test_runner_hot__inlined_helpers_count_at_the_call(void)
 	};
 	kb_sass_func f = {.name = (char *)"softmax", .v = v, .n = 4};
 	kb_compile_unit u;
-	memset(&u, 0, sizeof u);
-	u.src.path = (char *)"k/softmax.tile";
-	u.src.text = (char *)text;
-	u.src.len = sizeof text - 1;
-	u.build.sass.available = true;
-	u.build.sass.funcs = &f;
-	u.build.sass.nfuncs = 1;
+	unit_of(&u, "k/softmax.tile", text, &f);
 	json_t *r = json_pack("{s:[o, o, o, o]}", "hot", sample("softmax", 0x00, 10, 10.0),
 			      sample("softmax", 0x10, 50, 50.0), sample("softmax", 0x20, 30, 30.0),
 			      sample("softmax", 0x30, 10, 10.0));
@@ -101,13 +107,7 @@ static void test_runner_hot__sass_metrics_joined(void)
 	};
 	kb_sass_func f = {.name = (char *)"k", .v = v, .n = 3};
 	kb_compile_unit u;
-	memset(&u, 0, sizeof u);
-	u.src.path = (char *)"k.cu";
-	u.src.text = (char *)text;
-	u.src.len = sizeof text - 1;
-	u.build.sass.available = true;
-	u.build.sass.funcs = &f;
-	u.build.sass.nfuncs = 1;
+	unit_of(&u, "k.cu", text, &f);
 	json_t *hot = sample("k", 0x00, 10, 100.0);
 	json_object_update_new(hot, json_pack("{s:I, s:I, s:I}", "executions", (json_int_t)1024,
 					      "shared_wavefronts", (json_int_t)32768, "bank_conflicts",
