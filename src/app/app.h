@@ -43,6 +43,8 @@ typedef struct {
 	const char **sections;    /* profile sections by name ("sol", "memory", "quick" ...) */
 	int nsections;
 	bool hot;                 /* PC-sampling hot spots */
+	bool sass_metrics;        /* per-instruction counts: executions, shared
+				   * wavefronts, bank conflicts (CUPTI SASS metrics) */
 	const char *cache_control; /* counter passes: "all" (NULL) or "none", as ncu's flag */
 	json_t *args;             /* arg overrides {"N": 1024}, borrowed, may be NULL */
 } kb_app_run_opts;
@@ -129,6 +131,14 @@ void kb_app_device_render(json_t *result, kb_buf *out);
  * counter is missing or refused, with why), then the hot source lines and
  * their SASS. */
 void kb_app_profile_render(json_t *result, kb_buf *out);
+/* "  exec N  smem wavefronts N  bank conflicts N (W-way)" for an
+ * instruction carrying SASS metric counts (executions, shared_wavefronts,
+ * bank_conflicts); the shared-memory part only where it touched shared
+ * memory; nothing without counts. */
+void kb_app_sassm_counts(json_t *insn, kb_buf *out);
+/* The instruction at (function, pc) of a result's "sass_metrics"."shared"
+ * or, failing that, its "hot" PCs, or NULL. Borrowed. */
+json_t *kb_app_sassm_insn(json_t *result, const char *function, uint64_t pc);
 
 /* ===== sweep.c ===== */
 

@@ -8,6 +8,7 @@
 #include "app.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static json_t *get(json_t *o, const char *k)
@@ -166,6 +167,24 @@ static void hot_stalls(json_t *line, kb_buf *out)
 		kb_buf_cat(out, "\n");
 }
 
+/* See app.h. */
+void kb_app_sassm_counts(json_t *in, kb_buf *out)
+{
+	json_t *ex = get(in, "executions"), *wf = get(in, "shared_wavefronts"),
+	       *bc = get(in, "bank_conflicts");
+	if (ex)
+		kb_buf_catf(out, "  exec %lld", (long long)json_integer_value(ex));
+	if (!json_integer_value(wf) && !json_integer_value(bc))
+		return;
+	if (wf)
+		kb_buf_catf(out, "  smem wavefronts %lld", (long long)json_integer_value(wf));
+	if (bc)
+		kb_buf_catf(out, "  bank conflicts %lld", (long long)json_integer_value(bc));
+	if (wf && json_integer_value(ex) > 0)
+		kb_buf_catf(out, " (%.1f-way)", (double)json_integer_value(wf) /
+						     (double)json_integer_value(ex));
+}
+
 /* A hot line's busiest instructions (up to 4, most samples first), each
  * with its share of all samples and the reason its warps stalled most. */
 static void hot_insns(json_t *insns, kb_buf *out)
@@ -185,6 +204,7 @@ static void hot_insns(json_t *insns, kb_buf *out)
 			    json_string_value(get(in, "sass")));
 		if (stall && *stall)
 			kb_buf_catf(out, "   [%s %.0f%%]", stall, json_number_value(get(in, "stall_pct")));
+		kb_app_sassm_counts(in, out);
 		kb_buf_cat(out, "\n");
 	}
 	free(shown);
@@ -224,6 +244,82 @@ static void hot(json_t *r, kb_buf *out)
 			    why ? ": " : "", why ? why : "");
 }
 
+static json_t *entry_at(json_t *arr, const char *function, uint64_t pc)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e) {
+		const char *fn = json_string_value(get(e, "function"));
+		if (fn && !strcmp(fn, function) && (uint64_t)json_integer_value(get(e, "pc")) == pc)
+			return e;
+	}
+	return NULL;
+}
+
+json_t *kb_app_sassm_insn(json_t *r, const char *function, uint64_t pc)
+{
+	if (!function)
+		return NULL;
+	json_t *e = entry_at(get(get(r, "sass_metrics"), "shared"), function, pc);
+	return e ? e : entry_at(get(r, "hot"), function, pc);
+}
+
+/* "n/a" or the integer at key. */
+static const char *int_or_na(json_t *o, const char *key, char *buf, size_t n)
+{
+	json_t *v = get(o, key);
+	if (!json_is_integer(v))
+		return "n/a";
+	snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+	return buf;
+}
+
+/* The shared-memory instructions of one instrumented launch, most bank
+ * conflicts first: executions, wavefronts, conflicts, ways (wavefronts per
+ * execution), source line and SASS. */
+static void sassm(json_t *r, kb_buf *out)
+{
+	json_t *sm = get(r, "sass_metrics"), *names = get(sm, "metrics");
+	char a[32], b[32], c[32];
+	kb_buf_catf(out, "\n  Shared memory per instruction (SASS metrics, %lld instrumented launch)\n",
+		    (long long)json_integer_value(get(sm, "launches")));
+	kb_buf_catf(out, "    bank conflicts %s in %s wavefronts of %lld shared-memory instructions "
+		    "(%s executed)\n", int_or_na(sm, "bank_conflicts", a, sizeof a),
+		    int_or_na(sm, "shared_wavefronts", b, sizeof b),
+		    (long long)json_integer_value(get(sm, "shared_instructions")),
+		    int_or_na(sm, "executions", c, sizeof c));
+	const char *key;
+	json_t *why;
+	json_object_foreach(get(sm, "unsupported"), key, why)
+		kb_buf_catf(out, "    %s: n/a (%s)\n", key, json_string_value(why));
+	if (!json_is_string(get(names, "shared_wavefronts_ideal")) &&
+	    json_is_string(get(names, "cupti_bank_conflicts")))
+		kb_buf_cat(out, "    (conflicts: CUPTI's own count, no ideal wavefronts on this GPU)\n");
+	json_t *arr = get(sm, "shared");
+	if (!json_array_size(arr))
+		return;
+	kb_buf_cat(out, "      pc    executions  wavefronts   conflicts   ways  line  SASS\n");
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e) {
+		if (i >= 12)
+			break;
+		double ex = (double)json_integer_value(get(e, "executions"));
+		double wf = (double)json_integer_value(get(e, "shared_wavefronts"));
+		char ln[16] = "   -";
+		if (get(e, "line") && !get(e, "file"))
+			snprintf(ln, sizeof ln, "%4lld", (long long)json_integer_value(get(e, "line")));
+		kb_buf_catf(out, "    %04llx %12s %11s %11s %6.1f  %s  %s\n",
+			    (unsigned long long)json_integer_value(get(e, "pc")),
+			    int_or_na(e, "executions", a, sizeof a),
+			    int_or_na(e, "shared_wavefronts", b, sizeof b),
+			    int_or_na(e, "bank_conflicts", c, sizeof c), ex > 0 ? wf / ex : 0.0, ln,
+			    json_is_string(get(e, "sass")) ? json_string_value(get(e, "sass")) : "?");
+	}
+	if (json_array_size(arr) > 12)
+		kb_buf_catf(out, "    ... %zu more in --json\n", json_array_size(arr) - 12);
+}
+
 void kb_app_profile_render(json_t *r, kb_buf *out)
 {
 	json_t *err = get(r, "counters_error"), *secs = get(r, "sections");
@@ -256,4 +352,10 @@ void kb_app_profile_render(json_t *r, kb_buf *out)
 		kb_buf_catf(out, "  hot spots: unavailable - %s\n", json_string_value(get(herr, "message")));
 	if (get(r, "hot"))
 		hot(r, out);
+	json_t *serr = get(r, "sass_metrics_error");
+	if (serr)
+		kb_buf_catf(out, "  SASS metrics: unavailable - %s\n",
+			    json_string_value(get(serr, "message")));
+	if (get(r, "sass_metrics"))
+		sassm(r, out);
 }

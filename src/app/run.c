@@ -46,6 +46,8 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 	json_object_set_new(req, "sections", secs);
 	if (o->hot)
 		json_object_set_new(req, "hot", json_true());
+	if (o->sass_metrics)
+		json_object_set_new(req, "sass_metrics", json_true());
 	if (o->cache_control)
 		json_object_set_new(req, "cache_control", json_string(o->cache_control));
 	int rc = kb_runner_call(r, req, o->timeout_ms, fn, ctx, result, err);

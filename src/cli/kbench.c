@@ -227,7 +227,12 @@ static const char usage_run[] =
 	"  --metrics a,b,c   hardware counters by Nsight Compute name (kbench profile)\n"
 	"  --section NAME    sol, memory, compute, occupancy, stalls, roofline, or quick\n"
 	"                    (one pass: cheap enough for every save); profile: all\n"
-	"  --hot             hot spots: PC sampling mapped to SASS and source lines\n"
+	"  --hot             hot spots: PC sampling mapped to SASS and source lines, with\n"
+	"                    each instruction's SASS metrics (as --sass-metrics)\n"
+	"  --sass-metrics    per-instruction counts from one instrumented launch (CUPTI\n"
+	"                    SASS metrics): executions, shared-memory wavefronts and\n"
+	"                    bank conflicts of every shared-memory instruction\n"
+	"  --no-sass-metrics --hot without them (no instrumented launch)\n"
 	"  --cache-control all|none\n"
 	"                    as Nsight Compute's flag: all (default) flushes L2 before\n"
 	"                    every counter pass; none flushes before the first only, so\n"
@@ -250,6 +255,7 @@ typedef struct {
 	int nmetric_text;
 	json_t *args;
 	bool json, no_sweep;
+	int sassm;                /* --sass-metrics 1, --no-sass-metrics -1, else 0 */
 } run_cli;
 
 /* "a,b,c" -> metrics (the text is kept for the names' lifetime). */
@@ -292,7 +298,8 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		{"timing", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
 		{"metrics", required_argument, NULL, 'M'}, {"section", required_argument, NULL, 'S'},
 		{"hot", no_argument, NULL, 'H'}, {"cache-control", required_argument, NULL, 'C'},
-		{"option", required_argument, NULL, 'O'}, {NULL, 0, NULL, 0},
+		{"option", required_argument, NULL, 'O'}, {"sass-metrics", no_argument, NULL, 'X'},
+		{"no-sass-metrics", no_argument, NULL, 'x'}, {NULL, 0, NULL, 0},
 	};
 	int ch;
 	optind = 1;
@@ -337,6 +344,8 @@ static int parse_run(int argc, char **argv, run_cli *c)
 			c->sections[c->o.nsections++] = optarg;
 			break;
 		case 'H': c->o.hot = true; break;
+		case 'X': c->sassm = 1; break;
+		case 'x': c->sassm = -1; break;
 		case 'C':
 			if (strcmp(optarg, "all") && strcmp(optarg, "none"))
 				return usage_error(usage_run, "--cache-control takes all or none, not '%s'",
@@ -352,6 +361,8 @@ static int parse_run(int argc, char **argv, run_cli *c)
 	if (c->o.trials < 0 || (c->o.timeout_ms < 0))
 		return usage_error(usage_run, "bad --trials or --timeout%s", "");
 	c->o.path = argv[optind];
+	/* --hot brings the SASS metrics along (docs/decisions.md) */
+	c->o.sass_metrics = c->sassm > 0 || (c->o.hot && c->sassm == 0);
 	c->o.defines = c->defines;
 	c->o.options = c->options;
 	c->o.metrics = c->metrics;
@@ -453,7 +464,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		kb_app_run_render(res, &out);
 		if (deltas.len)
 			kb_buf_cat(&out, deltas.s);
-		if (profile || c.o.nmetrics || c.o.nsections || c.o.hot)
+		if (profile || c.o.nmetrics || c.o.nsections || c.o.hot || c.o.sass_metrics)
 			kb_app_profile_render(res, &out);
 		if (sweeps)
 			kb_app_sweep_render(sweeps, &out);

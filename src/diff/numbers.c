@@ -11,6 +11,7 @@
  *   compile.kernel.resources.{registers, shared_static_bytes, local_bytes,
  *                             spill_store_bytes, spill_load_bytes}
  *   compile.kernel.occupancy.{occupancy_pct, blocks_per_sm}
+ *   sass_metrics.bank_conflicts  (kbench profile --hot / --sass-metrics, per launch)
  *   env.device.name
  *   compile.options              the user's compiler options (absent = none)
  *   counters.*                   (any numeric field; rows only when both have it)
@@ -57,6 +58,7 @@ static const row_spec rows[] = {
 	{"spill loads (B)", "compile.kernel.resources.spill_load_bytes", 0, true},
 	{"occupancy (%)", "compile.kernel.occupancy.occupancy_pct", 1, false},
 	{"blocks/SM", "compile.kernel.occupancy.blocks_per_sm", 0, true},
+	{"smem bank conflicts", "sass_metrics.bank_conflicts", 0, true},
 };
 
 /* json at a dotted path, or NULL. */

@@ -224,6 +224,8 @@ typedef struct {
 	const char *const *metrics;
 	int nmetrics;
 	bool hot;                 /* PC-sampling hot spots (needs cupti's library) */
+	bool sass_metrics;        /* per-instruction counts (CUPTI SASS metrics): one
+				   * instrumented launch after everything else */
 	bool passes_keep_l2;      /* counter passes after the first start without an L2
 				   * flush (ncu --cache-control none) */
 } kb_run_opts;
@@ -347,6 +349,69 @@ typedef struct {
 int kb_profile_pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repeats,
 			kb_pc_record **recs, int *n, uint64_t *total, kb_err *err);
 void kb_profile_pc_records_free(kb_pc_record *recs, int n);
+
+/* ===== sassmetrics.c and sassm.c: per-instruction counts (CUPTI SASS metrics) ===== */
+
+/* What a SASS metric counts for kbench, per instruction per launch. */
+enum {
+	KB_SASSM_EXEC,          /* warp-level executions (smsp__sass_inst_executed) */
+	KB_SASSM_WAVEFRONTS,    /* shared-memory wavefronts the instruction took */
+	KB_SASSM_IDEAL,         /* ... had no two threads hit one bank (the ideal) */
+	KB_SASSM_CONFLICTS,     /* a bank-conflict count of CUPTI's own, when it has one */
+	KB_SASSM_NROLES
+};
+
+/* One instruction's counts; v[role] is valid when bit (1 << role) is set
+ * in valid (style rule 12: a metric CUPTI lacks is n/a, never 0). */
+typedef struct {
+	char *function;         /* mangled name */
+	uint64_t pc_offset;     /* function-relative, as nvdisasm prints it */
+	uint64_t v[KB_SASSM_NROLES];
+	unsigned valid;
+} kb_sassm_record;
+
+/* A collection: the records (sorted by function, then pc), the metric name
+ * used for each role ("" when none of its candidates is supported, why[]
+ * then says so) and what it cost. */
+typedef struct {
+	kb_sassm_record *recs;
+	int n, cap;
+	char name[KB_SASSM_NROLES][96];
+	char why[KB_SASSM_NROLES][160];
+	int launches;
+	double ms;
+} kb_sassm;
+
+/* The SASS metric names tried for a role, in order, NULL-terminated. */
+const char *const *kb_profile_sassm_candidates(int role);
+/* Collects the SASS metrics of one launch(ctx) (launched once, patched by
+ * CUPTI: its duration means nothing) on d into out.  The executions metric
+ * is required; a role none of whose names this chip has is left invalid
+ * with why[role] set.  Nothing else may profile meanwhile (range
+ * profiler, PC sampling, Activity API).  Returns 0; KB_EUNSUP (no CUPTI, no
+ * executions metric, not supported on this device), KB_EPERM with the fix,
+ * or a KB_E* (a CUDA error from the launch: check kb_profile_sticky). */
+int kb_profile_sassm_collect(kb_device *d, kb_launch_fn launch, void *ctx, kb_sassm *out,
+			     kb_err *err);
+/* The SASS metrics CUPTI lists for GPU d's chip, as "name: description"
+ * lines into out (for checking names on a new GPU).  Returns 0 or a KB_E*. */
+int kb_profile_sassm_list(kb_device *d, kb_buf *out, kb_err *err);
+/* Adds value to role of the record (function, pc), creating it (records
+ * stay sorted).  The raw CUPTI flush goes through this, once per instance. */
+void kb_profile_sassm_add(kb_sassm *s, const char *function, uint64_t pc, int role, uint64_t value);
+/* The record of (function, pc), or NULL. */
+const kb_sassm_record *kb_profile_sassm_find(const kb_sassm *s, const char *function, uint64_t pc);
+/* Bank conflicts of a record: wavefronts beyond the ideal when both are
+ * valid, else CUPTI's own count; false (n/a) when neither is known. */
+bool kb_profile_sassm_conflicts(const kb_sassm_record *r, uint64_t *out);
+void kb_profile_sassm_free(kb_sassm *s);
+/* The "sass_metrics" part of a Result: metric names, totals, and every
+ * instruction that touched shared memory (most conflicts first, at most
+ * max). A new reference. */
+json_t *kb_profile_sassm_json(const kb_sassm *s, int max);
+/* Adds executions, shared wavefronts and bank conflicts to each entry of a
+ * "hot" array ({function, pc, ...}) that s has a record of. */
+void kb_profile_sassm_annotate(const kb_sassm *s, json_t *hot);
 
 /* ===== sections.c: what the counters mean ===== */
 

@@ -155,6 +155,31 @@ static void collect_hot(kb_profile__run *c, double median_us, json_t *result)
 	kb_profile_pc_records_free(recs, n);
 }
 
+/* Per-instruction counts (SASS metrics) of one instrumented launch through
+ * a fresh module, as for PC sampling; the hot spots already in result get
+ * each PC's counts.  Refused or unsupported: "sass_metrics_error", the rest
+ * of the profile stands. */
+static void collect_sassm(kb_profile__run *c, json_t *result)
+{
+	fresh_ctx f = {.c = c};
+	kb_sassm s;
+	kb_err err = {0};
+	kb_profile__progress(c, &c->bd, "SASS metrics (one instrumented launch)");
+	int rc = kb_profile_sassm_collect(c->d, launch_fresh, &f, &s, &err);
+	if (f.mod)
+		kb_cu.cuModuleUnload(f.mod);
+	if (rc < 0) {
+		json_object_set_new(result, "sass_metrics_error",
+				    json_pack("{s:s, s:b}", "message", err.msg, "permission",
+					      rc == KB_EPERM));
+		kb_profile__gpu_fail(c, rc, &err);
+		return;
+	}
+	json_object_set_new(result, "sass_metrics", kb_profile_sassm_json(&s, 256));
+	kb_profile_sassm_annotate(&s, json_object_get(result, "hot"));
+	kb_profile_sassm_free(&s);
+}
+
 static json_t *launch_json(const kb_profile__bound *bd)
 {
 	json_t *j = json_object();
@@ -288,6 +313,12 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 		collect_hot(&c, json_number_value(json_object_get(json_object_get(*result, "timing"),
 								  "median_us")), *result);
 		phase_done(phases, "hot", &t_phase);
+	}
+	if (o->sass_metrics && !*sticky) {
+		if (c.cupti) /* one CUPTI profiling mode at a time */
+			kb_profile_cupti_release(c.cupti);
+		collect_sassm(&c, *result);
+		phase_done(phases, "sass_metrics", &t_phase);
 	}
 	if ((rc = kb_profile__check_join(&c, &correct, err)) < 0)
 		goto out;

@@ -212,14 +212,14 @@ static void add_roofline(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 		json_object_set_new(r, "verdict", json_string("IMPOSSIBLE"));
 }
 
-/* One source line of the file, trimmed, or "". */
 /* Whether line info's file is the unit's source file. */
 static bool own_file(const kb_compile_unit *u, const char *file)
 {
 	return file && !strcmp(kb_basename(file), kb_basename(u->src.path));
 }
 
-static char *source_line(const kb_compile_unit *u, const char *file, int line)
+/* See runner_int.h. */
+char *kb_runner__source_line(const kb_compile_unit *u, const char *file, int line)
 {
 	if (!own_file(u, file))
 		return kb_xstrdup("");
@@ -234,8 +234,8 @@ static char *source_line(const kb_compile_unit *u, const char *file, int line)
 	return t;
 }
 
-/* The SASS instruction at a sampled PC, from the build's disassembly. */
-static const kb_sass_insn *insn_at(const kb_compile_unit *u, const char *fn, uint64_t pc)
+/* See runner_int.h. */
+const kb_sass_insn *kb_runner__insn_at(const kb_compile_unit *u, const char *fn, uint64_t pc)
 {
 	for (int f = 0; f < u->build.sass.nfuncs; f++) {
 		const kb_sass_func *sf = &u->build.sass.funcs[f];
@@ -310,10 +310,36 @@ static json_t *insn_json(json_t *h)
 		if (n > best && json_string_value(json_object_get(st, "reason")))
 			best = n, top = json_string_value(json_object_get(st, "reason"));
 	}
-	return json_pack("{s:O, s:I, s:f, s:s, s:f}", "sass", json_object_get(h, "sass"), "pc",
-			 json_integer_value(json_object_get(h, "pc")), "share_pct",
-			 json_number_value(json_object_get(h, "share_pct")), "stall", top, "stall_pct",
-			 all ? 100.0 * (double)best / (double)all : 0.0);
+	json_t *in = json_pack("{s:O, s:I, s:f, s:s, s:f}", "sass", json_object_get(h, "sass"), "pc",
+			       json_integer_value(json_object_get(h, "pc")), "share_pct",
+			       json_number_value(json_object_get(h, "share_pct")), "stall", top,
+			       "stall_pct", all ? 100.0 * (double)best / (double)all : 0.0);
+	kb_runner__copy_sassm(h, in);
+	return in;
+}
+
+/* See runner_int.h. */
+bool kb_runner__place(const kb_compile_unit *u, json_t *e, kb_runner__where *w)
+{
+	const kb_sass_insn *in = kb_runner__insn_at(u, json_string_value(json_object_get(e, "function")),
+						    (uint64_t)json_integer_value(json_object_get(e, "pc")));
+	if (!in)
+		return false;
+	json_object_set_new(e, "sass", json_sprintf("%s%s%s %s", in->pred ? in->pred : "",
+						    in->pred ? " " : "", in->opcode,
+						    in->operands ? in->operands : ""));
+	if (!in->line)
+		return false;
+	/* Code inlined from another file (a header, the tile prologue's
+	 * helpers) counts for the kernel's line that called it when the line
+	 * info says (nvdisasm -gi); else it is an entry of its own, named by
+	 * its file. */
+	int own_line = kb_compile_sass_src_line(in, u->src.path);
+	w->own = own_line > 0;
+	w->file = w->own ? u->src.path : in->file;
+	w->line = w->own ? own_line : in->line;
+	json_object_set_new(e, "line", json_integer(w->line));
+	return true;
 }
 
 /* Each hot PC gets its SASS and source line; samples are summed per
@@ -324,28 +350,16 @@ void kb_runner__map_hot(const kb_compile_unit *u, json_t *r)
 	size_t i;
 	json_t *h;
 	json_array_foreach(json_object_get(r, "hot"), i, h) {
-		const kb_sass_insn *in = insn_at(u, json_string_value(json_object_get(h, "function")),
-						 (uint64_t)json_integer_value(json_object_get(h, "pc")));
-		if (!in)
+		kb_runner__where w;
+		if (!kb_runner__place(u, h, &w))
 			continue;
-		json_object_set_new(h, "sass", json_sprintf("%s%s%s %s", in->pred ? in->pred : "",
-							     in->pred ? " " : "", in->opcode,
-							     in->operands ? in->operands : ""));
-		if (!in->line)
-			continue;
-		/* Code inlined from another file (a header, the tile prologue's
-		 * helpers) counts for the kernel's line that called it when the
-		 * line info says (nvdisasm -gi); else it is an entry of its own,
-		 * named by its file. */
-		int own_line = kb_compile_sass_src_line(in, u->src.path);
-		bool own = own_line > 0;
-		const char *file = own ? u->src.path : in->file;
-		int line = own ? own_line : in->line;
-		json_object_set_new(h, "line", json_integer(line));
+		bool own = w.own;
+		const char *file = w.file;
+		int line = w.line;
 		char *key = own ? kb_xasprintf("%d", line) : kb_xasprintf("%s:%d", file ? file : "?", line);
 		json_t *e = json_object_get(lines, key);
 		if (!e) {
-			char *text = source_line(u, file, line);
+			char *text = kb_runner__source_line(u, file, line);
 			e = json_pack("{s:i, s:s, s:I, s:f, s:[], s:[]}", "line", line, "text", text,
 				      "samples", (json_int_t)0, "share_pct", 0.0, "sass", "insns");
 			if (!own)
@@ -402,6 +416,8 @@ static void add_profile(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 	}
 	if (json_object_get(r, "hot"))
 		kb_runner__map_hot(u, r);
+	if (json_object_get(r, "sass_metrics"))
+		kb_runner__map_sassm(u, r);
 }
 
 static json_t *env_json(kb_runner__ctx *c)
@@ -554,9 +570,10 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	int nargs;
 	kb_arg_override *args = overrides(json_object_get(req, "args"), &nargs);
 	bool hot = json_is_true(json_object_get(req, "hot"));
+	bool sassm = json_is_true(json_object_get(req, "sass_metrics"));
 	kb_compile_unit_opts uo = {.arch = arch, .default_arch = dev_arch, .defines = defs, .ndefines = ndef,
 				   .options = opts, .noptions = nopt, .args = args, .nargs = nargs,
-				   .want_sass = hot};
+				   .want_sass = hot || sassm};
 	kb_compile_unit u;
 	kb_err err = {0};
 	json_t *r = NULL;
@@ -581,6 +598,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	o.metrics = c->metrics;
 	o.nmetrics = c->nmetrics;
 	o.hot = hot;
+	o.sass_metrics = sassm;
 	o.open_cupti = open_cupti_late;
 	o.open_cupti_ctx = c;
 	if (json_array_size(json_object_get(req, "metrics")) > 0) {

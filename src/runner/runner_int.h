@@ -82,5 +82,31 @@ const char **kb_runner__wanted_metrics(json_t *req, int *n);
  * inlined from another file counted at the kernel's line that called it
  * when the line info has the call site). */
 void kb_runner__map_hot(const kb_compile_unit *u, json_t *r);
+/* The SASS instruction of u's build at (function, pc offset), or NULL. */
+const kb_sass_insn *kb_runner__insn_at(const kb_compile_unit *u, const char *fn, uint64_t pc);
+/* Line `line` of the unit's own file `file`, trimmed; "" for another file
+ * or no such line.  A new string. */
+char *kb_runner__source_line(const kb_compile_unit *u, const char *file, int line);
+
+/* Where a {function, pc} entry's instruction comes from. */
+typedef struct {
+	const char *file;   /* the unit's own path when own */
+	int line;
+	bool own;           /* a line of the unit's file (inlined code at its call) */
+} kb_runner__where;
+/* Gives entry e ({function, pc, ...}) its "sass" text and, when the line
+ * info has one, its "line"; true (w filled) only when it has a line. */
+bool kb_runner__place(const kb_compile_unit *u, json_t *e, kb_runner__where *w);
+
+/* ===== sassm.c: SASS metrics joined to the listing ===== */
+
+/* Each instruction of r's "sass_metrics"."shared" gets its "sass" text
+ * and, when the line info has it, its source "line" and "text" (the
+ * kernel's line that called inlined code); "sass_metrics" gets
+ * "conflict_lines": bank conflicts summed per source line, most first. */
+void kb_runner__map_sassm(const kb_compile_unit *u, json_t *r);
+/* Copies a hot PC's SASS metric counts (executions, shared_wavefronts,
+ * shared_wavefronts_ideal, bank_conflicts) from `from` into `to`. */
+void kb_runner__copy_sassm(json_t *from, json_t *to);
 
 #endif

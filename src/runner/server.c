@@ -173,7 +173,8 @@ static kb_cupti_prep *start_prep(server *s, json_t *req, const char *const *metr
 	if (s->dev_rc < 0 || !driver)
 		return NULL; /* no GPU: nothing would wait for it, and loading costs */
 	kb_cupti_prep *p = NULL;
-	if (n > 0 || json_is_true(json_object_get(req, "hot"))) {
+	if (n > 0 || json_is_true(json_object_get(req, "hot")) ||
+	    json_is_true(json_object_get(req, "sass_metrics"))) {
 		if (s->dev_rc == 1) {
 			kb_err ignored;
 			double t = kb_now_ms();

@@ -102,8 +102,12 @@ static void sass(const kb_tui__result *r, int line, kb_buf *out)
 		if (sym && strcmp(fn->name, sym))
 			continue;
 		bool hot = json_array_size(json_object_get(r->run, "hot_lines")) > 0;
-		kb_buf_catf(out, "%s%s\n", fn->name,
-			    hot ? "\n(left: the source line's share of the PC samples)" : "");
+		kb_buf_catf(out, "%s%s%s\n", fn->name,
+			    hot ? "\n(left: the source line's share of the PC samples)" : "",
+			    json_object_get(r->run, "sass_metrics")
+				    ? "\n(right: executions, shared-memory wavefronts and bank "
+				      "conflicts of one launch)"
+				    : "");
 		int n = kb_compile_sass_body_len(fn);
 		for (int i = 0; i < n; i++) {
 			const kb_sass_insn *in = &fn->v[i];
@@ -118,8 +122,14 @@ static void sass(const kb_tui__result *r, int line, kb_buf *out)
 			char ln[16] = "   -"; /* no line of this file */
 			if (at)
 				snprintf(ln, sizeof ln, "%4d", at);
-			kb_buf_catf(out, "%04x %s  %s%s%s %s\n", in->addr, ln, in->pred ? in->pred : "",
+			kb_buf_catf(out, "%04x %s  %s%s%s %s", in->addr, ln, in->pred ? in->pred : "",
 				    in->pred ? " " : "", in->opcode, in->operands ? in->operands : "");
+			/* after a profile: executions, and the bank conflicts of
+			 * shared-memory instructions (SASS metrics) */
+			json_t *sm = kb_app_sassm_insn(r->run, fn->name, in->addr);
+			if (sm)
+				kb_app_sassm_counts(sm, out);
+			kb_buf_catc(out, '\n');
 		}
 	}
 }

@@ -239,7 +239,8 @@ static void run_job(kb_tui__worker *w, const char *path, const char *text, unsig
 	*p = (kb_tui__piece){.kind = KB_TUI__PIECE_RUN, .seq = seq};
 	kb_app_run_opts ro = {.path = path, .text = text, .timeout_ms = w->timeout_ms,
 			      .options = w->options, .noptions = w->noptions,
-			      .sections = profile ? quick : NULL, .nsections = profile, .hot = profile};
+			      .sections = profile ? quick : NULL, .nsections = profile, .hot = profile,
+			      .sass_metrics = profile};
 	kb_err err = {0};
 	pthread_mutex_lock(&w->lock);
 	w->run_since = kb_now_ms();

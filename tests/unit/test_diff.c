@@ -495,6 +495,14 @@ static void test_diff__numbers_faster_and_slower(void)
 	T_OK(row_named(d, "occupancy (%)") && row_named(d, "blocks/SM"));
 	T_OK(!row_named(d, "TFLOP/s"));           /* neither has FLOPs */
 	T_OK(!row_named(d, "spill stores (B)"));  /* -1: unknown on both sides */
+	T_OK(!row_named(d, "smem bank conflicts")); /* no SASS metrics on either */
+	json_decref(d);
+	/* padding the tile: the SASS metrics' conflicts per launch */
+	json_object_set_new(a, "sass_metrics", json_pack("{s:I}", "bank_conflicts", (json_int_t)31744));
+	json_object_set_new(b, "sass_metrics", json_pack("{s:I}", "bank_conflicts", (json_int_t)0));
+	d = kb_diff_numbers(a, b);
+	r = row_named(d, "smem bank conflicts");
+	T_OK(r && json_integer_value(json_object_get(r, "delta")) == -31744);
 	json_decref(d);
 
 	d = kb_diff_numbers(b, a);

@@ -8,6 +8,7 @@
  * per launch, and what each step costs. */
 #include "../../src/profile/profile_int.h"
 #include "t.h"
+#include "../gpu_build.h"
 
 #include <unistd.h>
 
@@ -292,24 +293,7 @@ static void module_per_launch(hot *h)
 /* Compiles hot_src (-lineinfo, as kbench does) and disassembles it. */
 static int build_hot(kb_device *d, kb_build *b, kb_sass *sass, kb_err *err)
 {
-	char *tool = kb_which("nvdisasm");
-	if (!tool && access("/usr/local/cuda/bin/nvdisasm", X_OK) == 0) {
-		const char *path = getenv("PATH");
-		char *np = kb_xasprintf("%s:/usr/local/cuda/bin", path ? path : "/usr/bin:/bin");
-		setenv("PATH", np, 1);
-		free(np);
-	}
-	free(tool);
-	kb_source src;
-	kb_compile_source_init(&src, "pcsample_hot.cu", hot_src, KB_SRC_CUDA);
-	char *arch = kb_xasprintf("sm_%d", kb_profile_device_info(d)->sm);
-	kb_build_opts o = {.arch = arch};
-	int rc = kb_compile_build(&src, NULL, NULL, &o, b, err);
-	if (rc == 0)
-		rc = kb_compile_sass(b->cubin, b->cubin_len, sass, err);
-	kb_compile_source_free(&src);
-	free(arch);
-	return rc;
+	return t_build_with_sass(d, "pcsample_hot.cu", hot_src, b, sass, err);
 }
 
 /* The kernel's duration (events, one launch) and a module already launched. */

@@ -656,6 +656,51 @@ static void test_report__hot_instructions(void)
 	json_decref(r);
 }
 
+/* kbench profile --hot / --sass-metrics: the shared-memory instructions of
+ * one instrumented launch, most bank conflicts first, the kernel's total,
+ * a role CUPTI lacks as n/a with why, and a hot instruction's counts. */
+static void test_report__sass_metrics(void)
+{
+	json_t *r = json_pack(
+		"{s:{s:I, s:I, s:I, s:I, s:I, s:{s:s}, s:[{s:s, s:I, s:I, s:I, s:I, s:i, s:s},"
+		" {s:s, s:I, s:I, s:I, s:I, s:s}]}}", "sass_metrics", "launches", (json_int_t)1,
+		"executions", (json_int_t)9000, "shared_wavefronts", (json_int_t)33792, "bank_conflicts",
+		(json_int_t)31744, "shared_instructions", (json_int_t)2, "unsupported",
+		"cupti_bank_conflicts", "GH100 has no SASS metric x", "shared", "function", "k", "pc",
+		(json_int_t)0x1a0, "executions", (json_int_t)1024, "shared_wavefronts", (json_int_t)32768,
+		"bank_conflicts", (json_int_t)31744, "line", 26, "sass", "LDS R5, [R4]", "function", "k",
+		"pc", (json_int_t)0x80, "executions", (json_int_t)1024, "shared_wavefronts",
+		(json_int_t)1024, "bank_conflicts", (json_int_t)0, "sass", "STS [R2], R3");
+	kb_buf out = KB_BUF_INIT;
+	kb_app_profile_render(r, &out);
+	T_CONTAINS(out.s, "Shared memory per instruction (SASS metrics, 1 instrumented launch)\n"
+			  "    bank conflicts 31744 in 33792 wavefronts of 2 shared-memory instructions "
+			  "(9000 executed)\n"
+			  "    cupti_bank_conflicts: n/a (GH100 has no SASS metric x)\n");
+	T_CONTAINS(out.s, "    01a0         1024       32768       31744   32.0    26  LDS R5, [R4]\n"
+			  "    0080         1024        1024           0    1.0     -  STS [R2], R3\n");
+	kb_buf_free(&out);
+	json_t *in = json_pack("{s:I, s:I, s:I}", "executions", (json_int_t)1024, "shared_wavefronts",
+			       (json_int_t)2048, "bank_conflicts", (json_int_t)1024);
+	kb_app_sassm_counts(in, &out);
+	T_EQ_STR(out.s, "  exec 1024  smem wavefronts 2048  bank conflicts 1024 (2.0-way)");
+	kb_buf_free(&out);
+	json_object_set_new(in, "shared_wavefronts", json_integer(0)); /* not a shared-memory one */
+	json_object_set_new(in, "bank_conflicts", json_integer(0));
+	kb_app_sassm_counts(in, &out);
+	T_EQ_STR(out.s, "  exec 1024");
+	kb_buf_free(&out);
+	T_OK(kb_app_sassm_insn(r, "k", 0x80) != NULL);
+	T_OK(kb_app_sassm_insn(r, "k", 0x90) == NULL);
+	json_object_set_new(r, "sass_metrics_error", json_pack("{s:s}", "message", "refused"));
+	json_object_del(r, "sass_metrics");
+	kb_app_profile_render(r, &out);
+	T_CONTAINS(out.s, "  SASS metrics: unavailable - refused\n");
+	kb_buf_free(&out);
+	json_decref(in);
+	json_decref(r);
+}
+
 /* kbench profile --hot without a disassembler says where it looked for one
  * (the runner's "hot_why"), not only that nvdisasm is needed. */
 static void test_report__hot_without_disassembler(void)
@@ -727,5 +772,6 @@ int main(void)
 	T_RUN(test_report__chromium_screenshot);
 	T_RUN(test_report__tile_generated_diff);
 	T_RUN(test_report__hot_instructions);
+	T_RUN(test_report__sass_metrics);
 	return t_report();
 }
