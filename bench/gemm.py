@@ -4,7 +4,7 @@
   cuBLAS    torch.matmul bf16 at 4096^3 and 8192^3, timed in this process on
             this GPU as kbench times (bench/gallery.py's time_op: warm-up,
             the L2 flushed before every launch, CUDA events, median of 30).
-  03        kernels/gemm/03_pipeline.cu's spec in full, one `kbench run
+  03, 04    kernels/gemm/03_pipeline.cu's and 04_wgmma.cu's specs in full, one `kbench run
             --arg S=8192 --json --trials 1 --seed 1`: the base run, the
             sweep (S = 4096, 8192, 4000, 1001: CORRECT at every shape?) and
             every tune point (BM, BK, STAGES) at 8192^3.  One runner
@@ -67,6 +67,23 @@ def row(label, s, res, cublas_us, extra=""):
          "pct_of_cublas": pct, "extra": extra})
 
 
+def full_spec(path, head, cublas_us):
+    """PATH's spec in full at S = 8192: the base run, the sweep, every tune point."""
+    name = os.path.basename(path)
+    print(f"\n{name}, its spec in full at S = 8192 (sweep, then tune points)\n{head}")
+    j = kbench([path, "--arg", "S=8192", "--trials", "1", "--seed", "1", "--timeout", "120"], name)
+    if not j:
+        return
+    row(f"{name} (defaults)", 8192, j.get("result", j), cublas_us)
+    for r in j.get("sweep", []):
+        s = int((r.get("args") or {}).get("S", 0))
+        row(f"{name} sweep", s, r.get("result"), cublas_us)
+    best = j.get("best_tune")
+    for i, r in enumerate(j.get("tune", [])):
+        row(name[:2] + " " + " ".join(r.get("defines", [])), 8192, r.get("result"), cublas_us,
+            "<- best" if i == best else "")
+
+
 def main():
     tile.header("kernels/gemm (bf16, f32 accumulate) vs torch.matmul (cuBLAS), L2 flushed")
     cublas_us = {}
@@ -74,22 +91,15 @@ def main():
         cublas_us[s] = tile.cublas_ms(s) * 1e3
         print(f"cuBLAS (torch.matmul bf16) {s}^3: {cublas_us[s]:.1f} us, "
               f"{2 * s ** 3 / (cublas_us[s] * 1e-6) / 1e12:.1f} TFLOP/s", flush=True)
+        bt = tile.cublas_ms(s, transpose_b=True) * 1e3  # 04_wgmma's layout: B given as [N, K]
+        print(f"cuBLAS with B as [N, K] (a @ b.T)   {s}^3: {bt:.1f} us, "
+              f"{2 * s ** 3 / (bt * 1e-6) / 1e12:.1f} TFLOP/s", flush=True)
+        log({"kernel": "cublas_bT", "S": s, "median_us": bt})
         log({"kernel": "cublas", "S": s, "median_us": cublas_us[s]})
     head = f"{'kernel':34s} {'S':>5s} {'verdict':10s} {'median us':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>10s}"
 
-    print(f"\n03_pipeline.cu, its spec in full at S = 8192 (sweep, then tune points)\n{head}")
-    j = kbench(["kernels/gemm/03_pipeline.cu", "--arg", "S=8192", "--trials", "1", "--seed", "1",
-                "--timeout", "120"], "03_pipeline.cu")
-    if j:
-        base = j.get("result", j)
-        row("03_pipeline.cu (defaults)", 8192, base, cublas_us)
-        for r in j.get("sweep", []):
-            s = int((r.get("args") or {}).get("S", 0))
-            row("03_pipeline.cu sweep", s, r.get("result"), cublas_us)
-        best = j.get("best_tune")
-        for i, r in enumerate(j.get("tune", [])):
-            row("03 " + " ".join(r.get("defines", [])), 8192, r.get("result"), cublas_us,
-                "<- best" if i == best else "")
+    for path in ("kernels/gemm/03_pipeline.cu", "kernels/gemm/04_wgmma.cu"):
+        full_spec(path, head, cublas_us)
 
     print(f"\nthe other steps, and the tile DSL's matmul, at their defaults\n{head}")
     for path in ("kernels/gemm/01_smem.cu", "kernels/gemm/02_mma.cu", "kernels/matmul/matmul.tile"):

@@ -142,10 +142,11 @@ def norms():
 
 # ---- matmul ------------------------------------------------------------------
 
-def cublas_ms(s):
+def cublas_ms(s, transpose_b=False):
     a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
-    t = gallery.time_op(lambda: torch.matmul(a, b), reps=20)
+    t = gallery.time_op((lambda: torch.matmul(a, b.T)) if transpose_b else (lambda: torch.matmul(a, b)),
+                        reps=20)
     del a, b
     torch.cuda.empty_cache()
     return t

@@ -153,7 +153,10 @@ typedef struct {
 typedef struct {
 	int param, buf;           /* kernel parameter index; the tensor's index in bufs */
 	const kb_spec_tmap *spec;
-	cuuint32_t box[KB_MAX_RANK]; /* innermost first, as the driver wants it */
+	int rank;
+	cuuint64_t dims[KB_MAX_RANK];    /* the tensor's, innermost first, as the driver wants them */
+	cuuint64_t strides[KB_MAX_RANK]; /* bytes, of dims 1 .. rank-1 */
+	cuuint32_t box[KB_MAX_RANK];
 } kb_profile__tmap;
 
 typedef struct {

@@ -58,6 +58,10 @@ static int check_box(const kb_profile__tmap *m, const kb_profile__buf *b, kb_err
 {
 	const kb_spec_tmap *s = m->spec;
 	size_t esize = (size_t)kb_dtype_size(b->spec->dtype);
+	if (m->rank > 5)
+		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "line %d: tensormap %s: %s has %d "
+				  "dims; TMA takes at most 5", s->loc.line, s->name, b->spec->name,
+				  m->rank);
 	for (int d = 0; d < s->nbox; d++)
 		if (m->box[d] < 1 || m->box[d] > 256)
 			return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "line %d: tensormap %s: box "
@@ -103,23 +107,14 @@ static int encode(kb_profile__bound *bd, int j, kb_err *err)
 {
 	const kb_profile__tmap *m = &bd->tmaps[j];
 	const kb_profile__buf *b = &bd->bufs[m->buf];
-	int rank = b->spec->rank;
+	int rank = m->rank;
+	const cuuint64_t *gdim = m->dims, *gstride = m->strides;
 	CUtensorMapDataType dt;
 	if (tmap_dtype(b->spec->dtype, &dt))
 		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "line %d: tensormap %s: TMA has no "
 				  "%s element type", m->spec->loc.line, m->spec->name,
 				  kb_dtype_name(b->spec->dtype));
-	cuuint64_t gdim[KB_MAX_RANK], gstride[KB_MAX_RANK];
-	cuuint32_t estride[KB_MAX_RANK];
-	size_t stride = (size_t)kb_dtype_size(b->spec->dtype);
-	for (int d = 0; d < rank; d++) {
-		int64_t n = b->host.dims[rank - 1 - d];
-		gdim[d] = (cuuint64_t)(n ? n : 1);
-		estride[d] = 1;
-		stride *= (size_t)gdim[d];
-		if (d + 1 < rank)
-			gstride[d] = stride;
-	}
+	cuuint32_t estride[KB_MAX_RANK] = {1, 1, 1, 1, 1};
 	CUresult r = kb_cu.cuTensorMapEncodeTiled(&bd->tmap_store[j], dt, (cuuint32_t)rank,
 						   (void *)(uintptr_t)b->dev, gdim, gstride,
 						   m->box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -159,6 +154,21 @@ int kb_profile__tmaps_encode(kb_profile__bound *bd, kb_err *err)
 	return KB_OK;
 }
 
+/* The tensor's dims and strides, innermost first: taken once, from the
+ * buffer bind made (the timer's copies of it keep no host shape). */
+static void plan_dims(kb_profile__tmap *m, const kb_profile__buf *b)
+{
+	size_t stride = (size_t)kb_dtype_size(b->spec->dtype);
+	m->rank = b->spec->rank;
+	for (int d = 0; d < m->rank; d++) {
+		int64_t n = b->host.dims[m->rank - 1 - d];
+		m->dims[d] = (cuuint64_t)(n ? n : 1);
+		stride *= (size_t)m->dims[d];
+		if (d + 1 < m->rank)
+			m->strides[d] = stride;
+	}
+}
+
 /* The box's extents, innermost first. */
 static int eval_box(const kb_source *src, const kb_spec *spec, kb_profile__tmap *m, kb_err *err)
 {
@@ -193,6 +203,7 @@ int kb_profile__tmaps_bind(const kb_source *src, const kb_spec *spec, const kb_k
 		bd->tmaps = kb_xrealloc(bd->tmaps, ((size_t)bd->ntmaps + 1) * sizeof *bd->tmaps);
 		kb_profile__tmap *m = &bd->tmaps[bd->ntmaps++];
 		*m = (kb_profile__tmap){.param = p, .buf = buf, .spec = s};
+		plan_dims(m, &bd->bufs[buf]);
 		int rc = eval_box(src, spec, m, err);
 		if (rc < 0 || (rc = check_box(m, &bd->bufs[buf], err)) < 0)
 			return rc;
