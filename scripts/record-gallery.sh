@@ -53,6 +53,10 @@ record() {
 		for s in 01_naive 02_vec4; do step reduce row_sum.cu $s; done
 		step reduce row_sum_bf16.cu row_sum_bf16
 		step reduce row_max.cu row_max_f32 ;;
+	gemm) # 8192^3, the size issue 15 measures; 04 takes B as [N, K]
+		main=gemm.cu
+		for s in 01_smem 02_mma 03_pipeline; do step gemm gemm.cu $s --arg S=8192 --timeout 120; done
+		step gemm gemm.cu 04_wgmma --arg S=8192 --timeout 120 ;;
 	transpose)
 		for s in 01_naive 02_smem32 03_tile64; do step transpose transpose.cu $s; done
 		step transpose transpose_bf16.cu transpose_bf16 ;;

@@ -1,4 +1,4 @@
-// GEMM, step 1 of 3: shared-memory tiles, FMA on the CUDA cores (the
+// GEMM, step 1 of 4: shared-memory tiles, FMA on the CUDA cores (the
 // baseline).  C = A B with A [M, K], B [K, N], C [M, N], all row-major bf16;
 // products summed in f32, C rounded to bf16 once at the end (every step of
 // kernels/gemm/ has the same inputs, output and tolerance, so their times
@@ -17,7 +17,7 @@
 // pipe busy and the tensor pipe idle; compute lands at a few percent of the
 // bf16 tensor peak.  Step 2 moves the products onto the tensor cores.
 //
-//! kernel  gemm_smem
+//! kernel  gemm_bf16
 //! arg     S = 4096
 //! arg     M = S
 //! arg     N = S
@@ -51,7 +51,7 @@
 #define PAD 4 /* As rows padded so the transposing stores hit 8 banks, not 1 */
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-gemm_smem(const __nv_bfloat16 *__restrict__ a, const __nv_bfloat16 *__restrict__ b,
+gemm_bf16(const __nv_bfloat16 *__restrict__ a, const __nv_bfloat16 *__restrict__ b,
 	  __nv_bfloat16 *__restrict__ c, int M, int N, int K)
 {
 	__shared__ __align__(16) float As[BK][BM + PAD]; /* A's slab, k-major */

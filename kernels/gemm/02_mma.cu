@@ -1,4 +1,4 @@
-// GEMM, step 2 of 3: the products on the tensor cores.  C = A B as in step
+// GEMM, step 2 of 4: the products on the tensor cores.  C = A B as in step
 // 1 (A [M, K], B [K, N], C [M, N], row-major bf16, f32 sums, bf16 out).
 //
 // What changes from step 1: each warp owns a 64 x 64 block of C as 4 x 8
@@ -25,7 +25,7 @@
 // swizzles the tiles (no conflicts), pipelines the copies over several
 // stages and uses 8 warps on a larger tile.
 //
-//! kernel  gemm_mma
+//! kernel  gemm_bf16
 //! arg     S = 4096
 //! arg     M = S
 //! arg     N = S
@@ -121,7 +121,7 @@ __device__ __forceinline__ void load_tile(__nv_bfloat16 *s, const __nv_bfloat16 
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-gemm_mma(const __nv_bfloat16 *__restrict__ a, const __nv_bfloat16 *__restrict__ b,
+gemm_bf16(const __nv_bfloat16 *__restrict__ a, const __nv_bfloat16 *__restrict__ b,
 	 __nv_bfloat16 *__restrict__ c, int M, int N, int K)
 {
 	extern __shared__ __align__(128) __nv_bfloat16 smem[];

@@ -30,7 +30,7 @@
 // ceiling `kbench calibrate` measures; profile --hot puts the consumers'
 // stalls on the mbarrier wait when the producer cannot keep up.
 //
-//! kernel    gemm_wgmma
+//! kernel    gemm_bf16
 //! arch      sm_90a
 //! arg       S = 4096
 //! arg       M = S
@@ -49,7 +49,7 @@
 //! sweep     S = 4096, 8192, 4000, 1000
 //! tune      BN = 256, 128
 //! tune      STAGES = 4, 3
-//! tune      GROUP_M = 8, 16
+//! tune      GROUP_M = 16, 8
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -61,7 +61,7 @@
 #define STAGES 4
 #endif
 #ifndef GROUP_M
-#define GROUP_M 8
+#define GROUP_M 16
 #endif
 #define BM 128
 #define BK 64
@@ -287,7 +287,7 @@ __device__ void consume(__nv_bfloat16 *c, int M, int N, unsigned ring, unsigned 
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
-gemm_wgmma(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
+gemm_bf16(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
 	   __nv_bfloat16 *c, int M, int N, int K)
 {
 	extern __shared__ unsigned char smem[];

@@ -110,6 +110,14 @@ out:
 	return rc;
 }
 
+int kb_profile__fill_inputs(kb_profile__run *c, kb_err *err)
+{
+	json_t *seeds = json_object();
+	int rc = fill_inputs(c, c->o->seed, seeds, err);
+	json_decref(seeds);
+	return rc;
+}
+
 static int poison(kb_profile__run *c, kb_profile__buf *bufs, int n, kb_err *err)
 {
 	int rc = KB_OK;

@@ -226,6 +226,9 @@ typedef struct {
 	bool hot;                 /* PC-sampling hot spots (needs cupti's library) */
 	bool sass_metrics;        /* per-instruction counts (CUPTI SASS metrics): one
 				   * instrumented launch after everything else */
+	bool sass_metrics_only;   /* only that: the inputs filled, one instrumented launch,
+				   * nothing checked or timed (the runner's fresh process) */
+	json_t *sass_hot;         /* with it: the hot spots of the run it serves, annotated */
 	bool passes_keep_l2;      /* counter passes after the first start without an L2
 				   * flush (ncu --cache-control none) */
 } kb_run_opts;

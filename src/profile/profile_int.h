@@ -484,6 +484,8 @@ int kb_profile__setup_ref_kernel(kb_profile__run *c, const kb_kernel *rk, kb_err
 /* Runs the correctness trials; *correct says whether all passed so far.
  * The last trial's CPU work may be left pending (c->pending). */
 int kb_profile__check_trials(kb_profile__run *c, json_t *check, bool *correct, kb_err *err);
+/* The inputs filled as the first trial fills them, nothing checked. */
+int kb_profile__fill_inputs(kb_profile__run *c, kb_err *err);
 /* Waits for a pending check and folds its verdict into *correct. */
 int kb_profile__check_join(kb_profile__run *c, bool *correct, kb_err *err);
 /* After the timed loop: poison, launch, compare, several times over. */

@@ -273,6 +273,14 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	driver_occupancy(&c, launch);
 	json_object_set_new(*result, "launch", launch);
 	json_object_set_new(*result, "check", check);
+	if (o->sass_metrics_only) {
+		if ((rc = kb_profile__fill_inputs(&c, err)) < 0)
+			goto out;
+		if (o->sass_hot)
+			json_object_set(*result, "hot", o->sass_hot);
+		collect_sassm(&c, *result);
+		goto out;
+	}
 	kb_dtype first_out = KB_DT_F32;
 	for (int i = 0; i < c.bd.nbufs; i++)
 		if (c.bd.bufs[i].spec->is_out)

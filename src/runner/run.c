@@ -571,6 +571,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	kb_arg_override *args = overrides(json_object_get(req, "args"), &nargs);
 	bool hot = json_is_true(json_object_get(req, "hot"));
 	bool sassm = json_is_true(json_object_get(req, "sass_metrics"));
+	bool sassm_only = json_is_true(json_object_get(req, "sass_metrics_only"));
 	kb_compile_unit_opts uo = {.arch = arch, .default_arch = dev_arch, .defines = defs, .ndefines = ndef,
 				   .options = opts, .noptions = nopt, .args = args, .nargs = nargs,
 				   .want_sass = hot || sassm};
@@ -597,8 +598,10 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	fill_opts(c, req, &o, &t);
 	o.metrics = c->metrics;
 	o.nmetrics = c->nmetrics;
-	o.hot = hot;
-	o.sass_metrics = sassm;
+	o.hot = hot && !sassm_only;
+	o.sass_metrics = sassm_only; /* else a fresh worker's (kb_runner__sassm_fresh) */
+	o.sass_metrics_only = sassm_only;
+	o.sass_hot = json_object_get(req, "hot_in");
 	o.open_cupti = open_cupti_late;
 	o.open_cupti_ctx = c;
 	if (json_array_size(json_object_get(req, "metrics")) > 0) {
@@ -636,6 +639,8 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 		if (calibrated)
 			json_object_set(r, "calibrated", calibrated);
 		add_roofline(c, &u, r);
+		if (sassm && !sassm_only)
+			kb_runner__sassm_fresh(c, req, r);
 	}
 	json_decref(calibrated);
 	json_decref(t.last);

@@ -108,5 +108,9 @@ void kb_runner__map_sassm(const kb_compile_unit *u, json_t *r);
 /* Copies a hot PC's SASS metric counts (executions, shared_wavefronts,
  * shared_wavefronts_ideal, bank_conflicts) from `from` into `to`. */
 void kb_runner__copy_sassm(json_t *from, json_t *to);
+/* SASS metrics of the run that gave r, collected by a fresh `kbench serve`
+ * (the same request, "sass_metrics_only", r's raw hot spots to annotate):
+ * its "sass_metrics" (or "sass_metrics_error") and annotated "hot" into r. */
+void kb_runner__sassm_fresh(kb_runner__ctx *c, json_t *req, json_t *r);
 
 #endif

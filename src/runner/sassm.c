@@ -90,3 +90,45 @@ void kb_runner__map_sassm(const kb_compile_unit *u, json_t *r)
 	json_object_set_new(sm, "conflict_lines", sorted_lines(lines));
 	json_decref(lines);
 }
+
+/* CUPTI's SASS metrics do not survive the rest of a profile in one process
+ * (H100, CUPTI 13.0: after the range profiler and PC sampling ran, Enable
+ * patches nothing, and a second cuptiSassMetricsSetConfig fails with
+ * CUPTI_ERROR_OUT_OF_MEMORY), and a warm worker serves many profiles.  So
+ * the counts come from a worker of their own, started for this one launch:
+ * the compile is a cache hit, the inputs are filled from the same seed. */
+void kb_runner__sassm_fresh(kb_runner__ctx *c, json_t *req, json_t *r)
+{
+	c->progress(c->progress_ctx, "SASS metrics (a fresh worker)", NULL, NULL, NULL);
+	json_t *sub = json_deep_copy(req), *res = NULL;
+	json_object_set_new(sub, "sass_metrics_only", json_true());
+	json_object_set_new(sub, "time", json_false());
+	json_object_del(sub, "metrics");
+	json_object_del(sub, "hot");
+	if (json_object_get(r, "hot"))
+		json_object_set(sub, "hot_in", json_object_get(r, "hot"));
+	if (json_object_get(r, "seed"))
+		json_object_set(sub, "seed", json_object_get(r, "seed"));
+	kb_runner *w = kb_runner_new(NULL);
+	kb_runner_set_quiet(w, true);
+	kb_err err = {0};
+	int rc = kb_runner_call(w, sub, 60e3, NULL, NULL, &res, &err);
+	json_t *sm = res ? json_object_get(res, "sass_metrics") : NULL;
+	if (sm) {
+		json_object_set(r, "sass_metrics", sm);
+		if (json_object_get(res, "hot"))
+			json_object_set(r, "hot", json_object_get(res, "hot"));
+	} else {
+		json_t *e = res ? json_object_get(res, "sass_metrics_error") : NULL;
+		const char *why = rc < 0 ? err.msg : res ? json_string_value(json_object_get(res, "message"))
+						       : NULL;
+		json_object_set_new(r, "sass_metrics_error",
+				    e ? json_incref(e)
+				      : json_pack("{s:s, s:b}", "message",
+						  why ? why : "the SASS-metrics worker gave no counts",
+						  "permission", false));
+	}
+	json_decref(res);
+	json_decref(sub);
+	kb_runner_close(w);
+}

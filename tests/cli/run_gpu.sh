@@ -12,7 +12,7 @@ if [ "$RC" -ne 0 ]; then
 	[ -n "${KBENCH_REQUIRE_GPU:-}" ] && { fail gpu_present "$reason"; finish; exit; }
 	for c in softmax_correct softmax_time softmax_ceiling vector_add ptx_saxpy oob_fault \
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
-		 skips_some ref_kernel tune_best tma_copy tma_bad_stride impossible file_input occupancy_vs_driver \
+		 skips_some ref_kernel tune_best tma_copy tma_bad_stride sass_metrics_1 sass_metrics_2 impossible file_input occupancy_vs_driver \
 		 profile_sections profile_disk_config profile_bad_metric hot_spot_line hot_spot_stalls \
 		 hot_spot_text run_option run_option_text run_bad_option run_bad_option_msg \
 		 compare_gpu compare_same_correct compare_same_unwritten compare_same_offbyone \
@@ -62,6 +62,12 @@ run "$KB" run tests/fixtures/kernels/tma_copy.cu --json
 expect_json tma_copy "j['result']['verdict'] == 'CORRECT' and [r['result']['verdict'] for r in j['sweep']] == ['CORRECT', 'CORRECT'] and [t['result']['verdict'] for t in j['tune']] == ['CORRECT', 'CORRECT'] and j['result']['timing']['median_us'] > 0"
 run "$KB" run tests/fixtures/kernels/tma_copy.cu --arg N=100 --no-sweep
 expect_in tma_bad_stride err "a row of x is 200 bytes; TMA needs every stride to be a multiple of 16 bytes"
+# SASS metrics in a fresh worker: twice in a row (the shared runner stays
+# warm), each time the 32-way conflicted load counted and the hot spots annotated.
+for n in 1 2; do
+	run "$KB" profile kernels/transpose/02a_smem32_unpadded.cu --hot --section quick --no-sweep --json
+	expect_json sass_metrics_$n "j['sass_metrics']['bank_conflicts'] > 0 and j['sass_metrics']['shared'][0]['bank_conflicts'] >= 0.98 * 31 * j['sass_metrics']['shared'][0]['executions'] and any('bank_conflicts' in h for h in j['hot'])"
+done
 run "$KB" run tests/fixtures/kernels/impossible.cu --json
 expect_json impossible "j['verdict'] == 'IMPOSSIBLE' and 'floor' in j['roofline']['impossible_why']"
 
