@@ -36,13 +36,12 @@
 //! arg       M = S
 //! arg       N = S
 //! arg       K = S
-//! arg       SMS = 132
 //! in        a : bf16[M, K] = randn(seed=1)
 //! in        b : bf16[N, K] = randn(seed=2)
 //! out       c : bf16[M, N]
 //! tensormap ta : a box=(128, 64) swizzle=128
 //! tensormap tb : b box=(BN, 64) swizzle=128
-//! launch    grid=(min(SMS, cdiv(M, 128) * cdiv(N, BN))) block=(384) smem=STAGES * (128 + BN) * 128 + 1024
+//! launch    grid=(min(sm_count, cdiv(M, 128) * cdiv(N, BN))) block=(384) smem=STAGES * (128 + BN) * 128 + 1024
 //! ref       matmul(a, b, transpose_b=true) -> c
 //! tol       rtol=2e-2 atol=2e-2
 //! flops     2*M*N*K

@@ -73,7 +73,7 @@ void kb_app__read_evidence(json_t *check, kb_app__evidence *e);
 
 /* report_page.c: the markup both pages share, and the page's head and foot */
 
-#define KB_APP__MAX_COLS 10
+#define KB_APP__MAX_COLS 14
 
 /* One table row: its cells' text, and how each is shown. */
 typedef struct {

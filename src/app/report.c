@@ -37,33 +37,142 @@ static void fmt_time(char *s, size_t n, double us, double sd)
 		snprintf(s, n, us >= 100 ? "%.1f" : "%.2f", us);
 }
 
-static void variant_row(const kb_app__model *R, int i, kb_app__trow *t)
+/* The optional columns: shown when some variant has the figure. */
+typedef struct {
+	bool tflops, tensor, sass;
+} columns;
+
+static double tensor_pipe(const kb_app__row *r)
+{
+	json_t *c = json_object_get(json_object_get(r->res, "sections"), "compute");
+	return kb_app__has(c, "tensor_pipe_pct") ? kb_app__num(c, "tensor_pipe_pct") : -1;
+}
+
+static json_t *mix_of(const kb_app__row *r)
+{
+	json_t *m = json_object_get(r->kernel, "instruction_mix");
+	return json_is_object(m) && json_object_size(m) ? m : NULL;
+}
+
+static columns columns_of(const kb_app__model *R)
+{
+	columns c = {false, false, false};
+	for (int i = 0; i < R->n; i++) {
+		json_t *rf = json_object_get(R->r[i].res, "roofline");
+		c.tflops |= R->r[i].has_flops && !strcmp(kb_app__str(rf, "side"), "compute");
+		c.tensor |= tensor_pipe(&R->r[i]) > 0.5;
+		c.sass |= mix_of(&R->r[i]) != NULL;
+	}
+	return c;
+}
+
+/* Instruction counts of a mix summed by opcode family ("HMMA.16816.F32.BF16"
+ * -> "HMMA"), into fam (n entries, at most cap). */
+static int families(json_t *mix, char fam[][24], long *count, int cap)
+{
+	const char *key;
+	json_t *v;
+	int n = 0;
+	json_object_foreach(mix, key, v) {
+		char f[24];
+		snprintf(f, sizeof f, "%.*s", (int)strcspn(key, "."), key);
+		int j = 0;
+		while (j < n && strcmp(fam[j], f))
+			j++;
+		if (j == n && n == cap)
+			continue;
+		if (j == n)
+			snprintf(fam[n], sizeof fam[n], "%s", f), count[n++] = 0;
+		count[j] += (long)json_integer_value(v);
+	}
+	return n;
+}
+
+/* "+HGMMA 32, −HMMA 1024, −LDSM 256": the families whose static count
+ * changed most from prev to cur: new and vanished ones first, larger
+ * changes before smaller. */
+static void sass_change(json_t *prev, json_t *cur, char *out, size_t n)
+{
+	enum { CAP = 64 };
+	char fa[CAP][24], fb[CAP][24], name[2 * CAP][24];
+	long ca[CAP], cb[CAP], d[2 * CAP], was[2 * CAP];
+	int na = families(prev, fa, ca, CAP), nb = families(cur, fb, cb, CAP), m = 0;
+	for (int i = 0; i < nb; i++) {
+		long before = 0;
+		for (int j = 0; j < na; j++)
+			before = strcmp(fa[j], fb[i]) ? before : ca[j];
+		snprintf(name[m], sizeof name[m], "%.23s", fb[i]);
+		was[m] = before, d[m++] = cb[i] - before;
+	}
+	for (int j = 0; j < na; j++) {
+		bool kept = false;
+		for (int i = 0; i < nb; i++)
+			kept |= !strcmp(fa[j], fb[i]);
+		if (!kept)
+			snprintf(name[m], sizeof name[m], "%.23s", fa[j]), was[m] = ca[j], d[m++] = -ca[j];
+	}
+	size_t k = 0;
+	out[0] = '\0';
+	for (int shown = 0; shown < 4; shown++) {
+		int best = -1; /* appearing or vanishing families rank above any growth */
+		double score = 0;
+		for (int i = 0; i < m; i++) {
+			double s = d[i] == 0 ? 0 : (was[i] == 0 || was[i] + d[i] == 0 ? 1e12 : 0) + labs(d[i]);
+			if (s > score)
+				score = s, best = i;
+		}
+		if (best < 0)
+			break;
+		k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s%s %ld", k ? ", " : "",
+				      d[best] > 0 ? "+" : "−", name[best], labs(d[best]));
+		d[best] = 0;
+		if (k >= n)
+			break;
+	}
+	if (!out[0])
+		snprintf(out, n, "same mix");
+}
+
+static void variant_row(const kb_app__model *R, int i, columns c, kb_app__trow *t)
 {
 	const kb_app__row *r = &R->r[i];
 	json_t *res = json_object_get(r->kernel, "resources");
 	json_t *occ = json_object_get(r->kernel, "occupancy");
+	int k = 0;
 	memset(t, 0, sizeof *t);
-	snprintf(t->text[0], sizeof t->text[0], "%s", kb_app__name_of(r));
-	snprintf(t->text[1], sizeof t->text[1], "%s", r->v->label ? r->v->label : "");
-	snprintf(t->text[2], sizeof t->text[2], "%s", r->verdict);
-	t->cls[2] = kb_app__badge(r->verdict);
+	snprintf(t->text[k++], sizeof t->text[0], "%s", kb_app__name_of(r));
+	snprintf(t->text[k++], sizeof t->text[0], "%s", r->v->label ? r->v->label : "");
+	snprintf(t->text[k], sizeof t->text[0], "%s", r->verdict);
+	t->cls[k++] = kb_app__badge(r->verdict);
 	if (r->timed)
-		fmt_time(t->text[3], sizeof t->text[3], r->median, r->sd);
+		fmt_time(t->text[k++], sizeof t->text[0], r->median, r->sd);
 	else
-		snprintf(t->text[3], sizeof t->text[3], r->res ? "not timed" : "not run");
-	snprintf(t->text[4], sizeof t->text[4], r->gbps >= 0 ? "%.0f" : "n/a", r->gbps);
+		snprintf(t->text[k++], sizeof t->text[0], r->res ? "not timed" : "not run");
+	snprintf(t->text[k++], sizeof t->text[0], r->gbps >= 0 ? "%.0f" : "n/a", r->gbps);
+	if (c.tflops)
+		snprintf(t->text[k++], sizeof t->text[0], r->timed && r->has_flops ? "%.1f" : "n/a",
+			 r->flops_s / 1e12);
 	if (r->pct >= 0)
-		snprintf(t->text[5], sizeof t->text[5], "%.1f%% %s", r->pct, r->basis);
+		snprintf(t->text[k++], sizeof t->text[0], "%.1f%% %s", r->pct, r->basis);
 	else
-		snprintf(t->text[5], sizeof t->text[5], "n/a");
-	snprintf(t->text[6], sizeof t->text[6], kb_app__has(res, "registers") ? "%.0f" : "n/a",
+		snprintf(t->text[k++], sizeof t->text[0], "n/a");
+	if (c.tensor)
+		snprintf(t->text[k++], sizeof t->text[0], tensor_pipe(r) >= 0 ? "%.1f%%" : "n/a",
+			 tensor_pipe(r));
+	snprintf(t->text[k++], sizeof t->text[0], kb_app__has(res, "registers") ? "%.0f" : "n/a",
 		 kb_app__num(res, "registers"));
 	double pct = kb_app__num(occ, "occupancy_pct");
-	snprintf(t->text[7], sizeof t->text[7], !kb_app__has(occ, "occupancy_pct") ? "n/a"
+	snprintf(t->text[k++], sizeof t->text[0], !kb_app__has(occ, "occupancy_pct") ? "n/a"
 		 : pct == floor(pct) ? "%.0f%%" : "%.1f%%", pct);
+	if (c.sass) {
+		json_t *cur = mix_of(r), *prev = i > 0 ? mix_of(&R->r[i - 1]) : NULL;
+		if (cur && prev)
+			sass_change(prev, cur, t->text[k], sizeof t->text[0]);
+		k++;
+	}
 	if (i == R->best) {
-		snprintf(t->text[8], sizeof t->text[8], "★ best");
-		t->cls[8] = "badge b-best";
+		snprintf(t->text[k], sizeof t->text[0], "★ best");
+		t->cls[k] = "badge b-best";
 		t->strong[0] = true;
 		t->row_cls = "best";
 	} else if (!r->correct && r->res) {
@@ -73,14 +182,29 @@ static void variant_row(const kb_app__model *R, int i, kb_app__trow *t)
 
 static void section_variants(const kb_app__model *R, kb_buf *o)
 {
-	static const char *heads[] = {"Variant", "Label", "Verdict", "Median µs (± σ)", "GB/s",
-				      "% of ceiling", "Regs", "Occupancy", ""};
-	const char *align = "lllrrrrrl";
+	columns c = columns_of(R);
+	const char *heads[KB_APP__MAX_COLS];
+	char align[KB_APP__MAX_COLS + 1];
+	int n = 0;
+#define COL(h, a) (heads[n] = (h), align[n++] = (a))
+	COL("Variant", 'l'), COL("Label", 'l'), COL("Verdict", 'l'), COL("Median µs (± σ)", 'r');
+	COL("GB/s", 'r');
+	if (c.tflops)
+		COL("TFLOP/s", 'r');
+	COL("% of ceiling", 'r');
+	if (c.tensor)
+		COL("Tensor pipe", 'r');
+	COL("Regs", 'r'), COL("Occupancy", 'r');
+	if (c.sass)
+		COL("SASS vs previous", 'l');
+	COL("", 'l');
+#undef COL
+	align[n] = '\0';
 	kb_app__trow t;
 	kb_app__heading(R, o, "Variants");
 	kb_app__table_begin(R, o, heads, align, false);
 	for (int i = 0; i < R->n; i++) {
-		variant_row(R, i, &t);
+		variant_row(R, i, c, &t);
 		kb_app__table_row(R, o, &t, align);
 	}
 	kb_app__table_end(R, o);
@@ -89,6 +213,11 @@ static void section_variants(const kb_app__model *R, kb_buf *o)
 		     "DRAM bandwidth when none was measured, or for compute-bound kernels of the FP32 peak "
 		     "(the tensor-core peak for kernels on tensor cores). "
 		     "Incorrect kernels are not timed.");
+	if (c.tensor || c.sass)
+		kb_app__para(R, o, true, "Tensor pipe: the share of cycles the tensor cores were busy "
+			     "(sm__pipe_tensor_cycles_active, kbench profile). SASS vs previous: how the "
+			     "kernel's instructions changed from the row above, by opcode family, counted "
+			     "in the listing (static, not executed) — new and vanished families first, larger changes first.");
 }
 
 static void numbers_value(char *s, size_t n, json_t *v)

@@ -184,6 +184,9 @@ typedef struct {
 	kb_spec_list *tunes;     int ntunes;
 	kb_spec_option *options; int noptions; /* every `//! options` line, in order */
 	char *arch;              /* `//! arch sm_90a`: the target unless --arch says another */
+	int64_t sm_count;        /* the GPU's SMs, `sm_count` in launch, bytes, flops and box
+				  * expressions (a persistent kernel's grid); 0: not known yet,
+				  * and 132 (an H100's, an H200's) stands in */
 	kb_loc arch_loc;
 	int nlines;              /* //! lines seen */
 } kb_spec;

@@ -31,8 +31,9 @@ static void check_names(kb_compile__parser *P, const kb_expr *e, int self)
 	int line = e->loc.line, col = e->loc.col;
 	if (i >= 0 && (self < 0 || i < self))
 		return;
-	if (i < 0 && self < 0 && kb_compile__find_tune(s, e->name) >= 0)
-		return; /* launch, bytes, flops may use a tune's value; args may not */
+	if (i < 0 && self < 0 && (kb_compile__find_tune(s, e->name) >= 0 ||
+				  !strcmp(e->name, "sm_count")))
+		return; /* launch, bytes, flops may use a tune's value and the GPU's SM count; args may not */
 	if (i >= 0 && i == self)
 		kb_compile__diag_err(P->diags, P->src, line, col, e->len,
 				     "arg '%s' refers to itself", e->name);

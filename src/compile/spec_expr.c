@@ -64,6 +64,10 @@ static int eval_name(kb_compile__evalctx *c, const kb_expr *e, kb_value *out)
 		*out = t->value;
 		return 0;
 	}
+	if (i < 0 && !strcmp(e->name, "sm_count")) {
+		*out = (kb_value){.i = c->spec->sm_count > 0 ? c->spec->sm_count : 132};
+		return 0;
+	}
 	if (i < 0) {
 		if (c->quiet_names)
 			return EVAL_SILENT;

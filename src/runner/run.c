@@ -572,9 +572,12 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	bool hot = json_is_true(json_object_get(req, "hot"));
 	bool sassm = json_is_true(json_object_get(req, "sass_metrics"));
 	bool sassm_only = json_is_true(json_object_get(req, "sass_metrics_only"));
+	/* a profile keeps the SASS instruction mix (reports show how it changed) */
+	bool profiling = json_array_size(json_object_get(req, "sections")) > 0 ||
+			 json_array_size(json_object_get(req, "metrics")) > 0;
 	kb_compile_unit_opts uo = {.arch = arch, .default_arch = dev_arch, .defines = defs, .ndefines = ndef,
 				   .options = opts, .noptions = nopt, .args = args, .nargs = nargs,
-				   .want_sass = hot || sassm};
+				   .want_sass = hot || sassm || profiling};
 	kb_compile_unit u;
 	kb_err err = {0};
 	json_t *r = NULL;
@@ -613,6 +616,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 			goto out;
 		}
 	}
+	u.spec.sm_count = kb_profile_device_info(c->dev)->sm_count; /* `sm_count` in the spec */
 	json_t *res = NULL, *calibrated = NULL;
 	if (o.time_it)
 		calibrate_first(c, &calibrated);

@@ -1080,6 +1080,17 @@ static void test_compile_spec__tensormap(void)
 	T_ONE_ERROR("//! arch sm_90a sm_80\n", 1, 17, 1, "arch takes one target");
 	T_ONE_ERROR("//! arch\n", 1, 5, 4, "arch needs a target");
 
+	/* `sm_count`: the GPU's SMs in a launch line (132 until the runner sets it). */
+	T_EQ_INT(parse("//! arg n = 1000\n//! launch grid=(min(sm_count, n)) block=(384)\n", &s, &d), 0);
+	kb_launch_dims ld;
+	T_EQ_INT(kb_compile_spec_launch_dims(&s, NULL, &ld, NULL), 0);
+	T_EQ_INT((int)ld.grid[0], 132);
+	s.sm_count = 114;
+	T_EQ_INT(kb_compile_spec_launch_dims(&s, NULL, &ld, NULL), 0);
+	T_EQ_INT((int)ld.grid[0], 114);
+	kb_compile_spec_free(&s);
+	T_ONE_ERROR("//! arg n = sm_count\n", 1, 13, 8, "undefined name 'sm_count'");
+
 	/* Binding: a CUtensorMap parameter needs the line; the line needs it. */
 	kb_param p[] = {P_VAL("ta", "const CUtensorMap", 5, 40), P_PTR("c", "float *", "float", false, 5, 60)};
 	kb_kernel k = mkkernel("g", p, 2, 5);

@@ -333,6 +333,40 @@ out:
 	sample_free(&s);
 }
 
+/* A compute-bound path: TFLOP/s, the tensor pipe and how the SASS changed. */
+static void test_report__gemm_columns(void)
+{
+	sample s;
+	sample_make(&s);
+	static const char *mix[3] = {
+		"{\"FFMA\": 512, \"LDS.128\": 64, \"EXIT\": 1}",
+		"{\"HMMA.16816.F32.BF16\": 128, \"LDSM.16.M88.4\": 32, \"LDS.128\": 8, \"EXIT\": 1}",
+		"{\"HGMMA.64x256x16.F32.BF16\": 4, \"UTMALDG.2D\": 2, \"LDSM.16.M88.4\": 32, \"EXIT\": 1}"};
+	double pipe[3] = {0.0, 18.1, 93.0};
+	for (int i = 0; i < 3; i++) {
+		json_t *res = json_object_get(s.v[i].note, "result");
+		json_t *rf = json_object_get(res, "roofline");
+		if (rf)
+			json_object_set_new(rf, "side", json_string("compute"));
+		json_object_set_new(res, "sections", json_pack("{s:{s:f}}", "compute", "tensor_pipe_pct",
+							       pipe[i]));
+		json_t *k = json_object_get(json_object_get(res, "compile"), "kernel");
+		json_object_set_new(k, "instruction_mix", json_loads(mix[i], 0, NULL));
+	}
+	kb_buf md = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, NULL), 0);
+	T_CONTAINS(md.s, "| Variant | Label | Verdict | Median µs (± σ) | GB/s | TFLOP/s | % of ceiling "
+		   "| Tensor pipe | Regs | Occupancy | SASS vs previous |  |");
+	char *r2 = md_row(md.s, "| v2 |"), *r3 = md_row(md.s, "| **v3** |");
+	T_CONTAINS(r2, "| 18.1% |");
+	T_CONTAINS(r2, "| −FFMA 512, +HMMA 128, +LDSM 32, −LDS 56 |");
+	T_CONTAINS(r3, "| 93.0% |");
+	T_CONTAINS(r3, "| −HMMA 128, −LDS 8, +HGMMA 4, +UTMALDG 2 |");
+	free(r2), free(r3);
+	kb_buf_free(&md);
+	sample_free(&s);
+}
+
 static void test_report__svg(void)
 {
 	sample s;
@@ -761,6 +795,7 @@ int main(void)
 	T_RUN(test_report__pick);
 	T_RUN(test_report__markdown_summary);
 	T_RUN(test_report__markdown_table);
+	T_RUN(test_report__gemm_columns);
 	T_RUN(test_report__svg);
 	T_RUN(test_report__html);
 	T_RUN(test_report__escaping);
