@@ -221,10 +221,11 @@ $(B)/tests/test_emu_runtime: tests/emu/test_emu_runtime.cpp $(EMU_RT) tests/t.h
 	$(Q)$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Itests -Itests/emu $< $(EMU_RT) -o $@
 
 build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
-	     $(B)/remote/remote_drop
+	     $(B)/remote/remote_drop $(B)/remote/remote_bench
 
-# Driven by tests/cli/remote.sh through its loopback sshd (not run alone).
-$(B)/remote/remote_drop: $(B)/obj/tests/remote/remote_drop.o $(LIB)
+# Driven by tests/cli/remote.sh and bench/remote_overhead.sh through their
+# loopback sshd (not run alone).
+$(B)/remote/%: $(B)/obj/tests/remote/%.o $(LIB)
 	@mkdir -p $(@D)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
