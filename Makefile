@@ -59,7 +59,7 @@ all: deps $(B)/kbench $(B)/kbench-tui
 # ---- dependencies ---------------------------------------------------------
 # Debian packages, installed only when pkg-config cannot find them.
 APT_PKGS := pkg-config libncurses-dev libgit2-dev libcurl4-openssl-dev libjansson-dev libssl-dev \
-            python3-numpy tmux git chromium
+            python3-numpy tmux git chromium openssh-server openssh-client
 TS_VERSION      := 0.25.1
 TS_SHA256       := 07aeba8dd71630e7e72b2d4ca3bd2680c3471824100cc5ebff44e78a6ed0b6d3
 TSCUDA_VERSION  := 0.21.1
@@ -75,7 +75,8 @@ deps: $(DEPS)/.apt $(DEPS)/tree-sitter/.ok $(DEPS)/tree-sitter-cuda/.ok \
 $(DEPS)/.apt:
 	$(Q)mkdir -p $(DEPS)
 	$(Q)if ! pkg-config --exists ncursesw jansson libgit2 libcurl libcrypto 2>/dev/null || \
-	   ! /usr/bin/python3 -c 'import numpy' 2>/dev/null || ! command -v chromium >/dev/null; then \
+	   ! /usr/bin/python3 -c 'import numpy' 2>/dev/null || ! command -v chromium >/dev/null || \
+	   ! [ -x /usr/sbin/sshd ]; then \
 	  echo "APT   $(APT_PKGS)"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
@@ -219,7 +220,15 @@ $(B)/tests/test_emu_runtime: tests/emu/test_emu_runtime.cpp $(EMU_RT) tests/t.h
 	@echo "CXX   $<"
 	$(Q)$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Itests -Itests/emu $< $(EMU_RT) -o $@
 
-build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime
+build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
+	     $(B)/remote/remote_drop $(B)/remote/remote_bench
+
+# Driven by tests/cli/remote.sh and bench/remote_overhead.sh through their
+# loopback sshd (not run alone).
+$(B)/remote/%: $(B)/obj/tests/remote/%.o $(LIB)
+	@mkdir -p $(@D)
+	@echo "LD    $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory build-tests

@@ -49,6 +49,8 @@ typedef struct {
 	json_t *args;             /* arg overrides {"N": 1024}, borrowed, may be NULL */
 } kb_app_run_opts;
 
+/* The runner request of a run (a new reference). */
+json_t *kb_app_run_request(const kb_app_run_opts *o);
 /* One run through the runner (started if needed). Returns 0 with *result
  * (always a result: ok, spec_error, fault, timeout ...), or KB_EIO when no
  * runner could be started. */
@@ -146,8 +148,9 @@ json_t *kb_app_sassm_insn(json_t *result, const char *function, uint64_t pc);
  * lines (every combination of -D values), each through kb_app_run.  *out is
  * {"sweep":[{"args":{..},"result":{..}}..], "tune":[{"defines":[..],"result":
  * {..}}..], "best_tune": index or null}.  Returns 0, or a KB_E*. */
-int kb_app_sweep_and_tune(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec,
-			  kb_runner_progress_fn fn, void *ctx, json_t **out, kb_err *err);
+int kb_app_sweep_and_tune(kb_runner *r, kb_pool *pool, const kb_app_run_opts *o,
+			  const kb_spec *spec, kb_runner_progress_fn fn, void *ctx, json_t **out,
+			  kb_err *err);
 /* Tables of the sweep and of the tune variants, best marked. */
 void kb_app_sweep_render(json_t *sweeps, kb_buf *out);
 
@@ -203,5 +206,27 @@ int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err
  * it.  Returns 0, or KB_EINVAL with err. */
 int kb_app_report(const kb_app_report_opts *o, const kb_variant *vs, int n, char *const *sources,
 		  const size_t *lens, kb_buf *out, kb_buf *svg_out, kb_err *err);
+
+/* ===== remote.c: where runs go (docs/remote.md) ===== */
+
+typedef struct {
+	const char *remote;   /* --remote HOST, else $KBENCH_REMOTE */
+	const char *gpus;     /* --gpus all|0,1,.. */
+	const char *hosts;    /* --hosts h1,h2 */
+	const char *launcher; /* --launcher CMD (one worker per slot) */
+	int workers;          /* --workers N: the launcher's slots */
+} kb_app_target;
+
+/* Takes the target flags out of argv (anywhere after the verb).  Returns 0,
+ * or KB_EINVAL with err (a flag without its value). */
+int kb_app_target_parse(int *argc, char **argv, kb_app_target *t, kb_err *err);
+/* The runner of one-at-a-time verbs: ssh to t->remote, else local (shared
+ * when it may be); batch: no ssh prompts (a front end owning the tty). */
+kb_runner *kb_app_target_runner(const kb_app_target *t, bool batch);
+/* The pool for --gpus/--hosts/--launcher, NULL when none was asked for. */
+kb_pool *kb_app_target_pool(const kb_app_target *t);
+/* `kbench remote setup HOST`: the bundle copied and unpacked under
+ * ~/.kbench, and what the remote's runner answers (version, GPU). */
+int kb_app_remote_setup(const char *host, const char *bundle, kb_buf *out, kb_err *err);
 
 #endif

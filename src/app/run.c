@@ -9,8 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn, void *ctx,
-	       json_t **result, kb_err *err)
+json_t *kb_app_run_request(const kb_app_run_opts *o)
 {
 	json_t *req = json_pack("{s:s, s:s}", "type", "run", "path", o->path);
 	if (o->text)
@@ -50,6 +49,13 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 		json_object_set_new(req, "sass_metrics", json_true());
 	if (o->cache_control)
 		json_object_set_new(req, "cache_control", json_string(o->cache_control));
+	return req;
+}
+
+int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn, void *ctx,
+	       json_t **result, kb_err *err)
+{
+	json_t *req = kb_app_run_request(o);
 	int rc = kb_runner_call(r, req, o->timeout_ms, fn, ctx, result, err);
 	json_decref(req);
 	return rc;
@@ -85,7 +91,8 @@ const char *kb_app_run_verdict(json_t *r)
 		{"spec_error", "SPEC ERROR"}, {"compile_error", "COMPILE ERROR"},
 		{"no_gpu", "NO GPU"}, {"launch_error", "LAUNCH ERROR"},
 		{"protocol_error", "RUNNER ERROR"}, {"metric_error", "METRIC ERROR"},
-		{"cancelled", "CANCELLED"},
+		{"cancelled", "CANCELLED"}, {"disconnected", "DISCONNECTED"},
+		{"unreachable", "UNREACHABLE"}, {"protocol_mismatch", "PROTOCOL MISMATCH"},
 	};
 	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
 		if (!strcmp(status, words[i].status))
@@ -331,6 +338,19 @@ static void render_calibrated(json_t *cal, kb_buf *out)
 			    num(cal, "ms") / 1e3);
 }
 
+/* Where a remote run went: the ssh host, and the runner that answered. */
+static void render_remote(json_t *remote, kb_buf *out)
+{
+	if (!remote)
+		return;
+	json_t *peer = json_object_get(remote, "runner");
+	kb_buf_catf(out, "  remote      %s", str(remote, "host"));
+	if (peer)
+		kb_buf_catf(out, " (runner on %s, kbench %s, protocol %lld)", str(peer, "host"),
+			    str(peer, "version"), (long long)json_integer_value(json_object_get(peer, "protocol")));
+	kb_buf_cat(out, json_is_true(json_object_get(remote, "answered_here")) ? ", answered here\n" : "\n");
+}
+
 void kb_app_run_render(json_t *r, kb_buf *out)
 {
 	const char *verdict = kb_app_run_verdict(r);
@@ -339,6 +359,7 @@ void kb_app_run_render(json_t *r, kb_buf *out)
 	if (str(r, "file")[0])
 		kb_buf_catf(out, "%s  %s  %s\n", str(r, "file"), k ? str(k, "name") : "",
 			    str(compile, "arch"));
+	render_remote(json_object_get(r, "remote"), out);
 	if (strcmp(str(r, "status"), "ok")) {
 		render_failure(r, verdict, out);
 		return;

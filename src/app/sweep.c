@@ -43,8 +43,8 @@ static int count_points(const kb_spec_list *lists, int k, int *n)
 	return total > MAX_POINTS ? MAX_POINTS : total;
 }
 
-static int run_sweep(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec,
-		     kb_runner_progress_fn fn, void *ctx, json_t *table, kb_err *err)
+/* The sweep's jobs: a row {"args"} and a run request for each point. */
+static void plan_sweep(const kb_app_run_opts *o, const kb_spec *spec, json_t *rows, json_t *reqs)
 {
 	int n[16], idx[16], k = spec->nsweeps < 16 ? spec->nsweeps : 16;
 	int points = count_points(spec->sweeps, k, n);
@@ -61,23 +61,16 @@ static int run_sweep(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec
 		}
 		kb_app_run_opts po = *o;
 		po.args = args;
-		json_t *res = NULL;
-		int rc = kb_app_run(r, &po, fn, ctx, &res, err);
-		if (rc < 0) {
-			json_decref(args);
-			return rc;
-		}
-		json_array_append_new(table, json_pack("{s:o, s:o}", "args", args, "result", res));
+		json_array_append_new(reqs, kb_app_run_request(&po));
+		json_array_append_new(rows, json_pack("{s:o}", "args", args));
 	}
-	return KB_OK;
 }
 
-static int run_tune(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec,
-		    kb_runner_progress_fn fn, void *ctx, json_t *table, int *best, kb_err *err)
+/* The tune's jobs: a row {"defines"} and a run request for each variant. */
+static void plan_tune(const kb_app_run_opts *o, const kb_spec *spec, json_t *rows, json_t *reqs)
 {
 	int n[16], idx[16], k = spec->ntunes < 16 ? spec->ntunes : 16;
 	int points = count_points(spec->tunes, k, n);
-	*best = -1;
 	for (int p = 0; p < points; p++) {
 		combination(p, n, k, idx);
 		const char **defs = kb_xcalloc((size_t)(o->ndefines + k) + 1, sizeof(char *));
@@ -93,33 +86,66 @@ static int run_tune(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec,
 		kb_app_run_opts po = *o;
 		po.defines = defs;
 		po.ndefines = o->ndefines + k;
-		json_t *res = NULL;
-		int rc = kb_app_run(r, &po, fn, ctx, &res, err);
+		json_array_append_new(reqs, kb_app_run_request(&po));
+		json_array_append_new(rows, json_pack("{s:o}", "defines", dj));
 		for (int j = 0; j < k; j++)
 			free(owned[j]);
 		free(owned);
 		free(defs);
-		if (rc < 0) {
-			json_decref(dj);
-			return rc;
-		}
-		if (is_correct(res) && (*best < 0 ||
-		    median_us(res) < median_us(json_object_get(json_array_get(table, (size_t)*best), "result"))))
-			*best = (int)json_array_size(table);
-		json_array_append_new(table, json_pack("{s:o, s:o}", "defines", dj, "result", res));
 	}
+}
+
+/* Runs the jobs, one after another on r, or all at once on the pool's
+ * workers; each row gets its "result". */
+static int run_jobs(kb_runner *r, kb_pool *pool, double timeout_ms, json_t *rows, json_t *reqs,
+		    kb_runner_progress_fn fn, void *ctx, kb_err *err)
+{
+	json_t *results = NULL;
+	if (pool && kb_pool_run(pool, reqs, timeout_ms, &results, err) < 0)
+		return KB_EINVAL;
+	for (size_t i = 0; i < json_array_size(reqs); i++) {
+		json_t *res = NULL;
+		if (results)
+			res = json_incref(json_array_get(results, i));
+		else if (kb_runner_call(r, json_array_get(reqs, i), timeout_ms, fn, ctx, &res, err) < 0) {
+			json_decref(results);
+			return KB_EIO;
+		}
+		json_object_set_new(json_array_get(rows, i), "result", res);
+	}
+	json_decref(results);
 	return KB_OK;
 }
 
-int kb_app_sweep_and_tune(kb_runner *r, const kb_app_run_opts *o, const kb_spec *spec,
-			  kb_runner_progress_fn fn, void *ctx, json_t **out, kb_err *err)
+static int best_of(json_t *tune)
 {
-	json_t *sweep = json_array(), *tune = json_array();
-	*out = json_pack("{s:o, s:o}", "sweep", sweep, "tune", tune);
 	int best = -1;
-	int rc = run_sweep(r, o, spec, fn, ctx, sweep, err);
-	if (rc == 0)
-		rc = run_tune(r, o, spec, fn, ctx, tune, &best, err);
+	size_t i;
+	json_t *row;
+	json_array_foreach(tune, i, row) {
+		json_t *res = json_object_get(row, "result");
+		if (is_correct(res) && (best < 0 || median_us(res) < median_us(json_object_get(
+			json_array_get(tune, (size_t)best), "result"))))
+			best = (int)i;
+	}
+	return best;
+}
+
+int kb_app_sweep_and_tune(kb_runner *r, kb_pool *pool, const kb_app_run_opts *o,
+			  const kb_spec *spec, kb_runner_progress_fn fn, void *ctx, json_t **out,
+			  kb_err *err)
+{
+	json_t *sweep = json_array(), *tune = json_array(), *reqs = json_array();
+	*out = json_pack("{s:o, s:o}", "sweep", sweep, "tune", tune);
+	plan_sweep(o, spec, sweep, reqs);
+	int rc = run_jobs(r, pool, o->timeout_ms, sweep, reqs, fn, ctx, err);
+	json_array_clear(reqs);
+	if (rc == 0) {
+		plan_tune(o, spec, tune, reqs);
+		rc = run_jobs(r, pool, o->timeout_ms, tune, reqs, fn, ctx, err);
+	}
+	json_decref(reqs);
+	int best = rc == 0 ? best_of(tune) : -1;
 	json_object_set_new(*out, "best_tune", best >= 0 ? json_integer(best) : json_null());
 	return rc;
 }
@@ -149,6 +175,10 @@ static void render_row(const char *label, json_t *res, bool best, kb_buf *out)
 			}
 		}
 	}
+	const char *w = json_string_value(json_object_get(res, "worker"));
+	if (w)
+		kb_buf_catf(out, "  [%s%s]", w, json_integer_value(json_object_get(res, "attempts")) > 1
+						    ? ", re-queued once" : "");
 	kb_buf_cat(out, best ? "  <- best\n" : "\n");
 }
 

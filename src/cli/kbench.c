@@ -7,12 +7,27 @@
 #include "../app/app.h"
 
 #include <getopt.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 enum { EXIT_KERNEL = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
+
+/* --remote / --gpus / --hosts / --launcher, taken out of argv by main. */
+static kb_app_target target;
+
+/* The runner a verb talks to: over ssh with --remote, else local. */
+static kb_runner *runner_for(bool share)
+{
+	if (target.remote)
+		return kb_app_target_runner(&target, false);
+	kb_runner *r = kb_runner_new(NULL);
+	if (share)
+		kb_runner_share(r);
+	return r;
+}
 
 static const char usage_main[] =
 	"usage: kbench <command> [options]\n"
@@ -121,6 +136,28 @@ static void record_run(const char *path, json_t *res, kb_buf *deltas)
 		fprintf(stderr, "kbench: warning: not recorded in the session: %s\n", err.msg);
 }
 
+/* The --remote host's GPU arch (a new string), or NULL having said why. */
+static char *ask_remote_arch(void)
+{
+	kb_runner *r = runner_for(false);
+	json_t *fail = NULL;
+	kb_err err = {0};
+	char *arch = NULL;
+	if (kb_runner_connect(r, &fail, &err) < 0)
+		fprintf(stderr, "kbench: %s\n", err.msg);
+	else if (fail)
+		fprintf(stderr, "kbench: %s\n", json_string_value(json_object_get(fail, "message")));
+	else if (kb_runner_arch(r))
+		arch = kb_xstrdup(kb_runner_arch(r));
+	else
+		fprintf(stderr, "kbench: NO GPU on %s (its runner says: %s); --arch sm_XX compiles "
+			"without asking\n", target.remote,
+			json_string_value(json_object_get(kb_runner_peer(r), "gpu_error")));
+	json_decref(fail);
+	kb_runner_close(r);
+	return arch;
+}
+
 static int cmd_compile(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -168,9 +205,14 @@ static int cmd_compile(int argc, char **argv)
 	}
 	if (emit && strcmp(kb_extension(argv[optind]), "tile"))
 		return usage_error(usage_compile, "--emit-cuda is for .tile files, not %s", argv[optind]);
+	char *remote_arch = NULL;
+	if (target.remote && !opts.arch && (remote_arch = ask_remote_arch()) == NULL)
+		return EXIT_ENV;
+	opts.arch = remote_arch ? remote_arch : opts.arch;
 	kb_compile_unit r;
 	kb_err err = {0};
 	int rc = kb_compile_unit_run(argv[optind], NULL, &opts, &r, &err);
+	free(remote_arch);
 	if (rc < 0 && rc != KB_ESPEC && rc != KB_ECOMPILE) {
 		fprintf(stderr, "kbench: %s\n", err.msg);
 		kb_compile_unit_free(&r);
@@ -392,7 +434,8 @@ static int run_exit(json_t *res)
 	const char *v = kb_app_run_verdict(res);
 	if (!strcmp(v, "CORRECT"))
 		return 0;
-	if (!strcmp(v, "NO GPU") || !strcmp(v, "ERROR"))
+	if (!strcmp(v, "NO GPU") || !strcmp(v, "ERROR") || !strcmp(v, "DISCONNECTED") ||
+	    !strcmp(v, "UNREACHABLE") || !strcmp(v, "PROTOCOL MISMATCH"))
 		return EXIT_ENV;
 	return EXIT_KERNEL;
 }
@@ -433,8 +476,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		return rc < 0 ? 0 : rc;
 	}
 	kb_log("cli: %s %s", profile ? "profile" : "run", c.o.path);
-	kb_runner *r = kb_runner_new(NULL);
-	kb_runner_share(r);
+	kb_runner *r = runner_for(true);
 	json_t *res = NULL, *sweeps = NULL;
 	kb_buf deltas = KB_BUF_INIT;
 	kb_err err = {0};
@@ -451,7 +493,9 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	kb_log("cli: recorded");
 	kb_spec spec;
 	if (!c.no_sweep && status == 0 && load_spec(c.o.path, &spec)) {
-		kb_app_sweep_and_tune(r, &c.o, &spec, show_progress, NULL, &sweeps, &err);
+		kb_pool *pool = kb_app_target_pool(&target);
+		kb_app_sweep_and_tune(r, pool, &c.o, &spec, show_progress, NULL, &sweeps, &err);
+		kb_pool_free(pool);
 		kb_compile_spec_free(&spec);
 	}
 	clear_progress();
@@ -535,7 +579,7 @@ static int simple_request(const char *type, const char *usage, int argc, char **
 		fputs(usage, strcmp(argv[1], "--help") ? stderr : stdout);
 		return strcmp(argv[1], "--help") ? EXIT_USAGE : 0;
 	}
-	kb_runner *r = kb_runner_new(NULL);
+	kb_runner *r = runner_for(false);
 	json_t *req = json_pack("{s:s}", "type", type), *res = NULL;
 	kb_err err = {0};
 	int rc = kb_runner_call(r, req, 600e3, show_progress, NULL, &res, &err);
@@ -778,7 +822,7 @@ static int cmd_replay(int argc, char **argv)
 	sess_args a = parse_sess(argc, argv);
 	if (a.help || a.bad || a.npos != 1)
 		return sess_usage(u, &a);
-	kb_runner *r = kb_runner_new(NULL);
+	kb_runner *r = runner_for(false);
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
 	int rc = kb_app_replay(r, a.pos[0], a.file, a.only, &out, &err);
@@ -802,10 +846,30 @@ static int cmd_report(int argc, char **argv)
 	return finish_text(kb_app_report_session(session, a.file, a.output, &out, &err), &out, &err);
 }
 
+static int cmd_remote(int argc, char **argv)
+{
+	static const char u[] = "usage: kbench remote setup HOST [--bundle FILE.tar.gz]\n"
+				"  copies the `make dist` bundle to HOST over ssh, unpacks it under\n"
+				"  ~/.kbench, and checks what its runner sees (see docs/remote.md)\n";
+	if (argc < 3 || strcmp(argv[1], "setup") || (argc != 3 && argc != 5) ||
+	    (argc == 5 && strcmp(argv[3], "--bundle")))
+		return sess_usage(u, &(sess_args){.help = argc > 1 && !strcmp(argv[1], "--help")});
+	char *self = realpath("/proc/self/exe", NULL);
+	char *bundle = argc == 5 ? kb_xstrdup(argv[4])
+			: kb_xasprintf("%s/../dist/kbench-%s.tar.gz", self ? dirname(self) : ".", KB_VERSION);
+	kb_buf out = KB_BUF_INIT;
+	kb_err err = {0};
+	int rc = kb_app_remote_setup(argv[2], bundle, &out, &err);
+	free(bundle);
+	free(self);
+	return finish_text(rc, &out, &err);
+}
+
 static const struct {
 	const char *name;
 	int (*run)(int, char **);
 } commands[] = {
+	{"remote", cmd_remote},
 	{"report", cmd_report},
 	{"log", cmd_log},
 	{"show", cmd_show},
@@ -834,6 +898,10 @@ int main(int argc, char **argv)
 		return fputs(usage_main, stdout), 0;
 	if (!strcmp(verb, "--version") || !strcmp(verb, "version"))
 		return printf("kbench %s\n", KB_VERSION), 0;
+	kb_err err = {0};
+	if (strcmp(verb, "serve") && strcmp(verb, "remote") &&
+	    kb_app_target_parse(&argc, argv, &target, &err) < 0)
+		return usage_error(usage_main, "%s", err.msg);
 	for (size_t i = 0; i < KB_ARRAY_LEN(commands); i++)
 		if (!strcmp(verb, commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

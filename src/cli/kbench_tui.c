@@ -2,6 +2,7 @@
  * kbench_tui.c - the `kbench-tui` entry point: arguments only; the
  * workbench is src/tui (kb_tui_run).
  */
+#include "../app/app.h"
 #include "../tui/tui.h"
 
 #include <getopt.h>
@@ -22,6 +23,7 @@ static const char usage[] =
 	"  --watch        also follow saves made by another editor\n"
 	"  --no-run       compile only\n"
 	"  --timeout S    a kernel running longer is reported as a hang (default 10)\n"
+	"  --remote HOST  run on HOST's GPU over ssh (docs/remote.md; $KBENCH_REMOTE)\n"
 	"  --replay SESSION  step through a recorded session (id or directory,\n"
 	"                 see `kbench sessions`): each event's text and results\n"
 	"\n"
@@ -35,6 +37,14 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'}, {"replay", required_argument, NULL, 'r'},
 		{"option", required_argument, NULL, 'O'}, {NULL, 0, NULL, 0},
 	};
+	kb_app_target target;
+	kb_err terr = {0};
+	if (kb_app_target_parse(&argc, argv, &target, &terr) < 0) {
+		fprintf(stderr, "kbench-tui: %s\n", terr.msg);
+		return 2;
+	}
+	if (target.remote) /* the worker reads it (tui/worker.c) */
+		setenv("KBENCH_REMOTE", target.remote, 1);
 	kb_tui_opts o = {0};
 	const char *options[64];
 	o.options = options;

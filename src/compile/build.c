@@ -379,8 +379,12 @@ static int load_or_compile(const kb_source *src, const kb_build_opts *opts, cons
 			   const strv *names, const kb_spec_option *user, int nuser,
 			   kb_compile__out *out, kb_build *b, kb_err *err)
 {
-	if (!opts->no_cache && kb_compile__cache_load(b->key, out) == KB_OK) {
-		b->cache_hit = true;
+	if (opts->prebuilt && kb_compile__prebuilt_load(opts->prebuilt, out) < 0)
+		return kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0,
+				  "the request's prebuilt cubin is malformed");
+	if (opts->prebuilt || (!opts->no_cache && kb_compile__cache_load(b->key, out) == KB_OK)) {
+		b->cache_hit = !opts->prebuilt;
+		b->prebuilt = opts->prebuilt != NULL;
 		b->compiler = kb_xstrdup(out->compiler ? out->compiler
 					 : src->kind == KB_SRC_PTX ? kb_compile__nvjitlink_version()
 					 : kb_compile__nvrtc_version());

@@ -124,3 +124,46 @@ void kb_compile__out_free(kb_compile__out *o)
 	free(o->compiler);
 	memset(o, 0, sizeof *o);
 }
+
+json_t *kb_compile_build_export(const kb_build *b)
+{
+	kb_compile__out out = {0};
+	if (!b->key || kb_compile__cache_load(b->key, &out) < 0)
+		return NULL;
+	char *cubin = kb_base64_encode(out.cubin, out.cubin_len);
+	json_t *lowered = json_array();
+	for (int i = 0; i < out.nlowered; i++)
+		json_array_append_new(lowered, out.lowered[i] ? json_string(out.lowered[i]) : json_null());
+	json_t *j = json_pack("{s:s, s:s%, s:s, s:s?, s:o}", "cubin", cubin, "ptx", out.ptx,
+			      out.ptx_len, "log", out.log, "compiler", out.compiler, "lowered", lowered);
+	free(cubin);
+	kb_compile__out_free(&out);
+	return j;
+}
+
+int kb_compile__prebuilt_load(json_t *j, kb_compile__out *out)
+{
+	const char *cubin = json_string_value(json_object_get(j, "cubin"));
+	json_t *ptx = json_object_get(j, "ptx");
+	const char *log = json_string_value(json_object_get(j, "log"));
+	void *bin = NULL;
+	if (!cubin || !json_is_string(ptx) || !log ||
+	    kb_base64_decode(cubin, &bin, &out->cubin_len) < 0 || out->cubin_len == 0) {
+		free(bin);
+		return KB_EINVAL;
+	}
+	out->cubin = bin;
+	out->ptx_len = json_string_length(ptx);
+	out->ptx = kb_xmalloc(out->ptx_len + 1);
+	memcpy(out->ptx, json_string_value(ptx), out->ptx_len + 1);
+	out->log = kb_xstrdup(log);
+	const char *compiler = json_string_value(json_object_get(j, "compiler"));
+	out->compiler = compiler ? kb_xstrdup(compiler) : NULL;
+	size_t i;
+	json_t *v;
+	int cap = 0;
+	json_array_foreach(json_object_get(j, "lowered"), i, v)
+		*KB_PUSH(out->lowered, out->nlowered, cap) =
+			json_is_string(v) ? kb_xstrdup(json_string_value(v)) : NULL;
+	return KB_OK;
+}

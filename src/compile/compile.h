@@ -429,6 +429,8 @@ typedef struct {
 	bool want_sass;
 	bool lowered;         /* the source was generated (a .tile file) with the defines
 			       * and tune values in it: the compiler gets no -D */
+	json_t *prebuilt;     /* a build made by the client (kb_compile_build_export):
+			       * used instead of the cache and the compiler */
 } kb_build_opts;
 
 typedef struct {
@@ -448,6 +450,7 @@ typedef struct {
 	char **options;       /* the user's compiler options as passed: the spec's, then --option */
 	int noptions;
 	bool cache_hit;
+	bool prebuilt;        /* the cubin came with the request (a remote runner's) */
 	bool ok;              /* a cubin was produced */
 	char *ptx; size_t ptx_len;
 	void *cubin; size_t cubin_len;
@@ -475,6 +478,10 @@ int kb_compile_build_sass(const char *key, const void *cubin, size_t cubin_len, 
 /* Moves sass into b (replacing what it had) and fills its kernels'
  * instruction mixes; ms is what the disassembly took. */
 void kb_compile_build_take_sass(kb_build *b, kb_sass *sass, double ms);
+/* What a remote runner needs of b instead of compiling (docs/remote.md):
+ * {cubin (base64), ptx, log, compiler, lowered}, read back from the compile
+ * cache entry b made; NULL when there is none.  A new reference. */
+json_t *kb_compile_build_export(const kb_build *b);
 /* How many NVRTC compilations this process ran (a cache hit runs none). */
 int kb_compile_nvrtc_invocations(void);
 /* The default arch: $KBENCH_ARCH, else the present GPU's when a driver
@@ -506,6 +513,7 @@ typedef struct {
 	int nargs;
 	bool no_cache;
 	bool want_sass;
+	json_t *prebuilt;     /* kb_build_opts.prebuilt */
 } kb_compile_unit_opts;
 
 /* Everything the compile layer learnt about one kernel file. */

@@ -104,6 +104,9 @@ void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, kb_diags
 int kb_compile__cache_load(const char *key, kb_compile__out *out);
 void kb_compile__cache_store(const char *key, const kb_compile__out *out);
 /* Only the entry's SASS (sass_text, sass_tool): 0, or KB_ENOTFOUND. */
+/* A build made elsewhere (kb_compile_build_export's JSON) as a compiler's
+ * output.  Returns 0 or KB_EINVAL (a malformed one). */
+int kb_compile__prebuilt_load(json_t *j, kb_compile__out *out);
 int kb_compile__cache_load_sass(const char *key, kb_compile__out *out);
 void kb_compile__cache_store_sass(const char *key, const char *tool, const char *text);
 

@@ -249,7 +249,7 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 	kb_build_opts bo = {
 		.arch = arch, .defines = (char **)opts->defines, .ndefines = opts->ndefines,
 		.options = ok, .noptions = nok, .no_cache = opts->no_cache,
-		.want_sass = opts->want_sass, .lowered = r->gen.text != NULL,
+		.want_sass = opts->want_sass, .prebuilt = opts->prebuilt, .lowered = r->gen.text != NULL,
 	};
 	if (r->src.kind == KB_SRC_TILE && !r->gen.text) { /* did not lower: errors said why */
 		free(arch);

@@ -46,3 +46,31 @@ void kb_hash_final(kb_hasher *h, char hex[KB_HASH_HEX])
 	EVP_MD_CTX_free(h->ctx);
 	free(h);
 }
+
+char *kb_base64_encode(const void *p, size_t n)
+{
+	char *out = kb_xmalloc(4 * ((n + 2) / 3) + 1);
+	EVP_EncodeBlock((unsigned char *)out, p, (int)n);
+	return out;
+}
+
+int kb_base64_decode(const char *s, void **out, size_t *n)
+{
+	size_t len = strlen(s);
+	*out = NULL;
+	*n = 0;
+	if (len % 4)
+		return KB_EINVAL;
+	unsigned char *b = kb_xmalloc(len / 4 * 3 + 1);
+	int got = EVP_DecodeBlock(b, (const unsigned char *)s, (int)len);
+	if (got < 0) {
+		free(b);
+		return KB_EINVAL;
+	}
+	/* EVP_DecodeBlock counts the padding's zero bytes */
+	for (size_t i = len; i > 0 && s[i - 1] == '='; i--)
+		got--;
+	*out = b;
+	*n = (size_t)got;
+	return KB_OK;
+}

@@ -178,6 +178,11 @@ void kb_hash_update(kb_hasher *h, const void *p, size_t n);
 /* Adds a string and its length, so ("ab","c") and ("a","bc") differ. */
 void kb_hash_str(kb_hasher *h, const char *s);
 void kb_hash_final(kb_hasher *h, char hex[KB_HASH_HEX]);
+/* Base64 (RFC 4648, padded) of n bytes: a new string.  Cubins travel to a
+ * remote runner in it (docs/remote.md). */
+char *kb_base64_encode(const void *p, size_t n);
+/* Decodes s into a new buffer (*out, *n bytes).  Returns 0 or KB_EINVAL. */
+int kb_base64_decode(const char *s, void **out, size_t *n);
 
 /* ===== file.c ===== */
 

@@ -60,3 +60,9 @@ char *kb_frame_encode(const char *payload, size_t len, size_t *out_len)
 	*out_len = len + 4;
 	return b;
 }
+
+int kb_proto_version(void)
+{
+	const char *t = getenv("KBENCH_TEST_PROTOCOL");
+	return t && *t ? atoi(t) : KB_PROTOCOL_VERSION;
+}

@@ -26,24 +26,10 @@
 
 #define KB_HOST_TIMEOUT_MS (10 * 60 * 1000.0)
 
-struct kb_runner {
-	char **argv;
-	pid_t pid;
-	int to_fd, from_fd;
-	kb_frame_reader rd;
-	int starts;
-	int last_status;      /* wait status of the last worker that ended */
-	bool quiet;           /* the worker's stderr goes to /dev/null (a TUI owns the tty) */
-	int cancel[2];        /* kb_runner_cancel writes a byte; the wait polls [0] */
-	bool may_share;       /* kb_runner_share said yes: try the shared runner first */
-	bool shared;          /* the worker is the shared runner (not our child) */
-	bool lost_shared;     /* the last worker lost was the shared runner */
-	kb_runner__shared sh;
-};
 
 void kb_runner_share(kb_runner *r)
 {
-	r->may_share = kb_runner__shared_init(&r->sh) == 0;
+	r->may_share = !r->host && !r->env && kb_runner__shared_init(&r->sh) == 0;
 }
 
 void kb_runner_set_quiet(kb_runner *r, bool quiet)
@@ -74,7 +60,7 @@ kb_runner *kb_runner_new(char *const *argv)
 	return r;
 }
 
-static void reap(kb_runner *r, bool kill_it)
+void kb_runner__reap(kb_runner *r, bool kill_it)
 {
 	r->lost_shared = r->shared;
 	if (r->shared) {
@@ -141,6 +127,8 @@ static int start(kb_runner *r, kb_err *err)
 			if (null >= 0)
 				dup2(null, 2);
 		}
+		for (int i = 0; r->env && r->env[i]; i++)
+			putenv(r->env[i]);
 		const char *exe = strcmp(r->argv[0], "/proc/self/exe") ? r->argv[0] : self;
 		execvp(exe, r->argv);
 		_exit(127);
@@ -168,7 +156,7 @@ static bool worker_gone(kb_runner *r)
 		/* gone when it hung up (it leaves after a sticky error) or died */
 		struct pollfd p = {.fd = r->from_fd, .events = POLLIN | POLLRDHUP};
 		if ((poll(&p, 1, 0) > 0 && p.revents) || (kill(r->pid, 0) < 0 && errno == ESRCH)) {
-			reap(r, false);
+			kb_runner__reap(r, false);
 			return true;
 		}
 		return false;
@@ -177,7 +165,7 @@ static bool worker_gone(kb_runner *r)
 	if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
 		r->pid = -1;
 		r->last_status = st;
-		reap(r, false);
+		kb_runner__reap(r, false);
 		return true;
 	}
 	return false;
@@ -297,7 +285,7 @@ static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_
 		char *frame = NULL;
 		wait_outcome w = next_frame(r, deadline, &frame);
 		if (w != WAIT_FRAME) {
-			reap(r, w != WAIT_EOF);
+			kb_runner__reap(r, w != WAIT_EOF);
 			result = lost_result(r, w == WAIT_TIMEOUT ? "timeout"
 						: w == WAIT_CANCELLED ? "cancelled"
 						: w == WAIT_EOF ? "crash" : "protocol_error",
@@ -327,6 +315,9 @@ static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_
 	return result;
 }
 
+static int call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn, void *ctx,
+		json_t **result, kb_err *err);
+
 int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn,
 		   void *ctx, json_t **result, kb_err *err)
 {
@@ -335,19 +326,72 @@ int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progr
 		timeout_ms = 10000;
 	int rc;
 	drain_cancel(r); /* a cancel between calls is for no call */
-	if (worker_gone(r) && (rc = start(r, err)) < 0)
-		return rc;
+	if (worker_gone(r)) {
+		if ((rc = start(r, err)) < 0)
+			return rc;
+		if (r->hello && !r->in_handshake && (*result = kb_runner__handshake(r, timeout_ms)))
+			return KB_OK;
+	}
+	json_t *answer = NULL;
+	req = r->host && !r->in_handshake ? kb_runner__remote_request(r, req, &answer)
+					  : json_incref(req);
+	if (!req) {
+		*result = answer;
+		return KB_OK;
+	}
+	rc = call(r, req, timeout_ms, fn, ctx, result, err);
+	json_decref(req);
+	if (rc == 0 && r->host && !r->in_handshake)
+		kb_runner__remote_result(r, *result);
+	return rc;
+}
+
+/* Sends req to the running worker and waits for its result. */
+static int call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn, void *ctx,
+		json_t **result, kb_err *err)
+{
+	int rc;
 	char cwd[4096];
 	if (r->shared && !json_object_get(req, "cwd") && getcwd(cwd, sizeof cwd))
 		json_object_set_new(req, "cwd", json_string(cwd)); /* its paths are ours */
 	if (send_request(r, req, err) < 0) {
 		/* The worker died since we last looked: one fresh start, one retry. */
-		reap(r, true);
-		if ((rc = start(r, err)) < 0 || (rc = send_request(r, req, err)) < 0)
+		kb_runner__reap(r, true);
+		if ((rc = start(r, err)) < 0)
+			return rc;
+		if (r->hello && !r->in_handshake && (*result = kb_runner__handshake(r, timeout_ms)))
+			return KB_OK;
+		if ((rc = send_request(r, req, err)) < 0)
 			return rc;
 	}
 	*result = await_result(r, timeout_ms, fn, ctx);
 	return KB_OK;
+}
+
+int kb_runner_connect(kb_runner *r, json_t **failure, kb_err *err)
+{
+	*failure = NULL;
+	if (!worker_gone(r))
+		return KB_OK;
+	int rc = start(r, err);
+	if (rc == 0 && r->hello)
+		*failure = kb_runner__handshake(r, 0);
+	return rc;
+}
+
+void kb_runner_set_hello(kb_runner *r, bool on)
+{
+	r->hello = on;
+}
+
+void kb_runner_add_env(kb_runner *r, const char *kv)
+{
+	int n = 0;
+	while (r->env && r->env[n])
+		n++;
+	r->env = kb_xrealloc(r->env, (size_t)(n + 2) * sizeof *r->env);
+	r->env[n] = kb_xstrdup(kv);
+	r->env[n + 1] = NULL;
 }
 
 int kb_runner_starts(const kb_runner *r)
@@ -423,7 +467,7 @@ void kb_runner_close(kb_runner *r)
 /* Kills a worker still held, closes the pipes, frees r. */
 static void release(kb_runner *r)
 {
-	reap(r, true);
+	kb_runner__reap(r, true);
 	if (r->cancel[0] >= 0) {
 		close(r->cancel[0]);
 		close(r->cancel[1]);
@@ -432,5 +476,11 @@ static void release(kb_runner *r)
 	for (int i = 0; r->argv[i]; i++)
 		free(r->argv[i]);
 	free(r->argv);
+	for (int i = 0; r->env && r->env[i]; i++)
+		free(r->env[i]);
+	free(r->env);
+	free(r->host);
+	free(r->arch);
+	json_decref(r->peer);
 	free(r);
 }

@@ -63,7 +63,7 @@ static uint64_t fresh_seed(void)
 	return s % 1000000000u; /* short enough to retype */
 }
 
-static const char **string_array(json_t *a, int *n)
+const char **kb_runner__strings(json_t *a, int *n)
 {
 	*n = (int)json_array_size(a);
 	const char **v = kb_xcalloc((size_t)*n + 1, sizeof(char *));
@@ -73,7 +73,7 @@ static const char **string_array(json_t *a, int *n)
 }
 
 /* The request's {"N": 1024} as overrides (names borrowed from args). */
-static kb_arg_override *overrides(json_t *args, int *n)
+kb_arg_override *kb_runner__overrides(json_t *args, int *n)
 {
 	*n = (int)json_object_size(args);
 	kb_arg_override *v = kb_xcalloc((size_t)*n + 1, sizeof *v);
@@ -121,7 +121,7 @@ static void *warm_main(void *arg)
 		return NULL;
 	if (kb_compile_spec_parse(&src, &spec, &diags) == 0) {
 		int n;
-		kb_arg_override *args = overrides(w->args, &n);
+		kb_arg_override *args = kb_runner__overrides(w->args, &n);
 		for (int i = 0; i < n; i++)
 			kb_compile_spec_set_arg(&spec, args[i].name, args[i].value);
 		free(args);
@@ -159,7 +159,7 @@ void kb_runner__warm_join(kb_runner__warm *w)
 	free(w);
 }
 
-static json_t *diag_result(const char *status, const kb_compile_unit *u)
+json_t *kb_runner__diag_result(const char *status, const kb_compile_unit *u)
 {
 	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", status);
 	json_object_set_new(r, "diagnostics", kb_compile_diags_json(&u->diags));
@@ -564,11 +564,11 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 				 "run request without a path");
 	char *dev_arch = kb_xasprintf("sm_%d", kb_profile_device_info(c->dev)->sm);
 	int ndef;
-	const char **defs = string_array(json_object_get(req, "defines"), &ndef);
+	const char **defs = kb_runner__strings(json_object_get(req, "defines"), &ndef);
 	int nopt;
-	const char **opts = string_array(json_object_get(req, "options"), &nopt);
+	const char **opts = kb_runner__strings(json_object_get(req, "options"), &nopt);
 	int nargs;
-	kb_arg_override *args = overrides(json_object_get(req, "args"), &nargs);
+	kb_arg_override *args = kb_runner__overrides(json_object_get(req, "args"), &nargs);
 	bool hot = json_is_true(json_object_get(req, "hot"));
 	bool sassm = json_is_true(json_object_get(req, "sass_metrics"));
 	bool sassm_only = json_is_true(json_object_get(req, "sass_metrics_only"));
@@ -577,7 +577,8 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 			 json_array_size(json_object_get(req, "metrics")) > 0;
 	kb_compile_unit_opts uo = {.arch = arch, .default_arch = dev_arch, .defines = defs, .ndefines = ndef,
 				   .options = opts, .noptions = nopt, .args = args, .nargs = nargs,
-				   .want_sass = hot || sassm || profiling};
+				   .want_sass = hot || sassm || profiling,
+				   .prebuilt = json_object_get(req, "prebuilt")};
 	kb_compile_unit u;
 	kb_err err = {0};
 	json_t *r = NULL;
@@ -586,7 +587,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	int rc = kb_compile_unit_run(path, text, &uo, &u, &err);
 	t_compile = kb_now_ms() - t_compile;
 	if (rc == KB_ESPEC || rc == KB_ECOMPILE) {
-		r = diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
+		r = kb_runner__diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
 		goto out;
 	}
 	if (rc == 0 && !u.has_spec)

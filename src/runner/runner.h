@@ -65,4 +65,51 @@ void kb_runner_free(kb_runner *r);
  * is still busy is killed, as kb_runner_free would after its grace time. */
 void kb_runner_close(kb_runner *r);
 
+/* ===== remote.c: a runner on another machine (docs/remote.md) ===== */
+
+/* The ssh command line of a remote runner: $KBENCH_SSH (default "ssh",
+ * split at blanks), keep-alives, BatchMode when batch (a front end that
+ * owns the terminal), HOST, and the remote command: env (e.g.
+ * "export CUDA_VISIBLE_DEVICES=1; ", may be NULL) then $KBENCH_REMOTE_CMD,
+ * default the bundle of `kbench remote setup`, else kbench on the remote's
+ * PATH.  A NULL-terminated array of new strings. */
+char **kb_runner_ssh_argv(const char *host, const char *env, bool batch);
+/* A client of `ssh HOST kbench serve` (GPU gpu of it when >= 0): each start
+ * exchanges hello (both sides check the protocol) and asks for the GPU's
+ * arch; run requests carry the file's text and a cubin compiled here. */
+kb_runner *kb_runner_new_remote(const char *host, int gpu, bool batch);
+/* Starts the worker if none runs (with the hello exchange).  Returns 0 and
+ * *failure NULL when it serves; 0 and *failure (a result: unreachable,
+ * protocol_mismatch) when it cannot; KB_EIO when no process could start. */
+int kb_runner_connect(kb_runner *r, json_t **failure, kb_err *err);
+/* The remote's host, NULL for a local runner. */
+const char *kb_runner_host(const kb_runner *r);
+/* The remote GPU's arch ("sm_90"), NULL when unknown or there is none. */
+const char *kb_runner_arch(const kb_runner *r);
+/* The worker's hello (protocol, version, host; "gpu_error" when a remote
+ * has no usable GPU), NULL before one; borrowed. */
+json_t *kb_runner_peer(const kb_runner *r);
+/* A worker that exchanges hello (protocol check) at each start, like a
+ * remote one: pool workers. */
+void kb_runner_set_hello(kb_runner *r, bool on);
+/* "K=V" put in the worker's environment (a local GPU: CUDA_VISIBLE_DEVICES). */
+void kb_runner_add_env(kb_runner *r, const char *kv);
+
+/* ===== pool.c: one queue over several workers (docs/remote.md) ===== */
+
+typedef struct kb_pool kb_pool;
+
+kb_pool *kb_pool_new(void);
+/* Adds a worker (the pool owns r from now on; it exchanges hello at each
+ * start); label names it in results ("gpu 1", "h2:gpu 0"). */
+void kb_pool_add(kb_pool *p, kb_runner *r, const char *label);
+int kb_pool_size(const kb_pool *p);
+/* Runs every request of the array reqs on the workers, in parallel, each
+ * job on one worker; a job whose worker is lost goes back on the queue
+ * once, then is reported.  *results: the results in reqs' order, each with
+ * "worker", "attempts" and, when re-queued, "requeued_from".  Returns 0, or
+ * KB_EINVAL for a pool without workers. */
+int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, kb_err *err);
+void kb_pool_free(kb_pool *p);
+
 #endif

@@ -44,6 +44,50 @@ int kb_runner__shared_init(kb_runner__shared *sh);
 int kb_runner__shared_connect(kb_runner__shared *sh, pid_t *pid);
 void kb_runner__shared_free(kb_runner__shared *sh);
 
+/* client.c: one client of one worker (see runner.h). */
+struct kb_runner {
+	char **argv;
+	pid_t pid;
+	int to_fd, from_fd;
+	kb_frame_reader rd;
+	int starts;
+	int last_status;      /* wait status of the last worker that ended */
+	bool quiet;           /* the worker's stderr goes to /dev/null (a TUI owns the tty) */
+	int cancel[2];        /* kb_runner_cancel writes a byte; the wait polls [0] */
+	bool may_share;       /* kb_runner_share said yes: try the shared runner first */
+	bool shared;          /* the worker is the shared runner (not our child) */
+	bool lost_shared;     /* the last worker lost was the shared runner */
+	kb_runner__shared sh;
+	/* remote and pool workers (remote.c, pool.c): */
+	char *host;           /* the ssh host of a remote runner; NULL: this machine */
+	bool hello;           /* a hello exchange (protocol check) after each start */
+	bool in_handshake;    /* kb_runner_call is making that exchange */
+	json_t *peer;         /* the worker's hello */
+	char *arch;           /* the remote GPU's arch (asked at connect); NULL: none */
+	char **env;           /* "K=V" for the worker's environment (its GPU) */
+};
+
+/* Closes the worker's pipes and reaps it (killed first when kill_it). */
+void kb_runner__reap(kb_runner *r, bool kill_it);
+
+/* remote.c: a remote runner's connect and requests (docs/remote.md). */
+/* After a fresh start of a worker with r->hello: the hello exchange (both
+ * sides check the protocol) and, for a remote one, its GPU's arch.  NULL
+ * when the worker may serve; else the result to report (the worker is
+ * stopped): unreachable, or a protocol mismatch naming both versions. */
+json_t *kb_runner__handshake(kb_runner *r, double timeout_ms);
+/* The request as a remote runner gets it: the file's text, and the cubin
+ * compiled here for its GPU's arch.  A new reference; or NULL with *answer
+ * set when the request is answered here (a compile or spec error). */
+json_t *kb_runner__remote_request(kb_runner *r, json_t *req, json_t **answer);
+/* A result from a remote runner: says where it ran; a lost worker becomes
+ * "disconnected", naming the host. */
+void kb_runner__remote_result(kb_runner *r, json_t *res);
+/* Result builders shared by run.c and remote.c. */
+json_t *kb_runner__diag_result(const char *status, const kb_compile_unit *u);
+kb_arg_override *kb_runner__overrides(json_t *args, int *n);
+const char **kb_runner__strings(json_t *a, int *n);
+
 /* ticker.c: progress frames for phases longer than a second. */
 typedef struct {
 	pthread_t thread;

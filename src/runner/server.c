@@ -32,6 +32,7 @@ typedef struct {
 	double ms_device_open, ms_nvml_open; /* where a cold runner's time goes */
 	double t_start;
 	bool sticky;          /* the context is dead: exit after replying */
+	bool refused;         /* a client of another protocol: exit after replying */
 	kb_runner__ticker ticker; /* progress of long phases */
 } server;
 
@@ -225,6 +226,52 @@ static json_t *run_result(server *s, json_t *req)
 	return r;
 }
 
+/* The answer to "hello": our protocol and version, and where we run.  A
+ * client that names another protocol is refused, naming both, and the
+ * runner then exits (docs/remote.md, the versioning rule). */
+static json_t *hello_result(server *s, json_t *req)
+{
+	char host[256] = "?";
+	gethostname(host, sizeof host - 1);
+	int mine = kb_proto_version();
+	json_t *r = json_pack("{s:s, s:i, s:s, s:s}", "type", "hello", "protocol", mine, "version",
+			      KB_VERSION, "host", host);
+	json_t *theirs = json_object_get(req, "protocol");
+	if (json_is_integer(theirs) && json_integer_value(theirs) != mine) {
+		const char *v = json_string_value(json_object_get(req, "version"));
+		char *msg = kb_xasprintf("protocol mismatch: this runner (kbench %s on %s) speaks "
+					 "runner protocol %d, the client (kbench %s) speaks %d; "
+					 "install the same kbench on both sides (kbench remote setup)",
+					 KB_VERSION, host, mine, v ? v : "?",
+					 (int)json_integer_value(theirs));
+		json_object_set_new(r, "status", json_string("refused"));
+		json_object_set_new(r, "message", json_string(msg));
+		free(msg);
+		s->refused = true;
+	}
+	return r;
+}
+
+/* Test hooks (docs/remote.md): with $KBENCH_TEST_STALL naming a file that
+ * exists, a run request writes "PID PPID" into it and waits while it is
+ * there (up to 30 s), so a test can cut the connection mid-request;
+ * $KBENCH_TEST_DIE_ON_RUN=1 exits at once on a run request (a worker that
+ * dies, for the pool's re-queue). */
+static void test_hooks(void)
+{
+	const char *stall = getenv("KBENCH_TEST_STALL");
+	if (stall && *stall && kb_file_exists(stall)) {
+		char pids[64];
+		int n = snprintf(pids, sizeof pids, "%d %d\n", (int)getpid(), (int)getppid());
+		kb_file_write(stall, pids, (size_t)n, NULL);
+		for (int i = 0; i < 3000 && kb_file_exists(stall); i++)
+			usleep(10 * 1000);
+	}
+	const char *die = getenv("KBENCH_TEST_DIE_ON_RUN");
+	if (die && !strcmp(die, "1"))
+		_exit(1);
+}
+
 static json_t *dispatch(server *s, json_t *req)
 {
 	const char *type = json_string_value(json_object_get(req, "type"));
@@ -232,14 +279,15 @@ static json_t *dispatch(server *s, json_t *req)
 		return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
 				 "request without a type");
 	if (!strcmp(type, "hello"))
-		return json_pack("{s:s, s:i, s:s}", "type", "hello", "protocol", KB_PROTOCOL_VERSION,
-				 "version", KB_VERSION);
+		return hello_result(s, req);
 	if (!strcmp(type, "devices"))
 		return devices_result(s);
 	if (!strcmp(type, "calibrate"))
 		return calibrate_result(s);
-	if (!strcmp(type, "run"))
+	if (!strcmp(type, "run")) {
+		test_hooks();
 		return run_result(s, req);
+	}
 	return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
 			 "unknown request type");
 }
@@ -270,6 +318,7 @@ static void serve_stream(server *s, int in_fd, int out_fd, void (*before_sticky_
 {
 	kb_frame_reader rd = {0};
 	s->out_fd = out_fd;
+	s->refused = false;
 	kb_runner__ticker_start(&s->ticker, out_fd);
 	for (char *frame; read_frame(in_fd, &rd, &frame) == 1;) {
 		json_error_t jerr;
@@ -301,7 +350,7 @@ static void serve_stream(server *s, int in_fd, int out_fd, void (*before_sticky_
 			kb_runner__send(out_fd, json_pack("{s:s}", "type", "bye"));
 			break;
 		}
-		if (s->sticky)
+		if (s->sticky || s->refused)
 			break;
 	}
 	kb_runner__ticker_stop(&s->ticker);

@@ -42,7 +42,10 @@ int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *
 		char *kb = slash ? kb_xasprintf("%.*s/kbench", (int)(slash - self), self)
 				 : kb_xstrdup("kbench");
 		char *argv[] = {kb, "serve", NULL};
-		w->runner = kb_runner_new(argv);
+		/* --remote / $KBENCH_REMOTE: ssh in batch mode (no prompt may
+		 * reach a screen curses owns; docs/remote.md) */
+		const char *host = getenv("KBENCH_REMOTE");
+		w->runner = host && *host ? kb_runner_new_remote(host, -1, true) : kb_runner_new(argv);
 		kb_runner_set_quiet(w->runner, true);
 		free(kb);
 		free(self);

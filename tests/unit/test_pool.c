@@ -1,0 +1,126 @@
+/* test_pool.c - the job queue over several workers (runner/pool.c) with
+ * real `kbench serve` processes (no GPU here: each answers "no_gpu"), and
+ * with workers that die on every run (KBENCH_TEST_DIE_ON_RUN): a job lost
+ * with its worker is re-queued once, then reported; every result says
+ * which worker ran it. */
+#include "../../src/runner/runner.h"
+#include "t.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static kb_runner *serve(bool dies)
+{
+	char *argv[] = {"build/kbench", "serve", NULL};
+	kb_runner *r = kb_runner_new(argv);
+	kb_runner_add_env(r, "CUDA_VISIBLE_DEVICES=");
+	if (dies)
+		kb_runner_add_env(r, "KBENCH_TEST_DIE_ON_RUN=1");
+	kb_runner_set_quiet(r, true);
+	return r;
+}
+
+static json_t *jobs(int n)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "type", "run", "path",
+						   "kernels/vector_add.cu"));
+	return a;
+}
+
+static const char *field(json_t *res, size_t i, const char *key)
+{
+	return json_string_value(json_object_get(json_array_get(res, i), key));
+}
+
+/* Three real workers, twelve jobs: all answered, each by a named worker,
+ * on the first try, and more than one worker did some. */
+static void test_pool__real_workers_share_the_queue(void)
+{
+	if (access("build/kbench", X_OK) != 0)
+		T_SKIP("build/kbench not built");
+	kb_pool *p = kb_pool_new();
+	kb_pool_add(p, serve(false), "gpu 0");
+	kb_pool_add(p, serve(false), "gpu 1");
+	kb_pool_add(p, serve(false), "gpu 2");
+	json_t *q = jobs(12), *res = NULL;
+	kb_err err = {0};
+	T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
+	T_EQ_INT((int)json_array_size(res), 12);
+	bool seen[3] = {false, false, false};
+	for (size_t i = 0; i < json_array_size(res); i++) {
+		T_EQ_STR(field(res, i, "status"), "no_gpu");
+		T_EQ_INT((int)json_integer_value(json_object_get(json_array_get(res, i), "attempts")), 1);
+		const char *w = field(res, i, "worker");
+		T_OK(w && !strncmp(w, "gpu ", 4));
+		if (w)
+			seen[w[4] - '0'] = true;
+	}
+	T_OK(seen[0] + seen[1] + seen[2] >= 2);
+	json_decref(res);
+	json_decref(q);
+	kb_pool_free(p);
+}
+
+/* A good worker and one that dies on every run: every job is answered by
+ * the good one in the end, those that met the dying one after one
+ * re-queue ("requeued_from" names it); the dying one retires. */
+static void test_pool__dying_worker_requeues_once(void)
+{
+	if (access("build/kbench", X_OK) != 0)
+		T_SKIP("build/kbench not built");
+	kb_pool *p = kb_pool_new();
+	kb_pool_add(p, serve(true), "dies");
+	kb_pool_add(p, serve(false), "good");
+	json_t *q = jobs(8), *res = NULL;
+	kb_err err = {0};
+	T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
+	int requeued = 0;
+	for (size_t i = 0; i < json_array_size(res); i++) {
+		json_t *r = json_array_get(res, i);
+		int attempts = (int)json_integer_value(json_object_get(r, "attempts"));
+		T_OK(attempts == 1 || attempts == 2);
+		if (attempts == 2) {
+			requeued++;
+			T_EQ_STR(field(res, i, "requeued_from"), "dies");
+		}
+		if (!strcmp(field(res, i, "status"), "no_gpu"))
+			T_EQ_STR(field(res, i, "worker"), "good");
+	}
+	T_OK(requeued >= 1);
+	json_decref(res);
+	json_decref(q);
+	kb_pool_free(p);
+}
+
+/* Only dying workers: each job is tried twice and then reported as lost,
+ * never dropped and never retried forever. */
+static void test_pool__lost_twice_is_reported(void)
+{
+	if (access("build/kbench", X_OK) != 0)
+		T_SKIP("build/kbench not built");
+	kb_pool *p = kb_pool_new();
+	kb_pool_add(p, serve(true), "a");
+	kb_pool_add(p, serve(true), "b");
+	json_t *q = jobs(3), *res = NULL;
+	kb_err err = {0};
+	T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
+	T_EQ_INT((int)json_array_size(res), 3);
+	for (size_t i = 0; i < json_array_size(res); i++) {
+		T_EQ_STR(field(res, i, "status"), "crash");
+		T_EQ_INT((int)json_integer_value(json_object_get(json_array_get(res, i), "attempts")), 2);
+	}
+	json_decref(res);
+	json_decref(q);
+	kb_pool_free(p);
+}
+
+int main(void)
+{
+	T_RUN(test_pool__real_workers_share_the_queue);
+	T_RUN(test_pool__dying_worker_requeues_once);
+	T_RUN(test_pool__lost_twice_is_reported);
+	return t_report();
+}
