@@ -167,6 +167,18 @@ static void hot_stalls(json_t *line, kb_buf *out)
 		kb_buf_cat(out, "\n");
 }
 
+/* How many times the conflict-free number of wavefronts an instruction
+ * took: wavefronts / ideal (a 32-way conflict reads 32.0, an HGMMA that
+ * needs 20 wavefronts by design 1.0); wavefronts per execution where the
+ * GPU has no ideal count; 0 when neither is known. */
+static double conflict_ways(json_t *e)
+{
+	double wf = (double)json_integer_value(get(e, "shared_wavefronts"));
+	double ideal = (double)json_integer_value(get(e, "shared_wavefronts_ideal"));
+	double ex = (double)json_integer_value(get(e, "executions"));
+	return ideal > 0 ? wf / ideal : ex > 0 ? wf / ex : 0.0;
+}
+
 /* See app.h. */
 void kb_app_sassm_counts(json_t *in, kb_buf *out)
 {
@@ -180,9 +192,8 @@ void kb_app_sassm_counts(json_t *in, kb_buf *out)
 		kb_buf_catf(out, "  smem wavefronts %lld", (long long)json_integer_value(wf));
 	if (bc)
 		kb_buf_catf(out, "  bank conflicts %lld", (long long)json_integer_value(bc));
-	if (wf && json_integer_value(ex) > 0)
-		kb_buf_catf(out, " (%.1f-way)", (double)json_integer_value(wf) /
-						     (double)json_integer_value(ex));
+	if (wf && conflict_ways(in) > 0)
+		kb_buf_catf(out, " (%.1f-way)", conflict_ways(in));
 }
 
 /* A hot line's busiest instructions (up to 4, most samples first), each
@@ -275,8 +286,8 @@ static const char *int_or_na(json_t *o, const char *key, char *buf, size_t n)
 }
 
 /* The shared-memory instructions of one instrumented launch, most bank
- * conflicts first: executions, wavefronts, conflicts, ways (wavefronts per
- * execution), source line and SASS. */
+ * conflicts first: executions, wavefronts, conflicts, ways (conflict_ways),
+ * source line and SASS. */
 static void sassm(json_t *r, kb_buf *out)
 {
 	json_t *sm = get(r, "sass_metrics"), *names = get(sm, "metrics");
@@ -304,8 +315,6 @@ static void sassm(json_t *r, kb_buf *out)
 	json_array_foreach(arr, i, e) {
 		if (i >= 12)
 			break;
-		double ex = (double)json_integer_value(get(e, "executions"));
-		double wf = (double)json_integer_value(get(e, "shared_wavefronts"));
 		char ln[16] = "   -";
 		if (get(e, "line") && !get(e, "file"))
 			snprintf(ln, sizeof ln, "%4lld", (long long)json_integer_value(get(e, "line")));
@@ -313,7 +322,7 @@ static void sassm(json_t *r, kb_buf *out)
 			    (unsigned long long)json_integer_value(get(e, "pc")),
 			    int_or_na(e, "executions", a, sizeof a),
 			    int_or_na(e, "shared_wavefronts", b, sizeof b),
-			    int_or_na(e, "bank_conflicts", c, sizeof c), ex > 0 ? wf / ex : 0.0, ln,
+			    int_or_na(e, "bank_conflicts", c, sizeof c), conflict_ways(e), ln,
 			    json_is_string(get(e, "sass")) ? json_string_value(get(e, "sass")) : "?");
 	}
 	if (json_array_size(arr) > 12)

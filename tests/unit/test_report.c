@@ -719,6 +719,14 @@ static void test_report__sass_metrics(void)
 	kb_app_sassm_counts(in, &out);
 	T_EQ_STR(out.s, "  exec 1024  smem wavefronts 2048  bank conflicts 1024 (2.0-way)");
 	kb_buf_free(&out);
+	/* an HGMMA reads 20 wavefronts a time by design: with its ideal count, 1-way */
+	json_t *mma = json_pack("{s:I, s:I, s:I, s:I}", "executions", (json_int_t)1048576,
+				"shared_wavefronts", (json_int_t)20971520, "shared_wavefronts_ideal",
+				(json_int_t)20971520, "bank_conflicts", (json_int_t)0);
+	kb_app_sassm_counts(mma, &out);
+	T_EQ_STR(out.s, "  exec 1048576  smem wavefronts 20971520  bank conflicts 0 (1.0-way)");
+	kb_buf_free(&out);
+	json_decref(mma);
 	json_object_set_new(in, "shared_wavefronts", json_integer(0)); /* not a shared-memory one */
 	json_object_set_new(in, "bank_conflicts", json_integer(0));
 	kb_app_sassm_counts(in, &out);
