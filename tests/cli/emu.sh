@@ -188,14 +188,17 @@ mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM
 mutant unswizzled_scalar_copy \
 	's|((unsigned short \*)s)\[kb_swz<CH>(i / C, i % C / 8) \* 8 + i % 8\]|((unsigned short *)s)[i]|' \
 	'elements wrong' $MM $MS
-mutant b_fragment_swapped 's|fa\[mt\], fb\[nt\], a)|fa[mt], fb[nt ^ 1], a)|' 'elements wrong' $MM $MS
+mutant b_fragment_swapped 's|a\[buf\]\[mt\], b\[buf\]\[nt\]|a[buf][mt], b[buf][nt ^ 1]|' 'elements wrong' $MM $MS
+mutant a_row_unswizzled 's|xa = lane / 16 ^ kb_swz_x<CHA>(lane % 16);|xa = lane / 16;|' 'elements wrong' $MM $MS
+mutant prefetch_over_current 's|f_.load((kk_ + 1) % 2,|f_.load(kk_ % 2,|' 'elements wrong' $MM $MS
+mutant stage_not_advanced 's|rd_ = rd_ == 2 ? 0 : rd_ + 1;|rd_ = rd_;|' 'elements wrong' $MM $MS
 mutant epilogue_row 's|lane_ / 4 + i_ % 4 / 2 \* 8|lane_ / 4 + i_ % 2 * 8|' 'elements wrong' $MM $MS
 mutant wait_too_short 's/kb_cp_async_wait<1>();/kb_cp_async_wait<2>();/' 'is in flight' $MM $MS
 mutant no_barrier_before_refill 's|__syncthreads(); /\* and every warp|/* and every warp|' \
 	'with no __syncthreads between' $MM $MS
-mutant copy_past_the_tensor 's|const E \*src = n ? g + gr \* cols + gc : g;|const E *src = n ? g + gr * cols + gc + 64 : g;|' \
+mutant copy_past_the_tensor 's|const E \*src = in ? base + r \* cols + c \* 8 : g;|const E *src = in ? base + r * cols + c * 8 + 64 : g;|' \
 	"past the end of 'a'" $MM $MS
-mutant stage_past_smem 's|(kb_smem + 12288)|(kb_smem + 16384)|' \
+mutant stage_past_smem 's|kb_smem + 12288;|kb_smem + 16384;|' \
 	'dynamic shared memory the launch gives' $MM $MS
 mutant half_butterfly 's|for (int o = 16; o > 0; o /= 2)|for (int o = 8; o > 0; o /= 2)|' \
 	'elements wrong' kernels/softmax/softmax.tile --size M=3,N=1000
