@@ -99,15 +99,29 @@ emu matmul_copies_at_issue $MM --copies issue --sched shuffle --seed 7 --size M=
 emu matmul_misaligned $MM --offset 2 --size M=130,N=136,K=96
 emu matmul_bk16 kernels/matmul/matmul.tile -D BM=64 -D BN=128 -D BK=16 -D STAGES=2 \
 	--size M=100,N=300,K=90
-# The file's own tiles (128 x 256, 4 stages): 7 K trips, ragged everywhere.
+# The file's own tiles (256 x 128, BK 64, 4 stages): 4 K trips, ragged
+# everywhere; 6 trips through all 4 stages with copies at issue; and the
+# other shape of its sweep, 128 x 256 at BK 32 through 3 stages.
 emu matmul_file kernels/matmul/matmul.tile --size M=130,N=260,K=200
+emu matmul_file_at_issue kernels/matmul/matmul.tile --copies issue --sched shuffle --seed 5 \
+	--size M=300,N=264,K=328
+emu matmul_128x256 kernels/matmul/matmul.tile -D BM=128 -D BK=32 -D STAGES=3 \
+	--size M=300,N=264,K=328 --size M=130,N=70,K=75
 
-# f16 operands, f32 result, 2-d grid, 2 / 4 / 1 warps and BK = 16 / 64.
+# f16 operands, f32 result, 2-d grid, 2 / 4 / 1 warps and BK = 16 / 48 / 64.
 emu gemm tests/emu/gemm.tile --size M=100,N=72,K=136 --size M=65,N=130,K=40
 emu gemm_2warps tests/emu/gemm.tile -D THREADS=64 -D BM=32 -D BK=64 -D STAGES=4 \
 	--size M=70,N=100,K=300
 emu gemm_1warp tests/emu/gemm.tile -D THREADS=32 -D BM=32 -D BN=32 -D BK=32 -D STAGES=3 \
 	--size M=33,N=95,K=77
+# BK = 48: an odd number of 16-of-k steps (the last one multiplies buffer 0,
+# then refills it), 6 chunks a row of x (no multiple of the threads, and
+# at BM = 16 with 2 warps, fewer chunks than two copies a thread).
+emu gemm_bk48 tests/emu/gemm.tile -D BK=48 -D STAGES=3 --size M=100,N=72,K=136 --size M=65,N=130,K=40
+emu gemm_bk48_2warps tests/emu/gemm.tile -D THREADS=64 -D BM=16 -D BK=48 -D STAGES=2 \
+	--size M=70,N=100,K=300 --size M=33,N=95,K=77
+emu gemm_bk48_at_issue tests/emu/gemm.tile -D BK=48 -D STAGES=4 --copies issue --sched shuffle --seed 3 \
+	--offset 4 --size M=100,N=72,K=136
 # The corpus's f16 dot (f16 result, alpha) with a spec of this test's.
 emu hgemm tests/tile/corpus/bf16dot.tile --spec '//! arg M = 64' --spec '//! arg N = 64' \
 	--spec '//! arg K = 64' --spec '//! arg alpha = 1.0' \

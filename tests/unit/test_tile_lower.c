@@ -241,10 +241,14 @@ static void test_tile_lower__dot_layout(void)
 	 * warp [64, 32] = 4 x 4 m16n8 pieces */
 	T_CONTAINS(cuda(&l), "wm0_ = (int)threadIdx.x / 32 / 4 * 64, wn0_ = (int)threadIdx.x / 32 % 4 * 32;");
 	T_CONTAINS(cuda(&l), "float acc[64];");
-	T_CONTAINS(cuda(&l), "kb_mma_tile<32, 128, 4, 4>(acc, x_s_ + t_ % 3 * 2048, w_s_ + t_ % 3 * 4096, wm0_, wn0_);");
+	T_CONTAINS(cuda(&l), "kb_mma_warp<32, 128, 4, 4> f_(wm0_, wn0_);");
+	/* fragments double-buffered: step kk + 1 loads before step kk multiplies */
+	T_CONTAINS(cuda(&l), "f_.load((kk_ + 1) % 2, x_s_ + rd_ * 4096, w_s_ + rd_ * 8192, (kk_ + 1) % 2);");
+	T_CONTAINS(cuda(&l), "f_.mma(acc, kk_ % 2, (const __nv_bfloat16 *)0);");
 	/* 3 stages (no const STAGES) of 64x32 and 32x128 bf16 */
 	T_EQ_INT(l.out.kernels[0].smem, 3 * (64 * 32 + 32 * 128) * 2);
-	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + s_ * 2048, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
+	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + s_ * 4096, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
+	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + wr_ * 4096, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
 	T_CONTAINS(cuda(&l), "kb_cp_async_wait<1>();");
 	/* the epilogue: element-wise in the mma layout, then pairs of f32 */
 	T_CONTAINS(cuda(&l), "out[i_] = fmaxf((acc[i_] * alpha), 0.0f);");
@@ -292,7 +296,7 @@ static void test_tile_lower__dot_stages_and_warps(void)
 	T_EQ_INT(l.rc, 0);
 	/* [128, 64] on 4 warps: 2 x 2 blocks of [64, 32] */
 	T_CONTAINS(cuda(&l), "wm0_ = (int)threadIdx.x / 32 / 2 * 64, wn0_ = (int)threadIdx.x / 32 % 2 * 32;");
-	T_CONTAINS(cuda(&l), "kb_mma_tile<32, 64, 4, 4>");
+	T_CONTAINS(cuda(&l), "kb_mma_warp<32, 64, 4, 4>");
 	T_CONTAINS(cuda(&l), "kb_cp_async_wait<3>();");
 	T_EQ_INT(l.out.kernels[0].smem, 5 * (128 * 32 + 32 * 64) * 2);
 	lowered_free(&l);
