@@ -303,6 +303,28 @@ static void test_tile_lower__dot_stages_and_warps(void)
 	free(text);
 }
 
+/* Two dots in one loop: each its own fragments, both multiplied every step. */
+static void test_tile_lower__two_dots_one_loop(void)
+{
+	const char *text =
+		"kernel two(a: bf16[M, K], b: bf16[K, N], d: bf16[K, N], c: f32[M, N]) grid(1) threads(128) {\n"
+		"    acc = zeros(64, 64)\n"
+		"    for k in range(0, K, 32) {\n"
+		"        x = load(a[0 : 64, k : k + 32])\n"
+		"        acc += dot(x, load(b[k : k + 32, 0 : 64]))\n"
+		"        acc += dot(x, load(d[k : k + 32, 0 : 64]))\n"
+		"    }\n"
+		"    store(c[0 : 64, 0 : 64], acc)\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	T_CONTAINS(cuda(&l), "kb_mma_warp<32, 64, 2, 4> f2_(wm0_, wn0_);");
+	T_CONTAINS(cuda(&l), "f1_.mma(acc, kk_ % 2, (const __nv_bfloat16 *)0);");
+	T_CONTAINS(cuda(&l), "f2_.mma(acc, kk_ % 2, (const __nv_bfloat16 *)0);");
+	lowered_free(&l);
+}
+
 /* ===== what the lowering refuses ===== */
 
 #define MM_HEAD \
@@ -335,6 +357,9 @@ static const struct {
 	{__LINE__, MM_HEAD "    x = load(a[0 : 64, 0 : 32])\n    for k in range(0, K, 32) {\n"
 		   "        w = load(b[k : k + 32, 0 : 128])\n        acc += dot(x, w)\n    }\n}\n", 6, 20,
 	 "a dot operand that is not loaded in the dot's loop (load it there)"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n        acc += dot(load(a[0 : 64, k : k + 16]), "
+		   "load(b[k : k + 16, 0 : 128]))\n") "}\n", 7, 16,
+	 "dots of different inner extents in one loop"},
 	{__LINE__, MM_HEAD "    const STAGES = 1\n" MM_LOOP("        acc += dot(x, w)\n") "}\n", 3, 5,
 	 "STAGES outside 2 to 8"},
 	{__LINE__, "kernel mm(a: bf16[M, K], b: bf16[K, N]) grid(M) threads(256) {\n"
@@ -390,6 +415,7 @@ int main(void)
 	T_RUN(test_tile_lower__dot_layout);
 	T_RUN(test_tile_lower__dot_bias);
 	T_RUN(test_tile_lower__dot_stages_and_warps);
+	T_RUN(test_tile_lower__two_dots_one_loop);
 	T_RUN(test_tile_lower__refused);
 	return t_report();
 }
