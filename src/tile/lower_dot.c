@@ -8,7 +8,11 @@
  * stages its operand tiles through shared memory STAGES deep (cp.async,
  * 16 bytes a copy where the rows are aligned, zeros past the tensor's
  * edges), and each warp multiplies its part of the tile with ldmatrix and
- * mma.sync m16n8k16 (f16 or bf16 in, f32 accumulate).
+ * mma.sync m16n8k16 (f16 or bf16 in, f32 accumulate).  The loop is that of
+ * kernels/gemm/03_pipeline.cu: each step of 16 of k loads the next step's
+ * fragments before it multiplies (two fragment buffers), a trip issues its
+ * copies at its first step and waits and synchronises once at its last
+ * (docs/tile.md, "How dot is lowered").
  *
  * The mma layout.  The kernel's W = threads / 32 warps tile the [BM, BN]
  * accumulator as a WM x WN grid, each warp a [WTM, WTN] block at
