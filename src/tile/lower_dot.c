@@ -8,7 +8,11 @@
  * stages its operand tiles through shared memory STAGES deep (cp.async,
  * 16 bytes a copy where the rows are aligned, zeros past the tensor's
  * edges), and each warp multiplies its part of the tile with ldmatrix and
- * mma.sync m16n8k16 (f16 or bf16 in, f32 accumulate).
+ * mma.sync m16n8k16 (f16 or bf16 in, f32 accumulate).  The loop is that of
+ * kernels/gemm/03_pipeline.cu: each step of 16 of k loads the next step's
+ * fragments before it multiplies (two fragment buffers), a trip issues its
+ * copies at its first step and waits and synchronises once at its last
+ * (docs/tile.md, "How dot is lowered").
  *
  * The mma layout.  The kernel's W = threads / 32 warps tile the [BM, BN]
  * accumulator as a WM x WN grid, each warp a [WTM, WTN] block at
@@ -193,6 +197,12 @@ static bool check_shapes(kb_tile__lw *L, const kb_tile__dotloop *lp)
 		if (a->ext[0] != m->BM || b->ext[1] != m->BN) {
 			kb_tile__fail(L, u->dot->line, u->dot->col, u->dot->len,
 				      "a second dot result shape in one kernel");
+			return false;
+		}
+		if (i && a->ext[1] != lp->ops[lp->upds[0].a].load->type.ext[1]) {
+			kb_tile__fail(L, u->dot->line, u->dot->col, u->dot->len,
+				      "dots of different inner extents in one loop (the loop's steps of 16 "
+				      "of k are shared)");
 			return false;
 		}
 		if (a->ext[1] % 16) {
@@ -443,8 +453,15 @@ static char *op_cname(const kb_tile__dotop *o, int i)
 	return o->name ? kb_xasprintf("%s", o->name) : kb_xasprintf("op%d", i + 1);
 }
 
+/* The bytes of one stage of an operand tile. */
+static int64_t op_bytes(const kb_tile__dotop *o)
+{
+	return o->load->type.ext[0] * o->load->type.ext[1] * 2;
+}
+
 /* Declares each operand's shared tiles (STAGES of them, one after the
- * other) and whether its rows take 16-byte copies. */
+ * other) and whether its rows take 16-byte copies: aligned rows, and the
+ * offsets within a tile's rows of the tensor in 32 bits. */
 static void operand_decls(kb_tile__lw *L, const kb_tile__dotloop *lp)
 {
 	int64_t at = 0;
@@ -452,16 +469,16 @@ static void operand_decls(kb_tile__lw *L, const kb_tile__dotloop *lp)
 		const kb_tile__dotop *o = &lp->ops[i];
 		const kb_tile__expr *s = o->load->args[0];
 		const kb_tile_param *t = kb_tile__param(L, s->name);
-		const char *et = kb_tile_ctype(t->dtype);
 		char *c = op_cname(o, i);
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "%s *%s_s_ = (%s *)(kb_smem + %lld); /* %s: %d x [%lld][%lld] */\n", et,
-			    c, et, (long long)at, c, L->mma.stages, (long long)o->load->type.ext[0],
+		kb_buf_catf(L->o, "unsigned char *%s_s_ = kb_smem + %lld; /* %s: %d x [%lld][%lld] */\n", c,
+			    (long long)at, c, L->mma.stages, (long long)o->load->type.ext[0],
 			    (long long)o->load->type.ext[1]);
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "const bool %s_vec_ = %s %% 8 == 0 && ((unsigned long long)%s & 15) == 0;\n",
-			    c, t->dims[1], t->name);
-		at += o->load->type.ext[0] * o->load->type.ext[1] * 2 * L->mma.stages;
+		kb_buf_catf(L->o, "const bool %s_vec_ = %s %% 8 == 0 && ((unsigned long long)%s & 15) == 0 && "
+			    "%lldLL * %s < 2147483648LL;\n", c, t->dims[1], t->name,
+			    (long long)o->load->type.ext[0], t->dims[1]);
+		at += op_bytes(o) * L->mma.stages;
 		free(c);
 	}
 }
@@ -484,7 +501,7 @@ static void operand_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const cha
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "kb_tile_to_smem<%lld, %lld, %d>(%s_s_ + %s * %lld, %s, %s, %s, %s, %s, "
 			    "%s_vec_ && (%s) %% 8 == 0);\n", (long long)R, (long long)C, L->T, c, stage,
-			    (long long)(R * C), t->name, r0.s, c0.s, t->dims[0], t->dims[1], c, c0.s);
+			    (long long)op_bytes(o), t->name, r0.s, c0.s, t->dims[0], t->dims[1], c, c0.s);
 		free(c);
 		kb_buf_free(&r0);
 		kb_buf_free(&c0);
@@ -503,10 +520,55 @@ static void trip_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *
 	kb_tile__leave_scope(L);
 }
 
+/* The C name of update i's fragments. */
+static char *frag_cname(const kb_tile__dotloop *lp, int i)
+{
+	return lp->nupds == 1 ? kb_xasprintf("f_") : kb_xasprintf("f%d_", i + 1);
+}
+
+/* Each update's fragment loads of step `kk` (C text) into buffer `buf`,
+ * from stage `stage`. */
+static void frag_loads(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *buf, const char *stage,
+		       const char *kk)
+{
+	for (int i = 0; i < lp->nupds; i++) {
+		const kb_tile__dotupd *u = &lp->upds[i];
+		const kb_tile__dotop *a = &lp->ops[u->a], *b = &lp->ops[u->b];
+		char *ca = op_cname(a, u->a), *cb = op_cname(b, u->b), *f = frag_cname(lp, i);
+		kb_tile__line_of(L, u->line);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s.load(%s, %s_s_ + %s * %lld, %s_s_ + %s * %lld, %s);\n", f, buf, ca, stage,
+			    (long long)op_bytes(a), cb, stage, (long long)op_bytes(b), kk);
+		free(ca);
+		free(cb);
+		free(f);
+	}
+}
+
+/* Each update's mma of buffer `buf`. */
+static void frag_mmas(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *buf)
+{
+	for (int i = 0; i < lp->nupds; i++) {
+		const kb_tile__dotupd *u = &lp->upds[i];
+		const kb_tile__lsym *acc = kb_tile__lw_lookup(L, u->acc);
+		const kb_tile__expr *s = lp->ops[u->a].load->args[0];
+		const char *et = kb_tile_ctype(kb_tile__param(L, s->name)->dtype);
+		char *f = frag_cname(lp, i);
+		kb_tile__line_of(L, u->line);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s.mma(%s, %s, (const %s *)0);\n", f, acc ? acc->c : u->acc, buf, et);
+		free(f);
+	}
+}
+
+/* The loop: trip t's copies (of trip t + STAGES - 1) are issued at its
+ * first step of 16 of k, the wait for trip t + 1's and the one barrier a
+ * trip at its last, and every step loads the next step's fragments (the
+ * next trip's first after the barrier) before it multiplies its own. */
 void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 {
 	const kb_tile__stmt *st = lp->loop;
-	int S = L->mma.stages;
+	int S = L->mma.stages, KS = (int)(lp->ops[lp->upds[0].a].load->type.ext[1] / 16);
 	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
 	kb_tile__range_text(L, st, &lo, &hi, &step);
 	char *cv = kb_tile__cname(st->name);
@@ -514,6 +576,14 @@ void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	kb_buf_catf(L->o, "{ /* the operands through shared memory, %d trips ahead; tensor cores */\n", S - 1);
 	L->depth++;
 	operand_decls(L, lp);
+	for (int i = 0; i < lp->nupds; i++) {
+		const kb_tile__dotupd *u = &lp->upds[i];
+		char *f = frag_cname(lp, i);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "kb_mma_warp<%d, %lld, %d, %d> %s(wm0_, wn0_); /* %s's fragments, two "
+			    "buffers */\n", KS * 16, (long long)L->mma.BN, L->mma.MT, L->mma.NT, f, u->acc);
+		free(f);
+	}
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
 	kb_tile__ind(L);
@@ -531,46 +601,101 @@ void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	kb_buf_cat(L->o, "\tkb_cp_async_commit();\n");
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "}\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "kb_cp_async_wait<%d>(); /* trip 0's tiles are in */\n", S - 2);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads();\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "int rd_ = 0, wr_ = %d; /* the stage read, the stage written next */\n", S - 1);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "if (trips_ > 0) {\n");
+	L->depth++;
+	frag_loads(L, lp, "0", "0", "0");
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
 	kb_tile__line_of(L, st->line);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "for (int t_ = 0; t_ < trips_; t_++) {\n");
 	L->depth++;
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "kb_cp_async_wait<%d>(); /* this trip's tiles are in */\n", S - 2);
+	kb_buf_cat(L->o, "#pragma unroll\n");
 	kb_tile__ind(L);
-	kb_buf_cat(L->o, "__syncthreads(); /* and every warp is done with the stage refilled next */\n");
+	kb_buf_catf(L->o, "for (int kk_ = 0; kk_ < %d; kk_++) { /* 16 of k a step */\n", KS);
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (kk_ == 0) { /* trip t_ + %d's copies, into the stage trip t_ - 1 read */\n",
+		    S - 1);
+	L->depth++;
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (t_ + %d < trips_) {\n", S - 1);
 	L->depth++;
-	char trip[32], stage[32];
+	char trip[32];
 	snprintf(trip, sizeof trip, "(t_ + %d)", S - 1);
-	snprintf(stage, sizeof stage, "((t_ + %d) %% %d)", S - 1, S);
-	trip_copies(L, lp, cv, trip, stage);
+	trip_copies(L, lp, cv, trip, "wr_");
 	L->depth--;
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "}\n");
 	kb_tile__ind(L);
-	kb_buf_cat(L->o, "kb_cp_async_commit();\n");
-	for (int i = 0; i < lp->nupds; i++) {
-		const kb_tile__dotupd *u = &lp->upds[i];
-		const kb_tile__dotop *a = &lp->ops[u->a], *b = &lp->ops[u->b];
-		const kb_tile__lsym *acc = kb_tile__lw_lookup(L, u->acc);
-		char *ca = op_cname(a, u->a), *cb = op_cname(b, u->b);
-		kb_tile__line_of(L, u->line);
+	kb_buf_cat(L->o, "kb_cp_async_commit(); /* a group every trip, empty or not: the counts stay right */\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "wr_ = wr_ == %d ? 0 : wr_ + 1;\n", S - 1);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (kk_ == %d) {\n", KS - 1);
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "kb_cp_async_wait<%d>(); /* trip t_ + 1's tiles are in */\n", S - 2);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads(); /* and every warp is done with the stage refilled next */\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "rd_ = rd_ == %d ? 0 : rd_ + 1;\n", S - 1);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	if (KS % 2 == 0) { /* the last step's prefetch goes to buffer 0, the one the next trip reads first */
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "kb_mma_tile<%lld, %lld, %d, %d>(%s, %s_s_ + t_ %% %d * %lld, %s_s_ + t_ %% %d * %lld, "
-			    "wm0_, wn0_);\n", (long long)a->load->type.ext[1], (long long)L->mma.BN,
-			    L->mma.MT, L->mma.NT, acc ? acc->c : u->acc, ca, S,
-			    (long long)(a->load->type.ext[0] * a->load->type.ext[1]), cb, S,
-			    (long long)(b->load->type.ext[0] * b->load->type.ext[1]));
-		free(ca);
-		free(cb);
+		kb_buf_catf(L->o, "if (kk_ < %d || t_ + 1 < trips_) {\n", KS - 1);
+		L->depth++;
+		char kk[32];
+		snprintf(kk, sizeof kk, "(kk_ + 1) %% %d", KS);
+		frag_loads(L, lp, "(kk_ + 1) % 2", "rd_", kk);
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
+		frag_mmas(L, lp, "kk_ % 2");
+	} else { /* an odd number of steps: the last one multiplies buffer 0, then refills it */
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "if (kk_ < %d) {\n", KS - 1);
+		L->depth++;
+		frag_loads(L, lp, "(kk_ + 1) % 2", "rd_", "kk_ + 1");
+		frag_mmas(L, lp, "kk_ % 2");
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		L->depth++;
+		frag_mmas(L, lp, "kk_ % 2");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "if (t_ + 1 < trips_) {\n");
+		L->depth++;
+		frag_loads(L, lp, "0", "rd_", "0");
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
 	}
 	L->depth--;
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "}\n");
+	L->depth--;
 	kb_tile__ind(L);
-	kb_buf_cat(L->o, "kb_cp_async_wait<0>();\n");
+	kb_buf_cat(L->o, "}\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "kb_cp_async_wait<0>(); /* only empty groups are left */\n");
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "__syncthreads(); /* shared memory is free again */\n");
 	L->depth--;
@@ -668,99 +793,144 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
  * operand copies, ldmatrix and mma.sync wrappers, a warp's multiply of one
  * stage.  sm_80 and later. */
 static const char mma_helpers[] =
-	"/* Chunk c (16 bytes) of row r of a shared tile with CH chunks a row: the\n"
-	" * XOR spreads the 8 rows an ldmatrix reads over 8 bank groups. */\n"
-	"template <int CH> __device__ __forceinline__ int kb_swz(int r, int c)\n"
+	"/* The XOR that row r of a shared tile of CH 16-byte chunks a row applies to\n"
+	" * its chunk index, so that the 8 rows an ldmatrix phase reads fall in 8\n"
+	" * different bank groups (CH = 4, 2: two, four rows share a 128-byte window). */\n"
+	"template <int CH> __device__ __forceinline__ int kb_swz_x(int r)\n"
 	"{\n"
-	"\tif (CH % 8 == 0) return r * CH + (c ^ (r % 8));\n"
-	"\tif (CH == 4) return r * CH + (c ^ (r / 2 % 4));\n"
-	"\tif (CH == 2) return r * CH + (c ^ (r / 4 % 2));\n"
-	"\treturn r * CH + c;\n"
+	"	return CH % 8 == 0 ? r & 7 : CH == 4 ? r >> 1 & 3 : CH == 2 ? r >> 2 & 1 : 0;\n"
 	"}\n"
 	"\n"
-	"/* The [R][C] tile at (r0, c0) of a row-major [rows][cols] tensor g of\n"
-	" * 16-bit elements into shared s, zeros outside the tensor: 16-byte\n"
-	" * cp.async copies when vec (rows 16-byte aligned), else one element at a time. */\n"
-	"template <int R, int C, int T, typename E>\n"
-	"__device__ __forceinline__ void kb_tile_to_smem(E *s, const E *g, long long r0, long long c0,\n"
-	"\t\t\t\t\t\tlong long rows, long long cols, bool vec)\n"
+	"/* Chunk c of row r of such a tile, in chunks from its start. */\n"
+	"template <int CH> __device__ __forceinline__ int kb_swz(int r, int c)\n"
 	"{\n"
-	"\tconstexpr int CH = C / 8;\n"
-	"\tif (vec) {\n"
-	"\t\tfor (int i = threadIdx.x; i < R * CH; i += T) {\n"
-	"\t\t\tconst long long gr = r0 + i / CH, gc = c0 + i % CH * 8;\n"
-	"\t\t\tconst int n = gr < rows && gc < cols ? (int)(cols - gc < 8 ? cols - gc : 8) : 0;\n"
-	"\t\t\tconst E *src = n ? g + gr * cols + gc : g;\n"
-	"\t\t\tconst unsigned dst = (unsigned)__cvta_generic_to_shared(s + kb_swz<CH>(i / CH, i % CH) * 8);\n"
-	"\t\t\tasm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(n * 2));\n"
-	"\t\t}\n"
-	"\t} else {\n"
-	"\t\tfor (int i = threadIdx.x; i < R * C; i += T) {\n"
-	"\t\t\tconst long long gr = r0 + i / C, gc = c0 + i % C;\n"
-	"\t\t\tconst unsigned short v = gr < rows && gc < cols ? ((const unsigned short *)g)[gr * cols + gc] : 0;\n"
-	"\t\t\t((unsigned short *)s)[kb_swz<CH>(i / C, i % C / 8) * 8 + i % 8] = v;\n"
-	"\t\t}\n"
-	"\t}\n"
+	"	return r * CH + (c ^ kb_swz_x<CH>(r));\n"
+	"}\n"
+	"\n"
+	"/* One stage of an operand: the [R][C] tile at (r0, c0) of a row-major\n"
+	" * [rows][cols] tensor g of 16-bit elements into the swizzled tile at shared\n"
+	" * s, zeros outside the tensor.  vec (cols and c0 multiples of 8, g 16-byte\n"
+	" * aligned, R rows of g fewer than 2^31 elements): thread t issues the\n"
+	" * 16-byte cp.async copies of chunks t, t + T, ... of the tile, a chunk past\n"
+	" * the tensor zero-filled (src-size 0, src not read); else one element at a\n"
+	" * time. */\n"
+	"template <int R, int C, int T, typename E>\n"
+	"__device__ __forceinline__ void kb_tile_to_smem(unsigned char *s, const E *g, int r0, int c0, int rows,\n"
+	"						int cols, bool vec)\n"
+	"{\n"
+	"	constexpr int CH = C / 8, N = (R * CH + T - 1) / T;\n"
+	"	const int t = threadIdx.x;\n"
+	"	if (vec) {\n"
+	"		const E *base = g + (long long)r0 * cols + c0;\n"
+	"		const unsigned sa = (unsigned)__cvta_generic_to_shared(s);\n"
+	"		#pragma unroll\n"
+	"		for (int i = 0; i < N; i++) {\n"
+	"			if (R * CH % T && t + i * T >= R * CH)\n"
+	"				break;\n"
+	"			/* T a multiple of CH: the same chunk of every T / CH-th row */\n"
+	"			const int r = T % CH == 0 ? t / CH + i * (T / CH) : (t + i * T) / CH;\n"
+	"			const int c = T % CH == 0 ? t % CH : (t + i * T) % CH;\n"
+	"			const bool in = r < rows - r0 && c * 8 < cols - c0;\n"
+	"			const E *src = in ? base + r * cols + c * 8 : g;\n"
+	"			asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\"\n"
+	"				     :: \"r\"(sa + kb_swz<CH>(r, c) * 16), \"l\"(src), \"r\"(in ? 16 : 0));\n"
+	"		}\n"
+	"	} else {\n"
+	"		for (int i = t; i < R * C; i += T) {\n"
+	"			const long long gr = (long long)r0 + i / C, gc = (long long)c0 + i % C;\n"
+	"			const unsigned short v = gr < rows && gc < cols ? ((const unsigned short *)g)[gr * cols + gc] : 0;\n"
+	"			((unsigned short *)s)[kb_swz<CH>(i / C, i % C / 8) * 8 + i % 8] = v;\n"
+	"		}\n"
+	"	}\n"
 	"}\n"
 	"\n"
 	"__device__ __forceinline__ void kb_cp_async_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }\n"
 	"template <int N> __device__ __forceinline__ void kb_cp_async_wait()\n"
 	"{\n"
-	"\tasm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N));\n"
+	"	asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N));\n"
 	"}\n"
 	"\n"
 	"__device__ __forceinline__ void kb_ldmatrix_x4(unsigned *r, unsigned addr)\n"
 	"{\n"
-	"\tasm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
-	"\t\t     : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));\n"
+	"	asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+	"		     : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));\n"
 	"}\n"
 	"\n"
 	"__device__ __forceinline__ void kb_ldmatrix_x4_trans(unsigned *r0, unsigned *r1, unsigned addr)\n"
 	"{\n"
-	"\tasm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
-	"\t\t     : \"=r\"(r0[0]), \"=r\"(r0[1]), \"=r\"(r1[0]), \"=r\"(r1[1]) : \"r\"(addr));\n"
+	"	asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+	"		     : \"=r\"(r0[0]), \"=r\"(r0[1]), \"=r\"(r1[0]), \"=r\"(r1[1]) : \"r\"(addr));\n"
 	"}\n"
 	"\n"
 	"__device__ __forceinline__ void kb_mma(float *d, const unsigned *a, const unsigned *b, const __nv_bfloat16 *)\n"
 	"{\n"
-	"\tasm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, \"\n"
-	"\t\t     \"{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\"\n"
-	"\t\t     : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
-	"\t\t     : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+	"	asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, \"\n"
+	"		     \"{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\"\n"
+	"		     : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+	"		     : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
 	"}\n"
 	"\n"
 	"__device__ __forceinline__ void kb_mma(float *d, const unsigned *a, const unsigned *b, const __half *)\n"
 	"{\n"
-	"\tasm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, \"\n"
-	"\t\t     \"{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\"\n"
-	"\t\t     : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
-	"\t\t     : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+	"	asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, \"\n"
+	"		     \"{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\"\n"
+	"		     : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+	"		     : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
 	"}\n"
 	"\n"
-	"/* acc (the mma layout) += a (shared [.][BK]) x b (shared [BK][BN]) for this\n"
-	" * warp's MT x NT pieces at (wm0, wn0), 16 of the inner dim at a time. */\n"
-	"template <int BK, int BN, int MT, int NT, typename E>\n"
-	"__device__ __forceinline__ void kb_mma_tile(float *acc, const E *a, const E *b, int wm0, int wn0)\n"
-	"{\n"
-	"\tconst int lane = threadIdx.x % 32;\n"
-	"\tconst unsigned as = (unsigned)__cvta_generic_to_shared(a), bs = (unsigned)__cvta_generic_to_shared(b);\n"
-	"\t#pragma unroll\n"
-	"\tfor (int kk = 0; kk < BK / 16; kk++) {\n"
-	"\t\tunsigned fa[MT][4], fb[NT][2];\n"
-	"\t\t#pragma unroll\n"
-	"\t\tfor (int mt = 0; mt < MT; mt++)\n"
-	"\t\t\tkb_ldmatrix_x4(fa[mt], as + 16 * kb_swz<BK / 8>(wm0 + mt * 16 + lane % 16, kk * 2 + lane / 16));\n"
-	"\t\t#pragma unroll\n"
-	"\t\tfor (int nt = 0; nt < NT; nt += 2)\n"
-	"\t\t\tkb_ldmatrix_x4_trans(fb[nt], fb[nt + 1],\n"
-	"\t\t\t\t\t     bs + 16 * kb_swz<BN / 8>(kk * 16 + lane % 16, (wn0 + nt * 8) / 8 + lane / 16));\n"
-	"\t\t#pragma unroll\n"
-	"\t\tfor (int mt = 0; mt < MT; mt++)\n"
-	"\t\t\t#pragma unroll\n"
-	"\t\t\tfor (int nt = 0; nt < NT; nt++)\n"
-	"\t\t\t\tkb_mma(acc + (mt * NT + nt) * 4, fa[mt], fb[nt], a);\n"
-	"\t}\n"
-	"}\n";
+	"/* One warp's part of acc += a b: its MT x NT m16n8 pieces at (wm0, wn0) of\n"
+	" * the [.][BN] result, a from shared [.][BK] tiles and b from [BK][BN] ones\n"
+	" * (swizzled as kb_swz), 16 of the inner dim (a step kk) at a time.  The\n"
+	" * fragments have two buffers, so a step's ldmatrix can be issued before the\n"
+	" * previous step's mma.  The lane's ldmatrix row and its chunk's XOR are\n"
+	" * worked out once: wm0 + 16 mt and 16 kk are multiples of 8, so the XOR of\n"
+	" * a row is that of lane % 16. */\n"
+	"template <int BK, int BN, int MT, int NT> struct kb_mma_warp {\n"
+	"	static constexpr int CHA = BK / 8, CHB = BN / 8;\n"
+	"	unsigned a[2][MT][4], b[2][NT][2];\n"
+	"	unsigned a_row, b_row; /* bytes from a stage's start to this lane's row of a, of b */\n"
+	"	int xa, xb;            /* the chunk XOR (with the lane's half: lanes 16-31 read chunk + 1) */\n"
+	"	int bc;                /* b's first chunk: wn0 / 8 */\n"
+	"\n"
+	"	__device__ __forceinline__ kb_mma_warp(int wm0, int wn0)\n"
+	"	{\n"
+	"		const int lane = threadIdx.x % 32;\n"
+	"		a_row = (unsigned)(wm0 + lane % 16) * CHA * 16;\n"
+	"		b_row = (unsigned)(lane % 16) * CHB * 16;\n"
+	"		xa = lane / 16 ^ kb_swz_x<CHA>(lane % 16);\n"
+	"		xb = lane / 16 ^ kb_swz_x<CHB>(lane % 16);\n"
+	"		bc = wn0 / 8;\n"
+	"		if ((NT & (NT - 1)) == 0) /* bc is a multiple of NT: bc + nt == bc ^ nt */\n"
+	"			xb ^= bc;\n"
+	"	}\n"
+	"\n"
+	"	/* Step kk's fragments from the stage at shared a_s, b_s into buffer buf. */\n"
+	"	__device__ __forceinline__ void load(int buf, const unsigned char *a_s, const unsigned char *b_s, int kk)\n"
+	"	{\n"
+	"		const unsigned as = (unsigned)__cvta_generic_to_shared(a_s) + a_row + (kk * 2 ^ xa) * 16;\n"
+	"		const unsigned bs = (unsigned)__cvta_generic_to_shared(b_s) + b_row + kk * 16 * CHB * 16;\n"
+	"		#pragma unroll\n"
+	"		for (int mt = 0; mt < MT; mt++)\n"
+	"			kb_ldmatrix_x4(a[buf][mt], as + mt * 16 * CHA * 16);\n"
+	"		#pragma unroll\n"
+	"		for (int nt = 0; nt < NT; nt += 2) /* two n8 pieces an ldmatrix */\n"
+	"			kb_ldmatrix_x4_trans(b[buf][nt], b[buf][nt + 1],\n"
+	"					     bs + ((NT & (NT - 1)) == 0 ? xb ^ nt : (bc + nt) ^ xb) * 16);\n"
+	"	}\n"
+	"\n"
+	"	/* acc += the product of buffer buf's fragments; a serpentine over the\n"
+	"	 * pieces, so consecutive mma share a b fragment at each turn. */\n"
+	"	template <typename E> __device__ __forceinline__ void mma(float *acc, int buf, const E *)\n"
+	"	{\n"
+	"		#pragma unroll\n"
+	"		for (int mt = 0; mt < MT; mt++)\n"
+	"			#pragma unroll\n"
+	"			for (int j = 0; j < NT; j++) {\n"
+	"				const int nt = mt % 2 ? NT - 1 - j : j;\n"
+	"				kb_mma(acc + (mt * NT + nt) * 4, a[buf][mt], b[buf][nt], (const E *)0);\n"
+	"			}\n"
+	"	}\n"
+	"};\n";
 
 void kb_tile__mma_prologue(kb_buf *out)
 {

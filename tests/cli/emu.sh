@@ -99,15 +99,29 @@ emu matmul_copies_at_issue $MM --copies issue --sched shuffle --seed 7 --size M=
 emu matmul_misaligned $MM --offset 2 --size M=130,N=136,K=96
 emu matmul_bk16 kernels/matmul/matmul.tile -D BM=64 -D BN=128 -D BK=16 -D STAGES=2 \
 	--size M=100,N=300,K=90
-# The file's own tiles (128 x 256, 4 stages): 7 K trips, ragged everywhere.
+# The file's own tiles (256 x 128, BK 64, 4 stages): 4 K trips, ragged
+# everywhere; 6 trips through all 4 stages with copies at issue; and the
+# other shape of its sweep, 128 x 256 at BK 32 through 3 stages.
 emu matmul_file kernels/matmul/matmul.tile --size M=130,N=260,K=200
+emu matmul_file_at_issue kernels/matmul/matmul.tile --copies issue --sched shuffle --seed 5 \
+	--size M=300,N=264,K=328
+emu matmul_128x256 kernels/matmul/matmul.tile -D BM=128 -D BK=32 -D STAGES=3 \
+	--size M=300,N=264,K=328 --size M=130,N=70,K=75
 
-# f16 operands, f32 result, 2-d grid, 2 / 4 / 1 warps and BK = 16 / 64.
+# f16 operands, f32 result, 2-d grid, 2 / 4 / 1 warps and BK = 16 / 48 / 64.
 emu gemm tests/emu/gemm.tile --size M=100,N=72,K=136 --size M=65,N=130,K=40
 emu gemm_2warps tests/emu/gemm.tile -D THREADS=64 -D BM=32 -D BK=64 -D STAGES=4 \
 	--size M=70,N=100,K=300
 emu gemm_1warp tests/emu/gemm.tile -D THREADS=32 -D BM=32 -D BN=32 -D BK=32 -D STAGES=3 \
 	--size M=33,N=95,K=77
+# BK = 48: an odd number of 16-of-k steps (the last one multiplies buffer 0,
+# then refills it), 6 chunks a row of x (no multiple of the threads, and
+# at BM = 16 with 2 warps, fewer chunks than two copies a thread).
+emu gemm_bk48 tests/emu/gemm.tile -D BK=48 -D STAGES=3 --size M=100,N=72,K=136 --size M=65,N=130,K=40
+emu gemm_bk48_2warps tests/emu/gemm.tile -D THREADS=64 -D BM=16 -D BK=48 -D STAGES=2 \
+	--size M=70,N=100,K=300 --size M=33,N=95,K=77
+emu gemm_bk48_at_issue tests/emu/gemm.tile -D BK=48 -D STAGES=4 --copies issue --sched shuffle --seed 3 \
+	--offset 4 --size M=100,N=72,K=136
 # The corpus's f16 dot (f16 result, alpha) with a spec of this test's.
 emu hgemm tests/tile/corpus/bf16dot.tile --spec '//! arg M = 64' --spec '//! arg N = 64' \
 	--spec '//! arg K = 64' --spec '//! arg alpha = 1.0' \
@@ -188,14 +202,17 @@ mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM
 mutant unswizzled_scalar_copy \
 	's|((unsigned short \*)s)\[kb_swz<CH>(i / C, i % C / 8) \* 8 + i % 8\]|((unsigned short *)s)[i]|' \
 	'elements wrong' $MM $MS
-mutant b_fragment_swapped 's|fa\[mt\], fb\[nt\], a)|fa[mt], fb[nt ^ 1], a)|' 'elements wrong' $MM $MS
+mutant b_fragment_swapped 's|a\[buf\]\[mt\], b\[buf\]\[nt\]|a[buf][mt], b[buf][nt ^ 1]|' 'elements wrong' $MM $MS
+mutant a_row_unswizzled 's|xa = lane / 16 ^ kb_swz_x<CHA>(lane % 16);|xa = lane / 16;|' 'elements wrong' $MM $MS
+mutant prefetch_over_current 's|f_.load((kk_ + 1) % 2,|f_.load(kk_ % 2,|' 'elements wrong' $MM $MS
+mutant stage_not_advanced 's|rd_ = rd_ == 2 ? 0 : rd_ + 1;|rd_ = rd_;|' 'elements wrong' $MM $MS
 mutant epilogue_row 's|lane_ / 4 + i_ % 4 / 2 \* 8|lane_ / 4 + i_ % 2 * 8|' 'elements wrong' $MM $MS
 mutant wait_too_short 's/kb_cp_async_wait<1>();/kb_cp_async_wait<2>();/' 'is in flight' $MM $MS
 mutant no_barrier_before_refill 's|__syncthreads(); /\* and every warp|/* and every warp|' \
 	'with no __syncthreads between' $MM $MS
-mutant copy_past_the_tensor 's|const E \*src = n ? g + gr \* cols + gc : g;|const E *src = n ? g + gr * cols + gc + 64 : g;|' \
+mutant copy_past_the_tensor 's|const E \*src = in ? base + r \* cols + c \* 8 : g;|const E *src = in ? base + r * cols + c * 8 + 64 : g;|' \
 	"past the end of 'a'" $MM $MS
-mutant stage_past_smem 's|(kb_smem + 12288)|(kb_smem + 16384)|' \
+mutant stage_past_smem 's|kb_smem + 12288;|kb_smem + 16384;|' \
 	'dynamic shared memory the launch gives' $MM $MS
 mutant half_butterfly 's|for (int o = 16; o > 0; o /= 2)|for (int o = 8; o > 0; o /= 2)|' \
 	'elements wrong' kernels/softmax/softmax.tile --size M=3,N=1000

@@ -241,10 +241,14 @@ static void test_tile_lower__dot_layout(void)
 	 * warp [64, 32] = 4 x 4 m16n8 pieces */
 	T_CONTAINS(cuda(&l), "wm0_ = (int)threadIdx.x / 32 / 4 * 64, wn0_ = (int)threadIdx.x / 32 % 4 * 32;");
 	T_CONTAINS(cuda(&l), "float acc[64];");
-	T_CONTAINS(cuda(&l), "kb_mma_tile<32, 128, 4, 4>(acc, x_s_ + t_ % 3 * 2048, w_s_ + t_ % 3 * 4096, wm0_, wn0_);");
+	T_CONTAINS(cuda(&l), "kb_mma_warp<32, 128, 4, 4> f_(wm0_, wn0_);");
+	/* fragments double-buffered: step kk + 1 loads before step kk multiplies */
+	T_CONTAINS(cuda(&l), "f_.load((kk_ + 1) % 2, x_s_ + rd_ * 4096, w_s_ + rd_ * 8192, (kk_ + 1) % 2);");
+	T_CONTAINS(cuda(&l), "f_.mma(acc, kk_ % 2, (const __nv_bfloat16 *)0);");
 	/* 3 stages (no const STAGES) of 64x32 and 32x128 bf16 */
 	T_EQ_INT(l.out.kernels[0].smem, 3 * (64 * 32 + 32 * 128) * 2);
-	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + s_ * 2048, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
+	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + s_ * 4096, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
+	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + wr_ * 4096, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
 	T_CONTAINS(cuda(&l), "kb_cp_async_wait<1>();");
 	/* the epilogue: element-wise in the mma layout, then pairs of f32 */
 	T_CONTAINS(cuda(&l), "out[i_] = fmaxf((acc[i_] * alpha), 0.0f);");
@@ -292,11 +296,33 @@ static void test_tile_lower__dot_stages_and_warps(void)
 	T_EQ_INT(l.rc, 0);
 	/* [128, 64] on 4 warps: 2 x 2 blocks of [64, 32] */
 	T_CONTAINS(cuda(&l), "wm0_ = (int)threadIdx.x / 32 / 2 * 64, wn0_ = (int)threadIdx.x / 32 % 2 * 32;");
-	T_CONTAINS(cuda(&l), "kb_mma_tile<32, 64, 4, 4>");
+	T_CONTAINS(cuda(&l), "kb_mma_warp<32, 64, 4, 4>");
 	T_CONTAINS(cuda(&l), "kb_cp_async_wait<3>();");
 	T_EQ_INT(l.out.kernels[0].smem, 5 * (128 * 32 + 32 * 64) * 2);
 	lowered_free(&l);
 	free(text);
+}
+
+/* Two dots in one loop: each its own fragments, both multiplied every step. */
+static void test_tile_lower__two_dots_one_loop(void)
+{
+	const char *text =
+		"kernel two(a: bf16[M, K], b: bf16[K, N], d: bf16[K, N], c: f32[M, N]) grid(1) threads(128) {\n"
+		"    acc = zeros(64, 64)\n"
+		"    for k in range(0, K, 32) {\n"
+		"        x = load(a[0 : 64, k : k + 32])\n"
+		"        acc += dot(x, load(b[k : k + 32, 0 : 64]))\n"
+		"        acc += dot(x, load(d[k : k + 32, 0 : 64]))\n"
+		"    }\n"
+		"    store(c[0 : 64, 0 : 64], acc)\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	T_CONTAINS(cuda(&l), "kb_mma_warp<32, 64, 2, 4> f2_(wm0_, wn0_);");
+	T_CONTAINS(cuda(&l), "f1_.mma(acc, kk_ % 2, (const __nv_bfloat16 *)0);");
+	T_CONTAINS(cuda(&l), "f2_.mma(acc, kk_ % 2, (const __nv_bfloat16 *)0);");
+	lowered_free(&l);
 }
 
 /* ===== what the lowering refuses ===== */
@@ -331,6 +357,9 @@ static const struct {
 	{__LINE__, MM_HEAD "    x = load(a[0 : 64, 0 : 32])\n    for k in range(0, K, 32) {\n"
 		   "        w = load(b[k : k + 32, 0 : 128])\n        acc += dot(x, w)\n    }\n}\n", 6, 20,
 	 "a dot operand that is not loaded in the dot's loop (load it there)"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n        acc += dot(load(a[0 : 64, k : k + 16]), "
+		   "load(b[k : k + 16, 0 : 128]))\n") "}\n", 7, 16,
+	 "dots of different inner extents in one loop"},
 	{__LINE__, MM_HEAD "    const STAGES = 1\n" MM_LOOP("        acc += dot(x, w)\n") "}\n", 3, 5,
 	 "STAGES outside 2 to 8"},
 	{__LINE__, "kernel mm(a: bf16[M, K], b: bf16[K, N]) grid(M) threads(256) {\n"
@@ -386,6 +415,7 @@ int main(void)
 	T_RUN(test_tile_lower__dot_layout);
 	T_RUN(test_tile_lower__dot_bias);
 	T_RUN(test_tile_lower__dot_stages_and_warps);
+	T_RUN(test_tile_lower__two_dots_one_loop);
 	T_RUN(test_tile_lower__refused);
 	return t_report();
 }
