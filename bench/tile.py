@@ -11,8 +11,8 @@
             from 128 to 1024 with BLOCK the row rounded up to a power of 2),
             the best CORRECT configuration counts, and which one it was is
             printed; the hand kernels are run as they ship.
-  matmul    matmul.tile (bf16) at 4096^3 and 8192^3, its tune points (BN,
-            STAGES), against torch.matmul (cuBLAS) timed the same way.
+  matmul    matmul.tile (bf16) at 4096^3 and 8192^3, its tune points (BM,
+            BK, STAGES), against torch.matmul (cuBLAS) timed the same way.
   hot       `kbench profile --hot` of softmax.tile: the hottest line must be
             a line of the .tile file.
 
@@ -154,17 +154,18 @@ def cublas_ms(s, transpose_b=False):
 
 def matmul():
     header("matmul.tile (bf16, f32 accumulate) vs torch.matmul (cuBLAS), L2 flushed")
-    print(f"{'size':>6s} {'BN':>4s} {'BK':>3s} {'STAGES':>6s} {'verdict':9s} {'tile us':>9s} {'TFLOP/s':>8s} |"
+    print(f"{'size':>6s} {'BM':>4s} {'BK':>3s} {'STAGES':>6s} {'verdict':9s} {'tile us':>9s} {'TFLOP/s':>8s} |"
           f" {'cuBLAS us':>9s} {'TFLOP/s':>8s} | {'% of cuBLAS':>11s}")
     for s in (4096, 8192):
         cb = cublas_ms(s) * 1e3
         flops = 2 * s ** 3
-        # four of the tune lines' eight points (each run checks against a CPU
-        # reference in double, ~15 s at 8192^3): the two tile widths, each
-        # with a short and a long inner step
-        for bn, bk, stages in [(256, 32, 4), (256, 64, 3), (128, 32, 3), (128, 64, 4)]:
+        # the tune lines' eight points at 8192^3 (BN follows BM: 8 warps of
+        # 64 x 64), the two tile shapes at 4096^3; one runner, so the CPU
+        # reference (double) of each size is computed once
+        points = [(bm, bk, st) for bm in (256, 128) for bk in (64, 32) for st in (4, 3)]
+        for bn, bk, stages in (points if s == 8192 else [(256, 64, 4), (128, 64, 4)]):
             cmd = [KB, "run", "kernels/matmul/matmul.tile", "--arg", f"S={s}", "--no-sweep", "--json",
-                   "--trials", "1", "--timeout", "300", "--define", f"BN={bn}", "--define", f"BK={bk}",
+                   "--trials", "1", "--timeout", "300", "--define", f"BM={bn}", "--define", f"BK={bk}",
                    "--define", f"STAGES={stages}"]
             j, p = run_json(cmd)
             r = j or {}
@@ -174,7 +175,7 @@ def matmul():
             print(f"{s:6d} {bn:4d} {bk:3d} {stages:6d} {v[:9]:9s} {us if us else float('nan'):9.1f} "
                   f"{tf if tf else float('nan'):8.1f} | {cb:9.1f} {flops / (cb * 1e-6) / 1e12:8.1f} |"
                   f" {(cb / us * 100) if us else float('nan'):10.1f}%", flush=True)
-            log({"s": s, "bn": bn, "bk": bk, "stages": stages, "verdict": v, "us": us, "cublas_us": cb,
+            log({"s": s, "bm": bn, "bk": bk, "stages": stages, "verdict": v, "us": us, "cublas_us": cb,
                  "err": None if j else p.stderr[-400:]})
 
 
