@@ -179,6 +179,18 @@ void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_bu
 		break;
 	case KB_TE_BINARY: {
 		const char *op = binop(e->op);
+		if (e->op == KB_TOP_DIV && e->type.rank > 0 && e->args[1]->type.rank == 0 &&
+		    e->type.dtype != KB_TILE_F64 && e->args[1]->type.dtype != KB_TILE_F64) {
+			/* A tile over a scalar: times its reciprocal, which the compiler
+			 * computes once for the whole unrolled tile (a division per
+			 * element costs more than a bf16 row's memory time). */
+			kb_buf_cat(b, "(");
+			kb_tile__cexpr(L, e->args[0], i, b);
+			kb_buf_cat(b, " * (1.0f / ");
+			kb_tile__cexpr(L, e->args[1], i, b);
+			kb_buf_cat(b, "))");
+			break;
+		}
 		kb_buf_cat(b, "(");
 		kb_tile__cexpr(L, e->args[0], i, b);
 		if (op)
