@@ -459,9 +459,31 @@ static int64_t op_bytes(const kb_tile__dotop *o)
 	return o->load->type.ext[0] * o->load->type.ext[1] * 2;
 }
 
+/* Whether e mentions the name n. */
+static bool mentions(const kb_tile__expr *e, const char *n)
+{
+	if (!e)
+		return false;
+	if (e->kind == KB_TE_NAME && !strcmp(e->name, n))
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (mentions(e->args[i], n))
+			return true;
+	for (int i = 0; i < e->nkw; i++)
+		if (mentions(e->kwv[i], n))
+			return true;
+	for (int i = 0; i < e->nidx; i++)
+		if (mentions(e->idx[i].lo, n) || mentions(e->idx[i].hi, n))
+			return true;
+	return false;
+}
+
 /* Declares each operand's shared tiles (STAGES of them, one after the
- * other) and whether its rows take 16-byte copies: aligned rows, and the
- * offsets within a tile's rows of the tensor in 32 bits. */
+ * other; at a generic and at a 32-bit shared address), whether its rows
+ * take 16-byte copies (aligned rows, the offsets within a tile's rows of
+ * the tensor in 32 bits), and this thread's plan of those copies: a slice
+ * start the loop variable is not in is the same every trip, so its bounds
+ * checks are made once here. */
 static void operand_decls(kb_tile__lw *L, const kb_tile__dotloop *lp)
 {
 	int64_t at = 0;
@@ -475,17 +497,71 @@ static void operand_decls(kb_tile__lw *L, const kb_tile__dotloop *lp)
 			    (long long)at, c, L->mma.stages, (long long)o->load->type.ext[0],
 			    (long long)o->load->type.ext[1]);
 		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const unsigned %s_sa_ = (unsigned)__cvta_generic_to_shared(%s_s_);\n", c, c);
+		kb_tile__ind(L);
 		kb_buf_catf(L->o, "const bool %s_vec_ = %s %% 8 == 0 && ((unsigned long long)%s & 15) == 0 && "
 			    "%lldLL * %s < 2147483648LL;\n", c, t->dims[1], t->name,
 			    (long long)o->load->type.ext[0], t->dims[1]);
+		bool rf = !mentions(s->idx[0].lo, lp->loop->name), cf = !mentions(s->idx[1].lo, lp->loop->name);
+		kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT;
+		if (rf)
+			kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
+		if (cf)
+			kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const kb_copy_plan<%lld, %lld, %d, %s, %s> %s_p_(%s, %s, %s, %s); /* %s */\n",
+			    (long long)o->load->type.ext[0], (long long)o->load->type.ext[1], L->T,
+			    rf ? "true" : "false", cf ? "true" : "false", c, rf ? r0.s : "0", cf ? c0.s : "0",
+			    t->dims[0], t->dims[1],
+			    rf && cf ? "the same tile every trip"
+			    : rf ? "rows fixed, columns move with the loop"
+			    : cf ? "columns fixed, rows move with the loop"
+			    : "rows and columns move with the loop");
+		kb_buf_free(&r0);
+		kb_buf_free(&c0);
 		at += op_bytes(o) * L->mma.stages;
 		free(c);
 	}
 }
 
+/* Whether the loop's vec_ covers that the slice s starts at a multiple of 8
+ * columns every trip: a start the loop variable is not in, or the loop
+ * variable itself (lo_ and step_ multiples of 8); another start is checked
+ * trip by trip. */
+static bool col_checked(const kb_tile__dotloop *lp, const kb_tile__expr *s)
+{
+	const kb_tile__expr *c0 = s->idx[1].lo;
+	return !mentions(c0, lp->loop->name) || (c0->kind == KB_TE_NAME && !strcmp(c0->name, lp->loop->name));
+}
+
+/* The condition (C text) for the loop's copies to take the 16-byte plans:
+ * every operand's rows aligned, its column starts multiples of 8. */
+static void loop_vec(kb_tile__lw *L, const kb_tile__dotloop *lp, kb_buf *b)
+{
+	bool moving = false;
+	for (int i = 0; i < lp->nops; i++) {
+		const kb_tile__expr *s = lp->ops[i].load->args[0];
+		char *c = op_cname(&lp->ops[i], i);
+		kb_buf_catf(b, "%s%s_vec_", i ? " && " : "", c);
+		free(c);
+		if (mentions(s->idx[1].lo, lp->loop->name)) {
+			moving = moving || col_checked(lp, s);
+			continue;
+		}
+		kb_buf c0 = KB_BUF_INIT;
+		kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
+		kb_buf_catf(b, " && (%s) %% 8 == 0", c0.s);
+		kb_buf_free(&c0);
+	}
+	if (moving)
+		kb_buf_cat(b, " && lo_ % 8 == 0 && step_ % 8 == 0");
+}
+
 /* The copies of every operand tile for the trip whose loop variable is
- * defined just before, into stage `stage` (C text). */
-static void operand_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *stage)
+ * defined just before, into stage `stage` (C text): the thread's plan
+ * where the loop's vec_ says the rows are aligned, else element by
+ * element. */
+static void operand_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *stage, bool vec)
 {
 	for (int i = 0; i < lp->nops; i++) {
 		const kb_tile__dotop *o = &lp->ops[i];
@@ -498,10 +574,31 @@ static void operand_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const cha
 		char *c = op_cname(o, i);
 		if (o->line)
 			kb_tile__line_of(L, o->line);
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "kb_tile_to_smem<%lld, %lld, %d>(%s_s_ + %s * %lld, %s, %s, %s, %s, %s, "
-			    "%s_vec_ && (%s) %% 8 == 0);\n", (long long)R, (long long)C, L->T, c, stage,
-			    (long long)op_bytes(o), t->name, r0.s, c0.s, t->dims[0], t->dims[1], c, c0.s);
+		bool check = vec && !col_checked(lp, s); /* its start's alignment, trip by trip */
+		if (check) {
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "if ((%s) %% 8 == 0)\n", c0.s);
+			L->depth++;
+		}
+		if (vec) {
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "%s_p_.copy(%s_sa_ + %s * %lld, %s, %s, %s, %s, %s);\n", c, c, stage,
+				    (long long)op_bytes(o), t->name, r0.s, c0.s, t->dims[0], t->dims[1]);
+		}
+		if (check) {
+			L->depth--;
+			kb_tile__ind(L);
+			kb_buf_cat(L->o, "else\n");
+			L->depth++;
+		}
+		if (!vec || check) {
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "kb_tile_to_smem<%lld, %lld, %d>(%s_s_ + %s * %lld, %s, %s, %s, %s, %s);\n",
+				    (long long)R, (long long)C, L->T, c, stage, (long long)op_bytes(o), t->name,
+				    r0.s, c0.s, t->dims[0], t->dims[1]);
+		}
+		if (check)
+			L->depth--;
 		free(c);
 		kb_buf_free(&r0);
 		kb_buf_free(&c0);
@@ -511,12 +608,12 @@ static void operand_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const cha
 /* The copies of trip `trip` (C text) into stage `stage`, the loop
  * variable defined for the slices' expressions. */
 static void trip_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *cv,
-			const char *trip, const char *stage)
+			const char *trip, const char *stage, bool vec)
 {
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const int %s = lo_ + %s * step_;\n", cv, trip);
 	kb_tile__define(L, lp->loop->name, cv, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
-	operand_copies(L, lp, stage);
+	operand_copies(L, lp, stage, vec);
 	kb_tile__leave_scope(L);
 }
 
@@ -537,7 +634,7 @@ static void frag_loads(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *b
 		char *ca = op_cname(a, u->a), *cb = op_cname(b, u->b), *f = frag_cname(lp, i);
 		kb_tile__line_of(L, u->line);
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "%s.load(%s, %s_s_ + %s * %lld, %s_s_ + %s * %lld, %s);\n", f, buf, ca, stage,
+		kb_buf_catf(L->o, "%s.load(%s, %s_sa_ + %s * %lld, %s_sa_ + %s * %lld, %s);\n", f, buf, ca, stage,
 			    (long long)op_bytes(a), cb, stage, (long long)op_bytes(b), kk);
 		free(ca);
 		free(cb);
@@ -561,39 +658,46 @@ static void frag_mmas(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *bu
 	}
 }
 
-/* The loop: trip t's copies (of trip t + STAGES - 1) are issued at its
- * first step of 16 of k, the wait for trip t + 1's and the one barrier a
- * trip at its last, and every step loads the next step's fragments (the
- * next trip's first after the barrier) before it multiplies its own. */
-void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
+/* At a trip's first step: its copies (of trip t_ + STAGES - 1) into the
+ * stage the previous trip read, and the trip's group. */
+static void step_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *cv, bool vec)
+{
+	int S = L->mma.stages;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (kk_ == 0) { /* trip t_ + %d's copies, into the stage trip t_ - 1 read */\n",
+		    S - 1);
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (t_ + %d < trips_) {\n", S - 1);
+	L->depth++;
+	char trip[32];
+	snprintf(trip, sizeof trip, "(t_ + %d)", S - 1);
+	trip_copies(L, lp, cv, trip, "wr_", vec);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "kb_cp_async_commit(); /* a group every trip, empty or not: the counts stay right */\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "wr_ = wr_ == %d ? 0 : wr_ + 1;\n", S - 1);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+}
+
+/* The pipeline over the loop's trips: the first STAGES - 1 trips' copies,
+ * then each trip's steps; vec: its copies by the plans, else element by
+ * element. */
+static void pipeline(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *cv, bool vec)
 {
 	const kb_tile__stmt *st = lp->loop;
 	int S = L->mma.stages, KS = (int)(lp->ops[lp->upds[0].a].load->type.ext[1] / 16);
-	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
-	kb_tile__range_text(L, st, &lo, &hi, &step);
-	char *cv = kb_tile__cname(st->name);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "{ /* the operands through shared memory, %d trips ahead; tensor cores */\n", S - 1);
-	L->depth++;
-	operand_decls(L, lp);
-	for (int i = 0; i < lp->nupds; i++) {
-		const kb_tile__dotupd *u = &lp->upds[i];
-		char *f = frag_cname(lp, i);
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "kb_mma_warp<%d, %lld, %d, %d> %s(wm0_, wn0_); /* %s's fragments, two "
-			    "buffers */\n", KS * 16, (long long)L->mma.BN, L->mma.MT, L->mma.NT, f, u->acc);
-		free(f);
-	}
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int s_ = 0; s_ < %d; s_++) { /* the first trips' copies */\n", S - 1);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "\tif (s_ < trips_) {\n");
 	L->depth += 2;
-	trip_copies(L, lp, cv, "s_", "s_");
+	trip_copies(L, lp, cv, "s_", "s_", vec);
 	L->depth -= 2;
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "\t}\n");
@@ -623,26 +727,8 @@ void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int kk_ = 0; kk_ < %d; kk_++) { /* 16 of k a step */\n", KS);
 	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "if (kk_ == 0) { /* trip t_ + %d's copies, into the stage trip t_ - 1 read */\n",
-		    S - 1);
-	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "if (t_ + %d < trips_) {\n", S - 1);
-	L->depth++;
-	char trip[32];
-	snprintf(trip, sizeof trip, "(t_ + %d)", S - 1);
-	trip_copies(L, lp, cv, trip, "wr_");
-	L->depth--;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "}\n");
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "kb_cp_async_commit(); /* a group every trip, empty or not: the counts stay right */\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "wr_ = wr_ == %d ? 0 : wr_ + 1;\n", S - 1);
-	L->depth--;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "}\n");
+	if (KS == 1)
+		step_copies(L, lp, cv, vec);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (kk_ == %d) {\n", KS - 1);
 	L->depth++;
@@ -665,12 +751,15 @@ void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 		L->depth--;
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "}\n");
+		step_copies(L, lp, cv, vec);
 		frag_mmas(L, lp, "kk_ % 2");
 	} else { /* an odd number of steps: the last one multiplies buffer 0, then refills it */
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "if (kk_ < %d) {\n", KS - 1);
 		L->depth++;
 		frag_loads(L, lp, "(kk_ + 1) % 2", "rd_", "kk_ + 1");
+		if (KS > 1)
+			step_copies(L, lp, cv, vec);
 		frag_mmas(L, lp, "kk_ % 2");
 		L->depth--;
 		kb_tile__ind(L);
@@ -694,6 +783,54 @@ void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	L->depth--;
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "}\n");
+}
+
+/* The loop: trip t's copies (of trip t + STAGES - 1) are issued at its
+ * first step of 16 of k, the wait for trip t + 1's and the one barrier a
+ * trip at its last, and every step loads the next step's fragments (the
+ * next trip's first after the barrier) before it multiplies its own.  The
+ * copies come after the first step's fragment loads, so that those are not
+ * held up behind the copies' address arithmetic (kernels/gemm/03_pipeline.cu's
+ * order); with one step a trip they come first, as the wait of that step
+ * counts the trip's group. */
+void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
+{
+	const kb_tile__stmt *st = lp->loop;
+	int S = L->mma.stages, KS = (int)(lp->ops[lp->upds[0].a].load->type.ext[1] / 16);
+	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
+	kb_tile__range_text(L, st, &lo, &hi, &step);
+	char *cv = kb_tile__cname(st->name);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "{ /* the operands through shared memory, %d trips ahead; tensor cores */\n", S - 1);
+	L->depth++;
+	operand_decls(L, lp);
+	for (int i = 0; i < lp->nupds; i++) {
+		const kb_tile__dotupd *u = &lp->upds[i];
+		char *f = frag_cname(lp, i);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "kb_mma_warp<%d, %lld, %d, %d> %s(wm0_, wn0_); /* %s's fragments, two "
+			    "buffers */\n", KS * 16, (long long)L->mma.BN, L->mma.MT, L->mma.NT, f, u->acc);
+		free(f);
+	}
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
+	kb_buf vec = KB_BUF_INIT;
+	loop_vec(L, lp, &vec);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (%s) { /* 16-byte copies, each thread's by its plan */\n", vec.s);
+	L->depth++;
+	pipeline(L, lp, cv, true);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "} else { /* the same, the copies element by element (kept apart for the registers) */\n");
+	L->depth++;
+	pipeline(L, lp, cv, false);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_buf_free(&vec);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "kb_cp_async_wait<0>(); /* only empty groups are left */\n");
 	kb_tile__ind(L);
@@ -807,42 +944,85 @@ static const char mma_helpers[] =
 	"	return r * CH + (c ^ kb_swz_x<CH>(r));\n"
 	"}\n"
 	"\n"
-	"/* One stage of an operand: the [R][C] tile at (r0, c0) of a row-major\n"
-	" * [rows][cols] tensor g of 16-bit elements into the swizzled tile at shared\n"
-	" * s, zeros outside the tensor.  vec (cols and c0 multiples of 8, g 16-byte\n"
-	" * aligned, R rows of g fewer than 2^31 elements): thread t issues the\n"
-	" * 16-byte cp.async copies of chunks t, t + T, ... of the tile, a chunk past\n"
-	" * the tensor zero-filled (src-size 0, src not read); else one element at a\n"
-	" * time. */\n"
+	"/* One stage of an operand, one element at a time: the [R][C] tile at (r0,\n"
+	" * c0) of a row-major [rows][cols] tensor g of 16-bit elements into the\n"
+	" * swizzled tile at shared s, zeros outside the tensor.  For rows that are\n"
+	" * not 16-byte aligned (kb_copy_plan copies the others). */\n"
 	"template <int R, int C, int T, typename E>\n"
-	"__device__ __forceinline__ void kb_tile_to_smem(unsigned char *s, const E *g, int r0, int c0, int rows,\n"
-	"						int cols, bool vec)\n"
+	"__device__ void kb_tile_to_smem(unsigned char *s, const E *g, int r0, int c0, int rows, int cols)\n"
 	"{\n"
-	"	constexpr int CH = C / 8, N = (R * CH + T - 1) / T;\n"
-	"	const int t = threadIdx.x;\n"
-	"	if (vec) {\n"
-	"		const E *base = g + (long long)r0 * cols + c0;\n"
-	"		const unsigned sa = (unsigned)__cvta_generic_to_shared(s);\n"
-	"		#pragma unroll\n"
-	"		for (int i = 0; i < N; i++) {\n"
-	"			if (R * CH % T && t + i * T >= R * CH)\n"
-	"				break;\n"
-	"			/* T a multiple of CH: the same chunk of every T / CH-th row */\n"
-	"			const int r = T % CH == 0 ? t / CH + i * (T / CH) : (t + i * T) / CH;\n"
-	"			const int c = T % CH == 0 ? t % CH : (t + i * T) % CH;\n"
-	"			const bool in = r < rows - r0 && c * 8 < cols - c0;\n"
-	"			const E *src = in ? base + r * cols + c * 8 : g;\n"
-	"			asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\"\n"
-	"				     :: \"r\"(sa + kb_swz<CH>(r, c) * 16), \"l\"(src), \"r\"(in ? 16 : 0));\n"
-	"		}\n"
-	"	} else {\n"
-	"		for (int i = t; i < R * C; i += T) {\n"
-	"			const long long gr = (long long)r0 + i / C, gc = (long long)c0 + i % C;\n"
-	"			const unsigned short v = gr < rows && gc < cols ? ((const unsigned short *)g)[gr * cols + gc] : 0;\n"
-	"			((unsigned short *)s)[kb_swz<CH>(i / C, i % C / 8) * 8 + i % 8] = v;\n"
-	"		}\n"
+	"	constexpr int CH = C / 8;\n"
+	"	for (int i = threadIdx.x; i < R * C; i += T) {\n"
+	"		const long long gr = (long long)r0 + i / C, gc = (long long)c0 + i % C;\n"
+	"		const unsigned short v = gr < rows && gc < cols ? ((const unsigned short *)g)[gr * cols + gc] : 0;\n"
+	"		((unsigned short *)s)[kb_swz<CH>(i / C, i % C / 8) * 8 + i % 8] = v;\n"
 	"	}\n"
 	"}\n"
+	"\n"
+	"/* A thread's share of the 16-byte cp.async copies of an operand's [R][C]\n"
+	" * tiles (CH = C / 8 chunks a row, T threads), worked out once before the\n"
+	" * loop, so that a copy in the loop is an add and a predicate.  Thread t\n"
+	" * copies chunk t % CH of rows t / CH + i STEP (STEP = T / CH, T a multiple\n"
+	" * of CH; else chunk t + i T of the tile, worked out per copy); STEP a\n"
+	" * multiple of 8 rows, every copy has the same swizzle XOR.  Offsets are\n"
+	" * from a tile's first element, 32-bit (the tile's R rows of the tensor are\n"
+	" * fewer than 2^31 elements; the tile's origin is 64-bit).  ROWS_FIXED: the\n"
+	" * tile's first row r0 is the same every trip, so which of this thread's\n"
+	" * rows lie inside the tensor is a bitmask made here; COLS_FIXED likewise\n"
+	" * whether its chunk does.  A chunk is all inside or all past (cols and c0\n"
+	" * multiples of 8); one past is zero-filled (src-size 0, src not read). */\n"
+	"template <int R, int C, int T, bool ROWS_FIXED, bool COLS_FIXED> struct kb_copy_plan {\n"
+	"	static constexpr int CH = C / 8, N = (R * CH + T - 1) / T, STEP = T / CH;\n"
+	"	static constexpr bool PLAN = T % CH == 0, MASK = PLAN && ROWS_FIXED && N <= 32;\n"
+	"	unsigned off;     /* elements from a tile's first to this thread's first chunk */\n"
+	"	unsigned dst;     /* bytes from a stage's start to that chunk, swizzled */\n"
+	"	int row_lim;      /* rows of the tensor from this thread's first row of a tile at row 0 */\n"
+	"	int col_lim;      /* columns of the tensor from its chunk of a tile at column 0 */\n"
+	"	unsigned rows_in; /* MASK: bit i, copy i's row lies inside the tensor */\n"
+	"	bool col_in;      /* COLS_FIXED: the chunk lies inside the tensor */\n"
+	"\n"
+	"	/* r0, c0: the tile's first row and column where fixed (else ignored). */\n"
+	"	__device__ __forceinline__ kb_copy_plan(int r0, int c0, int rows, int cols)\n"
+	"	{\n"
+	"		const int t = threadIdx.x, r = t / CH, c = t % CH;\n"
+	"		off = (unsigned)r * cols + c * 8;\n"
+	"		dst = kb_swz<CH>(r, c) * 16;\n"
+	"		row_lim = rows - r;\n"
+	"		col_lim = cols - c * 8;\n"
+	"		rows_in = 0;\n"
+	"		if (MASK)\n"
+	"			for (int i = 0; i < N; i++)\n"
+	"				rows_in |= (unsigned)(r0 + i * STEP < row_lim) << i;\n"
+	"		col_in = c0 < col_lim;\n"
+	"	}\n"
+	"\n"
+	"	/* The tile at (r0, c0) of g into the stage at shared address s. */\n"
+	"	template <typename E>\n"
+	"	__device__ __forceinline__ void copy(unsigned s, const E *g, int r0, int c0, int rows, int cols) const\n"
+	"	{\n"
+	"		const E *base = g + (long long)r0 * cols + c0; /* the tile's first element */\n"
+	"		#pragma unroll\n"
+	"		for (int i = 0; i < N; i++) {\n"
+	"			const int t = threadIdx.x;\n"
+	"			if (R * CH % T && t + i * T >= R * CH)\n"
+	"				break; /* past the tile */\n"
+	"			bool in;\n"
+	"			unsigned from, to;\n"
+	"			if (PLAN) {\n"
+	"				in = (MASK ? rows_in >> i & 1 : r0 + i * STEP < row_lim) && (COLS_FIXED ? col_in : c0 < col_lim);\n"
+	"				from = off + (unsigned)(i * STEP) * cols;\n"
+	"				to = s + (STEP % 8 == 0 ? dst + i * STEP * CH * 16 : kb_swz<CH>(t / CH + i * STEP, t % CH) * 16);\n"
+	"			} else {\n"
+	"				const int r = (t + i * T) / CH, c = (t + i * T) % CH;\n"
+	"				in = r < rows - r0 && c * 8 < cols - c0;\n"
+	"				from = (unsigned)r * cols + c * 8;\n"
+	"				to = s + kb_swz<CH>(r, c) * 16;\n"
+	"			}\n"
+	"			asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\"\n"
+	"				     :: \"r\"(to), \"l\"(in ? base + from : g), \"r\"(in ? 16 : 0));\n"
+	"		}\n"
+	"	}\n"
+	"};\n"
 	"\n"
 	"__device__ __forceinline__ void kb_cp_async_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }\n"
 	"template <int N> __device__ __forceinline__ void kb_cp_async_wait()\n"
@@ -882,40 +1062,45 @@ static const char mma_helpers[] =
 	" * the [.][BN] result, a from shared [.][BK] tiles and b from [BK][BN] ones\n"
 	" * (swizzled as kb_swz), 16 of the inner dim (a step kk) at a time.  The\n"
 	" * fragments have two buffers, so a step's ldmatrix can be issued before the\n"
-	" * previous step's mma.  The lane's ldmatrix row and its chunk's XOR are\n"
-	" * worked out once: wm0 + 16 mt and 16 kk are multiples of 8, so the XOR of\n"
-	" * a row is that of lane % 16. */\n"
+	" * previous step's mma.  The lane's ldmatrix addresses are worked out once:\n"
+	" * wm0 + 16 mt and 16 kk are multiples of 8 rows, so the XOR of a row is\n"
+	" * that of lane % 16.  Where a's rows are a power of two or a multiple of 8\n"
+	" * chunks (AX), the bits of the chunk a step's XOR changes are free in the\n"
+	" * stage's address (stages start 128-byte aligned), so the XOR applies to\n"
+	" * the address; likewise b's (BX, NT a power of two: wn0 / 8 is a multiple\n"
+	" * of NT, so chunk wn0 / 8 + nt is wn0 / 8 ^ nt). */\n"
 	"template <int BK, int BN, int MT, int NT> struct kb_mma_warp {\n"
 	"	static constexpr int CHA = BK / 8, CHB = BN / 8;\n"
+	"	static constexpr bool AX = CHA % 8 == 0 || CHA == 4 || CHA == 2;\n"
+	"	static constexpr bool BX = (CHB % 8 == 0 || CHB == 4 || CHB == 2) && (NT & (NT - 1)) == 0;\n"
 	"	unsigned a[2][MT][4], b[2][NT][2];\n"
-	"	unsigned a_row, b_row; /* bytes from a stage's start to this lane's row of a, of b */\n"
-	"	int xa, xb;            /* the chunk XOR (with the lane's half: lanes 16-31 read chunk + 1) */\n"
-	"	int bc;                /* b's first chunk: wn0 / 8 */\n"
+	"	unsigned a_lane, b_lane; /* bytes from a stage's start to this lane's address in a, in b */\n"
+	"	int xa, xb;              /* the chunk XOR (with the lane's half: lanes 16-31 read chunk + 1) */\n"
+	"	int bc;                  /* b's first chunk: wn0 / 8 */\n"
 	"\n"
 	"	__device__ __forceinline__ kb_mma_warp(int wm0, int wn0)\n"
 	"	{\n"
 	"		const int lane = threadIdx.x % 32;\n"
-	"		a_row = (unsigned)(wm0 + lane % 16) * CHA * 16;\n"
-	"		b_row = (unsigned)(lane % 16) * CHB * 16;\n"
 	"		xa = lane / 16 ^ kb_swz_x<CHA>(lane % 16);\n"
 	"		xb = lane / 16 ^ kb_swz_x<CHB>(lane % 16);\n"
 	"		bc = wn0 / 8;\n"
-	"		if ((NT & (NT - 1)) == 0) /* bc is a multiple of NT: bc + nt == bc ^ nt */\n"
-	"			xb ^= bc;\n"
+	"		a_lane = (unsigned)(wm0 + lane % 16) * CHA * 16 + (AX ? xa * 16 : 0);\n"
+	"		b_lane = (unsigned)(lane % 16) * CHB * 16 + (BX ? (bc ^ xb) * 16 : 0);\n"
 	"	}\n"
 	"\n"
-	"	/* Step kk's fragments from the stage at shared a_s, b_s into buffer buf. */\n"
-	"	__device__ __forceinline__ void load(int buf, const unsigned char *a_s, const unsigned char *b_s, int kk)\n"
+	"	/* Step kk's fragments from the stage at shared addresses a_s, b_s into buffer buf. */\n"
+	"	__device__ __forceinline__ void load(int buf, unsigned a_s, unsigned b_s, int kk)\n"
 	"	{\n"
-	"		const unsigned as = (unsigned)__cvta_generic_to_shared(a_s) + a_row + (kk * 2 ^ xa) * 16;\n"
-	"		const unsigned bs = (unsigned)__cvta_generic_to_shared(b_s) + b_row + kk * 16 * CHB * 16;\n"
+	"		const unsigned as = AX ? (a_s + a_lane + (kk * 2 & ~7) * 16) ^ (kk * 2 & 7) * 16\n"
+	"				       : a_s + a_lane + (kk * 2 ^ xa) * 16;\n"
+	"		const unsigned bs = b_s + b_lane + kk * 16 * CHB * 16;\n"
 	"		#pragma unroll\n"
 	"		for (int mt = 0; mt < MT; mt++)\n"
 	"			kb_ldmatrix_x4(a[buf][mt], as + mt * 16 * CHA * 16);\n"
 	"		#pragma unroll\n"
 	"		for (int nt = 0; nt < NT; nt += 2) /* two n8 pieces an ldmatrix */\n"
 	"			kb_ldmatrix_x4_trans(b[buf][nt], b[buf][nt + 1],\n"
-	"					     bs + ((NT & (NT - 1)) == 0 ? xb ^ nt : (bc + nt) ^ xb) * 16);\n"
+	"					     BX ? (bs + (nt & ~7) * 16) ^ (nt & 7) * 16 : bs + ((bc + nt) ^ xb) * 16);\n"
 	"	}\n"
 	"\n"
 	"	/* acc += the product of buffer buf's fragments; a serpentine over the\n"

@@ -210,7 +210,11 @@ mutant epilogue_row 's|lane_ / 4 + i_ % 4 / 2 \* 8|lane_ / 4 + i_ % 2 * 8|' 'ele
 mutant wait_too_short 's/kb_cp_async_wait<1>();/kb_cp_async_wait<2>();/' 'is in flight' $MM $MS
 mutant no_barrier_before_refill 's|__syncthreads(); /\* and every warp|/* and every warp|' \
 	'with no __syncthreads between' $MM $MS
-mutant copy_past_the_tensor 's|const E \*src = in ? base + r \* cols + c \* 8 : g;|const E *src = in ? base + r * cols + c * 8 + 64 : g;|' \
+mutant copy_past_the_tensor 's|"l"(in ? base + from : g)|"l"(in ? base + from + 64 : g)|' \
+	"past the end of 'a'" $MM $MS
+# The copy plan's row mask, made before the loop, one row too generous:
+# the last row tile's copies read row M of a.
+mutant plan_row_mask 's|rows_in \|= (unsigned)(r0 + i \* STEP < row_lim) << i;|rows_in \|= (unsigned)(r0 + i * STEP <= row_lim) << i;|' \
 	"past the end of 'a'" $MM $MS
 mutant stage_past_smem 's|kb_smem + 12288;|kb_smem + 16384;|' \
 	'dynamic shared memory the launch gives' $MM $MS

@@ -243,12 +243,18 @@ static void test_tile_lower__dot_layout(void)
 	T_CONTAINS(cuda(&l), "float acc[64];");
 	T_CONTAINS(cuda(&l), "kb_mma_warp<32, 128, 4, 4> f_(wm0_, wn0_);");
 	/* fragments double-buffered: step kk + 1 loads before step kk multiplies */
-	T_CONTAINS(cuda(&l), "f_.load((kk_ + 1) % 2, x_s_ + rd_ * 4096, w_s_ + rd_ * 8192, (kk_ + 1) % 2);");
+	T_CONTAINS(cuda(&l), "f_.load((kk_ + 1) % 2, x_sa_ + rd_ * 4096, w_sa_ + rd_ * 8192, (kk_ + 1) % 2);");
 	T_CONTAINS(cuda(&l), "f_.mma(acc, kk_ % 2, (const __nv_bfloat16 *)0);");
 	/* 3 stages (no const STAGES) of 64x32 and 32x128 bf16 */
 	T_EQ_INT(l.out.kernels[0].smem, 3 * (64 * 32 + 32 * 128) * 2);
-	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + s_ * 4096, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
-	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + wr_ * 4096, a, m0, k, M, K, x_vec_ && (k) % 8 == 0);");
+	/* each thread's copy plan, made once: x's rows fixed (m0), w's columns (n0) */
+	T_CONTAINS(cuda(&l), "const kb_copy_plan<64, 32, 128, true, false> x_p_(m0, 0, M, K);");
+	T_CONTAINS(cuda(&l), "const kb_copy_plan<32, 128, 128, false, true> w_p_(0, n0, K, N);");
+	T_CONTAINS(cuda(&l), "if (x_vec_ && w_vec_ && (n0) % 8 == 0 && lo_ % 8 == 0 && step_ % 8 == 0) {");
+	T_CONTAINS(cuda(&l), "x_p_.copy(x_sa_ + wr_ * 4096, a, m0, k, M, K);");
+	/* and the loop's other copy, element by element */
+	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + s_ * 4096, a, m0, k, M, K);");
+	T_CONTAINS(cuda(&l), "kb_tile_to_smem<64, 32, 128>(x_s_ + wr_ * 4096, a, m0, k, M, K);");
 	T_CONTAINS(cuda(&l), "kb_cp_async_wait<1>();");
 	/* the epilogue: element-wise in the mma layout, then pairs of f32 */
 	T_CONTAINS(cuda(&l), "out[i_] = fmaxf((acc[i_] * alpha), 0.0f);");
