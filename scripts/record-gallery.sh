@@ -40,8 +40,10 @@ record() {
 		for s in 01_block_row 02_warp_row 03_vec4 04_online 05_registers; do step softmax softmax.cu $s; done
 		step softmax softmax_long.cu 04_online --arg M=4096 --arg N=131072
 		step softmax softmax_long.cu 06_cluster --arg N=131072 --define CLUSTER=8
+		step softmax softmax_long.cu 07_cluster_async --arg N=131072 --define CLUSTER=8
 		step softmax softmax_bf16.cu softmax_bf16
-		step softmax softmax_bf16_long.cu softmax_bf16_cluster --arg N=131072 --define CLUSTER=8 ;;
+		step softmax softmax_bf16_long.cu softmax_bf16_cluster --arg N=131072 --define CLUSTER=8
+		step softmax softmax_bf16_long.cu softmax_bf16_cluster_async --arg N=131072 --define CLUSTER=8 ;;
 	layernorm)
 		for s in 01_naive 02_registers; do step layernorm layernorm.cu $s; done
 		step layernorm layernorm_bf16.cu layernorm_bf16 ;;
