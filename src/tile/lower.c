@@ -12,9 +12,13 @@
  * no multiple of T * V; reductions skip them.
  *
  * Expressions.  Element-wise expressions become C expressions of a slot
- * index; loads and reductions are materialized first, into the variable they define or a temporary
+ * index; loads (but streamed ones) and reductions are materialized first, into the variable they define or a temporary
  * (_tN), so a statement's C reads as its source does.  Every statement
  * starts with #line to its .tile line.
+ *
+ * Streamed loads.  A rank-1 load that one element-wise statement uses
+ * (streams() says when) is not materialized: that statement's group loop
+ * reads group k_ into kb_sN[V] where it is used (lower_value.c).
  *
  * Row in registers.  When the kernel's top level has two or more loops over
  * the same range that load the same slice, a branch taken when the loop
@@ -108,6 +112,7 @@ const char *kb_tile__define(kb_tile__lw *L, const char *dsl, const char *c, kb_t
 	s->type = t;
 	s->depth = L->depth;
 	s->load = NULL;
+	s->stream = NULL;
 	return s->c;
 }
 
@@ -288,6 +293,98 @@ static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
 	return true;
 }
 
+/* Whether statement st (its nested ones too) names `name`. */
+static bool stmt_names(const kb_tile__stmt *st, const char *name)
+{
+	if (names_in(st->value, name) || names_in(st->slice, name) || names_in(st->mask, name) ||
+	    names_in(st->lo, name) || names_in(st->hi, name) || names_in(st->step, name))
+		return true;
+	for (int i = 0; i < st->nbody; i++)
+		if (stmt_names(st->body[i], name))
+			return true;
+	for (int i = 0; i < st->nels; i++)
+		if (stmt_names(st->els[i], name))
+			return true;
+	return false;
+}
+
+/* Whether every use of `name` in e is element-wise (not under a reduction,
+ * nor in a load's slice or keywords). */
+static bool names_elementwise(const kb_tile__expr *e, const char *name)
+{
+	if (!e)
+		return true;
+	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
+		return !names_in(e, name);
+	for (int i = 0; i < e->nargs; i++)
+		if (!names_elementwise(e->args[i], name))
+			return false;
+	for (int i = 0; i < e->nkw; i++)
+		if (!names_elementwise(e->kwv[i], name))
+			return false;
+	return true;
+}
+
+/* Whether st (its nested statements too) stores to tensor t, or assigns
+ * (or loops over) a name that load e names. */
+static bool disturbs(const kb_tile__stmt *st, const char *t, const kb_tile__expr *e)
+{
+	if (st->kind == KB_TS_STORE && st->slice && !strcmp(st->slice->name, t))
+		return true;
+	if ((st->kind == KB_TS_ASSIGN || st->kind == KB_TS_FOR) && names_in(e, st->name))
+		return true;
+	for (int i = 0; i < st->nbody; i++)
+		if (disturbs(st->body[i], t, e))
+			return true;
+	for (int i = 0; i < st->nels; i++)
+		if (disturbs(st->els[i], t, e))
+			return true;
+	return false;
+}
+
+/* Streamed loads.  A rank-1 variable defined by a load that one later
+ * statement of the same list uses, element-wise (a store's value or mask,
+ * a rank-1 element-wise assignment), with nothing in between storing to
+ * its tensor or changing what its slice names, is never materialized: that
+ * statement's group loop reads the group it needs where it uses it, so the
+ * tile costs V registers, not S. */
+static bool streams(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	const kb_tile__expr *e = st->value;
+	if (!L->list || st->type.rank != 1 || !kb_tile__streamable(L, e) ||
+	    reassigned(L->k->body, L->k->nbody, st->name))
+		return false;
+	int user = -1;
+	for (int i = L->at + 1; i < L->nlist; i++)
+		if (stmt_names(L->list[i], st->name)) {
+			if (user >= 0)
+				return false;
+			user = i;
+		}
+	if (user < 0)
+		return false;
+	const char *t = e->args[0]->name;
+	const kb_tile__stmt *u = L->list[user];
+	if (u->kind == KB_TS_STORE) {
+		const kb_tile__expr *sl = u->slice;
+		if (sl->type.rank != 1 || !sl->nidx || !sl->idx[sl->nidx - 1].hi || !strcmp(sl->name, t) ||
+		    names_in(sl, st->name) || !names_elementwise(u->value, st->name) ||
+		    !names_elementwise(u->mask, st->name))
+			return false;
+	} else if (u->kind == KB_TS_ASSIGN) {
+		bool root = !u->op && (kb_tile__is_load(u->value) || kb_tile__is_reduction(u->value));
+		if (u->type.rank != 1 || root || names_in(e, u->name) ||
+		    !names_elementwise(u->value, st->name))
+			return false;
+	} else {
+		return false;
+	}
+	for (int i = L->at + 1; i < user; i++)
+		if (disturbs(L->list[i], t, e))
+			return false;
+	return true;
+}
+
 static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 {
 	const kb_tile__lsym *s = st->defines ? NULL : kb_tile__lw_lookup(L, st->name);
@@ -319,6 +416,21 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_buf_catf(L->o, "/* %s: read where the dot's result uses it, at its columns */\n", st->name);
 		kb_tile__define(L, st->name, NULL, *t);
 		note_load(L, st);
+		return;
+	}
+	if (st->defines && root && kb_tile__is_load(st->value) && streams(L, st)) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "/* %s: streamed, read a group at a time where it is used */\n", st->name);
+		kb_tile__define(L, st->name, NULL, *t);
+		L->syms[L->nsyms - 1].stream = st->value;
+		return;
+	}
+	if (!root && t->rank == 1 && !L->mma.on && kb_tile__has_streams(L, st->value)) { /* a group loop, reading loads where used */
+		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
+		kb_tile__assign_groups(L, cn, t, st->value, st->defines, st->op);
+		if (st->defines)
+			kb_tile__define(L, st->name, cn, *t);
+		free(cn);
 		return;
 	}
 	if (st->defines) {
@@ -458,6 +570,9 @@ static void stmt(kb_tile__lw *L, const kb_tile__stmt *st)
 	for (int i = 0; i < L->nmats; i++) /* a statement's temporaries are its own */
 		free(L->mats[i].c);
 	L->nmats = 0;
+	for (int i = 0; i < L->nstrs; i++)
+		free(L->strs[i].c);
+	L->nstrs = 0;
 	kb_tile__line_of(L, st->line);
 	switch (st->kind) {
 	case KB_TS_ASSIGN: lower_assign(L, st); break;
@@ -475,8 +590,10 @@ static void stmt(kb_tile__lw *L, const kb_tile__stmt *st)
 
 static void stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		L->list = v, L->nlist = n, L->at = i;
 		stmt(L, v[i]);
+	}
 }
 
 /* ===== the row-in-registers branch ===== */
@@ -595,8 +712,44 @@ static bool reassigned(kb_tile__stmt *const *v, int n, const char *name)
 	return false;
 }
 
+/* Whether top-level loop `loop` defines a variable by a load of `key`
+ * (its slice text, loop variable abstracted) that its body never assigns
+ * again, from a tensor the kernel never writes; *st gets that statement. */
+static bool loads_kept(kb_tile__lw *L, const kb_tile__stmt *loop, int j, char **key)
+{
+	const kb_tile__stmt *st = loop->body[j];
+	*key = NULL;
+	if (st->kind != KB_TS_ASSIGN || !st->defines || !kb_tile__is_load(st->value) ||
+	    st->type.rank != 1 || reassigned(loop->body, loop->nbody, st->name))
+		return false;
+	const kb_tile_param *t = kb_tile__param(L, st->value->args[0]->name);
+	if (!t || t->written)
+		return false;
+	*key = slice_key(L, st->value->args[0], loop->name);
+	return true;
+}
+
+/* Whether a top-level loop other than the one at `self` loads slice key. */
+static bool loaded_again(kb_tile__lw *L, int self, const char *key)
+{
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *loop = L->k->body[i];
+		if (i == self || loop->kind != KB_TS_FOR)
+			continue;
+		for (int j = 0; j < loop->nbody; j++) {
+			char *k2;
+			bool same = loads_kept(L, loop, j, &k2) && !strcmp(k2, key);
+			free(k2);
+			if (same)
+				return true;
+		}
+	}
+	return false;
+}
+
 /* Declares registers for every slice that two top-level loops load (of a
- * tensor the kernel never writes, into a variable never assigned again). */
+ * tensor the kernel never writes, into a variable never assigned again);
+ * a slice one loop loads is left to that loop (streamed where it can be). */
 static void find_kept(kb_tile__lw *L)
 {
 	int seen = 0;
@@ -607,21 +760,20 @@ static void find_kept(kb_tile__lw *L)
 		L->loopvar = loop->name;
 		for (int j = 0; j < loop->nbody; j++) {
 			const kb_tile__stmt *st = loop->body[j];
-			if (st->kind != KB_TS_ASSIGN || !st->defines || !kb_tile__is_load(st->value) ||
-			    st->type.rank != 1 || reassigned(loop->body, loop->nbody, st->name))
+			char *key;
+			if (!loads_kept(L, loop, j, &key) || kept_of(L, st->value->args[0]) ||
+			    !loaded_again(L, i, key)) {
+				free(key);
 				continue;
-			const kb_tile_param *t = kb_tile__param(L, st->value->args[0]->name);
-			if (!t || t->written)
-				continue;
-			if (kept_of(L, st->value->args[0]))
-				continue;
+			}
 			kb_tile__kept *k = KB_PUSH(L->kept, L->nkept, L->capkept);
-			k->key = slice_key(L, st->value->args[0], loop->name);
+			k->key = key;
 			k->c = kb_xasprintf("kb_row%d", ++seen);
 			k->filled = false;
 			kb_tile__ind(L);
 			kb_buf_catf(L->o, "%s %s[%lld]; /* %s, read once */\n", kb_tile__ctype(st->type.dtype), k->c,
-				    (long long)kb_tile__slots(L, st->type.ext[0]), t->name);
+				    (long long)kb_tile__slots(L, st->type.ext[0]),
+				    kb_tile__param(L, st->value->args[0]->name)->name);
 		}
 	}
 }
@@ -632,6 +784,7 @@ static void fast_body(kb_tile__lw *L)
 	for (int i = 0; i < L->k->nbody; i++) {
 		const kb_tile__stmt *st = L->k->body[i];
 		if (st->kind != KB_TS_FOR) {
+			L->list = L->k->body, L->nlist = L->k->nbody, L->at = i;
 			stmt(L, st);
 			continue;
 		}
@@ -728,6 +881,8 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	L->T = (int)k->threads->cval;
 	L->V = vector_width(k);
 	L->ntmp = 0;
+	L->nstream = 0;
+	L->list = NULL;
 	if (!kb_tile__plan_mma(L)) {
 		kb_tile__mma_free(L);
 		return;
@@ -803,4 +958,7 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 	free(L.syms);
 	free(L.mats);
 	free(L.kept);
+	for (int i = 0; i < L.nstrs; i++)
+		free(L.strs[i].c);
+	free(L.strs);
 }

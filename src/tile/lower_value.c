@@ -30,6 +30,7 @@ void kb_tile__add_mat(kb_tile__lw *L, const kb_tile__expr *e, char *c, bool cols
 	m->e = e;
 	m->c = c;
 	m->cols = cols;
+	m->stream = false;
 }
 
 static void literal(const kb_tile__expr *e, kb_buf *b)
@@ -57,6 +58,15 @@ static void literal(const kb_tile__expr *e, kb_buf *b)
 static void name_ref(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
 {
 	const kb_tile__lsym *s = kb_tile__lw_lookup(L, e->name);
+	if (s && s->stream) { /* read a group at a time by this statement's group loop */
+		for (int k = 0; k < L->nstrs; k++)
+			if (L->strs[k].load == s->stream) {
+				kb_buf_catf(b, "%s[j_]", L->strs[k].c);
+				return;
+			}
+		kb_tile__fail(L, e->line, e->col, e->len, "this use of a streamed load");
+		return;
+	}
 	if (s) {
 		kb_buf_catf(b, s->type.rank ? "%s[%s]" : "%s", s->c, i);
 		return;
@@ -155,7 +165,9 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
 {
 	const kb_tile__mat *m = mat_of(L, e);
-	if (m && m->cols) /* slot i of the mma layout is at column pair (i / 4 % NT, i % 2) */
+	if (m && m->stream) /* read a group at a time: group k_'s element j_ */
+		kb_buf_catf(b, "%s[j_]", m->c);
+	else if (m && m->cols) /* slot i of the mma layout is at column pair (i / 4 % NT, i % 2) */
 		kb_buf_catf(b, "%s[(%s) / 4 %% %d * 2 + (%s) %% 2]", m->c, i, L->mma.NT, i);
 	else if (m)
 		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m->c, i);
@@ -305,25 +317,27 @@ static void load_elem(kb_tile_dtype t, const char *p, const char *idx, kb_buf *b
 		kb_buf_catf(b, "%s[%s]", p, idx);
 }
 
-/* The 16-byte loads of one group of V elements into dst[k * V ...]. */
-static void vector_load(kb_tile__lw *L, kb_tile_dtype t, const char *dst)
+/* The 16-byte loads of one group of V elements from Pp_ + e_ into dst[at
+ * ...], at "k_ * V + " for a whole tile, "" for a streamed group. */
+static void vector_load(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const char *at,
+			const char *P)
 {
 	int per = 16 / kb_tile__elem_size(t); /* elements a 16-byte access holds */
 	for (int c = 0; c < L->V / per; c++) {
 		kb_tile__ind(L);
 		if (t == KB_TILE_F32) {
-			kb_buf_catf(L->o, "{ float4 v_ = *(const float4 *)(p_ + e_ + %d); %s[k_ * %d + %d] = v_.x; "
-				    "%s[k_ * %d + %d] = v_.y; %s[k_ * %d + %d] = v_.z; %s[k_ * %d + %d] = v_.w; }\n",
-				    c * per, dst, L->V, c * per, dst, L->V, c * per + 1, dst, L->V,
-				    c * per + 2, dst, L->V, c * per + 3);
+			kb_buf_catf(L->o, "{ float4 v_ = *(const float4 *)(%sp_ + e_ + %d); %s[%s%d] = v_.x; "
+				    "%s[%s%d] = v_.y; %s[%s%d] = v_.z; %s[%s%d] = v_.w; }\n",
+				    P, c * per, dst, at, c * per, dst, at, c * per + 1, dst, at,
+				    c * per + 2, dst, at, c * per + 3);
 		} else {
 			bool h = t == KB_TILE_F16;
-			kb_buf_catf(L->o, "{ uint4 v_ = *(const uint4 *)(p_ + e_ + %d); const %s *h_ = "
+			kb_buf_catf(L->o, "{ uint4 v_ = *(const uint4 *)(%sp_ + e_ + %d); const %s *h_ = "
 				    "(const %s *)&v_; for (int j_ = 0; j_ < 4; j_++) { float2 f_ = %s(h_[j_]); "
-				    "%s[k_ * %d + %d + 2 * j_] = f_.x; %s[k_ * %d + %d + 2 * j_ + 1] = f_.y; } }\n",
-				    c * per, h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
-				    h ? "__half22float2" : "__bfloat1622float2", dst, L->V, c * per, dst,
-				    L->V, c * per);
+				    "%s[%s%d + 2 * j_] = f_.x; %s[%s%d + 2 * j_ + 1] = f_.y; } }\n",
+				    P, c * per, h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
+				    h ? "__half22float2" : "__bfloat1622float2", dst, at, c * per, dst,
+				    at, c * per);
 		}
 	}
 }
@@ -353,29 +367,35 @@ static void load_scalar(kb_tile__lw *L, const access *a, const kb_tile__expr *e,
 	kb_buf_free(&p);
 }
 
+/* An access's names, each prefixed by P ("" or a stream's): Pp_ (its
+ * first element), Plim_, Pok_, and Pal_ for vector access. */
+static void access_heads(kb_tile__lw *L, const access *a, bool is_const, bool vec, const char *P)
+{
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s%s *%sp_ = %s;\n", is_const ? "const " : "", kb_tile_ctype(a->t->dtype), P,
+		    a->base.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const long long %slim_ = %s;\n", P, a->lim.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool %sok_ = %s;\n", P, a->ok.s);
+	if (vec) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const bool %sal_ = ((unsigned long long)%sp_ & 15) == 0;\n", P, P);
+	}
+}
+
 /* The opening of an access to a slice: p, lim, ok (and al for vector access). */
 static void group_open(kb_tile__lw *L, const access *a, bool is_const, bool vec)
 {
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s%s *p_ = %s;\n", is_const ? "const " : "", kb_tile_ctype(a->t->dtype),
-		    a->base.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const long long lim_ = %s;\n", a->lim.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const bool ok_ = %s;\n", a->ok.s);
-	if (vec) {
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "const bool al_ = ((unsigned long long)p_ & 15) == 0;\n");
-	}
+	access_heads(L, a, is_const, vec, "");
 }
 
-/* The same, then a group loop: `for (k)` and its element index e. */
-static void group_loop_open(kb_tile__lw *L, const access *a, bool is_const, bool vec, int64_t S)
+/* A group loop: `for (k)` and its element index e. */
+static void group_for(kb_tile__lw *L, int64_t S)
 {
-	group_open(L, a, is_const, vec);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "#pragma unroll\n");
 	kb_tile__ind(L);
@@ -383,6 +403,13 @@ static void group_loop_open(kb_tile__lw *L, const access *a, bool is_const, bool
 	L->depth++;
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const int e_ = (k_ * %d + (int)threadIdx.x) * %d;\n", L->T, L->V);
+}
+
+/* An access, then a group loop. */
+static void group_loop_open(kb_tile__lw *L, const access *a, bool is_const, bool vec, int64_t S)
+{
+	group_open(L, a, is_const, vec);
+	group_for(L, S);
 }
 
 void kb_tile__block_close(kb_tile__lw *L, int n)
@@ -416,6 +443,52 @@ static void mask_slots(kb_tile__lw *L, const kb_tile__expr *mask, const char *ds
 	kb_buf_free(&m);
 }
 
+/* A load's other (its keyword, else 0) as C, and its mask or NULL. */
+static const kb_tile__expr *load_kws(kb_tile__lw *L, const kb_tile__expr *e, kb_buf *other)
+{
+	const kb_tile__expr *mask = NULL;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "other"))
+			kb_tile__cexpr(L, e->kwv[k], "0", other);
+		else if (!strcmp(e->kw[k], "mask"))
+			mask = e->kwv[k];
+	if (!other->len)
+		kb_buf_cat(other, "0");
+	return mask;
+}
+
+/* One group of a load, in a group loop (e_ set): dst[at j] for j < V from
+ * the access named by P, 16 bytes at a time where aligned and in range,
+ * else element by element (other out of range). */
+static void load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t E, const char *dst,
+		       const char *at, const char *P, const char *other)
+{
+	bool vec = vectorizable(t);
+	char b1[96], b2[32], p[48];
+	if (vec) {
+		kb_tile__ind(L);
+		snprintf(b2, sizeof b2, "e_ + %d", L->V - 1);
+		kb_buf_catf(L->o, "if (%sok_ && %sal_ && e_ + %d <= %slim_%s) {\n", P, P, L->V, P,
+			    past_end(L, E, b2, b1, sizeof b1));
+		L->depth++;
+		vector_load(L, t, dst, at, P);
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		L->depth++;
+	}
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[%sj_] = %sok_ && e_ + j_ < %slim_%s ? ", dst, at, P, P,
+		    past_end(L, E, "e_ + j_", b1, sizeof b1));
+	snprintf(p, sizeof p, "%sp_", P);
+	load_elem(t, p, "e_ + j_", L->o);
+	kb_buf_catf(L->o, " : (%s)(%s);\n", ct, other);
+	if (vec)
+		kb_tile__block_close(L, 1);
+}
+
 /* dst = load(slice, other = ..., mask = ...): a scalar, or dst[S] by a group loop,
  * 16-byte loads where the slice is aligned and in range. */
 void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
@@ -423,15 +496,9 @@ void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst
 	access a;
 	if (!slice_access(L, e->args[0], &a))
 		return;
-	kb_buf other = KB_BUF_INIT;
-	const kb_tile__expr *mask = NULL;
-	for (int k = 0; k < e->nkw; k++)
-		if (!strcmp(e->kw[k], "other"))
-			kb_tile__cexpr(L, e->kwv[k], "0", &other);
-		else if (!strcmp(e->kw[k], "mask"))
-			mask = e->kwv[k];
-	if (!other.len)
-		kb_buf_cat(&other, "0");
+	kb_buf other = KB_BUF_INIT, at = KB_BUF_INIT;
+	const kb_tile__expr *mask = load_kws(L, e, &other);
+	const char *ct = kb_tile__ctype(e->type.dtype);
 	if (!a.ranges) {
 		if (mask) {
 			kb_buf_cat(&a.ok, " && ");
@@ -441,39 +508,197 @@ void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst
 		goto out;
 	}
 	int64_t E = a.extent, S = kb_tile__slots(L, E);
-	kb_tile_dtype t = a.t->dtype;
-	bool vec = vectorizable(t);
-	char b1[96], b2[32];
 	if (declare) {
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "%s %s[%lld];\n", kb_tile__ctype(e->type.dtype), dst, (long long)S);
+		kb_buf_catf(L->o, "%s %s[%lld];\n", ct, dst, (long long)S);
 	}
-	group_loop_open(L, &a, true, vec, S);
-	if (vec) {
+	group_loop_open(L, &a, true, vectorizable(a.t->dtype), S);
+	kb_buf_catf(&at, "k_ * %d + ", L->V);
+	load_group(L, a.t->dtype, ct, E, dst, at.s, "", other.s);
+	kb_tile__block_close(L, 2);
+	if (mask) /* the elements the mask leaves out read as other (loaded or not) */
+		mask_slots(L, mask, dst, ct, other.s, S);
+out:
+	kb_buf_free(&other);
+	kb_buf_free(&at);
+	access_free(&a);
+}
+
+/* ===== streamed loads: read a group at a time where a statement uses them ===== */
+
+static bool reads_mem(const kb_tile__expr *e)
+{
+	if (!e)
+		return false;
+	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
+		return true;
+	for (int k = 0; k < e->nargs; k++)
+		if (reads_mem(e->args[k]))
+			return true;
+	for (int k = 0; k < e->nkw; k++)
+		if (reads_mem(e->kwv[k]))
+			return true;
+	return false;
+}
+
+bool kb_tile__uses_stream(const kb_tile__lw *L, const kb_tile__expr *e)
+{
+	if (!e)
+		return false;
+	if (e->kind == KB_TE_NAME) {
+		const kb_tile__lsym *s = kb_tile__lw_lookup(L, e->name);
+		return s && s->stream;
+	}
+	const kb_tile__mat *m = mat_of(L, e);
+	if (m)
+		return m->stream;
+	for (int k = 0; k < e->nargs; k++)
+		if (kb_tile__uses_stream(L, e->args[k]))
+			return true;
+	for (int k = 0; k < e->nkw; k++)
+		if (kb_tile__uses_stream(L, e->kwv[k]))
+			return true;
+	return false;
+}
+
+bool kb_tile__streamable(const kb_tile__lw *L, const kb_tile__expr *e)
+{
+	if (!kb_tile__is_load(e) || e->type.rank != 1 || L->mma.on)
+		return false;
+	const kb_tile__expr *s = e->args[0];
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	if (!t || t->rank != s->nidx || !s->nidx || !s->idx[s->nidx - 1].hi)
+		return false;
+	for (int k = 0; k < e->nkw; k++)
+		if (reads_mem(e->kwv[k]) || kb_tile__uses_stream(L, e->kwv[k]))
+			return false;
+	return true;
+}
+
+/* A new stream of the statement: load e, read into kb_sN[V]. */
+static const char *add_stream(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	for (int k = 0; k < L->nstrs; k++)
+		if (L->strs[k].load == e)
+			return L->strs[k].c;
+	kb_tile__stream *s = KB_PUSH(L->strs, L->nstrs, L->capstrs);
+	s->load = e;
+	s->c = kb_xasprintf("kb_s%d", ++L->nstream);
+	return s->c;
+}
+
+/* Materializes what e needs before a group loop computes it: its loads
+ * and reductions, but a load in an element-wise place (not under a
+ * reduction or a load's keyword) that can stream, from another tensor than
+ * `avoid` (the one the statement writes), becomes a stream; so do the
+ * streamed variables e names.  Whether e reads any stream. */
+static bool materialize_streams(kb_tile__lw *L, const kb_tile__expr *e, const char *avoid, bool dry)
+{
+	if (e->kind == KB_TE_NAME) {
+		const kb_tile__lsym *s = kb_tile__lw_lookup(L, e->name);
+		if (s && s->stream && !dry)
+			add_stream(L, s->stream);
+		return s && s->stream;
+	}
+	if (kb_tile__is_load(e) && kb_tile__streamable(L, e) &&
+	    (!avoid || strcmp(avoid, e->args[0]->name))) {
+		if (!dry) {
+			kb_tile__add_mat(L, e, kb_xstrdup(add_stream(L, e)), false);
+			L->mats[L->nmats - 1].stream = true;
+		}
+		return true;
+	}
+	if (kb_tile__is_load(e) || kb_tile__is_reduction(e)) {
+		if (!dry)
+			kb_tile__materialize(L, e, NULL);
+		return false;
+	}
+	bool any = false;
+	for (int k = 0; k < e->nargs; k++)
+		any = materialize_streams(L, e->args[k], avoid, dry) || any;
+	for (int k = 0; k < e->nkw; k++)
+		if (!dry)
+			kb_tile__materialize(L, e->kwv[k], NULL);
+	return any;
+}
+
+bool kb_tile__has_streams(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	return materialize_streams(L, e, NULL, true);
+}
+
+/* Before a group loop: each stream's access (kb_sNp_, kb_sNlim_, ...). */
+static void stream_heads(kb_tile__lw *L)
+{
+	for (int k = 0; k < L->nstrs; k++) {
+		access a;
+		if (!slice_access(L, L->strs[k].load->args[0], &a))
+			continue;
+		access_heads(L, &a, true, vectorizable(a.t->dtype), L->strs[k].c);
+		access_free(&a);
+	}
+}
+
+/* In the group loop (e_, V_ set): each stream's group k_ into kb_sN[V]. */
+static void stream_groups(kb_tile__lw *L)
+{
+	for (int k = 0; k < L->nstrs; k++) {
+		const kb_tile__expr *e = L->strs[k].load;
+		const kb_tile_param *t = kb_tile__param(L, e->args[0]->name);
+		const char *ct = kb_tile__ctype(e->type.dtype), *c = L->strs[k].c;
+		kb_buf other = KB_BUF_INIT;
+		const kb_tile__expr *mask = load_kws(L, e, &other);
 		kb_tile__ind(L);
-		snprintf(b2, sizeof b2, "e_ + %d", L->V - 1);
-		kb_buf_catf(L->o, "if (ok_ && al_ && e_ + %d <= lim_%s) {\n", L->V,
-			    past_end(L, E, b2, b1, sizeof b1));
-		L->depth++;
-		vector_load(L, t, dst);
-		L->depth--;
+		kb_buf_catf(L->o, "%s %s[%d];\n", ct, c, L->V);
+		load_group(L, t->dtype, ct, e->args[0]->idx[e->args[0]->nidx - 1].extent, c, "", c,
+			   other.s);
+		if (mask) {
+			kb_buf m = KB_BUF_INIT, i = KB_BUF_INIT;
+			kb_buf_catf(&i, "k_ * %d + j_", L->V);
+			kb_tile__cexpr(L, mask, i.s, &m);
+			kb_buf_free(&i);
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "\tif (!(%s))\n", m.s);
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "\t\t%s[j_] = (%s)(%s);\n", c, ct, other.s);
+			kb_buf_free(&m);
+		}
+		kb_buf_free(&other);
+	}
+}
+
+void kb_tile__assign_groups(kb_tile__lw *L, const char *dst, const kb_tile__type *t,
+			    const kb_tile__expr *value, bool declare, int op)
+{
+	int64_t S = kb_tile__slots(L, t->ext[0]);
+	kb_buf x = KB_BUF_INIT;
+	char opb[4] = "=";
+	if (op)
+		snprintf(opb, sizeof opb, "%c=", op);
+	materialize_streams(L, value, NULL, false);
+	kb_tile__cexpr(L, value, "k_ * V_ + j_", &x);
+	if (declare) {
 		kb_tile__ind(L);
-		kb_buf_cat(L->o, "} else {\n");
-		L->depth++;
+		kb_buf_catf(L->o, "%s %s[%lld];\n", kb_tile__ctype(t->dtype), dst, (long long)S);
+	}
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	stream_heads(L);
+	group_for(L, S);
+	stream_groups(L);
+	if (strstr(x.s, "V_")) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const int V_ = %d;\n", L->V);
 	}
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t%s[k_ * %d + j_] = ok_ && e_ + j_ < lim_%s ? ", dst, L->V,
-		    past_end(L, E, "e_ + j_", b1, sizeof b1));
-	load_elem(t, "p_", "e_ + j_", L->o);
-	kb_buf_catf(L->o, " : (%s)(%s);\n", kb_tile__ctype(e->type.dtype), other.s);
-	kb_tile__block_close(L, vec ? 3 : 2);
-	if (mask) /* the elements the mask leaves out read as other (loaded or not) */
-		mask_slots(L, mask, dst, kb_tile__ctype(e->type.dtype), other.s, S);
-out:
-	kb_buf_free(&other);
-	access_free(&a);
+	kb_buf_catf(L->o, "\t%s[k_ * %d + j_] %s %s;\n", dst, L->V, opb, x.s);
+	kb_tile__block_close(L, 2);
+	kb_buf_free(&x);
 }
 
 void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst)
@@ -621,9 +846,16 @@ static void vector_store(kb_tile__lw *L, kb_tile_dtype t)
 
 void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 {
-	kb_tile__materialize(L, st->value, NULL);
-	if (st->mask)
-		kb_tile__materialize(L, st->mask, NULL);
+	const kb_tile__expr *sl = st->slice;
+	if (sl->nidx && sl->idx[sl->nidx - 1].hi && !L->mma.on) {
+		materialize_streams(L, st->value, sl->name, false);
+		if (st->mask)
+			materialize_streams(L, st->mask, sl->name, false);
+	} else {
+		kb_tile__materialize(L, st->value, NULL);
+		if (st->mask)
+			kb_tile__materialize(L, st->mask, NULL);
+	}
 	access a;
 	if (!slice_access(L, st->slice, &a))
 		return;
@@ -644,9 +876,14 @@ void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_buf_cat(&m, " && ");
 		kb_tile__cexpr(L, st->mask, "k_ * V_ + j_", &m);
 	}
-	group_loop_open(L, &a, false, vec, S);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int V_ = %d;\n", L->V);
+	group_open(L, &a, false, vec);
+	stream_heads(L);
+	group_for(L, S);
+	stream_groups(L);
+	if (strstr(v.s, "V_") || (m.s && strstr(m.s, "V_"))) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const int V_ = %d;\n", L->V);
+	}
 	if (vec) {
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "%s vals_[%d];\n", kb_tile__ctype(st->value->type.dtype), L->V);

@@ -294,6 +294,9 @@ typedef struct {
 	kb_tile__type type;
 	int depth;
 	const kb_tile__expr *load; /* a rank-1 variable that only a load defines: that load */
+	const kb_tile__expr *stream; /* a streamed variable (never in registers whole): its
+				      * load, which the one statement that uses it reads a
+				      * group at a time (lower.c, "Streamed loads") */
 } kb_tile__lsym;
 
 typedef struct {
@@ -301,7 +304,16 @@ typedef struct {
 	char *c;                /* its temporary */
 	bool cols;              /* a rank-1 tile at this thread's columns of a dot's
 				 * result (slot j: column pair j / 2, j % 2) */
+	bool stream;            /* a load read a group at a time: c holds the
+				 * group k_'s V elements (slot k_ * V + j_ is c[j_]) */
 } kb_tile__mat;
+
+/* A load a statement's group loop reads a group at a time: into c[V], from
+ * the pointer c##p_ (and c##lim_, c##ok_, c##al_) set up before the loop. */
+typedef struct {
+	const kb_tile__expr *load;
+	char *c;
+} kb_tile__stream;
 
 typedef struct {
 	char *key;              /* a slice's text with the loop variable abstracted */
@@ -356,6 +368,10 @@ typedef struct kb_tile__lw {
 	int nkept, capkept;
 	bool fast;              /* emitting that branch */
 	const char *loopvar;    /* there: the top-level loop's variable */
+	kb_tile__stmt *const *list; /* the statement list being lowered, and where */
+	int nlist, at;
+	kb_tile__stream *strs;  /* the statement's streamed loads */
+	int nstrs, capstrs, nstream;
 	kb_tile__mma mma;
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
@@ -411,6 +427,18 @@ char *kb_tile__new_tmp(kb_tile__lw *L);
 void kb_tile__add_mat(kb_tile__lw *L, const kb_tile__expr *e, char *c, bool cols);
 /* The compute value v (C text) as tensor dtype t. */
 void kb_tile__to_elem(kb_tile_dtype t, const char *v, kb_buf *b);
+/* Whether load e can be read a group at a time by an element-wise
+ * statement: a range slice, its keywords reading no memory. */
+bool kb_tile__streamable(const kb_tile__lw *L, const kb_tile__expr *e);
+/* dst[S] (declared) = a rank-1 element-wise value, by a group loop that
+ * reads the streamed loads under it a group at a time; op as in `op=`. */
+void kb_tile__assign_groups(kb_tile__lw *L, const char *dst, const kb_tile__type *t,
+			    const kb_tile__expr *value, bool declare, int op);
+/* Whether e names a streamed variable (or a streamed load's group). */
+bool kb_tile__uses_stream(const kb_tile__lw *L, const kb_tile__expr *e);
+/* Whether an element-wise e would read a stream: it names a streamed
+ * variable, or has a streamable load in an element-wise place. */
+bool kb_tile__has_streams(kb_tile__lw *L, const kb_tile__expr *e);
 
 /* lower_dot.c */
 bool kb_tile__kernel_has_dot(const kb_tile__kernel_ast *k);

@@ -85,7 +85,20 @@ for f in softmax/softmax softmax/softmax_bf16 layernorm/layernorm layernorm/laye
 	emu "$n" "kernels/$f.tile" $NORM_SIZES
 	emu "${n}_small" "kernels/$f.tile" $SMALL_SIZES
 	emu "${n}_misaligned" "kernels/$f.tile" -D BLOCK=256 -D THREADS=32 --offset 4 --size M=3,N=600
+	# one trip (the row in registers, w and b streamed) on rows one element off 16 bytes
+	case $n in *_bf16) off=2 ;; *) off=4 ;; esac
+	emu "${n}_misaligned_one_trip" "kernels/$f.tile" -D BLOCK=1024 -D THREADS=64 --offset $off \
+		--size M=3,N=1001 --size M=2,N=1024
 done
+
+# Streamed loads (a masked load with other= read by an assignment, a load
+# nested in a store) on both sides of the one-trip branch, ragged, unaligned.
+emu layernorm_stream tests/emu/layernorm_stream.tile --size M=3,N=1000 --size M=2,N=300 \
+	--size M=2,N=1 --size M=1,N=1536
+emu layernorm_stream_misaligned tests/emu/layernorm_stream.tile --offset 2 --size M=3,N=1001 \
+	--size M=2,N=257
+emu layernorm_stream_block1000 tests/emu/layernorm_stream.tile -D THREADS=64 -D BLOCK=1000 \
+	--size M=2,N=999 --size M=3,N=2001
 
 # matmul with 64 x 64 tiles: vector and scalar copies, 5 K trips through 3
 # stages, one K trip, no trip, a single element; GROUP=3 and the default 8

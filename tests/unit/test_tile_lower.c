@@ -104,16 +104,19 @@ static void test_tile_lower__bf16_vectors(void)
 	lowered l;
 	lower(&l, text, NULL, 0);
 	T_EQ_INT(l.rc, 0);
-	/* 8 bf16 a 16-byte access, computed as float */
-	T_CONTAINS(cuda(&l), "uint4 v_ = *(const uint4 *)(p_ + e_ + 0);");
+	/* 8 bf16 a 16-byte access, computed as float; the load nested in the
+	 * store is read a group at a time (streamed), never held whole */
+	T_CONTAINS(cuda(&l), "uint4 v_ = *(const uint4 *)(kb_s1p_ + e_ + 0);");
 	T_CONTAINS(cuda(&l), "__bfloat1622float2(h_[j_])");
 	T_CONTAINS(cuda(&l), "__floats2bfloat162_rn(vals_[0 + 2 * j_], vals_[0 + 2 * j_ + 1])");
-	T_CONTAINS(cuda(&l), "float _t1[8];");
+	T_CONTAINS(cuda(&l), "float kb_s1[8];");
+	T_OK(!strstr(cuda(&l), "float _t1[8];"));
 	lowered_free(&l);
 }
 
-/* A load or reduction in place (a store's value, a loop bound, a
- * condition) is materialized before its statement like one assigned. */
+/* A load or reduction in place (a loop bound, a condition) is
+ * materialized before its statement like one assigned; one in a store's
+ * value is streamed, a group at a time. */
 static void test_tile_lower__loads_in_place(void)
 {
 	const char *text =
@@ -130,18 +133,22 @@ static void test_tile_lower__loads_in_place(void)
 	T_CONTAINS(cuda(&l), "int _t1 = (true && (0) < 1) ? (n + (size_t)(0))[0] : (int)(0);");
 	T_CONTAINS(cuda(&l), "for (int c = 0; c < _t1; c += 128) {");
 	T_CONTAINS(cuda(&l), "if ((_t3 > 0.0f)) {");
-	T_CONTAINS(cuda(&l), "float _t4[4];");
+	T_CONTAINS(cuda(&l), "float kb_s1[4];");
 	lowered_free(&l);
 }
 
 /* mask= on a load: the elements it leaves out read as other; arange's
- * element index is one parenthesized term (`arange(N) % 2`). */
+ * element index is one parenthesized term (`arange(N) % 2`).  t, used
+ * twice, is held whole; u, used once, is streamed with the same mask. */
 static void test_tile_lower__load_mask(void)
 {
 	const char *text =
 		"kernel k(x: f32[N], y: f32[N]) grid(1) threads(32) {\n"
 		"    t = load(x[0 : 128], mask = arange(128) % 2 == 0, other = -1.0)\n"
 		"    store(y[0 : 128], t)\n"
+		"    store(y[0 : 128], t * 2.0)\n"
+		"    u = load(x[0 : 128], mask = arange(128) % 2 == 0, other = -1.0)\n"
+		"    store(y[0 : 128], u)\n"
 		"    s = load(x[5], mask = N > 5)\n"
 		"    store(y[0], s)\n"
 		"}\n";
@@ -150,6 +157,8 @@ static void test_tile_lower__load_mask(void)
 	T_EQ_INT(l.rc, 0);
 	T_CONTAINS(cuda(&l), "\tif (!(((((((i_) / 4) * 32 + (int)threadIdx.x) * 4 + (i_) % 4) % 2) == 0)))\n");
 	T_CONTAINS(cuda(&l), "\t\tt[i_] = (float)(-(1.0f));\n");
+	T_CONTAINS(cuda(&l), "\tif (!(((((((k_ * 4 + j_) / 4) * 32 + (int)threadIdx.x) * 4 + (k_ * 4 + j_) % 4) % 2) == 0)))\n");
+	T_CONTAINS(cuda(&l), "\t\tkb_s1[j_] = (float)(-(1.0f));\n");
 	T_CONTAINS(cuda(&l), "float s = (true && (5) < N && (N > 5)) ? (x + (size_t)(5))[0] : (float)(0);");
 	lowered_free(&l);
 }
