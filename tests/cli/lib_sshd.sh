@@ -6,7 +6,7 @@
 # login is an unprivileged user made here; otherwise sshd runs as the
 # current user and logs in as that user.
 SSHD_PID=
-SSHD=/usr/sbin/sshd
+SSHD=${KBENCH_SSHD:-/usr/sbin/sshd} # another openssh-server build: KBENCH_SSHD
 if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
 	skip remote_sshd "no openssh-server here (make deps installs it)"
 	return 0
