@@ -323,19 +323,22 @@ static void vector_load(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const 
 			const char *P)
 {
 	int per = 16 / kb_tile__elem_size(t); /* elements a 16-byte access holds */
+	/* A row kept in registers is read once: a streaming load (evict first)
+	 * leaves the L2 to what is read again (a norm's weights). */
+	const char *ld = L->fast && !strncmp(dst, "kb_row", 6) ? "__ldcs(" : "*";
 	for (int c = 0; c < L->V / per; c++) {
 		kb_tile__ind(L);
 		if (t == KB_TILE_F32) {
-			kb_buf_catf(L->o, "{ float4 v_ = *(const float4 *)(%sp_ + e_ + %d); %s[%s%d] = v_.x; "
+			kb_buf_catf(L->o, "{ float4 v_ = %s(const float4 *)(%sp_ + e_ + %d)%s; %s[%s%d] = v_.x; "
 				    "%s[%s%d] = v_.y; %s[%s%d] = v_.z; %s[%s%d] = v_.w; }\n",
-				    P, c * per, dst, at, c * per, dst, at, c * per + 1, dst, at,
-				    c * per + 2, dst, at, c * per + 3);
+				    ld, P, c * per, *ld == '_' ? ")" : "", dst, at, c * per, dst, at,
+				    c * per + 1, dst, at, c * per + 2, dst, at, c * per + 3);
 		} else {
 			bool h = t == KB_TILE_F16;
-			kb_buf_catf(L->o, "{ uint4 v_ = *(const uint4 *)(%sp_ + e_ + %d); const %s *h_ = "
+			kb_buf_catf(L->o, "{ uint4 v_ = %s(const uint4 *)(%sp_ + e_ + %d)%s; const %s *h_ = "
 				    "(const %s *)&v_; for (int j_ = 0; j_ < 4; j_++) { float2 f_ = %s(h_[j_]); "
 				    "%s[%s%d + 2 * j_] = f_.x; %s[%s%d + 2 * j_ + 1] = f_.y; } }\n",
-				    P, c * per, h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
+				    ld, P, c * per, *ld == '_' ? ")" : "", h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
 				    h ? "__half22float2" : "__bfloat1622float2", dst, at, c * per, dst,
 				    at, c * per);
 		}
@@ -824,20 +827,22 @@ void kb_tile__to_elem(kb_tile_dtype t, const char *v, kb_buf *b)
 		kb_buf_catf(b, "(%s)(%s)", kb_tile_ctype(t), v);
 }
 
-/* The 16-byte stores of one group of V values vals[0..V). */
+/* The 16-byte stores of one group of V values vals[0..V), streaming
+ * (evict first): a tile program writes each element once and does not read
+ * it back, so the L2 is left to its inputs. */
 static void vector_store(kb_tile__lw *L, kb_tile_dtype t)
 {
 	int per = 16 / kb_tile__elem_size(t);
 	for (int c = 0; c < L->V / per; c++) {
 		kb_tile__ind(L);
 		if (t == KB_TILE_F32) {
-			kb_buf_catf(L->o, "*(float4 *)(p_ + e_ + %d) = make_float4(vals_[%d], vals_[%d], "
-				    "vals_[%d], vals_[%d]);\n", c * per, c * per, c * per + 1, c * per + 2,
+			kb_buf_catf(L->o, "__stcs((float4 *)(p_ + e_ + %d), make_float4(vals_[%d], vals_[%d], "
+				    "vals_[%d], vals_[%d]));\n", c * per, c * per, c * per + 1, c * per + 2,
 				    c * per + 3);
 		} else {
 			bool h = t == KB_TILE_F16;
 			kb_buf_catf(L->o, "{ uint4 v_; %s *h_ = (%s *)&v_; for (int j_ = 0; j_ < 4; j_++) h_[j_] = "
-				    "%s(vals_[%d + 2 * j_], vals_[%d + 2 * j_ + 1]); *(uint4 *)(p_ + e_ + %d) = v_; }\n",
+				    "%s(vals_[%d + 2 * j_], vals_[%d + 2 * j_ + 1]); __stcs((uint4 *)(p_ + e_ + %d), v_); }\n",
 				    h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
 				    h ? "__floats2half2_rn" : "__floats2bfloat162_rn", c * per, c * per, c * per);
 		}

@@ -233,7 +233,7 @@ mutant stage_past_smem 's|kb_smem + 12288;|kb_smem + 16384;|' \
 	'dynamic shared memory the launch gives' $MM $MS
 mutant half_butterfly 's|for (int o = 16; o > 0; o /= 2)|for (int o = 8; o > 0; o /= 2)|' \
 	'elements wrong' kernels/softmax/softmax.tile --size M=3,N=1000
-mutant vector_load_misaligned 's|float4 v_ = \*(const float4 \*)(p_ + e_ + 0)|float4 v_ = *(const float4 *)(p_ + e_ + 1)|' \
+mutant vector_load_misaligned 's|float4 v_ = \(.*\)(const float4 \*)(p_ + e_ + 0)|float4 v_ = \1(const float4 *)(p_ + e_ + 1)|' \
 	'misaligned address' kernels/softmax/softmax.tile --size M=3,N=1000
 collect
 finish
