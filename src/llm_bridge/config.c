@@ -7,7 +7,7 @@
  * looks like a key is refused, so that a config file can be shared, pasted
  * into an issue or committed without leaking anything.
  */
-#include "llm_bridge.h"
+#include "llm_bridge_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,13 +16,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
-char *kb_llm_config_path(void)
+char *kb_llm__config_dir(const char *sub)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	const char *home = getenv("HOME");
 	if (xdg && *xdg)
-		return kb_xasprintf("%s/kbench/config", xdg);
-	return kb_xasprintf("%s/.config/kbench/config", home && *home ? home : "/tmp");
+		return kb_xasprintf("%s/kbench/%s", xdg, sub);
+	return kb_xasprintf("%s/.config/kbench/%s", home && *home ? home : "/tmp", sub);
+}
+
+char *kb_llm_config_path(void)
+{
+	return kb_llm__config_dir("config");
 }
 
 void kb_llm_config_set(char **field, const char *value)

@@ -35,6 +35,11 @@ int kb_llm__http_ask(const kb_llm_config *c, json_t *messages, const kb_llm_hook
 int kb_llm__command_ask(const kb_llm_config *c, json_t *messages, const kb_llm_hooks *h,
 			kb_llm_answer *a, kb_err *err);
 
+/* ===== config.c ===== */
+
+/* $XDG_CONFIG_HOME/kbench/<sub> (default ~/.config/kbench/<sub>); a new string. */
+char *kb_llm__config_dir(const char *sub);
+
 /* ===== provider.c ===== */
 
 /* Whether the caller asked to stop. */

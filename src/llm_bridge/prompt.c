@@ -73,11 +73,7 @@ const char *kb_llm_template_builtin(const char *name)
 
 char *kb_llm_templates_dir(void)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
-	if (xdg && *xdg)
-		return kb_xasprintf("%s/kbench/templates", xdg);
-	return kb_xasprintf("%s/.config/kbench/templates", home && *home ? home : "/tmp");
+	return kb_llm__config_dir("templates");
 }
 
 char *kb_llm_template(const char *name, char **from)
