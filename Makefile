@@ -150,7 +150,7 @@ $(LIB): $(LIB_OBJ) $(TS_OBJ)
 	@echo "AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/kbench: $(B)/obj/src/cli/kbench.o $(LIB)
+$(B)/kbench: $(B)/obj/src/cli/kbench.o $(B)/obj/src/cli/kbench_llm.o $(LIB)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

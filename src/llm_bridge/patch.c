@@ -23,8 +23,7 @@ typedef struct {
 
 static void push(lines *l, const char *s, size_t n)
 {
-	KB_PUSH(l->v, l->n, l->cap);
-	l->v[l->n++] = kb_xstrndup(s, n);
+	*KB_PUSH(l->v, l->n, l->cap) = kb_xstrndup(s, n);
 }
 
 static void split(const char *s, lines *l)
@@ -98,12 +97,11 @@ static int parse(const char *diff, hunk **out)
 		const char *s = d.v[i];
 		int a = 0;
 		if (!strncmp(s, "@@", 2)) {
-			KB_PUSH(hs, n, cap);
-			memset(&hs[n], 0, sizeof hs[n]);
+			hunk *h = KB_PUSH(hs, n, cap);
+			memset(h, 0, sizeof *h);
 			if (sscanf(s, "@@ -%d", &a) == 1)
-				hs[n].old_start = a;
-			snprintf(hs[n].header, sizeof hs[n].header, "%.80s", s);
-			n++;
+				h->old_start = a;
+			snprintf(h->header, sizeof h->header, "%.80s", s);
 			continue;
 		}
 		if (!n || !strncmp(s, "--- ", 4) || !strncmp(s, "+++ ", 4) || s[0] == '\\' ||

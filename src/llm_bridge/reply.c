@@ -67,8 +67,7 @@ int kb_llm_blocks(const char *answer, kb_llm_block **blocks)
 			e += line_len(e) + (e[line_len(e)] == '\n');
 		if (!*e)
 			break; /* an unclosed block (a cut-off answer) proposes nothing */
-		KB_PUSH(v, n, cap);
-		kb_llm_block *b = &v[n++];
+		kb_llm_block *b = KB_PUSH(v, n, cap);
 		snprintf(b->lang, sizeof b->lang, "%s", lang);
 		b->text = kb_xstrndup(body, (size_t)(e - body));
 		b->len = (size_t)(e - body);
