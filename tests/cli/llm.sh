@@ -123,6 +123,17 @@ expect_rc cmd_rc 0
 expect_in cmd_no_code out "round 1: no code"
 events cmd_journal "E('llm_ask')[0]['provider']=='command' and E('llm_reply')[0]['answer'].strip()=='round 1: nothing to offer'"
 
+# the GPU script's provider: round 1 proposes a kernel that compiles; with
+# no GPU to check it, the loop stops there
+cp kernels/softmax.cu "$K/softmax.cu"
+"$KB" session new scripted >/dev/null; c=scripted
+run "$KB" optimize "$K/softmax.cu" --rounds 4 --llm-cmd "$PWD/tests/fixtures/scripted-llm"
+cat "$T_TMP/err" >>"$ALLERR"
+expect_rc scripted_rc 3
+expect_in scripted_says out "round 1: v2 NO GPU: compiled; checking and timing it needs a GPU"
+events scripted_journal "len(E('llm_round'))==1 and 'online softmax' in E('llm_reply')[0]['answer']"
+cmp -s kernels/softmax.cu "$K/softmax.cu" && pass scripted_file_kept || fail scripted_file_kept "changed"
+
 n=$(ls "$SRV" | grep -c '^req-')
 run "$KB" optimize "$K/va.cu" --dry-run --llm-model good_file
 expect_rc dry_run_rc 0
