@@ -204,3 +204,36 @@ json_t *kb_app__llm_rounds(const kb_session *s, const char *file)
 	free(name);
 	return out;
 }
+
+bool kb_app__llm_step_text(json_t *ev, kb_buf *out)
+{
+	const char *what = kb_app__str(ev, "event");
+	if (!strcmp(what, "optimize")) {
+		kb_buf_catf(out, "kbench optimize: %.0f rounds, %s (%s)\n", kb_app__num(ev, "rounds"),
+			    kb_app__str(ev, "model"), kb_app__str(ev, "provider"));
+	} else if (!strcmp(what, "llm_ask")) {
+		kb_buf_catf(out, "question %.0f to %s, about %s:\n\n%s\n", kb_app__num(ev, "round"),
+			    kb_app__str(ev, "model"), kb_app__str(ev, "parent"), kb_app__str(ev, "prompt"));
+	} else if (!strcmp(what, "llm_reply")) {
+		kb_buf_catf(out, "answer %.0f (%.0f + %.0f tokens, %.0f attempt(s)):\n\n%s\n",
+			    kb_app__num(ev, "round"), kb_app__num(ev, "prompt_tokens"),
+			    kb_app__num(ev, "completion_tokens"), kb_app__num(ev, "attempts"),
+			    kb_app__str(ev, "answer"));
+	} else if (!strcmp(what, "llm_error")) {
+		kb_buf_catf(out, "question %.0f failed (%s): %s\n%s%s\n", kb_app__num(ev, "round"),
+			    kb_app__str(ev, "kind"), kb_app__str(ev, "message"),
+			    *kb_app__str(ev, "partial") ? "\nwhat came before:\n" : "",
+			    kb_app__str(ev, "partial"));
+	} else if (!strcmp(what, "llm_retry")) {
+		kb_buf_catf(out, "%s: retry %.0f after %.1f s\n", kb_app__str(ev, "why"),
+			    kb_app__num(ev, "attempt"), kb_app__num(ev, "wait_s"));
+	} else if (!strcmp(what, "llm_round")) {
+		kb_buf_catf(out, "round %.0f: %s %s (based on %s)%s%s\n", kb_app__num(ev, "round"),
+			    kb_app__str(ev, "variant"), kb_app__str(ev, "verdict"),
+			    kb_app__str(ev, "parent"), *kb_app__str(ev, "reason") ? ": " : "",
+			    kb_app__str(ev, "reason"));
+	} else {
+		return false;
+	}
+	return true;
+}

@@ -12,15 +12,7 @@
 . tests/cli/lib.sh
 unset KBENCH_NO_SESSION
 export CUDA_VISIBLE_DEVICES=
-export XDG_CONFIG_HOME="$T_TMP/config"
-KEY="sk-test-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-export KBENCH_TEST_KEY="$KEY" KB_TEST_LLM_KEY="$KEY"
-SRV="$T_TMP/srv"; mkdir -p "$SRV" "$XDG_CONFIG_HOME/kbench"
-python3 tests/llm_server.py "$SRV" 2>"$T_TMP/server.log" &
-SRV_PID=$!
-trap 'kill $SRV_PID 2>/dev/null; pkill -f "serve --listen $T_TMP/" 2>/dev/null; [ -n "${T_KEEP:-}" ] || rm -rf "$T_TMP"' EXIT
-i=0; while [ ! -f "$SRV/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-PORT=$(cat "$SRV/port")
+. tests/cli/lib_llm.sh
 cat >"$XDG_CONFIG_HOME/kbench/config" <<EOF
 # the test's settings (docs/llm.md)
 base_url = http://127.0.0.1:$PORT/v1

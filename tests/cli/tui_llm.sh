@@ -16,17 +16,10 @@ if ! command -v tmux >/dev/null 2>&1; then
 	for c in $CASES; do skip $c "tmux not installed"; done
 	finish; exit
 fi
-export XDG_CONFIG_HOME="$T_TMP/config"
-KEY="sk-test-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-export KBENCH_TEST_KEY="$KEY" KB_TEST_LLM_KEY="$KEY"
-SRV="$T_TMP/srv"; mkdir -p "$SRV" "$XDG_CONFIG_HOME/kbench"
-python3 tests/llm_server.py "$SRV" 2>"$T_TMP/server.log" &
-SRV_PID=$!
 S=kbllm$$
 export TMUX_TMPDIR="$T_TMP"
-trap 'tmux kill-server 2>/dev/null; kill $SRV_PID 2>/dev/null; pkill -f "serve --listen $T_TMP/" 2>/dev/null; [ -n "${T_KEEP:-}" ] || rm -rf "$T_TMP"' EXIT
-i=0; while [ ! -f "$SRV/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-PORT=$(cat "$SRV/port")
+llm_cleanup() { tmux kill-server; }
+. tests/cli/lib_llm.sh
 # model MODEL: the next question goes to that scripted answer
 model() {
 	printf 'base_url = http://127.0.0.1:%s/v1\nkey_env = KB_TEST_LLM_KEY\nmodel = %s\nstall_timeout = 2\nretries = 2\n' \
