@@ -106,6 +106,17 @@ static bool no_gpu(json_t *res)
 	return !strcmp(kb_app_run_verdict(res), "NO GPU");
 }
 
+/* What the session held of the file before the loop (`kbench log`'s
+ * table, failures included), the start of the prompts' history. */
+static void history_before(opt *S)
+{
+	kb_buf log = KB_BUF_INIT;
+	kb_err err = {0};
+	if (kb_app_recording() && kb_app_log(S->o->path, &log, &err) == 0 && log.len)
+		kb_buf_catf(&S->history, "Variants of this file in the session so far:\n%s\n", log.s);
+	kb_buf_free(&log);
+}
+
 /* The original: compiled, run where a GPU is, the first base. */
 static int baseline(opt *S, kb_err *err)
 {
@@ -453,6 +464,8 @@ int kb_app_optimize(kb_runner *r, const kb_app_optimize_opts *o, kb_buf *out, kb
 						       "model", o->llm->command ? o->llm->command
 									       : o->llm->model), NULL);
 	int rc = baseline(&S, err);
+	if (rc == 0)
+		history_before(&S);
 	if (rc == 0 && o->dry_run)
 		dry_run(&S, out);
 	else if (rc == 0)

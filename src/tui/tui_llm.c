@@ -77,7 +77,12 @@ void kb_tui__llm_prompt(kb_tui__ui *t)
 /* The messages of a question about the last compile and Result. */
 static json_t *messages(kb_tui__ui *t, const char *question)
 {
-	json_t *vars = kb_app_llm_vars(&t->res->unit, t->res->run, NULL, question);
+	kb_buf log = KB_BUF_INIT;
+	kb_err err = {0};
+	if (t->w.record)
+		kb_app_log(t->o.path, &log, &err); /* the variants so far, failures included */
+	json_t *vars = kb_app_llm_vars(&t->res->unit, t->res->run, log.s, question);
+	kb_buf_free(&log);
 	char *sys = kb_app_llm_prompt("system", vars), *ask = kb_app_llm_prompt("ask", vars);
 	json_t *m = json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "system", "content", sys, "role",
 			      "user", "content", ask);
