@@ -17,6 +17,8 @@ changes is the ```cuda block of the last user message:
   stall       streams a few words, then goes silent for 60 s
   slow        like stall, and writes DIR/streaming when it has started
                 (the cancel test waits for it)
+  json_only   good_file, always as one JSON body (a server that ignores
+                "stream")
 Requests must carry "Authorization: Bearer <$KBENCH_TEST_KEY>" when that
 is set (else 401).  "stream": true is answered with server-sent events,
 else with one JSON body.  The key is never written to DIR.
@@ -57,7 +59,7 @@ def with_mark(src):
 
 
 def answer(model, src):
-    if model in ("good_file", "rate_limit"):
+    if model in ("good_file", "rate_limit", "json_only"):
         return "Qualify the loads.\n\n```cuda\n" + with_mark(src) + "```\n"
     if model == "good_diff":
         d = difflib.unified_diff(src.splitlines(True), with_mark(src).splitlines(True),
@@ -111,7 +113,7 @@ class H(BaseHTTPRequestHandler):
         text = answer(model, source_of(body))
         if model in ("stall", "slow"):
             return self.stream(["Looking at ", "the hot loop, "], stall=True)
-        if body.get("stream"):
+        if body.get("stream") and model != "json_only":
             return self.stream([text[i:i + 40] for i in range(0, len(text), 40)])
         self.send_json(200, {"choices": [{"message": {"role": "assistant", "content": text}}],
                              "usage": {"prompt_tokens": 1000, "completion_tokens": len(text) // 4}})

@@ -73,7 +73,8 @@ static int compile_text(opt *S, const char *text, kb_compile_unit *u, char name[
 		kb_diag_add(&u->diags, KB_DIAG_ERROR, S->o->path, NULL, 0, 0, 0, "%s", err.msg);
 	kb_variant v;
 	memset(&v, 0, sizeof v);
-	if (kb_app_recording() && u->src.path && kb_app_record_compile(u, &v, &err) == 0)
+	if (!S->o->dry_run && kb_app_recording() && u->src.path &&
+	    kb_app_record_compile(u, &v, &err) == 0)
 		snprintf(name, 16, "%s", v.name);
 	kb_session_variant_free(&v);
 	return rc;
@@ -318,6 +319,9 @@ static int judge_run(opt *S, const char *cand, kb_compile_unit *u, round_out *ro
 		kb_buf_catf(&ro->reason, "%.2f us", ro->us);
 		if (parent > 0)
 			kb_buf_catf(&ro->reason, " (%+.1f%% vs %s)", ro->delta_pct, S->best_name);
+		if (S->best && ro->us >= S->best_us)
+			kb_buf_catf(&ro->reason, "; not faster than %s: not kept as the best",
+				    S->best_name);
 		if (!S->best || ro->us < S->best_us) {
 			ro->best = true;
 			free(S->best);

@@ -29,7 +29,7 @@ typedef struct {
 	const kb_llm_hooks *h;
 	const kb_llm__curl *L;
 	CURL *curl;
-	bool stream;
+	bool sse;              /* the answer is text/event-stream (whatever was asked) */
 	kb_buf body;           /* a non-streamed body, or an error's */
 	kb_buf line;           /* an SSE line not yet complete */
 	kb_buf text;           /* the answer so far */
@@ -87,7 +87,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *ctx)
 {
 	xfer *x = ctx;
 	size_t len = size * n;
-	if (!(x->stream && status_of(x) == 200)) {
+	if (!(x->sse && status_of(x) == 200)) {
 		if (x->body.len + len > MAX_BODY)
 			return 0;
 		kb_buf_catn(&x->body, p, len);
@@ -113,6 +113,12 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	size_t len = size * n;
 	if (len > 12 && !strncasecmp(p, "Retry-After:", 12))
 		x->retry_after = strtod(p + 12, NULL);
+	/* a server that ignores "stream" answers with one JSON body */
+	if (len > 13 && !strncasecmp(p, "Content-Type:", 13)) {
+		char h[256];
+		snprintf(h, sizeof h, "%.*s", (int)(len < 255 ? len : 255), p);
+		x->sse = strstr(h, "event-stream") != NULL;
+	}
 	return len;
 }
 
@@ -239,6 +245,7 @@ static int attempts(xfer *x, const kb_llm_config *c, const char *url, const char
 	for (int attempt = 0;; attempt++) {
 		kb_buf_reset(&x->body), kb_buf_reset(&x->line), kb_buf_reset(&x->text);
 		x->retry_after = -1;
+		x->sse = false;
 		setup(x, c, url, body, hdrs);
 		CURLcode cc = x->L->easy_perform(x->curl);
 		a->attempts = attempt + 1;
@@ -293,7 +300,7 @@ int kb_llm__http_ask(const kb_llm_config *c, json_t *messages, const kb_llm_hook
 	while (ulen && c->base_url[ulen - 1] == '/')
 		ulen--;
 	char *url = kb_xasprintf("%.*s/chat/completions", (int)ulen, c->base_url);
-	xfer x = {.h = h, .L = L, .curl = L->easy_init(), .stream = c->stream};
+	xfer x = {.h = h, .L = L, .curl = L->easy_init()};
 	struct curl_slist *hd = headers(L, c->stream, auth);
 	double t0 = kb_now_ms();
 	rc = attempts(&x, c, url, body, hd, key, a, err);

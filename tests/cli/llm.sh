@@ -57,6 +57,26 @@ events good_diff_journal "E('llm_round')[0]['verdict']=='NO GPU' and '@@' in E('
 python3 -c "import json; b=json.load(open('$SRV/req-2.json'))['body']; assert b['stream'] is False" \
 	&& pass no_stream_body || fail no_stream_body "$(head -c 300 "$SRV/req-2.json")"
 
+opt json_only --llm-model json_only
+expect_rc json_only_rc 3
+expect_in json_only_says out "v2 NO GPU: compiled"
+
+# two rounds: the second question carries the first's outcome
+opt two_rounds --llm-model no_code --rounds 2
+expect_rc two_rounds_rc 0
+events two_rounds_journal "[r['verdict'] for r in E('llm_round')]==['no code','no code'] and E('llm_ask')[1]['parent']=='v1'"
+last=$(ls "$SRV" | grep '^req-' | sort -t- -k2 -n | tail -1)
+python3 -c "import json; m=json.load(open('$SRV/$last'))['body']['messages']; assert [x['role'] for x in m]==['system','user','assistant','user'], m; assert 'Round 1: no code' in m[3]['content'] and 'no code block' in m[3]['content'] and 'Variants of this file' in m[3]['content']" \
+	&& pass feedback_in_conversation || fail feedback_in_conversation "$(tail -c 800 "$SRV/$last")"
+
+# budgets
+opt tokens --llm-model no_code --rounds 3 --max-tokens 1
+expect_in token_budget out "token budget spent"
+events token_budget_journal "len(E('llm_ask'))==1"
+opt wall --llm-model no_code --rounds 3 --max-time 0.001
+expect_in time_budget out "time budget spent"
+events time_budget_journal "len(E('llm_ask'))==0"
+
 opt bad_diff --llm-model bad_diff
 expect_rc bad_diff_rc 0
 expect_in bad_diff_says out "diff does not apply: the diff does not apply: hunk 1 of 1"
@@ -127,9 +147,12 @@ events scripted_journal "len(E('llm_round'))==1 and 'online softmax' in E('llm_r
 cmp -s kernels/softmax.cu "$K/softmax.cu" && pass scripted_file_kept || fail scripted_file_kept "changed"
 
 n=$(ls "$SRV" | grep -c '^req-')
+nj=$(wc -l <"$XDG_DATA_HOME/kbench/sessions/$c/journal.jsonl")
 run "$KB" optimize "$K/va.cu" --dry-run --llm-model good_file
 expect_rc dry_run_rc 0
 expect_json dry_run_body "j['model']=='good_file' and j['messages'][0]['role']=='system' and 'vector_add' in j['messages'][1]['content']"
+[ "$(wc -l <"$XDG_DATA_HOME/kbench/sessions/$c/journal.jsonl")" = "$nj" ] && pass dry_run_records_nothing \
+	|| fail dry_run_records_nothing "the journal grew"
 expect_not_in dry_run_no_key out "$KEY"
 [ "$(ls "$SRV" | grep -c '^req-')" = "$n" ] && pass dry_run_sends_nothing || fail dry_run_sends_nothing "a request was made"
 
@@ -172,6 +195,7 @@ run "$KB" report good_file -o "$T_TMP/r.md"
 expect_rc report_rc 0
 grep -q "LLM rounds" "$T_TMP/r.md" && pass report_rounds || fail report_rounds "$(head -40 "$T_TMP/r.md")"
 run "$KB" report good_file -o "$T_TMP/r.html"
+grep -q "<h2[^>]*>LLM rounds" "$T_TMP/r.html" && pass report_rounds_html || fail report_rounds_html "no LLM rounds heading"
 
 # the planted key: nowhere under the session, config and cache folders, in
 # no report, on no stderr

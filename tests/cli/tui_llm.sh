@@ -11,7 +11,7 @@
 unset KBENCH_NO_SESSION
 export CUDA_VISIBLE_DEVICES=
 TUI=${TUI:-$PWD/build/kbench-tui}
-CASES="opens proposal apply_saves apply_undo reject bad_diff no_compile no_code rate_limit auth stall_types stall cancel journal key_nowhere"
+CASES="opens proposal apply_saves apply_undo reject bad_diff no_compile no_code rate_limit auth stall_types stall cancel journal replay_llm key_nowhere"
 if ! command -v tmux >/dev/null 2>&1; then
 	for c in $CASES; do skip $c "tmux not installed"; done
 	finish; exit
@@ -100,7 +100,14 @@ assert verdicts == ['applied', 'rejected', 'diff does not apply', 'applied', 'no
 assert kinds == ['auth', 'timeout', 'cancelled'], kinds
 assert E('llm_reply')[0]['answer'].startswith('Qualify the loads')
 EOF
-keys C-q; sleep 0.3; keys n 2>/dev/null
+keys C-q; sleep 0.3; keys y
+# the replay shows the exchanges: the last step is the cancelled question
+tmux kill-session -t $S 2>/dev/null; S=${S}r
+tmux new-session -d -s $S -x 160 -y 45 "cd $W && TERM=screen-256color $TUI --replay tuillm 2>>$T_TMP/tui.err; sleep 60"
+wait_for "step 1/" 10
+keys '>'
+check replay_llm "question 9 failed (cancelled): cancelled after 25 chars"
+keys C-q
 leaks=$(grep -rl -- "$KEY" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$T_TMP/tui.err" 2>/dev/null)
 [ -z "$leaks" ] && ! screen | grep -qF -- "$KEY" && pass key_nowhere || fail key_nowhere "the key is in: $leaks"
 finish
