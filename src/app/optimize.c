@@ -268,6 +268,9 @@ static void record_round(opt *S, int k, round_out *ro)
 		json_object_set_new(ev, "delta_pct", json_real(ro->delta_pct));
 	}
 	json_object_set_new(ev, "best", json_boolean(ro->best));
+	char gist[160];
+	kb_llm_gist(S->ans.text, gist, sizeof gist);
+	json_object_set_new(ev, "proposal", json_string(gist));
 	kb_app_llm_event("llm_round", ev, NULL);
 	kb_buf_catf(&S->history, "round %d: %s%s%s: %s\n", k, ro->variant[0] ? ro->variant : "",
 		    ro->variant[0] ? " " : "", ro->verdict, ro->reason.s ? ro->reason.s : "");

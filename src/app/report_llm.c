@@ -35,26 +35,27 @@ static void round_row(json_t *r, kb_app__trow *t)
 	const char *verdict = kb_app__str(r, "verdict");
 	snprintf(t->text[0], sizeof t->text[0], "%.0f", kb_app__num(r, "round"));
 	snprintf(t->text[1], sizeof t->text[1], "%s", kb_app__str(r, "model"));
-	snprintf(t->text[2], sizeof t->text[2], "%s", *v ? v : "-");
-	snprintf(t->text[3], sizeof t->text[3], "%s", kb_app__str(r, "parent"));
-	snprintf(t->text[4], sizeof t->text[4], "%s", verdict);
-	t->cls[4] = kb_app__badge(verdict);
+	snprintf(t->text[2], sizeof t->text[2], "%.150s", kb_app__str(r, "proposal"));
+	snprintf(t->text[3], sizeof t->text[3], "%s", *v ? v : "-");
+	snprintf(t->text[4], sizeof t->text[4], "%s", kb_app__str(r, "parent"));
+	snprintf(t->text[5], sizeof t->text[5], "%s", verdict);
+	t->cls[5] = kb_app__badge(verdict);
 	if (kb_app__has(r, "delta_pct"))
-		snprintf(t->text[5], sizeof t->text[5], "%+.1f%%", kb_app__num(r, "delta_pct"));
+		snprintf(t->text[6], sizeof t->text[6], "%+.1f%%", kb_app__num(r, "delta_pct"));
 	else
-		snprintf(t->text[5], sizeof t->text[5], "-");
+		snprintf(t->text[6], sizeof t->text[6], "-");
 	bool best = json_is_true(json_object_get(r, "best"));
 	const char *why = kb_app__str(r, "reason");
-	int room = (int)sizeof t->text[6] - 1 - (best ? 11 : 0);
-	snprintf(t->text[6], sizeof t->text[6], "%.*s%s", room, why, best ? " (new best)" : "");
-	t->strong[2] = json_is_true(json_object_get(r, "best"));
+	int room = (int)sizeof t->text[7] - 1 - (best ? 11 : 0);
+	snprintf(t->text[7], sizeof t->text[7], "%.*s%s", room, why, best ? " (new best)" : "");
+	t->strong[3] = best;
 }
 
 void kb_app__section_rounds(const kb_app__model *R, kb_buf *o)
 {
-	static const char *heads[] = {"Round", "Model", "Proposed", "Based on", "Verdict", "Δ",
-				      "What kbench found"};
-	const char *align = "rllllrl";
+	static const char *heads[] = {"Round", "Model", "Proposal", "Variant", "Based on", "Verdict",
+				      "Δ", "What kbench found"};
+	const char *align = "rlllllrl";
 	json_t *rounds = R->o->rounds;
 	if (!json_array_size(rounds))
 		return;

@@ -147,6 +147,10 @@ const char *kb_llm_verdict_name(kb_llm_verdict v);
  * why (may be NULL) gets the reason otherwise. */
 kb_llm_verdict kb_llm_candidate(const char *base, const char *answer, char **text, kb_buf *why);
 
+/* The gist of an answer for tables: its first line of prose outside code
+ * blocks, without Markdown marks, cut to n - 1 bytes ("" when none). */
+void kb_llm_gist(const char *answer, char *out, size_t n);
+
 /* ===== patch.c ===== */
 
 /* Applies a unified diff (one file's hunks; ---/+++ headers optional) to

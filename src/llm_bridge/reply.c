@@ -163,3 +163,26 @@ kb_llm_verdict kb_llm_candidate(const char *base, const char *answer, char **tex
 	kb_llm_blocks_free(bs, n);
 	return v;
 }
+
+void kb_llm_gist(const char *answer, char *out, size_t n)
+{
+	bool in_code = false;
+	out[0] = 0;
+	for (const char *s = answer ? answer : ""; *s;) {
+		size_t len = line_len(s);
+		char lang[24];
+		if (fence(s, len, lang, sizeof lang)) {
+			in_code = !in_code;
+		} else if (!in_code) {
+			const char *t = s, *e = s + len;
+			while (t < e && (isspace((unsigned char)*t) || *t == '#' || *t == '*' || *t == '-' ||
+					 *t == '>'))
+				t++;
+			if (t < e) {
+				snprintf(out, n, "%.*s", (int)(e - t), t);
+				return;
+			}
+		}
+		s += len + (s[len] == '\n');
+	}
+}

@@ -193,7 +193,8 @@ run "$KB" log good_file
 expect_in log_rounds out "round 1 (good_file): v2 NO GPU"
 run "$KB" report good_file -o "$T_TMP/r.md"
 expect_rc report_rc 0
-grep -q "LLM rounds" "$T_TMP/r.md" && pass report_rounds || fail report_rounds "$(head -40 "$T_TMP/r.md")"
+grep -q "| 1 | good_file | Qualify the loads. | v2 | v1 | NO GPU |" "$T_TMP/r.md" && pass report_rounds \
+	|| fail report_rounds "$(sed -n '/LLM rounds/,$p' "$T_TMP/r.md")"
 run "$KB" report good_file -o "$T_TMP/r.html"
 grep -q "<h2[^>]*>LLM rounds" "$T_TMP/r.html" && pass report_rounds_html || fail report_rounds_html "no LLM rounds heading"
 

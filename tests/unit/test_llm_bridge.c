@@ -202,6 +202,15 @@ static void test_llm_bridge__request_body(void)
 	json_decref(msgs);
 }
 
+static void test_llm_bridge__gist(void)
+{
+	char g[32];
+	kb_llm_gist("```cuda\nint x;\n```\n\n## **Use float4 loads** to halve the requests\n", g, sizeof g);
+	T_EQ_STR(g, "Use float4 loads** to halve the");
+	kb_llm_gist("", g, sizeof g);
+	T_EQ_STR(g, "");
+}
+
 int main(void)
 {
 	T_RUN(test_llm_bridge__blocks);
@@ -214,5 +223,6 @@ int main(void)
 	T_RUN(test_llm_bridge__config);
 	T_RUN(test_llm_bridge__key_file_mode);
 	T_RUN(test_llm_bridge__request_body);
+	T_RUN(test_llm_bridge__gist);
 	return t_report();
 }
