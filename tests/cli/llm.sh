@@ -146,6 +146,17 @@ expect_in scripted_says out "round 1: v2 NO GPU: compiled; checking and timing i
 events scripted_journal "len(E('llm_round'))==1 and 'online softmax' in E('llm_reply')[0]['answer']"
 cmp -s kernels/softmax.cu "$K/softmax.cu" && pass scripted_file_kept || fail scripted_file_kept "changed"
 
+# round 1's kernel computes softmax (the host emulator, tests/emu: one launch
+# per size, so it says nothing of the reward hacks, which need a GPU's
+# repeated trials); the longer and unaligned rows take the other path
+echo | KBENCH_LLM_ROUND=1 tests/fixtures/scripted-llm | sed -n '/^```cuda$/,/^```$/p' | sed '1d;$d' >"$T_TMP/round1.cu"
+if [ -x build/emu/tile_emu ]; then
+	run build/emu/tile_emu "$T_TMP/round1.cu" --size M=16,N=8192 --size M=6,N=1000 --size M=4,N=32768
+	expect_rc scripted_round1_correct 0
+else
+	skip scripted_round1_correct "build/emu/tile_emu not built"
+fi
+
 n=$(ls "$SRV" | grep -c '^req-')
 nj=$(wc -l <"$XDG_DATA_HOME/kbench/sessions/$c/journal.jsonl")
 run "$KB" optimize "$K/va.cu" --dry-run --llm-model good_file
