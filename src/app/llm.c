@@ -228,9 +228,12 @@ bool kb_app__llm_step_text(json_t *ev, kb_buf *out)
 		kb_buf_catf(out, "%s: retry %.0f after %.1f s\n", kb_app__str(ev, "why"),
 			    kb_app__num(ev, "attempt"), kb_app__num(ev, "wait_s"));
 	} else if (!strcmp(what, "llm_round")) {
-		kb_buf_catf(out, "round %.0f: %s %s (based on %s)%s%s\n", kb_app__num(ev, "round"),
-			    kb_app__str(ev, "variant"), kb_app__str(ev, "verdict"),
-			    kb_app__str(ev, "parent"), *kb_app__str(ev, "reason") ? ": " : "",
+		const char *v = kb_app__str(ev, "variant"), *parent = kb_app__str(ev, "parent");
+		kb_buf_catf(out, "round %.0f: %s%s%s", kb_app__num(ev, "round"), v, *v ? " " : "",
+			    kb_app__str(ev, "verdict"));
+		if (*parent)
+			kb_buf_catf(out, " (based on %s)", parent);
+		kb_buf_catf(out, "%s%s\n", *kb_app__str(ev, "reason") ? ": " : "",
 			    kb_app__str(ev, "reason"));
 	} else {
 		return false;

@@ -32,26 +32,47 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* environ with KBENCH_LLM_ROUND=round in front, made before fork: the child
+ * of a threaded process (the TUI) may only call async-signal-safe functions,
+ * so it must not allocate (setenv). */
+static char **child_env(char *round_var)
+{
+	extern char **environ;
+	int n = 0;
+	while (environ[n])
+		n++;
+	char **env = kb_xcalloc((size_t)n + 2, sizeof *env);
+	env[0] = round_var;
+	for (int i = 0, k = 1; i < n; i++)
+		if (strncmp(environ[i], "KBENCH_LLM_ROUND=", 17))
+			env[k++] = environ[i];
+	return env;
+}
+
 /* Starts sh -c cmd in its own process group with three pipes. */
 static int spawn(const char *cmd, int round, child *ch, kb_err *err)
 {
 	int pin[2], pout[2], perr[2];
 	if (pipe(pin) < 0 || pipe(pout) < 0 || pipe(perr) < 0)
 		return kb_err_errno(err, "pipe", NULL);
+	char round_var[32];
+	snprintf(round_var, sizeof round_var, "KBENCH_LLM_ROUND=%d", round);
+	char **env = child_env(round_var);
+	char *const argv[] = {"sh", "-c", (char *)cmd, NULL};
 	pid_t pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		free(env);
 		return kb_err_errno(err, "fork", NULL);
+	}
 	if (pid == 0) {
 		setpgid(0, 0);
 		dup2(pin[0], 0), dup2(pout[1], 1), dup2(perr[1], 2);
 		for (int i = 0; i < 2; i++)
 			close(pin[i]), close(pout[i]), close(perr[i]);
-		char r[16];
-		snprintf(r, sizeof r, "%d", round);
-		setenv("KBENCH_LLM_ROUND", r, 1);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		execve("/bin/sh", argv, env);
 		_exit(127);
 	}
+	free(env);
 	setpgid(pid, pid);
 	close(pin[0]), close(pout[1]), close(perr[1]);
 	ch->pid = pid, ch->in = pin[1], ch->out = pout[0], ch->errfd = perr[0];
