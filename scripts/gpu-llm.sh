@@ -6,7 +6,8 @@
 # the previous launch's result copied).  Expected: round 1 kept as the best,
 # rounds 2-4 rejected with the reason kbench found.  Then the session's log
 # and its report (Markdown and HTML) into $OUT.  The file is optimised in a
-# copy; kernels/softmax.cu is never changed.
+# copy; kernels/softmax.cu is never changed.  PROFILE=1 adds --profile (the
+# prompts then carry counters and hot lines).
 set -u
 cd "$(dirname "$0")/.."
 KB=$PWD/build/kbench
@@ -17,7 +18,7 @@ W=$(mktemp -d /tmp/kbench-llm-work.XXXXXX)
 mkdir -p "$W/kernels" && cp kernels/softmax.cu "$W/kernels/"
 "$KB" session new "llm-softmax-$(date +%s)" >/dev/null
 id=$(sed -n 1p "$XDG_DATA_HOME/kbench/current")
-(cd "$W" && "$KB" optimize kernels/softmax.cu --rounds 4 --llm-cmd "$OLDPWD/tests/fixtures/scripted-llm") \
+(cd "$W" && "$KB" optimize kernels/softmax.cu --rounds 4 --llm-cmd "$OLDPWD/tests/fixtures/scripted-llm" ${PROFILE:+--profile}) \
 	> "$OUT/optimize.txt" 2>&1
 echo "optimize exit status $?" >> "$OUT/optimize.txt"
 "$KB" log "$id" > "$OUT/log.txt" 2>&1

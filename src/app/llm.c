@@ -191,7 +191,9 @@ json_t *kb_app__llm_rounds(const kb_session *s, const char *file)
 		size_t i;
 		json_t *ev;
 		json_array_foreach(events, i, ev) {
-			if (strcmp(kb_app__str(ev, "file"), name))
+			/* file is the session's name for it (log, report) or a path */
+			const char *f = kb_app__str(ev, "file");
+			if (strcmp(f, name) && strcmp(f, file))
 				continue;
 			if (!strcmp(kb_app__str(ev, "event"), "optimize"))
 				model = kb_app__str(ev, "model");

@@ -314,8 +314,8 @@ static int judge_run(opt *S, const char *cand, kb_compile_unit *u, round_out *ro
 		kb_buf_catf(&ro->reason, "compiled; checking and timing it needs a GPU, and none can "
 			    "be used here: stopped after the compile");
 		rc = kb_err_set(err, KB_ENODEV, KB_DOM_CUDA, 0, "%s compiled; checking and timing it "
-				"needs a GPU (%s): stopped after the compile", name[0] ? name : "the "
-				"candidate", kb_app__str(res, "message"));
+				"needs a GPU (%s): stopped after the compile",
+				ro->variant[0] ? ro->variant : "the candidate", kb_app__str(res, "message"));
 	} else if ((ro->us = median_of(res)) > 0) {
 		double parent = S->best_us > 0 ? S->best_us : 0;
 		ro->delta_pct = parent > 0 ? 100.0 * (ro->us - parent) / parent : 0;

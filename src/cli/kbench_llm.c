@@ -19,7 +19,7 @@ static const char usage_optimize[] =
 	"                            [--llm-cmd CMD | --llm-url URL] [--llm-model M]\n"
 	"                            [--llm-key-env NAME] [--llm-timeout S] [--llm-stall S]\n"
 	"                            [--no-stream] [--question TEXT] [--dry-run] [--no-write]\n"
-	"                            [--show-answers] [--arch sm_XX] [--option OPT]...\n"
+	"                            [--show-answers] [--profile] [--arch sm_XX] [--option OPT]...\n"
 	"                            [--trials N] [--timeout SECONDS]\n"
 	"\n"
 	"Asks a model how to make FILE's kernel faster, with its measured facts (compile\n"
@@ -42,6 +42,8 @@ static const char usage_optimize[] =
 	"  --dry-run           print the first request body (never the key) and stop\n"
 	"  --no-write          leave FILE as it is\n"
 	"  --show-answers      print the answers as they stream\n"
+	"  --profile           profile every run (quick counters, PC-sampling hot lines\n"
+	"                      with their stall reasons and SASS) so the prompts have them\n"
 	"\n"
 	"Settings: $XDG_CONFIG_HOME/kbench/config, then $KBENCH_LLM_*, then these flags\n"
 	"(docs/llm.md).  Exit status: 0 the rounds ran, 2 usage, 3 environment (no GPU to\n"
@@ -105,8 +107,10 @@ static int parse_optimize(int argc, char **argv, opt_cli *p)
 		{"no-write", no_argument, NULL, 'w'}, {"show-answers", no_argument, NULL, 's'},
 		{"arch", required_argument, NULL, 'a'}, {"option", required_argument, NULL, 'O'},
 		{"trials", required_argument, NULL, 't'}, {"timeout", required_argument, NULL, 'x'},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+		{"profile", no_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
+	static const char *quick[] = {"quick"};
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -120,6 +124,9 @@ static int parse_optimize(int argc, char **argv, opt_cli *p)
 		case 'd': p->o.dry_run = true; break;
 		case 'w': p->o.no_write = true; break;
 		case 's': p->show = true; break;
+		case 'P': /* the model sees counters and hot lines with their stalls */
+			p->o.run.sections = quick, p->o.run.nsections = 1, p->o.run.hot = true;
+			break;
 		case 'a': p->o.run.arch = optarg; break;
 		case 'O':
 			if (p->o.run.noptions == (int)KB_ARRAY_LEN(p->options))
