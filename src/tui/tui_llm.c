@@ -276,9 +276,11 @@ void kb_tui__llm_text(kb_tui__ui *t, kb_buf *out)
 void kb_tui__llm_stop(kb_tui__ui *t)
 {
 	kb_tui__llm *L = &t->llm;
-	if (L->busy) {
+	if (L->busy) { /* quitting: the question stops, and is journalled as such */
 		atomic_store(&L->cancel, 1);
 		pthread_join(L->thread, NULL);
+		L->busy = false;
+		finished(t);
 	}
 	kb_llm_answer_free(&L->ans);
 	kb_llm_config_free(&L->cfg);

@@ -11,7 +11,7 @@
 unset KBENCH_NO_SESSION
 export CUDA_VISIBLE_DEVICES=
 TUI=${TUI:-$PWD/build/kbench-tui}
-CASES="opens proposal apply_saves apply_undo reject bad_diff no_compile no_code rate_limit auth stall_types stall cancel journal command_provider replay_llm key_nowhere"
+CASES="opens proposal apply_saves apply_undo reject bad_diff no_compile no_code rate_limit auth stall_types stall cancel journal command_provider command_judged replay_llm key_nowhere"
 if ! command -v tmux >/dev/null 2>&1; then
 	for c in $CASES; do skip $c "tmux not installed"; done
 	finish; exit
@@ -105,6 +105,7 @@ EOF
 printf 'command = cat >/dev/null; echo "nothing from the command"\n' >"$XDG_CONFIG_HOME/kbench/config"
 keys C-l; sleep 0.2; keys Enter
 check command_provider "nothing from the command"
+check command_judged "no code: the answer has no code block"
 keys C-q; sleep 0.3; keys y
 # the replay shows the exchanges: the last step is the cancelled question
 tmux kill-session -t $S 2>/dev/null; S=${S}r
