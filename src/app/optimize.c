@@ -154,15 +154,18 @@ static void push_message(opt *S, const char *role, const char *content)
 	json_array_append_new(S->messages, json_pack("{s:s, s:s}", "role", role, "content", content));
 }
 
-/* The question of round k: the optimize template first, then feedback. */
+/* The question of round k: the optimize template until an answer came
+ * (a round that timed out asks it again), then feedback. */
 static void question(opt *S, int k, const char *verdict, const char *feedback)
 {
 	json_t *vars = kb_app_llm_vars(&S->base_unit, S->base_result, S->history.s, S->o->question);
 	char *t;
-	if (k == 1) {
+	if (!json_array_size(S->messages)) {
 		char *sys = kb_app_llm_prompt("system", vars);
 		push_message(S, "system", sys);
 		free(sys);
+	}
+	if (!S->answered) {
 		t = kb_app_llm_prompt("optimize", vars);
 	} else {
 		char best[96];

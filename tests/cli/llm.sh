@@ -105,10 +105,14 @@ expect_in auth_names_var err 'check $KB_TEST_LLM_KEY'
 expect_in auth_redacted err "[redacted]"
 events auth_journal "E('llm_error')[0]['kind']=='auth' and not E('llm_round')"
 
-opt stall --llm-model stall
+opt stall --llm-model stall --rounds 2
 expect_rc stall_rc 3
 expect_in stall_says out "round 1: the answer stalled after 25 chars: no data for 3 s"
-events stall_journal "E('llm_error')[0]['kind']=='timeout' and E('llm_error')[0]['partial'].startswith('Looking at')"
+events stall_journal "[e['kind'] for e in E('llm_error')]==['timeout','timeout'] and E('llm_error')[0]['partial'].startswith('Looking at')"
+# the lost round is asked again, not answered with feedback
+last=$(ls "$SRV" | grep '^req-' | sort -t- -k2 -n | tail -1)
+python3 -c "import json; m=json.load(open('$SRV/$last'))['body']['messages']; assert [x['role'] for x in m]==['system','user'] and m[1]['content'].startswith('Make this kernel faster') and 'round 1: no answer' in m[1]['content'], m" \
+	&& pass stall_asks_again || fail stall_asks_again "$(tail -c 600 "$SRV/$last")"
 
 "$KB" session new cancel >/dev/null; c=cancel
 rm -f "$SRV/streaming"
