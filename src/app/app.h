@@ -12,6 +12,7 @@
 #include "../runner/runner.h"
 #include "../session/session.h"
 #include "../diff/diff.h"
+#include "../llm_bridge/llm_bridge.h"
 
 /* ===== compile.c ===== */
 
@@ -121,6 +122,50 @@ int kb_app_replay(kb_runner *r, const char *session, const char *file, const cha
 int kb_app_report_session(const char *session, const char *file, const char *output,
 			  kb_buf *out, kb_err *err);
 
+/* ===== llm.c: what a model is told, and the journal of it ===== */
+
+/* The prompt templates' values for variant u (compiled, with want_sass for
+ * a SASS excerpt) and its Result (may be NULL: not run): file, kernel,
+ * arch, lang, source, spec, compile_log, resources, result, profile, hot,
+ * sass; history and question as given (NULL: none, and "How can this be
+ * faster?").  A new object. */
+json_t *kb_app_llm_vars(const kb_compile_unit *u, json_t *result, const char *history,
+			const char *question);
+/* Template `name` (the user's file, else the built-in) filled with vars; a
+ * new string. */
+char *kb_app_llm_prompt(const char *name, json_t *vars);
+/* Appends an LLM event (llm_ask, llm_reply, llm_error, llm_round) to the
+ * current session's journal when recording, each string member passed
+ * through kb_llm_redact first.  fields is consumed. */
+int kb_app_llm_event(const char *event, json_t *fields, kb_err *err);
+
+/* ===== optimize.c: `kbench optimize` ===== */
+
+typedef struct {
+	const char *path;
+	int rounds;               /* at most this many questions (default 3) */
+	long max_tokens;          /* stop once the answers and prompts used this many; 0: no limit */
+	double max_seconds;       /* stop starting rounds after this long; 0: no limit */
+	const kb_llm_config *llm;
+	const char *question;     /* NULL: "How can this be faster?" */
+	bool dry_run;             /* print the first request (no key, nothing sent) and stop */
+	bool no_write;            /* keep the file as it is (the best is in the session anyway) */
+	kb_app_run_opts run;      /* how candidates run (path and text are set per round) */
+	atomic_int *cancel;       /* set (Ctrl-C) to stop the request in flight */
+	void (*on_text)(void *ctx, const char *s, size_t n);  /* answers as they stream */
+	void (*on_line)(void *ctx, const char *line);         /* one line per step */
+	void *ctx;
+} kb_app_optimize_opts;
+
+/* ask -> apply -> compile -> check -> time -> feed back, for o->rounds
+ * rounds or until a budget is spent; every step recorded in the session
+ * (llm_* events, the candidates as variants); the best CORRECT variant
+ * written to the file at the end (unless no_write).  A summary goes to out.
+ * Returns 0; KB_ENODEV when a candidate compiled but no GPU can check it
+ * (stopped after that compile); KB_ECANCELED; or the provider's error for
+ * a request that cannot succeed by asking again (401, 404, no server). */
+int kb_app_optimize(kb_runner *r, const kb_app_optimize_opts *o, kb_buf *out, kb_err *err);
+
 /* ===== device.c ===== */
 
 /* The answer of a "devices" or "calibrate" request as text: the GPU, its
@@ -165,6 +210,8 @@ typedef struct {
 	const char *sass_diff;   /* SASS diff first correct -> best (kb_diff_sass), an excerpt */
 	const char *svg_name;    /* Markdown: the chart's file name beside the .md */
 	const char *footer;      /* one more line at the bottom ("sample data", a date) */
+	json_t *rounds;          /* `kbench optimize` rounds of the file (kb_app__llm_rounds),
+				  * borrowed; NULL or empty: no such section */
 	bool html;               /* one self-contained HTML page; else GitHub Markdown */
 	/* A page of several files' reports: the first part opens the page, the
 	 * last closes it (both false, the default: a page of its own) */

@@ -180,4 +180,20 @@ int kb_app__generated_diff(const char *path, const char *a, size_t alen, const c
 void kb_app__diff_sass(const char *path, const kb_app__loaded *a, const kb_app__loaded *b,
 		       kb_buf *out, kb_err *err);
 
+/* ===== llm.c, report_llm.c: the rounds of `kbench optimize` ===== */
+
+/* The rounds recorded for `file` (the session's name for it) in session s,
+ * oldest first: [{"round", "model", "verdict", "variant"?, "parent",
+ * "reason", "delta_pct"?, "best"}], an llm_error as a round whose verdict is
+ * its kind.  A new array (empty when none). */
+json_t *kb_app__llm_rounds(const kb_session *s, const char *file);
+/* An LLM event (llm_ask, llm_reply, llm_error, llm_round, llm_retry,
+ * optimize) as text for a replay step; false for any other event. */
+bool kb_app__llm_step_text(json_t *ev, kb_buf *out);
+/* The rounds as lines for `kbench log` ("  round 1 (model): v2 CORRECT ..."). */
+void kb_app__rounds_text(json_t *rounds, kb_buf *out);
+/* The report's "LLM rounds" section: what each round proposed, its verdict
+ * and its delta (nothing when R->o->rounds is empty). */
+void kb_app__section_rounds(const kb_app__model *R, kb_buf *o);
+
 #endif

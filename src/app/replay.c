@@ -27,6 +27,8 @@ static void step_text(const kb_session *s, json_t *ev, int i, int n, const kb_va
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
 	kb_buf_catf(out, "session %s, step %d of %d\n%s  %s  %s%s%s\n\n", s->id, i + 1, n, when,
 		    what ? what : "?", file ? file : "", v ? "  " : "", v ? v->name : "");
+	if (kb_app__llm_step_text(ev, out))
+		return;
 	if (what && !strcmp(what, "edit")) {
 		const char *d = json_string_value(json_object_get(ev, "diff"));
 		kb_buf_cat(out, d ? d : "(no diff recorded)\n");

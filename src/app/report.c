@@ -479,6 +479,7 @@ int kb_app_report(const kb_app_report_opts *o, const kb_variant *vs, int n, char
 	section_change(&R, out, sources, lens);
 	section_chart(&R, out, svg_out);
 	section_correctness(&R, out);
+	kb_app__section_rounds(&R, out);
 	kb_app__page_end(&R, out);
 	free(title);
 	kb_app__model_free(&R);
@@ -535,7 +536,9 @@ static int report_part(const kb_session *s, const char *path, kb_app_report_opts
 	char *sass = report_sass(st, path, vs, first, best);
 	o->file = path;
 	o->sass_diff = sass;
+	o->rounds = kb_app__llm_rounds(s, path);
 	rc = kb_app_report(o, vs, n, src, lens, page, svg, err);
+	json_decref(o->rounds);
 	free(sass);
 	for (int i = 0; i < n; i++)
 		free(src[i]);

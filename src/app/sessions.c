@@ -71,6 +71,9 @@ static void log_file(const kb_session *s, const char *path, kb_buf *out, kb_err 
 		log_row(&vs[i], nk > 1, i == kb_app__best_of(vs, n, vs[i].kernel), out);
 	if (!n)
 		kb_buf_cat(out, "  (no variants yet)\n");
+	json_t *rounds = kb_app__llm_rounds(s, path);
+	kb_app__rounds_text(rounds, out);
+	json_decref(rounds);
 	kb_session_variants_free(vs, n);
 	kb_session_store_close(st);
 }

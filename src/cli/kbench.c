@@ -4,7 +4,7 @@
  * Exit codes: 0 ok, 1 kernel or spec error, 2 usage error, 3 environment
  * (a file, library or device could not be used).
  */
-#include "../app/app.h"
+#include "cli.h"
 
 #include <getopt.h>
 #include <libgen.h>
@@ -55,6 +55,10 @@ static const char usage_main[] =
 	"  report SESSION -o FILE.md|FILE.html [--file F]  a file's variants for code review\n"
 	"  (variants are numbered per file; in a session of several files, --file says which)\n"
 	"\n"
+	"  optimize FILE [--rounds N] [--llm-cmd CMD]  ask a model, check and time each\n"
+	"                            proposal, keep the best CORRECT one (docs/llm.md)\n"
+	"  llm templates [--init] | llm config  the prompt templates; the LLM settings\n"
+	"\n"
 	"options:\n"
 	"  -h, --help     show help (also `kbench COMMAND --help`)\n"
 	"  --version      print the version\n"
@@ -87,10 +91,7 @@ static const char usage_compile[] =
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
-	fprintf(stderr, "kbench: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", usage);
-	return EXIT_USAGE;
+	return kb_cli_usage(usage, fmt, arg);
 }
 
 static void print_diags(const kb_diags *d)
@@ -886,6 +887,8 @@ static const struct {
 	{"calibrate", cmd_calibrate},
 	{"devices", cmd_devices},
 	{"serve", cmd_serve},
+	{"optimize", kb_cli_optimize},
+	{"llm", kb_cli_llm},
 };
 
 int main(int argc, char **argv)

@@ -34,6 +34,7 @@ enum {
 	KB_EUNSUP = -10,   /* not supported here (tool or API missing) */
 	KB_ENOMEM = -11,   /* not enough (device) memory for something optional */
 	KB_EAMBIG = -12,   /* several candidates fit: the caller must say which */
+	KB_ECANCELED = -13, /* the user stopped it (an LLM request) */
 };
 
 /* ===== err.c ===== */

@@ -16,7 +16,8 @@
 #include <string.h>
 
 const char *const kb_tui__pane_names[KB_TUI__NPANES] = {
-	"Summary", "CUDA", "SASS", "PTX", "Occupancy", "Metrics", "Roofline", "Variants", "Diff", "Help",
+	"Summary", "CUDA", "SASS", "PTX", "Occupancy", "Metrics", "Roofline", "Variants", "Diff", "LLM",
+	"Help",
 };
 
 /* ===== which panes a file has ===== */
@@ -242,6 +243,9 @@ static void help(kb_buf *out)
 		   "  Ctrl-N/Ctrl-P select the next / previous variant (Variants pane)\n"
 		   "  Ctrl-D        diff the selected variant with the newest (Diff pane)\n"
 		   "  Ctrl-O        load the selected variant into the editor (Ctrl-Z undoes)\n"
+		   "  Ctrl-L        ask the model (LLM pane; Enter alone: how can this be faster?)\n"
+		   "  Ctrl-T / Ctrl-W   apply (one edit, then saved and run) / reject its proposal\n"
+		   "  Esc           cancel a question on its way\n"
 		   "\n"
 		   "A .tile file has a CUDA pane (after Summary): the CUDA it lowers\n"
 		   "to, the code of the cursor's line marked '>' (the pane follows the\n"
@@ -309,6 +313,7 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 	case KB_TUI__PANE_HELP: help(out); return;
 	case KB_TUI__PANE_VARIANTS: variants(v, out); return;
 	case KB_TUI__PANE_DIFF: diff(v, out); return;
+	case KB_TUI__PANE_LLM: kb_buf_cat(out, "(the conversation: tui_llm.c)\n"); return;
 	case KB_TUI__PANE_ROOFLINE: {
 		/* the plot; its title, axes and legend take about 14 rows */
 		int rows = v->height - 14 < 8 ? 8 : v->height - 14 > 30 ? 30 : v->height - 14;

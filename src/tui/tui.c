@@ -100,20 +100,23 @@ static void take_result(kb_tui__ui *t)
 
 static void loop(kb_tui__ui *t)
 {
-	struct pollfd pf[3] = {{0, POLLIN, 0}, {t->w.wake[0], POLLIN, 0}, {t->inotify, POLLIN, 0}};
+	struct pollfd pf[4] = {{0, POLLIN, 0}, {t->w.wake[0], POLLIN, 0}, {t->llm.wake[0], POLLIN, 0},
+			       {t->inotify, POLLIN, 0}};
 	while (!t->quit && !got_signal) {
 		kb_tui__draw(t);
 		if (t->key_ms && t->latency_log)
 			fprintf(t->latency_log, "%.3f\n", kb_now_ms() - t->key_ms);
 		t->key_ms = 0;
-		int n = poll(pf, t->inotify >= 0 ? 3 : 2, 250);
+		int n = poll(pf, t->inotify >= 0 ? 4 : 3, 250);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (pf[0].revents)
 			kb_tui__keys(t);
 		if (pf[1].revents)
 			take_result(t);
-		if (t->inotify >= 0 && pf[2].revents)
+		if (pf[2].revents)
+			kb_tui__llm_take(t);
+		if (t->inotify >= 0 && pf[3].revents)
 			kb_tui__file_changed(t);
 		kb_tui__autosave(t);
 	}
@@ -135,6 +138,7 @@ static int start(kb_tui__ui *t, kb_err *err)
 	}
 	kb_buf_free(&text);
 	kb_tui__file_kind(t);
+	kb_tui__llm_init(t);
 	t->split = 55;
 	t->inotify = -1;
 	t->mtime = kb_tui__mtime_of(t->o.path);
@@ -193,6 +197,7 @@ int kb_tui_run(const kb_tui_opts *o)
 	kb_tui__submit(&t);
 	loop(&t);
 	endwin();
+	kb_tui__llm_stop(&t);
 	kb_tui__worker_stop(&t.w);
 	if (t.recover_path && !kb_tui__ed_dirty(t.ed))
 		unlink(t.recover_path);

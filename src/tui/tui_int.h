@@ -265,7 +265,7 @@ void kb_tui__ed_replace_sel(kb_tui__ed *ed, const char *s, size_t n);
 enum {
 	KB_TUI__PANE_SUMMARY, KB_TUI__PANE_CUDA, KB_TUI__PANE_SASS, KB_TUI__PANE_PTX,
 	KB_TUI__PANE_OCCUPANCY, KB_TUI__PANE_METRICS, KB_TUI__PANE_ROOFLINE, KB_TUI__PANE_VARIANTS,
-	KB_TUI__PANE_DIFF, KB_TUI__PANE_HELP,
+	KB_TUI__PANE_DIFF, KB_TUI__PANE_LLM, KB_TUI__PANE_HELP,
 	KB_TUI__NPANES
 };
 extern const char *const kb_tui__pane_names[KB_TUI__NPANES];
@@ -545,8 +545,34 @@ enum { KB_TUI__C_NORMAL = 1, KB_TUI__C_TITLE, KB_TUI__C_STATUS, KB_TUI__C_LINENO
 /* The question the status line is asking, if any. */
 typedef enum {
 	KB_TUI__P_NONE, KB_TUI__P_FIND, KB_TUI__P_REPLACE_FROM, KB_TUI__P_REPLACE_TO, KB_TUI__P_GOTO,
-	KB_TUI__P_QUIT, KB_TUI__P_RECOVER
+	KB_TUI__P_QUIT, KB_TUI__P_RECOVER, KB_TUI__P_ASK
 } kb_tui__prompt;
+
+/* The LLM pane's conversation (tui_llm.c).  A question runs on a thread of
+ * its own that appends the streamed answer under lock and writes a byte to
+ * wake[1]; the loop polls wake[0], so nothing waits on the network. */
+typedef struct {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	int wake[2];
+	bool busy;             /* a question is on its way (the UI thread's flag) */
+	atomic_int cancel;     /* Esc: stop it */
+	/* under lock while busy */
+	bool finished;
+	kb_buf answer;
+	int rc;
+	kb_err err;
+	kb_llm_answer ans;
+	/* the UI thread's */
+	kb_llm_config cfg;
+	json_t *messages;
+	kb_buf shown;          /* finished exchanges, newest first */
+	char *base;            /* the text the question was about */
+	char *cand;            /* the proposal ready to apply, or NULL */
+	char status[1200];
+	int round;
+	char question[256];
+} kb_tui__llm;
 
 /* The key of Ctrl + c. */
 #define KB_TUI__CTRL(c) ((c) & 0x1f)
@@ -582,6 +608,7 @@ typedef struct {
 	bool quit, color;
 	kb_layout L;
 	bool ok_size;
+	kb_tui__llm llm;       /* the LLM pane */
 	double key_ms;         /* when the first unanswered key was read */
 	FILE *latency_log;     /* $KBENCH_TUI_LATENCY: key-to-screen times */
 } kb_tui__ui;
@@ -642,6 +669,28 @@ void kb_tui__draw_status(kb_tui__ui *t);
 void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p);
 /* Handles every key waiting on stdin. */
 void kb_tui__keys(kb_tui__ui *t);
+
+/* tui_llm.c: the LLM pane */
+/* Sets up the pane's pipe and lock (start of the workbench). */
+void kb_tui__llm_init(kb_tui__ui *t);
+/* Ctrl-L: asks for a question in the status line (Enter alone: "How can
+ * this be faster?"). */
+void kb_tui__llm_prompt(kb_tui__ui *t);
+/* Sends the question about the last compile's file and Result. */
+void kb_tui__llm_ask(kb_tui__ui *t, const char *question);
+/* The wake pipe is readable: streamed text, or the answer complete (its
+ * proposal checked: no code, not applying, spec changed, or ready). */
+void kb_tui__llm_take(kb_tui__ui *t);
+/* Ctrl-T: the proposal replaces the buffer as one edit, then is saved (so
+ * compiled and run); Ctrl-W: it is dropped.  Both are journal events. */
+void kb_tui__llm_apply(kb_tui__ui *t);
+void kb_tui__llm_reject(kb_tui__ui *t);
+/* Esc: stops a question on its way; false when there is none. */
+bool kb_tui__llm_cancel(kb_tui__ui *t);
+/* The pane's text: the exchange in progress, then the earlier ones. */
+void kb_tui__llm_text(kb_tui__ui *t, kb_buf *out);
+/* Cancels and joins a question on its way; frees the pane's state. */
+void kb_tui__llm_stop(kb_tui__ui *t);
 
 /* tui_replay.c */
 /* The session's steps; the editor starts at the first that has a text.

@@ -54,6 +54,9 @@ static void prompt_done(kb_tui__ui *t)
 	case KB_TUI__P_GOTO:
 		kb_tui__ed_goto(t->ed, atoi(in), 1);
 		break;
+	case KB_TUI__P_ASK:
+		kb_tui__llm_ask(t, in);
+		break;
 	default:
 		break;
 	}
@@ -249,6 +252,9 @@ static void char_key(kb_tui__ui *t, wint_t ch)
 	case KB_TUI__CTRL('p'): select_variant(t, -1); return;
 	case KB_TUI__CTRL('d'): t->pane = KB_TUI__PANE_DIFF, t->pane_top = 0; return;
 	case KB_TUI__CTRL('o'): load_variant(t); return;
+	case KB_TUI__CTRL('l'): kb_tui__llm_prompt(t); return;
+	case KB_TUI__CTRL('t'): kb_tui__llm_apply(t); return;
+	case KB_TUI__CTRL('w'): kb_tui__llm_reject(t); return;
 	case '\r':
 	case '\n': kb_tui__ed_newline(ed, now); return;
 	case 127:
@@ -275,7 +281,7 @@ static void escape_key(kb_tui__ui *t)
 	if (pane >= 0) {
 		t->pane = pane;
 		t->pane_top = 0;
-	} else if (rc == ERR) {
+	} else if (rc == ERR && !kb_tui__llm_cancel(t)) {
 		kb_tui__ed_set_cursor(t->ed, t->ed->cur, false);
 	}
 }

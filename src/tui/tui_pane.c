@@ -136,6 +136,8 @@ void kb_tui__draw_pane(kb_tui__ui *t)
 	if (t->pane == KB_TUI__PANE_VARIANTS || t->pane == KB_TUI__PANE_DIFF ||
 	    t->pane == KB_TUI__PANE_ROOFLINE)
 		shown = session_pane(t, &view);
+	else if (t->pane == KB_TUI__PANE_LLM)
+		kb_tui__llm_text(t, &text);
 	else
 		kb_tui__pane_text(&view, &text);
 	const char *p = shown->s ? shown->s : "";

@@ -51,7 +51,8 @@ void kb_tui__draw_status(kb_tui__ui *t)
 	mvhline(LINES - 1, 0, ' ', COLS);
 	static const char *const asks[] = {"", "find: ", "replace: ", "with: ", "go to line: ",
 					  "unsaved edits: quit anyway? (y/n) ",
-					  "a recovered buffer is newer than the file: use it? (y/n) "};
+					  "a recovered buffer is newer than the file: use it? (y/n) ",
+					  "ask the model (Enter alone: how can this be faster?): "};
 	const kb_diag *d = kb_tui__diag_on(t, t->ed->cur.line + 1);
 	char keys[160];
 	snprintf(keys, sizeof keys, "%d:%d  %s", t->ed->cur.line + 1, t->ed->cur.col + 1,

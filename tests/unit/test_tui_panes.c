@@ -32,11 +32,13 @@ static void test_tui_panes__shown(void)
 	T_EQ_INT(kb_tui__pane_nth(0, "a.cu"), KB_TUI__PANE_SUMMARY);
 	T_EQ_INT(kb_tui__pane_nth(1, "a.cu"), KB_TUI__PANE_SASS);
 	T_EQ_INT(kb_tui__pane_nth(3, "a.cu"), KB_TUI__PANE_OCCUPANCY);
-	T_EQ_INT(kb_tui__pane_nth(8, "a.cu"), KB_TUI__PANE_HELP);
-	T_EQ_INT(kb_tui__pane_nth(9, "a.cu"), -1);
+	T_EQ_INT(kb_tui__pane_nth(8, "a.cu"), KB_TUI__PANE_LLM);
+	T_EQ_INT(kb_tui__pane_nth(9, "a.cu"), KB_TUI__PANE_HELP);
+	T_EQ_INT(kb_tui__pane_nth(10, "a.cu"), -1);
 	T_EQ_INT(kb_tui__pane_nth(1, "a.tile"), KB_TUI__PANE_CUDA);
 	T_EQ_INT(kb_tui__pane_nth(4, "a.tile"), KB_TUI__PANE_OCCUPANCY);
-	T_EQ_INT(kb_tui__pane_nth(9, "a.tile"), KB_TUI__PANE_HELP);
+	T_EQ_INT(kb_tui__pane_nth(9, "a.tile"), KB_TUI__PANE_LLM);
+	T_EQ_INT(kb_tui__pane_nth(10, "a.tile"), KB_TUI__PANE_HELP);
 }
 
 /* The CUDA pane's text for result r at cursor line `line` of path. */

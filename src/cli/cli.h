@@ -1,0 +1,22 @@
+/*
+ * cli.h - what the files of `kbench` (src/cli/kbench*.c) share: the exit
+ * codes and the verbs that live outside kbench.c.
+ */
+#ifndef KB_CLI_H
+#define KB_CLI_H
+
+#include "../app/app.h"
+
+enum { KB_CLI_EXIT_KERNEL = 1, KB_CLI_EXIT_USAGE = 2, KB_CLI_EXIT_ENV = 3 };
+
+/* "kbench: <fmt with arg>" and the usage on stderr; returns KB_CLI_EXIT_USAGE. */
+int kb_cli_usage(const char *usage, const char *fmt, const char *arg);
+
+/* ===== kbench_llm.c ===== */
+
+/* `kbench optimize FILE ...` (argv[0] is "optimize"). */
+int kb_cli_optimize(int argc, char **argv);
+/* `kbench llm templates [--init] | config`. */
+int kb_cli_llm(int argc, char **argv);
+
+#endif
