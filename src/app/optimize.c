@@ -251,7 +251,8 @@ static int ask(opt *S, int k, kb_err *err)
 
 /* What one round came to, recorded and kept for the prompts. */
 typedef struct {
-	const char *verdict;   /* "no code", "COMPILE ERROR", "CORRECT", ... */
+	char verdict[24];      /* "no code", "COMPILE ERROR", "CORRECT", ... (a copy: the
+				* run's Result it came from is freed before it is told) */
 	char variant[16];
 	kb_buf reason;         /* one line: why */
 	kb_buf feedback;       /* what the model is told */
@@ -310,7 +311,7 @@ static int judge_run(opt *S, const char *cand, kb_compile_unit *u, round_out *ro
 		return rc;
 	if (name[0])
 		snprintf(ro->variant, sizeof ro->variant, "%s", name);
-	ro->verdict = kb_app_run_verdict(res);
+	snprintf(ro->verdict, sizeof ro->verdict, "%s", kb_app_run_verdict(res));
 	kb_app_run_render(res, &ro->feedback);
 	kb_buf_cat(&ro->feedback, deltas.s ? deltas.s : "");
 	if (no_gpu(res)) {
@@ -360,7 +361,7 @@ static int try_answer(opt *S, round_out *ro, kb_err *err)
 	char *cand = NULL;
 	kb_llm_verdict v = kb_llm_candidate(S->base, S->ans.text, &cand, &ro->reason);
 	if (v != KB_LLM_OK) {
-		ro->verdict = kb_llm_verdict_name(v);
+		snprintf(ro->verdict, sizeof ro->verdict, "%s", kb_llm_verdict_name(v));
 		kb_buf_cat(&ro->feedback, ro->reason.s);
 		return 0;
 	}
@@ -368,7 +369,8 @@ static int try_answer(opt *S, round_out *ro, kb_err *err)
 	memset(&u, 0, sizeof u);
 	int rc = compile_text(S, cand, &u, ro->variant);
 	if (rc != 0) {
-		ro->verdict = rc == KB_ESPEC ? "SPEC ERROR" : "COMPILE ERROR";
+		snprintf(ro->verdict, sizeof ro->verdict, "%s",
+			 rc == KB_ESPEC ? "SPEC ERROR" : "COMPILE ERROR");
 		int nerr = kb_diag_count(&u.diags, KB_DIAG_ERROR);
 		kb_buf_catf(&ro->reason, "%d error%s", nerr, nerr == 1 ? "" : "s");
 		kb_diag_render(&u.diags, &ro->feedback, false);
@@ -407,7 +409,7 @@ static void round_free(round_out *ro)
 /* The rounds; 0 when they ran out, else why the loop stopped. */
 static int rounds(opt *S, kb_err *err)
 {
-	const char *verdict = "";
+	char verdict[24] = ""; /* the last round's, for the next question */
 	kb_buf feedback = KB_BUF_INIT;
 	int rc = 0;
 	for (int k = 1; k <= S->o->rounds && rc == 0 && !budget_spent(S); k++) {
@@ -427,7 +429,7 @@ static int rounds(opt *S, kb_err *err)
 		record_round(S, k, &ro);
 		kb_buf_reset(&feedback);
 		kb_buf_cat(&feedback, ro.feedback.s ? ro.feedback.s : "");
-		verdict = ro.verdict;
+		snprintf(verdict, sizeof verdict, "%s", ro.verdict);
 		round_free(&ro);
 	}
 	kb_buf_free(&feedback);
