@@ -151,7 +151,7 @@ $(LIB): $(LIB_OBJ) $(TS_OBJ)
 	@echo "AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/kbench: $(B)/obj/src/cli/kbench.o $(B)/obj/src/cli/kbench_llm.o $(LIB)
+$(B)/kbench: $(B)/obj/src/cli/kbench.o $(B)/obj/src/cli/kbench_llm.o $(B)/obj/src/cli/kbench_session.o $(LIB)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

@@ -12,6 +12,24 @@ enum { KB_CLI_EXIT_KERNEL = 1, KB_CLI_EXIT_USAGE = 2, KB_CLI_EXIT_ENV = 3 };
 /* "kbench: <fmt with arg>" and the usage on stderr; returns KB_CLI_EXIT_USAGE. */
 int kb_cli_usage(const char *usage, const char *fmt, const char *arg);
 
+/* kbench.c: the runner a verb talks to: over ssh with --remote, else
+ * local (shared between one-shot commands when share and this process may). */
+kb_runner *kb_cli_runner(bool share);
+
+/* ===== kbench_session.c: the session verbs (argv[0] is the verb) ===== */
+
+int kb_cli_log(int argc, char **argv);
+int kb_cli_show(int argc, char **argv);
+int kb_cli_diff(int argc, char **argv);
+int kb_cli_checkout(int argc, char **argv);
+int kb_cli_label(int argc, char **argv);
+int kb_cli_note(int argc, char **argv);
+int kb_cli_sessions(int argc, char **argv);
+int kb_cli_session(int argc, char **argv);
+int kb_cli_replay(int argc, char **argv);
+int kb_cli_report(int argc, char **argv);
+int kb_cli_remote(int argc, char **argv);
+
 /* ===== kbench_llm.c ===== */
 
 /* `kbench optimize FILE ...` (argv[0] is "optimize"). */
