@@ -185,8 +185,6 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i)
 
 /* ===== statements ===== */
 
-static void stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n);
-
 /* name = value for an element-wise value: a scalar, or every slot. */
 static void assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
 			       const kb_tile__expr *value, bool declare, int op)
@@ -221,8 +219,6 @@ bool kb_tile__is_load(const kb_tile__expr *e)
 {
 	return e->kind == KB_TE_CALL && !strcmp(e->name, "load");
 }
-
-static bool reassigned(kb_tile__stmt *const *v, int n, const char *name);
 
 /* Whether e names `name` (outside a dot's [BM, BN] values when mma is set). */
 static bool names_in(const kb_tile__expr *e, const char *name)
@@ -268,17 +264,15 @@ static bool only_epilogue_uses(kb_tile__stmt *const *v, int n, const char *name)
 static void note_load(kb_tile__lw *L, const kb_tile__stmt *st)
 {
 	if (st->type.rank == 1 && !st->op && kb_tile__is_load(st->value) &&
-	    !reassigned(L->k->body, L->k->nbody, st->name))
+	    !kb_tile__reassigned(L->k->body, L->k->nbody, st->name))
 		L->syms[L->nsyms - 1].load = st->value;
 }
-
-static kb_tile__kept *kept_of(kb_tile__lw *L, const kb_tile__expr *slice);
 
 /* In the row-in-registers branch, a load of a slice it keeps: the first
  * loop fills the registers, the later ones take them as they are. */
 static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
 {
-	kb_tile__kept *k = L->fast ? kept_of(L, st->value->args[0]) : NULL;
+	kb_tile__kept *k = L->fast ? kb_tile__kept_of(L, st->value->args[0]) : NULL;
 	if (!k)
 		return false;
 	if (!k->filled) {
@@ -352,7 +346,7 @@ static bool streams(kb_tile__lw *L, const kb_tile__stmt *st)
 {
 	const kb_tile__expr *e = st->value;
 	if (!L->list || st->type.rank != 1 || !kb_tile__streamable(L, e) ||
-	    reassigned(L->k->body, L->k->nbody, st->name))
+	    kb_tile__reassigned(L->k->body, L->k->nbody, st->name))
 		return false;
 	int user = -1;
 	for (int i = L->at + 1; i < L->nlist; i++)
@@ -410,7 +404,7 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 	if (st->defines && root && kb_tile__is_load(st->value) && keep_load(L, st))
 		return;
 	if (st->defines && L->mma.on && t->rank == 1 && root && kb_tile__is_load(st->value) &&
-	    !reassigned(L->k->body, L->k->nbody, st->name) &&
+	    !kb_tile__reassigned(L->k->body, L->k->nbody, st->name) &&
 	    only_epilogue_uses(L->k->body, L->k->nbody, st->name)) {
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "/* %s: read where the dot's result uses it, at its columns */\n", st->name);
@@ -477,7 +471,7 @@ static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_catf(L->o, "for (int %s = %s; %s < %s; %s += %s) {\n", cn, lo.s, cn, hi.s, cn, step.s);
 	L->depth++;
 	kb_tile__define(L, st->name, cn, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
-	stmts(L, st->body, st->nbody);
+	kb_tile__lower_stmts(L, st->body, st->nbody);
 	kb_tile__leave_scope(L);
 	L->depth--;
 	kb_tile__ind(L);
@@ -496,14 +490,14 @@ static void lower_if(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (%s) {\n", c.s);
 	L->depth++;
-	stmts(L, st->body, st->nbody);
+	kb_tile__lower_stmts(L, st->body, st->nbody);
 	kb_tile__leave_scope(L);
 	L->depth--;
 	if (st->nels) {
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "} else {\n");
 		L->depth++;
-		stmts(L, st->els, st->nels);
+		kb_tile__lower_stmts(L, st->els, st->nels);
 		kb_tile__leave_scope(L);
 		L->depth--;
 	}
@@ -558,7 +552,7 @@ static void top_consts(kb_tile__lw *L, const char *body_code)
 	}
 }
 
-static void stmt(kb_tile__lw *L, const kb_tile__stmt *st)
+void kb_tile__lower_stmt(kb_tile__lw *L, const kb_tile__stmt *st)
 {
 	if (st->kind == KB_TS_CONST) { /* the top level's are declared first */
 		if (!top_level(L, st)) {
@@ -588,262 +582,12 @@ static void stmt(kb_tile__lw *L, const kb_tile__stmt *st)
 	}
 }
 
-static void stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n)
+void kb_tile__lower_stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n)
 {
 	for (int i = 0; i < n; i++) {
 		L->list = v, L->nlist = n, L->at = i;
-		stmt(L, v[i]);
+		kb_tile__lower_stmt(L, v[i]);
 	}
-}
-
-/* ===== the row-in-registers branch ===== */
-
-static bool ident_char(char c)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* A top-level loop's range as text, to tell loops over the same range. */
-static char *range_key(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
-	kb_tile__range_text(L, st, &lo, &hi, &step);
-	char *key = kb_xasprintf("%s | %s | %s", lo.s, hi.s, step.s);
-	kb_buf_free(&lo);
-	kb_buf_free(&hi);
-	kb_buf_free(&step);
-	return key;
-}
-
-/* The slice's source text with the loop variable written as `@`. */
-static char *slice_key(const kb_tile__lw *L, const kb_tile__expr *s, const char *var)
-{
-	kb_buf b = KB_BUF_INIT;
-	const char *t = L->f->text;
-	int line = 1, col = 1;
-	size_t at = 0;
-	for (; t[at] && (line < s->line || col < s->col); at++) {
-		if (t[at] == '\n')
-			line++, col = 1;
-		else
-			col++;
-	}
-	size_t vl = strlen(var);
-	for (size_t k = 0; k < (size_t)s->len && t[at + k]; k++) {
-		bool word = !strncmp(t + at + k, var, vl) && (k == 0 || !ident_char(t[at + k - 1])) &&
-			    !ident_char(t[at + k + vl]);
-		if (word) {
-			kb_buf_catc(&b, '@');
-			k += vl - 1;
-		} else if (t[at + k] != ' ') {
-			kb_buf_catc(&b, t[at + k]);
-		}
-	}
-	return kb_buf_detach(&b);
-}
-
-/* Whether e reads memory (a load or a reduction under it). */
-static bool reads_memory(const kb_tile__expr *e)
-{
-	if (!e)
-		return false;
-	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (reads_memory(e->args[i]))
-			return true;
-	return false;
-}
-
-/* Whether the kernel's top level has two or more loops over one range
- * that both load one slice: then the branch is worth having (not when a
- * bound is read from memory: the branch's condition comes before any
- * statement could read it). */
-static bool wants_fast_path(kb_tile__lw *L, char **range)
-{
-	int nfor = 0;
-	*range = NULL;
-	for (int i = 0; i < L->k->nbody; i++) {
-		const kb_tile__stmt *st = L->k->body[i];
-		if (st->kind != KB_TS_FOR)
-			continue;
-		if (reads_memory(st->lo) || reads_memory(st->hi) || reads_memory(st->step)) {
-			free(*range);
-			*range = NULL;
-			return false;
-		}
-		char *r = range_key(L, st);
-		if (!*range)
-			*range = r;
-		else if (strcmp(*range, r))
-			nfor = -100, free(r);
-		else
-			free(r);
-		nfor++;
-	}
-	if (nfor >= 2)
-		return true;
-	free(*range);
-	*range = NULL;
-	return false;
-}
-
-static kb_tile__kept *kept_of(kb_tile__lw *L, const kb_tile__expr *slice)
-{
-	char *key = slice_key(L, slice, L->loopvar);
-	kb_tile__kept *k = NULL;
-	for (int i = 0; i < L->nkept && !k; i++)
-		if (!strcmp(L->kept[i].key, key))
-			k = &L->kept[i];
-	free(key);
-	return k;
-}
-
-/* Whether `name` is assigned again in v after its definition. */
-static bool reassigned(kb_tile__stmt *const *v, int n, const char *name)
-{
-	for (int i = 0; i < n; i++) {
-		const kb_tile__stmt *st = v[i];
-		if (st->kind == KB_TS_ASSIGN && !st->defines && !strcmp(st->name, name))
-			return true;
-		if (reassigned(st->body, st->nbody, name) || reassigned(st->els, st->nels, name))
-			return true;
-	}
-	return false;
-}
-
-/* Whether top-level loop `loop` defines a variable by a load of `key`
- * (its slice text, loop variable abstracted) that its body never assigns
- * again, from a tensor the kernel never writes; *st gets that statement. */
-static bool loads_kept(kb_tile__lw *L, const kb_tile__stmt *loop, int j, char **key)
-{
-	const kb_tile__stmt *st = loop->body[j];
-	*key = NULL;
-	if (st->kind != KB_TS_ASSIGN || !st->defines || !kb_tile__is_load(st->value) ||
-	    st->type.rank != 1 || reassigned(loop->body, loop->nbody, st->name))
-		return false;
-	const kb_tile_param *t = kb_tile__param(L, st->value->args[0]->name);
-	if (!t || t->written)
-		return false;
-	*key = slice_key(L, st->value->args[0], loop->name);
-	return true;
-}
-
-/* Whether a top-level loop other than the one at `self` loads slice key. */
-static bool loaded_again(kb_tile__lw *L, int self, const char *key)
-{
-	for (int i = 0; i < L->k->nbody; i++) {
-		const kb_tile__stmt *loop = L->k->body[i];
-		if (i == self || loop->kind != KB_TS_FOR)
-			continue;
-		for (int j = 0; j < loop->nbody; j++) {
-			char *k2;
-			bool same = loads_kept(L, loop, j, &k2) && !strcmp(k2, key);
-			free(k2);
-			if (same)
-				return true;
-		}
-	}
-	return false;
-}
-
-/* Declares registers for every slice that two top-level loops load (of a
- * tensor the kernel never writes, into a variable never assigned again);
- * a slice one loop loads is left to that loop (streamed where it can be). */
-static void find_kept(kb_tile__lw *L)
-{
-	int seen = 0;
-	for (int i = 0; i < L->k->nbody; i++) {
-		const kb_tile__stmt *loop = L->k->body[i];
-		if (loop->kind != KB_TS_FOR)
-			continue;
-		L->loopvar = loop->name;
-		for (int j = 0; j < loop->nbody; j++) {
-			const kb_tile__stmt *st = loop->body[j];
-			char *key;
-			if (!loads_kept(L, loop, j, &key) || kept_of(L, st->value->args[0]) ||
-			    !loaded_again(L, i, key)) {
-				free(key);
-				continue;
-			}
-			kb_tile__kept *k = KB_PUSH(L->kept, L->nkept, L->capkept);
-			k->key = key;
-			k->c = kb_xasprintf("kb_row%d", ++seen);
-			k->filled = false;
-			kb_tile__ind(L);
-			kb_buf_catf(L->o, "%s %s[%lld]; /* %s, read once */\n", kb_tile__ctype(st->type.dtype), k->c,
-				    (long long)kb_tile__slots(L, st->type.ext[0]),
-				    kb_tile__param(L, st->value->args[0]->name)->name);
-		}
-	}
-}
-
-/* The kernel body's top level in the branch: each loop once, at lo. */
-static void fast_body(kb_tile__lw *L)
-{
-	for (int i = 0; i < L->k->nbody; i++) {
-		const kb_tile__stmt *st = L->k->body[i];
-		if (st->kind != KB_TS_FOR) {
-			L->list = L->k->body, L->nlist = L->k->nbody, L->at = i;
-			stmt(L, st);
-			continue;
-		}
-		kb_buf lo = KB_BUF_INIT;
-		kb_tile__cexpr(L, st->lo, "0", &lo);
-		kb_tile__line_of(L, st->line);
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "{\n");
-		L->depth++;
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "const int %s = %s; /* the one trip */\n", st->name, lo.s);
-		kb_tile__define(L, st->name, st->name, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
-		L->loopvar = st->name;
-		stmts(L, st->body, st->nbody);
-		kb_tile__leave_scope(L);
-		kb_tile__block_close(L, 1);
-		kb_buf_free(&lo);
-	}
-}
-
-/* The body: with the branch when two loops load one slice, else as written. */
-static void body(kb_tile__lw *L)
-{
-	char *range = NULL;
-	if (!wants_fast_path(L, &range)) {
-		stmts(L, L->k->body, L->k->nbody);
-		return;
-	}
-	const kb_tile__stmt *first = NULL;
-	for (int i = 0; i < L->k->nbody && !first; i++)
-		if (L->k->body[i]->kind == KB_TS_FOR)
-			first = L->k->body[i];
-	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
-	kb_tile__range_text(L, first, &lo, &hi, &step);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "if ((%s) < (%s) && (%s) <= (%s) + (%s)) { /* one trip: the row stays in registers */\n",
-		    lo.s, hi.s, hi.s, lo.s, step.s);
-	L->depth++;
-	L->fast = true;
-	find_kept(L);
-	fast_body(L);
-	L->fast = false;
-	kb_tile__leave_scope(L);
-	L->depth--;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "} else {\n");
-	L->depth++;
-	stmts(L, L->k->body, L->k->nbody);
-	kb_tile__leave_scope(L);
-	L->depth--;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "}\n");
-	for (int i = 0; i < L->nkept; i++)
-		free(L->kept[i].key), free(L->kept[i].c);
-	L->nkept = 0;
-	kb_buf_free(&lo);
-	kb_buf_free(&hi);
-	kb_buf_free(&step);
-	free(range);
 }
 
 /* ===== kernels ===== */
@@ -893,7 +637,7 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
 	L->o = &code; /* the body first: whether it needs the scratch is known after */
 	L->scratch = false;
-	body(L);
+	kb_tile__lower_body(L);
 	L->o = whole;
 	if (L->mma.on)
 		kb_tile__mma_decls(L);

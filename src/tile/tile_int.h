@@ -378,6 +378,15 @@ typedef struct kb_tile__lw {
 } kb_tile__lw;
 
 /* lower.c */
+/* The statements v[0..n) (one statement), lowered in place. */
+void kb_tile__lower_stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n);
+void kb_tile__lower_stmt(kb_tile__lw *L, const kb_tile__stmt *st);
+/* lower_fast.c: the kernel body (with the row-in-registers branch when two
+ * loops load one slice); whether a statement of v[0..n) assigns name; the
+ * kept registers holding slice in that branch, or NULL. */
+void kb_tile__lower_body(kb_tile__lw *L);
+bool kb_tile__reassigned(kb_tile__stmt *const *v, int n, const char *name);
+kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *slice);
 void kb_tile__ind(kb_tile__lw *L);
 void kb_tile__line_of(kb_tile__lw *L, int line);
 /* A diagnostic: `what` is not supported yet by the lowering. */
