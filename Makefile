@@ -210,8 +210,11 @@ $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB) $(TS_OBJ)
 	@echo "LD    $@"
 	$(Q)$(FUZZ_CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined $^ -o $@ $(LDLIBS)
 
+fuzz-bins: $(FUZZ_BIN)
+	@:
+
 fuzz-build: deps
-	$(Q)if [ -n "$(FUZZ_OK)" ]; then $(MAKE) --no-print-directory $(FUZZ_BIN); \
+	$(Q)if [ -n "$(FUZZ_OK)" ]; then $(MAKE) --no-print-directory fuzz-bins; \
 	else echo "fuzz: $(FUZZ_CC) cannot link -fsanitize=fuzzer here; targets not built"; fi
 
 # Every target FUZZ_SECONDS seconds; fails on a crash and names its reproducer.
@@ -305,7 +308,7 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all demo deps test test-gpu build-tests asan fuzz fuzz-build dist check-includes clean distclean
+.PHONY: all demo deps test test-gpu build-tests asan fuzz fuzz-build fuzz-bins dist check-includes clean distclean
 .SECONDARY:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/fuzz/obj -name '*.d' 2>/dev/null)
