@@ -1,7 +1,8 @@
 # kbench - one non-recursive Makefile (style.md rule 20).
 #   make deps      install build dependencies (Debian packages, npm tarballs)
 #   make           build/kbench and build/kbench-tui
-#   make test      every test (unit, ASan+UBSan unit, CLI), GPU tests skip without a GPU
+#   make test      every test (unit, ASan+UBSan unit, fuzz targets briefly, CLI), GPU tests skip without a GPU
+#   make fuzz      every libFuzzer target FUZZ_SECONDS seconds (docs/fuzz.md)
 #   make V=1       show full commands
 .DEFAULT_GOAL := all
 
