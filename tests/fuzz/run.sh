@@ -6,7 +6,7 @@
 # of any crash, and the closing "# passed=N failed=N skipped=N" that
 # tests/run.sh adds up.  Exits 1 on any crash, leak, timeout or OOM.
 cd "$(dirname "$0")/../.." || exit 1
-secs=${1:-10}; shift 2>/dev/null
+secs=${1:-10}; [ $# -gt 0 ] && shift
 passed=0 failed=0 skipped=0
 names=${*:-$(for f in tests/fuzz/fuzz_*.c; do basename "$f" .c | sed 's/^fuzz_//'; done)}
 
