@@ -41,7 +41,7 @@ for t in build/asan/tests/test_*; do
 		run_one "asan/$(basename "$t")" "$t"
 done
 # libFuzzer targets, a few seconds each (make fuzz runs them longer).
-run_one "fuzz" sh tests/fuzz/run.sh "${KBENCH_FUZZ_SECONDS:-3}"
+run_one "fuzz" sh tests/fuzz/run.sh "${KBENCH_FUZZ_SECONDS:-2}"
 for t in tests/cli/*.sh; do
 	case $(basename "$t") in lib*) continue ;; esac
 	[ -f "$t" ] && run_one "cli/$(basename "$t" .sh)" sh "$t"
