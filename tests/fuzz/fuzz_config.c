@@ -13,9 +13,7 @@ static char *path;
 
 static void setup(void)
 {
-	char dir[] = "/tmp/kb-fuzz-config-XXXXXX";
-	if (!mkdtemp(dir))
-		abort();
+	const char *dir = fuzz_tmpdir("config");
 	setenv("XDG_CONFIG_HOME", dir, 1);
 	path = kb_xasprintf("%s/kbench", dir);
 	mkdir(path, 0700);

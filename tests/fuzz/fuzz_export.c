@@ -8,7 +8,6 @@
 #include "../../src/session/session.h"
 #include "fuzz.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -27,9 +26,7 @@ static void put(const char *name, const void *p, size_t n)
 
 static void setup(void)
 {
-	char dir[] = "/tmp/kb-fuzz-export-XXXXXX";
-	if (!mkdtemp(dir))
-		abort();
+	const char *dir = fuzz_tmpdir("export");
 	folder = kb_xasprintf("%s/export", dir);
 	data_dir = kb_xasprintf("%s/data", dir);
 	setenv("XDG_DATA_HOME", data_dir, 1);
@@ -47,11 +44,6 @@ static void setup(void)
 	const char src[] = "//! arg n = 4\n__global__ void k(float *x, int n) { }\n";
 	put("v1.cu", src, sizeof src - 1);
 	put("journal.jsonl", "{\"event\":\"run\"}\n", 16);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
 }
 
 /* Lists the variants of each file the manifest names: every note read. */
@@ -87,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		list_variants(&s, data, mlen);
 		kb_session_free(&s);
 	}
-	nftw(data_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	fuzz_rm_tree(data_dir);
 	mkdir(data_dir, 0700);
 	return 0;
 }

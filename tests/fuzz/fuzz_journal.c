@@ -12,10 +12,7 @@ static kb_session sess;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!sess.dir) {
-		char dir[] = "/tmp/kb-fuzz-journal-XXXXXX";
-		if (!mkdtemp(dir))
-			abort();
-		sess.dir = kb_xstrdup(dir);
+		sess.dir = kb_xstrdup(fuzz_tmpdir("journal"));
 		snprintf(sess.id, sizeof sess.id, "fuzz");
 	}
 	char *path = kb_xasprintf("%s/journal.jsonl", sess.dir);
