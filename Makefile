@@ -1,7 +1,8 @@
 # kbench - one non-recursive Makefile (style.md rule 20).
 #   make deps      install build dependencies (Debian packages, npm tarballs)
 #   make           build/kbench and build/kbench-tui
-#   make test      every test (unit, ASan+UBSan unit, CLI), GPU tests skip without a GPU
+#   make test      every test (unit, ASan+UBSan unit, fuzz targets briefly, CLI), GPU tests skip without a GPU
+#   make fuzz      every libFuzzer target FUZZ_SECONDS seconds (docs/fuzz.md)
 #   make V=1       show full commands
 .DEFAULT_GOAL := all
 
@@ -180,6 +181,47 @@ $(B)/asan/tests/%: $(B)/asan/obj/tests/unit/%.o $(ASAN_OBJ) $(TS_OBJ)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
 
+# ---- fuzzing (docs/fuzz.md) ----------------------------------------------
+# libFuzzer targets tests/fuzz/fuzz_*.c, built with clang against the library
+# compiled once more with coverage hooks (fuzzer-no-link) and ASan+UBSan.
+FUZZ_CC    := clang
+FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	      -fno-sanitize-recover=all
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+FUZZ_OBJ   := $(LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
+FUZZ_LIB   := $(B)/fuzz/libkb.a
+FUZZ_SECONDS ?= 10
+# Whether clang can link a libFuzzer program here (evaluated only when used).
+FUZZ_OK = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ return 0; }\n' | \
+	    $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo 1)
+
+$(B)/fuzz/obj/%.o: %.c | $(DEPS)/tree-sitter/.ok
+	@mkdir -p $(@D)
+	@echo "CC    $< (fuzz)"
+	$(Q)$(FUZZ_CC) $(CFLAGS) -Itests $(FUZZ_FLAGS) -c $< -o $@
+
+$(B)/fuzz/obj/src/compile/toolkit.o: CFLAGS += $(TOOLKIT_DEF)
+
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	@echo "AR    $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB) $(TS_OBJ)
+	@echo "LD    $@"
+	$(Q)$(FUZZ_CC) $(CFLAGS) -fsanitize=fuzzer,address,undefined $^ -o $@ $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BIN)
+	@:
+
+fuzz-build: deps
+	$(Q)if [ -n "$(FUZZ_OK)" ]; then $(MAKE) --no-print-directory fuzz-bins; \
+	else echo "fuzz: $(FUZZ_CC) cannot link -fsanitize=fuzzer here; targets not built"; fi
+
+# Every target FUZZ_SECONDS seconds; fails on a crash and names its reproducer.
+fuzz: fuzz-build
+	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 # The README's first command: build, then the main job on the example kernel
 # (compile everywhere; check + time + ceilings where a GPU is present).
 demo: all
@@ -222,6 +264,7 @@ $(B)/tests/test_emu_runtime: tests/emu/test_emu_runtime.cpp $(EMU_RT) tests/t.h
 
 build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
 	     $(B)/remote/remote_drop $(B)/remote/remote_bench
+	$(Q)$(MAKE) --no-print-directory fuzz-build
 
 # Driven by tests/cli/remote.sh and bench/remote_overhead.sh through their
 # loopback sshd (not run alone).
@@ -261,12 +304,12 @@ check-includes:
 	    hdr=b[2]; sub(/\.h".*/,"",hdr); if (hdr != b[1] && hdr != "kb") print }' | grep .
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/tests $(B)/emu $(B)/ts $(B)/kbench $(B)/kbench-tui $(LIB)
+	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/tests $(B)/emu $(B)/ts $(B)/kbench $(B)/kbench-tui $(LIB)
 
 distclean:
 	rm -rf $(B)
 
-.PHONY: all demo deps test test-gpu build-tests asan dist check-includes clean distclean
+.PHONY: all demo deps test test-gpu build-tests asan fuzz fuzz-build fuzz-bins dist check-includes clean distclean
 .SECONDARY:
 
--include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/asan $(B)/fuzz/obj -name '*.d' 2>/dev/null)

@@ -1,7 +1,7 @@
 #!/bin/sh
-# run.sh - runs every test program (unit, the same under ASan+UBSan, and the
-# CLI scripts), prints PASS/FAIL per program and one closing line
-# "N passed, N failed[, N skipped (reason)]" counting test cases.  Exits 1 on
+# run.sh - runs every test program (unit, the same under ASan+UBSan, the
+# libFuzzer targets for a short budget, and the CLI scripts), prints
+# PASS/FAIL per program and one closing line "N passed, N failed[, N skipped (reason)]" counting test cases.  Exits 1 on
 # any failure.  Logs of failing programs are kept under build/test-logs.
 cd "$(dirname "$0")/.." || exit 1
 logs=build/test-logs
@@ -40,6 +40,8 @@ for t in build/asan/tests/test_*; do
 	[ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		run_one "asan/$(basename "$t")" "$t"
 done
+# libFuzzer targets, a few seconds each (make fuzz runs them longer).
+run_one "fuzz" sh tests/fuzz/run.sh "${KBENCH_FUZZ_SECONDS:-2}"
 for t in tests/cli/*.sh; do
 	case $(basename "$t") in lib*) continue ;; esac
 	[ -f "$t" ] && run_one "cli/$(basename "$t" .sh)" sh "$t"

@@ -254,7 +254,8 @@ static int thread_count(lexer *lx, token *t)
 	next_token(lx, t);
 	while (t->kind == TK_NUM) {
 		long v = strtol(t->s, NULL, 0);
-		prod = v > 0 && prod * v < (1L << 30) ? prod * v : 0;
+		/* prod * v < 2^30, without overflowing on absurd numbers */
+		prod = v > 0 && prod <= ((1L << 30) - 1) / v ? prod * v : 0;
 		n++;
 		next_token(lx, t);
 		if (!tok_is(t, ","))

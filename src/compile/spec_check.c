@@ -109,6 +109,8 @@ static void check_tmaps(kb_compile__parser *P)
 		const kb_spec_tmap *m = &s->tmaps[i];
 		for (int d = 0; d < m->nbox; d++)
 			check_names(P, m->box[d], -1);
+		if (!m->tensor)
+			continue; /* `tensormap NAME` without `: TENSOR`, already reported */
 		int t = kb_compile__find_tensor(s, m->tensor);
 		int len = (int)strlen(m->tensor);
 		if (t < 0)

@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,10 +102,10 @@ static bool set_one(kb_llm_config *c, const char *k, const char *v)
 	for (size_t i = 0; i < KB_ARRAY_LEN(nums); i++)
 		if (!strcmp(k, nums[i].name))
 			return parse_num(v, nums[i].field);
-	double d;
-	if (!strcmp(k, "retries") && parse_num(v, &d) && d >= 0)
+	double d; /* counts: 0 .. INT_MAX (1e99 and inf are no int) */
+	if (!strcmp(k, "retries") && parse_num(v, &d) && d >= 0 && d <= INT_MAX)
 		return c->retries = (int)d, true;
-	if (!strcmp(k, "max_tokens") && parse_num(v, &d) && d >= 0)
+	if (!strcmp(k, "max_tokens") && parse_num(v, &d) && d >= 0 && d <= INT_MAX)
 		return c->max_tokens = (int)d, true;
 	if (!strcmp(k, "stream"))
 		return parse_bool(v, &c->stream);

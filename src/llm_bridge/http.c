@@ -31,7 +31,7 @@ typedef struct {
 	CURL *curl;
 	bool sse;              /* the answer is text/event-stream (whatever was asked) */
 	kb_buf body;           /* a non-streamed body, or an error's */
-	kb_buf line;           /* an SSE line not yet complete */
+	kb_llm__sse dec;       /* the SSE decoder (sse.c) */
 	kb_buf text;           /* the answer so far */
 	double retry_after;    /* seconds, < 0: none given */
 	int ptoks, ctoks;
@@ -65,22 +65,14 @@ static void add_text(xfer *x, const char *s)
 		x->h->on_text(x->h->ctx, s, strlen(s));
 }
 
-/* One complete SSE line. */
-static void sse_line(xfer *x, const char *s)
+/* One `data:` chunk of the stream (sse.c). */
+static void on_chunk(void *ctx, json_t *j)
 {
-	if (strncmp(s, "data:", 5))
-		return; /* comments, event: and id: lines */
-	s += 5;
-	while (*s == ' ')
-		s++;
-	if (!strcmp(s, "[DONE]"))
-		return;
-	json_t *j = json_loads(s, 0, NULL);
+	xfer *x = ctx;
 	json_t *choice = json_array_get(json_object_get(j, "choices"), 0);
 	json_t *delta = json_object_get(choice, "delta");
 	add_text(x, json_string_value(json_object_get(delta, "content")));
 	read_usage(x, j);
-	json_decref(j);
 }
 
 static size_t on_write(char *p, size_t size, size_t n, void *ctx)
@@ -93,17 +85,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *ctx)
 		kb_buf_catn(&x->body, p, len);
 		return len;
 	}
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] != '\n') {
-			kb_buf_catc(&x->line, p[i]);
-			continue;
-		}
-		if (x->line.len && x->line.s[x->line.len - 1] == '\r')
-			x->line.s[--x->line.len] = 0;
-		if (x->line.len)
-			sse_line(x, x->line.s);
-		kb_buf_reset(&x->line);
-	}
+	kb_llm__sse_feed(&x->dec, p, len);
 	return len;
 }
 
@@ -243,7 +225,7 @@ static int attempts(xfer *x, const kb_llm_config *c, const char *url, const char
 		    struct curl_slist *hdrs, const char *key, kb_llm_answer *a, kb_err *err)
 {
 	for (int attempt = 0;; attempt++) {
-		kb_buf_reset(&x->body), kb_buf_reset(&x->line), kb_buf_reset(&x->text);
+		kb_buf_reset(&x->body), kb_buf_reset(&x->dec.line), kb_buf_reset(&x->text);
 		x->retry_after = -1;
 		x->sse = false;
 		setup(x, c, url, body, hdrs);
@@ -301,6 +283,8 @@ int kb_llm__http_ask(const kb_llm_config *c, json_t *messages, const kb_llm_hook
 		ulen--;
 	char *url = kb_xasprintf("%.*s/chat/completions", (int)ulen, c->base_url);
 	xfer x = {.h = h, .L = L, .curl = L->easy_init()};
+	x.dec.on_chunk = on_chunk;
+	x.dec.ctx = &x;
 	struct curl_slist *hd = headers(L, c->stream, auth);
 	double t0 = kb_now_ms();
 	rc = attempts(&x, c, url, body, hd, key, a, err);
@@ -316,7 +300,7 @@ int kb_llm__http_ask(const kb_llm_config *c, json_t *messages, const kb_llm_hook
 	if (!x.usage)
 		kb_llm__estimate(messages, a);
 	kb_buf_free(&x.body);
-	kb_buf_free(&x.line);
+	kb_buf_free(&x.dec.line);
 	free(url);
 	free(body);
 	return rc;

@@ -35,6 +35,19 @@ int kb_llm__http_ask(const kb_llm_config *c, json_t *messages, const kb_llm_hook
 int kb_llm__command_ask(const kb_llm_config *c, json_t *messages, const kb_llm_hooks *h,
 			kb_llm_answer *a, kb_err *err);
 
+/* ===== sse.c ===== */
+
+/* A streamed answer's decoder: on_chunk gets each `data:` line's JSON
+ * (NULL when it is not JSON; borrowed). */
+typedef struct {
+	kb_buf line;           /* a line not yet complete */
+	void (*on_chunk)(void *ctx, json_t *chunk);
+	void *ctx;
+} kb_llm__sse;
+
+/* Feeds n bytes of the stream; calls on_chunk for each line completed. */
+void kb_llm__sse_feed(kb_llm__sse *d, const char *p, size_t n);
+
 /* ===== config.c ===== */
 
 /* $XDG_CONFIG_HOME/kbench/<sub> (default ~/.config/kbench/<sub>); a new string. */

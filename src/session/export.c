@@ -383,17 +383,25 @@ static json_t *load_manifest(const char *folder, kb_err *err)
 	return m;
 }
 
+/* Whether member key of object o is the string s (a manifest is untrusted:
+ * any member may be missing or of another type). */
+static bool member_is(json_t *o, const char *key, const char *s)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v && !strcmp(v, s);
+}
+
 /* The manifest's entry of file `path` and of its variant `name`. */
 static json_t *find_variant(json_t *m, const char *path, const char *name, json_t **file)
 {
 	json_t *files = json_object_get(m, "files");
 	for (size_t f = 0; f < json_array_size(files); f++) {
 		*file = json_array_get(files, f);
-		if (strcmp(json_string_value(json_object_get(*file, "path")), path))
+		if (!member_is(*file, "path", path))
 			continue;
 		json_t *vs = json_object_get(*file, "variants");
 		for (size_t i = 0; i < json_array_size(vs); i++)
-			if (!strcmp(json_string_value(json_object_get(json_array_get(vs, i), "name")), name))
+			if (member_is(json_array_get(vs, i), "name", name))
 				return json_array_get(vs, i);
 	}
 	return NULL;
@@ -409,8 +417,12 @@ static int import_variant(const kb_session *s, const char *folder, json_t *m, js
 	if (!v)
 		return KB_ERR(err, KB_EINVAL, KB_DOM_JSON, 0, "manifest: no variant %s of %s",
 			      name ? name : "?", path ? path : "?");
+	const char *source = json_string_value(json_object_get(v, "source"));
+	if (!source)
+		return KB_ERR(err, KB_EINVAL, KB_DOM_JSON, 0, "manifest: variant %s of %s has no source",
+			      name, path);
 	const char *spelling = json_string_value(json_array_get(json_object_get(file, "names"), 0));
-	char *src = kb_xasprintf("%s/%s", folder, json_string_value(json_object_get(v, "source")));
+	char *src = kb_xasprintf("%s/%s", folder, source);
 	const char *res = json_string_value(json_object_get(v, "result"));
 	char *resp = res ? kb_xasprintf("%s/%s", folder, res) : NULL;
 	kb_buf text = KB_BUF_INIT;
@@ -482,7 +494,8 @@ int kb_session_import(const char *folder, const char *name, kb_session *s, kb_er
 	if (!m)
 		return KB_EINVAL;
 	char id[96];
-	snprintf(id, sizeof id, "%s", name ? name : json_string_value(json_object_get(m, "id")));
+	const char *mid = json_string_value(json_object_get(m, "id"));
+	snprintf(id, sizeof id, "%s", name ? name : mid ? mid : "");
 	json_decref(m);
 	if (!kb_session__valid_id(id))
 		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "bad session name '%s'", id);

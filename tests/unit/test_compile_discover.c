@@ -595,6 +595,22 @@ static void test_compile_discover__ptx_forms(void)
 	kb_diags_free(&d);
 }
 
+/* .maxntid products past 2^30 threads are no launch bound, and huge
+ * numbers do not overflow (found by tests/fuzz/fuzz_ptx.c). */
+static void test_compile_discover__ptx_huge_maxntid(void)
+{
+	kb_kernels ks;
+	kb_diags d;
+	T_EQ_INT(ptx(".entry a() .maxntid 8, 9223372036854775807 { ret; }\n"
+		     ".entry b() .maxntid 1024, 1048576 { ret; }\n"
+		     ".entry c() .maxntid 1024, 1023 { ret; }\n", &ks, &d), 0);
+	T_OK(find(&ks, "a") && find(&ks, "a")->launch_bounds == 0);
+	T_OK(find(&ks, "b") && find(&ks, "b")->launch_bounds == 0);
+	T_OK(find(&ks, "c") && find(&ks, "c")->launch_bounds == 1024 * 1023);
+	kb_compile_kernels_free(&ks);
+	kb_diags_free(&d);
+}
+
 static void test_compile_discover__ptx_errors(void)
 {
 	kb_kernels ks;
@@ -652,5 +668,6 @@ int main(void)
 	T_RUN(test_compile_discover__threads);
 	T_RUN(test_compile_discover__ptx_forms);
 	T_RUN(test_compile_discover__ptx_errors);
+	T_RUN(test_compile_discover__ptx_huge_maxntid);
 	return t_report();
 }

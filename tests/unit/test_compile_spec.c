@@ -1032,6 +1032,21 @@ static void test_compile_spec__bind_params(void)
 	kb_diags_free(&d);
 }
 
+/* A tensormap line cut short before its tensor is an error, not a crash
+ * (found by tests/fuzz/fuzz_spec.c). */
+static void test_compile_spec__tensormap_no_tensor(void)
+{
+	const char *texts[] = {"//! tensormap tx\n", "//! tensormap tx :\n", "//! tensormap tx : 5\n"};
+	for (size_t i = 0; i < KB_ARRAY_LEN(texts); i++) {
+		kb_spec s;
+		kb_diags d = {0};
+		T_EQ_INT(parse(texts[i], &s, &d), KB_ESPEC);
+		T_OK(kb_diag_count(&d, KB_DIAG_ERROR) >= 1);
+		kb_compile_spec_free(&s);
+		kb_diags_free(&d);
+	}
+}
+
 /* `//! tensormap`: parsed, checked against its tensor, bound to a
  * CUtensorMap parameter and only to one. */
 static void test_compile_spec__tensormap(void)
@@ -1323,6 +1338,7 @@ int main(void)
 	T_RUN(test_compile_spec__bind_choose_kernel);
 	T_RUN(test_compile_spec__bind_params);
 	T_RUN(test_compile_spec__tensormap);
+	T_RUN(test_compile_spec__tensormap_no_tensor);
 	T_RUN(test_compile_spec__bind_ref_kernel);
 	T_RUN(test_compile_spec__bind_ref_shapes);
 	T_RUN(test_compile_spec__bind_after_set_arg);

@@ -157,6 +157,13 @@ static void test_llm_bridge__config(void)
 	T_CONTAINS(err.msg, "a key does not belong");
 	T_OK(!strstr(err.msg, "secretsecret"));
 	kb_llm_config_free(&c);
+	/* counts past INT_MAX are bad values (found by tests/fuzz/fuzz_config.c) */
+	const char *too_big[] = {"retries = 4e10\n", "max_tokens = inf\n", "retries = 1e999\n"};
+	for (size_t i = 0; i < KB_ARRAY_LEN(too_big); i++) {
+		free(config_dir(too_big[i]));
+		T_EQ_INT(kb_llm_config_load(&c, &err), KB_EINVAL);
+		kb_llm_config_free(&c);
+	}
 	free(config_dir("bogus = 1\n"));
 	T_EQ_INT(kb_llm_config_load(&c, &err), KB_EINVAL);
 	T_CONTAINS(err.msg, "config:1: unknown setting");

@@ -732,6 +732,35 @@ static void test_session__list(void)
 	restore_data(old);
 }
 
+/* An export's manifest is untrusted: members missing or of another type
+ * are errors, not crashes (found by tests/fuzz/fuzz_export.c). */
+static void test_session__import_bad_manifest(void)
+{
+	char *old = use_data("data-import-bad");
+	const char *manifests[] = {
+		/* a file without "path", a variant without "name" */
+		"{\"format\":\"kbench-session/1\",\"id\":\"bad1\",\"files\":[{\"variants\":[]},"
+		"{\"path\":\"k.cu\",\"variants\":[{\"source\":\"v1.cu\"}]}],\"order\":[[\"k.cu\",\"v1\"]]}",
+		/* a variant without "source" */
+		"{\"format\":\"kbench-session/1\",\"id\":\"bad2\",\"files\":[{\"path\":\"k.cu\","
+		"\"variants\":[{\"name\":\"v1\"}]}],\"order\":[[\"k.cu\",\"v1\"]]}",
+		/* no "id" and no name given */
+		"{\"format\":\"kbench-session/1\",\"files\":[]}",
+	};
+	char *dir = kb_xasprintf("%s/bad-export", root);
+	char *man = kb_xasprintf("%s/manifest.json", dir);
+	mkdir(dir, 0700);
+	for (size_t i = 0; i < KB_ARRAY_LEN(manifests); i++) {
+		kb_session s;
+		kb_err err = {0};
+		T_EQ_INT(kb_file_write(man, manifests[i], strlen(manifests[i]), NULL), 0);
+		T_EQ_INT(kb_session_import(dir, NULL, &s, &err), KB_EINVAL);
+	}
+	free(man);
+	free(dir);
+	restore_data(old);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root)) {
@@ -759,6 +788,7 @@ int main(void)
 	T_RUN(test_session__current);
 	T_RUN(test_session__names);
 	T_RUN(test_session__list);
+	T_RUN(test_session__import_bad_manifest);
 
 	git_libgit2_shutdown();
 	if (!getenv("T_KEEP"))
