@@ -377,6 +377,11 @@ typedef struct kb_tile__lw {
 	int ndloops, capdloops;
 } kb_tile__lw;
 
+/* lower_expr.c: the materialized value of e (a load or reduction lower_value.c
+ * made), or NULL; max or min of dtype t in C (fmaxf / fmax / max). */
+const kb_tile__mat *kb_tile__mat_of(const kb_tile__lw *L, const kb_tile__expr *e);
+const char *kb_tile__minmax(const char *name, kb_tile_dtype t);
+
 /* lower.c */
 /* The statements v[0..n) (one statement), lowered in place. */
 void kb_tile__lower_stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n);
