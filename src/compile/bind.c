@@ -307,18 +307,10 @@ static void bind_scalar(const bindctx *c, const kb_param *p)
 		    c->k->name, param_type(p));
 }
 
-static const kb_spec_tmap *find_tmap(const kb_spec *s, const char *name)
-{
-	for (int i = 0; i < s->ntmaps; i++)
-		if (!strcmp(s->tmaps[i].name, name))
-			return &s->tmaps[i];
-	return NULL;
-}
-
 /* A CUtensorMap parameter takes a `//! tensormap` line, and only it does. */
 static bool bind_tmap(const bindctx *c, const kb_param *p)
 {
-	const kb_spec_tmap *m = find_tmap(c->spec, p->name);
+	const kb_spec_tmap *m = kb_compile_spec_tmap(c->spec, p->name);
 	bool typed = p->type && strstr(p->type, "CUtensorMap");
 	int line, col, len;
 	param_place(c, p, &line, &col, &len);
@@ -338,7 +330,7 @@ static bool bind_tmap(const bindctx *c, const kb_param *p)
 static bool tensor_passed(const bindctx *c, const kb_spec_tensor *t)
 {
 	for (int j = 0; j < c->k->nparams; j++) {
-		const kb_spec_tmap *m = find_tmap(c->spec, c->k->params[j].name);
+		const kb_spec_tmap *m = kb_compile_spec_tmap(c->spec, c->k->params[j].name);
 		if (!strcmp(c->k->params[j].name, t->name) || (m && !strcmp(m->tensor, t->name)))
 			return true;
 	}

@@ -194,6 +194,8 @@ typedef struct {
 /* Parses every //! line of src into spec.  All problems go to diags (file:line:col);
  * returns 0, or KB_ESPEC when diags has errors. */
 int kb_compile_spec_parse(const kb_source *src, kb_spec *spec, kb_diags *diags);
+/* The `//! tensormap` line named name, or NULL. */
+const kb_spec_tmap *kb_compile_spec_tmap(const kb_spec *spec, const char *name);
 /* spec_expr.c: evaluation.
  * Evaluates expr with the spec's current args (kb_compile_spec_set_arg changes them).
  * Returns 0, or KB_ESPEC with a diag (diags may be NULL: silent) on an

@@ -37,12 +37,9 @@ bool kb_compile__define_ok(kb_compile__parser *P, const kb_compile__tok *t)
 {
 	char *name = kb_xstrndup(t->p, (size_t)t->len);
 	int a = kb_compile__find_arg(P->spec, name), x = kb_compile__find_tensor(P->spec, name);
-	int m = -1;
-	for (int i = 0; i < P->spec->ntmaps; i++)
-		if (!strcmp(P->spec->tmaps[i].name, name))
-			m = i;
+	const kb_spec_tmap *m = kb_compile_spec_tmap(P->spec, name);
 	int line = a >= 0 ? P->spec->args[a].loc.line : x >= 0 ? P->spec->tensors[x].loc.line
-		 : m >= 0 ? P->spec->tmaps[m].loc.line : 0;
+		 : m ? m->loc.line : 0;
 	if (line)
 		kb_compile__perr(P, t->col, t->len,
 				 "duplicate name '%s' (first defined as %s at line %d)",

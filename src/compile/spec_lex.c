@@ -63,6 +63,14 @@ int kb_compile__find_tensor(const kb_spec *s, const char *name)
 	return -1;
 }
 
+const kb_spec_tmap *kb_compile_spec_tmap(const kb_spec *s, const char *name)
+{
+	for (int i = 0; i < s->ntmaps; i++)
+		if (!strcmp(s->tmaps[i].name, name))
+			return &s->tmaps[i];
+	return NULL;
+}
+
 /* Edit distance, for "did you mean" (short words only). */
 static int edit_distance(const char *a, const char *b)
 {

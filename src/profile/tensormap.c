@@ -17,17 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const kb_spec_tmap *find_tmap(const kb_spec *spec, const char *name)
-{
-	for (int i = 0; i < spec->ntmaps; i++)
-		if (!strcmp(spec->tmaps[i].name, name))
-			return &spec->tmaps[i];
-	return NULL;
-}
-
 bool kb_profile__is_tmap_param(const kb_spec *spec, const kb_param *p)
 {
-	return find_tmap(spec, p->name) != NULL;
+	return kb_compile_spec_tmap(spec, p->name) != NULL;
 }
 
 static int tmap_dtype(kb_dtype dt, CUtensorMapDataType *out)
@@ -189,7 +181,7 @@ int kb_profile__tmaps_bind(const kb_source *src, const kb_spec *spec, const kb_k
 			   kb_profile__bound *bd, kb_err *err)
 {
 	for (int p = 0; p < k->nparams; p++) {
-		const kb_spec_tmap *s = find_tmap(spec, k->params[p].name);
+		const kb_spec_tmap *s = kb_compile_spec_tmap(spec, k->params[p].name);
 		if (!s)
 			continue;
 		int buf = -1;
