@@ -141,7 +141,7 @@ $(B)/ts/hl_queries.o: $(B)/ts/hl_queries.c
 	$(Q)$(CC) $(TS_CFLAGS) -c $< -o $@
 
 # ---- library and programs -------------------------------------------------
-$(B)/obj/%.o: %.c | $(DEPS)/tree-sitter/.ok
+$(B)/obj/%.o: %.c | $(DEPS)/.apt $(DEPS)/tree-sitter/.ok
 	@mkdir -p $(@D)
 	@echo "CC    $<"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -161,7 +161,7 @@ $(B)/kbench-tui: $(B)/obj/src/cli/kbench_tui.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) $(TUI_LIBS)
 
 # ---- tests ----------------------------------------------------------------
-$(B)/obj/tests/%.o: tests/%.c | $(DEPS)/tree-sitter/.ok
+$(B)/obj/tests/%.o: tests/%.c | $(DEPS)/.apt $(DEPS)/tree-sitter/.ok
 	@mkdir -p $(@D)
 	@echo "CC    $<"
 	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
@@ -171,7 +171,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIB)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(B)/asan/obj/%.o: %.c | $(DEPS)/tree-sitter/.ok
+$(B)/asan/obj/%.o: %.c | $(DEPS)/.apt $(DEPS)/tree-sitter/.ok
 	@mkdir -p $(@D)
 	@echo "CC    $< (asan)"
 	$(Q)$(CC) $(CFLAGS) -Itests $(ASAN_FLAGS) -c $< -o $@
@@ -196,7 +196,7 @@ FUZZ_SECONDS ?= 10
 FUZZ_OK = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ return 0; }\n' | \
 	    $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo 1)
 
-$(B)/fuzz/obj/%.o: %.c | $(DEPS)/tree-sitter/.ok
+$(B)/fuzz/obj/%.o: %.c | $(DEPS)/.apt $(DEPS)/tree-sitter/.ok
 	@mkdir -p $(@D)
 	@echo "CC    $< (fuzz)"
 	$(Q)$(FUZZ_CC) $(CFLAGS) -Itests $(FUZZ_FLAGS) -c $< -o $@
