@@ -111,9 +111,11 @@ int kb_app_annotate(const char *name, const char *key, const char *text, const c
 int kb_app_sessions(kb_buf *out, kb_err *err);
 /* `kbench replay SESSION [--file F] [--only vA,vB]`: re-runs the variants
  * of every file of the session (or of F), recorded vs now; --only names
- * variants of one file, so with several files it needs F (KB_EAMBIG). */
-int kb_app_replay(kb_runner *r, const char *session, const char *file, const char *only,
-		  kb_buf *out, kb_err *err);
+ * variants of one file, so with several files it needs F (KB_EAMBIG).
+ * With a pool (--gpus, --hosts, --launcher) a file's variants run at once
+ * on its workers, each row saying which ran it; else one by one on r. */
+int kb_app_replay(kb_runner *r, kb_pool *pool, const char *session, const char *file,
+		  const char *only, kb_buf *out, kb_err *err);
 /* `kbench report SESSION -o FILE.md|FILE.html [--file F]`: writes the
  * report of the variants of F, or of every file of the session one after
  * another on one page, and, for Markdown, each part's chart beside it

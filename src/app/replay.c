@@ -203,75 +203,135 @@ static void replay_row(const kb_variant *v, json_t *now, double base_then, doubl
 		kb_buf_catf(out, "  x%.3f of first then, x%.3f now%s", rt, rn,
 			    fabs(rn - rt) > 0.05 * rt ? "  RATIO CHANGED" : "");
 	}
+	kb_app__cat_worker(out, now);
 	kb_buf_catc(out, '\n');
 }
 
-static int replay_file(kb_runner *r, const kb_session *s, const char *path, const char *only,
-		       kb_buf *out, kb_err *err)
+/* The replay of one file: its variants, each with its run request. */
+typedef struct {
+	kb_variant *vs;
+	int n;
+	int *which;    /* which[k]: the variant of request k */
+	json_t *reqs;  /* run requests, one per wanted variant */
+} replay_plan;
+
+/* The run request of variant v: the same problem as recorded, its args and
+ * -D values when the Result says (Results before they did ran at the
+ * spec's own). */
+static json_t *replay_request(kb_store *st, const char *path, const kb_variant *v, kb_err *err)
+{
+	kb_app__loaded l;
+	if (kb_app__load_variant(st, v->name, &l, err) < 0)
+		return NULL;
+	json_t *rec = kb_app__jget(v->note, "result");
+	json_t *rdefs = json_object_get(rec, "defines");
+	const char *defs[64];
+	int ndefs = 0;
+	for (size_t d = 0; d < json_array_size(rdefs) && ndefs < 64; d++)
+		if (json_is_string(json_array_get(rdefs, d)))
+			defs[ndefs++] = json_string_value(json_array_get(rdefs, d));
+	kb_app_run_opts o = {.path = path, .text = l.text, .args = json_object_get(rec, "args"),
+			     .defines = defs, .ndefines = ndefs};
+	json_t *req = kb_app_run_request(&o);
+	kb_app__unload(&l);
+	return req;
+}
+
+static void replay_plan_make(kb_store *st, const char *path, const char *only, replay_plan *p)
+{
+	p->reqs = json_array();
+	p->which = kb_xcalloc((size_t)p->n + 1, sizeof *p->which);
+	for (int i = 0; i < p->n; i++) {
+		kb_err skip = {0}; /* a variant that cannot be loaded is left out */
+		json_t *req = wanted(only, p->vs[i].name) ? replay_request(st, path, &p->vs[i], &skip) : NULL;
+		if (req) {
+			p->which[json_array_size(p->reqs)] = i;
+			json_array_append_new(p->reqs, req);
+		}
+	}
+}
+
+/* Nothing to compare without a GPU: said once, with the runner's reason. */
+static int no_gpu(json_t *now, kb_err *err)
+{
+	const char *status = json_string_value(json_object_get(now, "status"));
+	if (!status || strcmp(status, "no_gpu"))
+		return KB_OK;
+	const char *why = json_string_value(json_object_get(now, "message"));
+	return kb_err_set(err, KB_ENODEV, KB_DOM_NONE, 0,
+			  "replay re-runs each variant on a GPU, and there is none here: %s "
+			  "(`kbench report` and `kbench log` read the session without one)",
+			  why ? why : "no GPU");
+}
+
+/* The results of the plan's requests: all at once on the pool's workers,
+ * else one after another on r, stopping at the first that could not run. */
+static int replay_results(kb_runner *r, kb_pool *pool, const replay_plan *p, json_t **results,
+			  kb_err *err)
+{
+	size_t n = json_array_size(p->reqs);
+	if (pool) {
+		if (kb_pool_run(pool, p->reqs, 0, results, err) < 0)
+			return KB_EINVAL;
+		for (size_t k = 0; k < n; k++)
+			if (no_gpu(json_array_get(*results, k), err) < 0)
+				return KB_ENODEV;
+		return KB_OK;
+	}
+	*results = json_array();
+	for (size_t k = 0; k < n; k++) {
+		json_t *now = NULL;
+		int rc = kb_runner_call(r, json_array_get(p->reqs, k), 0, NULL, NULL, &now, err);
+		if (rc == 0 && (rc = no_gpu(now, err)) < 0) {
+			json_decref(now);
+			return rc;
+		}
+		if (now)
+			json_array_append_new(*results, now);
+		if (rc < 0)
+			return rc;
+	}
+	return KB_OK;
+}
+
+static int replay_file(kb_runner *r, kb_pool *pool, const kb_session *s, const char *path,
+		       const char *only, kb_buf *out, kb_err *err)
 {
 	kb_store *st = NULL;
-	kb_variant *vs = NULL;
-	int n = 0, rc;
+	replay_plan p = {0};
+	json_t *results = NULL;
+	int rc;
 	if ((rc = kb_session_store_open(s, path, &st, err)) < 0 ||
-	    (rc = kb_session_store_list(st, &vs, &n, err)) < 0)
+	    (rc = kb_session_store_list(st, &p.vs, &p.n, err)) < 0)
 		goto out;
+	replay_plan_make(st, path, only, &p);
+	rc = replay_results(r, pool, &p, &results, err);
 	double base_then = -1, base_now = -1;
-	bool header = false;
-	for (int i = 0; i < n; i++) {
-		if (!wanted(only, vs[i].name))
-			continue;
-		kb_app__loaded l;
-		if (kb_app__load_variant(st, vs[i].name, &l, err) < 0)
-			continue;
-		/* the same problem as recorded: its args and -D values, when the
-		 * Result says (Results before they did ran at the spec's own) */
-		json_t *rec = kb_app__jget(vs[i].note, "result");
-		json_t *rdefs = json_object_get(rec, "defines");
-		const char *defs[64];
-		int ndefs = 0;
-		for (size_t d = 0; d < json_array_size(rdefs) && ndefs < 64; d++)
-			if (json_is_string(json_array_get(rdefs, d)))
-				defs[ndefs++] = json_string_value(json_array_get(rdefs, d));
-		kb_app_run_opts o = {.path = path, .text = l.text, .args = json_object_get(rec, "args"),
-				     .defines = defs, .ndefines = ndefs};
-		json_t *now = NULL;
-		rc = kb_app_run(r, &o, NULL, NULL, &now, err);
-		const char *status = json_string_value(json_object_get(now, "status"));
-		if (rc == 0 && status && !strcmp(status, "no_gpu")) { /* nothing to compare: say so once */
-			const char *why = json_string_value(json_object_get(now, "message"));
-			rc = kb_err_set(err, KB_ENODEV, KB_DOM_NONE, 0,
-					"replay re-runs each variant on a GPU, and there is none here: %s "
-					"(`kbench report` and `kbench log` read the session without one)",
-					why ? why : "no GPU");
-			json_decref(now);
-			kb_app__unload(&l);
-			break;
-		}
-		json_t *then = kb_app__jget(vs[i].note, "result");
+	for (size_t k = 0; k < json_array_size(results) && (rc == 0 || !pool); k++) {
+		const kb_variant *v = &p.vs[p.which[k]];
+		json_t *then = kb_app__jget(v->note, "result"), *now = json_array_get(results, k);
 		bool same_gpu = !then || !strcmp(gpu_of(then), gpu_of(now));
-		if (!header) {
+		if (k == 0) {
 			kb_buf_catf(out, "%s  (recorded on %s, now on %s%s)\n", path,
 				    then ? gpu_of(then) : "?", gpu_of(now),
 				    same_gpu ? "" : ": different GPUs, comparing ratios to the first variant");
 			kb_buf_catf(out, "  %-5s %-13s %-13s %11s %11s\n", "", "recorded", "now", "then us", "now us");
-			header = true;
 		}
 		if (base_then < 0 && then && !strcmp(kb_app_run_verdict(then), "CORRECT"))
 			base_then = kb_app__jnum(then, "timing.median_us"), base_now = kb_app__jnum(now, "timing.median_us");
-		replay_row(&vs[i], now, base_then, base_now, same_gpu, out);
-		json_decref(now);
-		kb_app__unload(&l);
-		if (rc < 0)
-			break;
+		replay_row(v, now, base_then, base_now, same_gpu, out);
 	}
 out:
-	kb_session_variants_free(vs, n);
+	json_decref(results);
+	json_decref(p.reqs);
+	free(p.which);
+	kb_session_variants_free(p.vs, p.n);
 	kb_session_store_close(st);
 	return rc;
 }
 
-int kb_app_replay(kb_runner *r, const char *session, const char *file, const char *only,
-		  kb_buf *out, kb_err *err)
+int kb_app_replay(kb_runner *r, kb_pool *pool, const char *session, const char *file,
+		  const char *only, kb_buf *out, kb_err *err)
 {
 	kb_session s;
 	int rc = kb_session_open(session, &s, err);
@@ -286,7 +346,7 @@ int kb_app_replay(kb_runner *r, const char *session, const char *file, const cha
 		n = kb_session_files(&s, &files, err);
 	}
 	for (int i = 0; i < n && rc == 0; i++)
-		rc = replay_file(r, &s, files[i], only, out, err);
+		rc = replay_file(r, pool, &s, files[i], only, out, err);
 	kb_app__free_strs(files, n > 0 ? n : 0);
 	kb_session_free(&s);
 	return rc < 0 ? rc : n < 0 ? n : KB_OK;

@@ -6,7 +6,7 @@
  * shows when the size is not a multiple of the block), so its table puts
  * the verdict first.
  */
-#include "app.h"
+#include "app_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,10 +175,7 @@ static void render_row(const char *label, json_t *res, bool best, kb_buf *out)
 			}
 		}
 	}
-	const char *w = json_string_value(json_object_get(res, "worker"));
-	if (w)
-		kb_buf_catf(out, "  [%s%s]", w, json_integer_value(json_object_get(res, "attempts")) > 1
-						    ? ", re-queued once" : "");
+	kb_app__cat_worker(out, res);
 	kb_buf_cat(out, best ? "  <- best\n" : "\n");
 }
 

@@ -78,6 +78,14 @@ void kb_app__cat_num(kb_buf *out, int width, int prec, double v)
 		kb_buf_catf(out, " %*.*f", width, prec, v);
 }
 
+void kb_app__cat_worker(kb_buf *out, json_t *res)
+{
+	const char *w = json_string_value(json_object_get(res, "worker"));
+	if (w)
+		kb_buf_catf(out, "  [%s%s]", w, json_integer_value(json_object_get(res, "attempts")) > 1
+						    ? ", re-queued once" : "");
+}
+
 /* ---- which session, which file --------------------------------------------- */
 
 void kb_app__free_strs(char **v, int n)

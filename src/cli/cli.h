@@ -15,6 +15,8 @@ int kb_cli_usage(const char *usage, const char *fmt, const char *arg);
 /* kbench.c: the runner a verb talks to: over ssh with --remote, else
  * local (shared between one-shot commands when share and this process may). */
 kb_runner *kb_cli_runner(bool share);
+/* kbench.c: the workers of --gpus / --hosts / --launcher, or NULL. */
+kb_pool *kb_cli_pool(void);
 
 /* ===== kbench_session.c: the session verbs (argv[0] is the verb) ===== */
 

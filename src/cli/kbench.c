@@ -29,6 +29,12 @@ kb_runner *kb_cli_runner(bool share)
 	return r;
 }
 
+/* See cli.h. */
+kb_pool *kb_cli_pool(void)
+{
+	return kb_app_target_pool(&target);
+}
+
 static const char usage_main[] =
 	"usage: kbench <command> [options]\n"
 	"\n"
@@ -494,7 +500,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	kb_log("cli: recorded");
 	kb_spec spec;
 	if (!c.no_sweep && status == 0 && load_spec(c.o.path, &spec)) {
-		kb_pool *pool = kb_app_target_pool(&target);
+		kb_pool *pool = kb_cli_pool();
 		kb_app_sweep_and_tune(r, pool, &c.o, &spec, show_progress, NULL, &sweeps, &err);
 		kb_pool_free(pool);
 		kb_compile_spec_free(&spec);

@@ -206,14 +206,18 @@ int kb_cli_session(int argc, char **argv)
 
 int kb_cli_replay(int argc, char **argv)
 {
-	static const char u[] = "usage: kbench replay SESSION [--file FILE] [--only vA,vB]\n";
+	static const char u[] = "usage: kbench replay SESSION [--file FILE] [--only vA,vB]\n"
+				"                     [--gpus all|0,1,...] [--hosts h1,h2] [--remote HOST]\n"
+				"  --gpus/--hosts run the variants at once, one warm worker per GPU\n";
 	sess_args a = parse_sess(argc, argv);
 	if (a.help || a.bad || a.npos != 1)
 		return sess_usage(u, &a);
 	kb_runner *r = kb_cli_runner(false);
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
-	int rc = kb_app_replay(r, a.pos[0], a.file, a.only, &out, &err);
+	kb_pool *pool = kb_cli_pool();
+	int rc = kb_app_replay(r, pool, a.pos[0], a.file, a.only, &out, &err);
+	kb_pool_free(pool);
 	kb_runner_free(r);
 	return finish_text(rc, &out, &err);
 }

@@ -24,8 +24,15 @@ done
 if "$KB" devices >/dev/null 2>&1; then
 	run "$KB" replay sessions/reduce --file row_max.cu; expect_rc replay_gpu 0
 	expect_in replay_gpu_now out "now on"
+	rows=$(grep -c '^  v[0-9]' "$T_TMP/out")
+	# the same variants over every GPU's worker, each row naming its GPU
+	run "$KB" replay sessions/reduce --file row_max.cu --gpus all; expect_rc replay_gpus 0
+	[ "$(grep -c '^  v[0-9].*\[gpu [0-9]*\]' "$T_TMP/out")" = "$rows" ] && pass replay_gpus_rows \
+		|| fail replay_gpus_rows "not $rows rows with [gpu N]"
 else
 	run "$KB" replay sessions/reduce;   expect_rc replay_needs_gpu 3
 	expect_in replay_says_gpu err "replay re-runs each variant on a GPU"
+	run "$KB" replay sessions/reduce --gpus 0,1;   expect_rc replay_gpus_needs_gpu 3
+	expect_in replay_gpus_says_gpu err "replay re-runs each variant on a GPU"
 fi
 finish

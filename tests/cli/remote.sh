@@ -32,6 +32,11 @@ expect_in remote_compile_reason err "NO GPU on kbtest (its runner says:"
 run "$KB" compile kernels/vector_add.cu --remote kbtest --arch sm_90 --no-sass
 expect_rc remote_compile_with_arch 0
 
+# replay over a host's worker: the remote's own reason for having no GPU
+run "$KB" replay sessions/reduce --file row_max.cu --hosts kbtest
+expect_rc remote_replay_hosts_rc 3
+expect_in remote_replay_hosts_says err "replay re-runs each variant on a GPU, and there is none here"
+
 # a protocol mismatch, refused by either side, naming both numbers
 run env KBENCH_REMOTE_CMD="env KBENCH_TEST_PROTOCOL=99 $REMOTE_KB" "$KB" run kernels/vector_add.cu --remote kbtest
 expect_rc remote_mismatch_rc 3
