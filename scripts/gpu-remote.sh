@@ -2,14 +2,15 @@
 # gpu-remote.sh - on a GPU machine, from a working tree with the `make dist`
 # tarball: unpack the build, then measure --remote over a loopback sshd
 # (bench/remote_overhead.sh) and run the remote tests.  Needs
-# openssh-server (apt-get install openssh-server, or `make deps` where the
-# -dev packages are allowed).  Output to stdout and, with $OUT, $OUT/*.log.
+# openssh-server, or where there is none the bundle of
+# scripts/bundle-sshd.sh carried as build/sshd.  Output to stdout and, with $OUT, $OUT/*.log.
 set -u
 cd "$(dirname "$0")/.."
 tar xzf build/dist/kbench-*.tar.gz
 OUT=${OUT:-/tmp}
-[ -x /usr/sbin/sshd ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	apt-get install -y -qq --no-install-recommends openssh-server openssh-client) >/dev/null
+# no sshd there and nothing to install: carry this machine's
+# (scripts/bundle-sshd.sh, carry build/sshd)
+[ -x /usr/sbin/sshd ] || . build/sshd/env.sh
 chmod -R a+rX . 2>/dev/null
 build/kbench devices 2>&1 | tee "$OUT/devices.log"
 for k in kernels/vector_add.cu kernels/softmax.cu; do

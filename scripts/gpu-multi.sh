@@ -1,0 +1,32 @@
+#!/bin/sh
+# gpu-multi.sh - issues 16 and 17 on a machine of two or more GPUs, in one
+# device call (repo root, with build/dist and build/sshd carried):
+#   tune   bench/multi_gpu_tune.sh: a sweep + tune on one GPU's worker vs all
+#   replay `kbench replay --gpus all` of a gallery session, and the gallery test
+#   llm    scripts/gpu-llm.sh: `kbench optimize` with the scripted replies
+#   remote scripts/gpu-remote.sh: --remote over a loopback sshd, and its tests
+# Each part's output goes to $OUT/PART.txt; a summary is printed last.
+# Usage: scripts/gpu-multi.sh [PART...]   (default: all four)
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
+[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+export XDG_CACHE_HOME=/tmp/kc PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$OUT/gpus.txt"
+for part in ${*:-tune replay llm remote}; do
+	t0=$(date +%s)
+	case $part in
+	tune)   timeout 420 sh bench/multi_gpu_tune.sh "${TUNE_FILE:-kernels/softmax/softmax_bf16_cluster.cu}" "${REPS:-1}" ;;
+	replay) build/kbench replay sessions/reduce --gpus all
+		build/kbench replay sessions/softmax --gpus all
+		KBENCH_NO_SESSION=1 sh tests/cli/gallery.sh | tail -3 ;;
+	llm)    OUT=$OUT/llm timeout 300 sh scripts/gpu-llm.sh ;;
+	remote) timeout 300 sh scripts/gpu-remote.sh ;;
+	esac >"$OUT/$part.txt" 2>&1
+	echo "$part: exit $? in $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
+done
+echo "== tune";   tail -6 "$OUT/tune.txt" 2>/dev/null
+echo "== replay"; grep -E 'now on|\[gpu|passed=' "$OUT/replay.txt" 2>/dev/null | head -30
+echo "== llm";    grep -iE 'round|best|exit' "$OUT/llm/optimize.txt" 2>/dev/null | head -20
+echo "== remote"; grep -E 'overhead|passed=' "$OUT/remote.txt" 2>/dev/null
+cat "$OUT/summary.txt"
