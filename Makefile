@@ -287,9 +287,11 @@ asan: $(ASAN_BIN)
 # none of our -dev packages: the programs, the test programs, and every
 # shared library they need that a stock Ubuntu + CUDA image lacks.
 DIST := $(B)/dist/kbench-$(shell sed -n 's/.*KB_VERSION "\(.*\)"/\1/p' src/core/kb.h)
-dist: all $(UNIT_BIN) $(EMU_BIN) $(EMU_RT)
+dist: all $(UNIT_BIN) $(EMU_BIN) $(EMU_RT) $(B)/remote/remote_drop $(B)/remote/remote_bench
 	@echo "DIST  $(DIST).tar.gz"
-	$(Q)rm -rf $(DIST) && mkdir -p $(DIST)/build/tests $(DIST)/build/lib $(DIST)/build/emu
+	$(Q)rm -rf $(DIST) && mkdir -p $(DIST)/build/tests $(DIST)/build/lib $(DIST)/build/emu \
+	  $(DIST)/build/remote
+	$(Q)cp $(B)/remote/remote_drop $(B)/remote/remote_bench $(DIST)/build/remote/
 	$(Q)cp $(B)/kbench $(B)/kbench-tui $(DIST)/build/
 	$(Q)cp $(UNIT_BIN) $(DIST)/build/tests/
 	$(Q)cp $(EMU_BIN) $(EMU_RT) $(DIST)/build/emu/

@@ -26,7 +26,11 @@ for i in $(seq "$REPS"); do
 		rm -rf "$XDG_CACHE_HOME/kbench/compile"
 		t0=$(date +%s.%N)
 		"$KB" run "$K" --gpus "$g" --json >"$W/$g.$i.json" 2>"$W/$g.$i.err"
-		echo "$g $i $? $(echo "$t0 $(date +%s.%N)" | awk '{printf "%.2f", $2 - $1}')" >>"$W/times"
+		rc=$?
+		echo "$g $i $rc $(echo "$t0 $(date +%s.%N)" | awk '{printf "%.2f", $2 - $1}')" >>"$W/times"
+		[ "$rc" = 0 ] || { echo "--gpus $g, run $i: exit $rc"; tail -5 "$W/$g.$i.err"
+			python3 -c "import json,sys; j=json.load(open(sys.argv[1])); j=j.get('result',j)
+print('base run:', j.get('status'), j.get('verdict'), (j.get('message') or '')[:300])" "$W/$g.$i.json"; }
 	done
 done
 python3 - "$W" "$REPS" <<'EOF'

@@ -16,17 +16,22 @@ nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$O
 for part in ${*:-tune replay llm remote}; do
 	t0=$(date +%s)
 	case $part in
-	tune)   timeout 420 sh bench/multi_gpu_tune.sh "${TUNE_FILE:-kernels/softmax/softmax_bf16_cluster.cu}" "${REPS:-1}" ;;
-	replay) build/kbench replay sessions/reduce --gpus all
+	tune)   for f in ${TUNE_FILES:-kernels/softmax/softmax_bf16_cluster.cu}; do
+			timeout ${TUNE_LIMIT:-420} sh bench/multi_gpu_tune.sh "$f" "${REPS:-1}"
+		done
+		tar czf "$OUT/tune-runs.tgz" /tmp/kbench-mgpu.* 2>/dev/null ;;
+	replay) build/tests/test_pool | tail -3
+		build/kbench replay sessions/reduce --gpus all
 		build/kbench replay sessions/softmax --gpus all
 		KBENCH_NO_SESSION=1 sh tests/cli/gallery.sh | tail -3 ;;
-	llm)    OUT=$OUT/llm timeout 300 sh scripts/gpu-llm.sh ;;
-	remote) timeout 300 sh scripts/gpu-remote.sh ;;
+	llm)    OUT=$OUT/llm timeout 300 sh scripts/gpu-llm.sh
+		tar czf "$OUT/llm.tgz" -C "$OUT" llm ;; # one file back, not seven
+	remote) OUT=/tmp/remote-logs timeout 300 sh scripts/gpu-remote.sh ;; # its stdout has it all
 	esac >"$OUT/$part.txt" 2>&1
 	echo "$part: exit $? in $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
 done
-echo "== tune";   tail -6 "$OUT/tune.txt" 2>/dev/null
-echo "== replay"; grep -E 'now on|\[gpu|passed=' "$OUT/replay.txt" 2>/dev/null | head -30
+echo "== tune";   grep -E '^#|exit|wall|jobs|verdicts|median|status' "$OUT/tune.txt" 2>/dev/null
+echo "== replay"; grep -E 'now on|\[gpu|passed=|requeued' "$OUT/replay.txt" 2>/dev/null | head -30
 echo "== llm";    grep -iE 'round|best|exit' "$OUT/llm/optimize.txt" 2>/dev/null | head -20
 echo "== remote"; grep -E 'overhead|passed=' "$OUT/remote.txt" 2>/dev/null
 cat "$OUT/summary.txt"

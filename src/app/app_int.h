@@ -130,8 +130,8 @@ bool kb_app__same_kernel(const kb_variant *v, const char *kernel);
 int kb_app__best_of(const kb_variant *vs, int n, const char *kernel);
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
 void kb_app__cat_num(kb_buf *out, int width, int prec, double v);
-/* "  [gpu 1]" (", re-queued once" when it took two tries): the pool worker
- * that ran Result res, when one did. */
+/* "  [gpu 1]", or "  [gpu 1, re-queued once: lost on gpu 0, crash: ...]":
+ * the pool worker that ran Result res, when one did. */
 void kb_app__cat_worker(kb_buf *out, json_t *res);
 /* Frees n strings and their array (kb_session_files' answer). */
 void kb_app__free_strs(char **v, int n);

@@ -81,9 +81,12 @@ void kb_app__cat_num(kb_buf *out, int width, int prec, double v)
 void kb_app__cat_worker(kb_buf *out, json_t *res)
 {
 	const char *w = json_string_value(json_object_get(res, "worker"));
-	if (w)
-		kb_buf_catf(out, "  [%s%s]", w, json_integer_value(json_object_get(res, "attempts")) > 1
-						    ? ", re-queued once" : "");
+	const char *from = json_string_value(json_object_get(res, "requeued_from"));
+	const char *why = json_string_value(json_object_get(res, "requeued_because"));
+	if (w && from)
+		kb_buf_catf(out, "  [%s, re-queued once: lost on %s, %.80s]", w, from, why ? why : "?");
+	else if (w)
+		kb_buf_catf(out, "  [%s]", w);
 }
 
 /* ---- which session, which file --------------------------------------------- */

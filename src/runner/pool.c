@@ -10,6 +10,11 @@
  * one.  Results come back in the jobs' order, each saying which worker ran
  * it ("worker") and how many tries it took ("attempts").  No scheduler of
  * ours beyond this queue: the GPUs and hosts are the ones named.
+ *
+ * A worker's thread lives as long as the pool, not one run: a runner's
+ * process is started by the thread that first calls it and dies with that
+ * thread (PR_SET_PDEATHSIG, client.c), so a thread per run would kill every
+ * warm runner at the end of each run and lose the next run's first jobs.
  */
 #include "runner_int.h"
 
@@ -20,6 +25,7 @@ typedef struct {
 	kb_runner *r;
 	char *label;
 	pthread_t thread;
+	bool started;
 	int lost_in_a_row;
 	bool retired;
 } worker;
@@ -32,8 +38,11 @@ struct kb_pool {
 	/* the run in progress */
 	json_t *reqs, **results;
 	int *attempts, *queue; /* queue: job indices, a FIFO of at most 2 per job */
-	int head, tail, busy, live;
+	int head, tail, live;
+	int settled;           /* jobs of this run with their final result */
+	bool quit;             /* kb_pool_free: the threads end */
 	char **first_worker;   /* where a re-queued job was lost the first time */
+	char **first_loss;     /* and how: "crash: the runner died (signal 11)" */
 	double timeout_ms;
 };
 
@@ -47,11 +56,13 @@ kb_pool *kb_pool_new(void)
 
 void kb_pool_add(kb_pool *p, kb_runner *r, const char *label)
 {
+	pthread_mutex_lock(&p->lock); /* the threads index p->w under it */
 	worker *w = KB_PUSH(p->w, p->nw, p->capw);
 	memset(w, 0, sizeof *w);
 	w->r = r;
 	w->label = kb_xstrdup(label);
 	kb_runner_set_hello(r, true);
+	pthread_mutex_unlock(&p->lock);
 }
 
 int kb_pool_size(const kb_pool *p)
@@ -76,14 +87,20 @@ static void settle(kb_pool *p, worker *w, int j, json_t *res)
 	w->lost_in_a_row = gone ? w->lost_in_a_row + 1 : 0;
 	if (gone && p->attempts[j] < 2) {
 		p->first_worker[j] = kb_xstrdup(w->label);
+		const char *msg = json_string_value(json_object_get(res, "message"));
+		p->first_loss[j] = kb_xasprintf("%s: %s", json_string_value(json_object_get(res, "status")),
+						msg ? msg : "(no message)");
 		p->queue[p->tail++] = j;
 		json_decref(res);
 	} else {
 		json_object_set_new(res, "worker", json_string(w->label));
 		json_object_set_new(res, "attempts", json_integer(p->attempts[j]));
-		if (p->first_worker[j])
+		if (p->first_worker[j]) {
 			json_object_set_new(res, "requeued_from", json_string(p->first_worker[j]));
+			json_object_set_new(res, "requeued_because", json_string(p->first_loss[j]));
+		}
 		p->results[j] = res;
+		p->settled++;
 	}
 	if (w->lost_in_a_row >= 2 && p->live > 1) {
 		w->retired = true;
@@ -91,37 +108,57 @@ static void settle(kb_pool *p, worker *w, int j, json_t *res)
 	}
 }
 
+typedef struct {
+	kb_pool *p;
+	int i;
+} work_arg;
+
+/* A worker's thread: takes the next queued job of whatever run is in
+ * progress, runs it, files its result; waits between runs. */
 static void *work(void *arg)
 {
-	void **a = arg;
-	kb_pool *p = a[0];
-	worker *w = a[1];
-	free(a);
+	kb_pool *p = ((work_arg *)arg)->p;
+	int i = ((work_arg *)arg)->i;
+	free(arg);
 	pthread_mutex_lock(&p->lock);
-	while (!w->retired) {
-		if (p->head == p->tail) {
-			if (p->busy == 0)
-				break; /* nothing queued, nothing that could come back */
+	for (;;) {
+		worker *w = &p->w[i];
+		if (p->quit)
+			break;
+		if (w->retired || p->head == p->tail) {
 			pthread_cond_wait(&p->cond, &p->lock);
 			continue;
 		}
 		int j = p->queue[p->head++];
 		p->attempts[j]++;
-		p->busy++;
+		json_t *req = json_array_get(p->reqs, (size_t)j);
+		double timeout_ms = p->timeout_ms;
+		kb_runner *r = w->r;
 		pthread_mutex_unlock(&p->lock);
 		json_t *res = NULL;
 		kb_err err = {0};
-		if (kb_runner_call(w->r, json_array_get(p->reqs, (size_t)j), p->timeout_ms, NULL, NULL,
-				   &res, &err) < 0)
+		if (kb_runner_call(r, req, timeout_ms, NULL, NULL, &res, &err) < 0)
 			res = kb_runner__error_result("unreachable", &err);
 		pthread_mutex_lock(&p->lock);
-		p->busy--;
-		settle(p, w, j, res);
+		settle(p, &p->w[i], j, res);
 		pthread_cond_broadcast(&p->cond);
 	}
-	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
+}
+
+/* The threads of workers added since the last run (each lives until
+ * kb_pool_free). */
+static void start_threads(kb_pool *p)
+{
+	for (int i = 0; i < p->nw; i++) {
+		if (p->w[i].started)
+			continue;
+		work_arg *a = kb_xcalloc(1, sizeof *a);
+		a->p = p, a->i = i;
+		pthread_create(&p->w[i].thread, NULL, work, a);
+		p->w[i].started = true;
+	}
 }
 
 int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, kb_err *err)
@@ -129,12 +166,14 @@ int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, k
 	int n = (int)json_array_size(reqs);
 	if (p->nw == 0)
 		return kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0, "a pool without workers");
+	pthread_mutex_lock(&p->lock);
 	p->reqs = reqs;
 	p->results = kb_xcalloc((size_t)n + 1, sizeof *p->results);
 	p->attempts = kb_xcalloc((size_t)n + 1, sizeof *p->attempts);
 	p->first_worker = kb_xcalloc((size_t)n + 1, sizeof *p->first_worker);
+	p->first_loss = kb_xcalloc((size_t)n + 1, sizeof *p->first_loss);
 	p->queue = kb_xcalloc(2 * (size_t)n + 1, sizeof *p->queue);
-	p->head = p->busy = 0;
+	p->head = p->settled = 0;
 	p->tail = n;
 	p->timeout_ms = timeout_ms;
 	for (int j = 0; j < n; j++)
@@ -143,25 +182,26 @@ int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, k
 	for (int i = 0; i < p->nw; i++)
 		if (!p->w[i].retired)
 			p->live++;
-	for (int i = 0; i < p->nw; i++) {
-		void **a = kb_xcalloc(2, sizeof *a);
-		a[0] = p, a[1] = &p->w[i];
-		pthread_create(&p->w[i].thread, NULL, work, a);
-	}
-	for (int i = 0; i < p->nw; i++)
-		pthread_join(p->w[i].thread, NULL);
+	start_threads(p);
+	pthread_cond_broadcast(&p->cond);
+	/* every job settles: the last live worker never retires, and a job is
+	 * re-queued at most once */
+	while (p->settled < n)
+		pthread_cond_wait(&p->cond, &p->lock);
 	json_t *out = json_array();
 	for (int j = 0; j < n; j++) {
-		json_array_append_new(out, p->results[j] ? p->results[j]
-				      : json_pack("{s:s, s:s, s:s}", "type", "result", "status",
-						  "error", "message", "no worker was left to run it"));
+		json_array_append_new(out, p->results[j]);
 		free(p->first_worker[j]);
+		free(p->first_loss[j]);
 	}
 	free(p->results);
 	free(p->attempts);
 	free(p->first_worker);
+	free(p->first_loss);
 	free(p->queue);
 	p->reqs = NULL;
+	p->head = p->tail = 0;
+	pthread_mutex_unlock(&p->lock);
 	*results = out;
 	return KB_OK;
 }
@@ -170,8 +210,17 @@ void kb_pool_free(kb_pool *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->nw; i++) {
+	/* the runners first, while their threads live: a runner told "bye"
+	 * finishes by itself instead of dying with its thread */
+	for (int i = 0; i < p->nw; i++)
 		kb_runner_close(p->w[i].r);
+	pthread_mutex_lock(&p->lock);
+	p->quit = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (int i = 0; i < p->nw; i++) {
+		if (p->w[i].started)
+			pthread_join(p->w[i].thread, NULL);
 		free(p->w[i].label);
 	}
 	free(p->w);

@@ -107,8 +107,9 @@ int kb_pool_size(const kb_pool *p);
 /* Runs every request of the array reqs on the workers, in parallel, each
  * job on one worker; a job whose worker is lost goes back on the queue
  * once, then is reported.  *results: the results in reqs' order, each with
- * "worker", "attempts" and, when re-queued, "requeued_from".  Returns 0, or
- * KB_EINVAL for a pool without workers. */
+ * "worker", "attempts" and, when re-queued, "requeued_from" (the worker) and
+ * "requeued_because" ("crash: ...": the status and message of the loss).
+ * Returns 0, or KB_EINVAL for a pool without workers. */
 int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, kb_err *err);
 void kb_pool_free(kb_pool *p);
 

@@ -64,6 +64,32 @@ static void test_pool__real_workers_share_the_queue(void)
 	kb_pool_free(p);
 }
 
+/* Two runs on one pool: the second finds the first's warm workers alive
+ * (a runner dies with the thread that started it, so the pool's threads
+ * must outlive a run), every job on its first try, no worker restarted. */
+static void test_pool__second_run_keeps_warm_workers(void)
+{
+	if (access("build/kbench", X_OK) != 0)
+		T_SKIP("build/kbench not built");
+	kb_pool *p = kb_pool_new();
+	kb_runner *a = serve(false), *b = serve(false);
+	kb_pool_add(p, a, "gpu 0");
+	kb_pool_add(p, b, "gpu 1");
+	for (int run = 0; run < 2; run++) {
+		json_t *q = jobs(6), *res = NULL;
+		kb_err err = {0};
+		T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
+		for (size_t i = 0; i < json_array_size(res); i++) {
+			T_EQ_STR(field(res, i, "status"), "no_gpu");
+			T_EQ_INT((int)json_integer_value(json_object_get(json_array_get(res, i), "attempts")), 1);
+		}
+		json_decref(res);
+		json_decref(q);
+	}
+	T_OK(kb_runner_starts(a) + kb_runner_starts(b) <= 2);
+	kb_pool_free(p);
+}
+
 /* A good worker and one that dies on every run: every job is answered by
  * the good one in the end, those that met the dying one after one
  * re-queue ("requeued_from" names it); the dying one retires. */
@@ -85,6 +111,7 @@ static void test_pool__dying_worker_requeues_once(void)
 		if (attempts == 2) {
 			requeued++;
 			T_EQ_STR(field(res, i, "requeued_from"), "dies");
+			T_OK(!strncmp(field(res, i, "requeued_because"), "crash: ", 7));
 		}
 		if (!strcmp(field(res, i, "status"), "no_gpu"))
 			T_EQ_STR(field(res, i, "worker"), "good");
@@ -120,6 +147,7 @@ static void test_pool__lost_twice_is_reported(void)
 int main(void)
 {
 	T_RUN(test_pool__real_workers_share_the_queue);
+	T_RUN(test_pool__second_run_keeps_warm_workers);
 	T_RUN(test_pool__dying_worker_requeues_once);
 	T_RUN(test_pool__lost_twice_is_reported);
 	return t_report();
