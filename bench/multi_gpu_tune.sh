@@ -7,11 +7,11 @@
 # the same verdict, and which GPU ran which variant.  The base run (before
 # the sweep) is in both times.  Needs a GPU machine with >= 2 GPUs.
 # Usage (repo root): sh bench/multi_gpu_tune.sh [FILE] [REPS]
-#   default kernels/softmax/softmax_bf16_cluster.cu (4 sweep points, 36 tune
-#   variants at 4096 x 131072 bf16), 2 reps.
+#   default kernels/reduce/02_vec4.cu (4 sweep points, 16 tune variants:
+#   THREADS x INFLIGHT, at 32768 x 8192 f32), 2 reps.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-K=${1:-kernels/softmax/softmax_bf16_cluster.cu}
+K=${1:-kernels/reduce/02_vec4.cu}
 REPS=${2:-2}
 KB=${KB:-build/kbench}
 W=$(mktemp -d /tmp/kbench-mgpu.XXXXXX)

@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$O
 for part in ${*:-tune replay llm remote}; do
 	t0=$(date +%s)
 	case $part in
-	tune)   for f in ${TUNE_FILES:-kernels/softmax/softmax_bf16_cluster.cu}; do
+	tune)   for f in ${TUNE_FILES:-kernels/reduce/02_vec4.cu}; do
 			timeout ${TUNE_LIMIT:-420} sh bench/multi_gpu_tune.sh "$f" "${REPS:-1}"
 		done
 		tar czf "$OUT/tune-runs.tgz" /tmp/kbench-mgpu.* 2>/dev/null ;;

@@ -1,17 +1,28 @@
-// Row sum, step 2 of 2: 128-bit loads, and eight of them in flight per
-// thread (an unrolled loop with four independent partial sums), so every
-// SM keeps enough bytes moving to cover DRAM's latency.  Rows whose length
-// is not a multiple of 4 take the scalar loop.
+// Row sum, step 2 of 2: 128-bit loads, and INFLIGHT of them (8 by
+// default) in flight per thread (an unrolled loop with four independent
+// partial sums), so every SM keeps enough bytes moving to cover DRAM's
+// latency.  Rows whose length is not a multiple of 4 take the scalar loop.
+// The tune lines sweep the block size against the loads in flight (16
+// variants: bytes in flight per SM = blocks x THREADS x INFLIGHT x 16).
 //
 //! kernel  row_sum_f32
 //! arg     M = 32768
 //! arg     N = 8192
 //! in      x : f32[M, N] = randn(seed=1)
 //! out     y : f32[M]
-//! launch  grid=(M) block=(256)
+//! launch  grid=(M) block=(THREADS)
 //! ref     sum(x, dim=1) -> y
 //! tol     rtol=1e-4 atol=1e-3
 //! sweep   N = 4096, 8192, 16384, 5003
+//! tune    THREADS = 256, 128, 512, 1024
+//! tune    INFLIGHT = 8, 2, 4, 16
+
+#ifndef THREADS
+#define THREADS 256
+#endif
+#ifndef INFLIGHT
+#define INFLIGHT 8
+#endif
 
 __device__ float block_sum(float v, float *scratch)
 {
@@ -26,7 +37,7 @@ __device__ float block_sum(float v, float *scratch)
 	return v;
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(THREADS)
 row_sum_f32(const float *__restrict__ x, float *__restrict__ y, int M, int N)
 {
 	__shared__ float scratch[32];
@@ -35,13 +46,13 @@ row_sum_f32(const float *__restrict__ x, float *__restrict__ y, int M, int N)
 	if (N % 4 == 0) {
 		const float4 *r4 = (const float4 *)row;
 		int n4 = N / 4, i = threadIdx.x;
-		for (; i + 7 * blockDim.x < n4; i += 8 * blockDim.x) {
-			float4 t[8];
+		for (; i + (INFLIGHT - 1) * blockDim.x < n4; i += INFLIGHT * blockDim.x) {
+			float4 t[INFLIGHT];
 #pragma unroll
-			for (int k = 0; k < 8; k++)
+			for (int k = 0; k < INFLIGHT; k++)
 				t[k] = __ldcs(r4 + i + k * blockDim.x);
 #pragma unroll
-			for (int k = 0; k < 8; k++)
+			for (int k = 0; k < INFLIGHT; k++)
 				s[k % 4] += (t[k].x + t[k].y) + (t[k].z + t[k].w);
 		}
 		for (; i < n4; i += blockDim.x) {
