@@ -6,7 +6,7 @@
 # wall time of each run, the ratio of the medians, whether every variant got
 # the same verdict, and which GPU ran which variant.  The base run (before
 # the sweep) is in both times.  Needs a GPU machine with >= 2 GPUs.
-# Usage (repo root): sh bench/multi_gpu_tune.sh [FILE] [REPS]
+# Usage (repo root): [EXTRA='--arg M=131072'] sh bench/multi_gpu_tune.sh [FILE] [REPS]
 #   default kernels/reduce/02_vec4.cu (4 sweep points, 16 tune variants:
 #   THREADS x INFLIGHT, at 32768 x 8192 f32), 2 reps.
 set -u
@@ -18,14 +18,15 @@ W=$(mktemp -d /tmp/kbench-mgpu.XXXXXX)
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$W/cache} KBENCH_NO_SESSION=1
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ' | paste -sd,)  kbench $(git rev-parse --short HEAD 2>/dev/null)"
-echo "# $KB run $K --gpus 0  vs  --gpus all ($ngpu GPUs), $REPS reps each, compile cache emptied before each"
+echo "# $KB run $K ${EXTRA:-} --gpus 0  vs  --gpus all ($ngpu GPUs), $REPS reps each, compile cache emptied before each"
 [ "$ngpu" -ge 2 ] || { echo "needs >= 2 GPUs, found $ngpu"; exit 1; }
 "$KB" calibrate >/dev/null 2>&1 # the ceilings once, outside the timed runs
 for i in $(seq "$REPS"); do
 	for g in 0 all; do
 		rm -rf "$XDG_CACHE_HOME/kbench/compile"
 		t0=$(date +%s.%N)
-		"$KB" run "$K" --gpus "$g" --json >"$W/$g.$i.json" 2>"$W/$g.$i.err"
+		# shellcheck disable=SC2086 # EXTRA: more words for kbench run
+		"$KB" run "$K" ${EXTRA:-} --gpus "$g" --json >"$W/$g.$i.json" 2>"$W/$g.$i.err"
 		rc=$?
 		echo "$g $i $rc $(echo "$t0 $(date +%s.%N)" | awk '{printf "%.2f", $2 - $1}')" >>"$W/times"
 		[ "$rc" = 0 ] || { echo "--gpus $g, run $i: exit $rc"; tail -5 "$W/$g.$i.err"

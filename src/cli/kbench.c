@@ -447,7 +447,8 @@ static int run_exit(json_t *res)
 	return EXIT_KERNEL;
 }
 
-/* The spec's sweep and tune lines, read on this side to plan the runs. */
+/* The spec's sweep and tune lines, read on this side to plan the runs;
+ * false (and nothing to free) when it has none. */
 static bool load_spec(const char *path, kb_spec *spec)
 {
 	kb_source src;
@@ -458,7 +459,10 @@ static bool load_spec(const char *path, kb_spec *spec)
 	kb_compile_spec_parse(&src, spec, &d);
 	kb_diags_free(&d);
 	kb_compile_source_free(&src);
-	return spec->nsweeps > 0 || spec->ntunes > 0;
+	if (spec->nsweeps > 0 || spec->ntunes > 0)
+		return true;
+	kb_compile_spec_free(spec);
+	return false;
 }
 
 static int run_or_profile(int argc, char **argv, bool profile)
@@ -483,7 +487,15 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		return rc < 0 ? 0 : rc;
 	}
 	kb_log("cli: %s %s", profile ? "profile" : "run", c.o.path);
-	kb_runner *r = kb_cli_runner(true);
+	/* With --gpus/--hosts/--launcher and something to sweep, the base run
+	 * goes to the first worker while the others open their GPUs: no
+	 * runner of its own, and no worker cold when the sweep starts. */
+	kb_spec spec;
+	bool sweeping = !c.no_sweep && load_spec(c.o.path, &spec);
+	kb_pool *pool = sweeping ? kb_cli_pool() : NULL;
+	kb_runner *r = pool ? kb_pool_runner(pool, 0) : kb_cli_runner(true);
+	if (pool)
+		kb_pool_warm(pool, 1);
 	json_t *res = NULL, *sweeps = NULL;
 	kb_buf deltas = KB_BUF_INIT;
 	kb_err err = {0};
@@ -498,13 +510,8 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	kb_log("cli: result in");
 	record_run(c.o.path, res, &deltas);
 	kb_log("cli: recorded");
-	kb_spec spec;
-	if (!c.no_sweep && status == 0 && load_spec(c.o.path, &spec)) {
-		kb_pool *pool = kb_cli_pool();
+	if (sweeping && status == 0)
 		kb_app_sweep_and_tune(r, pool, &c.o, &spec, show_progress, NULL, &sweeps, &err);
-		kb_pool_free(pool);
-		kb_compile_spec_free(&spec);
-	}
 	clear_progress();
 	if (c.json) {
 		if (sweeps)
@@ -537,7 +544,12 @@ out:
 	for (int i = 0; i < c.nmetric_text; i++)
 		free(c.metric_text[i]);
 	kb_log("cli: printed");
-	kb_runner_close(r); /* its teardown is not the user's wait */
+	if (sweeping)
+		kb_compile_spec_free(&spec);
+	if (pool)
+		kb_pool_free(pool); /* r is its first worker's */
+	else
+		kb_runner_close(r); /* its teardown is not the user's wait */
 	kb_log("cli: runner released");
 	return status;
 }

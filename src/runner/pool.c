@@ -26,6 +26,7 @@ typedef struct {
 	char *label;
 	pthread_t thread;
 	bool started;
+	bool warm_pending;     /* kb_pool_warm: open its GPU before any job */
 	int lost_in_a_row;
 	bool retired;
 } worker;
@@ -113,6 +114,18 @@ typedef struct {
 	int i;
 } work_arg;
 
+/* The runner started and its GPU opened (a cold runner's second or so),
+ * the answer dropped: a job that comes later finds it warm.  A runner that
+ * cannot open its GPU says so again on its first job. */
+static void warm_up(kb_runner *r)
+{
+	json_t *req = json_pack("{s:s}", "type", "devices"), *res = NULL;
+	kb_err err = {0};
+	if (kb_runner_call(r, req, 0, NULL, NULL, &res, &err) == 0)
+		json_decref(res);
+	json_decref(req);
+}
+
 /* A worker's thread: takes the next queued job of whatever run is in
  * progress, runs it, files its result; waits between runs. */
 static void *work(void *arg)
@@ -125,6 +138,14 @@ static void *work(void *arg)
 		worker *w = &p->w[i];
 		if (p->quit)
 			break;
+		if (w->warm_pending) {
+			w->warm_pending = false;
+			kb_runner *r = w->r;
+			pthread_mutex_unlock(&p->lock);
+			warm_up(r);
+			pthread_mutex_lock(&p->lock);
+			continue;
+		}
 		if (w->retired || p->head == p->tail) {
 			pthread_cond_wait(&p->cond, &p->lock);
 			continue;
@@ -159,6 +180,21 @@ static void start_threads(kb_pool *p)
 		pthread_create(&p->w[i].thread, NULL, work, a);
 		p->w[i].started = true;
 	}
+}
+
+void kb_pool_warm(kb_pool *p, int from)
+{
+	pthread_mutex_lock(&p->lock);
+	for (int i = from; i < p->nw; i++)
+		p->w[i].warm_pending = true;
+	start_threads(p);
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+kb_runner *kb_pool_runner(kb_pool *p, int i)
+{
+	return i >= 0 && i < p->nw ? p->w[i].r : NULL;
 }
 
 int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, kb_err *err)

@@ -90,6 +90,35 @@ static void test_pool__second_run_keeps_warm_workers(void)
 	kb_pool_free(p);
 }
 
+/* kb_pool_warm starts the named workers' runners in the background (the
+ * first one is left to the caller, as `kbench run` does with its base run
+ * there); a run afterwards finds them started, none twice. */
+static void test_pool__warm_starts_workers_ahead(void)
+{
+	if (access("build/kbench", X_OK) != 0)
+		T_SKIP("build/kbench not built");
+	kb_pool *p = kb_pool_new();
+	kb_runner *a = serve(false), *b = serve(false), *c = serve(false);
+	kb_pool_add(p, a, "gpu 0");
+	kb_pool_add(p, b, "gpu 1");
+	kb_pool_add(p, c, "gpu 2");
+	kb_pool_warm(p, 1);
+	for (int i = 0; i < 500 && kb_runner_starts(b) + kb_runner_starts(c) < 2; i++)
+		usleep(10000);
+	T_EQ_INT(kb_runner_starts(a), 0);
+	T_EQ_INT(kb_runner_starts(b), 1);
+	T_EQ_INT(kb_runner_starts(c), 1);
+	T_OK(kb_pool_runner(p, 0) == a && kb_pool_runner(p, 3) == NULL);
+	json_t *q = jobs(6), *res = NULL;
+	kb_err err = {0};
+	T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
+	T_EQ_INT((int)json_array_size(res), 6);
+	T_OK(kb_runner_starts(b) <= 1 && kb_runner_starts(c) <= 1);
+	json_decref(res);
+	json_decref(q);
+	kb_pool_free(p);
+}
+
 /* A good worker and one that dies on every run: every job is answered by
  * the good one in the end, those that met the dying one after one
  * re-queue ("requeued_from" names it); the dying one retires. */
@@ -98,9 +127,15 @@ static void test_pool__dying_worker_requeues_once(void)
 	if (access("build/kbench", X_OK) != 0)
 		T_SKIP("build/kbench not built");
 	kb_pool *p = kb_pool_new();
-	kb_pool_add(p, serve(true), "dies");
-	kb_pool_add(p, serve(false), "good");
-	json_t *q = jobs(8), *res = NULL;
+	kb_runner *dies = serve(true), *good = serve(false);
+	kb_pool_add(p, dies, "dies");
+	kb_pool_add(p, good, "good");
+	/* both waiting for work when the run starts, so that the dying one
+	 * takes a job before the good one has done them all */
+	kb_pool_warm(p, 0);
+	for (int i = 0; i < 500 && kb_runner_starts(dies) + kb_runner_starts(good) < 2; i++)
+		usleep(10000);
+	json_t *q = jobs(40), *res = NULL; /* ms of work for the good one: time to wake */
 	kb_err err = {0};
 	T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
 	int requeued = 0;
@@ -148,6 +183,7 @@ int main(void)
 {
 	T_RUN(test_pool__real_workers_share_the_queue);
 	T_RUN(test_pool__second_run_keeps_warm_workers);
+	T_RUN(test_pool__warm_starts_workers_ahead);
 	T_RUN(test_pool__dying_worker_requeues_once);
 	T_RUN(test_pool__lost_twice_is_reported);
 	return t_report();
