@@ -18,6 +18,8 @@ for part in ${*:-tune replay llm remote}; do
 	case $part in
 	tune)   for f in ${TUNE_FILES:-kernels/reduce/02_vec4.cu}; do
 			timeout ${TUNE_LIMIT:-420} sh bench/multi_gpu_tune.sh "$f" "${REPS:-1}"
+			[ -z "${TUNE_BIG:-}" ] || EXTRA="$TUNE_BIG" timeout ${TUNE_LIMIT:-420} \
+				sh bench/multi_gpu_tune.sh "$f" "${REPS:-1}"
 		done
 		tar czf "$OUT/tune-runs.tgz" /tmp/kbench-mgpu.* 2>/dev/null ;;
 	replay) build/tests/test_pool | tail -3

@@ -137,13 +137,17 @@ int kb_app_sweep_and_tune(kb_runner *r, kb_pool *pool, const kb_app_run_opts *o,
 {
 	json_t *sweep = json_array(), *tune = json_array(), *reqs = json_array();
 	*out = json_pack("{s:o, s:o}", "sweep", sweep, "tune", tune);
-	plan_sweep(o, spec, sweep, reqs);
-	int rc = run_jobs(r, pool, o->timeout_ms, sweep, reqs, fn, ctx, err);
-	json_array_clear(reqs);
-	if (rc == 0) {
-		plan_tune(o, spec, tune, reqs);
-		rc = run_jobs(r, pool, o->timeout_ms, tune, reqs, fn, ctx, err);
-	}
+	/* one queue for both on a pool: no worker idles at the end of the
+	 * sweep while another finishes its slowest size */
+	json_t *rows = json_array();
+	plan_sweep(o, spec, rows, reqs);
+	size_t nsweep = json_array_size(rows);
+	plan_tune(o, spec, rows, reqs);
+	int rc = run_jobs(r, pool, o->timeout_ms, rows, reqs, fn, ctx, err);
+	for (size_t i = 0; i < json_array_size(rows); i++) /* those that ran */
+		if (json_object_get(json_array_get(rows, i), "result"))
+			json_array_append(i < nsweep ? sweep : tune, json_array_get(rows, i));
+	json_decref(rows);
 	json_decref(reqs);
 	int best = rc == 0 ? best_of(tune) : -1;
 	json_object_set_new(*out, "best_tune", best >= 0 ? json_integer(best) : json_null());
