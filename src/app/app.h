@@ -192,12 +192,16 @@ json_t *kb_app_sassm_insn(json_t *result, const char *function, uint64_t pc);
 /* ===== sweep.c ===== */
 
 /* Runs the spec's sweep lines (every combination of their values) and tune
- * lines (every combination of -D values), each through kb_app_run.  *out is
+ * lines (every combination of -D values), each through kb_app_run: one
+ * after another on r, or all in one queue on the pool's workers (fn then
+ * hears "N of M done" as jobs finish).  With a pool and base non-NULL, the
+ * base run o itself is the queue's first job and *base its result (the
+ * caller decides whether the sweep counts when it is not CORRECT).  *out is
  * {"sweep":[{"args":{..},"result":{..}}..], "tune":[{"defines":[..],"result":
  * {..}}..], "best_tune": index or null}.  Returns 0, or a KB_E*. */
 int kb_app_sweep_and_tune(kb_runner *r, kb_pool *pool, const kb_app_run_opts *o,
-			  const kb_spec *spec, kb_runner_progress_fn fn, void *ctx, json_t **out,
-			  kb_err *err);
+			  const kb_spec *spec, kb_runner_progress_fn fn, void *ctx, json_t **base,
+			  json_t **out, kb_err *err);
 /* Tables of the sweep and of the tune variants, best marked. */
 void kb_app_sweep_render(json_t *sweeps, kb_buf *out);
 

@@ -132,19 +132,29 @@ static int best_of(json_t *tune)
 }
 
 int kb_app_sweep_and_tune(kb_runner *r, kb_pool *pool, const kb_app_run_opts *o,
-			  const kb_spec *spec, kb_runner_progress_fn fn, void *ctx, json_t **out,
-			  kb_err *err)
+			  const kb_spec *spec, kb_runner_progress_fn fn, void *ctx, json_t **base,
+			  json_t **out, kb_err *err)
 {
 	json_t *sweep = json_array(), *tune = json_array(), *reqs = json_array();
 	*out = json_pack("{s:o, s:o}", "sweep", sweep, "tune", tune);
-	/* one queue for both on a pool: no worker idles at the end of the
-	 * sweep while another finishes its slowest size */
+	/* one queue for all on a pool: no worker idles while another finishes
+	 * the base run or the sweep's slowest size */
 	json_t *rows = json_array();
+	size_t first = 0;
+	if (base && pool) {
+		json_array_append_new(rows, json_object());
+		json_array_append_new(reqs, kb_app_run_request(o));
+		first = 1;
+	}
 	plan_sweep(o, spec, rows, reqs);
 	size_t nsweep = json_array_size(rows);
 	plan_tune(o, spec, rows, reqs);
+	if (pool)
+		kb_pool_set_progress(pool, fn, ctx);
 	int rc = run_jobs(r, pool, o->timeout_ms, rows, reqs, fn, ctx, err);
-	for (size_t i = 0; i < json_array_size(rows); i++) /* those that ran */
+	if (first && base)
+		*base = json_incref(json_object_get(json_array_get(rows, 0), "result"));
+	for (size_t i = first; i < json_array_size(rows); i++) /* those that ran */
 		if (json_object_get(json_array_get(rows, i), "result"))
 			json_array_append(i < nsweep ? sweep : tune, json_array_get(rows, i));
 	json_decref(rows);

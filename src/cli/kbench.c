@@ -488,19 +488,25 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	}
 	kb_log("cli: %s %s", profile ? "profile" : "run", c.o.path);
 	/* With --gpus/--hosts/--launcher and something to sweep, the base run
-	 * goes to the first worker while the others open their GPUs: no
-	 * runner of its own, and no worker cold when the sweep starts. */
+	 * is the first job of the workers' queue: the others start on the
+	 * sweep meanwhile (whose results count only when it is CORRECT). */
 	kb_spec spec;
 	bool sweeping = !c.no_sweep && load_spec(c.o.path, &spec);
 	kb_pool *pool = sweeping ? kb_cli_pool() : NULL;
-	kb_runner *r = pool ? kb_pool_runner(pool, 0) : kb_cli_runner(true);
-	if (pool)
-		kb_pool_warm(pool, 1);
+	kb_runner *r = pool ? NULL : kb_cli_runner(true);
 	json_t *res = NULL, *sweeps = NULL;
 	kb_buf deltas = KB_BUF_INIT;
 	kb_err err = {0};
 	int status;
-	if (kb_app_run(r, &c.o, show_progress, NULL, &res, &err) < 0) {
+	if (pool) {
+		if (kb_app_sweep_and_tune(NULL, pool, &c.o, &spec, show_progress, NULL, &res, &sweeps,
+					  &err) < 0 || !res) {
+			clear_progress();
+			fprintf(stderr, "kbench: %s\n", err.msg[0] ? err.msg : "the workers gave no result");
+			status = EXIT_ENV;
+			goto out;
+		}
+	} else if (kb_app_run(r, &c.o, show_progress, NULL, &res, &err) < 0) {
 		clear_progress();
 		fprintf(stderr, "kbench: %s\n", err.msg);
 		status = EXIT_ENV;
@@ -510,8 +516,12 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	kb_log("cli: result in");
 	record_run(c.o.path, res, &deltas);
 	kb_log("cli: recorded");
-	if (sweeping && status == 0)
-		kb_app_sweep_and_tune(r, pool, &c.o, &spec, show_progress, NULL, &sweeps, &err);
+	if (pool && status != 0) { /* as without workers: a sweep only of a CORRECT kernel */
+		json_decref(sweeps);
+		sweeps = NULL;
+	} else if (!pool && sweeping && status == 0) {
+		kb_app_sweep_and_tune(r, NULL, &c.o, &spec, show_progress, NULL, NULL, &sweeps, &err);
+	}
 	clear_progress();
 	if (c.json) {
 		if (sweeps)
@@ -546,9 +556,8 @@ out:
 	kb_log("cli: printed");
 	if (sweeping)
 		kb_compile_spec_free(&spec);
-	if (pool)
-		kb_pool_free(pool); /* r is its first worker's */
-	else
+	kb_pool_free(pool);
+	if (r)
 		kb_runner_close(r); /* its teardown is not the user's wait */
 	kb_log("cli: runner released");
 	return status;

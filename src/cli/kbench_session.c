@@ -216,6 +216,8 @@ int kb_cli_replay(int argc, char **argv)
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
 	kb_pool *pool = kb_cli_pool();
+	if (pool)
+		kb_pool_warm(pool, 0); /* GPUs opened while the variants are read */
 	int rc = kb_app_replay(r, pool, a.pos[0], a.file, a.only, &out, &err);
 	kb_pool_free(pool);
 	kb_runner_free(r);

@@ -42,6 +42,8 @@ struct kb_pool {
 	int head, tail, live;
 	int settled;           /* jobs of this run with their final result */
 	bool quit;             /* kb_pool_free: the threads end */
+	kb_runner_progress_fn progress;
+	void *progress_ctx;
 	char **first_worker;   /* where a re-queued job was lost the first time */
 	char **first_loss;     /* and how: "crash: the runner died (signal 11)" */
 	double timeout_ms;
@@ -81,6 +83,21 @@ static bool lost(json_t *res)
 	return false;
 }
 
+/* "7 of 20 done on 2 workers" to the progress callback (under the lock,
+ * so one thread at a time). */
+static void tell_progress(kb_pool *p)
+{
+	if (!p->progress)
+		return;
+	int n = (int)json_array_size(p->reqs);
+	char *phase = kb_xasprintf("%d of %d done on %d worker%s", p->settled, n, p->live,
+				   p->live == 1 ? "" : "s");
+	json_t *frame = json_pack("{s:s, s:s}", "type", "progress", "phase", phase);
+	p->progress(p->progress_ctx, frame);
+	json_decref(frame);
+	free(phase);
+}
+
 /* Files job j's result (or puts it back once when its worker was lost). */
 static void settle(kb_pool *p, worker *w, int j, json_t *res)
 {
@@ -102,6 +119,7 @@ static void settle(kb_pool *p, worker *w, int j, json_t *res)
 		}
 		p->results[j] = res;
 		p->settled++;
+		tell_progress(p);
 	}
 	if (w->lost_in_a_row >= 2 && p->live > 1) {
 		w->retired = true;
@@ -182,6 +200,14 @@ static void start_threads(kb_pool *p)
 	}
 }
 
+void kb_pool_set_progress(kb_pool *p, kb_runner_progress_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&p->lock);
+	p->progress = fn;
+	p->progress_ctx = ctx;
+	pthread_mutex_unlock(&p->lock);
+}
+
 void kb_pool_warm(kb_pool *p, int from)
 {
 	pthread_mutex_lock(&p->lock);
@@ -190,11 +216,6 @@ void kb_pool_warm(kb_pool *p, int from)
 	start_threads(p);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-}
-
-kb_runner *kb_pool_runner(kb_pool *p, int i)
-{
-	return i >= 0 && i < p->nw ? p->w[i].r : NULL;
 }
 
 int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, kb_err *err)

@@ -111,13 +111,13 @@ int kb_pool_size(const kb_pool *p);
  * "requeued_because" ("crash: ...": the status and message of the loss).
  * Returns 0, or KB_EINVAL for a pool without workers. */
 int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, kb_err *err);
+/* fn hears a progress frame {"phase": "7 of 20 done on 2 workers"} as each
+ * job of a run settles (from the workers' threads, one at a time). */
+void kb_pool_set_progress(kb_pool *p, kb_runner_progress_fn fn, void *ctx);
 /* Starts workers from..n-1 and opens their GPUs now, in the background, so
- * that the first run finds them warm (kbench run: while the base run goes
- * on worker 0). */
+ * that the first run finds them warm (kbench replay: while the session's
+ * variants are read). */
 void kb_pool_warm(kb_pool *p, int from);
-/* Worker i's runner (NULL past the end), for a call outside kb_pool_run
- * (the base run before a sweep); never while a run is in progress. */
-kb_runner *kb_pool_runner(kb_pool *p, int i);
 void kb_pool_free(kb_pool *p);
 
 #endif

@@ -17,7 +17,7 @@ if [ "$RC" -ne 0 ]; then
 		 hot_spot_text run_option run_option_text run_bad_option run_bad_option_msg \
 		 compare_gpu compare_same_correct compare_same_unwritten compare_same_offbyone \
 		 compare_same_first_call compare_same_ref_kernel compare_same_skips \
-		 auto_calibrate auto_calibrate_once progress_ticks; do
+		 auto_calibrate auto_calibrate_once progress_ticks gpus_all_tune; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -184,4 +184,8 @@ assert all(t['phase'] == 'check trial 1/1' and t['gpu'] for t in ticks), ticks
 print('    %d ticks, the last at %.2f s' % (len(ticks), ticks[-1]['elapsed_s']))
 PY
 then pass progress_ticks; else fail progress_ticks "$(tail -c 600 "$T_TMP/out")"; fi
+# every GPU's worker: the base run, 4 sweep points and 16 tune variants in
+# one queue, each result naming its GPU, every one CORRECT
+run "$KB" run kernels/reduce/02_vec4.cu --gpus all --json --trials 1
+expect_json gpus_all_tune "j['result']['verdict'] == 'CORRECT' and j['result']['worker'].startswith('gpu ') and len(j['sweep']) == 4 and len(j['tune']) == 16 and all(r['result']['verdict'] == 'CORRECT' and r['result']['worker'].startswith('gpu ') for r in j['sweep'] + j['tune'])"
 finish

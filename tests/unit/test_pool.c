@@ -90,9 +90,8 @@ static void test_pool__second_run_keeps_warm_workers(void)
 	kb_pool_free(p);
 }
 
-/* kb_pool_warm starts the named workers' runners in the background (the
- * first one is left to the caller, as `kbench run` does with its base run
- * there); a run afterwards finds them started, none twice. */
+/* kb_pool_warm starts the named workers' runners in the background (here
+ * all but the first); a run afterwards finds them started, none twice. */
 static void test_pool__warm_starts_workers_ahead(void)
 {
 	if (access("build/kbench", X_OK) != 0)
@@ -108,7 +107,6 @@ static void test_pool__warm_starts_workers_ahead(void)
 	T_EQ_INT(kb_runner_starts(a), 0);
 	T_EQ_INT(kb_runner_starts(b), 1);
 	T_EQ_INT(kb_runner_starts(c), 1);
-	T_OK(kb_pool_runner(p, 0) == a && kb_pool_runner(p, 3) == NULL);
 	json_t *q = jobs(6), *res = NULL;
 	kb_err err = {0};
 	T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
