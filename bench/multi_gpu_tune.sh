@@ -17,7 +17,7 @@ KB=${KB:-build/kbench}
 W=$(mktemp -d /tmp/kbench-mgpu.XXXXXX)
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$W/cache} KBENCH_NO_SESSION=1
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ' | paste -sd,)  kbench $(git rev-parse --short HEAD 2>/dev/null)"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ' | paste -sd,)  kbench ${KBENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
 echo "# $KB run $K ${EXTRA:-} --gpus 0  vs  --gpus all ($ngpu GPUs), $REPS reps each, compile cache emptied before each"
 [ "$ngpu" -ge 2 ] || { echo "needs >= 2 GPUs, found $ngpu"; exit 1; }
 "$KB" calibrate >/dev/null 2>&1 # the ceilings once, outside the timed runs

@@ -53,7 +53,10 @@ static void hash_spec(kb_hasher *h, const kb_profile__run *c)
 		kb_hash_str(h, r->outs[i]);
 	for (int i = 0; i < c->spec->nargs; i++) {
 		kb_hash_str(h, c->spec->args[i].name);
-		kb_hash_update(h, &c->spec->args[i].value, sizeof c->spec->args[i].value);
+		const kb_value *v = &c->spec->args[i].value; /* field by field: no padding */
+		kb_hash_update(h, &v->is_float, sizeof v->is_float);
+		kb_hash_update(h, &v->i, sizeof v->i);
+		kb_hash_update(h, &v->f, sizeof v->f);
 	}
 	for (int i = 0; i < c->bd.nbufs; i++) {
 		const kb_tensor *t = &c->bd.bufs[i].host;

@@ -209,6 +209,11 @@ int kb_profile__cupti_fail(kb_err *err, int result, const char *call, const char
  * takes ownership of outs (n entries) and returns it, borrowed. */
 kb_ref_out *kb_profile__refcache_get(const char *key, int *n);
 kb_ref_out *kb_profile__refcache_put(const char *key, kb_ref_out *outs, int n);
+/* refstore.c: the same results in files shared by a machine's runners.
+ * load: the outputs (the caller owns them) and *n, or NULL when absent or
+ * damaged (then removed); save: keeps small ones, silently. */
+kb_ref_out *kb_profile__refstore_load(const char *key, int *n);
+void kb_profile__refstore_save(const char *key, const kb_ref_out *outs, int n);
 
 /* timing.c: times bd (see the file's comment); out gets the "timing" JSON. */
 int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opts *o,

@@ -4,7 +4,9 @@
  * and the `ref` line, never on the kernel under test, so a re-run with the
  * same seeds - a warm runner re-checking an edited kernel - reuses it
  * instead of recomputing it (tens to hundreds of ms for large tensors).
- * Entries are evicted least recently used beyond KB_REFCACHE_BYTES.
+ * Entries are evicted least recently used beyond KB_REFCACHE_BYTES.  Small
+ * results also go to refstore.c's files, where the other runners of this
+ * machine (one per GPU) find them.
  */
 #include "profile_int.h"
 
@@ -35,6 +37,8 @@ static void drop(entry *e)
 	memset(e, 0, sizeof *e);
 }
 
+static kb_ref_out *remember(const char *key, kb_ref_out *outs, int n);
+
 kb_ref_out *kb_profile__refcache_get(const char *key, int *n)
 {
 	for (int i = 0; i < KB_REFCACHE_SLOTS; i++)
@@ -43,7 +47,9 @@ kb_ref_out *kb_profile__refcache_get(const char *key, int *n)
 			*n = cache[i].n;
 			return cache[i].outs;
 		}
-	return NULL;
+	/* another runner of this machine may have computed it (--gpus) */
+	kb_ref_out *outs = kb_profile__refstore_load(key, n);
+	return outs ? remember(key, outs, *n) : NULL;
 }
 
 /* The least recently used entry, or a free slot. */
@@ -60,6 +66,12 @@ static entry *victim(void)
 }
 
 kb_ref_out *kb_profile__refcache_put(const char *key, kb_ref_out *outs, int n)
+{
+	kb_profile__refstore_save(key, outs, n);
+	return remember(key, outs, n);
+}
+
+static kb_ref_out *remember(const char *key, kb_ref_out *outs, int n)
 {
 	size_t bytes = 0;
 	for (int i = 0; i < n; i++)
