@@ -1,8 +1,9 @@
 #!/bin/sh
 # multi_gpu_tune.sh - issue 17: a spec's sweep and tune run on one GPU's
 # worker and then on every GPU's (`kbench run FILE --gpus 0` vs `--gpus all`),
-# REPS times each, alternating, each from a cold compile cache (both sides
-# compile every variant: the workers compile in parallel too).  Prints the
+# REPS times each, alternating, each from cold compile and reference caches
+# (both sides compile every variant and compute every CPU reference: the
+# workers do both in parallel too).  Prints the
 # wall time of each run, the ratio of the medians, whether every variant got
 # the same verdict, and which GPU ran which variant.  The base run (before
 # the sweep) is in both times.  Needs a GPU machine with >= 2 GPUs.
@@ -18,12 +19,12 @@ W=$(mktemp -d /tmp/kbench-mgpu.XXXXXX)
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$W/cache} KBENCH_NO_SESSION=1
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ' | paste -sd,)  kbench ${KBENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
-echo "# $KB run $K ${EXTRA:-} --gpus 0  vs  --gpus all ($ngpu GPUs), $REPS reps each, compile cache emptied before each"
+echo "# $KB run $K ${EXTRA:-} --gpus 0  vs  --gpus all ($ngpu GPUs), $REPS reps each, compile and reference caches emptied before each"
 [ "$ngpu" -ge 2 ] || { echo "needs >= 2 GPUs, found $ngpu"; exit 1; }
 "$KB" calibrate >/dev/null 2>&1 # the ceilings once, outside the timed runs
 for i in $(seq "$REPS"); do
 	for g in 0 all; do
-		rm -rf "$XDG_CACHE_HOME/kbench/compile"
+		rm -rf "$XDG_CACHE_HOME/kbench/compile" "$XDG_CACHE_HOME/kbench/refs"
 		t0=$(date +%s.%N)
 		# shellcheck disable=SC2086 # EXTRA: more words for kbench run
 		"$KB" run "$K" ${EXTRA:-} --gpus "$g" --json >"$W/$g.$i.json" 2>"$W/$g.$i.err"
