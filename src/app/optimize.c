@@ -254,6 +254,8 @@ typedef struct {
 	char verdict[24];      /* "no code", "COMPILE ERROR", "CORRECT", ... (a copy: the
 				* run's Result it came from is freed before it is told) */
 	char variant[16];
+	char parent[16];       /* what it was based on (the best when asked: a new best
+				* replaces S->base_name before the round is recorded) */
 	kb_buf reason;         /* one line: why */
 	kb_buf feedback;       /* what the model is told */
 	double us, delta_pct;  /* the median and its change vs the parent (CORRECT only) */
@@ -263,7 +265,7 @@ typedef struct {
 static void record_round(opt *S, int k, round_out *ro)
 {
 	json_t *ev = json_pack("{s:s, s:i, s:s, s:s, s:s}", "file", S->o->path, "round", k,
-			       "verdict", ro->verdict, "parent", S->base_name, "reason",
+			       "verdict", ro->verdict, "parent", ro->parent, "reason",
 			       ro->reason.s ? ro->reason.s : "");
 	if (ro->variant[0])
 		json_object_set_new(ev, "variant", json_string(ro->variant));
@@ -425,6 +427,7 @@ static int rounds(opt *S, kb_err *err)
 		if (rc < 0)
 			break;
 		round_out ro = {.verdict = "?"};
+		snprintf(ro.parent, sizeof ro.parent, "%s", S->base_name);
 		rc = try_answer(S, &ro, err);
 		record_round(S, k, &ro);
 		kb_buf_reset(&feedback);

@@ -45,7 +45,7 @@ opt good_file --llm-model good_file
 expect_rc good_file_rc 3
 expect_in good_file_says out "v2 NO GPU: compiled; checking and timing it needs a GPU"
 expect_in good_file_err err "stopped after the compile"
-events good_file_journal "[e['event'] for e in ev if e['event'].startswith('llm_')] == ['llm_ask','llm_reply','llm_round'] and E('llm_round')[0]['verdict']=='NO GPU' and E('llm_round')[0]['variant']=='v2' and E('compile')[-1]['ok'] and 'restrict-qualified' in E('llm_reply')[0]['answer']"
+events good_file_journal "[e['event'] for e in ev if e['event'].startswith('llm_')] == ['llm_ask','llm_reply','llm_round'] and E('llm_round')[0]['verdict']=='NO GPU' and E('llm_round')[0]['variant']=='v2' and E('llm_round')[0]['parent']=='v1' and E('compile')[-1]['ok'] and 'restrict-qualified' in E('llm_reply')[0]['answer']"
 python3 -c "import json; b=json.load(open('$SRV/req-1.json'))['body']; assert b['stream'] and b['model']=='good_file'; u=b['messages'][1]['content']; assert all(k in u for k in ('registers/thread','occupancy','## Compile log','//! ref','extern \"C\" __global__','What this session tried'))" \
 	&& pass prompt_has_facts || fail prompt_has_facts "$(head -c 600 "$SRV/req-1.json")"
 cmp -s kernels/vector_add.cu "$K/va.cu" && pass file_untouched || fail file_untouched "va.cu changed"
