@@ -150,6 +150,7 @@ kb_pool *kb_app_target_pool(const kb_app_target *t)
 			snprintf(label, sizeof label, g[i] >= 0 ? "gpu %d" : "local", g[i]);
 			if (g[i] >= 0)
 				kb_runner_add_env(r, env);
+			kb_runner_share(r); /* a warm runner per GPU between commands */
 			kb_pool_add(p, r, label);
 		}
 	}

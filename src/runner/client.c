@@ -29,7 +29,7 @@
 
 void kb_runner_share(kb_runner *r)
 {
-	r->may_share = !r->host && !r->env && kb_runner__shared_init(&r->sh) == 0;
+	r->may_share = !r->host && kb_runner__shared_init(&r->sh, r->env) == 0;
 }
 
 void kb_runner_set_quiet(kb_runner *r, bool quiet)

@@ -47,7 +47,9 @@ int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progr
 void kb_runner_cancel(kb_runner *r);
 /* Lets one-shot commands use the shared runner (shared.c) when this process
  * may: kept warm between commands, it answers without opening the GPU or
- * starting CUPTI again.  Otherwise, or when it is busy, a private worker. */
+ * starting CUPTI again.  Otherwise, or when it is busy, a private worker.
+ * Call it after kb_runner_add_env: the environment picks which shared
+ * runner (one per GPU for a pool). */
 void kb_runner_share(kb_runner *r);
 /* `kbench serve --stop`: stops this user's shared runners that no command
  * is using (they give the GPU back now instead of after their idle time);

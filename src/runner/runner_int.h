@@ -35,9 +35,13 @@ typedef struct {
 typedef struct {
 	int lock_fd;          /* held (flock) while this client may use or start it */
 	char *exe, *sock, *lock, *log;
+	char *const *env;     /* "NAME=value" the runner gets beside ours (borrowed) */
 } kb_runner__shared;
-/* 0 when this process may use a shared runner (paths filled), else -1. */
-int kb_runner__shared_init(kb_runner__shared *sh);
+/* 0 when this process may use a shared runner (paths filled), else -1.
+ * env (NULL-terminated, may be NULL): variables the runner gets on top of
+ * this process's, part of its identity (a pool's CUDA_VISIBLE_DEVICES=N:
+ * one shared runner per GPU). */
+int kb_runner__shared_init(kb_runner__shared *sh, char *const *env);
 /* A connected socket to the shared runner (started if none listens), after
  * its "ready", with its pid; -1 when it cannot be had (then a private
  * worker).  Takes the lock on the first call and keeps it. */

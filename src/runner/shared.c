@@ -10,7 +10,9 @@
  * Where: $XDG_RUNTIME_DIR/kbench (else /tmp/kbench-UID), a directory only
  * this user may enter.  Names carry a hash of what the runner's answers
  * depend on: this executable (path, size, mtime) and the environment it
- * inherits (KBENCH_*, CUDA_*, XDG_*, NVIDIA_*, PATH, LD_LIBRARY_PATH, HOME).
+ * inherits (KBENCH_*, CUDA_*, XDG_*, NVIDIA_*, PATH, LD_LIBRARY_PATH, HOME),
+ * with what the runner adds on top (a pool's CUDA_VISIBLE_DEVICES=N: `kbench
+ * run --gpus` keeps one warm runner per GPU, as a plain run keeps one).
  *
  * One client at a time: a client holds KEY.lock (flock) for as long as it
  * may use or start the runner; a client that finds it held uses a private
@@ -74,8 +76,19 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The hash of this executable and the environment a runner would inherit. */
-static void identity(const char *exe, char hex[KB_HASH_HEX])
+/* Whether "NAME=..." e names a variable that env sets. */
+static bool overridden(const char *e, char *const *env)
+{
+	size_t n = strcspn(e, "=");
+	for (int i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], e, n) && env[i][n] == '=')
+			return true;
+	return false;
+}
+
+/* The hash of this executable and the environment a runner would inherit
+ * (ours, with env on top). */
+static void identity(const char *exe, char *const *env, char hex[KB_HASH_HEX])
 {
 	static const char *const prefixes[] = {"KBENCH_", "CUDA_", "XDG_", "NVIDIA_", "PATH=",
 					       "LD_LIBRARY_PATH=", "HOME="};
@@ -89,14 +102,18 @@ static void identity(const char *exe, char hex[KB_HASH_HEX])
 	int n = 0;
 	for (char **e = environ; *e; e++)
 		n++;
+	for (int i = 0; env && env[i]; i++)
+		n++;
 	const char **vars = kb_xcalloc((size_t)n + 1, sizeof *vars);
 	int m = 0;
 	for (char **e = environ; *e; e++)
 		for (size_t i = 0; i < KB_ARRAY_LEN(prefixes); i++)
-			if (!strncmp(*e, prefixes[i], strlen(prefixes[i]))) {
+			if (!strncmp(*e, prefixes[i], strlen(prefixes[i])) && !overridden(*e, env)) {
 				vars[m++] = *e;
 				break;
 			}
+	for (int i = 0; env && env[i]; i++)
+		vars[m++] = env[i];
 	qsort(vars, (size_t)m, sizeof *vars, cmp_str);
 	for (int i = 0; i < m; i++)
 		kb_hash_str(h, vars[i]);
@@ -124,10 +141,11 @@ static bool tool_injected(void)
 	return found;
 }
 
-int kb_runner__shared_init(kb_runner__shared *sh)
+int kb_runner__shared_init(kb_runner__shared *sh, char *const *env)
 {
 	memset(sh, 0, sizeof *sh);
 	sh->lock_fd = -1;
+	sh->env = env;
 	if (set("KBENCH_NO_SHARED_RUNNER") || tool_injected())
 		return -1;
 	if (!set("KBENCH_SHARED_RUNNER") && !kb_file_exists("/proc/driver/nvidia/version"))
@@ -140,7 +158,7 @@ int kb_runner__shared_init(kb_runner__shared *sh)
 		return -1;
 	}
 	char hex[KB_HASH_HEX];
-	identity(sh->exe, hex);
+	identity(sh->exe, env, hex);
 	sh->sock = kb_xasprintf("%s/runner-%.16s.sock", dir, hex);
 	sh->lock = kb_xasprintf("%s/runner-%.16s.lock", dir, hex);
 	sh->log = kb_xasprintf("%s/runner-%.16s.log", dir, hex);
@@ -181,6 +199,8 @@ static void spawn(const kb_runner__shared *sh)
 		dup2(null, 0);
 		dup2(null, 1);
 		dup2(log >= 0 ? log : null, 2);
+		for (int i = 0; sh->env && sh->env[i]; i++)
+			putenv(sh->env[i]);
 		execl(sh->exe, sh->exe, "serve", "--listen", sh->sock, "--lock", sh->lock, "--idle", idle,
 		      (char *)NULL);
 		_exit(127);

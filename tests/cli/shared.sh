@@ -92,4 +92,19 @@ run env KBENCH_SHARED_IDLE=1 "$KB" run kernels/vector_add.cu
 if ls "$D"/runner-*.sock >/dev/null 2>&1; then pass shared_idle_started; else fail shared_idle_started "$(ls "$D")"; fi
 sleep 2.5
 if [ -z "$(runners)" ] && ! ls "$D"/runner-*.sock >/dev/null 2>&1; then pass shared_idle_exit; else fail shared_idle_exit "$(runners) $(ls "$D")"; fi
+# A pool (--gpus 0,1) keeps one shared runner per GPU, each with its GPU in
+# its environment, reused by the next such command.
+before=$(runners)
+run "$KB" run kernels/reduce/02_vec4.cu --gpus 0,1
+expect_rc shared_gpus_answers 3
+gpu_runners() { runners | grep -vxF "$before"; }
+pool1=$(gpu_runners)
+envs=$(for p in $pool1; do tr '\0' '\n' < /proc/$p/environ | grep '^CUDA_VISIBLE_DEVICES='; done | sort | tr '\n' ' ')
+[ "$envs" = "CUDA_VISIBLE_DEVICES=0 CUDA_VISIBLE_DEVICES=1 " ] && pass shared_gpus_one_per_gpu \
+	|| fail shared_gpus_one_per_gpu "runners '$pool1', environments '$envs'"
+run "$KB" run kernels/reduce/02_vec4.cu --gpus 0,1
+[ -n "$pool1" ] && [ "$(gpu_runners)" = "$pool1" ] && pass shared_gpus_reused \
+	|| fail shared_gpus_reused "'$pool1' then '$(gpu_runners)'"
+
+"$KB" serve --stop >/dev/null 2>&1
 finish
