@@ -7,7 +7,7 @@
 # the same verdict, and which GPU ran which variant.  The base run (before
 # the sweep) is in both times.  Needs a GPU machine with >= 2 GPUs.
 # Usage (repo root): sh bench/multi_gpu_tune.sh [FILE] [REPS]
-#   default kernels/softmax/softmax_bf16_cluster.cu (4 sweep points, 36 tune
+#   default kernels/softmax/softmax_bf16_cluster.cu (5 sweep points, 36 tune
 #   variants at 4096 x 131072 bf16), 2 reps.
 set -u
 cd "$(dirname "$0")/.." || exit 1
