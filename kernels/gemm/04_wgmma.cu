@@ -46,6 +46,7 @@
 //! tol       rtol=2e-2 atol=2e-2
 //! flops     2*M*N*K
 //! sweep     S = 4096, 8192, 4000, 1000
+//! require   K % 8 == 0   // TMA: the rows of a and b are multiples of 16 bytes
 //! tune      BN = 256, 128
 //! tune      STAGES = 4, 3
 //! tune      GROUP_M = 16, 8

@@ -16,6 +16,7 @@
 //! bytes   2*M*N*2
 //! flops   7*M*N
 //! sweep   N = 4096, 8192, 16384, 5003
+//! require N <= 1024 * 32   // a block of at most 1024 threads, 32 bf16 each
 
 #include <cuda_bf16.h>
 

@@ -16,6 +16,7 @@
 //! bytes   2*M*N*4
 //! flops   4*M*N
 //! sweep   N = 4096, 8192, 16384, 5003
+//! require N <= 1024 * 16   // a block of at most 1024 threads, 16 floats each
 
 #define VPT 4 /* float4 per thread */
 

@@ -15,7 +15,9 @@
 // wait, the merge and this row's stores.  PIPE = 0 loads at the top of the
 // loop and may prefetch the next slice into L2 instead (PREFETCH = 1).
 // The exponential is computed twice (for the sum, then the output).
-// CLUSTER = N / 16384 (4, 8, 16: kbench allows the non-portable 16).
+// CLUSTER = N / 16384 (4, 8, 16: kbench allows the non-portable 16); a
+// cluster holds CLUSTER * THREADS * 32 elements (VPT = 4 uint4 a thread),
+// and a longer row is UNSUPPORTED (the require line), not half written.
 //
 //! kernel  softmax_bf16
 //! arg     M = 4096
@@ -26,8 +28,9 @@
 //! ref     softmax(x, dim=1) -> y
 //! tol     rtol=8e-3 atol=1e-9
 //! flops   5*M*N
-//! sweep   N = 65536, 131072, 262144, 200003
-//! tune    CLUSTER = 4, 8, 16
+//! sweep   N = 65536, 131072, 262144, 200003, 100003
+//! require N <= CLUSTER * THREADS * 32   // 8 * VPT bf16 a thread in registers (VPT = 4)
+//! tune    CLUSTER = 8, 4, 16
 //! tune    THREADS = 512, 1024
 //! tune    PIPE = 0, 1
 //! tune    PREFETCH = 0, 1

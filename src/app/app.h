@@ -64,7 +64,8 @@ void kb_app_run_render(json_t *result, kb_buf *out);
  * " (2.3 s)" without a fraction, "" for a phase under a second. */
 void kb_app_progress_text(json_t *progress, char *out, size_t n);
 /* The verdict word of a result: CORRECT, INCORRECT, IMPOSSIBLE, FAULT,
- * TIMEOUT, CRASH, SPEC ERROR, COMPILE ERROR, NO GPU, ERROR. */
+ * TIMEOUT, CRASH, SPEC ERROR, COMPILE ERROR, UNSUPPORTED (a `//! require`
+ * line rules the values out: not run), NO GPU, ERROR ... */
 const char *kb_app_run_verdict(json_t *result);
 
 /* ===== record.c ===== */

@@ -152,6 +152,8 @@ json_t *kb_app_compile_json(const kb_compile_unit *r)
 						      : "compile_error"));
 	json_object_set_new(j, "kernel", r->chosen ? json_string(r->chosen->name) : json_null());
 	json_object_set_new(j, "diagnostics", kb_compile_diags_json(&r->diags));
+	if (r->unsupported) /* a require line rules these values out: a warning, not a failure */
+		json_object_set_new(j, "unsupported", json_string(r->unsupported));
 	if (r->src.kind == KB_SRC_TILE) { /* the CUDA C the .tile file lowers to, and how long */
 		json_object_set_new(j, "tile_ms", json_real(r->ms_tile));
 		json_object_set_new(j, "generated_cuda", r->gen.text ? json_string(r->gen.text) : json_null());

@@ -141,6 +141,10 @@ static int baseline(opt *S, kb_err *err)
 		snprintf(S->best_name, sizeof S->best_name, "%s", S->base_name);
 	}
 	const char *name0 = S->base_name[0] ? S->base_name : S->o->path;
+	if (!strcmp(kb_app_run_verdict(S->base_result), "UNSUPPORTED")) /* so is every variant */
+		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "%s is UNSUPPORTED at these values (%s), "
+				  "and a variant may not change the spec: give --arg/--define values "
+				  "it supports", name0, kb_app__str(S->base_result, "message"));
 	if (no_gpu(S->base_result))
 		say(S, "baseline %s: compiled; no GPU here, so it is not checked or timed", name0);
 	else

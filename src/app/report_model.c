@@ -45,22 +45,6 @@ bool kb_app__has(json_t *j, const char *key)
 /* The model: one row per variant, read from its note                      */
 /* ====================================================================== */
 
-static const char *status_word(json_t *res)
-{
-	static const struct { const char *status, *word; } words[] = {
-		{"fault", "FAULT"}, {"timeout", "TIMEOUT"}, {"crash", "CRASH"},
-		{"spec_error", "SPEC ERROR"}, {"compile_error", "COMPILE ERROR"},
-		{"no_gpu", "NO GPU"}, {"launch_error", "LAUNCH ERROR"},
-	};
-	const char *status = kb_app__str(res, "status");
-	if (!strcmp(status, "ok"))
-		return kb_app__str(res, "verdict")[0] ? kb_app__str(res, "verdict") : "ERROR";
-	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
-		if (!strcmp(status, words[i].status))
-			return words[i].word;
-	return "ERROR";
-}
-
 /* The compile facts of the variant's kernel: the result's, else the
  * compile note's kernel found by name in its build. */
 static json_t *find_kernel(json_t *note, json_t *res)
@@ -121,7 +105,7 @@ static void read_row(const kb_variant *v, kb_app__row *r)
 		r->res = NULL;
 	r->kernel = find_kernel(v->note, r->res);
 	if (r->res) {
-		r->verdict = status_word(r->res);
+		r->verdict = kb_app_run_verdict(r->res);
 	} else if (c) {
 		const char *st = kb_app__str(c, "status");
 		if (json_is_false(json_object_get(c, "ok")))

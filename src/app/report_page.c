@@ -207,7 +207,8 @@ void kb_app__para(const kb_app__model *R, kb_buf *o, bool note, const char *text
 const char *kb_app__badge(const char *verdict)
 {
 	return !strcmp(verdict, "CORRECT") ? "badge b-ok"
-	       : !strcmp(verdict, "COMPILED") || !strcmp(verdict, "NO RESULT") ? "badge b-muted"
+	       : !strcmp(verdict, "COMPILED") || !strcmp(verdict, "NO RESULT") ||
+		 !strcmp(verdict, "UNSUPPORTED") ? "badge b-muted"
 	       : "badge b-bad";
 }
 
@@ -223,7 +224,7 @@ static void fmt_us(char *s, size_t n, double us)
 /* "4: 2 correct, 1 incorrect, 1 compiled only". */
 static char *variant_counts(const kb_app__model *R)
 {
-	int ok = 0, bad = 0, failed = 0, compiled = 0;
+	int ok = 0, bad = 0, failed = 0, compiled = 0, unsupported = 0;
 	for (int i = 0; i < R->n; i++) {
 		const kb_app__row *r = &R->r[i];
 		if (r->correct)
@@ -232,6 +233,8 @@ static char *variant_counts(const kb_app__model *R)
 			compiled++;
 		else if (!strcmp(r->verdict, "INCORRECT") || !strcmp(r->verdict, "IMPOSSIBLE"))
 			bad++;
+		else if (!strcmp(r->verdict, "UNSUPPORTED")) /* not run: not a failure */
+			unsupported++;
 		else
 			failed++;
 	}
@@ -243,6 +246,8 @@ static char *variant_counts(const kb_app__model *R)
 		kb_buf_catf(&b, ", %d failed", failed);
 	if (compiled)
 		kb_buf_catf(&b, ", %d compiled only", compiled);
+	if (unsupported)
+		kb_buf_catf(&b, ", %d unsupported (a `//! require` line ruled the run out)", unsupported);
 	return kb_buf_detach(&b);
 }
 

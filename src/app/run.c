@@ -89,6 +89,7 @@ const char *kb_app_run_verdict(json_t *r)
 	static const struct { const char *status, *word; } words[] = {
 		{"fault", "FAULT"}, {"timeout", "TIMEOUT"}, {"crash", "CRASH"},
 		{"spec_error", "SPEC ERROR"}, {"compile_error", "COMPILE ERROR"},
+		{"unsupported", "UNSUPPORTED"},
 		{"no_gpu", "NO GPU"}, {"launch_error", "LAUNCH ERROR"},
 		{"protocol_error", "RUNNER ERROR"}, {"metric_error", "METRIC ERROR"},
 		{"cancelled", "CANCELLED"}, {"disconnected", "DISCONNECTED"},

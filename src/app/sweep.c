@@ -4,7 +4,9 @@
  * combination of tune -D values; the fastest *correct* tune variant wins.
  * A sweep exists to catch what one size hides (an off-by-one that only
  * shows when the size is not a multiple of the block), so its table puts
- * the verdict first.
+ * the verdict first.  A point that a `//! require` line rules out is a row
+ * saying UNSUPPORTED and the requirement: pruned, as an autotuner prunes a
+ * config that does not apply, never a failure and never the best.
  */
 #include "app_int.h"
 
@@ -176,6 +178,8 @@ static void render_row(const char *label, json_t *res, bool best, kb_buf *out)
 	else
 		kb_buf_catf(out, " %13s %14s", "-", "-");
 	json_t *check = json_object_get(res, "check");
+	if (!strcmp(kb_app_run_verdict(res), "UNSUPPORTED"))
+		kb_buf_catf(out, "  %s", json_string_value(json_object_get(res, "message")));
 	if (!is_correct(res) && check) {
 		json_t *t;
 		size_t i;

@@ -161,6 +161,20 @@ typedef struct {
 	char *value_text;
 } kb_spec_list;
 
+/* `//! require EXPR CMP EXPR` (CMP one of <= < >= > == !=): a shape the
+ * kernel supports, over args, tune values and sm_count.  A run whose
+ * values make one false is UNSUPPORTED: pruned before inputs exist, like an
+ * autotuner's config that does not apply, never reported INCORRECT. */
+typedef enum { KB_CMP_LE, KB_CMP_LT, KB_CMP_GE, KB_CMP_GT, KB_CMP_EQ, KB_CMP_NE } kb_cmp;
+
+typedef struct {
+	kb_expr *lhs, *rhs;
+	kb_cmp cmp;
+	char *lhs_text, *rhs_text; /* each side as written, for messages */
+	kb_loc loc;         /* the condition's first column */
+	int len;            /* columns the condition spans, for carets */
+} kb_spec_require;
+
 /* A compiler option the user adds: one word of a `//! options` line, or an
  * --option from the command line (loc.line 0, no place in the file). */
 typedef struct {
@@ -183,6 +197,7 @@ typedef struct {
 	kb_spec_list *sweeps;    int nsweeps;
 	kb_spec_list *tunes;     int ntunes;
 	kb_spec_option *options; int noptions; /* every `//! options` line, in order */
+	kb_spec_require *requires; int nrequires; /* every `//! require` line, in order */
 	char *arch;              /* `//! arch sm_90a`: the target unless --arch says another */
 	int64_t sm_count;        /* the GPU's SMs, `sm_count` in launch, bytes, flops and box
 				  * expressions (a persistent kernel's grid); 0: not known yet,
@@ -212,6 +227,17 @@ int kb_compile_spec_launch_dims(const kb_spec *spec, const kb_source *src,
  * expressions.  Returns 0, or KB_ENOTFOUND when the spec tunes no such name. */
 int kb_compile_spec_set_tune(kb_spec *spec, const char *name, const char *text);
 int kb_compile_spec_set_arg(kb_spec *spec, const char *name, kb_value value);
+/* spec_require.c: whether the spec's current args and tune values are a
+ * shape its `//! require` lines allow.  Returns 0 when every one holds;
+ * KB_EUNSUP when one does not, with *why (a new string) naming the first
+ * false one and its values ("requires N <= CLUSTER * 16384: N = 131072,
+ * CLUSTER * 16384 = 65536 (CLUSTER = 4)") and *which its index (which may
+ * be NULL); KB_ESPEC with a diag (diags may be NULL) when one cannot be
+ * evaluated (division by zero ...). */
+int kb_compile_spec_requires(const kb_spec *spec, const kb_source *src, char **why, int *which,
+			     kb_diags *diags);
+/* The comparison's spelling: "<=", "<", ">=", ">", "==", "!=". */
+const char *kb_compile_cmp_name(kb_cmp cmp);
 void kb_compile_spec_free(kb_spec *spec);
 
 /* ===== discover.c (CUDA via tree-sitter) and ptx.c ===== */
@@ -516,6 +542,9 @@ typedef struct {
 	bool no_cache;
 	bool want_sass;
 	json_t *prebuilt;     /* kb_build_opts.prebuilt */
+	bool skip_unsupported; /* a shape the `//! require` lines rule out is not
+				* compiled (a runner: it will not run either) */
+	int64_t sm_count;     /* the GPU's, `sm_count` in require lines; 0: unknown */
 } kb_compile_unit_opts;
 
 /* Everything the compile layer learnt about one kernel file. */
@@ -530,10 +559,15 @@ typedef struct {
 	kb_build build;
 	kb_diags diags;       /* spec, binding and compiler diagnostics, sorted */
 	int status;           /* 0, KB_ESPEC or KB_ECOMPILE */
+	char *unsupported;    /* why a `//! require` line rules these values out (a
+			       * warning in diags too), or NULL */
+	kb_loc unsupported_loc; /* that line's condition */
 } kb_compile_unit;
 
 /* Loads path (or, when text is non-NULL, takes text as its contents), parses
- * the spec, discovers kernels, binds, compiles.  Returns 0 when the file
+ * the spec, discovers kernels, binds, checks the require lines (a false one
+ * is a warning and u->unsupported, and with skip_unsupported nothing is
+ * compiled: u->build has only its arch), compiles.  Returns 0 when the file
  * compiled and its spec is sound; KB_ESPEC / KB_ECOMPILE when diags hold
  * errors (the unit is still filled as far as it got); another KB_E* with err
  * filled when the file or a library could not be used.  Always free u. */

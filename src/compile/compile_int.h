@@ -134,7 +134,7 @@ typedef struct {
 enum {
 	KB_SPEC_KERNEL, KB_SPEC_ARG, KB_SPEC_IN, KB_SPEC_OUT, KB_SPEC_LAUNCH, KB_SPEC_REF,
 	KB_SPEC_TOL, KB_SPEC_BYTES, KB_SPEC_FLOPS, KB_SPEC_SWEEP, KB_SPEC_TUNE, KB_SPEC_OPTIONS,
-	KB_SPEC_TENSORMAP, KB_SPEC_ARCH, KB_SPEC_NDIRECTIVES
+	KB_SPEC_TENSORMAP, KB_SPEC_ARCH, KB_SPEC_REQUIRE, KB_SPEC_NDIRECTIVES
 };
 
 /* The state of one kb_compile_spec_parse: the spec being filled and the
@@ -217,6 +217,9 @@ bool kb_compile__define_ok(kb_compile__parser *P, const kb_compile__tok *t);
 /* spec_tensor.c: `//! in` and `//! out`; `//! tensormap`. */
 void kb_compile__dir_tensor(kb_compile__parser *P, const kb_compile__tok *dir, bool is_out);
 void kb_compile__dir_tensormap(kb_compile__parser *P, const kb_compile__tok *dir);
+
+/* spec_require.c: `//! require EXPR CMP EXPR`. */
+void kb_compile__dir_require(kb_compile__parser *P, const kb_compile__tok *dir);
 
 /* spec_check.c: after all lines, every name is defined where it is used
  * and every expression evaluates (arg values are stored). */

@@ -2,7 +2,8 @@
  * spec.c - the //! spec: the comment lines of a kernel file that say how to
  * run it (architecture.md §3).  This file reads a file's //! lines, hands
  * each to its directive (kernel, arg, launch, ref, tol, bytes, flops, sweep,
- * tune, options here; in and out in spec_tensor.c), runs the whole-spec checks
+ * tune, options here; in and out in spec_tensor.c; require in
+ * spec_require.c), runs the whole-spec checks
  * (spec_check.c), and owns the public spec API: parse, set_arg, free.
  * Tokens are spec_lex.c's, expressions spec_expr.c's.  It does not know
  * kernels (bind.c matches the spec to the kernel's parameters and checks
@@ -16,7 +17,7 @@
  *    defined, so later lines do not report it as undefined.
  *  - Scoping: an arg may use only args defined on lines above it, so args
  *    evaluate top to bottom and can never form a cycle.  Every other line
- *    (dims, launch, bytes, flops, sweep) may use any arg of the file, wherever
+ *    (dims, launch, bytes, flops, sweep, require) may use any arg of the file, wherever
  *    it is defined.  Args and tensors share one namespace.
  *  - Expressions are kept as trees and evaluated lazily (sweeps and --arg
  *    change args through kb_compile_spec_set_arg); parse also evaluates them
@@ -498,6 +499,7 @@ static const struct directive {
 	[KB_SPEC_TUNE] = {"tune", dir_tune, false}, [KB_SPEC_OPTIONS] = {"options", dir_options, false},
 	[KB_SPEC_TENSORMAP] = {"tensormap", kb_compile__dir_tensormap, false},
 	[KB_SPEC_ARCH] = {"arch", dir_arch, true},
+	[KB_SPEC_REQUIRE] = {"require", kb_compile__dir_require, false},
 };
 
 static void unknown_directive(kb_compile__parser *P, const kb_compile__tok *t)
@@ -699,5 +701,12 @@ void kb_compile_spec_free(kb_spec *spec)
 	for (int i = 0; i < spec->noptions; i++)
 		free(spec->options[i].text);
 	free(spec->options);
+	for (int i = 0; i < spec->nrequires; i++) {
+		kb_compile__expr_free(spec->requires[i].lhs);
+		kb_compile__expr_free(spec->requires[i].rhs);
+		free(spec->requires[i].lhs_text);
+		free(spec->requires[i].rhs_text);
+	}
+	free(spec->requires);
 	memset(spec, 0, sizeof(*spec));
 }

@@ -2,9 +2,9 @@
  * spec_check.c - the checks that need the whole spec, run after every //!
  * line was read: each name used in an expression is an arg (and an arg uses
  * only args above it), ref inputs and outputs name tensors, sweeps and tunes
- * name the right kind of thing; then every expression is evaluated once so
- * division by zero or a dim that is not an integer is reported up front.
- * Arg values are stored here.
+ * name the right kind of thing (require lines see the names launch sees);
+ * then every expression is evaluated once so division by zero or a dim that
+ * is not an integer is reported up front.  Arg values are stored here.
  *
  * Invariant: a fault is reported once, where it is: an arg that failed, or
  * that uses a later arg, does not make every use of it an error too.
@@ -139,6 +139,10 @@ static void check_all_names(kb_compile__parser *P)
 	check_names(P, s->launch.smem, -1);
 	check_names(P, s->bytes, -1);
 	check_names(P, s->flops, -1);
+	for (int i = 0; i < s->nrequires; i++) {
+		check_names(P, s->requires[i].lhs, -1);
+		check_names(P, s->requires[i].rhs, -1);
+	}
 	check_lists(P);
 	check_ref_names(P);
 	check_tmaps(P);
@@ -186,6 +190,12 @@ static void check_values(kb_compile__parser *P)
 	for (int i = 0; i < s->nsweeps; i++)
 		for (int j = 0; j < s->sweeps[i].nvalues; j++)
 			kb_compile__eval(&c, s->sweeps[i].values[j], &v);
+	/* a require line's sides must evaluate; whether it holds for the
+	 * defaults is the unit's warning, not a spec error */
+	for (int i = 0; i < s->nrequires; i++) {
+		kb_compile__eval(&c, s->requires[i].lhs, &v);
+		kb_compile__eval(&c, s->requires[i].rhs, &v);
+	}
 	free(bad);
 }
 

@@ -2,8 +2,10 @@
  * unit.c - one kernel file taken through the whole compile layer: source,
  * spec, --option words, kernel discovery, binding, build.  It owns the order of the steps
  * and which problems are errors (a file without //! lines compiles but is
- * not bound; one with a spec must bind).  The CLI and the runner both call
- * it, so `kbench compile` and `kbench run` judge a file the same way.
+ * not bound; one with a spec must bind; a `//! require` line that is false
+ * at the values given is a warning, and the runner's reason not to compile
+ * or run).  The CLI and the runner both call it, so `kbench compile` and
+ * `kbench run` judge a file the same way.
  */
 #include "compile_int.h"
 
@@ -191,6 +193,24 @@ static void place_tile_kernels(kb_kernels *ks, const kb_tile_out *t)
 		}
 }
 
+/* The require lines at these args and tune values: a false one is a warning
+ * at its line and r->unsupported (a run of them answers UNSUPPORTED); one
+ * that cannot be evaluated here (a --arg of 0 divides by zero) is an error. */
+static int check_requires(kb_compile_unit *r, const kb_compile_unit_opts *o)
+{
+	int which = -1;
+	if (o->sm_count > 0)
+		r->spec.sm_count = o->sm_count;
+	int rc = kb_compile_spec_requires(&r->spec, &r->src, &r->unsupported, &which, &r->diags);
+	if (rc != KB_EUNSUP)
+		return rc;
+	const kb_spec_require *q = &r->spec.requires[which];
+	r->unsupported_loc = q->loc;
+	kb_diag_add(&r->diags, KB_DIAG_WARNING, r->src.path, r->src.text, q->loc.line, q->loc.col,
+		    q->len, "%s: a run at these values is UNSUPPORTED (not launched)", r->unsupported);
+	return KB_OK;
+}
+
 /* Spec, --option and kernel discovery; returns the time it took in ms. */
 static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, const char **ok,
 			 int *nok, kb_err *err, int *rc)
@@ -225,6 +245,8 @@ static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, cons
 	if (*rc == KB_OK && r->has_spec &&
 	    kb_compile_bind(&r->spec, &r->kernels, spec_src, &r->chosen, &r->diags) < 0)
 		*rc = KB_ESPEC;
+	if (*rc == KB_OK && r->has_spec && check_requires(r, o) < 0)
+		*rc = KB_ESPEC;
 	kb_compile_source_free(&tile_spec);
 	kb_tile_out_free(&tile);
 	return kb_now_ms() - t0;
@@ -256,6 +278,13 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 		free(ok);
 		kb_diag_sort(&r->diags);
 		return r->status = KB_ESPEC;
+	}
+	if (rc == KB_OK && r->unsupported && opts->skip_unsupported) { /* it will not run */
+		r->build.arch = arch;
+		r->build.ms_parse = r->build.ms_total = ms_parse;
+		free(ok);
+		kb_diag_sort(&r->diags);
+		return r->status = KB_OK;
 	}
 	kb_source pinned = {0};
 	if (r->gen.text) {
@@ -289,6 +318,7 @@ void kb_compile_unit_free(kb_compile_unit *r)
 	kb_compile_source_free(&r->src);
 	kb_compile_source_free(&r->gen);
 	kb_diags_free(&r->diags);
+	free(r->unsupported);
 	memset(r, 0, sizeof *r);
 }
 

@@ -107,7 +107,7 @@ struct kb_runner__warm {
 	pthread_t thread;
 	bool started;
 	char *path, *text;
-	json_t *args;
+	json_t *args, *defines;
 };
 
 static void *warm_main(void *arg)
@@ -125,7 +125,19 @@ static void *warm_main(void *arg)
 		for (int i = 0; i < n; i++)
 			kb_compile_spec_set_arg(&spec, args[i].name, args[i].value);
 		free(args);
-		kb_profile_host_warm(&src, &spec);
+		size_t i;
+		json_t *d;
+		json_array_foreach(w->defines, i, d) { /* "NAME=V": a tune value */
+			const char *kv = json_string_value(d), *eq = kv ? strchr(kv, '=') : NULL;
+			char *name = eq ? kb_xstrndup(kv, (size_t)(eq - kv)) : NULL;
+			if (name)
+				kb_compile_spec_set_tune(&spec, name, eq + 1);
+			free(name);
+		}
+		char *why = NULL; /* an UNSUPPORTED run allocates nothing */
+		if (kb_compile_spec_requires(&spec, &src, &why, NULL, NULL) == 0)
+			kb_profile_host_warm(&src, &spec);
+		free(why);
 	}
 	kb_diags_free(&diags);
 	kb_compile_spec_free(&spec);
@@ -143,6 +155,7 @@ kb_runner__warm *kb_runner__warm_start(json_t *req)
 	w->path = kb_xstrdup(path);
 	w->text = text ? kb_xstrdup(text) : NULL;
 	w->args = json_deep_copy(json_object_get(req, "args"));
+	w->defines = json_deep_copy(json_object_get(req, "defines"));
 	w->started = pthread_create(&w->thread, NULL, warm_main, w) == 0;
 	return w;
 }
@@ -156,6 +169,7 @@ void kb_runner__warm_join(kb_runner__warm *w)
 	free(w->path);
 	free(w->text);
 	json_decref(w->args);
+	json_decref(w->defines);
 	free(w);
 }
 
@@ -554,6 +568,27 @@ static void calibrate_first(kb_runner__ctx *c, json_t **note)
 	json_decref(ceil);
 }
 
+/* What every answer to a run that got past the compile carries: the file,
+ * the compile facts, the args and -D values it ran with, the machine. */
+static void describe(kb_runner__ctx *c, const kb_compile_unit *u, json_t *req, json_t *r)
+{
+	json_object_set_new(r, "file", json_string(u->src.path));
+	json_object_set_new(r, "compile", kb_compile_unit_summary_json(u));
+	json_object_set_new(r, "args", args_json(&u->spec));
+	if (json_array_size(json_object_get(req, "defines")) > 0)
+		json_object_set(r, "defines", json_object_get(req, "defines"));
+	json_object_set_new(r, "env", env_json(c));
+}
+
+/* A run whose args or -D values a `//! require` line rules out: status
+ * "unsupported", the requirement and its values as the message. */
+static json_t *unsupported_result(const kb_compile_unit *u)
+{
+	return json_pack("{s:s, s:s, s:s, s:{s:i, s:i}}", "type", "result", "status", "unsupported",
+			 "message", u->unsupported, "require", "line", u->unsupported_loc.line,
+			 "col", u->unsupported_loc.col);
+}
+
 json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 {
 	const char *path = json_string_value(json_object_get(req, "path"));
@@ -578,7 +613,8 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	kb_compile_unit_opts uo = {.arch = arch, .default_arch = dev_arch, .defines = defs, .ndefines = ndef,
 				   .options = opts, .noptions = nopt, .args = args, .nargs = nargs,
 				   .want_sass = hot || sassm || profiling,
-				   .prebuilt = json_object_get(req, "prebuilt")};
+				   .prebuilt = json_object_get(req, "prebuilt"), .skip_unsupported = true,
+				   .sm_count = kb_profile_device_info(c->dev)->sm_count};
 	kb_compile_unit u;
 	kb_err err = {0};
 	json_t *r = NULL;
@@ -595,6 +631,11 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 				"%s has no //! spec lines: kbench needs them to run it (see README)", path);
 	if (rc < 0) {
 		r = kb_runner__error_result("error", &err);
+		goto out;
+	}
+	if (u.unsupported) { /* pruned: no inputs, no launch, no calibration */
+		r = unsupported_result(&u);
+		describe(c, &u, req, r);
 		goto out;
 	}
 	progress_tap t = {.c = c};
@@ -649,14 +690,9 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	}
 	json_decref(calibrated);
 	json_decref(t.last);
-	json_object_set_new(r, "file", json_string(path));
-	json_object_set_new(r, "compile", kb_compile_unit_summary_json(&u));
-	json_object_set_new(r, "args", args_json(&u.spec));
-	if (ndef > 0)
-		json_object_set(r, "defines", json_object_get(req, "defines"));
 	if (rc == 0)
 		add_profile(c, &u, r);
-	json_object_set_new(r, "env", env_json(c));
+	describe(c, &u, req, r);
 out:
 	kb_compile_unit_free(&u);
 	free(args);

@@ -89,8 +89,12 @@ static void take_result(kb_tui__ui *t)
 		bool run = p->kind == KB_TUI__PIECE_RUN;
 		char note[sizeof p->note];
 		snprintf(note, sizeof note, "%s", run ? p->note : "");
-		if (kb_tui__worker_merge(&t->res, p) && run && t->res->run)
-			kb_tui__set_msg(t, "%s", kb_app_run_verdict(t->res->run));
+		if (kb_tui__worker_merge(&t->res, p) && run && t->res->run) {
+			const char *v = kb_app_run_verdict(t->res->run);
+			const char *msg = json_string_value(json_object_get(t->res->run, "message"));
+			bool why = !strcmp(v, "UNSUPPORTED") && msg; /* which require line, and its values */
+			kb_tui__set_msg(t, "%s%s%s", v, why ? ": " : "", why ? msg : "");
+		}
 		/* e.g. a run stopped by a newer save (whose compile may be shown
 		 * already): the status bar says so either way */
 		if (note[0])

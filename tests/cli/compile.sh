@@ -104,4 +104,27 @@ run "$KB" compile kernels/saxpy.ptx --arch sm_90 --option -use_fast_math
 expect_rc ptx_option_rc 1
 expect_in ptx_option err "nvJitLink: unrecognized option: -use_fast_math; it is NVRTC's (for .cu files)"
 
+# `//! require`: a malformed line is an error at its column with a caret; a
+# false one at the defaults (or at --define values) is a warning naming the
+# requirement and its values, and the compile still succeeds.
+run "$KB" compile $F/bad_require.cu --arch sm_90
+expect_rc bad_require_rc 1
+expect_in bad_require_eq err "bad_require.cu:8:15: error: '=' is not a comparison; did you mean '=='?"
+expect_in bad_require_caret err "   |               ^"
+expect_in bad_require_operand err "bad_require.cu:9:16: error: expected an expression at end of line"
+expect_in bad_require_name err "bad_require.cu:10:22: error: undefined name 'BLOCK'"
+run "$KB" compile $F/require_unsupported.cu --arch sm_90
+expect_rc require_warn_rc 0
+expect_in require_warn err "require_unsupported.cu:11:13: warning: requires n <= BLOCKS * 256 * 4: n = 8192, BLOCKS * 256 * 4 = 4096 (BLOCKS = 4): a run at these values is UNSUPPORTED"
+expect_in require_warn_caret err "   |             ^~~~~~~~~~~~~~~~~~~~~"
+expect_in require_warn_summary out "copy4  sm_90"
+run "$KB" compile $F/require_unsupported.cu --arch sm_90 --define BLOCKS=8
+expect_rc require_define_rc 0
+expect_not_in require_define_ok err "warning"
+run "$KB" compile $F/require.cu --arch sm_90
+expect_rc require_ok_rc 0
+expect_not_in require_ok err "warning"
+run "$KB" compile $F/require.cu --arch sm_90 --define BLOCKS=2 --json
+expect_json require_json "j['status'] == 'ok' and j['unsupported'].startswith('requires n <= BLOCKS * 256 * 4: n = 4096') and [g['level'] for g in j['diagnostics']] == ['warning']"
+
 finish

@@ -17,7 +17,9 @@ if [ "$RC" -ne 0 ]; then
 		 hot_spot_text run_option run_option_text run_bad_option run_bad_option_msg \
 		 compare_gpu compare_same_correct compare_same_unwritten compare_same_offbyone \
 		 compare_same_first_call compare_same_ref_kernel compare_same_skips \
-		 auto_calibrate auto_calibrate_once progress_ticks gpus_all_tune; do
+		 auto_calibrate auto_calibrate_once progress_ticks gpus_all_tune require_arg_rc \
+		 require_arg_text require_arg_json require_sweep_rc require_sweep_json \
+		 require_sweep_text; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -165,6 +167,22 @@ same_figures compare_same_offbyone $F/off_by_one.cu --arg n=5000
 same_figures compare_same_first_call $F/first_call_only.cu
 same_figures compare_same_ref_kernel tests/fixtures/kernels/ref_kernel.cu
 same_figures compare_same_skips $F/skips_some.cu
+
+# `//! require`: a violating --arg is UNSUPPORTED before anything is compiled,
+# allocated or launched (exit 1, the requirement and its values); the
+# sweep's violating point (n=1002) and the tune's (BLOCKS=2) are UNSUPPORTED
+# rows, neither failures nor the best, and the run exits 0.
+R=tests/fixtures/kernels/require.cu
+run "$KB" run $R --arg n=1002 --no-sweep
+expect_rc require_arg_rc 1
+expect_in require_arg_text out "  UNSUPPORTED requires n % 4 == 0: n % 4 = 2 (n = 1002)"
+run "$KB" run $R --arg n=8192 --no-sweep --json
+expect_json require_arg_json "j['status'] == 'unsupported' and j['message'] == 'requires n <= BLOCKS * 256 * 4: n = 8192, BLOCKS * 256 * 4 = 4096 (BLOCKS = 4)' and j['require']['line'] == 14 and 'check' not in j and 'timing' not in j and j['compile']['cubin_bytes'] == 0"
+run "$KB" run $R --json
+expect_rc require_sweep_rc 0
+expect_json require_sweep_json "j['result']['verdict'] == 'CORRECT' and [r['result'].get('verdict', r['result']['status']) for r in j['sweep']] == ['CORRECT', 'unsupported', 'CORRECT'] and [t['result'].get('verdict', t['result']['status']) for t in j['tune']] == ['CORRECT', 'CORRECT', 'unsupported'] and j['best_tune'] in (0, 1)"
+run "$KB" run $R
+expect_in require_sweep_text out "UNSUPPORTED               -              -  requires n % 4 == 0: n % 4 = 2 (n = 1002)"
 
 # A GPU with no measured ceilings is calibrated by its first run, once.
 run env XDG_CACHE_HOME="$T_TMP/fresh-cache" "$KB" run kernels/vector_add.cu --json

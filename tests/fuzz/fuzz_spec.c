@@ -1,7 +1,8 @@
 /* fuzz_spec.c - the //! spec parser (spec.c, spec_lex.c, spec_tensor.c,
  * spec_check.c) and the expression evaluator (spec_expr.c): the input is a
- * whole .cu file; every expression the spec holds is evaluated, at its own
- * values and at each sweep value and tune, and the diagnostics rendered. */
+ * whole .cu file; every expression the spec holds is evaluated (require
+ * lines judged), at its own values and at each sweep value and tune, and
+ * the diagnostics rendered. */
 #include "../../src/compile/compile.h"
 #include "fuzz.h"
 
@@ -26,6 +27,9 @@ static void eval_all(const kb_spec *s, const kb_source *src, kb_diags *d)
 			eval(s, src, s->tmaps[i].box[r], d);
 	for (int i = 0; i < s->nargs; i++)
 		eval(s, src, s->args[i].expr, d);
+	char *why = NULL; /* the require lines, judged and explained */
+	(void)kb_compile_spec_requires(s, src, &why, NULL, d);
+	free(why);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

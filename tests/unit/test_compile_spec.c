@@ -515,7 +515,8 @@ static void test_compile_spec__unknown_directive(void)
 		    "unknown directive 'lauch'; did you mean 'launch'?");
 	T_ONE_ERROR("//!   kernal k\n", 1, 7, 6, "did you mean 'kernel'?");
 	T_ONE_ERROR("//! frobnicate\n", 1, 5, 10, "unknown directive 'frobnicate' (known: kernel, "
-		    "arg, in, out, launch, ref, tol, bytes, flops, sweep, tune, options, tensormap, arch)");
+		    "arg, in, out, launch, ref, tol, bytes, flops, sweep, tune, options, tensormap, arch, "
+		    "require)");
 	T_ONE_ERROR("//! = 3\n", 1, 5, 1, "expected a directive");
 }
 
@@ -707,6 +708,114 @@ static void test_compile_spec__render_exact(void)
 		 "use `//! tune` for compile-time macros)\n"
 		 " 3 | //! sweep  Q = 1, 2\n"
 		 "   |            ^\n");
+	free(r);
+	kb_compile_spec_free(&s);
+	kb_diags_free(&d);
+}
+
+/* ===== require lines ===== */
+
+/* Each comparison, integers and floats; the first false line is named with
+ * its values, and args and tune values change what holds. */
+static void test_compile_spec__require(void)
+{
+	const char *text = "//! arg N = 131072\n//! tune CLUSTER = 4, 8\n//! tune THREADS = 512\n"
+			   "//! require N <= CLUSTER * THREADS * 8 * 4   // registers\n"
+			   "//! require N % 8 == 0\n";
+	kb_source src = mksrc("k.cu", text, KB_SRC_CUDA);
+	kb_spec s;
+	kb_diags d = {0};
+	T_EQ_INT(kb_compile_spec_parse(&src, &s, &d), 0);
+	T_EQ_INT(d.n, 0);
+	T_EQ_INT(s.nrequires, 2);
+	T_EQ_INT(s.requires[0].cmp, KB_CMP_LE);
+	T_EQ_STR(s.requires[0].lhs_text, "N");
+	T_EQ_STR(s.requires[0].rhs_text, "CLUSTER * THREADS * 8 * 4");
+	T_EQ_INT(s.requires[0].loc.line, 4);
+	T_EQ_INT(s.requires[0].loc.col, 13);
+	T_EQ_INT(s.requires[0].len, 30);
+	T_EQ_INT(s.requires[1].cmp, KB_CMP_EQ);
+	char *why = NULL;
+	int which = -1;
+	T_EQ_INT(kb_compile_spec_requires(&s, &src, &why, &which, &d), KB_EUNSUP);
+	T_EQ_INT(which, 0);
+	T_EQ_STR(why, "requires N <= CLUSTER * THREADS * 8 * 4: N = 131072, "
+		 "CLUSTER * THREADS * 8 * 4 = 65536 (CLUSTER = 4, THREADS = 512)");
+	free(why);
+	T_EQ_INT(kb_compile_spec_set_tune(&s, "CLUSTER", "8"), 0);
+	T_EQ_INT(kb_compile_spec_requires(&s, &src, &why, &which, &d), 0);
+	T_OK(why == NULL);
+	T_EQ_INT(kb_compile_spec_set_arg(&s, "N", (kb_value){.i = 100003}), 0);
+	T_EQ_INT(kb_compile_spec_requires(&s, &src, &why, NULL, &d), KB_EUNSUP);
+	T_EQ_STR(why, "requires N % 8 == 0: N % 8 = 3 (N = 100003)");
+	free(why);
+	T_EQ_INT(d.n, 0);
+	kb_compile_spec_free(&s);
+	static const struct { const char *cond; bool holds; } cases[] = {
+		{"A <= 7", true}, {"A <= 6", false}, {"A < 7", false}, {"A < 8", true},
+		{"A >= 7", true}, {"A >= 8", false}, {"A > 6", true}, {"A > 7", false},
+		{"A == 7", true}, {"A == 7.5", false}, {"A != 7", false}, {"A != B", true},
+		{"A / 2.0 == 3.5", true}, {"B < 0", true}, {"-A < B", true}, {"min(A, B) >= -3", true},
+		{"A==7", true}, {"A!=7", false}, {"A<=B", false}, {"A>=B", true},
+	};
+	for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
+		char t[128];
+		snprintf(t, sizeof t, "//! arg A = 7\n//! arg B = -3\n//! require %s\n", cases[i].cond);
+		kb_source c = mksrc("k.cu", t, KB_SRC_CUDA);
+		int prc = kb_compile_spec_parse(&c, &s, &d);
+		int rc = kb_compile_spec_requires(&s, &c, &why, NULL, &d);
+		if (prc || d.n || rc != (cases[i].holds ? 0 : KB_EUNSUP))
+			T_FAIL_AT("require %s: parse %d, %d diags, rc %d", cases[i].cond, prc, d.n, rc);
+		free(why);
+		kb_compile_spec_free(&s);
+		kb_diags_free(&d);
+	}
+	/* a value that cannot be evaluated with these args is a spec error */
+	src = mksrc("k.cu", "//! arg B = 4\n//! require 8 % B == 0\n", KB_SRC_CUDA);
+	T_EQ_INT(kb_compile_spec_parse(&src, &s, &d), 0);
+	T_EQ_INT(kb_compile_spec_set_arg(&s, "B", (kb_value){.i = 0}), 0);
+	T_EQ_INT(kb_compile_spec_requires(&s, &src, &why, NULL, &d), KB_ESPEC);
+	T_OK(why == NULL);
+	T_OK(d.n == 1 && strstr(d.v[0].msg, "division by zero") && d.v[0].col == 17);
+	kb_compile_spec_free(&s);
+	kb_diags_free(&d);
+}
+
+static void test_compile_spec__require_errors(void)
+{
+	T_ONE_ERROR("//! require\n", 1, 5, 7, "require needs a condition, e.g. `//! require N % 8 == 0`");
+	T_ONE_ERROR("//! arg N = 1\n//! require N\n", 2, 14, 1,
+		    "expected a comparison (<=, <, >=, >, == or !=) at end of line");
+	T_ONE_ERROR("//! arg N = 1\n//! require N 2\n", 2, 15, 1,
+		    "expected a comparison (<=, <, >=, >, == or !=), found '2'");
+	T_ONE_ERROR("//! arg N = 1\n//! require N = 1\n", 2, 15, 1,
+		    "'=' is not a comparison; did you mean '=='?");
+	T_ONE_ERROR("//! arg N = 1\n//! require N => 1\n", 2, 15, 2,
+		    "'=>' is not a comparison; did you mean '>='?");
+	T_ONE_ERROR("//! arg N = 1\n//! require N =< 1\n", 2, 15, 2,
+		    "'=<' is not a comparison; did you mean '<='?");
+	T_ONE_ERROR("//! arg N = 1\n//! require N ! 1\n", 2, 15, 1,
+		    "'!' is not a comparison; did you mean '!='?");
+	T_ONE_ERROR("//! arg N = 1\n//! require N <=\n", 2, 17, 1, "expected an expression at end of line");
+	T_ONE_ERROR("//! arg N = 1\n//! require N < = 1\n", 2, 17, 1, "expected an expression, found '='");
+	T_ONE_ERROR("//! arg N = 1\n//! require <= N\n", 2, 13, 1, "expected an expression, found '<'");
+	T_ONE_ERROR("//! arg N = 1\n//! require 0 < N < 4\n", 2, 19, 1,
+		    "one comparison per require line, found '<' after it");
+	T_ONE_ERROR("//! require Q <= 4\n", 1, 13, 1, "undefined name 'Q'");
+	T_ONE_ERROR("//! in x : f32[4]\n//! require 4 <= x\n", 2, 18, 1,
+		    "'x' is a tensor; expressions may use only args");
+	T_ONE_ERROR("//! arg N = 0\n//! require 8 % N == 0\n", 2, 17, 1, "division by zero");
+	T_ONE_ERROR("//! tune OP = add\n//! require OP == 1\n", 2, 13, 2,
+		    "tune 'OP' is 'add' here, not a number");
+	/* the caret under the comparison, as every spec error */
+	kb_spec s;
+	kb_diags d = {0};
+	kb_source src = mksrc("dir/k.cu", "//! arg N = 8\n//! require N = 8\n", KB_SRC_CUDA);
+	T_EQ_INT(kb_compile_spec_parse(&src, &s, &d), KB_ESPEC);
+	char *r = render(&d);
+	T_EQ_STR(r, "dir/k.cu:2:15: error: '=' is not a comparison; did you mean '=='?\n"
+		    " 2 | //! require N = 8\n"
+		    "   |               ^\n");
 	free(r);
 	kb_compile_spec_free(&s);
 	kb_diags_free(&d);
@@ -1330,6 +1439,8 @@ int main(void)
 	T_RUN(test_compile_spec__no_cascades);
 	T_RUN(test_compile_spec__three_mistakes);
 	T_RUN(test_compile_spec__render_exact);
+	T_RUN(test_compile_spec__require);
+	T_RUN(test_compile_spec__require_errors);
 	T_RUN(test_compile_spec__appends_to_diags);
 	T_RUN(test_compile_spec__options_words);
 	T_RUN(test_compile_spec__options_refused);
