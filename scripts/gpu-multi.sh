@@ -17,9 +17,11 @@ for part in ${*:-tune replay llm remote}; do
 	t0=$(date +%s)
 	case $part in
 	tune)   for f in ${TUNE_FILES:-kernels/reduce/02_vec4.cu}; do
-			timeout ${TUNE_LIMIT:-420} sh bench/multi_gpu_tune.sh "$f" "${REPS:-1}"
-			[ -z "${TUNE_BIG:-}" ] || EXTRA="$TUNE_BIG" timeout ${TUNE_LIMIT:-420} \
-				sh bench/multi_gpu_tune.sh "$f" "${REPS:-1}"
+			for m in ${TUNE_MODES:-cold}; do
+				MODE=$m timeout ${TUNE_LIMIT:-420} sh bench/multi_gpu_tune.sh "$f" "${REPS:-1}"
+				[ -z "${TUNE_BIG:-}" ] || MODE=$m EXTRA="$TUNE_BIG" timeout ${TUNE_LIMIT:-420} \
+					sh bench/multi_gpu_tune.sh "$f" "${REPS:-1}"
+			done
 		done
 		tar czf "$OUT/tune-runs.tgz" /tmp/kbench-mgpu.* 2>/dev/null ;;
 	replay) build/tests/test_pool | tail -3
@@ -32,7 +34,7 @@ for part in ${*:-tune replay llm remote}; do
 	esac >"$OUT/$part.txt" 2>&1
 	echo "$part: exit $? in $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
 done
-echo "== tune";   grep -E '^#|exit|wall|jobs|verdicts|median|status' "$OUT/tune.txt" 2>/dev/null
+echo "== tune";   grep -E '^# 20|^# mode|exit|wall|verdicts|median|status' "$OUT/tune.txt" 2>/dev/null
 echo "== replay"; grep -E 'now on|\[gpu|passed=|requeued' "$OUT/replay.txt" 2>/dev/null | head -30
 echo "== llm";    grep -iE 'round|best|exit' "$OUT/llm/optimize.txt" 2>/dev/null | head -20
 echo "== remote"; grep -E 'overhead|passed=' "$OUT/remote.txt" 2>/dev/null
