@@ -30,7 +30,7 @@ for part in ${*:-tune replay llm remote}; do
 		KBENCH_NO_SESSION=1 sh tests/cli/gallery.sh | tail -3 ;;
 	llm)    OUT=$OUT/llm timeout 300 sh scripts/gpu-llm.sh
 		tar czf "$OUT/llm.tgz" -C "$OUT" llm ;; # one file back, not seven
-	remote) OUT=/tmp/remote-logs timeout 300 sh scripts/gpu-remote.sh ;; # its stdout has it all
+	remote) mkdir -p /tmp/remote-logs; OUT=/tmp/remote-logs timeout 300 sh scripts/gpu-remote.sh ;; # its stdout has it all
 	esac >"$OUT/$part.txt" 2>&1
 	echo "$part: exit $? in $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
 done

@@ -55,7 +55,7 @@ void kb_app__section_rounds(const kb_app__model *R, kb_buf *o)
 {
 	static const char *heads[] = {"Round", "Model", "Proposal", "Variant", "Based on", "Verdict",
 				      "Δ", "What kbench found"};
-	const char *align = "rlllllrl";
+	const char *align = "rlwlllrw"; /* w: prose, wrapped (the proposal, the finding) */
 	json_t *rounds = R->o->rounds;
 	if (!json_array_size(rounds))
 		return;

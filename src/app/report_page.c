@@ -111,7 +111,8 @@ void kb_app__code_block(const kb_app__model *R, kb_buf *o, const char *text)
 /* Tables: one description, rendered as GitHub Markdown or HTML            */
 /* ====================================================================== */
 
-/* align: one 'l' or 'r' per column; narrow: HTML sizes it to its content. */
+/* align: one 'l', 'r' or 'w' (left, wrapped: prose) per column; narrow: HTML
+ * sizes it to its content. */
 void kb_app__table_begin(const kb_app__model *R, kb_buf *o, const char *const *heads,
 			 const char *align, bool narrow)
 {
@@ -154,7 +155,8 @@ void kb_app__table_row(const kb_app__model *R, kb_buf *o, const kb_app__trow *t,
 		kb_buf_catf(o, " class=\"%s\"", t->row_cls);
 	kb_buf_cat(o, ">");
 	for (int i = 0; i < n; i++) {
-		kb_buf_cat(o, align[i] == 'r' ? "<td class=\"num\">" : "<td>");
+		kb_buf_cat(o, align[i] == 'r' ? "<td class=\"num\">"
+			      : align[i] == 'w' ? "<td class=\"wrap\">" : "<td>");
 		if (t->cls[i])
 			kb_buf_catf(o, "<span class=\"%s\">", t->cls[i]);
 		kb_buf_cat(o, t->strong[i] ? "<strong>" : "");
@@ -406,6 +408,7 @@ static const char CSS[] =
 	"th{background:var(--soft);font-weight:600;color:var(--muted);font-size:12px}\n"
 	"td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\n"
 	"td.num{font-size:12.5px}\n"
+	"td.wrap{white-space:normal;min-width:16em;max-width:34em}\n"
 	"tr.best td{background:#f3fcf5}\n"
 	"tr.fail td{background:#fff8f7}\n"
 	".badge{display:inline-block;font-size:11px;font-weight:600;padding:1px 8px;border-radius:10px;"
