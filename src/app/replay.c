@@ -271,6 +271,10 @@ static int replay_results(kb_runner *r, kb_pool *pool, const replay_plan *p, jso
 {
 	size_t n = json_array_size(p->reqs);
 	if (pool) {
+		/* the same inputs on every worker, as on one runner */
+		json_int_t seed = (json_int_t)kb_runner_pool_seed();
+		for (size_t k = 0; k < n; k++)
+			json_object_set_new(json_array_get(p->reqs, k), "seed", json_integer(seed));
 		if (kb_pool_run(pool, p->reqs, 0, results, err) < 0)
 			return KB_EINVAL;
 		for (size_t k = 0; k < n; k++)

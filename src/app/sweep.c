@@ -133,10 +133,13 @@ static int best_of(json_t *tune)
 	return best;
 }
 
-int kb_app_sweep_and_tune(kb_runner *r, kb_pool *pool, const kb_app_run_opts *o,
+int kb_app_sweep_and_tune(kb_runner *r, kb_pool *pool, const kb_app_run_opts *given,
 			  const kb_spec *spec, kb_runner_progress_fn fn, void *ctx, json_t **base,
 			  json_t **out, kb_err *err)
 {
+	kb_app_run_opts shared = *given, *o = &shared;
+	if (pool && !o->has_seed) /* one runner has one seed; a pool's share one too */
+		o->has_seed = true, o->seed = kb_runner_pool_seed();
 	json_t *sweep = json_array(), *tune = json_array(), *reqs = json_array();
 	*out = json_pack("{s:o, s:o}", "sweep", sweep, "tune", tune);
 	/* one queue for all on a pool: no worker idles while another finishes

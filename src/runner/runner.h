@@ -113,6 +113,13 @@ int kb_pool_size(const kb_pool *p);
  * "requeued_because" ("crash: ...": the status and message of the loss).
  * Returns 0, or KB_EINVAL for a pool without workers. */
 int kb_pool_run(kb_pool *p, json_t *reqs, double timeout_ms, json_t **results, kb_err *err);
+/* The seed that a pool's runs share when the user names none, so that every
+ * worker meets the same inputs (the variants are compared on equal terms,
+ * and a CPU reference computed by one runner serves the others through
+ * refstore.c): kept for this user beside the shared runners and renewed
+ * once it has gone unused as long as they stay warm (KBENCH_SHARED_IDLE),
+ * as one shared runner keeps its seed between commands; else fresh. */
+uint64_t kb_runner_pool_seed(void);
 /* fn hears a progress frame {"phase": "7 of 20 done on 2 workers"} as each
  * job of a run settles (from the workers' threads, one at a time). */
 void kb_pool_set_progress(kb_pool *p, kb_runner_progress_fn fn, void *ctx);

@@ -256,7 +256,9 @@ static json_t *hello_result(server *s, json_t *req)
  * exists, a run request writes "PID PPID" into it and waits while it is
  * there (up to 30 s), so a test can cut the connection mid-request;
  * $KBENCH_TEST_DIE_ON_RUN=1 exits at once on a run request (a worker that
- * dies, for the pool's re-queue). */
+ * dies, for the pool's re-queue); $KBENCH_TEST_RUN_DELAY_MS=N answers a run
+ * request N ms late (a slow worker, so that a pool's fast one cannot take
+ * every job before the others wake). */
 static void test_hooks(void)
 {
 	const char *stall = getenv("KBENCH_TEST_STALL");
@@ -270,6 +272,9 @@ static void test_hooks(void)
 	const char *die = getenv("KBENCH_TEST_DIE_ON_RUN");
 	if (die && !strcmp(die, "1"))
 		_exit(1);
+	const char *delay = getenv("KBENCH_TEST_RUN_DELAY_MS");
+	if (delay && atoi(delay) > 0)
+		usleep((useconds_t)atoi(delay) * 1000);
 }
 
 static json_t *dispatch(server *s, json_t *req)

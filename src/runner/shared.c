@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SPAWN_WAIT_MS 10000.0
@@ -139,6 +140,37 @@ static bool tool_injected(void)
 		     (strstr(maps.s, "njection") || strstr(maps.s, "sanitizer"));
 	kb_buf_free(&maps);
 	return found;
+}
+
+uint64_t kb_runner_pool_seed(void)
+{
+	const char *idle_s = getenv("KBENCH_SHARED_IDLE");
+	int idle = idle_s && atoi(idle_s) > 0 ? atoi(idle_s) : DEFAULT_IDLE_S;
+	char *dir = runtime_dir();
+	char *path = dir ? kb_xasprintf("%s/pool-seed", dir) : NULL;
+	uint64_t seed = 0;
+	struct stat st;
+	kb_buf b = KB_BUF_INIT;
+	if (path && stat(path, &st) == 0 && time(NULL) - st.st_mtime < idle &&
+	    kb_file_read(path, &b, NULL) == 0)
+		seed = strtoull(b.s, NULL, 10);
+	if (!seed) {
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || read(fd, &seed, sizeof seed) != (ssize_t)sizeof seed)
+			seed = (uint64_t)time(NULL) * 2654435761u;
+		if (fd >= 0)
+			close(fd);
+		seed = seed % 1000000000u + 1; /* short enough to retype, never 0 */
+	}
+	if (path) { /* written again: its time says when it was last used */
+		char text[32];
+		int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)seed);
+		kb_file_write(path, text, (size_t)n, NULL);
+	}
+	kb_buf_free(&b);
+	free(path);
+	free(dir);
+	return seed;
 }
 
 int kb_runner__shared_init(kb_runner__shared *sh, char *const *env)

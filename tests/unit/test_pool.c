@@ -8,7 +8,10 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+#include <utime.h>
 
 static kb_runner *serve(bool dies)
 {
@@ -117,6 +120,27 @@ static void test_pool__warm_starts_workers_ahead(void)
 	kb_pool_free(p);
 }
 
+/* The seed a pool's runs share: the same while it is used within
+ * KBENCH_SHARED_IDLE seconds, another once it has gone unused longer. */
+static void test_pool__shared_seed(void)
+{
+	char dir[] = "/tmp/kbench-seed-XXXXXX";
+	T_OK(mkdtemp(dir) != NULL);
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("KBENCH_SHARED_IDLE", "1", 1);
+	uint64_t a = kb_runner_pool_seed(), b = kb_runner_pool_seed();
+	T_OK(a != 0 && a == b);
+	char *file = kb_xasprintf("%s/kbench/pool-seed", dir);
+	struct utimbuf old = {.actime = time(NULL) - 5, .modtime = time(NULL) - 5};
+	T_OK(utime(file, &old) == 0);
+	T_OK(kb_runner_pool_seed() != a);
+	char *rm = kb_xasprintf("rm -rf %s", dir);
+	T_OK(system(rm) == 0);
+	free(rm);
+	free(file);
+	unsetenv("KBENCH_SHARED_IDLE");
+}
+
 /* A good worker and one that dies on every run: every job is answered by
  * the good one in the end, those that met the dying one after one
  * re-queue ("requeued_from" names it); the dying one retires. */
@@ -126,14 +150,12 @@ static void test_pool__dying_worker_requeues_once(void)
 		T_SKIP("build/kbench not built");
 	kb_pool *p = kb_pool_new();
 	kb_runner *dies = serve(true), *good = serve(false);
+	/* slow enough that the dying one takes a job before the good one has
+	 * done them all, however the threads are scheduled */
+	kb_runner_add_env(good, "KBENCH_TEST_RUN_DELAY_MS=50");
 	kb_pool_add(p, dies, "dies");
 	kb_pool_add(p, good, "good");
-	/* both waiting for work when the run starts, so that the dying one
-	 * takes a job before the good one has done them all */
-	kb_pool_warm(p, 0);
-	for (int i = 0; i < 500 && kb_runner_starts(dies) + kb_runner_starts(good) < 2; i++)
-		usleep(10000);
-	json_t *q = jobs(40), *res = NULL; /* ms of work for the good one: time to wake */
+	json_t *q = jobs(8), *res = NULL;
 	kb_err err = {0};
 	T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
 	int requeued = 0;
@@ -182,6 +204,7 @@ int main(void)
 	T_RUN(test_pool__real_workers_share_the_queue);
 	T_RUN(test_pool__second_run_keeps_warm_workers);
 	T_RUN(test_pool__warm_starts_workers_ahead);
+	T_RUN(test_pool__shared_seed);
 	T_RUN(test_pool__dying_worker_requeues_once);
 	T_RUN(test_pool__lost_twice_is_reported);
 	return t_report();
