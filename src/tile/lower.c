@@ -642,7 +642,8 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (L->mma.on)
 		kb_tile__mma_decls(L);
 	if (L->scratch)
-		kb_buf_cat(L->o, "\t__shared__ float kb_scratch[32]; /* block reductions */\n");
+		kb_buf_cat(L->o, "\t__shared__ float kb_scratch[64]; /* block reductions, two halves */\n"
+			   "\tint kb_nred_ = 0; /* block reductions so far (the half the next one uses) */\n");
 	top_consts(L, code.s ? code.s : "");
 	kb_buf_catn(L->o, code.s ? code.s : "", code.len);
 	kb_buf_cat(L->o, "}\n\n");
@@ -657,12 +658,16 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 /* ===== the file ===== */
 
 /* Block reductions every kernel may use: the warp's shuffles, one value a
- * warp through shared memory, every thread gets the result. */
+ * warp through shared memory, every thread gets the result.  One barrier a
+ * reduction: the n-th uses half n % 2 of the scratch, so a half is written
+ * again (reduction n + 2) only after every thread has passed reduction
+ * n + 1's barrier, which it reaches after reading reduction n's values
+ * (the hand kernels' second barrier guards the same reuse). */
 static const char helpers[] =
 	"#define KB_BLOCK_REDUCE(NAME, T, OP, ID)                                   \\\n"
-	"__device__ __forceinline__ T NAME(T v, float *scratch_)                    \\\n"
+	"__device__ __forceinline__ T NAME(T v, float *scratch_, int &n_)           \\\n"
 	"{                                                                          \\\n"
-	"\tT *scratch = (T *)scratch_;                                              \\\n"
+	"\tT *scratch = (T *)scratch_ + 32 * (n_++ & 1);                           \\\n"
 	"\tfor (int o = 16; o > 0; o /= 2)                                         \\\n"
 	"\t\tv = OP(v, __shfl_xor_sync(0xffffffff, v, o));                         \\\n"
 	"\tif (threadIdx.x % 32 == 0)                                             \\\n"
@@ -671,7 +676,6 @@ static const char helpers[] =
 	"\tv = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : ID; \\\n"
 	"\tfor (int o = 16; o > 0; o /= 2)                                         \\\n"
 	"\t\tv = OP(v, __shfl_xor_sync(0xffffffff, v, o));                         \\\n"
-	"\t__syncthreads();                                                        \\\n"
 	"\treturn v;                                                               \\\n"
 	"}\n"
 	"#define KB_ADD(a, b) ((a) + (b))\n"

@@ -418,7 +418,7 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i);
 /* Closes n blocks opened with a '{' line. */
 void kb_tile__block_close(kb_tile__lw *L, int n);
 
-/* lower_value.c */
+/* lower_value.c, lower_reduce.c (materialize, reductions) */
 /* e as a C expression of slot i (tiles indexed by i, scalars as they are). */
 void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b);
 /* Emits the load or reduction e into `into` (a new variable) or a

@@ -67,7 +67,7 @@ static void test_tile_lower__row_layout(void)
 	T_CONTAINS(cuda(&l), "float kb_row1[16]; /* x, read once */");
 	T_CONTAINS(cuda(&l), "/* t: the slice is in kb_row1 already */");
 	/* a block reduction, and a const the code names as a constexpr */
-	T_CONTAINS(cuda(&l), "kb_block_max_f(acc_, kb_scratch)");
+	T_CONTAINS(cuda(&l), "kb_block_max_f(acc_, kb_scratch, kb_nred_)");
 	T_CONTAINS(cuda(&l), "constexpr int BLOCK = 4096;");
 	T_OK(!strstr(cuda(&l), "constexpr int THREADS")); /* folded everywhere: not declared */
 	T_EQ_INT(l.out.nkernels, 1);
