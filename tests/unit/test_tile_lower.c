@@ -92,6 +92,13 @@ static void test_tile_lower__define_changes_layout(void)
 	T_CONTAINS(cuda(&l), "constexpr int BLOCK = 1000;");
 	T_EQ_STR(l.out.kernels[0].consts[1], "THREADS=128");
 	lowered_free(&l);
+	/* 32 slots a thread: 64 registers at most (8 blocks of 128 an SM), as
+	 * the hand kernels' __launch_bounds__(1024) */
+	static const char *const wide[] = {"BLOCK=4096", "THREADS=128"};
+	lower(&l, softmax, wide, 2);
+	T_CONTAINS(cuda(&l), "float t[32];");
+	T_CONTAINS(cuda(&l), "__launch_bounds__(128, 8)");
+	lowered_free(&l);
 }
 
 static void test_tile_lower__bf16_vectors(void)
