@@ -272,7 +272,7 @@ static void note_load(kb_tile__lw *L, const kb_tile__stmt *st)
  * loop fills the registers, the later ones take them as they are. */
 static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
 {
-	kb_tile__kept *k = L->fast ? kb_tile__kept_of(L, st->value->args[0]) : NULL;
+	kb_tile__kept *k = L->fast ? kb_tile__kept_of(L, st->value) : NULL;
 	if (!k)
 		return false;
 	if (!k->filled) {

@@ -115,6 +115,10 @@ emu layernorm_stream_misaligned tests/emu/layernorm_stream.tile --offset 2 --siz
 emu layernorm_stream_block1000 tests/emu/layernorm_stream.tile -D THREADS=64 -D BLOCK=1000 \
 	--size M=2,N=999 --size M=3,N=2001
 
+# A row kept in registers serves only loads with its other= (and mask=):
+# one trip (N <= 1024) and several.
+emu kept_other tests/emu/kept_other.tile --size M=3,N=1000 --size M=2,N=1024 --size M=2,N=3000
+
 # matmul with 64 x 64 tiles: vector and scalar copies, 5 K trips through 3
 # stages, one K trip, no trip, a single element; GROUP=3 and the default 8
 # with 10 row tiles (groups of 3 + 3 + 3 + 1, and 8 + 2).
