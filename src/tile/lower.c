@@ -272,7 +272,7 @@ static void note_load(kb_tile__lw *L, const kb_tile__stmt *st)
  * loop fills the registers, the later ones take them as they are. */
 static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
 {
-	kb_tile__kept *k = L->fast ? kb_tile__kept_of(L, st->value->args[0]) : NULL;
+	kb_tile__kept *k = L->fast ? kb_tile__kept_of(L, st->value) : NULL;
 	if (!k)
 		return false;
 	if (!k->filled) {
@@ -602,11 +602,48 @@ static int vector_width(const kb_tile__kernel_ast *k)
 	return narrow >= 16 ? 1 : 16 / narrow > 8 ? 8 : 16 / narrow;
 }
 
+/* The widest rank-1 tile the statements v[0..n) assign or store. */
+static int64_t widest(kb_tile__stmt *const *v, int n)
+{
+	int64_t w = 0, x;
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		if (st->kind == KB_TS_ASSIGN && st->type.rank == 1 && st->type.ext[0] > w)
+			w = st->type.ext[0];
+		if (st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 1 && st->slice->type.ext[0] > w)
+			w = st->slice->type.ext[0];
+		if ((x = widest(st->body, st->nbody)) > w)
+			w = x;
+		if ((x = widest(st->els, st->nels)) > w)
+			w = x;
+	}
+	return w;
+}
+
+/* __launch_bounds__: the block's threads, and, for a kernel without dot
+ * whose widest tile takes a thread 17 to 32 slots, 1024 / T blocks an SM:
+ * at most 64 registers a thread, which the hand kernels get from their
+ * __launch_bounds__(1024).  Left to itself ptxas gave bf16 LayerNorm 72-80
+ * registers at 32 elements a thread (3 blocks of 256 an SM, 38%, where the
+ * hand kernel has 4, 50%), with no spills either way.  At 16 slots or fewer
+ * ptxas stays under 64 by itself, and the hint only let it take more (bf16
+ * softmax at 256 threads: 32 -> 38 registers, 8 -> 6 blocks an SM). */
+static void launch_bounds(kb_tile__lw *L)
+{
+	int64_t S = kb_tile__slots(L, widest(L->k->body, L->k->nbody));
+	if (!L->mma.on && L->T < 1024 && S > 16 && S <= 32)
+		kb_buf_catf(L->o, "__launch_bounds__(%d, %d)", L->T, 1024 / L->T);
+	else
+		kb_buf_catf(L->o, "__launch_bounds__(%d)", L->T);
+}
+
 static void signature(kb_tile__lw *L)
 {
 	const kb_tile_kernel *k = &L->k->k;
 	kb_tile__line_of(L, k->line);
-	kb_buf_catf(L->o, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", L->T, k->name);
+	kb_buf_cat(L->o, "extern \"C\" __global__ void ");
+	launch_bounds(L);
+	kb_buf_catf(L->o, "\n%s(", k->name);
 	for (int i = 0; i < k->nparams; i++) {
 		const kb_tile_param *p = &k->params[i];
 		kb_buf_cat(L->o, i ? ", " : "");
@@ -642,7 +679,8 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (L->mma.on)
 		kb_tile__mma_decls(L);
 	if (L->scratch)
-		kb_buf_cat(L->o, "\t__shared__ float kb_scratch[32]; /* block reductions */\n");
+		kb_buf_cat(L->o, "\t__shared__ float kb_scratch[64]; /* block reductions, two halves */\n"
+			   "\tint kb_nred_ = 0; /* block reductions so far (the half the next one uses) */\n");
 	top_consts(L, code.s ? code.s : "");
 	kb_buf_catn(L->o, code.s ? code.s : "", code.len);
 	kb_buf_cat(L->o, "}\n\n");
@@ -657,12 +695,16 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 /* ===== the file ===== */
 
 /* Block reductions every kernel may use: the warp's shuffles, one value a
- * warp through shared memory, every thread gets the result. */
+ * warp through shared memory, every thread gets the result.  One barrier a
+ * reduction: the n-th uses half n % 2 of the scratch, so a half is written
+ * again (reduction n + 2) only after every thread has passed reduction
+ * n + 1's barrier, which it reaches after reading reduction n's values
+ * (the hand kernels' second barrier guards the same reuse). */
 static const char helpers[] =
 	"#define KB_BLOCK_REDUCE(NAME, T, OP, ID)                                   \\\n"
-	"__device__ __forceinline__ T NAME(T v, float *scratch_)                    \\\n"
+	"__device__ __forceinline__ T NAME(T v, float *scratch_, int &n_)           \\\n"
 	"{                                                                          \\\n"
-	"\tT *scratch = (T *)scratch_;                                              \\\n"
+	"\tT *scratch = (T *)scratch_ + 32 * (n_++ & 1);                           \\\n"
 	"\tfor (int o = 16; o > 0; o /= 2)                                         \\\n"
 	"\t\tv = OP(v, __shfl_xor_sync(0xffffffff, v, o));                         \\\n"
 	"\tif (threadIdx.x % 32 == 0)                                             \\\n"
@@ -671,7 +713,6 @@ static const char helpers[] =
 	"\tv = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : ID; \\\n"
 	"\tfor (int o = 16; o > 0; o /= 2)                                         \\\n"
 	"\t\tv = OP(v, __shfl_xor_sync(0xffffffff, v, o));                         \\\n"
-	"\t__syncthreads();                                                        \\\n"
 	"\treturn v;                                                               \\\n"
 	"}\n"
 	"#define KB_ADD(a, b) ((a) + (b))\n"

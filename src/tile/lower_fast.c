@@ -105,9 +105,27 @@ static bool wants_fast_path(kb_tile__lw *L, char **range)
 	return false;
 }
 
-kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *slice)
+/* A load's key: its slice and its keywords (other=, mask=), as text with
+ * the loop variable abstracted: two loads of one slice whose other= or
+ * mask= differ hold different values past the row's end (or where masked),
+ * so one's registers do not serve for the other. */
+static char *load_key(const kb_tile__lw *L, const kb_tile__expr *load, const char *var)
 {
-	char *key = slice_key(L, slice, L->loopvar);
+	kb_buf b = KB_BUF_INIT;
+	char *s = slice_key(L, load->args[0], var);
+	kb_buf_cat(&b, s);
+	free(s);
+	for (int k = 0; k < load->nkw; k++) {
+		s = slice_key(L, load->kwv[k], var);
+		kb_buf_catf(&b, " | %s=%s", load->kw[k], s);
+		free(s);
+	}
+	return kb_buf_detach(&b);
+}
+
+kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *load)
+{
+	char *key = load_key(L, load, L->loopvar);
 	kb_tile__kept *k = NULL;
 	for (int i = 0; i < L->nkept && !k; i++)
 		if (!strcmp(L->kept[i].key, key))
@@ -142,7 +160,7 @@ static bool loads_kept(kb_tile__lw *L, const kb_tile__stmt *loop, int j, char **
 	const kb_tile_param *t = kb_tile__param(L, st->value->args[0]->name);
 	if (!t || t->written)
 		return false;
-	*key = slice_key(L, st->value->args[0], loop->name);
+	*key = load_key(L, st->value, loop->name);
 	return true;
 }
 
@@ -178,7 +196,7 @@ static void find_kept(kb_tile__lw *L)
 		for (int j = 0; j < loop->nbody; j++) {
 			const kb_tile__stmt *st = loop->body[j];
 			char *key;
-			if (!loads_kept(L, loop, j, &key) || kb_tile__kept_of(L, st->value->args[0]) ||
+			if (!loads_kept(L, loop, j, &key) || kb_tile__kept_of(L, st->value) ||
 			    !loaded_again(L, i, key)) {
 				free(key);
 				continue;

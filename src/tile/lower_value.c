@@ -1,9 +1,10 @@
 /*
  * lower_value.c - the values of a tile program as CUDA C: what is materialized
  * before a statement: loads of slices (16-byte accesses where aligned and
- * in range, a scalar path where not), reductions (the thread's slots, warp
- * shuffles, shared memory), and stores.  lower.c owns the state, the
- * statements and the kernels; the layout is explained there.
+ * in range, a scalar path where not; whole tiles with every 16-byte load in
+ * flight before the first is used), streamed loads, and stores.  lower.c
+ * owns the state, the statements and the kernels (the layout is explained
+ * there); lower_reduce.c the reductions and what is materialized.
  */
 #include "tile_int.h"
 
@@ -11,23 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ===== materialized values: loads and reductions ===== */
-
-void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *into);
-
-char *kb_tile__new_tmp(kb_tile__lw *L)
-{
-	return kb_xasprintf("_t%d", ++L->ntmp);
-}
-
-/* Materializes every load and reduction under e (not e itself). */
-void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e)
-{
-	for (int k = 0; k < e->nargs; k++)
-		kb_tile__materialize(L, e->args[k], NULL);
-	for (int k = 0; k < e->nkw; k++)
-		kb_tile__materialize(L, e->kwv[k], NULL);
-}
+/* ===== loads ===== */
 
 /* The tensor access a slice makes: the pointer to its first element, the
  * elements left in its range dim, and whether its positions are in range. */
@@ -198,13 +183,6 @@ static void group_for(kb_tile__lw *L, int64_t S)
 	kb_buf_catf(L->o, "const int e_ = (k_ * %d + (int)threadIdx.x) * %d;\n", L->T, L->V);
 }
 
-/* An access, then a group loop. */
-static void group_loop_open(kb_tile__lw *L, const access *a, bool is_const, bool vec, int64_t S)
-{
-	group_open(L, a, is_const, vec);
-	group_for(L, S);
-}
-
 void kb_tile__block_close(kb_tile__lw *L, int n)
 {
 	for (int k = 0; k < n; k++) {
@@ -282,6 +260,110 @@ static void load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t 
 		kb_tile__block_close(L, 1);
 }
 
+/* The condition under which every group of a tile of E elements that the
+ * access Pp_ reads is whole in range or wholly past it: the access aligned,
+ * and min(Plim_, E) a multiple of V (a row of N % V == 0, or one that
+ * covers the tile). */
+static void whole_cond(const kb_tile__lw *L, int64_t E, const char *P, kb_buf *b)
+{
+	if (E % L->V == 0)
+		kb_buf_catf(b, "%sok_ && %sal_ && (%slim_ >= %lld || %slim_ %% %d == 0)", P, P, P,
+			    (long long)E, P, L->V);
+	else
+		kb_buf_catf(b, "%sok_ && %sal_ && %slim_ <= %lld && %slim_ %% %d == 0", P, P, P,
+			    (long long)E, P, L->V);
+}
+
+/* Under whole_cond, whether group e_ is in range. */
+static void group_in(const kb_tile__lw *L, int64_t E, const char *P, kb_buf *b)
+{
+	char b1[96];
+	kb_buf_catf(b, "e_ < %slim_%s", P, past_end(L, E, "e_", b1, sizeof b1));
+}
+
+/* The raw 16-byte type of a vectorizable dtype, and its zero. */
+static const char *raw_type(kb_tile_dtype t)
+{
+	return t == KB_TILE_F32 ? "float4" : "uint4";
+}
+
+/* raw_'s index of chunk c of group k_ (C chunks a group). */
+static const char *raw_at(int C, int c, char *buf, size_t n)
+{
+	if (C == 1)
+		snprintf(buf, n, "k_");
+	else
+		snprintf(buf, n, "k_ * %d + %d", C, c);
+	return buf;
+}
+
+/* Group k_'s 16-byte chunks from raw_ into dst, or other when in_ is false. */
+static void unpack_group(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const char *other, int C)
+{
+	int per = 16 / kb_tile__elem_size(t);
+	char at[32];
+	for (int c = 0; c < C; c++) {
+		kb_tile__ind(L);
+		if (t == KB_TILE_F32) {
+			kb_buf_catf(L->o, "{ const float4 v_ = raw_[%s];", raw_at(C, c, at, sizeof at));
+			for (int j = 0; j < 4; j++)
+				kb_buf_catf(L->o, " %s[k_ * %d + %d] = in_ ? v_.%c : (float)(%s);", dst, L->V,
+					    c * per + j, "xyzw"[j], other);
+			kb_buf_cat(L->o, " }\n");
+			continue;
+		}
+		bool h = t == KB_TILE_F16;
+		kb_buf_catf(L->o, "{ const %s *h_ = (const %s *)&raw_[%s]; for (int j_ = 0; j_ < 4; j_++) "
+			    "{ float2 f_ = %s(h_[j_]); %s[k_ * %d + %d + 2 * j_] = in_ ? f_.x : (float)(%s); "
+			    "%s[k_ * %d + %d + 2 * j_ + 1] = in_ ? f_.y : (float)(%s); } }\n",
+			    h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
+			    raw_at(C, c, at, sizeof at), h ? "__half22float2" : "__bfloat1622float2", dst, L->V, c * per, other, dst, L->V,
+			    c * per, other);
+	}
+}
+
+/* The all-vector path of a whole-tile load: when every group is whole in
+ * range or wholly past it, each group's 16-byte loads go out before any is
+ * used (a predicated load per group, no element path between them), so a
+ * thread has all its loads in flight at once, as the hand kernels' do;
+ * then the groups are unpacked.  The element path (load_group) stays for
+ * the rest, in the else branch this opens. */
+static void whole_groups(kb_tile__lw *L, kb_tile_dtype t, int64_t E, int64_t S, const char *dst,
+			 const char *other)
+{
+	kb_buf c = KB_BUF_INIT, in = KB_BUF_INIT;
+	int C = L->V / (16 / kb_tile__elem_size(t)), per = 16 / kb_tile__elem_size(t);
+	const char *rt = raw_type(t);
+	/* A row kept in registers is read once (as in vector_load). */
+	bool cs = L->fast && !strncmp(dst, "kb_row", 6);
+	whole_cond(L, E, "", &c);
+	group_in(L, E, "", &in);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (%s) { /* whole groups: every load in flight before the first is used */\n", c.s);
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s raw_[%lld];\n", rt, (long long)(S / L->V * C));
+	group_for(L, S);
+	char at[32];
+	for (int k = 0; k < C; k++) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "raw_[%s] = %s ? %s(const %s *)(p_ + e_ + %d)%s : make_%s(0, 0, 0, 0);\n",
+			    raw_at(C, k, at, sizeof at), in.s, cs ? "__ldcs(" : "*", rt, k * per, cs ? ")" : "", rt);
+	}
+	kb_tile__block_close(L, 1);
+	group_for(L, S);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool in_ = %s;\n", in.s);
+	unpack_group(L, t, dst, other, C);
+	kb_tile__block_close(L, 1);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "} else {\n");
+	L->depth++;
+	kb_buf_free(&c);
+	kb_buf_free(&in);
+}
+
 /* dst = load(slice, other = ..., mask = ...): a scalar, or dst[S] by a group loop,
  * 16-byte loads where the slice is aligned and in range. */
 void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
@@ -301,14 +383,18 @@ void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst
 		goto out;
 	}
 	int64_t E = a.extent, S = kb_tile__slots(L, E);
+	bool vec = vectorizable(a.t->dtype);
 	if (declare) {
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "%s %s[%lld];\n", ct, dst, (long long)S);
 	}
-	group_loop_open(L, &a, true, vectorizable(a.t->dtype), S);
+	group_open(L, &a, true, vec);
+	if (vec)
+		whole_groups(L, a.t->dtype, E, S, dst, other.s);
+	group_for(L, S);
 	kb_buf_catf(&at, "k_ * %d + ", L->V);
 	load_group(L, a.t->dtype, ct, E, dst, at.s, "", other.s);
-	kb_tile__block_close(L, 2);
+	kb_tile__block_close(L, vec ? 3 : 2);
 	if (mask) /* the elements the mask leaves out read as other (loaded or not) */
 		mask_slots(L, mask, dst, ct, other.s, S);
 out:
@@ -525,84 +611,6 @@ void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char
 	kb_tile__block_close(L, 1);
 	kb_buf_free(&other);
 	access_free(&a);
-}
-
-/* ===== reductions ===== */
-
-bool kb_tile__is_reduction(const kb_tile__expr *e)
-{
-	return e->kind == KB_TE_CALL && e->nargs == 1 &&
-	       (!strcmp(e->name, "sum") || !strcmp(e->name, "max") || !strcmp(e->name, "min"));
-}
-
-/* dst = sum / max / min of a rank-1 tile: the thread's slots, then the block. */
-void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
-{
-	const kb_tile__expr *t = e->args[0];
-	if (t->type.rank != 1) {
-		kb_tile__fail(L, e->line, e->col, e->len, "a reduction of a tile of rank 2");
-		return;
-	}
-	const char *ct = kb_tile__ctype(e->type.dtype);
-	bool f = kb_tile__is_float(e->type.dtype), add = !strcmp(e->name, "sum");
-	int64_t E = t->type.ext[0], S = kb_tile__slots(L, E);
-	kb_buf x = KB_BUF_INIT;
-	kb_tile__cexpr(L, t, "i_", &x);
-	if (declare) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "%s %s;\n", ct, dst);
-	}
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "{\n");
-	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s acc_ = %s;\n", ct, add ? "0" : !strcmp(e->name, "max")
-		    ? (f ? "-CUDART_INF_F" : "-2147483647 - 1") : (f ? "CUDART_INF_F" : "2147483647"));
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "#pragma unroll\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
-	kb_tile__ind(L);
-	if (!kb_tile__full(L, E)) {
-		kb_buf_cat(L->o, "\tif (");
-		kb_tile__cat_el(L, L->o, "i_");
-		kb_buf_catf(L->o, " < %lld)\n", (long long)E);
-		kb_tile__ind(L);
-	}
-	if (add)
-		kb_buf_catf(L->o, "\tacc_ += %s;\n", x.s);
-	else
-		kb_buf_catf(L->o, "\tacc_ = %s(acc_, %s);\n", kb_tile__minmax(e->name, e->type.dtype), x.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s = kb_block_%s_%s(acc_, kb_scratch);\n", dst, e->name, f ? "f" : "i");
-	kb_tile__block_close(L, 1);
-	L->scratch = true;
-	kb_buf_free(&x);
-}
-
-/* Emits the load or reduction e into `into` (a variable being defined: a
- * new array or scalar), or into a temporary when into is NULL; recurses
- * into its arguments first.  Element-wise nodes are left to kb_tile__cexpr(). */
-void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *into)
-{
-	bool load = e->kind == KB_TE_CALL && !strcmp(e->name, "load");
-	if (!load)
-		kb_tile__materialize_under(L, e);
-	else
-		for (int k = 0; k < e->nkw; k++)
-			kb_tile__materialize(L, e->kwv[k], NULL);
-	if (e->kind == KB_TE_CALL && !strcmp(e->name, "dot")) {
-		kb_tile__fail(L, e->line, e->col, e->len, "dot");
-		return;
-	}
-	if (!load && !kb_tile__is_reduction(e))
-		return;
-	char *c = into ? kb_xstrdup(into) : kb_tile__new_tmp(L);
-	if (load)
-		kb_tile__lower_load(L, e, c, true);
-	else
-		kb_tile__lower_reduction(L, e, c, true);
-	kb_tile__add_mat(L, e, c, false);
 }
 
 /* ===== stores ===== */

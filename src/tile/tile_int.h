@@ -391,7 +391,7 @@ void kb_tile__lower_stmt(kb_tile__lw *L, const kb_tile__stmt *st);
  * kept registers holding slice in that branch, or NULL. */
 void kb_tile__lower_body(kb_tile__lw *L);
 bool kb_tile__reassigned(kb_tile__stmt *const *v, int n, const char *name);
-kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *slice);
+kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *load);
 void kb_tile__ind(kb_tile__lw *L);
 void kb_tile__line_of(kb_tile__lw *L, int line);
 /* A diagnostic: `what` is not supported yet by the lowering. */
@@ -418,7 +418,7 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i);
 /* Closes n blocks opened with a '{' line. */
 void kb_tile__block_close(kb_tile__lw *L, int n);
 
-/* lower_value.c */
+/* lower_value.c, lower_reduce.c (materialize, reductions) */
 /* e as a C expression of slot i (tiles indexed by i, scalars as they are). */
 void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b);
 /* Emits the load or reduction e into `into` (a new variable) or a

@@ -91,6 +91,21 @@ for f in softmax/softmax softmax/softmax_bf16 layernorm/layernorm layernorm/laye
 		--size M=3,N=1001 --size M=2,N=1024
 done
 
+# Block reductions alternate between two halves of the scratch with one
+# barrier each: warp by warp (a warp runs ahead to the next barrier) the
+# halves must keep a reduction's values until every warp has read them.
+emu softmax_bf16_warp_by_warp kernels/softmax/softmax_bf16.tile --sched warp $NORM_SIZES
+emu layernorm_warp_by_warp kernels/layernorm/layernorm.tile --sched warp -D BLOCK=1000 -D THREADS=64 \
+	--size M=2,N=999 --size M=3,N=2001
+# Whole-tile loads: all groups' 16-byte loads first when every group is whole
+# or past the end (rows of N % 8 == 0, or longer than the tile), the element
+# path otherwise: row 0 aligned and the rest not, a row ending mid-group, a
+# tile past the row, a row longer than the tile.
+emu softmax_bf16_groups kernels/softmax/softmax_bf16.tile -D BLOCK=2048 -D THREADS=64 \
+	--size M=3,N=1002 --size M=2,N=1000 --size M=2,N=2048 --size M=2,N=4104 --size M=1,N=8
+emu rmsnorm_groups kernels/rmsnorm/rmsnorm.tile -D BLOCK=512 -D THREADS=32 \
+	--size M=3,N=1001 --size M=2,N=1000 --size M=2,N=500
+
 # Streamed loads (a masked load with other= read by an assignment, a load
 # nested in a store) on both sides of the one-trip branch, ragged, unaligned.
 emu layernorm_stream tests/emu/layernorm_stream.tile --size M=3,N=1000 --size M=2,N=300 \
@@ -99,6 +114,10 @@ emu layernorm_stream_misaligned tests/emu/layernorm_stream.tile --offset 2 --siz
 	--size M=2,N=257
 emu layernorm_stream_block1000 tests/emu/layernorm_stream.tile -D THREADS=64 -D BLOCK=1000 \
 	--size M=2,N=999 --size M=3,N=2001
+
+# A row kept in registers serves only loads with its other= (and mask=):
+# one trip (N <= 1024) and several.
+emu kept_other tests/emu/kept_other.tile --size M=3,N=1000 --size M=2,N=1024 --size M=2,N=3000
 
 # matmul with 64 x 64 tiles: vector and scalar copies, 5 K trips through 3
 # stages, one K trip, no trip, a single element; GROUP=3 and the default 8
@@ -234,6 +253,14 @@ mutant stage_past_smem 's|kb_smem + 12288;|kb_smem + 16384;|' \
 mutant half_butterfly 's|for (int o = 16; o > 0; o /= 2)|for (int o = 8; o > 0; o /= 2)|' \
 	'elements wrong' kernels/softmax/softmax.tile --size M=3,N=1000
 mutant vector_load_misaligned 's|float4 v_ = \(.*\)(const float4 \*)(p_ + e_ + 0)|float4 v_ = \1(const float4 *)(p_ + e_ + 1)|' \
+	'misaligned address' kernels/softmax/softmax.tile --size M=3,N=1001
+mutant whole_load_misaligned 's|raw_\[k_\] = e_ < lim_ ? __ldcs((const float4 \*)(p_ + e_ + 0))|raw_[k_] = e_ < lim_ ? __ldcs((const float4 *)(p_ + e_ + 1))|' \
 	'misaligned address' kernels/softmax/softmax.tile --size M=3,N=1000
+# whole groups taken for a row that ends mid-group: row 0 reads row 1's head
+mutant whole_groups_partial 's/lim_ % 8 == 0/lim_ % 2 == 0/' 'elements wrong' \
+	kernels/softmax/softmax_bf16.tile --size M=3,N=1002
+# one half of the scratch for every reduction (no barrier guards its reuse)
+mutant scratch_one_half 's/32 \* (n_++ & 1)/32 * (n_++ \& 0)/' 'elements wrong' \
+	kernels/softmax/softmax.tile --sched warp --size M=3,N=1000
 collect
 finish

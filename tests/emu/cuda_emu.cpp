@@ -563,9 +563,13 @@ static void run_block(uint64_t *rng)
 			for (int i = nthreads - 1; i > 0; i--)
 				std::swap(order[(size_t)i], order[rng_next(rng) % (uint64_t)(i + 1)]);
 		bool ran = false;
+		int warp = -1; /* EMU_SCHED_WARP: the lowest warp with a runnable lane */
+		for (int i = 0; i < nthreads && cfg->sched == EMU_SCHED_WARP && warp < 0; i++)
+			if (fibers[(size_t)i].state == RUNNABLE)
+				warp = i / 32;
 		for (int i : order) {
 			Fiber &f = fibers[(size_t)i];
-			if (f.state != RUNNABLE)
+			if (f.state != RUNNABLE || (warp >= 0 && i / 32 != warp))
 				continue;
 			running = &f;
 			cur = &f.lane;

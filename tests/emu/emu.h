@@ -36,6 +36,10 @@ enum {
 enum {
 	EMU_SCHED_IN_ORDER, /* thread 0, 1, 2 ... */
 	EMU_SCHED_SHUFFLE,  /* a fresh random order every round (seed) */
+	EMU_SCHED_WARP,     /* one warp at a time, as far as it goes (the lowest
+			     * runnable first): a warp gets ahead of the others
+			     * to the next barrier, so shared memory reused with
+			     * no barrier between shows */
 };
 
 typedef struct {

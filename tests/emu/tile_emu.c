@@ -74,7 +74,7 @@ typedef struct {
 
 static const char usage[] =
 	"usage: tile_emu FILE.tile|FILE.cu [-D NAME=V]... --size \"M=64 N=100\"... [--copies wait|issue]\n"
-	"                [--sched order|shuffle] [--offset BYTES] [--seed S] [--work DIR]\n"
+	"                [--sched order|shuffle|warp] [--offset BYTES] [--seed S] [--work DIR]\n"
 	"                [--emu-dir tests/emu] [--runtime build/emu/cuda_emu.o] [--cuda FILE.cu]\n"
 	"                [--spec '//! LINE']...\n";
 
@@ -96,7 +96,10 @@ static int parse_options(int argc, char **argv, options *o)
 		case 'D': if (o->ndefines < 32) o->defines[o->ndefines++] = optarg; break;
 		case 's': if (o->nsizes < 32) o->sizes[o->nsizes++] = optarg; break;
 		case 'c': o->copies = !strcmp(optarg, "issue") ? EMU_COPY_AT_ISSUE : EMU_COPY_AT_WAIT; break;
-		case 'S': o->sched = !strcmp(optarg, "shuffle") ? EMU_SCHED_SHUFFLE : EMU_SCHED_IN_ORDER; break;
+		case 'S':
+			o->sched = !strcmp(optarg, "shuffle") ? EMU_SCHED_SHUFFLE
+				   : !strcmp(optarg, "warp") ? EMU_SCHED_WARP : EMU_SCHED_IN_ORDER;
+			break;
 		case 'o': o->offset = strtoul(optarg, NULL, 0) % 16; break;
 		case 'r': o->seed = strtoull(optarg, NULL, 0); break;
 		case 'w': o->work = optarg; break;
@@ -509,7 +512,7 @@ static void make_label(emu_case *c, const char *size)
 	if (n < (int)sizeof c->label)
 		snprintf(c->label + n, sizeof c->label - (size_t)n, " %s%s%s%s", size,
 			 o->copies == EMU_COPY_AT_ISSUE ? " [copies at issue]" : "",
-			 o->sched == EMU_SCHED_SHUFFLE ? " [shuffled]" : "",
+			 o->sched == EMU_SCHED_SHUFFLE ? " [shuffled]" : o->sched == EMU_SCHED_WARP ? " [warp by warp]" : "",
 			 o->offset ? " [misaligned]" : "");
 }
 

@@ -67,7 +67,7 @@ static void test_tile_lower__row_layout(void)
 	T_CONTAINS(cuda(&l), "float kb_row1[16]; /* x, read once */");
 	T_CONTAINS(cuda(&l), "/* t: the slice is in kb_row1 already */");
 	/* a block reduction, and a const the code names as a constexpr */
-	T_CONTAINS(cuda(&l), "kb_block_max_f(acc_, kb_scratch)");
+	T_CONTAINS(cuda(&l), "kb_block_max_f(acc_, kb_scratch, kb_nred_)");
 	T_CONTAINS(cuda(&l), "constexpr int BLOCK = 4096;");
 	T_OK(!strstr(cuda(&l), "constexpr int THREADS")); /* folded everywhere: not declared */
 	T_EQ_INT(l.out.nkernels, 1);
@@ -91,6 +91,13 @@ static void test_tile_lower__define_changes_layout(void)
 	T_CONTAINS(cuda(&l), "__launch_bounds__(128)");
 	T_CONTAINS(cuda(&l), "constexpr int BLOCK = 1000;");
 	T_EQ_STR(l.out.kernels[0].consts[1], "THREADS=128");
+	lowered_free(&l);
+	/* 32 slots a thread: 64 registers at most (8 blocks of 128 an SM), as
+	 * the hand kernels' __launch_bounds__(1024) */
+	static const char *const wide[] = {"BLOCK=4096", "THREADS=128"};
+	lower(&l, softmax, wide, 2);
+	T_CONTAINS(cuda(&l), "float t[32];");
+	T_CONTAINS(cuda(&l), "__launch_bounds__(128, 8)");
 	lowered_free(&l);
 }
 
