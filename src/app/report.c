@@ -312,7 +312,7 @@ static char *remark_of(const kb_variant *v)
 	if (json_array_size(notes)) {
 		kb_buf b = KB_BUF_INIT;
 		for (size_t i = 0; i < json_array_size(notes); i++)
-			kb_buf_catf(&b, "%s%s", i ? "; " : "", json_string_value(json_array_get(notes, i)));
+			kb_buf_catf(&b, "%s%s", i ? "; " : "", kb_app__sval(json_array_get(notes, i)));
 		return kb_buf_detach(&b);
 	}
 	if (!v->message || !v->message[0] || !strncmp(v->message, "kbench ", 7))
