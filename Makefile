@@ -55,6 +55,13 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/asan/tests/%)
 ASAN_OBJ := $(LIB_SRC:%.c=$(B)/asan/obj/%.o)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# clang where there is one: its ASan and UBSan are one runtime, so UBSan's
+# reports follow log_path too (tests/sanitize.sh needs them in files: the
+# TUI's and the runners' stderr are a terminal or /dev/null); GCC 12's
+# libubsan, loaded beside libasan, ignores log_path and writes to stderr.
+ifeq ($(origin ASAN_CC),undefined)
+ASAN_CC := $(if $(shell command -v clang 2>/dev/null),clang,$(CC))
+endif
 
 VERSION  := $(shell sed -n 's/.*KB_VERSION "\(.*\)"/\1/p' src/core/kb.h)
 
@@ -177,12 +184,24 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIB)
 $(B)/asan/obj/%.o: %.c | $(DEPS)/.apt $(DEPS)/tree-sitter/.ok
 	@mkdir -p $(@D)
 	@echo "CC    $< (asan)"
-	$(Q)$(CC) $(CFLAGS) -Itests $(ASAN_FLAGS) -c $< -o $@
+	$(Q)$(ASAN_CC) $(CFLAGS) -Itests $(ASAN_FLAGS) -c $< -o $@
 
 $(B)/asan/tests/%: $(B)/asan/obj/tests/unit/%.o $(ASAN_OBJ) $(TS_OBJ)
 	@mkdir -p $(@D)
 	@echo "LD    $@"
-	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
+
+# The programs once more under ASan+UBSan, side by side (kbench-tui starts
+# the kbench beside it): tests/run.sh runs the CLI scripts against them too.
+ASAN_PROGS := $(B)/asan/kbench $(B)/asan/kbench-tui
+$(B)/asan/kbench: $(B)/asan/obj/src/cli/kbench.o $(B)/asan/obj/src/cli/kbench_llm.o \
+		  $(B)/asan/obj/src/cli/kbench_session.o $(ASAN_OBJ) $(TS_OBJ)
+	@echo "LD    $@"
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
+
+$(B)/asan/kbench-tui: $(B)/asan/obj/src/cli/kbench_tui.o $(ASAN_OBJ) $(TS_OBJ)
+	@echo "LD    $@"
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS) $(TUI_LIBS)
 
 # ---- fuzzing (docs/fuzz.md) ----------------------------------------------
 # libFuzzer targets tests/fuzz/fuzz_*.c, built with clang against the library
@@ -283,7 +302,7 @@ $(B)/tests/test_emu_runtime: tests/emu/test_emu_runtime.cpp $(EMU_RT) tests/t.h
 	@echo "CXX   $<"
 	$(Q)$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Itests -Itests/emu $< $(EMU_RT) -o $@
 
-build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
+build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(ASAN_PROGS) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
 	     $(B)/remote/remote_drop $(B)/remote/remote_bench
 	$(Q)$(MAKE) --no-print-directory fuzz-build
 
@@ -302,7 +321,7 @@ test-gpu: deps
 	$(Q)$(MAKE) --no-print-directory build-tests
 	$(Q)KBENCH_REQUIRE_GPU=1 tests/run.sh
 
-asan: $(ASAN_BIN)
+asan: $(ASAN_BIN) $(ASAN_PROGS)
 
 # A relocatable bundle for GPU machines that have the driver and toolkit but
 # none of our -dev packages: the programs, the test programs, and every
