@@ -425,7 +425,9 @@ static void evidence_detail(const kb_app__model *R, kb_buf *o, const kb_app__row
 		kb_app__html(o, what);
 		kb_buf_cat(o, "</span></div>\n");
 	} else {
-		kb_buf_catf(o, "- **%s** %s: ", kb_app__name_of(r), r->verdict);
+		kb_buf_catf(o, "- **%s** ", kb_app__name_of(r));
+		kb_app__md_cell(o, r->verdict);
+		kb_buf_cat(o, ": ");
 		kb_app__md_cell(o, what);
 		kb_buf_catc(o, '\n');
 	}
