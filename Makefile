@@ -2,7 +2,8 @@
 #   make deps      install build dependencies (Debian packages, npm tarballs)
 #   make           build/kbench and build/kbench-tui
 #   make test      every test (unit, ASan+UBSan unit, fuzz targets briefly, CLI), GPU tests skip without a GPU
-#   make fuzz      every libFuzzer target FUZZ_SECONDS seconds (docs/fuzz.md)
+#   make fuzz      every libFuzzer target FUZZ_SECONDS seconds, FUZZ_JOBS at a time (docs/fuzz.md)
+#   make fuzz-dist the targets, their corpora and libraries as one tarball for another machine
 #   make V=1       show full commands
 .DEFAULT_GOAL := all
 
@@ -54,6 +55,15 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/asan/tests/%)
 ASAN_OBJ := $(LIB_SRC:%.c=$(B)/asan/obj/%.o)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# clang where there is one: its ASan and UBSan are one runtime, so UBSan's
+# reports follow log_path too (tests/sanitize.sh needs them in files: the
+# TUI's and the runners' stderr are a terminal or /dev/null); GCC 12's
+# libubsan, loaded beside libasan, ignores log_path and writes to stderr.
+ifeq ($(origin ASAN_CC),undefined)
+ASAN_CC := $(if $(shell command -v clang 2>/dev/null),clang,$(CC))
+endif
+
+VERSION  := $(shell sed -n 's/.*KB_VERSION "\(.*\)"/\1/p' src/core/kb.h)
 
 all: deps $(B)/kbench $(B)/kbench-tui
 
@@ -174,12 +184,24 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIB)
 $(B)/asan/obj/%.o: %.c | $(DEPS)/.apt $(DEPS)/tree-sitter/.ok
 	@mkdir -p $(@D)
 	@echo "CC    $< (asan)"
-	$(Q)$(CC) $(CFLAGS) -Itests $(ASAN_FLAGS) -c $< -o $@
+	$(Q)$(ASAN_CC) $(CFLAGS) -Itests $(ASAN_FLAGS) -c $< -o $@
 
 $(B)/asan/tests/%: $(B)/asan/obj/tests/unit/%.o $(ASAN_OBJ) $(TS_OBJ)
 	@mkdir -p $(@D)
 	@echo "LD    $@"
-	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
+
+# The programs once more under ASan+UBSan, side by side (kbench-tui starts
+# the kbench beside it): tests/run.sh runs the CLI scripts against them too.
+ASAN_PROGS := $(B)/asan/kbench $(B)/asan/kbench-tui
+$(B)/asan/kbench: $(B)/asan/obj/src/cli/kbench.o $(B)/asan/obj/src/cli/kbench_llm.o \
+		  $(B)/asan/obj/src/cli/kbench_session.o $(ASAN_OBJ) $(TS_OBJ)
+	@echo "LD    $@"
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
+
+$(B)/asan/kbench-tui: $(B)/asan/obj/src/cli/kbench_tui.o $(ASAN_OBJ) $(TS_OBJ)
+	@echo "LD    $@"
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS) $(TUI_LIBS)
 
 # ---- fuzzing (docs/fuzz.md) ----------------------------------------------
 # libFuzzer targets tests/fuzz/fuzz_*.c, built with clang against the library
@@ -192,6 +214,7 @@ FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 FUZZ_OBJ   := $(LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
 FUZZ_LIB   := $(B)/fuzz/libkb.a
 FUZZ_SECONDS ?= 10
+FUZZ_JOBS    ?= 1
 # Whether clang can link a libFuzzer program here (evaluated only when used).
 FUZZ_OK = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ return 0; }\n' | \
 	    $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo 1)
@@ -220,7 +243,24 @@ fuzz-build: deps
 
 # Every target FUZZ_SECONDS seconds; fails on a crash and names its reproducer.
 fuzz: fuzz-build
-	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS)
+	$(Q)tests/fuzz/run.sh -j $(FUZZ_JOBS) $(FUZZ_SECONDS)
+
+# The targets (with their debug info: file:line in a stack trace), every
+# shared library they load but glibc's (in build/lib, which run.sh puts on
+# LD_LIBRARY_PATH), run.sh and the corpora, and a Makefile whose `make fuzz
+# FUZZ_SECONDS=600` runs every target at once, one per core (docs/fuzz.md).
+FUZZ_DIST := $(B)/fuzz-dist/kbench-fuzz-$(VERSION)
+fuzz-dist: deps
+	$(Q)$(MAKE) --no-print-directory fuzz-bins
+	@echo "DIST  $(FUZZ_DIST).tar.gz"
+	$(Q)rm -rf $(FUZZ_DIST) && mkdir -p $(FUZZ_DIST)/build/fuzz $(FUZZ_DIST)/build/lib $(FUZZ_DIST)/tests/fuzz
+	$(Q)cp $(FUZZ_BIN) $(FUZZ_DIST)/build/fuzz/
+	$(Q)cp -R tests/fuzz/run.sh tests/fuzz/corpus $(FUZZ_DIST)/tests/fuzz/
+	$(Q)cp tests/fuzz/dist.mk $(FUZZ_DIST)/Makefile
+	$(Q)cp docs/fuzz.md $(FUZZ_DIST)/
+	$(Q)scripts/bundle-libs.sh --all $(FUZZ_DIST)/build/lib $(FUZZ_BIN) >/dev/null
+	$(Q)tar czf $(FUZZ_DIST).tar.gz -C $(dir $(FUZZ_DIST)) $(notdir $(FUZZ_DIST))
+	@ls -la $(FUZZ_DIST).tar.gz
 
 # The README's first command: build, then the main job on the example kernel
 # (compile everywhere; check + time + ceilings where a GPU is present).
@@ -262,7 +302,7 @@ $(B)/tests/test_emu_runtime: tests/emu/test_emu_runtime.cpp $(EMU_RT) tests/t.h
 	@echo "CXX   $<"
 	$(Q)$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Itests -Itests/emu $< $(EMU_RT) -o $@
 
-build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
+build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(ASAN_PROGS) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
 	     $(B)/remote/remote_drop $(B)/remote/remote_bench
 	$(Q)$(MAKE) --no-print-directory fuzz-build
 
@@ -281,12 +321,12 @@ test-gpu: deps
 	$(Q)$(MAKE) --no-print-directory build-tests
 	$(Q)KBENCH_REQUIRE_GPU=1 tests/run.sh
 
-asan: $(ASAN_BIN)
+asan: $(ASAN_BIN) $(ASAN_PROGS)
 
 # A relocatable bundle for GPU machines that have the driver and toolkit but
 # none of our -dev packages: the programs, the test programs, and every
 # shared library they need that a stock Ubuntu + CUDA image lacks.
-DIST := $(B)/dist/kbench-$(shell sed -n 's/.*KB_VERSION "\(.*\)"/\1/p' src/core/kb.h)
+DIST := $(B)/dist/kbench-$(VERSION)
 dist: all $(UNIT_BIN) $(EMU_BIN) $(EMU_RT) $(B)/remote/remote_drop $(B)/remote/remote_bench
 	@echo "DIST  $(DIST).tar.gz"
 	$(Q)rm -rf $(DIST) && mkdir -p $(DIST)/build/tests $(DIST)/build/lib $(DIST)/build/emu \
@@ -311,7 +351,7 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all demo deps test test-gpu build-tests asan fuzz fuzz-build fuzz-bins dist check-includes clean distclean
+.PHONY: all demo deps test test-gpu build-tests asan fuzz fuzz-build fuzz-bins fuzz-dist dist check-includes clean distclean
 .SECONDARY:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/fuzz/obj -name '*.d' 2>/dev/null)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh - runs every test program (unit, the same under ASan+UBSan, the
-# libFuzzer targets for a short budget, and the CLI scripts), prints
+# libFuzzer targets for a short budget, the CLI scripts, the same against
+# the ASan+UBSan programs, and the TUI's under valgrind), prints
 # PASS/FAIL per program and one closing line "N passed, N failed[, N skipped (reason)]" counting test cases.  Exits 1 on
 # any failure.  Logs of failing programs are kept under build/test-logs.
 cd "$(dirname "$0")/.." || exit 1
@@ -46,6 +47,14 @@ for t in tests/cli/*.sh; do
 	case $(basename "$t") in lib*) continue ;; esac
 	[ -f "$t" ] && run_one "cli/$(basename "$t" .sh)" sh "$t"
 done
+# The same scripts once more against kbench and kbench-tui built with
+# ASan+UBSan (build/asan), any report of any process a failure, and the
+# TUI's under valgrind (tests/sanitize.sh).
+for t in tests/cli/*.sh; do
+	case $(basename "$t") in lib*) continue ;; esac
+	[ -f "$t" ] && run_one "asan-cli/$(basename "$t" .sh)" sh tests/sanitize.sh asan "$t"
+done
+run_one "valgrind/tui" sh tests/sanitize.sh valgrind tests/cli/tui.sh
 
 if [ "$skipped" -gt 0 ]; then
 	echo "skipped: $reasons"

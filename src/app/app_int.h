@@ -52,6 +52,8 @@ typedef struct {
 /* Member key of JSON object j: a string ("" when it is none), a number (0
  * when it is none), whether it is a number. */
 const char *kb_app__str(json_t *j, const char *key);
+/* The string v holds, or "" when it is no string (a Result from elsewhere). */
+const char *kb_app__sval(json_t *v);
 double kb_app__num(json_t *j, const char *key);
 bool kb_app__has(json_t *j, const char *key);
 /* Reads the n variants vs (borrowed: they outlive R) into R: one row each,

@@ -5,7 +5,7 @@
  * source lines with their SASS.  A counter that was refused or not
  * collected shows as n/a, never 0.
  */
-#include "app.h"
+#include "app_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,8 +47,8 @@ static void sol(json_t *s, kb_buf *out)
 	row(out, "memory throughput", s, "memory_pct", "%.1f %%", 1);
 	row(out, "SM clock", s, "sm_clock_ghz", "%.3f GHz", 1);
 	if (get(s, "bottleneck"))
-		kb_buf_catf(out, "    bottleneck: %s (%s)\n", json_string_value(get(s, "bottleneck")),
-			    json_string_value(get(s, "why")));
+		kb_buf_catf(out, "    bottleneck: %s (%s)\n", kb_app__str(s, "bottleneck"),
+			    kb_app__str(s, "why"));
 }
 
 static void memory(json_t *s, kb_buf *out)
@@ -83,7 +83,7 @@ static void occupancy(json_t *s, kb_buf *out)
 	row(out, "achieved warps per SM", s, "achieved_warps_per_sm", "%.1f", 1);
 	row(out, "eligible warps per scheduler", s, "eligible_warps_per_scheduler", "%.2f", 1);
 	if (json_is_string(get(s, "limiter")))
-		kb_buf_catf(out, "    limiter: %s\n", json_string_value(get(s, "limiter")));
+		kb_buf_catf(out, "    limiter: %s\n", kb_app__str(s, "limiter"));
 }
 
 static void stalls(json_t *s, kb_buf *out)
@@ -94,7 +94,7 @@ static void stalls(json_t *s, kb_buf *out)
 	json_array_foreach(get(s, "reasons"), i, r) {
 		if (i >= 6)
 			break;
-		kb_buf_catf(out, "    %-34s %.2f  (%.1f %%)\n", json_string_value(get(r, "reason")),
+		kb_buf_catf(out, "    %-34s %.2f  (%.1f %%)\n", kb_app__str(r, "reason"),
 			    json_number_value(get(r, "per_issue")), json_number_value(get(r, "share_pct")));
 	}
 	if (!json_array_size(get(s, "reasons")))
@@ -113,8 +113,8 @@ static void roof(json_t *s, kb_buf *out)
 	row(out, "  of the roof at this intensity", s, "pct_of_roof", "%.1f %%", 1);
 	if (get(s, "side"))
 		kb_buf_catf(out, "    %s side of the ridge (%.3g FLOP/B); ceilings: %s\n",
-			    json_string_value(get(s, "side")), json_number_value(get(s, "ridge_flop_per_byte")),
-			    json_string_value(get(s, "ceilings")));
+			    kb_app__str(s, "side"), json_number_value(get(s, "ridge_flop_per_byte")),
+			    kb_app__str(s, "ceilings"));
 }
 
 /* What a warp stall reason means, in a few words (Nsight Compute's names). */
@@ -157,7 +157,7 @@ static void hot_stalls(json_t *line, kb_buf *out)
 		double pct = json_number_value(get(st, "share_pct"));
 		if (shown == 3 || pct < 5)
 			break;
-		const char *reason = json_string_value(get(st, "reason"));
+		const char *reason = kb_app__str(st, "reason");
 		const char *meaning = shown ? NULL : stall_meaning(reason);
 		kb_buf_catf(out, "%s%s %.0f%%%s%s%s", shown ? ", " : "                        stalls: ",
 			    reason, pct, meaning ? " (" : "", meaning ? meaning : "", meaning ? ")" : "");
@@ -210,9 +210,9 @@ static void hot_insns(json_t *insns, kb_buf *out)
 				best = i;
 		shown[best] = true;
 		json_t *in = json_array_get(insns, best);
-		const char *stall = json_string_value(get(in, "stall"));
+		const char *stall = kb_app__str(in, "stall");
 		kb_buf_catf(out, "                  %5.1f%%  %s", json_number_value(get(in, "share_pct")),
-			    json_string_value(get(in, "sass")));
+			    kb_app__str(in, "sass"));
 		if (stall && *stall)
 			kb_buf_catf(out, "   [%s %.0f%%]", stall, json_number_value(get(in, "stall_pct")));
 		kb_app_sassm_counts(in, out);
@@ -232,13 +232,13 @@ static void hot(json_t *r, kb_buf *out)
 	json_array_foreach(lines, i, l) {
 		if (i >= 8)
 			break;
-		const char *file = json_string_value(get(l, "file")); /* another file's line */
-		if (file)
+		const char *file = kb_app__str(l, "file"); /* another file's line */
+		if (file[0])
 			kb_buf_catf(out, "    %5.1f %%  %s:%lld\n", json_number_value(get(l, "share_pct")), file,
 				    (long long)json_integer_value(get(l, "line")));
 		else
 			kb_buf_catf(out, "    %5.1f %%  line %-4lld %s\n", json_number_value(get(l, "share_pct")),
-				    (long long)json_integer_value(get(l, "line")), json_string_value(get(l, "text")));
+				    (long long)json_integer_value(get(l, "line")), kb_app__str(l, "text"));
 		hot_stalls(l, out);
 		if (json_array_size(get(l, "insns")))
 			hot_insns(get(l, "insns"), out);
@@ -246,13 +246,13 @@ static void hot(json_t *r, kb_buf *out)
 			json_array_foreach(get(l, "sass"), k, s) {
 				if (k >= 4)
 					break;
-				kb_buf_catf(out, "                        %s\n", json_string_value(s));
+				kb_buf_catf(out, "                        %s\n", kb_app__sval(s));
 			}
 	}
-	const char *why = json_string_value(get(r, "hot_why"));
+	const char *why = kb_app__str(r, "hot_why");
 	if (!json_array_size(lines))
 		kb_buf_catf(out, "    (no samples mapped to source lines: SASS line info needs nvdisasm%s%s)\n",
-			    why ? ": " : "", why ? why : "");
+			    why[0] ? ": " : "", why);
 }
 
 static json_t *entry_at(json_t *arr, const char *function, uint64_t pc)
@@ -260,7 +260,7 @@ static json_t *entry_at(json_t *arr, const char *function, uint64_t pc)
 	size_t i;
 	json_t *e;
 	json_array_foreach(arr, i, e) {
-		const char *fn = json_string_value(get(e, "function"));
+		const char *fn = kb_app__str(e, "function");
 		if (fn && !strcmp(fn, function) && (uint64_t)json_integer_value(get(e, "pc")) == pc)
 			return e;
 	}
@@ -302,7 +302,7 @@ static void sassm(json_t *r, kb_buf *out)
 	const char *key;
 	json_t *why;
 	json_object_foreach(get(sm, "unsupported"), key, why)
-		kb_buf_catf(out, "    %s: n/a (%s)\n", key, json_string_value(why));
+		kb_buf_catf(out, "    %s: n/a (%s)\n", key, kb_app__sval(why));
 	if (!json_is_string(get(names, "shared_wavefronts_ideal")) &&
 	    json_is_string(get(names, "cupti_bank_conflicts")))
 		kb_buf_cat(out, "    (conflicts: CUPTI's own count, no ideal wavefronts on this GPU)\n");
@@ -323,7 +323,7 @@ static void sassm(json_t *r, kb_buf *out)
 			    int_or_na(e, "executions", a, sizeof a),
 			    int_or_na(e, "shared_wavefronts", b, sizeof b),
 			    int_or_na(e, "bank_conflicts", c, sizeof c), conflict_ways(e), ln,
-			    json_is_string(get(e, "sass")) ? json_string_value(get(e, "sass")) : "?");
+			    json_is_string(get(e, "sass")) ? kb_app__str(e, "sass") : "?");
 	}
 	if (json_array_size(arr) > 12)
 		kb_buf_catf(out, "    ... %zu more in --json\n", json_array_size(arr) - 12);
@@ -333,9 +333,9 @@ void kb_app_profile_render(json_t *r, kb_buf *out)
 {
 	json_t *err = get(r, "counters_error"), *secs = get(r, "sections");
 	if (err)
-		kb_buf_catf(out, "\n  counters: unavailable - %s\n", json_string_value(get(err, "message")));
+		kb_buf_catf(out, "\n  counters: unavailable - %s\n", kb_app__str(err, "message"));
 	if (secs) {
-		const char *cache = json_string_value(get(r, "cache_control"));
+		const char *cache = kb_app__str(r, "cache_control");
 		kb_buf_catf(out, "\n  counters: %lld replay passes, %.0f ms, L2 flushed before %s\n",
 			    (long long)json_integer_value(get(r, "counters_passes")),
 			    json_number_value(get(r, "counters_ms")),
@@ -358,13 +358,13 @@ void kb_app_profile_render(json_t *r, kb_buf *out)
 	}
 	json_t *herr = get(r, "hot_error");
 	if (herr)
-		kb_buf_catf(out, "  hot spots: unavailable - %s\n", json_string_value(get(herr, "message")));
+		kb_buf_catf(out, "  hot spots: unavailable - %s\n", kb_app__str(herr, "message"));
 	if (get(r, "hot"))
 		hot(r, out);
 	json_t *serr = get(r, "sass_metrics_error");
 	if (serr)
 		kb_buf_catf(out, "  SASS metrics: unavailable - %s\n",
-			    json_string_value(get(serr, "message")));
+			    kb_app__str(serr, "message"));
 	if (get(r, "sass_metrics"))
 		sassm(r, out);
 }

@@ -312,7 +312,7 @@ static char *remark_of(const kb_variant *v)
 	if (json_array_size(notes)) {
 		kb_buf b = KB_BUF_INIT;
 		for (size_t i = 0; i < json_array_size(notes); i++)
-			kb_buf_catf(&b, "%s%s", i ? "; " : "", json_string_value(json_array_get(notes, i)));
+			kb_buf_catf(&b, "%s%s", i ? "; " : "", kb_app__sval(json_array_get(notes, i)));
 		return kb_buf_detach(&b);
 	}
 	if (!v->message || !v->message[0] || !strncmp(v->message, "kbench ", 7))
@@ -425,7 +425,9 @@ static void evidence_detail(const kb_app__model *R, kb_buf *o, const kb_app__row
 		kb_app__html(o, what);
 		kb_buf_cat(o, "</span></div>\n");
 	} else {
-		kb_buf_catf(o, "- **%s** %s: ", kb_app__name_of(r), r->verdict);
+		kb_buf_catf(o, "- **%s** ", kb_app__name_of(r));
+		kb_app__md_cell(o, r->verdict);
+		kb_buf_cat(o, ": ");
 		kb_app__md_cell(o, what);
 		kb_buf_catc(o, '\n');
 	}

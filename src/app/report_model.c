@@ -27,7 +27,12 @@
 
 const char *kb_app__str(json_t *j, const char *key)
 {
-	const char *s = json_string_value(json_object_get(j, key));
+	return kb_app__sval(json_object_get(j, key));
+}
+
+const char *kb_app__sval(json_t *v)
+{
+	const char *s = json_string_value(v);
 	return s ? s : "";
 }
 

@@ -10,10 +10,10 @@
  * It owns the form, not the content: report.c decides the sections and
  * what they say, report_model.c reads the variants, report_svg.c draws the
  * chart.  Invariants: HTML escapes every text it is given (kb_app__html);
- * Markdown escapes table cells and the summary's values (kb_app__md_cell:
- * one line, no column break, no inline HTML), while its headings and
- * paragraphs go as they are; a code fence is longer than any run of
- * backticks inside it.
+ * Markdown has no inline HTML outside code blocks: table cells and the
+ * summary's values (kb_app__md_cell: one line, no column break, '<' and
+ * '>' as entities) and the headings and paragraphs (md_text: '<') cannot
+ * start a tag; a code fence is longer than any run of backticks inside it.
  */
 #include "app_int.h"
 
@@ -44,18 +44,36 @@ void kb_app__html(kb_buf *out, const char *s)
 	html_escape(out, s, strlen(s));
 }
 
+/* One character of Markdown text: a '<' as text, so that no tag starts
+ * there and a renderer that passes inline HTML through shows a label, a
+ * note or a model's words instead of running them. */
+static void md_char(kb_buf *out, char c)
+{
+	if (c == '<')
+		kb_buf_cat(out, "&lt;");
+	else
+		kb_buf_catc(out, c);
+}
+
 /* A Markdown table cell: one line, no column break, no inline HTML. */
 void kb_app__md_cell(kb_buf *out, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
 		case '|': kb_buf_cat(out, "\\|"); break;
-		case '<': kb_buf_cat(out, "&lt;"); break;
 		case '>': kb_buf_cat(out, "&gt;"); break;
 		case '\n': case '\r': case '\t': kb_buf_catc(out, ' '); break;
-		default: kb_buf_catc(out, *s);
+		default: md_char(out, *s);
 		}
 	}
+}
+
+/* Markdown prose (a paragraph, a heading): no inline HTML.  (kbench's own
+ * code spans there hold no '<'.) */
+static void md_text(kb_buf *out, const char *s)
+{
+	for (; *s; s++)
+		md_char(out, *s);
 }
 
 /* A code fence longer than any run of backticks inside the text. */
@@ -180,7 +198,9 @@ void kb_app__heading(const kb_app__model *R, kb_buf *o, const char *text)
 		kb_app__html(o, text);
 		kb_buf_cat(o, "</h2>\n");
 	} else {
-		kb_buf_catf(o, "## %s\n\n", text);
+		kb_buf_cat(o, "## ");
+		md_text(o, text);
+		kb_buf_cat(o, "\n\n");
 	}
 }
 
@@ -191,9 +211,12 @@ void kb_app__subheading(const kb_app__model *R, kb_buf *o, const char *text)
 		kb_app__html(o, text);
 		kb_buf_cat(o, "</h3>\n");
 	} else {
-		kb_buf_catf(o, "### %s\n\n", text);
+		kb_buf_cat(o, "### ");
+		md_text(o, text);
+		kb_buf_cat(o, "\n\n");
 	}
 }
+
 /* A paragraph of plain text (escaped), muted in HTML when note is set. */
 void kb_app__para(const kb_app__model *R, kb_buf *o, bool note, const char *text)
 {
@@ -202,7 +225,9 @@ void kb_app__para(const kb_app__model *R, kb_buf *o, bool note, const char *text
 		kb_app__html(o, text);
 		kb_buf_cat(o, "</p>\n");
 	} else {
-		kb_buf_catf(o, "%s%s%s\n\n", note ? "_" : "", text, note ? "_" : "");
+		kb_buf_cat(o, note ? "_" : "");
+		md_text(o, text);
+		kb_buf_cat(o, note ? "_\n\n" : "\n\n");
 	}
 }
 

@@ -3,7 +3,7 @@
  * engineer reads first: is it correct (and if not, where), how fast, how
  * close to this GPU's ceilings, and under what conditions.
  */
-#include "app.h"
+#include "app_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -276,7 +276,7 @@ static void render_resources(json_t *compile, json_t *launch, kb_buf *out)
 	kb_buf_catf(out, "; %s", str(compile, "compiler"));
 	json_t *opts = json_object_get(compile, "options");
 	for (size_t i = 0; i < json_array_size(opts); i++)
-		kb_buf_catf(out, " %s", json_string_value(json_array_get(opts, i)));
+		kb_buf_catf(out, " %s", kb_app__sval(json_array_get(opts, i)));
 	kb_buf_cat(out, json_is_true(json_object_get(compile, "cache_hit")) ? " (cache hit)\n" : "\n");
 }
 

@@ -191,7 +191,7 @@ static void render_row(const char *label, json_t *res, bool best, kb_buf *out)
 			json_t *fb = json_object_get(o, "first_bad");
 			if (fb) {
 				kb_buf_catf(out, "  first bad %s",
-					    json_string_value(json_object_get(fb, "at")));
+					    kb_app__str(fb, "at"));
 				break;
 			}
 		}
@@ -227,7 +227,7 @@ void kb_app_sweep_render(json_t *s, kb_buf *out)
 		json_t *d;
 		json_array_foreach(json_object_get(row, "defines"), j, d)
 			n += (size_t)snprintf(label + n, n < sizeof label ? sizeof label - n : 0, "%s%s",
-					      n ? " " : "", json_string_value(d));
+					      n ? " " : "", kb_app__sval(d));
 		render_row(label, json_object_get(row, "result"), (json_int_t)i == best, out);
 	}
 	if (json_array_size(tune))

@@ -67,12 +67,46 @@ static const struct init_fn {
 
 static const char *const init_names[] = {"randn", "rand", "arange", "ones", "zeros", "file"};
 
-/* file("path") or file(path): the path as written, quotes removed. */
+/* Whether $KBENCH_FILE_DIRS (directories, ':' between) holds path. */
+static bool in_allowed_dirs(const char *path)
+{
+	const char *dirs = getenv("KBENCH_FILE_DIRS");
+	bool in = false;
+	for (const char *p = dirs; p && *p && !in; p += strcspn(p, ":"), p += *p == ':') {
+		char *d = kb_xstrndup(p, strcspn(p, ":"));
+		in = *d && kb_path_within(path, d);
+		free(d);
+	}
+	return in;
+}
+
+/* file() reads below the kernel's directory only (symbolic links resolved),
+ * or below a directory of $KBENCH_FILE_DIRS: a kernel from elsewhere (a
+ * model's answer, a shared session) cannot read the user's other files
+ * into a tensor whose values then show in results.  An error at the path
+ * otherwise. */
+static void check_file_path(kb_compile__parser *P, const char *path, int col, int len)
+{
+	const char *src = P->src->path, *slash = src ? strrchr(src, '/') : NULL;
+	char *dir = slash ? kb_xstrndup(src, slash == src ? 1 : (size_t)(slash - src)) : kb_xstrdup(".");
+	if (!kb_path_within(path, dir) && !in_allowed_dirs(path)) {
+		char *where = kb_path_resolve(path), *kdir = kb_path_resolve(dir);
+		kb_compile__perr(P, col, len, "file() reads only below the kernel's directory %s, and %s "
+				 "is not (KBENCH_FILE_DIRS=DIR[:DIR...] allows more directories)", kdir,
+				 where);
+		free(kdir), free(where);
+	}
+	free(dir);
+}
+
+/* file("path") or file(path): the path as written, quotes removed, and
+ * where file() may read (check_file_path). */
 static void parse_init_file(kb_compile__parser *P, kb_init *init)
 {
 	if (kb_compile__expect(P, '(', "'(' and a path"))
 		return;
 	kb_buf b = KB_BUF_INIT;
+	int col = P->tok.col, len = P->tok.len;
 	if (P->tok.kind == KB_TK_STR) {
 		for (int i = 1; i < P->tok.len - 1; i++) {
 			if (P->tok.p[i] == '\\' && i + 1 < P->tok.len - 1)
@@ -87,6 +121,7 @@ static void parse_init_file(kb_compile__parser *P, kb_init *init)
 		while (p > start && (p[-1] == ' ' || p[-1] == '\t'))
 			p--;
 		kb_buf_catn(&b, start, (size_t)(p - start));
+		len = (int)(p - start);
 		P->pos = p;
 		kb_compile__lex(P);
 	}
@@ -94,6 +129,7 @@ static void parse_init_file(kb_compile__parser *P, kb_init *init)
 		kb_compile__perr(P, P->tok.col, 1, "file() needs a path, e.g. file(\"x.npy\")");
 		P->failed = true;
 	} else if (!kb_compile__expect(P, ')', "')'")) {
+		check_file_path(P, b.s, col, len);
 		init->path = kb_buf_detach(&b);
 	}
 	kb_buf_free(&b);

@@ -198,6 +198,11 @@ bool kb_file_exists(const char *path);
 char *kb_cache_dir(const char *sub);
 /* The last path component, borrowed from path. */
 const char *kb_basename(const char *path);
+/* path absolute, its symbolic links resolved (what does not exist yet taken
+ * as written, "." and ".." folded); a new string. */
+char *kb_path_resolve(const char *path);
+/* Whether path, resolved, is dir (resolved) or lies below it. */
+bool kb_path_within(const char *path, const char *dir);
 /* The extension after the last '.', or "" ; borrowed. */
 const char *kb_extension(const char *path);
 /* Finds an executable on PATH; a new string or NULL. */

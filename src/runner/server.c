@@ -196,6 +196,13 @@ static json_t *run_result(server *s, json_t *req)
 	if (cwd && chdir(cwd) < 0)
 		return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "error", "message",
 				 "the runner cannot enter the client's directory");
+	if (cwd) { /* and the directories its file() inputs may come from */
+		const char *dirs = json_string_value(json_object_get(req, "file_dirs"));
+		if (dirs)
+			setenv("KBENCH_FILE_DIRS", dirs, 1);
+		else
+			unsetenv("KBENCH_FILE_DIRS");
+	}
 	int nmetrics;
 	const char **metrics = kb_runner__wanted_metrics(req, &nmetrics);
 	/* host memory touched while the GPU opens (none opens without a driver) */

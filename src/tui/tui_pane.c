@@ -112,12 +112,13 @@ static void follow_cursor(kb_tui__ui *t, const char *text, int h)
 	t->followed_seq = seq;
 	int k = 0;
 	for (const char *p = text; *p != '>'; k++) {
-		p = strchr(p, '\n');
-		if (!p++) {
+		const char *nl = strchr(p, '\n');
+		if (!nl) {
 			if (new_result)
 				t->pane_top = 0;
 			return;
 		}
+		p = nl + 1;
 	}
 	if (k < t->pane_top || k >= t->pane_top + h - 4)
 		t->pane_top = k > 3 ? k - 3 : 0;

@@ -127,4 +127,30 @@ expect_not_in require_ok err "warning"
 run "$KB" compile $F/require.cu --arch sm_90 --define BLOCKS=2 --json
 expect_json require_json "j['status'] == 'ok' and j['unsupported'].startswith('requires n <= BLOCKS * 256 * 4: n = 4096') and [g['level'] for g in j['diagnostics']] == ['warning']"
 
+# file() inputs come from below the kernel's directory only (issue 18): a
+# path out of it, by "..", absolutely or through a symbolic link, is an
+# error at the path; KBENCH_FILE_DIRS names more directories.
+mkdir -p "$T_TMP/fk/k/data" "$T_TMP/fk/outside"
+cp $F/ramp_4096.npy "$T_TMP/fk/k/data/" && cp $F/ramp_4096.npy "$T_TMP/fk/outside/"
+ln -s ../outside "$T_TMP/fk/k/link"
+for c in "up:../outside/ramp_4096.npy" "abs:$T_TMP/fk/outside/ramp_4096.npy" \
+	 "link:link/ramp_4096.npy" "inside:data/ramp_4096.npy"; do
+	sed "s|file(\"tests/fixtures/kernels/ramp_4096.npy\")|file(\"${c#*:}\")|" \
+		$F/file_input.cu >"$T_TMP/fk/k/${c%%:*}.cu"
+done
+cd "$T_TMP/fk/k"
+run "$KB" compile up.cu --arch sm_90 --no-sass
+expect_rc file_up_rc 1
+expect_in file_up_at err "up.cu:3:31: error: file() reads only below the kernel's directory $T_TMP/fk/k, and $T_TMP/fk/outside/ramp_4096.npy is not"
+expect_in file_up_caret err "   |                               ^~~~~~~~~~~~~~~~~~~~~~~~~~"
+run "$KB" compile abs.cu --arch sm_90 --no-sass;  expect_rc file_abs_rc 1
+expect_in file_abs_at err "abs.cu:3:31: error: file() reads only below"
+run "$KB" compile link.cu --arch sm_90 --no-sass; expect_rc file_link_rc 1
+expect_in file_link_at err "link.cu:3:31: error: file() reads only below the kernel's directory $T_TMP/fk/k, and $T_TMP/fk/outside/ramp_4096.npy"
+run "$KB" compile inside.cu --arch sm_90 --no-sass; expect_rc file_inside_rc 0
+run env KBENCH_FILE_DIRS="/nonexistent:$T_TMP/fk/outside" "$KB" compile link.cu --arch sm_90 --no-sass
+expect_rc file_allowed_rc 0
+expect_not_in file_allowed_quiet err "file() reads only"
+cd - >/dev/null
+
 finish

@@ -1,6 +1,10 @@
 # lib.sh - helpers for CLI tests (sourced).  Each `check` is one test case;
 # `finish` prints the "# passed=N failed=N skipped=N" line tests/run.sh adds up.
-KB=${KB:-$PWD/build/kbench}
+# KBENCH_BIN_DIR: where kbench and kbench-tui are (tests/run.sh points it at
+# build/asan for the sanitized pass); KB and TUI name one program each.
+KB_BIN_DIR=${KBENCH_BIN_DIR:-$PWD/build}
+case $KB_BIN_DIR in /*) ;; *) KB_BIN_DIR=$PWD/$KB_BIN_DIR ;; esac
+KB=${KB:-$KB_BIN_DIR/kbench}
 T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 T_TMP=$(mktemp -d /tmp/kbench-cli.XXXXXX)
 # Shared runners (src/runner/shared.c) of this test live under its own

@@ -214,8 +214,10 @@ run "$KB" report good_file -o "$T_TMP/r.html"
 grep -q "<h2[^>]*>LLM rounds" "$T_TMP/r.html" && pass report_rounds_html || fail report_rounds_html "no LLM rounds heading"
 
 # the planted key: nowhere under the session, config and cache folders, in
-# no report, on no stderr
-leaks=$(grep -rl -- "$KEY" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$T_TMP"/r.* "$ALLERR" 2>/dev/null | grep -v "/keyfile$")
+# no report, no exported session, on no stderr
+run "$KB" session export good_file -o "$T_TMP/exported"; expect_rc export_rc 0
+[ -s "$T_TMP/exported/journal.jsonl" ] && pass export_has_journal || fail export_has_journal "no journal exported"
+leaks=$(grep -rl -- "$KEY" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$T_TMP"/r.* "$T_TMP/exported" "$ALLERR" 2>/dev/null | grep -v "/keyfile$")
 [ -z "$leaks" ] && pass key_nowhere || fail key_nowhere "the key is in: $leaks"
 grep -rq -- "sk-test-" "$XDG_DATA_HOME" && fail key_prefix_nowhere "an sk-test- string is in the session" || pass key_prefix_nowhere
 finish

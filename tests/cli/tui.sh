@@ -9,7 +9,7 @@
 # infinite loop shows a timeout while the editor keeps taking keys.
 . tests/cli/lib.sh
 unset KBENCH_NO_SESSION
-TUI=${TUI:-$PWD/build/kbench-tui}
+TUI=${TUI:-$KB_BIN_DIR/kbench-tui}
 if ! command -v tmux >/dev/null 2>&1; then
 	for c in opens edit_save_updates syntax_error_line undo_recompiles switch_pane \
 		 resize_100x30 resize_200x60 too_small quit_restores replay_opens replay_export_opens \
@@ -27,17 +27,19 @@ screen() { tmux capture-pane -p -t $S; }
 ESC=$(printf '\033')
 screen_e() { tmux capture-pane -e -p -t $S; }
 keys() { tmux send-keys -t $S "$@"; }
-# wait_for TEXT [SECONDS]: poll the screen until TEXT shows
+# wait_for TEXT [SECONDS]: poll the screen until TEXT shows (KBENCH_TUI_SLOW
+# times longer: tests/sanitize.sh runs the TUI under valgrind)
+slow=${KBENCH_TUI_SLOW:-1}
 wait_for() {
-	i=0; lim=$(( ${2:-20} * 10 ))
+	i=0; lim=$(( ${2:-20} * 10 * slow ))
 	while [ $i -lt $lim ]; do screen | grep -qF -- "$1" && return 0; sleep 0.1; i=$((i + 1)); done
 	return 1
 }
 check() { if wait_for "$2" "${3:-20}"; then pass "$1"; else fail "$1" "'$2' not on screen: $(screen | head -30)"; fi; }
-# gone NAME TEXT: TEXT leaves the screen within 20 s
+# gone NAME TEXT: TEXT leaves the screen within 20 s (times KBENCH_TUI_SLOW)
 gone() {
 	i=0
-	while [ $i -lt 200 ]; do screen | grep -qF -- "$2" || { pass "$1"; return; }; sleep 0.1; i=$((i + 1)); done
+	while [ $i -lt $((200 * slow)) ]; do screen | grep -qF -- "$2" || { pass "$1"; return; }; sleep 0.1; i=$((i + 1)); done
 	fail "$1" "'$2' is still on screen"
 }
 # sep_at ROW: the text width before the editor/pane separator on that row
@@ -76,7 +78,7 @@ keys Escape 4
 check occupancy_pane "<- binds"
 # Alt-6: the Roofline of the session's variants (with no GPU: why it is empty)
 keys Escape 6
-if "$PWD/build/kbench" devices >/dev/null 2>&1; then
+if "$KB" devices >/dev/null 2>&1; then
 	check roofline_pane "FP32 peak" 60
 else
 	check roofline_pane "No roofline yet: no variant has been run"
@@ -106,7 +108,7 @@ tmux resize-window -t $S -x 70 -y 20; sleep 0.5
 check too_small "needs at least 80x24"
 tmux resize-window -t $S -x 120 -y 40; sleep 0.3
 # GPU machines: a correct run shows CORRECT and a time
-if "$PWD/build/kbench" devices >/dev/null 2>&1; then
+if "$KB" devices >/dev/null 2>&1; then
 	keys Escape 1; keys F5
 	check gpu_correct_and_time "us median" 60
 	check gpu_correct_line "CORRECT     3/3 trials" 1
@@ -126,7 +128,7 @@ check quit_restores "EXITED 0"
 screen | grep -q "icanon echo" && pass terminal_cooked || fail terminal_cooked "$(screen | tail -3)"
 
 # replay: the session just recorded, step by step, read-only, recording nothing
-SID=$("$PWD/build/kbench" sessions | awk '$1 == "*" {print $2}')
+SID=$("$KB" sessions | awk '$1 == "*" {print $2}')
 J="$XDG_DATA_HOME/kbench/sessions/$SID/journal.jsonl"
 NEV=$(wc -l < "$J")
 # a new session name: a new-session right after kill-server can meet the
@@ -146,7 +148,7 @@ check replay_quit "EXITED 0"
 [ "$(wc -l < "$J")" = "$NEV" ] && pass replay_records_nothing \
 	|| fail replay_records_nothing "the journal grew from $NEV to $(wc -l < "$J") events"
 # the same session exported to a plain-text folder, replayed from there
-"$PWD/build/kbench" session export "$SID" -o "$T_TMP/exported" >/dev/null
+"$KB" session export "$SID" -o "$T_TMP/exported" >/dev/null
 tmux kill-session -t $S 2>/dev/null; S=${S}x
 tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $T_TMP/exported $TUI_ARGS; echo EXITED \$?; sleep 60"
 check replay_export_opens "replay $T_TMP/exported  step 1/$NEV"
@@ -201,7 +203,7 @@ check tile_quit "EXITED 0"
 
 # GPU machines: a planted infinite loop becomes a TIMEOUT result while the
 # editor keeps taking keys.
-if "$PWD/build/kbench" devices >/dev/null 2>&1; then
+if "$KB" devices >/dev/null 2>&1; then
 	cp tests/fixtures/faults/hang.cu "$W/"
 	tmux kill-session -t $S 2>/dev/null; S=${S}h
 	tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"

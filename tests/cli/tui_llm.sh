@@ -10,7 +10,7 @@
 . tests/cli/lib.sh
 unset KBENCH_NO_SESSION
 export CUDA_VISIBLE_DEVICES=
-TUI=${TUI:-$PWD/build/kbench-tui}
+TUI=${TUI:-$KB_BIN_DIR/kbench-tui}
 CASES="opens proposal apply_saves apply_undo reject bad_diff no_compile no_code rate_limit auth stall_types stall cancel journal command_provider command_judged replay_llm key_nowhere"
 if ! command -v tmux >/dev/null 2>&1; then
 	for c in $CASES; do skip $c "tmux not installed"; done
@@ -26,7 +26,7 @@ model() {
 		"$PORT" "$1" >"$XDG_CONFIG_HOME/kbench/config"
 }
 W="$T_TMP/work"; mkdir -p "$W"; cp kernels/vector_add.cu "$W/va.cu"
-"$PWD/build/kbench" session new tuillm >/dev/null
+"$KB" session new tuillm >/dev/null
 tmux new-session -d -s $S -x 160 -y 45 "cd $W && TERM=screen-256color $TUI va.cu 2>$T_TMP/tui.err; sleep 60"
 screen() { tmux capture-pane -p -t $S; }
 keys() { tmux send-keys -t $S "$@"; }

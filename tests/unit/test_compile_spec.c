@@ -3,6 +3,9 @@
  * Kernels are built by hand here, so no tree-sitter or GPU is needed. */
 #include "../../src/compile/compile.h"
 #include "t.h"
+#include <unistd.h>
+#include <sys/stat.h>
+#include <stdlib.h>
 
 /* ===== helpers ===== */
 
@@ -1415,6 +1418,48 @@ static void test_compile_spec__bind_after_set_arg(void)
 	kb_diags_free(&d);
 }
 
+/* file() reads below the kernel's directory only: ".." and absolute paths
+ * out of it and a symbolic link that leads out are errors at the path,
+ * unless $KBENCH_FILE_DIRS names where they lead. */
+static void test_compile_spec__file_confined(void)
+{
+	T_ONE_ERROR("//! in x : f32[4] = file(\"../x.npy\")\n", 1, 26, 10,
+		    "file() reads only below the kernel's directory");
+	T_ONE_ERROR("//! in x : f32[4] = file(/etc/passwd)\n", 1, 26, 11,
+		    "and /etc/passwd is not (KBENCH_FILE_DIRS=DIR[:DIR...] allows more");
+	char dir[] = "/tmp/kbench-spec-XXXXXX";
+	T_OK(mkdtemp(dir) != NULL);
+	char *k = kb_xasprintf("%s/k", dir), *out = kb_xasprintf("%s/out", dir);
+	char *link = kb_xasprintf("%s/k/link", dir), *path = kb_xasprintf("%s/k/k.cu", dir);
+	T_OK(mkdir(k, 0700) == 0 && mkdir(out, 0700) == 0 && symlink("../out", link) == 0);
+	char *text[3] = {
+		kb_xasprintf("//! in x : f32[4] = file(%s/k/data/x.npy)\n", dir),
+		kb_xasprintf("//! in x : f32[4] = file(%s/k/link/x.npy)\n", dir),
+		kb_xasprintf("//! in x : f32[4] = file(%s/k/../out/x.npy)\n", dir),
+	};
+	for (int i = 0; i < 3; i++) {
+		for (int allow = 0; allow < 2; allow++) {
+			if (allow)
+				setenv("KBENCH_FILE_DIRS", out, 1);
+			kb_source src = mksrc(path, text[i], KB_SRC_CUDA);
+			kb_spec s;
+			kb_diags d = {0};
+			int rc = kb_compile_spec_parse(&src, &s, &d);
+			/* the kernel's own folder always; the others once allowed */
+			T_EQ_INT(rc, i == 0 || allow ? 0 : KB_ESPEC);
+			if (rc)
+				T_CONTAINS(d.n ? d.v[0].msg : "", "/out/x.npy is not");
+			kb_compile_spec_free(&s);
+			kb_diags_free(&d);
+			unsetenv("KBENCH_FILE_DIRS");
+		}
+		free(text[i]);
+	}
+	char *rm = kb_xasprintf("rm -rf %s", dir);
+	T_EQ_INT(system(rm), 0);
+	free(rm), free(path), free(link), free(out), free(k);
+}
+
 int main(void)
 {
 	T_RUN(test_compile_spec__dtypes);
@@ -1432,6 +1477,7 @@ int main(void)
 	T_RUN(test_compile_spec__unknown_directive);
 	T_RUN(test_compile_spec__syntax_errors);
 	T_RUN(test_compile_spec__dtype_and_init_errors);
+	T_RUN(test_compile_spec__file_confined);
 	T_RUN(test_compile_spec__name_errors);
 	T_RUN(test_compile_spec__dims_errors);
 	T_RUN(test_compile_spec__duplicates);

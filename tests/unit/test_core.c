@@ -3,6 +3,7 @@
 #include "t.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void test_core__buf(void)
@@ -125,6 +126,37 @@ static void test_core__spawn(void)
 	T_OK(kb_which("no-such-program-kbench") == NULL);
 }
 
+/* Paths resolved for file() (compile/spec_tensor.c): symbolic links of what
+ * exists, "." and ".." of what does not; "within" by whole components. */
+static void test_core__paths(void)
+{
+	char dir[] = "/tmp/kbench-test-XXXXXX";
+	T_OK(mkdtemp(dir) != NULL);
+	char *k = kb_xasprintf("%s/k", dir), *out = kb_xasprintf("%s/out", dir);
+	char *link = kb_xasprintf("%s/k/link", dir), *via = kb_xasprintf("%s/k/link/a.npy", dir);
+	char *want = kb_xasprintf("%s/out/a.npy", dir);
+	T_OK(mkdir(k, 0700) == 0 && mkdir(out, 0700) == 0 && symlink("../out", link) == 0);
+	char *r = kb_path_resolve(via); /* a.npy is not there: its folder resolved */
+	T_EQ_STR(r, want);
+	free(r);
+	T_OK(!kb_path_within(via, k));
+	T_OK(kb_path_within(via, out));
+	r = kb_path_resolve("/no/such/a/../b/./c//d");
+	T_EQ_STR(r, "/no/such/b/c/d");
+	free(r);
+	r = kb_path_resolve("/no/such/../../..");
+	T_EQ_STR(r, "/");
+	free(r);
+	T_OK(kb_path_within("/no/a/b", "/no/a"));
+	T_OK(kb_path_within("/no/a", "/no/a/"));
+	T_OK(!kb_path_within("/no/ab", "/no/a"));
+	T_OK(!kb_path_within("/no/a/../b", "/no/a"));
+	T_OK(kb_path_within("/etc/passwd", "/"));
+	char *rm = kb_xasprintf("rm -rf %s", dir);
+	T_EQ_INT(system(rm), 0);
+	free(rm), free(want), free(via), free(link), free(out), free(k);
+}
+
 int main(void)
 {
 	T_RUN(test_core__buf);
@@ -133,6 +165,7 @@ int main(void)
 	T_RUN(test_core__src_line);
 	T_RUN(test_core__sha256);
 	T_RUN(test_core__files);
+	T_RUN(test_core__paths);
 	T_RUN(test_core__cache_dir);
 	T_RUN(test_core__spawn);
 	return t_report();

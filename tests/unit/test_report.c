@@ -798,6 +798,36 @@ static void test_report__tile_generated_diff(void)
 	sample_free(&s);
 }
 
+/* A Result from elsewhere (an older kbench, an edited note, fuzz_result)
+ * whose members are missing or not strings: rendered with nothing in their
+ * place, never a NULL to strcmp or "%s" (a stall without "reason" crashed
+ * stall_meaning). */
+static void test_report__result_not_strings(void)
+{
+	json_t *r = json_loads("{\"hot_lines\": [{\"line\": 40, \"text\": 1, \"share_pct\": 80.0,"
+			       " \"stalls\": [{\"share_pct\": 50.0}, {\"reason\": 7, \"share_pct\": 20.0}],"
+			       " \"insns\": [{\"sass\": 3, \"share_pct\": 20.0, \"stall\": \"wait\"}]}],"
+			       " \"hot\": [{\"function\": 1, \"pc\": 16}], \"hot_why\": 5,"
+			       " \"compile\": {\"kernel\": {\"name\": \"k\"}, \"options\": [1]},"
+			       " \"status\": \"ok\", \"verdict\": \"CORRECT\"}", 0, NULL);
+	json_t *sweeps = json_loads("{\"tune\": [{\"defines\": [\"B=1\", 2], \"result\": {\"status\":"
+				    " \"ok\", \"check\": {\"trials\": [{\"outputs\": [{\"first_bad\": {}}]}]}}}]}",
+				    0, NULL);
+	T_OK(r && sweeps);
+	kb_buf out = KB_BUF_INIT;
+	kb_app_profile_render(r, &out);
+	T_CONTAINS(out.s, "stalls:  50%,  20%\n");
+	T_CONTAINS(out.s, "line 40   \n");
+	kb_app_run_render(r, &out);
+	kb_app_sweep_render(sweeps, &out);
+	T_CONTAINS(out.s, "B=1 ");
+	T_OK(!strstr(out.s, "(null)"));
+	T_EQ_INT(kb_app_sassm_insn(r, "k", 16) == NULL, 1);
+	kb_buf_free(&out);
+	json_decref(sweeps);
+	json_decref(r);
+}
+
 int main(void)
 {
 	T_RUN(test_report__pick);
@@ -816,5 +846,6 @@ int main(void)
 	T_RUN(test_report__tile_generated_diff);
 	T_RUN(test_report__hot_instructions);
 	T_RUN(test_report__sass_metrics);
+	T_RUN(test_report__result_not_strings);
 	return t_report();
 }

@@ -1,0 +1,66 @@
+#!/bin/sh
+# sanitize.sh asan|valgrind SCRIPT - runs one CLI test script (tests/cli/*.sh)
+# with its programs watched, for tests/run.sh:
+#   asan      kbench and kbench-tui from build/asan (ASan+UBSan, `make asan`),
+#             and every kbench they start (the runner, a shared runner);
+#   valgrind  kbench-tui under valgrind memcheck (build/kbench-tui; the
+#             runner it starts is not traced).
+# Every process writes its reports to a file of its own (under
+# build/test-logs/sanitize/, kept), because the TUI's stderr is a tmux pane
+# and a shared runner's is /dev/null.  Prints the script's output, one
+# "  FAIL sanitizer: ..." case per report, and the script's closing line
+# with those cases added.  Exits 1 on a failed case or a report.
+cd "$(dirname "$0")/.." || exit 1
+mode=$1 script=$2
+dir=$PWD/build/test-logs/sanitize/$mode-$(basename "$script" .sh)
+rm -rf "$dir" && mkdir -p "$dir"
+
+case $mode in
+asan)
+	export KBENCH_BIN_DIR=$PWD/build/asan
+	# halt at the first error (UBSan too: -fno-sanitize-recover); every leak
+	# counts (none of ncurses, libgit2 or libcurl showed: no suppressions)
+	# (one runtime: the last log_path read wins, so both name the same)
+	export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:log_path=$dir/report:log_exe_name=1"
+	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$dir/report:log_exe_name=1"
+	;;
+valgrind)
+	if ! command -v valgrind >/dev/null 2>&1; then
+		echo "  SKIP valgrind: valgrind is not installed"
+		echo "# passed=0 failed=0 skipped=1"
+		exit 0
+	fi
+	# memory errors and definite leaks (what ncurses keeps till exit is
+	# still reachable, not a leak: no suppressions needed) exit 97
+	export TUI="valgrind --quiet --error-exitcode=97 --leak-check=full \
+--errors-for-leak-kinds=definite --show-leak-kinds=definite \
+--log-file=$dir/vg.%p $PWD/build/kbench-tui"
+	# the TUI is 10-50 times slower: tui.sh waits 6 times longer for a screen
+	export KBENCH_TUI_SLOW=6
+	;;
+*)
+	echo "usage: sanitize.sh asan|valgrind SCRIPT" >&2
+	exit 2
+	;;
+esac
+
+sh "$script" >"$dir/out" 2>&1
+rc=$?
+grep -v '^# passed=' "$dir/out"
+line=$(grep '^# passed=' "$dir/out" | tail -1)
+p=$(echo "$line" | sed -n 's/.*passed=\([0-9]*\).*/\1/p')
+f=$(echo "$line" | sed -n 's/.*failed=\([0-9]*\).*/\1/p')
+s=$(echo "$line" | sed -n 's/.*skipped=\([0-9]*\).*/\1/p')
+[ -z "$line" ] && { p=0; f=1; s=0; echo "  FAIL $script: ended without its closing line (rc $rc)"; }
+
+# One failed case per report: an ASan/UBSan/LSan file, or a valgrind log
+# with anything in it (one per process; --quiet leaves a clean one empty).
+for r in "$dir"/report.* "$dir"/vg.*; do
+	[ -s "$r" ] || continue
+	f=$((f + 1))
+	what=$(grep -m1 -E 'ERROR|runtime error|definitely lost|Invalid|uninitialised' "$r")
+	echo "  FAIL sanitizer: ${what:-$(head -1 "$r")} ($r)"
+	grep -E '^ *#[0-9]+ |^==[0-9]+== +(at|by) ' "$r" | head -8 | sed 's/^/    /'
+done
+echo "# passed=${p:-0} failed=${f:-1} skipped=${s:-0}"
+[ "$rc" -eq 0 ] && [ "${f:-1}" -eq 0 ]
