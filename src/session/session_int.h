@@ -7,6 +7,8 @@
 
 #include "session.h"
 
+#include <git2.h>
+
 /* ===== session.c ===== */
 
 /* $XDG_DATA_HOME/kbench (default ~/.local/share/kbench), a new string. */
@@ -48,5 +50,32 @@ json_t *kb_session__names(const kb_session *s);
  * kb_session__names): its real path (a detached session: its stored
  * path); a new string. */
 char *kb_session__file_identity(const kb_session *s, json_t *names, const char *name);
+
+/* ===== store_repo.c: the store's repository (store.c writes and reads it) ===== */
+
+#define KB_NOTES_REF "refs/notes/kbench"
+/* A private repository's HEAD: a branch kept at the session ref's tip. */
+#define KB_PRIVATE_HEAD "refs/heads/session"
+
+struct kb_store {
+	git_repository *repo;
+	char *repo_path;   /* the working tree (user's repository) or the git dir (private) */
+	char *path;        /* the file, relative to the repository */
+	char ref[128];     /* refs/kbench/<session id> */
+	bool private_repo; /* <session dir>/repo, kbench's own */
+};
+
+/* 0 for a libgit2 code >= 0, else a KB_E* with file:line and libgit2's text. */
+int kb_session__git_check(int code, const char *call, const char *file, int line, kb_err *err);
+/* Runs a libgit2 call; 0, or a KB_E* with file:line and libgit2's text in `err`. */
+#define KB_GIT(call) kb_session__git_check((call), #call, __FILE__, __LINE__, err)
+/* A KB_ENOTFOUND from KB_GIT that the caller treats as "absent": forgets it. */
+int kb_session__absent_ok(int rc, bool *absent, kb_err *err);
+/* Before writing: removes the ref locks (<ref>.lock) of the refs kbench
+ * writes that a killed kbench left, waiting for a live writer's to go. */
+void kb_session__unlock_stale(kb_store *st);
+/* A private repository's HEAD branch moves to the session tip (a no-op
+ * for a user's repository). */
+void kb_session__follow_tip(kb_store *st, const git_oid *tip);
 
 #endif
