@@ -31,7 +31,10 @@
  * (store_repo.c), which maps them to KB_E* with git_error_last()'s text.
  * Each write first clears the ref locks a killed kbench left
  * (kb_session__unlock_stale); each move of the session ref is followed by
- * the private repository's HEAD branch (kb_session__follow_tip).  libgit2 is initialised once per process (the caller may call
+ * the private repository's HEAD branch (kb_session__follow_tip).  A new
+ * variant's note is written before the ref moves to its commit, so a
+ * failure (a full disk, a read-only repository, a kill) leaves either the
+ * whole variant or nothing but unreachable objects.  libgit2 is initialised once per process (the caller may call
  * git_libgit2_shutdown at exit).  Not thread safe.
  */
 #include "session_int.h"
@@ -96,19 +99,35 @@ static int chain(kb_store *st, git_oid **oids, int *n, kb_err *err)
 	return KB_OK;
 }
 
-/* The note of commit oid as JSON (a JSON string when the text is not JSON), or NULL. */
-static int read_note(kb_store *st, const git_oid *oid, json_t **out, kb_err *err)
+/* The note of commit oid as a JSON object, or NULL (no note; or a damaged
+ * one: *why says what it holds, a new string, and the variant is listed
+ * all the same). */
+static int read_note(kb_store *st, const git_oid *oid, json_t **out, char **why, kb_err *err)
 {
 	git_note *note = NULL;
 	bool absent;
 	*out = NULL;
-	int rc = kb_session__absent_ok(KB_GIT(git_note_read(&note, st->repo, KB_NOTES_REF, oid)), &absent, err);
+	int rc = kb_session__absent_ok(KB_GIT(git_note_read(&note, st->repo, KB_NOTES_REF, oid)),
+				       &absent, err);
 	if (rc < 0 || absent)
 		return rc;
-	const char *text = git_note_message(note);
+	const char *text = git_note_message(note) ? git_note_message(note) : "";
 	*out = json_loads(text, JSON_DECODE_ANY, NULL);
-	if (!*out)
-		*out = json_string(text);
+	if (!json_is_object(*out)) {
+		char shown[41];
+		size_t n = 0, len = strlen(text);
+		while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+			len--; /* git ends a note with a newline */
+		for (; n < len && n < sizeof shown - 1; n++)
+			shown[n] = text[n] >= 0x20 && text[n] < 0x7f ? text[n] : '?';
+		shown[n] = '\0';
+		*why = kb_xasprintf("its note (%s on %.10s) is not a JSON object: %s%s%s%s; `kbench "
+				    "label` or `kbench note` writes a fresh one", KB_NOTES_REF,
+				    git_oid_tostr_s(oid), n ? "\"" : "empty or binary", shown,
+				    n < len ? "..." : "", n ? "\"" : "");
+		json_decref(*out);
+		*out = NULL;
+	}
 	git_note_free(note);
 	return KB_OK;
 }
@@ -127,7 +146,7 @@ static int fill_variant(kb_store *st, const git_oid *oid, int idx, kb_variant *v
 	v->message = kb_xstrdup(git_commit_message(c) ? git_commit_message(c) : "");
 	v->time = (int64_t)git_commit_time(c);
 	git_commit_free(c);
-	if ((rc = read_note(st, oid, &v->note, err)) < 0)
+	if ((rc = read_note(st, oid, &v->note, &v->note_error, err)) < 0)
 		return rc;
 	const char *label = json_string_value(json_object_get(v->note, "label"));
 	v->label = label ? kb_xstrdup(label) : NULL;
@@ -255,11 +274,9 @@ static char *variant_message(const kb_store *st, const char *name, const char *m
 }
 
 /* A commit of tree_oid with parent (or none) and the message, by author
- * (NULL: the user's signature, now) as author and committer; update_ref
- * (may be NULL) is moved to it. */
+ * (NULL: the user's signature, now) as author and committer; no ref moves. */
 static int make_commit(kb_store *st, const git_oid *tree_oid, const git_oid *parent,
-		       const char *message, const char *update_ref, const git_signature *author,
-		       git_oid *out, kb_err *err)
+		       const char *message, const git_signature *author, git_oid *out, kb_err *err)
 {
 	git_signature *sig = NULL;
 	git_tree *tree = NULL;
@@ -270,7 +287,7 @@ static int make_commit(kb_store *st, const git_oid *tree_oid, const git_oid *par
 	if (parent && (rc = KB_GIT(git_commit_lookup(&pc, st->repo, parent))) < 0)
 		goto out;
 	const git_commit *parents[1] = {pc};
-	rc = KB_GIT(git_commit_create(out, st->repo, update_ref, author ? author : sig,
+	rc = KB_GIT(git_commit_create(out, st->repo, NULL, author ? author : sig,
 				      author ? author : sig, NULL,
 				      message, tree, pc ? 1 : 0, parents));
 out:
@@ -322,7 +339,7 @@ static int reword(kb_store *st, git_oid *at, const char *message, json_t *note, 
 		goto note_only;
 	rc = make_commit(st, git_commit_tree_id(c), git_commit_parentcount(c) ? git_commit_parent_id(c, 0)
 									       : NULL,
-			 message, NULL, git_commit_author(c), &fresh, err);
+			 message, git_commit_author(c), &fresh, err);
 	if (rc < 0 || (rc = put_note(st, &fresh, json_incref(note), err)) < 0)
 		goto out;
 	rc = git_reference_create_matching(&moved, st->repo, st->ref, &fresh, 1, at, "kbench: result");
@@ -345,8 +362,29 @@ out:
 	return rc;
 }
 
+/* Moves the session ref to commit from commit's parent (a first commit:
+ * from nothing), so that a writer who moved it meanwhile is never undone. */
+static int move_ref(kb_store *st, const git_oid *commit, kb_err *err)
+{
+	git_commit *c = NULL;
+	git_reference *r = NULL;
+	int rc = KB_GIT(git_commit_lookup(&c, st->repo, commit));
+	if (rc < 0)
+		return rc;
+	const git_oid *parent = git_commit_parentcount(c) ? git_commit_parent_id(c, 0) : NULL;
+	rc = parent ? KB_GIT(git_reference_create_matching(&r, st->repo, st->ref, commit, 1, parent,
+							   "kbench: a variant"))
+		    : KB_GIT(git_reference_create(&r, st->repo, st->ref, commit, 0, "kbench: a variant"));
+	if (rc == KB_OK)
+		kb_session__follow_tip(st, commit);
+	git_reference_free(r);
+	git_commit_free(c);
+	return rc;
+}
+
 /* The commit for content: the file's latest variant when its blob is the
- * same (*same), else a new commit on the tip named `name` (the next vN). */
+ * same (*same), else a new commit (not yet on the ref: move_ref) whose
+ * parent is the tip, named `name` (the next vN). */
 static int commit_blob(kb_store *st, const git_oid *blob, const char *name, const char *message,
 		       git_oid *out, bool *same, kb_err *err)
 {
@@ -372,9 +410,7 @@ static int commit_blob(kb_store *st, const git_oid *blob, const char *name, cons
 		mode = GIT_FILEMODE_BLOB;
 	char *msg = variant_message(st, name, message);
 	if ((rc = build_tree(st, has ? &head : NULL, blob, mode, &tree, err)) == KB_OK)
-		rc = make_commit(st, &tree, has ? &head : NULL, msg, st->ref, NULL, out, err);
-	if (rc == KB_OK)
-		kb_session__follow_tip(st, out);
+		rc = make_commit(st, &tree, has ? &head : NULL, msg, NULL, out, err);
 	free(msg);
 	return rc;
 }
@@ -408,6 +444,9 @@ int kb_session_store_commit(kb_store *st, const char *content, size_t len, const
 		if (rc < 0)
 			goto out;
 	}
+	/* the note first: a variant is on the ref with its Result or not at all */
+	if (!same && (rc = move_ref(st, &commit, err)) < 0)
+		goto out;
 	rc = fill_variant(st, &commit, same ? at : n, v, err);
 out:
 	free(oids);
@@ -428,15 +467,16 @@ int kb_session_store_commit_at(kb_store *st, const char *content, size_t len, co
 	if (rc < 0 || (rc = tip(st, &head, &has, err)) < 0 ||
 	    (rc = build_tree(st, has ? &head : NULL, &blob, GIT_FILEMODE_BLOB, &tree, err)) < 0 ||
 	    (rc = KB_GIT(git_signature_new(&sig, "kbench", "kbench@localhost", (git_time_t)time, 0))) < 0 ||
-	    (rc = make_commit(st, &tree, has ? &head : NULL, message, st->ref, sig, &commit, err)) < 0)
+	    (rc = make_commit(st, &tree, has ? &head : NULL, message, sig, &commit, err)) < 0)
 		goto out;
-	kb_session__follow_tip(st, &commit);
 	if (note) {
 		rc = put_note(st, &commit, note, err);
 		note = NULL;
 		if (rc < 0)
 			goto out;
 	}
+	if ((rc = move_ref(st, &commit, err)) < 0)
+		goto out;
 	if ((rc = file_chain(st, &oids, &n, err)) == 0)
 		rc = fill_variant(st, &commit, n - 1, v, err);
 out:
@@ -615,6 +655,7 @@ void kb_session_variant_free(kb_variant *v)
 	free(v->message);
 	free(v->label);
 	free(v->kernel);
+	free(v->note_error);
 	json_decref(v->note);
 	memset(v, 0, sizeof *v);
 }

@@ -4,7 +4,7 @@
  * cleared (an old one at once, a young one once it had time to go away);
  * a private repository's HEAD keeps `git fsck --strict` clean, and the
  * HEAD older kbench made is mended when the repository is opened; a note
- * that is not JSON reads back as text.  Under a temporary directory, with
+ * that is not a JSON object is named, and its variant still listed.  Under a temporary directory, with
  * plain git checking what git sees.
  */
 #include "../../src/session/session.h"
@@ -160,6 +160,56 @@ static void test_session_faults__young_lock_waited(void)
 	teardown(&f);
 }
 
+/* ===== a variant is whole or absent ===== */
+
+static void test_session_faults__note_before_ref(void)
+{
+	fixture f;
+	int n = -1;
+	if (!setup(&f, "whole"))
+		return;
+	/* refs/notes as a file: the note cannot be written (as on a full disk) */
+	char *notes = kb_xasprintf("%s/refs/notes", f.gitdir);
+	T_EQ_INT(kb_file_write(notes, "", 0, NULL), 0);
+	T_OK(kb_session_store_commit(f.st, "a\n", 2, "a", note_of("a"), &f.a, &f.err) < 0);
+	T_EQ_INT(kb_session_store_count(f.st, &n, &f.err), 0);
+	T_EQ_INT(n, 0); /* no variant without its note */
+	T_OK(shell("git --git-dir=%s rev-parse --verify -q refs/kbench/whole", f.gitdir) != 0);
+	unlink(notes);
+	kb_session_variant_free(&f.a);
+	T_EQ_INT(kb_session_store_commit(f.st, "a\n", 2, "a", note_of("a"), &f.a, &f.err), 0);
+	T_EQ_STR(f.a.name, "v1");
+	T_EQ_STR(f.a.label, "a");
+	T_EQ_INT(shell("git --git-dir=%s fsck --strict --no-dangling", f.gitdir), 0);
+	free(notes);
+	teardown(&f);
+}
+
+/* ===== a damaged note ===== */
+
+static void test_session_faults__bad_note(void)
+{
+	fixture f;
+	kb_variant *vs = NULL;
+	int n = 0;
+	if (!setup(&f, "badnote"))
+		return;
+	T_EQ_INT(kb_session_store_commit(f.st, "a\n", 2, "a", note_of("a"), &f.a, &f.err), 0);
+	T_EQ_INT(kb_session_store_commit(f.st, "b\n", 2, "b", note_of("b"), &f.b, &f.err), 0);
+	T_EQ_INT(shell("git --git-dir=%s notes --ref=kbench add -f -m '[1, 2' %s", f.gitdir, f.a.oid), 0);
+	T_EQ_INT(shell("git --git-dir=%s notes --ref=kbench add -f -m '\"text\"' %s", f.gitdir, f.b.oid), 0);
+	T_EQ_INT(kb_session_store_list(f.st, &vs, &n, &f.err), 0);
+	T_EQ_INT(n, 2);
+	if (n == 2) {
+		T_OK(vs[0].note == NULL && vs[0].label == NULL);
+		T_CONTAINS(vs[0].note_error, "is not a JSON object: \"[1, 2\"");
+		T_CONTAINS(vs[1].note_error, "is not a JSON object: \"\"text\"\"");
+		T_CONTAINS(vs[1].note_error, "(refs/notes/kbench on ");
+	}
+	kb_session_variants_free(vs, n);
+	teardown(&f);
+}
+
 /* ===== a private repository's HEAD ===== */
 
 static void test_session_faults__private_head(void)
@@ -210,9 +260,15 @@ int main(void)
 	setenv("XDG_DATA_HOME", data, 1);
 	setenv("GIT_CEILING_DIRECTORIES", root, 1);
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_AUTHOR_NAME", "t", 1); /* plain git writes notes too */
+	setenv("GIT_AUTHOR_EMAIL", "t@t", 1);
+	setenv("GIT_COMMITTER_NAME", "t", 1);
+	setenv("GIT_COMMITTER_EMAIL", "t@t", 1);
 
 	T_RUN(test_session_faults__old_locks_cleared);
 	T_RUN(test_session_faults__young_lock_waited);
+	T_RUN(test_session_faults__note_before_ref);
+	T_RUN(test_session_faults__bad_note);
 	T_RUN(test_session_faults__private_head);
 	T_RUN(test_session_faults__old_head_mended);
 
