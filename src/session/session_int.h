@@ -21,8 +21,14 @@ bool kb_session__has_meta(const char *dir);
 bool kb_session__valid_id(const char *id);
 /* Writes meta (borrowed) as <dir>/meta.json. Returns 0 or KB_EIO. */
 int kb_session__write_meta(const char *dir, json_t *meta, kb_err *err);
-/* mkdir <data dir>/sessions/<id> exclusively: 0 with *dirp, KB_EINVAL if it exists. */
-int kb_session__make_dir(const char *id, char **dirp, kb_err *err);
+/* A fresh building folder for session id (<data dir>/sessions/.new.<id>.<pid>)
+ * in *tmpp; building folders of killed creations are removed. 0 or KB_EIO. */
+int kb_session__make_dir(const char *id, char **tmpp, kb_err *err);
+/* Gives the building folder tmp (taken over) the name sessions/<id>: 0 with
+ * *dirp, or KB_EINVAL when that session exists (tmp is then removed). */
+int kb_session__publish_dir(char *tmp, const char *id, char **dirp, kb_err *err);
+/* Removes everything below dir, and dir itself when self. 0 or KB_EIO. */
+int kb_session__remove_tree(const char *dir, bool self);
 /* Fills s for the session directory dir (taken over). Returns 0. */
 int kb_session__open_dir(char *dir, kb_session *s);
 

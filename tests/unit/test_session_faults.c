@@ -185,6 +185,33 @@ static void test_session_faults__note_before_ref(void)
 	teardown(&f);
 }
 
+/* ===== a session whose creation was cut short ===== */
+
+static void test_session_faults__half_made_session(void)
+{
+	kb_session s;
+	kb_err err = {0};
+	char *sessions = kb_xasprintf("%s/data/kbench/sessions", root);
+	/* what a kill left: an empty session folder (kbench before building
+	 * folders), a building folder of a dead process */
+	T_EQ_INT(shell("mkdir -p %s/half %s/.new.gone.999999999 %s/stuck && touch %s/stuck/x",
+		       sessions, sessions, sessions, sessions), 0);
+	T_EQ_INT(kb_session_new("half", &s, &err), 0);
+	char *meta = kb_xasprintf("%s/meta.json", s.dir);
+	T_OK(kb_file_exists(meta));
+	free(meta);
+	kb_session_free(&s);
+	T_OK(shell("test -e %s/.new.gone.999999999", sessions) != 0);
+	T_EQ_INT(kb_session_new("half", &s, &err), KB_EINVAL);
+	T_CONTAINS(err.msg, "session 'half' already exists");
+	T_EQ_INT(kb_session_new("stuck", &s, &err), KB_EINVAL);
+	T_CONTAINS(err.msg, "/stuck is in the way of session 'stuck'");
+	char *left = line_of("ls -A %s | grep '^.new' | wc -l", sessions);
+	T_EQ_STR(left, "0");
+	free(left);
+	free(sessions);
+}
+
 /* ===== a damaged note ===== */
 
 static void test_session_faults__bad_note(void)
@@ -268,6 +295,7 @@ int main(void)
 	T_RUN(test_session_faults__old_locks_cleared);
 	T_RUN(test_session_faults__young_lock_waited);
 	T_RUN(test_session_faults__note_before_ref);
+	T_RUN(test_session_faults__half_made_session);
 	T_RUN(test_session_faults__bad_note);
 	T_RUN(test_session_faults__private_head);
 	T_RUN(test_session_faults__old_head_mended);
