@@ -4,6 +4,7 @@
 #   make test      every test (unit, ASan+UBSan unit, fuzz targets briefly, CLI), GPU tests skip without a GPU
 #   make fuzz      every libFuzzer target FUZZ_SECONDS seconds, FUZZ_JOBS at a time (docs/fuzz.md)
 #   make fuzz-dist the targets, their corpora and libraries as one tarball for another machine
+#   make faults    kill -9 at KILL_POINTS random points of a scripted session (docs/faults.md)
 #   make V=1       show full commands
 .DEFAULT_GOAL := all
 
@@ -262,6 +263,13 @@ fuzz-dist: deps
 	$(Q)tar czf $(FUZZ_DIST).tar.gz -C $(dir $(FUZZ_DIST)) $(notdir $(FUZZ_DIST))
 	@ls -la $(FUZZ_DIST).tar.gz
 
+# kill -9 of the CLI, the runner and the TUI at KILL_POINTS random points of
+# a scripted session, each followed by git fsck, kbench log and the journal
+# (docs/faults.md); KILL_SEED=S replays a run's plan.  Needs tmux and git.
+KILL_POINTS ?= 200
+faults: all
+	$(Q)python3 tests/faults/kill_points.py -n $(KILL_POINTS) $(if $(KILL_SEED),--seed $(KILL_SEED))
+
 # The README's first command: build, then the main job on the example kernel
 # (compile everywhere; check + time + ceilings where a GPU is present).
 demo: all
@@ -351,7 +359,7 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all demo deps test test-gpu build-tests asan fuzz fuzz-build fuzz-bins fuzz-dist dist check-includes clean distclean
+.PHONY: all demo deps test test-gpu build-tests asan fuzz fuzz-build fuzz-bins fuzz-dist faults dist check-includes clean distclean
 .SECONDARY:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/fuzz/obj -name '*.d' 2>/dev/null)

@@ -25,7 +25,8 @@ static void fmt_bytes(char *out, size_t n, long long b)
 static void render_timing(const kb_build *b, double ms_tile, kb_buf *out)
 {
 	kb_buf_catf(out, "  compile     %.1f ms, cache %s (parse %.1f", b->ms_total,
-		    b->cache_hit ? "hit" : "miss", b->ms_parse);
+		    b->cache_hit ? "hit" : b->cache_damaged ? "miss: a damaged entry, compiled again"
+							 : "miss", b->ms_parse);
 	if (ms_tile > 0)
 		kb_buf_catf(out, " of which tile lowering %.2f", ms_tile);
 	if (b->ms_nvrtc > 0)

@@ -120,6 +120,18 @@ static char *run_message(json_t *result)
 	return kb_buf_detach(&m);
 }
 
+/* Names the repository a failed write was for in err (libgit2's words may
+ * name only a temporary file in it); returns rc. */
+static int in_repo(int rc, const kb_store *st, kb_err *err)
+{
+	if (rc < 0 && err) {
+		char *msg = kb_xasprintf("%s: %s", kb_session_store_repo(st), err->msg);
+		snprintf(err->msg, sizeof err->msg, "%s", msg);
+		free(msg);
+	}
+	return rc;
+}
+
 /* The current session, the store of path and the name the session
  * records it under (*name: a new string). */
 static int open_store(const char *path, kb_session *s, kb_store **st, char **name, kb_err *err)
@@ -162,7 +174,8 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 		json_t *compile = kb_compile_unit_summary_json(u);
 		char *msg = compile_message(compile);
 		json_t *note = json_pack("{s:s, s:o}", "file", name, "compile", compile);
-		rc = kb_session_store_commit(st, u->src.text, u->src.len, msg, note, out, err);
+		rc = in_repo(kb_session_store_commit(st, u->src.text, u->src.len, msg, note, out, err),
+			     st, err);
 		free(msg);
 		if (rc == 0) {
 			json_object_set_new(ev, "variant", json_string(out->name));
@@ -231,7 +244,7 @@ int kb_app_record_run_text(const char *path, const char *text, size_t len, json_
 		json_t *note = json_pack("{s:s, s:O?, s:O}", "file", name, "compile",
 					 json_object_get(result, "compile"), "result", result);
 		char *msg = run_message(result);
-		rc = kb_session_store_commit(st, text, len, msg, note, out, err);
+		rc = in_repo(kb_session_store_commit(st, text, len, msg, note, out, err), st, err);
 		free(msg);
 		if (rc == 0) {
 			json_object_set_new(ev, "variant", json_string(out->name));

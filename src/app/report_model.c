@@ -118,7 +118,7 @@ static void read_row(const kb_variant *v, kb_app__row *r)
 		r->verdict = !st[0] || !strcmp(st, "ok") ? "COMPILED"
 			     : !strcmp(st, "spec_error") ? "SPEC ERROR" : "COMPILE ERROR";
 	} else {
-		r->verdict = "NO RESULT";
+		r->verdict = v->note_error ? "BAD NOTE" : "NO RESULT";
 	}
 	r->correct = !strcmp(r->verdict, "CORRECT");
 	if (r->res)

@@ -69,6 +69,9 @@ static void log_file(const kb_session *s, const char *path, kb_buf *out, kb_err 
 		    "GB/s", "regs", "occ%", "commit");
 	for (int i = 0; i < n; i++)
 		log_row(&vs[i], nk > 1, i == kb_app__best_of(vs, n, vs[i].kernel), out);
+	for (int i = 0; i < n; i++)
+		if (vs[i].note_error)
+			kb_buf_catf(out, "  %s: %s\n", vs[i].name, vs[i].note_error);
 	if (!n)
 		kb_buf_cat(out, "  (no variants yet)\n");
 	json_t *rounds = kb_app__llm_rounds(s, path);
@@ -111,6 +114,8 @@ int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err)
 	int rc = kb_app__read_variant(name, file, &v, &text, &len, &path, err);
 	if (rc == 0) {
 		kb_buf_catf(out, "%s %s  commit %s  %s\n", path, v.name, v.oid, kb_app__verdict_of(&v));
+		if (v.note_error)
+			kb_buf_catf(out, "  %s: %s\n", v.name, v.note_error);
 		json_t *res = kb_app__jget(v.note, "result");
 		if (res)
 			kb_app_run_render(res, out);

@@ -33,6 +33,8 @@ double kb_app__jnum(json_t *j, const char *path)
 const char *kb_app__verdict_of(const kb_variant *v)
 {
 	json_t *r = kb_app__jget(v->note, "result");
+	if (v->note_error)
+		return "BAD NOTE";
 	if (!r)
 		return v->note ? "compiled" : "-";
 	return kb_app_run_verdict(r);

@@ -443,8 +443,10 @@ static int run_exit(json_t *res)
 	const char *v = kb_app_run_verdict(res);
 	if (!strcmp(v, "CORRECT"))
 		return 0;
+	/* a runner that broke the protocol is the environment's fault, not the kernel's */
 	if (!strcmp(v, "NO GPU") || !strcmp(v, "ERROR") || !strcmp(v, "DISCONNECTED") ||
-	    !strcmp(v, "UNREACHABLE") || !strcmp(v, "PROTOCOL MISMATCH"))
+	    !strcmp(v, "UNREACHABLE") || !strcmp(v, "PROTOCOL MISMATCH") ||
+	    !strcmp(v, "RUNNER ERROR"))
 		return EXIT_ENV;
 	return EXIT_KERNEL;
 }

@@ -382,7 +382,9 @@ static int load_or_compile(const kb_source *src, const kb_build_opts *opts, cons
 	if (opts->prebuilt && kb_compile__prebuilt_load(opts->prebuilt, out) < 0)
 		return kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0,
 				  "the request's prebuilt cubin is malformed");
-	if (opts->prebuilt || (!opts->no_cache && kb_compile__cache_load(b->key, out) == KB_OK)) {
+	int hit = opts->prebuilt || opts->no_cache ? KB_ENOTFOUND : kb_compile__cache_load(b->key, out);
+	b->cache_damaged = hit == KB_EIO; /* compiled again below; the store replaces it */
+	if (opts->prebuilt || hit == KB_OK) {
 		b->cache_hit = !opts->prebuilt;
 		b->prebuilt = opts->prebuilt != NULL;
 		b->compiler = kb_xstrdup(out->compiler ? out->compiler

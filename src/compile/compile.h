@@ -478,6 +478,7 @@ typedef struct {
 	char **options;       /* the user's compiler options as passed: the spec's, then --option */
 	int noptions;
 	bool cache_hit;
+	bool cache_damaged;   /* the cache held a damaged entry: compiled again, replaced */
 	bool prebuilt;        /* the cubin came with the request (a remote runner's) */
 	bool ok;              /* a cubin was produced */
 	char *ptx; size_t ptx_len;

@@ -140,6 +140,8 @@ json_t *kb_compile_build_json(const kb_build *b, bool with_sass, bool with_ptx)
 	json_object_set_new(j, "compiler", b->compiler ? json_string(b->compiler) : json_null());
 	json_object_set_new(j, "cache_key", b->key ? json_string(b->key) : json_null());
 	json_object_set_new(j, "cache_hit", json_boolean(b->cache_hit));
+	if (b->cache_damaged)
+		json_object_set_new(j, "cache_damaged", json_true());
 	if (b->prebuilt)
 		json_object_set_new(j, "prebuilt", json_true()); /* compiled by the client */
 	json_t *opts = json_array();

@@ -9,6 +9,15 @@
  * Progress frames say whether the worker now waits on the GPU ("gpu":true);
  * only those phases get the kernel timeout.  Host phases (compiling, CPU
  * references) get KB_HOST_TIMEOUT_MS, so a slow compile is not a hang.
+ *
+ * A worker that says nothing at all for KB_SILENCE_MS is lost too: a live
+ * one ticks every 250 ms through any phase longer than a second (ticker.c,
+ * a thread of its own), so silence means a stalled connection or process
+ * (a remote whose network or sshd froze answers ssh's keep-alives no more
+ * and ssh ends in ~15 s; one whose runner froze behind a live sshd would
+ * otherwise be waited for KB_HOST_TIMEOUT_MS).  A frame that is not a JSON
+ * message with a "type" is a protocol error at once, as is a frame length
+ * over KB_FRAME_MAX: the result says what came.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "runner_int.h"
@@ -25,6 +34,7 @@
 #include <unistd.h>
 
 #define KB_HOST_TIMEOUT_MS (10 * 60 * 1000.0)
+#define KB_SILENCE_MS (60 * 1000.0)
 
 
 void kb_runner_share(kb_runner *r)
@@ -203,10 +213,13 @@ static int send_request(kb_runner *r, json_t *req, kb_err *err)
 static json_t *lost_result(kb_runner *r, const char *status, json_t *last, double timeout_ms)
 {
 	json_t *res = json_pack("{s:s, s:s}", "type", "result", "status", status);
-	char msg[256];
+	char msg[512];
 	if (!strcmp(status, "cancelled"))
 		snprintf(msg, sizeof msg, "cancelled by the caller (a newer request replaced it); "
 			 "the runner was stopped and starts again with the next request");
+	else if (r->lost_why[0])
+		snprintf(msg, sizeof msg, "%s; the runner was stopped and starts again with the next "
+			 "request", r->lost_why);
 	else if (!strcmp(status, "timeout"))
 		snprintf(msg, sizeof msg, "no answer within %.1f s: the kernel did not finish "
 			 "(an infinite loop or a deadlock?); the runner was killed and restarted",
@@ -226,7 +239,26 @@ static json_t *lost_result(kb_runner *r, const char *status, json_t *last, doubl
 	return res;
 }
 
-typedef enum { WAIT_FRAME, WAIT_TIMEOUT, WAIT_EOF, WAIT_CORRUPT, WAIT_CANCELLED } wait_outcome;
+typedef enum { WAIT_FRAME, WAIT_TIMEOUT, WAIT_EOF, WAIT_CORRUPT, WAIT_CANCELLED, WAIT_SILENT } wait_outcome;
+
+/* How long a worker may say nothing: KB_SILENCE_MS, or $KBENCH_TEST_SILENCE
+ * seconds (a test hook, docs/faults.md). */
+static double silence_ms(void)
+{
+	const char *t = getenv("KBENCH_TEST_SILENCE");
+	return t && atof(t) > 0 ? atof(t) * 1e3 : KB_SILENCE_MS;
+}
+
+/* Up to 48 bytes of p as text (others as \xNN), for a protocol error. */
+static void excerpt(const char *p, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && i < 48 && o + 5 < cap; i++) {
+		unsigned char c = (unsigned char)p[i];
+		o += (size_t)snprintf(out + o, cap - o, c >= 0x20 && c < 0x7f && c != '\\' ? "%c" : "\\x%02x", c);
+	}
+	out[o] = '\0';
+}
 
 /* Empties the cancel pipe; true when it held a request. */
 static bool drain_cancel(kb_runner *r)
@@ -245,19 +277,35 @@ void kb_runner_cancel(kb_runner *r)
 	}
 }
 
-/* Waits for the next frame until deadline_ms (monotonic). */
+/* Waits for the next frame until deadline_ms (monotonic), or until the
+ * worker has been silent for silence_ms(). */
 static wait_outcome next_frame(kb_runner *r, double deadline_ms, char **frame)
 {
 	size_t len;
+	double heard = kb_now_ms(), quiet = silence_ms();
 	for (;;) {
 		int got = kb_frame_next(&r->rd, frame, &len);
-		if (got < 0)
+		if (got < 0) {
+			char seen[200];
+			excerpt(r->rd.buf, r->rd.len, seen, sizeof seen);
+			snprintf(r->lost_why, sizeof r->lost_why, "the runner's output is not the "
+				 "kbench protocol (a frame length over %u MiB; it began \"%.192s\")",
+				 KB_FRAME_MAX >> 20, seen);
 			return WAIT_CORRUPT;
+		}
 		if (got > 0)
 			return WAIT_FRAME;
-		double left = deadline_ms - kb_now_ms();
+		double now = kb_now_ms(), left = deadline_ms - now;
 		if (left <= 0)
 			return WAIT_TIMEOUT;
+		if (now - heard >= quiet) {
+			snprintf(r->lost_why, sizeof r->lost_why, "no answer from the runner for %.0f s, "
+				 "not even a progress tick: the connection or the runner stalled",
+				 quiet / 1e3);
+			return WAIT_SILENT;
+		}
+		if (left > heard + quiet - now)
+			left = heard + quiet - now;
 		struct pollfd pf[2] = {{r->from_fd, POLLIN, 0}, {r->cancel[0], POLLIN, 0}};
 		int n = poll(pf, r->cancel[0] >= 0 ? 2 : 1, left > 1e9 ? -1 : (int)left + 1);
 		if (n < 0 && errno == EINTR)
@@ -272,6 +320,7 @@ static wait_outcome next_frame(kb_runner *r, double deadline_ms, char **frame)
 			continue;
 		if (rd <= 0)
 			return WAIT_EOF;
+		heard = kb_now_ms();
 		kb_frame_feed(&r->rd, chunk, (size_t)rd);
 	}
 }
@@ -281,21 +330,31 @@ static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_
 {
 	json_t *last = NULL, *result = NULL;
 	double deadline = kb_now_ms() + KB_HOST_TIMEOUT_MS;
+	r->lost_why[0] = '\0';
 	while (!result) {
 		char *frame = NULL;
 		wait_outcome w = next_frame(r, deadline, &frame);
+		json_t *msg = w == WAIT_FRAME ? json_loads(frame, 0, NULL) : NULL;
+		const char *type = json_string_value(json_object_get(msg, "type"));
+		if (w == WAIT_FRAME && !type) {
+			char seen[200];
+			excerpt(frame, strlen(frame), seen, sizeof seen);
+			snprintf(r->lost_why, sizeof r->lost_why, "the runner sent a frame that is not "
+				 "a kbench message (not a JSON object with a \"type\"): \"%.192s\"", seen);
+			w = WAIT_CORRUPT;
+		}
+		free(frame);
 		if (w != WAIT_FRAME) {
+			json_decref(msg);
 			kb_runner__reap(r, w != WAIT_EOF);
+			/* a stall is a lost worker, as a crash is: remote.c calls it disconnected */
 			result = lost_result(r, w == WAIT_TIMEOUT ? "timeout"
 						: w == WAIT_CANCELLED ? "cancelled"
-						: w == WAIT_EOF ? "crash" : "protocol_error",
+						: w == WAIT_EOF || w == WAIT_SILENT ? "crash" : "protocol_error",
 					     last, timeout_ms);
 			break;
 		}
-		json_t *msg = json_loads(frame, 0, NULL);
-		free(frame);
-		const char *type = msg ? json_string_value(json_object_get(msg, "type")) : NULL;
-		if (type && !strcmp(type, "progress")) {
+		if (!strcmp(type, "progress")) {
 			/* A new phase restarts the watchdog; a tick (the ticker's
 			 * "still in this phase") is no sign of progress. */
 			if (!json_is_true(json_object_get(msg, "tick"))) {
@@ -306,7 +365,7 @@ static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_
 			}
 			if (fn)
 				fn(ctx, msg);
-		} else if (type) {
+		} else {
 			result = json_incref(msg);
 		}
 		json_decref(msg);

@@ -69,6 +69,7 @@ struct kb_runner {
 	json_t *peer;         /* the worker's hello */
 	char *arch;           /* the remote GPU's arch (asked at connect); NULL: none */
 	char **env;           /* "K=V" for the worker's environment (its GPU) */
+	char lost_why[400];   /* what the worker sent (or did not) that lost it */
 };
 
 /* Closes the worker's pipes and reaps it (killed first when kill_it). */

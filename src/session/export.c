@@ -28,7 +28,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,13 +288,6 @@ static int export_files(const kb_session *s, const char *dir, json_t *m, kb_err 
 	return rc;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	return ftw->level == 0 ? 0 : remove(path);
-}
-
 static bool is_empty_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -319,7 +311,7 @@ static int prepare_dir(const char *dir, kb_err *err)
 	if (!S_ISDIR(sb.st_mode) || !kb_session__is_export(dir))
 		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0,
 			      "%s is not empty and holds no kbench export: choose another folder", dir);
-	if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+	if (kb_session__remove_tree(dir, false) < 0)
 		return kb_err_errno(err, "cannot empty", dir);
 	return KB_OK;
 }
@@ -499,14 +491,18 @@ int kb_session_import(const char *folder, const char *name, kb_session *s, kb_er
 	json_decref(m);
 	if (!kb_session__valid_id(id))
 		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "bad session name '%s'", id);
-	char *dir = NULL;
-	int rc = kb_session__make_dir(id, &dir, err);
+	char *tmp = NULL, *dir = NULL;
+	int rc = kb_session__make_dir(id, &tmp, err);
 	if (rc < 0)
 		return rc;
-	if ((rc = import_into(folder, dir, id, err)) < 0) {
-		free(dir);
+	/* built under its building name: a kill leaves no half session */
+	if ((rc = import_into(folder, tmp, id, err)) < 0) {
+		kb_session__remove_tree(tmp, true);
+		free(tmp);
 		return rc;
 	}
+	if ((rc = kb_session__publish_dir(tmp, id, &dir, err)) < 0)
+		return rc;
 	return kb_session__open_dir(dir, s);
 }
 
@@ -561,8 +557,7 @@ int kb_session__open_export(const char *folder, kb_session *s, kb_err *err)
 		if ((rc = kb_mkdirs(tmp, err)) == 0 && (rc = import_into(folder, tmp, id, err)) == 0 &&
 		    rename(tmp, dir) < 0 && !kb_session__has_meta(dir))
 			rc = kb_err_errno(err, "cannot keep the imported session in", dir);
-		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS); /* a loser's or a failed copy */
-		rmdir(tmp);
+		kb_session__remove_tree(tmp, true); /* a loser's or a failed copy */
 	}
 	free(tmp);
 	free(cache);

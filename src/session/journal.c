@@ -282,35 +282,79 @@ char *kb_session__file_identity(const kb_session *s, json_t *names, const char *
 	return real ? real : kb_xstrdup(mapped ? mapped : name);
 }
 
+/* The files of a session, each once (by identity), in the order added. */
+typedef struct {
+	char **files, **ids;
+	int n, cap, idcap;
+} file_set;
+
+/* Whether file f is one fs already holds (under any name); *id is its identity. */
+static bool has_file(const kb_session *s, json_t *names, const file_set *fs, const char *f,
+		     char **id)
+{
+	*id = kb_session__file_identity(s, names, f);
+	for (int k = 0; k < fs->n; k++)
+		if (!strcmp(fs->ids[k], *id))
+			return true;
+	return false;
+}
+
+static void add_file(file_set *fs, const char *f, char *id)
+{
+	int n = fs->n;
+	*KB_PUSH(fs->files, n, fs->cap) = kb_xstrdup(f);
+	*KB_PUSH(fs->ids, fs->n, fs->idcap) = id;
+}
+
+/* A kbench killed between a file's first commit and the journal line that
+ * says so leaves a file with a variant that no event names, but whose name
+ * files.json holds (written before the commit): such a file counts when
+ * its store holds a variant. */
+static void add_unjournaled(const kb_session *s, json_t *names, file_set *fs)
+{
+	const char *name;
+	json_t *v;
+	if (s->detached)
+		return;
+	json_object_foreach(names, name, v) {
+		char *id;
+		kb_store *st = NULL;
+		int count = 0;
+		if (has_file(s, names, fs, name, &id) || kb_session_store_open(s, name, &st, NULL) < 0 ||
+		    kb_session_store_count(st, &count, NULL) < 0 || count == 0)
+			free(id);
+		else
+			add_file(fs, name, id);
+		kb_session_store_close(st);
+	}
+}
+
 int kb_session_files(const kb_session *s, char ***files, kb_err *err)
 {
 	json_t *evs = NULL;
 	long trunc;
-	char **ids = NULL;
-	int rc = kb_session_journal_read(s, &evs, &trunc, err), n = 0, cap = 0, idcap = 0, nid = 0;
+	file_set fs = {0};
+	int rc = kb_session_journal_read(s, &evs, &trunc, err);
 	*files = NULL;
 	if (rc < 0)
 		return rc;
 	json_t *names = kb_session__names(s);
 	for (size_t i = 0; i < json_array_size(evs); i++) {
 		const char *f = json_string_value(json_object_get(json_array_get(evs, i), "file"));
+		char *id;
 		if (!f)
 			continue;
-		char *id = kb_session__file_identity(s, names, f);
-		bool seen = false;
-		for (int k = 0; !seen && k < n; k++)
-			seen = !strcmp(ids[k], id);
-		if (seen) {
+		if (has_file(s, names, &fs, f, &id))
 			free(id);
-			continue;
-		}
-		*KB_PUSH(*files, n, cap) = kb_xstrdup(f);
-		*KB_PUSH(ids, nid, idcap) = id;
+		else
+			add_file(&fs, f, id);
 	}
-	for (int i = 0; i < nid; i++)
-		free(ids[i]);
-	free(ids);
+	add_unjournaled(s, names, &fs);
+	for (int i = 0; i < fs.n; i++)
+		free(fs.ids[i]);
+	free(fs.ids);
 	json_decref(names);
 	json_decref(evs);
-	return n;
+	*files = fs.files;
+	return fs.n;
 }

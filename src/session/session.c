@@ -10,15 +10,20 @@
  * Invariants: a session exists iff sessions/<id>/meta.json exists; ids are
  * [A-Za-z0-9._-]{1,64} and additionally usable as a directory and as a git
  * ref component (no leading '.', no "..", no trailing ".lock" or '.'), so
- * refs/kbench/<id> is always a valid ref.  A session directory is created
- * with mkdir(2), never mkdir -p, so two processes cannot both create the
- * same id.  "created" is unix seconds (microsecond fraction): list order is
+ * refs/kbench/<id> is always a valid ref.  A session directory is built
+ * under a private name (sessions/.new.<id>.<pid>, meta.json written) and
+ * then renamed to sessions/<id>, which rename(2) does only while that name
+ * is free: two processes cannot both create the same id, and a kbench
+ * killed mid-creation leaves no half session in the way of the name (its
+ * building folder is removed by the next creation).  "created" is unix seconds (microsecond fraction): list order is
  * by it, newest first, ties broken by id.
  */
 #include "session_int.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,23 +138,79 @@ static int write_meta(const char *dir, const char *id, kb_err *err)
 }
 
 
-int kb_session__make_dir(const char *id, char **dirp, kb_err *err)
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	return ftw->level == 0 ? 0 : remove(path);
+}
+
+int kb_session__remove_tree(const char *dir, bool self)
+{
+	if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		return KB_EIO;
+	return self && rmdir(dir) < 0 ? KB_EIO : KB_OK;
+}
+
+/* Removes the building folders (.new.<id>.<pid>) of creations whose
+ * process is gone: a kbench killed while it made a session. */
+static void sweep_unfinished(const char *sessions)
+{
+	DIR *d = opendir(sessions);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		const char *dot = strrchr(de->d_name, '.');
+		long pid = dot && !strncmp(de->d_name, ".new.", 5) ? strtol(dot + 1, NULL, 10) : 0;
+		if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+			char *p = kb_xasprintf("%s/%s", sessions, de->d_name);
+			kb_session__remove_tree(p, true);
+			free(p);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+int kb_session__make_dir(const char *id, char **tmpp, kb_err *err)
 {
 	char *dir = kb_session__dir_of(id);
 	char *parent = kb_xasprintf("%.*s", (int)(strrchr(dir, '/') - dir), dir);
+	char *tmp = kb_xasprintf("%s/.new.%s.%ld", parent, id, (long)getpid());
 	int rc = kb_mkdirs(parent, err);
-	free(parent);
-	if (rc < 0)
-		goto fail;
-	if (mkdir(dir, 0755) < 0) {
-		rc = (errno == EEXIST)
-			     ? KB_ERR(err, KB_EINVAL, KB_DOM_OS, EEXIST, "session '%s' already exists", id)
-			     : kb_err_errno(err, "cannot create directory", dir);
-		goto fail;
+	if (rc == KB_OK) {
+		sweep_unfinished(parent);
+		kb_session__remove_tree(tmp, true); /* this process's earlier try */
+		if (mkdir(tmp, 0755) < 0)
+			rc = kb_err_errno(err, "cannot create directory", tmp);
 	}
-	*dirp = dir;
-	return KB_OK;
-fail:
+	*tmpp = rc == KB_OK ? tmp : NULL;
+	if (rc < 0)
+		free(tmp);
+	free(parent);
+	free(dir);
+	return rc;
+}
+
+int kb_session__publish_dir(char *tmp, const char *id, char **dirp, kb_err *err)
+{
+	char *dir = kb_session__dir_of(id);
+	int rc = KB_OK;
+	*dirp = NULL;
+	/* rename(2) takes the name only if it is free (or an empty folder) */
+	if (rename(tmp, dir) == 0) {
+		*dirp = dir;
+		free(tmp);
+		return KB_OK;
+	}
+	if (errno != EEXIST && errno != ENOTEMPTY)
+		rc = kb_err_errno(err, "cannot create the session folder", dir);
+	else if (kb_session__has_meta(dir))
+		rc = KB_ERR(err, KB_EINVAL, KB_DOM_OS, EEXIST, "session '%s' already exists", id);
+	else
+		rc = KB_ERR(err, KB_EINVAL, KB_DOM_OS, EEXIST,
+			    "%s is in the way of session '%s': a session folder without meta.json "
+			    "(a creation that was cut short?); remove it or choose another name", dir, id);
+	kb_session__remove_tree(tmp, true);
+	free(tmp);
 	free(dir);
 	return rc;
 }
@@ -165,18 +226,26 @@ int kb_session_new(const char *name, kb_session *s, kb_err *err)
 			      "bad session name '%s': use 1-64 of [A-Za-z0-9._-], "
 			      "no leading '.', no '..', no trailing '.' or '.lock'", name);
 	for (int tries = 0;; tries++) {
+		char *tmp = NULL;
 		if (name)
 			snprintf(id, sizeof id, "%s", name);
 		else
 			time_id(id, sizeof id);
-		rc = kb_session__make_dir(id, &dir, err);
+		if ((rc = kb_session__make_dir(id, &tmp, err)) < 0)
+			return rc;
+		if ((rc = write_meta(tmp, id, err)) < 0) {
+			kb_session__remove_tree(tmp, true);
+			free(tmp);
+			return rc;
+		}
+		rc = kb_session__publish_dir(tmp, id, &dir, err);
 		if (rc == KB_EINVAL && !name && tries < 8)
 			continue; /* two sessions in one second drew the same suffix */
 		if (rc < 0)
 			return rc;
 		break;
 	}
-	if ((rc = write_meta(dir, id, err)) < 0 || (rc = write_current(id, err)) < 0)
+	if ((rc = write_current(id, err)) < 0)
 		goto fail;
 	snprintf(s->id, sizeof s->id, "%s", id);
 	s->dir = dir;

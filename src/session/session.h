@@ -78,8 +78,10 @@ char *kb_session_file_name(const kb_session *s, const char *path);
 char *kb_session_file_path(const kb_session *s, const char *name);
 /* The distinct kernel files the journal names, in first-use order (the
  * first spelling of each; two spellings of one file are one: by real
- * path, or in a detached session by stored path). Returns their count
- * (new strings in *files; free each and the array) or a KB_E*. */
+ * path, or in a detached session by stored path), then any file that
+ * files.json names and no event does but whose store holds a variant (a
+ * kbench killed between that first commit and its journal line). Returns
+ * their count (new strings in *files; free each and the array) or a KB_E*. */
 int kb_session_files(const kb_session *s, char ***files, kb_err *err);
 
 /* ===== store.c: the variant store (libgit2) ===== */
@@ -91,6 +93,7 @@ typedef struct {
 	char *message;
 	int64_t time;         /* commit time, unix seconds */
 	json_t *note;         /* the Result (git note), or NULL */
+	char *note_error;     /* why the note is not read (not a JSON object), or NULL */
 	char *label;          /* from the note's "label", or NULL */
 	char *kernel;         /* the kernel its spec ran (note.compile.kernel.name), or NULL */
 	int seq;              /* its commit's place on the session ref (from 1) */

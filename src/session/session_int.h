@@ -7,6 +7,8 @@
 
 #include "session.h"
 
+#include <git2.h>
+
 /* ===== session.c ===== */
 
 /* $XDG_DATA_HOME/kbench (default ~/.local/share/kbench), a new string. */
@@ -19,8 +21,14 @@ bool kb_session__has_meta(const char *dir);
 bool kb_session__valid_id(const char *id);
 /* Writes meta (borrowed) as <dir>/meta.json. Returns 0 or KB_EIO. */
 int kb_session__write_meta(const char *dir, json_t *meta, kb_err *err);
-/* mkdir <data dir>/sessions/<id> exclusively: 0 with *dirp, KB_EINVAL if it exists. */
-int kb_session__make_dir(const char *id, char **dirp, kb_err *err);
+/* A fresh building folder for session id (<data dir>/sessions/.new.<id>.<pid>)
+ * in *tmpp; building folders of killed creations are removed. 0 or KB_EIO. */
+int kb_session__make_dir(const char *id, char **tmpp, kb_err *err);
+/* Gives the building folder tmp (taken over) the name sessions/<id>: 0 with
+ * *dirp, or KB_EINVAL when that session exists (tmp is then removed). */
+int kb_session__publish_dir(char *tmp, const char *id, char **dirp, kb_err *err);
+/* Removes everything below dir, and dir itself when self. 0 or KB_EIO. */
+int kb_session__remove_tree(const char *dir, bool self);
 /* Fills s for the session directory dir (taken over). Returns 0. */
 int kb_session__open_dir(char *dir, kb_session *s);
 
@@ -48,5 +56,32 @@ json_t *kb_session__names(const kb_session *s);
  * kb_session__names): its real path (a detached session: its stored
  * path); a new string. */
 char *kb_session__file_identity(const kb_session *s, json_t *names, const char *name);
+
+/* ===== store_repo.c: the store's repository (store.c writes and reads it) ===== */
+
+#define KB_NOTES_REF "refs/notes/kbench"
+/* A private repository's HEAD: a branch kept at the session ref's tip. */
+#define KB_PRIVATE_HEAD "refs/heads/session"
+
+struct kb_store {
+	git_repository *repo;
+	char *repo_path;   /* the working tree (user's repository) or the git dir (private) */
+	char *path;        /* the file, relative to the repository */
+	char ref[128];     /* refs/kbench/<session id> */
+	bool private_repo; /* <session dir>/repo, kbench's own */
+};
+
+/* 0 for a libgit2 code >= 0, else a KB_E* with file:line and libgit2's text. */
+int kb_session__git_check(int code, const char *call, const char *file, int line, kb_err *err);
+/* Runs a libgit2 call; 0, or a KB_E* with file:line and libgit2's text in `err`. */
+#define KB_GIT(call) kb_session__git_check((call), #call, __FILE__, __LINE__, err)
+/* A KB_ENOTFOUND from KB_GIT that the caller treats as "absent": forgets it. */
+int kb_session__absent_ok(int rc, bool *absent, kb_err *err);
+/* Before writing: removes the ref locks (<ref>.lock) of the refs kbench
+ * writes that a killed kbench left, waiting for a live writer's to go. */
+void kb_session__unlock_stale(kb_store *st);
+/* A private repository's HEAD branch moves to the session tip (a no-op
+ * for a user's repository). */
+void kb_session__follow_tip(kb_store *st, const git_oid *tip);
 
 #endif

@@ -26,9 +26,15 @@
  * starts "<path> vN: <summary>"; when a Result comes for the file's latest
  * variant and that commit is still the ref's tip, the commit is replaced
  * by one with the same tree, parent and author and the Result's summary
- * (the session ref is kbench's own; nothing else builds on it).  libgit2 error codes never leave this file: every
- * call goes through KB_GIT, which maps them to KB_E* with git_error_last()'s
- * text.  libgit2 is initialised once per process (the caller may call
+ * (the session ref is kbench's own; nothing else builds on it).  libgit2
+ * error codes never leave src/session: every call goes through KB_GIT
+ * (store_repo.c), which maps them to KB_E* with git_error_last()'s text.
+ * Each write first clears the ref locks a killed kbench left
+ * (kb_session__unlock_stale); each move of the session ref is followed by
+ * the private repository's HEAD branch (kb_session__follow_tip).  A new
+ * variant's note is written before the ref moves to its commit, so a
+ * failure (a full disk, a read-only repository, a kill) leaves either the
+ * whole variant or nothing but unreachable objects.  libgit2 is initialised once per process (the caller may call
  * git_libgit2_shutdown at exit).  Not thread safe.
  */
 #include "session_int.h"
@@ -40,52 +46,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define NOTES_REF "refs/notes/kbench"
-
-struct kb_store {
-	git_repository *repo;
-	char *repo_path; /* the working tree (user's repository) or the git dir (private) */
-	char *path;      /* the file, relative to the repository */
-	char ref[128];   /* refs/kbench/<session id> */
-};
-
-/* ===== libgit2 at the edge ===== */
-
-static int git_check(int code, const char *call, const char *file, int line, kb_err *err)
-{
-	if (code >= 0)
-		return KB_OK;
-	const git_error *e = git_error_last();
-	int rc = code == GIT_ENOTFOUND ? KB_ENOTFOUND
-		 : (code == GIT_EAMBIGUOUS || code == GIT_EINVALIDSPEC) ? KB_EINVAL
-									 : KB_ERROR;
-	int name_len = (int)strcspn(call, "(");
-	return kb_err_set_at(err, file, line, rc, KB_DOM_GIT, code, "%.*s: %s", name_len, call,
-			     e && e->message ? e->message : "failed");
-}
-
-/* Runs a libgit2 call; 0, or a KB_E* with file:line and libgit2's text in `err`. */
-#define KB_GIT(call) git_check((call), #call, __FILE__, __LINE__, err)
-
-static void lib_init(void)
-{
-	static bool done;
-	if (!done) {
-		git_libgit2_init();
-		done = true;
-	}
-}
-
-/* A KB_ENOTFOUND from KB_GIT that the caller treats as "absent": forget it. */
-static int absent_ok(int rc, bool *absent, kb_err *err)
-{
-	*absent = rc == KB_ENOTFOUND;
-	if (*absent) {
-		kb_err_clear(err);
-		return KB_OK;
-	}
-	return rc;
-}
+/* ===== libgit2 at the edge (store_repo.c has KB_GIT) ===== */
 
 static int signature(kb_store *st, git_signature **sig, kb_err *err)
 {
@@ -94,157 +55,13 @@ static int signature(kb_store *st, git_signature **sig, kb_err *err)
 	return KB_GIT(git_signature_now(sig, "kbench", "kbench@localhost"));
 }
 
-/* ===== opening ===== */
-
-/* The absolute, symlink-free directory holding path (a new string). */
-static int abs_dir(const char *path, char **out, kb_err *err)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = !slash ? kb_xstrdup(".") : slash == path ? kb_xstrdup("/")
-							      : kb_xstrndup(path, (size_t)(slash - path));
-	*out = realpath(dir, NULL);
-	int rc = *out ? KB_OK : kb_err_errno(err, "cannot resolve", dir);
-	free(dir);
-	return rc;
-}
-
-/* absdir relative to the working tree wd: "" for wd itself, NULL if outside. */
-static const char *inside(const char *absdir, const char *wd)
-{
-	size_t n = strlen(wd);
-	if (!strcmp(absdir, wd))
-		return "";
-	if (n == 1)
-		return absdir + 1; /* the repository is "/" */
-	if (!strncmp(absdir, wd, n) && absdir[n] == '/')
-		return absdir + n + 1;
-	return NULL;
-}
-
-/* The user's repository holding absdir/base, if any (*found). */
-static int open_user_repo(kb_store *st, const char *absdir, const char *base, bool *found,
-			  kb_err *err)
-{
-	git_buf gd = {0};
-	char *wd = NULL;
-	bool absent;
-	*found = false;
-	int rc = KB_GIT(git_repository_discover(&gd, absdir, 0, getenv("GIT_CEILING_DIRECTORIES")));
-	if ((rc = absent_ok(rc, &absent, err)) < 0 || absent)
-		goto out;
-	if ((rc = KB_GIT(git_repository_open(&st->repo, gd.ptr))) < 0)
-		goto out;
-	const char *sub = NULL;
-	if (!git_repository_is_bare(st->repo) &&
-	    (wd = realpath(git_repository_workdir(st->repo), NULL)))
-		sub = inside(absdir, wd);
-	if (!sub || !strcmp(sub, ".git") || !strncmp(sub, ".git/", 5)) {
-		git_repository_free(st->repo); /* bare, or the file is not in its tree */
-		st->repo = NULL;
-		goto out;
-	}
-	st->path = *sub ? kb_xasprintf("%s/%s", sub, base) : kb_xstrdup(base);
-	st->repo_path = wd;
-	wd = NULL;
-	*found = true;
-out:
-	free(wd);
-	git_buf_dispose(&gd);
-	return rc;
-}
-
-/* <session dir>/repo, a bare repository created on first use. */
-static int open_private_repo(kb_store *st, const kb_session *s, const char *base, kb_err *err)
-{
-	git_reference *head = NULL;
-	bool absent;
-	st->repo_path = kb_xasprintf("%s/repo", s->dir);
-	st->path = kb_xstrdup(base);
-	int rc = KB_GIT(git_repository_open_ext(&st->repo, st->repo_path,
-						GIT_REPOSITORY_OPEN_NO_SEARCH, NULL));
-	if ((rc = absent_ok(rc, &absent, err)) < 0 || !absent)
-		return rc;
-	if ((rc = KB_GIT(git_repository_init(&st->repo, st->repo_path, 1))) < 0)
-		return rc;
-	rc = KB_GIT(git_reference_symbolic_create(&head, st->repo, "HEAD", st->ref, 1,
-						  "kbench: HEAD is the session"));
-	git_reference_free(head);
-	return rc;
-}
-
-int kb_session_store_open(const kb_session *s, const char *path, kb_store **out, kb_err *err)
-{
-	kb_store *st = kb_xcalloc(1, sizeof *st);
-	const char *base = kb_basename(path);
-	char *absdir = NULL;
-	bool found = false;
-	int valid = 0, rc;
-	lib_init();
-	*out = NULL;
-	snprintf(st->ref, sizeof st->ref, "refs/kbench/%s", s->id);
-	if ((rc = KB_GIT(git_reference_name_is_valid(&valid, st->ref))) < 0)
-		goto fail;
-	if (!valid || !*base) {
-		rc = KB_ERR(err, KB_EINVAL, KB_DOM_GIT, 0, "cannot store '%s' on %s", path, st->ref);
-		goto fail;
-	}
-	if (s->detached) {
-		char *stored = kb_session__detached_path(s, path);
-		rc = open_private_repo(st, s, stored, err);
-		free(stored);
-		if (rc < 0)
-			goto fail;
-	} else {
-		char *real = kb_session_file_path(s, path);
-		rc = abs_dir(real, &absdir, err);
-		if (rc == 0 && (rc = open_user_repo(st, absdir, kb_basename(real), &found, err)) == 0 &&
-		    !found)
-			rc = open_private_repo(st, s, kb_basename(real), err);
-		free(real);
-		if (rc < 0)
-			goto fail;
-	}
-	free(absdir);
-	*out = st;
-	return KB_OK;
-fail:
-	free(absdir);
-	kb_session_store_close(st);
-	return rc;
-}
-
-void kb_session_store_close(kb_store *st)
-{
-	if (!st)
-		return;
-	git_repository_free(st->repo);
-	free(st->repo_path);
-	free(st->path);
-	free(st);
-}
-
-const char *kb_session_store_repo(const kb_store *st)
-{
-	return st->repo_path;
-}
-
-const char *kb_session_store_ref(const kb_store *st)
-{
-	return st->ref;
-}
-
-const char *kb_session_store_path(const kb_store *st)
-{
-	return st->path;
-}
-
 /* ===== reading the session ref ===== */
 
 /* The session ref's tip; *has is false while the ref does not exist. */
 static int tip(kb_store *st, git_oid *oid, bool *has, kb_err *err)
 {
 	bool absent;
-	int rc = absent_ok(KB_GIT(git_reference_name_to_id(oid, st->repo, st->ref)), &absent, err);
+	int rc = kb_session__absent_ok(KB_GIT(git_reference_name_to_id(oid, st->repo, st->ref)), &absent, err);
 	*has = rc == KB_OK && !absent;
 	return rc;
 }
@@ -282,19 +99,35 @@ static int chain(kb_store *st, git_oid **oids, int *n, kb_err *err)
 	return KB_OK;
 }
 
-/* The note of commit oid as JSON (a JSON string when the text is not JSON), or NULL. */
-static int read_note(kb_store *st, const git_oid *oid, json_t **out, kb_err *err)
+/* The note of commit oid as a JSON object, or NULL (no note; or a damaged
+ * one: *why says what it holds, a new string, and the variant is listed
+ * all the same). */
+static int read_note(kb_store *st, const git_oid *oid, json_t **out, char **why, kb_err *err)
 {
 	git_note *note = NULL;
 	bool absent;
 	*out = NULL;
-	int rc = absent_ok(KB_GIT(git_note_read(&note, st->repo, NOTES_REF, oid)), &absent, err);
+	int rc = kb_session__absent_ok(KB_GIT(git_note_read(&note, st->repo, KB_NOTES_REF, oid)),
+				       &absent, err);
 	if (rc < 0 || absent)
 		return rc;
-	const char *text = git_note_message(note);
+	const char *text = git_note_message(note) ? git_note_message(note) : "";
 	*out = json_loads(text, JSON_DECODE_ANY, NULL);
-	if (!*out)
-		*out = json_string(text);
+	if (!json_is_object(*out)) {
+		char shown[41];
+		size_t n = 0, len = strlen(text);
+		while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+			len--; /* git ends a note with a newline */
+		for (; n < len && n < sizeof shown - 1; n++)
+			shown[n] = text[n] >= 0x20 && text[n] < 0x7f ? text[n] : '?';
+		shown[n] = '\0';
+		*why = kb_xasprintf("its note (%s on %.10s) is not a JSON object: %s%s%s%s; `kbench "
+				    "label` or `kbench note` writes a fresh one", KB_NOTES_REF,
+				    git_oid_tostr_s(oid), n ? "\"" : "empty or binary", shown,
+				    n < len ? "..." : "", n ? "\"" : "");
+		json_decref(*out);
+		*out = NULL;
+	}
 	git_note_free(note);
 	return KB_OK;
 }
@@ -313,7 +146,7 @@ static int fill_variant(kb_store *st, const git_oid *oid, int idx, kb_variant *v
 	v->message = kb_xstrdup(git_commit_message(c) ? git_commit_message(c) : "");
 	v->time = (int64_t)git_commit_time(c);
 	git_commit_free(c);
-	if ((rc = read_note(st, oid, &v->note, err)) < 0)
+	if ((rc = read_note(st, oid, &v->note, &v->note_error, err)) < 0)
 		return rc;
 	const char *label = json_string_value(json_object_get(v->note, "label"));
 	v->label = label ? kb_xstrdup(label) : NULL;
@@ -365,7 +198,7 @@ static int file_chain_seq(kb_store *st, git_oid **oids, int **seqs, int *n, kb_e
 		git_oid blob;
 		git_filemode_t mode;
 		bool absent;
-		rc = absent_ok(blob_in(st, &all[i], &blob, &mode, err), &absent, err);
+		rc = kb_session__absent_ok(blob_in(st, &all[i], &blob, &mode, err), &absent, err);
 		if (rc < 0)
 			break;
 		if (!absent && (!have_prev || !git_oid_equal(&blob, &prev))) {
@@ -441,11 +274,9 @@ static char *variant_message(const kb_store *st, const char *name, const char *m
 }
 
 /* A commit of tree_oid with parent (or none) and the message, by author
- * (NULL: the user's signature, now) as author and committer; update_ref
- * (may be NULL) is moved to it. */
+ * (NULL: the user's signature, now) as author and committer; no ref moves. */
 static int make_commit(kb_store *st, const git_oid *tree_oid, const git_oid *parent,
-		       const char *message, const char *update_ref, const git_signature *author,
-		       git_oid *out, kb_err *err)
+		       const char *message, const git_signature *author, git_oid *out, kb_err *err)
 {
 	git_signature *sig = NULL;
 	git_tree *tree = NULL;
@@ -456,7 +287,7 @@ static int make_commit(kb_store *st, const git_oid *tree_oid, const git_oid *par
 	if (parent && (rc = KB_GIT(git_commit_lookup(&pc, st->repo, parent))) < 0)
 		goto out;
 	const git_commit *parents[1] = {pc};
-	rc = KB_GIT(git_commit_create(out, st->repo, update_ref, author ? author : sig,
+	rc = KB_GIT(git_commit_create(out, st->repo, NULL, author ? author : sig,
 				      author ? author : sig, NULL,
 				      message, tree, pc ? 1 : 0, parents));
 out:
@@ -480,7 +311,7 @@ static int put_note(kb_store *st, const git_oid *oid, json_t *note, kb_err *err)
 	}
 	if ((rc = signature(st, &sig, err)) < 0)
 		goto out;
-	rc = KB_GIT(git_note_create(&note_oid, st->repo, NOTES_REF, sig, sig, oid, line, 1));
+	rc = KB_GIT(git_note_create(&note_oid, st->repo, KB_NOTES_REF, sig, sig, oid, line, 1));
 out:
 	git_signature_free(sig);
 	free(line);
@@ -508,7 +339,7 @@ static int reword(kb_store *st, git_oid *at, const char *message, json_t *note, 
 		goto note_only;
 	rc = make_commit(st, git_commit_tree_id(c), git_commit_parentcount(c) ? git_commit_parent_id(c, 0)
 									       : NULL,
-			 message, NULL, git_commit_author(c), &fresh, err);
+			 message, git_commit_author(c), &fresh, err);
 	if (rc < 0 || (rc = put_note(st, &fresh, json_incref(note), err)) < 0)
 		goto out;
 	rc = git_reference_create_matching(&moved, st->repo, st->ref, &fresh, 1, at, "kbench: result");
@@ -517,8 +348,10 @@ static int reword(kb_store *st, git_oid *at, const char *message, json_t *note, 
 		rc = KB_OK;
 		goto note_only;
 	}
-	if ((rc = KB_GIT(rc)) == KB_OK)
+	if ((rc = KB_GIT(rc)) == KB_OK) {
 		*at = fresh;
+		kb_session__follow_tip(st, &fresh);
+	}
 	goto out;
 note_only:
 	if (rc == KB_OK)
@@ -529,8 +362,29 @@ out:
 	return rc;
 }
 
+/* Moves the session ref to commit from commit's parent (a first commit:
+ * from nothing), so that a writer who moved it meanwhile is never undone. */
+static int move_ref(kb_store *st, const git_oid *commit, kb_err *err)
+{
+	git_commit *c = NULL;
+	git_reference *r = NULL;
+	int rc = KB_GIT(git_commit_lookup(&c, st->repo, commit));
+	if (rc < 0)
+		return rc;
+	const git_oid *parent = git_commit_parentcount(c) ? git_commit_parent_id(c, 0) : NULL;
+	rc = parent ? KB_GIT(git_reference_create_matching(&r, st->repo, st->ref, commit, 1, parent,
+							   "kbench: a variant"))
+		    : KB_GIT(git_reference_create(&r, st->repo, st->ref, commit, 0, "kbench: a variant"));
+	if (rc == KB_OK)
+		kb_session__follow_tip(st, commit);
+	git_reference_free(r);
+	git_commit_free(c);
+	return rc;
+}
+
 /* The commit for content: the file's latest variant when its blob is the
- * same (*same), else a new commit on the tip named `name` (the next vN). */
+ * same (*same), else a new commit (not yet on the ref: move_ref) whose
+ * parent is the tip, named `name` (the next vN). */
 static int commit_blob(kb_store *st, const git_oid *blob, const char *name, const char *message,
 		       git_oid *out, bool *same, kb_err *err)
 {
@@ -541,7 +395,7 @@ static int commit_blob(kb_store *st, const git_oid *blob, const char *name, cons
 	*same = false;
 	int rc = tip(st, &head, &has, err);
 	if (rc == KB_OK && has)
-		rc = absent_ok(blob_in(st, &head, &old, &mode, err), &absent, err);
+		rc = kb_session__absent_ok(blob_in(st, &head, &old, &mode, err), &absent, err);
 	if (rc == KB_OK && !absent && git_oid_equal(&old, blob) &&
 	    (rc = file_chain(st, &vars, &nv, err)) == KB_OK && nv > 0) {
 		*out = vars[nv - 1]; /* the tip's tree holds the file's latest version */
@@ -556,7 +410,7 @@ static int commit_blob(kb_store *st, const git_oid *blob, const char *name, cons
 		mode = GIT_FILEMODE_BLOB;
 	char *msg = variant_message(st, name, message);
 	if ((rc = build_tree(st, has ? &head : NULL, blob, mode, &tree, err)) == KB_OK)
-		rc = make_commit(st, &tree, has ? &head : NULL, msg, st->ref, NULL, out, err);
+		rc = make_commit(st, &tree, has ? &head : NULL, msg, NULL, out, err);
 	free(msg);
 	return rc;
 }
@@ -569,6 +423,7 @@ int kb_session_store_commit(kb_store *st, const char *content, size_t len, const
 	bool same = false;
 	char name[16];
 	memset(v, 0, sizeof *v);
+	kb_session__unlock_stale(st);
 	int rc = KB_GIT(git_blob_create_from_buffer(&blob, st->repo, content, len));
 	if (rc < 0 || (rc = file_chain(st, &oids, &n, err)) < 0)
 		goto out;
@@ -589,6 +444,9 @@ int kb_session_store_commit(kb_store *st, const char *content, size_t len, const
 		if (rc < 0)
 			goto out;
 	}
+	/* the note first: a variant is on the ref with its Result or not at all */
+	if (!same && (rc = move_ref(st, &commit, err)) < 0)
+		goto out;
 	rc = fill_variant(st, &commit, same ? at : n, v, err);
 out:
 	free(oids);
@@ -604,11 +462,12 @@ int kb_session_store_commit_at(kb_store *st, const char *content, size_t len, co
 	bool has;
 	int n = 0;
 	memset(v, 0, sizeof *v);
+	kb_session__unlock_stale(st);
 	int rc = KB_GIT(git_blob_create_from_buffer(&blob, st->repo, content, len));
 	if (rc < 0 || (rc = tip(st, &head, &has, err)) < 0 ||
 	    (rc = build_tree(st, has ? &head : NULL, &blob, GIT_FILEMODE_BLOB, &tree, err)) < 0 ||
 	    (rc = KB_GIT(git_signature_new(&sig, "kbench", "kbench@localhost", (git_time_t)time, 0))) < 0 ||
-	    (rc = make_commit(st, &tree, has ? &head : NULL, message, st->ref, sig, &commit, err)) < 0)
+	    (rc = make_commit(st, &tree, has ? &head : NULL, message, sig, &commit, err)) < 0)
 		goto out;
 	if (note) {
 		rc = put_note(st, &commit, note, err);
@@ -616,6 +475,8 @@ int kb_session_store_commit_at(kb_store *st, const char *content, size_t len, co
 		if (rc < 0)
 			goto out;
 	}
+	if ((rc = move_ref(st, &commit, err)) < 0)
+		goto out;
 	if ((rc = file_chain(st, &oids, &n, err)) == 0)
 		rc = fill_variant(st, &commit, n - 1, v, err);
 out:
@@ -777,6 +638,7 @@ int kb_session_store_set_note(kb_store *st, const char *name, json_t *note, kb_e
 	if (rc < 0 || (rc = find_variant(vs, n, name, &at, err)) < 0 ||
 	    (rc = KB_GIT(git_oid_fromstr(&oid, vs[at].oid))) < 0)
 		goto out;
+	kb_session__unlock_stale(st);
 	rc = put_note(st, &oid, note, err);
 	note = NULL;
 out:
@@ -793,6 +655,7 @@ void kb_session_variant_free(kb_variant *v)
 	free(v->message);
 	free(v->label);
 	free(v->kernel);
+	free(v->note_error);
 	json_decref(v->note);
 	memset(v, 0, sizeof *v);
 }

@@ -133,6 +133,47 @@ static void test_compile_build__cache_hit_skips_nvrtc(void)
 	fixture_free(&f);
 }
 
+/* The file `name` of key's cache entry (a new string). */
+static char *entry_file(const char *key, const char *name)
+{
+	return kb_xasprintf("%s/kbench/compile/%.2s/%s/%s", cache_dir, key, key + 2, name);
+}
+
+/* A damaged entry (a truncated cubin, a changed byte) is no hit: compiled
+ * again, to the same bytes, and replaced; an entry written before the sums
+ * is a plain miss; damaged SASS is disassembled again. */
+static void test_compile_build__damaged_cache_recompiled(void)
+{
+	fixture f, g;
+	T_EQ_INT(compile_file(&f, "kernels/vector_add.cu", "sm_86"), 0);
+	char *cubin = entry_file(f.b.key, "out.cubin"), *ok = entry_file(f.b.key, "ok");
+	T_EQ_INT(truncate(cubin, 100), 0);
+	int calls = kb_compile_nvrtc_invocations();
+	T_EQ_INT(compile_file(&g, "kernels/vector_add.cu", "sm_86"), 0);
+	T_OK(!g.b.cache_hit && g.b.cache_damaged);
+	T_EQ_INT(kb_compile_nvrtc_invocations(), calls + 1);
+	T_OK(g.b.cubin_len == f.b.cubin_len && !memcmp(g.b.cubin, f.b.cubin, f.b.cubin_len));
+	fixture_free(&g);
+	T_EQ_INT(compile_file(&g, "kernels/vector_add.cu", "sm_86"), 0);
+	T_OK(g.b.cache_hit && !g.b.cache_damaged); /* replaced whole */
+	fixture_free(&g);
+	T_EQ_INT(kb_file_write(ok, "", 0, NULL), 0); /* as kbench wrote it before the sums */
+	T_EQ_INT(compile_file(&g, "kernels/vector_add.cu", "sm_86"), 0);
+	T_OK(!g.b.cache_hit && !g.b.cache_damaged);
+	fixture_free(&g);
+	kb_compile__cache_store_sass(f.b.key, "nvdisasm", "SASS text\n");
+	kb_compile__out out = {0};
+	T_EQ_INT(kb_compile__cache_load_sass(f.b.key, &out), 0);
+	T_EQ_STR(out.sass_text, "SASS text\n");
+	kb_compile__out_free(&out);
+	char *sass = entry_file(f.b.key, "sass.txt");
+	T_EQ_INT(kb_file_write(sass, "SASS texT\n", 10, NULL), 0);
+	T_EQ_INT(kb_compile__cache_load_sass(f.b.key, &out), KB_ENOTFOUND);
+	kb_compile__out_free(&out);
+	free(sass); free(ok); free(cubin);
+	fixture_free(&f);
+}
+
 static void test_compile_build__defines_change_key(void)
 {
 	const char *text = "#ifndef V\n#define V 1\n#endif\n"
@@ -527,6 +568,7 @@ int main(void)
 	setenv("PATH", "/usr/bin:/bin", 1); /* SASS is tested in test_compile_sass */
 	T_RUN(test_compile_build__softmax);
 	T_RUN(test_compile_build__cache_hit_skips_nvrtc);
+	T_RUN(test_compile_build__damaged_cache_recompiled);
 	T_RUN(test_compile_build__defines_change_key);
 	T_RUN(test_compile_build__local_header_in_key);
 	T_RUN(test_compile_build__syntax_error_at_user_line);

@@ -7,6 +7,7 @@
 #include "t.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -126,9 +127,76 @@ static void test_runner__garbage_is_an_error(void)
 	kb_err err = {0};
 	T_EQ_INT(kb_runner_call(r, q, 2000, NULL, NULL, &res, &err), 0);
 	T_EQ_STR(status_of(res), "protocol_error");
+	T_CONTAINS(json_string_value(json_object_get(res, "message")), "it began \"\\xff\\xff\\xff\\xffjunk\"");
 	json_decref(res);
 	json_decref(q);
 	kb_runner_free(r);
+}
+
+/* A worker running the shell script `script`, asked to run: its answer
+ * (*res) and how long it took (*ms); the runner, for a next call. */
+static kb_runner *call_worker(const char *script, double timeout_ms, json_t **res, double *ms)
+{
+	char *argv[] = {"sh", "-c", (char *)script, NULL};
+	kb_runner *r = kb_runner_new(argv);
+	json_t *q = req("run");
+	kb_err err = {0};
+	double t0 = kb_now_ms();
+	T_EQ_INT(kb_runner_call(r, q, timeout_ms, NULL, NULL, res, &err), 0);
+	*ms = kb_now_ms() - t0;
+	json_decref(q);
+	return r;
+}
+
+/* Well-formed frames that are not messages (not JSON; JSON without a
+ * "type"): a protocol error at once that shows what came, not a wait for
+ * the host timeout; the next call gets a fresh worker. */
+static void test_runner__not_a_message_is_an_error(void)
+{
+	static const char *const workers[] = {
+		"printf '\\021\\000\\000\\000}{ not a message!'; exec sleep 30",
+		"printf '\\017\\000\\000\\000{\"status\":\"ok\"}'; exec sleep 30",
+	};
+	static const char *const shown[] = {"\"}{ not a message!\"", "\"{\"status\":\"ok\"}\""};
+	for (int i = 0; i < 2; i++) {
+		json_t *res = NULL, *q = req("run");
+		kb_err err = {0};
+		double ms;
+		kb_runner *r = call_worker(workers[i], 2000, &res, &ms);
+		T_OK(ms < 2000);
+		T_EQ_STR(status_of(res), "protocol_error");
+		const char *msg = json_string_value(json_object_get(res, "message"));
+		T_CONTAINS(msg, "not a kbench message");
+		T_CONTAINS(msg, shown[i]);
+		json_decref(res);
+		T_EQ_INT(kb_runner_call(r, q, 2000, NULL, NULL, &res, &err), 0);
+		T_EQ_INT(kb_runner_starts(r), 2);
+		json_decref(res);
+		json_decref(q);
+		kb_runner_free(r);
+	}
+}
+
+/* A worker that says nothing (a stalled connection or process), or stops
+ * in the middle of a frame: lost after the silence limit ($KBENCH_TEST_SILENCE
+ * here; 60 s by default), named as such. */
+static void test_runner__silence_is_lost(void)
+{
+	static const char *const workers[] = {"exec sleep 30",
+					      "printf 'd\\000\\000\\000{\"type\"'; exec sleep 30"};
+	setenv("KBENCH_TEST_SILENCE", "1", 1);
+	for (int i = 0; i < 2; i++) {
+		json_t *res = NULL;
+		double ms;
+		kb_runner *r = call_worker(workers[i], 20000, &res, &ms);
+		T_OK(ms >= 900 && ms < 5000);
+		T_EQ_STR(status_of(res), "crash");
+		T_CONTAINS(json_string_value(json_object_get(res, "message")),
+			   "no answer from the runner for 1 s, not even a progress tick");
+		json_decref(res);
+		kb_runner_free(r);
+	}
+	unsetenv("KBENCH_TEST_SILENCE");
 }
 
 /* The real runner answers hello with the protocol version. */
@@ -174,10 +242,13 @@ static void test_runner__frames_split_anywhere(void)
 
 int main(void)
 {
+	alarm(120); /* a watchdog that fails to fire must fail the test, not hang it */
 	T_RUN(test_runner__crash_is_a_result);
 	T_RUN(test_runner__hang_is_a_timeout);
 	T_RUN(test_runner__cancel);
 	T_RUN(test_runner__garbage_is_an_error);
+	T_RUN(test_runner__not_a_message_is_an_error);
+	T_RUN(test_runner__silence_is_lost);
 	T_RUN(test_runner__real_serve_hello);
 	T_RUN(test_runner__frames_split_anywhere);
 	return t_report();
