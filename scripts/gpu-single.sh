@@ -14,24 +14,25 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
 [ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
 export XDG_CACHE_HOME=/tmp/kc KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
 FZ=/tmp/fz
+pin() { if command -v taskset >/dev/null; then taskset -c "$@"; else shift; "$@"; fi; }
 for part in "$@"; do
 	t0=$(date +%s)
 	case $part in
 	fuzzstart)
 		mkdir -p $FZ && tar xzf build/fuzz-dist/kbench-fuzz-*.tar.gz -C $FZ
 		d=$(ls -d $FZ/kbench-fuzz-*/)
-		(cd "$d" && setsid nohup taskset -c 4-15 make fuzz FUZZ_SECONDS=${FUZZ_SECONDS:-600} \
-			FUZZ_JOBS=12 >$FZ/fuzz.log 2>&1 </dev/null &)
+		(cd "$d" && setsid nohup sh -c "$(command -v taskset >/dev/null && echo taskset -c 4-15) make fuzz FUZZ_SECONDS=${FUZZ_SECONDS:-600} \
+			FUZZ_JOBS=12" >$FZ/fuzz.log 2>&1 </dev/null &)
 		echo "fuzz started in $d at $(date -u +%H:%M:%SZ), $(nproc) cores" ;;
 	tile)
-		taskset -c 0-3 sh scripts/gpu-tile.sh norms bf16 ;;
+		pin 0-3 sh scripts/gpu-tile.sh norms bf16 ;;
 	cluster)
 		for f in kernels/softmax/06_cluster.cu kernels/softmax/07_cluster_async.cu \
 			 kernels/softmax/softmax_bf16_cluster.cu kernels/softmax/softmax_bf16_cluster_async.cu; do
 			ns=$(sed -n 's#^//! sweep *N = ##p' "$f" | tr -d ' ' | tr ',' ' ')
 			for n in $ns; do
 				printf '%-48s N=%-7s ' "$f" "$n"
-				taskset -c 0-3 build/kbench run "$f" --arg N="$n" --no-sweep --trials 2 2>&1 |
+				pin 0-3 build/kbench run "$f" --arg N="$n" --no-sweep --trials 2 2>&1 |
 					grep -E 'CORRECT|INCORRECT|UNSUPPORTED|FAULT|ERROR|TIMEOUT' | head -1
 			done
 		done ;;
