@@ -14,14 +14,16 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
 [ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
 export XDG_CACHE_HOME=/tmp/kc KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
 FZ=/tmp/fz
-pin() { if command -v taskset >/dev/null; then taskset -c "$@"; else shift; "$@"; fi; }
+# cores 0-3 for the GPU work, 4-15 for the fuzzers, where there are 16
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 16 ]; then PIN=1; else PIN=; fi
+pin() { if [ -n "$PIN" ]; then taskset -c "$@"; else shift; "$@"; fi; }
 for part in "$@"; do
 	t0=$(date +%s)
 	case $part in
 	fuzzstart)
 		mkdir -p $FZ && tar xzf build/fuzz-dist/kbench-fuzz-*.tar.gz -C $FZ
 		d=$(ls -d $FZ/kbench-fuzz-*/)
-		(cd "$d" && setsid nohup sh -c "$(command -v taskset >/dev/null && echo taskset -c 4-15) make fuzz FUZZ_SECONDS=${FUZZ_SECONDS:-600} \
+		(cd "$d" && setsid nohup sh -c "${PIN:+taskset -c 4-15} make fuzz FUZZ_SECONDS=${FUZZ_SECONDS:-600} \
 			FUZZ_JOBS=12" >$FZ/fuzz.log 2>&1 </dev/null &)
 		echo "fuzz started in $d at $(date -u +%H:%M:%SZ), $(nproc) cores" ;;
 	tile)
