@@ -147,21 +147,62 @@ bool kb_tile__reassigned(kb_tile__stmt *const *v, int n, const char *name)
 	return false;
 }
 
-/* Whether top-level loop `loop` defines a variable by a load of `key`
- * (its slice text, loop variable abstracted) that its body never assigns
- * again, from a tensor the kernel never writes; *st gets that statement. */
-static bool loads_kept(kb_tile__lw *L, const kb_tile__stmt *loop, int j, char **key)
+/* Whether load e can be kept: rank 1, of a tensor the kernel never writes. */
+static bool keepable(kb_tile__lw *L, const kb_tile__expr *e)
 {
-	const kb_tile__stmt *st = loop->body[j];
-	*key = NULL;
-	if (st->kind != KB_TS_ASSIGN || !st->defines || !kb_tile__is_load(st->value) ||
-	    st->type.rank != 1 || kb_tile__reassigned(loop->body, loop->nbody, st->name))
+	if (!kb_tile__is_load(e) || e->type.rank != 1)
 		return false;
-	const kb_tile_param *t = kb_tile__param(L, st->value->args[0]->name);
-	if (!t || t->written)
-		return false;
-	*key = load_key(L, st->value, loop->name);
-	return true;
+	const kb_tile_param *t = kb_tile__param(L, e->args[0]->name);
+	return t && !t->written;
+}
+
+/* The loads statement st of a top-level loop reads that could be kept:
+ * the value of a variable it defines and never assigns again, and loads
+ * nested anywhere in its expressions (`s = s + sum(load(...))`), but not
+ * in another load's keywords.  f is called with each. */
+typedef void (*load_fn)(kb_tile__lw *L, const kb_tile__expr *load, void *ctx);
+
+static void nested_loads(kb_tile__lw *L, const kb_tile__expr *e, load_fn f, void *ctx)
+{
+	if (!e)
+		return;
+	if (keepable(L, e)) {
+		f(L, e, ctx);
+		return;
+	}
+	if (kb_tile__is_load(e))
+		return;
+	for (int k = 0; k < e->nargs; k++)
+		nested_loads(L, e->args[k], f, ctx);
+	for (int k = 0; k < e->nkw; k++)
+		nested_loads(L, e->kwv[k], f, ctx);
+}
+
+static void stmt_loads(kb_tile__lw *L, const kb_tile__stmt *loop, const kb_tile__stmt *st, load_fn f,
+		       void *ctx)
+{
+	if (st->kind == KB_TS_ASSIGN && st->defines && kb_tile__is_load(st->value)) {
+		if (keepable(L, st->value) && !kb_tile__reassigned(loop->body, loop->nbody, st->name))
+			f(L, st->value, ctx);
+		return;
+	}
+	if (st->kind == KB_TS_FOR || st->kind == KB_TS_IF)
+		return; /* a nested loop or branch: not once per trip */
+	nested_loads(L, st->value, f, ctx);
+	nested_loads(L, st->mask, f, ctx);
+}
+
+typedef struct {
+	const char *key, *var;
+	bool found;
+} find_key;
+
+static void match_key(kb_tile__lw *L, const kb_tile__expr *load, void *ctx)
+{
+	find_key *q = ctx;
+	char *k = load_key(L, load, q->var);
+	q->found = q->found || !strcmp(k, q->key);
+	free(k);
 }
 
 /* Whether a top-level loop other than the one at `self` loads slice key. */
@@ -171,45 +212,53 @@ static bool loaded_again(kb_tile__lw *L, int self, const char *key)
 		const kb_tile__stmt *loop = L->k->body[i];
 		if (i == self || loop->kind != KB_TS_FOR)
 			continue;
-		for (int j = 0; j < loop->nbody; j++) {
-			char *k2;
-			bool same = loads_kept(L, loop, j, &k2) && !strcmp(k2, key);
-			free(k2);
-			if (same)
-				return true;
-		}
+		find_key q = {key, loop->name, false};
+		for (int j = 0; j < loop->nbody && !q.found; j++)
+			stmt_loads(L, loop, loop->body[j], match_key, &q);
+		if (q.found)
+			return true;
 	}
 	return false;
 }
 
+typedef struct {
+	int self, seen;
+	const char *var;
+} keep_ctx;
+
+/* A load of loop `self`: kept when another loop loads its slice too. */
+static void keep_if_loaded_again(kb_tile__lw *L, const kb_tile__expr *load, void *ctx)
+{
+	keep_ctx *q = ctx;
+	char *key = load_key(L, load, q->var);
+	if (kb_tile__kept_of(L, load) || !loaded_again(L, q->self, key)) {
+		free(key);
+		return;
+	}
+	kb_tile__kept *k = KB_PUSH(L->kept, L->nkept, L->capkept);
+	k->key = key;
+	k->c = kb_xasprintf("kb_row%d", ++q->seen);
+	k->filled = false;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%lld]; /* %s, read once */\n", kb_tile__ctype(load->type.dtype), k->c,
+		    (long long)kb_tile__slots(L, load->type.ext[0]), kb_tile__param(L, load->args[0]->name)->name);
+}
+
 /* Declares registers for every slice that two top-level loops load (of a
- * tensor the kernel never writes, into a variable never assigned again);
- * a slice one loop loads is left to that loop (streamed where it can be). */
+ * tensor the kernel never writes: as a variable never assigned again, or
+ * nested in an expression); a slice one loop loads is left to that loop
+ * (streamed where it can be). */
 static void find_kept(kb_tile__lw *L)
 {
-	int seen = 0;
+	keep_ctx q = {0, 0, NULL};
 	for (int i = 0; i < L->k->nbody; i++) {
 		const kb_tile__stmt *loop = L->k->body[i];
 		if (loop->kind != KB_TS_FOR)
 			continue;
 		L->loopvar = loop->name;
-		for (int j = 0; j < loop->nbody; j++) {
-			const kb_tile__stmt *st = loop->body[j];
-			char *key;
-			if (!loads_kept(L, loop, j, &key) || kb_tile__kept_of(L, st->value) ||
-			    !loaded_again(L, i, key)) {
-				free(key);
-				continue;
-			}
-			kb_tile__kept *k = KB_PUSH(L->kept, L->nkept, L->capkept);
-			k->key = key;
-			k->c = kb_xasprintf("kb_row%d", ++seen);
-			k->filled = false;
-			kb_tile__ind(L);
-			kb_buf_catf(L->o, "%s %s[%lld]; /* %s, read once */\n", kb_tile__ctype(st->type.dtype), k->c,
-				    (long long)kb_tile__slots(L, st->type.ext[0]),
-				    kb_tile__param(L, st->value->args[0]->name)->name);
-		}
+		q.self = i, q.var = loop->name;
+		for (int j = 0; j < loop->nbody; j++)
+			stmt_loads(L, loop, loop->body[j], keep_if_loaded_again, &q);
 	}
 }
 
