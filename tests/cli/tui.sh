@@ -125,7 +125,7 @@ else
 fi
 keys C-q
 check quit_restores "EXITED 0"
-screen | grep -q "icanon echo" && pass terminal_cooked || fail terminal_cooked "$(screen | tail -3)"
+check terminal_cooked "icanon echo" 10 # printed just after EXITED: wait for it, do not race it
 
 # replay: the session just recorded, step by step, read-only, recording nothing
 SID=$("$KB" sessions | awk '$1 == "*" {print $2}')
