@@ -28,7 +28,7 @@ run_one() { # name, command...
 		case "$reasons" in *"$r"*) ;; *) reasons="${reasons:+$reasons; }$r" ;; esac
 	fi
 	if [ "$f" -gt 0 ]; then
-		echo "FAIL  $name ($secs s)"; grep -E '^  (FAIL|SKIP)|ERROR|runtime error' "$log" | head -20
+		echo "FAIL  $name ($secs s)"; grep -E '^  (FAIL|SKIP)|ERROR|runtime error|^Traceback|^[A-Za-z]*Error: ' "$log" | head -20
 	else
 		echo "PASS  $name ($secs s, $p passed${s:+, $s skipped})" | sed 's/, 0 skipped//'
 	fi

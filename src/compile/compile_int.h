@@ -245,4 +245,13 @@ const char *kb_compile__option_example(kb_src_kind kind, int i);
 void kb_compile__options_log_diags(kb_src_kind kind, const char *log, const kb_spec_option *opts,
 				   int n, const kb_source *src, kb_diags *diags);
 
+/* discover_text.c: the length of a conditional directive line (#if #ifdef
+ * #elif #else #endif ...) starting at p, continuation lines included; 0 for
+ * other lines. */
+size_t kb_compile__directive_len(const char *p, const char *end);
+/* A copy of text with the attributes the CUDA grammar does
+ * not know (__cluster_dims__(...), __maxnreg__(...), ...) blanked, or NULL
+ * when it has none (discover.c parses that). */
+char *kb_compile__mask_unknown_attrs(const char *text, size_t len);
+
 #endif

@@ -39,7 +39,7 @@
  * caller that finds it busy gets a private parser for that call.  The shared
  * parser lives until the process ends (still reachable, not a leak).
  */
-#include "compile.h"
+#include "compile_int.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -585,25 +585,6 @@ static void walk(walker *w, TSNode n, const scope *sc)
 
 /* ---- parsing: directive lines and error recovery -------------------- */
 
-/* Length of a conditional directive line (#if #ifdef #ifndef #elif #else
- * #endif ...) starting at p, continuation lines included; 0 for other lines. */
-static size_t directive_len(const char *p, const char *end)
-{
-	const char *q = p;
-	while (q < end && (*q == ' ' || *q == '\t'))
-		q++;
-	if (q >= end || *q++ != '#')
-		return 0;
-	while (q < end && (*q == ' ' || *q == '\t'))
-		q++;
-	if (end - q < 2 || !(!strncmp(q, "if", 2) || !strncmp(q, "el", 2) ||
-			     (end - q >= 5 && !strncmp(q, "endif", 5))))
-		return 0;
-	while (q < end && *q != '\n')
-		q += (*q == '\\' && q + 1 < end && q[1] == '\n') ? 2 : 1;
-	return (size_t)(q - p) + (q < end);
-}
-
 static void add_range(walker *w, uint32_t from, uint32_t from_row, uint32_t to,
 		      uint32_t to_row)
 {
@@ -623,7 +604,7 @@ static void directive_ranges(walker *w)
 	uint32_t from = 0, from_row = 0, row = 0;
 	bool any = false;
 	for (const char *p = text; p < end; row++) {
-		size_t n = directive_len(p, end);
+		size_t n = kb_compile__directive_len(p, end);
 		if (n) {
 			any = true;
 			add_range(w, from, from_row, (uint32_t)(p - text), row);
@@ -737,67 +718,6 @@ static void recover_lost(walker *w, TSParser *parser, TSNode root)
 
 /* Appends every __global__ definition of src to out (zero it first).
  * Returns 0, KB_EINVAL, or KB_EUNSUP when the grammar cannot be loaded. */
-/* Attributes the CUDA grammar does not know, and whether each takes an
- * argument list: `__global__ void __cluster_dims__(2, 1, 1) k(...)` would
- * otherwise read as a call, and the kernel would be lost. */
-static const struct {
-	const char *name;
-	bool args;
-} unknown_attrs[] = {
-	{"__cluster_dims__", true}, {"__maxnreg__", true}, {"__block_size__", true},
-	{"__grid_constant__", false},
-};
-
-static bool ident_char(char c)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* Blanks text[at..] from an attribute's name through its argument list
- * (newlines kept, so every byte and line keeps its place). */
-static void blank_attr(char *text, size_t len, size_t at, size_t name_len, bool args)
-{
-	size_t e = at + name_len;
-	if (args) {
-		size_t p = e;
-		while (p < len && (text[p] == ' ' || text[p] == '\t' || text[p] == '\n'))
-			p++;
-		if (p < len && text[p] == '(') {
-			int depth = 0;
-			for (e = p; e < len; e++) {
-				depth += text[e] == '(' ? 1 : text[e] == ')' ? -1 : 0;
-				if (depth == 0) {
-					e++;
-					break;
-				}
-			}
-		}
-	}
-	for (size_t i = at; i < e && i < len; i++)
-		if (text[i] != '\n')
-			text[i] = ' ';
-}
-
-/* A copy of text with unknown_attrs blanked, or NULL when it has none. */
-static char *mask_unknown_attrs(const char *text, size_t len)
-{
-	char *out = NULL;
-	for (size_t i = 0; i < KB_ARRAY_LEN(unknown_attrs); i++) {
-		size_t n = strlen(unknown_attrs[i].name);
-		for (const char *p = text; (p = strstr(p, unknown_attrs[i].name)); p += n) {
-			size_t at = (size_t)(p - text);
-			if ((at > 0 && ident_char(text[at - 1])) || (at + n < len && ident_char(text[at + n])))
-				continue;
-			if (!out) {
-				out = kb_xmalloc(len + 1);
-				memcpy(out, text, len + 1);
-			}
-			blank_attr(out, len, at, n, unknown_attrs[i].args);
-		}
-	}
-	return out;
-}
-
 int kb_compile_discover_cuda(const kb_source *src_in, kb_kernels *out, kb_err *err)
 {
 	TSParser *parser = NULL;
@@ -808,7 +728,7 @@ int kb_compile_discover_cuda(const kb_source *src_in, kb_kernels *out, kb_err *e
 	if (!src_in || !src_in->text || !out || src_in->len > UINT32_MAX)
 		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "discover: bad source");
 	kb_source masked = *src_in;
-	char *mtext = mask_unknown_attrs(src_in->text, src_in->len);
+	char *mtext = kb_compile__mask_unknown_attrs(src_in->text, src_in->len);
 	if (mtext)
 		masked.text = mtext;
 	const kb_source *src = &masked;

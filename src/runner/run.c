@@ -34,8 +34,6 @@ static void tap(void *ctx, const char *phase, const char *kernel, const int64_t 
 	t->c->progress(t->c->progress_ctx, phase, kernel, grid, block);
 }
 
-static uint64_t fresh_seed(void);
-
 /* Seeds are fresh for every runner, and the same for every run a runner
  * makes unless the request names one: a warm runner re-checking edits of
  * one kernel then meets the same inputs, so their CPU references come from
@@ -45,11 +43,11 @@ static uint64_t session_seed(void)
 {
 	static uint64_t seed;
 	if (!seed)
-		seed = fresh_seed();
+		seed = kb_runner__fresh_seed();
 	return seed;
 }
 
-static uint64_t fresh_seed(void)
+uint64_t kb_runner__fresh_seed(void)
 {
 	uint64_t s = 0;
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -60,7 +58,7 @@ static uint64_t fresh_seed(void)
 	}
 	if (!s)
 		s = (uint64_t)time(NULL) * 2654435761u;
-	return s % 1000000000u; /* short enough to retype */
+	return s % 1000000000u + 1; /* short enough to retype; never 0, "none yet" */
 }
 
 const char **kb_runner__strings(json_t *a, int *n)

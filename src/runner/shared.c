@@ -154,14 +154,8 @@ uint64_t kb_runner_pool_seed(void)
 	if (path && stat(path, &st) == 0 && time(NULL) - st.st_mtime < idle &&
 	    kb_file_read(path, &b, NULL) == 0)
 		seed = strtoull(b.s, NULL, 10);
-	if (!seed) {
-		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || read(fd, &seed, sizeof seed) != (ssize_t)sizeof seed)
-			seed = (uint64_t)time(NULL) * 2654435761u;
-		if (fd >= 0)
-			close(fd);
-		seed = seed % 1000000000u + 1; /* short enough to retype, never 0 */
-	}
+	if (!seed)
+		seed = kb_runner__fresh_seed();
 	if (path) { /* written again: its time says when it was last used */
 		char text[32];
 		int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)seed);

@@ -152,16 +152,14 @@ int kb_session__remove_tree(const char *dir, bool self)
 	return self && rmdir(dir) < 0 ? KB_EIO : KB_OK;
 }
 
-/* Removes the building folders (.new.<id>.<pid>) of creations whose
- * process is gone: a kbench killed while it made a session. */
-static void sweep_unfinished(const char *sessions)
+void kb_session__sweep_unfinished(const char *parent)
 {
-	DIR *d = opendir(sessions);
+	DIR *d = opendir(parent);
 	for (struct dirent *de; d && (de = readdir(d));) {
 		const char *dot = strrchr(de->d_name, '.');
 		long pid = dot && !strncmp(de->d_name, ".new.", 5) ? strtol(dot + 1, NULL, 10) : 0;
 		if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-			char *p = kb_xasprintf("%s/%s", sessions, de->d_name);
+			char *p = kb_xasprintf("%s/%s", parent, de->d_name);
 			kb_session__remove_tree(p, true);
 			free(p);
 		}
@@ -177,7 +175,7 @@ int kb_session__make_dir(const char *id, char **tmpp, kb_err *err)
 	char *tmp = kb_xasprintf("%s/.new.%s.%ld", parent, id, (long)getpid());
 	int rc = kb_mkdirs(parent, err);
 	if (rc == KB_OK) {
-		sweep_unfinished(parent);
+		kb_session__sweep_unfinished(parent);
 		kb_session__remove_tree(tmp, true); /* this process's earlier try */
 		if (mkdir(tmp, 0755) < 0)
 			rc = kb_err_errno(err, "cannot create directory", tmp);

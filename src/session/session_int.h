@@ -29,6 +29,9 @@ int kb_session__make_dir(const char *id, char **tmpp, kb_err *err);
 int kb_session__publish_dir(char *tmp, const char *id, char **dirp, kb_err *err);
 /* Removes everything below dir, and dir itself when self. 0 or KB_EIO. */
 int kb_session__remove_tree(const char *dir, bool self);
+/* Removes the folders .new.<name>.<pid> in parent whose process is gone:
+ * what a kbench killed while it built a session or a repository left. */
+void kb_session__sweep_unfinished(const char *parent);
 /* Fills s for the session directory dir (taken over). Returns 0. */
 int kb_session__open_dir(char *dir, kb_session *s);
 

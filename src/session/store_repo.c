@@ -19,6 +19,7 @@
  */
 #include "session_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,11 +144,56 @@ static void head_to_branch(kb_store *st)
 	git_reference_free(head);
 }
 
+static bool opens(const char *path)
+{
+	git_repository *r = NULL;
+	int rc = git_repository_open_ext(&r, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	git_repository_free(r);
+	return rc == 0;
+}
+
+/* Makes the bare repository at path whole or not at all: it is built under
+ * <session dir>/.new.repo.PID and renamed into place, so a kill -9 mid-way
+ * (libgit2 writes a dozen files) leaves no half repository that git and
+ * the next command would stumble on.  Another process that got there first
+ * wins; ours is removed. */
+static int init_private_repo(const char *sdir, const char *path, kb_err *err)
+{
+	git_repository *repo = NULL;
+	git_reference *head = NULL;
+	kb_session__sweep_unfinished(sdir);
+	char *tmp = kb_xasprintf("%s/.new.repo.%ld", sdir, (long)getpid());
+	kb_session__remove_tree(tmp, true);
+	int rc = KB_GIT(git_repository_init(&repo, tmp, 1));
+	if (rc == 0)
+		rc = KB_GIT(git_reference_symbolic_create(&head, repo, "HEAD", KB_PRIVATE_HEAD, 1,
+							  "kbench: HEAD is the session's branch"));
+	git_reference_free(head);
+	git_repository_free(repo);
+	if (rc == 0 && rename(tmp, path) < 0) {
+		int e = errno;
+		if ((e == EEXIST || e == ENOTEMPTY) && opens(path)) {
+			e = 0; /* another process made it first: that one serves */
+		} else if (e == EEXIST || e == ENOTEMPTY) {
+			/* a half repository an older kbench left: kept aside, not lost */
+			char *aside = kb_xasprintf("%s.damaged-%ld", path, (long)time(NULL));
+			if (rename(path, aside) == 0)
+				kb_log("store: %s was not a whole repository; moved to %s", path, aside);
+			free(aside);
+			e = rename(tmp, path) == 0 ? 0 : errno;
+		}
+		if (e)
+			rc = KB_ERR(err, KB_EIO, KB_DOM_OS, e, "cannot create %s", path);
+	}
+	kb_session__remove_tree(tmp, true); /* gone after the rename; left when another won */
+	free(tmp);
+	return rc;
+}
+
 /* <session dir>/repo, a bare repository created on first use, its HEAD
  * the branch KB_PRIVATE_HEAD (follow_tip keeps it at the session's tip). */
 static int open_private_repo(kb_store *st, const kb_session *s, const char *base, kb_err *err)
 {
-	git_reference *head = NULL;
 	bool absent;
 	st->repo_path = kb_xasprintf("%s/repo", s->dir);
 	st->path = kb_xstrdup(base);
@@ -160,12 +206,10 @@ static int open_private_repo(kb_store *st, const kb_session *s, const char *base
 		head_to_branch(st);
 		return KB_OK;
 	}
-	if ((rc = KB_GIT(git_repository_init(&st->repo, st->repo_path, 1))) < 0)
+	if ((rc = init_private_repo(s->dir, st->repo_path, err)) < 0)
 		return rc;
-	rc = KB_GIT(git_reference_symbolic_create(&head, st->repo, "HEAD", KB_PRIVATE_HEAD, 1,
-						  "kbench: HEAD is the session's branch"));
-	git_reference_free(head);
-	return rc;
+	return KB_GIT(git_repository_open_ext(&st->repo, st->repo_path,
+					      GIT_REPOSITORY_OPEN_NO_SEARCH, NULL));
 }
 
 int kb_session_store_open(const kb_session *s, const char *path, kb_store **out, kb_err *err)

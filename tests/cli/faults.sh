@@ -10,6 +10,8 @@
 #    compiled again, the same bytes as before;
 #  - notes that are not JSON: log, show and report work and name the variant;
 #  - a kill between a file's first commit and its journal line: log lists it;
+#  - a half-made private repository (git init killed mid-way) and a building
+#    folder of a dead process: the compile records, the half one is kept aside;
 #  - a runner that breaks the protocol (tests/faults/bad_runner.py, the remote
 #    command through tests/faults/fake_ssh.sh) or a shell banner before it:
 #    RUNNER ERROR / UNREACHABLE saying what came, at once; one that stops
@@ -167,6 +169,28 @@ in_w "$KB" log unjournaled
 expect_in unjournaled_listed out "  v1 "
 in_w "$KB" show v1
 expect_rc unjournaled_show 0
+
+# ---- a kill while the private repository was being made --------------------------
+# The repository is built under .new.repo.PID and renamed into place, so a
+# kill leaves that folder (swept once its process is gone), never a half
+# repo/; one an older kbench left (git init killed after a few files) is
+# moved aside, not deleted, and a whole one takes its place.
+
+in_w "$KB" session new halfrepo
+SD=$XDG_DATA_HOME/kbench/sessions/halfrepo
+mkdir -p "$SD/.new.repo.999999999/objects" "$SD/repo/objects/info" "$SD/repo/refs"
+echo "[core]" >"$SD/repo/config"   # no HEAD: what `git init` killed early leaves
+cp "$S/v1.cu" "$W/half.cu"; in_w "$KB" compile half.cu
+expect_rc halfrepo_compile 0
+in_w "$KB" log halfrepo
+expect_in halfrepo_listed out "  v1 "
+fsck_clean halfrepo_fsck "$SD/repo"
+count_is halfrepo_commit "$SD/repo" refs/kbench/halfrepo 1
+ls -d "$SD"/repo.damaged-* >/dev/null 2>&1 && pass halfrepo_kept_aside || fail halfrepo_kept_aside "$(ls -a "$SD")"
+[ -d "$SD/.new.repo.999999999" ] && fail halfrepo_stale_swept "$(ls -a "$SD")" || pass halfrepo_stale_swept
+cp "$S/v2.cu" "$W/half.cu"; in_w "$KB" compile half.cu
+count_is halfrepo_next_commit "$SD/repo" refs/kbench/halfrepo 2
+ls -a "$SD" | grep -q '^\.new\.' && fail halfrepo_no_building_left "$(ls -a "$SD")" || pass halfrepo_no_building_left
 
 # ---- a runner that breaks the protocol ---------------------------------------------
 

@@ -36,8 +36,11 @@ Prints one line per point, a summary, and "# passed=N failed=N skipped=N".
 import argparse, json, os, random, re, shutil, signal, subprocess, sys, tempfile, time
 
 ROOT = os.getcwd()
-KB = os.environ.get("KB", os.path.join(ROOT, "build/kbench"))
-TUI = os.environ.get("TUI", os.path.join(ROOT, "build/kbench-tui"))
+# KBENCH_BIN_DIR: the programs under test (tests/sanitize.sh points it at
+# the ASan+UBSan build)
+BIN = os.environ.get("KBENCH_BIN_DIR") or os.path.join(ROOT, "build")
+KB = os.environ.get("KB", os.path.join(BIN, "kbench"))
+TUI = os.environ.get("TUI", os.path.join(BIN, "kbench-tui"))
 FIX = os.path.join(ROOT, "tests/fixtures/session")
 FILES = ("sub/k.cu", "loose/k2.cu")  # relative to work/repo and work
 
@@ -599,8 +602,8 @@ def main():
             say("%4d %-6s %-12s %-11s %s; %d variants listed, %d journal events%s  %s" %
                 (plan["i"], plan["target"], plan["op"], FILES[plan["file"]], what, facts["variants"],
                  facts["events"], ", torn tail" if facts["torn"] else "", verdict))
-            for p in probs:
-                say("       FAIL %s" % p)
+            for p in probs:  # "  FAIL" starts the line: tests/run.sh shows such lines
+                say("  FAIL point %d: %s" % (plan["i"], p))
             passed += not probs
             failed += bool(probs)
             torn += facts["torn"]
