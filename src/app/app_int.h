@@ -201,4 +201,20 @@ void kb_app__rounds_text(json_t *rounds, kb_buf *out);
  * and its delta (nothing when R->o->rounds is empty). */
 void kb_app__section_rounds(const kb_app__model *R, kb_buf *o);
 
+/* ===== gpus.c: the local GPUs --gpus names ===== */
+
+/* The entries of this process's CUDA_VISIBLE_DEVICES ("2, 3" -> "2", "3"),
+ * -1 when it is unset (free with kb_app__free_entries). */
+int kb_app__visible_entries(char ***entries);
+void kb_app__free_entries(char **entries, int n);
+/* How many GPUs `--gpus all` means here: CUDA_VISIBLE_DEVICES's entries
+ * when set, else the driver's count (cached per driver and GPUs). */
+int kb_app__gpu_count(void);
+/* What CUDA_VISIBLE_DEVICES the worker of GPU number index gets (its entry
+ * in the user's list, or "index"); NULL when the list has no such entry. */
+char *kb_app__gpu_visible(int index);
+/* Whether --gpus VALUE is "all" or GPU numbers; local: numbers this
+ * machine's CUDA_VISIBLE_DEVICES has (an error saying so otherwise). */
+int kb_app__check_gpus(const char *gpus, bool local, kb_err *err);
+
 #endif

@@ -6,7 +6,7 @@
  * unpacks it and checks the remote's driver through its own runner.
  */
 #define _GNU_SOURCE /* posix_spawn file actions with O_* */
-#include "app.h"
+#include "app_int.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -61,7 +61,7 @@ int kb_app_target_parse(int *argc, char **argv, kb_app_target *t, kb_err *err)
 		return kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0, "bad --workers '%s'", workers);
 	if (t->workers && !t->launcher)
 		return kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0, "--workers goes with --launcher");
-	return KB_OK;
+	return kb_app__check_gpus(t->gpus, !t->hosts && !t->remote && !t->launcher, err);
 }
 
 kb_runner *kb_app_target_runner(const kb_app_target *t, bool batch)
@@ -79,8 +79,7 @@ static int gpu_list(const char *gpus, bool local, int *v, int max)
 {
 	int n = 0;
 	if (!gpus || !strcmp(gpus, "all")) {
-		kb_err err = {0};
-		int count = local && gpus ? kb_profile_device_count(&err) : 0;
+		int count = local && gpus ? kb_app__gpu_count() : 0;
 		for (int i = 0; i < count && n < max; i++)
 			v[n++] = i;
 		if (n == 0)
@@ -145,11 +144,15 @@ kb_pool *kb_app_target_pool(const kb_app_target *t)
 		int g[64], ng = gpu_list(t->gpus, true, g, 64);
 		for (int i = 0; i < ng; i++) {
 			kb_runner *r = kb_runner_new(NULL);
-			char env[48], label[32];
-			snprintf(env, sizeof env, "CUDA_VISIBLE_DEVICES=%d", g[i]);
+			char label[32];
 			snprintf(label, sizeof label, g[i] >= 0 ? "gpu %d" : "local", g[i]);
-			if (g[i] >= 0)
+			char *visible = g[i] >= 0 ? kb_app__gpu_visible(g[i]) : NULL;
+			if (visible) { /* checked by kb_app_target_parse: present */
+				char *env = kb_xasprintf("CUDA_VISIBLE_DEVICES=%s", visible);
 				kb_runner_add_env(r, env);
+				free(env);
+				free(visible);
+			}
 			kb_runner_share(r); /* a warm runner per GPU between commands */
 			kb_pool_add(p, r, label);
 		}

@@ -102,7 +102,9 @@ static int need_device(server *s)
 		kb_nvml_preload *nvml = kb_profile_nvml_preload();
 		s->dev_rc = kb_profile_device_open(&s->dev, 0, &s->dev_err);
 		double t1 = kb_now_ms();
-		kb_log("runner: device open %.1f ms", t1 - t0);
+		const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+		kb_log("runner: device open %.1f ms (CUDA_VISIBLE_DEVICES=%s)", t1 - t0,
+		       cvd ? cvd : "(unset)");
 		kb_profile_nvml_preload_join(nvml);
 		if (s->dev_rc == 0 &&
 		    kb_profile_nvml_open(kb_profile_device_info(s->dev)->pci_bus, &s->nvml, NULL) < 0)

@@ -19,8 +19,9 @@ run "$KB" run --help
 expect_rc run_help 0
 expect_in run_help_text out "--trials N"
 # over two GPUs' workers the base run is the queue's first job: no GPU is
-# still NO GPU, exit 3, not a hang or a sweep of failures
-run "$KB" run kernels/reduce/02_vec4.cu --gpus 0,1
+# still NO GPU, exit 3, not a hang or a sweep of failures (GPUs 0 and 1 are
+# the entries of CUDA_VISIBLE_DEVICES, ids no driver has)
+run env CUDA_VISIBLE_DEVICES=nogpu0,nogpu1 "$KB" run kernels/reduce/02_vec4.cu --gpus 0,1
 expect_rc run_gpus_nogpu_rc 3
 expect_in run_gpus_nogpu out "NO GPU"
 expect_not_in run_gpus_nogpu_no_sweep out "sweep"

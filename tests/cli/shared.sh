@@ -93,18 +93,50 @@ if ls "$D"/runner-*.sock >/dev/null 2>&1; then pass shared_idle_started; else fa
 sleep 2.5
 if [ -z "$(runners)" ] && ! ls "$D"/runner-*.sock >/dev/null 2>&1; then pass shared_idle_exit; else fail shared_idle_exit "$(runners) $(ls "$D")"; fi
 # A pool (--gpus 0,1) keeps one shared runner per GPU, each with its GPU in
-# its environment, reused by the next such command.
+# its environment, reused by the next such command.  The GPUs are named by
+# a CUDA_VISIBLE_DEVICES of ids no driver has (the runners answer NO GPU on
+# any machine), GPU N being its N-th entry.
+export CUDA_VISIBLE_DEVICES=nogpu-a,nogpu-b
 before=$(runners)
 run "$KB" run kernels/reduce/02_vec4.cu --gpus 0,1
 expect_rc shared_gpus_answers 3
 gpu_runners() { runners | grep -vxF "$before"; }
 pool1=$(gpu_runners)
 envs=$(for p in $pool1; do tr '\0' '\n' < /proc/$p/environ | grep '^CUDA_VISIBLE_DEVICES='; done | sort | tr '\n' ' ')
-[ "$envs" = "CUDA_VISIBLE_DEVICES=0 CUDA_VISIBLE_DEVICES=1 " ] && pass shared_gpus_one_per_gpu \
+[ "$envs" = "CUDA_VISIBLE_DEVICES=nogpu-a CUDA_VISIBLE_DEVICES=nogpu-b " ] && pass shared_gpus_one_per_gpu \
 	|| fail shared_gpus_one_per_gpu "runners '$pool1', environments '$envs'"
 run "$KB" run kernels/reduce/02_vec4.cu --gpus 0,1
 [ -n "$pool1" ] && [ "$(gpu_runners)" = "$pool1" ] && pass shared_gpus_reused \
 	|| fail shared_gpus_reused "'$pool1' then '$(gpu_runners)'"
+
+# Under a CUDA_VISIBLE_DEVICES of the user's own (a batch system's "3,5";
+# here ids no driver has, so that nothing runs on a GPU machine either),
+# GPU numbers are positions in it: worker 0 runs on its first entry, never
+# on the machine's GPU 0 (another job's); `all` is its entries, counted
+# without starting the driver here; a number past its end is refused at
+# once, and so is any number under an empty one (every GPU hidden).
+"$KB" serve --stop >/dev/null 2>&1
+before=$(runners)
+run env CUDA_VISIBLE_DEVICES="nogpu3, nogpu5" KBENCH_LOG="$T_TMP/cvd.log" "$KB" run kernels/reduce/02_vec4.cu --gpus all
+expect_rc cvd_all_answers 3
+envs=$(for p in $(gpu_runners); do tr '\0' '\n' < /proc/$p/environ | grep '^CUDA_VISIBLE_DEVICES='; done | sort | tr '\n' ' ')
+[ "$envs" = "CUDA_VISIBLE_DEVICES=nogpu3 CUDA_VISIBLE_DEVICES=nogpu5 " ] && pass cvd_all_entries \
+	|| fail cvd_all_entries "environments '$envs'"
+grep -q "gpus: 2 named by CUDA_VISIBLE_DEVICES" "$T_TMP/cvd.log" && pass cvd_all_no_driver \
+	|| fail cvd_all_no_driver "$(grep 'gpus:' "$T_TMP/cvd.log")"
+"$KB" serve --stop >/dev/null 2>&1
+run env CUDA_VISIBLE_DEVICES=nogpu3,nogpu5 "$KB" run kernels/reduce/02_vec4.cu --gpus 1
+envs=$(for p in $(gpu_runners); do tr '\0' '\n' < /proc/$p/environ | grep '^CUDA_VISIBLE_DEVICES='; done | tr '\n' ' ')
+[ "$envs" = "CUDA_VISIBLE_DEVICES=nogpu5 " ] && pass cvd_one_entry || fail cvd_one_entry "environments '$envs'"
+run env CUDA_VISIBLE_DEVICES=nogpu3,nogpu5 "$KB" run kernels/reduce/02_vec4.cu --gpus 0,2
+expect_rc cvd_past_end_rc 2
+expect_in cvd_past_end_says err "--gpus 2: CUDA_VISIBLE_DEVICES='nogpu3,nogpu5' names 2 GPUs"
+run env CUDA_VISIBLE_DEVICES= "$KB" run kernels/reduce/02_vec4.cu --gpus 0
+expect_rc cvd_empty_rc 2
+expect_in cvd_empty_says err "names no GPU"
+run "$KB" run kernels/reduce/02_vec4.cu --gpus 0,x
+expect_rc gpus_bad_rc 2
+expect_in gpus_bad_says err "bad --gpus '0,x'"
 
 "$KB" serve --stop >/dev/null 2>&1
 finish
