@@ -24,10 +24,12 @@
  * cache directory named by its content.  Does not own how variants are
  * stored (store.c) or which files a journal names (journal.c).
  */
+#define _GNU_SOURCE /* renameat2 and RENAME_EXCHANGE */
 #include "session_int.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,35 +301,48 @@ static bool is_empty_dir(const char *dir)
 	return empty;
 }
 
-/* An empty folder at dir: made, or emptied when it holds an earlier export
+/* Whether dir may receive an export: absent, empty, or an earlier export
  * (never anything else of the user's). */
-static int prepare_dir(const char *dir, kb_err *err)
+static int check_target(const char *dir, kb_err *err)
 {
 	struct stat sb;
-	if (stat(dir, &sb) < 0)
-		return kb_mkdirs(dir, err);
-	if (is_empty_dir(dir))
+	if (stat(dir, &sb) < 0 || (S_ISDIR(sb.st_mode) && is_empty_dir(dir)))
 		return KB_OK;
 	if (!S_ISDIR(sb.st_mode) || !kb_session__is_export(dir))
 		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0,
 			      "%s is not empty and holds no kbench export: choose another folder", dir);
-	if (kb_session__remove_tree(dir, false) < 0)
-		return kb_err_errno(err, "cannot empty", dir);
 	return KB_OK;
 }
 
-int kb_session_export(const kb_session *s, const char *dir, kb_err *err)
+/* Puts the finished folder tmp at dir: one atomic exchange with an earlier
+ * export (then removed), or a rename.  Readers of dir (git, a replay) see
+ * the old export or the new one, never a mix; a kill leaves at most tmp. */
+static int put_in_place(const char *tmp, const char *dir, kb_err *err)
+{
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0)
+		return kb_session__remove_tree(tmp, true) < 0 ? kb_err_errno(err, "cannot remove", tmp)
+							       : KB_OK;
+	if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
+		return kb_err_errno(err, "cannot put the export at", dir);
+	/* no dir yet, or a file system without the exchange: replace it */
+	if (errno != ENOENT && kb_session__remove_tree(dir, true) < 0)
+		return kb_err_errno(err, "cannot replace", dir);
+	if (rename(tmp, dir) < 0)
+		return kb_err_errno(err, "cannot put the export at", dir);
+	return KB_OK;
+}
+
+/* Writes the export into the empty folder dir. */
+static int write_export(const kb_session *s, const char *dir, kb_err *err)
 {
 	json_t *meta = NULL, *m = NULL;
 	kb_buf journal = KB_BUF_INIT;
 	char *path = kb_xasprintf("%s/meta.json", s->dir), *journal_path = kb_xasprintf("%s/journal.jsonl", s->dir);
 	meta = json_load_file(path, 0, NULL);
-	int rc = prepare_dir(dir, err);
-	if (rc < 0)
-		goto out;
 	m = json_pack("{s:s, s:s, s:O?, s:s}", "format", FORMAT, "id", s->id, "created",
 		      json_object_get(meta, "created"), "kbench", KB_VERSION);
-	if ((rc = export_files(s, dir, m, err)) < 0)
+	int rc = export_files(s, dir, m, err);
+	if (rc < 0)
 		goto out;
 	if (kb_file_read(journal_path, &journal, NULL) == 0 &&
 	    (rc = write_file(dir, "journal.jsonl", journal.s ? journal.s : "", journal.len, err)) < 0)
@@ -343,6 +358,33 @@ out:
 	json_decref(meta);
 	free(journal_path);
 	free(path);
+	return rc;
+}
+
+int kb_session_export(const kb_session *s, const char *dir_in, kb_err *err)
+{
+	/* a link is followed: the export goes where it points, the link stays */
+	char *dir = realpath(dir_in, NULL);
+	if (!dir)
+		dir = kb_xstrdup(dir_in);
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		dir[--n] = '\0';
+	const char *slash = strrchr(dir, '/');
+	char *parent = slash ? kb_xstrndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : kb_xstrdup(".");
+	char *tmp = kb_xasprintf("%s/.new.%s.%ld", parent, slash ? slash + 1 : dir, (long)getpid());
+	int rc = check_target(dir, err);
+	if (rc == 0 && (rc = kb_mkdirs(parent, err)) == 0) {
+		kb_session__sweep_unfinished(parent); /* what a killed export left */
+		kb_session__remove_tree(tmp, true);
+		if ((rc = kb_mkdirs(tmp, err)) == 0 && (rc = write_export(s, tmp, err)) == 0)
+			rc = put_in_place(tmp, dir, err);
+		if (rc < 0)
+			kb_session__remove_tree(tmp, true);
+	}
+	free(tmp);
+	free(parent);
+	free(dir);
 	return rc;
 }
 

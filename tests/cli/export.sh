@@ -3,7 +3,8 @@
 # (with a label, a note and a Result-like note of floats) exported, imported
 # into another store and exported again gives the same bytes; the folder
 # alone (no store, no git refs) is read by log, show, report and replay; an
-# export never overwrites a folder that is not one.
+# export never overwrites a folder that is not one, and replaces an earlier
+# one whole (written beside it, swapped in).
 . tests/cli/lib.sh
 unset KBENCH_NO_SESSION
 export GIT_CEILING_DIRECTORIES="$T_TMP"
@@ -82,4 +83,17 @@ run "$KB" session export exp -o "$T_TMP/mine"; expect_rc export_refuses_other 1
 expect_in export_refusal_says err "holds no kbench export"
 [ -f "$T_TMP/mine/notes.txt" ] && pass export_kept_user_file || fail export_kept_user_file "notes.txt gone"
 run "$KB" session export exp -o "$E";          expect_rc export_replaces_own 0
+
+# An export is written beside its folder (.new.NAME.PID) and swapped in
+# whole, so a kill mid-way leaves the earlier export as it was, never half
+# of each; the next export sweeps what a dead one left.  A link to a folder
+# stays a link: the export goes where it points.
+mkdir -p "$T_TMP/.new.one.999999999/a.cu"; echo partial >"$T_TMP/.new.one.999999999/README.md"
+printf '// three\n' >> "$W/a.cu"; (cd "$W" && "$KB" compile a.cu >/dev/null 2>&1)
+run "$KB" session export exp -o "$E";          expect_rc export_swap_rc 0
+[ -f "$E/a.cu/v3.cu" ] && pass export_swap_new || fail export_swap_new "$(cd "$E" && find . -type f)"
+ls -a "$T_TMP" | grep -q '^\.new\.' && fail export_swap_no_leftover "$(ls -a "$T_TMP")" || pass export_swap_no_leftover
+ln -s "$E" "$T_TMP/link"
+run "$KB" session export exp -o "$T_TMP/link";  expect_rc export_link_rc 0
+[ -L "$T_TMP/link" ] && [ -f "$E/manifest.json" ] && pass export_link_kept || fail export_link_kept "$(ls -la "$T_TMP")"
 finish

@@ -54,6 +54,7 @@ class Bench:
         self.work = os.path.join(self.tmp, "work")
         self.repo = os.path.join(self.work, "repo")
         self.stall = os.path.join(self.tmp, "stall")
+        self.exported = os.path.join(self.work, "exported")  # `session export -o` here
         run_dir = os.path.join(self.tmp, "run")
         os.makedirs(run_dir, mode=0o700)
         self.env = dict(os.environ, XDG_DATA_HOME=os.path.join(self.tmp, "data"),
@@ -206,9 +207,31 @@ def check_journal(b, sid, commits):
     return sorted(set(probs)), len(events), bool(tail)
 
 
+def check_export(b):
+    """The export folder, when there is one, is a whole export: its
+    manifest reads and names files that are all there; nothing half-written
+    beside it is taken for one."""
+    if not os.path.exists(b.exported):
+        return []
+    try:
+        m = json.load(open(os.path.join(b.exported, "manifest.json")))
+        assert m.get("format", "").startswith("kbench-session/")
+    except Exception as e:
+        return ["export folder without a whole manifest: %s; holds %s" %
+                (e, sorted(os.listdir(b.exported))[:8])]
+    missing = [v[k] for f in m.get("files", []) for v in f.get("variants", [])
+               for k in ("source", "result") if k in v and
+               not os.path.exists(os.path.join(b.exported, v[k]))]
+    for name in ("README.md", "journal.jsonl"):
+        if not os.path.exists(os.path.join(b.exported, name)):
+            missing.append(name)
+    return ["export folder lacks %d files its manifest names: %s" % (len(missing), missing[:5])] \
+        if missing else []
+
+
 def check_all(b):
     """Every check but `next`: a list of problems, and facts for the line."""
-    probs, total, events, torn = [], 0, 0, 0
+    probs, total, events, torn = check_export(b), 0, 0, 0
     for sid in b.sessions():
         commits = set()
         want = []
@@ -253,6 +276,9 @@ def check_next(b, f, runner, created=None):
                          (created, "was made" if made else "was not made", rc, out.strip()[:300]))
     if os.path.exists(b.stall):
         os.unlink(b.stall)
+    rc, out = b.kb(0, "session", "export", b.current() or "s0", "-o", b.exported)
+    if rc != 0 or check_export(b):
+        probs.append("next export: exit %s: %s %s" % (rc, out.strip()[:300], check_export(b)))
     before = b.count(f)
     b.new_text(f, "hit")
     rc, out = b.kb(f, "compile", FILES[f], "--no-sass")
@@ -399,6 +425,8 @@ def step_cli(b, rng, plan, dur):
         open(b.stall, "w").close()
         args = ["run", FILES[f], "--no-sweep"]
         extra = {"KBENCH_SHARED_RUNNER": "1"} if plan["shared"] else None
+    elif op == "export":
+        args = ["session", "export", b.current() or "s0", "-o", b.exported]
     elif op in ("label", "note"):
         n = max(b.count(f), 1)
         args = [op, "v%d" % rng.randint(1, n), "x%d" % plan["i"], "--file", FILES[f]]
@@ -491,7 +519,8 @@ def calibrate(b, tui):
     dur = {"compile-miss": timed(lambda: compile_("miss")), "compile-hit": timed(lambda: compile_("hit")),
            "label": timed(lambda: b.kb(0, "label", "v1", "cal", "--file", FILES[0])),
            "note": timed(lambda: b.kb(0, "note", "v1", "cal", "--file", FILES[0])),
-           "session new": 0.02}
+           "session new": 0.02,
+           "export": timed(lambda: b.kb(0, "session", "export", "s0", "-o", b.exported))}
     dur["runner"] = timed(runner_reach)
     dur["run"] = dur["runner"] * 1.2
     b.new_text(0, "hit")
@@ -514,7 +543,7 @@ def calibrate(b, tui):
 
 def plan_points(seed, n):
     rng = random.Random(seed)
-    cli_ops = ["compile-miss"] * 3 + ["compile-hit"] * 4 + ["run", "label", "note"]
+    cli_ops = ["compile-miss"] * 3 + ["compile-hit"] * 4 + ["run", "label", "note", "export"]
     plans = []
     for i in range(1, n + 1):
         target = rng.choice(["cli", "cli", "runner", "tui"])
