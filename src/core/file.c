@@ -56,15 +56,30 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int kb_file_write(const char *path, const void *p, size_t n, kb_err *err)
+/* The file a write to path replaces: path, or what a link at path leads
+ * to (a user's kernel file may be a link into another tree: saving must
+ * change that file, not turn the link into a copy). */
+static char *write_target(const char *path)
 {
+	struct stat st;
+	char *real = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
+	return real ? real : kb_xstrdup(path);
+}
+
+int kb_file_write(const char *path_in, const void *p, size_t n, kb_err *err)
+{
+	char *path = write_target(path_in);
 	char *tmp = kb_xasprintf("%s.tmp.%d", path, (int)getpid());
 	int rc = KB_OK;
+	struct stat st;
+	bool had = stat(path, &st) == 0;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = kb_err_errno(err, "cannot create", tmp);
 		goto out;
 	}
+	if (had) /* the file keeps its permissions (a private 0600 stays private) */
+		fchmod(fd, st.st_mode & 07777);
 	if (write_all(fd, p, n) < 0 || close(fd) < 0) {
 		rc = kb_err_errno(err, "cannot write", tmp);
 		unlink(tmp);
@@ -76,6 +91,7 @@ int kb_file_write(const char *path, const void *p, size_t n, kb_err *err)
 	}
 out:
 	free(tmp);
+	free(path);
 	return rc;
 }
 

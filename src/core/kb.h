@@ -189,7 +189,9 @@ int kb_base64_decode(const char *s, void **out, size_t *n);
 
 /* Reads a whole file into a NUL-terminated buffer. Returns 0, or KB_EIO/KB_ENOTFOUND. */
 int kb_file_read(const char *path, kb_buf *out, kb_err *err);
-/* Writes atomically (temp file + rename). Returns 0 or KB_EIO. */
+/* Writes atomically (temp file + rename): an existing file keeps its
+ * permissions, and a link's target is written, the link kept. Returns 0 or
+ * KB_EIO. */
 int kb_file_write(const char *path, const void *p, size_t n, kb_err *err);
 /* mkdir -p. Returns 0 or KB_EIO. */
 int kb_mkdirs(const char *path, kb_err *err);

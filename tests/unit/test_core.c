@@ -97,6 +97,31 @@ static void test_core__files(void)
 	free(rm); free(f); free(sub);
 }
 
+/* A write keeps what the user's file was: its permissions, and a link
+ * stays a link with its target rewritten (the TUI's save, checkout). */
+static void test_core__file_write_keeps(void)
+{
+	char dir[] = "/tmp/kbench-test-XXXXXX";
+	T_OK(mkdtemp(dir) != NULL);
+	char *real = kb_xasprintf("%s/real.cu", dir), *link = kb_xasprintf("%s/link.cu", dir);
+	kb_err err = {0};
+	T_EQ_INT(kb_file_write(real, "one", 3, &err), 0);
+	T_EQ_INT(chmod(real, 0600), 0);
+	T_EQ_INT(symlink(real, link), 0);
+	T_EQ_INT(kb_file_write(link, "two", 3, &err), 0);
+	struct stat st;
+	T_OK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+	kb_buf b = KB_BUF_INIT;
+	T_EQ_INT(kb_file_read(real, &b, &err), 0);
+	T_EQ_STR(b.s, "two");
+	T_OK(stat(real, &st) == 0);
+	T_EQ_INT(st.st_mode & 0777, 0600);
+	kb_buf_free(&b);
+	char *rm = kb_xasprintf("rm -rf %s", dir);
+	T_EQ_INT(system(rm), 0);
+	free(rm); free(real); free(link);
+}
+
 static void test_core__cache_dir(void)
 {
 	setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
@@ -165,6 +190,7 @@ int main(void)
 	T_RUN(test_core__src_line);
 	T_RUN(test_core__sha256);
 	T_RUN(test_core__files);
+	T_RUN(test_core__file_write_keeps);
 	T_RUN(test_core__paths);
 	T_RUN(test_core__cache_dir);
 	T_RUN(test_core__spawn);
