@@ -27,8 +27,56 @@ static int kernels_of(const kb_variant *vs, int n, const char **ks, int max)
 	return nk;
 }
 
+/* The extra columns of a log: names asked for and each one's width. */
+typedef struct {
+	const char *const *names;
+	int n;
+	int width[KB_LOG_COLS];
+} log_cols;
+
+/* Variant v's value of column name: its counter of that name, else the
+ * Result field at that dotted path; NAN when it has neither. */
+static double col_value(const kb_variant *v, const char *name)
+{
+	json_t *res = kb_app__jget(v->note, "result");
+	json_t *c = json_object_get(json_object_get(res, "counters"), name);
+	if (!c)
+		c = kb_app__jget(res, name);
+	return json_is_number(c) ? json_number_value(c) : NAN;
+}
+
+/* A counter as a person reads one: 268.4M, 1.98G, 45.31, 0.0123. */
+static void cat_col(kb_buf *out, int width, double v)
+{
+	static const char si[] = "kMGTPE";
+	char text[32];
+	int e = 0;
+	double a = fabs(v);
+	if (isnan(v)) {
+		snprintf(text, sizeof text, "-");
+	} else if (a >= 1e4) {
+		while (a >= 1e3 && e < (int)sizeof si - 1)
+			a /= 1e3, v /= 1e3, e++;
+		snprintf(text, sizeof text, "%.4g%c", v, si[e - 1]);
+	} else {
+		snprintf(text, sizeof text, "%.4g", v);
+	}
+	kb_buf_catf(out, " %*s", width, text);
+}
+
+/* A column's heading: the name, or its start and '~' when it is wider
+ * than 28 (the whole name follows the table). */
+static void cat_heading(kb_buf *out, int width, const char *name)
+{
+	if (strlen(name) <= (size_t)width)
+		kb_buf_catf(out, " %*s", width, name);
+	else
+		kb_buf_catf(out, " %.*s~", width - 1, name);
+}
+
 /* One variant's row of the log; best: it is its kernel's fastest. */
-static void log_row(const kb_variant *v, bool kernel_col, bool best, kb_buf *out)
+static void log_row(const kb_variant *v, bool kernel_col, bool best, const log_cols *cols,
+		    kb_buf *out)
 {
 	double med = kb_app__median_of(v), gbs = kb_app__jnum(v->note, "result.roofline.GBps");
 	double regs = kb_app__jnum(v->note, "compile.kernel.resources.registers");
@@ -41,10 +89,42 @@ static void log_row(const kb_variant *v, bool kernel_col, bool best, kb_buf *out
 	kb_app__cat_num(out, 10, 1, gbs);
 	kb_app__cat_num(out, 6, 0, regs);
 	kb_app__cat_num(out, 6, 0, occ);
+	for (int c = 0; c < cols->n; c++)
+		cat_col(out, cols->width[c], col_value(v, cols->names[c]));
 	kb_buf_catf(out, "  %.10s%s\n", v->oid, best ? "  <- best" : "");
 }
 
-static void log_file(const kb_session *s, const char *path, kb_buf *out, kb_err *err)
+/* After the table: the whole name of a shortened heading, and a column no
+ * variant has, with the counters whose names hold it (a profiled variant
+ * has dozens; `kbench show vN` lists them). */
+static void explain_empty_cols(const kb_variant *vs, int n, const log_cols *cols, kb_buf *out)
+{
+	for (int c = 0; c < cols->n; c++)
+		if (strlen(cols->names[c]) > (size_t)cols->width[c])
+			kb_buf_catf(out, "  %.*s~ is %s\n", cols->width[c] - 1, cols->names[c],
+				    cols->names[c]);
+	for (int c = 0; c < cols->n; c++) {
+		bool any = false;
+		for (int i = 0; i < n && !any; i++)
+			any = !isnan(col_value(&vs[i], cols->names[c]));
+		if (any || !n)
+			continue;
+		kb_buf_catf(out, "  no variant has '%s'", cols->names[c]);
+		int shown = 0;
+		for (int i = 0; i < n && !shown; i++) {
+			const char *k;
+			json_t *val;
+			json_object_foreach(kb_app__jget(vs[i].note, "result.counters"), k, val)
+				if (strstr(k, cols->names[c]) && shown < 6)
+					kb_buf_catf(out, "%s%s", shown++ ? ", " : "; counters with it: ", k);
+		}
+		kb_buf_cat(out, shown ? "\n" : " (not a counter of a profiled variant, nor a Result field; "
+					       "`kbench profile` records counters)\n");
+	}
+}
+
+static void log_file(const kb_session *s, const char *path, const log_cols *cols, kb_buf *out,
+		     kb_err *err)
 {
 	kb_store *st = NULL;
 	kb_variant *vs = NULL;
@@ -65,10 +145,14 @@ static void log_file(const kb_session *s, const char *path, kb_buf *out, kb_err 
 	kb_buf_catf(out, "  %-5s", "");
 	if (nk > 1)
 		kb_buf_catf(out, " %-20s", "kernel");
-	kb_buf_catf(out, " %-12s %-13s %12s %10s %6s %6s  %s\n", "label", "verdict", "median us",
-		    "GB/s", "regs", "occ%", "commit");
+	kb_buf_catf(out, " %-12s %-13s %12s %10s %6s %6s", "label", "verdict", "median us", "GB/s",
+		    "regs", "occ%");
+	for (int c = 0; c < cols->n; c++)
+		cat_heading(out, cols->width[c], cols->names[c]);
+	kb_buf_catf(out, "  %s\n", "commit");
 	for (int i = 0; i < n; i++)
-		log_row(&vs[i], nk > 1, i == kb_app__best_of(vs, n, vs[i].kernel), out);
+		log_row(&vs[i], nk > 1, i == kb_app__best_of(vs, n, vs[i].kernel), cols, out);
+	explain_empty_cols(vs, n, cols, out);
 	for (int i = 0; i < n; i++)
 		if (vs[i].note_error)
 			kb_buf_catf(out, "  %s: %s\n", vs[i].name, vs[i].note_error);
@@ -83,6 +167,16 @@ static void log_file(const kb_session *s, const char *path, kb_buf *out, kb_err 
 
 int kb_app_log(const char *what, kb_buf *out, kb_err *err)
 {
+	return kb_app_log_cols(what, NULL, 0, out, err);
+}
+
+int kb_app_log_cols(const char *what, const char *const *names, int ncols, kb_buf *out, kb_err *err)
+{
+	log_cols cols = {.names = names, .n = ncols < KB_LOG_COLS ? ncols : KB_LOG_COLS};
+	for (int c = 0; c < cols.n; c++) {
+		int len = (int)strlen(names[c]);
+		cols.width[c] = len < 9 ? 9 : len > 28 ? 28 : len;
+	}
 	kb_session s;
 	bool is_file = what && kb_file_exists(what) && strcmp(kb_extension(what), "") &&
 		       kb_session_open(what, &s, NULL) != 0;
@@ -90,12 +184,12 @@ int kb_app_log(const char *what, kb_buf *out, kb_err *err)
 	if (rc < 0)
 		return rc;
 	if (is_file) {
-		log_file(&s, what, out, err);
+		log_file(&s, what, &cols, out, err);
 	} else {
 		char **files;
 		int n = kb_session_files(&s, &files, err);
 		for (int i = 0; i < n; i++)
-			log_file(&s, files[i], out, err);
+			log_file(&s, files[i], &cols, out, err);
 		if (n == 0)
 			kb_buf_catf(out, "session %s: nothing recorded yet\n", s.id);
 		kb_app__free_strs(files, n > 0 ? n : 0);

@@ -73,13 +73,30 @@ static int sess_usage(const char *usage, const sess_args *a)
 
 int kb_cli_log(int argc, char **argv)
 {
-	static const char u[] = "usage: kbench log [FILE|SESSION]\n";
+	static const char u[] =
+		"usage: kbench log [FILE|SESSION] [--counter NAME]...\n"
+		"  --counter NAME  a column of NAME across the variants: a hardware counter as\n"
+		"                  `kbench profile` names it (dram__bytes_read.sum), or a Result\n"
+		"                  field (timing.cv, roofline.pct_of_measured_copy); up to 6\n";
+	const char *cols[KB_LOG_COLS];
+	int ncols = 0;
+	for (int i = 1; i < argc; i++) /* taken out before the other flags are read */
+		if (!strcmp(argv[i], "--counter") && i + 1 < argc) {
+			if (ncols == KB_LOG_COLS) {
+				fprintf(stderr, "kbench: at most %d --counter columns\n", KB_LOG_COLS);
+				return KB_CLI_EXIT_USAGE;
+			}
+			cols[ncols++] = argv[i + 1];
+			memmove(argv + i, argv + i + 2, (size_t)(argc - i - 1) * sizeof *argv);
+			argc -= 2, i--;
+		}
 	sess_args a = parse_sess(argc, argv);
 	if (a.help || a.bad || a.npos > 1)
 		return sess_usage(u, &a);
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
-	return finish_text(kb_app_log(a.npos ? a.pos[0] : NULL, &out, &err), &out, &err);
+	return finish_text(kb_app_log_cols(a.npos ? a.pos[0] : NULL, cols, ncols, &out, &err), &out,
+			   &err);
 }
 
 int kb_cli_show(int argc, char **argv)

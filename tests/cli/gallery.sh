@@ -2,7 +2,8 @@
 # gallery.sh - the kernel gallery as a fresh clone has it: every file of
 # kernels/<op>/ compiles with its spec (no GPU needed); every recorded
 # session of sessions/ lists, reports (Markdown and HTML) and, without a
-# GPU, says that replay needs one; with a GPU one session file replays.
+# GPU, says that replay needs one; with a GPU one session file replays;
+# `log --counter` tabulates a counter across a session's variants.
 . tests/cli/lib.sh
 for f in kernels/softmax/*.cu kernels/layernorm/*.cu kernels/rmsnorm/*.cu kernels/reduce/*.cu \
 	 kernels/transpose/*.cu; do
@@ -21,6 +22,20 @@ for s in sessions/*/; do
 		&& pass "report_html_${name}_selfcontained" || fail "report_html_${name}_selfcontained" "not one page"
 done
 [ "$n" -ge 5 ] && pass sessions_present || fail sessions_present "only $n sessions under sessions/"
+# one counter across a session's variants (recorded with `kbench profile`),
+# a Result field beside it, and what a name no variant has gets
+run "$KB" log sessions/gemm --counter dram__bytes_read.sum --counter timing.cv --counter dram
+expect_rc log_counter_rc 0
+expect_in log_counter_heading out "dram__bytes_read.sum"
+[ "$(grep -c '^  v[0-9].*[0-9.]G  *0\.0[0-9]*  *-  *[0-9a-f]\{10\}' "$T_TMP/out")" -ge 4 ] && pass log_counter_values \
+	|| fail log_counter_values "$(cat "$T_TMP/out")"
+expect_in log_counter_suggests out "no variant has 'dram'; counters with it: dram__bytes.sum"
+run "$KB" log sessions/gemm --counter a --counter b --counter c --counter d --counter e --counter f --counter g
+expect_rc log_counter_too_many 2
+run "$KB" log sessions/gemm --counter sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active
+expect_in log_counter_long_name out "acti~ is sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
+grep -q '^  v4 .*04_wgmma.* 9[0-9]\.[0-9]*  [0-9a-f]\{10\}  <- best' "$T_TMP/out" && pass log_counter_tensor_pipe \
+	|| fail log_counter_tensor_pipe "$(cat "$T_TMP/out")"
 if "$KB" devices >/dev/null 2>&1; then
 	run "$KB" replay sessions/reduce --file row_max.cu; expect_rc replay_gpu 0
 	expect_in replay_gpu_now out "now on"
