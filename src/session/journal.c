@@ -224,13 +224,31 @@ static json_t *load_files(const kb_session *s)
 static void save_files(const kb_session *s, json_t *m)
 {
 	char *p = kb_xasprintf("%s/files.json", s->dir);
-	char *tmp = kb_xasprintf("%s.%ld.tmp", p, (long)getpid());
 	char *text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
-	if (text && kb_file_write(tmp, text, strlen(text), NULL) == 0 && rename(tmp, p) < 0)
-		unlink(tmp);
+	if (text)
+		kb_file_write(p, text, strlen(text), NULL);
 	free(text);
-	free(tmp);
 	free(p);
+}
+
+/* Holds <dir>/files.lock while a process reads, adds to and writes the map:
+ * two writers of one session (the TUI and a `kbench run` elsewhere) adding
+ * their first files at once each wrote the map without the other's name.
+ * Returns the descriptor to give to unlock_files (-1: unlocked, best effort). */
+static int lock_files(const kb_session *s)
+{
+	char *p = kb_xasprintf("%s/files.lock", s->dir);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	free(p);
+	while (fd >= 0 && flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	return fd;
+}
+
+static void unlock_files(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* the lock goes with it */
 }
 
 char *kb_session_file_name(const kb_session *s, const char *path)
@@ -238,6 +256,7 @@ char *kb_session_file_name(const kb_session *s, const char *path)
 	char *abs = s->detached ? NULL : realpath(path, NULL);
 	if (!abs)
 		return kb_xstrdup(path);
+	int lock = lock_files(s);
 	json_t *m = load_files(s);
 	const char *known = json_string_value(json_object_get(m, path));
 	char *name = kb_xstrdup(known && strcmp(known, abs) ? abs : path);
@@ -245,6 +264,7 @@ char *kb_session_file_name(const kb_session *s, const char *path)
 		json_object_set_new(m, name, json_string(abs));
 		save_files(s, m);
 	}
+	unlock_files(lock);
 	json_decref(m);
 	free(abs);
 	return name;

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 /* ===== libgit2 at the edge (store_repo.c has KB_GIT) ===== */
 
@@ -297,6 +298,19 @@ out:
 	return rc;
 }
 
+/* How often a write is tried again after another writer of the same ref
+ * got there first (the TUI and a `kbench run` in another terminal,
+ * `kbench optimize` beside manual runs: each try loses only to a write
+ * that landed, so this bounds a pathological storm, not a normal race). */
+#define MAX_RACES 50
+
+/* A pause of this process's own before try n + 1, out of step with the
+ * other writer's. */
+static void race_pause(int n)
+{
+	usleep((useconds_t)(500 + ((unsigned)getpid() * 7919u + (unsigned)n * 104729u) % 2000u));
+}
+
 /* Attaches note (consumed) to commit oid on refs/notes/kbench, replacing any. */
 static int put_note(kb_store *st, const git_oid *oid, json_t *note, kb_err *err)
 {
@@ -311,7 +325,13 @@ static int put_note(kb_store *st, const git_oid *oid, json_t *note, kb_err *err)
 	}
 	if ((rc = signature(st, &sig, err)) < 0)
 		goto out;
-	rc = KB_GIT(git_note_create(&note_oid, st->repo, KB_NOTES_REF, sig, sig, oid, line, 1));
+	/* refs/notes/kbench is every session's: another writer may hold its
+	 * lock or move it under us for a moment; each try reads it afresh */
+	int g, tries = 0;
+	while ((g = git_note_create(&note_oid, st->repo, KB_NOTES_REF, sig, sig, oid, line, 1)) < 0 &&
+	       (g == GIT_ELOCKED || g == GIT_EMODIFIED) && tries < MAX_RACES)
+		race_pause(tries++);
+	rc = KB_GIT(g);
 out:
 	git_signature_free(sig);
 	free(line);
@@ -344,7 +364,7 @@ static int reword(kb_store *st, git_oid *at, const char *message, json_t *note, 
 		goto out;
 	rc = git_reference_create_matching(&moved, st->repo, st->ref, &fresh, 1, at, "kbench: result");
 	git_reference_free(moved);
-	if (rc == GIT_EMODIFIED) { /* another writer moved the ref: keep the old commit */
+	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED) { /* another writer has the ref: keep the old commit */
 		rc = KB_OK;
 		goto note_only;
 	}
@@ -363,20 +383,27 @@ out:
 }
 
 /* Moves the session ref to commit from commit's parent (a first commit:
- * from nothing), so that a writer who moved it meanwhile is never undone. */
-static int move_ref(kb_store *st, const git_oid *commit, kb_err *err)
+ * from nothing), so that a writer who moved it meanwhile is never undone.
+ * *raced: another writer moved or held the ref first (nothing moved; the
+ * caller builds its commit again on the new tip). */
+static int move_ref(kb_store *st, const git_oid *commit, bool *raced, kb_err *err)
 {
 	git_commit *c = NULL;
 	git_reference *r = NULL;
+	*raced = false;
 	int rc = KB_GIT(git_commit_lookup(&c, st->repo, commit));
 	if (rc < 0)
 		return rc;
 	const git_oid *parent = git_commit_parentcount(c) ? git_commit_parent_id(c, 0) : NULL;
-	rc = parent ? KB_GIT(git_reference_create_matching(&r, st->repo, st->ref, commit, 1, parent,
-							   "kbench: a variant"))
-		    : KB_GIT(git_reference_create(&r, st->repo, st->ref, commit, 0, "kbench: a variant"));
-	if (rc == KB_OK)
+	int g = parent ? git_reference_create_matching(&r, st->repo, st->ref, commit, 1, parent,
+						       "kbench: a variant")
+		       : git_reference_create(&r, st->repo, st->ref, commit, 0, "kbench: a variant");
+	if (g == GIT_EMODIFIED || g == GIT_ELOCKED || (!parent && g == GIT_EEXISTS)) {
+		*raced = true;
+		git_error_clear();
+	} else if ((rc = KB_GIT(g)) == KB_OK) {
 		kb_session__follow_tip(st, commit);
+	}
 	git_reference_free(r);
 	git_commit_free(c);
 	return rc;
@@ -415,20 +442,20 @@ static int commit_blob(kb_store *st, const git_oid *blob, const char *name, cons
 	return rc;
 }
 
-int kb_session_store_commit(kb_store *st, const char *content, size_t len, const char *message,
-			    json_t *note, kb_variant *v, kb_err *err)
+/* One attempt of kb_session_store_commit against the ref's tip now. */
+static int commit_once(kb_store *st, const git_oid *blob, const char *message, json_t *note,
+		       kb_variant *v, bool *raced, kb_err *err)
 {
-	git_oid blob, commit, *oids = NULL;
+	git_oid commit, *oids = NULL;
 	int n = 0, at = -1;
 	bool same = false;
 	char name[16];
-	memset(v, 0, sizeof *v);
-	kb_session__unlock_stale(st);
-	int rc = KB_GIT(git_blob_create_from_buffer(&blob, st->repo, content, len));
-	if (rc < 0 || (rc = file_chain(st, &oids, &n, err)) < 0)
+	*raced = false;
+	int rc = file_chain(st, &oids, &n, err);
+	if (rc < 0)
 		goto out;
 	snprintf(name, sizeof name, "v%d", n + 1);
-	if ((rc = commit_blob(st, &blob, name, message, &commit, &same, err)) < 0)
+	if ((rc = commit_blob(st, blob, name, message, &commit, &same, err)) < 0)
 		goto out;
 	if (same) {
 		for (int i = 0; i < n; i++)
@@ -438,18 +465,40 @@ int kb_session_store_commit(kb_store *st, const char *content, size_t len, const
 	}
 	if (note) {
 		char *msg = same ? variant_message(st, name, message) : NULL;
-		rc = same && message ? reword(st, &commit, msg, note, err) : put_note(st, &commit, note, err);
-		note = NULL;
+		rc = same && message ? reword(st, &commit, msg, json_incref(note), err)
+				     : put_note(st, &commit, json_incref(note), err);
 		free(msg);
 		if (rc < 0)
 			goto out;
 	}
 	/* the note first: a variant is on the ref with its Result or not at all */
-	if (!same && (rc = move_ref(st, &commit, err)) < 0)
+	if (!same && ((rc = move_ref(st, &commit, raced, err)) < 0 || *raced))
 		goto out;
 	rc = fill_variant(st, &commit, same ? at : n, v, err);
 out:
 	free(oids);
+	return rc;
+}
+
+int kb_session_store_commit(kb_store *st, const char *content, size_t len, const char *message,
+			    json_t *note, kb_variant *v, kb_err *err)
+{
+	git_oid blob;
+	bool raced = false;
+	memset(v, 0, sizeof *v);
+	kb_session__unlock_stale(st);
+	int rc = KB_GIT(git_blob_create_from_buffer(&blob, st->repo, content, len));
+	for (int tries = 0; rc == KB_OK; tries++) {
+		rc = commit_once(st, &blob, message, note, v, &raced, err);
+		if (rc < 0 || !raced)
+			break;
+		if (tries == MAX_RACES) {
+			rc = KB_ERR(err, KB_EIO, KB_DOM_GIT, GIT_EMODIFIED,
+				    "%s kept moving under %d other writes", st->ref, MAX_RACES);
+			break;
+		}
+		race_pause(tries);
+	}
 	json_decref(note);
 	return rc;
 }
@@ -475,8 +524,13 @@ int kb_session_store_commit_at(kb_store *st, const char *content, size_t len, co
 		if (rc < 0)
 			goto out;
 	}
-	if ((rc = move_ref(st, &commit, err)) < 0)
+	bool raced;
+	if ((rc = move_ref(st, &commit, &raced, err)) < 0)
 		goto out;
+	if (raced) { /* an import writes a session of its own: nobody else does */
+		rc = KB_ERR(err, KB_EIO, KB_DOM_GIT, GIT_EMODIFIED, "%s moved under the import", st->ref);
+		goto out;
+	}
 	if ((rc = file_chain(st, &oids, &n, err)) == 0)
 		rc = fill_variant(st, &commit, n - 1, v, err);
 out:
