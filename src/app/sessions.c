@@ -165,6 +165,23 @@ static void log_file(const kb_session *s, const char *path, const log_cols *cols
 	kb_session_store_close(st);
 }
 
+/* The journal's lines that are not events (damage from outside; the
+ * variants are in git and listed all the same). */
+static void journal_damage(const kb_session *s, kb_buf *out)
+{
+	json_t *evs = NULL, *e;
+	long trunc;
+	size_t i;
+	if (kb_session_journal_read(s, &evs, &trunc, NULL) < 0)
+		return;
+	json_array_foreach(evs, i, e)
+		if (!strcmp(kb_app__str(e, "event"), "unreadable"))
+			kb_buf_catf(out, "  journal.jsonl:%lld: not an event, passed over: %s\n",
+				    (long long)json_integer_value(json_object_get(e, "line")),
+				    kb_app__str(e, "text"));
+	json_decref(evs);
+}
+
 int kb_app_log(const char *what, kb_buf *out, kb_err *err)
 {
 	return kb_app_log_cols(what, NULL, 0, out, err);
@@ -193,9 +210,11 @@ int kb_app_log_cols(const char *what, const char *const *names, int ncols, kb_bu
 		if (n == 0)
 			kb_buf_catf(out, "session %s: nothing recorded yet\n", s.id);
 		kb_app__free_strs(files, n > 0 ? n : 0);
+		rc = n < 0 ? n : KB_OK;
 	}
+	journal_damage(&s, out);
 	kb_session_free(&s);
-	return KB_OK;
+	return rc;
 }
 
 /* ---- show ---------------------------------------------------------------------- */

@@ -16,8 +16,12 @@
  * (under flock(2), so two kbench processes never cut each other's lines),
  * so a torn line never ends up in the middle of the file.
  *
- * Invariant: every line but possibly the last is a complete JSON object;
- * an invalid line in the middle is therefore corruption and an error.
+ * Invariant: every line but possibly the last is a complete JSON object.
+ * An invalid line in the middle is damage from outside (a hand edit, a bad
+ * disk); the reader does not stop there, since the variants themselves are
+ * in git and the journal is their index: it gives such a line as an event
+ * {"event": "unreadable", "line": N, "text": its start}, which every
+ * reader but `kbench log` (it says so) passes over.
  */
 #include "session_int.h"
 
@@ -149,6 +153,19 @@ static json_t *parse_line(const char *text, size_t len)
 	return j;
 }
 
+/* The event that stands for a damaged line: its number and its first 80
+ * bytes, each byte that is not printable ASCII shown as '?' (the line may
+ * be anything, the event must be valid JSON). */
+static json_t *unreadable(int line, const char *text, size_t len)
+{
+	char start[81];
+	size_t n = len < 80 ? len : 80;
+	for (size_t i = 0; i < n; i++)
+		start[i] = text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+	start[n] = '\0';
+	return json_pack("{s:s, s:i, s:s}", "event", "unreadable", "line", line, "text", start);
+}
+
 int kb_session_journal_read(const kb_session *s, json_t **events, long *truncated,
 			    kb_err *err)
 {
@@ -178,9 +195,8 @@ int kb_session_journal_read(const kb_session *s, json_t **events, long *truncate
 		} else if (last) {
 			*truncated = (long)at;
 		} else {
-			rc = KB_ERR(err, KB_EINVAL, KB_DOM_JSON, lineno + 1,
-				    "%s:%d: invalid journal line", path, lineno + 1);
-			goto out;
+			kb_log("journal: %s:%d: not an event, passed over", path, lineno + 1);
+			json_array_append_new(arr, unreadable(lineno + 1, b.s + at, end - at));
 		}
 		at = end + 1;
 	}

@@ -64,7 +64,8 @@ int kb_session_import(const char *dir, const char *name, kb_session *s, kb_err *
 int kb_session_journal_append(const kb_session *s, const char *event, json_t *fields,
 			      kb_err *err);
 /* Reads every event; a truncated last line is skipped and reported in
- * *truncated (its byte offset, or -1 when none). */
+ * *truncated (its byte offset, or -1 when none); a line in the middle that
+ * is not one comes as {"event": "unreadable", "line": N, "text": ...}. */
 int kb_session_journal_read(const kb_session *s, json_t **events, long *truncated,
 			    kb_err *err);
 

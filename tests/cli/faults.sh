@@ -10,6 +10,8 @@
 #    compiled again, the same bytes as before;
 #  - notes that are not JSON: log, show and report work and name the variant;
 #  - a kill between a file's first commit and its journal line: log lists it;
+#  - a damaged line in the middle of the journal: log lists every variant
+#    and names the line;
 #  - a half-made private repository (git init killed mid-way) and a building
 #    folder of a dead process: the compile records, the half one is kept aside;
 #  - a runner that breaks the protocol (tests/faults/bad_runner.py, the remote
@@ -169,6 +171,23 @@ in_w "$KB" log unjournaled
 expect_in unjournaled_listed out "  v1 "
 in_w "$KB" show v1
 expect_rc unjournaled_show 0
+
+# ---- a damaged journal line in the middle (a hand edit, a bad disk) ------------
+# The variants are in git and the journal is their index: log lists them
+# all and names the line; report and export work.  (A damaged middle line
+# used to make the journal unreadable, and `kbench log` printed nothing,
+# exit 0.)
+cp "$S/v2.cu" "$W/first.cu"; in_w "$KB" compile first.cu
+printf 'garbage\n' >>"$J"
+cp "$S/v3.cu" "$W/first.cu"; in_w "$KB" compile first.cu
+in_w "$KB" log unjournaled
+expect_rc damaged_journal_log 0
+[ "$(grep -c '^  v[0-9]' "$T_TMP/out")" = 3 ] && pass damaged_journal_all_listed || fail damaged_journal_all_listed "$(cat "$T_TMP/out")"
+expect_in damaged_journal_named out "journal.jsonl:$(grep -n '^garbage$' "$J" | cut -d: -f1): not an event, passed over: garbage"
+in_w "$KB" report unjournaled -o "$T_TMP/damaged.md"
+expect_rc damaged_journal_report 0
+in_w "$KB" session export unjournaled -o "$T_TMP/damaged-export"
+expect_rc damaged_journal_export 0
 
 # ---- a kill while the private repository was being made --------------------------
 # The repository is built under .new.repo.PID and renamed into place, so a
