@@ -153,4 +153,21 @@ expect_rc file_allowed_rc 0
 expect_not_in file_allowed_quiet err "file() reads only"
 cd - >/dev/null
 
+# Text encodings: a UTF-8 byte order mark is dropped (the kernel and its
+# spec are found, line 1's columns are the editor's); UTF-16 or a NUL byte
+# is refused, saying where, instead of compiling what came before it.
+printf '\357\273\277' >"$T_TMP/bom.cu"; cat kernels/vector_add.cu >>"$T_TMP/bom.cu"
+run "$KB" compile "$T_TMP/bom.cu" --no-sass
+expect_rc utf8_bom_rc 0
+expect_in utf8_bom_kernel out "vector_add  sm_"
+expect_in utf8_bom_occupancy out "8 blocks x 256 threads"
+iconv -f utf-8 -t utf-16 kernels/vector_add.cu >"$T_TMP/u16.cu"
+run "$KB" compile "$T_TMP/u16.cu" --no-sass
+expect_rc utf16_rc 2
+expect_in utf16_says err "the file is UTF-16 (it starts with a byte order mark FF FE); save it as UTF-8"
+printf '__global__ void k(float *x)\n{ x[0] = 1; }\000junk' >"$T_TMP/nul.cu"
+run "$KB" compile "$T_TMP/nul.cu" --no-sass
+expect_rc nul_rc 2
+expect_in nul_says err "nul.cu:2:14: a NUL byte"
+
 finish
