@@ -20,6 +20,7 @@
 #include "session_int.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,7 +154,7 @@ static bool opens(const char *path)
 }
 
 /* Makes the bare repository at path whole or not at all: it is built under
- * <session dir>/.new.repo.PID and renamed into place, so a kill -9 mid-way
+ * <session dir>/.new.repo-N.PID and renamed into place, so a kill -9 mid-way
  * (libgit2 writes a dozen files) leaves no half repository that git and
  * the next command would stumble on.  Another process that got there first
  * wins; ours is removed. */
@@ -161,9 +162,11 @@ static int init_private_repo(const char *sdir, const char *path, kb_err *err)
 {
 	git_repository *repo = NULL;
 	git_reference *head = NULL;
+	static atomic_uint calls; /* two threads of one process (the TUI's) apart */
 	kb_session__sweep_unfinished(sdir);
-	char *tmp = kb_xasprintf("%s/.new.repo.%ld", sdir, (long)getpid());
-	kb_session__remove_tree(tmp, true);
+	char *tmp = kb_xasprintf("%s/.new.repo-%u.%ld", sdir, atomic_fetch_add(&calls, 1),
+				 (long)getpid());
+	kb_session__remove_tree(tmp, true); /* a dead namesake's, were this pid reused */
 	int rc = KB_GIT(git_repository_init(&repo, tmp, 1));
 	if (rc == 0)
 		rc = KB_GIT(git_reference_symbolic_create(&head, repo, "HEAD", KB_PRIVATE_HEAD, 1,

@@ -190,7 +190,7 @@ in_w "$KB" session export unjournaled -o "$T_TMP/damaged-export"
 expect_rc damaged_journal_export 0
 
 # ---- a kill while the private repository was being made --------------------------
-# The repository is built under .new.repo.PID and renamed into place, so a
+# The repository is built under .new.repo-N.PID and renamed into place, so a
 # kill leaves that folder (swept once its process is gone), never a half
 # repo/; one an older kbench left (git init killed after a few files) is
 # moved aside, not deleted, and a whole one takes its place.
