@@ -214,6 +214,15 @@ kb_ref_out *kb_profile__refcache_put(const char *key, kb_ref_out *outs, int n);
  * damaged (then removed); save: keeps small ones, silently. */
 kb_ref_out *kb_profile__refstore_load(const char *key, int *n);
 void kb_profile__refstore_save(const char *key, const kb_ref_out *outs, int n);
+/* Whether a result of that many bytes is kept in the files (worth a claim). */
+bool kb_profile__refstore_keeps(size_t bytes);
+/* The right to compute key's reference: a descriptor holding its lock, taken
+ * after any other runner computing it is done (*waited: there was one; its
+ * result is then in the files); -1 when no lock could be had (compute
+ * anyway).  Give it back with kb_profile__refstore_release. */
+int kb_profile__refstore_claim(const char *key, bool *waited);
+/* Gives back *claim (a descriptor or -1) and sets it to -1. */
+void kb_profile__refstore_release(int *claim);
 
 /* timing.c: times bd (see the file's comment); out gets the "timing" JSON. */
 int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opts *o,
@@ -468,6 +477,8 @@ typedef struct {
 				      from the reference cache) */
 	int nref_outs;
 	char ref_key[KB_HASH_HEX]; /* what the current trial's reference depends on */
+	int ref_claim;             /* refstore's lock while this run computes it, + 1 (0: none) */
+	bool ref_claim_tried;      /* for the current trial's reference */
 	int ref_cached;            /* trials whose reference came from a cache */
 	double rtol, atol;
 	bool gpu_compare;          /* compare on the GPU (not $KBENCH_COMPARE=cpu) */

@@ -9,6 +9,14 @@
  * contents: a torn or corrupted file is ignored and removed, never trusted
  * (a wrong reference would make a correct kernel INCORRECT).
  *
+ * Computing once: a runner about to compute a reference that would be kept
+ * here first takes <file>.lock (flock); another runner that needs the same
+ * reference meanwhile waits for that lock and then finds the file, instead
+ * of computing it beside the first on the same CPUs (a sweep over GPUs
+ * starts every worker on the same inputs).  A lock's holder only computes,
+ * never waits for another lock, so no two runners wait on each other; the
+ * wait is bounded (CLAIM_WAIT_MS) in case the holder is stuck.
+ *
  * The file: "KBREF1\n", the payload's hash (KB_HASH_HEX bytes), then the
  * payload: int32 count, and per output uint32 name length, the name, int32
  * rank, int64 dims[rank], int64 n, double v[n].
@@ -16,15 +24,19 @@
 #include "profile_int.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utime.h>
 
 #define KB_REFSTORE_ENTRY ((size_t)64 << 20)
 #define KB_REFSTORE_TOTAL ((size_t)512 << 20)
+#define CLAIM_WAIT_MS 120000.0
 #define MAGIC "KBREF1\n"
 #define MAGIC_LEN 7
 
@@ -157,7 +169,9 @@ static void make_room(const char *dir, size_t incoming)
 	for (struct dirent *e; (e = readdir(d));) {
 		struct stat st;
 		char *p = kb_xasprintf("%s/%s", dir, e->d_name);
-		if (e->d_name[0] == '.' || stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
+		size_t len = strlen(e->d_name); /* a lock stays: another runner may hold it */
+		if (e->d_name[0] == '.' || (len > 5 && !strcmp(e->d_name + len - 5, ".lock")) ||
+		    stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
 			free(p);
 			continue;
 		}
@@ -218,4 +232,42 @@ void kb_profile__refstore_save(const char *key, const kb_ref_out *outs, int n)
 	free(path);
 	kb_buf_free(&payload);
 	kb_buf_free(&file);
+}
+
+/* ---- computing once -------------------------------------------------------- */
+
+bool kb_profile__refstore_keeps(size_t bytes)
+{
+	return bytes > 0 && bytes <= KB_REFSTORE_ENTRY;
+}
+
+int kb_profile__refstore_claim(const char *key, bool *waited)
+{
+	char *dir = kb_cache_dir("refs"), *path = path_of(key);
+	char *lock = kb_xasprintf("%s.lock", path);
+	int fd = kb_mkdirs(dir, NULL) == 0 ? open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
+	*waited = false;
+	double until = kb_now_ms() + CLAIM_WAIT_MS;
+	while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || kb_now_ms() > until) {
+			kb_log("refstore: no lock on %s (%s): computing beside its holder", lock,
+			       strerror(errno));
+			close(fd);
+			fd = -1;
+			break;
+		}
+		*waited = true;
+		usleep(2000);
+	}
+	free(lock);
+	free(path);
+	free(dir);
+	return fd;
+}
+
+void kb_profile__refstore_release(int *claim)
+{
+	if (*claim >= 0)
+		close(*claim); /* the lock goes with it */
+	*claim = -1;
 }

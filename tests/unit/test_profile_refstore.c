@@ -2,7 +2,8 @@
  * runners through files (src/profile/refstore.c, refcache.c): a round trip
  * keeps every output bit for bit; a corrupted, truncated or foreign file is
  * refused and removed, never trusted; large results are not stored; the
- * memory cache falls back to the files.  No GPU. */
+ * memory cache falls back to the files; a second runner needing a result
+ * the first is computing waits for it and reads it.  No GPU. */
 #include "../../src/profile/profile.h"
 #include "../../src/profile/profile_int.h"
 #include "t.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char tmpdir[64];
@@ -136,6 +138,57 @@ static void test_refstore__large_results_stay_in_memory(void)
 
 /* A runner that never computed key-d finds it through its memory cache's
  * miss: another runner's file. */
+/* Two runners needing one reference: the second waits for the first's
+ * claim and then reads its file instead of computing it too. */
+static void test_refstore__second_runner_waits_and_shares(void)
+{
+	const char *k = key("claimed");
+	int go[2];
+	T_OK(pipe(go) == 0);
+	pid_t child = fork();
+	if (child == 0) { /* the first runner: claims, computes (300 ms), keeps, gives back */
+		bool waited;
+		int fd = kb_profile__refstore_claim(k, &waited);
+		if (write(go[1], "c", 1) != 1)
+			_exit(2);
+		usleep(300000);
+		kb_ref_out *o = two_outputs();
+		kb_profile__refstore_save(k, o, 2);
+		kb_profile__refstore_release(&fd);
+		_exit(fd == -1 && !waited ? 0 : 1);
+	}
+	char c;
+	T_EQ_INT(read(go[0], &c, 1), 1); /* it holds the claim now */
+	double t0 = kb_now_ms();
+	bool waited = false;
+	int fd = kb_profile__refstore_claim(k, &waited);
+	double waited_ms = kb_now_ms() - t0;
+	T_OK(fd >= 0);
+	T_OK(waited);
+	T_OK(waited_ms > 200);
+	int n = 0;
+	kb_ref_out *got = kb_profile__refstore_load(k, &n);
+	T_OK(got != NULL);
+	T_EQ_INT(n, 2);
+	if (got)
+		T_NEAR(got[1].v[1], 1e300, 0);
+	kb_profile__refstore_release(&fd);
+	T_EQ_INT(fd, -1);
+	int st = -1;
+	T_EQ_INT(waitpid(child, &st, 0), child);
+	T_OK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* a free claim is had at once; results too large to keep are not worth one */
+	fd = kb_profile__refstore_claim(k, &waited);
+	T_OK(fd >= 0 && !waited);
+	kb_profile__refstore_release(&fd);
+	T_OK(kb_profile__refstore_keeps(1 << 20));
+	T_OK(!kb_profile__refstore_keeps((size_t)1 << 40));
+	if (got)
+		free_outs(got, n);
+	close(go[0]);
+	close(go[1]);
+}
+
 static void test_refstore__cache_falls_back_to_files(void)
 {
 	kb_ref_out *o = two_outputs();
@@ -162,6 +215,7 @@ int main(void)
 	T_RUN(test_refstore__damaged_files_are_refused);
 	T_RUN(test_refstore__large_results_stay_in_memory);
 	T_RUN(test_refstore__cache_falls_back_to_files);
+	T_RUN(test_refstore__second_runner_waits_and_shares);
 	char *rm = kb_xasprintf("rm -rf %s", tmpdir);
 	if (system(rm) != 0)
 		printf("could not remove %s\n", tmpdir);
