@@ -401,9 +401,31 @@ bool kb_session__is_export(const char *path)
 	return ok;
 }
 
+/* The file at rel inside folder, or NULL when rel leads out of it (an
+ * absolute path, "..", or a link to elsewhere): a folder from a pull
+ * request must not make kbench read, and a report show, the reader's own
+ * files (../../.ssh/id_rsa as a variant's "source"). */
+static char *inside(const char *folder, const char *rel)
+{
+	if (!rel || !*rel || rel[0] == '/')
+		return NULL;
+	char *p = kb_xasprintf("%s/%s", folder, rel);
+	if (!kb_path_within(p, folder)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
 static json_t *load_manifest(const char *folder, kb_err *err)
 {
-	char *man = kb_xasprintf("%s/manifest.json", folder);
+	char *man = inside(folder, "manifest.json");
+	if (!man) {
+		KB_ERR(err, KB_EINVAL, KB_DOM_JSON, 0,
+		       "%s/manifest.json is a link out of the folder: not a kbench session export",
+		       folder);
+		return NULL;
+	}
 	json_error_t je;
 	json_t *m = json_load_file(man, 0, &je);
 	const char *f = json_string_value(json_object_get(m, "format"));
@@ -456,9 +478,15 @@ static int import_variant(const kb_session *s, const char *folder, json_t *m, js
 		return KB_ERR(err, KB_EINVAL, KB_DOM_JSON, 0, "manifest: variant %s of %s has no source",
 			      name, path);
 	const char *spelling = json_string_value(json_array_get(json_object_get(file, "names"), 0));
-	char *src = kb_xasprintf("%s/%s", folder, source);
 	const char *res = json_string_value(json_object_get(v, "result"));
-	char *resp = res ? kb_xasprintf("%s/%s", folder, res) : NULL;
+	char *src = inside(folder, source), *resp = res ? inside(folder, res) : NULL;
+	if (!src || (res && !resp)) {
+		free(src);
+		free(resp);
+		return KB_ERR(err, KB_EINVAL, KB_DOM_JSON, 0,
+			      "manifest: %s of %s names '%s', which is not inside %s", name, path,
+			      src ? res : source, folder);
+	}
 	kb_buf text = KB_BUF_INIT;
 	kb_store *st = NULL;
 	kb_variant out;
@@ -501,9 +529,11 @@ static int import_into(const char *folder, const char *dir, const char *id, kb_e
 	}
 	json_t *meta = json_pack("{s:s, s:O?, s:b, s:o}", "id", id, "created",
 				 json_object_get(m, "created"), "detached", 1, "paths", paths);
-	char *jsrc = kb_xasprintf("%s/journal.jsonl", folder);
+	char *jsrc = inside(folder, "journal.jsonl");
 	kb_buf journal = KB_BUF_INIT;
-	int rc = kb_session__write_meta(dir, meta, err);
+	int rc = jsrc ? kb_session__write_meta(dir, meta, err)
+		      : KB_ERR(err, KB_EINVAL, KB_DOM_JSON, 0,
+			       "%s/journal.jsonl is a link out of the folder", folder);
 	if (rc == 0 && kb_file_read(jsrc, &journal, NULL) == 0)
 		rc = write_file(dir, "journal.jsonl", journal.s ? journal.s : "", journal.len, err);
 	kb_session s;
@@ -555,9 +585,9 @@ static void folder_hash(const char *folder, json_t *m, char hex[KB_HASH_HEX])
 	const char *top[] = {"manifest.json", "journal.jsonl"};
 	kb_buf b = KB_BUF_INIT;
 	for (size_t i = 0; i < KB_ARRAY_LEN(top); i++) {
-		char *p = kb_xasprintf("%s/%s", folder, top[i]);
+		char *p = inside(folder, top[i]);
 		kb_buf_reset(&b);
-		if (kb_file_read(p, &b, NULL) == 0)
+		if (p && kb_file_read(p, &b, NULL) == 0)
 			kb_hash_update(h, b.s ? b.s : "", b.len);
 		kb_hash_str(h, "\n--\n");
 		free(p);
@@ -569,7 +599,7 @@ static void folder_hash(const char *folder, json_t *m, char hex[KB_HASH_HEX])
 			const char *keys[] = {"source", "result"};
 			for (size_t k = 0; k < KB_ARRAY_LEN(keys); k++) {
 				const char *rel = json_string_value(json_object_get(json_array_get(vs, i), keys[k]));
-				char *p = rel ? kb_xasprintf("%s/%s", folder, rel) : NULL;
+				char *p = inside(folder, rel); /* elsewhere: refused by the import */
 				kb_buf_reset(&b);
 				if (p && kb_file_read(p, &b, NULL) == 0)
 					kb_hash_update(h, b.s ? b.s : "", b.len);

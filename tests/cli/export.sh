@@ -93,6 +93,27 @@ printf '// three\n' >> "$W/a.cu"; (cd "$W" && "$KB" compile a.cu >/dev/null 2>&1
 run "$KB" session export exp -o "$E";          expect_rc export_swap_rc 0
 [ -f "$E/a.cu/v3.cu" ] && pass export_swap_new || fail export_swap_new "$(cd "$E" && find . -type f)"
 ls -a "$T_TMP" | grep -q '^\.new\.' && fail export_swap_no_leftover "$(ls -a "$T_TMP")" || pass export_swap_no_leftover
+# A folder from a pull request is untrusted: a manifest naming a file out
+# of the folder ("../../secret", an absolute path, or a link inside the
+# folder to elsewhere), or a journal that is such a link, is refused, and
+# nothing of the file reaches a report.
+echo "SECRET-OF-THE-READER" >"$T_TMP/secret.txt"
+evil() { # NAME EDIT: a copy of the export, edited by EDIT (sh, in the copy)
+	rm -rf "$T_TMP/$1"; cp -r "$E" "$T_TMP/$1"; (cd "$T_TMP/$1" && eval "$2")
+	run "$KB" report "$T_TMP/$1" -o "$T_TMP/$1.md"
+	[ "$RC" -ne 0 ] && pass "untrusted_$1_refused" || fail "untrusted_$1_refused" "exit 0: $(cat "$T_TMP/out")"
+	grep -rq "SECRET-OF-THE-READER" "$T_TMP/$1.md" "$T_TMP/out" "$T_TMP/err" "$XDG_CACHE_HOME" 2>/dev/null \
+		&& fail "untrusted_$1_not_read" "the secret reached the output" || pass "untrusted_$1_not_read"
+}
+manifest_source() { # the first variant's source becomes $1
+	python3 -c "import json,sys; m=json.load(open('manifest.json')); m['files'][0]['variants'][0]['source']=sys.argv[1]; json.dump(m,open('manifest.json','w'))" "$1"
+}
+evil dotdot 'manifest_source ../secret.txt'
+expect_in untrusted_says err "names '../secret.txt', which is not inside"
+evil absolute "manifest_source $T_TMP/secret.txt"
+evil inlink 'ln -sf "$T_TMP/secret.txt" a.cu/v1.cu'
+evil journallink 'ln -sf "$T_TMP/secret.txt" journal.jsonl'
+expect_in untrusted_journal_says err "journal.jsonl is a link out of the folder"
 ln -s "$E" "$T_TMP/link"
 run "$KB" session export exp -o "$T_TMP/link";  expect_rc export_link_rc 0
 [ -L "$T_TMP/link" ] && [ -f "$E/manifest.json" ] && pass export_link_kept || fail export_link_kept "$(ls -la "$T_TMP")"
