@@ -426,9 +426,28 @@ int kb_app_sessions(kb_buf *out, kb_err *err)
 
 /* ---- label and note ---------------------------------------------------------------- */
 
+/* Why label is no good, or NULL: one that reads as a variant's name ("v2")
+ * would name another variant wherever vN is taken (vN wins), and one with
+ * a control character (a newline) breaks every table it is shown in. */
+static const char *bad_label(const char *label)
+{
+	if (!*label)
+		return "it is empty";
+	if (label[0] == 'v' && label[1] && strspn(label + 1, "0123456789") == strlen(label + 1))
+		return "it reads as a variant's name: `show`, `diff` and `checkout` would take it for that "
+		       "variant";
+	for (const unsigned char *p = (const unsigned char *)label; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return "it holds a control character (a newline or a tab)";
+	return NULL;
+}
+
 int kb_app_annotate(const char *name, const char *key, const char *text, const char *file,
 		    kb_buf *out, kb_err *err)
 {
+	const char *why = strcmp(key, "label") ? NULL : bad_label(text);
+	if (why)
+		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "label '%s': %s", text, why);
 	kb_app__fstore f;
 	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)

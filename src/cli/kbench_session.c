@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <libgen.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,10 @@ static int session_copy(const sess_args *a)
 	} else if ((rc = kb_session_import(a->pos[1], a->name, &s, &err)) == 0) {
 		kb_buf_catf(&out, "session %s (%s), from %s\n", s.id, s.dir, a->pos[1]);
 		kb_session_free(&s);
+	} else if (err.domain == KB_DOM_OS && err.code == EEXIST && !a->name) {
+		size_t n = strlen(err.msg);
+		snprintf(err.msg + n, sizeof err.msg - n, " (bring it in beside that one with "
+			 "`kbench session import %s --name NEW`)", a->pos[1]);
 	}
 	return finish_text(rc, &out, &err);
 }

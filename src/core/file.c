@@ -74,8 +74,8 @@ int kb_file_write(const char *path_in, const void *p, size_t n, kb_err *err)
 	struct stat st;
 	bool had = stat(path, &st) == 0;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = kb_err_errno(err, "cannot create", tmp);
+	if (fd < 0) { /* the file the user named, not our temporary one */
+		rc = kb_err_errno(err, "cannot write", path);
 		goto out;
 	}
 	if (had) /* the file keeps its permissions (a private 0600 stays private) */

@@ -114,6 +114,10 @@ evil absolute "manifest_source $T_TMP/secret.txt"
 evil inlink 'ln -sf "$T_TMP/secret.txt" a.cu/v1.cu'
 evil journallink 'ln -sf "$T_TMP/secret.txt" journal.jsonl'
 expect_in untrusted_journal_says err "journal.jsonl is a link out of the folder"
+# importing a session this store already has: refused, saying how to bring it in beside
+run "$KB" session import "$E";            expect_rc import_existing_rc 1
+expect_in import_existing_hint err "already exists (bring it in beside that one with \`kbench session import $E --name NEW\`)"
+run "$KB" session import "$E" --name exp2; expect_rc import_existing_renamed 0
 ln -s "$E" "$T_TMP/link"
 run "$KB" session export exp -o "$T_TMP/link";  expect_rc export_link_rc 0
 [ -L "$T_TMP/link" ] && [ -f "$E/manifest.json" ] && pass export_link_kept || fail export_link_kept "$(ls -la "$T_TMP")"

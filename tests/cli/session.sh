@@ -73,6 +73,15 @@ run "$KB" show wide-loads;           expect_in show_by_label out "one 128-bit lo
 run "$KB" note v3 four loads become one LDG.E.128; expect_rc note_rc 0
 git notes --ref=kbench show refs/kbench/scripted | grep -q '"label":"wide-loads"' && pass label_in_git_note \
 	|| fail label_in_git_note "$(git notes --ref=kbench show refs/kbench/scripted)"
+# a label that reads as a variant's name would be shadowed by it (v2 is
+# variant 2 wherever vN is taken); one with a newline breaks every table
+run "$KB" label v1 v2;               expect_rc label_like_variant_rc 1
+expect_in label_like_variant_says err "label 'v2': it reads as a variant's name"
+run "$KB" label v1 "two
+lines";                              expect_rc label_newline_rc 1
+expect_in label_newline_says err "control character"
+run "$KB" report scripted -o "$T_TMP/no/such/dir/r.md"; expect_rc report_missing_dir_rc 1
+expect_in report_missing_dir_names err "cannot write $T_TMP/no/such/dir/r.md: No such file or directory"
 run "$KB" checkout v1;               expect_rc checkout_rc 0
 cmp -s sub/k.cu "$S/v1.cu" && pass checkout_writes_v1 || fail checkout_writes_v1 "file is not v1"
 run "$KB" sessions;                  expect_in sessions_lists out "scripted"
