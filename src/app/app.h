@@ -97,9 +97,10 @@ enum { KB_DIFF_SOURCE = 1, KB_DIFF_SASS = 2, KB_DIFF_NUMBERS = 4 };
 /* `kbench log [FILE|SESSION]`: the variants with their key numbers, best
  * marked. NULL: the current session. Appends text to out. */
 int kb_app_log(const char *file_or_session, kb_buf *out, kb_err *err);
-/* The same with a column per name of cols (at most KB_LOG_COLS): a hardware
- * counter as `kbench profile` names it (the Result's "counters"), else a
- * Result field by dotted path ("timing.cv"); "-" where a variant has none. */
+/* `kbench log` as the command prints it: a column per name of cols (at most
+ * KB_LOG_COLS; a hardware counter as `kbench profile` names it, the
+ * Result's "counters", else a Result field by dotted path, "timing.cv";
+ * "-" where a variant has none), and the journal's damaged lines named. */
 enum { KB_LOG_COLS = 6 };
 int kb_app_log_cols(const char *file_or_session, const char *const *cols, int ncols, kb_buf *out,
 		    kb_err *err);

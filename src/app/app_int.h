@@ -213,6 +213,10 @@ int kb_app__gpu_count(void);
 /* What CUDA_VISIBLE_DEVICES the worker of GPU number index gets (its entry
  * in the user's list, or "index"); NULL when the list has no such entry. */
 char *kb_app__gpu_visible(int index);
+/* The GPU numbers of "0,1,3" (at most max); "all": every GPU of this
+ * machine when local and a driver answers, else [-1] (one worker, whatever
+ * it sees). */
+int kb_app__gpu_list(const char *gpus, bool local, int *v, int max);
 /* Whether --gpus VALUE is "all" or GPU numbers; local: numbers this
  * machine's CUDA_VISIBLE_DEVICES has (an error saying so otherwise). */
 int kb_app__check_gpus(const char *gpus, bool local, kb_err *err);

@@ -104,6 +104,34 @@ char *kb_app__gpu_visible(int index)
 	return v;
 }
 
+/* The next number of a --gpus list at *p (moved past it and its comma);
+ * -1 when what is there is not a GPU number. */
+static long next_number(const char **p)
+{
+	size_t len = strcspn(*p, ",");
+	char *end;
+	long g = strtol(*p, &end, 10);
+	bool ok = len && end == *p + len && g >= 0 && g <= 1023;
+	*p += len + ((*p)[len] == ',');
+	return ok ? g : -1;
+}
+
+int kb_app__gpu_list(const char *gpus, bool local, int *v, int max)
+{
+	int n = 0;
+	if (!gpus || !strcmp(gpus, "all")) {
+		int count = local && gpus ? kb_app__gpu_count() : 0;
+		for (int i = 0; i < count && n < max; i++)
+			v[n++] = i;
+		if (n == 0)
+			v[n++] = -1;
+		return n;
+	}
+	for (const char *p = gpus; *p && n < max;)
+		v[n++] = (int)next_number(&p); /* checked by kb_app__check_gpus */
+	return n;
+}
+
 int kb_app__check_gpus(const char *gpus, bool local, kb_err *err)
 {
 	if (!gpus || !strcmp(gpus, "all"))
@@ -113,10 +141,8 @@ int kb_app__check_gpus(const char *gpus, bool local, kb_err *err)
 	if (local)
 		kb_app__free_entries(entries, n);
 	for (const char *p = gpus; *p;) {
-		size_t len = strcspn(p, ",");
-		char *end;
-		long g = strtol(p, &end, 10);
-		if (!len || end != p + len || g < 0 || g > 1023)
+		long g = next_number(&p);
+		if (g < 0)
 			return kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0,
 					  "bad --gpus '%s': give all, or GPU numbers such as 0,1", gpus);
 		if (n == 0)
@@ -127,7 +153,6 @@ int kb_app__check_gpus(const char *gpus, bool local, kb_err *err)
 					  "--gpus %ld: CUDA_VISIBLE_DEVICES='%s' names %d GPU%s "
 					  "(numbers are positions in it, 0 to %d)",
 					  g, getenv("CUDA_VISIBLE_DEVICES"), n, n == 1 ? "" : "s", n - 1);
-		p += len + (p[len] == ',');
 	}
 	return KB_OK;
 }

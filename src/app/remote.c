@@ -73,27 +73,6 @@ kb_runner *kb_app_target_runner(const kb_app_target *t, bool batch)
 	return r;
 }
 
-/* The GPU numbers of "0,1,3"; "all": every GPU of this machine when a
- * driver answers, else [-1] (one worker, whatever it sees). */
-static int gpu_list(const char *gpus, bool local, int *v, int max)
-{
-	int n = 0;
-	if (!gpus || !strcmp(gpus, "all")) {
-		int count = local && gpus ? kb_app__gpu_count() : 0;
-		for (int i = 0; i < count && n < max; i++)
-			v[n++] = i;
-		if (n == 0)
-			v[n++] = -1;
-		return n;
-	}
-	for (const char *p = gpus; *p && n < max;) {
-		v[n++] = atoi(p);
-		p += strcspn(p, ",");
-		p += *p == ',';
-	}
-	return n;
-}
-
 /* One worker per launcher slot: `sh -c 'LAUNCHER KBENCH serve'`, the slot's
  * number in $KBENCH_WORKER (a launcher such as srun gives each its GPU). */
 static void add_launched(kb_pool *p, const kb_app_target *t)
@@ -117,7 +96,7 @@ static void add_launched(kb_pool *p, const kb_app_target *t)
 /* Workers on the hosts of "h1,h2" (or the one --remote host), one per GPU. */
 static void add_hosts(kb_pool *p, const char *hosts, const char *gpus)
 {
-	int g[64], ng = gpu_list(gpus, false, g, 64);
+	int g[64], ng = kb_app__gpu_list(gpus, false, g, 64);
 	char *list = kb_xstrdup(hosts), *save = NULL;
 	for (char *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save))
 		for (int i = 0; i < ng; i++) {
@@ -141,7 +120,7 @@ kb_pool *kb_app_target_pool(const kb_app_target *t)
 	} else if (t->hosts || t->remote) {
 		add_hosts(p, t->hosts ? t->hosts : t->remote, t->gpus);
 	} else {
-		int g[64], ng = gpu_list(t->gpus, true, g, 64);
+		int g[64], ng = kb_app__gpu_list(t->gpus, true, g, 64);
 		for (int i = 0; i < ng; i++) {
 			kb_runner *r = kb_runner_new(NULL);
 			char label[32];

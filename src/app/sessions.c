@@ -182,12 +182,10 @@ static void journal_damage(const kb_session *s, kb_buf *out)
 	json_decref(evs);
 }
 
-int kb_app_log(const char *what, kb_buf *out, kb_err *err)
-{
-	return kb_app_log_cols(what, NULL, 0, out, err);
-}
-
-int kb_app_log_cols(const char *what, const char *const *names, int ncols, kb_buf *out, kb_err *err)
+/* The log; damage: also the journal's damaged lines (one more read of the
+ * journal: the command's, not the TUI pane's on every result). */
+static int log_with(const char *what, const char *const *names, int ncols, bool damage,
+		    kb_buf *out, kb_err *err)
 {
 	log_cols cols = {.names = names, .n = ncols < KB_LOG_COLS ? ncols : KB_LOG_COLS};
 	for (int c = 0; c < cols.n; c++) {
@@ -212,9 +210,20 @@ int kb_app_log_cols(const char *what, const char *const *names, int ncols, kb_bu
 		kb_app__free_strs(files, n > 0 ? n : 0);
 		rc = n < 0 ? n : KB_OK;
 	}
-	journal_damage(&s, out);
+	if (damage)
+		journal_damage(&s, out);
 	kb_session_free(&s);
 	return rc;
+}
+
+int kb_app_log(const char *what, kb_buf *out, kb_err *err)
+{
+	return log_with(what, NULL, 0, false, out, err);
+}
+
+int kb_app_log_cols(const char *what, const char *const *names, int ncols, kb_buf *out, kb_err *err)
+{
+	return log_with(what, names, ncols, true, out, err);
 }
 
 /* ---- show ---------------------------------------------------------------------- */

@@ -16,6 +16,8 @@ typedef struct {
 	const char *pos[32];
 	int npos;
 	const char *file, *only, *output, *name;
+	const char *cols[KB_LOG_COLS]; /* log --counter NAME... */
+	int ncols;
 	int what;
 	bool help, bad;
 } sess_args;
@@ -36,6 +38,8 @@ static sess_args parse_sess(int argc, char **argv)
 			a.only = argv[++i];
 		else if (!strcmp(w, "--name") && more)
 			a.name = argv[++i];
+		else if (!strcmp(w, "--counter") && more && a.ncols < KB_LOG_COLS)
+			a.cols[a.ncols++] = argv[++i];
 		else if ((!strcmp(w, "-o") || !strcmp(w, "--output")) && more)
 			a.output = argv[++i];
 		else if (!strcmp(w, "--source"))
@@ -79,25 +83,13 @@ int kb_cli_log(int argc, char **argv)
 		"  --counter NAME  a column of NAME across the variants: a hardware counter as\n"
 		"                  `kbench profile` names it (dram__bytes_read.sum), or a Result\n"
 		"                  field (timing.cv, roofline.pct_of_measured_copy); up to 6\n";
-	const char *cols[KB_LOG_COLS];
-	int ncols = 0;
-	for (int i = 1; i < argc; i++) /* taken out before the other flags are read */
-		if (!strcmp(argv[i], "--counter") && i + 1 < argc) {
-			if (ncols == KB_LOG_COLS) {
-				fprintf(stderr, "kbench: at most %d --counter columns\n", KB_LOG_COLS);
-				return KB_CLI_EXIT_USAGE;
-			}
-			cols[ncols++] = argv[i + 1];
-			memmove(argv + i, argv + i + 2, (size_t)(argc - i - 1) * sizeof *argv);
-			argc -= 2, i--;
-		}
 	sess_args a = parse_sess(argc, argv);
 	if (a.help || a.bad || a.npos > 1)
 		return sess_usage(u, &a);
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
-	return finish_text(kb_app_log_cols(a.npos ? a.pos[0] : NULL, cols, ncols, &out, &err), &out,
-			   &err);
+	return finish_text(kb_app_log_cols(a.npos ? a.pos[0] : NULL, a.cols, a.ncols, &out, &err),
+			   &out, &err);
 }
 
 int kb_cli_show(int argc, char **argv)

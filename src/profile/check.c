@@ -211,9 +211,7 @@ static void free_ref_outs(kb_profile__run *c)
 /* Gives back the claim on the current reference (refstore.c), if held. */
 static void release_claim(kb_profile__run *c)
 {
-	int fd = c->ref_claim - 1;
-	kb_profile__refstore_release(&fd);
-	c->ref_claim = 0;
+	kb_profile__refstore_release(&c->ref_claim);
 }
 
 /* The bytes of the reference's results (doubles, one per output element). */
@@ -236,8 +234,7 @@ static kb_ref_out *claim_or_share(kb_profile__run *c)
 	if (!kb_profile__refstore_keeps(reference_bytes(c)))
 		return NULL;
 	bool waited;
-	int fd = kb_profile__refstore_claim(c->ref_key, &waited);
-	c->ref_claim = fd + 1;
+	c->ref_claim = kb_profile__refstore_claim(c->ref_key, &waited);
 	/* either way it may be in the files now: computed while we looked */
 	kb_ref_out *outs = kb_profile__refcache_get(c->ref_key, &c->nref_outs);
 	if (waited)

@@ -477,7 +477,7 @@ typedef struct {
 				      from the reference cache) */
 	int nref_outs;
 	char ref_key[KB_HASH_HEX]; /* what the current trial's reference depends on */
-	int ref_claim;             /* refstore's lock while this run computes it, + 1 (0: none) */
+	int ref_claim;             /* refstore's lock while this run computes it, or -1 */
 	bool ref_claim_tried;      /* for the current trial's reference */
 	int ref_cached;            /* trials whose reference came from a cache */
 	double rtol, atol;

@@ -259,6 +259,7 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 {
 	const char *where = getenv("KBENCH_COMPARE");
 	kb_profile__run c = {.d = d, .src = src, .spec = spec, .k = k, .b = b, .o = o, .sticky = sticky,
+			     .ref_claim = -1,
 			     .gpu_compare = !(where && !strcmp(where, "cpu"))};
 	*sticky = false;
 	*result = json_object();

@@ -267,20 +267,33 @@ static void unlock_files(int fd)
 		close(fd); /* the lock goes with it */
 }
 
+/* The name of the file at abs, given as path, in map m: path, unless m has
+ * path for another file (then the absolute path). */
+static char *name_in(json_t *m, const char *path, const char *abs)
+{
+	const char *known = json_string_value(json_object_get(m, path));
+	return kb_xstrdup(known && strcmp(known, abs) ? abs : path);
+}
+
 char *kb_session_file_name(const kb_session *s, const char *path)
 {
 	char *abs = s->detached ? NULL : realpath(path, NULL);
 	if (!abs)
 		return kb_xstrdup(path);
-	int lock = lock_files(s);
 	json_t *m = load_files(s);
-	const char *known = json_string_value(json_object_get(m, path));
-	char *name = kb_xstrdup(known && strcmp(known, abs) ? abs : path);
-	if (!json_object_get(m, name)) {
-		json_object_set_new(m, name, json_string(abs));
-		save_files(s, m);
+	char *name = name_in(m, path, abs);
+	if (!json_object_get(m, name)) { /* a new name: added under the lock, read again */
+		int lock = lock_files(s);
+		json_decref(m);
+		m = load_files(s);
+		free(name);
+		name = name_in(m, path, abs);
+		if (!json_object_get(m, name)) {
+			json_object_set_new(m, name, json_string(abs));
+			save_files(s, m);
+		}
+		unlock_files(lock);
 	}
-	unlock_files(lock);
 	json_decref(m);
 	free(abs);
 	return name;

@@ -304,6 +304,12 @@ out:
  * that landed, so this bounds a pathological storm, not a normal race). */
 #define MAX_RACES 50
 
+/* Whether libgit2's code g says another writer held or moved the ref. */
+static bool lost_race(int g)
+{
+	return g == GIT_EMODIFIED || g == GIT_ELOCKED;
+}
+
 /* A pause of this process's own before try n + 1, out of step with the
  * other writer's. */
 static void race_pause(int n)
@@ -329,7 +335,7 @@ static int put_note(kb_store *st, const git_oid *oid, json_t *note, kb_err *err)
 	 * lock or move it under us for a moment; each try reads it afresh */
 	int g, tries = 0;
 	while ((g = git_note_create(&note_oid, st->repo, KB_NOTES_REF, sig, sig, oid, line, 1)) < 0 &&
-	       (g == GIT_ELOCKED || g == GIT_EMODIFIED) && tries < MAX_RACES)
+	       lost_race(g) && tries < MAX_RACES)
 		race_pause(tries++);
 	rc = KB_GIT(g);
 out:
@@ -364,7 +370,7 @@ static int reword(kb_store *st, git_oid *at, const char *message, json_t *note, 
 		goto out;
 	rc = git_reference_create_matching(&moved, st->repo, st->ref, &fresh, 1, at, "kbench: result");
 	git_reference_free(moved);
-	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED) { /* another writer has the ref: keep the old commit */
+	if (lost_race(rc)) { /* another writer has the ref: keep the old commit */
 		rc = KB_OK;
 		goto note_only;
 	}
@@ -398,7 +404,7 @@ static int move_ref(kb_store *st, const git_oid *commit, bool *raced, kb_err *er
 	int g = parent ? git_reference_create_matching(&r, st->repo, st->ref, commit, 1, parent,
 						       "kbench: a variant")
 		       : git_reference_create(&r, st->repo, st->ref, commit, 0, "kbench: a variant");
-	if (g == GIT_EMODIFIED || g == GIT_ELOCKED || (!parent && g == GIT_EEXISTS)) {
+	if (lost_race(g) || (!parent && g == GIT_EEXISTS)) {
 		*raced = true;
 		git_error_clear();
 	} else if ((rc = KB_GIT(g)) == KB_OK) {
