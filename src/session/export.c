@@ -270,7 +270,8 @@ static int export_files(const kb_session *s, const char *dir, json_t *m, kb_err 
 		kb_session_variants_free(vs, n);
 		kb_session_store_close(st);
 	}
-	qsort(order, (size_t)no, sizeof *order, by_time);
+	if (no > 0) /* a session with nothing recorded yet has no order to sort */
+		qsort(order, (size_t)no, sizeof *order, by_time);
 	json_t *ord = json_array();
 	for (int i = 0; i < no; i++)
 		json_array_append_new(ord, json_pack("[s, s]", json_string_value(json_object_get(

@@ -114,6 +114,12 @@ evil absolute "manifest_source $T_TMP/secret.txt"
 evil inlink 'ln -sf "$T_TMP/secret.txt" a.cu/v1.cu'
 evil journallink 'ln -sf "$T_TMP/secret.txt" journal.jsonl'
 expect_in untrusted_journal_says err "journal.jsonl is a link out of the folder"
+# a session with nothing recorded yet exports as an empty, whole folder
+# (it sorted a NULL list: UBSan found it through the kill points)
+run "$KB" session new empty-one;          expect_rc empty_new 0
+run "$KB" session export empty-one -o "$T_TMP/empty-export"; expect_rc empty_export_rc 0
+[ -f "$T_TMP/empty-export/manifest.json" ] && pass empty_export_manifest || fail empty_export_manifest "$(ls -a "$T_TMP/empty-export")"
+run "$KB" log "$T_TMP/empty-export";      expect_rc empty_export_reads 0
 # importing a session this store already has: refused, saying how to bring it in beside
 run "$KB" session import "$E";            expect_rc import_existing_rc 1
 expect_in import_existing_hint err "already exists (bring it in beside that one with \`kbench session import $E --name NEW\`)"
