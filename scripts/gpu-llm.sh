@@ -1,10 +1,12 @@
 #!/bin/sh
 # gpu-llm.sh - issue 16's GPU evidence: `kbench optimize` on
-# kernels/softmax.cu for 4 rounds with the scripted command provider
-# (tests/fixtures/scripted-llm: a real improvement, then three reward hacks:
+# kernels/softmax.cu for 6 rounds with the scripted command provider
+# (tests/fixtures/scripted-llm: a real improvement, then five reward hacks:
 # output written on the first launch only, rows skipped on some launches,
-# the previous launch's result copied).  Expected: round 1 kept as the best,
-# rounds 2-4 rejected with the reason kbench found.  Then the session's log
+# the previous launch's result copied, rows skipped where the output already
+# holds values, rows skipped where the input is the last launch's).
+# Expected: round 1 kept as the best, rounds 2-6 rejected with the reason
+# kbench found (5 and 6 timed as doing the whole work: not faster).  Then the session's log
 # and its report (Markdown and HTML) into $OUT.  The file is optimised in a
 # copy; kernels/softmax.cu is never changed.  PROFILE=1 adds --profile (the
 # prompts then carry counters and hot lines).
@@ -18,7 +20,7 @@ W=$(mktemp -d /tmp/kbench-llm-work.XXXXXX)
 mkdir -p "$W/kernels" && cp kernels/softmax.cu "$W/kernels/"
 "$KB" session new "llm-softmax-$(date +%s)" >/dev/null
 id=$(sed -n 1p "$XDG_DATA_HOME/kbench/current")
-(cd "$W" && "$KB" optimize kernels/softmax.cu --rounds 4 --llm-cmd "$OLDPWD/tests/fixtures/scripted-llm" ${PROFILE:+--profile}) \
+(cd "$W" && "$KB" optimize kernels/softmax.cu --rounds 6 --llm-cmd "$OLDPWD/tests/fixtures/scripted-llm" ${PROFILE:+--profile}) \
 	> "$OUT/optimize.txt" 2>&1
 echo "optimize exit status $?" >> "$OUT/optimize.txt"
 "$KB" log "$id" > "$OUT/log.txt" 2>&1

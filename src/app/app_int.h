@@ -70,6 +70,9 @@ void kb_app__roof_range(const kb_app__model *R, double *lx0, double *lx1, double
 void kb_app__fmt_si(char *s, size_t n, double v);
 /* "%.3g", or "nan", "inf", "-inf". */
 void kb_app__fmt_num(char *s, size_t n, double v);
+/* When a timed launch of check wrote other than its checked twin: true and
+ * a sentence saying which launch, output and element. */
+bool kb_app__timed_bad(json_t *check, char *s, size_t n);
 /* The evidence of a Result's "check" (NULL: none, zero trials). */
 void kb_app__read_evidence(json_t *check, kb_app__evidence *e);
 

@@ -330,11 +330,12 @@ static int judge_run(opt *S, const char *cand, kb_compile_unit *u, round_out *ro
 		double parent = S->best_us > 0 ? S->best_us : 0;
 		ro->delta_pct = parent > 0 ? 100.0 * (ro->us - parent) / parent : 0;
 		kb_buf_catf(&ro->reason, "%.2f us", ro->us);
+		/* a variant has no name where nothing is recorded (KBENCH_NO_SESSION) */
+		const char *best = S->best_name[0] ? S->best_name : "the best so far";
 		if (parent > 0)
-			kb_buf_catf(&ro->reason, " (%+.1f%% vs %s)", ro->delta_pct, S->best_name);
+			kb_buf_catf(&ro->reason, " (%+.1f%% vs %s)", ro->delta_pct, best);
 		if (S->best && ro->us >= S->best_us)
-			kb_buf_catf(&ro->reason, "; not faster than %s: not kept as the best",
-				    S->best_name);
+			kb_buf_catf(&ro->reason, "; not faster than %s: not kept as the best", best);
 		if (!S->best || ro->us < S->best_us) {
 			ro->best = true;
 			free(S->best);
@@ -445,13 +446,14 @@ static int rounds(opt *S, kb_err *err)
 	return rc;
 }
 
-/* The summary, and the best written to the file. */
-static void finish(opt *S, kb_buf *out, kb_err *err)
+/* The summary, and the best written to the file.  Returns 0, or the
+ * write's KB_E* with err saying where the best variant is kept. */
+static int finish(opt *S, kb_buf *out, kb_err *err)
 {
 	if (!S->best || S->orig_us <= 0 || !strcmp(S->best, S->orig)) {
 		kb_buf_catf(out, "best: %s\n", S->best ? "the original (no proposal was faster "
 			    "and correct)" : "none (no CORRECT timed variant)");
-		return;
+		return KB_OK;
 	}
 	kb_buf_catf(out, "best: %s CORRECT %.2f us (%+.1f%% vs the original %.2f us)\n",
 		    S->best_name, S->best_us, 100.0 * (S->best_us - S->orig_us) / S->orig_us,
@@ -459,8 +461,17 @@ static void finish(opt *S, kb_buf *out, kb_err *err)
 	if (S->o->no_write)
 		kb_buf_catf(out, "the file is unchanged (--no-write): `kbench checkout %s` writes it\n",
 			    S->best_name);
-	else if (kb_file_write(S->o->path, S->best, strlen(S->best), err) == 0)
+	int rc = KB_OK;
+	if (!S->o->no_write && (rc = kb_file_write(S->o->path, S->best, strlen(S->best), err)) == 0)
 		kb_buf_catf(out, "written to %s (the original is in the session)\n", S->o->path);
+	else if (rc < 0) {
+		char why[sizeof err->msg];
+		snprintf(why, sizeof why, "%s", err->msg);
+		return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to "
+				  "%s (%s); it is kept in the session: `kbench checkout %s` writes it",
+				  S->o->path, why, S->best_name[0] ? S->best_name : "vN");
+	}
+	return KB_OK;
 }
 
 static void dry_run(opt *S, kb_buf *out)
@@ -489,10 +500,15 @@ int kb_app_optimize(kb_runner *r, const kb_app_optimize_opts *o, kb_buf *out, kb
 		dry_run(&S, out);
 	else if (rc == 0)
 		rc = rounds(&S, err);
-	if (rc == 0 || rc == KB_ENODEV || rc == KB_ECANCELED || rc == KB_ETIMEOUT) {
+	if ((rc == 0 || rc == KB_ENODEV || rc == KB_ECANCELED || rc == KB_ETIMEOUT) && !o->dry_run) {
 		kb_err e2 = {0};
-		if (!o->dry_run)
-			finish(&S, out, &e2);
+		int wrc = finish(&S, out, &e2);
+		if (wrc < 0 && rc == 0) { /* an earlier failure says more; this one is in out */
+			*err = e2;
+			rc = wrc;
+		} else if (wrc < 0) {
+			kb_buf_catf(out, "%s\n", e2.msg);
+		}
 	}
 	kb_llm_answer_free(&S.ans);
 	kb_compile_unit_free(&S.base_unit);

@@ -333,6 +333,21 @@ static bool find_bad(json_t *trials, bool after, kb_app__evidence *e)
 	return false;
 }
 
+bool kb_app__timed_bad(json_t *check, char *s, size_t n)
+{
+	json_t *tl = json_object_get(check, "timed_launches");
+	json_t *bad = json_object_get(tl, "bad");
+	if (!bad)
+		return false;
+	snprintf(s, n, "timed launch %lld of %lld wrote %s unlike its checked twin (same inputs, "
+		 "outputs poisoned first): %lld of %lld elements differ, first bad %s; a kernel "
+		 "must do the same work on every launch",
+		 (long long)kb_app__num(bad, "launch"), (long long)kb_app__num(tl, "launches_checked"),
+		 kb_app__str(bad, "output"), (long long)kb_app__num(bad, "elements"),
+		 (long long)kb_app__num(bad, "of"), kb_app__str(bad, "first_bad"));
+	return true;
+}
+
 void kb_app__read_evidence(json_t *check, kb_app__evidence *e)
 {
 	memset(e, 0, sizeof *e);
@@ -353,6 +368,6 @@ void kb_app__read_evidence(json_t *check, kb_app__evidence *e)
 	}
 	e->rtol = kb_app__num(check, "rtol");
 	e->atol = kb_app__num(check, "atol");
-	if (!find_bad(trials, false, e))
+	if (!find_bad(trials, false, e) && !kb_app__timed_bad(check, e->bad, sizeof e->bad))
 		find_bad(json_object_get(check, "after_timing"), true, e);
 }

@@ -174,10 +174,16 @@ static void render_correct(json_t *check, kb_buf *out)
 		}
 	}
 	size_t post = json_array_size(json_object_get(check, "after_timing"));
-	kb_buf_catf(out, "  CORRECT     %zu/%zu trials (seeds %s)%s: max abs err %.3g, max rel %.3g, "
+	json_t *tl = json_object_get(check, "timed_launches");
+	char timed[96] = "";
+	if (tl)
+		snprintf(timed, sizeof timed, " + every timed launch (%lld, %lld input set%s)",
+			 (long long)num(tl, "launches_checked"), (long long)num(tl, "input_sets"),
+			 num(tl, "input_sets") == 1 ? "" : "s");
+	kb_buf_catf(out, "  CORRECT     %zu/%zu trials (seeds %s)%s%s: max abs err %.3g, max rel %.3g, "
 		    "rel L2 %.3g (rtol %g, atol %g)\n", json_array_size(trials), json_array_size(trials),
-		    seeds.s ? seeds.s : "", post ? " + re-checked after timing" : "", max_abs, max_rel,
-		    l2, num(check, "rtol"), num(check, "atol"));
+		    seeds.s ? seeds.s : "", timed, post ? " + re-checked after timing" : "", max_abs,
+		    max_rel, l2, num(check, "rtol"), num(check, "atol"));
 	kb_buf_free(&seeds);
 }
 
@@ -194,6 +200,11 @@ static void render_incorrect(json_t *check, kb_buf *out)
 		json_array_foreach(json_object_get(t, "outputs"), k, o)
 			if (!json_is_true(json_object_get(o, "ok")))
 				render_bad_output(o, out);
+		return;
+	}
+	char why[512];
+	if (kb_app__timed_bad(check, why, sizeof why)) {
+		kb_buf_catf(out, "  INCORRECT   %s\n", why);
 		return;
 	}
 	json_array_foreach(json_object_get(check, "after_timing"), i, t) {

@@ -121,17 +121,6 @@ int kb_profile__fill_inputs(kb_profile__run *c, kb_err *err)
 	return rc;
 }
 
-static int poison(kb_profile__run *c, kb_profile__buf *bufs, int n, kb_err *err)
-{
-	int rc = KB_OK;
-	for (int i = 0; i < n; i++)
-		if (bufs[i].spec->is_out)
-			KB_CU_CALL(err, cuMemsetD8Async(bufs[i].dev, KB_POISON_BYTE, bufs[i].bytes,
-							c->d->stream));
-out:
-	return rc;
-}
-
 static int read_back(kb_profile__buf *bufs, int n, bool outputs, kb_err *err)
 {
 	int rc = KB_OK;
@@ -149,7 +138,7 @@ static int launch_checked(kb_profile__run *c, kb_profile__bound *bd, const char 
 {
 	int rc;
 	double t0 = kb_now_ms();
-	if ((rc = poison(c, bd->bufs, bd->nbufs, err)) < 0 ||
+	if ((rc = kb_profile__reset_outputs(c->d, bd, err)) < 0 ||
 	    (rc = kb_profile__launch(c->d, bd, err)) < 0)
 		return kb_profile__gpu_fail(c, rc, err);
 	kb_profile__progress(c, bd, phase);
@@ -541,36 +530,38 @@ int kb_profile__check_trials(kb_profile__run *c, json_t *check, bool *correct, k
 		if (rc < 0)
 			return rc;
 		*correct = *correct && (pending || ok);
+		/* the timed launches rotate over the trials' inputs (guard.c) */
+		if (*correct && c->o->time_it && t < c->o->trials - 1 &&
+		    kb_profile__guard_wants(&c->guard, c->spec, &c->bd) &&
+		    (rc = kb_profile__guard_keep(&c->guard, c->d, &c->bd, c->o->seed + (uint64_t)t,
+						 false, err)) < 0)
+			return kb_profile__gpu_fail(c, rc, err);
 	}
 	return KB_OK;
 }
 
-/* ---- re-checks after timing ----------------------------------------------------- */
-
-/* Device copies of the verified outputs of the last trial, ordered on the
- * run stream: a cuMemcpyDtoD goes on the legacy stream, which the
- * non-blocking run stream does not wait for, so the next re-check's poison
- * raced the copy and every re-check of a 1.6 GB output "differed" (read
- * back and compared on the CPU: 3.3 s of 5.1, bench/big_softmax.txt). */
-static int save_golden(kb_profile__run *c, CUdeviceptr *golden, kb_err *err)
+void kb_profile__check_guard_init(kb_profile__run *c)
 {
-	int rc = KB_OK;
+	bool *checked = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *checked);
+	const kb_spec_ref *r = &c->spec->ref;
 	for (int i = 0; i < c->bd.nbufs; i++) {
-		const kb_profile__buf *b = &c->bd.bufs[i];
-		if (!b->spec->is_out)
-			continue;
-		KB_CU_CALL(err, cuMemAlloc(&golden[i], b->bytes ? b->bytes : 1));
-		KB_CU_CALL(err, cuMemcpyDtoDAsync(golden[i], b->dev, b->bytes, c->d->stream));
+		const kb_spec_tensor *t = c->bd.bufs[i].spec;
+		/* every output against a reference kernel; those a built-in names */
+		checked[i] = t->is_out && (c->ref_bufs != NULL);
+		for (int o = 0; t->is_out && !c->ref_bufs && o < r->nouts; o++)
+			checked[i] = checked[i] || !strcmp(r->outs[o], t->name);
 	}
-out:
-	return rc;
+	kb_profile__guard_init(&c->guard, &c->bd, checked, c->rtol, c->atol);
+	free(checked);
 }
+
+/* ---- re-checks after timing ----------------------------------------------------- */
 
 /* One re-check without a reference on the GPU: poison, launch, and compare
  * bit for bit with the verified output on the GPU; only a difference costs
  * a read-back and a full comparison on the host (a kernel with atomics may
  * differ in its last bits and still be right). */
-static int recheck_golden(kb_profile__run *c, CUdeviceptr *golden, json_t *outs, bool *ok,
+static int recheck_golden(kb_profile__run *c, const CUdeviceptr *golden, json_t *outs, bool *ok,
 			  kb_err *err)
 {
 	int rc;
@@ -579,7 +570,7 @@ static int recheck_golden(kb_profile__run *c, CUdeviceptr *golden, json_t *outs,
 	uint64_t differ = 0;
 	for (int i = 0; i < c->bd.nbufs && rc == 0; i++) {
 		uint64_t n = 0;
-		if (c->bd.bufs[i].spec->is_out)
+		if (golden[i])
 			rc = kb_profile__count_diff(c->d, c->bd.bufs[i].dev, golden[i], c->bd.bufs[i].bytes,
 						    &n, err);
 		differ += n;
@@ -609,8 +600,9 @@ int kb_profile__recheck(kb_profile__run *c, json_t *check, bool *correct, kb_err
 	const kb_profile__devref *dref = NULL;
 	bool gpu = c->gpu_compare &&
 		   (c->ref_bufs || (dref = kb_profile__devref_get(c->d, c->ref_key)));
-	CUdeviceptr *golden = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *golden);
-	int rc = gpu ? KB_OK : save_golden(c, golden, err);
+	/* the last trial's checked outputs, kept for the timed launches */
+	const CUdeviceptr *golden = c->guard.sets[c->guard.nsets - 1].golden;
+	int rc = KB_OK;
 	for (int i = 0; rc == 0 && i < POST_TIMING_CHECKS; i++) {
 		json_t *outs = json_array();
 		bool ok = false;
@@ -620,10 +612,6 @@ int kb_profile__recheck(kb_profile__run *c, json_t *check, bool *correct, kb_err
 		json_array_append_new(post, pj);
 		*correct = *correct && ok;
 	}
-	for (int i = 0; i < c->bd.nbufs; i++)
-		if (golden[i] && !*c->sticky)
-			kb_cu.cuMemFree(golden[i]);
-	free(golden);
 	return rc;
 }
 
@@ -634,6 +622,7 @@ void kb_profile__check_free(kb_profile__run *c)
 		c->pending.running = false;
 	}
 	release_claim(c); /* a failed reference: the next runner computes it */
+	kb_profile__guard_free(&c->guard, *c->sticky);
 	free_ref_outs(c);
 	free_ref_kernel(c);
 }

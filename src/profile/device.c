@@ -112,6 +112,8 @@ static int load_util(kb_device *d, kb_err *err)
 	KB_CU_CALL(err, cuModuleGetFunction(&d->spin, d->util, "kb_spin"));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->tlb_sweep, d->util, "kb_tlb_sweep"));
 	KB_CU_CALL(err, cuModuleGetFunction(&d->check, d->util, "kb_check"));
+	KB_CU_CALL(err, cuModuleGetFunction(&d->guard_diff, d->util, "kb_guard_diff"));
+	KB_CU_CALL(err, cuModuleGetFunction(&d->l2_discard, d->util, "kb_l2_discard"));
 out:
 	return rc;
 }
@@ -254,6 +256,43 @@ int kb_profile__flush_l2(kb_device *d, kb_err *err)
 	unsigned grid = (unsigned)d->info.sm_count * 8;
 	KB_CU_CALL(err, cuLaunchKernel(d->flush, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
 				       args, NULL));
+out:
+	return rc;
+}
+
+int kb_profile__l2_discard(kb_device *d, kb_err *err)
+{
+	int rc = KB_OK;
+	unsigned long long lines = d->flush_bytes / 128;
+	void *args[] = {&d->flush_buf, &lines};
+	unsigned grid = (unsigned)d->info.sm_count * 8;
+	KB_CU_CALL(err, cuLaunchKernel(d->l2_discard, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
+				       args, NULL));
+out:
+	return rc;
+}
+
+int kb_profile__reset_outputs(kb_device *d, const kb_profile__bound *bd, kb_err *err)
+{
+	int rc = KB_OK;
+	for (int i = 0; i < bd->nbufs; i++)
+		if (bd->bufs[i].spec->is_out)
+			KB_CU_CALL(err, cuMemsetD8Async(bd->bufs[i].dev, KB_POISON_BYTE, bd->bufs[i].bytes,
+							d->stream));
+out:
+	return rc;
+}
+
+int kb_profile__guard_diff(kb_device *d, CUdeviceptr out, CUdeviceptr gold, kb_dtype t, int64_t n,
+			   double rtol, double atol, CUdeviceptr count, CUdeviceptr first,
+			   kb_err *err)
+{
+	int rc = KB_OK;
+	int dt = (int)t;
+	unsigned long long un = (unsigned long long)n;
+	void *args[] = {&out, &gold, &dt, &un, &rtol, &atol, &count, &first};
+	KB_CU_CALL(err, cuLaunchKernel(d->guard_diff, (unsigned)d->info.sm_count * 4, 1, 1, 256, 1, 1,
+				       0, d->stream, args, NULL));
 out:
 	return rc;
 }

@@ -82,6 +82,8 @@ struct kb_device {
 	CUdeviceptr tlb_buf;      /* allocated on first use (span program 'T') */
 	size_t tlb_bytes;
 	CUfunction check;
+	CUfunction guard_diff;    /* kb_guard_diff: a timed launch's output vs the checked one */
+	CUfunction l2_discard;    /* kb_l2_discard: the flush buffer's lines invalidated */
 	CUdeviceptr check_parts;  /* kb_check's per-block results */
 	CUdeviceptr counter;
 	CUdeviceptr flush_buf;
@@ -107,6 +109,9 @@ int kb_profile__icache_thrash(kb_device *d, kb_err *err);
 int kb_profile__tlb_sweep(kb_device *d, kb_err *err);
 /* Enqueues the L2 flush (a read of 2x L2) on the device's stream. */
 int kb_profile__flush_l2(kb_device *d, kb_err *err);
+/* Enqueues the invalidation of the flush buffer's L2 lines (after a flush:
+ * an L2 with no valid line, as after ncu's flush and invalidate). */
+int kb_profile__l2_discard(kb_device *d, kb_err *err);
 
 /* devcheck.c: an output or a reference where kb_check reads it. */
 typedef struct {
@@ -224,9 +229,77 @@ int kb_profile__refstore_claim(const char *key, bool *waited);
 /* Gives back *claim (a descriptor or -1) and sets it to -1. */
 void kb_profile__refstore_release(int *claim);
 
-/* timing.c: times bd (see the file's comment); out gets the "timing" JSON. */
-int kb_profile__time(kb_device *d, const kb_profile__bound *bd, const kb_run_opts *o,
-		     size_t set_bytes, json_t **out, kb_err *err);
+/* device.c: poisons bd's outputs (enqueued on the run stream), as before
+ * every checked and every timed launch. */
+int kb_profile__reset_outputs(kb_device *d, const kb_profile__bound *bd, kb_err *err);
+/* Enqueues kb_guard_diff: adds to *count the elements of out (n of dtype t)
+ * not within tolerance of gold, and lowers *first to the first of them. */
+int kb_profile__guard_diff(kb_device *d, CUdeviceptr out, CUdeviceptr gold, kb_dtype t, int64_t n,
+			   double rtol, double atol, CUdeviceptr count, CUdeviceptr first,
+			   kb_err *err);
+
+/* guard.c: the timed launches as twins of the checked ones (its top says
+ * how).  A set: one trial's inputs with the output its checked launch
+ * wrote ("golden"), and outputs for the timed launches to write. */
+typedef struct {
+	kb_profile__bound bd;
+	CUdeviceptr *golden;       /* per buffer: the checked output, or 0 */
+	bool clone;                /* bd's buffers are the set's own, not the run's */
+	uint64_t seed;             /* the trial whose inputs these are */
+} kb_profile__tset;
+
+typedef struct {
+	kb_profile__tset *sets;    /* in trial order; the run's own buffers last */
+	int nsets;
+	int *out_buf;              /* the checked outputs' buffer indices */
+	int nchecked;
+	double rtol, atol;
+	CUdeviceptr counts, firsts;/* per (timed launch, checked output) */
+	int64_t capacity;          /* timed launches the slots hold */
+	int64_t launches;          /* timed launches checked */
+	int64_t unchecked;         /* timed launches beyond the slots */
+	const kb_profile__bound *shape; /* the run's own (shapes and names) */
+	const char *why_one_set;   /* why the inputs are not rotated, or NULL */
+} kb_profile__guard;
+
+/* checked[i]: buffer i is an output that the check compares. */
+void kb_profile__guard_init(kb_profile__guard *g, const kb_profile__bound *bd, const bool *checked,
+			    double rtol, double atol);
+/* Whether another trial's inputs are worth keeping as a set: inputs drawn
+ * from seeds, room in the set table and in GPU memory. */
+bool kb_profile__guard_wants(const kb_profile__guard *g, const kb_spec *spec,
+			     const kb_profile__bound *bd);
+/* Keeps bd's state now (a checked launch just ran) as the next set: a copy,
+ * or bd itself when is_run_bound (the last trial's). */
+int kb_profile__guard_keep(kb_profile__guard *g, kb_device *d, kb_profile__bound *bd,
+			   uint64_t seed, bool is_run_bound, kb_err *err);
+/* Room for `launches` timed launches' verdicts (forgets earlier ones). */
+int kb_profile__guard_slots(kb_profile__guard *g, kb_device *d, int64_t launches, kb_err *err);
+/* Enqueues the check of the launch just made with bd against set's golden
+ * outputs, as the next timed launch. */
+int kb_profile__guard_check(kb_profile__guard *g, kb_device *d, const kb_profile__bound *bd,
+			    const kb_profile__tset *set, kb_err *err);
+/* The set timed launch number `launch` uses. */
+const kb_profile__tset *kb_profile__guard_set(const kb_profile__guard *g, int64_t launch);
+/* Reads the verdicts: check["timed_launches"], *ok false when a launch
+ * wrote other than its checked twin. */
+int kb_profile__guard_finish(kb_profile__guard *g, kb_device *d, json_t *check, bool *ok,
+			     kb_err *err);
+void kb_profile__guard_free(kb_profile__guard *g, bool sticky);
+/* A copy of bd's buffers (contents too) with its parameters pointed at
+ * them; freed by free_clone (buffers that are main_bd's stay). */
+int kb_profile__clone_bound(kb_device *d, const kb_profile__bound *bd, kb_profile__bound *set,
+			    kb_err *err);
+void kb_profile__free_clone(kb_profile__bound *set, const kb_profile__bound *main_bd);
+/* The bytes of bd's buffers (of its outputs only). */
+size_t kb_profile__bound_bytes(const kb_profile__bound *bd, bool outputs_only);
+/* Whether `bytes` fit in `share` of the GPU memory free now. */
+bool kb_profile__fits(size_t bytes, double share);
+
+/* timing.c: times the guard's sets (see the file's comment), checking every
+ * timed launch; out gets the "timing" JSON. */
+int kb_profile__time(kb_device *d, kb_profile__guard *g, const kb_run_opts *o, json_t **out,
+		     kb_err *err);
 
 /* activity.c: kernel durations from GPU timestamps (CUPTI Activity API,
  * dlopen'ed libcupti). start: 0, or KB_EUNSUP when CUPTI is missing or
@@ -485,6 +558,7 @@ typedef struct {
 	bool ref_too_big;          /* the reference did not fit on the GPU */
 	bool *sticky;
 	kb_profile__pending pending; /* the last trial's reference, beside the timing */
+	kb_profile__guard guard;   /* the trials' sets the timed launches rotate over */
 	/* Where the checking time goes, summed over trials (ms). */
 	double ms_gpu, ms_readback, ms_reference, ms_compare, ms_devcheck, ms_upload;
 } kb_profile__run;
@@ -504,6 +578,9 @@ int kb_profile__check_trials(kb_profile__run *c, json_t *check, bool *correct, k
 int kb_profile__fill_inputs(kb_profile__run *c, kb_err *err);
 /* Waits for a pending check and folds its verdict into *correct. */
 int kb_profile__check_join(kb_profile__run *c, bool *correct, kb_err *err);
+/* The guard's table of outputs to check (run.c calls it once rtol and
+ * atol are known, before the trials). */
+void kb_profile__check_guard_init(kb_profile__run *c);
 /* After the timed loop: poison, launch, compare, several times over. */
 int kb_profile__recheck(kb_profile__run *c, json_t *check, bool *correct, kb_err *err);
 /* Joins what is pending and frees the references of the run. */

@@ -204,12 +204,28 @@ static void driver_occupancy(kb_profile__run *c, json_t *launch)
 		json_object_set_new(launch, "driver_blocks_per_sm", json_integer(blocks));
 }
 
-static size_t all_bytes(const kb_profile__bound *bd)
+/* The timed loop over the trials' sets (the last trial's is the run's own
+ * buffers, its outputs as the checked launch left them), then the verdict
+ * on every timed launch's output: *correct false when one wrote other than
+ * its checked twin. */
+static int timed(kb_profile__run *c, json_t *result, json_t *check, bool *correct, kb_err *err)
 {
-	size_t n = 0;
-	for (int i = 0; i < bd->nbufs; i++)
-		n += bd->bufs[i].bytes;
-	return n;
+	json_t *timing = NULL;
+	int rc = kb_profile__guard_keep(&c->guard, c->d, &c->bd, c->o->seed + (uint64_t)(c->o->trials - 1),
+					true, err);
+	kb_profile__progress(c, &c->bd, "timing");
+	if (rc == 0)
+		rc = kb_profile__time(c->d, &c->guard, c->o, &timing, err);
+	bool ok = true;
+	if (rc == 0)
+		rc = kb_profile__guard_finish(&c->guard, c->d, check, &ok, err);
+	if (rc < 0) {
+		json_decref(timing);
+		return kb_profile__gpu_fail(c, rc, err);
+	}
+	json_object_set_new(result, "timing", timing);
+	*correct = *correct && ok;
+	return KB_OK;
 }
 
 static int setup(kb_profile__run *c, const kb_kernels *all, kb_err *err)
@@ -291,6 +307,7 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 		c.rtol = spec->rtol, c.atol = spec->atol;
 	json_object_set_new(check, "rtol", json_real(c.rtol));
 	json_object_set_new(check, "atol", json_real(c.atol));
+	kb_profile__check_guard_init(&c);
 	bool correct;
 	double t_check = kb_now_ms();
 	if ((rc = kb_profile__check_trials(&c, check, &correct, err)) < 0)
@@ -298,13 +315,8 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	phase_done(phases, "trials", &t_phase);
 	/* GPU work overlaps the last trial's CPU reference (c.pending). */
 	if (correct && o->time_it) {
-		json_t *timing = NULL;
-		kb_profile__progress(&c, &c.bd, "timing");
-		if ((rc = kb_profile__time(d, &c.bd, o, all_bytes(&c.bd), &timing, err)) < 0) {
-			kb_profile__gpu_fail(&c, rc, err);
+		if ((rc = timed(&c, *result, check, &correct, err)) < 0)
 			goto out;
-		}
-		json_object_set_new(*result, "timing", timing);
 		phase_done(phases, "timing", &t_phase);
 	}
 	/* Counters and hot spots describe the kernel as it is, right or wrong. */

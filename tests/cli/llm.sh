@@ -161,6 +161,14 @@ else
 	skip scripted_round1_correct "build/emu/tile_emu not built"
 fi
 
+# every round of the scripted provider is a kernel that compiles (rounds
+# 2-6 are the reward hacks a GPU run must reject: tests/cli/guard_gpu.sh)
+for r in 2 3 4 5 6; do
+	echo | KBENCH_LLM_ROUND=$r tests/fixtures/scripted-llm | sed -n '/^```cuda$/,/^```$/p' | sed '1d;$d' >"$T_TMP/round$r.cu"
+	run "$KB" compile "$T_TMP/round$r.cu"
+	expect_rc scripted_round${r}_compiles 0
+done
+
 n=$(ls "$SRV" | grep -c '^req-')
 nj=$(wc -l <"$XDG_DATA_HOME/kbench/sessions/$c/journal.jsonl")
 run "$KB" optimize "$K/va.cu" --dry-run --llm-model good_file

@@ -1,0 +1,48 @@
+#!/bin/sh
+# timing_guard.sh OLD_KBENCH - the timing guard's cost in accuracy and in
+# wall time: each kernel's median under the kbench before the guard (OLD)
+# and this one, runs alternated, REPS each (seed fixed; warm runners, one per
+# program), and the wall time of a warm `kbench run --no-sweep` of each.
+# Usage: bench/timing_guard.sh /tmp/old/build/kbench (repo root, GPU).
+set -u
+OLD=$1
+NEW=${KB:-build/kbench}
+REPS=${REPS:-5}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+echo "timing guard: before ($($OLD --version 2>&1 | head -1), $OLD) vs after ($($NEW --version 2>&1 | head -1))  $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+printf '%-60s %11s %11s %7s %9s %9s %9s\n' "kernel (args)" "before us" "after us" diff "wall bef" "wall aft" "mode"
+while read -r f args; do
+	[ -n "$f" ] || continue
+	for kb in "$OLD" "$NEW"; do "$kb" run "$f" $args --no-sweep --seed 1 >/dev/null 2>&1; done # warm runners, references
+	: >"$TMP/old"; : >"$TMP/new"; : >"$TMP/wold"; : >"$TMP/wnew"
+	for i in $(seq "$REPS"); do
+		for side in old new; do
+			[ $side = old ] && kb=$OLD || kb=$NEW
+			t0=$(date +%s.%N)
+			"$kb" run "$f" $args --no-sweep --seed 1 --json >"$TMP/j" 2>/dev/null
+			echo "$t0 $(date +%s.%N)" | awk '{print $2-$1}' >>"$TMP/w$side"
+			python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['timing']['median_us'], j['timing']['mode'])" "$TMP/j" >>"$TMP/$side" 2>/dev/null
+		done
+	done
+	python3 - "$TMP" "$f $args" <<'PY'
+import statistics, sys
+t, name = sys.argv[1], sys.argv[2]
+def col(n, k=0):
+    return [float(l.split()[k]) for l in open(t + "/" + n) if l.strip()]
+o, n = statistics.median(col("old")), statistics.median(col("new"))
+mode = open(t + "/new").read().split()[1] if open(t + "/new").read().split() else "?"
+print("%-60s %11.2f %11.2f %+6.2f%% %8.2fs %8.2fs %9s" % (name[:60], o, n, (n - o) / o * 100,
+      statistics.median(col("wold")), statistics.median(col("wnew")), mode))
+PY
+done <<'LIST'
+tests/fixtures/kernels/copy.cu
+kernels/softmax.cu
+kernels/softmax/05_registers.cu
+kernels/softmax/softmax_bf16.cu
+kernels/layernorm/02_registers.cu
+kernels/rmsnorm/rmsnorm_bf16.cu
+kernels/transpose/03_tile64.cu
+kernels/gemm/04_wgmma.cu
+kernels/vector_add.cu --arg n=1048576
+LIST
