@@ -562,7 +562,8 @@ int kb_app_report_session(const char *session, const char *file, const char *out
 	char **files = NULL;
 	if (file) {
 		files = kb_xcalloc(2, sizeof *files);
-		files[0] = kb_xstrdup(file);
+		if ((rc = kb_app__session_file(&s, file, &files[0], err)) < 0)
+			goto out;
 		n = 1;
 	} else if ((n = kb_session_files(&s, &files, err)) <= 0) {
 		rc = n < 0 ? n : kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,

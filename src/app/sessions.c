@@ -137,7 +137,9 @@ static void log_file(const kb_session *s, const char *path, const log_cols *cols
 		return;
 	}
 	int nk = kernels_of(vs, n, ks, (int)KB_ARRAY_LEN(ks));
-	kb_buf_catf(out, "%s", path);
+	char *shown = kb_session_file_shown(s, path);
+	kb_buf_catf(out, "%s", shown);
+	free(shown);
 	if (nk == 1)
 		kb_buf_catf(out, "  kernel %s", ks[0]);
 	kb_buf_catf(out, "  (session %s, %s %s)\n", s->id, kb_session_store_repo(st),
@@ -182,6 +184,30 @@ static void journal_damage(const kb_session *s, kb_buf *out)
 	json_decref(evs);
 }
 
+/* What `kbench log WHAT` reads: the current session and in *name its file
+ * WHAT (an existing file, or a name of one of its files), else session
+ * WHAT (*name NULL; WHAT NULL: the current session). */
+static int file_named(const char *what, kb_session *s, char **name, kb_err *err)
+{
+	*name = NULL;
+	bool is_file = what && kb_file_exists(what) && strcmp(kb_extension(what), "");
+	if (!what || (!is_file && kb_session_open(what, s, NULL) == 0))
+		return what ? KB_OK : kb_session_current(s, err);
+	kb_err ferr = {0};
+	int rc = kb_session_current(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = kb_session_file_find(s, what, name, &ferr)) == 0)
+		return KB_OK;
+	if ((is_file || rc == KB_EAMBIG) && err) /* the file, or the files it may be */
+		*err = ferr;
+	else
+		rc = KB_ERR(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "no session '%s', and %s", what,
+			    ferr.msg);
+	kb_session_free(s);
+	return rc;
+}
+
 /* The log; damage: also the journal's damaged lines (one more read of the
  * journal: the command's, not the TUI pane's on every result). */
 static int log_with(const char *what, const char *const *names, int ncols, bool damage,
@@ -193,13 +219,13 @@ static int log_with(const char *what, const char *const *names, int ncols, bool 
 		cols.width[c] = len < 9 ? 9 : len > 28 ? 28 : len;
 	}
 	kb_session s;
-	bool is_file = what && kb_file_exists(what) && strcmp(kb_extension(what), "") &&
-		       kb_session_open(what, &s, NULL) != 0;
-	int rc = (!what || is_file) ? kb_session_current(&s, err) : kb_session_open(what, &s, err);
+	char *name = NULL;
+	int rc = file_named(what, &s, &name, err);
 	if (rc < 0)
 		return rc;
-	if (is_file) {
-		log_file(&s, what, &cols, out, err);
+	if (name) {
+		log_file(&s, name, &cols, out, err);
+		free(name);
 	} else {
 		char **files;
 		int n = kb_session_files(&s, &files, err);
@@ -394,7 +420,7 @@ int kb_app_checkout(const char *name, const char *file, kb_buf *out, kb_err *err
 				  json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", f.path, "variant",
 					    want.v.name, "commit", want.v.oid, "saved_as", saved.name,
 					    "saved_commit", saved.oid), NULL);
-	kb_buf_catf(out, "%s: now %s (the text before is kept as %s)\n", f.path, want.v.name, saved.name);
+	kb_buf_catf(out, "%s: now %s (the text before is kept as %s)\n", real, want.v.name, saved.name);
 done:
 	free(real);
 	kb_app__unload(&want);
@@ -420,12 +446,15 @@ int kb_app_sessions(kb_buf *out, kb_err *err)
 		kb_session s;
 		if (kb_session_open(ids[i], &s, NULL) < 0)
 			continue;
-		char **files;
+		char **files, **shown = NULL;
 		int nf = kb_session_files(&s, &files, NULL);
+		if (nf > 0)
+			shown = kb_session_files_shown(&s, files, nf);
 		kb_buf_catf(out, "%s %-28s %s", have_cur && !strcmp(cur_id, s.id) ? "*" : " ", s.id, s.dir);
 		for (int f = 0; f < nf; f++)
-			kb_buf_catf(out, "%s%s", f ? ", " : "  ", files[f]);
+			kb_buf_catf(out, "%s%s", f ? ", " : "  ", shown[f]);
 		kb_buf_catc(out, '\n');
+		kb_app__free_strs(shown, nf > 0 ? nf : 0);
 		kb_app__free_strs(files, nf > 0 ? nf : 0);
 		kb_session_free(&s);
 	}
@@ -482,7 +511,9 @@ int kb_app_annotate(const char *name, const char *key, const char *text, const c
 		kb_session_journal_append(&f.s, key, json_pack("{s:s, s:s, s:s, s:s}", "file", f.path,
 							       "variant", l.v.name, "commit", l.v.oid,
 							       "text", text), NULL);
-		kb_buf_catf(out, "%s %s: %s %s\n", f.path, l.v.name, key, text);
+		char *shown = kb_session_file_shown(&f.s, f.path);
+		kb_buf_catf(out, "%s %s: %s %s\n", shown, l.v.name, key, text);
+		free(shown);
 	}
 	kb_app__unload(&l);
 out:
