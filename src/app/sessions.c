@@ -483,9 +483,10 @@ static const char *bad_label(const char *label)
 int kb_app_annotate(const char *name, const char *key, const char *text, const char *file,
 		    kb_buf *out, kb_err *err)
 {
-	const char *why = strcmp(key, "label") ? NULL : bad_label(text);
+	text = text ? text : "";
+	const char *why = strcmp(key, "label") ? (*text ? NULL : "it is empty") : bad_label(text);
 	if (why)
-		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "label '%s': %s", text, why);
+		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "%s '%s': %s", key, text, why);
 	kb_app__fstore f;
 	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)

@@ -56,7 +56,9 @@ static sess_args parse_sess(int argc, char **argv)
 	return a;
 }
 
-/* Prints out (stdout) or the error; the exit status. */
+/* Prints out (stdout) or the error; the exit status: 2 when what the
+ * user named is not there, not valid or not one thing (a variant, a file,
+ * a session, a label), 3 for anything else. */
 static int finish_text(int rc, kb_buf *out, const kb_err *err)
 {
 	if (out->s)
@@ -64,8 +66,8 @@ static int finish_text(int rc, kb_buf *out, const kb_err *err)
 	kb_buf_free(out);
 	if (rc < 0) {
 		fprintf(stderr, "kbench: %s\n", err->msg);
-		return rc == KB_EAMBIG ? KB_CLI_EXIT_USAGE
-		       : rc == KB_ENOTFOUND || rc == KB_EINVAL ? KB_CLI_EXIT_KERNEL : KB_CLI_EXIT_ENV;
+		return rc == KB_EAMBIG || rc == KB_ENOTFOUND || rc == KB_EINVAL ? KB_CLI_EXIT_USAGE
+									      : KB_CLI_EXIT_ENV;
 	}
 	return 0;
 }
@@ -137,7 +139,7 @@ static int annotate(const char *key, const char *usage, int argc, char **argv)
 	for (int i = 1; i < a.npos; i++)
 		kb_buf_catf(&text, "%s%s", i > 1 ? " " : "", a.pos[i]);
 	kb_err err = {0};
-	int rc = kb_app_annotate(a.pos[0], key, text.s, a.file, &out, &err);
+	int rc = kb_app_annotate(a.pos[0], key, text.s ? text.s : "", a.file, &out, &err);
 	kb_buf_free(&text);
 	return finish_text(rc, &out, &err);
 }

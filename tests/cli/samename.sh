@@ -76,7 +76,7 @@ two_folders() {
 	expect_in "${where}_name_lists" err "$(basename "$A")/k.cu, $(basename "$B")/k.cu"
 	verb "${where}_label_b" 0 - "$KB" label v1 bee --file "$rb/k.cu"
 	verb "${where}_note_a" 0 - "$KB" note v1 "a's first" --file "$ra/k.cu"
-	verb "${where}_label_a_show" 1 - "$KB" show bee --file "$ra/k.cu"
+	verb "${where}_label_a_show" 2 - "$KB" show bee --file "$ra/k.cu"
 	echo '// a-edit' >> "$A/k.cu"; echo '// b-edit' >> "$B/k.cu"
 	cd "$B"; verb "${where}_checkout_b" 0 "$rb/k.cu" "$KB" checkout v1 --file k.cu
 	grep -q '// a-edit' "$A/k.cu" && pass "${where}_checkout_left_a" || fail "${where}_checkout_left_a" "a/k.cu lost its edit"

@@ -75,12 +75,16 @@ git notes --ref=kbench show refs/kbench/scripted | grep -q '"label":"wide-loads"
 	|| fail label_in_git_note "$(git notes --ref=kbench show refs/kbench/scripted)"
 # a label that reads as a variant's name would be shadowed by it (v2 is
 # variant 2 wherever vN is taken); one with a newline breaks every table
-run "$KB" label v1 v2;               expect_rc label_like_variant_rc 1
+run "$KB" label v1 v2;               expect_rc label_like_variant_rc 2
 expect_in label_like_variant_says err "label 'v2': it reads as a variant's name"
 run "$KB" label v1 "two
-lines";                              expect_rc label_newline_rc 1
+lines";                              expect_rc label_newline_rc 2
 expect_in label_newline_says err "control character"
-run "$KB" report scripted -o "$T_TMP/no/such/dir/r.md"; expect_rc report_missing_dir_rc 1
+run "$KB" label v3 "";               expect_rc label_empty_rc 2      # was a NULL dereference (139)
+expect_in label_empty_says err "label '': it is empty"
+run "$KB" note v3 "";                expect_rc note_empty_rc 2
+expect_in note_empty_says err "note '': it is empty"
+run "$KB" report scripted -o "$T_TMP/no/such/dir/r.md"; expect_rc report_missing_dir_rc 2
 expect_in report_missing_dir_names err "cannot write $T_TMP/no/such/dir/r.md: No such file or directory"
 run "$KB" checkout v1;               expect_rc checkout_rc 0
 cmp -s sub/k.cu "$S/v1.cu" && pass checkout_writes_v1 || fail checkout_writes_v1 "file is not v1"
