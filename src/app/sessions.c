@@ -192,9 +192,9 @@ static int file_named(const char *what, kb_session *s, char **name, kb_err *err)
 	*name = NULL;
 	bool is_file = what && kb_file_exists(what) && strcmp(kb_extension(what), "");
 	if (!what || (!is_file && kb_session_open(what, s, NULL) == 0))
-		return what ? KB_OK : kb_session_current(s, err);
+		return what ? KB_OK : kb_app__session_now(s, err);
 	kb_err ferr = {0};
-	int rc = kb_session_current(s, err);
+	int rc = kb_app__session_now(s, err);
 	if (rc < 0)
 		return rc;
 	if ((rc = kb_session_file_find(s, what, name, &ferr)) == 0)
@@ -221,6 +221,11 @@ static int log_with(const char *what, const char *const *names, int ncols, bool 
 	kb_session s;
 	char *name = NULL;
 	int rc = file_named(what, &s, &name, err);
+	if (rc == KB_ENOTFOUND && !what && err) { /* nothing to list: said, not an error */
+		kb_buf_catf(out, "%s\n", err->msg);
+		kb_err_clear(err);
+		return KB_OK;
+	}
 	if (rc < 0)
 		return rc;
 	if (name) {

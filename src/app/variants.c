@@ -130,10 +130,22 @@ int kb_app__session_file(const kb_session *s, const char *file, char **path, kb_
 	return rc;
 }
 
+int kb_app__session_now(kb_session *s, kb_err *err)
+{
+	char id[96];
+	const char *pinned = getenv("KBENCH_SESSION");
+	memset(s, 0, sizeof *s);
+	if ((!pinned || !*pinned) && kb_session_current_id(id) < 0)
+		return kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,
+				  "no session yet: `kbench compile FILE` records into a new one, "
+				  "`kbench session new [NAME]` starts one");
+	return kb_session_current(s, err);
+}
+
 int kb_app__fstore_open(const char *file, kb_app__fstore *f, kb_err *err)
 {
 	memset(f, 0, sizeof *f);
-	int rc = kb_session_current(&f->s, err);
+	int rc = kb_app__session_now(&f->s, err);
 	if (rc < 0)
 		return rc;
 	if ((rc = kb_app__session_file(&f->s, file, &f->path, err)) < 0 ||

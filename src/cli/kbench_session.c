@@ -182,7 +182,10 @@ static int session_copy(const sess_args *a)
 			kb_session_free(&s);
 		}
 	} else if ((rc = kb_session_import(a->pos[1], a->name, &s, &err)) == 0) {
-		kb_buf_catf(&out, "session %s (%s), from %s\n", s.id, s.dir, a->pos[1]);
+		kb_buf_catf(&out, "session %s (%s), from %s\n"
+			    "not made current: `export KBENCH_SESSION=%s` makes it the current session of "
+			    "this shell (log, show, diff read it); `kbench replay %s` and `kbench report %s "
+			    "-o r.html` take it by name\n", s.id, s.dir, a->pos[1], s.id, s.id, s.id);
 		kb_session_free(&s);
 	} else if (err.domain == KB_DOM_OS && err.code == EEXIST && !a->name) {
 		size_t n = strlen(err.msg);
@@ -247,6 +250,12 @@ int kb_cli_report(int argc, char **argv)
 	sess_args a = parse_sess(argc, argv);
 	if (a.help || a.bad || a.npos != 1 || !a.output)
 		return sess_usage(u, &a);
+	const char *ext = kb_extension(a.output);
+	if (strcmp(ext, "md") && strcmp(ext, "html")) {
+		fprintf(stderr, "kbench: report -o %s: a report is Markdown (FILE.md) or HTML (FILE.html)\n",
+			a.output);
+		return KB_CLI_EXIT_USAGE;
+	}
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
 	char id[96];

@@ -177,8 +177,9 @@ int kb_session_file_find(const kb_session *s, const char *typed, char **name, kb
 				typed, hits, s->id, list.s, shown[at]);
 	} else {
 		list_shown(shown, NULL, n, &list);
-		rc = kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "%s%s%s is not a file of session %s (%s%s)",
-				typed, real ? " = " : "", real ? real : "", s->id,
+		bool other = real && strcmp(real, typed);
+		rc = kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "%s%s%s%s is not a file of session %s (%s%s)",
+				typed, other ? " (" : "", other ? real : "", other ? ")" : "", s->id,
 				n ? "its files: " : "nothing recorded yet", n ? list.s : "");
 	}
 	kb_buf_free(&list);

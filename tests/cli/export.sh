@@ -38,6 +38,7 @@ grep -q '| \[v2\](a.cu/v2.cu) second | twice | compiled |' "$E/README.md" && pas
 	T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 	export XDG_DATA_HOME="$T_TMP/other"
 	run "$KB" session import "$E";            expect_rc import_rc 0
+	expect_in import_says_how_to_switch out "export KBENCH_SESSION="
 	expect_in import_says out "session exp"
 	run "$KB" session import "$E";            expect_rc import_twice_refused 2
 	run "$KB" session export exp -o "$T_TMP/two"; expect_rc export_again_rc 0

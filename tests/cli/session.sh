@@ -86,6 +86,26 @@ run "$KB" note v3 "";                expect_rc note_empty_rc 2
 expect_in note_empty_says err "note '': it is empty"
 run "$KB" report scripted -o "$T_TMP/no/such/dir/r.md"; expect_rc report_missing_dir_rc 2
 expect_in report_missing_dir_names err "cannot write $T_TMP/no/such/dir/r.md: No such file or directory"
+# what the user named is not there, or not valid: a usage error (2), saying what
+run "$KB" show v99;                  expect_rc show_v99_rc 2
+expect_in show_v99_says err "no variant 'v99'"
+cp "$S/v1.cu" "$T_TMP/other.cu"
+run "$KB" show v1 --file "$T_TMP/other.cu"; expect_rc show_other_file_rc 2
+expect_in show_other_file_names err "$T_TMP/other.cu is not a file of session scripted (its files: k.cu)"
+run "$KB" session new "a/b";         expect_rc session_bad_name_rc 2
+run "$KB" session new scripted;      expect_rc session_exists_rc 2
+expect_in session_exists_says err "exists"
+run "$KB" report scripted -o "$T_TMP/r.txt"; expect_rc report_txt_rc 2
+expect_in report_txt_says err "a report is Markdown (FILE.md) or HTML (FILE.html)"
+[ -e "$T_TMP/r.txt" ] && fail report_txt_not_written "r.txt written" || pass report_txt_not_written
+(XDG_DATA_HOME="$T_TMP/fresh" "$KB" log >"$T_TMP/out" 2>"$T_TMP/err"); RC=$?
+expect_rc fresh_log_rc 0;            expect_in fresh_log_says out "no session yet"
+[ -e "$T_TMP/fresh/kbench/sessions" ] && fail fresh_log_creates_nothing "$(ls -R "$T_TMP/fresh")" \
+	|| pass fresh_log_creates_nothing
+(XDG_DATA_HOME="$T_TMP/fresh" "$KB" show v1 >"$T_TMP/out" 2>"$T_TMP/err"); RC=$?
+expect_rc fresh_show_rc 2;           expect_in fresh_show_says err "no session yet"
+[ -e "$T_TMP/fresh/kbench/sessions" ] && fail fresh_show_creates_nothing "$(ls -R "$T_TMP/fresh")" \
+	|| pass fresh_show_creates_nothing
 run "$KB" checkout v1;               expect_rc checkout_rc 0
 cmp -s sub/k.cu "$S/v1.cu" && pass checkout_writes_v1 || fail checkout_writes_v1 "file is not v1"
 run "$KB" sessions;                  expect_in sessions_lists out "scripted"
