@@ -123,6 +123,16 @@ static void explain_empty_cols(const kb_variant *vs, int n, const log_cols *cols
 	}
 }
 
+/* Each of v's notes (`kbench note`) on a line after lead. */
+static void cat_notes(const kb_variant *v, const char *lead, kb_buf *out)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(v->note, "notes"), i, t)
+		if (json_is_string(t))
+			kb_buf_catf(out, "%s%s\n", lead, json_string_value(t));
+}
+
 static void log_file(const kb_session *s, const char *path, const log_cols *cols, kb_buf *out,
 		     kb_err *err)
 {
@@ -155,6 +165,11 @@ static void log_file(const kb_session *s, const char *path, const log_cols *cols
 	for (int i = 0; i < n; i++)
 		log_row(&vs[i], nk > 1, i == kb_app__best_of(vs, n, vs[i].kernel), cols, out);
 	explain_empty_cols(vs, n, cols, out);
+	for (int i = 0; i < n; i++) {
+		char lead[32];
+		snprintf(lead, sizeof lead, "  %s note: ", vs[i].name);
+		cat_notes(&vs[i], lead, out);
+	}
 	for (int i = 0; i < n; i++)
 		if (vs[i].note_error)
 			kb_buf_catf(out, "  %s: %s\n", vs[i].name, vs[i].note_error);
@@ -259,6 +274,7 @@ int kb_app_log_cols(const char *what, const char *const *names, int ncols, kb_bu
 
 /* ---- show ---------------------------------------------------------------------- */
 
+
 int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err)
 {
 	kb_variant v;
@@ -269,6 +285,9 @@ int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err)
 		kb_buf_catf(out, "%s %s  commit %s  %s\n", path, v.name, v.oid, kb_app__verdict_of(&v));
 		if (v.note_error)
 			kb_buf_catf(out, "  %s: %s\n", v.name, v.note_error);
+		if (v.label)
+			kb_buf_catf(out, "  label  %s\n", v.label);
+		cat_notes(&v, "  note   ", out);
 		json_t *res = kb_app__jget(v.note, "result");
 		if (res)
 			kb_app_run_render(res, out);
@@ -485,6 +504,26 @@ static const char *bad_label(const char *label)
 	return NULL;
 }
 
+/* A label names one variant of a file: the others of st's file that bear
+ * it (but `keep`) lose it; their names go to moved ("v2"). 0 or a KB_E*. */
+static int unlabel_others(kb_store *st, const char *keep, const char *label, kb_buf *moved,
+			  kb_err *err)
+{
+	kb_variant *vs = NULL;
+	int n = 0;
+	int rc = kb_session_store_list(st, &vs, &n, err);
+	for (int i = 0; i < n && rc == 0; i++) {
+		if (!strcmp(vs[i].oid, keep) || !vs[i].label || strcmp(vs[i].label, label))
+			continue;
+		json_t *note = json_deep_copy(vs[i].note);
+		json_object_del(note, "label");
+		if ((rc = kb_session_store_set_note(st, vs[i].name, note, err)) == 0)
+			kb_buf_catf(moved, "%s%s", moved->len ? ", " : "", vs[i].name);
+	}
+	kb_session_variants_free(vs, n);
+	return rc;
+}
+
 int kb_app_annotate(const char *name, const char *key, const char *text, const char *file,
 		    kb_buf *out, kb_err *err)
 {
@@ -512,15 +551,21 @@ int kb_app_annotate(const char *name, const char *key, const char *text, const c
 			json_object_set_new(note, "notes", notes = json_array());
 		json_array_append_new(notes, json_string(text));
 	}
+	kb_buf moved = KB_BUF_INIT;
 	rc = kb_session_store_set_note(f.st, l.v.name, note, err);
+	if (rc == 0 && !strcmp(key, "label"))
+		rc = unlabel_others(f.st, l.v.oid, text, &moved, err);
 	if (rc == 0) {
 		kb_session_journal_append(&f.s, key, json_pack("{s:s, s:s, s:s, s:s}", "file", f.path,
 							       "variant", l.v.name, "commit", l.v.oid,
 							       "text", text), NULL);
 		char *shown = kb_session_file_shown(&f.s, f.path);
-		kb_buf_catf(out, "%s %s: %s %s\n", shown, l.v.name, key, text);
+		kb_buf_catf(out, "%s %s: %s %s", shown, l.v.name, key, text);
+		kb_buf_catf(out, moved.len ? " (moved from %s: a label names one variant)\n" : "\n",
+			    moved.s);
 		free(shown);
 	}
+	kb_buf_free(&moved);
 	kb_app__unload(&l);
 out:
 	kb_app__fstore_close(&f);

@@ -73,6 +73,16 @@ run "$KB" show wide-loads;           expect_in show_by_label out "one 128-bit lo
 run "$KB" note v3 four loads become one LDG.E.128; expect_rc note_rc 0
 git notes --ref=kbench show refs/kbench/scripted | grep -q '"label":"wide-loads"' && pass label_in_git_note \
 	|| fail label_in_git_note "$(git notes --ref=kbench show refs/kbench/scripted)"
+# notes and labels are read back: show and log display them (they were written only)
+run "$KB" show v3;                   expect_in show_label out "  label  wide-loads"
+expect_in show_note out "  note   four loads become one LDG.E.128"
+run "$KB" log sub/k.cu;              expect_in log_note out "  v3 note: four loads become one LDG.E.128"
+# a label names one variant: given to another, it moves, saying from which
+run "$KB" label v2 wide-loads;       expect_in label_moves out "v2: label wide-loads (moved from v3"
+run "$KB" show wide-loads;           expect_in label_moved_show out "k.cu v2  commit"
+run "$KB" log sub/k.cu
+[ "$(grep -c 'wide-loads' "$T_TMP/out")" = 1 ] && pass label_once || fail label_once "$(cat "$T_TMP/out")"
+run "$KB" label v3 wide-loads;       expect_in label_moves_back out "(moved from v2"
 # a label that reads as a variant's name would be shadowed by it (v2 is
 # variant 2 wherever vN is taken); one with a newline breaks every table
 run "$KB" label v1 v2;               expect_rc label_like_variant_rc 2
