@@ -536,11 +536,14 @@ static int report_part(const kb_session *s, const char *path, kb_app_report_opts
 	read_sources(st, vs, n, src, lens);
 	kb_app_report_pick(vs, n, &first, &best);
 	char *sass = report_sass(st, path, vs, first, best);
-	o->file = path;
+	char *shown = kb_session_file_shown(s, path); /* "b/k.cu" beside an "a/k.cu" */
+	o->file = shown;
 	o->sass_diff = sass;
 	o->rounds = kb_app__llm_rounds(s, path);
 	rc = kb_app_report(o, vs, n, src, lens, page, svg, err);
+	o->file = NULL;
 	json_decref(o->rounds);
+	free(shown);
 	free(sass);
 	for (int i = 0; i < n; i++)
 		free(src[i]);

@@ -92,6 +92,9 @@ two_folders() {
 	grep -rq "$T_TMP" "$T_TMP/export_$where" \
 		&& fail "${where}_export_no_local_paths" "$(grep -rl "$T_TMP" "$T_TMP/export_$where")" \
 		|| pass "${where}_export_no_local_paths"
+	verb "${where}_report" 0 - "$KB" report "$where" -o "$T_TMP/report_$where.md"
+	grep -q "$(basename "$A")/k.cu" "$T_TMP/report_$where.md" && grep -q "$(basename "$B")/k.cu" "$T_TMP/report_$where.md" \
+		&& pass "${where}_report_names_both" || fail "${where}_report_names_both" "$(grep -n 'k.cu' "$T_TMP/report_$where.md" | head -5)"
 }
 
 # ---- outside any repository ----------------------------------------------------
