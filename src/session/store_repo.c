@@ -11,6 +11,12 @@
  * a lock on one of kbench's refs that is older than STALE_LOCK_MS was left
  * by a dead process and is removed (and logged); a younger one is waited for.
  *
+ * A file is found by its real path (links resolved): in the repository
+ * whose working tree holds it, under its path there; else in the private
+ * repository under its real path without the leading '/', or its basename
+ * in a session recorded before that (kb_session__legacy; the journal then
+ * tells apart two files on one path: kb_session__foreign_commits).
+ *
  * A private repository's HEAD is the branch KB_PRIVATE_HEAD, moved to the
  * session ref's tip after each commit, so that `git --git-dir=<it> log`
  * shows the session and git fsck finds HEAD below refs/heads/ (HEAD used to
@@ -250,7 +256,7 @@ int kb_session_store_open(const kb_session *s, const char *path, kb_store **out,
 {
 	kb_store *st = kb_xcalloc(1, sizeof *st);
 	const char *base = kb_basename(path);
-	char *absdir = NULL, *real = NULL;
+	char *absdir = NULL, *fbase = NULL;
 	bool found = false, legacy = kb_session__legacy(s);
 	int valid = 0, rc;
 	lib_init();
@@ -266,20 +272,20 @@ int kb_session_store_open(const kb_session *s, const char *path, kb_store **out,
 		char *stored = kb_session__detached_path(s, path);
 		rc = open_private_repo(st, s, stored, err);
 		free(stored);
-	} else if ((rc = real_file(s, path, &absdir, &real, err)) == 0 &&
-		   (rc = open_user_repo(st, absdir, real, &found, err)) == 0 && !found) {
-		rc = open_private_for(st, s, absdir, real, legacy, err);
+	} else if ((rc = real_file(s, path, &absdir, &fbase, err)) == 0 &&
+		   (rc = open_user_repo(st, absdir, fbase, &found, err)) == 0 && !found) {
+		rc = open_private_for(st, s, absdir, fbase, legacy, err);
 	}
 	if (rc == 0 && legacy)
 		rc = kb_session__foreign_commits(s, path, &st->foreign, &st->nforeign);
 	if (rc < 0)
 		goto fail;
-	free(real);
+	free(fbase);
 	free(absdir);
 	*out = st;
 	return KB_OK;
 fail:
-	free(real);
+	free(fbase);
 	free(absdir);
 	kb_session_store_close(st);
 	return rc;

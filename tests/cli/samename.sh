@@ -103,6 +103,14 @@ two_folders plain "$W/a" "$W/b"
 repo="$XDG_DATA_HOME/kbench/sessions/plain/repo"
 git --git-dir="$repo" ls-tree -r --name-only refs/kbench/plain > "$T_TMP/tree"
 [ "$(grep -c 'k\.cu$' "$T_TMP/tree")" = 2 ] && pass plain_two_paths || fail plain_two_paths "$(cat "$T_TMP/tree")"
+# a link is the file it points at: one history, whichever name compiles it
+cd "$W"; ln -s a/k.cu lk.cu
+verb plain_link_compile 0 - "$KB" compile lk.cu
+verb plain_link_log 0 - "$KB" log lk.cu
+expect_in plain_link_is_a out "a/k.cu  kernel"; expect_in plain_link_v3 out "  v3 "
+verb plain_link_one_file 0 - "$KB" log
+[ "$(grep -c 'k\.cu  kernel' "$T_TMP/out")" = 2 ] && pass plain_link_two_files || fail plain_link_two_files "$(cat "$T_TMP/out")"
+cd - >/dev/null
 
 # ---- two folders of one repository ---------------------------------------------
 W="$T_TMP/onerepo"; mkdir -p "$W"; git -C "$W" init -q -b main
