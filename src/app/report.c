@@ -317,8 +317,12 @@ static char *remark_of(const kb_variant *v)
 	}
 	if (!v->message || !v->message[0] || !strncmp(v->message, "kbench ", 7))
 		return NULL;
+	/* "<path> vN", or "<name> vN" in the private repository (store.c) */
 	char *own = kb_xasprintf("%s %s", v->path ? v->path : "", v->name);
-	bool ours = !strncmp(v->message, own, strlen(own));
+	char *short_own = kb_xasprintf("%s %s", v->path ? kb_basename(v->path) : "", v->name);
+	bool ours = !strncmp(v->message, own, strlen(own)) ||
+		    !strncmp(v->message, short_own, strlen(short_own));
+	free(short_own);
 	free(own);
 	return ours ? NULL : kb_xstrndup(v->message, strcspn(v->message, "\n"));
 }
