@@ -210,6 +210,8 @@ static int file_named(const char *what, kb_session *s, char **name, kb_err *err)
 		return what ? KB_OK : kb_app__session_now(s, err);
 	kb_err ferr = {0};
 	int rc = kb_app__session_now(s, err);
+	if (rc < 0 && !is_file) /* not a file: the session it names is not there either */
+		rc = KB_ERR(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "no session '%s'", what);
 	if (rc < 0)
 		return rc;
 	if ((rc = kb_session_file_find(s, what, name, &ferr)) == 0)
@@ -236,7 +238,9 @@ static int log_with(const char *what, const char *const *names, int ncols, bool 
 	kb_session s;
 	char *name = NULL;
 	int rc = file_named(what, &s, &name, err);
-	if (rc == KB_ENOTFOUND && !what && err) { /* nothing to list: said, not an error */
+	const char *pinned = getenv("KBENCH_SESSION");
+	if (rc == KB_ENOTFOUND && !what && err && (!pinned || !*pinned)) {
+		/* no session yet: nothing to list, said, not an error */
 		kb_buf_catf(out, "%s\n", err->msg);
 		kb_err_clear(err);
 		return KB_OK;
@@ -273,7 +277,6 @@ int kb_app_log_cols(const char *what, const char *const *names, int ncols, kb_bu
 }
 
 /* ---- show ---------------------------------------------------------------------- */
-
 
 int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err)
 {
