@@ -145,6 +145,10 @@ void kb_app__free_strs(char **v, int n);
  * session has none, KB_EAMBIG naming the candidates when it has several
  * (never a guess). */
 int kb_app__session_file(const kb_session *s, const char *file, char **path, kb_err *err);
+/* The current session for a verb that only reads or annotates: never one
+ * started for it (a fresh data directory stays empty). 0, or KB_ENOTFOUND
+ * saying how one starts. */
+int kb_app__session_now(kb_session *s, kb_err *err);
 
 /* The current session, a file of it and that file's variant store. */
 typedef struct {

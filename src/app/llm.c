@@ -183,17 +183,22 @@ static json_t *round_of(json_t *ev, const char *model)
 
 json_t *kb_app__llm_rounds(const kb_session *s, const char *file)
 {
-	json_t *out = json_array(), *events = NULL;
-	char *name = kb_session_file_name(s, file);
+	json_t *out = json_array(), *events = NULL, *same = json_object();
+	char *id = kb_session_file_id(s, file);
 	const char *model = "?";
 	long truncated;
 	if (kb_session_journal_read(s, &events, &truncated, NULL) == 0) {
 		size_t i;
 		json_t *ev;
 		json_array_foreach(events, i, ev) {
-			/* file is the session's name for it (log, report) or a path */
+			/* the same file, whichever name the event gives it */
 			const char *f = kb_app__str(ev, "file");
-			if (strcmp(f, name) && strcmp(f, file))
+			if (!json_object_get(same, f)) {
+				char *fid = kb_session_file_id(s, f);
+				json_object_set_new(same, f, json_boolean(!strcmp(fid, id)));
+				free(fid);
+			}
+			if (!json_is_true(json_object_get(same, f)))
 				continue;
 			if (!strcmp(kb_app__str(ev, "event"), "optimize"))
 				model = kb_app__str(ev, "model");
@@ -203,7 +208,8 @@ json_t *kb_app__llm_rounds(const kb_session *s, const char *file)
 		}
 	}
 	json_decref(events);
-	free(name);
+	json_decref(same);
+	free(id);
 	return out;
 }
 

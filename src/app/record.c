@@ -139,12 +139,14 @@ static int open_store(const char *path, kb_session *s, kb_store **st, char **nam
 	int rc = kb_session_current(s, err);
 	if (rc < 0)
 		return rc;
-	if ((rc = kb_session_store_open(s, path, st, err)) < 0) {
-		kb_session_free(s);
-		return rc;
-	}
+	/* the file at path, whatever the session calls other files */
 	*name = kb_session_file_name(s, path);
-	return KB_OK;
+	if ((rc = kb_session_store_open(s, *name, st, err)) < 0) {
+		free(*name);
+		*name = NULL;
+		kb_session_free(s);
+	}
+	return rc;
 }
 
 int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)

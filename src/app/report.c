@@ -317,8 +317,12 @@ static char *remark_of(const kb_variant *v)
 	}
 	if (!v->message || !v->message[0] || !strncmp(v->message, "kbench ", 7))
 		return NULL;
+	/* "<path> vN", or "<name> vN" in the private repository (store.c) */
 	char *own = kb_xasprintf("%s %s", v->path ? v->path : "", v->name);
-	bool ours = !strncmp(v->message, own, strlen(own));
+	char *short_own = kb_xasprintf("%s %s", v->path ? kb_basename(v->path) : "", v->name);
+	bool ours = !strncmp(v->message, own, strlen(own)) ||
+		    !strncmp(v->message, short_own, strlen(short_own));
+	free(short_own);
 	free(own);
 	return ours ? NULL : kb_xstrndup(v->message, strcspn(v->message, "\n"));
 }
@@ -536,11 +540,14 @@ static int report_part(const kb_session *s, const char *path, kb_app_report_opts
 	read_sources(st, vs, n, src, lens);
 	kb_app_report_pick(vs, n, &first, &best);
 	char *sass = report_sass(st, path, vs, first, best);
-	o->file = path;
+	char *shown = kb_session_file_shown(s, path); /* "b/k.cu" beside an "a/k.cu" */
+	o->file = shown;
 	o->sass_diff = sass;
 	o->rounds = kb_app__llm_rounds(s, path);
 	rc = kb_app_report(o, vs, n, src, lens, page, svg, err);
+	o->file = NULL;
 	json_decref(o->rounds);
+	free(shown);
 	free(sass);
 	for (int i = 0; i < n; i++)
 		free(src[i]);
@@ -562,7 +569,8 @@ int kb_app_report_session(const char *session, const char *file, const char *out
 	char **files = NULL;
 	if (file) {
 		files = kb_xcalloc(2, sizeof *files);
-		files[0] = kb_xstrdup(file);
+		if ((rc = kb_app__session_file(&s, file, &files[0], err)) < 0)
+			goto out;
 		n = 1;
 	} else if ((n = kb_session_files(&s, &files, err)) <= 0) {
 		rc = n < 0 ? n : kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,

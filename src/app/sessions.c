@@ -123,6 +123,16 @@ static void explain_empty_cols(const kb_variant *vs, int n, const log_cols *cols
 	}
 }
 
+/* Each of v's notes (`kbench note`) on a line after lead. */
+static void cat_notes(const kb_variant *v, const char *lead, kb_buf *out)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(v->note, "notes"), i, t)
+		if (json_is_string(t))
+			kb_buf_catf(out, "%s%s\n", lead, json_string_value(t));
+}
+
 static void log_file(const kb_session *s, const char *path, const log_cols *cols, kb_buf *out,
 		     kb_err *err)
 {
@@ -137,7 +147,9 @@ static void log_file(const kb_session *s, const char *path, const log_cols *cols
 		return;
 	}
 	int nk = kernels_of(vs, n, ks, (int)KB_ARRAY_LEN(ks));
-	kb_buf_catf(out, "%s", path);
+	char *shown = kb_session_file_shown(s, path);
+	kb_buf_catf(out, "%s", shown);
+	free(shown);
 	if (nk == 1)
 		kb_buf_catf(out, "  kernel %s", ks[0]);
 	kb_buf_catf(out, "  (session %s, %s %s)\n", s->id, kb_session_store_repo(st),
@@ -153,6 +165,11 @@ static void log_file(const kb_session *s, const char *path, const log_cols *cols
 	for (int i = 0; i < n; i++)
 		log_row(&vs[i], nk > 1, i == kb_app__best_of(vs, n, vs[i].kernel), cols, out);
 	explain_empty_cols(vs, n, cols, out);
+	for (int i = 0; i < n; i++) {
+		char lead[32];
+		snprintf(lead, sizeof lead, "  %s note: ", vs[i].name);
+		cat_notes(&vs[i], lead, out);
+	}
 	for (int i = 0; i < n; i++)
 		if (vs[i].note_error)
 			kb_buf_catf(out, "  %s: %s\n", vs[i].name, vs[i].note_error);
@@ -182,6 +199,32 @@ static void journal_damage(const kb_session *s, kb_buf *out)
 	json_decref(evs);
 }
 
+/* What `kbench log WHAT` reads: the current session and in *name its file
+ * WHAT (an existing file, or a name of one of its files), else session
+ * WHAT (*name NULL; WHAT NULL: the current session). */
+static int file_named(const char *what, kb_session *s, char **name, kb_err *err)
+{
+	*name = NULL;
+	bool is_file = what && kb_file_exists(what) && strcmp(kb_extension(what), "");
+	if (!what || (!is_file && kb_session_open(what, s, NULL) == 0))
+		return what ? KB_OK : kb_app__session_now(s, err);
+	kb_err ferr = {0};
+	int rc = kb_app__session_now(s, err);
+	if (rc < 0 && !is_file) /* not a file: the session it names is not there either */
+		rc = KB_ERR(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "no session '%s'", what);
+	if (rc < 0)
+		return rc;
+	if ((rc = kb_session_file_find(s, what, name, &ferr)) == 0)
+		return KB_OK;
+	if ((is_file || rc == KB_EAMBIG) && err) /* the file, or the files it may be */
+		*err = ferr;
+	else
+		rc = KB_ERR(err, KB_ENOTFOUND, KB_DOM_NONE, 0, "no session '%s', and %s", what,
+			    ferr.msg);
+	kb_session_free(s);
+	return rc;
+}
+
 /* The log; damage: also the journal's damaged lines (one more read of the
  * journal: the command's, not the TUI pane's on every result). */
 static int log_with(const char *what, const char *const *names, int ncols, bool damage,
@@ -193,13 +236,20 @@ static int log_with(const char *what, const char *const *names, int ncols, bool 
 		cols.width[c] = len < 9 ? 9 : len > 28 ? 28 : len;
 	}
 	kb_session s;
-	bool is_file = what && kb_file_exists(what) && strcmp(kb_extension(what), "") &&
-		       kb_session_open(what, &s, NULL) != 0;
-	int rc = (!what || is_file) ? kb_session_current(&s, err) : kb_session_open(what, &s, err);
+	char *name = NULL;
+	int rc = file_named(what, &s, &name, err);
+	const char *pinned = getenv("KBENCH_SESSION");
+	if (rc == KB_ENOTFOUND && !what && err && (!pinned || !*pinned)) {
+		/* no session yet: nothing to list, said, not an error */
+		kb_buf_catf(out, "%s\n", err->msg);
+		kb_err_clear(err);
+		return KB_OK;
+	}
 	if (rc < 0)
 		return rc;
-	if (is_file) {
-		log_file(&s, what, &cols, out, err);
+	if (name) {
+		log_file(&s, name, &cols, out, err);
+		free(name);
 	} else {
 		char **files;
 		int n = kb_session_files(&s, &files, err);
@@ -238,6 +288,9 @@ int kb_app_show(const char *name, const char *file, kb_buf *out, kb_err *err)
 		kb_buf_catf(out, "%s %s  commit %s  %s\n", path, v.name, v.oid, kb_app__verdict_of(&v));
 		if (v.note_error)
 			kb_buf_catf(out, "  %s: %s\n", v.name, v.note_error);
+		if (v.label)
+			kb_buf_catf(out, "  label  %s\n", v.label);
+		cat_notes(&v, "  note   ", out);
 		json_t *res = kb_app__jget(v.note, "result");
 		if (res)
 			kb_app_run_render(res, out);
@@ -394,7 +447,7 @@ int kb_app_checkout(const char *name, const char *file, kb_buf *out, kb_err *err
 				  json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", f.path, "variant",
 					    want.v.name, "commit", want.v.oid, "saved_as", saved.name,
 					    "saved_commit", saved.oid), NULL);
-	kb_buf_catf(out, "%s: now %s (the text before is kept as %s)\n", f.path, want.v.name, saved.name);
+	kb_buf_catf(out, "%s: now %s (the text before is kept as %s)\n", real, want.v.name, saved.name);
 done:
 	free(real);
 	kb_app__unload(&want);
@@ -420,12 +473,15 @@ int kb_app_sessions(kb_buf *out, kb_err *err)
 		kb_session s;
 		if (kb_session_open(ids[i], &s, NULL) < 0)
 			continue;
-		char **files;
+		char **files, **shown = NULL;
 		int nf = kb_session_files(&s, &files, NULL);
+		if (nf > 0)
+			shown = kb_session_files_shown(&s, files, nf);
 		kb_buf_catf(out, "%s %-28s %s", have_cur && !strcmp(cur_id, s.id) ? "*" : " ", s.id, s.dir);
 		for (int f = 0; f < nf; f++)
-			kb_buf_catf(out, "%s%s", f ? ", " : "  ", files[f]);
+			kb_buf_catf(out, "%s%s", f ? ", " : "  ", shown[f]);
 		kb_buf_catc(out, '\n');
+		kb_app__free_strs(shown, nf > 0 ? nf : 0);
 		kb_app__free_strs(files, nf > 0 ? nf : 0);
 		kb_session_free(&s);
 	}
@@ -451,12 +507,33 @@ static const char *bad_label(const char *label)
 	return NULL;
 }
 
+/* A label names one variant of a file: the others of st's file that bear
+ * it (but `keep`) lose it; their names go to moved ("v2"). 0 or a KB_E*. */
+static int unlabel_others(kb_store *st, const char *keep, const char *label, kb_buf *moved,
+			  kb_err *err)
+{
+	kb_variant *vs = NULL;
+	int n = 0;
+	int rc = kb_session_store_list(st, &vs, &n, err);
+	for (int i = 0; i < n && rc == 0; i++) {
+		if (!strcmp(vs[i].oid, keep) || !vs[i].label || strcmp(vs[i].label, label))
+			continue;
+		json_t *note = json_deep_copy(vs[i].note);
+		json_object_del(note, "label");
+		if ((rc = kb_session_store_set_note(st, vs[i].name, note, err)) == 0)
+			kb_buf_catf(moved, "%s%s", moved->len ? ", " : "", vs[i].name);
+	}
+	kb_session_variants_free(vs, n);
+	return rc;
+}
+
 int kb_app_annotate(const char *name, const char *key, const char *text, const char *file,
 		    kb_buf *out, kb_err *err)
 {
-	const char *why = strcmp(key, "label") ? NULL : bad_label(text);
+	text = text ? text : "";
+	const char *why = strcmp(key, "label") ? (*text ? NULL : "it is empty") : bad_label(text);
 	if (why)
-		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "label '%s': %s", text, why);
+		return KB_ERR(err, KB_EINVAL, KB_DOM_NONE, 0, "%s '%s': %s", key, text, why);
 	kb_app__fstore f;
 	int rc = kb_app__fstore_open(file, &f, err);
 	if (rc < 0)
@@ -477,13 +554,21 @@ int kb_app_annotate(const char *name, const char *key, const char *text, const c
 			json_object_set_new(note, "notes", notes = json_array());
 		json_array_append_new(notes, json_string(text));
 	}
+	kb_buf moved = KB_BUF_INIT;
 	rc = kb_session_store_set_note(f.st, l.v.name, note, err);
+	if (rc == 0 && !strcmp(key, "label"))
+		rc = unlabel_others(f.st, l.v.oid, text, &moved, err);
 	if (rc == 0) {
 		kb_session_journal_append(&f.s, key, json_pack("{s:s, s:s, s:s, s:s}", "file", f.path,
 							       "variant", l.v.name, "commit", l.v.oid,
 							       "text", text), NULL);
-		kb_buf_catf(out, "%s %s: %s %s\n", f.path, l.v.name, key, text);
+		char *shown = kb_session_file_shown(&f.s, f.path);
+		kb_buf_catf(out, "%s %s: %s %s", shown, l.v.name, key, text);
+		kb_buf_catf(out, moved.len ? " (moved from %s: a label names one variant)\n" : "\n",
+			    moved.s);
+		free(shown);
 	}
+	kb_buf_free(&moved);
 	kb_app__unload(&l);
 out:
 	kb_app__fstore_close(&f);

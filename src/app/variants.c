@@ -103,10 +103,8 @@ void kb_app__free_strs(char **v, int n)
 int kb_app__session_file(const kb_session *s, const char *file, char **path, kb_err *err)
 {
 	*path = NULL;
-	if (file) {
-		*path = kb_xstrdup(file);
-		return KB_OK;
-	}
+	if (file)
+		return kb_session_file_find(s, file, path, err);
 	char **files = NULL;
 	int n = kb_session_files(s, &files, err);
 	if (n < 0)
@@ -119,8 +117,10 @@ int kb_app__session_file(const kb_session *s, const char *file, char **path, kb_
 		*path = kb_xstrdup(files[0]);
 	} else {
 		kb_buf list = KB_BUF_INIT;
+		char **shown = kb_session_files_shown(s, files, n);
 		for (int i = 0; i < n; i++)
-			kb_buf_catf(&list, "%s%s", i ? ", " : "", files[i]);
+			kb_buf_catf(&list, "%s%s", i ? ", " : "", shown[i]);
+		kb_app__free_strs(shown, n);
 		rc = kb_err_set(err, KB_EAMBIG, KB_DOM_NONE, 0,
 				"session %s has %d kernel files (%s): say which with --file FILE",
 				s->id, n, list.s);
@@ -130,10 +130,22 @@ int kb_app__session_file(const kb_session *s, const char *file, char **path, kb_
 	return rc;
 }
 
+int kb_app__session_now(kb_session *s, kb_err *err)
+{
+	char id[96];
+	const char *pinned = getenv("KBENCH_SESSION");
+	memset(s, 0, sizeof *s);
+	if ((!pinned || !*pinned) && kb_session_current_id(id) < 0)
+		return kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,
+				  "no session yet: `kbench compile FILE` records into a new one, "
+				  "`kbench session new [NAME]` starts one");
+	return kb_session_current(s, err);
+}
+
 int kb_app__fstore_open(const char *file, kb_app__fstore *f, kb_err *err)
 {
 	memset(f, 0, sizeof *f);
-	int rc = kb_session_current(&f->s, err);
+	int rc = kb_app__session_now(&f->s, err);
 	if (rc < 0)
 		return rc;
 	if ((rc = kb_app__session_file(&f->s, file, &f->path, err)) < 0 ||
@@ -254,6 +266,10 @@ int kb_app_variant_count(const char *file, kb_err *err)
 	kb_app__fstore f;
 	int n = 0;
 	int rc = kb_app__fstore_open(file, &f, err);
+	if (rc == KB_ENOTFOUND && file && kb_file_exists(file)) {
+		kb_err_clear(err);
+		return 0; /* a file the session does not hold yet has no variant */
+	}
 	if (rc < 0)
 		return rc;
 	rc = kb_session_store_count(f.st, &n, err);
@@ -275,7 +291,7 @@ int kb_app__read_variant(const char *name, const char *file, kb_variant *v, char
 		return rc;
 	rc = kb_session_store_read(f.st, name, v, text, len, err);
 	if (path)
-		*path = kb_xstrdup(f.path);
+		*path = kb_session_file_shown(&f.s, f.path);
 	kb_app__fstore_close(&f);
 	return rc;
 }

@@ -56,7 +56,9 @@ static sess_args parse_sess(int argc, char **argv)
 	return a;
 }
 
-/* Prints out (stdout) or the error; the exit status. */
+/* Prints out (stdout) or the error; the exit status: 2 when what the
+ * user named is not there, not valid or not one thing (a variant, a file,
+ * a session, a label), 3 for anything else. */
 static int finish_text(int rc, kb_buf *out, const kb_err *err)
 {
 	if (out->s)
@@ -64,8 +66,8 @@ static int finish_text(int rc, kb_buf *out, const kb_err *err)
 	kb_buf_free(out);
 	if (rc < 0) {
 		fprintf(stderr, "kbench: %s\n", err->msg);
-		return rc == KB_EAMBIG ? KB_CLI_EXIT_USAGE
-		       : rc == KB_ENOTFOUND || rc == KB_EINVAL ? KB_CLI_EXIT_KERNEL : KB_CLI_EXIT_ENV;
+		return rc == KB_EAMBIG || rc == KB_ENOTFOUND || rc == KB_EINVAL ? KB_CLI_EXIT_USAGE
+									      : KB_CLI_EXIT_ENV;
 	}
 	return 0;
 }
@@ -137,7 +139,7 @@ static int annotate(const char *key, const char *usage, int argc, char **argv)
 	for (int i = 1; i < a.npos; i++)
 		kb_buf_catf(&text, "%s%s", i > 1 ? " " : "", a.pos[i]);
 	kb_err err = {0};
-	int rc = kb_app_annotate(a.pos[0], key, text.s, a.file, &out, &err);
+	int rc = kb_app_annotate(a.pos[0], key, text.s ? text.s : "", a.file, &out, &err);
 	kb_buf_free(&text);
 	return finish_text(rc, &out, &err);
 }
@@ -180,7 +182,10 @@ static int session_copy(const sess_args *a)
 			kb_session_free(&s);
 		}
 	} else if ((rc = kb_session_import(a->pos[1], a->name, &s, &err)) == 0) {
-		kb_buf_catf(&out, "session %s (%s), from %s\n", s.id, s.dir, a->pos[1]);
+		kb_buf_catf(&out, "session %s (%s), from %s\n"
+			    "not made current: `export KBENCH_SESSION=%s` makes it the current session of "
+			    "this shell (log, show, diff read it); `kbench replay %s` and `kbench report %s "
+			    "-o r.html` take it by name\n", s.id, s.dir, a->pos[1], s.id, s.id, s.id);
 		kb_session_free(&s);
 	} else if (err.domain == KB_DOM_OS && err.code == EEXIST && !a->name) {
 		size_t n = strlen(err.msg);
@@ -245,6 +250,12 @@ int kb_cli_report(int argc, char **argv)
 	sess_args a = parse_sess(argc, argv);
 	if (a.help || a.bad || a.npos != 1 || !a.output)
 		return sess_usage(u, &a);
+	const char *ext = kb_extension(a.output);
+	if (strcmp(ext, "md") && strcmp(ext, "html")) {
+		fprintf(stderr, "kbench: report -o %s: a report is Markdown (FILE.md) or HTML (FILE.html)\n",
+			a.output);
+		return KB_CLI_EXIT_USAGE;
+	}
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
 	char id[96];

@@ -4,7 +4,8 @@
  *
  * The folder (format "kbench-session/1"):
  *   manifest.json   the id, when and on which GPUs it was recorded, every
- *                   file (its path in the store, the spellings the journal
+ *                   file (the path it is shown by, kb_session_files_shown:
+ *                   its stored path when imported; the spellings the journal
  *                   uses for it) with its variants (name, source, Result,
  *                   time, message, label, kernel, verdict, median), and
  *                   "order": every variant in the order it was recorded
@@ -126,12 +127,11 @@ static int by_time(const void *a, const void *b)
 	return x->file - y->file;
 }
 
-/* The manifest entry of variant v of a file stored as `path`, after
+/* The manifest entry of variant v of a file exported as `path`, after
  * writing its source and note into the folder. */
-static int export_variant(kb_store *st, const kb_variant *v, const char *dir, json_t **entry,
-			  kb_err *err)
+static int export_variant(kb_store *st, const kb_variant *v, const char *path, const char *dir,
+			  json_t **entry, kb_err *err)
 {
-	const char *path = kb_session_store_path(st);
 	const char *ext = kb_extension(path);
 	char *text = NULL, *src = kb_xasprintf("%s/%s%s%s", path, v->name, *ext ? "." : "", ext);
 	char *res = kb_xasprintf("%s/%s.json", path, v->name), *verdict = verdict_of(v->note);
@@ -237,6 +237,9 @@ static int export_files(const kb_session *s, const char *dir, json_t *m, kb_err 
 	recorded *order = NULL;
 	int nf = kb_session_files(s, &files, err), no = 0, ocap = 0, rc = nf < 0 ? nf : KB_OK;
 	json_t *names = nf > 0 ? spellings(s, files, nf) : json_array(), *arr = json_array();
+	/* a file is exported under the path it is shown by (never this machine's
+	 * folders; two files of one name apart); an imported one as it was */
+	char **shown = nf > 0 && !s->detached ? kb_session_files_shown(s, files, nf) : NULL;
 	json_t *gpus = json_array();
 	int64_t first = 0, last = 0;
 	for (int f = 0; f < nf && rc == 0; f++) {
@@ -246,9 +249,10 @@ static int export_files(const kb_session *s, const char *dir, json_t *m, kb_err 
 		if ((rc = kb_session_store_open(s, files[f], &st, err)) == 0 &&
 		    (rc = kb_session_store_list(st, &vs, &n, err)) == 0) {
 			json_t *fv = json_array();
+			const char *path = shown ? shown[f] + (shown[f][0] == '/') : kb_session_store_path(st);
 			for (int i = 0; i < n && rc == 0; i++) {
 				json_t *e = NULL;
-				rc = export_variant(st, &vs[i], dir, &e, err);
+				rc = export_variant(st, &vs[i], path, dir, &e, err);
 				json_array_append_new(fv, e);
 				recorded *r = KB_PUSH(order, no, ocap);
 				*r = (recorded){.time = vs[i].time, .seq = vs[i].seq, .file = f};
@@ -263,8 +267,7 @@ static int export_files(const kb_session *s, const char *dir, json_t *m, kb_err 
 				if (!have)
 					json_array_append_new(gpus, json_string(gn));
 			}
-			json_array_append_new(arr, json_pack("{s:s, s:O, s:o}", "path",
-							     kb_session_store_path(st), "names",
+			json_array_append_new(arr, json_pack("{s:s, s:O, s:o}", "path", path, "names",
 							     json_array_get(names, (size_t)f), "variants", fv));
 		}
 		kb_session_variants_free(vs, n);
@@ -285,8 +288,12 @@ static int export_files(const kb_session *s, const char *dir, json_t *m, kb_err 
 	json_object_set_new(m, "order", ord);
 	json_decref(names);
 	free(order);
-	for (int f = 0; f < nf; f++)
+	for (int f = 0; f < nf; f++) {
 		free(files[f]);
+		if (shown)
+			free(shown[f]);
+	}
+	free(shown);
 	free(files);
 	return rc;
 }

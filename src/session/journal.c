@@ -267,12 +267,25 @@ static void unlock_files(int fd)
 		close(fd); /* the lock goes with it */
 }
 
+/* Whether map m has name for a file other than abs. */
+static bool taken(json_t *m, const char *name, const char *abs)
+{
+	const char *known = json_string_value(json_object_get(m, name));
+	return known && strcmp(known, abs);
+}
+
 /* The name of the file at abs, given as path, in map m: path, unless m has
- * path for another file (then the absolute path). */
+ * path for another file; then the shortest end of abs that m has for no
+ * other ("b/k.cu": names travel in exports, this machine's folders must
+ * not), the absolute path only when every end is taken. */
 static char *name_in(json_t *m, const char *path, const char *abs)
 {
-	const char *known = json_string_value(json_object_get(m, path));
-	return kb_xstrdup(known && strcmp(known, abs) ? abs : path);
+	if (!taken(m, path, abs))
+		return kb_xstrdup(path);
+	for (const char *p = abs + strlen(abs); p > abs; p--)
+		if (p[-1] == '/' && !taken(m, p, abs))
+			return kb_xstrdup(p);
+	return kb_xstrdup(abs);
 }
 
 char *kb_session_file_name(const kb_session *s, const char *path)

@@ -2,7 +2,8 @@
  * session.c - which tuning session is current, and where sessions live.
  *
  * Owns the data directory layout: $XDG_DATA_HOME/kbench (default
- * ~/.local/share/kbench) holds sessions/<id>/meta.json ({"id", "created"})
+ * ~/.local/share/kbench) holds sessions/<id>/meta.json ({"id", "created",
+ * "file_keys": "real path"}, see files.c)
  * per session and a file `current` naming the current session's id.  It
  * does not own what lives inside a session directory (journal.c writes
  * journal.jsonl, store.c the private repository).
@@ -131,7 +132,8 @@ int kb_session__write_meta(const char *dir, json_t *meta, kb_err *err)
 
 static int write_meta(const char *dir, const char *id, kb_err *err)
 {
-	json_t *meta = json_pack("{s:s, s:f}", "id", id, "created", now_unix());
+	json_t *meta = json_pack("{s:s, s:f, s:s}", "id", id, "created", now_unix(), KB_SESSION_KEYED,
+				 "real path");
 	int rc = kb_session__write_meta(dir, meta, err);
 	json_decref(meta);
 	return rc;

@@ -71,8 +71,9 @@ int kb_session_journal_read(const kb_session *s, json_t **events, long *truncate
 
 /* The name the session records file `path` under: path as given, kept with
  * its absolute path (in <dir>/files.json, never exported) so that any
- * later command finds the file from any directory; the absolute path
- * instead when that name already means another file.  A new string. */
+ * later command finds the file from any directory; when that name already
+ * means another file, the shortest end of its real path that means none
+ * ("b/k.cu"; names travel in exports).  A new string. */
 char *kb_session_file_name(const kb_session *s, const char *path);
 /* The file a name of the session means: the absolute path recorded for it,
  * else the name itself (a detached session: the name); a new string. */
@@ -84,6 +85,26 @@ char *kb_session_file_path(const kb_session *s, const char *name);
  * kbench killed between that first commit and its journal line). Returns
  * their count (new strings in *files; free each and the array) or a KB_E*. */
 int kb_session_files(const kb_session *s, char ***files, kb_err *err);
+
+/* ===== files.c: which file a name means, and how it is shown ===== */
+
+/* The file of session s that `typed` means, as the session's name for it
+ * (*name, a new string): a path to an existing file is that file (from the
+ * current directory, links resolved) and no other; a path to nothing is
+ * looked up among the session's names and the ends of its files' paths
+ * ("k.cu", "b/k.cu").  Returns 0; KB_EAMBIG when several files fit (err
+ * lists them), KB_ENOTFOUND when none does (err names the file and lists
+ * the session's). */
+int kb_session_file_find(const kb_session *s, const char *typed, char **name, kb_err *err);
+/* How each of the n files (kb_session_files' names) is shown: the
+ * shortest end of its path that no other of them ends with ("k.cu" alone,
+ * "a/k.cu" beside "b/k.cu"). A new array of n new strings. */
+char **kb_session_files_shown(const kb_session *s, char **files, int n);
+/* What tells the session's file `name` from every other whatever it is
+ * called: its real path (a detached session: its stored path); a new string. */
+char *kb_session_file_id(const kb_session *s, const char *name);
+/* How the file `name` of the session is shown (the same rule), a new string. */
+char *kb_session_file_shown(const kb_session *s, const char *name);
 
 /* ===== store.c: the variant store (libgit2) ===== */
 
@@ -102,8 +123,9 @@ typedef struct {
 
 typedef struct kb_store kb_store;
 
-/* Opens the store for file `path` in session s: the git repository that
- * holds the file (its object store only), or <session dir>/repo when the
+/* Opens the store for file `path` in session s (a name of the session, or
+ * a path: kb_session_file_path): the git repository that holds the file,
+ * links resolved (its object store only), or <session dir>/repo when the
  * file is in none or the session is detached. Returns 0 or a KB_E* with err. */
 int kb_session_store_open(const kb_session *s, const char *path, kb_store **out, kb_err *err);
 void kb_session_store_close(kb_store *st);

@@ -60,6 +60,20 @@ json_t *kb_session__names(const kb_session *s);
  * path); a new string. */
 char *kb_session__file_identity(const kb_session *s, json_t *names, const char *name);
 
+/* ===== files.c ===== */
+
+/* meta.json's key that a session keeps each file outside a repository
+ * under its own path in the private repository (the real path without its
+ * leading '/'); sessions without it (kbench up to 4627e7e) kept the
+ * basename there. */
+#define KB_SESSION_KEYED "file_keys"
+/* Whether s was recorded before files were kept apart (no KB_SESSION_KEYED). */
+bool kb_session__legacy(const kb_session *s);
+/* The commits the journal says were recorded for files other than `name`
+ * and not for it (in a legacy session two files could share a path of a
+ * repository): *n ids in *out (free it). Returns 0. */
+int kb_session__foreign_commits(const kb_session *s, const char *name, git_oid **out, int *n);
+
 /* ===== store_repo.c: the store's repository (store.c writes and reads it) ===== */
 
 #define KB_NOTES_REF "refs/notes/kbench"
@@ -72,6 +86,8 @@ struct kb_store {
 	char *path;        /* the file, relative to the repository */
 	char ref[128];     /* refs/kbench/<session id> */
 	bool private_repo; /* <session dir>/repo, kbench's own */
+	git_oid *foreign;  /* commits another file's (a legacy session's journal says) */
+	int nforeign;
 };
 
 /* 0 for a libgit2 code >= 0, else a KB_E* with file:line and libgit2's text. */

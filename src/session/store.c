@@ -10,7 +10,10 @@
  * private repository <session dir>/repo, created BARE (nothing there can
  * ever be checked out or written as files, and `git --git-dir=<it> log`
  * shows the session because its HEAD points at the session ref); the
- * file's path there is its basename.
+ * file's path there is its real path without the leading '/' (two k.cu of
+ * two folders are two paths), or in a session recorded by kbench up to
+ * 4627e7e its basename (files.c: such a session's journal tells two files
+ * on one path apart).
  *
  * Invariants: only objects, the session ref and the notes ref are ever
  * written.  The user's HEAD, index file and working tree are never read
@@ -183,6 +186,15 @@ out:
 	return rc;
 }
 
+/* Whether a legacy session's journal says commit oid is another file's. */
+static bool foreign(const kb_store *st, const git_oid *oid)
+{
+	for (int i = 0; i < st->nforeign; i++)
+		if (git_oid_equal(&st->foreign[i], oid))
+			return true;
+	return false;
+}
+
 /* The file's variants: the commits of chain() that changed it (its blob
  * differs from the one before, or is new), oldest first. */
 static int file_chain_seq(kb_store *st, git_oid **oids, int **seqs, int *n, kb_err *err)
@@ -202,6 +214,8 @@ static int file_chain_seq(kb_store *st, git_oid **oids, int **seqs, int *n, kb_e
 		rc = kb_session__absent_ok(blob_in(st, &all[i], &blob, &mode, err), &absent, err);
 		if (rc < 0)
 			break;
+		if (foreign(st, &all[i]))
+			continue; /* another file's, on this path in a legacy session */
 		if (!absent && (!have_prev || !git_oid_equal(&blob, &prev))) {
 			*KB_PUSH(*oids, *n, cap) = all[i];
 			if (seqs)
@@ -262,11 +276,12 @@ out:
 }
 
 /* The message of variant `name` of the store's file: "<path> vN: " before
- * the first line of message ("<path> vN" alone when it is empty). */
+ * the first line of message ("<path> vN" alone when it is empty); in the
+ * private repository the path is the file's name (the tree says where). */
 static char *variant_message(const kb_store *st, const char *name, const char *message)
 {
 	kb_buf m = KB_BUF_INIT;
-	kb_buf_catf(&m, "%s %s", st->path, name);
+	kb_buf_catf(&m, "%s %s", st->private_repo ? kb_basename(st->path) : st->path, name);
 	if (message && *message)
 		kb_buf_catf(&m, ": %s", message);
 	if (m.s[m.len - 1] != '\n')
@@ -423,15 +438,16 @@ static int commit_blob(kb_store *st, const git_oid *blob, const char *name, cons
 {
 	git_oid head, old, tree, *vars = NULL;
 	git_filemode_t mode = GIT_FILEMODE_BLOB;
-	bool has, absent = true;
+	bool has;
 	int nv = 0;
 	*same = false;
 	int rc = tip(st, &head, &has, err);
-	if (rc == KB_OK && has)
-		rc = kb_session__absent_ok(blob_in(st, &head, &old, &mode, err), &absent, err);
-	if (rc == KB_OK && !absent && git_oid_equal(&old, blob) &&
-	    (rc = file_chain(st, &vars, &nv, err)) == KB_OK && nv > 0) {
-		*out = vars[nv - 1]; /* the tip's tree holds the file's latest version */
+	if (rc == KB_OK)
+		rc = file_chain(st, &vars, &nv, err);
+	if (rc == KB_OK && nv > 0)
+		rc = blob_in(st, &vars[nv - 1], &old, &mode, err);
+	if (rc == KB_OK && nv > 0 && git_oid_equal(&old, blob)) {
+		*out = vars[nv - 1]; /* the file's latest variant has this text */
 		*same = true;
 		free(vars);
 		return KB_OK;

@@ -11,6 +11,12 @@
  * a lock on one of kbench's refs that is older than STALE_LOCK_MS was left
  * by a dead process and is removed (and logged); a younger one is waited for.
  *
+ * A file is found by its real path (links resolved): in the repository
+ * whose working tree holds it, under its path there; else in the private
+ * repository under its real path without the leading '/', or its basename
+ * in a session recorded before that (kb_session__legacy; the journal then
+ * tells apart two files on one path: kb_session__foreign_commits).
+ *
  * A private repository's HEAD is the branch KB_PRIVATE_HEAD, moved to the
  * session ref's tip after each commit, so that `git --git-dir=<it> log`
  * shows the session and git fsck finds HEAD below refs/heads/ (HEAD used to
@@ -215,12 +221,43 @@ static int open_private_repo(kb_store *st, const kb_session *s, const char *base
 					      GIT_REPOSITORY_OPEN_NO_SEARCH, NULL));
 }
 
+/* The file the session name `path` means, links resolved (*dir its folder,
+ * *base its name; new strings): the recorded file, else path itself. */
+static int real_file(const kb_session *s, const char *path, char **dir, char **base, kb_err *err)
+{
+	char *named = kb_session_file_path(s, path), *real = realpath(named, NULL);
+	int rc = KB_OK;
+	*dir = *base = NULL;
+	if (real) { /* the file itself may be a link */
+		char *slash = strrchr(real, '/');
+		*dir = slash == real ? kb_xstrdup("/") : kb_xstrndup(real, (size_t)(slash - real));
+		*base = kb_xstrdup(slash + 1);
+	} else if ((rc = abs_dir(named, dir, err)) == 0) {
+		*base = kb_xstrdup(kb_basename(named));
+	}
+	free(real);
+	free(named);
+	return rc;
+}
+
+/* The store of a file in no repository: the private repository, the file
+ * under its real path without the leading '/' (a legacy session: under
+ * its basename, as it was recorded). */
+static int open_private_for(kb_store *st, const kb_session *s, const char *dir, const char *base,
+			    bool legacy, kb_err *err)
+{
+	char *key = legacy || !strcmp(dir, "/") ? kb_xstrdup(base) : kb_xasprintf("%s/%s", dir + 1, base);
+	int rc = open_private_repo(st, s, key, err);
+	free(key);
+	return rc;
+}
+
 int kb_session_store_open(const kb_session *s, const char *path, kb_store **out, kb_err *err)
 {
 	kb_store *st = kb_xcalloc(1, sizeof *st);
 	const char *base = kb_basename(path);
-	char *absdir = NULL;
-	bool found = false;
+	char *absdir = NULL, *fbase = NULL;
+	bool found = false, legacy = kb_session__legacy(s);
 	int valid = 0, rc;
 	lib_init();
 	*out = NULL;
@@ -235,22 +272,20 @@ int kb_session_store_open(const kb_session *s, const char *path, kb_store **out,
 		char *stored = kb_session__detached_path(s, path);
 		rc = open_private_repo(st, s, stored, err);
 		free(stored);
-		if (rc < 0)
-			goto fail;
-	} else {
-		char *real = kb_session_file_path(s, path);
-		rc = abs_dir(real, &absdir, err);
-		if (rc == 0 && (rc = open_user_repo(st, absdir, kb_basename(real), &found, err)) == 0 &&
-		    !found)
-			rc = open_private_repo(st, s, kb_basename(real), err);
-		free(real);
-		if (rc < 0)
-			goto fail;
+	} else if ((rc = real_file(s, path, &absdir, &fbase, err)) == 0 &&
+		   (rc = open_user_repo(st, absdir, fbase, &found, err)) == 0 && !found) {
+		rc = open_private_for(st, s, absdir, fbase, legacy, err);
 	}
+	if (rc == 0 && legacy)
+		rc = kb_session__foreign_commits(s, path, &st->foreign, &st->nforeign);
+	if (rc < 0)
+		goto fail;
+	free(fbase);
 	free(absdir);
 	*out = st;
 	return KB_OK;
 fail:
+	free(fbase);
 	free(absdir);
 	kb_session_store_close(st);
 	return rc;
@@ -261,6 +296,7 @@ void kb_session_store_close(kb_store *st)
 	if (!st)
 		return;
 	git_repository_free(st->repo);
+	free(st->foreign);
 	free(st->repo_path);
 	free(st->path);
 	free(st);

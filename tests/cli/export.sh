@@ -38,8 +38,9 @@ grep -q '| \[v2\](a.cu/v2.cu) second | twice | compiled |' "$E/README.md" && pas
 	T_PASSED=0 T_FAILED=0 T_SKIPPED=0
 	export XDG_DATA_HOME="$T_TMP/other"
 	run "$KB" session import "$E";            expect_rc import_rc 0
+	expect_in import_says_how_to_switch out "export KBENCH_SESSION="
 	expect_in import_says out "session exp"
-	run "$KB" session import "$E";            expect_rc import_twice_refused 1
+	run "$KB" session import "$E";            expect_rc import_twice_refused 2
 	run "$KB" session export exp -o "$T_TMP/two"; expect_rc export_again_rc 0
 	diff -r "$E" "$T_TMP/two" > "$T_TMP/rt.diff" && pass round_trip_byte_for_byte \
 		|| fail round_trip_byte_for_byte "$(head -c 800 "$T_TMP/rt.diff")"
@@ -79,7 +80,7 @@ T_PASSED=$((T_PASSED + ${sp:-0})); T_FAILED=$((T_FAILED + ${sf:-1})); T_SKIPPED=
 
 # an export never empties a folder that is not one
 mkdir -p "$T_TMP/mine"; echo precious > "$T_TMP/mine/notes.txt"
-run "$KB" session export exp -o "$T_TMP/mine"; expect_rc export_refuses_other 1
+run "$KB" session export exp -o "$T_TMP/mine"; expect_rc export_refuses_other 2
 expect_in export_refusal_says err "holds no kbench export"
 [ -f "$T_TMP/mine/notes.txt" ] && pass export_kept_user_file || fail export_kept_user_file "notes.txt gone"
 run "$KB" session export exp -o "$E";          expect_rc export_replaces_own 0
@@ -121,7 +122,7 @@ run "$KB" session export empty-one -o "$T_TMP/empty-export"; expect_rc empty_exp
 [ -f "$T_TMP/empty-export/manifest.json" ] && pass empty_export_manifest || fail empty_export_manifest "$(ls -a "$T_TMP/empty-export")"
 run "$KB" log "$T_TMP/empty-export";      expect_rc empty_export_reads 0
 # importing a session this store already has: refused, saying how to bring it in beside
-run "$KB" session import "$E";            expect_rc import_existing_rc 1
+run "$KB" session import "$E";            expect_rc import_existing_rc 2
 expect_in import_existing_hint err "already exists (bring it in beside that one with \`kbench session import $E --name NEW\`)"
 run "$KB" session import "$E" --name exp2; expect_rc import_existing_renamed 0
 ln -s "$E" "$T_TMP/link"

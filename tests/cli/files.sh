@@ -58,13 +58,13 @@ scenario() {
 
 	run "$KB" show v2 --file a.cu;  expect_in "${where}_show_a_v2" out "// a two"
 	expect_not_in "${where}_show_a_v2_not_b" out "vector_add"
-	run "$KB" show v3 --file a.cu;  expect_rc "${where}_show_a_v3_absent" 1
+	run "$KB" show v3 --file a.cu;  expect_rc "${where}_show_a_v3_absent" 2
 	run "$KB" show v3 --file b.cu;  expect_in "${where}_show_b_v3" out "// b three"
 	run "$KB" diff v1 v3 --file b.cu --source
 	expect_in "${where}_diff_b" out "+// b two"; expect_not_in "${where}_diff_b_not_a" out "a two"
 	run "$KB" label v1 first-c --file c.cu;   expect_rc "${where}_label_c" 0
 	run "$KB" show first-c --file c.cu;       expect_in "${where}_label_c_shows" out "copy4"
-	run "$KB" show first-c --file a.cu;       expect_rc "${where}_label_not_a" 1
+	run "$KB" show first-c --file a.cu;       expect_rc "${where}_label_not_a" 2
 	run "$KB" report "$sess" --file b.cu -o "$T_TMP/rb.md"; expect_rc "${where}_report_b" 0
 	grep -q '^| *v3 ' "$T_TMP/rb.md" && ! grep -q 'twice' "$T_TMP/rb.md" && pass "${where}_report_b_table" \
 		|| fail "${where}_report_b_table" "$(head -c 600 "$T_TMP/rb.md")"

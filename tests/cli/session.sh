@@ -73,15 +73,49 @@ run "$KB" show wide-loads;           expect_in show_by_label out "one 128-bit lo
 run "$KB" note v3 four loads become one LDG.E.128; expect_rc note_rc 0
 git notes --ref=kbench show refs/kbench/scripted | grep -q '"label":"wide-loads"' && pass label_in_git_note \
 	|| fail label_in_git_note "$(git notes --ref=kbench show refs/kbench/scripted)"
+# notes and labels are read back: show and log display them (they were written only)
+run "$KB" show v3;                   expect_in show_label out "  label  wide-loads"
+expect_in show_note out "  note   four loads become one LDG.E.128"
+run "$KB" log sub/k.cu;              expect_in log_note out "  v3 note: four loads become one LDG.E.128"
+# a label names one variant: given to another, it moves, saying from which
+run "$KB" label v2 wide-loads;       expect_in label_moves out "v2: label wide-loads (moved from v3"
+run "$KB" show wide-loads;           expect_in label_moved_show out "k.cu v2  commit"
+run "$KB" log sub/k.cu
+[ "$(grep -c 'wide-loads' "$T_TMP/out")" = 1 ] && pass label_once || fail label_once "$(cat "$T_TMP/out")"
+run "$KB" label v3 wide-loads;       expect_in label_moves_back out "(moved from v2"
 # a label that reads as a variant's name would be shadowed by it (v2 is
 # variant 2 wherever vN is taken); one with a newline breaks every table
-run "$KB" label v1 v2;               expect_rc label_like_variant_rc 1
+run "$KB" label v1 v2;               expect_rc label_like_variant_rc 2
 expect_in label_like_variant_says err "label 'v2': it reads as a variant's name"
 run "$KB" label v1 "two
-lines";                              expect_rc label_newline_rc 1
+lines";                              expect_rc label_newline_rc 2
 expect_in label_newline_says err "control character"
-run "$KB" report scripted -o "$T_TMP/no/such/dir/r.md"; expect_rc report_missing_dir_rc 1
+run "$KB" label v3 "";               expect_rc label_empty_rc 2      # was a NULL dereference (139)
+expect_in label_empty_says err "label '': it is empty"
+run "$KB" note v3 "";                expect_rc note_empty_rc 2
+expect_in note_empty_says err "note '': it is empty"
+run "$KB" report scripted -o "$T_TMP/no/such/dir/r.md"; expect_rc report_missing_dir_rc 2
 expect_in report_missing_dir_names err "cannot write $T_TMP/no/such/dir/r.md: No such file or directory"
+# what the user named is not there, or not valid: a usage error (2), saying what
+run "$KB" show v99;                  expect_rc show_v99_rc 2
+expect_in show_v99_says err "no variant 'v99'"
+cp "$S/v1.cu" "$T_TMP/other.cu"
+run "$KB" show v1 --file "$T_TMP/other.cu"; expect_rc show_other_file_rc 2
+expect_in show_other_file_names err "$T_TMP/other.cu is not a file of session scripted (its files: k.cu)"
+run "$KB" session new "a/b";         expect_rc session_bad_name_rc 2
+run "$KB" session new scripted;      expect_rc session_exists_rc 2
+expect_in session_exists_says err "exists"
+run "$KB" report scripted -o "$T_TMP/r.txt"; expect_rc report_txt_rc 2
+expect_in report_txt_says err "a report is Markdown (FILE.md) or HTML (FILE.html)"
+[ -e "$T_TMP/r.txt" ] && fail report_txt_not_written "r.txt written" || pass report_txt_not_written
+(XDG_DATA_HOME="$T_TMP/fresh" "$KB" log >"$T_TMP/out" 2>"$T_TMP/err"); RC=$?
+expect_rc fresh_log_rc 0;            expect_in fresh_log_says out "no session yet"
+[ -e "$T_TMP/fresh/kbench/sessions" ] && fail fresh_log_creates_nothing "$(ls -R "$T_TMP/fresh")" \
+	|| pass fresh_log_creates_nothing
+(XDG_DATA_HOME="$T_TMP/fresh" "$KB" show v1 >"$T_TMP/out" 2>"$T_TMP/err"); RC=$?
+expect_rc fresh_show_rc 2;           expect_in fresh_show_says err "no session yet"
+[ -e "$T_TMP/fresh/kbench/sessions" ] && fail fresh_show_creates_nothing "$(ls -R "$T_TMP/fresh")" \
+	|| pass fresh_show_creates_nothing
 run "$KB" checkout v1;               expect_rc checkout_rc 0
 cmp -s sub/k.cu "$S/v1.cu" && pass checkout_writes_v1 || fail checkout_writes_v1 "file is not v1"
 run "$KB" sessions;                  expect_in sessions_lists out "scripted"

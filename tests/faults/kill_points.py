@@ -161,7 +161,7 @@ class Bench:
         sid = self.current()
         gitdir = os.path.join(self.repo, ".git") if f == 0 else \
             os.path.join(self.tmp, "data/kbench/sessions", sid or "-", "repo")
-        name = "sub/k.cu" if f == 0 else "k2.cu"
+        name = self.stored(f)
         rc, out = self.git(self.work, "--git-dir", gitdir, "show", "refs/kbench/%s:%s" % (sid, name))
         return out if rc == 0 else None
 
@@ -171,7 +171,12 @@ class Bench:
             os.path.join(self.tmp, "data/kbench/sessions", sid or "-", "repo")
         if not os.path.isdir(gitdir):
             return 0
-        return len(self.variants(gitdir, sid).get("sub/k.cu" if f == 0 else "k2.cu", []))
+        return len(self.variants(gitdir, sid).get(self.stored(f), []))
+
+    def stored(self, f):
+        """The file's path in its repository: sub/k.cu in work/repo; the
+        loose file's real path without its leading '/' in the private one."""
+        return "sub/k.cu" if f == 0 else os.path.realpath(os.path.join(self.work, FILES[1]))[1:]
 
 
 # ---- the checks after a kill point -------------------------------------------
