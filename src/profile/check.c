@@ -310,6 +310,10 @@ static json_t *stats_json(const char *name, const kb_check_stats *s)
 	json_object_set_new(j, "output", json_string(name));
 	json_object_set_new(j, "ok", json_boolean(s->ok));
 	json_object_set_new(j, "elements", json_integer(s->n));
+	if (s->compared < s->n) /* a sampled reference: say how much was checked */
+		json_object_set_new(j, "sampled", json_pack("{s:I, s:I, s:I}", "compared",
+			(json_int_t)s->compared, "rows", (json_int_t)s->rows, "rows_checked",
+			(json_int_t)s->rows_compared));
 	json_object_set_new(j, "max_abs_err", num_json(s->max_abs));
 	json_object_set_new(j, "max_rel_err", num_json(s->max_rel));
 	json_object_set_new(j, "rel_l2_err", num_json(s->rel_l2));
