@@ -4,10 +4,11 @@
   table     for each head dim D (64, 128), sequence length N (1024, 4096,
             8192, 16384 by default; $NS) and causal or not: every kbench
             kernel of kernels/attention/ except the naive one (its scores
-            alone are 4 B*H*N^2 bytes), each of its BM tune points run
-            (`kbench run FILE --define D=.. --define BM=.. --arg N=..
-            --arg B=.. --arg H=.. --arg CAUSAL=.. --no-sweep --json
-            --trials 1`), the best CORRECT one counting; and every backend of
+            alone are 4 B*H*N^2 bytes), 02's BM = 128 and 64 (`kbench run
+            FILE --define D=.. [--define BM=..] --arg N=.. --arg B=..
+            --arg H=.. --arg CAUSAL=.. --no-sweep --json --trials 1`), the
+            best CORRECT one counting; a kernel that faults or hangs is not
+            run again (each costs its 20 s timeout); and every backend of
             torch.nn.functional.scaled_dot_product_attention forced in turn
             (sdpa_kernel: FLASH_ATTENTION, CUDNN_ATTENTION,
             EFFICIENT_ATTENTION), timed in this process as kbench times
@@ -21,7 +22,7 @@
   correct   every kbench kernel (the naive one too) at D = 64 and 128, causal
             and not, at B = 1, H = 4 over its spec's sweep (N = 1024, 4096,
             1000, 4097) and tune points, every row checked
-            (KBENCH_ATTENTION_BUDGET=inf), 2 trials: CORRECT at every point?
+            (KBENCH_ATTENTION_BUDGET=inf), 1 trial: CORRECT at every point?
   warm      `kbench run` of 02_fa2.cu at N = 8192, D = 128 (B = 2, H = 16)
             twice with one seed: the wall time cold (first) and warm (the
             compile cached), and the check's time in each.
@@ -44,9 +45,11 @@ T0 = time.time()
 BUDGET = float(os.environ.get("BUDGET", "330"))
 NS = [int(n) for n in os.environ.get("NS", "1024,4096,8192,16384").split(",")]
 DS = [int(d) for d in os.environ.get("DS", "64,128").split(",")]
-KERNELS = [(p, bms) for p, bms in (("kernels/attention/02_fa2.cu", (128, 64)),
-                                   ("kernels/attention/03_fa3.cu", (128,)))
+# each kbench kernel with its variants in the table: the -D lists to try
+KERNELS = [(p, vs) for p, vs in (("kernels/attention/02_fa2.cu", (["BM=128"], ["BM=64"])),
+                                 ("kernels/attention/03_fa3.cu", ([],)))
            if os.path.exists(p)]
+BROKEN = {}  # kernel file -> the verdict that stopped it (a fault or a hang costs its timeout)
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
 PART = sys.argv[1] if len(sys.argv) > 1 else "table"
@@ -97,14 +100,25 @@ def summary_of(r, d, wall):
             "check_ms": ms.get("total"), "ref_ms": ms.get("reference"), "wall_s": wall}
 
 
-def kbench(path, d, bm, n, b, h, causal):
+def note_broken(path, verdict):
+    """A kernel that faulted or hung is not run again (each costs its timeout)."""
+    if verdict not in ("CORRECT", "INCORRECT", "UNSUPPORTED") and not verdict.startswith("SKIPPED"):
+        BROKEN.setdefault(path, verdict)
+
+
+def kbench(path, d, defs, n, b, h, causal):
     """One kbench run at a bench point, summarised."""
     if left() < 15:
         return {"verdict": "SKIPPED (budget)"}
-    j, wall = run_json([path, "--define", f"D={d}", "--define", f"BM={bm}", "--arg", f"N={n}",
-                        "--arg", f"B={b}", "--arg", f"H={h}", "--arg", f"CAUSAL={int(causal)}",
-                        "--no-sweep", "--trials", "1", "--timeout", "60"])
-    return summary_of(j, d, wall)
+    if path in BROKEN:
+        return {"verdict": f"SKIPPED ({BROKEN[path][:20]} before)"}
+    j, wall = run_json([path, "--define", f"D={d}", *[x for v in defs for x in ("--define", v)],
+                        "--arg", f"N={n}", "--arg", f"B={b}", "--arg", f"H={h}",
+                        "--arg", f"CAUSAL={int(causal)}", "--no-sweep", "--trials", "1",
+                        "--timeout", "20"])
+    sm = summary_of(j, d, wall)
+    note_broken(path, sm["verdict"])
+    return sm
 
 
 def sdpa_us(name, backend, b, h, n, d, causal):
@@ -143,12 +157,13 @@ def table():
                 b, h = max(1, 16384 // n), 2048 // d
                 fl = flops(b, h, n, d, causal)
                 cells, times, checks = [], {}, []
-                for path, bms in KERNELS:
+                for path, variants in KERNELS:
                     name = os.path.basename(path).split(".")[0]
                     best = None
-                    for bm in bms:
-                        r = kbench(path, d, bm, n, b, h, causal)
-                        r.update(kernel=name, BM=bm, D=d, N=n, causal=causal, B=b, H=h)
+                    for defs in variants:
+                        r = kbench(path, d, defs, n, b, h, causal)
+                        r.update(kernel=name, defines=" ".join(defs), D=d, N=n, causal=causal, B=b,
+                                 H=h)
                         log(r)
                         checks.append(r)
                         if r["verdict"] == "CORRECT" and r.get("us") and (
@@ -172,11 +187,11 @@ def table():
                 for r in checks:
                     summary.append(r)
     print("\nthe checks: rows compared a trial, the check's wall time (reference on the CPU)")
-    print(f"{'kernel':8s} {'BM':>4s} {'D':>3s} {'N':>6s} {'causal':6s} {'verdict':10s} {'rows checked':>20s}"
+    print(f"{'kernel':8s} {'-D':>6s} {'D':>3s} {'N':>6s} {'causal':6s} {'verdict':10s} {'rows checked':>20s}"
           f" {'check ms':>9s} {'ref ms':>8s} {'run wall s':>10s}")
     for r in summary:
         rows = f"{r.get('rows_checked')}/{r.get('rows')}" if r.get("rows") else "-"
-        print(f"{r['kernel']:8s} {r['BM']:4d} {r['D']:3d} {r['N']:6d} {str(r['causal']):6s} "
+        print(f"{r['kernel']:8s} {(r['defines'] or '-')[:6]:>6s} {r['D']:3d} {r['N']:6d} {str(r['causal']):6s} "
               f"{r['verdict'][:10]:10s} {rows:>20s} {fmt(r.get('check_ms'), '%9.0f', 9)}"
               f" {fmt(r.get('ref_ms'), '%8.0f', 8)} {fmt(r.get('wall_s'), '%10.2f', 10)}")
     print(f"\n{time.time() - T0:.0f} s")
@@ -191,13 +206,14 @@ def correct():
     for path in ["kernels/attention/01_naive.cu"] + [p for p, _ in KERNELS]:
         for d in DS:
             for causal in (0, 1):
-                if left() < 15:
-                    print(f"skipped {path} D={d} causal={causal}: the budget is spent")
+                if left() < 15 or path in BROKEN:
+                    print(f"skipped {path} D={d} causal={causal}: "
+                          + (f"{BROKEN[path]} before" if path in BROKEN else "the budget is spent"))
                     bad += 1
                     continue
                 j, wall = run_json([path, "--define", f"D={d}", "--arg", f"CAUSAL={causal}",
                                     "--arg", "B=1", "--arg", "H=4", "--arg", "N=4096",
-                                    "--trials", "2", "--timeout", "60"])
+                                    "--trials", "1", "--timeout", "20"])
                 j = j or {}
                 pts = [("N=4096", j.get("result", j))]
                 pts += [(" ".join(f"{k}={v}" for k, v in (p.get("args") or {}).items()), p.get("result"))
@@ -206,6 +222,7 @@ def correct():
                 for label, r in pts:
                     sm = summary_of(r, d, wall)
                     bad += sm["verdict"] != "CORRECT"
+                    note_broken(path, sm["verdict"])
                     rows = f"{sm['rows_checked']}/{sm['rows']}" if sm.get("rows") else "-"
                     print(f"{os.path.basename(path)[:10]:10s} {d:3d} {causal:6d} {label[:12]:12s} "
                           f"{sm['verdict'][:10]:10s} {rows:>14s} {fmt(sm.get('check_ms'), '%9.0f', 9)}",

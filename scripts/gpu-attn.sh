@@ -4,11 +4,11 @@
 # not stop the others:
 #   correct  kernels/attention/*.cu at D = 64 and 128, causal and not, at
 #            N = 4096, 1024, 1000, 4097 (and their tune points), every row
-#            checked, 2 trials: CORRECT everywhere?           (~150 s at most)
+#            checked: CORRECT everywhere?                     (~170 s at most)
 #   table    the kbench kernels (best BM) beside PyTorch SDPA's flash, cuDNN
 #            and memory-efficient backends, D = 64/128, N = 1024..16384,
 #            causal and not, L2 flushed; then each row's check: rows
-#            compared and the check's wall time                (~270 s at most)
+#            compared and the check's wall time                (~250 s at most)
 #   warm     kbench run wall time at N = 8192, D = 128, cold then warm (~45 s)
 # Output: $OUT/attn-PART.txt, $OUT/attention-PART.jsonl, and a summary last.
 # Usage: scripts/gpu-attn.sh  (repo root, GPU machine, a make dist tarball
@@ -27,8 +27,8 @@ part() { # NAME SECONDS [ENV=V...]
 	env "$@" timeout "$secs" python3 bench/attention.py "$name" >"$OUT/attn-$name.txt" 2>&1
 	echo "$name: rc $?, $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
 }
-part correct 150 BUDGET=140
-part table 270 BUDGET=225
+part correct 170 BUDGET=160
+part table 250 BUDGET=205
 part warm 45 BUDGET=40
 for p in correct table warm; do
 	echo "==== $p"
