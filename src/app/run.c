@@ -152,6 +152,10 @@ static void render_bad_output(json_t *o, kb_buf *out)
 		    (long long)num(o, "mismatches"), (long long)num(o, "unwritten"),
 		    (long long)num(o, "nan"), (long long)num(o, "inf"), (long long)num(o, "elements"),
 		    num(o, "max_abs_err"), num(o, "rel_l2_err"));
+	json_t *sm = json_object_get(o, "sampled");
+	if (sm) /* the others were checked for written and finite only */
+		kb_buf_catf(out, "              values compared on %.0f of %.0f rows (sampled)\n",
+			    num(sm, "rows_checked"), num(sm, "rows"));
 	render_near(json_object_get(o, "near"), fb ? (int64_t)num(fb, "index") : -1, out);
 }
 
