@@ -51,6 +51,8 @@ static void hash_spec(kb_hasher *h, const kb_profile__run *c)
 	}
 	for (int i = 0; i < r->nouts; i++)
 		kb_hash_str(h, r->outs[i]);
+	const char *budget = getenv(KB_REF_BUDGET_ENV); /* the rows a sampled one computes */
+	kb_hash_str(h, budget ? budget : "");
 	for (int i = 0; i < c->spec->nargs; i++) {
 		kb_hash_str(h, c->spec->args[i].name);
 		const kb_value *v = &c->spec->args[i].value; /* field by field: no padding */

@@ -587,5 +587,8 @@ int kb_profile__ref_unary(kb_profile__refcall *c);     /* relu, gelu, silu, copy
 int kb_profile__ref_transpose(kb_profile__refcall *c);
 int kb_profile__ref_matmul(kb_profile__refcall *c);
 int kb_profile__ref_attention(kb_profile__refcall *c); /* reference_attention.c */
+/* The environment variable that sets how much of attention a check computes
+ * (which rows it samples): part of every reference's key. */
+#define KB_REF_BUDGET_ENV "KBENCH_ATTENTION_BUDGET"
 
 #endif

@@ -33,7 +33,6 @@
 #include <string.h>
 
 #define ROW_BUDGET (4.0 * 1024 * 1024 * 1024) /* multiply-adds of a check */
-#define BUDGET_ENV "KBENCH_ATTENTION_BUDGET"   /* another budget; inf: every row */
 #define MIN_ROWS 16     /* rows per (batch, head) at the least */
 #define ROWS_PER_ITEM 32 /* rows of one (batch, head) per work item */
 
@@ -79,7 +78,7 @@ static int32_t *plan_rows(attjob *j)
 {
 	double per_row = (double)j->nk * (double)(j->d + j->dv) * (j->causal ? 0.5 : 1.0);
 	double all = per_row * (double)j->nq * (double)j->bh, budget = ROW_BUDGET;
-	const char *env = getenv(BUDGET_ENV);
+	const char *env = getenv(KB_REF_BUDGET_ENV);
 	if (env && *env && strtod(env, NULL) > 0)
 		budget = strtod(env, NULL);
 	int64_t r = j->nq;
