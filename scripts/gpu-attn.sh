@@ -4,13 +4,15 @@
 # not stop the others:
 #   correct  kernels/attention/*.cu at D = 64 and 128, causal and not, at
 #            N = 4096, 1024, 1000, 4097 (and their tune points), every row
-#            checked: CORRECT everywhere?                     (~170 s at most)
+#            checked: CORRECT everywhere?                     (~160 s at most)
 #   table    the kbench kernels (best BM) beside PyTorch SDPA's flash, cuDNN
 #            and memory-efficient backends, D = 64/128, N = 1024..16384,
 #            causal and not, L2 flushed; then each row's check: rows
-#            compared and the check's wall time                (~250 s at most)
+#            compared and the check's wall time                (~230 s at most)
 #   warm     kbench run wall time at N = 8192, D = 128, cold then warm (~45 s)
-# Output: $OUT/attn-PART.txt, $OUT/attention-PART.jsonl, and a summary last.
+#   profile  kbench profile --hot of 02_fa2.cu at N = 8192, D = 128  (~45 s)
+# Output: $OUT/attn-PART.txt, $OUT/attention-PART.jsonl (5 + 3 files), and a
+# summary last.
 # Usage: scripts/gpu-attn.sh  (repo root, GPU machine, a make dist tarball
 # under build/dist*/)
 set -u
@@ -27,12 +29,17 @@ part() { # NAME SECONDS [ENV=V...]
 	env "$@" timeout "$secs" python3 bench/attention.py "$name" >"$OUT/attn-$name.txt" 2>&1
 	echo "$name: rc $?, $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
 }
-part correct 170 BUDGET=160
-part table 250 BUDGET=205
+part correct 160 BUDGET=150
+part table 230 BUDGET=190
 part warm 45 BUDGET=40
-for p in correct table warm; do
+# 02_fa2's counters for phase 2's tuning: tensor pipe, issue slots, stalls, hot lines
+t0=$(date +%s)
+timeout 45 build/kbench profile kernels/attention/02_fa2.cu --define D=128 --arg N=8192 --arg B=2 \
+	--arg H=16 --no-sweep --trials 1 --hot >"$OUT/attn-profile.txt" 2>&1
+echo "profile: rc $?, $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
+for p in correct table warm profile; do
 	echo "==== $p"
-	grep -v '^W11' "$OUT/attn-$p.txt" | tail -80
+	grep -v '^W11' "$OUT/attn-$p.txt" | tail -50
 done
 echo "==== summary"
 cat "$OUT/summary.txt"
