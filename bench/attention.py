@@ -4,8 +4,8 @@
   table     for each head dim D (64, 128), sequence length N (1024, 4096,
             8192, 16384 by default; $NS) and causal or not: every kbench
             kernel of kernels/attention/ except the naive one (its scores
-            alone are 4 B*H*N^2 bytes), 02's BM = 128 and 64 (`kbench run
-            FILE --define D=.. [--define BM=..] --arg N=.. --arg B=..
+            alone are 4 B*H*N^2 bytes), 02 with a warp's 16 rows (MT=1) and
+            32 (MT=2) (`kbench run FILE --define D=.. [--define ..] --arg N=.. --arg B=..
             --arg H=.. --arg CAUSAL=.. --no-sweep --json --trials 1`), the
             best CORRECT one counting; a kernel that faults or hangs is not
             run again (each costs its 20 s timeout); and every backend of
@@ -45,10 +45,13 @@ T0 = time.time()
 BUDGET = float(os.environ.get("BUDGET", "330"))
 NS = [int(n) for n in os.environ.get("NS", "1024,4096,8192,16384").split(",")]
 DS = [int(d) for d in os.environ.get("DS", "64,128").split(",")]
-# each kbench kernel with its variants in the table: the -D lists to try
-KERNELS = [(p, vs) for p, vs in (("kernels/attention/02_fa2.cu", (["BM=128"], ["BM=64"])),
-                                 ("kernels/attention/03_fa3.cu", ([],)))
-           if os.path.exists(p)]
+# each kbench kernel with its variants in the table, per head dim: the -D
+# lists to try (02: a warp's 16 rows, or 32 with the key step that keeps
+# them out of local memory at D = 128)
+KERNELS = [(p, vs) for p, vs in (
+    ("kernels/attention/02_fa2.cu", {64: (["MT=1"], ["MT=2", "BN=64"]),
+                                     128: (["MT=1"], ["MT=2", "BN=32"])}),
+    ("kernels/attention/03_fa3.cu", {64: ([],), 128: ([],)})) if os.path.exists(p)]
 BROKEN = {}  # kernel file -> the verdict that stopped it (a fault or a hang costs its timeout)
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
@@ -160,7 +163,7 @@ def table():
                 for path, variants in KERNELS:
                     name = os.path.basename(path).split(".")[0]
                     best = None
-                    for defs in variants:
+                    for defs in variants[d]:
                         r = kbench(path, d, defs, n, b, h, causal)
                         r.update(kernel=name, defines=" ".join(defs), D=d, N=n, causal=causal, B=b,
                                  H=h)
@@ -211,7 +214,8 @@ def correct():
                           + (f"{BROKEN[path]} before" if path in BROKEN else "the budget is spent"))
                     bad += 1
                     continue
-                j, wall = run_json([path, "--define", f"D={d}", "--arg", f"CAUSAL={causal}",
+                pin = ["--define", "BM=128"] if "02_fa2" in path else []  # its tune: MT x BN
+                j, wall = run_json([path, "--define", f"D={d}", *pin, "--arg", f"CAUSAL={causal}",
                                     "--arg", "B=1", "--arg", "H=4", "--arg", "N=4096",
                                     "--trials", "1", "--timeout", "20"])
                 j = j or {}
