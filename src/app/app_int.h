@@ -44,6 +44,8 @@ typedef struct {
 	char seeds[160];
 	double abs, rel, l2;   /* worst over trials and outputs; NAN when one was */
 	double rtol, atol;
+	double rows, rows_checked; /* a sampled reference's rows (the fewest checked
+				      of a trial); 0 when every value was compared */
 	char bad[512];         /* where it first went wrong, or "" */
 } kb_app__evidence;
 

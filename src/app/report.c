@@ -407,7 +407,11 @@ static void evidence_row(const kb_app__model *R, const kb_app__row *r, const kb_
 		snprintf(t->text[2], sizeof t->text[2], r->res ? "no check" : "not run");
 		return;
 	}
-	snprintf(t->text[2], sizeof t->text[2], "%d/%d", e->passed, e->trials);
+	if (e->rows) /* a sampled reference: say how much of it was compared */
+		snprintf(t->text[2], sizeof t->text[2], "%d/%d (values of %.0f of %.0f rows)",
+			 e->passed, e->trials, e->rows_checked, e->rows);
+	else
+		snprintf(t->text[2], sizeof t->text[2], "%d/%d", e->passed, e->trials);
 	snprintf(t->text[3], sizeof t->text[3], "%s", e->seeds);
 	kb_app__fmt_num(t->text[4], sizeof t->text[4], e->abs);
 	kb_app__fmt_num(t->text[5], sizeof t->text[5], e->rel);

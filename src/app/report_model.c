@@ -364,6 +364,11 @@ void kb_app__read_evidence(json_t *check, kb_app__evidence *e)
 			e->abs = worst(e->abs, value(json_object_get(o, "max_abs_err")));
 			e->rel = worst(e->rel, value(json_object_get(o, "max_rel_err")));
 			e->l2 = worst(e->l2, value(json_object_get(o, "rel_l2_err")));
+			json_t *sm = json_object_get(o, "sampled");
+			if (sm && (!e->rows || kb_app__num(sm, "rows_checked") < e->rows_checked)) {
+				e->rows = kb_app__num(sm, "rows");
+				e->rows_checked = kb_app__num(sm, "rows_checked");
+			}
 		}
 	}
 	e->rtol = kb_app__num(check, "rtol");

@@ -152,6 +152,10 @@ static void render_bad_output(json_t *o, kb_buf *out)
 		    (long long)num(o, "mismatches"), (long long)num(o, "unwritten"),
 		    (long long)num(o, "nan"), (long long)num(o, "inf"), (long long)num(o, "elements"),
 		    num(o, "max_abs_err"), num(o, "rel_l2_err"));
+	json_t *sm = json_object_get(o, "sampled");
+	if (sm) /* the others were checked for written and finite only */
+		kb_buf_catf(out, "              values compared on %.0f of %.0f rows (sampled)\n",
+			    num(sm, "rows_checked"), num(sm, "rows"));
 	render_near(json_object_get(o, "near"), fb ? (int64_t)num(fb, "index") : -1, out);
 }
 
@@ -159,7 +163,7 @@ static void render_bad_output(json_t *o, kb_buf *out)
 static void render_correct(json_t *check, kb_buf *out)
 {
 	json_t *trials = json_object_get(check, "trials");
-	double max_abs = 0, max_rel = 0, l2 = 0;
+	double max_abs = 0, max_rel = 0, l2 = 0, rows = 0, checked = -1;
 	kb_buf seeds = KB_BUF_INIT;
 	size_t i;
 	json_t *t;
@@ -171,6 +175,11 @@ static void render_correct(json_t *check, kb_buf *out)
 			max_abs = fmax(max_abs, num(o, "max_abs_err"));
 			max_rel = fmax(max_rel, num(o, "max_rel_err"));
 			l2 = fmax(l2, num(o, "rel_l2_err"));
+			json_t *sm = json_object_get(o, "sampled");
+			if (sm && (checked < 0 || num(sm, "rows_checked") < checked)) {
+				checked = num(sm, "rows_checked");
+				rows = num(sm, "rows");
+			}
 		}
 	}
 	size_t post = json_array_size(json_object_get(check, "after_timing"));
@@ -184,6 +193,9 @@ static void render_correct(json_t *check, kb_buf *out)
 		    "rel L2 %.3g (rtol %g, atol %g)\n", json_array_size(trials), json_array_size(trials),
 		    seeds.s ? seeds.s : "", timed, post ? " + re-checked after timing" : "", max_abs,
 		    max_rel, l2, num(check, "rtol"), num(check, "atol"));
+	if (checked >= 0)
+		kb_buf_catf(out, "              values checked on %.0f of %.0f rows a trial (sampled, fresh "
+			    "rows each trial); every element checked written and finite\n", checked, rows);
 	kb_buf_free(&seeds);
 }
 

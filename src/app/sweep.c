@@ -68,11 +68,27 @@ static void plan_sweep(const kb_app_run_opts *o, const kb_spec *spec, json_t *ro
 	}
 }
 
+/* Whether the user's own -D gives NAME: it then stays as given, and the
+ * tune varies the other names (--define D=64 of a kernel that tunes BM
+ * and lists D = 128 ran its tune points at D = 128). */
+static bool pinned(const kb_app_run_opts *o, const char *name)
+{
+	size_t n = strlen(name);
+	for (int i = 0; i < o->ndefines; i++)
+		if (!strncmp(o->defines[i], name, n) && (!o->defines[i][n] || o->defines[i][n] == '='))
+			return true;
+	return false;
+}
+
 /* The tune's jobs: a row {"defines"} and a run request for each variant. */
 static void plan_tune(const kb_app_run_opts *o, const kb_spec *spec, json_t *rows, json_t *reqs)
 {
-	int n[16], idx[16], k = spec->ntunes < 16 ? spec->ntunes : 16;
-	int points = count_points(spec->tunes, k, n);
+	kb_spec_list tunes[16];
+	int n[16], idx[16], k = 0;
+	for (int j = 0; j < spec->ntunes && k < 16; j++)
+		if (!pinned(o, spec->tunes[j].name))
+			tunes[k++] = spec->tunes[j];
+	int points = count_points(tunes, k, n);
 	for (int p = 0; p < points; p++) {
 		combination(p, n, k, idx);
 		const char **defs = kb_xcalloc((size_t)(o->ndefines + k) + 1, sizeof(char *));
@@ -81,7 +97,7 @@ static void plan_tune(const kb_app_run_opts *o, const kb_spec *spec, json_t *row
 		for (int j = 0; j < o->ndefines; j++)
 			defs[j] = o->defines[j];
 		for (int j = 0; j < k; j++) {
-			owned[j] = kb_xasprintf("%s=%s", spec->tunes[j].name, spec->tunes[j].texts[idx[j]]);
+			owned[j] = kb_xasprintf("%s=%s", tunes[j].name, tunes[j].texts[idx[j]]);
 			defs[o->ndefines + j] = owned[j];
 			json_array_append_new(dj, json_string(owned[j]));
 		}

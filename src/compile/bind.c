@@ -608,6 +608,37 @@ static void check_transpose(refctx *c, const shape *x)
 	expect_out(c, &want);
 }
 
+/* attention(q, k, v, causal=, scale=): q [..., N, D], k [..., Nk, D],
+ * v [..., Nk, Dv] give o [..., N, Dv]; causal and scale may name an arg. */
+static void check_attention(refctx *c, const shape *q)
+{
+	static const char *const keys[] = {"causal", "scale"};
+	for (int i = 0; i < 2; i++) {
+		const kb_ref_arg *a = kwarg(c, keys[i]);
+		if (a && !is_number(a->text) && !find_arg(c->spec, a->text) &&
+		    strcmp(a->text, "true") && strcmp(a->text, "false"))
+			return arg_err(c, a, "%s= must be a number, true/false or an arg", keys[i]);
+	}
+	shape k, v;
+	char a[160], b[160];
+	if (!shape_of(c, c->pos[1]->text, &k) || !shape_of(c, c->pos[2]->text, &v))
+		return;
+	if (q->rank < 2 || k.rank != q->rank || v.rank != q->rank)
+		return arg_err(c, c->pos[0], "attention() needs q, k and v of one rank >= 2 "
+			       "([..., N, D]); they have ranks %d, %d, %d", q->rank, k.rank, v.rank);
+	int r = q->rank;
+	bool lead = true;
+	for (int i = 0; i < r - 2; i++)
+		lead = lead && k.d[i] == q->d[i] && v.d[i] == q->d[i];
+	if (!lead || k.d[r - 1] != q->d[r - 1] || v.d[r - 2] != k.d[r - 2])
+		return arg_err(c, c->pos[1], "attention() needs k [..., Nk, D] and v [..., Nk, Dv] "
+			       "for q %s; k is %s", fmt_shape(q, a, sizeof(a)),
+			       fmt_shape(&k, b, sizeof(b)));
+	shape want = *q;
+	want.d[r - 1] = v.d[r - 1];
+	expect_out(c, &want);
+}
+
 static const struct builtin {
 	const char *name;
 	int min_pos, max_pos;
@@ -629,6 +660,7 @@ static const struct builtin {
 	{"max", 1, 1, {"dim", "keepdim"}, check_reduce},
 	{"transpose", 1, 1, {NULL}, check_transpose},
 	{"axpy", 3, 3, {NULL}, check_elementwise}, /* axpy(a, x, y): pos[0] is the scalar */
+	{"attention", 3, 3, {"causal", "scale"}, check_attention},
 };
 
 /* Keyword arguments are known ones, given once. */

@@ -51,6 +51,8 @@ static void hash_spec(kb_hasher *h, const kb_profile__run *c)
 	}
 	for (int i = 0; i < r->nouts; i++)
 		kb_hash_str(h, r->outs[i]);
+	const char *budget = getenv(KB_REF_BUDGET_ENV); /* the rows a sampled one computes */
+	kb_hash_str(h, budget ? budget : "");
 	for (int i = 0; i < c->spec->nargs; i++) {
 		kb_hash_str(h, c->spec->args[i].name);
 		const kb_value *v = &c->spec->args[i].value; /* field by field: no padding */
@@ -299,6 +301,10 @@ static json_t *stats_json(const char *name, const kb_check_stats *s)
 	json_object_set_new(j, "output", json_string(name));
 	json_object_set_new(j, "ok", json_boolean(s->ok));
 	json_object_set_new(j, "elements", json_integer(s->n));
+	if (s->compared < s->n) /* a sampled reference: say how much was checked */
+		json_object_set_new(j, "sampled", json_pack("{s:I, s:I, s:I}", "compared",
+			(json_int_t)s->compared, "rows", (json_int_t)s->rows, "rows_checked",
+			(json_int_t)s->rows_compared));
 	json_object_set_new(j, "max_abs_err", num_json(s->max_abs));
 	json_object_set_new(j, "max_rel_err", num_json(s->max_rel));
 	json_object_set_new(j, "rel_l2_err", num_json(s->rel_l2));

@@ -18,6 +18,9 @@
  *    itself, so it is still 0 exactly when they agree.
  *  - first_bad is the lowest flat index that is unwritten, NaN/Inf or a
  *    mismatch; ok = no unwritten, no NaN/Inf, no mismatch.
+ *  - r KB_REF_UNCHECKED (a sampled reference's rows not drawn): o must be
+ *    written and finite, nothing more; compared counts the other elements,
+ *    rows_compared the rows (last dim) among them.
  *  - A size mismatch between out and ref compares the common prefix and
  *    counts every extra element as a mismatch (the shapes were checked at
  *    spec time; this is a second line of defence, never a crash).
@@ -105,7 +108,16 @@ static void check_chunk(kb_check_stats *st, acc *a, const double *ov, const bool
 	for (int64_t k = 0; k < n; k++) {
 		double o = ov[k], r = rv[k];
 		bool poison = pv[k] && !(a->ints && r == a->poison_val);
-		if (!poison && isfinite(o) && isfinite(r)) {
+		bool unchecked = kb_ref_is_unchecked(r);
+		st->compared += !unchecked;
+		if (unchecked) { /* written and finite is all it must be */
+			if (!poison && isfinite(o))
+				continue;
+			if (poison)
+				st->unwritten++;
+			else
+				*(isnan(o) ? &st->nan_count : &st->inf_count) += 1;
+		} else if (!poison && isfinite(o) && isfinite(r)) {
 			double d = fabs(o - r), ar = fabs(r);
 			max_abs = d > max_abs ? d : max_abs;
 			if (ar != 0 && d / ar > max_rel)
@@ -128,6 +140,21 @@ static void check_chunk(kb_check_stats *st, acc *a, const double *ov, const bool
 	st->max_rel = max_rel;
 	a->sum_d2 = d2;
 	a->sum_r2 = r2;
+}
+
+double kb_ref_unchecked(void)
+{
+	uint64_t bits = KB_REF_UNCHECKED_BITS;
+	double r;
+	memcpy(&r, &bits, sizeof r);
+	return r;
+}
+
+bool kb_ref_is_unchecked(double r)
+{
+	uint64_t bits;
+	memcpy(&bits, &r, sizeof bits);
+	return bits == KB_REF_UNCHECKED_BITS;
 }
 
 /* The value an all-poison element of an integer dtype reads as. */
@@ -170,6 +197,9 @@ void kb_profile__check_end(const kb_tensor *out, kb_check_stats *st, int64_t ref
 	if (extra && st->first_bad < 0)
 		st->first_bad = out->n < ref_n ? out->n : ref_n;
 	set_coord(out, st);
+	int64_t row = out->rank > 0 && out->dims[out->rank - 1] > 0 ? out->dims[out->rank - 1] : 1;
+	st->rows = out->n / row;
+	st->rows_compared = (st->compared < out->n ? st->compared : out->n) / row;
 	st->rel_l2 = sum_r2 > 0 ? sqrt(sum_d2) / sqrt(sum_r2) : sqrt(sum_d2);
 	st->ok = st->unwritten == 0 && st->nan_count == 0 && st->inf_count == 0 &&
 		 st->mismatches == 0;
@@ -205,6 +235,7 @@ static void compare_share(void *ctx, int t, int n)
 static void merge(kb_check_stats *st, acc *a, const slice *b)
 {
 	st->unwritten += b->st.unwritten;
+	st->compared += b->st.compared;
 	st->nan_count += b->st.nan_count;
 	st->inf_count += b->st.inf_count;
 	st->mismatches += b->st.mismatches;

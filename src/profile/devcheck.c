@@ -29,7 +29,7 @@
 /* What kb_check writes per block (util_kernels.c's kb_check_part). */
 typedef struct {
 	double max_abs, max_rel, sum_d2, sum_r2;
-	uint64_t unwritten, nan, inf, mismatches, first_bad;
+	uint64_t unwritten, nan, inf, mismatches, compared, first_bad;
 } check_part;
 
 /* ===== device references ===== */
@@ -222,6 +222,7 @@ static void add_parts(const check_part *p, int nb, kb_check_stats *st, double *d
 		st->nan_count += (int64_t)p[b].nan;
 		st->inf_count += (int64_t)p[b].inf;
 		st->mismatches += (int64_t)p[b].mismatches;
+		st->compared += (int64_t)p[b].compared;
 		first = p[b].first_bad < first ? p[b].first_bad : first;
 	}
 	if (first != UINT64_MAX)

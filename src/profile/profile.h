@@ -51,6 +51,14 @@ typedef struct {
 	double *v;
 } kb_ref_out;
 
+/* A reference element left uncomputed (the rows a sampled reference did not
+ * draw, reference_attention.c): a NaN of its own bits.  Such an element is
+ * checked only for being written and finite, and is not counted in
+ * kb_check_stats.compared. */
+#define KB_REF_UNCHECKED_BITS 0x7FF8A77E0000C0DEull
+double kb_ref_unchecked(void);
+bool kb_ref_is_unchecked(double r);
+
 /* Computes the spec's built-in reference (`ref FN(args) -> outs`) in double
  * precision from the input tensors (looked up by name in ins) and scalar args
  * (from spec). Multithreaded over rows (nthreads <= 0: all cores).
@@ -73,6 +81,10 @@ const char *const *kb_profile_reference_names(void);
 
 typedef struct {
 	int64_t n;
+	int64_t compared;               /* elements with a reference value (n unless
+					   the reference sampled rows) */
+	int64_t rows, rows_compared;    /* rows (the last dim is a row) in all, and
+					   those with a reference value */
 	int64_t nan_count, inf_count;   /* NaN/Inf where the reference is finite */
 	int64_t unwritten;              /* still bit-equal to the poison */
 	int64_t mismatches;             /* |out-ref| > atol + rtol*|ref| */

@@ -589,7 +589,8 @@ void kb_profile__check_free(kb_profile__run *c);
 /* ===== the built-in CPU references: reference.c (the table, the entry
  * point), reference_call.c (a call bound to its spec), reference_parallel.c
  * (threads, conversion to doubles) and the references by family,
- * reference_rows.c, reference_elementwise.c, reference_matmul.c ===== */
+ * reference_rows.c, reference_elementwise.c, reference_matmul.c,
+ * reference_attention.c ===== */
 
 #define KB_REF_MAXPOS 4      /* positional arguments of a reference call */
 #define KB_REF_MAXKW 8       /* keyword arguments of a reference call */
@@ -662,5 +663,9 @@ int kb_profile__ref_axpy(kb_profile__refcall *c);
 int kb_profile__ref_unary(kb_profile__refcall *c);     /* relu, gelu, silu, copy */
 int kb_profile__ref_transpose(kb_profile__refcall *c);
 int kb_profile__ref_matmul(kb_profile__refcall *c);
+int kb_profile__ref_attention(kb_profile__refcall *c); /* reference_attention.c */
+/* The environment variable that sets how much of attention a check computes
+ * (which rows it samples): part of every reference's key. */
+#define KB_REF_BUDGET_ENV "KBENCH_ATTENTION_BUDGET"
 
 #endif

@@ -7,7 +7,7 @@
  * keyword ones, running it and freeing a result.  The references are
  * beside it by family: reference_rows.c (softmax, log_softmax, layernorm,
  * rmsnorm, sum, max), reference_elementwise.c (add, mul, axpy, relu, gelu,
- * silu, copy, transpose) and reference_matmul.c; reference_call.c binds a
+ * silu, copy, transpose), reference_matmul.c and reference_attention.c; reference_call.c binds a
  * call to its spec (arguments, errors, the output) and
  * reference_parallel.c runs the work on threads.  None of them compares
  * (compare.c) or touches the GPU.
@@ -30,6 +30,8 @@
  *   relu(x)  gelu(x, approximate=none|tanh)  silu(x)  copy(x)  transpose(x)
  *   sum(x, dim=D)  max(x, dim=D)   no dim: over all elements; the output
  *       may drop the dim or keep it as 1 (either rank is accepted)
+ *   attention(q, k, v, causal=false, scale=1/sqrt(D))   q [..., N, D]:
+ *       sampled rows at large sizes (reference_attention.c)
  *
  * Output shape: the reference's natural shape must equal the spec's output
  * tensor's shape once size-1 dims are ignored; the result takes the spec's
@@ -66,6 +68,7 @@ static const refop ops[] = {
 	{"transpose", 1, 1, kb_profile__ref_transpose},
 	{"copy", 1, 1, kb_profile__ref_unary},
 	{"axpy", 3, 3, kb_profile__ref_axpy},
+	{"attention", 3, 3, kb_profile__ref_attention},
 };
 
 /* The built-in reference names, NULL-terminated. */

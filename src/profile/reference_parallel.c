@@ -74,6 +74,12 @@ void kb_profile__ref_get_run(const kb_tensor *t, int64_t i, int64_t n, double *d
 			dst[k] = kb_half_to_float(p[k]);
 		return;
 	}
+	case KB_DT_BF16: {
+		const uint16_t *p = (const uint16_t *)t->data + i;
+		for (int64_t k = 0; k < n; k++)
+			dst[k] = kb_bf16_to_float(p[k]);
+		return;
+	}
 	default:
 		for (int64_t k = 0; k < n; k++)
 			dst[k] = kb_tensor_get(t, i + k);

@@ -144,6 +144,8 @@ inline float __powf(float x, float y) { return powf(x, y); }
 inline float __fdividef(float x, float y) { return x / y; }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+inline float __int_as_float(int i) { float f; memcpy(&f, &i, sizeof f); return f; }
+inline int __float_as_int(float f) { int i; memcpy(&i, &f, sizeof i); return i; }
 
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }

@@ -1327,8 +1327,24 @@ static void test_compile_spec__bind_ref_shapes(void)
 	/* unknown */
 	ref_case(MN "//! in x : f32[M, N]\n//! out y : f32[M, N]\n//! ref sofmax(x) -> y\n",
 		 5, 9, 6, "unknown reference 'sofmax' (built-ins: softmax, log_softmax, layernorm, "
-		 "rmsnorm, matmul, add, mul, relu, gelu, silu, copy, sum, max, transpose, axpy; or "
+		 "rmsnorm, matmul, add, mul, relu, gelu, silu, copy, sum, max, transpose, axpy, attention; or "
 		 "`ref kernel NAME`)");
+	/* attention */
+	ref_case(MN "//! arg C = 1\n//! in q : bf16[2, M, N]\n//! in k : bf16[2, 6, N]\n"
+		 "//! in v : bf16[2, 6, 3]\n//! out o : bf16[2, M, 3]\n"
+		 "//! ref attention(q, k, v, causal=C, scale=0.5) -> o\n", 0, 0, 0, NULL);
+	ref_case(MN "//! in q : bf16[2, M, N]\n//! in k : bf16[2, 6, M]\n"
+		 "//! in v : bf16[2, 6, 3]\n//! out o : bf16[2, M, 3]\n"
+		 "//! ref attention(q, k, v) -> o\n", 7, 22, 1,
+		 "attention() needs k [..., Nk, D] and v [..., Nk, Dv] for q [2, 4, 8]; k is [2, 6, 4]");
+	ref_case(MN "//! in q : bf16[2, M, N]\n//! in k : bf16[2, 6, N]\n"
+		 "//! in v : bf16[2, 6, 3]\n//! out o : bf16[2, M, N]\n"
+		 "//! ref attention(q, k, v, causal=maybe) -> o\n", 7, 35, 5,
+		 "causal= must be a number, true/false or an arg");
+	ref_case(MN "//! in q : bf16[2, M, N]\n//! in k : bf16[2, 6, N]\n"
+		 "//! in v : bf16[2, 6, 3]\n//! out o : bf16[2, M, N]\n"
+		 "//! ref attention(q, k, v) -> o\n", 7, 31, 1,
+		 "output 'o' has shape [2, 4, 8], but attention() gives [2, 4, 3]");
 	/* layernorm / rmsnorm */
 	ref_case(MN "//! in x : f32[M, N]\n//! in w : f32[N]\n//! in b : f32[N]\n//! out y : f32[M, N]\n"
 		 "//! ref layernorm(x, w, b, eps=1e-5) -> y\n", 0, 0, 0, NULL);

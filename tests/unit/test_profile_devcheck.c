@@ -14,7 +14,10 @@
 static kb_device *dev;
 
 /* A fault to plant at index `at` of the output (or the reference). */
-typedef enum { OK_NOISE, OFF, NAN_OUT, INF_OUT, UNWRITTEN, REF_NAN_SAME, REF_NAN_DIFF } fault;
+/* UNCHECKED_ROW: the row of `at` left uncomputed by a sampled reference
+ * (KB_REF_UNCHECKED), its output value at `at` off (not judged there). */
+typedef enum { OK_NOISE, OFF, NAN_OUT, INF_OUT, UNWRITTEN, REF_NAN_SAME, REF_NAN_DIFF,
+	       UNCHECKED_ROW } fault;
 
 typedef struct {
 	const char *name;
@@ -49,6 +52,11 @@ static void plant(const scenario *s, kb_tensor *out, kb_ref_out *ref)
 			break;
 		case REF_NAN_SAME: ref->v[i] = NAN; kb_tensor_set(out, i, NAN); break;
 		case REF_NAN_DIFF: ref->v[i] = NAN; break;
+		case UNCHECKED_ROW:
+			for (int64_t k = i / 1000 * 1000; k < i / 1000 * 1000 + 1000; k++)
+				ref->v[k] = kb_ref_unchecked();
+			kb_tensor_set(out, i, 1000.0);
+			break;
 		case OK_NOISE: break;
 		}
 	}
@@ -64,6 +72,8 @@ static void agree(const scenario *s, const kb_check_stats *h, const kb_check_sta
 {
 	T_EQ_INT(g->ok, h->ok);
 	T_EQ_INT(g->n, h->n);
+	T_EQ_INT(g->compared, h->compared);
+	T_EQ_INT(g->rows_compared, h->rows_compared);
 	T_EQ_INT(g->mismatches, h->mismatches);
 	T_EQ_INT(g->unwritten, h->unwritten);
 	T_EQ_INT(g->nan_count, h->nan_count);
@@ -145,6 +155,8 @@ static void test_profile__devcheck_scenarios(void)
 		{"i32 poison rule", KB_DT_I32, 1000000, {UNWRITTEN, OFF}, {99, 700000}, 2},
 		{"u8 unwritten", KB_DT_U8, 300000, {UNWRITTEN}, {1000}, 1},
 		{"i64 correct", KB_DT_I64, 100000, {OK_NOISE}, {0}, 0},
+		{"bf16 sampled rows", KB_DT_BF16, 500000, {UNCHECKED_ROW, UNCHECKED_ROW, NAN_OUT, UNWRITTEN},
+		 {5004, 77777, 5100, 77000}, 4},
 	};
 	for (size_t k = 0; k < KB_ARRAY_LEN(all); k++) {
 		kb_check_stats h, g;
@@ -171,6 +183,15 @@ static void test_profile__devcheck_scenarios(void)
 	run_scenario(&all[10], &h, &g);
 	T_OK(g.ok);
 	T_EQ_INT(g.unwritten, 0);
+	/* a sampled reference: two rows not compared (their wrong values pass),
+	 * but written and finite is still asked of them */
+	run_scenario(&all[11], &h, &g);
+	T_EQ_INT(g.compared, 500000 - 2000);
+	T_EQ_INT(g.rows_compared, 500 - 2);
+	T_EQ_INT(g.mismatches, 0);
+	T_EQ_INT(g.nan_count, 1);
+	T_EQ_INT(g.unwritten, 1);
+	T_EQ_INT(g.first_bad, 5100);
 }
 
 /* Against another tensor on the device (a reference kernel's output). */

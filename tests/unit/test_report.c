@@ -297,6 +297,38 @@ static void test_report__markdown_summary(void)
 	sample_free(&s);
 }
 
+/* A check against a sampled reference (attention at large sizes) says in
+ * the correctness table how many rows were compared, the fewest of a trial. */
+static void test_report__sampled_rows(void)
+{
+	sample s;
+	sample_make(&s);
+	json_t *trials = json_object_get(json_object_get(json_object_get(s.v[0].note, "result"),
+							 "check"), "trials");
+	size_t i;
+	json_t *t;
+	json_array_foreach(trials, i, t)
+		json_object_set_new(json_array_get(json_object_get(t, "outputs"), 0), "sampled",
+				    json_pack("{s:I, s:I, s:I}", "compared", (json_int_t)(512 - i) * COLS,
+					      "rows", (json_int_t)ROWS, "rows_checked",
+					      (json_int_t)(512 - i)));
+	kb_buf md = KB_BUF_INIT, svg = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, &svg), 0);
+	T_CONTAINS(md.s, "| 3/3 (values of 510 of 8192 rows) |");
+	T_EQ_INT(count(md.s, "rows) |"), 1); /* v3 compared every value */
+	kb_buf run = KB_BUF_INIT; /* and `kbench run` (the TUI's summary too) */
+	kb_app_run_render(json_object_get(s.v[0].note, "result"), &run);
+	T_CONTAINS(run.s, "  CORRECT     3/3 trials");
+	T_CONTAINS(run.s, "values checked on 510 of 8192 rows a trial (sampled");
+	kb_buf_reset(&run);
+	kb_app_run_render(json_object_get(s.v[2].note, "result"), &run);
+	T_OK(!strstr(run.s, "values checked on"));
+	kb_buf_free(&run);
+	kb_buf_free(&svg);
+	kb_buf_free(&md);
+	sample_free(&s);
+}
+
 static void test_report__markdown_table(void)
 {
 	sample s;
@@ -833,6 +865,7 @@ int main(void)
 	T_RUN(test_report__pick);
 	T_RUN(test_report__markdown_summary);
 	T_RUN(test_report__markdown_table);
+	T_RUN(test_report__sampled_rows);
 	T_RUN(test_report__gemm_columns);
 	T_RUN(test_report__svg);
 	T_RUN(test_report__html);
