@@ -1,25 +1,133 @@
 #!/bin/sh
-# gpu-gallery.sh - issue 13's GPU work in device calls that fit 10 minutes:
-#   part a: the gallery's tuning paths recorded and exported (sessions.tgz,
-#           gallery-notes.tgz) and a few long-row configurations;
-#   part b: bench/gallery.py (every kernel at every size beside PyTorch).
-# Usage: scripts/gpu-gallery.sh a|b (repo root, GPU machine, make dist tarball
-# under build/dist*/).
+# gpu-gallery.sh MODE... - the gallery's GPU work (issue 31), each mode well
+# under 8 minutes, from a working tree with the `make dist` tarball under
+# build/dist*/ (nothing is built here).  Outputs under $OUT/MODE.txt; each
+# mode prints its summary last, and one failing step does not stop the rest.
+#   check    every any-width kernel CORRECT at every odd width (N = 1, 7,
+#            13, 4093, 5003, 50257, 100003, 200003 where it fits) and a power
+#            of two, with its % of copy, via `kbench run --trials 2`
+#   memcheck the new kernels under compute-sanitizer at small sizes
+#   long     the long-row bf16 softmax kernels (bulk, async, async PIPE=1)
+#            and f32's 07 at 4096 x 65536, 131072, 262144, 200003
+#   table [OPS [DTYPES [SIZES]]]  bench/gallery.py (the best kernel of each
+#            op x dtype x size beside PyTorch): `table softmax` and `table
+#            layernorm,rmsnorm,sum,max,colsum,transpose` fit a call each
+#   record   scripts/record-gallery.sh (every session, sessions.tgz)
+#   a, b     issue 13's parts (a: long-row MINB and record; b: table)
+# Usage: OUT=DIR scripts/gpu-gallery.sh check long   (repo root, GPU machine)
 set -u
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export OUT
 [ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
-export XDG_CACHE_HOME=/tmp/kc
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +%Y-%m-%dT%H:%MZ
-if [ "${1:-a}" = b ]; then
-	KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1 timeout 560 python3 bench/gallery.py 2>&1 | grep -v '^W11' | tee "$OUT/gallery.txt"
+export XDG_CACHE_HOME=/tmp/kc KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
+KB=${KB:-build/kbench}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+date -u +%Y-%m-%dT%H:%MZ
+SUM=$(mktemp)
+
+# one FILE M N [kbench args...]: a run, one line to the summary
+one() {
+	_f=$1 _m=$2 _n=$3
+	shift 3
+	_r=$(timeout 150 "$KB" run "$_f" --arg "M=$_m" --arg "N=$_n" --no-sweep --trials 2 --timeout 60 "$@" 2>&1)
+	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' || echo "rc=$?")
+	_p=$(printf '%s\n' "$_r" | grep -m1 -oE '[0-9.]+% of (measured )?copy' | cut -d% -f1)
+	printf '%-44s %-22s %7s x %-7s %-11s %s\n' "${_f#kernels/}" "$*" "$_m" "$_n" "$_v" "${_p:+$_p%}" | tee -a "$SUM"
+	[ "$_v" = CORRECT ] || printf '%s\n' "$_r" | tail -8 | sed 's/^/    /'
+}
+
+check() {
+	for n in 1 7 13 4093 5003 8192; do
+		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
+		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
+		one kernels/rmsnorm/rmsnorm_bf16_aligned.cu 4096 $n
+		for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16; do
+			one kernels/reduce/$f.cu 4096 $n
+		done
+	done
+	for f in softmax/softmax_bf16_aligned layernorm/layernorm_bf16_aligned rmsnorm/rmsnorm_bf16_aligned; do
+		one kernels/$f.cu 32768 5003
+		one kernels/$f.cu 8192 50257 --define VPT=8
+	done
+	for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16; do
+		one kernels/reduce/$f.cu 32768 5003
+		one kernels/reduce/$f.cu 8192 50257
+		one kernels/reduce/$f.cu 1000 200003
+	done
+	B=kernels/softmax/softmax_bf16_bulk.cu
+	one $B 64 13 --define CLUSTER=2
+	one $B 512 5003 --define CLUSTER=2
+	one $B 8192 50257 --define CLUSTER=4
+	one $B 4096 65536 --define CLUSTER=4
+	one $B 4096 100003 --define CLUSTER=8
+	one $B 4096 131072 --define CLUSTER=8
+	one $B 4096 200003 --define CLUSTER=16
+	one $B 4096 262144 --define CLUSTER=16
+	one $B 300 131072 --define CLUSTER=8 # fewer rows than blocks
+}
+
+memcheck() {
+	CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+	for spec in "softmax/softmax_bf16_aligned 5003" "layernorm/layernorm_bf16_aligned 5003" \
+		"rmsnorm/rmsnorm_bf16_aligned 4093" "reduce/row_sum_bf16_aligned 5003" "reduce/03_aligned 5003" \
+		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4"; do
+		set -- $spec
+		f=$1 n=$2
+		shift 2
+		r=$(timeout 200 "$CS" --tool memcheck --target-processes all "$KB" run kernels/$f.cu --arg M=8 --arg N=$n \
+			--no-sweep --trials 1 --timeout 100 "$@" 2>&1)
+		e=$(printf '%s\n' "$r" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo "no summary")
+		printf '%-44s N=%-7s %s  %s\n' "$f" "$n" "$(printf '%s\n' "$r" | grep -m1 -oE '\b(CORRECT|INCORRECT|FAULT)\b')" "$e" | tee -a "$SUM"
+	done
+}
+
+long() {
+	for n in 65536 131072 262144 200003; do
+		c=$(((n + 16383) / 16384)); c=$((c <= 4 ? 4 : c <= 8 ? 8 : 16))
+		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$c
+		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$c --define BLOCKS=384
+		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$((c / 2)) --define THREADS=1024
+		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c
+		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c --define PIPE=1
+		one kernels/softmax/07_cluster_async.cu 4096 $n --define CLUSTER=$c
+	done
+}
+
+if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
+	shift
+	t0=$(date +%s)
+	timeout 470 python3 bench/gallery.py "$@" 2>&1 | grep -v '^W11' | tee "$OUT/gallery.txt"
+	echo "== table $* ($(($(date +%s) - t0)) s)"
 	exit 0
 fi
-for n in 65536 131072 262144; do
-	for minb in 2 3; do
-		echo "bf16 long N=$n MINB=$minb: $(KBENCH_NO_SESSION=1 build/kbench run kernels/softmax/softmax_bf16_cluster.cu \
-			--arg N=$n --define CLUSTER=$((n / 16384)) --define MINB=$minb --no-sweep --trials 1 2>&1 |
-			grep -E 'INCORRECT|bandwidth|rror' | tr -s ' ' | cut -c1-60 | tr '\n' ' ')"
-	done
+[ $# -gt 0 ] || set -- check
+for mode in "$@"; do
+	: >"$SUM"
+	t0=$(date +%s)
+	case $mode in
+	check | memcheck | long)
+		$mode >"$OUT/$mode.txt" 2>&1
+		cat "$SUM"
+		grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
+		echo "== $mode ($(($(date +%s) - t0)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM")" ;;
+	record)
+		sh scripts/record-gallery.sh >"$OUT/record.txt" 2>&1
+		tail -40 "$OUT/record.txt"
+		echo "== record ($(($(date +%s) - t0)) s): sessions.tgz $(ls -l "$OUT/sessions.tgz" 2>&1 | awk '{print $5}') bytes" ;;
+	a)
+		for n in 65536 131072 262144; do
+			for minb in 2 3; do
+				echo "bf16 long N=$n MINB=$minb: $("$KB" run kernels/softmax/softmax_bf16_cluster.cu \
+					--arg N=$n --define CLUSTER=$((n / 16384)) --define MINB=$minb --no-sweep --trials 1 2>&1 |
+					grep -E 'INCORRECT|bandwidth|rror' | tr -s ' ' | cut -c1-60 | tr '\n' ' ')"
+			done
+		done
+		sh scripts/record-gallery.sh 2>&1 | tee "$OUT/record.txt" ;;
+	b)
+		timeout 560 python3 bench/gallery.py 2>&1 | grep -v '^W11' | tee "$OUT/gallery.txt" ;;
+	*) echo "unknown mode $mode" ;;
+	esac
 done
-sh scripts/record-gallery.sh 2>&1 | tee "$OUT/record.txt"
+rm -f "$SUM"
