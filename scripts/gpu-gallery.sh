@@ -31,7 +31,8 @@ SUM=$(mktemp)
 one() {
 	_f=$1 _m=$2 _n=$3
 	shift 3
-	_r=$(timeout 150 "$KB" run "$_f" --arg "M=$_m" --arg "N=$_n" --no-sweep --trials 2 --timeout 60 "$@" 2>&1)
+	case $_f in *transpose*) _a=R _b=C ;; *) _a=M _b=N ;; esac
+	_r=$(timeout 150 "$KB" run "$_f" --arg "$_a=$_m" --arg "$_b=$_n" --no-sweep --trials 2 --timeout 60 "$@" 2>&1)
 	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' || echo "rc=$?")
 	_p=$(printf '%s\n' "$_r" | grep -m1 -oE '[0-9.]+% of (measured )?copy' | cut -d% -f1)
 	printf '%-44s %-22s %7s x %-7s %-11s %s\n' "${_f#kernels/}" "$*" "$_m" "$_n" "$_v" "${_p:+$_p%}" | tee -a "$SUM"
@@ -55,6 +56,9 @@ check() {
 		one kernels/reduce/$f.cu 32768 5003
 		one kernels/reduce/$f.cu 8192 50257
 		one kernels/reduce/$f.cu 1000 200003
+	done
+	for n in 5003 4093 50257 8192; do
+		one kernels/transpose/transpose_bf16_aligned.cu 8192 $n
 	done
 	B=kernels/softmax/softmax_bf16_bulk.cu
 	one $B 64 13 --define CLUSTER=2

@@ -198,6 +198,7 @@ for f in softmax/softmax_bf16_aligned layernorm/layernorm_bf16_aligned rmsnorm/r
 	reduce/row_sum_bf16_aligned; do
 	emu "cu_$(basename $f)_off" kernels/$f.cu --offset 4 --size M=5,N=1003 --size M=3,N=4096
 done
+emu cu_transpose_bf16_aligned kernels/transpose/transpose_bf16_aligned.cu --size R=256,C=5003 --size R=130,C=70 --size R=128,C=4096
 emu cu_layernorm_bf16_aligned_vpt8 kernels/layernorm/layernorm_bf16_aligned.cu -D VPT=8 --size M=2,N=50257 --size M=2,N=7
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
