@@ -7,8 +7,8 @@
 #            13, 4093, 5003, 50257, 100003, 200003 where it fits) and a power
 #            of two, with its % of copy, via `kbench run --trials 2`
 #   memcheck the new kernels under compute-sanitizer at small sizes
-#   long     the long-row bf16 softmax kernels (bulk, async, async PIPE=1)
-#            and f32's 07 at 4096 x 65536, 131072, 262144, 200003
+#   long     the long-row softmax kernels (bf16: bulk, async, async PIPE=1;
+#            f32: 07, 08_bulk) at 4096 x 65536, 131072, 262144, 200003
 #   table [OPS [DTYPES [SIZES]]]  bench/gallery.py (the best kernel of each
 #            op x dtype x size beside PyTorch): `table softmax` and `table
 #            layernorm,rmsnorm,sum,max,colsum,transpose` fit a call each
@@ -60,16 +60,21 @@ check() {
 	for n in 5003 4093 50257 8192; do
 		one kernels/transpose/transpose_bf16_aligned.cu 8192 $n
 	done
-	B=kernels/softmax/softmax_bf16_bulk.cu
-	one $B 64 13 --define CLUSTER=2
-	one $B 512 5003 --define CLUSTER=2
-	one $B 8192 50257 --define CLUSTER=4
-	one $B 4096 65536 --define CLUSTER=4
-	one $B 4096 100003 --define CLUSTER=8
-	one $B 4096 131072 --define CLUSTER=8
-	one $B 4096 200003 --define CLUSTER=16
-	one $B 4096 262144 --define CLUSTER=16
-	one $B 300 131072 --define CLUSTER=8 # fewer rows than blocks
+	# the bulk kernels: their defines at N = 13, 5003, 50257, 65536, 100003,
+	# 131072, 200003, 262144 (M = 64, 512, 8192, then 4096 rows)
+	bulk softmax_bf16_bulk CLUSTER=2 CLUSTER=2 CLUSTER=4 CLUSTER=4 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16
+	bulk 08_bulk CLUSTER=2 CLUSTER=2 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16 CLUSTER=16,VPT=8 CLUSTER=16,VPT=8
+	one kernels/softmax/softmax_bf16_bulk.cu 300 131072 --define CLUSTER=8 # fewer rows than blocks
+}
+
+# bulk FILE DEFS...: FILE at each of the widths with DEFS (a comma list) as --define
+bulk() {
+	_k=kernels/softmax/$1.cu
+	shift
+	for _w in 64:13 512:5003 8192:50257 4096:65536 4096:100003 4096:131072 4096:200003 4096:262144; do
+		one "$_k" "${_w%:*}" "${_w#*:}" $(printf -- '--define %s ' $(echo "$1" | tr , ' '))
+		shift
+	done
 }
 
 memcheck() {
@@ -96,6 +101,11 @@ long() {
 		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c
 		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c --define PIPE=1
 		one kernels/softmax/07_cluster_async.cu 4096 $n --define CLUSTER=$c
+		c8=$(((n + 8191) / 8192)); c8=$((c8 <= 8 ? 8 : 16))
+		if [ $((n / 16)) -le 8192 ]; then
+			one kernels/softmax/08_bulk.cu 4096 $n --define CLUSTER=$c8
+		fi
+		one kernels/softmax/08_bulk.cu 4096 $n --define CLUSTER=16 --define VPT=8
 	done
 }
 

@@ -46,6 +46,7 @@ record() {
 		step softmax softmax_long.cu 04_online --arg M=4096 --arg N=131072
 		step softmax softmax_long.cu 06_cluster --arg N=131072 --define CLUSTER=8
 		step softmax softmax_long.cu 07_cluster_async --arg N=131072 --define CLUSTER=8
+		step softmax softmax_long.cu 08_bulk --arg N=131072 --define CLUSTER=16
 		step softmax softmax_bf16.cu softmax_bf16
 		step softmax softmax_bf16_long.cu softmax_bf16_cluster --arg N=131072 --define CLUSTER=8
 		step softmax softmax_bf16_long.cu softmax_bf16_cluster_async --arg N=131072 --define CLUSTER=8
