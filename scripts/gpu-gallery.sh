@@ -1,11 +1,15 @@
 #!/bin/sh
-# gpu-gallery.sh MODE... - the gallery's GPU work (issue 31), each mode well
-# under 8 minutes, from a working tree with the `make dist` tarball under
-# build/dist*/ (nothing is built here).  Outputs under $OUT/MODE.txt; each
-# mode prints its summary last, and one failing step does not stop the rest.
+# gpu-gallery.sh [MODE...] - the gallery's GPU work (issue 31) from a
+# working tree with the `make dist` tarball under build/dist*/ (nothing is
+# built here).  Outputs under $OUT/MODE.txt; each mode prints its summary
+# last, one failing step does not stop the rest, and a run that would start
+# after BUDGET seconds (default 450) from the start is listed as SKIPPED.
+# With no MODE: bulk check long (the phase-1 evidence, under 8 minutes).
+#   bulk     the bulk-copy long-row softmax kernels (bf16, f32) CORRECT at
+#            N = 13, 5003, 50257, 65536, 100003, 131072, 200003, 262144
 #   check    every any-width kernel CORRECT at every odd width (N = 1, 7,
-#            13, 4093, 5003, 50257, 100003, 200003 where it fits) and a power
-#            of two, with its % of copy, via `kbench run --trials 2`
+#            13, 4093, 5003, 50257, 200003 where it fits) and a power of
+#            two, with its % of copy, via `kbench run --trials 2`
 #   memcheck the new kernels under compute-sanitizer at small sizes
 #   long     the long-row softmax kernels (bf16: bulk, async, async PIPE=1;
 #            f32: 07, 08_bulk) at 4096 x 65536, 131072, 262144, 200003
@@ -28,9 +32,14 @@ date -u +%Y-%m-%dT%H:%MZ
 SUM=$(mktemp)
 
 # one FILE M N [kbench args...]: a run, one line to the summary
+DEADLINE=$(($(date +%s) + ${BUDGET:-450}))
 one() {
 	_f=$1 _m=$2 _n=$3
 	shift 3
+	if [ "$(date +%s)" -ge "$DEADLINE" ]; then
+		printf '%-44s %-22s %7s x %-7s %s\n' "${_f#kernels/}" "$*" "$_m" "$_n" "SKIPPED (BUDGET)" | tee -a "$SUM"
+		return
+	fi
 	case $_f in *transpose*) _a=R _b=C ;; *) _a=M _b=N ;; esac
 	_r=$(timeout 150 "$KB" run "$_f" --arg "$_a=$_m" --arg "$_b=$_n" --no-sweep --trials 2 --timeout 60 "$@" 2>&1)
 	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' || echo "rc=$?")
@@ -40,14 +49,6 @@ one() {
 }
 
 check() {
-	for n in 1 7 13 4093 5003 8192; do
-		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
-		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
-		one kernels/rmsnorm/rmsnorm_bf16_aligned.cu 4096 $n
-		for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16; do
-			one kernels/reduce/$f.cu 4096 $n
-		done
-	done
 	for f in softmax/softmax_bf16_aligned layernorm/layernorm_bf16_aligned rmsnorm/rmsnorm_bf16_aligned; do
 		one kernels/$f.cu 32768 5003
 		one kernels/$f.cu 8192 50257 --define VPT=8
@@ -60,15 +61,26 @@ check() {
 	for n in 5003 4093 50257 8192; do
 		one kernels/transpose/transpose_bf16_aligned.cu 8192 $n
 	done
-	# the bulk kernels: their defines at N = 13, 5003, 50257, 65536, 100003,
-	# 131072, 200003, 262144 (M = 64, 512, 8192, then 4096 rows)
-	bulk softmax_bf16_bulk CLUSTER=2 CLUSTER=2 CLUSTER=4 CLUSTER=4 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16
-	bulk 08_bulk CLUSTER=2 CLUSTER=2 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16 CLUSTER=16,VPT=8 CLUSTER=16,VPT=8
+	for n in 1 7 13 4093 8192; do
+		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
+		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
+		one kernels/rmsnorm/rmsnorm_bf16_aligned.cu 4096 $n
+		for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16; do
+			one kernels/reduce/$f.cu 4096 $n
+		done
+	done
+}
+
+# the bulk kernels: their defines at N = 13, 5003, 50257, 65536, 100003,
+# 131072, 200003, 262144 (M = 64, 512, 8192, then 4096 rows)
+bulk() {
+	widths softmax_bf16_bulk CLUSTER=2 CLUSTER=2 CLUSTER=4 CLUSTER=4 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16
+	widths 08_bulk CLUSTER=2 CLUSTER=2 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16 CLUSTER=16,VPT=8 CLUSTER=16,VPT=8
 	one kernels/softmax/softmax_bf16_bulk.cu 300 131072 --define CLUSTER=8 # fewer rows than blocks
 }
 
-# bulk FILE DEFS...: FILE at each of the widths with DEFS (a comma list) as --define
-bulk() {
+# widths FILE DEFS...: FILE at each of bulk's widths with DEFS (a comma list) as --define
+widths() {
 	_k=kernels/softmax/$1.cu
 	shift
 	for _w in 64:13 512:5003 8192:50257 4096:65536 4096:100003 4096:131072 4096:200003 4096:262144; do
@@ -92,20 +104,19 @@ memcheck() {
 	done
 }
 
+# the register kernels these replace, then other shapes of the bulk ones
+# (bulk's runs have their defaults at these sizes)
 long() {
 	for n in 65536 131072 262144 200003; do
 		c=$(((n + 16383) / 16384)); c=$((c <= 4 ? 4 : c <= 8 ? 8 : 16))
-		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$c
+		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c
+		one kernels/softmax/07_cluster_async.cu 4096 $n --define CLUSTER=$c
+	done
+	for n in 65536 131072 262144 200003; do
+		c=$(((n + 16383) / 16384)); c=$((c <= 4 ? 4 : c <= 8 ? 8 : 16))
 		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$c --define BLOCKS=384
 		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$((c / 2)) --define THREADS=1024
-		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c
 		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c --define PIPE=1
-		one kernels/softmax/07_cluster_async.cu 4096 $n --define CLUSTER=$c
-		c8=$(((n + 8191) / 8192)); c8=$((c8 <= 8 ? 8 : 16))
-		if [ $((n / 16)) -le 8192 ]; then
-			one kernels/softmax/08_bulk.cu 4096 $n --define CLUSTER=$c8
-		fi
-		one kernels/softmax/08_bulk.cu 4096 $n --define CLUSTER=16 --define VPT=8
 	done
 }
 
@@ -116,16 +127,17 @@ if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
 	echo "== table $* ($(($(date +%s) - t0)) s)"
 	exit 0
 fi
-[ $# -gt 0 ] || set -- check
+[ $# -gt 0 ] || set -- bulk check long
 for mode in "$@"; do
 	: >"$SUM"
 	t0=$(date +%s)
 	case $mode in
-	check | memcheck | long)
+	bulk | check | memcheck | long)
 		$mode >"$OUT/$mode.txt" 2>&1
 		cat "$SUM"
 		grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
-		echo "== $mode ($(($(date +%s) - t0)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM")" ;;
+		echo "== $mode ($(($(date +%s) - t0)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM")"
+		sed "s/^/$mode: /" "$SUM" >>"$SUM.all" ;;
 	record)
 		sh scripts/record-gallery.sh >"$OUT/record.txt" 2>&1
 		tail -40 "$OUT/record.txt"
@@ -144,4 +156,8 @@ for mode in "$@"; do
 	*) echo "unknown mode $mode" ;;
 	esac
 done
-rm -f "$SUM"
+if [ -s "$SUM.all" ]; then
+	echo "== summary: $(grep -c ' CORRECT' "$SUM.all") CORRECT of $(wc -l <"$SUM.all") runs; the others:"
+	grep -v ' CORRECT ' "$SUM.all" | sed 's/^/  /'
+fi
+rm -f "$SUM" "$SUM.all"
