@@ -68,7 +68,8 @@ S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "
 CANDIDATES = {
     ("softmax", "f32"): [(S + "05_registers.cu", regs(4, 4)), (S + "05_registers.cu", lambda n: ["--define", "VPT=8"] if 16384 < n <= 32768 else None),
                          (S + "07_cluster_async.cu", clus(16384)), (S + "08_bulk.cu", clus(8192)),
-                         (S + "08_bulk.cu", clus(16384, ("--define", "VPT=8")))],
+                         (S + "08_bulk.cu", clus(16384, ("--define", "VPT=8"))),
+                         (S + "08_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None)],
     ("softmax", "bf16"): [(S + "softmax_bf16.cu", pow8(fixed(32768))), (S + "softmax_bf16_aligned.cu", regs(4, 8)),
                           (S + "softmax_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
                           (S + "softmax_bf16_cluster_async.cu", clus(16384)),

@@ -77,6 +77,9 @@ bulk() {
 	widths softmax_bf16_bulk CLUSTER=2 CLUSTER=2 CLUSTER=4 CLUSTER=4 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16
 	widths 08_bulk CLUSTER=2 CLUSTER=2 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16 CLUSTER=16,VPT=8 CLUSTER=16,VPT=8
 	one kernels/softmax/softmax_bf16_bulk.cu 300 131072 --define CLUSTER=8 # fewer rows than blocks
+	one kernels/softmax/softmax_bf16_bulk.cu 512 5003 --define CLUSTER=2 --define NBUF=2
+	one kernels/softmax/softmax_bf16_bulk.cu 4096 200003 --define CLUSTER=16 --define NBUF=2
+	one kernels/softmax/08_bulk.cu 4096 200003 --define CLUSTER=16 --define VPT=8 --define NBUF=2
 }
 
 # widths FILE DEFS...: FILE at each of bulk's widths with DEFS (a comma list) as --define
@@ -116,7 +119,9 @@ long() {
 		c=$(((n + 16383) / 16384)); c=$((c <= 4 ? 4 : c <= 8 ? 8 : 16))
 		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$c --define BLOCKS=384
 		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$((c / 2)) --define THREADS=1024
+		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$c --define NBUF=2
 		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c --define PIPE=1
+		one kernels/softmax/08_bulk.cu 4096 $n --define CLUSTER=16 --define VPT=8 --define NBUF=2
 	done
 }
 

@@ -14,14 +14,17 @@
 // CLUSTER = the smallest of 2, 4, 8, 16 with N <= CLUSTER * THREADS * 4 *
 // VPT (8192 a block at 512 threads, VPT = 4: a slice of 32 KiB, three
 // buffers and two blocks an SM); N = 262144 needs VPT = 8 at CLUSTER = 16
-// (one block an SM).
+// (one block an SM).  NBUF = 2 keeps two slices and issues the next row's
+// copy after the row's __syncthreads (when the last row's buffer has been
+// read by all): in flight through the exchange and the stores only, but
+// 200003 at VPT = 8 then fits two blocks an SM (2 x 100 KiB).
 //
 //! kernel  softmax_f32
 //! arg     M = 4096
 //! arg     N = 131072
 //! in      x : f32[M, N] = randn(seed=1)
 //! out     y : f32[M, N]
-//! launch  grid=(min(M, BLOCKS / CLUSTER) * CLUSTER) block=(THREADS) smem=(3 * ((N / 4 + CLUSTER - 1) / CLUSTER * 16 + 128))
+//! launch  grid=(min(M, BLOCKS / CLUSTER) * CLUSTER) block=(THREADS) smem=(NBUF * ((N / 4 + CLUSTER - 1) / CLUSTER * 16 + 128))
 //! ref     softmax(x, dim=1) -> y
 //! tol     rtol=1e-5 atol=1e-8
 //! flops   5*M*N
@@ -31,6 +34,7 @@
 //! tune    THREADS = 512, 1024
 //! tune    VPT = 4, 8
 //! tune    BLOCKS = 256, 384
+//! tune    NBUF = 3, 2
 
 #include <cooperative_groups.h>
 #include <math_constants.h>
@@ -48,6 +52,12 @@ namespace cg = cooperative_groups;
 #endif
 #ifndef VPT
 #define VPT 4 /* float4 per thread: 4 * VPT elements, 4 * VPT * THREADS per block */
+#endif
+#ifndef NBUF
+#define NBUF 3 /* slices in shared memory: 3, the next copy issued at the top of a row; 2, after its __syncthreads */
+#endif
+#if NBUF != 2 && NBUF != 3
+#error NBUF is 2 or 3
 #endif
 #ifndef MINB
 #define MINB (1024 / THREADS)
@@ -163,14 +173,22 @@ __device__ Split split(const float *p, int N, int rank)
 	return s;
 }
 
+/* Row r's slice of this rank into dst, completing on bar. */
+__device__ void load_row(const float *x, int r, int N, int rank, unsigned char *dst, unsigned long long *bar)
+{
+	const float *in = x + (size_t)r * N;
+	Split s = split(in, N, rank);
+	bulk_load(smem(dst), in + s.head + 4 * s.g0, 16 * s.ng, smem(bar));
+}
+
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
 softmax_f32(const float *__restrict__ x, float *__restrict__ y, int M, int N)
 {
 	cg::cluster_group cluster = cg::this_cluster();
-	extern __shared__ __align__(128) unsigned char dyn[]; /* three slices */
+	extern __shared__ __align__(128) unsigned char dyn[]; /* NBUF slices */
 	__shared__ float2 scratch[32];                        /* the warps' pairs */
 	__shared__ __align__(16) float4 slot[2][CLUSTER];     /* messages by sender rank */
-	__shared__ __align__(8) unsigned long long full[2], loaded[3];
+	__shared__ __align__(8) unsigned long long full[2], loaded[NBUF];
 	__shared__ int first; /* rank 0: the cluster's first row (and the one after) */
 	const float ninf = -CUDART_INF_F;
 	const int rank = (int)cluster.block_rank(), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -179,39 +197,34 @@ softmax_f32(const float *__restrict__ x, float *__restrict__ y, int M, int N)
 	if (t == 0) {
 		bar_init(smem(&full[0]), 1);
 		bar_init(smem(&full[1]), 1);
-		bar_init(smem(&loaded[0]), 1);
-		bar_init(smem(&loaded[1]), 1);
-		bar_init(smem(&loaded[2]), 1);
+		for (int i = 0; i < NBUF; i++)
+			bar_init(smem(&loaded[i]), 1);
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 		if (rank == 0)
 			first = (int)atomicAdd(&rows_taken, 2u);
 	}
 	cluster.sync(); /* every block's barriers initialised before anyone sends */
 	int row = *cluster.map_shared_rank(&first, 0), after = row + 1;
-	if (t == 0 && row < M) {
-		const float *in = x + (size_t)row * N;
-		Split s = split(in, N, rank);
-		bulk_load(smem(dyn), in + s.head + 4 * s.g0, 16 * s.ng, smem(&loaded[0]));
-	}
+	if (t == 0 && row < M)
+		load_row(x, row, N, rank, dyn, &loaded[0]);
 	for (unsigned it = 0; row < M; it++) {
-		const unsigned b = it & 1, phase = (it >> 1) & 1, lb = it % 3, lnext = (it + 1) % 3;
+		const unsigned b = it & 1, phase = (it >> 1) & 1, lb = it % NBUF, lnext = (it + 1) % NBUF;
 		int further = 0; /* rank 0's thread 0: the row after `after` */
 		if (rank == 0 && t == 0)
 			further = (int)atomicAdd(&rows_taken, 1u);
+#if NBUF == 3
 		/* the next row's slice into the buffer of the row before last (read
 		 * by all threads before the last row's __syncthreads) */
-		if (t == 0 && after < M) {
-			const float *in = x + (size_t)after * N;
-			Split s = split(in, N, rank);
-			bulk_load(smem(dyn + lnext * cap), in + s.head + 4 * s.g0, 16 * s.ng, smem(&loaded[lnext]));
-		}
+		if (t == 0 && after < M)
+			load_row(x, after, N, rank, dyn + lnext * cap, &loaded[lnext]);
+#endif
 		const float *in = x + (size_t)row * N;
 		const Split s = split(in, N, rank);
 		const int tail = N - s.head - 4 * s.n8;
 		/* the head (rank 0) and the tail (the last rank), element by element */
 		const float hv = rank == 0 && t < s.head ? __ldcs(in + t) : ninf;
 		const float tv = rank == CLUSTER - 1 && t < tail ? __ldcs(in + s.head + 4 * s.n8 + t) : ninf;
-		bar_wait(smem(&loaded[lb]), (it / 3) & 1);
+		bar_wait(smem(&loaded[lb]), (it / NBUF) & 1);
 		const float4 *buf = (const float4 *)(dyn + lb * cap);
 		float mt = fmaxf(hv, tv);
 #pragma unroll
@@ -238,6 +251,12 @@ softmax_f32(const float *__restrict__ x, float *__restrict__ y, int M, int N)
 		if (lane == 0)
 			scratch[warp] = p;
 		__syncthreads();
+#if NBUF == 2
+		/* the next row's slice into the last row's buffer, which every
+		 * thread has now finished reading */
+		if (t == 0 && after < M)
+			load_row(x, after, N, rank, dyn + lnext * cap, &loaded[lnext]);
+#endif
 		if (warp == 0) {
 			p = warp_merge(lane < THREADS / 32 ? scratch[lane] : make_float2(ninf, 0.0f));
 			float4 msg = make_float4(p.x, p.y, __int_as_float(__shfl_sync(0xffffffff, further, 0)), 0.0f);

@@ -26,14 +26,17 @@
 // through the exchange.
 // CLUSTER = the smallest of 2, 4, 8, 16 with N <= CLUSTER * THREADS * 8 *
 // VPT (16384 a block at 512 threads); shared memory: three slices a block
-// (96 KiB at 16384), two blocks an SM.
+// (96 KiB at 16384), two blocks an SM.  NBUF = 2 keeps two slices and
+// issues the next row's copy after the row's __syncthreads (when the last
+// row's buffer has been read by all): in flight through the exchange and
+// the stores only, for slices too large for three.
 //
 //! kernel  softmax_bf16
 //! arg     M = 4096
 //! arg     N = 131072
 //! in      x : bf16[M, N] = randn(seed=1)
 //! out     y : bf16[M, N]
-//! launch  grid=(min(M, BLOCKS / CLUSTER) * CLUSTER) block=(THREADS) smem=(3 * ((N / 8 + CLUSTER - 1) / CLUSTER * 16 + 128))
+//! launch  grid=(min(M, BLOCKS / CLUSTER) * CLUSTER) block=(THREADS) smem=(NBUF * ((N / 8 + CLUSTER - 1) / CLUSTER * 16 + 128))
 //! ref     softmax(x, dim=1) -> y
 //! tol     rtol=8e-3 atol=1e-9
 //! flops   5*M*N
@@ -41,7 +44,8 @@
 //! require N <= CLUSTER * THREADS * 32   // 4 uint4 (32 bf16) a thread in registers (VPT = 4)
 //! tune    CLUSTER = 8, 4, 16, 2
 //! tune    THREADS = 512, 256, 1024
-//! tune    BLOCKS = 256, 384, 512
+//! tune    BLOCKS = 256, 384
+//! tune    NBUF = 3, 2, 512
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -60,6 +64,12 @@ namespace cg = cooperative_groups;
 #endif
 #ifndef VPT
 #define VPT 4 /* uint4 (8 bf16) per thread: 8 * VPT elements, 8 * VPT * THREADS per block */
+#endif
+#ifndef NBUF
+#define NBUF 3 /* slices in shared memory: 3, the next copy issued at the top of a row; 2, after its __syncthreads */
+#endif
+#if NBUF != 2 && NBUF != 3
+#error NBUF is 2 or 3
 #endif
 #ifndef MINB
 #define MINB (1024 / THREADS)
@@ -186,14 +196,22 @@ __device__ Split split(const __nv_bfloat16 *p, int N, int rank)
 	return s;
 }
 
+/* Row r's slice of this rank into dst, completing on bar. */
+__device__ void load_row(const __nv_bfloat16 *x, int r, int N, int rank, unsigned char *dst, unsigned long long *bar)
+{
+	const __nv_bfloat16 *in = x + (size_t)r * N;
+	Split s = split(in, N, rank);
+	bulk_load(smem(dst), in + s.head + 8 * s.g0, 16 * s.ng, smem(bar));
+}
+
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
 softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y, int M, int N)
 {
 	cg::cluster_group cluster = cg::this_cluster();
-	extern __shared__ __align__(128) unsigned char dyn[]; /* three slices */
+	extern __shared__ __align__(128) unsigned char dyn[]; /* NBUF slices */
 	__shared__ float2 scratch[32];                        /* the warps' pairs */
 	__shared__ __align__(16) float4 slot[2][CLUSTER];     /* messages by sender rank */
-	__shared__ __align__(8) unsigned long long full[2], loaded[3];
+	__shared__ __align__(8) unsigned long long full[2], loaded[NBUF];
 	__shared__ int first; /* rank 0: the cluster's first row (and the one after) */
 	const float ninf = -CUDART_INF_F;
 	const unsigned pad = 0xff80ff80u; /* two bf16 -inf */
@@ -203,39 +221,34 @@ softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y,
 	if (t == 0) {
 		bar_init(smem(&full[0]), 1);
 		bar_init(smem(&full[1]), 1);
-		bar_init(smem(&loaded[0]), 1);
-		bar_init(smem(&loaded[1]), 1);
-		bar_init(smem(&loaded[2]), 1);
+		for (int i = 0; i < NBUF; i++)
+			bar_init(smem(&loaded[i]), 1);
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 		if (rank == 0)
 			first = (int)atomicAdd(&rows_taken, 2u);
 	}
 	cluster.sync(); /* every block's barriers initialised before anyone sends */
 	int row = *cluster.map_shared_rank(&first, 0), after = row + 1;
-	if (t == 0 && row < M) {
-		const __nv_bfloat16 *in = x + (size_t)row * N;
-		Split s = split(in, N, rank);
-		bulk_load(smem(dyn), in + s.head + 8 * s.g0, 16 * s.ng, smem(&loaded[0]));
-	}
+	if (t == 0 && row < M)
+		load_row(x, row, N, rank, dyn, &loaded[0]);
 	for (unsigned it = 0; row < M; it++) {
-		const unsigned b = it & 1, phase = (it >> 1) & 1, lb = it % 3, lnext = (it + 1) % 3;
+		const unsigned b = it & 1, phase = (it >> 1) & 1, lb = it % NBUF, lnext = (it + 1) % NBUF;
 		int further = 0; /* rank 0's thread 0: the row after `after` */
 		if (rank == 0 && t == 0)
 			further = (int)atomicAdd(&rows_taken, 1u);
+#if NBUF == 3
 		/* the next row's slice into the buffer of the row before last (read
 		 * by all threads before the last row's __syncthreads) */
-		if (t == 0 && after < M) {
-			const __nv_bfloat16 *in = x + (size_t)after * N;
-			Split s = split(in, N, rank);
-			bulk_load(smem(dyn + lnext * cap), in + s.head + 8 * s.g0, 16 * s.ng, smem(&loaded[lnext]));
-		}
+		if (t == 0 && after < M)
+			load_row(x, after, N, rank, dyn + lnext * cap, &loaded[lnext]);
+#endif
 		const __nv_bfloat16 *in = x + (size_t)row * N;
 		const Split s = split(in, N, rank);
 		const int tail = N - s.head - 8 * s.n8;
 		/* the head (rank 0) and the tail (the last rank), element by element */
 		const float hv = rank == 0 && t < s.head ? __bfloat162float(in[t]) : ninf;
 		const float tv = rank == CLUSTER - 1 && t < tail ? __bfloat162float(in[s.head + 8 * s.n8 + t]) : ninf;
-		bar_wait(smem(&loaded[lb]), (it / 3) & 1);
+		bar_wait(smem(&loaded[lb]), (it / NBUF) & 1);
 		const uint4 *buf = (const uint4 *)(dyn + lb * cap);
 		unsigned u[4 * VPT]; /* this row's bf16 pairs */
 #pragma unroll
@@ -263,6 +276,12 @@ softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y,
 		if (lane == 0)
 			scratch[warp] = p;
 		__syncthreads();
+#if NBUF == 2
+		/* the next row's slice into the last row's buffer, which every
+		 * thread has now finished reading */
+		if (t == 0 && after < M)
+			load_row(x, after, N, rank, dyn + lnext * cap, &loaded[lnext]);
+#endif
 		if (warp == 0) {
 			p = warp_merge(lane < THREADS / 32 ? scratch[lane] : make_float2(ninf, 0.0f));
 			float4 msg = make_float4(p.x, p.y, __int_as_float(__shfl_sync(0xffffffff, further, 0)), 0.0f);
