@@ -5,8 +5,9 @@
 # last, one failing step does not stop the rest, and a run that would start
 # after BUDGET seconds (default 450) from the start is listed as SKIPPED.
 # With no MODE: bulk check long (the phase-1 evidence, under 8 minutes).
-#   bulk     the bulk-copy long-row softmax kernels (bf16, f32) CORRECT at
-#            N = 13, 5003, 50257, 65536, 100003, 131072, 200003, 262144
+#   bulk     the bulk-copy long-row kernels (softmax bf16 and f32, LayerNorm
+#            and RMSNorm f32) CORRECT at N = 13, 5003, 50257, 65536, 100003,
+#            131072, 200003, 262144 (softmax; the norms at some)
 #   check    every any-width kernel CORRECT at every odd width (N = 1, 7,
 #            13, 4093, 5003, 50257, 200003 where it fits) and a power of
 #            two, with its % of copy, via `kbench run --trials 2`
@@ -80,6 +81,14 @@ bulk() {
 	one kernels/softmax/softmax_bf16_bulk.cu 512 5003 --define CLUSTER=2 --define NBUF=2
 	one kernels/softmax/softmax_bf16_bulk.cu 4096 200003 --define CLUSTER=16 --define NBUF=2
 	one kernels/softmax/08_bulk.cu 4096 200003 --define CLUSTER=16 --define VPT=8 --define NBUF=2
+	for f in layernorm/03_bulk rmsnorm/03_bulk; do
+		one kernels/$f.cu 64 13 --define CLUSTER=2
+		one kernels/$f.cu 8192 50257
+		one kernels/$f.cu 4096 20011 --define CLUSTER=4
+		one kernels/$f.cu 4096 65536
+		one kernels/$f.cu 4096 50257 --define NBUF=2
+		one kernels/$f.cu 1024 200003 --define CLUSTER=16 --define VPT=8 --define NBUF=2
+	done
 }
 
 # widths FILE DEFS...: FILE at each of bulk's widths with DEFS (a comma list) as --define
