@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""gallery.py - every gallery kernel at every size, beside PyTorch.
+"""gallery.py - every gallery op at every size, its best kernel beside PyTorch.
 
-For each kernel of kernels/{softmax,layernorm,rmsnorm,reduce,transpose}/ and
-each size it is tuned for (plus a size that is not a multiple of the block
-or the vector width), runs `kbench run FILE --arg ... --no-sweep --json
---trials 1` and reads its verdict, median time, bandwidth and share of this
-GPU's measured copy bandwidth; then times the same operation in PyTorch in
-this process on the same GPU (eager, and torch.compile where it is faster),
-the way kbench times: the L2 flushed (a write of 2x its size) before every
-launch, CUDA events, warm-up first, the median of the repetitions.  Prints
-one table; the JSON of every row goes to $OUT/gallery.jsonl when OUT is set.
+For each op x dtype (softmax, LayerNorm, RMSNorm, row sum and max, the sum
+across rows, transpose; f32 and bf16) and each size (powers of two, N = 5003
+whose rows start off a 16-byte boundary, GPT-2's vocabulary 8192 x 50257,
+the long rows 4096 x 65536..262144 and 200003), runs every kernel of the
+CANDIDATES table that can take that size (`kbench run FILE --arg ...
+--no-sweep --json --trials 1`), keeps the fastest CORRECT one, and prints
+its verdict, median time, bandwidth and share of this GPU's measured copy
+bandwidth, the others' shares after it; then times the same operation in
+PyTorch in this process on the same GPU (eager, and torch.compile for
+softmax and the norms: the best of the two), the way kbench times: the L2
+flushed (a write of 2x its size) before every launch, CUDA events, warm-up
+first, the median of the repetitions.  The JSON of every kernel run goes to
+$OUT/gallery.jsonl when OUT is set.  A size no kernel takes prints
+"no kernel".
 
-Usage: bench/gallery.py [FILTER]   (repo root, GPU machine; FILTER keeps the
-rows whose kernel file contains it)
+Usage: bench/gallery.py [OPS [DTYPES [SIZES]]]   (repo root, GPU machine;
+each a comma list, or all: softmax,sum f32 5003,50257; GALLERY_COMPILE=0
+skips torch.compile)
 """
 import json, os, statistics, subprocess, sys, time
 
@@ -20,37 +26,76 @@ import torch
 import torch.nn.functional as F
 
 KB = os.environ.get("KB", "build/kbench")
-FILTER = sys.argv[1] if len(sys.argv) > 1 else ""
-BIG = [4096, 8192, 16384]
-LONG = [65536, 131072, 262144]
+ROWS = [(32768, 4096), (32768, 8192), (32768, 16384), (32768, 5003), (8192, 50257)]
+LONG = [(4096, 65536), (4096, 131072), (4096, 262144), (4096, 200003)]
+REDUCE = [(32768, 8192), (32768, 5003), (8192, 50257), (4096, 200003)]
+SIZES = {"softmax": ROWS + LONG, "layernorm": ROWS, "rmsnorm": ROWS, "sum": REDUCE, "max": REDUCE,
+         "colsum": [(32768, 8192), (32768, 5003), (8192, 50257)],
+         "transpose": [(32768, 8192), (32768, 5003), (8192, 50257)]}
 
-# (file, dtype, op, M or R, sizes of N or C, odd size, extra kbench args per N)
-GALLERY = [
-    ("kernels/softmax/05_registers.cu", "f32", "softmax", 32768, BIG, 5003, None),
-    ("kernels/softmax/softmax_bf16.cu", "bf16", "softmax", 32768, BIG, 5003, None),
-    ("kernels/softmax/06_cluster.cu", "f32", "softmax", 4096, LONG, 200003, "cluster"),
-    ("kernels/softmax/softmax_bf16_cluster.cu", "bf16", "softmax", 4096, LONG, 200003, "cluster"),
-    ("kernels/layernorm/02_registers.cu", "f32", "layernorm", 32768, BIG, 5003, None),
-    ("kernels/layernorm/layernorm_bf16.cu", "bf16", "layernorm", 32768, BIG, 5003, None),
-    ("kernels/rmsnorm/02_registers.cu", "f32", "rmsnorm", 32768, BIG, 5003, None),
-    ("kernels/rmsnorm/rmsnorm_bf16.cu", "bf16", "rmsnorm", 32768, BIG, 5003, None),
-    ("kernels/reduce/02_vec4.cu", "f32", "sum", 32768, [8192], 5003, None),
-    ("kernels/reduce/row_sum_bf16.cu", "bf16", "sum", 32768, [8192], 5003, None),
-    ("kernels/reduce/row_max_f32.cu", "f32", "max", 32768, [8192], 5003, None),
-    ("kernels/transpose/03_tile64.cu", "f32", "transpose", 32768, [8192], 5003, None),
-    ("kernels/transpose/transpose_bf16.cu", "bf16", "transpose", 32768, [8192], 5003, None),
-]
+
+def cluster(n, per):
+    """The cluster size for a row of n, per elements a block: 2, 4, 8 or 16."""
+    c = 2
+    while c * per < n:
+        c *= 2
+    return c if c <= 16 else None
+
+
+def regs(vpt, per_vec):
+    """Defines for a one-block-a-row kernel holding VPT vectors a thread."""
+    return lambda n: ["--define", f"VPT={vpt}"] if n <= 1024 * per_vec * vpt else None
+
+
+def pow8(f):
+    """Only rows that are a multiple of 8 elements (else the kernel's scalar path)."""
+    return lambda n: f(n) if n % 8 == 0 else None
+
+
+def fixed(limit):
+    return lambda n: [] if n <= limit else None
+
+
+def clus(per, extra=()):
+    def f(n):
+        c = cluster(n, per)
+        return ["--define", f"CLUSTER={c}", *extra] if c and n > 16384 else None
+    return f
+
+
+S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
+# (op, dtype) -> [(file, defines(n) -> kbench arguments, or None where it cannot run n)]
+CANDIDATES = {
+    ("softmax", "f32"): [(S + "05_registers.cu", regs(4, 4)), (S + "05_registers.cu", lambda n: ["--define", "VPT=8"] if 16384 < n <= 32768 else None),
+                         (S + "07_cluster_async.cu", clus(16384)), (S + "08_bulk.cu", clus(8192)),
+                         (S + "08_bulk.cu", clus(16384, ("--define", "VPT=8"))),
+                         (S + "08_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None)],
+    ("softmax", "bf16"): [(S + "softmax_bf16.cu", pow8(fixed(32768))), (S + "softmax_bf16_aligned.cu", regs(4, 8)),
+                          (S + "softmax_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
+                          (S + "softmax_bf16_cluster_async.cu", clus(16384)),
+                          (S + "softmax_bf16_cluster_async.cu", clus(16384, ("--define", "PIPE=1"))),
+                          (S + "softmax_bf16_bulk.cu", clus(16384))],
+    ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192))],
+    ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
+                            (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],
+    ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192))],
+    ("rmsnorm", "bf16"): [(R + "rmsnorm_bf16.cu", pow8(fixed(32768))), (R + "rmsnorm_bf16_aligned.cu", regs(4, 8)),
+                          (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],
+    ("sum", "f32"): [(N_ + "02_vec4.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "03_aligned.cu", fixed(1 << 30))],
+    ("sum", "bf16"): [(N_ + "row_sum_bf16.cu", pow8(fixed(1 << 30))), (N_ + "row_sum_bf16_aligned.cu", fixed(1 << 30))],
+    ("max", "f32"): [(N_ + "row_max_f32.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "row_max_f32_aligned.cu", fixed(1 << 30))],
+    ("max", "bf16"): [(N_ + "row_max_bf16_aligned.cu", fixed(1 << 30))],
+    ("colsum", "f32"): [(N_ + "col_sum_f32.cu", fixed(1 << 30))],
+    ("colsum", "bf16"): [(N_ + "col_sum_bf16.cu", fixed(1 << 30))],
+    ("transpose", "f32"): [(T + "03_tile64.cu", fixed(1 << 30))],
+    ("transpose", "bf16"): [(T + "transpose_bf16.cu", fixed(1 << 30)), (T + "transpose_bf16_aligned.cu", fixed(1 << 30))],
+}
 
 
 def kbench(path, m, n, op, extra):
     rows, cols = ("R", "C") if op == "transpose" else ("M", "N")
     cmd = [KB, "run", path, "--arg", f"{rows}={m}", "--arg", f"{cols}={n}", "--no-sweep",
-           "--json", "--trials", "1", "--timeout", "120"]
-    if isinstance(extra, list):  # more kbench arguments (bench/tile.py: --define ...)
-        cmd += extra
-    elif extra == "cluster":
-        per = -(-n // 16384)  # 16384 elements a block: the smallest power of 2 that holds the row
-        cmd += ["--define", f"CLUSTER={4 if per <= 4 else 8 if per <= 8 else 16}"]
+           "--json", "--trials", "1", "--timeout", "120"] + list(extra or [])
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     try:
@@ -98,6 +143,8 @@ def torch_fn(op, x, w, b):
         return lambda: torch.sum(x, dim=1, dtype=torch.float32)
     if op == "max":
         return lambda: torch.amax(x, dim=1)
+    if op == "colsum":
+        return lambda: torch.sum(x, dim=0, dtype=torch.float32)
     if op == "transpose":
         return lambda: x.t().contiguous()
     raise ValueError(op)
@@ -133,33 +180,66 @@ def torch_times(op, dt, m, n):
     return eager, comp
 
 
+def pick(arg, every):
+    return every if arg in (None, "", "all") else [type(every[0])(a) for a in arg.split(",")]
+
+
 def main():
     out = os.environ.get("OUT")
     log = open(os.path.join(out, "gallery.jsonl"), "w") if out else None
+    ops = pick(sys.argv[1] if len(sys.argv) > 1 else None, list(SIZES))
+    dts = pick(sys.argv[2] if len(sys.argv) > 2 else None, ["f32", "bf16"])
+    ns = pick(sys.argv[3] if len(sys.argv) > 3 else None, [0])
     print(f"kbench gallery vs PyTorch {torch.__version__}  {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}"
-          f"  {torch.cuda.get_device_name(0)}  (L2 flushed before every launch, medians)")
-    print(f"{'kernel':40s} {'dtype':5s} {'size':>14s} {'verdict':9s} {'kbench us':>10s} {'GB/s':>7s}"
-          f" {'%copy':>6s} | {'torch us':>9s} {'%copy':>6s} {'which':8s} {'speedup':>7s}")
-    for path, dt, op, m, sizes, odd, extra in GALLERY:
-        if FILTER not in path:
-            continue
-        for n in sizes + [odd]:
-            k = kbench(path, m, n, op, extra)
-            t_eager, t_comp = torch_times(op, dt, m, n)
-            t_best = min(t for t in (t_eager, t_comp) if t is not None) * 1e3
-            which = "compile" if t_comp is not None and t_comp * 1e3 <= t_best else "eager"
-            copy = k["GBps"] * 100 / k["pct_copy"] if k.get("pct_copy") else None
-            tpct = k["bytes"] / (t_best * 1e-6) / 1e9 * 100 / copy if copy and k.get("bytes") else None
-            sp = t_best / k["us"] if k.get("us") else None
-            f = lambda v, fmt: (fmt % v) if isinstance(v, (int, float)) else "-"
-            print(f"{os.path.basename(path) + ' ' + op:40s} {dt:5s} {f'{m}x{n}':>14s} {str(k['verdict'])[:9]:9s}"
-                  f" {f(k.get('us'), '%10.1f')} {f(k.get('GBps'), '%7.0f')} {f(k.get('pct_copy'), '%5.1f%%')}"
-                  f" | {t_best:9.1f} {f(tpct, '%5.1f%%')} {which:8s} {f(sp, '%6.2fx')}", flush=True)
-            if log:
-                log.write(json.dumps({"file": path, "op": op, "dtype": dt, "m": m, "n": n,
-                                      "kbench": k, "torch_eager_us": t_eager * 1e3,
-                                      "torch_compile_us": t_comp * 1e3 if t_comp else None}) + "\n")
-                log.flush()
+          f"  {torch.cuda.get_device_name(0)}  (L2 flushed before every launch, medians; the best"
+          f" CORRECT kernel of bench/gallery.py's CANDIDATES, the others' %copy after |)")
+    print(f"{'op':9s} {'dtype':5s} {'size':>12s} {'best kernel':34s} {'verdict':9s} {'kbench us':>10s} {'GB/s':>6s}"
+          f" {'%copy':>6s} | {'torch us':>9s} {'%copy':>6s} {'which':7s} {'speedup':>7s} | others")
+    for op in ops:
+        for dt in dts:
+            for m, n in SIZES[op]:
+                if ns != [0] and n not in ns:
+                    continue
+                runs = []
+                for path, defs in CANDIDATES[(op, dt)]:
+                    extra = defs(n)
+                    if extra is None or not os.path.exists(path):
+                        continue
+                    name = os.path.basename(path) + "".join(" " + a.split("=")[0] + "=" + a.split("=")[1]
+                                                            for a in extra if "=" in a)
+                    k = kbench(path, m, n, op, extra)
+                    runs.append((name, k))
+                    if log:
+                        log.write(json.dumps({"file": path, "args": extra, "op": op, "dtype": dt, "m": m, "n": n,
+                                              "kbench": k}) + "\n")
+                        log.flush()
+                f = lambda v, fmt: (fmt % v) if isinstance(v, (int, float)) else "-"
+                if not runs:
+                    print(f"{op:9s} {dt:5s} {f'{m}x{n}':>12s} {'no kernel':34s}", flush=True)
+                    continue
+                good = [r for r in runs if r[1].get("verdict") == "CORRECT" and r[1].get("us")]
+                name, k = min(good, key=lambda r: r[1]["us"]) if good else runs[0]
+                others = "  ".join(f"{nm}:{f(o.get('pct_copy'), '%.1f%%') if o.get('verdict') == 'CORRECT' else str(o.get('verdict'))[:12]}"
+                                   for nm, o in runs if o is not k)
+                try:
+                    t_eager, t_comp = torch_times(op, dt, m, n)
+                except Exception as e:  # out of memory, an op PyTorch lacks: the kbench side still prints
+                    print(f"  (torch {op} {dt} {m}x{n}: {type(e).__name__}: {str(e)[:100]})", file=sys.stderr)
+                    t_eager, t_comp = None, None
+                ts = [t for t in (t_eager, t_comp) if t is not None]
+                t_best = min(ts) * 1e3 if ts else None
+                which = "-" if t_best is None else "compile" if t_comp is not None and t_comp * 1e3 <= t_best else "eager"
+                copy = k["GBps"] * 100 / k["pct_copy"] if k.get("pct_copy") else None
+                tpct = k["bytes"] / (t_best * 1e-6) / 1e9 * 100 / copy if copy and k.get("bytes") and t_best else None
+                sp = t_best / k["us"] if k.get("us") and t_best else None
+                print(f"{op:9s} {dt:5s} {f'{m}x{n}':>12s} {name[:34]:34s} {str(k['verdict'])[:9]:9s}"
+                      f" {f(k.get('us'), '%10.1f')} {f(k.get('GBps'), '%6.0f')} {f(k.get('pct_copy'), '%5.1f%%')}"
+                      f" | {f(t_best, '%9.1f')} {f(tpct, '%5.1f%%')} {which:7s} {f(sp, '%6.2fx')} | {others}", flush=True)
+                if log:
+                    log.write(json.dumps({"row": True, "op": op, "dtype": dt, "m": m, "n": n, "best": name,
+                                          "kbench": k, "torch_eager_us": t_eager * 1e3 if t_eager else None,
+                                          "torch_compile_us": t_comp * 1e3 if t_comp else None}) + "\n")
+                    log.flush()
 
 
 if __name__ == "__main__":

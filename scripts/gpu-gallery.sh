@@ -1,25 +1,177 @@
 #!/bin/sh
-# gpu-gallery.sh - issue 13's GPU work in device calls that fit 10 minutes:
-#   part a: the gallery's tuning paths recorded and exported (sessions.tgz,
-#           gallery-notes.tgz) and a few long-row configurations;
-#   part b: bench/gallery.py (every kernel at every size beside PyTorch).
-# Usage: scripts/gpu-gallery.sh a|b (repo root, GPU machine, make dist tarball
-# under build/dist*/).
+# gpu-gallery.sh [MODE...] - the gallery's GPU work (issue 31) from a
+# working tree with the `make dist` tarball under build/dist*/ (nothing is
+# built here).  Outputs under $OUT/MODE.txt; each mode prints its summary
+# last, one failing step does not stop the rest, and a run that would start
+# after BUDGET seconds (default 450) from the start is listed as SKIPPED.
+# With no MODE: bulk check long (the phase-1 evidence, under 8 minutes).
+#   bulk     the bulk-copy long-row kernels (softmax bf16 and f32, LayerNorm
+#            and RMSNorm f32) CORRECT at N = 13, 5003, 50257, 65536, 100003,
+#            131072, 200003, 262144 (softmax; the norms at some)
+#   check    every any-width kernel CORRECT at every odd width (N = 1, 7,
+#            4093, 5003, 50257, 200003 where it fits), with its % of copy,
+#            via `kbench run --trials 2`
+#   memcheck the new kernels under compute-sanitizer at small sizes
+#   long     the long-row softmax kernels (bf16: bulk, async, async PIPE=1;
+#            f32: 07, 08_bulk) at 4096 x 65536, 131072, 262144, 200003
+#   table [OPS [DTYPES [SIZES]]]  bench/gallery.py (the best kernel of each
+#            op x dtype x size beside PyTorch): `table softmax` and `table
+#            layernorm,rmsnorm,sum,max,colsum,transpose` fit a call each
+#   record   scripts/record-gallery.sh (every session, sessions.tgz)
+#   a, b     issue 13's parts (a: long-row MINB and record; b: table)
+# Usage: OUT=DIR scripts/gpu-gallery.sh check long   (repo root, GPU machine)
 set -u
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export OUT
 [ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
-export XDG_CACHE_HOME=/tmp/kc
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +%Y-%m-%dT%H:%MZ
-if [ "${1:-a}" = b ]; then
-	KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1 timeout 560 python3 bench/gallery.py 2>&1 | grep -v '^W11' | tee "$OUT/gallery.txt"
+export XDG_CACHE_HOME=/tmp/kc KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
+KB=${KB:-build/kbench}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+date -u +%Y-%m-%dT%H:%MZ
+SUM=$(mktemp)
+
+# one FILE M N [kbench args...]: a run, one line to the summary
+DEADLINE=$(($(date +%s) + ${BUDGET:-450}))
+one() {
+	_f=$1 _m=$2 _n=$3
+	shift 3
+	if [ "$(date +%s)" -ge "$DEADLINE" ]; then
+		printf '%-44s %-22s %7s x %-7s %s\n' "${_f#kernels/}" "$*" "$_m" "$_n" "SKIPPED (BUDGET)" | tee -a "$SUM"
+		return
+	fi
+	case $_f in *transpose*) _a=R _b=C ;; *) _a=M _b=N ;; esac
+	_r=$(timeout 150 "$KB" run "$_f" --arg "$_a=$_m" --arg "$_b=$_n" --no-sweep --trials 2 --timeout 60 "$@" 2>&1)
+	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' || echo "rc=$?")
+	_p=$(printf '%s\n' "$_r" | grep -m1 -oE '[0-9.]+% of (measured )?copy' | cut -d% -f1)
+	printf '%-44s %-22s %7s x %-7s %-11s %s\n' "${_f#kernels/}" "$*" "$_m" "$_n" "$_v" "${_p:+$_p%}" | tee -a "$SUM"
+	[ "$_v" = CORRECT ] || printf '%s\n' "$_r" | tail -8 | sed 's/^/    /'
+}
+
+check() {
+	for f in softmax/softmax_bf16_aligned layernorm/layernorm_bf16_aligned rmsnorm/rmsnorm_bf16_aligned; do
+		one kernels/$f.cu 32768 5003
+		one kernels/$f.cu 8192 50257 --define VPT=8
+	done
+	for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16; do
+		one kernels/reduce/$f.cu 32768 5003
+		one kernels/reduce/$f.cu 8192 50257
+		one kernels/reduce/$f.cu 1000 200003
+	done
+	for n in 5003 4093 50257 8192; do
+		one kernels/transpose/transpose_bf16_aligned.cu 8192 $n
+	done
+	for n in 1 7 4093; do
+		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
+		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
+		one kernels/rmsnorm/rmsnorm_bf16_aligned.cu 4096 $n
+		for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16; do
+			one kernels/reduce/$f.cu 4096 $n
+		done
+	done
+}
+
+# the bulk kernels: their defines at N = 13, 5003, 50257, 65536, 100003,
+# 131072, 200003, 262144 (M = 64, 512, 8192, then 4096 rows)
+bulk() {
+	widths softmax_bf16_bulk CLUSTER=2 CLUSTER=2 CLUSTER=4 CLUSTER=4 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16
+	widths 08_bulk CLUSTER=2 CLUSTER=2 CLUSTER=8 CLUSTER=8 CLUSTER=16 CLUSTER=16 CLUSTER=16,VPT=8 CLUSTER=16,VPT=8
+	one kernels/softmax/softmax_bf16_bulk.cu 300 131072 --define CLUSTER=8 # fewer rows than blocks
+	one kernels/softmax/softmax_bf16_bulk.cu 512 5003 --define CLUSTER=2 --define NBUF=2
+	one kernels/softmax/softmax_bf16_bulk.cu 4096 200003 --define CLUSTER=16 --define NBUF=2
+	one kernels/softmax/08_bulk.cu 4096 200003 --define CLUSTER=16 --define VPT=8 --define NBUF=2
+	for f in layernorm/03_bulk rmsnorm/03_bulk; do
+		one kernels/$f.cu 64 13 --define CLUSTER=2
+		one kernels/$f.cu 8192 50257
+		one kernels/$f.cu 4096 20011 --define CLUSTER=4
+		one kernels/$f.cu 4096 65536
+		one kernels/$f.cu 4096 50257 --define NBUF=2
+		one kernels/$f.cu 1024 200003 --define CLUSTER=16 --define VPT=8 --define NBUF=2
+	done
+}
+
+# widths FILE DEFS...: FILE at each of bulk's widths with DEFS (a comma list) as --define
+widths() {
+	_k=kernels/softmax/$1.cu
+	shift
+	for _w in 64:13 512:5003 8192:50257 4096:65536 4096:100003 4096:131072 4096:200003 4096:262144; do
+		one "$_k" "${_w%:*}" "${_w#*:}" $(printf -- '--define %s ' $(echo "$1" | tr , ' '))
+		shift
+	done
+}
+
+memcheck() {
+	CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+	for spec in "softmax/softmax_bf16_aligned 5003" "layernorm/layernorm_bf16_aligned 5003" \
+		"rmsnorm/rmsnorm_bf16_aligned 4093" "reduce/row_sum_bf16_aligned 5003" "reduce/03_aligned 5003" \
+		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4"; do
+		set -- $spec
+		f=$1 n=$2
+		shift 2
+		r=$(timeout 200 "$CS" --tool memcheck --target-processes all "$KB" run kernels/$f.cu --arg M=8 --arg N=$n \
+			--no-sweep --trials 1 --timeout 100 "$@" 2>&1)
+		e=$(printf '%s\n' "$r" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo "no summary")
+		printf '%-44s N=%-7s %s  %s\n' "$f" "$n" "$(printf '%s\n' "$r" | grep -m1 -oE '\b(CORRECT|INCORRECT|FAULT)\b')" "$e" | tee -a "$SUM"
+	done
+}
+
+# the register kernels these replace, then other shapes of the bulk ones
+# (bulk's runs have their defaults at these sizes)
+long() {
+	for n in 65536 131072 262144 200003; do
+		c=$(((n + 16383) / 16384)); c=$((c <= 4 ? 4 : c <= 8 ? 8 : 16))
+		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c
+		one kernels/softmax/07_cluster_async.cu 4096 $n --define CLUSTER=$c
+	done
+	for n in 65536 131072 262144 200003; do
+		c=$(((n + 16383) / 16384)); c=$((c <= 4 ? 4 : c <= 8 ? 8 : 16))
+		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$c --define BLOCKS=384
+		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$((c / 2)) --define THREADS=1024
+		one kernels/softmax/softmax_bf16_bulk.cu 4096 $n --define CLUSTER=$c --define NBUF=2
+		one kernels/softmax/softmax_bf16_cluster_async.cu 4096 $n --define CLUSTER=$c --define PIPE=1
+		one kernels/softmax/08_bulk.cu 4096 $n --define CLUSTER=16 --define VPT=8 --define NBUF=2
+	done
+}
+
+if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
+	shift
+	t0=$(date +%s)
+	timeout 470 python3 bench/gallery.py "$@" 2>&1 | grep -v '^W11' | tee "$OUT/gallery.txt"
+	echo "== table $* ($(($(date +%s) - t0)) s)"
 	exit 0
 fi
-for n in 65536 131072 262144; do
-	for minb in 2 3; do
-		echo "bf16 long N=$n MINB=$minb: $(KBENCH_NO_SESSION=1 build/kbench run kernels/softmax/softmax_bf16_cluster.cu \
-			--arg N=$n --define CLUSTER=$((n / 16384)) --define MINB=$minb --no-sweep --trials 1 2>&1 |
-			grep -E 'INCORRECT|bandwidth|rror' | tr -s ' ' | cut -c1-60 | tr '\n' ' ')"
-	done
+[ $# -gt 0 ] || set -- bulk check long
+for mode in "$@"; do
+	: >"$SUM"
+	t0=$(date +%s)
+	case $mode in
+	bulk | check | memcheck | long)
+		$mode >"$OUT/$mode.txt" 2>&1
+		cat "$SUM"
+		grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
+		echo "== $mode ($(($(date +%s) - t0)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM")"
+		sed "s/^/$mode: /" "$SUM" >>"$SUM.all" ;;
+	record)
+		sh scripts/record-gallery.sh >"$OUT/record.txt" 2>&1
+		tail -40 "$OUT/record.txt"
+		echo "== record ($(($(date +%s) - t0)) s): sessions.tgz $(ls -l "$OUT/sessions.tgz" 2>&1 | awk '{print $5}') bytes" ;;
+	a)
+		for n in 65536 131072 262144; do
+			for minb in 2 3; do
+				echo "bf16 long N=$n MINB=$minb: $("$KB" run kernels/softmax/softmax_bf16_cluster.cu \
+					--arg N=$n --define CLUSTER=$((n / 16384)) --define MINB=$minb --no-sweep --trials 1 2>&1 |
+					grep -E 'INCORRECT|bandwidth|rror' | tr -s ' ' | cut -c1-60 | tr '\n' ' ')"
+			done
+		done
+		sh scripts/record-gallery.sh 2>&1 | tee "$OUT/record.txt" ;;
+	b)
+		timeout 560 python3 bench/gallery.py 2>&1 | grep -v '^W11' | tee "$OUT/gallery.txt" ;;
+	*) echo "unknown mode $mode" ;;
+	esac
 done
-sh scripts/record-gallery.sh 2>&1 | tee "$OUT/record.txt"
+if [ -s "$SUM.all" ]; then
+	echo "== summary: $(grep -c ' CORRECT' "$SUM.all") CORRECT of $(wc -l <"$SUM.all") runs; the others:"
+	grep -v ' CORRECT ' "$SUM.all" | sed 's/^/  /'
+fi
+rm -f "$SUM" "$SUM.all"

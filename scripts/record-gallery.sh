@@ -6,7 +6,10 @@
 # with `kbench profile` (its Result keeps the counters); the bf16 and long-
 # row kernels are files of their own in the same session.  Beside each
 # session, the SASS diff of the first and last step and `kbench log` go to
-# $OUT/gallery-notes/ for docs/kernels.md.
+# $OUT/gallery-notes/ for docs/kernels.md.  The any-width kernels are
+# recorded beside the kernel they replace at N = 5003 (files *_odd.cu).
+# Each step's line gives its seconds; PROFILE_ARGS (e.g. --section quick)
+# go to every `kbench profile`.
 # Usage: scripts/record-gallery.sh [OP...] (repo root, GPU machine).
 set -u
 cd "$(dirname "$0")/.."
@@ -23,11 +26,13 @@ unset KBENCH_NO_SESSION
 step() {
 	op=$1 file=$2 st=$3
 	shift 3
+	t0=$(date +%s)
 	cp "$REPO/kernels/$op/$st.cu" "$W/$op/$file"
-	(cd "$W/$op" && "$KB" profile "$file" --no-sweep --trials 1 "$@") > "$NOTES/${op}_${file%.cu}_$st.txt" 2>&1
+	# shellcheck disable=SC2086 # PROFILE_ARGS: words
+	(cd "$W/$op" && "$KB" profile "$file" --no-sweep --trials 1 ${PROFILE_ARGS:-} "$@") > "$NOTES/${op}_${file%.cu}_$st.txt" 2>&1
 	n=$(cd "$W/$op" && "$KB" log "$file" | grep -c '^  v[0-9]')
 	(cd "$W/$op" && "$KB" label "v$n" "$st" --file "$file") >/dev/null
-	printf '%-10s %-22s %-26s %s\n' "$op" "$file" "$st" \
+	printf '%-10s %-22s %-26s %4ss %s\n' "$op" "$file" "$st" "$(($(date +%s) - t0))" \
 		"$(grep -E '^  (CORRECT|INCORRECT|FAULT|TIMEOUT)|bandwidth' "$NOTES/${op}_${file%.cu}_$st.txt" | tr -s ' ' | cut -c1-90 | tr '\n' ' ')"
 }
 
@@ -41,20 +46,37 @@ record() {
 		step softmax softmax_long.cu 04_online --arg M=4096 --arg N=131072
 		step softmax softmax_long.cu 06_cluster --arg N=131072 --define CLUSTER=8
 		step softmax softmax_long.cu 07_cluster_async --arg N=131072 --define CLUSTER=8
+		step softmax softmax_long.cu 08_bulk --arg N=131072 --define CLUSTER=16
 		step softmax softmax_bf16.cu softmax_bf16
 		step softmax softmax_bf16_long.cu softmax_bf16_cluster --arg N=131072 --define CLUSTER=8
-		step softmax softmax_bf16_long.cu softmax_bf16_cluster_async --arg N=131072 --define CLUSTER=8 ;;
+		step softmax softmax_bf16_long.cu softmax_bf16_cluster_async --arg N=131072 --define CLUSTER=8
+		step softmax softmax_bf16_long.cu softmax_bf16_bulk --arg N=131072 --define CLUSTER=8
+		step softmax softmax_bf16_odd.cu softmax_bf16 --arg N=5003
+		step softmax softmax_bf16_odd.cu softmax_bf16_aligned --arg N=5003 ;;
 	layernorm)
 		for s in 01_naive 02_registers; do step layernorm layernorm.cu $s; done
-		step layernorm layernorm_bf16.cu layernorm_bf16 ;;
+		step layernorm layernorm_bf16.cu layernorm_bf16
+		step layernorm layernorm_bf16_odd.cu layernorm_bf16 --arg N=5003
+		step layernorm layernorm_bf16_odd.cu layernorm_bf16_aligned --arg N=5003 ;;
 	rmsnorm)
 		for s in 01_naive 02_registers; do step rmsnorm rmsnorm.cu $s; done
-		step rmsnorm rmsnorm_bf16.cu rmsnorm_bf16 ;;
+		step rmsnorm rmsnorm_bf16.cu rmsnorm_bf16
+		step rmsnorm rmsnorm_bf16_odd.cu rmsnorm_bf16 --arg N=5003
+		step rmsnorm rmsnorm_bf16_odd.cu rmsnorm_bf16_aligned --arg N=5003 ;;
 	reduce)
 		main=row_sum.cu
 		for s in 01_naive 02_vec4; do step reduce row_sum.cu $s; done
 		step reduce row_sum_bf16.cu row_sum_bf16
-		step reduce row_max.cu row_max_f32 ;;
+		step reduce row_max.cu row_max_f32
+		step reduce row_sum_odd.cu 02_vec4 --arg N=5003
+		step reduce row_sum_odd.cu 03_aligned --arg N=5003
+		step reduce row_sum_bf16_odd.cu row_sum_bf16 --arg N=5003
+		step reduce row_sum_bf16_odd.cu row_sum_bf16_aligned --arg N=5003
+		step reduce row_max_odd.cu row_max_f32 --arg N=5003
+		step reduce row_max_odd.cu row_max_f32_aligned --arg N=5003
+		step reduce row_max_bf16.cu row_max_bf16_aligned
+		step reduce col_sum.cu col_sum_f32
+		step reduce col_sum_bf16.cu col_sum_bf16 ;;
 	gemm) # 8192^3, the size issue 15 measures; 04 takes B as [N, K]
 		main=gemm.cu
 		for s in 01_smem 02_mma 03_pipeline; do step gemm gemm.cu $s --arg S=8192 --timeout 120; done

@@ -183,6 +183,23 @@ emu cu_softmax kernels/softmax/05_registers.cu --size M=3,N=1000 --size M=2,N=50
 emu cu_softmax_vpt8 kernels/softmax/05_registers.cu -D VPT=8 --size M=1,N=16390 --size M=2,N=5003
 emu cu_transpose kernels/transpose/03_tile64.cu --size R=130,C=70 --size R=128,C=256
 emu cu_layernorm_bf16 kernels/layernorm/layernorm_bf16.cu --size M=3,N=1000 --size M=2,N=5003
+# the any-width kernels (a scalar head to each row's first 16-byte boundary,
+# whole uint4 or float4, a scalar tail; the norms' weights shifted into
+# the row's alignment): widths of every residue, rows shorter than a head,
+# GPT-2's 50257 at VPT=8, and buffers off 16 bytes (the offsets per row
+# change, and the weights' differ from the rows')
+for f in softmax/softmax_bf16_aligned layernorm/layernorm_bf16_aligned rmsnorm/rmsnorm_bf16_aligned \
+	reduce/03_aligned reduce/row_sum_bf16_aligned reduce/row_max_f32_aligned reduce/row_max_bf16_aligned \
+	reduce/col_sum_f32 reduce/col_sum_bf16; do
+	emu "cu_$(basename $f)" kernels/$f.cu --size M=9,N=5003 --size M=5,N=13 --size M=3,N=1 --size M=3,N=4099 \
+		--size M=2,N=4096
+done
+for f in softmax/softmax_bf16_aligned layernorm/layernorm_bf16_aligned rmsnorm/rmsnorm_bf16_aligned \
+	reduce/row_sum_bf16_aligned; do
+	emu "cu_$(basename $f)_off" kernels/$f.cu --offset 4 --size M=5,N=1003 --size M=3,N=4096
+done
+emu cu_transpose_bf16_aligned kernels/transpose/transpose_bf16_aligned.cu --size R=256,C=5003 --size R=130,C=70 --size R=128,C=4096
+emu cu_layernorm_bf16_aligned_vpt8 kernels/layernorm/layernorm_bf16_aligned.cu -D VPT=8 --size M=2,N=50257 --size M=2,N=7
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
 # (the cp.async copies, zero-filled past M, N and K), K = 0 and K = 8,
