@@ -115,18 +115,31 @@ out:
 	return rc;
 }
 
-bool kb_profile__guard_wants(const kb_profile__guard *g, const kb_spec *spec, const kb_profile__bound *bd)
+/* Whether some input differs from trial to trial (one drawn from a seed). */
+static bool seeded_inputs(const kb_spec *spec)
 {
-	if (g->nsets + 1 >= KB_GUARD_MAX_SETS)
-		return false;
-	/* inputs that differ from trial to trial: one drawn from a seed */
 	for (int i = 0; i < spec->ntensors; i++) {
 		const kb_spec_tensor *t = &spec->tensors[i];
 		if (!t->is_out && (t->init.kind == KB_INIT_RANDN || t->init.kind == KB_INIT_RAND))
-			return kb_profile__fits(kb_profile__bound_bytes(bd, false) +
-						kb_profile__bound_bytes(bd, true), 0.25);
+			return true;
 	}
 	return false;
+}
+
+bool kb_profile__guard_wants(kb_profile__guard *g, const kb_spec *spec, const kb_profile__bound *bd)
+{
+	if (g->nsets + 1 >= KB_GUARD_MAX_SETS)
+		return false;
+	if (!seeded_inputs(spec)) {
+		g->why_one_set = "no input is drawn from a seed, so every trial's are the same";
+		return false;
+	}
+	if (!kb_profile__fits(kb_profile__bound_bytes(bd, false) + kb_profile__bound_bytes(bd, true),
+			      0.25)) {
+		g->why_one_set = "another trial's buffers do not fit in a quarter of the free GPU memory";
+		return false;
+	}
+	return true;
 }
 
 int kb_profile__guard_keep(kb_profile__guard *g, kb_device *d, kb_profile__bound *bd,

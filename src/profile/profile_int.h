@@ -266,8 +266,9 @@ typedef struct {
 void kb_profile__guard_init(kb_profile__guard *g, const kb_profile__bound *bd, const bool *checked,
 			    double rtol, double atol);
 /* Whether another trial's inputs are worth keeping as a set: inputs drawn
- * from seeds, room in the set table and in GPU memory. */
-bool kb_profile__guard_wants(const kb_profile__guard *g, const kb_spec *spec,
+ * from seeds, room in the set table and in GPU memory (else why_one_set
+ * says why not). */
+bool kb_profile__guard_wants(kb_profile__guard *g, const kb_spec *spec,
 			     const kb_profile__bound *bd);
 /* Keeps bd's state now (a checked launch just ran) as the next set: a copy,
  * or bd itself when is_run_bound (the last trial's). */

@@ -213,6 +213,8 @@ static int timed(kb_profile__run *c, json_t *result, json_t *check, bool *correc
 	json_t *timing = NULL;
 	int rc = kb_profile__guard_keep(&c->guard, c->d, &c->bd, c->o->seed + (uint64_t)(c->o->trials - 1),
 					true, err);
+	if (c->guard.nsets == 1 && !c->guard.why_one_set)
+		c->guard.why_one_set = "one trial, so one input set";
 	kb_profile__progress(c, &c->bd, "timing");
 	if (rc == 0)
 		rc = kb_profile__time(c->d, &c->guard, c->o, &timing, err);

@@ -1,0 +1,41 @@
+#!/bin/sh
+# gpu-final.sh - the round's last device call (2026-11-27): every part under
+# its own time limit, so one failing part does not stop the others; a
+# summary last; each part's own files in $OUT/parts.tgz.  Repo root,
+# build/dist/kbench-*.tar.gz carried.
+#   guard    the GPU unit tests, run_gpu.sh, guard_gpu.sh (issue 24)
+#   safety   scripts/gpu-safety.sh (issue 25: two k.cu in two folders)
+#   attn     bench/attention.py correct (issue 30: every kernel, every size)
+#   gallery  scripts/gpu-gallery.sh bulk check (issue 31: the new kernels)
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
+[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+export PYTHONUNBUFFERED=1
+GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
+echo "$GPU $(date -u +%Y-%m-%dT%H:%MZ)" >"$OUT/summary.txt"
+part() { # NAME SECONDS COMMAND...
+	name=$1 secs=$2; shift 2
+	t0=$(date +%s)
+	mkdir -p "/tmp/o/$name"
+	(OUT=/tmp/o/$name XDG_CACHE_HOME=/tmp/kc-$name XDG_DATA_HOME=/tmp/kd-$name timeout "$secs" "$@") \
+		>"$OUT/$name.txt" 2>&1
+	echo "$name: rc $?, $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
+}
+for p in ${PARTS:-guard safety attn gallery}; do
+	case $p in
+	guard) part guard 150 sh scripts/gpu-guard.sh tests ;;
+	safety) part safe 90 sh scripts/gpu-safety.sh ;;
+	attn) part attn 130 env BUDGET=110 KBENCH_NO_SESSION=1 python3 bench/attention.py correct ;;
+	gallery) part gallery 150 env BUDGET=130 sh scripts/gpu-gallery.sh bulk check ;;
+	esac
+done
+tar czf "$OUT/parts.tgz" -C /tmp/o . 2>/dev/null
+for p in ${PARTS:-guard safe attn gallery}; do
+	echo "==== $p"
+	case $p in
+	guard) grep -E "^==|passed=|FAIL" "$OUT/guard.txt" ;;
+	*) tail -25 "$OUT/$p.txt" ;;
+	esac
+done
+cat "$OUT/summary.txt"
