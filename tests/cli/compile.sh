@@ -168,6 +168,29 @@ expect_in utf16_says err "the file is UTF-16 (it starts with a byte order mark F
 printf '__global__ void k(float *x)\n{ x[0] = 1; }\000junk' >"$T_TMP/nul.cu"
 run "$KB" compile "$T_TMP/nul.cu" --no-sass
 expect_rc nul_rc 2
-expect_in nul_says err "nul.cu:2:14: a NUL byte"
+expect_in nul_says err "nul.cu:2:14: error: a NUL byte"
+expect_in nul_caret err "   |              ^"
+# A byte that is not UTF-8 (NVRTC stops reading at it: an empty compile of
+# "0 registers", exit 0) is refused at its line and column (issue 25).
+{ printf '//! arg N = 1024\n// caf\303\251 \377\n'; cat kernels/vector_add.cu; } >"$T_TMP/ff.cu"
+run "$KB" compile "$T_TMP/ff.cu" --no-sass
+expect_rc not_utf8_rc 2
+expect_in not_utf8_says err "ff.cu:2:9: error: byte 0xFF is not UTF-8"
+expect_in not_utf8_caret err "   |         ^"
+expect_not_in not_utf8_no_result out "registers"
+for seq in overlong:'\300\200' surrogate:'\355\240\200' past_10ffff:'\364\220\200\200' \
+	   truncated:'\342\202'; do
+	{ printf "// ${seq#*:}\n"; cat kernels/vector_add.cu; } >"$T_TMP/bad8.cu"
+	run "$KB" compile "$T_TMP/bad8.cu" --no-sass
+	expect_rc "not_utf8_${seq%%:*}" 2
+done
+# A kernel the spec names that the compiler never saw is an error at its
+# line, never "registers 0/thread".
+{ sed -n '1,9p' kernels/vector_add.cu; echo '#if 0'; sed -n '10,$p' kernels/vector_add.cu; echo '#endif'; } \
+	>"$T_TMP/if0.cu"
+run "$KB" compile "$T_TMP/if0.cu" --no-sass
+expect_rc missing_kernel_rc 1
+expect_in missing_kernel_says err "if0.cu:12:28: error: kernel 'vector_add' is not in the compiled code"
+expect_not_in missing_kernel_no_regs out "registers"
 
 finish
