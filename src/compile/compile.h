@@ -546,6 +546,7 @@ typedef struct {
 	bool skip_unsupported; /* a shape the `//! require` lines rule out is not
 				* compiled (a runner: it will not run either) */
 	int64_t sm_count;     /* the GPU's, `sm_count` in require lines; 0: unknown */
+	bool check_only;      /* source, spec, discovery and binding: nothing compiled */
 } kb_compile_unit_opts;
 
 /* Everything the compile layer learnt about one kernel file. */
@@ -568,7 +569,8 @@ typedef struct {
 /* Loads path (or, when text is non-NULL, takes text as its contents), parses
  * the spec, discovers kernels, binds, checks the require lines (a false one
  * is a warning and u->unsupported, and with skip_unsupported nothing is
- * compiled: u->build has only its arch), compiles.  Returns 0 when the file
+ * compiled: u->build has only its arch), compiles (not with check_only, nor
+ * when an --option is refused).  Returns 0 when the file
  * compiled and its spec is sound; KB_ESPEC / KB_ECOMPILE when diags hold
  * errors (the unit is still filled as far as it got); another KB_E* with err
  * filled when the file or a library could not be used.  Always free u. */

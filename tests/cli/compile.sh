@@ -193,4 +193,42 @@ expect_rc missing_kernel_rc 1
 expect_in missing_kernel_says err "if0.cu:12:28: error: kernel 'vector_add' is not in the compiled code"
 expect_not_in missing_kernel_no_regs out "registers"
 
+# A compile that can never launch is not a success (issue 25): a block over
+# the arch's limit, by the spec or a -D, an arg its int parameter cannot
+# hold, a launch line that cannot be evaluated (saying what failed).
+sed 's/block=(256)/block=(256, 8, 8)/' kernels/vector_add.cu >"$T_TMP/b3.cu"
+run "$KB" compile "$T_TMP/b3.cu" --no-sass
+expect_rc cannot_launch_rc 1
+expect_in cannot_launch_says err "b3.cu:7:5: error: CANNOT LAUNCH on sm_"
+expect_in cannot_launch_why err "a block of 16384 threads is outside 1..1024"
+sed 's/block=(256)/block=(BLOCK)/; s/cdiv(n, 256)/cdiv(n, BLOCK)/; s|^//! tol.*|&\n//! tune    BLOCK = 256, 512|' \
+	kernels/vector_add.cu >"$T_TMP/tb.cu"
+run "$KB" compile "$T_TMP/tb.cu" --no-sass
+expect_rc tune_ok_rc 0
+run "$KB" compile "$T_TMP/tb.cu" --no-sass -D BLOCK=2048
+expect_rc define_block_rc 1
+expect_in define_block_says err "a block of 2048 threads is outside 1..1024"
+run "$KB" compile "$T_TMP/tb.cu" --no-sass -D BLOCK=0
+expect_rc block_zero_rc 1
+expect_in block_zero_says err "tb.cu:7:42: error: block.x must be positive (it is 0)"
+expect_not_in block_zero_no_launch_line out "no //! launch line"
+expect_in block_zero_occ out "the //! launch line could not be evaluated"
+run "$KB" compile "$T_TMP/tb.cu" --no-sass -D BLOCK=abc
+expect_rc block_abc_rc 1
+expect_in block_abc_says err "tb.cu:7:42: error: tune 'BLOCK' is 'abc' here, not a number"
+sed 's/n = 64 \* 1024 \* 1024/n = 1099511627776/' kernels/vector_add.cu >"$T_TMP/big.cu"
+run "$KB" compile "$T_TMP/big.cu" --no-sass
+expect_rc int_overflow_rc 1
+expect_in int_overflow_says err "big.cu:3:13: error: arg 'n' is 1099511627776, which overflows parameter 'n' of vector_add(): 'int' holds -2147483648..2147483647"
+sed 's/n = 64 \* 1024 \* 1024/n = -5/' kernels/vector_add.cu >"$T_TMP/neg.cu"
+run "$KB" compile "$T_TMP/neg.cu" --no-sass
+expect_rc negative_rc 1
+expect_in negative_says err "neg.cu:7:19: error: grid.x must be positive (it is 0)"
+expect_not_in negative_no_launch_line out "no //! launch line"
+run "$KB" compile kernels/vector_add.cu --arch sm_90 --option -G
+expect_rc refused_g_rc 1
+expect_in refused_g_says err "--option -G (command line): kbench does not take -G"
+expect_not_in refused_g_no_result out "registers"
+expect_not_in refused_g_no_result_err err "registers"
+
 finish
