@@ -495,14 +495,16 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	 * is the first job of the workers' queue: the others start on the
 	 * sweep meanwhile (whose results count only when it is CORRECT). */
 	kb_spec spec;
-	bool sweeping = !c.no_sweep && load_spec(c.o.path, &spec);
+	json_t *res = kb_app_run_check(&c.o), *sweeps = NULL; /* spec errors first, GPU or not */
+	bool sweeping = !res && !c.no_sweep && load_spec(c.o.path, &spec);
 	kb_pool *pool = sweeping ? kb_cli_pool() : NULL;
-	kb_runner *r = pool ? NULL : kb_cli_runner(true);
-	json_t *res = NULL, *sweeps = NULL;
+	kb_runner *r = pool || res ? NULL : kb_cli_runner(true);
 	kb_buf deltas = KB_BUF_INIT;
 	kb_err err = {0};
 	int status;
-	if (pool) {
+	if (res) {
+		kb_log("cli: spec error, no runner");
+	} else if (pool) {
 		if (kb_app_sweep_and_tune(NULL, pool, &c.o, &spec, show_progress, NULL, &res, &sweeps,
 					  &err) < 0 || !res) {
 			clear_progress();

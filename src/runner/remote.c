@@ -194,7 +194,7 @@ static json_t *compile_here(kb_runner *r, json_t *q)
 	int rc = kb_compile_unit_run(path, json_string_value(json_object_get(q, "text")), &uo, &u,
 				     &err);
 	if (rc == KB_ESPEC || rc == KB_ECOMPILE) {
-		answer = kb_runner__diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
+		answer = kb_runner_diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
 		json_object_set_new(answer, "file", json_string(path));
 		json_object_set_new(answer, "compile", kb_compile_unit_summary_json(&u));
 	} else if (rc < 0) {

@@ -171,7 +171,8 @@ void kb_runner__warm_join(kb_runner__warm *w)
 	free(w);
 }
 
-json_t *kb_runner__diag_result(const char *status, const kb_compile_unit *u)
+/* See runner.h. */
+json_t *kb_runner_diag_result(const char *status, const kb_compile_unit *u)
 {
 	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", status);
 	json_object_set_new(r, "diagnostics", kb_compile_diags_json(&u->diags));
@@ -621,7 +622,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	int rc = kb_compile_unit_run(path, text, &uo, &u, &err);
 	t_compile = kb_now_ms() - t_compile;
 	if (rc == KB_ESPEC || rc == KB_ECOMPILE) {
-		r = kb_runner__diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
+		r = kb_runner_diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
 		goto out;
 	}
 	if (rc == 0 && !u.has_spec)

@@ -11,6 +11,19 @@ run env CUDA_VISIBLE_DEVICES= "$KB" run kernels/vector_add.cu --json
 expect_json nogpu_json "j['status'] == 'no_gpu' and len(j['message']) > 10"
 run env CUDA_VISIBLE_DEVICES= "$KB" devices
 expect_rc nogpu_devices 3
+# a spec error is the kernel's, GPU or not: reported first, exit 1 (issue 25)
+sed 's/a : f32\[n\]/a : f31[n]/' kernels/vector_add.cu >"$T_TMP/f31.cu"
+run env CUDA_VISIBLE_DEVICES= "$KB" run "$T_TMP/f31.cu"
+expect_rc spec_error_rc 1
+expect_in spec_error_verdict out "SPEC ERROR"
+expect_in spec_error_at out "f31.cu:4:17: error: unknown dtype 'f31'; did you mean 'f32'?"
+expect_not_in spec_error_not_nogpu out "NO GPU"
+run env CUDA_VISIBLE_DEVICES= "$KB" profile "$T_TMP/f31.cu" --json
+expect_rc spec_error_profile_rc 1
+expect_json spec_error_json "j['status'] == 'spec_error' and j['diagnostics'][0]['line'] == 4"
+run env CUDA_VISIBLE_DEVICES= "$KB" run kernels/vector_add.cu --option -G
+expect_rc refused_option_rc 1
+expect_in refused_option_says out "--option -G (command line): kbench does not take -G"
 run "$KB" run no/such.cu
 expect_rc run_missing_file_rc 3
 run "$KB" run
