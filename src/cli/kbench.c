@@ -92,6 +92,7 @@ static const char usage_compile[] =
 	"  --no-cache        compile even when the compile cache has this variant\n"
 	"  --no-sass         skip disassembly\n"
 	"  --emit-cuda       a .tile file: print the CUDA C it lowers to, and nothing else\n"
+	"  --remote HOST     for HOST's GPU (its arch asked over ssh; $KBENCH_REMOTE)\n"
 	"\n"
 	"The cache lives under $XDG_CACHE_HOME/kbench/compile (default ~/.cache/kbench).\n";
 
@@ -252,7 +253,8 @@ static int cmd_compile(int argc, char **argv)
 static const char usage_run[] =
 	"usage: kbench run FILE [--arch sm_XX] [--define K=V]... [--option OPT]... [--arg N=V]...\n"
 	"                       [--trials N] [--seed S] [--timeout SECONDS] [--timing MODE]\n"
-	"                       [--no-sweep] [--json]\n"
+	"                       [--no-sweep] [--json] [--remote HOST | --gpus all|0,1 | --hosts h1,h2\n"
+	"                       | --launcher CMD [--workers N]]\n"
 	"\n"
 	"Compiles FILE for the GPU, fills its inputs per the //! spec, poisons its outputs,\n"
 	"launches it and checks every output against the reference (trials with fresh\n"
@@ -286,6 +288,9 @@ static const char usage_run[] =
 	"                    as Nsight Compute's flag: all (default) flushes L2 before\n"
 	"                    every counter pass; none flushes before the first only, so\n"
 	"                    later passes start with what the previous one left in L2\n"
+	"\n"
+	"\n"
+	KB_CLI_TARGET_USAGE
 	"\n"
 	"`kbench profile FILE` is `kbench run` with every section (and one trial\n"
 	"unless --trials says otherwise); counters need\n"

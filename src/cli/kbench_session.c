@@ -222,7 +222,9 @@ int kb_cli_replay(int argc, char **argv)
 {
 	static const char u[] = "usage: kbench replay SESSION [--file FILE] [--only vA,vB]\n"
 				"                     [--gpus all|0,1,...] [--hosts h1,h2] [--remote HOST]\n"
-				"  --gpus/--hosts run the variants at once, one warm worker per GPU\n";
+				"                     [--launcher CMD [--workers N]]\n"
+				"  --gpus/--hosts run the variants at once, one warm worker per GPU\n\n"
+				KB_CLI_TARGET_USAGE;
 	sess_args a = parse_sess(argc, argv);
 	if (a.help || a.bad || a.npos != 1)
 		return sess_usage(u, &a);

@@ -31,6 +31,16 @@ expect_rc run_usage 2
 run "$KB" run --help
 expect_rc run_help 0
 expect_in run_help_text out "--trials N"
+# every option a verb takes is in its help (issue 25): main takes these
+# out of every verb's argv (kb_app_target_parse)
+for verb in run profile replay; do
+	run "$KB" $verb --help
+	for flag in --remote --gpus --hosts --launcher --workers; do
+		expect_in "${verb}_help_$flag" out "  $flag "
+	done
+done
+run "$KB" compile --help
+expect_in compile_help_remote out "  --remote HOST"
 # over two GPUs' workers the base run is the queue's first job: no GPU is
 # still NO GPU, exit 3, not a hang or a sweep of failures (GPUs 0 and 1 are
 # the entries of CUDA_VISIBLE_DEVICES, ids no driver has)
