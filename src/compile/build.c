@@ -432,6 +432,10 @@ static int load_or_compile(const kb_source *src, const kb_build_opts *opts, cons
 	}
 	int rc = run_compiler(src, o, names, out, b, err);
 	b->compiler = kb_xstrdup(out->compiler);
+	/* an arch NVRTC does not know is the command's mistake, not the file's */
+	if (rc == KB_ECOMPILE && src->kind != KB_SRC_PTX &&
+	    kb_compile__nvrtc_check_arch(b->sm, err) < 0)
+		return KB_EINVAL;
 	if (rc == KB_OK || rc == KB_ECOMPILE)
 		option_diags(src, out->log, user, nuser, rc, b);
 	if (rc == KB_OK)

@@ -10,6 +10,11 @@ run "$KB";                             expect_rc no_verb 2
 run "$KB" compile --help;              expect_rc compile_help 0; expect_in compile_help_text out "--arch sm_XX"; expect_in compile_help_option out "--option OPT"
 run "$KB" compile;                     expect_rc compile_no_file 2
 run "$KB" compile kernels/softmax.cu --arch sm_9x; expect_rc bad_arch 2
+# an arch this NVRTC does not know: exit 2, naming the ones it does (issue 25)
+run "$KB" compile kernels/vector_add.cu --arch sm_999 --no-cache
+expect_rc unknown_arch_rc 2
+expect_in unknown_arch_says err "sm_999 is not an arch nvrtc 13."
+expect_in unknown_arch_lists err ", sm_90, "
 run "$KB" compile no/such/file.cu;     expect_rc missing_file 3; expect_in missing_file_msg err "no/such/file.cu"
 run "$KB" compile README.md;           expect_rc wrong_kind 2
 
