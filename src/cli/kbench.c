@@ -658,9 +658,21 @@ static int cmd_calibrate(int argc, char **argv)
 			      "device-to-device copy, and caches them per GPU (by UUID).\n", argc, argv);
 }
 
+/* The GPU (through the runner) and, GPU or not, the disassembler SASS
+ * needs: where it is, or the whole advice a missing one's note refers to. */
 static int cmd_devices(int argc, char **argv)
 {
-	return simple_request("devices", "usage: kbench devices [--json]\n", argc, argv);
+	int rc = simple_request("devices", "usage: kbench devices [--json]\n\n"
+				"The GPU, its state and cached ceilings; the disassembler SASS "
+				"listings use.\n", argc, argv);
+	if (argc > 1)
+		return rc;
+	char *tool;
+	bool found = kb_compile_sass_tool(&tool) == 0;
+	printf("  SASS        %s%s%s\n", found ? "" : "not shown: ", tool,
+	       found ? "" : " Resources and occupancy do not need it.");
+	free(tool);
+	return rc;
 }
 
 static const struct {

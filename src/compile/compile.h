@@ -419,9 +419,14 @@ int kb_compile_sass_src_line(const kb_sass_insn *in, const char *src_path);
 int kb_compile_sass_body_len(const kb_sass_func *f);
 /* Disassembles a cubin with nvdisasm -c -g (or cuobjdump -sass), found as
  * $KBENCH_NVDISASM, in the CUDA toolkit kbench uses, or on PATH.  Without
- * one, returns 0 with sass->available = false and a reason naming every
- * folder looked in. */
+ * one, returns 0 with sass->available = false and a one-line reason
+ * (kb_compile_sass_tool has the whole advice). */
 int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err);
+/* The disassembler kb_compile_sass would run: 0 with *text "PATH (nvdisasm)",
+ * or KB_ENOTFOUND with *text the whole advice (every folder looked in, how
+ * to point kbench at one), which a missing one's one-line reason refers to.
+ * *text is a new string. */
+int kb_compile_sass_tool(char **text);
 /* Parses nvdisasm -c -g/-gi text (or cuobjdump -sass text) into functions;
  * overwrites sass (funcs, text, available = true).  Junk never fails: it is
  * skipped.  Returns 0, or KB_EINVAL for NULL arguments. */

@@ -29,6 +29,22 @@ run "$KB" compile kernels/softmax.cu --arch sm_90
 expect_in softmax_cache_hit out "cache hit"
 expect_in softmax_hit_compiler out "nvrtc 13."
 
+# Without a disassembler the compile says so in one line (issue 25: six,
+# in every compile, diff and pane); `kbench devices` has the whole advice,
+# GPU or not.
+run env CUDA_VISIBLE_DEVICES= "$KB" devices
+expect_in devices_sass out "  SASS        "
+if grep -q "SASS        not shown" "$T_TMP/out"; then
+	expect_in devices_sass_advice out "looked in"
+	expect_in devices_sass_how out "KBENCH_NVDISASM to the program"
+	run "$KB" compile kernels/softmax.cu --arch sm_90
+	expect_in no_sass_one_line out "  SASS        not shown: no nvdisasm (nor cuobjdump) here; \`kbench devices\` says"
+	expect_not_in no_sass_no_advice out "looked in"
+else
+	expect_in devices_sass_found out "nvdisasm"
+	skip no_sass_one_line "a disassembler is here (the one-line note is for machines without one)"
+fi
+
 # NVRTC and nvJitLink (~100 MB each) are loaded only by a compile that
 # misses the cache: the dynamic loader's own log of the files it opens.
 run env LD_DEBUG=files "$KB" --version
