@@ -252,4 +252,37 @@ expect_in refused_g_says err "--option -G (command line): kbench does not take -
 expect_not_in refused_g_no_result out "registers"
 expect_not_in refused_g_no_result_err err "registers"
 
+# Every compile is kept, errors too, with its true verdict (issue 25): a
+# spec error was "compiled" in log and the export, a compile error absent.
+# (A folder outside this repository: its refs go to the private store.)
+REPO=$PWD
+mkdir -p "$T_TMP/rec" && cp kernels/vector_add.cu "$T_TMP/rec/k.cu" && cd "$T_TMP/rec"
+export XDG_DATA_HOME="$T_TMP/recdata"
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass
+sed -i 's/n = 64 \* 1024 \* 1024/n = abc/' k.cu
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass; expect_rc rec_spec_rc 1
+sed -i 's/n = abc/n = 1024/; s/c\[i\] = a\[i\] + b\[i\];/int q = ;/' k.cu
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass; expect_rc rec_compile_rc 1
+run env -u KBENCH_NO_SESSION "$KB" log k.cu
+expect_in rec_log_v1 out "  v1                 compiled"
+expect_in rec_log_spec out "  v2                 SPEC ERROR"
+expect_in rec_log_compile out "  v3                 COMPILE ERROR"
+run env -u KBENCH_NO_SESSION "$KB" show v3
+expect_in rec_show_text out "int q = ;"
+run env -u KBENCH_NO_SESSION "$KB" session export "$(ls "$XDG_DATA_HOME/kbench/sessions")" -o "$T_TMP/recexp"
+expect_rc rec_export_rc 0
+if grep -q "| SPEC ERROR | .*SPEC ERROR: line 3: " "$T_TMP/recexp/README.md" &&
+   grep -q "| COMPILE ERROR | .*COMPILE ERROR: line 16: " "$T_TMP/recexp/README.md"; then
+	pass rec_export_verdicts
+else
+	fail rec_export_verdicts "$(cat "$T_TMP/recexp/README.md")"
+fi
+# the same text compiled again without the error (-G refused, then not)
+cp "$REPO/kernels/vector_add.cu" k.cu
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass --option -G; expect_rc rec_g_rc 1
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass; expect_rc rec_after_g_rc 0
+run env -u KBENCH_NO_SESSION "$KB" log k.cu
+expect_in rec_log_g_cleared out "  v4                 compiled"
+cd - >/dev/null
+
 finish
