@@ -61,18 +61,18 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 	return rc;
 }
 
-json_t *kb_app_run_check(const kb_app_run_opts *o)
+int kb_app_run_check(const kb_app_run_opts *o, json_t **result, kb_err *err)
 {
 	kb_compile_unit_opts uo = {.arch = o->arch, .defines = o->defines, .ndefines = o->ndefines,
 				   .options = o->options, .noptions = o->noptions,
 				   .check_only = true};
 	kb_compile_unit u;
-	kb_err err = {0};
-	json_t *r = NULL;
-	if (kb_compile_unit_run(o->path, o->text, &uo, &u, &err) == KB_ESPEC)
-		r = kb_runner_diag_result("spec_error", &u);
+	*result = NULL;
+	int rc = kb_compile_unit_run(o->path, o->text, &uo, &u, err);
+	if (rc == KB_ESPEC)
+		*result = kb_runner_diag_result("spec_error", &u);
 	kb_compile_unit_free(&u);
-	return r;
+	return rc == KB_ESPEC || rc == KB_ECOMPILE ? KB_OK : rc;
 }
 
 static const char *str(json_t *j, const char *key)

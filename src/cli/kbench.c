@@ -500,12 +500,18 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	 * is the first job of the workers' queue: the others start on the
 	 * sweep meanwhile (whose results count only when it is CORRECT). */
 	kb_spec spec;
-	json_t *res = kb_app_run_check(&c.o), *sweeps = NULL; /* spec errors first, GPU or not */
+	json_t *res = NULL, *sweeps = NULL;
+	kb_err err = {0};
+	/* the file and its spec first, GPU or not: as compile judges them */
+	if ((rc = kb_app_run_check(&c.o, &res, &err)) < 0) {
+		fprintf(stderr, "kbench: %s\n", err.msg);
+		json_decref(c.args);
+		return rc == KB_EINVAL ? EXIT_USAGE : EXIT_ENV;
+	}
 	bool sweeping = !res && !c.no_sweep && load_spec(c.o.path, &spec);
 	kb_pool *pool = sweeping ? kb_cli_pool() : NULL;
 	kb_runner *r = pool || res ? NULL : kb_cli_runner(true);
 	kb_buf deltas = KB_BUF_INIT;
-	kb_err err = {0};
 	int status;
 	if (res) {
 		kb_log("cli: spec error, no runner");

@@ -21,6 +21,10 @@ expect_not_in spec_error_not_nogpu out "NO GPU"
 run env CUDA_VISIBLE_DEVICES= "$KB" profile "$T_TMP/f31.cu" --json
 expect_rc spec_error_profile_rc 1
 expect_json spec_error_json "j['status'] == 'spec_error' and j['diagnostics'][0]['line'] == 4"
+{ printf '// \377\n'; cat kernels/vector_add.cu; } >"$T_TMP/ff.cu"
+run env CUDA_VISIBLE_DEVICES= "$KB" run "$T_TMP/ff.cu"
+expect_rc not_utf8_run_rc 2   # as compile: the file, not the machine
+expect_in not_utf8_run_at err "ff.cu:1:4: error: byte 0xFF is not UTF-8"
 run env CUDA_VISIBLE_DEVICES= "$KB" run kernels/vector_add.cu --option -G
 expect_rc refused_option_rc 1
 expect_in refused_option_says out "--option -G (command line): kbench does not take -G"
