@@ -288,21 +288,17 @@ static bool integer_param(const bindctx *c, const kb_param *p)
 static bool int_range(const bindctx *c, const kb_param *p, int64_t *lo, int64_t *hi)
 {
 	const char *e = p->elem ? p->elem : "";
-	int bits = 0;
-	bool is_unsigned = false, either = false;
-	kb_dtype dt;
-	if (c->ptx) {
-		e += *e == '.';
-		bits = (e[0] == 'u' || e[0] == 's' || e[0] == 'b') ? atoi(e + 1) : 0;
-		is_unsigned = e[0] == 'u', either = e[0] == 'b';
-	} else if (!kb_compile_ctype_dtype(e, &dt)) {
-		bits = dt == KB_DT_I32 ? 32 : dt == KB_DT_I16 ? 16 : dt == KB_DT_I8 || dt == KB_DT_U8 ? 8 : 0;
-		is_unsigned = dt == KB_DT_U8 || strstr(e, "unsigned") || !strncmp(e, "uint", 4);
-	}
+	kb_dtype dt = KB_DT_F32;
+	e += c->ptx && *e == '.';
+	int bits = c->ptx ? (e[0] && strchr("usb", e[0]) ? atoi(e + 1) : 0)
+		   : kb_compile_ctype_dtype(e, &dt) < 0 ? 0 : dt == KB_DT_I32 ? 32
+		   : dt == KB_DT_I16 ? 16 : dt == KB_DT_I8 || dt == KB_DT_U8 ? 8 : 0;
+	bool uns = c->ptx ? e[0] == 'u'
+			  : dt == KB_DT_U8 || strstr(e, "unsigned") || !strncmp(e, "uint", 4);
 	if (bits <= 0 || bits >= 64)
 		return false;
-	*lo = is_unsigned ? 0 : -((int64_t)1 << (bits - 1));
-	*hi = is_unsigned || either ? ((int64_t)1 << bits) - 1 : ((int64_t)1 << (bits - 1)) - 1;
+	*lo = uns ? 0 : -((int64_t)1 << (bits - 1));
+	*hi = uns || (c->ptx && e[0] == 'b') ? ((int64_t)1 << bits) - 1 : -*lo - 1;
 	return true;
 }
 
