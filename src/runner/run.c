@@ -71,7 +71,8 @@ const char **kb_runner__strings(json_t *a, int *n)
 }
 
 /* The request's {"N": 1024} as overrides (names borrowed from args). */
-kb_arg_override *kb_runner__overrides(json_t *args, int *n)
+/* See runner.h. */
+kb_arg_override *kb_runner_arg_overrides(json_t *args, int *n)
 {
 	*n = (int)json_object_size(args);
 	kb_arg_override *v = kb_xcalloc((size_t)*n + 1, sizeof *v);
@@ -119,7 +120,7 @@ static void *warm_main(void *arg)
 		return NULL;
 	if (kb_compile_spec_parse(&src, &spec, &diags) == 0) {
 		int n;
-		kb_arg_override *args = kb_runner__overrides(w->args, &n);
+		kb_arg_override *args = kb_runner_arg_overrides(w->args, &n);
 		for (int i = 0; i < n; i++)
 			kb_compile_spec_set_arg(&spec, args[i].name, args[i].value);
 		free(args);
@@ -602,7 +603,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	int nopt;
 	const char **opts = kb_runner__strings(json_object_get(req, "options"), &nopt);
 	int nargs;
-	kb_arg_override *args = kb_runner__overrides(json_object_get(req, "args"), &nargs);
+	kb_arg_override *args = kb_runner_arg_overrides(json_object_get(req, "args"), &nargs);
 	bool hot = json_is_true(json_object_get(req, "hot"));
 	bool sassm = json_is_true(json_object_get(req, "sass_metrics"));
 	bool sassm_only = json_is_true(json_object_get(req, "sass_metrics_only"));

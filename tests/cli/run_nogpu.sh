@@ -21,6 +21,20 @@ expect_not_in spec_error_not_nogpu out "NO GPU"
 run env CUDA_VISIBLE_DEVICES= "$KB" profile "$T_TMP/f31.cu" --json
 expect_rc spec_error_profile_rc 1
 expect_json spec_error_json "j['status'] == 'spec_error' and j['diagnostics'][0]['line'] == 4"
+# a launch no GPU takes is a spec error here too, with the run's --arg values
+sed 's/block=(256)/block=(256, 8, 8)/' kernels/vector_add.cu >"$T_TMP/b3.cu"
+run env CUDA_VISIBLE_DEVICES= "$KB" run "$T_TMP/b3.cu"
+expect_rc cannot_launch_run_rc 1
+expect_in cannot_launch_run_says out "b3.cu:7:5: error: CANNOT LAUNCH"
+sed 's/block=(256)/block=(n)/; s/n = 64 \* 1024 \* 1024/n = 2048/' kernels/vector_add.cu >"$T_TMP/bn.cu"
+run env CUDA_VISIBLE_DEVICES= "$KB" run "$T_TMP/bn.cu"
+expect_rc block_arg_rc 1
+run env CUDA_VISIBLE_DEVICES= "$KB" run "$T_TMP/bn.cu" --arg n=256
+expect_rc block_arg_fixed_rc 3
+expect_in block_arg_fixed_nogpu out "NO GPU"
+run env CUDA_VISIBLE_DEVICES= "$KB" run kernels/vector_add.cu --arg n=1099511627776
+expect_rc arg_overflow_run_rc 1
+expect_in arg_overflow_run_says out "which overflows parameter 'n' of vector_add(): 'int' holds"
 { printf '// \377\n'; cat kernels/vector_add.cu; } >"$T_TMP/ff.cu"
 run env CUDA_VISIBLE_DEVICES= "$KB" run "$T_TMP/ff.cu"
 expect_rc not_utf8_run_rc 2   # as compile: the file, not the machine
