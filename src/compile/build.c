@@ -289,8 +289,13 @@ static int fill_kernels(const kb_source *src, const kb_spec *spec, const kb_kern
 		bk->lowered = kb_xstrdup(sym);
 		bool found = find_resources(from_log, nlog, sym, &bk->res) ||
 			     find_resources(from_elf, nelf, sym, &bk->res);
+		kb_resources elf;
 		if (!found)
 			bk->res.kernel = kb_xstrdup(sym);
+		else if (find_resources(from_elf, nelf, sym, &elf)) { /* the log has no .maxntid */
+			bk->res.max_threads = elf.max_threads;
+			free(elf.kernel);
+		}
 		kb_compile_ptx_setmaxnreg(out->ptx, sym, &bk->res);
 		if (!is_spec_kernel(spec, ks, k))
 			continue;

@@ -222,6 +222,11 @@ run "$KB" compile "$T_TMP/b3.cu" --no-sass
 expect_rc cannot_launch_rc 1
 expect_in cannot_launch_says err "b3.cu:7:5: error: CANNOT LAUNCH on sm_"
 expect_in cannot_launch_why err "a block of 16384 threads is outside 1..1024"
+sed 's/__global__ void vector_add/__global__ void __launch_bounds__(128) vector_add/' \
+	kernels/vector_add.cu >"$T_TMP/lb.cu"
+run "$KB" compile "$T_TMP/lb.cu" --no-sass
+expect_rc launch_bounds_rc 1
+expect_in launch_bounds_says err "lb.cu:7:5: error: CANNOT LAUNCH on sm_90: a block of 256 threads exceeds the kernel's own limit of 128"
 sed 's/block=(256)/block=(BLOCK)/; s/cdiv(n, 256)/cdiv(n, BLOCK)/; s|^//! tol.*|&\n//! tune    BLOCK = 256, 512|' \
 	kernels/vector_add.cu >"$T_TMP/tb.cu"
 run "$KB" compile "$T_TMP/tb.cu" --no-sass
