@@ -500,18 +500,20 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	 * is the first job of the workers' queue: the others start on the
 	 * sweep meanwhile (whose results count only when it is CORRECT). */
 	kb_spec spec;
-	json_t *res = NULL, *sweeps = NULL;
-	kb_err err = {0};
+	json_t *checked = NULL;
+	kb_err cerr = {0};
 	/* the file and its spec first, GPU or not: as compile judges them */
-	if ((rc = kb_app_run_check(&c.o, &res, &err)) < 0) {
-		fprintf(stderr, "kbench: %s\n", err.msg);
+	if ((rc = kb_app_run_check(&c.o, &checked, &cerr)) < 0) {
+		fprintf(stderr, "kbench: %s\n", cerr.msg);
 		json_decref(c.args);
 		return rc == KB_EINVAL ? EXIT_USAGE : EXIT_ENV;
 	}
-	bool sweeping = !res && !c.no_sweep && load_spec(c.o.path, &spec);
+	bool sweeping = !checked && !c.no_sweep && load_spec(c.o.path, &spec);
 	kb_pool *pool = sweeping ? kb_cli_pool() : NULL;
-	kb_runner *r = pool || res ? NULL : kb_cli_runner(true);
+	kb_runner *r = pool || checked ? NULL : kb_cli_runner(true);
+	json_t *res = checked, *sweeps = NULL;
 	kb_buf deltas = KB_BUF_INIT;
+	kb_err err = {0};
 	int status;
 	if (res) {
 		kb_log("cli: spec error, no runner");
