@@ -253,8 +253,7 @@ static int cmd_compile(int argc, char **argv)
 static const char usage_run[] =
 	"usage: kbench run FILE [--arch sm_XX] [--define K=V]... [--option OPT]... [--arg N=V]...\n"
 	"                       [--trials N] [--seed S] [--timeout SECONDS] [--timing MODE]\n"
-	"                       [--no-sweep] [--json] [--remote HOST | --gpus all|0,1 | --hosts h1,h2\n"
-	"                       | --launcher CMD [--workers N]]\n"
+	"                       [--no-sweep] [--json]\n"
 	"\n"
 	"Compiles FILE for the GPU, fills its inputs per the //! spec, poisons its outputs,\n"
 	"launches it and checks every output against the reference (trials with fresh\n"
@@ -666,10 +665,10 @@ static int cmd_calibrate(int argc, char **argv)
 			      "device-to-device copy, and caches them per GPU (by UUID).\n", argc, argv);
 }
 
-/* The GPU (through the runner) and, GPU or not, the disassembler SASS
- * needs: where it is, or the whole advice a missing one's note refers to. */
 static int cmd_devices(int argc, char **argv)
 {
+	/* the GPU (through the runner) and, GPU or not, the disassembler SASS
+	 * needs: where it is, or the whole advice a missing one's note refers to */
 	int rc = simple_request("devices", "usage: kbench devices [--json]\n\n"
 				"The GPU, its state and cached ceilings; the disassembler SASS "
 				"listings use.\n", argc, argv);
