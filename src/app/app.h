@@ -57,6 +57,11 @@ json_t *kb_app_run_request(const kb_app_run_opts *o);
  * runner could be started. */
 int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn, void *ctx,
 	       json_t **result, kb_err *err);
+/* The file's spec checked here, before any runner or GPU (a spec error is
+ * the kernel's, on any machine).  Returns 0 with *result a result of status
+ * spec_error, or NULL when the spec is sound; or the KB_E* of a file that
+ * cannot be taken (KB_EINVAL: not UTF-8, not a kernel file), err filled. */
+int kb_app_run_check(const kb_app_run_opts *o, json_t **result, kb_err *err);
 /* The compact summary of a result: correctness first, then time,
  * bandwidth, ceilings, resources, the GPU's state. */
 void kb_app_run_render(json_t *result, kb_buf *out);

@@ -72,10 +72,13 @@ static void render_resources(const kb_build_kernel *k, kb_buf *out)
 			    k->res.maxnreg_inc, k->res.regs);
 }
 
-static void render_occupancy(const kb_build_kernel *k, kb_buf *out)
+static void render_occupancy(const kb_compile_unit *r, const kb_build_kernel *k, kb_buf *out)
 {
 	if (!k->has_occupancy) {
-		kb_buf_cat(out, "  occupancy   n/a (no //! launch line gives the block size)\n");
+		kb_buf_cat(out, !r->spec.launch.present
+			   ? "  occupancy   n/a (no //! launch line gives the block size)\n"
+			   : "  occupancy   n/a (the //! launch line could not be evaluated: the error "
+			     "above says why)\n");
 		return;
 	}
 	const kb_occupancy *o = &k->occ;
@@ -112,7 +115,7 @@ static void render_kernel(const kb_compile_unit *r, const kb_build_kernel *k, kb
 		    r->build.compiler);
 	render_options(&r->build, out);
 	render_resources(k, out);
-	render_occupancy(k, out);
+	render_occupancy(r, k, out);
 	render_mix(r, k, out);
 }
 

@@ -91,6 +91,41 @@ static char *compile_message(json_t *compile)
 	return kb_buf_detach(&m);
 }
 
+/* A compile with errors as the Result the note keeps (status spec_error or
+ * compile_error: log, export and the TUI show SPEC ERROR / COMPILE ERROR),
+ * or NULL for a compile without. */
+static json_t *compile_errors(const kb_compile_unit *u)
+{
+	if (u->status != KB_ESPEC && u->status != KB_ECOMPILE)
+		return NULL;
+	return kb_runner_diag_result(u->status == KB_ESPEC ? "spec_error" : "compile_error", u);
+}
+
+/* "SPEC ERROR: line 4: unknown dtype 'f31' ..." and the body. */
+static char *errors_message(const kb_compile_unit *u, json_t *compile)
+{
+	kb_buf m = KB_BUF_INIT;
+	kb_buf_cat(&m, u->status == KB_ESPEC ? "SPEC ERROR" : "COMPILE ERROR");
+	for (int i = 0; i < u->diags.n; i++)
+		if (u->diags.v[i].level == KB_DIAG_ERROR) {
+			const kb_diag *g = &u->diags.v[i];
+			if (g->line > 0)
+				kb_buf_catf(&m, ": line %d", g->line);
+			kb_buf_catf(&m, ": %.*s", (int)strcspn(g->msg, "\n"), g->msg);
+			break;
+		}
+	describe_build(compile, &m);
+	return kb_buf_detach(&m);
+}
+
+/* Whether a variant's note is a compile that had errors. */
+static bool had_errors(const kb_variant *v)
+{
+	const char *st = json_string_value(json_object_get(json_object_get(v->note, "result"),
+							   "status"));
+	return st && (!strcmp(st, "spec_error") || !strcmp(st, "compile_error"));
+}
+
 /* "CORRECT 132.3 us, 67% of copy", "INCORRECT: ...", "FAULT: ..." and the body. */
 static char *run_message(json_t *result)
 {
@@ -162,6 +197,14 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 	bool same = record_edit(&s, st, name, u->src.text, u->src.len, &tip);
 	json_t *ev = json_pack("{s:s, s:b, s:s?}", "file", name, "ok", u->build.ok,
 			       "arch", u->build.arch);
+	json_t *errors = compile_errors(u);
+	/* the same text without the errors it had (a -D, an --option): its note
+	 * becomes this compile's (one with a Result is never replaced) */
+	if (same && had_errors(&tip) && !errors) {
+		same = false;
+		kb_session_variant_free(&tip);
+		memset(&tip, 0, sizeof tip);
+	}
 	if (same) {
 		/* An unchanged text is the same variant; its note (maybe a run's
 		 * Result) is kept, not replaced by a mere compile. */
@@ -169,13 +212,14 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 		json_object_set_new(ev, "commit", json_string(tip.oid));
 		if (v)
 			*v = tip, memset(&tip, 0, sizeof tip);
-	} else if (u->build.ok) {
+	} else if (u->build.ok || errors) { /* every compile is kept, errors too */
 		kb_variant local;
 		kb_variant *out = v ? v : &local;
 		memset(out, 0, sizeof *out);
 		json_t *compile = kb_compile_unit_summary_json(u);
-		char *msg = compile_message(compile);
-		json_t *note = json_pack("{s:s, s:o}", "file", name, "compile", compile);
+		char *msg = errors ? errors_message(u, compile) : compile_message(compile);
+		json_t *note = json_pack("{s:s, s:o, s:O*}", "file", name, "compile", compile,
+					 "result", errors);
 		rc = in_repo(kb_session_store_commit(st, u->src.text, u->src.len, msg, note, out, err),
 			     st, err);
 		free(msg);
@@ -187,6 +231,7 @@ int kb_app_record_compile(const kb_compile_unit *u, kb_variant *v, kb_err *err)
 			kb_session_variant_free(&local);
 	}
 	kb_session_variant_free(&tip);
+	json_decref(errors);
 	json_object_set_new(ev, "errors", json_integer(kb_diag_count(&u->diags, KB_DIAG_ERROR)));
 	kb_session_journal_append(&s, "compile", ev, NULL);
 	kb_session_store_close(st);

@@ -179,7 +179,9 @@ static void read_report(kb_app__model *R)
 	for (int i = 0; i < R->n; i++) {
 		const kb_app__row *r = &R->r[i];
 		json_t *dev = json_object_get(json_object_get(r->res, "env"), "device");
-		if (r->res)
+		/* a compile's errors are kept as its Result, yet nothing ran */
+		if (r->res && strcmp(kb_app__str(r->res, "status"), "spec_error") &&
+		    strcmp(kb_app__str(r->res, "status"), "compile_error"))
 			R->nrun++;
 		if (r->timed && r->has_flops)
 			R->nflops++;

@@ -6,6 +6,7 @@
 #include "app_int.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,23 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 	int rc = kb_runner_call(r, req, o->timeout_ms, fn, ctx, result, err);
 	json_decref(req);
 	return rc;
+}
+
+int kb_app_run_check(const kb_app_run_opts *o, json_t **result, kb_err *err)
+{
+	/* sm_90's block limits where no arch is named: the GPU is not asked */
+	kb_compile_unit_opts uo = {.arch = o->arch, .default_arch = "sm_90", .defines = o->defines,
+				   .ndefines = o->ndefines, .options = o->options,
+				   .noptions = o->noptions, .check_only = true};
+	uo.args = kb_runner_arg_overrides(o->args, &uo.nargs); /* as the runner applies them */
+	kb_compile_unit u;
+	*result = NULL;
+	int rc = kb_compile_unit_run(o->path, o->text, &uo, &u, err);
+	if (rc == KB_ESPEC)
+		*result = kb_runner_diag_result("spec_error", &u);
+	kb_compile_unit_free(&u);
+	free((void *)uo.args);
+	return rc == KB_ESPEC || rc == KB_ECOMPILE ? KB_OK : rc;
 }
 
 static const char *str(json_t *j, const char *key)

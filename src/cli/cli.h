@@ -9,6 +9,18 @@
 
 enum { KB_CLI_EXIT_KERNEL = 1, KB_CLI_EXIT_USAGE = 2, KB_CLI_EXIT_ENV = 3 };
 
+/* The flags main takes out of every verb's argv (kb_app_target_parse), for
+ * the help of each verb that uses them. */
+#define KB_CLI_TARGET_USAGE \
+	"where it runs (docs/remote.md):\n" \
+	"  --remote HOST     on HOST's GPU over your ssh (compiled here, the cubin sent;\n" \
+	"                    $KBENCH_REMOTE)\n" \
+	"  --gpus all|0,1    sweep, tune and replay rows over these GPUs of this machine,\n" \
+	"                    one queue, each row naming its GPU\n" \
+	"  --hosts h1,h2     the same over every GPU of these hosts (ssh)\n" \
+	"  --launcher CMD    workers started as `CMD kbench serve` (srun ...) for the rows\n" \
+	"  --workers N       how many workers --launcher starts (default 1)\n"
+
 /* "kbench: <fmt with arg>" and the usage on stderr; returns KB_CLI_EXIT_USAGE. */
 int kb_cli_usage(const char *usage, const char *fmt, const char *arg);
 

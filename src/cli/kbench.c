@@ -92,6 +92,7 @@ static const char usage_compile[] =
 	"  --no-cache        compile even when the compile cache has this variant\n"
 	"  --no-sass         skip disassembly\n"
 	"  --emit-cuda       a .tile file: print the CUDA C it lowers to, and nothing else\n"
+	"  --remote HOST     for HOST's GPU (its arch asked over ssh; $KBENCH_REMOTE)\n"
 	"\n"
 	"The cache lives under $XDG_CACHE_HOME/kbench/compile (default ~/.cache/kbench).\n";
 
@@ -286,6 +287,9 @@ static const char usage_run[] =
 	"                    as Nsight Compute's flag: all (default) flushes L2 before\n"
 	"                    every counter pass; none flushes before the first only, so\n"
 	"                    later passes start with what the previous one left in L2\n"
+	"\n"
+	"\n"
+	KB_CLI_TARGET_USAGE
 	"\n"
 	"`kbench profile FILE` is `kbench run` with every section (and one trial\n"
 	"unless --trials says otherwise); counters need\n"
@@ -495,14 +499,24 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	 * is the first job of the workers' queue: the others start on the
 	 * sweep meanwhile (whose results count only when it is CORRECT). */
 	kb_spec spec;
-	bool sweeping = !c.no_sweep && load_spec(c.o.path, &spec);
+	json_t *checked = NULL;
+	kb_err cerr = {0};
+	/* the file and its spec first, GPU or not: as compile judges them */
+	if ((rc = kb_app_run_check(&c.o, &checked, &cerr)) < 0) {
+		fprintf(stderr, "kbench: %s\n", cerr.msg);
+		json_decref(c.args);
+		return rc == KB_EINVAL ? EXIT_USAGE : EXIT_ENV;
+	}
+	bool sweeping = !checked && !c.no_sweep && load_spec(c.o.path, &spec);
 	kb_pool *pool = sweeping ? kb_cli_pool() : NULL;
-	kb_runner *r = pool ? NULL : kb_cli_runner(true);
-	json_t *res = NULL, *sweeps = NULL;
+	kb_runner *r = pool || checked ? NULL : kb_cli_runner(true);
+	json_t *res = checked, *sweeps = NULL;
 	kb_buf deltas = KB_BUF_INIT;
 	kb_err err = {0};
 	int status;
-	if (pool) {
+	if (res) {
+		kb_log("cli: spec error, no runner");
+	} else if (pool) {
 		if (kb_app_sweep_and_tune(NULL, pool, &c.o, &spec, show_progress, NULL, &res, &sweeps,
 					  &err) < 0 || !res) {
 			clear_progress();
@@ -653,7 +667,19 @@ static int cmd_calibrate(int argc, char **argv)
 
 static int cmd_devices(int argc, char **argv)
 {
-	return simple_request("devices", "usage: kbench devices [--json]\n", argc, argv);
+	/* the GPU (through the runner) and, GPU or not, the disassembler SASS
+	 * needs: where it is, or the whole advice a missing one's note refers to */
+	int rc = simple_request("devices", "usage: kbench devices [--json]\n\n"
+				"The GPU, its state and cached ceilings; the disassembler SASS "
+				"listings use.\n", argc, argv);
+	if (argc > 1)
+		return rc;
+	char *tool;
+	bool found = kb_compile_sass_tool(&tool) == 0;
+	printf("  SASS        %s%s%s\n", found ? "" : "not shown: ", tool,
+	       found ? "" : " Resources and occupancy do not need it.");
+	free(tool);
+	return rc;
 }
 
 static const struct {

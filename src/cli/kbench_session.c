@@ -229,7 +229,9 @@ int kb_cli_replay(int argc, char **argv)
 				"                     [--gpus all|0,1,...] [--hosts h1,h2] [--remote HOST]\n"
 				"  --gpus/--hosts run the variants at once, one warm worker per GPU\n";
 	sess_args a = parse_sess(argc, argv);
-	if (a.help || a.bad || a.npos != 1)
+	if (a.help) /* and every flag main takes for it */
+		return fputs(u, stdout), fputs("\n" KB_CLI_TARGET_USAGE, stdout), 0;
+	if (a.bad || a.npos != 1)
 		return sess_usage(u, &a);
 	kb_runner *r = kb_cli_runner(false);
 	kb_buf out = KB_BUF_INIT;

@@ -283,6 +283,25 @@ static bool integer_param(const bindctx *c, const kb_param *p)
 	return !kb_compile_ctype_dtype(e, &dt) && dt >= KB_DT_I64;
 }
 
+/* The values an integer parameter of under 64 bits holds, in *lo..*hi;
+ * false for other parameters. */
+static bool int_range(const bindctx *c, const kb_param *p, int64_t *lo, int64_t *hi)
+{
+	const char *e = p->elem ? p->elem : "";
+	kb_dtype dt = KB_DT_F32;
+	e += c->ptx && *e == '.';
+	int bits = c->ptx ? (e[0] && strchr("usb", e[0]) ? atoi(e + 1) : 0)
+		   : kb_compile_ctype_dtype(e, &dt) < 0 ? 0 : dt == KB_DT_I32 ? 32
+		   : dt == KB_DT_I16 ? 16 : dt == KB_DT_I8 || dt == KB_DT_U8 ? 8 : 0;
+	bool uns = c->ptx ? e[0] == 'u'
+			  : dt == KB_DT_U8 || strstr(e, "unsigned") || !strncmp(e, "uint", 4);
+	if (bits <= 0 || bits >= 64)
+		return false;
+	*lo = uns ? 0 : -((int64_t)1 << (bits - 1));
+	*hi = uns || (c->ptx && e[0] == 'b') ? ((int64_t)1 << bits) - 1 : -*lo - 1;
+	return true;
+}
+
 static void bind_scalar(const bindctx *c, const kb_param *p)
 {
 	const kb_spec_arg *a = find_arg(c->spec, p->name);
@@ -300,11 +319,17 @@ static void bind_scalar(const bindctx *c, const kb_param *p)
 		return;
 	}
 	kb_value v;
-	if (a->expr && !kb_compile_spec_eval(c->spec, a->expr, &v, c->src, NULL) && v.is_float &&
-	    integer_param(c, p))
+	int64_t lo, hi;
+	if (!a->expr || kb_compile_spec_eval(c->spec, a->expr, &v, c->src, NULL))
+		return;
+	if (v.is_float && integer_param(c, p))
 		ERR(c->d, c->src, a->loc.line, a->loc.col, (int)strlen(a->name), "arg '%s' is %g, "
 		    "but parameter '%s' of %s() is '%s', an integer", a->name, v.f, p->name,
 		    c->k->name, param_type(p));
+	else if (!v.is_float && int_range(c, p, &lo, &hi) && (v.i < lo || v.i > hi))
+		ERR(c->d, c->src, a->loc.line, a->loc.col, (int)strlen(a->name), "arg '%s' is %lld, "
+		    "which overflows parameter '%s' of %s(): '%s' holds %lld..%lld", a->name,
+		    (long long)v.i, p->name, c->k->name, param_type(p), (long long)lo, (long long)hi);
 }
 
 /* A CUtensorMap parameter takes a `//! tensormap` line, and only it does. */

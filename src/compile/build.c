@@ -254,9 +254,27 @@ static void add_occupancy(const kb_source *src, const kb_spec *spec, int sm,
 	kb_diags_free(&scratch);
 }
 
-static void fill_kernels(const kb_source *src, const kb_spec *spec, const kb_kernels *ks,
-			 const strv *names, const kb_compile__out *out, kb_build *b)
+/* Whether the compiled code holds function sym: a ptxas report, the cubin's
+ * own records of it, or its PTX entry. */
+static bool compiled(const char *sym, const kb_compile__out *out)
 {
+	if (!out->ptx || !sym)
+		return false;
+	size_t n = strlen(sym);
+	for (const char *p = out->ptx; (p = strstr(p, ".entry ")); p += 7)
+		if (!strncmp(p + 7, sym, n) && !(p[7 + n] == '_' || (p[7 + n] >= '0' && p[7 + n] <= '9') ||
+						 ((p[7 + n] | 0x20) >= 'a' && (p[7 + n] | 0x20) <= 'z')))
+			return true;
+	return false;
+}
+
+/* The kernels' resources and the spec kernel's occupancy; returns
+ * KB_ECOMPILE, with an error at its line, when the spec's kernel is not in
+ * the compiled code (never a kernel of 0 registers). */
+static int fill_kernels(const kb_source *src, const kb_spec *spec, const kb_kernels *ks,
+			const strv *names, const kb_compile__out *out, kb_build *b)
+{
+	int rc = KB_OK;
 	kb_resources *from_log = NULL, *from_elf = NULL;
 	int nlog = kb_compile_parse_ptxas_log(out->log, &from_log);
 	int nelf = kb_compile_cubin_resources(out->cubin, out->cubin_len, &from_elf, NULL);
@@ -269,15 +287,34 @@ static void fill_kernels(const kb_source *src, const kb_spec *spec, const kb_ker
 		kb_build_kernel *bk = &b->kernels[b->nkernels++];
 		bk->name = kb_xstrdup(k->name);
 		bk->lowered = kb_xstrdup(sym);
-		if (!find_resources(from_log, nlog, sym, &bk->res) &&
-		    !find_resources(from_elf, nelf, sym, &bk->res))
+		bool found = find_resources(from_log, nlog, sym, &bk->res) ||
+			     find_resources(from_elf, nelf, sym, &bk->res);
+		kb_resources elf;
+		if (!found)
 			bk->res.kernel = kb_xstrdup(sym);
+		else if (find_resources(from_elf, nelf, sym, &elf)) { /* the log has no .maxntid */
+			bk->res.max_threads = elf.max_threads;
+			free(elf.kernel);
+		}
 		kb_compile_ptx_setmaxnreg(out->ptx, sym, &bk->res);
-		if (is_spec_kernel(spec, ks, k))
-			add_occupancy(src, spec, b->sm, bk);
+		if (!is_spec_kernel(spec, ks, k))
+			continue;
+		if (!found && !compiled(sym, out)) {
+			char *line = kb_src_line(src->text, k->line);
+			const char *at = line ? strstr(line, k->name) : NULL;
+			int col = at ? (int)(at - line) + 1 : 0;
+			free(line);
+			kb_diag_add(&b->diags, KB_DIAG_ERROR, src->path, src->text, k->line, col,
+				    (int)strlen(k->name),
+				    "kernel '%s' is not in the compiled code: the compiler never saw it "
+				    "(is it inside #if, or after a byte that ended the file?)", k->name);
+			rc = KB_ECOMPILE;
+		}
+		add_occupancy(src, spec, b->sm, bk);
 	}
 	free_resources(from_log, nlog > 0 ? nlog : 0);
 	free_resources(from_elf, nelf > 0 ? nelf : 0);
+	return rc;
 }
 
 int kb_compile_build_sass(const char *key, const void *cubin, size_t cubin_len, kb_sass *sass)
@@ -400,6 +437,10 @@ static int load_or_compile(const kb_source *src, const kb_build_opts *opts, cons
 	}
 	int rc = run_compiler(src, o, names, out, b, err);
 	b->compiler = kb_xstrdup(out->compiler);
+	/* an arch NVRTC does not know is the command's mistake, not the file's */
+	if (rc == KB_ECOMPILE && src->kind != KB_SRC_PTX &&
+	    kb_compile__nvrtc_check_arch(b->sm, err) < 0)
+		return KB_EINVAL;
 	if (rc == KB_OK || rc == KB_ECOMPILE)
 		option_diags(src, out->log, user, nuser, rc, b);
 	if (rc == KB_OK)
@@ -436,9 +477,9 @@ int kb_compile_build(const kb_source *src, const kb_spec *spec, const kb_kernels
 		b->log = out.log ? kb_xstrdup(out.log) : NULL;
 		goto out;
 	}
-	b->ok = true;
 	b->log = kb_xstrdup(out.log);
-	fill_kernels(src, spec, kernels, &names, &out, b);
+	rc = fill_kernels(src, spec, kernels, &names, &out, b);
+	b->ok = rc == KB_OK;
 	if (opts->want_sass)
 		add_sass(b->key, &out, b);
 	b->ptx = out.ptx, b->ptx_len = out.ptx_len, out.ptx = NULL;

@@ -419,9 +419,14 @@ int kb_compile_sass_src_line(const kb_sass_insn *in, const char *src_path);
 int kb_compile_sass_body_len(const kb_sass_func *f);
 /* Disassembles a cubin with nvdisasm -c -g (or cuobjdump -sass), found as
  * $KBENCH_NVDISASM, in the CUDA toolkit kbench uses, or on PATH.  Without
- * one, returns 0 with sass->available = false and a reason naming every
- * folder looked in. */
+ * one, returns 0 with sass->available = false and a one-line reason
+ * (kb_compile_sass_tool has the whole advice). */
 int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err);
+/* The disassembler kb_compile_sass would run: 0 with *text "PATH (nvdisasm)",
+ * or KB_ENOTFOUND with *text the whole advice (every folder looked in, how
+ * to point kbench at one), which a missing one's one-line reason refers to.
+ * *text is a new string. */
+int kb_compile_sass_tool(char **text);
 /* Parses nvdisasm -c -g/-gi text (or cuobjdump -sass text) into functions;
  * overwrites sass (funcs, text, available = true).  Junk never fails: it is
  * skipped.  Returns 0, or KB_EINVAL for NULL arguments. */
@@ -546,6 +551,7 @@ typedef struct {
 	bool skip_unsupported; /* a shape the `//! require` lines rule out is not
 				* compiled (a runner: it will not run either) */
 	int64_t sm_count;     /* the GPU's, `sm_count` in require lines; 0: unknown */
+	bool check_only;      /* source, spec, discovery and binding: nothing compiled */
 } kb_compile_unit_opts;
 
 /* Everything the compile layer learnt about one kernel file. */
@@ -568,7 +574,8 @@ typedef struct {
 /* Loads path (or, when text is non-NULL, takes text as its contents), parses
  * the spec, discovers kernels, binds, checks the require lines (a false one
  * is a warning and u->unsupported, and with skip_unsupported nothing is
- * compiled: u->build has only its arch), compiles.  Returns 0 when the file
+ * compiled: u->build has only its arch), compiles (not with check_only, nor
+ * when an --option is refused).  Returns 0 when the file
  * compiled and its spec is sound; KB_ESPEC / KB_ECOMPILE when diags hold
  * errors (the unit is still filled as far as it got); another KB_E* with err
  * filled when the file or a library could not be used.  Always free u. */

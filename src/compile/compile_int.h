@@ -74,6 +74,9 @@ int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 		      kb_diags *diags, kb_err *err);
 /* Loads NVRTC (once): 0, or KB_EUNSUP with err saying where it looked. */
 int kb_compile__nvrtc_load(kb_err *err);
+/* 0 when NVRTC compiles for sm (or cannot say which archs it takes); else
+ * KB_EINVAL with err listing the archs it knows (loads NVRTC). */
+int kb_compile__nvrtc_check_arch(int sm, kb_err *err);
 /* "nvrtc 13.0" (loads NVRTC); "nvrtc" when it cannot be loaded. */
 const char *kb_compile__nvrtc_version(void);
 /* NVRTC's file and its size and time, for the cache key (a new string). */

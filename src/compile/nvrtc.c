@@ -31,6 +31,9 @@ static struct {
 #define KB_NVRTC_FIELD(f) __typeof__(&f) f;
 	NVRTC_FUNCS(KB_NVRTC_FIELD)
 #undef KB_NVRTC_FIELD
+	/* optional: what --arch values this NVRTC takes */
+	__typeof__(&nvrtcGetNumSupportedArchs) nvrtcGetNumSupportedArchs;
+	__typeof__(&nvrtcGetSupportedArchs) nvrtcGetSupportedArchs;
 } api;
 
 /* Loads the libnvrtc-builtins beside path, when it is there. */
@@ -58,6 +61,10 @@ static const char *resolve(void *h, const char *path)
 		return #f;
 	NVRTC_FUNCS(KB_NVRTC_RESOLVE)
 #undef KB_NVRTC_RESOLVE
+	api.nvrtcGetNumSupportedArchs = (__typeof__(api.nvrtcGetNumSupportedArchs))dlsym(
+		h, "nvrtcGetNumSupportedArchs");
+	api.nvrtcGetSupportedArchs = (__typeof__(api.nvrtcGetSupportedArchs))dlsym(
+		h, "nvrtcGetSupportedArchs");
 	load_builtins(path);
 	return NULL;
 }
@@ -117,6 +124,30 @@ const char *kb_compile__nvrtc_version(void)
 		snprintf(v, sizeof v, "nvrtc %d.%d", major, minor);
 	}
 	return v;
+}
+
+/* See compile_int.h. */
+int kb_compile__nvrtc_check_arch(int sm, kb_err *err)
+{
+	int n = 0;
+	if (kb_compile__nvrtc_load(NULL) < 0 || !api.nvrtcGetNumSupportedArchs ||
+	    !api.nvrtcGetSupportedArchs || api.nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS ||
+	    n <= 0)
+		return KB_OK; /* cannot say: the compiler's own message stands */
+	int *archs = kb_xcalloc((size_t)n, sizeof *archs);
+	bool known = api.nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS;
+	kb_buf list = KB_BUF_INIT;
+	for (int i = 0; i < n && !known; i++) {
+		known = archs[i] == sm;
+		kb_buf_catf(&list, "%ssm_%d", i ? ", " : "", archs[i]);
+	}
+	int rc = known ? KB_OK
+		 : kb_err_set(err, KB_EINVAL, KB_DOM_NVRTC, 0, "sm_%d is not an arch %s compiles "
+			      "for; it knows %s (with an 'a' or 'f' suffix, sm_90a, where the arch "
+			      "has one)", sm, kb_compile__nvrtc_version(), list.s);
+	kb_buf_free(&list);
+	free(archs);
+	return rc;
 }
 
 static char *get_log(nvrtcProgram prog)

@@ -563,8 +563,10 @@ void kb_compile_sass_mix_free(kb_mix *mix, int n)
 /* ===================================================================== */
 
 #define NO_TOOL_TAIL "It ships with the CUDA toolkit on GPU machines: set CUDA_HOME to the " \
-	"toolkit, or KBENCH_NVDISASM to the program. SASS is not shown. Resources and " \
-	"occupancy do not need it."
+	"toolkit, or KBENCH_NVDISASM to the program."
+
+#define NO_TOOL_NOTE "no nvdisasm (nor cuobjdump) here; `kbench devices` says where kbench " \
+	"looked and how to point it at one"
 
 static bool is_program(const char *path)
 {
@@ -599,9 +601,7 @@ static void find_tool(char **path, const char **name, char **why)
 	if (env && *env) {
 		*path = kb_which(env);
 		if (!*path)
-			*why = kb_xasprintf("KBENCH_NVDISASM=%s is not an executable program; "
-					    "SASS is not shown. Resources and occupancy do "
-					    "not need it.", env);
+			*why = kb_xasprintf("KBENCH_NVDISASM=%s is not an executable program.", env);
 		return;
 	}
 	static const char *const tools[] = {"nvdisasm", "cuobjdump"};
@@ -667,6 +667,21 @@ static int tool_failed(const char *name, int status, kb_buf *errout, kb_err *err
 		      name, status, e > b ? ": " : "", (int)(e - b), b);
 }
 
+/* See compile.h. */
+int kb_compile_sass_tool(char **text)
+{
+	char *tool = NULL, *why = NULL;
+	const char *name;
+	find_tool(&tool, &name, &why);
+	if (!tool) {
+		*text = why;
+		return KB_ENOTFOUND;
+	}
+	*text = kb_xasprintf("%s (%s)", tool, name);
+	free(tool);
+	return KB_OK;
+}
+
 /* Returns 0 (available or not, see sass), or a KB_E* with err filled when
  * the temp file or the disassembler failed; sass is then empty. */
 int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err)
@@ -681,8 +696,11 @@ int kb_compile_sass(const void *cubin, size_t size, kb_sass *sass, kb_err *err)
 	kb_buf out = KB_BUF_INIT, errout = KB_BUF_INIT;
 	int rc = 0;
 	find_tool(&tool, &name, &why);
-	if (!tool) {
-		sass->unavailable_why = why;
+	if (!tool) { /* one line where SASS would be; the whole advice in `kbench devices` */
+		const char *env = getenv("KBENCH_NVDISASM");
+		sass->unavailable_why = env && *env ? why : kb_xstrdup(NO_TOOL_NOTE);
+		if (sass->unavailable_why != why)
+			free(why);
 		goto out;
 	}
 	rc = write_temp(cubin, size, &tmp, err);

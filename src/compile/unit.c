@@ -211,6 +211,39 @@ static int check_requires(kb_compile_unit *r, const kb_compile_unit_opts *o)
 	return KB_OK;
 }
 
+/* A launch the spec gives that cannot happen on the target (a block over
+ * its limit, more shared memory than it has) or a launch line that cannot
+ * be evaluated at these values is an error at the line: a compile that
+ * can never run is not a success.  Without a build (check_only) the block
+ * alone is judged, at arch's limits.  Returns 0 or KB_ESPEC. */
+static int check_launch(kb_compile_unit *r, const char *arch)
+{
+	const kb_spec_launch *l = &r->spec.launch;
+	const kb_build_kernel *bk = NULL;
+	for (int i = 0; r->chosen && i < r->build.nkernels; i++)
+		if (!strcmp(r->build.kernels[i].name, r->chosen->name))
+			bk = &r->build.kernels[i];
+	if (!r->has_spec || !l->present || (bk && !r->build.ok))
+		return KB_OK;
+	kb_launch_dims d;
+	if (kb_compile_spec_launch_dims(&r->spec, &r->src, &d, &r->diags) < 0)
+		return KB_ESPEC;
+	kb_occupancy own;
+	const kb_occupancy *occ = bk && bk->has_occupancy ? &bk->occ : NULL;
+	int sm;
+	kb_resources none = {0};
+	if (!bk && kb_compile_arch_parse(arch, &sm) == 0 && kb_compile_arch_limits(sm)) {
+		kb_compile_occupancy(kb_compile_arch_limits(sm), &none,
+				     (int)(d.block[0] * d.block[1] * d.block[2]), (int)d.smem, &own);
+		occ = &own;
+	}
+	if (!occ || occ->limiter != KB_LIMIT_INVALID)
+		return KB_OK;
+	kb_diag_add(&r->diags, KB_DIAG_ERROR, r->src.path, r->src.text, l->loc.line, l->loc.col, 6,
+		    "CANNOT LAUNCH on %s: %s", arch, occ->why);
+	return KB_ESPEC;
+}
+
 /* Spec, --option and kernel discovery; returns the time it took in ms. */
 static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, const char **ok,
 			 int *nok, kb_err *err, int *rc)
@@ -279,12 +312,19 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 		kb_diag_sort(&r->diags);
 		return r->status = KB_ESPEC;
 	}
-	if (rc == KB_OK && r->unsupported && opts->skip_unsupported) { /* it will not run */
+	int given = 0;
+	for (int i = 0; i < opts->noptions; i++)
+		given += opts->options[i] != NULL;
+	/* a refused --option is refused before anything compiles */
+	if (rc == KB_OK && opts->check_only && !r->unsupported && check_launch(r, arch) < 0)
+		rc = KB_ESPEC;
+	if ((rc == KB_OK && r->unsupported && opts->skip_unsupported) || opts->check_only ||
+	    nok < given) { /* it will not run */
 		r->build.arch = arch;
 		r->build.ms_parse = r->build.ms_total = ms_parse;
 		free(ok);
 		kb_diag_sort(&r->diags);
-		return r->status = KB_OK;
+		return r->status = nok < given ? KB_ESPEC : rc;
 	}
 	kb_source pinned = {0};
 	if (r->gen.text) {
@@ -306,6 +346,9 @@ int kb_compile_unit_run(const char *path, const char *text, const kb_compile_uni
 	kb_diag_sort(&r->diags);
 	if (brc < 0 && brc != KB_ECOMPILE)
 		return brc;
+	if (rc == KB_OK && brc == KB_OK && check_launch(r, r->build.arch) < 0)
+		rc = KB_ESPEC;
+	kb_diag_sort(&r->diags);
 	r->status = brc == KB_ECOMPILE ? KB_ECOMPILE : rc;
 	return r->status;
 }

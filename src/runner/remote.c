@@ -183,7 +183,7 @@ static json_t *compile_here(kb_runner *r, json_t *q)
 	int ndef, nopt, nargs;
 	const char **defs = kb_runner__strings(json_object_get(q, "defines"), &ndef);
 	const char **opts = kb_runner__strings(json_object_get(q, "options"), &nopt);
-	kb_arg_override *args = kb_runner__overrides(json_object_get(q, "args"), &nargs);
+	kb_arg_override *args = kb_runner_arg_overrides(json_object_get(q, "args"), &nargs);
 	kb_compile_unit_opts uo = {.arch = json_string_value(json_object_get(q, "arch")),
 				   .default_arch = r->arch, .defines = defs, .ndefines = ndef,
 				   .options = opts, .noptions = nopt, .args = args, .nargs = nargs,
@@ -194,7 +194,7 @@ static json_t *compile_here(kb_runner *r, json_t *q)
 	int rc = kb_compile_unit_run(path, json_string_value(json_object_get(q, "text")), &uo, &u,
 				     &err);
 	if (rc == KB_ESPEC || rc == KB_ECOMPILE) {
-		answer = kb_runner__diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
+		answer = kb_runner_diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
 		json_object_set_new(answer, "file", json_string(path));
 		json_object_set_new(answer, "compile", kb_compile_unit_summary_json(&u));
 	} else if (rc < 0) {

@@ -71,7 +71,8 @@ const char **kb_runner__strings(json_t *a, int *n)
 }
 
 /* The request's {"N": 1024} as overrides (names borrowed from args). */
-kb_arg_override *kb_runner__overrides(json_t *args, int *n)
+/* See runner.h. */
+kb_arg_override *kb_runner_arg_overrides(json_t *args, int *n)
 {
 	*n = (int)json_object_size(args);
 	kb_arg_override *v = kb_xcalloc((size_t)*n + 1, sizeof *v);
@@ -119,7 +120,7 @@ static void *warm_main(void *arg)
 		return NULL;
 	if (kb_compile_spec_parse(&src, &spec, &diags) == 0) {
 		int n;
-		kb_arg_override *args = kb_runner__overrides(w->args, &n);
+		kb_arg_override *args = kb_runner_arg_overrides(w->args, &n);
 		for (int i = 0; i < n; i++)
 			kb_compile_spec_set_arg(&spec, args[i].name, args[i].value);
 		free(args);
@@ -171,7 +172,8 @@ void kb_runner__warm_join(kb_runner__warm *w)
 	free(w);
 }
 
-json_t *kb_runner__diag_result(const char *status, const kb_compile_unit *u)
+/* See runner.h. */
+json_t *kb_runner_diag_result(const char *status, const kb_compile_unit *u)
 {
 	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", status);
 	json_object_set_new(r, "diagnostics", kb_compile_diags_json(&u->diags));
@@ -601,7 +603,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	int nopt;
 	const char **opts = kb_runner__strings(json_object_get(req, "options"), &nopt);
 	int nargs;
-	kb_arg_override *args = kb_runner__overrides(json_object_get(req, "args"), &nargs);
+	kb_arg_override *args = kb_runner_arg_overrides(json_object_get(req, "args"), &nargs);
 	bool hot = json_is_true(json_object_get(req, "hot"));
 	bool sassm = json_is_true(json_object_get(req, "sass_metrics"));
 	bool sassm_only = json_is_true(json_object_get(req, "sass_metrics_only"));
@@ -621,7 +623,7 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 	int rc = kb_compile_unit_run(path, text, &uo, &u, &err);
 	t_compile = kb_now_ms() - t_compile;
 	if (rc == KB_ESPEC || rc == KB_ECOMPILE) {
-		r = kb_runner__diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
+		r = kb_runner_diag_result(rc == KB_ESPEC ? "spec_error" : "compile_error", &u);
 		goto out;
 	}
 	if (rc == 0 && !u.has_spec)

@@ -89,8 +89,6 @@ json_t *kb_runner__remote_request(kb_runner *r, json_t *req, json_t **answer);
  * "disconnected", naming the host. */
 void kb_runner__remote_result(kb_runner *r, json_t *res);
 /* Result builders shared by run.c and remote.c. */
-json_t *kb_runner__diag_result(const char *status, const kb_compile_unit *u);
-kb_arg_override *kb_runner__overrides(json_t *args, int *n);
 const char **kb_runner__strings(json_t *a, int *n);
 /* A new random seed, 1 ..= 1e9 (short enough to retype; 0 means none). */
 uint64_t kb_runner__fresh_seed(void);

@@ -10,6 +10,11 @@ run "$KB";                             expect_rc no_verb 2
 run "$KB" compile --help;              expect_rc compile_help 0; expect_in compile_help_text out "--arch sm_XX"; expect_in compile_help_option out "--option OPT"
 run "$KB" compile;                     expect_rc compile_no_file 2
 run "$KB" compile kernels/softmax.cu --arch sm_9x; expect_rc bad_arch 2
+# an arch this NVRTC does not know: exit 2, naming the ones it does (issue 25)
+run "$KB" compile kernels/vector_add.cu --arch sm_999 --no-cache
+expect_rc unknown_arch_rc 2
+expect_in unknown_arch_says err "sm_999 is not an arch nvrtc 13."
+expect_in unknown_arch_lists err ", sm_90, "
 run "$KB" compile no/such/file.cu;     expect_rc missing_file 3; expect_in missing_file_msg err "no/such/file.cu"
 run "$KB" compile README.md;           expect_rc wrong_kind 2
 
@@ -23,6 +28,22 @@ expect_in softmax_cache_miss out "cache miss"
 run "$KB" compile kernels/softmax.cu --arch sm_90
 expect_in softmax_cache_hit out "cache hit"
 expect_in softmax_hit_compiler out "nvrtc 13."
+
+# Without a disassembler the compile says so in one line (issue 25: six,
+# in every compile, diff and pane); `kbench devices` has the whole advice,
+# GPU or not.
+run env CUDA_VISIBLE_DEVICES= "$KB" devices
+expect_in devices_sass out "  SASS        "
+if grep -q "SASS        not shown" "$T_TMP/out"; then
+	expect_in devices_sass_advice out "looked in"
+	expect_in devices_sass_how out "KBENCH_NVDISASM to the program"
+	run "$KB" compile kernels/softmax.cu --arch sm_90
+	expect_in no_sass_one_line out "  SASS        not shown: no nvdisasm (nor cuobjdump) here; \`kbench devices\` says"
+	expect_not_in no_sass_no_advice out "looked in"
+else
+	expect_in devices_sass_found out "nvdisasm"
+	skip no_sass_one_line "a disassembler is here (the one-line note is for machines without one)"
+fi
 
 # NVRTC and nvJitLink (~100 MB each) are loaded only by a compile that
 # misses the cache: the dynamic loader's own log of the files it opens.
@@ -168,6 +189,105 @@ expect_in utf16_says err "the file is UTF-16 (it starts with a byte order mark F
 printf '__global__ void k(float *x)\n{ x[0] = 1; }\000junk' >"$T_TMP/nul.cu"
 run "$KB" compile "$T_TMP/nul.cu" --no-sass
 expect_rc nul_rc 2
-expect_in nul_says err "nul.cu:2:14: a NUL byte"
+expect_in nul_says err "nul.cu:2:14: error: a NUL byte"
+expect_in nul_caret err "   |              ^"
+# A byte that is not UTF-8 (NVRTC stops reading at it: an empty compile of
+# "0 registers", exit 0) is refused at its line and column (issue 25).
+{ printf '//! arg N = 1024\n// caf\303\251 \377\n'; cat kernels/vector_add.cu; } >"$T_TMP/ff.cu"
+run "$KB" compile "$T_TMP/ff.cu" --no-sass
+expect_rc not_utf8_rc 2
+expect_in not_utf8_says err "ff.cu:2:9: error: byte 0xFF is not UTF-8"
+expect_in not_utf8_caret err "   |         ^"
+expect_not_in not_utf8_no_result out "registers"
+for seq in overlong:'\300\200' surrogate:'\355\240\200' past_10ffff:'\364\220\200\200' \
+	   truncated:'\342\202'; do
+	{ printf "// ${seq#*:}\n"; cat kernels/vector_add.cu; } >"$T_TMP/bad8.cu"
+	run "$KB" compile "$T_TMP/bad8.cu" --no-sass
+	expect_rc "not_utf8_${seq%%:*}" 2
+done
+# A kernel the spec names that the compiler never saw is an error at its
+# line, never "registers 0/thread".
+{ sed -n '1,9p' kernels/vector_add.cu; echo '#if 0'; sed -n '10,$p' kernels/vector_add.cu; echo '#endif'; } \
+	>"$T_TMP/if0.cu"
+run "$KB" compile "$T_TMP/if0.cu" --no-sass
+expect_rc missing_kernel_rc 1
+expect_in missing_kernel_says err "if0.cu:12:28: error: kernel 'vector_add' is not in the compiled code"
+expect_not_in missing_kernel_no_regs out "registers"
+
+# A compile that can never launch is not a success (issue 25): a block over
+# the arch's limit, by the spec or a -D, an arg its int parameter cannot
+# hold, a launch line that cannot be evaluated (saying what failed).
+sed 's/block=(256)/block=(256, 8, 8)/' kernels/vector_add.cu >"$T_TMP/b3.cu"
+run "$KB" compile "$T_TMP/b3.cu" --no-sass
+expect_rc cannot_launch_rc 1
+expect_in cannot_launch_says err "b3.cu:7:5: error: CANNOT LAUNCH on sm_"
+expect_in cannot_launch_why err "a block of 16384 threads is outside 1..1024"
+sed 's/__global__ void vector_add/__global__ void __launch_bounds__(128) vector_add/' \
+	kernels/vector_add.cu >"$T_TMP/lb.cu"
+run "$KB" compile "$T_TMP/lb.cu" --no-sass
+expect_rc launch_bounds_rc 1
+expect_in launch_bounds_says err "lb.cu:7:5: error: CANNOT LAUNCH on sm_90: a block of 256 threads exceeds the kernel's own limit of 128"
+sed 's/block=(256)/block=(BLOCK)/; s/cdiv(n, 256)/cdiv(n, BLOCK)/; s|^//! tol.*|&\n//! tune    BLOCK = 256, 512|' \
+	kernels/vector_add.cu >"$T_TMP/tb.cu"
+run "$KB" compile "$T_TMP/tb.cu" --no-sass
+expect_rc tune_ok_rc 0
+run "$KB" compile "$T_TMP/tb.cu" --no-sass -D BLOCK=2048
+expect_rc define_block_rc 1
+expect_in define_block_says err "a block of 2048 threads is outside 1..1024"
+run "$KB" compile "$T_TMP/tb.cu" --no-sass -D BLOCK=0
+expect_rc block_zero_rc 1
+expect_in block_zero_says err "tb.cu:7:42: error: block.x must be positive (it is 0)"
+expect_not_in block_zero_no_launch_line out "no //! launch line"
+expect_in block_zero_occ out "the //! launch line could not be evaluated"
+run "$KB" compile "$T_TMP/tb.cu" --no-sass -D BLOCK=abc
+expect_rc block_abc_rc 1
+expect_in block_abc_says err "tb.cu:7:42: error: tune 'BLOCK' is 'abc' here, not a number"
+sed 's/n = 64 \* 1024 \* 1024/n = 1099511627776/' kernels/vector_add.cu >"$T_TMP/big.cu"
+run "$KB" compile "$T_TMP/big.cu" --no-sass
+expect_rc int_overflow_rc 1
+expect_in int_overflow_says err "big.cu:3:13: error: arg 'n' is 1099511627776, which overflows parameter 'n' of vector_add(): 'int' holds -2147483648..2147483647"
+sed 's/n = 64 \* 1024 \* 1024/n = -5/' kernels/vector_add.cu >"$T_TMP/neg.cu"
+run "$KB" compile "$T_TMP/neg.cu" --no-sass
+expect_rc negative_rc 1
+expect_in negative_says err "neg.cu:7:19: error: grid.x must be positive (it is 0)"
+expect_not_in negative_no_launch_line out "no //! launch line"
+run "$KB" compile kernels/vector_add.cu --arch sm_90 --option -G
+expect_rc refused_g_rc 1
+expect_in refused_g_says err "--option -G (command line): kbench does not take -G"
+expect_not_in refused_g_no_result out "registers"
+expect_not_in refused_g_no_result_err err "registers"
+
+# Every compile is kept, errors too, with its true verdict (issue 25): a
+# spec error was "compiled" in log and the export, a compile error absent.
+# (A folder outside this repository: its refs go to the private store.)
+REPO=$PWD
+mkdir -p "$T_TMP/rec" && cp kernels/vector_add.cu "$T_TMP/rec/k.cu" && cd "$T_TMP/rec"
+export XDG_DATA_HOME="$T_TMP/recdata"
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass
+sed -i 's/n = 64 \* 1024 \* 1024/n = abc/' k.cu
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass; expect_rc rec_spec_rc 1
+sed -i 's/n = abc/n = 1024/; s/c\[i\] = a\[i\] + b\[i\];/int q = ;/' k.cu
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass; expect_rc rec_compile_rc 1
+run env -u KBENCH_NO_SESSION "$KB" log k.cu
+expect_in rec_log_v1 out "  v1                 compiled"
+expect_in rec_log_spec out "  v2                 SPEC ERROR"
+expect_in rec_log_compile out "  v3                 COMPILE ERROR"
+run env -u KBENCH_NO_SESSION "$KB" show v3
+expect_in rec_show_text out "int q = ;"
+run env -u KBENCH_NO_SESSION "$KB" session export "$(ls "$XDG_DATA_HOME/kbench/sessions")" -o "$T_TMP/recexp"
+expect_rc rec_export_rc 0
+if grep -q "| SPEC ERROR | .*SPEC ERROR: line 3: " "$T_TMP/recexp/README.md" &&
+   grep -q "| COMPILE ERROR | .*COMPILE ERROR: line 16: " "$T_TMP/recexp/README.md"; then
+	pass rec_export_verdicts
+else
+	fail rec_export_verdicts "$(cat "$T_TMP/recexp/README.md")"
+fi
+# the same text compiled again without the error (-G refused, then not)
+cp "$REPO/kernels/vector_add.cu" k.cu
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass --option -G; expect_rc rec_g_rc 1
+run env -u KBENCH_NO_SESSION "$KB" compile k.cu --no-sass; expect_rc rec_after_g_rc 0
+run env -u KBENCH_NO_SESSION "$KB" log k.cu
+expect_in rec_log_g_cleared out "  v4                 compiled"
+cd - >/dev/null
 
 finish

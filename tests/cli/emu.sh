@@ -228,6 +228,12 @@ emu attn_02_mt2 $A2 -D MT=2 -D BN=32 --size N=300,B=1,H=1,CAUSAL=1 --size N=150,
 emu attn_02_copies_at_issue $A2 -D D=64 --copies issue --sched shuffle --seed 3 --size N=150,B=1,H=1,CAUSAL=1
 start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
 
+# From any directory, without --emu-dir, --runtime or --work: the driver
+# finds its own files (issue 25: "cuda_emu.h: No such file" outside the checkout).
+mkdir -p "$T_TMP/elsewhere"
+[ -n "${KBENCH_SANITIZE:-}" ] || start emu_any_dir "" sh -c 'cd "$1" && shift && exec "$@"' sh \
+	"$T_TMP/elsewhere" "$EMU" "$PWD/kernels/vector_add.cu" --size n=1000
+
 # Mutants: the emulator must reject each one-line mistake.
 # mutant NAME SED-EXPR WANT TILE [-D ...] --size ...: TILE's generated CUDA,
 # edited by SED-EXPR, must fail with WANT in the report.

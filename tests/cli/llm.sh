@@ -84,7 +84,7 @@ events bad_diff_journal "E('llm_round')[0]['verdict']=='diff does not apply' and
 
 opt no_compile --llm-model no_compile
 expect_rc no_compile_rc 0
-expect_in no_compile_says out "round 1: COMPILE ERROR: 1 error"
+expect_in no_compile_says out "round 1: v2 COMPILE ERROR: 1 error" # kept as a variant (issue 25)
 events no_compile_journal "E('llm_round')[0]['verdict']=='COMPILE ERROR' and E('compile')[-1]['ok'] is False and E('compile')[-1]['errors']>=1"
 
 opt no_code --llm-model no_code

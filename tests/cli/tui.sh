@@ -86,14 +86,18 @@ if "$KB" devices >/dev/null 2>&1; then
 else
 	check roofline_pane "No roofline yet: no variant has been run"
 fi
-# variants: Ctrl-P selects the newest (v2), again v1 and shows it; Ctrl-D
-# diffs v1 with the newest; Ctrl-O puts v1 in the editor, Ctrl-Z takes it back
+# variants: Ctrl-P selects the newest (v4: the undone save; v3 is the
+# syntax error's COMPILE ERROR, kept like every save), again down to v1 and
+# shows it; Ctrl-D diffs v1 with the newest; Ctrl-O puts v1 in the editor,
+# Ctrl-Z takes it back
 keys C-p
-check variant_selected "> v2 "
+check variant_selected "> v4 "
 keys C-p
+check variant_error_kept "COMPILE ERROR"
+keys C-p; keys C-p
 check variant_shown "softmax.cu v1  commit"
 keys C-d
-check diff_selected "source v1 -> v2"
+check diff_selected "source v1 -> v4"
 keys C-o
 check variant_loaded "v1 is in the editor"
 screen | grep -q ' 1 // Row softmax' && pass variant_loaded_at_top || fail variant_loaded_at_top "$(screen | head -4)"

@@ -75,8 +75,28 @@ typedef struct {
 static const char usage[] =
 	"usage: tile_emu FILE.tile|FILE.cu [-D NAME=V]... --size \"M=64 N=100\"... [--copies wait|issue]\n"
 	"                [--sched order|shuffle|warp] [--offset BYTES] [--seed S] [--work DIR]\n"
-	"                [--emu-dir tests/emu] [--runtime build/emu/cuda_emu.o] [--cuda FILE.cu]\n"
-	"                [--spec '//! LINE']...\n";
+	"                [--emu-dir DIR] [--runtime FILE.o] [--cuda FILE.cu] [--spec '//! LINE']...\n"
+	"(--work, --emu-dir and --runtime default to this program's own files: work/ and\n"
+	"cuda_emu.o beside it, the checkout's tests/emu two folders up)\n";
+
+/* The files --work, --emu-dir and --runtime did not name, found from where
+ * this program is (build/emu/ of a checkout: its runtime beside it,
+ * cuda_emu.h in tests/emu two folders up), as kbench finds its toolkit, so
+ * that it runs from any directory.  The names live as long as the process. */
+static void own_files(options *o)
+{
+	static char *work, *runtime, *emu_dir;
+	char *self = realpath("/proc/self/exe", NULL);
+	char *dir = self ? kb_xstrndup(self, (size_t)(strrchr(self, '/') - self)) : kb_xstrdup(".");
+	if (!o->work)
+		o->work = work = kb_xasprintf("%s/work", dir);
+	if (!o->runtime)
+		o->runtime = runtime = kb_xasprintf("%s/cuda_emu.o", dir);
+	if (!o->emu_dir)
+		o->emu_dir = emu_dir = kb_xasprintf("%s/../../tests/emu", dir);
+	free(dir);
+	free(self);
+}
 
 static int parse_options(int argc, char **argv, options *o)
 {
@@ -89,8 +109,7 @@ static int parse_options(int argc, char **argv, options *o)
 		{"spec", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
-	*o = (options){.seed = 1, .work = "build/emu/work", .emu_dir = "tests/emu",
-		       .runtime = "build/emu/cuda_emu.o"};
+	*o = (options){.seed = 1};
 	for (int c; (c = getopt_long(argc, argv, "D:", longs, NULL)) != -1;) {
 		switch (c) {
 		case 'D': if (o->ndefines < 32) o->defines[o->ndefines++] = optarg; break;
@@ -113,6 +132,7 @@ static int parse_options(int argc, char **argv, options *o)
 	if (optind != argc - 1 || !o->nsizes)
 		return -1;
 	o->file = argv[optind];
+	own_files(o);
 	return 0;
 }
 
@@ -131,6 +151,17 @@ static void print_diags(const kb_diags *d)
  * is what this test runs. */
 static int compile_unit(const options *o, kb_compile_unit *u)
 {
+	char *header = kb_xasprintf("%s/cuda_emu.h", o->emu_dir);
+	const char *missing = !kb_file_exists(header) ? header
+			      : !kb_file_exists(o->runtime) ? o->runtime : NULL;
+	memset(u, 0, sizeof *u);
+	if (missing) /* said before anything else goes wrong for want of it */
+		printf("FAIL %s: the emulator's %s is not there (--emu-dir DIR holds cuda_emu.h, "
+		       "--runtime names cuda_emu.o; `make build-tests` makes them)\n", o->file, missing);
+	bool gone = missing != NULL;
+	free(header);
+	if (gone)
+		return -1;
 	kb_compile_unit_opts co = {.arch = "sm_90", .defines = (const char **)o->defines,
 				   .ndefines = o->ndefines};
 	kb_err err = {0};
