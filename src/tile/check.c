@@ -125,18 +125,21 @@ static int distance(const char *a, const char *b)
 	return row[nb];
 }
 
+int kb_tile__close_words(const char *word, const char *const *words, int n, const char **out,
+			 int max)
+{
+	int limit = strlen(word) < 4 ? 2 : 3, k = 0; /* closer than limit */
+	for (int d = 0; d < limit && k < max; d++)
+		for (int i = 0; i < n && k < max; i++)
+			if (distance(word, words[i]) == d)
+				out[k++] = words[i];
+	return k;
+}
+
 const char *kb_tile__closest(const char *word, const char *const *words, int n)
 {
 	const char *best = NULL;
-	int bestd = strlen(word) < 4 ? 2 : 3; /* closer than this */
-	for (int i = 0; i < n; i++) {
-		int d = distance(word, words[i]);
-		if (d < bestd) {
-			bestd = d;
-			best = words[i];
-		}
-	}
-	return best;
+	return kb_tile__close_words(word, words, n, &best, 1) ? best : NULL;
 }
 
 void kb_tile__unknown(kb_tile__checker *C, const kb_tile__expr *e)

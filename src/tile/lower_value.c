@@ -468,7 +468,8 @@ static const char *add_stream(kb_tile__lw *L, const kb_tile__expr *e)
 
 /* Materializes what e needs before a group loop computes it: its loads
  * and reductions, but a load in an element-wise place (not under a
- * reduction or a load's keyword) that can stream, from another tensor than
+ * reduction or a load's keyword) that can stream (and that the row-in-registers
+ * branch does not keep), from another tensor than
  * `avoid` (the one the statement writes), becomes a stream; so do the
  * streamed variables e names.  Whether e reads any stream. */
 static bool materialize_streams(kb_tile__lw *L, const kb_tile__expr *e, const char *avoid, bool dry)
@@ -479,7 +480,8 @@ static bool materialize_streams(kb_tile__lw *L, const kb_tile__expr *e, const ch
 			add_stream(L, s->stream);
 		return s && s->stream;
 	}
-	if (kb_tile__is_load(e) && kb_tile__streamable(L, e) &&
+	bool kept = L->fast && kb_tile__is_load(e) && kb_tile__kept_of(L, e); /* in registers */
+	if (kb_tile__is_load(e) && !kept && kb_tile__streamable(L, e) &&
 	    (!avoid || strcmp(avoid, e->args[0]->name))) {
 		if (!dry) {
 			kb_tile__add_mat(L, e, kb_xstrdup(add_stream(L, e)), false);

@@ -17,8 +17,8 @@ typedef enum {
 	KB_TT_IDENT,     /* names and keywords (kernel const for in range if else grid threads) */
 	KB_TT_INT,
 	KB_TT_FLOAT,
-	KB_TT_PUNCT,     /* ( ) [ ] { } , : = + - * / % < > ! ; and the two-character
-			  * == != <= >= && || += -= *= /= */
+	KB_TT_PUNCT,     /* ( ) [ ] { } , : = + - * / % < > ! & | ; and the two-character
+			  * == != <= >= && || += -= *= /= ** << >> */
 } kb_tile__tt;
 
 typedef struct {
@@ -70,6 +70,8 @@ enum {
 	KB_TOP_ADD = '+', KB_TOP_SUB = '-', KB_TOP_MUL = '*', KB_TOP_DIV = '/', KB_TOP_MOD = '%',
 	KB_TOP_LT = '<', KB_TOP_GT = '>', KB_TOP_LE = 256, KB_TOP_GE, KB_TOP_EQ, KB_TOP_NE,
 	KB_TOP_AND, KB_TOP_OR,
+	KB_TOP_POW, KB_TOP_SHL, KB_TOP_SHR,       /* ** << >> */
+	KB_TOP_BAND = '&', KB_TOP_BOR = '|',      /* integer bitwise & | */
 };
 
 /* One index of a slice: a position, or a range lo : hi. */
@@ -269,6 +271,10 @@ kb_tile__sym *kb_tile__lookup(kb_tile__checker *C, const char *name);
 void kb_tile__unknown(kb_tile__checker *C, const kb_tile__expr *e);
 /* The closest of n words to word when close enough, else NULL. */
 const char *kb_tile__closest(const char *word, const char *const *words, int n);
+/* Up to max of the n words close enough to word, closest first, into out;
+ * returns how many. */
+int kb_tile__close_words(const char *word, const char *const *words, int n, const char **out,
+			 int max);
 /* Checks e: its type, and whether it is a compile-time integer (cval).
  * False when e has an error (reported now, or earlier and kept quiet). */
 bool kb_tile__check_expr(kb_tile__checker *C, kb_tile__expr *e);

@@ -167,12 +167,13 @@ static const char *lex_number(lexer *L, const char *p)
 
 static int punct_len(const char *p, const char *end)
 {
-	static const char *const two[] = {"==", "!=", "<=", ">=", "&&", "||", "+=", "-=", "*=", "/="};
+	static const char *const two[] = {"==", "!=", "<=", ">=", "&&", "||", "+=", "-=", "*=", "/=",
+					  "**", "<<", ">>"};
 	if (p + 1 < end)
 		for (size_t i = 0; i < KB_ARRAY_LEN(two); i++)
 			if (p[0] == two[i][0] && p[1] == two[i][1])
 				return 2;
-	return *p && strchr("()[]{},:=+-*/%<>!", *p) ? 1 : 0;
+	return *p && strchr("()[]{},:=+-*/%<>!&|", *p) ? 1 : 0;
 }
 
 /* Skips to the end of the line (the newline itself stays). */

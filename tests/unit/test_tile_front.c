@@ -477,6 +477,32 @@ static void test_tile_front__constant_folding(void)
 	front_free(&fr);
 }
 
+/* ** binds tighter than a unary minus on its left and runs right to left;
+ * << >> & | fold as C's; 2 ** -1 is a float, not a folded integer. */
+static void test_tile_front__power_and_bits(void)
+{
+	const char *text =
+		"kernel f(x: f32[N]) grid(1) threads(32) {\n"
+		"    const A = -2 ** 2\n"
+		"    const B = 2 ** 3 ** 2\n"
+		"    const C = 1 << 4 | 3 & 6 >> 1\n"
+		"    r = 2 ** -1\n"
+		"    s = load(x[0 : 32]) ** 2\n"
+		"    u = arange(32) >> 1\n"
+		"}\n";
+	front fr;
+	T_OK(good(&fr, text, NULL, 0));
+	kb_tile__stmt **b = fr.f.kernels[0].body;
+	T_EQ_INT(b[0]->value->cval, -4);
+	T_EQ_INT(b[1]->value->cval, 512);
+	T_EQ_INT(b[2]->value->cval, 16 | (3 & 3));
+	T_EQ_STR(var_type(&fr, 0, "r"), "f32 scalar");
+	T_OK(!b[3]->value->is_const);
+	T_EQ_STR(var_type(&fr, 0, "s"), "f32[32]");
+	T_EQ_STR(var_type(&fr, 0, "u"), "i32[32]");
+	front_free(&fr);
+}
+
 static void test_tile_front__scopes(void)
 {
 	const char *text =
@@ -599,8 +625,29 @@ static const struct {
 	 "grid(...) and threads(...) can use sizes, consts and scalar parameters, not the variable 'r'"},
 	{__LINE__, H "    const M = 4\n}\n", 2, 5, "'M' is already a size (defined at 1:10)"},
 	/* functions */
-	{__LINE__, H "    r = expp(1.0)\n}\n", 2, 9, "unknown function 'expp' (did you mean 'exp'?)"},
-	{__LINE__, H "    r = exp(1.0, 2.0)\n}\n", 2, 9, "exp takes 1 argument, got 2 (exp(x))"},
+	{__LINE__, H "    r = expp(1.0)\n}\n", 2, 9,
+	 "unknown function 'expp' (did you mean 'exp', 'exp2' or 'expm1'?); the functions are load "
+	 "arange zeros pid sum max min exp exp2 log sqrt rsqrt abs tanh erf sigmoid sin cos log1p "
+	 "expm1 floor ceil pow where f32 f16 bf16 i32 dot cdiv, and the statements store atomic_add "
+	 "atomic_max"},
+	{__LINE__, H "    r = gelu(1.0)\n}\n", 2, 9, "unknown function 'gelu'; the functions are load "},
+	{__LINE__, H "    r = exp(1.0, 2.0)\n}\n", 2, 9,
+	 "exp takes 1 argument, got 2 (exp(x) or exp(x, exact = true))"},
+	/* the math of issue 29: operators and functions */
+	{__LINE__, H "    r = tanh(1.0, approximate = true)\n}\n", 2, 33,
+	 "tanh has no argument approximate= (tanh(x))"},
+	{__LINE__, H "    e = true\n    r = exp(1.0, exact = e)\n}\n", 3, 26,
+	 "exact= is true or false (a literal), got bool scalar"},
+	{__LINE__, H "    r = sigmoid(1.0 > 0.0)\n}\n", 2, 17, "sigmoid needs a number, got bool scalar"},
+	{__LINE__, H "    r = 1.5 >> 1\n}\n", 2, 9, "'>>' needs integers, got f32 scalar and i32 scalar"},
+	{__LINE__, H "    r = 3 & 1.0\n}\n", 2, 9, "'&' needs integers, got i32 scalar and f32 scalar"},
+	{__LINE__, H "    r = (1 > 0) | 2\n}\n", 2, 9, "'|' needs integers, got bool scalar and i32 scalar"},
+	{__LINE__, H "    r = true ** 2\n}\n", 2, 9, "'**' needs numbers, got bool scalar and i32 scalar"},
+	{__LINE__, H "    const S = 1 << 70\n}\n", 2, 15, "integer overflow in a constant"},
+	{__LINE__, H "    r = load(x[0, 0 : 8]) ** load(x[0, 0 : 4])\n}\n", 2, 9,
+	 "shape mismatch in '**': f32[8] and f32[4]"},
+	{__LINE__, H "    r = pow(1.0)\n}\n", 2, 9, "pow takes 2 arguments, got 1 (pow(a, b), the same as a ** b)"},
+	{__LINE__, H "    r = 2 *** 3\n}\n", 2, 13, "expected an expression, got '*'"},
 	{__LINE__, H "    r = load(x[0, 0 : 4], others = 0.0)\n}\n", 2, 36, "load has no argument others="},
 	{__LINE__, H "    r = pid(1)\n}\n", 2, 13, "pid(1): grid(...) of kernel f has 1 axis"},
 	{__LINE__, H "    r = arange(N)\n}\n", 2, 16,
@@ -805,6 +852,7 @@ int main(void)
 	T_RUN(test_tile_front__matmul_dot);
 	T_RUN(test_tile_front__expression_types);
 	T_RUN(test_tile_front__constant_folding);
+	T_RUN(test_tile_front__power_and_bits);
 	T_RUN(test_tile_front__scopes);
 	T_RUN(test_tile_front__several_kernels);
 	T_RUN(test_tile_front__bad_programs);

@@ -114,6 +114,42 @@ static void test_tile_lower__nested_load_kept(void)
 	lowered_free(&l);
 }
 
+/* A load under a cast (`t = f32(load(...))`) is kept like a bare one: the
+ * branch fills kb_row1 once and both loops read it (it used to stream the
+ * group instead, reading x twice and leaving kb_row1 unused, which NVRTC
+ * reported as #177-D at a line of the user's). */
+static void test_tile_lower__cast_load_kept(void)
+{
+	static const char cast[] =
+		"kernel sm(x: bf16[M, N], y: bf16[M, N]) grid(M) threads(256) {\n"
+		"    const BLOCK = 4096\n"
+		"    row = pid(0)\n"
+		"    m = -inf\n"
+		"    for c in range(0, N, BLOCK) {\n"
+		"        t = f32(load(x[row, c : c + BLOCK], other = -inf))\n"
+		"        m = max(m, max(t))\n"
+		"    }\n"
+		"    for c in range(0, N, BLOCK) {\n"
+		"        t = f32(load(x[row, c : c + BLOCK], other = -inf))\n"
+		"        store(y[row, c : c + BLOCK], t - m)\n"
+		"    }\n"
+		"}\n";
+	lowered l;
+	lower(&l, cast, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l), *fast = strstr(c, "float kb_row1[16]; /* x, read once */");
+	const char *other = fast ? strstr(fast, "\n\t} else {") : NULL; /* the branch's end */
+	T_OK(fast && other);
+	int uses = 0, streams = 0;
+	for (const char *p = fast; p && other && (p = strstr(p, "t[i_] = (float)(kb_row1[i_]);")) && p < other; p++)
+		uses++;
+	for (const char *p = fast; p && other && (p = strstr(p, "kb_s1[")) && p < other; p++)
+		streams++;
+	T_EQ_INT(uses, 2);    /* both loops take the registers */
+	T_EQ_INT(streams, 0); /* and neither reads x again */
+	lowered_free(&l);
+}
+
 static void test_tile_lower__define_changes_layout(void)
 {
 	static const char *const defs[] = {"BLOCK=1000", "THREADS=128"};
@@ -464,6 +500,7 @@ int main(void)
 {
 	T_RUN(test_tile_lower__row_layout);
 	T_RUN(test_tile_lower__nested_load_kept);
+	T_RUN(test_tile_lower__cast_load_kept);
 	T_RUN(test_tile_lower__define_changes_layout);
 	T_RUN(test_tile_lower__bf16_vectors);
 	T_RUN(test_tile_lower__loads_in_place);
