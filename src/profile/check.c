@@ -125,9 +125,10 @@ static int poison(kb_profile__run *c, kb_profile__buf *bufs, int n, kb_err *err)
 {
 	int rc = KB_OK;
 	for (int i = 0; i < n; i++)
-		if (bufs[i].spec->is_out)
-			KB_CU_CALL(err, cuMemsetD8Async(bufs[i].dev, KB_POISON_BYTE, bufs[i].bytes,
-							c->d->stream));
+		if (bufs[i].spec->is_out) /* `= zeros`: an accumulator (atomics add into it) */
+			KB_CU_CALL(err, cuMemsetD8Async(bufs[i].dev, bufs[i].spec->init.kind ==
+							KB_INIT_ZEROS ? 0 : KB_POISON_BYTE,
+							bufs[i].bytes, c->d->stream));
 out:
 	return rc;
 }

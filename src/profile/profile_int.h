@@ -580,6 +580,7 @@ int kb_profile__ref_alloc_out(kb_profile__refcall *c, int rank, const int64_t *d
 int kb_profile__ref_softmax(kb_profile__refcall *c);   /* softmax, log_softmax */
 int kb_profile__ref_reduce(kb_profile__refcall *c);    /* sum, max */
 int kb_profile__ref_norm(kb_profile__refcall *c);      /* layernorm, rmsnorm */
+int kb_profile__ref_cross_entropy(kb_profile__refcall *c);
 int kb_profile__ref_binary(kb_profile__refcall *c);    /* add, mul */
 int kb_profile__ref_axpy(kb_profile__refcall *c);
 int kb_profile__ref_unary(kb_profile__refcall *c);     /* relu, gelu, silu, copy */

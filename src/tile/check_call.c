@@ -369,6 +369,7 @@ static const struct builtin {
 	{"f16", 1, 1, "", check_cast, "f16(x)"},
 	{"bf16", 1, 1, "", check_cast, "bf16(x)"},
 	{"i32", 1, 1, "", check_cast, "i32(x)"},
+	{"f64", 1, 1, "", check_cast, "f64(x)"},
 	{"dot", 2, 2, "", check_dot, "dot(a, b)"},
 	{"cdiv", 2, 2, "", check_cdiv, "cdiv(a, b)"},
 };
@@ -413,9 +414,10 @@ static bool not_builtin(kb_tile__checker *C, const kb_tile__expr *e)
 {
 	int len = (int)strlen(e->name);
 	kb_tile__sym *s = kb_tile__lookup(C, e->name);
-	if (!strcmp(e->name, "store") || !strcmp(e->name, "range")) {
+	if (!strcmp(e->name, "store") || !strcmp(e->name, "range") || !strcmp(e->name, "atomic_add") ||
+	    !strcmp(e->name, "atomic_max")) {
 		kb_tile__cerr(C, e->line, e->col, len, "%s(...) is not a value: it is only a %s",
-			      e->name, e->name[0] == 's' ? "statement" : "for loop's bounds");
+			      e->name, e->name[0] != 'r' ? "statement" : "for loop's bounds");
 		return false;
 	}
 	if (s) {

@@ -294,6 +294,19 @@ static bool check_unary(kb_tile__checker *C, kb_tile__expr *e)
 	return true;
 }
 
+/* A float literal (or its negation) beside an f64 value is an f64 literal:
+ * 0.7978845608028654 * u keeps its digits when u is f64 (as numpy's and
+ * Triton's Python scalars take the tensor's dtype). */
+static void widen_literal(kb_tile__expr *e)
+{
+	if (e->kind == KB_TE_UNARY && e->op == '-')
+		widen_literal(e->args[0]);
+	if ((e->kind == KB_TE_FLOAT || e->kind == KB_TE_INF ||
+	     (e->kind == KB_TE_UNARY && e->op == '-' && e->args[0]->type.dtype == KB_TILE_F64)) &&
+	    e->type.dtype == KB_TILE_F32 && !e->type.rank)
+		e->type.dtype = KB_TILE_F64;
+}
+
 static bool check_binary(kb_tile__checker *C, kb_tile__expr *e)
 {
 	kb_tile__expr *a = e->args[0], *b = e->args[1];
@@ -301,6 +314,8 @@ static bool check_binary(kb_tile__checker *C, kb_tile__expr *e)
 	ok = kb_tile__check_expr(C, b) && ok;
 	if (!ok || !kb_tile__binary_type(C, e->op, &a->type, &b->type, &e->type, e))
 		return false;
+	for (int i = 0; i < 2 && e->type.dtype == KB_TILE_F64; i++)
+		widen_literal(e->args[i]);
 	if (e->op == KB_TOP_POW && is_int(e->type.dtype) && !(b->is_const && b->cval >= 0))
 		e->type.dtype = KB_TILE_F32; /* 2 ** n, 2 ** -1: a float, as powf gives */
 	if (a->is_const && b->is_const && (e->op != KB_TOP_POW || b->cval >= 0))

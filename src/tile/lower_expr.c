@@ -28,6 +28,7 @@ void kb_tile__add_mat(kb_tile__lw *L, const kb_tile__expr *e, char *c, bool cols
 	m->c = c;
 	m->cols = cols;
 	m->stream = false;
+	m->tile2 = false;
 }
 
 static void literal(const kb_tile__expr *e, kb_buf *b)
@@ -42,7 +43,7 @@ static void literal(const kb_tile__expr *e, kb_buf *b)
 		break;
 	case KB_TE_FLOAT: {
 		char num[40];
-		snprintf(num, sizeof num, "%.9g", e->fval);
+		snprintf(num, sizeof num, f64 ? "%.17g" : "%.9g", e->fval);
 		bool point = strpbrk(num, ".eEn") != NULL; /* "0" must read as a float: "0.0f" */
 		kb_buf_catf(b, "%s%s%s", num, point ? "" : ".0", f64 ? "" : "f");
 		break;
@@ -200,8 +201,8 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 		kb_buf_catf(b, h ? "__half2float(__float2half_rn(" : "__bfloat162float(__float2bfloat16_rn(");
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, "))");
-	} else if (!strcmp(e->name, "f32") || !strcmp(e->name, "i32")) {
-		kb_buf_catf(b, "(%s)(", !strcmp(e->name, "f32") ? "float" : "int");
+	} else if (!strcmp(e->name, "f32") || !strcmp(e->name, "i32") || !strcmp(e->name, "f64")) {
+		kb_buf_catf(b, "(%s)(", kb_tile__ctype(e->type.dtype));
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, ")");
 	} else if (!strcmp(e->name, "cdiv") && e->nargs == 2) {
@@ -227,6 +228,8 @@ void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_bu
 		kb_buf_catf(b, "%s[j_]", m->c);
 	else if (m && m->cols) /* slot i of the mma layout is at column pair (i / 4 % NT, i % 2) */
 		kb_buf_catf(b, "%s[(%s) / 4 %% %d * 2 + (%s) %% 2]", m->c, i, L->mma.NT, i);
+	else if (m && m->tile2)
+		kb_tile__mma_read2(L, e, m->c, i, b);
 	else if (m)
 		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m->c, i);
 	if (m)

@@ -86,11 +86,13 @@ void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char
 void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *into)
 {
 	bool load = e->kind == KB_TE_CALL && !strcmp(e->name, "load");
-	if (!load)
+	if (!load) {
 		kb_tile__materialize_under(L, e);
-	else
+	} else {
 		for (int k = 0; k < e->nkw; k++)
 			kb_tile__materialize(L, e->kwv[k], NULL);
+		kb_tile__materialize_index(L, e->args[0]);
+	}
 	if (e->kind == KB_TE_CALL && !strcmp(e->name, "dot")) {
 		kb_tile__fail(L, e->line, e->col, e->len, "dot");
 		return;

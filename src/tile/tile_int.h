@@ -108,15 +108,19 @@ typedef enum {
 	KB_TS_ASSIGN,  /* name (op)= value; op 0 for '=' */
 	KB_TS_FOR,     /* for name in range(lo, hi, step) body */
 	KB_TS_IF,      /* if cond body [else els] */
-	KB_TS_STORE,   /* store(slice, value [, mask = m]) */
+	KB_TS_STORE,   /* store(slice, value [, mask = m]), atomic_add(...), atomic_max(...) */
 } kb_tile__skind;
+
+/* What a KB_TS_STORE does with the slice's elements (its op). */
+enum { KB_TATOM_ADD = 1, KB_TATOM_MAX = 2 };
 
 typedef struct kb_tile__stmt kb_tile__stmt;
 struct kb_tile__stmt {
 	kb_tile__skind kind;
 	int line, col, len;
 	char *name;              /* CONST, ASSIGN, FOR: the name */
-	int op;                  /* ASSIGN: 0, or the KB_TOP_* of += -= *= /= */
+	int op;                  /* ASSIGN: 0, or the KB_TOP_* of += -= *= /=;
+				  * STORE: 0, or KB_TATOM_ADD / KB_TATOM_MAX (atomic_add, atomic_max) */
 	kb_tile__expr *value;    /* CONST, ASSIGN, STORE: the value; IF: the condition */
 	kb_tile__expr *slice;    /* STORE */
 	kb_tile__expr *mask;     /* STORE: or NULL */
@@ -312,6 +316,9 @@ typedef struct {
 				 * result (slot j: column pair j / 2, j % 2) */
 	bool stream;            /* a load read a group at a time: c holds the
 				 * group k_'s V elements (slot k_ * V + j_ is c[j_]) */
+	bool tile2;             /* a [BM, BN] load beside a dot's result, read where it
+				 * is used at the slot's row and column (c##p_, c##r_,
+				 * c##c_: its first element, rows and columns left) */
 } kb_tile__mat;
 
 /* A load a statement's group loop reads a group at a time: into c[V], from
@@ -433,6 +440,8 @@ void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *in
 /* Materializes every load and reduction under e (not e itself). */
 void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e);
 bool kb_tile__is_load(const kb_tile__expr *e);
+/* The loads in slice s's indices (a gather), materialized. */
+void kb_tile__materialize_index(kb_tile__lw *L, const kb_tile__expr *s);
 bool kb_tile__is_reduction(const kb_tile__expr *e);
 /* dst = load(...), dst = a reduction (declared when declare), store(...). */
 void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
@@ -474,8 +483,13 @@ bool kb_tile__mma_shape(const kb_tile__lw *L, const kb_tile__type *t);
  * [BN] tiles loaded from memory); false after reporting. */
 bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e);
 /* Loads the [BN] tiles under e at this thread's columns (before the
- * statement that computes e in the mma layout). */
+ * statement that computes e in the mma layout); a [BM, BN] load gets its
+ * pointer and bounds, and is read where it is used. */
 void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e);
+/* The element of [BM, BN] load e (materialized into c) at slot i of the
+ * mma layout, as C (other= past the tensor's edges). */
+void kb_tile__mma_read2(kb_tile__lw *L, const kb_tile__expr *e, const char *c, const char *i,
+			kb_buf *b);
 /* The dot loop of statement st, or NULL. */
 const kb_tile__dotloop *kb_tile__dot_loop(const kb_tile__lw *L, const kb_tile__stmt *st);
 /* The kernel's shared memory and warp offsets; a dot loop; a 2-d store. */

@@ -297,7 +297,8 @@ kb_tile_word kb_tile_word_kind(const char *s, size_t n)
 		return KB_TILE_WORD_DTYPE;
 	if (word_in(literals, KB_ARRAY_LEN(literals), s, n))
 		return KB_TILE_WORD_LITERAL;
-	if (kb_tile__is_builtin(s, n) || (n == 5 && !memcmp(s, "store", 5)))
+	if (kb_tile__is_builtin(s, n) || (n == 5 && !memcmp(s, "store", 5)) ||
+	    (n == 10 && (!memcmp(s, "atomic_add", 10) || !memcmp(s, "atomic_max", 10))))
 		return KB_TILE_WORD_BUILTIN;
 	return KB_TILE_WORD_NAME;
 }

@@ -170,6 +170,46 @@ emu silu_f16_misaligned tests/emu/silu_f16.tile --offset 2 --size M=3,N=1000
 emu add_i32 tests/emu/add_i32.tile --size N=1000 --size N=513 --size N=5
 emu relu_masked tests/emu/relu_masked.tile --size N=1000 --size N=301 --size N=1
 emu relu_masked_misaligned tests/emu/relu_masked.tile --offset 4 --size N=1000
+# Issue 29's functions and operators (identities that are x when each is
+# right), gelu by erf against the reference, atomics across programs into a
+# zeroed accumulator (a column sum, a maximum), at ragged sizes.
+emu math_fns tests/emu/math_fns.tile --size N=1001 --size N=3 --size N=4099
+emu math_fns_misaligned tests/emu/math_fns.tile --offset 4 --size N=1001
+emu gelu_erf tests/emu/gelu_erf.tile --size N=1001 --size N=5
+emu colsum_atomic tests/emu/colsum_atomic.tile --size M=300,N=1001 --size M=17,N=5 --size M=40,N=1536
+emu max_atomic tests/emu/max_atomic.tile --size N=100003 --size N=7
+# a gather (x[row, t[row]]) against the cross_entropy reference
+emu cross_entropy tests/emu/cross_entropy.tile --size M=7,V=5003 --size M=3,V=1001 --size M=2,V=2048
+# kernels/fused/ with a built-in reference, the .tile and the hand .cu at
+# ragged sizes: cross-entropy (a vocabulary of 50257 and one off a
+# multiple of 4), the column sum by atomics, the transpose (a strided
+# column slice x[r0 : r0 + ROWS, c] in the .tile)
+for k in cross_entropy.tile cross_entropy.cu; do
+	emu "fused_$k" "kernels/fused/$k" --size M=3,V=50257 --size M=2,V=32001
+done
+for k in colsum.tile colsum.cu; do
+	emu "fused_$k" "kernels/fused/$k" --size M=130,N=1029 --size M=64,N=1024 --size M=1,N=3
+done
+# ... and those whose reference is a kernel of the file (in double), run
+# here after the kernel on the same inputs (matmul_bias_gelu's shapes are
+# matmul's, its epilogue gemm_epilogue's below: not run, for time)
+for k in bias_gelu swiglu add_rmsnorm; do
+	for x in tile cu; do
+		emu "fused_${k}_$x" "kernels/fused/$k.$x" --size M=3,N=4099 --size M=2,N=1000
+	done
+done
+for x in tile cu; do
+	emu "fused_causal_softmax_$x" "kernels/fused/causal_softmax.$x" --size T=67,M=134,N=67 \
+		--size T=1030,M=3,N=1030
+	emu "fused_rope_$x" "kernels/fused/rope.$x" --size BH=3,T=7,R=21 --size BH=2,T=9,R=18
+done
+# a dot's epilogue: bias row, tanh, a cast, a [BM, BN] residual load
+emu gemm_epilogue tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
+	--size M=1,N=3,K=5
+for k in transpose.tile transpose.cu; do
+	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
+	emu "fused_${k}_misaligned" "kernels/fused/$k" --offset 4 --size M=1030,N=13
+done
 
 # A file of two kernels: the one its //! kernel line picks gets the launch.
 emu two_kernels tests/tile/corpus/two_kernels.tile --size N=1000 --size N=4097
@@ -232,6 +272,11 @@ mutant_cu gemm_03_wait_too_short 's/cp_async_wait<STAGES - 2>();$/cp_async_wait<
 	'is in flight' $G3 $G3S
 mutant_cu gemm_03_b_unswizzled 's/xb = (lane \/ 16) ^ (lane % 8);/xb = lane \/ 16;/' 'elements wrong' $G3 $G3S
 MS='--size M=130,N=70,K=75 --size M=200,N=264,K=136'
+mutant atomic_as_store 's/atomicAdd(p_ + e_ + j_, \(.*\));$/*(p_ + e_ + j_) = \1;/' 'elements wrong' \
+	tests/emu/colsum_atomic.tile --size M=40,N=1001
+mutant residual_wrong_stride 's/) \* N + (wn0_ + (i_/) * M + (wn0_ + (i_/g' "past the end of 'res'" \
+	tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75
+mutant fused_gelu_constant 's/0\.797884561f/0.8f/' 'elements wrong' kernels/fused/bias_gelu.tile --size M=3,N=4099
 mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM $MS
 mutant unswizzled_scalar_copy \
 	's|((unsigned short \*)s)\[kb_swz<CH>(i / C, i % C / 8) \* 8 + i % 8\]|((unsigned short *)s)[i]|' \

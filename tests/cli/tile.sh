@@ -138,6 +138,30 @@ grep -qF "t = f32(load(x[row" "$T_TMP/cast.tile" && pass cast_load_changed || fa
 expect_not_in cast_load_no_warning err "warning"
 expect_not_in cast_load_no_kb_row err "kb_row"
 
+# A reference kernel runs with the tested kernel's launch: its threads(N)
+# (__launch_bounds__(N)) must be that block, or the check could not launch it.
+cat >"$T_TMP/ref.tile" <<'TILE'
+//! kernel  fast
+//! arg     N = 5000
+//! in      x : f32[N] = randn(seed=1)
+//! out     y : f32[N]
+//! ref     kernel slow
+kernel fast(x: f32[N], y: f32[N]) grid(cdiv(N, 2048)) threads(512) {
+    c = pid(0) * 2048
+    store(y[c : c + 2048], load(x[c : c + 2048]) * 2.0)
+}
+kernel slow(x: f32[N], y: f32[N]) grid(cdiv(N, 2048)) threads(THREADS) {
+    const THREADS = 128
+    c = pid(0) * 2048
+    store(y[c : c + 2048], load(x[c : c + 2048]) + load(x[c : c + 2048]))
+}
+TILE
+run "$KB" compile "$T_TMP/ref.tile" --arch sm_90
+expect_rc ref_threads_rc 1
+expect_in ref_threads_msg err "ref.tile:5:20: error: reference kernel slow is compiled for threads(128) (its __launch_bounds__), but a reference kernel runs with the launch of the kernel under test, 512 threads a block: give it threads(512)"
+run "$KB" compile "$T_TMP/ref.tile" --arch sm_90 -D THREADS=512
+expect_rc ref_threads_same 0
+
 # Sessions: a .tile file's variants are kept like a .cu file's, and
 # `kbench diff` shows the .tile diff next to the diff of the CUDA it lowers
 # to.

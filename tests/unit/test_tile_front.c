@@ -489,6 +489,7 @@ static void test_tile_front__power_and_bits(void)
 		"    r = 2 ** -1\n"
 		"    s = load(x[0 : 32]) ** 2\n"
 		"    u = arange(32) >> 1\n"
+		"    d = f64(load(x[0 : 32])) * -0.1\n"
 		"}\n";
 	front fr;
 	T_OK(good(&fr, text, NULL, 0));
@@ -500,6 +501,10 @@ static void test_tile_front__power_and_bits(void)
 	T_OK(!b[3]->value->is_const);
 	T_EQ_STR(var_type(&fr, 0, "s"), "f32[32]");
 	T_EQ_STR(var_type(&fr, 0, "u"), "i32[32]");
+	/* a float literal beside an f64 value is f64 (its digits kept) */
+	T_EQ_STR(var_type(&fr, 0, "d"), "f64[32]");
+	T_EQ_INT(b[6]->value->args[1]->type.dtype, KB_TILE_F64);
+	T_EQ_INT(b[6]->value->args[1]->args[0]->type.dtype, KB_TILE_F64);
 	front_free(&fr);
 }
 
@@ -628,8 +633,8 @@ static const struct {
 	{__LINE__, H "    r = expp(1.0)\n}\n", 2, 9,
 	 "unknown function 'expp' (did you mean 'exp', 'exp2' or 'expm1'?); the functions are load "
 	 "arange zeros pid sum max min exp exp2 log sqrt rsqrt abs tanh erf sigmoid sin cos log1p "
-	 "expm1 floor ceil pow where f32 f16 bf16 i32 dot cdiv, and the statements store atomic_add "
-	 "atomic_max"},
+	 "expm1 floor ceil pow where f32 f16 bf16 i32 f64 dot cdiv, and the statements store "
+	 "atomic_add atomic_max"},
 	{__LINE__, H "    r = gelu(1.0)\n}\n", 2, 9, "unknown function 'gelu'; the functions are load "},
 	{__LINE__, H "    r = exp(1.0, 2.0)\n}\n", 2, 9,
 	 "exp takes 1 argument, got 2 (exp(x) or exp(x, exact = true))"},
@@ -648,6 +653,22 @@ static const struct {
 	 "shape mismatch in '**': f32[8] and f32[4]"},
 	{__LINE__, H "    r = pow(1.0)\n}\n", 2, 9, "pow takes 2 arguments, got 1 (pow(a, b), the same as a ** b)"},
 	{__LINE__, H "    r = 2 *** 3\n}\n", 2, 13, "expected an expression, got '*'"},
+	/* atomics */
+	{__LINE__, "kernel f(y: bf16[N]) grid(1) threads(32) {\n    atomic_add(y[0 : 32], 1.0)\n}\n", 2, 16,
+	 "atomic_add adds into f32, f64 or i32 tensors; y is bf16"},
+	{__LINE__, "kernel f(y: f64[N]) grid(1) threads(32) {\n    atomic_max(y[0], 1.0)\n}\n", 2, 16,
+	 "atomic_max works on f32 or i32 tensors; y is f64"},
+	{__LINE__, H "    r = atomic_add(y[0, 0], 1.0)\n}\n", 2, 9,
+	 "atomic_add(...) is not a value: it is only a statement"},
+	{__LINE__, H "    atomic_add(y[0, 0 : 8], 1.0, other = 0.0)\n}\n", 2, 42,
+	 "atomic_add has no argument other= (it takes mask = M)"},
+	{__LINE__, H "    atomic_max(y[0, 0 : 8])\n}\n", 2, 5,
+	 "atomic_max takes a slice and a value, like atomic_max(y[i, c : c + B], v), got 1 argument"},
+	{__LINE__, H "    atomic_add(y[0, 0 : 8], load(x[0, 0 : 4]))\n}\n", 2, 29,
+	 "the value is f32[4] but the slice of y is f32[8]"},
+	/* gathers: an index loaded from a tensor is an integer scalar like any other */
+	{__LINE__, H "    r = load(x[0, load(y[0, 0])])\n}\n", 2, 19,
+	 "an index is an integer scalar, got f32 scalar"},
 	{__LINE__, H "    r = load(x[0, 0 : 4], others = 0.0)\n}\n", 2, 36, "load has no argument others="},
 	{__LINE__, H "    r = pid(1)\n}\n", 2, 13, "pid(1): grid(...) of kernel f has 1 axis"},
 	{__LINE__, H "    r = arange(N)\n}\n", 2, 16,

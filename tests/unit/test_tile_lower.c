@@ -31,6 +31,15 @@ static const char *cuda(const lowered *l)
 	return l->out.cuda.s ? l->out.cuda.s : "";
 }
 
+/* How many times needle occurs in [from, to) (0 when either is NULL). */
+static int count_between(const char *from, const char *to, const char *needle)
+{
+	int n = 0;
+	for (const char *p = from; p && to && (p = strstr(p, needle)) && p < to; p++)
+		n++;
+	return n;
+}
+
 /* ===== rank-1 tiles ===== */
 
 static const char softmax[] =
@@ -107,9 +116,8 @@ static void test_tile_lower__nested_load_kept(void)
 	T_CONTAINS(c, "acc_ += kb_row1[i_];"); /* the first loop's sum reads the registers */
 	T_CONTAINS(c, "/* t: the slice is in kb_row1 already */");
 	const char *other = fast ? strstr(fast, "} else {") : NULL;
-	int reads = 0; /* 16-byte loads of x in the branch: one group loop */
-	for (const char *p = fast; p && other && (p = strstr(p, "__ldcs((const float4 *)")) && p < other; p++)
-		reads++;
+	/* 16-byte loads of x in the branch: one group loop */
+	int reads = count_between(fast, other, "__ldcs((const float4 *)");
 	T_OK(reads >= 1 && reads <= 2); /* the whole-groups path and the per-group one */
 	lowered_free(&l);
 }
@@ -140,13 +148,60 @@ static void test_tile_lower__cast_load_kept(void)
 	const char *c = cuda(&l), *fast = strstr(c, "float kb_row1[16]; /* x, read once */");
 	const char *other = fast ? strstr(fast, "\n\t} else {") : NULL; /* the branch's end */
 	T_OK(fast && other);
-	int uses = 0, streams = 0;
-	for (const char *p = fast; p && other && (p = strstr(p, "t[i_] = (float)(kb_row1[i_]);")) && p < other; p++)
-		uses++;
-	for (const char *p = fast; p && other && (p = strstr(p, "kb_s1[")) && p < other; p++)
-		streams++;
-	T_EQ_INT(uses, 2);    /* both loops take the registers */
-	T_EQ_INT(streams, 0); /* and neither reads x again */
+	T_EQ_INT(count_between(fast, other, "t[i_] = (float)(kb_row1[i_]);"), 2); /* both loops */
+	T_EQ_INT(count_between(fast, other, "kb_s1["), 0); /* and neither reads x again */
+	lowered_free(&l);
+}
+
+/* atomic_add of a tile: each slot's element once, by the thread that
+ * holds it, never as a vector store; of a scalar: by thread 0 alone.  A
+ * gather's index, read from memory, is checked against 0 as well. */
+static void test_tile_lower__atomics_and_gather(void)
+{
+	static const char text[] =
+		"kernel a(x: f32[M, N], t: i32[M], y: f32[N], m: f32[1], g: f32[M]) grid(M) threads(128) {\n"
+		"    r = pid(0)\n"
+		"    v = load(x[r, 0 : 512])\n"
+		"    atomic_add(y[0 : 512], v)\n"
+		"    atomic_max(m[0], max(v))\n"
+		"    store(g[r], load(x[r, load(t[r])]))\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	T_CONTAINS(c, "atomicAdd(p_ + e_ + j_, (float)(v[k_ * V_ + j_]));");
+	T_OK(!strstr(c, "__stcs((float4 *)")); /* no vector store into y */
+	T_CONTAINS(c, "&& threadIdx.x == 0) { const float v_ = (float)(_t");
+	T_CONTAINS(c, "atomicMax((int *)(m + (size_t)(0)), __float_as_int(v_)); else "
+		      "atomicMin((unsigned int *)(m + (size_t)(0)), __float_as_uint(v_));");
+	T_CONTAINS(c, "(_t2) >= 0 && (_t2) < N)"); /* the gathered column: 0 <= t[r] < N */
+	lowered_free(&l);
+}
+
+/* A range in the first dim of a 2-d tensor (a column) is a strided slice:
+ * read and written through kb_strided, never as a vector; the helper is
+ * in the prologue only of a file that has one. */
+static void test_tile_lower__strided_column(void)
+{
+	static const char text[] =
+		"kernel t(x: f32[M, N], y: f32[N, M]) grid(cdiv(M, 1024), N) threads(256) {\n"
+		"    r0 = pid(0) * 1024\n"
+		"    c = pid(1)\n"
+		"    store(y[c, r0 : r0 + 1024], load(x[r0 : r0 + 1024, c]))\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	T_CONTAINS(c, "template <class T> struct kb_strided {");
+	T_CONTAINS(c, "const kb_strided<const float> p_ = {x + (size_t)(r0) * N + (size_t)(c), (long long)(N)};");
+	T_CONTAINS(c, "const bool al_ = false; /* strided */");
+	T_CONTAINS(c, "const long long lim_ = M - (r0);");
+	T_CONTAINS(c, "__stcs((float4 *)(p_ + e_ + 0)"); /* y's row: vectors */
+	lowered_free(&l);
+	lower(&l, softmax, NULL, 0);
+	T_OK(!strstr(cuda(&l), "kb_strided"));
 	lowered_free(&l);
 }
 
@@ -473,7 +528,35 @@ static const struct {
 	{__LINE__, "kernel t(x: f32[M, N], y: f32[M, N]) grid(1) threads(32) {\n"
 		   "    store(y[0 : 32, 0 : 32], load(x[0 : 32, 0 : 32]))\n}\n", 2, 5,
 	 "a 2-d store other than of a dot's [BM, BN] result"},
+	{__LINE__, "kernel t(x: f32[M, N], y: f32[M, N]) grid(1) threads(32) {\n"
+		   "    atomic_add(y[0 : 32, 0 : 32], 1.0)\n}\n", 2, 5,
+	 "an atomic into a 2-d slice is not supported yet"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n")
+		   "    store(c[0 : 64, 0 : 128], acc + load(c[0 : 64, 0 : 128], mask = acc > 0.0))\n}\n", 8, 37,
+	 "mask= on a [BM, BN] load beside a dot's result is not supported yet"},
+	{__LINE__, "kernel mm(a: bf16[M, K], b: bf16[K, N], c: f32[M, N], r: i32[M, N]) grid(M) threads(128) {\n"
+		   "    acc = zeros(64, 128)\n" MM_LOOP("        acc += dot(x, w)\n")
+		   "    store(c[0 : 64, 0 : 128], acc + f32(load(r[0 : 64, 0 : 128])))\n}\n", 8, 41,
+	 "a [BM, BN] load beside a dot's result other than of a 2-d f32, f16 or bf16 tensor"},
 };
+
+/* A residual [BM, BN] load beside a dot's result: its pointer and bounds
+ * before the store, each element read in the store's loop at the row and
+ * column of the slot (the layout of the accumulator's fragments). */
+static void test_tile_lower__dot_residual(void)
+{
+	lowered l;
+	lower(&l, MM_HEAD MM_LOOP("        acc += dot(x, w)\n")
+	      "    store(c[0 : 64, 0 : 128], acc + load(c[0 : 64, 0 : 128], other = 1.0))\n}\n", NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	T_CONTAINS(c, "const float *kb_res");
+	T_CONTAINS(c, "p_ = c + (size_t)(0) * N + (size_t)(0); /* c, read where used */");
+	T_CONTAINS(c, "r_ = M - (0), kb_res");
+	T_CONTAINS(c, "(float)(kb_res"); /* read where used ... */
+	T_CONTAINS(c, ") : (float)(1.0f)"); /* ... other= past the edges */
+	lowered_free(&l);
+}
 
 static void test_tile_lower__refused(void)
 {
@@ -501,6 +584,8 @@ int main(void)
 	T_RUN(test_tile_lower__row_layout);
 	T_RUN(test_tile_lower__nested_load_kept);
 	T_RUN(test_tile_lower__cast_load_kept);
+	T_RUN(test_tile_lower__atomics_and_gather);
+	T_RUN(test_tile_lower__strided_column);
 	T_RUN(test_tile_lower__define_changes_layout);
 	T_RUN(test_tile_lower__bf16_vectors);
 	T_RUN(test_tile_lower__loads_in_place);
@@ -511,6 +596,7 @@ int main(void)
 	T_RUN(test_tile_lower__dot_bias);
 	T_RUN(test_tile_lower__dot_stages_and_warps);
 	T_RUN(test_tile_lower__two_dots_one_loop);
+	T_RUN(test_tile_lower__dot_residual);
 	T_RUN(test_tile_lower__refused);
 	return t_report();
 }
