@@ -196,7 +196,15 @@ static bool check_reduce(kb_tile__checker *C, kb_tile__expr *e)
 		       kb_tile__type_str(&t->type).s);
 		return false;
 	}
+	kb_tile__expr *keep = kwarg(e, "keep");
+	if (keep && keep->kind != KB_TE_BOOL) {
+		ERR_AT(C, keep, "keep= is true or false (a literal), got %s",
+		       kb_tile__type_str(&keep->type).s);
+		return false;
+	}
 	e->type = (kb_tile__type){d, 1, {t->type.ext[1 - axis], 0}};
+	if (keep && keep->bval) /* [R, 1] or [1, C]: broadcasts against the tile */
+		e->type = (kb_tile__type){d, 2, {axis ? t->type.ext[0] : 1, axis ? 1 : t->type.ext[1]}};
 	return true;
 }
 
@@ -268,6 +276,20 @@ static bool check_cast(kb_tile__checker *C, kb_tile__expr *e)
 		e->is_const = true;
 		e->cval = x->cval;
 	}
+	return true;
+}
+
+/* trans(t): the [C, R] transpose of an [R, C] tile. */
+static bool check_trans(kb_tile__checker *C, kb_tile__expr *e)
+{
+	kb_tile__expr *t = e->args[0];
+	if (t->type.rank != 2) {
+		ERR_AT(C, t, "trans takes a 2-d tile, got %s", kb_tile__type_str(&t->type).s);
+		return false;
+	}
+	e->type = t->type;
+	e->type.ext[0] = t->type.ext[1];
+	e->type.ext[1] = t->type.ext[0];
 	return true;
 }
 
@@ -345,9 +367,9 @@ static const struct builtin {
 	{"arange", 1, 1, "", check_arange, "arange(N)"},
 	{"zeros", 1, 2, "", check_zeros, "zeros(M) or zeros(M, N)"},
 	{"pid", 1, 1, "", check_pid, "pid(axis)"},
-	{"sum", 1, 2, "axis", check_reduce, "sum(t) or sum(t, axis)"},
-	{"max", 1, 2, "axis", check_reduce, "max(t), max(t, axis = A) or max(a, b)"},
-	{"min", 1, 2, "axis", check_reduce, "min(t), min(t, axis = A) or min(a, b)"},
+	{"sum", 1, 2, "axis keep", check_reduce, "sum(t), sum(t, axis) or sum(t, axis, keep = true)"},
+	{"max", 1, 2, "axis keep", check_reduce, "max(t), max(t, axis = A[, keep = true]) or max(a, b)"},
+	{"min", 1, 2, "axis keep", check_reduce, "min(t), min(t, axis = A[, keep = true]) or min(a, b)"},
 	{"exp", 1, 1, "exact", check_math, "exp(x) or exp(x, exact = true)"},
 	{"exp2", 1, 1, "", check_math, "exp2(x)"},
 	{"log", 1, 1, "", check_math, "log(x)"},
@@ -370,6 +392,7 @@ static const struct builtin {
 	{"bf16", 1, 1, "", check_cast, "bf16(x)"},
 	{"i32", 1, 1, "", check_cast, "i32(x)"},
 	{"f64", 1, 1, "", check_cast, "f64(x)"},
+	{"trans", 1, 1, "", check_trans, "trans(t)"},
 	{"dot", 2, 2, "", check_dot, "dot(a, b)"},
 	{"cdiv", 2, 2, "", check_cdiv, "cdiv(a, b)"},
 };

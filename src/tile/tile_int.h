@@ -469,6 +469,26 @@ bool kb_tile__uses_stream(const kb_tile__lw *L, const kb_tile__expr *e);
  * variable, or has a streamable load in an element-wise place. */
 bool kb_tile__has_streams(kb_tile__lw *L, const kb_tile__expr *e);
 
+/* lower.c: name (C) = an element-wise value, every slot (declared when
+ * declare); op as in `op=`. */
+void kb_tile__assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
+				 const kb_tile__expr *value, bool declare, int op);
+
+/* lower_tile2.c: 2-d element-wise tiles in a kernel without dot. */
+/* Slots a thread holds of 2-d tile type t (its R * C elements in row order). */
+int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t);
+/* c (declared when declare) = st's [R, C] value; false-free: what cannot be
+ * lowered is reported. */
+void kb_tile__assign2(kb_tile__lw *L, const kb_tile__stmt *st, const char *c, bool declare);
+/* store(t[r : r + R, c : c + C], v [, mask = m]) of an [R, C] value. */
+void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st);
+/* The kb_strided helper (p_[i] steps by a stride), when a slice of the
+ * file has its range in another dim than the last. */
+void kb_tile__strided_prologue(const kb_tile__file *f, kb_buf *out);
+/* dst[S] (declared when declare) = a reduction of an [R, C] tile along an
+ * axis, as a rank-1 tile. */
+void kb_tile__reduce2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
+
 /* lower_dot.c */
 bool kb_tile__kernel_has_dot(const kb_tile__kernel_ast *k);
 /* Finds the kernel's dot loops and picks the mma layout (L->mma, L->dloops);

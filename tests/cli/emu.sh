@@ -180,10 +180,22 @@ emu colsum_atomic tests/emu/colsum_atomic.tile --size M=300,N=1001 --size M=17,N
 emu max_atomic tests/emu/max_atomic.tile --size N=100003 --size N=7
 # a gather (x[row, t[row]]) against the cross_entropy reference
 emu cross_entropy tests/emu/cross_entropy.tile --size M=7,V=5003 --size M=3,V=1001 --size M=2,V=2048
+# 2-d tiles (issue 29, item 1): a bias row and arange beside a 2-d tile
+# and a 2-d mask; softmax of 8 rows as one tile (reductions along axis 1
+# kept as [8, 1]); a column sum along axis 0; trans() through shared memory
+emu bias2d tests/emu/bias2d.tile --size M=37,N=50 --size M=100,N=150 --size M=1,N=1
+emu bias2d_misaligned tests/emu/bias2d.tile --offset 4 --size M=37,N=50
+emu softmax2d tests/emu/softmax2d.tile --size M=37,N=50 --size M=8,N=64 --size M=1,N=1
+emu softmax2d_warp_by_warp tests/emu/softmax2d.tile --sched warp --size M=37,N=50
+emu colsum2d tests/emu/colsum2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
+emu transpose2d tests/emu/transpose2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
+# a strided column slice x[r0 : r0 + ROWS, c] (kb_strided), ragged, misaligned
+emu transpose_cols tests/emu/transpose_cols.tile --size M=1030,N=13 --size M=2048,N=16 --size M=5,N=3
+emu transpose_cols_misaligned tests/emu/transpose_cols.tile --offset 4 --size M=1030,N=13
 # kernels/fused/ with a built-in reference, the .tile and the hand .cu at
 # ragged sizes: cross-entropy (a vocabulary of 50257 and one off a
-# multiple of 4), the column sum by atomics, the transpose (a strided
-# column slice x[r0 : r0 + ROWS, c] in the .tile)
+# multiple of 4), the column sum by atomics, the transpose (trans() of a
+# 2-d tile in the .tile)
 for k in cross_entropy.tile cross_entropy.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=3,V=50257 --size M=2,V=32001
 done
@@ -277,6 +289,8 @@ mutant atomic_as_store 's/atomicAdd(p_ + e_ + j_, \(.*\));$/*(p_ + e_ + j_) = \1
 mutant residual_wrong_stride 's/) \* N + (wn0_ + (i_/) * M + (wn0_ + (i_/g' "past the end of 'res'" \
 	tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75
 mutant fused_gelu_constant 's/0\.797884561f/0.8f/' 'elements wrong' kernels/fused/bias_gelu.tile --size M=3,N=4099
+mutant trans_not_transposed 's/\[c_\]\[r_\]/[r_][c_]/' 'elements wrong' tests/emu/transpose2d.tile \
+	--size M=100,N=150
 mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM $MS
 mutant unswizzled_scalar_copy \
 	's|((unsigned short \*)s)\[kb_swz<CH>(i / C, i % C / 8) \* 8 + i % 8\]|((unsigned short *)s)[i]|' \

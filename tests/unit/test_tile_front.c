@@ -633,7 +633,7 @@ static const struct {
 	{__LINE__, H "    r = expp(1.0)\n}\n", 2, 9,
 	 "unknown function 'expp' (did you mean 'exp', 'exp2' or 'expm1'?); the functions are load "
 	 "arange zeros pid sum max min exp exp2 log sqrt rsqrt abs tanh erf sigmoid sin cos log1p "
-	 "expm1 floor ceil pow where f32 f16 bf16 i32 f64 dot cdiv, and the statements store "
+	 "expm1 floor ceil pow where f32 f16 bf16 i32 f64 trans dot cdiv, and the statements store "
 	 "atomic_add atomic_max"},
 	{__LINE__, H "    r = gelu(1.0)\n}\n", 2, 9, "unknown function 'gelu'; the functions are load "},
 	{__LINE__, H "    r = exp(1.0, 2.0)\n}\n", 2, 9,
@@ -653,6 +653,12 @@ static const struct {
 	 "shape mismatch in '**': f32[8] and f32[4]"},
 	{__LINE__, H "    r = pow(1.0)\n}\n", 2, 9, "pow takes 2 arguments, got 1 (pow(a, b), the same as a ** b)"},
 	{__LINE__, H "    r = 2 *** 3\n}\n", 2, 13, "expected an expression, got '*'"},
+	/* 2-d tiles: keep = true is a literal; a kept reduction broadcasts against its tile */
+	{__LINE__, H "    r = max(load(x[0 : 4, 0 : 8]), axis = 1, keep = 1)\n}\n", 2, 53,
+	 "keep= is true or false (a literal), got i32 scalar"},
+	{__LINE__, H "    t = load(x[0 : 4, 0 : 8])\n    r = t - max(t, axis = 1)\n}\n", 3, 9,
+	 "shape mismatch in '-': f32[4, 8] and f32[4]"},
+	{__LINE__, H "    r = trans(load(x[0, 0 : 8]))\n}\n", 2, 15, "trans takes a 2-d tile, got f32[8]"},
 	/* atomics */
 	{__LINE__, "kernel f(y: bf16[N]) grid(1) threads(32) {\n    atomic_add(y[0 : 32], 1.0)\n}\n", 2, 16,
 	 "atomic_add adds into f32, f64 or i32 tensors; y is bf16"},

@@ -524,10 +524,19 @@ static const struct {
 		   "    store(c[0 : 64, 0 : 128], acc, mask = acc > 0.0)\n}\n", 8, 5,
 	 "a 2-d store other than of a dot's [BM, BN] result, without mask=,"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    r = sum(acc, 1)\n}\n", 8, 9,
-	 "a reduction along an axis is not supported yet"},
+	 "a reduction of a tile of rank 2 is not supported yet"},
+	/* 2-d tiles without dot: what stays refused */
+	{__LINE__, "kernel t(x: f32[M, N], y: f32[N]) grid(1) threads(32) {\n"
+		   "    r = load(y[0 : 32]) * 2.0\n"
+		   "    store(x[0 : 8, 0 : 32], load(x[0 : 8, 0 : 32]) + r)\n}\n", 3, 54,
+	 "a tile of another shape beside a 2-d tile, other than a load (or a variable only a load "
+	 "defines) or arange, is not supported yet"},
+	{__LINE__, "kernel t(x: f64[M, N], y: f64[N]) grid(1) threads(32) {\n"
+		   "    store(y[0 : 32], sum(load(x[0 : 8, 0 : 32]), axis = 0))\n}\n", 2, 22,
+	 "a reduction along an axis of a tile of other than f32, f16, bf16 or i32 is not supported yet"},
 	{__LINE__, "kernel t(x: f32[M, N], y: f32[M, N]) grid(1) threads(32) {\n"
-		   "    store(y[0 : 32, 0 : 32], load(x[0 : 32, 0 : 32]))\n}\n", 2, 5,
-	 "a 2-d store other than of a dot's [BM, BN] result"},
+		   "    t = load(x[0 : 8, 0 : 32])\n    store(y[0 : 8, 0 : 32], t + sum(t))\n}\n", 3, 33,
+	 "sum of a 2-d tile needs an axis"},
 	{__LINE__, "kernel t(x: f32[M, N], y: f32[M, N]) grid(1) threads(32) {\n"
 		   "    atomic_add(y[0 : 32, 0 : 32], 1.0)\n}\n", 2, 5,
 	 "an atomic into a 2-d slice is not supported yet"},
@@ -555,6 +564,34 @@ static void test_tile_lower__dot_residual(void)
 	T_CONTAINS(c, "r_ = M - (0), kb_res");
 	T_CONTAINS(c, "(float)(kb_res"); /* read where used ... */
 	T_CONTAINS(c, ") : (float)(1.0f)"); /* ... other= past the edges */
+	lowered_free(&l);
+}
+
+/* 2-d tiles in a kernel without dot: a [R, C] tile is R * C elements in
+ * row order over the threads, each slot at row f_ / C, column f_ % C; a
+ * [C] load beside it is read at the slot's column; a reduction along an
+ * axis goes through shared-memory atomics, kept ([R, 1]) it is read at
+ * the slot's row. */
+static void test_tile_lower__tiles_2d(void)
+{
+	lowered l;
+	lower(&l, "kernel s(x: f32[M, N], b: f32[N], y: f32[M, N]) grid(cdiv(M, 8)) threads(128) {\n"
+	      "    r0 = pid(0) * 8\n"
+	      "    t = load(x[r0 : r0 + 8, 0 : 64], other = -inf) + load(b[0 : 64])\n"
+	      "    e = exp(t - max(t, axis = 1, keep = true))\n"
+	      "    store(y[r0 : r0 + 8, 0 : 64], e / sum(e, axis = 1, keep = true), mask = t > 0.0)\n"
+	      "}\n", NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	/* 512 elements over 128 threads: 4 slots, row f_ / 64, column f_ % 64 */
+	T_CONTAINS(c, "const int f_ = ((((i_) / 4) * 128 + (int)threadIdx.x) * 4 + (i_) % 4), r_ = f_ / 64, c_ = f_ % 64;");
+	T_CONTAINS(c, "? (float)p_[(size_t)r_ * N + c_] : (float)(-(CUDART_INF_F));");
+	T_CONTAINS(c, "? (float)p_[(size_t)0 * 0 + c_] : (float)(0);"); /* b at the column */
+	T_CONTAINS(c, "__shared__ float kb_ax");
+	T_CONTAINS(c, "atomicMax((int *)&kb_ax");
+	T_CONTAINS(c, "if (f_ < 512) atomicAdd(&kb_ax");
+	T_CONTAINS(c, "[r_];"); /* a kept [8, 1] read at the slot's row */
+	T_CONTAINS(c, "if (f_ < 512 && r_ < rows_ && c_ < cols_ && ((");
 	lowered_free(&l);
 }
 
@@ -597,6 +634,7 @@ int main(void)
 	T_RUN(test_tile_lower__dot_stages_and_warps);
 	T_RUN(test_tile_lower__two_dots_one_loop);
 	T_RUN(test_tile_lower__dot_residual);
+	T_RUN(test_tile_lower__tiles_2d);
 	T_RUN(test_tile_lower__refused);
 	return t_report();
 }
