@@ -3,8 +3,10 @@
  * [R, C] tile is laid out as its R * C elements in row order, spread over
  * the program's threads as a rank-1 tile of R * C is: slot i holds element
  * f = el(i), at row f / C and column f % C (C is a constant, so both fold
- * to shifts for a power of two).  Loads and stores of 2-d slices go element
- * by element, each bounded in both dims (and by mask=); an operand of
+ * to shifts for a power of two).  Loads and stores of 2-d slices go 16
+ * bytes a group where f32 rows allow it (aligned, C and the row multiples
+ * of 4, whole in range), else element by element, each bounded in both
+ * dims (and by mask=); an operand of
  * another shape beside an [R, C] value (a [C] row, a [1, C] or [R, 1]
  * slice: broadcasting) is read at the slot's row and column where it is a
  * load, a variable only a load defines, or arange, and arithmetic on such
@@ -154,6 +156,34 @@ static void access_open(kb_tile__lw *L, const kb_tile_param *t, bool is_const, c
 	kb_buf_catf(L->o, "const long long rows_ = %s, cols_ = %s;\n", rows->s, cols->s);
 }
 
+/* Whether an access of tensor t to a whole [R, C] tile (full: not a
+ * broadcast, no mask) can go 16 bytes at a time: f32, 4 slots a group,
+ * and rows of a multiple of 4 (a group never crosses a row); the run-time
+ * test (al_: the start and the row length) is then declared. */
+static bool vec4(kb_tile__lw *L, const kb_tile_param *t, bool full, int64_t C)
+{
+	if (!full || t->dtype != KB_TILE_F32 || L->V != 4 || C % 4)
+		return false;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool al_ = ((unsigned long long)p_ & 15) == 0 && %s %% 4 == 0;\n",
+		    t->dims[1]);
+	return true;
+}
+
+/* The loop over a thread's groups of 4 slots: f_ (the first's element),
+ * r_, c_ (its row and column; the group is in that row). */
+static void group4_loop(kb_tile__lw *L, int64_t S, int64_t C)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int k_ = 0; k_ < %lld; k_++) {\n", (long long)(S / 4));
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int f_ = (k_ * %d + (int)threadIdx.x) * 4, r_ = f_ / %lld, c_ = f_ %% %lld;\n",
+		    L->T, (long long)C, (long long)C);
+}
+
 /* dst[S] = load e read in the layout of an [R, C] value: its element at
  * the slot's row and column (row 0 of a [1, C] or [C] load, column 0 of an
  * [R, 1] one), other past the tensor's edges, where mask= is false, and in
@@ -182,6 +212,29 @@ static void load2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, int64
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, dst, (long long)S);
 	access_open(L, t, true, &base, &rows, &cols);
+	if (vec4(L, t, r1 == R && c1 == C && !mask, C)) {
+		group4_loop(L, S, C);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "if (al_ && f_ < %lld && r_ < rows_ && c_ + 4 <= cols_) {\n", (long long)(R * C));
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\tconst float4 v_ = *(const float4 *)(p_ + (size_t)r_ * ");
+		kb_buf_catf(L->o, "%s + c_);\n", ld.s);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t%s[k_ * 4] = v_.x, %s[k_ * 4 + 1] = v_.y, %s[k_ * 4 + 2] = v_.z, "
+			    "%s[k_ * 4 + 3] = v_.w;\n", dst, dst, dst, dst);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\tfor (int j_ = 0; j_ < 4; j_++)\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t\t%s[k_ * 4 + j_] = f_ + j_ < %lld && r_ < rows_ && c_ + j_ < cols_ ? "
+			    "p_[(size_t)r_ * %s + c_ + j_] : (float)(%s);\n", dst, (long long)(R * C), ld.s,
+			    o.len ? o.s : "0");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
+		kb_tile__block_close(L, 2);
+		goto out;
+	}
 	slot_loop(L, S, C);
 	const char *rr = r1 == 1 ? "0" : "r_", *cc = c1 == 1 ? "0" : "c_";
 	char idx[160];
@@ -449,6 +502,33 @@ void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_tile__cexpr(L, st->mask, "i_", &m);
 	kb_tile__to_elem(t->dtype, v.s, &el);
 	access_open(L, t, false, &base, &rows, &cols);
+	if (vec4(L, t, !st->mask, C)) {
+		kb_buf v4 = KB_BUF_INIT;
+		group4_loop(L, kb_tile__slots(L, R * C), C);
+		kb_tile__cexpr(L, st->value, "k_ * 4 + j_", &v4);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "float vals_[4];\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "for (int j_ = 0; j_ < 4; j_++)\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\tvals_[j_] = %s;\n", v4.s);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "if (al_ && f_ < %lld && r_ < rows_ && c_ + 4 <= cols_)\n", (long long)(R * C));
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t*(float4 *)(p_ + (size_t)r_ * %s + c_) = make_float4(vals_[0], vals_[1], "
+			    "vals_[2], vals_[3]);\n", ld.s);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "else\n");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\tfor (int j_ = 0; j_ < 4; j_++)\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t\tif (f_ + j_ < %lld && r_ < rows_ && c_ + j_ < cols_)\n", (long long)(R * C));
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t\t\tp_[(size_t)r_ * %s + c_ + j_] = vals_[j_];\n", ld.s);
+		kb_tile__block_close(L, 2);
+		kb_buf_free(&v4);
+		goto out;
+	}
 	slot_loop(L, kb_tile__slots(L, R * C), C);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld && r_ < rows_ && c_ < cols_%s%s%s)\n", (long long)(R * C),

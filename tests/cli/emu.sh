@@ -189,6 +189,7 @@ emu softmax2d tests/emu/softmax2d.tile --size M=37,N=50 --size M=8,N=64 --size M
 emu softmax2d_warp_by_warp tests/emu/softmax2d.tile --sched warp --size M=37,N=50
 emu colsum2d tests/emu/colsum2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
 emu transpose2d tests/emu/transpose2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
+emu transpose2d_misaligned tests/emu/transpose2d.tile --offset 4 --size M=37,N=64
 # a strided column slice x[r0 : r0 + ROWS, c] (kb_strided), ragged, misaligned
 emu transpose_cols tests/emu/transpose_cols.tile --size M=1030,N=13 --size M=2048,N=16 --size M=5,N=3
 emu transpose_cols_misaligned tests/emu/transpose_cols.tile --offset 4 --size M=1030,N=13
@@ -289,6 +290,7 @@ mutant atomic_as_store 's/atomicAdd(p_ + e_ + j_, \(.*\));$/*(p_ + e_ + j_) = \1
 mutant residual_wrong_stride 's/) \* N + (wn0_ + (i_/) * M + (wn0_ + (i_/g' "past the end of 'res'" \
 	tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75
 mutant fused_gelu_constant 's/0\.797884561f/0.8f/' 'elements wrong' kernels/fused/bias_gelu.tile --size M=3,N=4099
+mutant tile2_vector_lanes 's/= v_\.x, /= v_.y, /' 'elements wrong' tests/emu/transpose2d.tile --size M=32,N=64
 mutant trans_not_transposed 's/\[c_\]\[r_\]/[r_][c_]/' 'elements wrong' tests/emu/transpose2d.tile \
 	--size M=100,N=150
 mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM $MS

@@ -585,7 +585,11 @@ static void test_tile_lower__tiles_2d(void)
 	const char *c = cuda(&l);
 	/* 512 elements over 128 threads: 4 slots, row f_ / 64, column f_ % 64 */
 	T_CONTAINS(c, "const int f_ = ((((i_) / 4) * 128 + (int)threadIdx.x) * 4 + (i_) % 4), r_ = f_ / 64, c_ = f_ % 64;");
-	T_CONTAINS(c, "? (float)p_[(size_t)r_ * N + c_] : (float)(-(CUDART_INF_F));");
+	/* t: whole [8, 64] f32 rows, 16 bytes a group where aligned, else elements */
+	T_CONTAINS(c, "const bool al_ = ((unsigned long long)p_ & 15) == 0 && N % 4 == 0;");
+	T_CONTAINS(c, "if (al_ && f_ < 512 && r_ < rows_ && c_ + 4 <= cols_) {");
+	T_CONTAINS(c, "const float4 v_ = *(const float4 *)(p_ + (size_t)r_ * N + c_);");
+	T_CONTAINS(c, "? p_[(size_t)r_ * N + c_ + j_] : (float)(-(CUDART_INF_F));");
 	T_CONTAINS(c, "? (float)p_[(size_t)0 * 0 + c_] : (float)(0);"); /* b at the column */
 	T_CONTAINS(c, "__shared__ float kb_ax");
 	T_CONTAINS(c, "atomicMax((int *)&kb_ax");
