@@ -537,19 +537,64 @@ static void check_softmax(refctx *c, const shape *x)
 		expect_out(c, x);
 }
 
+/* Whether small (leading 1s dropped) is the trailing dims of big: a bias
+ * [N] repeats over [M, N] (the reference's broadcasting). */
+static bool trails(const shape *small, const shape *big)
+{
+	int s0 = 0;
+	while (s0 < small->rank && small->d[s0] == 1)
+		s0++;
+	if (small->rank - s0 > big->rank)
+		return false;
+	for (int i = s0; i < small->rank; i++)
+		if (small->d[i] != big->d[big->rank - small->rank + i])
+			return false;
+	return true;
+}
+
 static void check_elementwise(refctx *c, const shape *x)
 {
+	shape big = *x;
 	for (int i = 1; i < c->npos; i++) {
 		shape y;
 		char a[160], b[160];
-		if (shape_of(c, c->pos[i]->text, &y) && !same_shape(x, &y)) {
-			arg_err(c, c->pos[i], "'%s' has shape %s, but '%s' has %s; %s() needs the same "
-				"shape", c->pos[i]->text, fmt_shape(&y, a, sizeof(a)), c->pos[0]->text,
-				fmt_shape(x, b, sizeof(b)), c->ref->fn);
-			return;
+		if (!shape_of(c, c->pos[i]->text, &y) || same_shape(x, &y))
+			continue;
+		if (trails(&y, x) || trails(x, &y)) {
+			if (trails(x, &y))
+				big = y;
+			continue;
 		}
+		arg_err(c, c->pos[i], "'%s' has shape %s, but '%s' has %s; %s() needs the same "
+			"shape, or one that is the other's last dims (a bias [N] over [M, N])",
+			c->pos[i]->text, fmt_shape(&y, a, sizeof(a)), c->pos[0]->text,
+			fmt_shape(x, b, sizeof(b)), c->ref->fn);
+		return;
 	}
-	expect_out(c, x);
+	const kb_ref_arg *ap = kwarg(c, "approximate");
+	const char *t = ap ? ap->text + (ap->text[0] == '"' || ap->text[0] == '\'') : NULL;
+	if (t && strncmp(t, "tanh", 4) && strncmp(t, "none", 4))
+		return arg_err(c, ap, "approximate=%s: gelu() takes approximate=none or tanh", ap->text);
+	expect_out(c, &big);
+}
+
+/* cross_entropy(logits [M, V], target [M]): the loss of each row, [M]. */
+static void check_cross_entropy(refctx *c, const shape *x)
+{
+	shape t;
+	char a[160], b[160];
+	if (!shape_of(c, c->pos[1]->text, &t))
+		return;
+	if (x->rank != 2)
+		return arg_err(c, c->pos[0], "cross_entropy() needs logits [M, V]; '%s' has rank %d",
+			       c->pos[0]->text, x->rank);
+	shape want = {1, {x->d[0]}};
+	if (!same_shape(&t, &want))
+		return arg_err(c, c->pos[1], "'%s' has shape %s, but cross_entropy() needs the targets "
+			       "%s (one class index a row of '%s')", c->pos[1]->text,
+			       fmt_shape(&t, a, sizeof(a)), fmt_shape(&want, b, sizeof(b)),
+			       c->pos[0]->text);
+	expect_out(c, &want);
 }
 
 static void check_norm(refctx *c, const shape *x)
@@ -678,7 +723,7 @@ static const struct builtin {
 	{"add", 2, 2, {NULL}, check_elementwise},
 	{"mul", 2, 2, {NULL}, check_elementwise},
 	{"relu", 1, 1, {NULL}, check_elementwise},
-	{"gelu", 1, 1, {NULL}, check_elementwise},
+	{"gelu", 1, 1, {"approximate"}, check_elementwise},
 	{"silu", 1, 1, {NULL}, check_elementwise},
 	{"copy", 1, 1, {NULL}, check_elementwise},
 	{"sum", 1, 1, {"dim", "keepdim"}, check_reduce},
@@ -686,6 +731,7 @@ static const struct builtin {
 	{"transpose", 1, 1, {NULL}, check_transpose},
 	{"axpy", 3, 3, {NULL}, check_elementwise}, /* axpy(a, x, y): pos[0] is the scalar */
 	{"attention", 3, 3, {"causal", "scale"}, check_attention},
+	{"cross_entropy", 2, 2, {NULL}, check_cross_entropy},
 };
 
 /* Keyword arguments are known ones, given once. */

@@ -306,17 +306,19 @@ void kb_compile__dir_tensor(kb_compile__parser *P, const kb_compile__tok *dir, b
 	    parse_dims(P, t))
 		return;
 	if (kb_compile__is_punct(P, '=')) {
-		if (is_out) {
-			kb_compile__perr(P, P->tok.col, 1,
-					 "an output takes no initializer (outputs are "
-					 "poisoned before each run); use `//! in` for an input");
-			P->failed = true;
-			return;
-		}
+		int col = P->tok.col;
 		kb_compile__lex(P);
 		parse_init(P, &t->init);
 		if (P->failed)
 			return;
+		if (is_out && t->init.kind != KB_INIT_ZEROS) {
+			/* zeros: an accumulator that atomics add into, zeroed before each run */
+			kb_compile__perr(P, col, 1, "an output takes no initializer but zeros (outputs "
+					 "are poisoned before each run, an accumulator zeroed); use "
+					 "`//! in` for an input");
+			P->failed = true;
+			return;
+		}
 	}
 	if ((t->init.kind == KB_INIT_RANDN || t->init.kind == KB_INIT_RAND) && !t->init.has_seed)
 		t->init.seed = derived_seed(pos);

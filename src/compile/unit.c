@@ -176,6 +176,36 @@ static int tune_defaults(kb_compile_unit *r, const kb_tile_out *t)
 	return rc;
 }
 
+/* A `//! ref kernel` runs with the tested kernel's launch, so a .tile
+ * reference's threads(N), its __launch_bounds__(N), must be that block:
+ * a threads(128) reference launched with 512 threads fails to launch. */
+static int check_ref_threads(kb_compile_unit *r, const kb_tile_out *t, const kb_source *spec_src)
+{
+	const kb_spec_ref *ref = &r->spec.ref;
+	const kb_spec_launch *l = &r->spec.launch;
+	long long block = 1;
+	if (!ref->present || !ref->is_kernel || !ref->fn || !l->present)
+		return KB_OK;
+	for (int i = 0; i < l->block_n; i++) {
+		kb_value v;
+		if (kb_compile_spec_eval(&r->spec, l->block[i], &v, spec_src, NULL) < 0)
+			return KB_OK; /* bind reports it */
+		block *= v.is_float ? (long long)v.f : (long long)v.i;
+	}
+	for (int i = 0; i < t->nkernels; i++) {
+		const kb_tile_kernel *k = &t->kernels[i];
+		if (strcmp(k->name, ref->fn) || !k->threads || k->threads == block)
+			continue;
+		kb_diag_add(&r->diags, KB_DIAG_ERROR, r->src.path, r->src.text, ref->loc.line,
+			    ref->loc.col, (int)strlen(ref->fn), "reference kernel %s is compiled for "
+			    "threads(%d) (its __launch_bounds__), but a reference kernel runs with the "
+			    "launch of the kernel under test, %lld threads a block: give it threads(%lld)",
+			    k->name, k->threads, block, block);
+		return KB_ESPEC;
+	}
+	return KB_OK;
+}
+
 /* Discovery read the generated CUDA; binding messages should point at the
  * kernel and its parameters where the .tile file declares them. */
 static void place_tile_kernels(kb_kernels *ks, const kb_tile_out *t)
@@ -279,6 +309,8 @@ static double parse_file(kb_compile_unit *r, const kb_compile_unit_opts *o, cons
 	    kb_compile_bind(&r->spec, &r->kernels, spec_src, &r->chosen, &r->diags) < 0)
 		*rc = KB_ESPEC;
 	if (*rc == KB_OK && r->has_spec && check_requires(r, o) < 0)
+		*rc = KB_ESPEC;
+	if (*rc == KB_OK && r->src.kind == KB_SRC_TILE && check_ref_threads(r, &tile, spec_src) < 0)
 		*rc = KB_ESPEC;
 	kb_compile_source_free(&tile_spec);
 	kb_tile_out_free(&tile);

@@ -276,9 +276,10 @@ int kb_profile__reset_outputs(kb_device *d, const kb_profile__bound *bd, kb_err 
 {
 	int rc = KB_OK;
 	for (int i = 0; i < bd->nbufs; i++)
-		if (bd->bufs[i].spec->is_out)
-			KB_CU_CALL(err, cuMemsetD8Async(bd->bufs[i].dev, KB_POISON_BYTE, bd->bufs[i].bytes,
-							d->stream));
+		if (bd->bufs[i].spec->is_out) /* `= zeros`: an accumulator (atomics add into it) */
+			KB_CU_CALL(err, cuMemsetD8Async(bd->bufs[i].dev, bd->bufs[i].spec->init.kind ==
+							KB_INIT_ZEROS ? 0 : KB_POISON_BYTE,
+							bd->bufs[i].bytes, d->stream));
 out:
 	return rc;
 }

@@ -230,7 +230,8 @@ int kb_profile__refstore_claim(const char *key, bool *waited);
 void kb_profile__refstore_release(int *claim);
 
 /* device.c: poisons bd's outputs (enqueued on the run stream), as before
- * every checked and every timed launch. */
+ * every checked and every timed launch; an output declared `= zeros` (an
+ * accumulator) is zeroed instead. */
 int kb_profile__reset_outputs(kb_device *d, const kb_profile__bound *bd, kb_err *err);
 /* Enqueues kb_guard_diff: adds to *count the elements of out (n of dtype t)
  * not within tolerance of gold, and lowers *first to the first of them. */
@@ -659,6 +660,7 @@ int kb_profile__ref_alloc_out(kb_profile__refcall *c, int rank, const int64_t *d
 int kb_profile__ref_softmax(kb_profile__refcall *c);   /* softmax, log_softmax */
 int kb_profile__ref_reduce(kb_profile__refcall *c);    /* sum, max */
 int kb_profile__ref_norm(kb_profile__refcall *c);      /* layernorm, rmsnorm */
+int kb_profile__ref_cross_entropy(kb_profile__refcall *c);
 int kb_profile__ref_binary(kb_profile__refcall *c);    /* add, mul */
 int kb_profile__ref_axpy(kb_profile__refcall *c);
 int kb_profile__ref_unary(kb_profile__refcall *c);     /* relu, gelu, silu, copy */

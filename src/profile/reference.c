@@ -28,6 +28,8 @@
  *       shapes equal, or one operand's shape (leading 1s dropped) equals the
  *       trailing dims of the other (a bias [N] over [M, N]), numpy-style
  *   relu(x)  gelu(x, approximate=none|tanh)  silu(x)  copy(x)  transpose(x)
+ *   cross_entropy(logits, target)   logits [M, V], target [M] class indices:
+ *       the loss of each row, logsumexp(row) - row[target] ([M], no mean)
  *   sum(x, dim=D)  max(x, dim=D)   no dim: over all elements; the output
  *       may drop the dim or keep it as 1 (either rank is accepted)
  *   attention(q, k, v, causal=false, scale=1/sqrt(D))   q [..., N, D]:
@@ -69,6 +71,7 @@ static const refop ops[] = {
 	{"copy", 1, 1, kb_profile__ref_unary},
 	{"axpy", 3, 3, kb_profile__ref_axpy},
 	{"attention", 3, 3, kb_profile__ref_attention},
+	{"cross_entropy", 2, 2, kb_profile__ref_cross_entropy},
 };
 
 /* The built-in reference names, NULL-terminated. */

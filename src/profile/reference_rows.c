@@ -2,7 +2,8 @@
  * reference_rows.c - the built-in references that work row by row along
  * one dim: softmax and log_softmax, layernorm and rmsnorm (over the last
  * dim, biased variance, optional per-column weight and bias), and the sum
- * and max reductions (over a dim, or over every element).  Rows along an
+ * and max reductions (over a dim, or over every element), and
+ * cross_entropy (each row's logsumexp minus its target's logit).  Rows along an
  * inner dim are gathered LANES at a time so that reads stay contiguous.
  *
  * Invariants: a row is computed in double in its thread's scratch; max and
@@ -219,4 +220,51 @@ out:
 	kb_big_free(b);
 	kb_big_free(w);
 	return rc;
+}
+
+/* ===== cross_entropy ===== */
+
+typedef struct {
+	const kb_tensor *x, *t;
+	int64_t v;
+	double *out;
+} cejob;
+
+/* Rows [lo, hi): logsumexp(row) - row[target] (NaN for a target out of range). */
+static void ce_range(void *p, int64_t lo, int64_t hi, double *row)
+{
+	const cejob *j = p;
+	for (int64_t r = lo; r < hi; r++) {
+		double mx = -INFINITY, s = 0, tv;
+		kb_profile__ref_get_run(j->x, r * j->v, j->v, row);
+		kb_profile__ref_get_run(j->t, r, 1, &tv);
+		for (int64_t k = 0; k < j->v; k++)
+			mx = row[k] > mx ? row[k] : mx;
+		for (int64_t k = 0; k < j->v; k++)
+			s += exp(row[k] - mx);
+		int64_t ti = (int64_t)tv;
+		j->out[r] = ti >= 0 && ti < j->v ? log(s) + mx - row[ti] : NAN;
+	}
+}
+
+int kb_profile__ref_cross_entropy(kb_profile__refcall *c)
+{
+	cejob j = {0};
+	char buf[160];
+	int rc;
+	if ((rc = kb_profile__ref_tensor_arg(c, 0, NULL, true, &j.x)) ||
+	    (rc = kb_profile__ref_tensor_arg(c, 1, NULL, true, &j.t)))
+		return rc;
+	if (j.x->rank != 2 || j.t->n != j.x->dims[0])
+		return kb_profile__ref_fail(c, "'%s' is %s; cross_entropy takes logits [M, V] and "
+					    "targets [M]", j.x->name, kb_profile__ref_shape_str(
+					    j.x->rank, j.x->dims, buf, sizeof(buf)));
+	int64_t m = j.x->dims[0];
+	if ((rc = kb_profile__ref_alloc_out(c, 1, &m)))
+		return rc;
+	j.v = j.x->dims[1];
+	j.out = c->out->v;
+	if (m > 0 && j.v > 0)
+		kb_profile__ref_parallel_for(m, (double)j.v * 8, c->nthreads, (size_t)j.v, ce_range, &j);
+	return 0;
 }

@@ -125,18 +125,21 @@ static int distance(const char *a, const char *b)
 	return row[nb];
 }
 
+int kb_tile__close_words(const char *word, const char *const *words, int n, const char **out,
+			 int max)
+{
+	int limit = strlen(word) < 4 ? 2 : 3, k = 0; /* closer than limit */
+	for (int d = 0; d < limit && k < max; d++)
+		for (int i = 0; i < n && k < max; i++)
+			if (distance(word, words[i]) == d)
+				out[k++] = words[i];
+	return k;
+}
+
 const char *kb_tile__closest(const char *word, const char *const *words, int n)
 {
 	const char *best = NULL;
-	int bestd = strlen(word) < 4 ? 2 : 3; /* closer than this */
-	for (int i = 0; i < n; i++) {
-		int d = distance(word, words[i]);
-		if (d < bestd) {
-			bestd = d;
-			best = words[i];
-		}
-	}
-	return best;
+	return kb_tile__close_words(word, words, n, &best, 1) ? best : NULL;
 }
 
 void kb_tile__unknown(kb_tile__checker *C, const kb_tile__expr *e)
@@ -372,6 +375,13 @@ static void check_store(kb_tile__checker *C, kb_tile__stmt *s)
 		return;
 	if (vok)
 		check_stored(C, s->value, &C->ka->k.params[param], &x->type);
+	kb_tile_dtype d = C->ka->k.params[param].dtype;
+	if (s->op == KB_TATOM_ADD && d != KB_TILE_F32 && d != KB_TILE_F64 && d != KB_TILE_I32)
+		ERR_AT(C, x, "atomic_add adds into f32, f64 or i32 tensors; %s is %s", x->name,
+		       kb_tile__dtype_str(d));
+	if (s->op == KB_TATOM_MAX && d != KB_TILE_F32 && d != KB_TILE_I32)
+		ERR_AT(C, x, "atomic_max works on f32 or i32 tensors; %s is %s", x->name,
+		       kb_tile__dtype_str(d));
 	if (m && mok && (m->type.dtype != KB_TILE_BOOL || !kb_tile__fits(&m->type, &x->type)))
 		ERR_AT(C, m, "mask= must be bool of the slice's shape (%s), got %s",
 		       kb_tile__type_str(&x->type).s, kb_tile__type_str(&m->type).s);

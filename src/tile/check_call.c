@@ -196,19 +196,46 @@ static bool check_reduce(kb_tile__checker *C, kb_tile__expr *e)
 		       kb_tile__type_str(&t->type).s);
 		return false;
 	}
+	kb_tile__expr *keep = kwarg(e, "keep");
+	if (keep && keep->kind != KB_TE_BOOL) {
+		ERR_AT(C, keep, "keep= is true or false (a literal), got %s",
+		       kb_tile__type_str(&keep->type).s);
+		return false;
+	}
 	e->type = (kb_tile__type){d, 1, {t->type.ext[1 - axis], 0}};
+	if (keep && keep->bval) /* [R, 1] or [1, C]: broadcasts against the tile */
+		e->type = (kb_tile__type){d, 2, {axis ? t->type.ext[0] : 1, axis ? 1 : t->type.ext[1]}};
 	return true;
 }
 
-/* exp exp2 log sqrt rsqrt (float results) and abs. */
+/* The element-wise math (float results; abs, floor and ceil keep an
+ * integer an integer); exact = true (exp, sigmoid) is a bool literal. */
 static bool check_math(kb_tile__checker *C, kb_tile__expr *e)
 {
-	kb_tile__expr *x = e->args[0];
+	kb_tile__expr *x = e->args[0], *exact = kwarg(e, "exact");
 	if (!need_number(C, x, e->name))
 		return false;
+	if (exact && exact->kind != KB_TE_BOOL) {
+		ERR_AT(C, exact, "exact= is true or false (a literal), got %s",
+		       kb_tile__type_str(&exact->type).s);
+		return false;
+	}
 	e->type = x->type;
 	e->type.dtype = kb_tile__compute(x->type.dtype);
-	if (strcmp(e->name, "abs") && is_int(e->type.dtype))
+	bool keeps_int = !strcmp(e->name, "abs") || !strcmp(e->name, "floor") ||
+			 !strcmp(e->name, "ceil");
+	if (!keeps_int && is_int(e->type.dtype))
+		e->type.dtype = KB_TILE_F32;
+	return true;
+}
+
+/* pow(a, b): the same as a ** b. */
+static bool check_pow(kb_tile__checker *C, kb_tile__expr *e)
+{
+	kb_tile__expr *a = e->args[0], *b = e->args[1];
+	if (!kb_tile__binary_type(C, KB_TOP_POW, &a->type, &b->type, &e->type, e))
+		return false;
+	if (is_int(e->type.dtype) && !(b->is_const && b->cval >= 0))
 		e->type.dtype = KB_TILE_F32;
 	return true;
 }
@@ -249,6 +276,20 @@ static bool check_cast(kb_tile__checker *C, kb_tile__expr *e)
 		e->is_const = true;
 		e->cval = x->cval;
 	}
+	return true;
+}
+
+/* trans(t): the [C, R] transpose of an [R, C] tile. */
+static bool check_trans(kb_tile__checker *C, kb_tile__expr *e)
+{
+	kb_tile__expr *t = e->args[0];
+	if (t->type.rank != 2) {
+		ERR_AT(C, t, "trans takes a 2-d tile, got %s", kb_tile__type_str(&t->type).s);
+		return false;
+	}
+	e->type = t->type;
+	e->type.ext[0] = t->type.ext[1];
+	e->type.ext[1] = t->type.ext[0];
 	return true;
 }
 
@@ -326,20 +367,32 @@ static const struct builtin {
 	{"arange", 1, 1, "", check_arange, "arange(N)"},
 	{"zeros", 1, 2, "", check_zeros, "zeros(M) or zeros(M, N)"},
 	{"pid", 1, 1, "", check_pid, "pid(axis)"},
-	{"sum", 1, 2, "axis", check_reduce, "sum(t) or sum(t, axis)"},
-	{"max", 1, 2, "axis", check_reduce, "max(t), max(t, axis = A) or max(a, b)"},
-	{"min", 1, 2, "axis", check_reduce, "min(t), min(t, axis = A) or min(a, b)"},
-	{"exp", 1, 1, "", check_math, "exp(x)"},
+	{"sum", 1, 2, "axis keep", check_reduce, "sum(t), sum(t, axis) or sum(t, axis, keep = true)"},
+	{"max", 1, 2, "axis keep", check_reduce, "max(t), max(t, axis = A[, keep = true]) or max(a, b)"},
+	{"min", 1, 2, "axis keep", check_reduce, "min(t), min(t, axis = A[, keep = true]) or min(a, b)"},
+	{"exp", 1, 1, "exact", check_math, "exp(x) or exp(x, exact = true)"},
 	{"exp2", 1, 1, "", check_math, "exp2(x)"},
 	{"log", 1, 1, "", check_math, "log(x)"},
 	{"sqrt", 1, 1, "", check_math, "sqrt(x)"},
 	{"rsqrt", 1, 1, "", check_math, "rsqrt(x)"},
 	{"abs", 1, 1, "", check_math, "abs(x)"},
+	{"tanh", 1, 1, "", check_math, "tanh(x)"},
+	{"erf", 1, 1, "", check_math, "erf(x)"},
+	{"sigmoid", 1, 1, "exact", check_math, "sigmoid(x) or sigmoid(x, exact = true)"},
+	{"sin", 1, 1, "", check_math, "sin(x)"},
+	{"cos", 1, 1, "", check_math, "cos(x)"},
+	{"log1p", 1, 1, "", check_math, "log1p(x)"},
+	{"expm1", 1, 1, "", check_math, "expm1(x)"},
+	{"floor", 1, 1, "", check_math, "floor(x)"},
+	{"ceil", 1, 1, "", check_math, "ceil(x)"},
+	{"pow", 2, 2, "", check_pow, "pow(a, b), the same as a ** b"},
 	{"where", 3, 3, "", check_where, "where(c, a, b)"},
 	{"f32", 1, 1, "", check_cast, "f32(x)"},
 	{"f16", 1, 1, "", check_cast, "f16(x)"},
 	{"bf16", 1, 1, "", check_cast, "bf16(x)"},
 	{"i32", 1, 1, "", check_cast, "i32(x)"},
+	{"f64", 1, 1, "", check_cast, "f64(x)"},
+	{"trans", 1, 1, "", check_trans, "trans(t)"},
 	{"dot", 2, 2, "", check_dot, "dot(a, b)"},
 	{"cdiv", 2, 2, "", check_cdiv, "cdiv(a, b)"},
 };
@@ -384,9 +437,10 @@ static bool not_builtin(kb_tile__checker *C, const kb_tile__expr *e)
 {
 	int len = (int)strlen(e->name);
 	kb_tile__sym *s = kb_tile__lookup(C, e->name);
-	if (!strcmp(e->name, "store") || !strcmp(e->name, "range")) {
+	if (!strcmp(e->name, "store") || !strcmp(e->name, "range") || !strcmp(e->name, "atomic_add") ||
+	    !strcmp(e->name, "atomic_max")) {
 		kb_tile__cerr(C, e->line, e->col, len, "%s(...) is not a value: it is only a %s",
-			      e->name, e->name[0] == 's' ? "statement" : "for loop's bounds");
+			      e->name, e->name[0] != 'r' ? "statement" : "for loop's bounds");
 		return false;
 	}
 	if (s) {
@@ -396,9 +450,19 @@ static bool not_builtin(kb_tile__checker *C, const kb_tile__expr *e)
 	const char *names[KB_ARRAY_LEN(builtins)];
 	for (size_t i = 0; i < KB_ARRAY_LEN(builtins); i++)
 		names[i] = builtins[i].name;
-	const char *near = kb_tile__closest(e->name, names, (int)KB_ARRAY_LEN(builtins));
-	kb_tile__cerr(C, e->line, e->col, len, "unknown function '%s'%s%s%s", e->name,
-		      near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+	const char *near[3];
+	int nnear = kb_tile__close_words(e->name, names, (int)KB_ARRAY_LEN(builtins), near, 3);
+	kb_buf b = KB_BUF_INIT;
+	kb_buf_catf(&b, "unknown function '%s'", e->name);
+	for (int i = 0; i < nnear; i++)
+		kb_buf_catf(&b, "%s'%s'", i == 0 ? " (did you mean " : i == nnear - 1 ? " or " : ", ",
+			    near[i]);
+	kb_buf_cat(&b, nnear ? "?); the functions are" : "; the functions are");
+	for (size_t i = 0; i < KB_ARRAY_LEN(builtins); i++)
+		kb_buf_catf(&b, " %s", builtins[i].name);
+	kb_buf_cat(&b, ", and the statements store atomic_add atomic_max");
+	kb_tile__cerr(C, e->line, e->col, len, "%s", b.s);
+	kb_buf_free(&b);
 	return false;
 }
 

@@ -124,7 +124,8 @@ static const struct {
 	{KB_TOP_ADD, "+"}, {KB_TOP_SUB, "-"},  {KB_TOP_MUL, "*"},  {KB_TOP_DIV, "/"},
 	{KB_TOP_MOD, "%"}, {KB_TOP_LT, "<"},   {KB_TOP_GT, ">"},   {KB_TOP_LE, "<="},
 	{KB_TOP_GE, ">="}, {KB_TOP_EQ, "=="},  {KB_TOP_NE, "!="},  {KB_TOP_AND, "&&"},
-	{KB_TOP_OR, "||"},
+	{KB_TOP_OR, "||"}, {KB_TOP_POW, "**"}, {KB_TOP_SHL, "<<"}, {KB_TOP_SHR, ">>"},
+	{KB_TOP_BAND, "&"}, {KB_TOP_BOR, "|"},
 };
 
 const char *kb_tile__op_str(int op)
@@ -153,9 +154,18 @@ static const char *op_dtype(int op, kb_tile_dtype a, kb_tile_dtype b, kb_tile_dt
 	case KB_TOP_GE:
 		return !ab && !bb ? NULL : "numbers";
 	case KB_TOP_MOD:
+	case KB_TOP_SHL:
+	case KB_TOP_SHR:
+	case KB_TOP_BAND:
+	case KB_TOP_BOR:
 		if (!is_int(a) || !is_int(b))
 			return "integers";
 		break;
+	case KB_TOP_POW: /* a float unless both are integers (check_binary: b a constant >= 0) */
+		if (ab || bb)
+			return "numbers";
+		*out = kb_tile__promote(a, b);
+		return NULL;
 	default:
 		if (ab || bb)
 			return "numbers";
@@ -198,6 +208,21 @@ static bool fold(kb_tile__checker *C, kb_tile__expr *e, int op, int64_t a, int64
 		}
 		bad = a == INT64_MIN && b == -1;
 		r = bad ? 0 : op == KB_TOP_DIV ? a / b : a % b;
+		break;
+	case KB_TOP_SHL:
+		bad = b < 0 || b > 62 || (a << b) >> b != a;
+		r = bad ? 0 : a << b;
+		break;
+	case KB_TOP_SHR:
+		bad = b < 0 || b > 63;
+		r = bad ? 0 : a >> b;
+		break;
+	case KB_TOP_BAND: r = a & b; break;
+	case KB_TOP_BOR: r = a | b; break;
+	case KB_TOP_POW:
+		r = 1;
+		for (int64_t i = 0; i < b && !bad; i++)
+			bad = __builtin_mul_overflow(r, a, &r);
 		break;
 	default:
 		return true; /* comparisons and logic: not integers */
@@ -269,6 +294,19 @@ static bool check_unary(kb_tile__checker *C, kb_tile__expr *e)
 	return true;
 }
 
+/* A float literal (or its negation) beside an f64 value is an f64 literal:
+ * 0.7978845608028654 * u keeps its digits when u is f64 (as numpy's and
+ * Triton's Python scalars take the tensor's dtype). */
+static void widen_literal(kb_tile__expr *e)
+{
+	if (e->kind == KB_TE_UNARY && e->op == '-')
+		widen_literal(e->args[0]);
+	if ((e->kind == KB_TE_FLOAT || e->kind == KB_TE_INF ||
+	     (e->kind == KB_TE_UNARY && e->op == '-' && e->args[0]->type.dtype == KB_TILE_F64)) &&
+	    e->type.dtype == KB_TILE_F32 && !e->type.rank)
+		e->type.dtype = KB_TILE_F64;
+}
+
 static bool check_binary(kb_tile__checker *C, kb_tile__expr *e)
 {
 	kb_tile__expr *a = e->args[0], *b = e->args[1];
@@ -276,7 +314,11 @@ static bool check_binary(kb_tile__checker *C, kb_tile__expr *e)
 	ok = kb_tile__check_expr(C, b) && ok;
 	if (!ok || !kb_tile__binary_type(C, e->op, &a->type, &b->type, &e->type, e))
 		return false;
-	if (a->is_const && b->is_const)
+	for (int i = 0; i < 2 && e->type.dtype == KB_TILE_F64; i++)
+		widen_literal(e->args[i]);
+	if (e->op == KB_TOP_POW && is_int(e->type.dtype) && !(b->is_const && b->cval >= 0))
+		e->type.dtype = KB_TILE_F32; /* 2 ** n, 2 ** -1: a float, as powf gives */
+	if (a->is_const && b->is_const && (e->op != KB_TOP_POW || b->cval >= 0))
 		return fold(C, e, e->op, a->cval, b->cval);
 	return true;
 }

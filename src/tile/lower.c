@@ -185,9 +185,8 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i)
 
 /* ===== statements ===== */
 
-/* name = value for an element-wise value: a scalar, or every slot. */
-static void assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
-			       const kb_tile__expr *value, bool declare, int op)
+void kb_tile__assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
+				 const kb_tile__expr *value, bool declare, int op)
 {
 	kb_buf x = KB_BUF_INIT;
 	const char *ct = kb_tile__ctype(t->dtype);
@@ -199,7 +198,8 @@ static void assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__typ
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "%s%s%s %s %s;\n", declare ? ct : "", declare ? " " : "", c, opb, x.s);
 	} else {
-		int64_t S = t->rank == 2 ? kb_tile__mma_slots(L) : kb_tile__slots(L, t->ext[0]);
+		int64_t S = t->rank == 2 && L->mma.on ? kb_tile__mma_slots(L) : t->rank == 2 ?
+			    kb_tile__slots2(L, t) : kb_tile__slots(L, t->ext[0]);
 		kb_tile__cexpr(L, value, "i_", &x);
 		if (declare) {
 			kb_tile__ind(L);
@@ -383,6 +383,14 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 {
 	const kb_tile__lsym *s = st->defines ? NULL : kb_tile__lw_lookup(L, st->name);
 	const kb_tile__type *t = &st->type;
+	if (t->rank > 1 && !L->mma.on) { /* lower_tile2.c */
+		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
+		kb_tile__assign2(L, st, cn, st->defines);
+		if (st->defines)
+			kb_tile__define(L, st->name, cn, *t);
+		free(cn);
+		return;
+	}
 	if (t->rank > 1 && !kb_tile__mma_shape(L, t)) {
 		kb_tile__fail(L, st->line, st->col, st->len,
 			      L->mma.on ? "a 2-d tile of another shape than the dot's result"
@@ -394,7 +402,7 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 			return;
 		kb_tile__mma_materialize(L, st->value);
 		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
-		assign_elementwise(L, cn, t, st->value, st->defines, st->op);
+		kb_tile__assign_elementwise(L, cn, t, st->value, st->defines, st->op);
 		if (st->defines)
 			kb_tile__define(L, st->name, cn, *t);
 		free(cn);
@@ -433,7 +441,7 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 			kb_tile__materialize(L, st->value, cn);
 		else {
 			kb_tile__materialize_under(L, st->value);
-			assign_elementwise(L, cn, t, st->value, true, 0);
+			kb_tile__assign_elementwise(L, cn, t, st->value, true, 0);
 		}
 		kb_tile__define(L, st->name, cn, *t);
 		note_load(L, st);
@@ -450,7 +458,7 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 		return;
 	}
 	kb_tile__materialize(L, st->value, NULL); /* `s += sum(t)`: the sum first */
-	assign_elementwise(L, s->c, t, st->value, false, st->op);
+	kb_tile__assign_elementwise(L, s->c, t, st->value, false, st->op);
 }
 
 static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
@@ -573,7 +581,11 @@ void kb_tile__lower_stmt(kb_tile__lw *L, const kb_tile__stmt *st)
 	case KB_TS_FOR: lower_for(L, st); break;
 	case KB_TS_IF: lower_if(L, st); break;
 	case KB_TS_STORE:
-		if (st->slice->type.rank == 2)
+		if (st->slice->type.rank == 2 && st->op)
+			kb_tile__fail(L, st->line, st->col, st->len, "an atomic into a 2-d slice");
+		else if (st->slice->type.rank == 2 && !L->mma.on)
+			kb_tile__lower_store2(L, st);
+		else if (st->slice->type.rank == 2)
 			kb_tile__lower_store_mma(L, st);
 		else
 			kb_tile__lower_store(L, st);
@@ -732,6 +744,7 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 	kb_buf_cat(out, "#line 3 \"<kbench tile prologue>\"\n");
 	kb_buf_cat(out, "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <math_constants.h>\n\n");
 	kb_buf_cat(out, helpers);
+	kb_tile__strided_prologue(f, out);
 	kb_buf_cat(out, "\n");
 	bool dot = false;
 	for (int i = 0; i < f->nkernels; i++)

@@ -28,6 +28,7 @@ void kb_tile__add_mat(kb_tile__lw *L, const kb_tile__expr *e, char *c, bool cols
 	m->c = c;
 	m->cols = cols;
 	m->stream = false;
+	m->tile2 = false;
 }
 
 static void literal(const kb_tile__expr *e, kb_buf *b)
@@ -42,7 +43,7 @@ static void literal(const kb_tile__expr *e, kb_buf *b)
 		break;
 	case KB_TE_FLOAT: {
 		char num[40];
-		snprintf(num, sizeof num, "%.9g", e->fval);
+		snprintf(num, sizeof num, f64 ? "%.17g" : "%.9g", e->fval);
 		bool point = strpbrk(num, ".eEn") != NULL; /* "0" must read as a float: "0.0f" */
 		kb_buf_catf(b, "%s%s%s", num, point ? "" : ".0", f64 ? "" : "f");
 		break;
@@ -80,21 +81,75 @@ static const char *binop(int op)
 	case KB_TOP_NE: return "!=";
 	case KB_TOP_AND: return "&&";
 	case KB_TOP_OR: return "||";
+	case KB_TOP_SHL: return "<<";
+	case KB_TOP_SHR: return ">>";
 	default: return NULL;
 	}
 }
 
-/* The C function of an element-wise math call on dtype t, or NULL. */
-static const char *math_fn(const char *name, kb_tile_dtype t)
+/* The element-wise math functions: their C form for f32 (the default;
+ * exp's is the approximate __expf), for f32 with exact = true, for f64;
+ * an integer keeps abs, floor and ceil as integers.  docs/tile.md lists
+ * which are approximate. */
+static const struct {
+	const char *dsl, *f32, *exact, *f64, *i;
+} math_fns[] = {
+	{"exp", "__expf", "expf", "exp", NULL},     {"exp2", "exp2f", "exp2f", "exp2", NULL},
+	{"log", "logf", "logf", "log", NULL},       {"sqrt", "sqrtf", "sqrtf", "sqrt", NULL},
+	{"rsqrt", "rsqrtf", "rsqrtf", "rsqrt", NULL}, {"abs", "fabsf", "fabsf", "fabs", "abs"},
+	{"tanh", "tanhf", "tanhf", "tanh", NULL},   {"erf", "erff", "erff", "erf", NULL},
+	{"sin", "sinf", "sinf", "sin", NULL},       {"cos", "cosf", "cosf", "cos", NULL},
+	{"log1p", "log1pf", "log1pf", "log1p", NULL}, {"expm1", "expm1f", "expm1f", "expm1", NULL},
+	{"floor", "floorf", "floorf", "floor", ""}, {"ceil", "ceilf", "ceilf", "ceil", ""},
+	{"sigmoid", "__expf", "expf", "exp", NULL}, /* 1 / (1 + exp(-x)) */
+};
+
+/* Whether call e has `exact = true`. */
+static bool exact_of(const kb_tile__expr *e)
 {
-	static const struct { const char *dsl, *f32, *f64; } fns[] = {
-		{"exp", "__expf", "exp"}, {"exp2", "exp2f", "exp2"}, {"log", "logf", "log"},
-		{"sqrt", "sqrtf", "sqrt"}, {"rsqrt", "rsqrtf", "rsqrt"}, {"abs", "fabsf", "fabs"},
-	};
-	for (size_t k = 0; k < KB_ARRAY_LEN(fns); k++)
-		if (!strcmp(name, fns[k].dsl))
-			return t == KB_TILE_F64 ? fns[k].f64 : kb_tile__is_float(t) ? fns[k].f32 : "abs";
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "exact"))
+			return e->kwv[k]->kind == KB_TE_BOOL && e->kwv[k]->bval;
+	return false;
+}
+
+/* The C function of an element-wise math call e on dtype t ("" for the
+ * value as it is), or NULL. */
+static const char *math_fn(const kb_tile__expr *e, kb_tile_dtype t)
+{
+	for (size_t k = 0; k < KB_ARRAY_LEN(math_fns); k++)
+		if (!strcmp(e->name, math_fns[k].dsl)) {
+			if (t == KB_TILE_F64)
+				return math_fns[k].f64;
+			if (!kb_tile__is_float(t))
+				return math_fns[k].i;
+			return exact_of(e) ? math_fns[k].exact : math_fns[k].f32;
+		}
 	return NULL;
+}
+
+/* a ** b: a product for a constant exponent from 0 to 8 (1 / a for -1),
+ * else powf (pow for f64). */
+static void power(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
+{
+	const kb_tile__expr *x = e->args[0], *n = e->args[1];
+	kb_tile_dtype t = e->type.dtype;
+	const char *ct = kb_tile__ctype(t);
+	if (n->is_const && n->cval >= -1 && n->cval <= 8) {
+		kb_buf_catf(b, n->cval == -1 ? "((%s)1 / " : "((%s)1", ct);
+		for (int64_t k = 0; k < (n->cval < 0 ? 1 : n->cval); k++) {
+			kb_buf_catf(b, n->cval < 0 ? "(%s)(" : " * (%s)(", ct);
+			kb_tile__cexpr(L, x, i, b);
+			kb_buf_cat(b, ")");
+		}
+		kb_buf_cat(b, ")");
+		return;
+	}
+	kb_buf_catf(b, "%s((%s)(", t == KB_TILE_F64 ? "pow" : "powf", ct);
+	kb_tile__cexpr(L, x, i, b);
+	kb_buf_catf(b, "), (%s)(", ct);
+	kb_tile__cexpr(L, n, i, b);
+	kb_buf_cat(b, "))");
 }
 
 /* max or min of dtype t in C: fmaxf / fmax / max. */
@@ -110,8 +165,13 @@ const char *kb_tile__minmax(const char *name, kb_tile_dtype t)
 
 static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
 {
-	const char *fn = math_fn(e->name, e->type.dtype);
-	if (fn && e->nargs == 1) {
+	const char *fn = math_fn(e, e->type.dtype);
+	if (fn && e->nargs == 1 && !strcmp(e->name, "sigmoid")) {
+		bool f64 = e->type.dtype == KB_TILE_F64;
+		kb_buf_catf(b, f64 ? "(1.0 / (1.0 + %s(-(" : "(1.0f / (1.0f + %s(-(", fn);
+		kb_tile__cexpr(L, e->args[0], i, b);
+		kb_buf_cat(b, "))))");
+	} else if (fn && e->nargs == 1) {
 		kb_buf_catf(b, "%s(", fn);
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, ")");
@@ -121,6 +181,8 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 		kb_buf_cat(b, ", ");
 		kb_tile__cexpr(L, e->args[1], i, b);
 		kb_buf_cat(b, ")");
+	} else if (!strcmp(e->name, "pow") && e->nargs == 2) {
+		power(L, e, i, b);
 	} else if (!strcmp(e->name, "where") && e->nargs == 3) {
 		kb_buf_cat(b, "(");
 		for (int k = 0; k < 3; k++) {
@@ -139,8 +201,8 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 		kb_buf_catf(b, h ? "__half2float(__float2half_rn(" : "__bfloat162float(__float2bfloat16_rn(");
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, "))");
-	} else if (!strcmp(e->name, "f32") || !strcmp(e->name, "i32")) {
-		kb_buf_catf(b, "(%s)(", !strcmp(e->name, "f32") ? "float" : "int");
+	} else if (!strcmp(e->name, "f32") || !strcmp(e->name, "i32") || !strcmp(e->name, "f64")) {
+		kb_buf_catf(b, "(%s)(", kb_tile__ctype(e->type.dtype));
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, ")");
 	} else if (!strcmp(e->name, "cdiv") && e->nargs == 2) {
@@ -166,6 +228,8 @@ void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_bu
 		kb_buf_catf(b, "%s[j_]", m->c);
 	else if (m && m->cols) /* slot i of the mma layout is at column pair (i / 4 % NT, i % 2) */
 		kb_buf_catf(b, "%s[(%s) / 4 %% %d * 2 + (%s) %% 2]", m->c, i, L->mma.NT, i);
+	else if (m && m->tile2)
+		kb_tile__mma_read2(L, e, m->c, i, b);
 	else if (m)
 		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m->c, i);
 	if (m)
@@ -188,6 +252,10 @@ void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_bu
 		break;
 	case KB_TE_BINARY: {
 		const char *op = binop(e->op);
+		if (e->op == KB_TOP_POW) {
+			power(L, e, i, b);
+			break;
+		}
 		if (e->op == KB_TOP_DIV && e->type.rank > 0 && e->args[1]->type.rank == 0 &&
 		    e->type.dtype != KB_TILE_F64 && e->args[1]->type.dtype != KB_TILE_F64) {
 			/* A tile over a scalar: times its reciprocal, which the compiler

@@ -31,14 +31,19 @@ void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e)
 
 bool kb_tile__is_reduction(const kb_tile__expr *e)
 {
-	return e->kind == KB_TE_CALL && e->nargs == 1 &&
-	       (!strcmp(e->name, "sum") || !strcmp(e->name, "max") || !strcmp(e->name, "min"));
+	return e->kind == KB_TE_CALL && ((e->nargs == 1 && (!strcmp(e->name, "sum") ||
+							   !strcmp(e->name, "max") || !strcmp(e->name, "min"))) ||
+					 (e->nargs == 2 && !strcmp(e->name, "sum"))); /* sum(t, axis) */
 }
 
 /* dst = sum / max / min of a rank-1 tile: the thread's slots, then the block. */
 void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
 {
 	const kb_tile__expr *t = e->args[0];
+	if (t->type.rank == 2 && !L->mma.on) { /* along an axis: lower_tile2.c */
+		kb_tile__reduce2(L, e, dst, declare);
+		return;
+	}
 	if (t->type.rank != 1) {
 		kb_tile__fail(L, e->line, e->col, e->len, "a reduction of a tile of rank 2");
 		return;
@@ -86,11 +91,14 @@ void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char
 void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *into)
 {
 	bool load = e->kind == KB_TE_CALL && !strcmp(e->name, "load");
-	if (!load)
+	bool axis = kb_tile__is_reduction(e) && e->args[0]->type.rank == 2 && !L->mma.on;
+	if (!load && !axis) { /* (a reduction along an axis reads its operand in its own layout) */
 		kb_tile__materialize_under(L, e);
-	else
+	} else if (load) {
 		for (int k = 0; k < e->nkw; k++)
 			kb_tile__materialize(L, e->kwv[k], NULL);
+		kb_tile__materialize_index(L, e->args[0]);
+	}
 	if (e->kind == KB_TE_CALL && !strcmp(e->name, "dot")) {
 		kb_tile__fail(L, e->line, e->col, e->len, "dot");
 		return;

@@ -19,6 +19,8 @@
 typedef struct {
 	const kb_tile_param *t;
 	kb_buf base, lim, ok;
+	kb_buf stride;       /* a range in another dim than the last: its step (a column
+			      * x[r0 : r0 + B, c] steps by N); empty when contiguous */
 	int64_t extent;
 	int ranges;
 } access;
@@ -26,6 +28,19 @@ typedef struct {
 static void dim_text(const kb_tile_param *t, int d, kb_buf *b)
 {
 	kb_buf_cat(b, t->dims[d]);
+}
+
+static bool reads_mem(const kb_tile__expr *e);
+
+/* The loads in the indices of slice s (a gather: x[row, t[row]]), before
+ * the statement that reads through them. */
+void kb_tile__materialize_index(kb_tile__lw *L, const kb_tile__expr *s)
+{
+	for (int d = 0; s->kind == KB_TE_SLICE && d < s->nidx; d++) {
+		kb_tile__materialize(L, s->idx[d].lo, NULL);
+		if (s->idx[d].hi)
+			kb_tile__materialize(L, s->idx[d].hi, NULL);
+	}
 }
 
 static bool slice_access(kb_tile__lw *L, const kb_tile__expr *s, access *a)
@@ -42,13 +57,17 @@ static bool slice_access(kb_tile__lw *L, const kb_tile__expr *s, access *a)
 	for (int d = 0; d < s->nidx; d++) {
 		const kb_tile__index *x = &s->idx[d];
 		if (x->hi) {
-			if (range_dim >= 0 || d != s->nidx - 1) {
-				kb_tile__fail(L, s->line, s->col, s->len, "a slice with a range in other than its last dim");
+			if (range_dim >= 0) {
+				kb_tile__fail(L, s->line, s->col, s->len, "a slice with two ranges outside a dot");
 				kb_buf_free(&off);
 				return false;
 			}
 			range_dim = d;
 			a->extent = x->extent;
+			for (int r = d + 1; r < s->nidx; r++) {
+				kb_buf_cat(&a->stride, a->stride.len ? " * " : "");
+				dim_text(a->t, r, &a->stride);
+			}
 		}
 		kb_buf v = KB_BUF_INIT;
 		kb_tile__cexpr(L, x->lo, "0", &v);
@@ -60,6 +79,9 @@ static bool slice_access(kb_tile__lw *L, const kb_tile__expr *s, access *a)
 			dim_text(a->t, r, &off);
 		}
 		if (!x->hi) {
+			/* an index read from memory may be negative (an ignored class) */
+			if (reads_mem(x->lo))
+				kb_buf_catf(&a->ok, " && (%s) >= 0", v.s);
 			kb_buf_catf(&a->ok, " && (%s) < ", v.s);
 			dim_text(a->t, d, &a->ok);
 		} else {
@@ -76,6 +98,7 @@ static bool slice_access(kb_tile__lw *L, const kb_tile__expr *s, access *a)
 
 static void access_free(access *a)
 {
+	kb_buf_free(&a->stride);
 	kb_buf_free(&a->base);
 	kb_buf_free(&a->lim);
 	kb_buf_free(&a->ok);
@@ -150,13 +173,20 @@ static void load_scalar(kb_tile__lw *L, const access *a, const kb_tile__expr *e,
 static void access_heads(kb_tile__lw *L, const access *a, bool is_const, bool vec, const char *P)
 {
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s%s *%sp_ = %s;\n", is_const ? "const " : "", kb_tile_ctype(a->t->dtype), P,
-		    a->base.s);
+	if (a->stride.len) /* p_[i] and p_ + i step by the stride; never a vector access */
+		kb_buf_catf(L->o, "const kb_strided<%s%s> %sp_ = {%s, (long long)(%s)};\n",
+			    is_const ? "const " : "", kb_tile_ctype(a->t->dtype), P, a->base.s, a->stride.s);
+	else
+		kb_buf_catf(L->o, "%s%s *%sp_ = %s;\n", is_const ? "const " : "",
+			    kb_tile_ctype(a->t->dtype), P, a->base.s);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const long long %slim_ = %s;\n", P, a->lim.s);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const bool %sok_ = %s;\n", P, a->ok.s);
-	if (vec) {
+	if (vec && a->stride.len) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const bool %sal_ = false; /* strided */\n", P);
+	} else if (vec) {
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "const bool %sal_ = ((unsigned long long)%sp_ & 15) == 0;\n", P, P);
 	}
@@ -468,7 +498,8 @@ static const char *add_stream(kb_tile__lw *L, const kb_tile__expr *e)
 
 /* Materializes what e needs before a group loop computes it: its loads
  * and reductions, but a load in an element-wise place (not under a
- * reduction or a load's keyword) that can stream, from another tensor than
+ * reduction or a load's keyword) that can stream (and that the row-in-registers
+ * branch does not keep), from another tensor than
  * `avoid` (the one the statement writes), becomes a stream; so do the
  * streamed variables e names.  Whether e reads any stream. */
 static bool materialize_streams(kb_tile__lw *L, const kb_tile__expr *e, const char *avoid, bool dry)
@@ -479,7 +510,8 @@ static bool materialize_streams(kb_tile__lw *L, const kb_tile__expr *e, const ch
 			add_stream(L, s->stream);
 		return s && s->stream;
 	}
-	if (kb_tile__is_load(e) && kb_tile__streamable(L, e) &&
+	bool kept = L->fast && kb_tile__is_load(e) && kb_tile__kept_of(L, e); /* in registers */
+	if (kb_tile__is_load(e) && !kept && kb_tile__streamable(L, e) &&
 	    (!avoid || strcmp(avoid, e->args[0]->name))) {
 		if (!dry) {
 			kb_tile__add_mat(L, e, kb_xstrdup(add_stream(L, e)), false);
@@ -647,9 +679,33 @@ static void vector_store(kb_tile__lw *L, kb_tile_dtype t)
 	}
 }
 
+/* The write of element value el (C, of dtype t) at p[i] (at *p when i is
+ * NULL): a plain store, or atomic_add / atomic_max (an f32 max by the
+ * ordering of its bits: a signed max for values >= 0, an unsigned min for
+ * negative ones). */
+static void write_elem(kb_buf *o, int op, kb_tile_dtype t, const char *p, const char *i,
+		       const char *el)
+{
+	char *at = i ? kb_xasprintf("%s + %s", p, i) : kb_xstrdup(p);
+	if (op == KB_TATOM_ADD)
+		kb_buf_catf(o, "atomicAdd(%s, %s);\n", at, el);
+	else if (op == KB_TATOM_MAX && t == KB_TILE_F32)
+		kb_buf_catf(o, "{ const float v_ = %s; if (v_ >= 0.0f) atomicMax((int *)(%s), "
+			    "__float_as_int(v_)); else atomicMin((unsigned int *)(%s), __float_as_uint(v_)); }\n",
+			    el, at, at);
+	else if (op == KB_TATOM_MAX)
+		kb_buf_catf(o, "atomicMax(%s, %s);\n", at, el);
+	else if (i)
+		kb_buf_catf(o, "%s[%s] = %s;\n", p, i, el);
+	else
+		kb_buf_catf(o, "*(%s) = %s;\n", p, el);
+	free(at);
+}
+
 void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 {
 	const kb_tile__expr *sl = st->slice;
+	kb_tile__materialize_index(L, sl); /* a scatter: y[t[i]] */
 	if (sl->nidx && sl->idx[sl->nidx - 1].hi && !L->mma.on) {
 		materialize_streams(L, st->value, sl->name, false);
 		if (st->mask)
@@ -668,11 +724,13 @@ void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_tile__cexpr(L, st->value, "0", &v);
 		kb_tile__to_elem(t, v.s, &el);
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "if (%s) *(%s) = %s;\n", a.ok.s, a.base.s, el.s);
+		/* a scalar: every thread has it; one adds it in */
+		kb_buf_catf(L->o, st->op ? "if (%s && threadIdx.x == 0) " : "if (%s) ", a.ok.s);
+		write_elem(L->o, st->op, t, a.base.s, NULL, el.s);
 		goto out;
 	}
 	int64_t E = a.extent, S = kb_tile__slots(L, E);
-	bool vec = vectorizable(t) && !st->mask;
+	bool vec = vectorizable(t) && !st->mask && !st->op;
 	char b1[96], b2[32];
 	kb_tile__cexpr(L, st->value, "k_ * V_ + j_", &v);
 	if (st->mask) {
@@ -714,7 +772,8 @@ void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_catf(L->o, "\tif (ok_ && e_ + j_ < lim_%s%s)\n", past_end(L, E, "e_ + j_", b1, sizeof b1),
 		    m.len ? m.s : "");
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t\tp_[e_ + j_] = %s;\n", el.s);
+	kb_buf_cat(L->o, "\t\t");
+	write_elem(L->o, st->op, t, "p_", "e_ + j_", el.s);
 	kb_tile__block_close(L, vec ? 3 : 2);
 out:
 	kb_buf_free(&v);

@@ -330,13 +330,14 @@ static kb_tile__stmt *if_stmt(kb_tile__parser *P, tok_t **rest, tok_t *tok)
 static bool store_args(kb_tile__parser *P, kb_tile__expr *c, kb_tile__stmt *s)
 {
 	if (c->nargs != 2) {
-		kb_tile__perr_at(P, c, "store takes a slice and a value, like store(y[i, c : c + B], v), "
-				 "got %d argument%s", c->nargs, c->nargs == 1 ? "" : "s");
+		kb_tile__perr_at(P, c, "%s takes a slice and a value, like %s(y[i, c : c + B], v), "
+				 "got %d argument%s", c->name, c->name, c->nargs, c->nargs == 1 ? "" : "s");
 		return false;
 	}
 	for (int i = 0; i < c->nkw; i++)
 		if (strcmp(c->kw[i], "mask")) {
-			kb_tile__perr_at(P, c->kwv[i], "store has no argument %s= (it takes mask = M)", c->kw[i]);
+			kb_tile__perr_at(P, c->kwv[i], "%s has no argument %s= (it takes mask = M)", c->name,
+					 c->kw[i]);
 			return false;
 		}
 	s->slice = c->args[0];
@@ -349,11 +350,21 @@ static bool store_args(kb_tile__parser *P, kb_tile__expr *c, kb_tile__stmt *s)
 	return true;
 }
 
-/* 'store' '(' SLICE ',' VALUE [',' 'mask' '=' M] ')' */
+/* The statement a call at tok starts: 0 store, KB_TATOM_* an atomic, -1 none. */
+static int store_kind(const tok_t *tok)
+{
+	if (!kb_tile__tok_is(tok + 1, "("))
+		return -1;
+	return kb_tile__tok_is(tok, "store") ? 0 : kb_tile__tok_is(tok, "atomic_add") ? KB_TATOM_ADD :
+	       kb_tile__tok_is(tok, "atomic_max") ? KB_TATOM_MAX : -1;
+}
+
+/* ('store' | 'atomic_add' | 'atomic_max') '(' SLICE ',' VALUE [',' 'mask' '=' M] ')' */
 static kb_tile__stmt *store_stmt(kb_tile__parser *P, tok_t **rest, tok_t *tok)
 {
 	tok_t *start = tok;
 	kb_tile__stmt *s = new_stmt(KB_TS_STORE, tok);
+	s->op = store_kind(tok);
 	kb_tile__expr *c = kb_tile__parse_call(P, &tok, tok);
 	bool ok = c && store_args(P, c, s);
 	kb_tile__expr_free(c);
@@ -398,7 +409,7 @@ static kb_tile__stmt *stmt(kb_tile__parser *P, tok_t **rest, tok_t *tok)
 		return for_stmt(P, rest, tok);
 	if (kb_tile__tok_is(tok, "if"))
 		return if_stmt(P, rest, tok);
-	if (kb_tile__tok_is(tok, "store") && kb_tile__tok_is(tok + 1, "("))
+	if (store_kind(tok) >= 0)
 		return store_stmt(P, rest, tok);
 	if (tok->kind == KB_TT_IDENT && !kb_tile__is_keyword(tok) && assign_op(tok + 1) >= 0)
 		return assign_stmt(P, rest, tok);

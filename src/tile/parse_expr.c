@@ -1,8 +1,9 @@
 /*
  * parse_expr.c - the expressions of the tile DSL (docs/tile.md): literals,
  * names, calls with positional then keyword arguments, tensor slices, and
- * the operators by C's precedence (|| && == != < <= > >= + - * / % and
- * unary - !), in chibicc's `rule(P, &rest, tok)` style; and the parser's
+ * the operators by C's precedence (|| && | & == != < <= > >= << >> + - * /
+ * % and unary - !), with Python's `**` above unary minus and right to
+ * left (-x ** 2 is -(x ** 2)), in chibicc's `rule(P, &rest, tok)` style; and the parser's
  * error helpers.  Statements and kernels are parse.c's.
  *
  * Invariants: a rule returns NULL only after reporting its error, with
@@ -254,11 +255,45 @@ static kb_tile__expr *primary(kb_tile__parser *P, tok_t **rest, tok_t *tok)
 	return e;
 }
 
-/* ('-' | '!') unary | primary */
+static kb_tile__expr *unary(kb_tile__parser *P, tok_t **rest, tok_t *tok);
+
+/* `lhs op rhs`, spanning first to last. */
+static kb_tile__expr *binary_node(int op, kb_tile__expr *lhs, kb_tile__expr *rhs, const tok_t *first,
+				  const tok_t *last)
+{
+	kb_tile__expr *e = new_expr(KB_TE_BINARY, first);
+	e->op = op;
+	int cap = 0;
+	push_arg(e, lhs, &cap);
+	push_arg(e, rhs, &cap);
+	set_span(e, first, last);
+	return e;
+}
+
+/* primary ['**' unary]: right to left, tighter than a unary minus on its
+ * left (-x ** 2 is -(x ** 2)), looser on its right (2 ** -1). */
+static kb_tile__expr *power(kb_tile__parser *P, tok_t **rest, tok_t *tok)
+{
+	tok_t *start = tok;
+	kb_tile__expr *lhs = primary(P, &tok, tok);
+	if (!lhs)
+		return fail(rest, tok, NULL);
+	if (!kb_tile__tok_is(tok, "**")) {
+		*rest = tok;
+		return lhs;
+	}
+	kb_tile__expr *rhs = unary(P, &tok, tok + 1);
+	if (!rhs)
+		return fail(rest, tok, lhs);
+	*rest = tok;
+	return binary_node(KB_TOP_POW, lhs, rhs, start, tok - 1);
+}
+
+/* ('-' | '!') unary | power */
 static kb_tile__expr *unary(kb_tile__parser *P, tok_t **rest, tok_t *tok)
 {
 	if (!kb_tile__tok_is(tok, "-") && !kb_tile__tok_is(tok, "!"))
-		return primary(P, rest, tok);
+		return power(P, rest, tok);
 	tok_t *start = tok;
 	kb_tile__expr *e = new_expr(KB_TE_UNARY, tok);
 	e->op = *tok->p;
@@ -277,12 +312,13 @@ static const struct {
 	const char *s;
 	int op, prec;
 } binops[] = {
-	{"||", KB_TOP_OR, 0},  {"&&", KB_TOP_AND, 1}, {"==", KB_TOP_EQ, 2}, {"!=", KB_TOP_NE, 2},
-	{"<", KB_TOP_LT, 3},   {"<=", KB_TOP_LE, 3},  {">", KB_TOP_GT, 3},  {">=", KB_TOP_GE, 3},
-	{"+", KB_TOP_ADD, 4},  {"-", KB_TOP_SUB, 4},  {"*", KB_TOP_MUL, 5}, {"/", KB_TOP_DIV, 5},
-	{"%", KB_TOP_MOD, 5},
+	{"||", KB_TOP_OR, 0},  {"&&", KB_TOP_AND, 1}, {"|", KB_TOP_BOR, 2},  {"&", KB_TOP_BAND, 3},
+	{"==", KB_TOP_EQ, 4},  {"!=", KB_TOP_NE, 4},  {"<", KB_TOP_LT, 5},   {"<=", KB_TOP_LE, 5},
+	{">", KB_TOP_GT, 5},   {">=", KB_TOP_GE, 5},  {"<<", KB_TOP_SHL, 6}, {">>", KB_TOP_SHR, 6},
+	{"+", KB_TOP_ADD, 7},  {"-", KB_TOP_SUB, 7},  {"*", KB_TOP_MUL, 8},  {"/", KB_TOP_DIV, 8},
+	{"%", KB_TOP_MOD, 8},
 };
-#define PREC_UNARY 6
+#define PREC_UNARY 9
 
 static int binop_at(const tok_t *tok, int prec)
 {
@@ -306,13 +342,7 @@ static kb_tile__expr *binary(kb_tile__parser *P, tok_t **rest, tok_t *tok, int p
 		kb_tile__expr *rhs = binary(P, &tok, tok + 1, prec + 1);
 		if (!rhs)
 			return fail(rest, tok, lhs);
-		kb_tile__expr *e = new_expr(KB_TE_BINARY, start);
-		e->op = op;
-		int cap = 0;
-		push_arg(e, lhs, &cap);
-		push_arg(e, rhs, &cap);
-		set_span(e, start, tok - 1);
-		lhs = e;
+		lhs = binary_node(op, lhs, rhs, start, tok - 1);
 	}
 	*rest = tok;
 	return lhs;

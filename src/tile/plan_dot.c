@@ -341,6 +341,27 @@ static const kb_tile__expr *cols_leaf(const kb_tile__lw *L, const kb_tile__expr 
 	return s ? s->load : NULL;
 }
 
+/* A [BM, BN] load beside a dot's result (a residual): a slice
+ * t[r : r + BM, c : c + BN] of a 2-d f32, f16 or bf16 tensor, other= a
+ * scalar, no mask=. */
+static bool tile2_ok(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	const kb_tile__expr *s = e->args[0];
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	bool f = t && (t->dtype == KB_TILE_F32 || t->dtype == KB_TILE_F16 || t->dtype == KB_TILE_BF16);
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "mask")) {
+			kb_tile__fail(L, e->line, e->col, e->len, "mask= on a [BM, BN] load beside a dot's result");
+			return false;
+		}
+	if (!f || t->rank != 2 || s->nidx != 2 || !s->idx[0].hi || !s->idx[1].hi) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a [BM, BN] load beside a dot's result other "
+			      "than of a 2-d f32, f16 or bf16 tensor");
+		return false;
+	}
+	return true;
+}
+
 bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 {
 	if (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")) {
@@ -361,7 +382,9 @@ bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 		kb_tile__fail(L, e->line, e->col, e->len, "a 2-d tile of another shape than the dot's");
 		return false;
 	}
-	if (e->type.rank == 2 && (kb_tile__is_load(e) || kb_tile__is_reduction(e) ||
+	if (e->type.rank == 2 && kb_tile__is_load(e))
+		return tile2_ok(L, e);
+	if (e->type.rank == 2 && (kb_tile__is_reduction(e) ||
 				  (e->kind == KB_TE_CALL && !strcmp(e->name, "dot")))) {
 		kb_tile__fail(L, e->line, e->col, e->len, "a 2-d load outside a dot's loop");
 		return false;
@@ -378,6 +401,31 @@ bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 	return true;
 }
 
+/* A [BM, BN] load's pointer to its first element and the rows and
+ * columns left in the tensor (kb_rN p_, r_, c_); it is read where used. */
+static void tile2_heads(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	const kb_tile__expr *s = e->args[0];
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	kb_tile__materialize_index(L, s);
+	for (int k = 0; k < e->nkw; k++)
+		kb_tile__materialize(L, e->kwv[k], NULL);
+	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT;
+	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
+	kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
+	char *c = kb_xasprintf("kb_res%d", ++L->ntmp);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const %s *%sp_ = %s + (size_t)(%s) * %s + (size_t)(%s); /* %s, read where "
+		    "used */\n", kb_tile_ctype(t->dtype), c, t->name, r0.s, t->dims[1], c0.s, t->name);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const long long %sr_ = %s - (%s), %sc_ = %s - (%s);\n", c, t->dims[0], r0.s, c,
+		    t->dims[1], c0.s);
+	kb_tile__add_mat(L, e, c, false);
+	L->mats[L->nmats - 1].tile2 = true;
+	kb_buf_free(&r0);
+	kb_buf_free(&c0);
+}
+
 void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e)
 {
 	const kb_tile__expr *load = e->type.rank == 1 ? cols_leaf(L, e) : NULL;
@@ -392,8 +440,36 @@ void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e)
 		kb_tile__materialize(L, e, NULL);
 		return;
 	}
+	if (e->type.rank == 2 && kb_tile__is_load(e)) {
+		tile2_heads(L, e);
+		return;
+	}
 	for (int i = 0; i < e->nargs; i++)
 		kb_tile__mma_materialize(L, e->args[i]);
+}
+
+void kb_tile__mma_read2(kb_tile__lw *L, const kb_tile__expr *e, const char *c, const char *i,
+			kb_buf *b)
+{
+	const kb_tile_param *t = kb_tile__param(L, e->args[0]->name);
+	const kb_tile__expr *other = NULL;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "other"))
+			other = e->kwv[k];
+	kb_buf r = KB_BUF_INIT, col = KB_BUF_INIT, o = KB_BUF_INIT;
+	kb_buf_catf(&r, "(wm0_ + (%s) / %d * 16 + (int)threadIdx.x %% 32 / 4 + (%s) %% 4 / 2 * 8)", i,
+		    4 * L->mma.NT, i);
+	kb_buf_catf(&col, "(wn0_ + (%s) / 4 %% %d * 8 + (int)threadIdx.x %% 4 * 2 + (%s) %% 2)", i,
+		    L->mma.NT, i);
+	if (other)
+		kb_tile__cexpr(L, other, "0", &o);
+	const char *cv = t->dtype == KB_TILE_BF16 ? "__bfloat162float" : t->dtype == KB_TILE_F16
+		? "__half2float" : "(float)";
+	kb_buf_catf(b, "(%s < %sr_ && %s < %sc_ ? %s(%sp_[(size_t)%s * %s + %s]) : (float)(%s))", r.s, c,
+		    col.s, c, cv, c, r.s, t->dims[1], col.s, o.len ? o.s : "0");
+	kb_buf_free(&r);
+	kb_buf_free(&col);
+	kb_buf_free(&o);
 }
 
 bool kb_tile__mma_shape(const kb_tile__lw *L, const kb_tile__type *t)

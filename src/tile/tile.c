@@ -104,8 +104,9 @@ int kb_tile_compile(const char *path, const char *text, size_t len, const kb_til
 	int before = kb_diag_count(diags, KB_DIAG_ERROR);
 	kb_tile__tokenize(path, text, len, &toks, diags);
 	kb_tile__parse(&toks, &f, diags);
-	if (kb_diag_count(diags, KB_DIAG_ERROR) == before)
-		kb_tile__check(&f, o ? o : &none, diags);
+	/* checked even after syntax errors (the parts that failed are NULL in
+	 * the tree and checked quietly), so a file reports all of its errors */
+	kb_tile__check(&f, o ? o : &none, diags);
 	if (kb_diag_count(diags, KB_DIAG_ERROR) == before)
 		kb_tile__lower(&f, &out->cuda, diags);
 	copy_kernels(&f, kb_diag_count(diags, KB_DIAG_ERROR) == before, out);

@@ -17,8 +17,8 @@ typedef enum {
 	KB_TT_IDENT,     /* names and keywords (kernel const for in range if else grid threads) */
 	KB_TT_INT,
 	KB_TT_FLOAT,
-	KB_TT_PUNCT,     /* ( ) [ ] { } , : = + - * / % < > ! ; and the two-character
-			  * == != <= >= && || += -= *= /= */
+	KB_TT_PUNCT,     /* ( ) [ ] { } , : = + - * / % < > ! & | ; and the two-character
+			  * == != <= >= && || += -= *= /= ** << >> */
 } kb_tile__tt;
 
 typedef struct {
@@ -70,6 +70,8 @@ enum {
 	KB_TOP_ADD = '+', KB_TOP_SUB = '-', KB_TOP_MUL = '*', KB_TOP_DIV = '/', KB_TOP_MOD = '%',
 	KB_TOP_LT = '<', KB_TOP_GT = '>', KB_TOP_LE = 256, KB_TOP_GE, KB_TOP_EQ, KB_TOP_NE,
 	KB_TOP_AND, KB_TOP_OR,
+	KB_TOP_POW, KB_TOP_SHL, KB_TOP_SHR,       /* ** << >> */
+	KB_TOP_BAND = '&', KB_TOP_BOR = '|',      /* integer bitwise & | */
 };
 
 /* One index of a slice: a position, or a range lo : hi. */
@@ -106,15 +108,19 @@ typedef enum {
 	KB_TS_ASSIGN,  /* name (op)= value; op 0 for '=' */
 	KB_TS_FOR,     /* for name in range(lo, hi, step) body */
 	KB_TS_IF,      /* if cond body [else els] */
-	KB_TS_STORE,   /* store(slice, value [, mask = m]) */
+	KB_TS_STORE,   /* store(slice, value [, mask = m]), atomic_add(...), atomic_max(...) */
 } kb_tile__skind;
+
+/* What a KB_TS_STORE does with the slice's elements (its op). */
+enum { KB_TATOM_ADD = 1, KB_TATOM_MAX = 2 };
 
 typedef struct kb_tile__stmt kb_tile__stmt;
 struct kb_tile__stmt {
 	kb_tile__skind kind;
 	int line, col, len;
 	char *name;              /* CONST, ASSIGN, FOR: the name */
-	int op;                  /* ASSIGN: 0, or the KB_TOP_* of += -= *= /= */
+	int op;                  /* ASSIGN: 0, or the KB_TOP_* of += -= *= /=;
+				  * STORE: 0, or KB_TATOM_ADD / KB_TATOM_MAX (atomic_add, atomic_max) */
 	kb_tile__expr *value;    /* CONST, ASSIGN, STORE: the value; IF: the condition */
 	kb_tile__expr *slice;    /* STORE */
 	kb_tile__expr *mask;     /* STORE: or NULL */
@@ -269,6 +275,10 @@ kb_tile__sym *kb_tile__lookup(kb_tile__checker *C, const char *name);
 void kb_tile__unknown(kb_tile__checker *C, const kb_tile__expr *e);
 /* The closest of n words to word when close enough, else NULL. */
 const char *kb_tile__closest(const char *word, const char *const *words, int n);
+/* Up to max of the n words close enough to word, closest first, into out;
+ * returns how many. */
+int kb_tile__close_words(const char *word, const char *const *words, int n, const char **out,
+			 int max);
 /* Checks e: its type, and whether it is a compile-time integer (cval).
  * False when e has an error (reported now, or earlier and kept quiet). */
 bool kb_tile__check_expr(kb_tile__checker *C, kb_tile__expr *e);
@@ -306,6 +316,9 @@ typedef struct {
 				 * result (slot j: column pair j / 2, j % 2) */
 	bool stream;            /* a load read a group at a time: c holds the
 				 * group k_'s V elements (slot k_ * V + j_ is c[j_]) */
+	bool tile2;             /* a [BM, BN] load beside a dot's result, read where it
+				 * is used at the slot's row and column (c##p_, c##r_,
+				 * c##c_: its first element, rows and columns left) */
 } kb_tile__mat;
 
 /* A load a statement's group loop reads a group at a time: into c[V], from
@@ -427,6 +440,8 @@ void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *in
 /* Materializes every load and reduction under e (not e itself). */
 void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e);
 bool kb_tile__is_load(const kb_tile__expr *e);
+/* The loads in slice s's indices (a gather), materialized. */
+void kb_tile__materialize_index(kb_tile__lw *L, const kb_tile__expr *s);
 bool kb_tile__is_reduction(const kb_tile__expr *e);
 /* dst = load(...), dst = a reduction (declared when declare), store(...). */
 void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
@@ -454,6 +469,26 @@ bool kb_tile__uses_stream(const kb_tile__lw *L, const kb_tile__expr *e);
  * variable, or has a streamable load in an element-wise place. */
 bool kb_tile__has_streams(kb_tile__lw *L, const kb_tile__expr *e);
 
+/* lower.c: name (C) = an element-wise value, every slot (declared when
+ * declare); op as in `op=`. */
+void kb_tile__assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
+				 const kb_tile__expr *value, bool declare, int op);
+
+/* lower_tile2.c: 2-d element-wise tiles in a kernel without dot. */
+/* Slots a thread holds of 2-d tile type t (its R * C elements in row order). */
+int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t);
+/* c (declared when declare) = st's [R, C] value; false-free: what cannot be
+ * lowered is reported. */
+void kb_tile__assign2(kb_tile__lw *L, const kb_tile__stmt *st, const char *c, bool declare);
+/* store(t[r : r + R, c : c + C], v [, mask = m]) of an [R, C] value. */
+void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st);
+/* The kb_strided helper (p_[i] steps by a stride), when a slice of the
+ * file has its range in another dim than the last. */
+void kb_tile__strided_prologue(const kb_tile__file *f, kb_buf *out);
+/* dst[S] (declared when declare) = a reduction of an [R, C] tile along an
+ * axis, as a rank-1 tile. */
+void kb_tile__reduce2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
+
 /* lower_dot.c */
 bool kb_tile__kernel_has_dot(const kb_tile__kernel_ast *k);
 /* Finds the kernel's dot loops and picks the mma layout (L->mma, L->dloops);
@@ -468,8 +503,13 @@ bool kb_tile__mma_shape(const kb_tile__lw *L, const kb_tile__type *t);
  * [BN] tiles loaded from memory); false after reporting. */
 bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e);
 /* Loads the [BN] tiles under e at this thread's columns (before the
- * statement that computes e in the mma layout). */
+ * statement that computes e in the mma layout); a [BM, BN] load gets its
+ * pointer and bounds, and is read where it is used. */
 void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e);
+/* The element of [BM, BN] load e (materialized into c) at slot i of the
+ * mma layout, as C (other= past the tensor's edges). */
+void kb_tile__mma_read2(kb_tile__lw *L, const kb_tile__expr *e, const char *c, const char *i,
+			kb_buf *b);
 /* The dot loop of statement st, or NULL. */
 const kb_tile__dotloop *kb_tile__dot_loop(const kb_tile__lw *L, const kb_tile__stmt *st);
 /* The kernel's shared memory and warp offsets; a dot loop; a 2-d store. */

@@ -167,12 +167,13 @@ static const char *lex_number(lexer *L, const char *p)
 
 static int punct_len(const char *p, const char *end)
 {
-	static const char *const two[] = {"==", "!=", "<=", ">=", "&&", "||", "+=", "-=", "*=", "/="};
+	static const char *const two[] = {"==", "!=", "<=", ">=", "&&", "||", "+=", "-=", "*=", "/=",
+					  "**", "<<", ">>"};
 	if (p + 1 < end)
 		for (size_t i = 0; i < KB_ARRAY_LEN(two); i++)
 			if (p[0] == two[i][0] && p[1] == two[i][1])
 				return 2;
-	return *p && strchr("()[]{},:=+-*/%<>!", *p) ? 1 : 0;
+	return *p && strchr("()[]{},:=+-*/%<>!&|", *p) ? 1 : 0;
 }
 
 /* Skips to the end of the line (the newline itself stays). */
@@ -296,7 +297,8 @@ kb_tile_word kb_tile_word_kind(const char *s, size_t n)
 		return KB_TILE_WORD_DTYPE;
 	if (word_in(literals, KB_ARRAY_LEN(literals), s, n))
 		return KB_TILE_WORD_LITERAL;
-	if (kb_tile__is_builtin(s, n) || (n == 5 && !memcmp(s, "store", 5)))
+	if (kb_tile__is_builtin(s, n) || (n == 5 && !memcmp(s, "store", 5)) ||
+	    (n == 10 && (!memcmp(s, "atomic_add", 10) || !memcmp(s, "atomic_max", 10))))
 		return KB_TILE_WORD_BUILTIN;
 	return KB_TILE_WORD_NAME;
 }

@@ -170,6 +170,59 @@ emu silu_f16_misaligned tests/emu/silu_f16.tile --offset 2 --size M=3,N=1000
 emu add_i32 tests/emu/add_i32.tile --size N=1000 --size N=513 --size N=5
 emu relu_masked tests/emu/relu_masked.tile --size N=1000 --size N=301 --size N=1
 emu relu_masked_misaligned tests/emu/relu_masked.tile --offset 4 --size N=1000
+# Issue 29's functions and operators (identities that are x when each is
+# right), gelu by erf against the reference, atomics across programs into a
+# zeroed accumulator (a column sum, a maximum), at ragged sizes.
+emu math_fns tests/emu/math_fns.tile --size N=1001 --size N=3 --size N=4099
+emu math_fns_misaligned tests/emu/math_fns.tile --offset 4 --size N=1001
+emu gelu_erf tests/emu/gelu_erf.tile --size N=1001 --size N=5
+emu colsum_atomic tests/emu/colsum_atomic.tile --size M=300,N=1001 --size M=17,N=5 --size M=40,N=1536
+emu max_atomic tests/emu/max_atomic.tile --size N=100003 --size N=7
+# a gather (x[row, t[row]]) against the cross_entropy reference
+emu cross_entropy tests/emu/cross_entropy.tile --size M=7,V=5003 --size M=3,V=1001 --size M=2,V=2048
+# 2-d tiles (issue 29, item 1): a bias row and arange beside a 2-d tile
+# and a 2-d mask; softmax of 8 rows as one tile (reductions along axis 1
+# kept as [8, 1]); a column sum along axis 0; trans() through shared memory
+emu bias2d tests/emu/bias2d.tile --size M=37,N=50 --size M=100,N=150 --size M=1,N=1
+emu bias2d_misaligned tests/emu/bias2d.tile --offset 4 --size M=37,N=50
+emu softmax2d tests/emu/softmax2d.tile --size M=37,N=50 --size M=8,N=64 --size M=1,N=1
+emu softmax2d_warp_by_warp tests/emu/softmax2d.tile --sched warp --size M=37,N=50
+emu colsum2d tests/emu/colsum2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
+emu transpose2d tests/emu/transpose2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
+emu transpose2d_misaligned tests/emu/transpose2d.tile --offset 4 --size M=37,N=64
+# a strided column slice x[r0 : r0 + ROWS, c] (kb_strided), ragged, misaligned
+emu transpose_cols tests/emu/transpose_cols.tile --size M=1030,N=13 --size M=2048,N=16 --size M=5,N=3
+emu transpose_cols_misaligned tests/emu/transpose_cols.tile --offset 4 --size M=1030,N=13
+# kernels/fused/ with a built-in reference, the .tile and the hand .cu at
+# ragged sizes: cross-entropy (a vocabulary of 50257 and one off a
+# multiple of 4), the column sum by atomics, the transpose (trans() of a
+# 2-d tile in the .tile)
+for k in cross_entropy.tile cross_entropy.cu; do
+	emu "fused_$k" "kernels/fused/$k" --size M=3,V=50257 --size M=2,V=32001
+done
+for k in colsum.tile colsum.cu; do
+	emu "fused_$k" "kernels/fused/$k" --size M=130,N=1029 --size M=64,N=1024 --size M=1,N=3
+done
+# ... and those whose reference is a kernel of the file (in double), run
+# here after the kernel on the same inputs (matmul_bias_gelu's shapes are
+# matmul's, its epilogue gemm_epilogue's below: not run, for time)
+for k in bias_gelu swiglu add_rmsnorm; do
+	for x in tile cu; do
+		emu "fused_${k}_$x" "kernels/fused/$k.$x" --size M=3,N=4099 --size M=2,N=1000
+	done
+done
+for x in tile cu; do
+	emu "fused_causal_softmax_$x" "kernels/fused/causal_softmax.$x" --size T=67,M=134,N=67 \
+		--size T=1030,M=3,N=1030
+	emu "fused_rope_$x" "kernels/fused/rope.$x" --size BH=3,T=7,R=21 --size BH=2,T=9,R=18
+done
+# a dot's epilogue: bias row, tanh, a cast, a [BM, BN] residual load
+emu gemm_epilogue tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
+	--size M=1,N=3,K=5
+for k in transpose.tile transpose.cu; do
+	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
+	emu "fused_${k}_misaligned" "kernels/fused/$k" --offset 4 --size M=1030,N=13
+done
 
 # A file of two kernels: the one its //! kernel line picks gets the launch.
 emu two_kernels tests/tile/corpus/two_kernels.tile --size N=1000 --size N=4097
@@ -272,6 +325,14 @@ mutant_cu attn_02_v_unswizzled 's/tv + swz(16 \* kk + 8 \* (mi % 2) + lane % 8, 
 mutant_cu attn_02_no_refill_barrier 's|__syncthreads(); /\* this buffer is refilled|/* this buffer is refilled|' \
 	'with no __syncthreads between' $A2 --sched warp --size N=200,B=1,H=1,CAUSAL=0
 MS='--size M=130,N=70,K=75 --size M=200,N=264,K=136'
+mutant atomic_as_store 's/atomicAdd(p_ + e_ + j_, \(.*\));$/*(p_ + e_ + j_) = \1;/' 'elements wrong' \
+	tests/emu/colsum_atomic.tile --size M=40,N=1001
+mutant residual_wrong_stride 's/) \* N + (wn0_ + (i_/) * M + (wn0_ + (i_/g' "past the end of 'res'" \
+	tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75
+mutant fused_gelu_constant 's/0\.797884561f/0.8f/' 'elements wrong' kernels/fused/bias_gelu.tile --size M=3,N=4099
+mutant tile2_vector_lanes 's/= v_\.x, /= v_.y, /' 'elements wrong' tests/emu/transpose2d.tile --size M=32,N=64
+mutant trans_not_transposed 's/\[c_\]\[r_\]/[r_][c_]/' 'elements wrong' tests/emu/transpose2d.tile \
+	--size M=100,N=150
 mutant no_trans 's/m8n8\.x4\.trans\.shared/m8n8.x4.shared/' 'elements wrong' $MM $MS
 mutant unswizzled_scalar_copy \
 	's|((unsigned short \*)s)\[kb_swz<CH>(i / C, i % C / 8) \* 8 + i % 8\]|((unsigned short *)s)[i]|' \

@@ -106,6 +106,62 @@ run "$KB" compile --emit-cuda "$T_TMP/bad.tile"
 expect_rc bad_emit_rc 1
 expect_not_in bad_emit_nothing out "__global__"
 
+# Five errors, syntax and type mixed, are five messages: the checker runs
+# on what parsed (it stopped at the first syntax error's stage before).
+cat >"$T_TMP/five.tile" <<'TILE'
+kernel k(x: f32[N], y: f32[N]) grid(1) threads(32) {
+    t = load(x[0 : 32])
+    u = t *** 3
+    v = tanhh(t)
+    w = t + load(x[0 : 16])
+    store(y[0 : 32], t, mask = 1)
+    z = (t + 1
+}
+TILE
+run "$KB" compile "$T_TMP/five.tile"
+expect_rc five_rc 1
+expect_in five_pow err "five.tile:3:13: error: expected an expression, got '*'"
+expect_in five_unknown err "five.tile:4:9: error: unknown function 'tanhh' (did you mean 'tanh'?); the functions are load arange"
+expect_in five_shape err "five.tile:5:9: error: shape mismatch in '+': f32[32] and f32[16]"
+expect_in five_mask err "five.tile:6:32: error: mask= must be bool of the slice's shape (f32[32]), got i32 scalar"
+expect_in five_paren err "five.tile:7:15: error: expected ')' to close the '(' at 7:9"
+expect_in five_count err "compile failed (5 errors)"
+
+# A row read through a cast (t = f32(load(...))) stays in registers like
+# a bare load: x read once, and no NVRTC warning about the compiler's own
+# kb_row1 at a line of the user's (#177-D, 'declared but never referenced').
+sed 's/t = load(x\[row, c : c + BLOCK\], other = -inf)/t = f32(load(x[row, c : c + BLOCK], other = -inf))/' \
+	kernels/softmax/softmax_bf16.tile >"$T_TMP/cast.tile"
+run "$KB" compile "$T_TMP/cast.tile" --arch sm_90 --no-cache
+expect_rc cast_load_rc 0
+grep -qF "t = f32(load(x[row" "$T_TMP/cast.tile" && pass cast_load_changed || fail cast_load_changed "the sed did not apply"
+expect_not_in cast_load_no_warning err "warning"
+expect_not_in cast_load_no_kb_row err "kb_row"
+
+# A reference kernel runs with the tested kernel's launch: its threads(N)
+# (__launch_bounds__(N)) must be that block, or the check could not launch it.
+cat >"$T_TMP/ref.tile" <<'TILE'
+//! kernel  fast
+//! arg     N = 5000
+//! in      x : f32[N] = randn(seed=1)
+//! out     y : f32[N]
+//! ref     kernel slow
+kernel fast(x: f32[N], y: f32[N]) grid(cdiv(N, 2048)) threads(512) {
+    c = pid(0) * 2048
+    store(y[c : c + 2048], load(x[c : c + 2048]) * 2.0)
+}
+kernel slow(x: f32[N], y: f32[N]) grid(cdiv(N, 2048)) threads(THREADS) {
+    const THREADS = 128
+    c = pid(0) * 2048
+    store(y[c : c + 2048], load(x[c : c + 2048]) + load(x[c : c + 2048]))
+}
+TILE
+run "$KB" compile "$T_TMP/ref.tile" --arch sm_90
+expect_rc ref_threads_rc 1
+expect_in ref_threads_msg err "ref.tile:5:20: error: reference kernel slow is compiled for threads(128) (its __launch_bounds__), but a reference kernel runs with the launch of the kernel under test, 512 threads a block: give it threads(512)"
+run "$KB" compile "$T_TMP/ref.tile" --arch sm_90 -D THREADS=512
+expect_rc ref_threads_same 0
+
 # Sessions: a .tile file's variants are kept like a .cu file's, and
 # `kbench diff` shows the .tile diff next to the diff of the CUDA it lowers
 # to.

@@ -143,6 +143,13 @@ inline float __logf(float x) { return logf(x); }
 inline float __powf(float x, float y) { return powf(x, y); }
 inline float __fdividef(float x, float y) { return x / y; }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+/* Atomics: blocks and their fibers run on one OS thread, and a fiber is
+ * never switched out inside one, so a plain read-modify-write is atomic. */
+template <class T> inline T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
+template <class T> inline T atomicMax(T *p, T v) { T old = *p; *p = old < v ? v : old; return old; }
+template <class T> inline T atomicMin(T *p, T v) { T old = *p; *p = v < old ? v : old; return old; }
+inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+inline unsigned int __float_as_uint(float f) { unsigned int i; memcpy(&i, &f, 4); return i; }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, sizeof f); return f; }
 inline int __float_as_int(float f) { int i; memcpy(&i, &f, sizeof i); return i; }

@@ -65,6 +65,9 @@ typedef struct {
 	const options *o;
 	kb_compile_unit *u;
 	emu_launch_fn launch;
+	const kb_kernel *refk;    /* the spec's `ref kernel`, or NULL (a built-in) */
+	emu_launch_fn ref_launch;
+	kb_ref_out refs[MAXT];    /* its outputs, per tensor (v NULL: not an output) */
 	char label[512];
 	tensor t[MAXT];
 	int nt;
@@ -219,16 +222,16 @@ static int cuda_text(const options *o, const kb_compile_unit *u, kb_buf *out, kb
 
 /* The shared object of the unit's CUDA (cuda_text), loaded; NULL after
  * saying why. */
-static emu_launch_fn load_kernel(const options *o, const kb_compile_unit *u)
+static emu_launch_fn load_kernel(const options *o, const kb_compile_unit *u, const kb_kernel *k)
 {
 	kb_err err = {0};
 	kb_buf tu = KB_BUF_INIT, cuda = KB_BUF_INIT;
 	emu_launch_fn fn = NULL;
 	char *dir = kb_xasprintf("%s/%d", o->work, (int)getpid());
-	char *cpp = kb_xasprintf("%s/%s.cpp", dir, u->chosen->name);
-	char *so = kb_xasprintf("%s/%s.so", dir, u->chosen->name);
+	char *cpp = kb_xasprintf("%s/%s.cpp", dir, k->name);
+	char *so = kb_xasprintf("%s/%s.so", dir, k->name);
 	if (cuda_text(o, u, &cuda, &err) < 0 || kb_mkdirs(dir, &err) < 0 ||
-	    emu_source_unit(cuda.s, u->chosen, &tu, &err) < 0 ||
+	    emu_source_unit(cuda.s, k, &tu, &err) < 0 ||
 	    kb_file_write(cpp, tu.s, tu.len, &err) < 0 ||
 	    emu_source_build(cpp, so, o->emu_dir, o->runtime, &err) < 0) {
 		printf("FAIL %s: %s\n", o->file, err.msg);
@@ -322,8 +325,8 @@ static int make_tensors(emu_case *c)
 		kb_tensor_init(&t->host, st->name, st->dtype, st->rank, dims);
 		t->bytes = (size_t)t->host.n * (size_t)kb_dtype_size(st->dtype);
 		map_device(t, c->o->offset);
-		if (st->is_out)
-			memset(t->dev, KB_POISON_BYTE, t->bytes);
+		if (st->is_out) /* poisoned, or zeroed: an accumulator atomics add into */
+			memset(t->dev, st->init.kind == KB_INIT_ZEROS ? 0 : KB_POISON_BYTE, t->bytes);
 		else if (fill(&t->host, &st->init, c->o->seed * 1000003u + (st->init.has_seed ? st->init.seed : (uint64_t)i)) < 0)
 			return -1;
 		else
@@ -363,9 +366,8 @@ static int set_sizes(kb_spec *sp, const char *text)
 
 /* The kernel's arguments, bound by name: tensors to their device buffers,
  * scalars to the spec's args in the parameter's C type. */
-static int bind_args(emu_case *c, void **args, uint64_t *vals, kb_buf *why)
+static int bind_args(emu_case *c, const kb_kernel *k, void **args, uint64_t *vals, kb_buf *why)
 {
-	const kb_kernel *k = c->u->chosen;
 	for (int p = 0; p < k->nparams; p++) {
 		const kb_param *pa = &k->params[p];
 		args[p] = NULL;
@@ -396,7 +398,7 @@ static int bind_args(emu_case *c, void **args, uint64_t *vals, kb_buf *why)
 
 /* Runs the launch in a child, its stderr into msgs.  Returns the number of
  * problems the emulator reported, or -1 when the child did not finish. */
-static int launch_child(emu_case *c, const emu_launch_cfg *cfg, void **args, kb_buf *msgs)
+static int launch_child(emu_launch_fn launch, const emu_launch_cfg *cfg, void **args, kb_buf *msgs)
 {
 	int pe[2];
 	fflush(stdout);
@@ -407,7 +409,7 @@ static int launch_child(emu_case *c, const emu_launch_cfg *cfg, void **args, kb_
 		dup2(pe[1], 2);
 		close(pe[0]);
 		close(pe[1]);
-		int n = c->launch(cfg, args);
+		int n = launch(cfg, args);
 		_exit(n > 100 ? 100 : n);
 	}
 	close(pe[1]);
@@ -503,6 +505,72 @@ static bool check_output(tensor *t, const kb_ref_out *ref, const kb_spec *sp, kb
 	return false;
 }
 
+/* Appends text with every line indented by four spaces. */
+static void indent(kb_buf *b, const char *text)
+{
+	for (const char *p = text; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		kb_buf_catf(b, "    %.*s\n", (int)n, p);
+		p += n + (e != NULL);
+	}
+}
+
+/* Whether every tensor's canary bytes are intact (saying which are not). */
+static bool canaries_ok(emu_case *c, kb_buf *why)
+{
+	bool ok = true;
+	for (int i = 0; i < c->nt; i++)
+		if (!canary_ok(&c->t[i])) {
+			kb_buf_catf(why, "    wrote outside '%s'\n", c->t[i].spec->name);
+			ok = false;
+		}
+	return ok;
+}
+
+/* A `ref kernel`: run after the kernel under test, with its launch, on the
+ * same inputs and freshly poisoned (or zeroed) outputs; its outputs become
+ * c->refs (in double) and the tested kernel's are put back.  Returns the
+ * problems the emulator reported (-1: the run stopped). */
+static int run_ref_kernel(emu_case *c, const emu_launch_cfg *cfg, kb_buf *why)
+{
+	void *args[64];
+	uint64_t vals[64];
+	unsigned char *saved[MAXT] = {NULL};
+	kb_buf msgs = KB_BUF_INIT;
+	if (bind_args(c, c->refk, args, vals, why) < 0)
+		return -1;
+	for (int i = 0; i < c->nt; i++) {
+		tensor *t = &c->t[i];
+		if (!t->spec->is_out)
+			continue;
+		saved[i] = kb_xmalloc(t->bytes);
+		memcpy(saved[i], t->dev, t->bytes);
+		memset(t->dev, t->spec->init.kind == KB_INIT_ZEROS ? 0 : KB_POISON_BYTE, t->bytes);
+	}
+	int problems = launch_child(c->ref_launch, cfg, args, &msgs);
+	if (msgs.len)
+		kb_buf_cat(why, "    the reference kernel:\n");
+	indent(why, msgs.s);
+	for (int i = 0; i < c->nt; i++) {
+		tensor *t = &c->t[i];
+		if (!saved[i])
+			continue;
+		memcpy(t->host.data, t->dev, t->bytes);
+		kb_ref_out *r = &c->refs[i];
+		r->n = t->host.n;
+		r->rank = t->host.rank;
+		memcpy(r->dims, t->host.dims, sizeof r->dims);
+		r->v = kb_xmalloc((size_t)(r->n ? r->n : 1) * sizeof(double));
+		for (int64_t k = 0; k < r->n; k++)
+			r->v[k] = kb_tensor_get(&t->host, k);
+		memcpy(t->dev, saved[i], t->bytes);
+		free(saved[i]);
+	}
+	kb_buf_free(&msgs);
+	return problems;
+}
+
 /* The spec's reference from the inputs, and every output it names checked. */
 static bool check_all(emu_case *c, kb_buf *why, double *max_abs)
 {
@@ -512,6 +580,13 @@ static bool check_all(emu_case *c, kb_buf *why, double *max_abs)
 	for (int i = 0; i < c->nt; i++)
 		if (!c->t[i].spec->is_out)
 			ins[nins++] = c->t[i].host; /* borrowed */
+	if (c->refk) {
+		bool ok = true;
+		for (int i = 0; i < c->nt; i++)
+			if (c->refs[i].v)
+				ok = check_output(&c->t[i], &c->refs[i], sp, why, max_abs) && ok;
+		return canaries_ok(c, why) && ok;
+	}
 	kb_ref_out *refs = kb_xcalloc((size_t)sp->ref.nouts + 1, sizeof *refs);
 	kb_err err = {0};
 	bool ok = kb_profile_reference(sp, &c->u->src, ins, nins, refs, 1, &err) == 0;
@@ -524,12 +599,7 @@ static bool check_all(emu_case *c, kb_buf *why, double *max_abs)
 	for (int r = 0; r < sp->ref.nouts; r++)
 		kb_ref_out_free(&refs[r]);
 	free(refs);
-	for (int i = 0; i < c->nt; i++)
-		if (!canary_ok(&c->t[i])) {
-			kb_buf_catf(why, "    wrote outside '%s'\n", c->t[i].spec->name);
-			ok = false;
-		}
-	return ok;
+	return canaries_ok(c, why) && ok;
 }
 
 /* ===== main ===== */
@@ -545,17 +615,6 @@ static void make_label(emu_case *c, const char *size)
 			 o->copies == EMU_COPY_AT_ISSUE ? " [copies at issue]" : "",
 			 o->sched == EMU_SCHED_SHUFFLE ? " [shuffled]" : o->sched == EMU_SCHED_WARP ? " [warp by warp]" : "",
 			 o->offset ? " [misaligned]" : "");
-}
-
-/* Appends text with every line indented by four spaces. */
-static void indent(kb_buf *b, const char *text)
-{
-	for (const char *p = text; p && *p;) {
-		const char *e = strchr(p, '\n');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		kb_buf_catf(b, "    %.*s\n", (int)n, p);
-		p += n + (e != NULL);
-	}
 }
 
 /* A case's sizes, launch geometry, tensors and arguments; 0, or -1 with
@@ -574,7 +633,7 @@ static int set_up(emu_case *c, const char *size, kb_launch_dims *dims, void **ar
 		indent(why, d.s);
 		kb_buf_free(&d);
 		rc = -1;
-	} else if (bind_args(c, args, vals, why) < 0) {
+	} else if (bind_args(c, c->u->chosen, args, vals, why) < 0) {
 		rc = -1;
 	}
 	kb_diags_free(&diags);
@@ -603,8 +662,12 @@ static bool run_case(emu_case *c, const char *size)
 			.smem = (size_t)dims.smem, .copies = c->o->copies, .sched = c->o->sched,
 			.seed = c->o->seed, .bufs = bufs, .nbufs = c->nt,
 		};
-		int problems = launch_child(c, &cfg, args, &msgs);
+		int problems = launch_child(c->launch, &cfg, args, &msgs);
 		indent(&why, msgs.s);
+		if (problems >= 0 && c->refk) {
+			int rp = run_ref_kernel(c, &cfg, &why);
+			problems = rp < 0 ? -1 : problems + rp;
+		}
 		if (problems < 0)
 			kb_buf_cat(&why, "    the run stopped: no output is checked\n");
 		else
@@ -618,6 +681,10 @@ static bool run_case(emu_case *c, const char *size)
 	else
 		printf("FAIL %s  (not run)\n%s", c->label, why.s ? why.s : "");
 	free_tensors(c);
+	for (int i = 0; i < MAXT; i++) {
+		free(c->refs[i].v);
+		c->refs[i].v = NULL;
+	}
 	kb_buf_free(&why);
 	kb_buf_free(&msgs);
 	return ok;
@@ -636,7 +703,16 @@ int main(int argc, char **argv)
 	kb_compile_unit u;
 	emu_case c = {.o = &o, .u = &u};
 	int failed = 0;
-	if (compile_unit(&o, &u) < 0 || !(c.launch = load_kernel(&o, &u)))
+	bool ok = compile_unit(&o, &u) == 0 && (c.launch = load_kernel(&o, &u, u.chosen)) != NULL;
+	for (int i = 0; ok && u.spec.ref.is_kernel && !c.refk && i < u.kernels.n; i++)
+		if (!strcmp(u.kernels.v[i].name, u.spec.ref.fn))
+			c.refk = &u.kernels.v[i];
+	if (ok && u.spec.ref.is_kernel && (!c.refk || !(c.ref_launch = load_kernel(&o, &u, c.refk)))) {
+		if (!c.refk)
+			printf("FAIL %s: no reference kernel %s\n", o.file, u.spec.ref.fn);
+		ok = false;
+	}
+	if (!ok)
 		failed = o.nsizes;
 	else
 		for (int i = 0; i < o.nsizes; i++)

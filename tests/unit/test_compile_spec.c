@@ -256,7 +256,7 @@ static void test_compile_spec__every_directive(void)
 		"//! in j : f32[]\n"
 		"//! in k : f32[1,2,3,4,5,6,7,8]\n"
 		"//! out o : f32[B, H, S]\n"
-		"//! out o2 : f32[B, H, S]\n"
+		"//! out o2 : f32[B, H, S] = zeros\n"
 		"//! launch block=(32, 4, 2) grid=cdiv(S, 32) smem=48*1024\n"
 		"//! ref layernorm(a, b, c, eps=-1e-5) -> o, o2\n"
 		"//! tol atol=0.5\n"
@@ -310,6 +310,8 @@ static void test_compile_spec__every_directive(void)
 	T_EQ_INT(t[9].init.kind, KB_INIT_RANDN);
 	T_EQ_INT(t[10].rank, KB_MAX_RANK);
 	T_OK(t[11].is_out);
+	T_EQ_INT(t[11].init.kind, KB_INIT_NONE);
+	T_EQ_INT(t[12].init.kind, KB_INIT_ZEROS); /* an accumulator, zeroed before each run */
 	T_EQ_INT(s.launch.grid_n, 1);
 	T_EQ_INT(s.launch.block_n, 3);
 	kb_source src = mksrc("k.cu", text, KB_SRC_CUDA);
@@ -579,7 +581,7 @@ static void test_compile_spec__dtype_and_init_errors(void)
 		    "expected a number, not 'N' (this value cannot use args)");
 	T_ONE_ERROR("//! in x : f32[4] = file()\n", 1, 26, 1, "file() needs a path");
 	T_ONE_ERROR("//! in x : f32[4] = file(\"a\"\n", 1, 29, 1, "expected ')' at end of line");
-	T_ONE_ERROR("//! out y : f32[4] = zeros()\n", 1, 20, 1, "an output takes no initializer");
+	T_ONE_ERROR("//! out y : f32[4] = ones()\n", 1, 20, 1, "an output takes no initializer but zeros");
 	T_ONE_ERROR("//! in x : f32[4] = randn() 7\n", 1, 29, 1, "expected end of line, found '7'");
 }
 
@@ -1327,7 +1329,8 @@ static void test_compile_spec__bind_ref_shapes(void)
 	/* unknown */
 	ref_case(MN "//! in x : f32[M, N]\n//! out y : f32[M, N]\n//! ref sofmax(x) -> y\n",
 		 5, 9, 6, "unknown reference 'sofmax' (built-ins: softmax, log_softmax, layernorm, "
-		 "rmsnorm, matmul, add, mul, relu, gelu, silu, copy, sum, max, transpose, axpy, attention; or "
+		 "rmsnorm, matmul, add, mul, relu, gelu, silu, copy, sum, max, transpose, axpy, attention, "
+		 "cross_entropy; or "
 		 "`ref kernel NAME`)");
 	/* attention */
 	ref_case(MN "//! arg C = 1\n//! in q : bf16[2, M, N]\n//! in k : bf16[2, 6, N]\n"
@@ -1375,7 +1378,32 @@ static void test_compile_spec__bind_ref_shapes(void)
 		 "//! ref mul(a, b) -> c\n", 0, 0, 0, NULL);
 	ref_case(MN "//! in a : f32[M, N]\n//! in b : f32[N, M]\n//! out c : f32[M, N]\n"
 		 "//! ref add(a, b) -> c\n", 6, 16, 1,
-		 "'b' has shape [8, 4], but 'a' has [4, 8]; add() needs the same shape");
+		 "'b' has shape [8, 4], but 'a' has [4, 8]; add() needs the same shape, or one that "
+		 "is the other's last dims (a bias [N] over [M, N])");
+	/* a bias [N] over [M, N], either side; the output is the larger shape */
+	ref_case(MN "//! in a : f32[M, N]\n//! in b : f32[N]\n//! out c : f32[M, N]\n"
+		 "//! ref add(a, b) -> c\n", 0, 0, 0, NULL);
+	ref_case(MN "//! in a : f32[M, N]\n//! in b : f32[1, N]\n//! out c : f32[M, N]\n"
+		 "//! ref mul(b, a) -> c\n", 0, 0, 0, NULL);
+	ref_case(MN "//! in a : f32[M, N]\n//! in b : f32[M]\n//! out c : f32[M, N]\n"
+		 "//! ref add(a, b) -> c\n", 6, 16, 1, "'b' has shape [4], but 'a' has [4, 8]");
+	ref_case(MN "//! in a : f32[M, N]\n//! in b : f32[N]\n//! out c : f32[N]\n"
+		 "//! ref add(a, b) -> c\n", 6, 22, 1, "output 'c' has shape [8], but add() gives [4, 8]");
+	/* gelu's tanh form; cross_entropy */
+	ref_case(MN "//! in a : f32[M, N]\n//! out c : f32[M, N]\n//! ref gelu(a, approximate=tanh) -> c\n",
+		 0, 0, 0, NULL);
+	ref_case(MN "//! in a : f32[M, N]\n//! out c : f32[M, N]\n//! ref gelu(a, approximate=fast) -> c\n",
+		 5, 29, 4, "approximate=fast: gelu() takes approximate=none or tanh");
+	ref_case(MN "//! in a : f32[M, N]\n//! out c : f32[M, N]\n//! ref silu(a, approximate=tanh) -> c\n",
+		 5, 29, 4, "silu() has no argument 'approximate'");
+	ref_case(MN "//! in a : f32[M, N]\n//! in t : i32[M]\n//! out c : f32[M]\n"
+		 "//! ref cross_entropy(a, t) -> c\n", 0, 0, 0, NULL);
+	ref_case(MN "//! in a : f32[M, N]\n//! in t : i32[N]\n//! out c : f32[M]\n"
+		 "//! ref cross_entropy(a, t) -> c\n", 6, 26, 1,
+		 "'t' has shape [8], but cross_entropy() needs the targets [4]");
+	ref_case(MN "//! in a : f32[M, N]\n//! in t : i32[M]\n//! out c : f32[N]\n"
+		 "//! ref cross_entropy(a, t) -> c\n", 6, 32, 1,
+		 "output 'c' has shape [8], but cross_entropy() gives [4]");
 	ref_case(MN "//! in a : f32[M, N]\n//! out c : f32[M]\n//! ref gelu(a) -> c\n", 5, 20, 1,
 		 "output 'c' has shape [4], but gelu() gives [4, 8]");
 	ref_case(MN "//! in a : f32[M, N]\n//! out c : f32[M, N]\n//! ref silu(a) -> c\n", 0, 0, 0, NULL);

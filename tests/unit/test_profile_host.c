@@ -471,6 +471,31 @@ static void test_profile__ref_reduce_transpose(void)
 	kb_tensor_free(&x);
 }
 
+/* cross_entropy: logsumexp of each row minus its target's logit, worked by
+ * hand; a target out of range gives NaN. */
+static void test_profile__ref_cross_entropy(void)
+{
+	kb_tensor in[2];
+	kb_ref_out o;
+	kb_err err = {0};
+	mk(&in[0], "x", KB_DT_F32, 2, 3, 3, 0, (double[]){0, 0, 0, 1, 2, 3, 1000, 0, -1000});
+	mk(&in[1], "t", KB_DT_I32, 1, 3, 0, 0, (double[]){1, 0, 1});
+	const char *spec = "//! in x : f32[3, 3]\n//! in t : i32[3]\n//! out l : f32[3]\n"
+			   "//! ref cross_entropy(x, t) -> l\n";
+	T_EQ_INT(run_ref(spec, in, 2, &o, 2, &err), 0);
+	double lse1 = 3 + log(1 + exp(-1) + exp(-2));
+	T_NEAR(o.v[0], log(3.0), 1e-12);
+	T_NEAR(o.v[1], lse1 - 1, 1e-12);
+	T_NEAR(o.v[2], 1000, 1e-9); /* no overflow: the row's max is taken out first */
+	kb_ref_out_free(&o);
+	kb_tensor_set(&in[1], 2, 7);
+	T_EQ_INT(run_ref(spec, in, 2, &o, 1, &err), 0);
+	T_OK(isnan(o.v[2]));
+	kb_ref_out_free(&o);
+	kb_tensor_free(&in[0]);
+	kb_tensor_free(&in[1]);
+}
+
 static void test_profile__ref_errors(void)
 {
 	kb_tensor x;
@@ -897,6 +922,7 @@ int main(void)
 	T_RUN(test_profile__ref_matmul_small);
 	T_RUN(test_profile__ref_matmul_blocked);
 	T_RUN(test_profile__ref_elementwise);
+	T_RUN(test_profile__ref_cross_entropy);
 	T_RUN(test_profile__ref_broadcast_error);
 	T_RUN(test_profile__ref_reduce_transpose);
 	T_RUN(test_profile__ref_errors);

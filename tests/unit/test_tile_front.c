@@ -7,139 +7,7 @@
 #include "../../src/tile/tile_int.h"
 #include "t.h"
 
-/* ===== helpers ===== */
-
-typedef struct {
-	kb_tile__toks toks;
-	kb_tile__file f;
-	kb_diags d;
-	int nerr;           /* errors of all stages */
-} front;
-
-/* Tokenizes, parses and checks text as t.tile (with -D defines). */
-static void run_front(front *fr, const char *text, const char *const *defines, int ndefines)
-{
-	memset(fr, 0, sizeof(*fr));
-	kb_tile__tokenize("t.tile", text, strlen(text), &fr->toks, &fr->d);
-	fr->f.path = "t.tile";
-	fr->f.text = text;
-	kb_tile__parse(&fr->toks, &fr->f, &fr->d);
-	kb_tile_opts o = {defines, ndefines};
-	kb_tile__check(&fr->f, &o, &fr->d);
-	fr->nerr = kb_diag_count(&fr->d, KB_DIAG_ERROR);
-}
-
-static void front_free(front *fr)
-{
-	kb_tile__file_free(&fr->f);
-	kb_diags_free(&fr->d);
-	free(fr->toks.v);
-}
-
-static char *render(const kb_diags *d)
-{
-	kb_buf b = KB_BUF_INIT;
-	kb_diag_render(d, &b, false);
-	return kb_buf_detach(&b);
-}
-
-/* Runs a program that must have no errors (they are printed if it has). */
-static bool good(front *fr, const char *text, const char *const *defines, int ndefines)
-{
-	run_front(fr, text, defines, ndefines);
-	if (fr->nerr) {
-		char *r = render(&fr->d);
-		printf("unexpected errors:\n%s", r);
-		free(r);
-	}
-	return fr->nerr == 0 && fr->f.nkernels >= 1;
-}
-
-/* The statement that defines variable `name` (depth first), or NULL. */
-static kb_tile__stmt *find_def(kb_tile__stmt **v, int n, const char *name)
-{
-	for (int i = 0; i < n; i++) {
-		kb_tile__stmt *s = v[i];
-		if ((s->kind == KB_TS_ASSIGN || s->kind == KB_TS_CONST) && s->defines &&
-		    !strcmp(s->name, name))
-			return s;
-		if (s->kind == KB_TS_CONST && !strcmp(s->name, name))
-			return s;
-		kb_tile__stmt *r = find_def(s->body, s->nbody, name);
-		if (!r)
-			r = find_def(s->els, s->nels, name);
-		if (r)
-			return r;
-	}
-	return NULL;
-}
-
-/* The type of variable `name` of kernel k as a string ("f32[4096]"). */
-static const char *var_type(const front *fr, int k, const char *name)
-{
-	static kb_tile__typestr s;
-	const kb_tile__kernel_ast *ka = &fr->f.kernels[k];
-	kb_tile__stmt *st = find_def(ka->body, ka->nbody, name);
-	if (!st)
-		return "(not defined)";
-	s = kb_tile__type_str(&st->type);
-	return s.s;
-}
-
-/* The names of kernel k's params, "x y M N" (sizes marked "N:size"). */
-static const char *param_list(const front *fr, int k)
-{
-	static char buf[256];
-	buf[0] = 0;
-	const kb_tile_kernel *kk = &fr->f.kernels[k].k;
-	for (int i = 0; i < kk->nparams; i++) {
-		const kb_tile_param *p = &kk->params[i];
-		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s%s%s", i ? " " : "",
-			 p->name, p->is_size ? ":size" : "", p->written ? ":out" : "");
-	}
-	return buf;
-}
-
-/* An error a program must have: its place and a part of its message. */
-typedef struct {
-	int line, col;
-	const char *msg;
-} want_err;
-
-/* Whether diags has an error at line:col containing msg. */
-static bool has_error(const kb_diags *d, int line, int col, const char *msg)
-{
-	for (int i = 0; i < d->n; i++)
-		if (d->v[i].line == line && d->v[i].col == col && strstr(d->v[i].msg, msg))
-			return true;
-	return false;
-}
-
-/* Runs text into *fr (the caller frees it) and checks that its diagnostics
- * are exactly the n errors of w, in any order; `at` is the caller's line. */
-static void errors_are(int at, front *fr, const char *text, const want_err *w, int n)
-{
-	run_front(fr, text, NULL, 0);
-	bool ok = fr->d.n == n && fr->nerr == n;
-	for (int i = 0; i < n; i++)
-		ok = has_error(&fr->d, w[i].line, w[i].col, w[i].msg) && ok;
-	if (!ok) {
-		char *r = render(&fr->d);
-		T_FAIL_AT("(line %d) expected %d error(s), the first %d:%d '%s', for:\n%sgot %d:\n%s",
-			  at, n, w[0].line, w[0].col, w[0].msg, text, fr->d.n, r);
-		free(r);
-	}
-}
-
-/* Checks that text has exactly one error, at line:col, whose message
- * contains msg. */
-static void one_error(int at, const char *text, int line, int col, const char *msg)
-{
-	front fr;
-	want_err w = {line, col, msg};
-	errors_are(at, &fr, text, &w, 1);
-	front_free(&fr);
-}
+#include "tile_front.h"
 
 /* The softmax example of docs/tile.md (the first ``` block that starts
  * with "# y = softmax"), so the reference and the compiler agree. */
@@ -477,6 +345,37 @@ static void test_tile_front__constant_folding(void)
 	front_free(&fr);
 }
 
+/* ** binds tighter than a unary minus on its left and runs right to left;
+ * << >> & | fold as C's; 2 ** -1 is a float, not a folded integer. */
+static void test_tile_front__power_and_bits(void)
+{
+	const char *text =
+		"kernel f(x: f32[N]) grid(1) threads(32) {\n"
+		"    const A = -2 ** 2\n"
+		"    const B = 2 ** 3 ** 2\n"
+		"    const C = 1 << 4 | 3 & 6 >> 1\n"
+		"    r = 2 ** -1\n"
+		"    s = load(x[0 : 32]) ** 2\n"
+		"    u = arange(32) >> 1\n"
+		"    d = f64(load(x[0 : 32])) * -0.1\n"
+		"}\n";
+	front fr;
+	T_OK(good(&fr, text, NULL, 0));
+	kb_tile__stmt **b = fr.f.kernels[0].body;
+	T_EQ_INT(b[0]->value->cval, -4);
+	T_EQ_INT(b[1]->value->cval, 512);
+	T_EQ_INT(b[2]->value->cval, 16 | (3 & 3));
+	T_EQ_STR(var_type(&fr, 0, "r"), "f32 scalar");
+	T_OK(!b[3]->value->is_const);
+	T_EQ_STR(var_type(&fr, 0, "s"), "f32[32]");
+	T_EQ_STR(var_type(&fr, 0, "u"), "i32[32]");
+	/* a float literal beside an f64 value is f64 (its digits kept) */
+	T_EQ_STR(var_type(&fr, 0, "d"), "f64[32]");
+	T_EQ_INT(b[6]->value->args[1]->type.dtype, KB_TILE_F64);
+	T_EQ_INT(b[6]->value->args[1]->args[0]->type.dtype, KB_TILE_F64);
+	front_free(&fr);
+}
+
 static void test_tile_front__scopes(void)
 {
 	const char *text =
@@ -599,8 +498,14 @@ static const struct {
 	 "grid(...) and threads(...) can use sizes, consts and scalar parameters, not the variable 'r'"},
 	{__LINE__, H "    const M = 4\n}\n", 2, 5, "'M' is already a size (defined at 1:10)"},
 	/* functions */
-	{__LINE__, H "    r = expp(1.0)\n}\n", 2, 9, "unknown function 'expp' (did you mean 'exp'?)"},
-	{__LINE__, H "    r = exp(1.0, 2.0)\n}\n", 2, 9, "exp takes 1 argument, got 2 (exp(x))"},
+	{__LINE__, H "    r = expp(1.0)\n}\n", 2, 9,
+	 "unknown function 'expp' (did you mean 'exp', 'exp2' or 'expm1'?); the functions are load "
+	 "arange zeros pid sum max min exp exp2 log sqrt rsqrt abs tanh erf sigmoid sin cos log1p "
+	 "expm1 floor ceil pow where f32 f16 bf16 i32 f64 trans dot cdiv, and the statements store "
+	 "atomic_add atomic_max"},
+	{__LINE__, H "    r = gelu(1.0)\n}\n", 2, 9, "unknown function 'gelu'; the functions are load "},
+	{__LINE__, H "    r = exp(1.0, 2.0)\n}\n", 2, 9,
+	 "exp takes 1 argument, got 2 (exp(x) or exp(x, exact = true))"},
 	{__LINE__, H "    r = load(x[0, 0 : 4], others = 0.0)\n}\n", 2, 36, "load has no argument others="},
 	{__LINE__, H "    r = pid(1)\n}\n", 2, 13, "pid(1): grid(...) of kernel f has 1 axis"},
 	{__LINE__, H "    r = arange(N)\n}\n", 2, 16,
@@ -805,6 +710,7 @@ int main(void)
 	T_RUN(test_tile_front__matmul_dot);
 	T_RUN(test_tile_front__expression_types);
 	T_RUN(test_tile_front__constant_folding);
+	T_RUN(test_tile_front__power_and_bits);
 	T_RUN(test_tile_front__scopes);
 	T_RUN(test_tile_front__several_kernels);
 	T_RUN(test_tile_front__bad_programs);

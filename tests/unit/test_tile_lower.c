@@ -31,6 +31,15 @@ static const char *cuda(const lowered *l)
 	return l->out.cuda.s ? l->out.cuda.s : "";
 }
 
+/* How many times needle occurs in [from, to) (0 when either is NULL). */
+static int count_between(const char *from, const char *to, const char *needle)
+{
+	int n = 0;
+	for (const char *p = from; p && to && (p = strstr(p, needle)) && p < to; p++)
+		n++;
+	return n;
+}
+
 /* ===== rank-1 tiles ===== */
 
 static const char softmax[] =
@@ -107,10 +116,92 @@ static void test_tile_lower__nested_load_kept(void)
 	T_CONTAINS(c, "acc_ += kb_row1[i_];"); /* the first loop's sum reads the registers */
 	T_CONTAINS(c, "/* t: the slice is in kb_row1 already */");
 	const char *other = fast ? strstr(fast, "} else {") : NULL;
-	int reads = 0; /* 16-byte loads of x in the branch: one group loop */
-	for (const char *p = fast; p && other && (p = strstr(p, "__ldcs((const float4 *)")) && p < other; p++)
-		reads++;
+	/* 16-byte loads of x in the branch: one group loop */
+	int reads = count_between(fast, other, "__ldcs((const float4 *)");
 	T_OK(reads >= 1 && reads <= 2); /* the whole-groups path and the per-group one */
+	lowered_free(&l);
+}
+
+/* A load under a cast (`t = f32(load(...))`) is kept like a bare one: the
+ * branch fills kb_row1 once and both loops read it (it used to stream the
+ * group instead, reading x twice and leaving kb_row1 unused, which NVRTC
+ * reported as #177-D at a line of the user's). */
+static void test_tile_lower__cast_load_kept(void)
+{
+	static const char cast[] =
+		"kernel sm(x: bf16[M, N], y: bf16[M, N]) grid(M) threads(256) {\n"
+		"    const BLOCK = 4096\n"
+		"    row = pid(0)\n"
+		"    m = -inf\n"
+		"    for c in range(0, N, BLOCK) {\n"
+		"        t = f32(load(x[row, c : c + BLOCK], other = -inf))\n"
+		"        m = max(m, max(t))\n"
+		"    }\n"
+		"    for c in range(0, N, BLOCK) {\n"
+		"        t = f32(load(x[row, c : c + BLOCK], other = -inf))\n"
+		"        store(y[row, c : c + BLOCK], t - m)\n"
+		"    }\n"
+		"}\n";
+	lowered l;
+	lower(&l, cast, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l), *fast = strstr(c, "float kb_row1[16]; /* x, read once */");
+	const char *other = fast ? strstr(fast, "\n\t} else {") : NULL; /* the branch's end */
+	T_OK(fast && other);
+	T_EQ_INT(count_between(fast, other, "t[i_] = (float)(kb_row1[i_]);"), 2); /* both loops */
+	T_EQ_INT(count_between(fast, other, "kb_s1["), 0); /* and neither reads x again */
+	lowered_free(&l);
+}
+
+/* atomic_add of a tile: each slot's element once, by the thread that
+ * holds it, never as a vector store; of a scalar: by thread 0 alone.  A
+ * gather's index, read from memory, is checked against 0 as well. */
+static void test_tile_lower__atomics_and_gather(void)
+{
+	static const char text[] =
+		"kernel a(x: f32[M, N], t: i32[M], y: f32[N], m: f32[1], g: f32[M]) grid(M) threads(128) {\n"
+		"    r = pid(0)\n"
+		"    v = load(x[r, 0 : 512])\n"
+		"    atomic_add(y[0 : 512], v)\n"
+		"    atomic_max(m[0], max(v))\n"
+		"    store(g[r], load(x[r, load(t[r])]))\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	T_CONTAINS(c, "atomicAdd(p_ + e_ + j_, (float)(v[k_ * V_ + j_]));");
+	T_OK(!strstr(c, "__stcs((float4 *)")); /* no vector store into y */
+	T_CONTAINS(c, "&& threadIdx.x == 0) { const float v_ = (float)(_t");
+	T_CONTAINS(c, "atomicMax((int *)(m + (size_t)(0)), __float_as_int(v_)); else "
+		      "atomicMin((unsigned int *)(m + (size_t)(0)), __float_as_uint(v_));");
+	T_CONTAINS(c, "(_t2) >= 0 && (_t2) < N)"); /* the gathered column: 0 <= t[r] < N */
+	lowered_free(&l);
+}
+
+/* A range in the first dim of a 2-d tensor (a column) is a strided slice:
+ * read and written through kb_strided, never as a vector; the helper is
+ * in the prologue only of a file that has one. */
+static void test_tile_lower__strided_column(void)
+{
+	static const char text[] =
+		"kernel t(x: f32[M, N], y: f32[N, M]) grid(cdiv(M, 1024), N) threads(256) {\n"
+		"    r0 = pid(0) * 1024\n"
+		"    c = pid(1)\n"
+		"    store(y[c, r0 : r0 + 1024], load(x[r0 : r0 + 1024, c]))\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	T_CONTAINS(c, "template <class T> struct kb_strided {");
+	T_CONTAINS(c, "const kb_strided<const float> p_ = {x + (size_t)(r0) * N + (size_t)(c), (long long)(N)};");
+	T_CONTAINS(c, "const bool al_ = false; /* strided */");
+	T_CONTAINS(c, "const long long lim_ = M - (r0);");
+	T_CONTAINS(c, "__stcs((float4 *)(p_ + e_ + 0)"); /* y's row: vectors */
+	lowered_free(&l);
+	lower(&l, softmax, NULL, 0);
+	T_OK(!strstr(cuda(&l), "kb_strided"));
 	lowered_free(&l);
 }
 
@@ -433,11 +524,80 @@ static const struct {
 		   "    store(c[0 : 64, 0 : 128], acc, mask = acc > 0.0)\n}\n", 8, 5,
 	 "a 2-d store other than of a dot's [BM, BN] result, without mask=,"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    r = sum(acc, 1)\n}\n", 8, 9,
-	 "a reduction along an axis is not supported yet"},
+	 "a reduction of a tile of rank 2 is not supported yet"},
+	/* 2-d tiles without dot: what stays refused */
+	{__LINE__, "kernel t(x: f32[M, N], y: f32[N]) grid(1) threads(32) {\n"
+		   "    r = load(y[0 : 32]) * 2.0\n"
+		   "    store(x[0 : 8, 0 : 32], load(x[0 : 8, 0 : 32]) + r)\n}\n", 3, 54,
+	 "a tile of another shape beside a 2-d tile, other than a load (or a variable only a load "
+	 "defines) or arange, is not supported yet"},
+	{__LINE__, "kernel t(x: f64[M, N], y: f64[N]) grid(1) threads(32) {\n"
+		   "    store(y[0 : 32], sum(load(x[0 : 8, 0 : 32]), axis = 0))\n}\n", 2, 22,
+	 "a reduction along an axis of a tile of other than f32, f16, bf16 or i32 is not supported yet"},
 	{__LINE__, "kernel t(x: f32[M, N], y: f32[M, N]) grid(1) threads(32) {\n"
-		   "    store(y[0 : 32, 0 : 32], load(x[0 : 32, 0 : 32]))\n}\n", 2, 5,
-	 "a 2-d store other than of a dot's [BM, BN] result"},
+		   "    t = load(x[0 : 8, 0 : 32])\n    store(y[0 : 8, 0 : 32], t + sum(t))\n}\n", 3, 33,
+	 "sum of a 2-d tile needs an axis"},
+	{__LINE__, "kernel t(x: f32[M, N], y: f32[M, N]) grid(1) threads(32) {\n"
+		   "    atomic_add(y[0 : 32, 0 : 32], 1.0)\n}\n", 2, 5,
+	 "an atomic into a 2-d slice is not supported yet"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n")
+		   "    store(c[0 : 64, 0 : 128], acc + load(c[0 : 64, 0 : 128], mask = acc > 0.0))\n}\n", 8, 37,
+	 "mask= on a [BM, BN] load beside a dot's result is not supported yet"},
+	{__LINE__, "kernel mm(a: bf16[M, K], b: bf16[K, N], c: f32[M, N], r: i32[M, N]) grid(M) threads(128) {\n"
+		   "    acc = zeros(64, 128)\n" MM_LOOP("        acc += dot(x, w)\n")
+		   "    store(c[0 : 64, 0 : 128], acc + f32(load(r[0 : 64, 0 : 128])))\n}\n", 8, 41,
+	 "a [BM, BN] load beside a dot's result other than of a 2-d f32, f16 or bf16 tensor"},
 };
+
+/* A residual [BM, BN] load beside a dot's result: its pointer and bounds
+ * before the store, each element read in the store's loop at the row and
+ * column of the slot (the layout of the accumulator's fragments). */
+static void test_tile_lower__dot_residual(void)
+{
+	lowered l;
+	lower(&l, MM_HEAD MM_LOOP("        acc += dot(x, w)\n")
+	      "    store(c[0 : 64, 0 : 128], acc + load(c[0 : 64, 0 : 128], other = 1.0))\n}\n", NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	T_CONTAINS(c, "const float *kb_res");
+	T_CONTAINS(c, "p_ = c + (size_t)(0) * N + (size_t)(0); /* c, read where used */");
+	T_CONTAINS(c, "r_ = M - (0), kb_res");
+	T_CONTAINS(c, "(float)(kb_res"); /* read where used ... */
+	T_CONTAINS(c, ") : (float)(1.0f)"); /* ... other= past the edges */
+	lowered_free(&l);
+}
+
+/* 2-d tiles in a kernel without dot: a [R, C] tile is R * C elements in
+ * row order over the threads, each slot at row f_ / C, column f_ % C; a
+ * [C] load beside it is read at the slot's column; a reduction along an
+ * axis goes through shared-memory atomics, kept ([R, 1]) it is read at
+ * the slot's row. */
+static void test_tile_lower__tiles_2d(void)
+{
+	lowered l;
+	lower(&l, "kernel s(x: f32[M, N], b: f32[N], y: f32[M, N]) grid(cdiv(M, 8)) threads(128) {\n"
+	      "    r0 = pid(0) * 8\n"
+	      "    t = load(x[r0 : r0 + 8, 0 : 64], other = -inf) + load(b[0 : 64])\n"
+	      "    e = exp(t - max(t, axis = 1, keep = true))\n"
+	      "    store(y[r0 : r0 + 8, 0 : 64], e / sum(e, axis = 1, keep = true), mask = t > 0.0)\n"
+	      "}\n", NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	/* 512 elements over 128 threads: 4 slots, row f_ / 64, column f_ % 64 */
+	T_CONTAINS(c, "const int f_ = ((((i_) / 4) * 128 + (int)threadIdx.x) * 4 + (i_) % 4), r_ = f_ / 64, c_ = f_ % 64;");
+	/* t: whole [8, 64] f32 rows, 16 bytes a group where aligned, else elements */
+	T_CONTAINS(c, "const bool al_ = ((unsigned long long)p_ & 15) == 0 && N % 4 == 0;");
+	T_CONTAINS(c, "if (al_ && f_ < 512 && r_ < rows_ && c_ + 4 <= cols_) {");
+	T_CONTAINS(c, "const float4 v_ = *(const float4 *)(p_ + (size_t)r_ * N + c_);");
+	T_CONTAINS(c, "? p_[(size_t)r_ * N + c_ + j_] : (float)(-(CUDART_INF_F));");
+	T_CONTAINS(c, "? (float)p_[(size_t)0 * 0 + c_] : (float)(0);"); /* b at the column */
+	T_CONTAINS(c, "__shared__ float kb_ax");
+	T_CONTAINS(c, "atomicMax((int *)&kb_ax");
+	T_CONTAINS(c, "if (f_ < 512) atomicAdd(&kb_ax");
+	T_CONTAINS(c, "[r_];"); /* a kept [8, 1] read at the slot's row */
+	T_CONTAINS(c, "if (f_ < 512 && r_ < rows_ && c_ < cols_ && ((");
+	lowered_free(&l);
+}
 
 static void test_tile_lower__refused(void)
 {
@@ -464,6 +624,9 @@ int main(void)
 {
 	T_RUN(test_tile_lower__row_layout);
 	T_RUN(test_tile_lower__nested_load_kept);
+	T_RUN(test_tile_lower__cast_load_kept);
+	T_RUN(test_tile_lower__atomics_and_gather);
+	T_RUN(test_tile_lower__strided_column);
 	T_RUN(test_tile_lower__define_changes_layout);
 	T_RUN(test_tile_lower__bf16_vectors);
 	T_RUN(test_tile_lower__loads_in_place);
@@ -474,6 +637,8 @@ int main(void)
 	T_RUN(test_tile_lower__dot_bias);
 	T_RUN(test_tile_lower__dot_stages_and_warps);
 	T_RUN(test_tile_lower__two_dots_one_loop);
+	T_RUN(test_tile_lower__dot_residual);
+	T_RUN(test_tile_lower__tiles_2d);
 	T_RUN(test_tile_lower__refused);
 	return t_report();
 }
