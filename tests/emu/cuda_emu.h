@@ -152,7 +152,6 @@ inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
 inline unsigned int __float_as_uint(float f) { unsigned int i; memcpy(&i, &f, 4); return i; }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, sizeof f); return f; }
-inline int __float_as_int(float f) { int i; memcpy(&i, &f, sizeof i); return i; }
 
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
