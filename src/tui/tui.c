@@ -207,6 +207,7 @@ int kb_tui_run(const kb_tui_opts *o)
 		unlink(t.recover_path);
 	json_decref(t.steps);
 	free(t.replay_file);
+	kb_app_headline_free(&t.replay_head);
 	kb_buf_free(&t.session_text);
 	kb_tui__result_free(t.res);
 	kb_tui__hl_free(t.hl);

@@ -117,6 +117,7 @@ static bool special_key(kb_tui__ui *t, int k)
 	case KEY_F(1): t->pane = KB_TUI__PANE_HELP, t->pane_top = 0; return true;
 	case KEY_F(2): t->pane = kb_tui__pane_step(t->pane, -1, t->o.path), t->pane_top = 0; return true;
 	case KEY_F(3): t->pane = kb_tui__pane_step(t->pane, +1, t->o.path), t->pane_top = 0; return true;
+	case KEY_F(4): t->details = !t->details; return true;
 	case KEY_F(5):
 		kb_tui__submit(t), kb_tui__set_msg(t, "compiling and running the buffer");
 		return true;
