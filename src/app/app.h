@@ -257,8 +257,10 @@ int kb_app_variant_text(const char *name, const char *file, char **text, size_t 
  * "text" and "variant": the variant's text and name when the event names one}. */
 int kb_app_replay_steps(const char *session, json_t **steps, kb_err *err);
 /* The roofline of the session's variants of `file` (NULL: the session's
- * last file), as kb_app_roofline_text draws it. */
-int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err);
+ * last file), as kb_app_roofline_text draws it, variant `current` (NULL:
+ * the newest) marked and its distance to the roof said. */
+int kb_app_roofline(const char *file, const char *current, int width, int height, kb_buf *out,
+		    kb_err *err);
 /* Renders a session for code review: summary, variant table, the winning
  * diff (sources[i]/lens[i] are variant i's file, either may be NULL),
  * roofline and bandwidth chart, correctness evidence.  A pure function of

@@ -16,16 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kb_tui__variant_number(const char *s)
-{
-	return s && s[0] == 'v' && s[1] >= '1' && s[1] <= '9' ? atoi(s + 1) : 0;
-}
-
-/* The replay step's variant number (0: the step names none). */
-static int step_variant(const kb_tui__view *v)
+int kb_tui__step_variant(const kb_tui__view *v)
 {
 	json_t *s = json_array_get(v->steps, (size_t)v->step);
-	return kb_tui__variant_number(json_string_value(json_object_get(s, "variant")));
+	const char *name = json_string_value(json_object_get(s, "variant"));
+	return name && name[0] == 'v' && name[1] >= '1' && name[1] <= '9' ? atoi(name + 1) : 0;
 }
 
 /* ---- Variants ------------------------------------------------------------------- */
@@ -135,7 +130,7 @@ void kb_tui__variants_text(const kb_tui__view *v, kb_buf *out)
 		kb_buf_catf(out, "%s\n", err.msg);
 		return;
 	}
-	int sel = v->variant ? v->variant : v->steps ? step_variant(v) : 0;
+	int sel = v->variant ? v->variant : v->steps ? kb_tui__step_variant(v) : 0;
 	kb_buf_catf(out, "%s: %d variant%s (* the best)\n", kb_basename(v->path), n, n == 1 ? "" : "s");
 	if (!n) {
 		kb_buf_cat(out, "  (none yet: every save that compiles is one)\n");
@@ -203,13 +198,15 @@ void kb_tui__diff_text(const kb_tui__view *v, kb_buf *out)
 		return;
 	}
 	int b = n, a;
-	if (v->steps && !v->variant && step_variant(v)) {
-		b = step_variant(v); /* the step's variant against the one before it */
-		if (b == 1 && diff_across_files(v, out))
-			return;
+	if (v->steps && !v->variant && kb_tui__step_variant(v) > 1) {
+		b = kb_tui__step_variant(v); /* the step's variant against the one before it */
 		a = b - 1;
-	} else {
-		a = v->variant > 0 && v->variant < n ? v->variant : n - 1;
+	} else if (v->steps && !v->variant && kb_tui__step_variant(v) == 1 && diff_across_files(v, out)) {
+		return;
+	} else { /* the selected (the session's very first; else the one
+		  * before the newest) against the newest */
+		a = v->variant > 0 && v->variant < n ? v->variant
+		    : v->steps && !v->variant && kb_tui__step_variant(v) == 1 ? 1 : n - 1;
 	}
 	if (n < 2 || a < 1) {
 		kb_buf_catf(out, "No diff yet: %s has one variant; every save that compiles is one, "

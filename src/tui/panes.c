@@ -319,7 +319,11 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 	case KB_TUI__PANE_ROOFLINE: {
 		/* the plot; its title, axes and legend take about 14 rows */
 		int rows = v->height - 14 < 8 ? 8 : v->height - 14 > 30 ? 30 : v->height - 14;
-		if (kb_app_roofline(v->path, v->width - 1, rows, out, &err) < 0)
+		char cur[16] = "";
+		int n = v->variant ? v->variant : kb_tui__step_variant(v);
+		if (n)
+			snprintf(cur, sizeof cur, "v%d", n);
+		if (kb_app_roofline(v->path, cur[0] ? cur : NULL, v->width - 1, rows, out, &err) < 0)
 			kb_buf_catf(out, "%s\n", err.msg);
 		return;
 	}
@@ -347,11 +351,6 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 		kb_buf_cat(out, r->unit.build.ptx ? r->unit.build.ptx : "(no PTX: the file did not compile)\n");
 		break;
 	case KB_TUI__PANE_OCCUPANCY: occupancy(r, out); break;
-	case KB_TUI__PANE_METRICS:
-		if (r->run)
-			kb_app_profile_render(r->run, out);
-		if (!r->run || !json_object_get(r->run, "counters"))
-			kb_buf_cat(out, "No counters: `kbench profile FILE` collects them (needs a GPU).\n");
-		break;
+	case KB_TUI__PANE_METRICS: kb_tui__metrics_text(v, out); break;
 	}
 }

@@ -139,6 +139,7 @@ static int start(kb_tui__ui *t, kb_err *err)
 	if (!t->o.replay) {
 		t->ed = kb_tui__ed_new();
 		kb_tui__ed_load(t->ed, text.s, text.len);
+		t->final_newline = text.len && text.s[text.len - 1] == '\n';
 	}
 	kb_buf_free(&text);
 	kb_tui__file_kind(t);

@@ -294,6 +294,12 @@ typedef struct {
  * holding SGR escapes is drawn in its colours and never wrapped. */
 void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
 
+/* ===== pane_metrics.c ===== */
+
+/* Metrics: throughput, occupancy and stall-reason bars, the hot lines with
+ * their share (after F8), then every counter table. */
+void kb_tui__metrics_text(const kb_tui__view *v, kb_buf *out);
+
 /* ===== pane_session.c: the panes that read the session ===== */
 
 /* Variants: the table of the file's variants fitted to the pane's width
@@ -302,10 +308,12 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
 void kb_tui__variants_text(const kb_tui__view *v, kb_buf *out);
 /* Diff: the selected variant against the newest (live), or the replay
  * step's variant against the one before it (of its file, else the
- * session's previous variant, which may be of another file). */
+ * session's previous variant, which may be of another file; the
+ * session's very first against its file's newest). */
 void kb_tui__diff_text(const kb_tui__view *v, kb_buf *out);
-/* The number in "v12" (0 when s is not a variant name). */
-int kb_tui__variant_number(const char *s);
+/* The replay step's variant number (0: not a replay, or the step names
+ * none). */
+int kb_tui__step_variant(const kb_tui__view *v);
 
 /* ===== worker.c: compile and run off the UI thread ===== */
 
@@ -630,6 +638,7 @@ typedef struct {
 	double last_autosave;
 	unsigned long autosaved_changes;
 	char *recover_path;
+	bool final_newline;    /* the file ends with a line ending: so do its saves */
 	bool quit, color;
 	kb_layout L;
 	bool ok_size;

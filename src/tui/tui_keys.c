@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- keys ----------------------------------------------------------------------- */
 
@@ -68,8 +69,11 @@ static void prompt_key(kb_tui__ui *t, int code, wint_t ch)
 		t->prompt = KB_TUI__P_NONE;
 	} else if (t->prompt == KB_TUI__P_QUIT || t->prompt == KB_TUI__P_RECOVER) {
 		bool yes = !code && (ch == 'y' || ch == 'Y');
-		if (t->prompt == KB_TUI__P_QUIT && yes)
+		if (t->prompt == KB_TUI__P_QUIT && yes) {
 			t->quit = true;
+			if (t->recover_path) /* the edits are discarded: not offered again */
+				unlink(t->recover_path);
+		}
 		if (t->prompt == KB_TUI__P_RECOVER && yes) {
 			kb_buf b = KB_BUF_INIT;
 			if (kb_file_read(t->recover_path, &b, NULL) == 0)

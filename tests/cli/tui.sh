@@ -22,26 +22,7 @@ W="$T_TMP/work"; mkdir -p "$W"; cp kernels/softmax.cu kernels/softmax/softmax.ti
 cleanup() { tmux kill-server 2>/dev/null; }
 trap 'cleanup; rm -rf "$T_TMP"' EXIT
 tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.cu $TUI_ARGS; echo EXITED \$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' '; sleep 60"
-screen() { tmux capture-pane -p -t $S; }
-# the screen with its colours (SGR escapes)
-ESC=$(printf '\033')
-screen_e() { tmux capture-pane -e -p -t $S; }
-keys() { tmux send-keys -t $S "$@"; }
-# wait_for TEXT [SECONDS]: poll the screen until TEXT shows (KBENCH_TUI_SLOW
-# times longer: tests/sanitize.sh runs the TUI under valgrind)
-slow=${KBENCH_TUI_SLOW:-1}
-wait_for() {
-	i=0; lim=$(( ${2:-20} * 10 * slow ))
-	while [ $i -lt $lim ]; do screen | grep -qF -- "$1" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
-check() { if wait_for "$2" "${3:-20}"; then pass "$1"; else fail "$1" "'$2' not on screen: $(screen | head -30)"; fi; }
-# gone NAME TEXT: TEXT leaves the screen within 20 s (times KBENCH_TUI_SLOW)
-gone() {
-	i=0
-	while [ $i -lt $((200 * slow)) ]; do screen | grep -qF -- "$2" || { pass "$1"; return; }; sleep 0.1; i=$((i + 1)); done
-	fail "$1" "'$2' is still on screen"
-}
+. tests/cli/lib_tui.sh
 # sep_at ROW: the text width before the editor/pane separator on that row
 sep_at() { screen | sed -n "${1}p" | awk -F'│' '{print length($1)}'; }
 # nap SECONDS: a pause for the TUI to redraw, times KBENCH_TUI_SLOW (under
@@ -203,6 +184,30 @@ keys C-z; keys C-s; keys Escape 2
 check tile_error_gone "│>        int row = (int)blockIdx.x;"
 keys C-q
 check tile_quit "EXITED 0"
+
+# a save keeps the file's final newline (here a buffer cut and retyped
+# without one); "quit anyway? y" discards the edits for good: the next
+# start offers no recovered buffer
+tmux kill-session -t $S 2>/dev/null; S=${S}n
+printf '// one\n' > "$W/nl.cu"
+tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI nl.cu --no-run $TUI_ARGS; echo EXITED \$?; sleep 60"
+check nl_opens "nl.cu"
+keys C-a; keys C-x; keys -l '// two'; keys C-s
+check nl_saved "saved nl.cu"
+[ "$(tail -c 1 "$W/nl.cu" | od -An -tx1 | tr -d ' ')" = 0a ] && grep -qx '// two' "$W/nl.cu" \
+	&& pass save_keeps_final_newline || fail save_keeps_final_newline "$(od -c "$W/nl.cu" | head -3)"
+keys -l ' unsaved'; nap 2.5 # the autosave writes the recovery file
+keys C-q
+check quit_asks "quit anyway?"
+keys y
+check quit_discards "EXITED 0"
+tmux kill-session -t $S 2>/dev/null; S=${S}2
+tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI nl.cu --no-run $TUI_ARGS; echo EXITED \$?; sleep 60"
+check nl_reopens "nl.cu"; nap 1
+screen | grep -q "recovered buffer" && fail quit_discarded_not_offered "$(screen | tail -1)" \
+	|| pass quit_discarded_not_offered
+keys C-q
+check nl_quit "EXITED 0"
 
 # GPU machines: a planted infinite loop becomes a TIMEOUT result while the
 # editor keeps taking keys.

@@ -228,11 +228,55 @@ static void test_tui_panes__help_keys(void)
 	}
 }
 
+/* Metrics after F8: bars for the throughputs and the stall reasons, the
+ * hot lines with their share, each row within the pane; the tables after
+ * them.  The Result is shaped as the runner's (`kbench profile --hot
+ * --section quick`, bench/profile_hot.txt). */
+static void test_tui_panes__metrics_bars(void)
+{
+	kb_tui__result r = {0};
+	r.run = json_loads("{\"counters\": {\"gpu__time_duration.sum\": 124220},"
+			   " \"sections\": {\"sol\": {\"duration_us\": 124.22, \"dram_pct\": 20.1,"
+			   " \"sm_pct\": 30.5}, \"occupancy\": {\"theoretical_pct\": 100,"
+			   " \"achieved_pct\": 82.6}},"
+			   " \"hot\": true, \"hot_samples\": 1000, \"hot_launches\": 4, \"hot_lines\": ["
+			   " {\"line\": 20, \"text\": \"    y[i] = x[j] * scale;  // a long comment that goes on\","
+			   "  \"share_pct\": 77.1, \"stalls\": [{\"reason\": \"long_scoreboard\", \"share_pct\": 98}]},"
+			   " {\"line\": 21, \"text\": \"}\", \"share_pct\": 12.7,"
+			   "  \"stalls\": [{\"reason\": \"drain\", \"share_pct\": 96}]}]}", 0, NULL);
+	T_OK(r.run != NULL);
+	for (int w = 34; w <= 120; w += 43) {
+		kb_tui__view v = {.pane = KB_TUI__PANE_METRICS, .r = &r, .path = "k.cu", .width = w,
+				  .height = 30};
+		kb_buf out = KB_BUF_INIT;
+		kb_tui__pane_text(&v, &out);
+		T_CONTAINS(out.s, "Speed of light  (124.22 us)");
+		T_CONTAINS(out.s, "DRAM");
+		T_CONTAINS(out.s, "20.1%");
+		T_CONTAINS(out.s, "\u2588"); /* a bar */
+		/* stalls from the PC samples: 77.1 x 98% of long_scoreboard */
+		T_CONTAINS(out.s, "long_scoreboard");
+		T_CONTAINS(out.s, "75.6%");
+		T_CONTAINS(out.s, " 77.1% ");
+		T_CONTAINS(out.s, "20  y[i] = x[j]");
+		for (const char *p = out.s; *p && strncmp(p, "Every counter", 13);) {
+			/* rows of bars (headings are prose: they may wrap, at spaces) */
+			if (!strncmp(p, "  ", 2) && line_cols(p) > w)
+				T_FAIL_AT("width %d: a %d-column row: %.60s", w, line_cols(p), p);
+			p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+		}
+		T_CONTAINS(out.s, "Every counter");
+		kb_buf_free(&out);
+	}
+	json_decref(r.run);
+}
+
 int main(void)
 {
 	T_RUN(test_tui_panes__shown);
 	T_RUN(test_tui_panes__generated_cuda);
 	T_RUN(test_tui_panes__summary_headline);
 	T_RUN(test_tui_panes__help_keys);
+	T_RUN(test_tui_panes__metrics_bars);
 	return t_report();
 }
