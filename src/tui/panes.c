@@ -80,6 +80,7 @@ static void headed(const kb_tui__view *v, const char *body, kb_buf *out)
 	}
 	if (v->details || !v->head) {
 		kb_buf_cat(out, body);
+		kb_buf_cat(out, v->head ? "\n(F4: one row each)\n" : "");
 		return;
 	}
 	fold(body, v->width, out);

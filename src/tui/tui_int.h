@@ -683,6 +683,10 @@ const kb_diag *kb_tui__diag_on(const kb_tui__ui *t, int line);
 void kb_tui__draw(kb_tui__ui *t);
 
 /* tui_pane.c */
+/* Where each tab is (x[i] < 0: not in the bar) and its name: whole names
+ * when they all fit, else short ones, from a first tab that keeps the
+ * current one in view (a "<" then marks those left out). */
+void kb_tui__tabs(const kb_tui__ui *t, int x[KB_TUI__NPANES], const char *name[KB_TUI__NPANES]);
 /* The tab bar, the current pane's highlighted. */
 void kb_tui__draw_tabs(kb_tui__ui *t);
 /* The current pane's text from line pane_top, wrapped to the pane. */

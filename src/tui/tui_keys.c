@@ -163,15 +163,12 @@ static void mouse(kb_tui__ui *t)
 	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
 		return;
 	if (ev.y == t->L.tabs.y && ev.x >= t->L.tabs.x) {
-		int x = t->L.tabs.x;
-		for (int i = 0; i < KB_TUI__NPANES; i++) {
-			if (!kb_tui__pane_shown(i, t->o.path))
-				continue;
-			int w = (int)strlen(kb_tui__pane_names[i]);
-			if (ev.x >= x && ev.x < x + w)
+		int x[KB_TUI__NPANES];
+		const char *name[KB_TUI__NPANES];
+		kb_tui__tabs(t, x, name);
+		for (int i = 0; i < KB_TUI__NPANES; i++)
+			if (x[i] >= 0 && ev.x >= x[i] && ev.x < x[i] + (int)strlen(name[i]))
 				t->pane = i, t->pane_top = 0;
-			x += w + 1;
-		}
 	} else if (ev.x < t->L.editor.x + t->L.editor.w && ev.y >= t->L.editor.y &&
 		   ev.y < t->L.editor.y + t->L.editor.h) {
 		int gutter = snprintf(NULL, 0, "%d", t->ed->nlines) + 2;

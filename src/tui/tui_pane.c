@@ -16,18 +16,55 @@
 #include <stdio.h>
 #include <string.h>
 
-void kb_tui__draw_tabs(kb_tui__ui *t)
+/* Short tab names, for a bar too narrow for the whole ones. */
+static const char *const short_names[KB_TUI__NPANES] = {
+	"Sum", "CUDA", "SASS", "PTX", "Occ", "Metr", "Roof", "Var", "Diff", "LLM", "Help",
+};
+
+void kb_tui__tabs(const kb_tui__ui *t, int x[KB_TUI__NPANES], const char *name[KB_TUI__NPANES])
 {
 	kb_rect r = t->L.tabs;
-	int x = r.x;
-	for (int i = 0; i < KB_TUI__NPANES && x < r.x + r.w; i++) {
-		if (!kb_tui__pane_shown(i, t->o.path))
+	int full = -1;
+	for (int i = 0; i < KB_TUI__NPANES; i++)
+		if (kb_tui__pane_shown(i, t->o.path))
+			full += (int)strlen(kb_tui__pane_names[i]) + 1;
+	const char *const *names = full <= r.w ? kb_tui__pane_names : short_names;
+	/* the first tab shown: the current one must fit, "<" marks tabs left out */
+	int first = 0;
+	for (;; first++) {
+		int at = first ? 2 : 0;
+		for (int i = first; i <= t->pane && i < KB_TUI__NPANES; i++)
+			at += kb_tui__pane_shown(i, t->o.path) ? (int)strlen(names[i]) + 1 : 0;
+		if (at - 1 <= r.w || first >= t->pane)
+			break;
+	}
+	int at = r.x + (first ? 2 : 0);
+	for (int i = 0; i < KB_TUI__NPANES; i++) {
+		name[i] = names[i];
+		x[i] = -1;
+		if (i < first || !kb_tui__pane_shown(i, t->o.path))
+			continue;
+		if (at + (int)strlen(names[i]) > r.x + r.w)
+			break;
+		x[i] = at;
+		at += (int)strlen(names[i]) + 1;
+	}
+}
+
+void kb_tui__draw_tabs(kb_tui__ui *t)
+{
+	int x[KB_TUI__NPANES];
+	const char *name[KB_TUI__NPANES];
+	kb_tui__tabs(t, x, name);
+	if (x[0] < 0)
+		mvaddstr(t->L.tabs.y, t->L.tabs.x, "<");
+	for (int i = 0; i < KB_TUI__NPANES; i++) {
+		if (x[i] < 0)
 			continue;
 		int pair = i == t->pane ? KB_TUI__C_TAB_ON : KB_TUI__C_TAB;
 		attron(COLOR_PAIR(pair) | (i == t->pane ? A_BOLD : 0));
-		mvaddnstr(r.y, x, kb_tui__pane_names[i], r.x + r.w - x);
+		mvaddstr(t->L.tabs.y, x[i], name[i]);
 		attroff(COLOR_PAIR(pair) | A_BOLD);
-		x += (int)strlen(kb_tui__pane_names[i]) + 1;
 	}
 }
 
@@ -213,8 +250,12 @@ void kb_tui__draw_pane(kb_tui__ui *t)
 			p = e ? e + 1 : p + n;
 			continue;
 		}
-		if (mark)
-			attron(COLOR_PAIR(KB_TUI__C_MARK));
+		/* the Diff pane's added and removed lines in green and red */
+		int diff = t->pane != KB_TUI__PANE_DIFF || n < 1 || !strncmp(p, "+++", 3) ||
+				   !strncmp(p, "---", 3) ? 0
+			   : *p == '+' ? KB_TUI__C_GOOD : *p == '-' ? KB_TUI__C_BAD : 0;
+		if (mark || diff)
+			attron(COLOR_PAIR(mark ? KB_TUI__C_MARK : diff));
 		/* long lines wrap at a space where one is near, continued under
 		 * the value column ("  label     value") */
 		int hang = hang_indent(p, n, r.w);
@@ -227,8 +268,8 @@ void kb_tui__draw_pane(kb_tui__ui *t)
 			mvaddnstr(r.y + ++row, r.x + hang, p + off, part);
 			off += part;
 		}
-		if (mark)
-			attroff(COLOR_PAIR(KB_TUI__C_MARK));
+		if (mark || diff)
+			attroff(COLOR_PAIR(mark ? KB_TUI__C_MARK : diff));
 		p = e ? e + 1 : p + n;
 	}
 	kb_buf_free(&text);

@@ -78,6 +78,9 @@ for size in 80x24 100x30 200x50; do
 	# Diff at the first step: v1 of softmax.cu against its second variant
 	keys Escape 8
 	check diff_first_$size "+++"
+	# the tab bar keeps the current tab in view (short names where the
+	# whole ones do not fit)
+	screen | sed -n 2p | grep -q "│.*Diff" && pass tab_in_view_$size || fail tab_in_view_$size "$(screen | sed -n 2p)"
 	keep "diff-$size"
 	# the last step: the file's first variant, against the one before it
 	keys '>'
