@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 enum { EXIT_KERNEL = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
@@ -149,8 +150,8 @@ static void headline(const char *path, const kb_variant *v, json_t *res, kb_buf 
 {
 	kb_app_headline h;
 	bool tty = isatty(1);
-	const char *cols = getenv("COLUMNS");
-	int width = cols && atoi(cols) >= 40 ? atoi(cols) : 100;
+	struct winsize ws;
+	int width = tty && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 ? ws.ws_col : 100;
 	kb_app_headline_of(kb_app_recording() && v->name[0] ? path : NULL, v->name[0] ? v->name : NULL,
 			   res, &h, NULL);
 	kb_app_headline_text(&h, width, tty && !getenv("NO_COLOR"), out);
