@@ -244,7 +244,8 @@ static void cat_time(kb_buf *out, double us)
 /* The SGR escape of code (one of the few used here) when on, else "". */
 static const char *SGR(bool on, const char *code)
 {
-	static const char *const known[][2] = {{"0", "\033[0m"}, {"31", "\033[31m"}, {"32", "\033[32m"},
+	static const char *const known[][2] = {{"0", "\033[0m"}, {"1", "\033[1m"},
+					       {"31", "\033[31m"}, {"32", "\033[32m"},
 					       {"1;31", "\033[1;31m"}, {"1;32", "\033[1;32m"}};
 	for (size_t i = 0; on && i < KB_ARRAY_LEN(known); i++)
 		if (!strcmp(known[i][0], code))
@@ -272,10 +273,17 @@ void kb_app_headline_text(const kb_app_headline *h, int width, bool ansi, kb_buf
 	kb_buf part[NPARTS];
 	for (int i = 0; i < NPARTS; i++)
 		part[i] = (kb_buf)KB_BUF_INIT;
-	bool ok = !strcmp(h->verdict, "CORRECT");
+	/* green for CORRECT, red for a kernel that is wrong or failed, plain
+	 * bold for what says nothing about the kernel (NO GPU, compiled,
+	 * UNSUPPORTED, CANCELLED) */
+	static const char *const bad[] = {"INCORRECT", "IMPOSSIBLE", "FAULT", "TIMEOUT", "CRASH",
+					  "ERROR", "SPEC ERROR", "COMPILE ERROR"};
+	const char *colour = !strcmp(h->verdict, "CORRECT") ? "1;32" : "1";
+	for (size_t i = 0; i < KB_ARRAY_LEN(bad); i++)
+		if (!strcmp(h->verdict, bad[i]))
+			colour = "1;31";
 	if (h->verdict[0])
-		kb_buf_catf(&part[P_VERDICT], "%s%s%s", SGR(ansi, ok ? "1;32" : "1;31"), h->verdict,
-			    SGR(ansi, "0"));
+		kb_buf_catf(&part[P_VERDICT], "%s%s%s", SGR(ansi, colour), h->verdict, SGR(ansi, "0"));
 	if (h->median_us > 0)
 		cat_time(&part[P_TIME], h->median_us);
 	if (h->median_us > 0 && h->spread_pct >= 0)

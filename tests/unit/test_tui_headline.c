@@ -89,6 +89,25 @@ static void test_tui_headline__noise(void)
 	kb_buf_free(&out);
 }
 
+/* The verdict's colour: green CORRECT, red for a failed kernel, plain bold
+ * for what says nothing about the kernel. */
+static void test_tui_headline__verdict_colour(void)
+{
+	static const struct { const char *verdict, *sgr; } c[] = {
+		{"CORRECT", "\033[1;32m"}, {"INCORRECT", "\033[1;31m"}, {"TIMEOUT", "\033[1;31m"},
+		{"NO GPU", "\033[1m"}, {"compiled", "\033[1m"},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		kb_app_headline h = {.median_us = -1, .spread_pct = -1, .roof_pct = -1, .current = -1};
+		snprintf(h.verdict, sizeof h.verdict, "%s", c[i].verdict);
+		kb_buf out = KB_BUF_INIT;
+		kb_app_headline_text(&h, 80, true, &out);
+		T_OK(out.s && !strncmp(out.s, c[i].sgr, strlen(c[i].sgr)));
+		T_CONTAINS(out.s, c[i].verdict);
+		kb_buf_free(&out);
+	}
+}
+
 static void test_tui_headline__sparkline(void)
 {
 	double v[] = {4, 3, 2, 1, -1, 1};
@@ -105,6 +124,7 @@ int main(void)
 {
 	T_RUN(test_tui_headline__fits);
 	T_RUN(test_tui_headline__noise);
+	T_RUN(test_tui_headline__verdict_colour);
 	T_RUN(test_tui_headline__sparkline);
 	return t_report();
 }
