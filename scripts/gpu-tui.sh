@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpu-tui.sh - issue 27's GPU evidence, from the repo root with the
 # `make dist` tarball carried (build/dist); builds nothing.  Under 8 min.
-# Each step has its own time limit, and one failing does not stop the rest.
+# Each step has its own time limit (7.5 min in all), and one failing does
+# not stop the rest.
 #   run.txt            `kbench run kernels/softmax.cu`: the headline first
 #   tui-live.tar.gz    every pane of kbench-tui at 100x30 and 200x50, live:
 #                      a session of softmax steps 01..04 run, then 05 open
@@ -17,6 +18,24 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
 ROOT=$PWD
+
+# --live DIR: the live captures, in a session of its own under DIR (a step
+# of its own below, so that its time limit can stop it)
+if [ "${1:-}" = --live ]; then
+	W=$2
+	export XDG_CACHE_HOME=$W/cache XDG_DATA_HOME=$W/data
+	mkdir -p "$W/k" "$W/shots"
+	for f in 01_block_row 02_warp_row 03_vec4 04_online; do
+		cp "kernels/softmax/$f.cu" "$W/k/softmax.cu"
+		(cd "$W/k" && "$ROOT/build/kbench" run softmax.cu --no-sweep | head -1)
+	done
+	cp kernels/softmax/05_registers.cu "$W/k/softmax.cu"
+	(cd "$W/k" && TUI=$ROOT/build/kbench-tui sh "$ROOT/scripts/tui-screenshot.sh" --panes "$W/shots" live \
+		'F8 wait:Hot' 'us median' softmax.cu)
+	sed -n 1,3p "$W/shots/live-summary-200x50.txt"
+	exit
+fi
+
 W=$(mktemp -d)
 export XDG_CACHE_HOME=$W/cache XDG_DATA_HOME=$W/data PYTHONUNBUFFERED=1
 : > "$OUT/summary.txt"
@@ -33,23 +52,12 @@ step() { # NAME LIMIT OUTFILE COMMAND...: runs it, says how it went
 step run 60 "$OUT/run.txt" sh -c "nvidia-smi --query-gpu=name,driver_version --format=csv,noheader;
 	build/kbench run kernels/softmax.cu --no-sweep; build/kbench run kernels/softmax.cu --no-sweep | head -3"
 
-live() {
-	mkdir -p "$W/k" "$W/shots"
-	for f in 01_block_row 02_warp_row 03_vec4 04_online; do
-		cp "kernels/softmax/$f.cu" "$W/k/softmax.cu"
-		(cd "$W/k" && "$ROOT/build/kbench" run softmax.cu --no-sweep | head -1)
-	done
-	cp kernels/softmax/05_registers.cu "$W/k/softmax.cu"
-	(cd "$W/k" && TUI=$ROOT/build/kbench-tui sh "$ROOT/scripts/tui-screenshot.sh" --panes "$W/shots" live \
-		'F8 wait:Hot' 'us median' softmax.cu)
-	ls "$W/shots" | wc -l
-	tar czf "$OUT/tui-live.tar.gz" -C "$W" shots
-	sed -n 1,3p "$W/shots/live-summary-200x50.txt"
-	echo "$(ls "$W/shots"/*.txt | wc -l) captures in tui-live.tar.gz"
-}
-step live 240 "$OUT/live.txt" live
-step save 120 "$OUT/tui_save.txt" python3 bench/tui_save.py kernels/softmax.cu 8
-step tests 200 "$OUT/tui_tests.txt" sh tests/cli/tui.sh
+step live 200 "$OUT/live.txt" sh "$ROOT/scripts/gpu-tui.sh" --live "$W/live"
+# what was captured, even when the step ran out of time
+step pack 20 "$OUT/pack.txt" sh -c "tar czf '$OUT/tui-live.tar.gz' -C '$W/live' shots &&
+	echo \$(ls '$W/live/shots' | grep -c txt) captures in tui-live.tar.gz"
+step save 90 "$OUT/tui_save.txt" python3 bench/tui_save.py kernels/softmax.cu 8
+step tests 150 "$OUT/tui_tests.txt" sh tests/cli/tui.sh
 
 echo "kbench-tui GPU evidence  $(date -u +%Y-%m-%dT%H:%MZ)"
 grep -h -e 'save -> verdict' "$OUT/tui_save.txt" | tail -1

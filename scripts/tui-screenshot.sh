@@ -11,7 +11,7 @@
 #       every result pane (Alt-1..9, then F1's Help, and the Summary
 #       unfolded by F4) at 100x30 and 200x50: kbench-tui ARGS, wait for
 #       READY on the screen (60 s), send KEYS (tmux key names; a word
-#       "wait:TEXT" waits up to 120 s for TEXT), then one capture per pane:
+#       "wait:TEXT" waits up to 60 s for TEXT), then one capture per pane:
 #       OUTDIR/NAME-<pane>-<W>x<H>.txt and .ansi
 #   tui-screenshot.sh --png DIR
 #       every DIR/*.ansi to DIR/*.png at its terminal's size (the name's
@@ -49,7 +49,7 @@ panes() {
 		wait_text "$ready" 60 || true
 		for k in $keys; do
 			case $k in
-			wait:*) wait_text "${k#wait:}" 120 || true ;;
+			wait:*) wait_text "${k#wait:}" 60 || true ;;
 			*) tmux send-keys -t shot "$k"; sleep 0.2 ;;
 			esac
 		done

@@ -95,8 +95,9 @@ static void table(const kb_app_variant_row *rows, int n, int sel, int width, kb_
 	kb_buf_cat(out, "\n");
 	for (int i = 0; i < n; i++) {
 		const kb_app_variant_row *r = &rows[i];
-		kb_buf_catf(out, "%c%s%-*s", i + 1 == sel ? '>' : ' ', r->name,
-			    4 - (int)strlen(r->name), r->best ? "*" : "");
+		int pad = 4 - (int)strlen(r->name);
+		kb_buf_catf(out, "%c%s%-*s", i + 1 == sel ? '>' : ' ', r->name, pad > 0 ? pad : 0,
+			    r->best ? "*" : "");
 		for (int k = 0; k < NCOLS; k++) {
 			const column *col = &c[order[k]];
 			if (!on[order[k]])

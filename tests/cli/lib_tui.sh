@@ -23,3 +23,10 @@ gone() {
 	while [ $i -lt $((200 * slow)) ]; do screen | grep -qF -- "$2" || { pass "$1"; return; }; sleep 0.1; i=$((i + 1)); done
 	fail "$1" "'$2' is still on screen"
 }
+# tui_open W H CMD: session $S of W x H columns running CMD; a new session right
+# after the last one closed can meet the dying server, so once more after a
+# pause
+tui_open() {
+	$TM new-session -d -s $S -x "$1" -y "$2" "$3" 2>/dev/null ||
+		{ sleep 1; $TM new-session -d -s $S -x "$1" -y "$2" "$3"; }
+}

@@ -21,8 +21,8 @@ export TMUX_TMPDIR="$T_TMP"
 W="$T_TMP/work"; mkdir -p "$W"; cp kernels/softmax.cu kernels/softmax/softmax.tile "$W/"
 cleanup() { tmux kill-server 2>/dev/null; }
 trap 'cleanup; rm -rf "$T_TMP"' EXIT
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.cu $TUI_ARGS; echo EXITED \$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' '; sleep 60"
 . tests/cli/lib_tui.sh
+tui_open 120 40 "cd $W && TERM=screen-256color $TUI softmax.cu $TUI_ARGS; echo EXITED \$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' '; sleep 60"
 # sep_at ROW: the text width before the editor/pane separator on that row
 sep_at() { screen | sed -n "${1}p" | awk -F'│' '{print length($1)}'; }
 # nap SECONDS: a pause for the TUI to redraw, times KBENCH_TUI_SLOW (under
@@ -120,7 +120,7 @@ NEV=$(wc -l < "$J")
 # a new session name: a new-session right after kill-server can meet the
 # dying server and fail
 tmux kill-session -t $S 2>/dev/null; S=${S}r
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $SID $TUI_ARGS; echo EXITED \$?; sleep 60"
+tui_open 120 40 "cd $W && TERM=screen-256color $TUI --replay $SID $TUI_ARGS; echo EXITED \$?; sleep 60"
 check replay_opens "replay $SID  step 1/$NEV"
 check replay_step_shown "compile  softmax.cu  v1"
 keys n
@@ -136,7 +136,7 @@ check replay_quit "EXITED 0"
 # the same session exported to a plain-text folder, replayed from there
 "$KB" session export "$SID" -o "$T_TMP/exported" >/dev/null
 tmux kill-session -t $S 2>/dev/null; S=${S}x
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $T_TMP/exported $TUI_ARGS; echo EXITED \$?; sleep 60"
+tui_open 120 40 "cd $W && TERM=screen-256color $TUI --replay $T_TMP/exported $TUI_ARGS; echo EXITED \$?; sleep 60"
 check replay_export_opens "replay $T_TMP/exported  step 1/$NEV"
 check replay_export_step "compile  softmax.cu  v1"
 keys '>'
@@ -147,7 +147,7 @@ check replay_export_quit "EXITED 0"
 # a .tile file: the tile lexer's colours, the CUDA pane (the generated code,
 # the cursor line's marked), an error at its .tile line
 tmux kill-session -t $S 2>/dev/null; S=${S}t
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.tile $TUI_ARGS; echo EXITED \$?; sleep 60"
+tui_open 120 40 "cd $W && TERM=screen-256color $TUI softmax.tile $TUI_ARGS; echo EXITED \$?; sleep 60"
 check tile_opens "softmax.tile  softmax  sm_"
 screen | sed -n 2p | grep -q "│Sum CUDA SASS PTX" && pass tile_tabs || fail tile_tabs "$(screen | sed -n 2p)"
 # keywords, dtypes, built-ins and numbers each get a colour (an SGR escape
@@ -190,12 +190,7 @@ check tile_quit "EXITED 0"
 # a save keeps the file's final newline (here a buffer cut and retyped
 # without one); "quit anyway? y" discards the edits for good: the next
 # start offers no recovered buffer
-# (a new session right after the last one closed can meet the dying
-# server: once more after a pause)
-nl_session() {
-	tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI nl.cu --no-run $TUI_ARGS; echo EXITED \$?; sleep 60" 2>/dev/null ||
-		{ sleep 1; tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI nl.cu --no-run $TUI_ARGS; echo EXITED \$?; sleep 60"; }
-}
+nl_session() { tui_open 120 40 "cd $W && TERM=screen-256color $TUI nl.cu --no-run $TUI_ARGS; echo EXITED \$?; sleep 60"; }
 tmux kill-session -t $S 2>/dev/null; S=${S}n
 printf '// one\n' > "$W/nl.cu"
 nl_session
@@ -222,7 +217,7 @@ check nl_quit "EXITED 0"
 if "$KB" devices >/dev/null 2>&1; then
 	cp tests/fixtures/faults/hang.cu "$W/"
 	tmux kill-session -t $S 2>/dev/null; S=${S}h
-	tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"
+	tui_open 120 40 "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"
 	check hang_running "check trial" 60
 	keys C-g; keys "14" Enter; keys End; keys -l ' /* typed while the kernel hangs */'
 	check keys_while_hung "typed while the kernel hangs" 3

@@ -49,7 +49,7 @@ headline_row() {
 for size in 80x24 100x30 200x50; do
 	w=${size%x*} h=${size#*x}
 	S=kbr$size L=$size TM="tmux -L kbr$size"
-	tm new-session -d -s $S -x "$w" -y "$h" "cd $ROOT && TERM=screen-256color $TUI --replay sessions/softmax $TUI_ARGS; echo EXITED \$?; sleep 60"
+	tui_open "$w" "$h" "cd $ROOT && TERM=screen-256color $TUI --replay sessions/softmax $TUI_ARGS; echo EXITED \$?; sleep 60"
 	check replay_opens_$size "step 1/$NSTEPS"
 	# Summary: the headline, one row; its sections one row each
 	check summary_headline_$size "CORRECT" 20
