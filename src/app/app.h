@@ -259,11 +259,13 @@ int kb_app_variant_count(const char *file, kb_err *err);
 int kb_app_variant_text(const char *name, const char *file, char **text, size_t *len, kb_err *err);
 /* The events of a session (id or directory) as steps for `kbench-tui
  * --replay`: a JSON array of {"file", "summary": what happened, as text,
- * "text": the variant's text when the event names one}. */
+ * "text" and "variant": the variant's text and name when the event names one}. */
 int kb_app_replay_steps(const char *session, json_t **steps, kb_err *err);
 /* The roofline of the session's variants of `file` (NULL: the session's
- * last file), as kb_app_roofline_text draws it. */
-int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err);
+ * last file), as kb_app_roofline_text draws it, variant `current` (NULL:
+ * the newest) marked and its distance to the roof said. */
+int kb_app_roofline(const char *file, const char *current, int width, int height, kb_buf *out,
+		    kb_err *err);
 /* Renders a session for code review: summary, variant table, the winning
  * diff (sources[i]/lens[i] are variant i's file, either may be NULL),
  * roofline and bandwidth chart, correctness evidence.  A pure function of
@@ -272,6 +274,54 @@ int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err
  * it.  Returns 0, or KB_EINVAL with err. */
 int kb_app_report(const kb_app_report_opts *o, const kb_variant *vs, int n, char *const *sources,
 		  const size_t *lens, kb_buf *out, kb_buf *svg_out, kb_err *err);
+
+/* ===== headline.c: the one line `kbench run` and kbench-tui open with ===== */
+
+/* One variant of a file as numbers (-1: unknown), for tables that pick
+ * their own columns. */
+typedef struct {
+	char name[16], label[32], verdict[24], kernel[64];
+	double median_us, gbps, regs, occ_pct;
+	bool best;                /* the fastest CORRECT variant of its kernel */
+} kb_app_variant_row;
+
+/* The variants of `file` (NULL: the session's one file) in the current
+ * session, oldest first (*rows is the caller's to free).  Returns 0 or a
+ * KB_E* with err. */
+int kb_app_variant_rows(const char *file, kb_app_variant_row **rows, int *n, kb_err *err);
+
+typedef enum { KB_APP_TREND_NONE, KB_APP_TREND_FASTER, KB_APP_TREND_SLOWER, KB_APP_TREND_SAME }
+	kb_app_trend;
+
+typedef struct {
+	char name[16];            /* the variant compared with; "" none */
+	kb_app_trend trend;       /* faster / slower only beyond the noise */
+	double pct;               /* the change of the median, in % */
+} kb_app_headline_delta;
+
+typedef struct {
+	char verdict[32];
+	double median_us, spread_pct; /* -1: not timed; spread: the CV in % */
+	double roof_pct;          /* share of the binding ceiling, -1 none */
+	char roof[24];            /* its name: "copy", "FP32 peak" ... */
+	kb_app_headline_delta prev, best;
+	bool best_is_prev, new_best;
+	double *times;            /* every variant's median (<= 0: none), oldest first */
+	int ntimes, current;      /* current: this one's index in times, -1 none */
+} kb_app_headline;
+
+/* The headline of a run: `result` (NULL: variant `name`'s recorded one)
+ * against the variants of `file` in the current session (file NULL: no
+ * comparison); `name` is its own variant there (NULL: not recorded).
+ * Returns 0, or a KB_E* with err (h still holds what was known). */
+int kb_app_headline_of(const char *file, const char *name, json_t *result, kb_app_headline *h,
+		       kb_err *err);
+void kb_app_headline_free(kb_app_headline *h);
+/* The headline on one line of at most width columns (the least important
+ * parts left out), with SGR colours when ansi; no newline. */
+void kb_app_headline_text(const kb_app_headline *h, int width, bool ansi, kb_buf *out);
+/* A sparkline of v[0..n) (the newest `width` values; <= 0: a gap). */
+void kb_app_sparkline(const double *v, int n, int width, kb_buf *out);
 
 /* ===== remote.c: where runs go (docs/remote.md) ===== */
 

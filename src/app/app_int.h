@@ -63,6 +63,9 @@ bool kb_app__has(json_t *j, const char *key);
 void kb_app__model_read(kb_app__model *R, const kb_app_report_opts *o, const kb_variant *vs, int n);
 /* Frees what kb_app__model_read allocated. */
 void kb_app__model_free(kb_app__model *R);
+/* kb_app_roofline_text with variant `current` (NULL: none) marked. */
+int kb_app__roofline_text(const kb_variant *vs, int n, const char *current, int width, int height,
+			  kb_buf *out);
 /* The variant's name, "?" when it has none. */
 const char *kb_app__name_of(const kb_app__row *r);
 /* The decades (log10) a roofline of R spans, for the SVG and the terminal

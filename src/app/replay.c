@@ -122,8 +122,10 @@ static json_t *replay_step(const kb_session *s, replay_store *rs, json_t *ev, in
 	if (name && !v)
 		kb_buf_catf(&sum, "\n(%s cannot be read: %s)\n", name, why);
 	json_t *step = json_pack("{s:s, s:s}", "file", file ? file : "", "summary", sum.s ? sum.s : "");
-	if (v)
+	if (v) {
 		json_object_set_new(step, "text", json_stringn(text ? text : "", len));
+		json_object_set_new(step, "variant", json_string(v->name));
+	}
 	kb_buf_free(&sum);
 	free(text);
 	return step;

@@ -308,12 +308,15 @@ int kb_app_variant_text(const char *name, const char *file, char **text, size_t 
 
 static void roofline_view(const kb_variant *vs, int n, const variants_view *v)
 {
-	kb_app_roofline_text(vs, n, v->width, v->height, v->out);
+	/* the current variant: the one named, else the newest */
+	kb_app__roofline_text(vs, n, v->name ? v->name : n ? vs[n - 1].name : NULL, v->width,
+			      v->height, v->out);
 }
 
-int kb_app_roofline(const char *file, int width, int height, kb_buf *out, kb_err *err)
+int kb_app_roofline(const char *file, const char *current, int width, int height, kb_buf *out,
+		    kb_err *err)
 {
-	variants_view v = {.width = width, .height = height, .out = out};
+	variants_view v = {.name = current, .width = width, .height = height, .out = out};
 	return with_variants(file, roofline_view, &v, err);
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 enum { EXIT_KERNEL = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
@@ -135,13 +136,28 @@ static void record_compile(const kb_compile_unit *u)
 
 /* Records a run and appends to deltas how it compares with the previous
  * and best variants of the file in the session. */
-static void record_run(const char *path, json_t *res, kb_buf *deltas)
+static void record_run(const char *path, json_t *res, kb_buf *deltas, kb_variant *v)
 {
 	if (!kb_app_recording())
 		return;
 	kb_err err = {0};
-	if (kb_app_record_run(path, res, NULL, deltas, &err) < 0)
+	if (kb_app_record_run(path, res, v, deltas, &err) < 0)
 		fprintf(stderr, "kbench: warning: not recorded in the session: %s\n", err.msg);
+}
+
+/* The headline (what kbench-tui shows atop its Summary): one line of the
+ * terminal's width, coloured on a terminal. */
+static void headline(const char *path, const kb_variant *v, json_t *res, kb_buf *out)
+{
+	kb_app_headline h;
+	bool tty = isatty(1);
+	struct winsize ws;
+	int width = tty && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 ? ws.ws_col : 100;
+	kb_app_headline_of(kb_app_recording() && v->name[0] ? path : NULL, v->name[0] ? v->name : NULL,
+			   res, &h, NULL);
+	kb_app_headline_text(&h, width, tty && !getenv("NO_COLOR"), out);
+	kb_buf_cat(out, "\n");
+	kb_app_headline_free(&h);
 }
 
 /* The --remote host's GPU arch (a new string), or NULL having said why. */
@@ -512,6 +528,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	kb_runner *r = pool || checked ? NULL : kb_cli_runner(true);
 	json_t *res = checked, *sweeps = NULL;
 	kb_buf deltas = KB_BUF_INIT;
+	kb_variant rec = {0}; /* the run as recorded: its name for the headline */
 	kb_err err = {0};
 	int status;
 	if (res) {
@@ -532,7 +549,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	}
 	status = run_exit(res);
 	kb_log("cli: result in");
-	record_run(c.o.path, res, &deltas);
+	record_run(c.o.path, res, &deltas, &rec);
 	kb_log("cli: recorded");
 	if (pool && status != 0) { /* as without workers: a sweep only of a CORRECT kernel */
 		json_decref(sweeps);
@@ -547,6 +564,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		print_json(json_incref(sweeps ? sweeps : res));
 	} else {
 		kb_buf out = KB_BUF_INIT;
+		headline(c.o.path, &rec, res, &out);
 		kb_app_run_render(res, &out);
 		if (deltas.len)
 			kb_buf_cat(&out, deltas.s);
@@ -569,6 +587,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	}
 out:
 	kb_buf_free(&deltas);
+	kb_session_variant_free(&rec);
 	json_decref(res);
 	json_decref(sweeps);
 	json_decref(c.args);

@@ -1,13 +1,13 @@
 /*
  * panes.c - the text of each result pane, made from the last compile and
- * run: Summary (the same text as `kbench compile` / `kbench run`), CUDA
+ * run: Summary (the headline `kbench run` opens with, then the same text
+ * as `kbench compile` / `kbench run`, each section one row until F4), CUDA
  * (the generated CUDA of a .tile file, the code of the editor's cursor
  * line marked), SASS (the chosen kernel, with the lines of the editor's
  * cursor line marked), PTX, Occupancy (every limit and which binds),
  * Metrics (counters when profiled), Roofline (the session's variants
- * against this GPU's ceilings), Variants (`kbench log` with one selected,
- * and that one shown), Diff (the selected variant against the newest),
- * Help; and which panes a file has (the tab bar's order and gaps).
+ * against this GPU's ceilings), Help; and which panes a file has (the tab
+ * bar's order and gaps).  Variants and Diff are pane_session.c's.
  * Pure text in a kb_buf; drawing is tui.c's.
  */
 #include "tui_int.h"
@@ -48,7 +48,46 @@ int kb_tui__pane_nth(int n, const char *path)
 
 /* ===== the panes ===== */
 
-static void summary(const kb_tui__result *r, kb_buf *out)
+/* Folded (the default): every line of text one row of the pane, cut with
+ * an ellipsis, so each section (correctness, time, bandwidth, resources,
+ * GPU ...) reads as one row; F4 shows them whole (wrapped). */
+static void fold(const char *text, int width, kb_buf *out)
+{
+	for (const char *p = text; *p;) {
+		const char *e = strchr(p, '\n');
+		int n = e ? (int)(e - p) : (int)strlen(p), cols = 0, i = 0;
+		for (; i < n && cols < width; cols++) /* one column per code point */
+			for (i++; i < n && ((unsigned char)p[i] & 0xC0) == 0x80; i++)
+				;
+		if (i < n) { /* cut: the last column becomes the ellipsis */
+			while (i > 0 && ((unsigned char)p[--i] & 0xC0) == 0x80)
+				;
+			kb_buf_catf(out, "%.*s\u2026\n", i, p);
+		} else {
+			kb_buf_catf(out, "%.*s\n", n, p);
+		}
+		p = e ? e + 1 : p + n;
+	}
+}
+
+/* The headline (one line, coloured), then the sections below it, folded
+ * unless details. */
+static void headed(const kb_tui__view *v, const char *body, kb_buf *out)
+{
+	if (v->head) {
+		kb_app_headline_text(v->head, v->width, true, out);
+		kb_buf_cat(out, "\n\n");
+	}
+	if (v->details || !v->head) {
+		kb_buf_cat(out, body);
+		kb_buf_cat(out, v->head ? "\n(F4: one row each)\n" : "");
+		return;
+	}
+	fold(body, v->width, out);
+	kb_buf_cat(out, "\n(F4: every section whole)\n");
+}
+
+static void summary(const kb_tui__view *v, const kb_tui__result *r, kb_buf *out)
 {
 	if (r->error[0])
 		kb_buf_catf(out, "error: %s\n\n", r->error);
@@ -56,9 +95,12 @@ static void summary(const kb_tui__result *r, kb_buf *out)
 	if (r->compiled)
 		kb_diag_render(&r->unit.diags, out, false);
 	if (r->run) {
-		kb_app_run_render(r->run, out);
-		if (r->deltas)
-			kb_buf_cat(out, r->deltas);
+		kb_buf body = KB_BUF_INIT;
+		kb_app_run_render(r->run, &body);
+		if (r->deltas && (v->details || !v->head)) /* folded: the headline has them */
+			kb_buf_cat(&body, r->deltas);
+		headed(v, body.s ? body.s : "", out);
+		kb_buf_free(&body);
 		kb_buf_cat(out, "\n");
 	}
 	if (r->compiled)
@@ -220,89 +262,50 @@ static void occupancy(const kb_tui__result *r, kb_buf *out)
 		kb_buf_cat(out, "No occupancy: the spec has no `//! launch` line (block size).\n");
 }
 
-static void help(kb_buf *out)
+/* The keys: one "key  what" line each where the pane is wide enough for
+ * both, else the key on a line of its own and what it does below it. */
+static void help(int width, kb_buf *out)
 {
+	static const char *const keys[][2] = {
+		{"Ctrl-S", "save, compile, check and time (in the background)"},
+		{"F5", "compile and run again without saving"},
+		{"F8", "profile: the run, quick counters and PC-sampling hot spots "
+		       "(Metrics; SASS shows each line's share)"},
+		{"F4", "Summary: every section whole, or one row each"},
+		{"Ctrl-Q", "quit (asks when there are unsaved edits)"},
+		{"F1", "this help"},
+		{"F2/F3", "previous / next result pane (or click a tab)"},
+		{"Alt-1..9", "the pane of that tab (Alt-1 Summary)"},
+		{"Ctrl-Z/Ctrl-Y", "undo / redo"},
+		{"Shift+arrows", "select; Ctrl-A selects all"},
+		{"Ctrl-C/X/V", "copy / cut / paste"},
+		{"Ctrl-F", "find (Enter: next); Ctrl-R replaces all"},
+		{"Ctrl-G", "go to line"},
+		{"Ctrl-Left/Right", "a word left / right; Home/End; PgUp/PgDn; Ctrl-Home/End"},
+		{"F6/F7", "move the split left / right"},
+		{"F9/F10", "scroll the pane up / down (or the mouse wheel)"},
+		{"Ctrl-N/Ctrl-P", "select the next / previous variant (Variants pane)"},
+		{"Ctrl-D", "diff the selected variant with the newest (Diff pane)"},
+		{"Ctrl-O", "load the selected variant into the editor (Ctrl-Z undoes)"},
+		{"Ctrl-L", "ask the model (LLM pane; Enter alone: how can this be faster?)"},
+		{"Ctrl-T/Ctrl-W", "apply its proposal (one edit, then saved and run) / reject it"},
+		{"Esc", "cancel a question on its way"},
+	};
+	kb_buf_cat(out, "Keys\n");
+	for (size_t i = 0; i < KB_ARRAY_LEN(keys); i++)
+		if (width >= 60) /* continuation rows go under the text (tui_pane.c) */
+			kb_buf_catf(out, "  %-15s  %s\n", keys[i][0], keys[i][1]);
+		else
+			kb_buf_catf(out, "  %s\n    %s\n", keys[i][0], keys[i][1]);
 	kb_buf_cat(out,
-		   "Keys\n"
-		   "  Ctrl-S        save, compile, check and time (in the background)\n"
-		   "  F5            compile and run again without saving\n"
-		   "  F8            profile: the run + quick counters (Metrics) and PC-sampling\n"
-		   "                hot spots (Metrics; SASS shows each line's share)\n"
-		   "  Ctrl-Q        quit (asks when there are unsaved edits)\n"
-		   "  F1            this help\n"
-		   "  F2 / F3       previous / next result pane (or click a tab)\n"
-		   "  Alt-1..9      the pane of that tab (Alt-1 Summary)\n"
-		   "  Ctrl-Z / Ctrl-Y   undo / redo\n"
-		   "  Shift+arrows  select;  Ctrl-A select all\n"
-		   "  Ctrl-C / Ctrl-X / Ctrl-V   copy / cut / paste\n"
-		   "  Ctrl-F        find (Enter: next);  Ctrl-R replace all\n"
-		   "  Ctrl-G        go to line\n"
-		   "  Ctrl-Left/Right   word;  Home/End;  PgUp/PgDn;  Ctrl-Home/End\n"
-		   "  F6 / F7       move the split left / right\n"
-		   "  F9 / F10      scroll the pane up / down (or the mouse wheel)\n"
-		   "  Ctrl-N/Ctrl-P select the next / previous variant (Variants pane)\n"
-		   "  Ctrl-D        diff the selected variant with the newest (Diff pane)\n"
-		   "  Ctrl-O        load the selected variant into the editor (Ctrl-Z undoes)\n"
-		   "  Ctrl-L        ask the model (LLM pane; Enter alone: how can this be faster?)\n"
-		   "  Ctrl-T / Ctrl-W   apply (one edit, then saved and run) / reject its proposal\n"
-		   "  Esc           cancel a question on its way\n"
 		   "\n"
-		   "A .tile file has a CUDA pane (after Summary): the CUDA it lowers\n"
-		   "to, the code of the cursor's line marked '>' (the pane follows the\n"
-		   "cursor; F9/F10 scroll it).  Its errors show at their .tile lines.\n"
+		   "A .tile file has a CUDA pane (after Summary): the CUDA it lowers to, the code "
+		   "of the cursor's line marked '>' (the pane follows the cursor; F9/F10 scroll "
+		   "it).  Its errors show at their .tile lines.\n"
 		   "\n"
-		   "Every compile and run is kept as a variant in the session\n"
-		   "(`kbench log`, `kbench diff vA vB`, `kbench report`).\n"
-		   "Edits are autosaved to a recovery file every 2 s.\n");
-}
-
-/* The session's variants with the selected one marked, and that one:
- * its Result and its text. */
-static void variants(const kb_tui__view *v, kb_buf *out)
-{
-	kb_err err = {0};
-	kb_buf log = KB_BUF_INIT;
-	kb_buf_cat(out, "Ctrl-N/Ctrl-P select  Ctrl-D diff with the newest  Ctrl-O load into the editor\n\n");
-	if (kb_app_log(v->path, &log, &err) < 0) {
-		kb_buf_catf(out, "%s\n", err.msg);
-		kb_buf_free(&log);
-		return;
-	}
-	char row[24], name[16];
-	snprintf(name, sizeof name, "v%d", v->variant);
-	snprintf(row, sizeof row, "\n  %s ", name);
-	char *at = v->variant > 0 && log.s ? strstr(log.s, row) : NULL;
-	if (at)
-		at[1] = '>';
-	kb_buf_cat(out, log.s ? log.s : "");
-	kb_buf_free(&log);
-	if (v->variant > 0) {
-		kb_buf_cat(out, "\n");
-		if (kb_app_show(name, v->path, out, &err) < 0)
-			kb_buf_catf(out, "%s\n", err.msg);
-	}
-}
-
-/* The selected variant against the newest (no selection, or the newest
- * selected: the one before it against the newest). */
-static void diff(const kb_tui__view *v, kb_buf *out)
-{
-	kb_err err = {0};
-	int n = kb_app_variant_count(v->path, &err);
-	if (n < 0) {
-		kb_buf_catf(out, "%s\n", err.msg);
-		return;
-	}
-	if (n < 2) {
-		kb_buf_cat(out, "No diff yet: every save that compiles is a variant; two are needed.\n");
-		return;
-	}
-	int a = v->variant > 0 && v->variant < n ? v->variant : n - 1;
-	char na[16], nb[16];
-	snprintf(na, sizeof na, "v%d", a);
-	snprintf(nb, sizeof nb, "v%d", n);
-	if (kb_app_diff(na, nb, v->path, KB_DIFF_SOURCE | KB_DIFF_NUMBERS, out, &err) < 0)
-		kb_buf_catf(out, "%s\n", err.msg);
+		   "Every compile and run is kept as a variant in the session (`kbench log`, "
+		   "`kbench diff vA vB`, `kbench report`).  Edits are autosaved to a recovery "
+		   "file every 2 s.\n");
 }
 
 void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
@@ -310,14 +313,18 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 	kb_err err = {0};
 	const kb_tui__result *r = v->r;
 	switch (v->pane) {
-	case KB_TUI__PANE_HELP: help(out); return;
-	case KB_TUI__PANE_VARIANTS: variants(v, out); return;
-	case KB_TUI__PANE_DIFF: diff(v, out); return;
+	case KB_TUI__PANE_HELP: help(v->width, out); return;
+	case KB_TUI__PANE_VARIANTS: kb_tui__variants_text(v, out); return;
+	case KB_TUI__PANE_DIFF: kb_tui__diff_text(v, out); return;
 	case KB_TUI__PANE_LLM: kb_buf_cat(out, "(the conversation: tui_llm.c)\n"); return;
 	case KB_TUI__PANE_ROOFLINE: {
 		/* the plot; its title, axes and legend take about 14 rows */
 		int rows = v->height - 14 < 8 ? 8 : v->height - 14 > 30 ? 30 : v->height - 14;
-		if (kb_app_roofline(v->path, v->width - 1, rows, out, &err) < 0)
+		char cur[16] = "";
+		int n = v->variant ? v->variant : kb_tui__step_variant(v);
+		if (n)
+			snprintf(cur, sizeof cur, "v%d", n);
+		if (kb_app_roofline(v->path, cur[0] ? cur : NULL, v->width - 1, rows, out, &err) < 0)
 			kb_buf_catf(out, "%s\n", err.msg);
 		return;
 	}
@@ -332,10 +339,12 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 	}
 	switch (v->pane) {
 	case KB_TUI__PANE_SUMMARY:
-		if (v->replay)
-			kb_buf_catf(out, "%s\n(the other panes show a fresh compile of this text)\n", v->replay);
-		else
-			summary(r, out);
+		if (v->replay) {
+			headed(v, v->replay, out);
+			kb_buf_cat(out, "(the other panes show a fresh compile of this text)\n");
+		} else {
+			summary(v, r, out);
+		}
 		break;
 	case KB_TUI__PANE_CUDA: generated(r, v->cursor_line, out); break;
 	case KB_TUI__PANE_SASS: sass(r, v->cursor_line, out); break;
@@ -343,11 +352,6 @@ void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out)
 		kb_buf_cat(out, r->unit.build.ptx ? r->unit.build.ptx : "(no PTX: the file did not compile)\n");
 		break;
 	case KB_TUI__PANE_OCCUPANCY: occupancy(r, out); break;
-	case KB_TUI__PANE_METRICS:
-		if (r->run)
-			kb_app_profile_render(r->run, out);
-		if (!r->run || !json_object_get(r->run, "counters"))
-			kb_buf_cat(out, "No counters: `kbench profile FILE` collects them (needs a GPU).\n");
-		break;
+	case KB_TUI__PANE_METRICS: kb_tui__metrics_text(v, out); break;
 	}
 }

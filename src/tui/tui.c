@@ -139,6 +139,7 @@ static int start(kb_tui__ui *t, kb_err *err)
 	if (!t->o.replay) {
 		t->ed = kb_tui__ed_new();
 		kb_tui__ed_load(t->ed, text.s, text.len);
+		t->final_newline = text.len && text.s[text.len - 1] == '\n';
 	}
 	kb_buf_free(&text);
 	kb_tui__file_kind(t);
@@ -207,6 +208,7 @@ int kb_tui_run(const kb_tui_opts *o)
 		unlink(t.recover_path);
 	json_decref(t.steps);
 	free(t.replay_file);
+	kb_app_headline_free(&t.replay_head);
 	kb_buf_free(&t.session_text);
 	kb_tui__result_free(t.res);
 	kb_tui__hl_free(t.hl);

@@ -80,6 +80,8 @@ void kb_tui__init_colors(kb_tui__ui *t)
 	init_pair(KB_TUI__C_ERROR, COLOR_WHITE, COLOR_RED);
 	init_pair(KB_TUI__C_SEL, COLOR_BLACK, rich ? 153 : COLOR_CYAN);
 	init_pair(KB_TUI__C_MARK, COLOR_BLACK, rich ? 229 : COLOR_YELLOW);
+	init_pair(KB_TUI__C_GOOD, rich ? 28 : COLOR_GREEN, -1);
+	init_pair(KB_TUI__C_BAD, rich ? 160 : COLOR_RED, -1);
 	static const short fg[KB_HL__COUNT][2] = { /* 256-colour, 16-colour */
 		[KB_HL_KEYWORD] = {127, COLOR_MAGENTA}, [KB_HL_TYPE] = {31, COLOR_CYAN},
 		[KB_HL_FUNCTION] = {25, COLOR_BLUE}, [KB_HL_STRING] = {28, COLOR_GREEN},

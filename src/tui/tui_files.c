@@ -8,8 +8,9 @@
  * Invariants: the recovery file of a path lives under
  * $XDG_DATA_HOME/kbench/recover (or ~/.local/share/...), named by a hash
  * of the real path; it is written only with unsaved edits, at most every
- * AUTOSAVE_MS, and removed by a save; a file changed on disk never
- * replaces unsaved edits.
+ * AUTOSAVE_MS, and removed by a save or by quitting without saving; a
+ * file changed on disk never replaces unsaved edits; a file that ends with
+ * a line ending is saved with one.
  */
 #include "tui_int.h"
 
@@ -50,6 +51,10 @@ int kb_tui__save(kb_tui__ui *t)
 	kb_buf text = KB_BUF_INIT;
 	kb_err err = {0};
 	kb_tui__ed_save_text(t->ed, &text);
+	/* the file's own ending: a buffer whose last line was taken away (a
+	 * proposal or a paste without one) still ends the file with one */
+	if (t->final_newline && text.len && text.s[text.len - 1] != '\n')
+		kb_buf_cat(&text, t->ed->crlf ? "\r\n" : "\n");
 	int rc = kb_file_write(t->o.path, text.s ? text.s : "", text.len, &err);
 	kb_buf_free(&text);
 	if (rc < 0) {
@@ -102,6 +107,7 @@ void kb_tui__file_changed(kb_tui__ui *t)
 	if (kb_file_read(t->o.path, &text, NULL) == 0) {
 		kb_tui__ed_pos keep = t->ed->cur;
 		kb_tui__ed_load(t->ed, text.s, text.len);
+		t->final_newline = text.len && text.s[text.len - 1] == '\n';
 		kb_tui__ed_set_cursor(t->ed, keep, false);
 		kb_tui__set_msg(t, "reloaded %s", t->o.path);
 		kb_tui__submit(t);

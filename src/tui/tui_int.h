@@ -285,9 +285,35 @@ typedef struct {
 	int width, height;     /* the pane's size (the Roofline plot fits it) */
 	int variant;           /* the selected variant's number; 0: none */
 	const char *replay;    /* replay: what the current step recorded; else NULL */
+	const kb_app_headline *head; /* the run's headline (live or the step's), or NULL */
+	json_t *steps;         /* replay: the steps (tui_replay.c), else NULL */
+	int step;
+	bool details;          /* Summary: every section whole (F4), else one row each */
 } kb_tui__view;
-/* Appends the pane's text; lines to highlight start with '>'. */
+/* Appends the pane's text; lines to highlight start with '>'; a line
+ * holding SGR escapes is drawn in its colours and never wrapped. */
 void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
+
+/* ===== pane_metrics.c ===== */
+
+/* Metrics: throughput, occupancy and stall-reason bars, the hot lines with
+ * their share (after F8), then every counter table. */
+void kb_tui__metrics_text(const kb_tui__view *v, kb_buf *out);
+
+/* ===== pane_session.c: the panes that read the session ===== */
+
+/* Variants: the table of the file's variants fitted to the pane's width
+ * (columns left out or shortened, never wrapped), a sparkline of their
+ * times, then the selected one (the replay step's by default). */
+void kb_tui__variants_text(const kb_tui__view *v, kb_buf *out);
+/* Diff: the selected variant against the newest (live), or the replay
+ * step's variant against the one before it (of its file, else the
+ * session's previous variant, which may be of another file; the
+ * session's very first against its file's newest). */
+void kb_tui__diff_text(const kb_tui__view *v, kb_buf *out);
+/* The replay step's variant number (0: not a replay, or the step names
+ * none). */
+int kb_tui__step_variant(const kb_tui__view *v);
 
 /* ===== worker.c: compile and run off the UI thread ===== */
 
@@ -303,6 +329,8 @@ typedef struct kb_tui__result {
 	kb_compile_unit unit;  /* the compile (always attempted) */
 	json_t *run;           /* the runner's Result, or NULL (no GPU / not run) */
 	char *deltas;          /* vs the previous and best variants, or NULL */
+	kb_app_headline head;  /* the run's headline (has_head) */
+	bool has_head;
 	bool running;          /* the run is on its way */
 	bool sass_pending;     /* the SASS is on its way */
 	char error[1100];      /* the file or a library could not be used */
@@ -319,6 +347,8 @@ typedef struct kb_tui__piece {
 	kb_tui__result *result;  /* COMPILE */
 	json_t *run;             /* RUN: the Result, deltas, problems */
 	char *deltas;
+	kb_app_headline head;    /* RUN: the headline (has_head) */
+	bool has_head;
 	char error[1100], note[1100];
 	kb_sass sass;            /* SASS, and what the disassembly took */
 	double ms;
@@ -540,7 +570,8 @@ void kb_tui__hl_ptx_states(kb_hl *hl, const kb_hl_text *t, int upto);
 /* Colour pairs: the screen's, then one per highlight class from
  * KB_TUI__C_HL_BASE + 1 (tui_draw.c sets them up). */
 enum { KB_TUI__C_NORMAL = 1, KB_TUI__C_TITLE, KB_TUI__C_STATUS, KB_TUI__C_LINENO, KB_TUI__C_TAB,
-       KB_TUI__C_TAB_ON, KB_TUI__C_ERROR, KB_TUI__C_SEL, KB_TUI__C_MARK, KB_TUI__C_HL_BASE };
+       KB_TUI__C_TAB_ON, KB_TUI__C_ERROR, KB_TUI__C_SEL, KB_TUI__C_MARK, KB_TUI__C_GOOD,
+       KB_TUI__C_BAD, KB_TUI__C_HL_BASE };
 
 /* The question the status line is asking, if any. */
 typedef enum {
@@ -595,6 +626,8 @@ typedef struct {
 	json_t *steps;         /* replay: the session's events as steps */
 	int step;
 	char *replay_file;     /* replay: the file the current step is about */
+	kb_app_headline replay_head; /* replay: the step's variant's headline */
+	bool details;          /* F4: the Summary's sections whole */
 	char msg[256];
 	double msg_until;
 	kb_tui__prompt prompt;
@@ -605,6 +638,7 @@ typedef struct {
 	double last_autosave;
 	unsigned long autosaved_changes;
 	char *recover_path;
+	bool final_newline;    /* the file ends with a line ending: so do its saves */
 	bool quit, color;
 	kb_layout L;
 	bool ok_size;
@@ -649,10 +683,19 @@ const kb_diag *kb_tui__diag_on(const kb_tui__ui *t, int line);
 void kb_tui__draw(kb_tui__ui *t);
 
 /* tui_pane.c */
+/* Where each tab is (x[i] < 0: not in the bar) and its name: whole names
+ * when they all fit, else short ones, from a first tab that keeps the
+ * current one in view (a "<" then marks those left out). */
+void kb_tui__tabs(const kb_tui__ui *t, int x[KB_TUI__NPANES], const char *name[KB_TUI__NPANES]);
 /* The tab bar, the current pane's highlighted. */
 void kb_tui__draw_tabs(kb_tui__ui *t);
 /* The current pane's text from line pane_top, wrapped to the pane. */
 void kb_tui__draw_pane(kb_tui__ui *t);
+/* Draws s[0..n) at (y, x) in at most width columns, its SGR escapes
+ * (bold, red, green, reset) as colours; returns the columns drawn. */
+int kb_tui__draw_sgr(int y, int x, const char *s, int n, int width);
+/* The headline shown now (the run's, or the replay step's), or NULL. */
+const kb_app_headline *kb_tui__headline(const kb_tui__ui *t);
 
 /* tui_status.c */
 /* Shows a message in the status line for 5 s. */

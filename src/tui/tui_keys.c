@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- keys ----------------------------------------------------------------------- */
 
@@ -68,8 +69,11 @@ static void prompt_key(kb_tui__ui *t, int code, wint_t ch)
 		t->prompt = KB_TUI__P_NONE;
 	} else if (t->prompt == KB_TUI__P_QUIT || t->prompt == KB_TUI__P_RECOVER) {
 		bool yes = !code && (ch == 'y' || ch == 'Y');
-		if (t->prompt == KB_TUI__P_QUIT && yes)
+		if (t->prompt == KB_TUI__P_QUIT && yes) {
 			t->quit = true;
+			if (t->recover_path) /* the edits are discarded: not offered again */
+				unlink(t->recover_path);
+		}
 		if (t->prompt == KB_TUI__P_RECOVER && yes) {
 			kb_buf b = KB_BUF_INIT;
 			if (kb_file_read(t->recover_path, &b, NULL) == 0)
@@ -117,6 +121,7 @@ static bool special_key(kb_tui__ui *t, int k)
 	case KEY_F(1): t->pane = KB_TUI__PANE_HELP, t->pane_top = 0; return true;
 	case KEY_F(2): t->pane = kb_tui__pane_step(t->pane, -1, t->o.path), t->pane_top = 0; return true;
 	case KEY_F(3): t->pane = kb_tui__pane_step(t->pane, +1, t->o.path), t->pane_top = 0; return true;
+	case KEY_F(4): t->details = !t->details; return true;
 	case KEY_F(5):
 		kb_tui__submit(t), kb_tui__set_msg(t, "compiling and running the buffer");
 		return true;
@@ -158,15 +163,12 @@ static void mouse(kb_tui__ui *t)
 	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
 		return;
 	if (ev.y == t->L.tabs.y && ev.x >= t->L.tabs.x) {
-		int x = t->L.tabs.x;
-		for (int i = 0; i < KB_TUI__NPANES; i++) {
-			if (!kb_tui__pane_shown(i, t->o.path))
-				continue;
-			int w = (int)strlen(kb_tui__pane_names[i]);
-			if (ev.x >= x && ev.x < x + w)
+		int x[KB_TUI__NPANES];
+		const char *name[KB_TUI__NPANES];
+		kb_tui__tabs(t, x, name);
+		for (int i = 0; i < KB_TUI__NPANES; i++)
+			if (x[i] >= 0 && ev.x >= x[i] && ev.x < x[i] + (int)strlen(name[i]))
 				t->pane = i, t->pane_top = 0;
-			x += w + 1;
-		}
 	} else if (ev.x < t->L.editor.x + t->L.editor.w && ev.y >= t->L.editor.y &&
 		   ev.y < t->L.editor.y + t->L.editor.h) {
 		int gutter = snprintf(NULL, 0, "%d", t->ed->nlines) + 2;

@@ -16,18 +16,55 @@
 #include <stdio.h>
 #include <string.h>
 
-void kb_tui__draw_tabs(kb_tui__ui *t)
+/* Short tab names, for a bar too narrow for the whole ones. */
+static const char *const short_names[KB_TUI__NPANES] = {
+	"Sum", "CUDA", "SASS", "PTX", "Occ", "Metr", "Roof", "Var", "Diff", "LLM", "Help",
+};
+
+void kb_tui__tabs(const kb_tui__ui *t, int x[KB_TUI__NPANES], const char *name[KB_TUI__NPANES])
 {
 	kb_rect r = t->L.tabs;
-	int x = r.x;
-	for (int i = 0; i < KB_TUI__NPANES && x < r.x + r.w; i++) {
-		if (!kb_tui__pane_shown(i, t->o.path))
+	int full = -1;
+	for (int i = 0; i < KB_TUI__NPANES; i++)
+		if (kb_tui__pane_shown(i, t->o.path))
+			full += (int)strlen(kb_tui__pane_names[i]) + 1;
+	const char *const *names = full <= r.w ? kb_tui__pane_names : short_names;
+	/* the first tab shown: the current one must fit, "<" marks tabs left out */
+	int first = 0;
+	for (;; first++) {
+		int at = first ? 2 : 0;
+		for (int i = first; i <= t->pane && i < KB_TUI__NPANES; i++)
+			at += kb_tui__pane_shown(i, t->o.path) ? (int)strlen(names[i]) + 1 : 0;
+		if (at - 1 <= r.w || first >= t->pane)
+			break;
+	}
+	int at = r.x + (first ? 2 : 0);
+	for (int i = 0; i < KB_TUI__NPANES; i++) {
+		name[i] = names[i];
+		x[i] = -1;
+		if (i < first || !kb_tui__pane_shown(i, t->o.path))
+			continue;
+		if (at + (int)strlen(names[i]) > r.x + r.w)
+			break;
+		x[i] = at;
+		at += (int)strlen(names[i]) + 1;
+	}
+}
+
+void kb_tui__draw_tabs(kb_tui__ui *t)
+{
+	int x[KB_TUI__NPANES];
+	const char *name[KB_TUI__NPANES];
+	kb_tui__tabs(t, x, name);
+	if (x[0] < 0)
+		mvaddstr(t->L.tabs.y, t->L.tabs.x, "<");
+	for (int i = 0; i < KB_TUI__NPANES; i++) {
+		if (x[i] < 0)
 			continue;
 		int pair = i == t->pane ? KB_TUI__C_TAB_ON : KB_TUI__C_TAB;
 		attron(COLOR_PAIR(pair) | (i == t->pane ? A_BOLD : 0));
-		mvaddnstr(r.y, x, kb_tui__pane_names[i], r.x + r.w - x);
+		mvaddstr(t->L.tabs.y, x[i], name[i]);
 		attroff(COLOR_PAIR(pair) | A_BOLD);
-		x += (int)strlen(kb_tui__pane_names[i]) + 1;
 	}
 }
 
@@ -77,6 +114,58 @@ static int hang_indent(const char *p, int n, int cols)
 	return gap >= 2 && col < n && col <= cols / 3 ? col : 2;
 }
 
+/* One SGR code: 0 resets, 1 is bold, 31 / 32 red / green (the others are
+ * not used by the pane texts). */
+static void sgr_code(int code, int *pair, attr_t *bold)
+{
+	if (code == 0)
+		*pair = KB_TUI__C_NORMAL, *bold = 0;
+	else if (code == 1)
+		*bold = A_BOLD;
+	else if (code == 31 || code == 32)
+		*pair = code == 32 ? KB_TUI__C_GOOD : KB_TUI__C_BAD;
+}
+
+int kb_tui__draw_sgr(int y, int x, const char *s, int n, int width)
+{
+	int pair = KB_TUI__C_NORMAL, cols = 0;
+	attr_t bold = 0;
+	for (int i = 0; i < n && cols < width;) {
+		if (s[i] == '\033' && i + 1 < n && s[i + 1] == '[') {
+			int code = 0;
+			for (i += 2; i < n && s[i] != 'm'; i++)
+				if (s[i] == ';')
+					sgr_code(code, &pair, &bold), code = 0;
+				else
+					code = code * 10 + (s[i] - '0');
+			sgr_code(code, &pair, &bold);
+			i++;
+			continue;
+		}
+		int end = i;
+		while (end < n && s[end] != '\033')
+			end++;
+		int fit = utf8_prefix(s + i, end - i, width - cols);
+		attron(COLOR_PAIR(pair) | bold);
+		mvaddnstr(y, x + cols, s + i, fit);
+		attroff(COLOR_PAIR(pair) | bold);
+		for (int k = i; k < i + fit; k++)
+			cols += ((unsigned char)s[k] & 0xC0) != 0x80;
+		bool cut = fit < end - i;
+		i += fit;
+		if (cut)
+			break;
+	}
+	return cols;
+}
+
+const kb_app_headline *kb_tui__headline(const kb_tui__ui *t)
+{
+	if (t->steps)
+		return t->replay_head.verdict[0] ? &t->replay_head : NULL;
+	return t->res && t->res->has_head ? &t->res->head : NULL;
+}
+
 /* The panes read from the session (libgit2: ~10 ms for 60 variants) are
  * made again only when what they show can have changed: a new result, a
  * selection, the pane or its size, a replay step; or after 2 s, for
@@ -84,8 +173,8 @@ static int hang_indent(const char *p, int n, int cols)
 static const kb_buf *session_pane(kb_tui__ui *t, const kb_tui__view *v)
 {
 	char key[sizeof t->session_key];
-	snprintf(key, sizeof key, "%d %d %dx%d %u.%u %d", v->pane, v->variant, v->width, v->height,
-		 t->res ? t->res->seq : 0, t->res ? t->res->gen : 0, t->step);
+	snprintf(key, sizeof key, "%d %d %dx%d %u.%u %d %s", v->pane, v->variant, v->width, v->height,
+		 t->res ? t->res->seq : 0, t->res ? t->res->gen : 0, t->step, v->path);
 	double now = kb_now_ms();
 	if (strcmp(key, t->session_key) || now - t->session_at > 2000) {
 		kb_buf_free(&t->session_text);
@@ -132,7 +221,7 @@ void kb_tui__draw_pane(kb_tui__ui *t)
 						json_array_get(t->steps, (size_t)t->step), "summary"))
 				      : NULL;
 	kb_tui__view view = {t->pane, t->res, t->o.path, t->ed->cur.line + 1, r.w, r.h, t->variant,
-			     replay};
+			     replay, kb_tui__headline(t), t->steps, t->step, t->details};
 	const kb_buf *shown = &text;
 	if (t->pane == KB_TUI__PANE_VARIANTS || t->pane == KB_TUI__PANE_DIFF ||
 	    t->pane == KB_TUI__PANE_ROOFLINE)
@@ -156,8 +245,17 @@ void kb_tui__draw_pane(kb_tui__ui *t)
 		int n = e ? (int)(e - p) : (int)strlen(p);
 		bool mark = (t->pane == KB_TUI__PANE_SASS || t->pane == KB_TUI__PANE_CUDA ||
 			     t->pane == KB_TUI__PANE_VARIANTS) && *p == '>';
-		if (mark)
-			attron(COLOR_PAIR(KB_TUI__C_MARK));
+		if (memchr(p, '\033', (size_t)n)) { /* coloured (the headline): one row, never wrapped */
+			kb_tui__draw_sgr(r.y + row, r.x, p, n, r.w);
+			p = e ? e + 1 : p + n;
+			continue;
+		}
+		/* the Diff pane's added and removed lines in green and red */
+		int diff = t->pane != KB_TUI__PANE_DIFF || n < 1 || !strncmp(p, "+++", 3) ||
+				   !strncmp(p, "---", 3) ? 0
+			   : *p == '+' ? KB_TUI__C_GOOD : *p == '-' ? KB_TUI__C_BAD : 0;
+		if (mark || diff)
+			attron(COLOR_PAIR(mark ? KB_TUI__C_MARK : diff));
 		/* long lines wrap at a space where one is near, continued under
 		 * the value column ("  label     value") */
 		int hang = hang_indent(p, n, r.w);
@@ -170,8 +268,8 @@ void kb_tui__draw_pane(kb_tui__ui *t)
 			mvaddnstr(r.y + ++row, r.x + hang, p + off, part);
 			off += part;
 		}
-		if (mark)
-			attroff(COLOR_PAIR(KB_TUI__C_MARK));
+		if (mark || diff)
+			attroff(COLOR_PAIR(mark ? KB_TUI__C_MARK : diff));
 		p = e ? e + 1 : p + n;
 	}
 	kb_buf_free(&text);

@@ -15,6 +15,15 @@
 
 /* ---- replay: stepping through a recorded session -------------------------- */
 
+/* The headline of the step's variant, against its file's variants. */
+static void step_headline(kb_tui__ui *t, json_t *step)
+{
+	kb_app_headline_free(&t->replay_head);
+	const char *name = json_string_value(json_object_get(step, "variant"));
+	kb_app_headline_of(json_string_value(json_object_get(step, "file")), name, NULL,
+			   &t->replay_head, NULL);
+}
+
 /* Step i: the editor holds the newest text recorded at or before it (an
  * edit event has none of its own), compiled afresh for SASS/PTX/occupancy. */
 static void go_step(kb_tui__ui *t, int i)
@@ -27,6 +36,7 @@ static void go_step(kb_tui__ui *t, int i)
 			with_text = json_array_get(t->steps, (size_t)k);
 	if (!with_text)
 		return;
+	step_headline(t, with_text);
 	const char *text = json_string_value(json_object_get(with_text, "text"));
 	const char *file = json_string_value(json_object_get(with_text, "file"));
 	size_t len = json_string_length(json_object_get(with_text, "text"));
@@ -65,6 +75,7 @@ int kb_tui__start_replay(kb_tui__ui *t, kb_err *err)
 	t->replay_file = kb_xstrdup(json_string_value(json_object_get(s, "file")));
 	t->o.path = t->replay_file;
 	t->step = (int)first;
+	step_headline(t, s);
 	t->ed = kb_tui__ed_new();
 	kb_tui__ed_load(t->ed, json_string_value(json_object_get(s, "text")),
 			json_string_length(json_object_get(s, "text")));

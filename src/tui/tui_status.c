@@ -36,12 +36,25 @@ void kb_tui__draw_title(kb_tui__ui *t)
 	const char *verdict = t->res && t->res->run ? kb_app_run_verdict(t->res->run)
 			      : t->res && t->res->compiled ? (t->res->unit.status == 0 ? "compiled" : "errors")
 			      : "";
+	/* the headline where the Summary (which opens with it) is not shown */
+	const kb_app_headline *h = t->pane != KB_TUI__PANE_SUMMARY ? kb_tui__headline(t) : NULL;
+	kb_buf head = KB_BUF_INIT;
 	if (t->steps)
-		mvprintw(0, 0, " kbench-tui  replay %s  step %d/%d  %s  %s", t->o.replay, t->step + 1,
-			 (int)json_array_size(t->steps), t->o.path, state);
+		mvprintw(0, 0, " kbench-tui  replay %s  step %d/%d  %s  ", t->o.replay, t->step + 1,
+			 (int)json_array_size(t->steps), t->o.path);
 	else
-		mvprintw(0, 0, " kbench-tui  %s%s  [%s]  %s", t->o.path, kb_tui__ed_dirty(t->ed) ? " *" : "",
-			 verdict, state);
+		mvprintw(0, 0, " kbench-tui  %s%s  ", t->o.path, kb_tui__ed_dirty(t->ed) ? " *" : "");
+	int x = getcurx(stdscr), room = COLS - x - (int)strlen(state) - 2;
+	if (h && room >= 20) {
+		kb_app_headline_text(h, room, false, &head);
+		mvaddstr(0, x, head.s ? head.s : "");
+		printw("  %s", state);
+	} else if (t->steps) {
+		printw("%s", state);
+	} else {
+		printw("[%s]  %s", verdict, state);
+	}
+	kb_buf_free(&head);
 	attroff(COLOR_PAIR(KB_TUI__C_TITLE));
 }
 

@@ -124,6 +124,7 @@ static void piece_free(kb_tui__piece *p)
 	kb_tui__result_free(p->result);
 	json_decref(p->run);
 	free(p->deltas);
+	kb_app_headline_free(&p->head);
 	kb_compile_sass_free(&p->sass);
 	free(p);
 }
@@ -140,8 +141,11 @@ bool kb_tui__worker_merge(kb_tui__result **res, kb_tui__piece *p)
 	} else if (r && p->seq == r->seq && p->kind == KB_TUI__PIECE_RUN) {
 		r->run = p->run;
 		r->deltas = p->deltas;
+		r->head = p->head;
+		r->has_head = p->has_head;
 		p->run = NULL;
 		p->deltas = NULL;
+		memset(&p->head, 0, sizeof p->head);
 		r->running = false;
 		if (p->error[0])
 			snprintf(r->error, sizeof r->error, "%s", p->error);
@@ -226,11 +230,16 @@ static void record_run(const char *path, const char *text, kb_tui__piece *p)
 {
 	kb_err err = {0};
 	kb_buf deltas = KB_BUF_INIT;
-	if (kb_app_record_run_text(path, text, strlen(text), p->run, NULL, &deltas, &err) < 0)
+	kb_variant v = {0};
+	if (kb_app_record_run_text(path, text, strlen(text), p->run, &v, &deltas, &err) < 0)
 		snprintf(p->note, sizeof p->note, "not recorded in the session: %s", err.msg);
 	else if (deltas.len)
 		p->deltas = kb_buf_detach(&deltas);
 	kb_buf_free(&deltas);
+	/* the headline against the session's variants, read here too */
+	kb_app_headline_of(v.name[0] ? path : NULL, v.name[0] ? v.name : NULL, p->run, &p->head, NULL);
+	p->has_head = true;
+	kb_session_variant_free(&v);
 }
 
 /* The run of a save in the runner, posted when it is done. */
@@ -258,6 +267,8 @@ static void run_job(kb_tui__worker *w, const char *path, const char *text, unsig
 		snprintf(p->note, sizeof p->note, "run stopped: a newer save replaced it");
 	else if (w->record)
 		record_run(path, text, p);
+	if (rc == 0 && !p->has_head) /* not recorded: the run alone */
+		p->has_head = kb_app_headline_of(NULL, NULL, p->run, &p->head, NULL) == 0;
 	post(w, p);
 }
 
@@ -338,6 +349,7 @@ void kb_tui__result_free(kb_tui__result *r)
 		kb_compile_unit_free(&r->unit);
 	json_decref(r->run);
 	free(r->deltas);
+	kb_app_headline_free(&r->head);
 	free(r);
 }
 

@@ -21,27 +21,8 @@ export TMUX_TMPDIR="$T_TMP"
 W="$T_TMP/work"; mkdir -p "$W"; cp kernels/softmax.cu kernels/softmax/softmax.tile "$W/"
 cleanup() { tmux kill-server 2>/dev/null; }
 trap 'cleanup; rm -rf "$T_TMP"' EXIT
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.cu $TUI_ARGS; echo EXITED \$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' '; sleep 60"
-screen() { tmux capture-pane -p -t $S; }
-# the screen with its colours (SGR escapes)
-ESC=$(printf '\033')
-screen_e() { tmux capture-pane -e -p -t $S; }
-keys() { tmux send-keys -t $S "$@"; }
-# wait_for TEXT [SECONDS]: poll the screen until TEXT shows (KBENCH_TUI_SLOW
-# times longer: tests/sanitize.sh runs the TUI under valgrind)
-slow=${KBENCH_TUI_SLOW:-1}
-wait_for() {
-	i=0; lim=$(( ${2:-20} * 10 * slow ))
-	while [ $i -lt $lim ]; do screen | grep -qF -- "$1" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
-check() { if wait_for "$2" "${3:-20}"; then pass "$1"; else fail "$1" "'$2' not on screen: $(screen | head -30)"; fi; }
-# gone NAME TEXT: TEXT leaves the screen within 20 s (times KBENCH_TUI_SLOW)
-gone() {
-	i=0
-	while [ $i -lt $((200 * slow)) ]; do screen | grep -qF -- "$2" || { pass "$1"; return; }; sleep 0.1; i=$((i + 1)); done
-	fail "$1" "'$2' is still on screen"
-}
+. tests/cli/lib_tui.sh
+tui_open 120 40 "cd $W && TERM=screen-256color $TUI softmax.cu $TUI_ARGS; echo EXITED \$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' '; sleep 60"
 # sep_at ROW: the text width before the editor/pane separator on that row
 sep_at() { screen | sed -n "${1}p" | awk -F'│' '{print length($1)}'; }
 # nap SECONDS: a pause for the TUI to redraw, times KBENCH_TUI_SLOW (under
@@ -50,7 +31,8 @@ nap() { sleep "$(awk "BEGIN { print $1 * $slow }")"; }
 
 check opens "registers   14/thread"
 # a .cu file has no CUDA pane in its tab bar
-screen | sed -n 2p | grep -q "│Summary SASS PTX Occupancy" && pass cu_tabs \
+# (short names: the whole ones do not fit a 53-column bar)
+screen | sed -n 2p | grep -q "│Sum SASS PTX Occ Metr Roof Var Diff LLM Help" && pass cu_tabs \
 	|| fail cu_tabs "$(screen | sed -n 2p)"
 # the colour of a spec line, to compare with a .tile file's
 SPEC_CU=$(screen_e | grep -o "${ESC}\[[0-9;]*m//! kernel" | head -1)
@@ -91,7 +73,7 @@ fi
 # shows it; Ctrl-D diffs v1 with the newest; Ctrl-O puts v1 in the editor,
 # Ctrl-Z takes it back
 keys C-p
-check variant_selected "> v4 "
+check variant_selected ">v4 "
 keys C-p
 check variant_error_kept "COMPILE ERROR"
 keys C-p; keys C-p
@@ -106,10 +88,11 @@ grep -q 'scratch\[64\]' "$W/softmax.cu" && pass variant_file_untouched \
 	|| fail variant_file_untouched "Ctrl-O wrote the file"
 # resizes keep a sane layout: the separator sits at 55% of the width
 tmux resize-window -t $S -x 100 -y 30; nap 0.5
-[ "$(sep_at 5)" = 55 ] && screen | sed -n 2p | grep -q Summary && pass resize_100x30 \
+[ "$(sep_at 5)" = 55 ] && screen | sed -n 2p | grep -q "│Sum SASS" && pass resize_100x30 \
 	|| fail resize_100x30 "$(screen | head -5)"
 tmux resize-window -t $S -x 200 -y 60; nap 0.5
-[ "$(sep_at 5)" = 110 ] && [ "$(screen | wc -l)" -ge 59 ] && pass resize_200x60 \
+[ "$(sep_at 5)" = 110 ] && [ "$(screen | wc -l)" -ge 59 ] &&
+	screen | sed -n 2p | grep -q "│Summary SASS PTX Occupancy Metrics Roofline Variants Diff LLM Help" && pass resize_200x60 \
 	|| fail resize_200x60 "$(screen | head -5)"
 tmux resize-window -t $S -x 70 -y 20; sleep 0.5
 check too_small "needs at least 80x24"
@@ -141,7 +124,7 @@ NEV=$(wc -l < "$J")
 # a new session name: a new-session right after kill-server can meet the
 # dying server and fail
 tmux kill-session -t $S 2>/dev/null; S=${S}r
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $SID $TUI_ARGS; echo EXITED \$?; sleep 60"
+tui_open 120 40 "cd $W && TERM=screen-256color $TUI --replay $SID $TUI_ARGS; echo EXITED \$?; sleep 60"
 check replay_opens "replay $SID  step 1/$NEV"
 check replay_step_shown "compile  softmax.cu  v1"
 keys n
@@ -157,7 +140,7 @@ check replay_quit "EXITED 0"
 # the same session exported to a plain-text folder, replayed from there
 "$KB" session export "$SID" -o "$T_TMP/exported" >/dev/null
 tmux kill-session -t $S 2>/dev/null; S=${S}x
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $T_TMP/exported $TUI_ARGS; echo EXITED \$?; sleep 60"
+tui_open 120 40 "cd $W && TERM=screen-256color $TUI --replay $T_TMP/exported $TUI_ARGS; echo EXITED \$?; sleep 60"
 check replay_export_opens "replay $T_TMP/exported  step 1/$NEV"
 check replay_export_step "compile  softmax.cu  v1"
 keys '>'
@@ -168,9 +151,9 @@ check replay_export_quit "EXITED 0"
 # a .tile file: the tile lexer's colours, the CUDA pane (the generated code,
 # the cursor line's marked), an error at its .tile line
 tmux kill-session -t $S 2>/dev/null; S=${S}t
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.tile $TUI_ARGS; echo EXITED \$?; sleep 60"
+tui_open 120 40 "cd $W && TERM=screen-256color $TUI softmax.tile $TUI_ARGS; echo EXITED \$?; sleep 60"
 check tile_opens "softmax.tile  softmax  sm_"
-screen | sed -n 2p | grep -q "│Summary CUDA SASS PTX" && pass tile_tabs || fail tile_tabs "$(screen | sed -n 2p)"
+screen | sed -n 2p | grep -q "│Sum CUDA SASS PTX" && pass tile_tabs || fail tile_tabs "$(screen | sed -n 2p)"
 # keywords, dtypes, built-ins and numbers each get a colour (an SGR escape
 # right before them); a spec line the same colour as in the .cu file
 row=$(screen_e | grep "kernel.*softmax.*(x:")
@@ -208,12 +191,37 @@ check tile_error_gone "│>        int row = (int)blockIdx.x;"
 keys C-q
 check tile_quit "EXITED 0"
 
+# a save keeps the file's final newline (here a buffer cut and retyped
+# without one); "quit anyway? y" discards the edits for good: the next
+# start offers no recovered buffer
+nl_session() { tui_open 120 40 "cd $W && TERM=screen-256color $TUI nl.cu --no-run $TUI_ARGS; echo EXITED \$?; sleep 60"; }
+tmux kill-session -t $S 2>/dev/null; S=${S}n
+printf '// one\n' > "$W/nl.cu"
+nl_session
+check nl_opens "nl.cu"
+keys C-a; keys C-x; keys -l '// two'; keys C-s
+check nl_saved "saved nl.cu"
+[ "$(tail -c 1 "$W/nl.cu" | od -An -tx1 | tr -d ' ')" = 0a ] && grep -qx '// two' "$W/nl.cu" \
+	&& pass save_keeps_final_newline || fail save_keeps_final_newline "$(od -c "$W/nl.cu" | head -3)"
+keys -l ' unsaved'; nap 2.5 # the autosave writes the recovery file
+keys C-q
+check quit_asks "quit anyway?"
+keys y
+check quit_discards "EXITED 0"
+tmux kill-session -t $S 2>/dev/null; S=${S}2
+nl_session
+check nl_reopens "nl.cu"; nap 1
+screen | grep -q "recovered buffer" && fail quit_discarded_not_offered "$(screen | tail -1)" \
+	|| pass quit_discarded_not_offered
+keys C-q
+check nl_quit "EXITED 0"
+
 # GPU machines: a planted infinite loop becomes a TIMEOUT result while the
 # editor keeps taking keys.
 if "$KB" devices >/dev/null 2>&1; then
 	cp tests/fixtures/faults/hang.cu "$W/"
 	tmux kill-session -t $S 2>/dev/null; S=${S}h
-	tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"
+	tui_open 120 40 "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"
 	check hang_running "check trial" 60
 	keys C-g; keys "14" Enter; keys End; keys -l ' /* typed while the kernel hangs */'
 	check keys_while_hung "typed while the kernel hangs" 3

@@ -13,6 +13,7 @@
 
 #include "../../src/app/app.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,7 +514,8 @@ static void find_mark(const char *text, char mark, int *row, int *col)
 		if (axis && axis < l + n) {
 			const char *cells = axis + strlen("\u2502");
 			for (const char *p = cells; p < l + n; p++)
-				if (*p == mark) {
+				if (*p == mark && !isalnum((unsigned char)p[1]) && p[1] != '.' &&
+				    !isalnum((unsigned char)p[-1])) { /* not in a label */
 					*row = y, *col = columns(cells, (size_t)(p - cells));
 					return;
 				}

@@ -4,7 +4,9 @@
  * through them, and the CUDA pane's text for kernels/softmax/softmax.tile
  * lowered by src/tile (no NVRTC): the code of the cursor's line marked,
  * the prologue not, and what it says when the file did not lower or is not
- * a .tile file.
+ * a .tile file.  The Summary of a recorded Result (sessions/softmax): the
+ * headline first, on one line of the pane's width, then one row per
+ * section until F4; the help's keys at narrow and wide widths.
  */
 #include "t.h"
 
@@ -44,7 +46,7 @@ static void test_tui_panes__shown(void)
 /* The CUDA pane's text for result r at cursor line `line` of path. */
 static char *cuda_pane(const kb_tui__result *r, const char *path, int line)
 {
-	kb_tui__view v = {KB_TUI__PANE_CUDA, r, path, line, 60, 30, 0, NULL};
+	kb_tui__view v = {.pane = KB_TUI__PANE_CUDA, .r = r, .path = path, .cursor_line = line, .width = 60, .height = 30};
 	kb_buf out = KB_BUF_INIT;
 	kb_tui__pane_text(&v, &out);
 	return kb_buf_detach(&out);
@@ -136,9 +138,145 @@ static void test_tui_panes__generated_cuda(void)
 	kb_buf_free(&src);
 }
 
+/* Display columns of the line at text (to its newline), SGR escapes not
+ * counted. */
+static int line_cols(const char *p)
+{
+	int c = 0;
+	for (; *p && *p != '\n'; p++) {
+		if (*p == '\033') {
+			p = strchr(p, 'm');
+			if (!p)
+				break;
+			continue;
+		}
+		c += ((unsigned char)*p & 0xC0) != 0x80;
+	}
+	return c;
+}
+
+/* The first recorded Result of sessions/softmax (v1 of softmax.cu). */
+static json_t *recorded_result(void)
+{
+	FILE *f = fopen("sessions/softmax/journal.jsonl", "r");
+	char line[65536];
+	json_t *res = NULL;
+	while (f && !res && fgets(line, sizeof line, f)) {
+		json_t *ev = json_loads(line, 0, NULL);
+		if (json_object_get(ev, "result"))
+			res = json_incref(json_object_get(ev, "result"));
+		json_decref(ev);
+	}
+	if (f)
+		fclose(f);
+	return res;
+}
+
+static void test_tui_panes__summary_headline(void)
+{
+	kb_tui__result r = {0};
+	r.run = recorded_result();
+	T_OK(r.run != NULL);
+	T_EQ_INT(kb_app_headline_of(NULL, NULL, r.run, &r.head, NULL), 0);
+	r.has_head = true;
+	for (int w = 34; w <= 120; w += 43) {
+		kb_tui__view v = {.pane = KB_TUI__PANE_SUMMARY, .r = &r, .path = "softmax.cu",
+				  .width = w, .height = 30, .head = &r.head};
+		kb_buf out = KB_BUF_INIT;
+		kb_tui__pane_text(&v, &out);
+		/* the headline opens the pane, one line no wider than it */
+		T_OK(!strncmp(out.s, "\033[1;32mCORRECT", 14));
+		T_OK(line_cols(out.s) <= w);
+		T_CONTAINS(out.s, " us");
+		/* folded: every line one row of the pane */
+		for (const char *p = out.s; *p; p = strchr(p, '\n') + 1) {
+			if (line_cols(p) > w)
+				T_FAIL_AT("width %d: a %d-column line: %.60s", w, line_cols(p), p);
+			if (!strchr(p, '\n'))
+				break;
+		}
+		T_CONTAINS(out.s, "F4");
+		kb_buf_free(&out);
+		/* F4: the sections whole */
+		v.details = true;
+		kb_tui__pane_text(&v, &out);
+		T_CONTAINS(out.s, "differential device events; L2 flushed");
+		kb_buf_free(&out);
+	}
+	kb_app_headline_free(&r.head);
+	json_decref(r.run);
+}
+
+static void test_tui_panes__help_keys(void)
+{
+	for (int w = 34; w <= 100; w += 33) {
+		kb_tui__view v = {.pane = KB_TUI__PANE_HELP, .width = w, .height = 30};
+		kb_buf out = KB_BUF_INIT;
+		kb_tui__pane_text(&v, &out);
+		T_CONTAINS(out.s, "F8");
+		T_CONTAINS(out.s, "Ctrl-T/Ctrl-W");
+		for (const char *p = out.s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+			int lead = (int)strspn(p, " ");
+			/* no row laid out by hand for one width: text starts at 2 or 4 */
+			if (lead > 4)
+				T_FAIL_AT("width %d: a line indented %d: %.40s", w, lead, p);
+			/* narrow: a key alone on its line, what it does below */
+			if (w < 60 && lead == 2 && line_cols(p) > w)
+				T_FAIL_AT("width %d: key line too wide: %.40s", w, p);
+		}
+		kb_buf_free(&out);
+	}
+}
+
+/* Metrics after F8: bars for the throughputs and the stall reasons, the
+ * hot lines with their share, each row within the pane; the tables after
+ * them.  The Result is shaped as the runner's (`kbench profile --hot
+ * --section quick`, bench/profile_hot.txt). */
+static void test_tui_panes__metrics_bars(void)
+{
+	kb_tui__result r = {0};
+	r.run = json_loads("{\"counters\": {\"gpu__time_duration.sum\": 124220},"
+			   " \"sections\": {\"sol\": {\"duration_us\": 124.22, \"dram_pct\": 20.1,"
+			   " \"sm_pct\": 30.5}, \"occupancy\": {\"theoretical_pct\": 100,"
+			   " \"achieved_pct\": 82.6}},"
+			   " \"hot\": true, \"hot_samples\": 1000, \"hot_launches\": 4, \"hot_lines\": ["
+			   " {\"line\": 20, \"text\": \"    y[i] = x[j] * scale;  // a long comment that goes on\","
+			   "  \"share_pct\": 77.1, \"stalls\": [{\"reason\": \"long_scoreboard\", \"share_pct\": 98}]},"
+			   " {\"line\": 21, \"text\": \"}\", \"share_pct\": 12.7,"
+			   "  \"stalls\": [{\"reason\": \"drain\", \"share_pct\": 96}]}]}", 0, NULL);
+	T_OK(r.run != NULL);
+	for (int w = 34; w <= 120; w += 43) {
+		kb_tui__view v = {.pane = KB_TUI__PANE_METRICS, .r = &r, .path = "k.cu", .width = w,
+				  .height = 30};
+		kb_buf out = KB_BUF_INIT;
+		kb_tui__pane_text(&v, &out);
+		T_CONTAINS(out.s, "Speed of light  (124.22 us)");
+		T_CONTAINS(out.s, "DRAM");
+		T_CONTAINS(out.s, "20.1%");
+		T_CONTAINS(out.s, "\u2588"); /* a bar */
+		/* stalls from the PC samples: 77.1 x 98% of long_scoreboard */
+		T_CONTAINS(out.s, "long_scoreboard");
+		T_CONTAINS(out.s, "75.6%");
+		T_CONTAINS(out.s, " 77.1% ");
+		T_CONTAINS(out.s, "20  y[i] = x[j]");
+		for (const char *p = out.s; *p && strncmp(p, "Every counter", 13);) {
+			/* rows of bars (headings are prose: they may wrap, at spaces) */
+			if (!strncmp(p, "  ", 2) && line_cols(p) > w)
+				T_FAIL_AT("width %d: a %d-column row: %.60s", w, line_cols(p), p);
+			p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+		}
+		T_CONTAINS(out.s, "Every counter");
+		kb_buf_free(&out);
+	}
+	json_decref(r.run);
+}
+
 int main(void)
 {
 	T_RUN(test_tui_panes__shown);
 	T_RUN(test_tui_panes__generated_cuda);
+	T_RUN(test_tui_panes__summary_headline);
+	T_RUN(test_tui_panes__help_keys);
+	T_RUN(test_tui_panes__metrics_bars);
 	return t_report();
 }
