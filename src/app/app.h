@@ -48,6 +48,9 @@ typedef struct {
 				   * wavefronts, bank conflicts (CUPTI SASS metrics) */
 	const char *cache_control; /* counter passes: "all" (NULL) or "none", as ncu's flag */
 	json_t *args;             /* arg overrides {"N": 1024}, borrowed, may be NULL */
+	const char *python_from;  /* not the user's own text: where it came from ("a recorded
+				   * session (kbench replay)"); a Python reference in it runs
+				   * only with KBENCH_TRUST_PYTHON=1 (--trust-python) */
 } kb_app_run_opts;
 
 /* The runner request of a run (a new reference). */

@@ -252,7 +252,7 @@ static int cmd_compile(int argc, char **argv)
 static const char usage_run[] =
 	"usage: kbench run FILE [--arch sm_XX] [--define K=V]... [--option OPT]... [--arg N=V]...\n"
 	"                       [--trials N] [--seed S] [--timeout SECONDS] [--timing MODE]\n"
-	"                       [--no-sweep] [--json]\n"
+	"                       [--no-sweep] [--json] [--trust-python]\n"
 	"\n"
 	"Compiles FILE for the GPU, fills its inputs per the //! spec, poisons its outputs,\n"
 	"launches it and checks every output against the reference (trials with fresh\n"
@@ -273,6 +273,8 @@ static const char usage_run[] =
 	"                    copies larger than L2; auto (default): graph under 10 us,\n"
 	"                    else diff\n"
 	"  --json            print the full Result as JSON\n"
+	"  --trust-python    run a Python reference (`ref numpy|torch`) of a file that is\n"
+	"                    not your own (a session folder); see docs/python-refs.md\n"
 	"  --metrics a,b,c   hardware counters by Nsight Compute name (kbench profile)\n"
 	"  --section NAME    sol, memory, compute, occupancy, stalls, roofline, or quick\n"
 	"                    (one pass: cheap enough for every save); profile: all\n"
@@ -348,12 +350,14 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		{"metrics", required_argument, NULL, 'M'}, {"section", required_argument, NULL, 'S'},
 		{"hot", no_argument, NULL, 'H'}, {"cache-control", required_argument, NULL, 'C'},
 		{"option", required_argument, NULL, 'O'}, {"sass-metrics", no_argument, NULL, 'X'},
-		{"no-sass-metrics", no_argument, NULL, 'x'}, {NULL, 0, NULL, 0},
+		{"no-sass-metrics", no_argument, NULL, 'x'}, {"trust-python", no_argument, NULL, 'P'},
+		{NULL, 0, NULL, 0},
 	};
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "a:D:h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'P': setenv("KBENCH_TRUST_PYTHON", "1", 1); break; /* app/pyrefs.c's yes */
 		case 'a': c->o.arch = optarg; break;
 		case 'D':
 			if (c->o.ndefines == (int)KB_ARRAY_LEN(c->defines))
@@ -446,7 +450,7 @@ static int run_exit(json_t *res)
 	/* a runner that broke the protocol is the environment's fault, not the kernel's */
 	if (!strcmp(v, "NO GPU") || !strcmp(v, "ERROR") || !strcmp(v, "DISCONNECTED") ||
 	    !strcmp(v, "UNREACHABLE") || !strcmp(v, "PROTOCOL MISMATCH") ||
-	    !strcmp(v, "RUNNER ERROR"))
+	    !strcmp(v, "RUNNER ERROR") || !strcmp(v, "NO REFERENCE"))
 		return EXIT_ENV;
 	return EXIT_KERNEL;
 }

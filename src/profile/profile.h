@@ -49,6 +49,10 @@ typedef struct {
 	int64_t dims[KB_MAX_RANK];
 	int64_t n;
 	double *v;
+	char *ran;          /* outs[0] of a Python reference: which ran and how long it
+			     * took ("python torch ref.py:fn, 812.0 ms (server started;
+			     * imported torch, ref.py)"); NULL for a built-in */
+	double ms;          /* with ran: the reference call's own time */
 } kb_ref_out;
 
 /* Computes the spec's built-in reference (`ref FN(args) -> outs`) in double
@@ -60,6 +64,11 @@ typedef struct {
 int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_tensor *ins,
 			 int nins, kb_ref_out *outs, int nthreads, kb_err *err);
 void kb_ref_out_free(kb_ref_out *o);
+/* pyref.c: stops this process's warm Python reference server (it stops
+ * by itself with the process too) and removes its shared-memory folder. */
+void kb_profile_pyref_stop(void);
+/* The warm server's process id, 0 when none runs. */
+int kb_profile_pyref_pid(void);
 /* The names of the built-in references, NULL-terminated. */
 const char *const *kb_profile_reference_names(void);
 

@@ -121,6 +121,12 @@ int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_ten
 	const kb_spec_ref *r = &spec->ref;
 	if (outs && r->nouts > 0)
 		memset(outs, 0, (size_t)r->nouts * sizeof(*outs));
+	if (r->present && r->py.lang != KB_PYREF_NONE) {
+		int rc = r->nouts > 0 ? kb_profile__pyref_run(&c) : 0;
+		for (int i = 0; rc && i < r->nouts; i++)
+			kb_ref_out_free(&outs[i]);
+		return rc;
+	}
 	if (!r->present || r->is_kernel || !r->fn)
 		return kb_err_set(err, KB_EINVAL, KB_DOM_SPEC, 0, "the spec has no built-in reference");
 	const refop *op = find_op(r->fn);
@@ -148,6 +154,7 @@ int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_ten
 void kb_ref_out_free(kb_ref_out *o)
 {
 	free(o->name);
+	free(o->ran);
 	kb_big_free(o->v);
 	memset(o, 0, sizeof(*o));
 }

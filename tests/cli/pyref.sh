@@ -1,0 +1,148 @@
+#!/bin/sh
+# pyref.sh - Python references (`//! ref numpy|torch`, docs/python-refs.md):
+# kernels of our own (tests/pyref/) run on the CPU by the host emulator and
+# checked against NumPy and PyTorch references, a deliberately wrong kernel
+# caught, a reference that raises never a pass; the spec line's errors at
+# their column; a Python reference from a session folder (exported,
+# imported, replayed) refused until --trust-python, saying how; `kbench
+# optimize` refusing a model's answer that changes the ref line.  The
+# reference server's own errors (no interpreter, NumPy or torch, exceptions,
+# shapes, dtypes, hangs) are in tests/unit/test_profile_pyref.c.
+. tests/cli/lib.sh
+
+EMU=${EMU:-$PWD/build/emu/tile_emu}
+P=$PWD/tests/pyref
+PY=
+for c in "${KBENCH_PYTHON:-}" /usr/bin/python3 python3; do
+	[ -n "$c" ] && "$c" -c 'import numpy' >/dev/null 2>&1 && { PY=$c; break; }
+done
+TORCH=
+[ -n "$PY" ] && "$PY" -c 'import torch' >/dev/null 2>&1 && TORCH=1
+export KBENCH_PYTHON="$PY"
+
+# emu NAME FILE [ARGS...]: every --size line must be ok
+emu() {
+	n=$1
+	shift
+	env -u ASAN_OPTIONS -u UBSAN_OPTIONS -u LSAN_OPTIONS "$EMU" --work "$T_TMP/emu" "$@" \
+		>"$T_TMP/emu.out" 2>&1
+	if [ "$(grep -c '^ok   ' "$T_TMP/emu.out")" -gt 0 ] && ! grep -q '^FAIL' "$T_TMP/emu.out"; then
+		pass "$n"
+	else
+		fail "$n" "$(head -c 1500 "$T_TMP/emu.out")"
+	fi
+}
+# emu_fails NAME WANT FILE [ARGS...]: must FAIL, saying WANT
+emu_fails() {
+	n=$1 want=$2
+	shift 2
+	env -u ASAN_OPTIONS -u UBSAN_OPTIONS -u LSAN_OPTIONS "$EMU" --work "$T_TMP/emu" "$@" \
+		>"$T_TMP/emu.out" 2>&1
+	if grep -q '^FAIL' "$T_TMP/emu.out" && ! grep -q '^ok ' "$T_TMP/emu.out" &&
+	   grep -qF -- "$want" "$T_TMP/emu.out"; then
+		pass "$n"
+	else
+		fail "$n" "wanted FAIL and '$want': $(head -c 1500 "$T_TMP/emu.out")"
+	fi
+}
+
+if [ ! -x "$EMU" ]; then
+	skip emu "build/emu/tile_emu is missing (make build-tests builds it)"
+elif [ -z "$PY" ]; then
+	skip emu "no python3 with NumPy (Debian: apt-get install python3-numpy)"
+else
+	emu numpy_expression "$P/scan_rows.cu" --size M=7,N=300 --size M=3,N=5
+	emu numpy_file_function "$P/softmax_rows.cu" --size M=5,N=333 --size M=3,N=1000
+	# the same kernel with its scan restarted on every element: caught
+	sed 's/s += x/s = x/' "$P/scan_rows.cu" >"$P/.mutant_scan.cu"
+	emu_fails numpy_catches_wrong_kernel "y: " "$P/.mutant_scan.cu" --size M=7,N=300
+	# a reference that raises: the check fails at the user's line, never passes
+	sed 's/softmax_ref/broken_ref/' "$P/softmax_rows.cu" >"$P/.broken.cu"
+	emu_fails exception_never_passes "ref.py:13: the reference raised IndexError" \
+		"$P/.broken.cu" --size M=5,N=333
+	emu_fails exception_traceback "    return y[:, N]  # an index past the row" \
+		"$P/.broken.cu" --size M=5,N=333
+	rm -f "$P/.mutant_scan.cu" "$P/.broken.cu"
+	if [ -n "$TORCH" ]; then
+		emu torch_expression "$P/conv1d_torch.cu" --size L=50 --size B=1,L=17,KW=3
+		emu torch_file_function "$P/pool_torch.cu" --size M=6,N=96,K=4
+	else
+		skip torch_expression "$PY has no torch (Debian: apt-get install python3-torch)"
+		skip torch_file_function "$PY has no torch (Debian: apt-get install python3-torch)"
+	fi
+fi
+
+# ---- the spec line ----
+W="$T_TMP/w"
+mkdir -p "$W"
+sed 's|^//! ref .*|//! ref numpy device=tpu np.cumsum(x, axis=1) -> y|' "$P/scan_rows.cu" >"$W/bad.cu"
+run "$KB" compile "$W/bad.cu"
+expect_rc spec_bad_option_rc 1
+expect_in spec_bad_option_says err "expected cpu or cuda, found 'tpu'"
+sed 's|^//! ref .*|//! ref torch np.cumsum(x, axis=1)|' "$P/scan_rows.cu" >"$W/bad.cu"
+run "$KB" compile "$W/bad.cu"
+expect_in spec_no_arrow err "expected '->' and the output tensor(s) after the Python call"
+run "$KB" compile "$P/scan_rows.cu"
+expect_rc spec_python_form_compiles 0
+
+# ---- never someone else's Python unasked ----
+# A file in a session folder (what `kbench session export` writes, what a
+# pull request's sessions/ holds) is refused before any runner starts.
+S="$T_TMP/sessions/theirs"
+mkdir -p "$S/k.cu"
+cp "$P/scan_rows.cu" "$S/k.cu/v1.cu"
+echo '{}' >"$S/manifest.json"
+: >"$S/journal.jsonl"
+run "$KB" run "$S/k.cu/v1.cu"
+expect_rc refused_session_folder_rc 1
+expect_in refused_session_folder_verdict out "REFUSED"
+expect_in refused_session_folder_why out "lies in a session folder ($S)"
+expect_in refused_session_folder_how out "say yes with --trust-python (or KBENCH_TRUST_PYTHON=1)"
+run "$KB" run "$S/k.cu/v1.cu" --trust-python
+expect_not_in trusted_session_folder out "REFUSED"
+KBENCH_TRUST_PYTHON=1 run "$KB" run "$S/k.cu/v1.cu"
+expect_not_in trusted_by_env out "REFUSED"
+# the user's own file is not refused (here: no GPU, exit 3)
+run "$KB" run "$P/scan_rows.cu"
+expect_not_in own_file_not_refused out "REFUSED"
+
+# a real session: recorded, exported, imported elsewhere, replayed
+(
+	T_PASSED=0 T_FAILED=0 T_SKIPPED=0
+	unset KBENCH_NO_SESSION
+	export GIT_CEILING_DIRECTORIES="$T_TMP"
+	cp "$P/scan_rows.cu" "$W/scan.cu"
+	cd "$W" || exit 1
+	run "$KB" session new py;              expect_rc session_new 0
+	run "$KB" compile scan.cu;             expect_rc session_compile 0
+	run "$KB" session export py -o "$T_TMP/exported"; expect_rc session_export 0
+	run "$KB" replay "$T_TMP/exported"
+	expect_in refused_exported_replay out "REFUSED"
+	expect_in refused_exported_replay_why out "recorded session's variant (kbench replay)"
+	run "$KB" run "$T_TMP/exported/scan.cu/v1.cu"
+	expect_in refused_exported_file out "lies in a session folder"
+	export XDG_DATA_HOME="$T_TMP/other"
+	run "$KB" session import "$T_TMP/exported"; expect_rc session_import 0
+	run "$KB" replay py
+	expect_in refused_imported_replay out "REFUSED"
+	run "$KB" replay py --trust-python
+	expect_not_in trusted_imported_replay out "REFUSED"
+	echo "# passed=$T_PASSED failed=$T_FAILED skipped=$T_SKIPPED" >"$T_TMP/sub"
+)
+read -r _ p f s <"$T_TMP/sub"
+T_PASSED=$((T_PASSED + ${p#passed=})); T_FAILED=$((T_FAILED + ${f#failed=}))
+T_SKIPPED=$((T_SKIPPED + ${s#skipped=}))
+
+# `kbench optimize`: a model's answer that changes the ref line is refused
+# (as every spec change is), and its Python never runs
+cp "$P/scan_rows.cu" "$W/opt.cu"
+cat >"$W/answer.sh" <<EOF
+cat >/dev/null
+echo '\`\`\`cuda'
+sed 's|^//! ref .*|//! ref numpy __import__("os").system("touch $W/pwned") -> y|' "$W/opt.cu"
+echo '\`\`\`'
+EOF
+run "$KB" optimize "$W/opt.cu" --rounds 1 --llm-cmd "sh $W/answer.sh"
+expect_in optimize_refuses_ref_change out "the proposal changes the spec"
+[ ! -e "$W/pwned" ] && pass optimize_python_not_run || fail optimize_python_not_run "the model's Python ran"
+finish
