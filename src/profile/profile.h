@@ -67,6 +67,9 @@ void kb_ref_out_free(kb_ref_out *o);
 /* pyref.c: stops this process's warm Python reference server (it stops
  * by itself with the process too) and removes its shared-memory folder. */
 void kb_profile_pyref_stop(void);
+/* The Python that runs references: $KBENCH_PYTHON, else python3 on PATH;
+ * *out a new string.  Returns 0, or KB_EUNSUP saying what to install. */
+int kb_profile_pyref_interpreter(char **out, kb_err *err);
 /* The warm server's process id, 0 when none runs. */
 int kb_profile_pyref_pid(void);
 /* The names of the built-in references, NULL-terminated. */

@@ -588,7 +588,7 @@ int kb_profile__pyref_run(kb_profile__refcall *c);
  * from the kernel file's folder; a new string. */
 char *kb_profile__pyref_file(const kb_source *src, const char *file);
 /* pyref_server.py, embedded by the Makefile. */
-extern const char kb_profile__pyref_server_py[];
+extern const char kb_pyref_server_py[];
 
 /* The references (reference_rows.c, reference_elementwise.c,
  * reference_matmul.c): each computes c->ref's built-in into c->out.

@@ -60,23 +60,11 @@ static char *which(const char *name)
 {
 	if (strchr(name, '/'))
 		return access(name, X_OK) == 0 ? kb_xstrdup(name) : NULL;
-	const char *path = getenv("PATH");
-	kb_buf b = KB_BUF_INIT;
-	for (const char *p = path ? path : ""; *p;) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		kb_buf_reset(&b);
-		kb_buf_catf(&b, "%.*s/%s", (int)n, p, name);
-		if (n && access(b.s, X_OK) == 0)
-			return b.s;
-		p += n + (e ? 1 : 0);
-	}
-	kb_buf_free(&b);
-	return NULL;
+	return kb_which(name);
 }
 
-/* The interpreter: $KBENCH_PYTHON, else python3 on PATH. */
-static int find_python(char **out, kb_err *err)
+/* The interpreter: $KBENCH_PYTHON, else python3 on PATH (see profile.h). */
+int kb_profile_pyref_interpreter(char **out, kb_err *err)
 {
 	const char *env = getenv("KBENCH_PYTHON");
 	if (env && *env) {
@@ -150,6 +138,7 @@ static void exec_child(int in, int reply, int log, char **argv)
 	prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlives the runner */
 	if (dup2(in, 0) < 0 || dup2(reply, 3) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
 		_exit(127);
+	close_range(4, ~0U, 0); /* none of the runner's pipes: its client sees it exit */
 	execv(argv[0], argv);
 	_exit(127);
 }
@@ -158,12 +147,12 @@ static int start_locked(kb_err *err)
 {
 	int rc, in[2] = {-1, -1}, rep[2] = {-1, -1}, log = -1;
 	char *python = NULL, script[320], logpath[320];
-	if ((rc = find_python(&python, err)) < 0 || (rc = make_dir(err)) < 0)
+	if ((rc = kb_profile_pyref_interpreter(&python, err)) < 0 || (rc = make_dir(err)) < 0)
 		goto out;
 	path_in_dir(script, sizeof script, "server.py");
 	path_in_dir(logpath, sizeof logpath, "server.log");
-	if ((rc = kb_file_write(script, kb_profile__pyref_server_py,
-				strlen(kb_profile__pyref_server_py), err)) < 0)
+	if ((rc = kb_file_write(script, kb_pyref_server_py,
+				strlen(kb_pyref_server_py), err)) < 0)
 		goto out;
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0 ||
 	    (log = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
