@@ -1,69 +1,108 @@
 #!/bin/sh
 # kernelbench_level1.sh - every KernelBench level-1 problem opened with
-# `kbench new --from-kernelbench` and its reference computed at the
-# problem's own sizes with `kbench ref` (on this machine's CPU, PyTorch in
-# float64, through kbench's warm reference server), one row each:
-# bench/kernelbench_level1.txt.
+# `kbench new --from-kernelbench`, then its reference computed at the
+# problem's own sizes with `kbench ref` (this machine's CPU, PyTorch in
+# float64, through kbench's reference server), smallest problems first,
+# until a deadline: bench/kernelbench_level1.txt, one row a problem.
 #
 #   sh bench/kernelbench_level1.sh DIR/KernelBench/level1 [OUT.txt]
 #
 # KernelBench itself is not in this repository: fetch it
 # (github.com/ScalingIntelligence/KernelBench) and point at its level1/.
-# KBENCH_PYREF_TIMEOUT (default 60 s here) bounds each reference; a
-# reference too big for this machine's memory is said so, not run.
+# KBENCH_PYREF_TIMEOUT (default 60 s) bounds each reference; TABLE_UNTIL
+# (epoch seconds) stops starting references (the rest say so); a reference
+# too big for half this machine's available memory is said so, not run.
 L=${1:?usage: kernelbench_level1.sh KernelBench/level1 [OUT.txt]}
 OUT=${2:-bench/kernelbench_level1.txt}
 KB=${KB:-$PWD/build/kbench}
 PY=${KBENCH_PYTHON:-/usr/bin/python3}
 export KBENCH_PYTHON=$PY KBENCH_PYREF_TIMEOUT=${KBENCH_PYREF_TIMEOUT:-60}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-rows="$W/rows"
-: >"$rows"
-for p in $(ls "$L"/*.py | sort -t/ -k1 -V); do
+UNTIL=${TABLE_UNTIL:-0}
+W=${TABLE_WORK:-$(mktemp -d)}
+mkdir -p "$W"
+t_start=$(date +%s)
+# 1. open every problem
+for p in $(ls "$L"/*.py | sort -V); do
 	stem=$(basename "$p" .py)
 	d="$W/$stem"
+	[ -f "$d/opened" ] && continue
 	mkdir -p "$d"
-	(cd "$d" && "$KB" new --from-kernelbench "$p" -o k.cu >"$d/new.out" 2>"$d/new.err")
-	if [ $? -ne 0 ]; then
-		why=$(tr '\n' ' ' <"$d/new.err" | tail -c 200)
-		printf '%s\t%s\t%s\t%s\t%s\n' "$stem" "no" "-" "-" "$why" >>"$rows"
-		continue
+	if (cd "$d" && "$KB" new --from-kernelbench "$p" -o k.cu >"$d/new.out" 2>"$d/new.err"); then
+		# elements of every tensor, to run the small ones first
+		sed -n 's/^\/\/! \(in\|out\) .*\[\(.*\)\].*/\2/p' "$d/k.cu" |
+			awk -F', ' '{ n = 1; for (i = 1; i <= NF; i++) n *= $i; s += n } END { printf "%.0f\n", s }' >"$d/size"
+		: >"$d/opened"
+	else
+		echo 1e30 >"$d/size"
+		: >"$d/failed"
 	fi
-	shapes=$(sed -n 's/^  inputs   \(.*\) (.*/\1/p; s/^  outputs  /-> /p' "$d/new.out" | tr '\n' ' ')
-	(cd "$d" && timeout $((KBENCH_PYREF_TIMEOUT + 60)) "$KB" ref k.cu --json >"$d/ref.json" 2>"$d/ref.err")
-	"$PY" - "$d/ref.json" "$stem" "$shapes" >>"$rows" <<'PYEOF'
-import json, sys
-path, stem, shapes = sys.argv[1:4]
-try:
-    r = json.load(open(path))
-except Exception as e:
-    print("%s\tyes\tno\t-\tkbench ref gave no result (%s)\t%s" % (stem, e, shapes)); sys.exit()
-if r.get("status") == "ok":
-    o = r["outputs"][0]
-    what = "ok: %s min %.3g max %.3g, %d NaN" % (o["name"], o["min"], o["max"], o["nan"])
-    print("%s\tyes\tyes\t%.1f s\t%s\t%s" % (stem, r["reference_ms"] / 1e3, what, shapes))
-else:
+done
+t_open=$(date +%s)
+# 2. the references, smallest first
+for d in $(for d in "$W"/*/; do echo "$(cat "$d/size") $d"; done | sort -g | cut -d' ' -f2); do
+	[ -f "$d/opened" ] && [ ! -f "$d/ref.json" ] || continue
+	if [ "$UNTIL" -gt 0 ] && [ "$(date +%s)" -ge "$UNTIL" ]; then break; fi
+	(cd "$d" && timeout $((KBENCH_PYREF_TIMEOUT + 120)) "$KB" ref k.cu --json >"$d/ref.json.tmp" 2>"$d/ref.err")
+	mv "$d/ref.json.tmp" "$d/ref.json"
+done
+t_end=$(date +%s)
+# 3. the table
+"$PY" - "$W" "$OUT" "$L" "$KBENCH_PYREF_TIMEOUT" $((t_open - t_start)) $((t_end - t_open)) <<'PYEOF'
+import json, os, re, subprocess, sys, time
+W, out, L, limit, s_open, s_ref = sys.argv[1:7]
+rows, n_open, n_ran = [], 0, 0
+def key(s):
+    return int(s.split("_")[0])
+for stem in sorted(os.listdir(W), key=key):
+    d = os.path.join(W, stem)
+    if os.path.exists(os.path.join(d, "failed")):
+        err = open(os.path.join(d, "new.err")).read().strip().splitlines()
+        rows.append((stem, "no", "no", "-", (err[-1] if err else "?")[:150], ""))
+        continue
+    n_open += 1
+    new = open(os.path.join(d, "new.out")).read()
+    ins = re.search(r"^  inputs   (.*) \(", new, re.M)
+    outs = re.search(r"^  outputs  (.*)$", new, re.M)
+    shapes = "%s -> %s" % (ins.group(1) if ins else "?", outs.group(1) if outs else "?")
+    rj = os.path.join(d, "ref.json")
+    if not os.path.exists(rj):
+        rows.append((stem, "yes", "-", "-", "not run: the table's time ran out first", shapes))
+        continue
+    try:
+        r = json.load(open(rj))
+    except Exception:
+        e = open(os.path.join(d, "ref.err")).read().strip()
+        rows.append((stem, "yes", "no", "-", "kbench ref gave no result: %s" % (e[-120:] or "killed"), shapes))
+        continue
+    if r.get("status") == "ok":
+        n_ran += 1
+        o = r["outputs"][0]
+        rows.append((stem, "yes", "yes", "%.1f s" % (r["reference_ms"] / 1e3),
+                     "%s in [%.3g, %.3g], %d NaN" % (o["name"], o["min"], o["max"], o["nan"]), shapes))
+        continue
     msg = r.get("message", "?").replace("\n", " ")
     if "no answer from the Python reference in" in msg:
-        msg = "not done in %s s here (time limit)" % msg.split("reference in ")[1].split(" s")[0]
+        msg = "not done in %s s here (the limit)" % limit
     elif "needs about" in msg:
         msg = "too big for this machine: " + msg.split("sizes ")[1].split(": try")[0]
     else:
-        msg = msg[:160]
-    print("%s\tyes\tno\t-\t%s\t%s" % (stem, msg, shapes))
+        msg = re.sub(r"^\S+:\d+:\d+: ref torch \S+: ", "", msg)[:170]
+    rows.append((stem, "yes", "no", "-", msg, shapes))
+mem = [l for l in open("/proc/meminfo") if l.startswith("MemTotal")][0].split()[1]
+try:
+    v = subprocess.run([os.environ["KBENCH_PYTHON"], "-c", "import torch, numpy; print(torch.__version__, numpy.__version__)"],
+                       capture_output=True, text=True).stdout.split()
+except Exception:
+    v = ["?", "?"]
+with open(out, "w") as f:
+    f.write("# KernelBench level 1: each problem opened by `kbench new --from-kernelbench`, then its\n")
+    f.write("# reference run by `kbench ref` at the problem's own sizes (PyTorch %s, NumPy %s, float64,\n" % (v[0], v[1]))
+    f.write("# on the CPU of %s: %d cores shared with other work, load %.0f, %.0f GB; %s UTC),\n"
+            % (os.uname().nodename, os.cpu_count(), os.getloadavg()[0], int(mem) / 1e6, time.strftime("%Y-%m-%d %H:%M", time.gmtime())))
+    f.write("# smallest problems first, %s s a reference at most; opening took %s s, the references %s s.\n" % (limit, s_open, s_ref))
+    f.write("# opened: %d of %d; reference ran: %d\n#\n" % (n_open, len(rows), n_ran))
+    f.write("%-55s %-5s %-4s %-8s %s\n" % ("problem", "opens", "runs", "time", "result, or why not    [inputs -> outputs]"))
+    for r in rows:
+        f.write("%-55s %-5s %-4s %-8s %s    [%s]\n" % r)
+print(open(out).read()[:600])
 PYEOF
-done
-opened=$(awk -F'\t' '$2 == "yes"' "$rows" | wc -l)
-ran=$(awk -F'\t' '$3 == "yes"' "$rows" | wc -l)
-{
-	echo "# KernelBench level 1 opened by kbench new --from-kernelbench, each reference run by kbench ref"
-	echo "# at the problem's own sizes: $(uname -n), $(nproc) CPU cores (shared), $(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/meminfo),"
-	echo "# $("$PY" -c 'import torch, numpy; print("PyTorch", torch.__version__, "NumPy", numpy.__version__)' 2>&1), float64 on the CPU; $(date -u +%Y-%m-%d)."
-	echo "# KernelBench $(cd "$L" && git rev-parse --short HEAD 2>/dev/null || echo '(a copy)'); time limit ${KBENCH_PYREF_TIMEOUT} s a reference."
-	echo "# opened: $opened of $(wc -l <"$rows"); reference ran: $ran"
-	echo "#"
-	printf '%-58s %-5s %-4s %-8s %s\n' "problem" "opens" "runs" "time" "result / why not    [inputs -> outputs]"
-	awk -F'\t' '{ printf "%-58s %-5s %-4s %-8s %s    [%s]\n", $1, $2, $3, $4, $5, $6 }' "$rows"
-} >"$OUT"
-tail -n +1 "$OUT" | head -8

@@ -428,7 +428,7 @@ static int compare_outputs(kb_profile__run *c, bool gpu, const kb_profile__devre
 static void note_reference(kb_profile__run *c, json_t *tj, bool cached)
 {
 	const kb_spec_ref *r = &c->spec->ref;
-	const kb_ref_out *o = c->nref_outs > 0 ? &c->ref_outs[0] : NULL;
+	const kb_ref_out *o = !cached && c->nref_outs > 0 ? &c->ref_outs[0] : NULL;
 	json_t *j = json_object();
 	json_object_set_new(j, "kind", json_string(r->py.lang == KB_PYREF_NONE ? "builtin"
 						   : "python"));
@@ -500,6 +500,7 @@ static int builtin_trial(kb_profile__run *c, json_t *tj, json_t *outs, bool last
 							 : NULL;
 	if (dref) {
 		c->ref_cached++;
+		note_reference(c, tj, true);
 		return judge(c, tj, outs, true, dref, ok, err);
 	}
 	free_ref_outs(c);

@@ -55,7 +55,8 @@ typedef struct {
 	double ms;          /* with ran: the reference call's own time */
 } kb_ref_out;
 
-/* Computes the spec's built-in reference (`ref FN(args) -> outs`) in double
+/* Computes the spec's built-in reference (`ref FN(args) -> outs`), or its
+ * Python one (`ref numpy|torch ...`, pyref.c: errors in KB_DOM_PYTHON), in double
  * precision from the input tensors (looked up by name in ins) and scalar args
  * (from spec). Multithreaded over rows (nthreads <= 0: all cores).
  * Returns 0, or KB_EINVAL with err naming the problem. outs gets ref->nouts

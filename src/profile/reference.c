@@ -10,7 +10,8 @@
  * silu, copy, transpose) and reference_matmul.c; reference_call.c binds a
  * call to its spec (arguments, errors, the output) and
  * reference_parallel.c runs the work on threads.  None of them compares
- * (compare.c) or touches the GPU.
+ * (compare.c) or touches the GPU.  A Python reference (`ref numpy|torch`)
+ * goes to pyref.c from the entry point.
  *
  * Arguments: positional ones name input tensors, or (for scalars such as
  * axpy's a) a spec arg or a number; keyword ones are numbers, true/false or
