@@ -11,7 +11,11 @@
 # not stop the others.  Outputs under $OUT (runs.txt, results.json,
 # summary.txt); the summary table is printed last.
 #
-#   sh scripts/gpu-pyref.sh          (about a minute; KBENCH_PYTHON if python3 lacks torch)
+#   sh scripts/gpu-pyref.sh    (5-7 minutes; KBENCH_PYTHON=... if python3 lacks torch)
+# Then ten KernelBench level-1 problems with a hand-written kernel each
+# (kernels/kernelbench/) checked against their torch reference and timed
+# beside PyTorch eager and torch.compile, and `kbench optimize` with the
+# scripted provider on two of them.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -61,7 +65,49 @@ step session_folder_trusted "CORRECT" "$KB" run theirs/k.cu/v1.cu --no-sweep --t
 step kernelbench_new "wrote kb_problem.cu" "$KB" new --from-kernelbench kb_problem.py
 step kernelbench_skeleton_runs "INCORRECT" "$KB" run kb_problem.cu --no-sweep
 step kernelbench_ref_here "reference   python torch" "$KB" ref kb_problem.cu
+
+# ---- KernelBench level-1 problems with a hand-written kernel each
+# (kernels/kernelbench/, CORRECT on the CPU emulator at small sizes in
+# pyref.sh): kbench's check against the torch reference (on the GPU, in
+# float64) and time, beside PyTorch eager and torch.compile on the same
+# sizes (float32).  Sizes: the problem's, except where the float64
+# reference's inputs would pass tens of GB through shared memory per trial:
+# there the batch is cut (the args shown).
+cd "$ROOT" || exit 1
+printf '\n%-22s %-20s %-9s %10s %10s %10s\n' "kernelbench" "args" "kbench" "kbench_us" "eager_us" "compile_us" >>"$S"
+for spec in "19_relu D=32768" "23_softmax D=32768" "51_argmax B=16" "89_cumsum B=4096" \
+	    "100_hinge_loss B=4096" "94_mse_loss B=4096" "42_maxpool2d N=4" "50_conv2d" \
+	    "82_depthwise_conv2d N=4" "97_sdpa B=4"; do
+	set -- $spec
+	f=kernels/kernelbench/$1.cu
+	shift
+	a=""
+	for kv in "$@"; do a="$a --arg $kv"; done
+	timeout 120 "$KB" run "$f" --no-sweep --trials 2 $a >"$W.run" 2>&1
+	rc=$?
+	{ echo "=== kbench run $f$a (exit $rc)"; cat "$W.run"; } >>"$OUT/runs.txt"
+	v=$(grep -m1 -oE 'CORRECT|INCORRECT|REFERENCE ERROR|NO REFERENCE|UNSUPPORTED|FAULT|TIMEOUT|ERROR' "$W.run")
+	us=$(sed -n 's/^  time *\([0-9.]*\) us median.*/\1/p' "$W.run" | head -1)
+	ms=$(sed -n 's/^  time *\([0-9.]*\) ms median.*/\1/p' "$W.run" | head -1)
+	[ -n "$ms" ] && us=$(echo "$ms" | awk '{print $1 * 1000}')
+	tt=$(timeout 240 ${KBENCH_PYTHON:-python3} scripts/gpu-pyref-torch.py "$f" "$@" 2>>"$OUT/runs.txt" | tail -1)
+	printf '%-22s %-20s %-9s %10s %10s %10s\n' "$(basename "$f" .cu)" "${*:--}" "${v:-?}" "${us:--}" \
+		$(echo "${tt:-n/a n/a}" | cut -c1-40) >>"$S"
+done
+
+# ---- kbench optimize with the scripted provider on two of them: each
+# answer is checked and timed like any variant (the script's answers are
+# kernels/softmax.cu's, whose spec differs: refused as spec changes)
+for f in kernels/kernelbench/50_conv2d.cu kernels/kernelbench/82_depthwise_conv2d.cu; do
+	cp "$f" "$W.opt.cu"
+	timeout 150 "$KB" optimize "$W.opt.cu" --rounds 2 --trials 1 \
+		--llm-cmd "$ROOT/tests/fixtures/scripted-llm" >"$W.run" 2>&1
+	rc=$?
+	{ echo "=== kbench optimize $f (exit $rc)"; cat "$W.run"; } >>"$OUT/runs.txt"
+	printf 'optimize %-28s exit %s: %s\n' "$(basename "$f")" "$rc" \
+		"$(grep -m2 -E 'round|baseline|best' "$W.run" | tr '\n' ' ' | cut -c1-150)" >>"$S"
+done
 "$KB" serve --stop >/dev/null 2>&1
-cd "$ROOT" && rm -rf "$W"
+rm -rf "$W" "$W.run" "$W.opt.cu"
 echo "(the python line, then one row a step: ok when its output says what it must; runs.txt has each output)"
 cat "$S"

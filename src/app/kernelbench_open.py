@@ -56,6 +56,13 @@ def num(v):
     return r[:-2] if r.endswith(".0") else r
 
 
+def sample(t):
+    """At most a million of t's values, spread over it, in float64."""
+    f = t.detach().reshape(-1)
+    step = max(1, f.numel() // 1000000)
+    return f[::step].double()
+
+
 def init_of(t):
     """An init line of the same kind as the problem's values."""
     import torch
@@ -64,7 +71,7 @@ def init_of(t):
     if t.dtype == torch.bool or not t.is_floating_point():
         lo, hi = int(t.min()), int(t.max())
         return "rand(%d, %d)" % (lo, hi + 1)
-    d = t.detach().double()
+    d = sample(t)
     lo, hi = float(d.min()), float(d.max())
     if lo == hi:
         return "ones" if lo == 1 else "zeros" if lo == 0 else "rand(%s, %s)" % (num(lo), num(hi))
@@ -79,12 +86,52 @@ def init_of(t):
     return "rand(%.4g, %.4g)" % (lo, hi)
 
 
+FACTORIES = ("rand", "randn", "randint", "ones", "zeros", "empty", "full", "rand_like",
+             "randn_like", "ones_like", "zeros_like")
+REAL_BYTES = 256 << 20  # get_inputs() drawn for real (its values read) up to this
+
+
+def meta_inputs(get_inputs):
+    """get_inputs() with torch's factories on the meta device (shapes, no
+    memory), and the factory calls it made, in order."""
+    import torch
+    calls, saved = [], {n: getattr(torch, n) for n in FACTORIES if hasattr(torch, n)}
+
+    def wrap(name, f):
+        def g(*a, **k):
+            k["device"] = "meta"
+            calls.append((name, a, k))
+            return f(*a, **k)
+        return g
+    for n, f in saved.items():
+        setattr(torch, n, wrap(n, f))
+    try:
+        return list(get_inputs()), calls
+    finally:
+        for n, f in saved.items():
+            setattr(torch, n, f)
+
+
+def init_of_call(call, t):
+    """The init of a tensor too big to draw here, from the factory call that made it."""
+    import torch
+    name, a, k = call
+    if not t.is_floating_point():
+        if name == "randint":
+            lo, hi = (0, a[0]) if len(a) < 2 or not isinstance(a[1], int) else (a[0], a[1])
+            return "rand(%d, %d)" % (lo, hi)
+        return "rand(0, 2)"
+    return {"rand": "rand(0, 1)", "rand_like": "rand(0, 1)", "ones": "ones", "ones_like": "ones",
+            "zeros": "zeros", "zeros_like": "zeros"}.get(name, "randn()")
+
+
 def dims(shape):
     return "[%s]" % ", ".join(str(int(s)) for s in shape) if len(shape) else "[1]"
 
 
-def out_shapes(model, args):
-    """The forward's outputs on the meta device (no compute), else for real."""
+def out_shapes(model, args, drawn):
+    """The forward's outputs on the meta device (no compute), else for real
+    (when the inputs were drawn here)."""
     import copy
     import torch
     try:
@@ -92,9 +139,45 @@ def out_shapes(model, args):
         a = [v.to("meta") if isinstance(v, torch.Tensor) else v for v in args]
         with torch.no_grad():
             return m(*a), "a forward on the meta device"
-    except Exception:
+    except Exception as e:
+        if drawn:
+            with torch.no_grad():
+                return model(*args), "a forward on the CPU"
+        try:
+            return batch_probe(model, args), "forwards at batch 1 and 2 (no meta kernel here)"
+        except Exception as e2:
+            sys.exit("the forward does not run on the meta device here (%s: %s), the inputs are "
+                     "too big to run it for real on this machine, and at batch 1 and 2 it says "
+                     "nothing (%s): no output shapes" % (type(e).__name__, str(e).splitlines()[0],
+                                                         e2))
+
+
+def batch_probe(model, args):
+    """The outputs' shapes from forwards at batch 1 and 2 (dim 0 of every
+    tensor input of the common batch size), each dim that doubles scaled
+    to the batch; meta tensors of those shapes."""
+    import torch
+    ts = [v for v in args if isinstance(v, torch.Tensor)]
+    n = ts[0].shape[0] if ts and ts[0].dim() else None
+    if not n or any(t.dim() == 0 or t.shape[0] != n for t in ts):
+        raise ValueError("the inputs share no batch dim")
+
+    def at(b):
+        a = [torch.rand((b,) + tuple(v.shape[1:])).to(v.dtype) if isinstance(v, torch.Tensor) else v
+             for v in args]
         with torch.no_grad():
-            return model(*args), "a forward on the CPU"
+            r = model(*a)
+        return list(r) if isinstance(r, (tuple, list)) else [r]
+    one, two = at(1), at(2)
+    outs = []
+    for x, y in zip(one, two):
+        shape = []
+        for p, q in zip(x.shape, y.shape):
+            if p != q and q != 2 * p:
+                raise ValueError("an output dim is neither fixed nor the batch's")
+            shape.append(p if p == q else p * n)
+        outs.append(torch.empty(shape, dtype=x.dtype, device="meta"))
+    return tuple(outs) if len(outs) > 1 else outs[0]
 
 
 def flops_of(model, args):
@@ -130,7 +213,14 @@ def main():
                      "get_init_inputs()" % (prob, need))
     torch.manual_seed(0)
     model = ns["Model"](*ns["get_init_inputs"]())
-    args = list(ns["get_inputs"]())
+    args, calls = meta_inputs(ns["get_inputs"])
+    nbytes = sum(v.numel() * v.element_size() for v in args if isinstance(v, torch.Tensor))
+    drawn = nbytes <= REAL_BYTES
+    if drawn:  # small enough: the values themselves say how they were drawn
+        torch.manual_seed(0)
+        args = list(ns["get_inputs"]())
+    tensors = [v for v in args if isinstance(v, torch.Tensor)]
+    by_call = dict(zip(map(id, tensors), calls)) if len(calls) == len(tensors) else {}
     try:
         params = list(inspect.signature(model.forward).parameters.values())
         names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -146,7 +236,8 @@ def main():
         if isinstance(v, torch.Tensor):
             if kdtype(v) is None:
                 sys.exit("%s: input %s has dtype %s, which kbench has no dtype for" % (prob, n, v.dtype))
-            ins.append((k, kdtype(v), dims(v.shape), init_of(v), v))
+            init = init_of(v) if drawn else init_of_call(by_call.get(id(v), ("randn", (), {})), v)
+            ins.append((k, kdtype(v), dims(v.shape), init, v))
             if v.dtype == torch.bool:
                 bools.append(k)
         elif isinstance(v, (bool, int, float)):
@@ -159,7 +250,7 @@ def main():
             k = ident(pname, taken)
             state[k] = pname
             ins.append((k, kdtype(p), dims(p.shape), init_of(p), p))
-    res, how = out_shapes(model, args)
+    res, how = out_shapes(model, args, drawn)
     outs_t = list(res) if isinstance(res, (tuple, list)) else [res]
     outs = []
     for i, t in enumerate(outs_t):
@@ -177,7 +268,8 @@ def main():
     w.append("// The reference is the problem's own Model.forward (its source is in")
     w.append("// %s), run by PyTorch in float64 on the CPU with kbench's inputs;" % ref_name)
     w.append("// the Model's parameters are inputs too, drawn like the problem's own")
-    w.append("// values. The output shapes come from %s. The kernel below is a" % how)
+    w.append("// values%s. The output shapes come from %s. The kernel below is a"
+             % ("" if drawn else " (as its get_inputs() calls name them: too big to draw here)", how))
     w.append("// skeleton: it writes zeros, so it runs INCORRECT until you write it.")
     w.append("// Tolerances are KernelBench's (fp32 1e-4, fp16/bf16 1e-2).")
     w.append("//")

@@ -167,17 +167,19 @@ static int start_locked(kb_err *err)
 		rc = kb_err_set(err, KB_EIO, KB_DOM_OS, errno, "fork: %s", strerror(errno));
 		goto out;
 	}
-	srv = (server){.pid = pid, .to = in[1], .from = rep[0]};
-	memcpy(srv.dir, script, strlen(script) - strlen("/server.py"));
-	srv.dir[strlen(script) - strlen("/server.py")] = 0;
+	srv.pid = pid, srv.to = in[1], srv.from = rep[0], srv.calls = 0;
 	in[1] = rep[0] = -1;
 	signal(SIGPIPE, SIG_IGN); /* a dead server is an error on write, not our death */
 	kb_log("pyref: started %s (pid %d) in %s", python, (int)pid, srv.dir);
 out:
-	int fds[] = {in[0], in[1], rep[0], rep[1], log};
-	for (size_t i = 0; i < KB_ARRAY_LEN(fds); i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (rep[i] >= 0)
+			close(rep[i]);
+	}
+	if (log >= 0)
+		close(log);
 	free(python);
 	return rc;
 }

@@ -72,6 +72,25 @@ else
 	fi
 fi
 
+# The hand-written kernels of ten KernelBench level-1 problems
+# (kernels/kernelbench/, device=cuda references): on the CPU at small sizes,
+# against the same torch expression run here (F.scaled_dot_product_attention,
+# which torch 1.13 lacks, written out)
+if [ -x "$EMU" ] && [ -n "$TORCH" ]; then
+	for c in "19_relu B=3,D=1000" "23_softmax B=3,D=3000" "51_argmax B=2,D1=50,D2=300" \
+		 "89_cumsum B=2,D=5000" "100_hinge_loss B=37,D=300,NB=8" "94_mse_loss B=37,D=300,NB=8" \
+		 "42_maxpool2d N=2,C=3,H=17,W=19" "50_conv2d N=2,H=30,W=27,CO=5" \
+		 "82_depthwise_conv2d N=2,C=3,H=13,W=20" "97_sdpa B=1,NH=2,L=7,E=64"; do
+		set -- $c
+		sed -e 's/torch device=cuda /torch /' -e \
+			's|F.scaled_dot_product_attention(Q, K, V)|torch.softmax(Q @ K.transpose(-1, -2) / Q.shape[-1] ** 0.5, dim=-1) @ V|' \
+			"kernels/kernelbench/$1.cu" >"$T_TMP/$1.cu"
+		emu "kernelbench_$1" "$T_TMP/$1.cu" --size "$2"
+	done
+else
+	skip kernelbench_kernels "needs build/emu/tile_emu and torch"
+fi
+
 # ---- the spec line ----
 W="$T_TMP/w"
 mkdir -p "$W"
