@@ -51,6 +51,7 @@ t_end=$(date +%s)
 import json, os, re, subprocess, sys, time
 W, out, L, limit, s_open, s_ref = sys.argv[1:7]
 rows, n_open, n_ran = [], 0, 0
+avail = int([l for l in open("/proc/meminfo") if l.startswith("MemAvailable")][0].split()[1]) * 1024
 def key(s):
     return int(s.split("_")[0])
 for stem in sorted(os.listdir(W), key=key):
@@ -66,7 +67,19 @@ for stem in sorted(os.listdir(W), key=key):
     shapes = "%s -> %s" % (ins.group(1) if ins else "?", outs.group(1) if outs else "?")
     rj = os.path.join(d, "ref.json")
     if not os.path.exists(rj):
-        rows.append((stem, "yes", "-", "-", "not run: the table's time ran out first", shapes))
+        # what kbench ref would have said at once (refcheck.c's estimate)
+        need = 0
+        for m in re.finditer(r"^//! (in|out) +\w+ : (\w+)\[(.*)\]", open(os.path.join(d, "k.cu")).read(), re.M):
+            n = 1
+            for x in m.group(3).split(","):
+                n *= int(x)
+            size = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "f16": 2, "bf16": 2}.get(m.group(2), 1)
+            need += n * (24 if m.group(1) == "out" else size + 8)
+        if need > 0.5 * avail:
+            why = "too big for this machine: needs about %.1f GB here (inputs, their float64 copies and the outputs), and %.1f GB are available" % (need / 1e9, avail / 1e9)
+        else:
+            why = "not run: the table's time ran out first (needs about %.1f GB)" % (need / 1e9)
+        rows.append((stem, "yes", "-", "-", why, shapes))
         continue
     try:
         r = json.load(open(rj))

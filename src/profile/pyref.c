@@ -291,7 +291,10 @@ static int build_request(kb_profile__refcall *c, json_t **out, kb_err *err)
 	*out = req;
 	json_object_set_new(req, "lang", json_string(py->lang == KB_PYREF_TORCH ? "torch" : "numpy"));
 	json_object_set_new(req, "device", json_string(py->cuda ? "cuda" : "cpu"));
-	json_object_set_new(req, "kernel_file", json_string(c->src->path ? c->src->path : "?"));
+	/* absolute: a shared runner's server keeps the first client's folder */
+	char *kf = kb_path_resolve(c->src->path ? c->src->path : "?");
+	json_object_set_new(req, "kernel_file", json_string(kf));
+	free(kf);
 	json_object_set_new(req, "line", json_integer(c->ref->loc.line > 0 ? c->ref->loc.line : 1));
 	if (py->file) {
 		char *f = kb_profile__pyref_file(c->src, py->file);
