@@ -1,21 +1,26 @@
 #!/bin/sh
-# gpu-pyref.sh - GPU evidence of Python references (issue 28,
-# docs/python-refs.md), from a checkout with build/dist unpacked (as
-# scripts/gpu-single.sh): the kernels of tests/pyref/ run by `kbench run`
-# on the GPU and checked against their NumPy and PyTorch references (CPU,
-# float64; and torch device=cuda), a second run served by the warm
-# reference server and the reference cache, a reference that raises never
-# CORRECT, a file from a session folder REFUSED, and a problem written as
-# KernelBench writes them opened with `kbench new --from-kernelbench`
-# (its skeleton runs INCORRECT: it writes zeros).  One step failing does
-# not stop the others.  Outputs under $OUT (runs.txt, results.json,
-# summary.txt); the summary table is printed last.
-#
-#   sh scripts/gpu-pyref.sh    (5-7 minutes; KBENCH_PYTHON=... if python3 lacks torch)
-# Then ten KernelBench level-1 problems with a hand-written kernel each
-# (kernels/kernelbench/) checked against their torch reference and timed
-# beside PyTorch eager and torch.compile, and `kbench optimize` with the
-# scripted provider on two of them.
+# gpu-pyref.sh [checks] [kernelbench] [optimize] - GPU evidence of Python
+# references (issue 28, docs/python-refs.md), from a checkout with
+# build/dist unpacked (as scripts/gpu-single.sh).  Parts (default: all
+# three; each step has its own time limit, and a part starts no step after
+# 7 minutes of the call):
+#   checks       the kernels of tests/pyref/ run by `kbench run` on the GPU
+#                against their NumPy and PyTorch references (CPU float64, and
+#                torch device=cuda); a second run on the warm reference
+#                server, one with the same seeds from the kept results; a
+#                raising reference never CORRECT; a session folder's file
+#                REFUSED, then trusted; a problem written as KernelBench
+#                writes them opened by `kbench new --from-kernelbench` (its
+#                skeleton INCORRECT: it writes zeros)           ~2 minutes
+#   kernelbench  ten KernelBench level-1 problems with a hand-written kernel
+#                each (kernels/kernelbench/) checked against their torch
+#                reference and timed, beside PyTorch eager and torch.compile
+#                                                              ~4-5 minutes
+#   optimize     `kbench optimize` with the scripted provider on two of them
+#                                                              ~2 minutes
+# One step failing does not stop the others.  Outputs under $OUT (runs.txt:
+# every step's output; results.json; summary.txt); the summary is printed
+# last.  KBENCH_PYTHON=... when python3 lacks NumPy or torch.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -47,7 +52,14 @@ step() {
 		"${ref:-$(grep -m1 -E 'CORRECT|INCORRECT|REFUSED|REFERENCE ERROR|NO REFERENCE|ERROR' "$W/step.out" | cut -c1-110)}" >>"$S"
 }
 
+PARTS=${*:-checks kernelbench optimize}
+T0=$(date +%s)
+want() { # PART: whether it was asked for and there is time left
+	case " $PARTS " in *" $1 "*) [ $(( $(date +%s) - T0 )) -lt 420 ] ;; *) false ;; esac
+}
+
 cd "$W" || exit 1
+if want checks; then
 step numpy_expression "CORRECT" "$KB" run scan_rows.cu --no-sweep
 step numpy_file_function "CORRECT" "$KB" run softmax_rows.cu --no-sweep
 step numpy_again_warm "warm server" "$KB" run softmax_rows.cu --no-sweep --seed 7
@@ -65,6 +77,7 @@ step session_folder_trusted "CORRECT" "$KB" run theirs/k.cu/v1.cu --no-sweep --t
 step kernelbench_new "wrote kb_problem.cu" "$KB" new --from-kernelbench kb_problem.py
 step kernelbench_skeleton_runs "INCORRECT" "$KB" run kb_problem.cu --no-sweep
 step kernelbench_ref_here "reference   python torch" "$KB" ref kb_problem.cu
+fi
 
 # ---- KernelBench level-1 problems with a hand-written kernel each
 # (kernels/kernelbench/, CORRECT on the CPU emulator at small sizes in
@@ -74,33 +87,38 @@ step kernelbench_ref_here "reference   python torch" "$KB" ref kb_problem.cu
 # reference's inputs would pass tens of GB through shared memory per trial:
 # there the batch is cut (the args shown).
 cd "$ROOT" || exit 1
+if want kernelbench; then
 printf '\n%-22s %-20s %-9s %10s %10s %10s\n' "kernelbench" "args" "kbench" "kbench_us" "eager_us" "compile_us" >>"$S"
 for spec in "19_relu D=32768" "23_softmax D=32768" "51_argmax B=16" "89_cumsum B=4096" \
 	    "100_hinge_loss B=4096" "94_mse_loss B=4096" "42_maxpool2d N=4" "50_conv2d" \
 	    "82_depthwise_conv2d N=4" "97_sdpa B=4"; do
+	want kernelbench || break
 	set -- $spec
 	f=kernels/kernelbench/$1.cu
 	shift
 	a=""
 	for kv in "$@"; do a="$a --arg $kv"; done
-	timeout 120 "$KB" run "$f" --no-sweep --trials 2 $a >"$W.run" 2>&1
+	timeout 90 "$KB" run "$f" --no-sweep --trials 2 $a >"$W.run" 2>&1
 	rc=$?
 	{ echo "=== kbench run $f$a (exit $rc)"; cat "$W.run"; } >>"$OUT/runs.txt"
 	v=$(grep -m1 -oE 'CORRECT|INCORRECT|REFERENCE ERROR|NO REFERENCE|UNSUPPORTED|FAULT|TIMEOUT|ERROR' "$W.run")
 	us=$(sed -n 's/^  time *\([0-9.]*\) us median.*/\1/p' "$W.run" | head -1)
 	ms=$(sed -n 's/^  time *\([0-9.]*\) ms median.*/\1/p' "$W.run" | head -1)
 	[ -n "$ms" ] && us=$(echo "$ms" | awk '{print $1 * 1000}')
-	tt=$(timeout 240 ${KBENCH_PYTHON:-python3} scripts/gpu-pyref-torch.py "$f" "$@" 2>>"$OUT/runs.txt" | tail -1)
+	tt=$(timeout 90 ${KBENCH_PYTHON:-python3} scripts/gpu-pyref-torch.py "$f" "$@" 2>>"$OUT/runs.txt" | tail -1)
 	printf '%-22s %-20s %-9s %10s %10s %10s\n' "$(basename "$f" .cu)" "${*:--}" "${v:-?}" "${us:--}" \
 		$(echo "${tt:-n/a n/a}" | cut -c1-40) >>"$S"
 done
+
+fi
 
 # ---- kbench optimize with the scripted provider on two of them: each
 # answer is checked and timed like any variant (the script's answers are
 # kernels/softmax.cu's, whose spec differs: refused as spec changes)
 for f in kernels/kernelbench/50_conv2d.cu kernels/kernelbench/82_depthwise_conv2d.cu; do
+	want optimize || break
 	cp "$f" "$W.opt.cu"
-	timeout 150 "$KB" optimize "$W.opt.cu" --rounds 2 --trials 1 \
+	timeout 100 "$KB" optimize "$W.opt.cu" --rounds 2 --trials 1 \
 		--llm-cmd "$ROOT/tests/fixtures/scripted-llm" >"$W.run" 2>&1
 	rc=$?
 	{ echo "=== kbench optimize $f (exit $rc)"; cat "$W.run"; } >>"$OUT/runs.txt"
