@@ -33,6 +33,8 @@ static int fill(kb_tensor *t, const kb_init *in, uint64_t seed, kb_err *err)
 	if (in->kind == KB_INIT_FILE)
 		return kb_profile_load_file(in->path, t, err);
 	uint64_t s = in->has_seed ? in->seed : seed;
+	bool integer = t->dtype != KB_DT_F64 && t->dtype != KB_DT_F32 && t->dtype != KB_DT_F16 &&
+		       t->dtype != KB_DT_BF16;
 	for (int64_t i = 0; i < t->n; i++) {
 		double v = 0;
 		switch (in->kind) {
@@ -45,7 +47,8 @@ static int fill(kb_tensor *t, const kb_init *in, uint64_t seed, kb_err *err)
 			break;
 		case KB_INIT_FILE: break;
 		}
-		kb_tensor_set(t, i, v);
+		/* integers truncated as the GPU's fill does: rand(0, C) is 0 .. C-1 */
+		kb_tensor_set(t, i, integer ? floor(v) : v);
 	}
 	return KB_OK;
 }
@@ -204,6 +207,7 @@ int kb_app_ref_check(const char *path, json_t *args, json_t **result, kb_err *er
 		goto out;
 	}
 	rc = compute(&sp, &src, r, err);
+	kb_profile_pyref_stop(); /* this process computes nothing more */
 out:
 	if (rc < 0 && !json_object_get(r, "status"))
 		json_object_set_new(r, "status", json_string(err->domain == KB_DOM_PYTHON &&

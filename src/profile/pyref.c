@@ -26,6 +26,7 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "profile_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -80,6 +81,35 @@ int kb_profile_pyref_interpreter(char **out, kb_err *err)
 			  "python3 python3-numpy) or set KBENCH_PYTHON=/path/to/python3");
 }
 
+/* Removes the folders of servers whose kbench process is gone (killed,
+ * or its server killed at a timeout): their inputs would stay in memory. */
+static void sweep_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		int pid = 0;
+		if (sscanf(e->d_name, "kbench-pyref.%d.", &pid) != 1 || pid <= 0 ||
+		    kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char *dir = kb_xasprintf("%s/%s", base, e->d_name);
+		DIR *in = opendir(dir);
+		struct dirent *f;
+		while (in && (f = readdir(in)))
+			if (f->d_name[0] != '.') {
+				char *path = kb_xasprintf("%s/%s", dir, f->d_name);
+				unlink(path);
+				free(path);
+			}
+		if (in)
+			closedir(in);
+		rmdir(dir);
+		free(dir);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* A private folder in shared memory for this process's server. */
 static int make_dir(kb_err *err)
 {
@@ -88,6 +118,7 @@ static int make_dir(kb_err *err)
 	const char *tmp = getenv("TMPDIR");
 	const char *bases[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp"};
 	for (size_t i = 0; i < KB_ARRAY_LEN(bases); i++) {
+		sweep_stale(bases[i]);
 		snprintf(srv.dir, sizeof srv.dir, "%s/kbench-pyref.%d.XXXXXX", bases[i], (int)getpid());
 		if (mkdtemp(srv.dir))
 			return KB_OK;
@@ -135,7 +166,8 @@ static void stop_locked(bool kill_it)
 /* The child: stdin from `in`, replies on fd 3, stdout and stderr to log. */
 static void exec_child(int in, int reply, int log, char **argv)
 {
-	prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlives the runner */
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the runner, even mid-op (the
+					   * next server sweeps its folder) */
 	if (dup2(in, 0) < 0 || dup2(reply, 3) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
 		_exit(127);
 	close_range(4, ~0U, 0); /* none of the runner's pipes: its client sees it exit */

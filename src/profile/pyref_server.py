@@ -276,7 +276,7 @@ def clean_up(*_):
 
 def main():
     import signal
-    signal.signal(signal.SIGTERM, clean_up)  # the runner died (PR_SET_PDEATHSIG)
+    signal.signal(signal.SIGTERM, clean_up)  # asked to stop
     reply = os.fdopen(int(sys.argv[1]), "w")
     os.dup2(2, 1)  # prints of a reference go to the log, not the protocol
     serve(reply)

@@ -182,6 +182,17 @@ if [ -n "$PY" ]; then
 	run "$KB" ref "$S/k.cu/v1.cu"
 	expect_rc ref_refused_rc 1
 	expect_in ref_refused_says out "say yes with --trust-python"
+	# integer inputs drawn as the GPU draws them: rand(0, 4) is 0 .. 3
+	cat >"$W/ints.cu" <<'EOF'
+//! in      t : i64[1000] = rand(0, 4)
+//! in      x : f32[1000] = rand(0, 1)
+//! out     y : f32[1000]
+//! launch  grid=(4) block=(256)
+//! ref     numpy x * 0 + t.max() -> y
+__global__ void k(const long long *t, const float *x, float *y) {}
+EOF
+	run "$KB" ref "$W/ints.cu"
+	expect_in ref_integer_inputs_truncated out "y           [1000]: min 3, max 3"
 	run "$KB" ref "$P/scan_rows.cu" --arg M=100000000 --arg N=100000
 	expect_rc ref_too_big_rc 3
 	expect_in ref_too_big_says out "GB are available"

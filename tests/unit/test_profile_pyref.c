@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/kb_pyref_XXXXXX";
@@ -202,6 +203,32 @@ static void test_pyref__hang_and_death(void)
 	outs_free(o, 1);
 }
 
+/* A folder left by a kbench process that died (its inputs in memory) is
+ * removed when the next server starts. */
+static void test_pyref__stale_folders_swept(void)
+{
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+			   : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	char *dir = kb_xasprintf("%s/kbench-pyref.%d.test00", base, (int)dead);
+	char *file = kb_xasprintf("%s/in.0.bin", dir);
+	T_EQ_INT(mkdir(dir, 0700), 0);
+	FILE *f = fopen(file, "w");
+	fputs("inputs", f);
+	fclose(f);
+	kb_profile_pyref_stop();
+	kb_ref_out o[1];
+	kb_err err;
+	T_EQ_INT(run_ref(HEAD "//! ref numpy x -> y\n", o, 1, &err), 0);
+	outs_free(o, 1);
+	T_OK(access(dir, F_OK) != 0);
+	free(file);
+	free(dir);
+}
+
 /* The interpreter, NumPy and torch missing: each says what to do. */
 static void test_pyref__missing_python_numpy_torch(void)
 {
@@ -303,11 +330,12 @@ int main(void)
 		T_RUN(test_pyref__exception_at_user_line);
 		T_RUN(test_pyref__wrong_shape_count_dtype);
 		T_RUN(test_pyref__hang_and_death);
+		T_RUN(test_pyref__stale_folders_swept);
 		T_RUN(test_pyref__missing_python_numpy_torch);
 	} else {
 		printf("  SKIP test_pyref__*: python3 with numpy is not installed "
 		       "(make deps installs python3-numpy)\n");
-		t_skipped += 8;
+		t_skipped += 9;
 	}
 	kb_profile_pyref_stop();
 	char *rm = kb_xasprintf("rm -rf %s", tmpdir);
