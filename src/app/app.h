@@ -48,7 +48,25 @@ typedef struct {
 				   * wavefronts, bank conflicts (CUPTI SASS metrics) */
 	const char *cache_control; /* counter passes: "all" (NULL) or "none", as ncu's flag */
 	json_t *args;             /* arg overrides {"N": 1024}, borrowed, may be NULL */
+	const char *python_from;  /* not the user's own text: where it came from ("a recorded
+				   * session (kbench replay)"); a Python reference in it runs
+				   * only with KBENCH_TRUST_PYTHON=1 (--trust-python) */
 } kb_app_run_opts;
+
+/* kernelbench.c: `kbench new --from-kernelbench PROBLEM.py [-o FILE.cu]`
+ * writes FILE.cu and FILE.ref.py (docs/python-refs.md); msg says what and
+ * what next.  Returns 0, KB_EINVAL (a file exists, or the problem does not
+ * open: err has its traceback), KB_ENOTFOUND, or KB_EUNSUP (no Python or
+ * torch). */
+int kb_app_new_kernelbench(const char *problem, const char *out, kb_buf *msg, kb_err *err);
+/* refcheck.c: `kbench ref FILE`: the spec's CPU reference computed here
+ * with args overridden ({"N": 1024}); *result says what ran, how long it
+ * took and the outputs' ranges (always set once the file is read).
+ * Returns 0, or KB_ESPEC/KB_EINVAL (the spec), KB_EPERM (a Python
+ * reference not the user's), KB_ENOMEM (too big for this machine), or a
+ * Python reference's error (KB_DOM_PYTHON). */
+int kb_app_ref_check(const char *path, json_t *args, json_t **result, kb_err *err);
+void kb_app_ref_render(json_t *r, kb_buf *out);
 
 /* The runner request of a run (a new reference). */
 json_t *kb_app_run_request(const kb_app_run_opts *o);

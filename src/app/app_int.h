@@ -233,4 +233,12 @@ int kb_app__gpu_list(const char *gpus, bool local, int *v, int max);
  * machine's CUDA_VISIBLE_DEVICES has (an error saying so otherwise). */
 int kb_app__check_gpus(const char *gpus, bool local, kb_err *err);
 
+/* pyrefs.c: why o's Python reference (`//! ref numpy|torch`) must not run
+ * unasked - a new string - or NULL when it may: the user's own file, or
+ * --trust-python / KBENCH_TRUST_PYTHON=1. */
+char *kb_app__python_refusal(const kb_app_run_opts *o);
+/* The "python_refused" result of a request that carries such a refusal,
+ * answered without a runner; NULL when the request may go. */
+json_t *kb_app__python_refused(json_t *req);
+
 #endif

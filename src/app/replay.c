@@ -233,7 +233,8 @@ static json_t *replay_request(kb_store *st, const char *path, const kb_variant *
 		if (json_is_string(json_array_get(rdefs, d)))
 			defs[ndefs++] = json_string_value(json_array_get(rdefs, d));
 	kb_app_run_opts o = {.path = path, .text = l.text, .args = json_object_get(rec, "args"),
-			     .defines = defs, .ndefines = ndefs};
+			     .defines = defs, .ndefines = ndefs,
+			     .python_from = "it is a recorded session's variant (kbench replay)"};
 	json_t *req = kb_app_run_request(&o);
 	kb_app__unload(&l);
 	return req;
@@ -286,8 +287,9 @@ static int replay_results(kb_runner *r, kb_pool *pool, const replay_plan *p, jso
 	}
 	*results = json_array();
 	for (size_t k = 0; k < n; k++) {
-		json_t *now = NULL;
-		int rc = kb_runner_call(r, json_array_get(p->reqs, k), 0, NULL, NULL, &now, err);
+		json_t *now = kb_app__python_refused(json_array_get(p->reqs, k));
+		int rc = now ? KB_OK
+			     : kb_runner_call(r, json_array_get(p->reqs, k), 0, NULL, NULL, &now, err);
 		if (rc == 0 && (rc = no_gpu(now, err)) < 0) {
 			json_decref(now);
 			return rc;
@@ -327,6 +329,12 @@ static int replay_file(kb_runner *r, kb_pool *pool, const kb_session *s, const c
 			base_then = kb_app__jnum(then, "timing.median_us"), base_now = kb_app__jnum(now, "timing.median_us");
 		replay_row(v, now, base_then, base_now, same_gpu, out);
 	}
+	for (size_t k = 0; k < json_array_size(results); k++) /* why, and how to say yes: once */
+		if (!strcmp(kb_app_run_verdict(json_array_get(results, k)), "REFUSED")) {
+			kb_buf_catf(out, "  REFUSED: %s\n",
+				    kb_app__str(json_array_get(results, k), "message"));
+			break;
+		}
 out:
 	json_decref(results);
 	json_decref(p.reqs);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 json_t *kb_app_run_request(const kb_app_run_opts *o)
@@ -50,6 +51,11 @@ json_t *kb_app_run_request(const kb_app_run_opts *o)
 		json_object_set_new(req, "sass_metrics", json_true());
 	if (o->cache_control)
 		json_object_set_new(req, "cache_control", json_string(o->cache_control));
+	char *why = kb_app__python_refusal(o);
+	json_object_set_new(req, "python", json_boolean(!why));
+	if (why)
+		json_object_set_new(req, "python_why", json_string(why));
+	free(why);
 	return req;
 }
 
@@ -57,6 +63,10 @@ int kb_app_run(kb_runner *r, const kb_app_run_opts *o, kb_runner_progress_fn fn,
 	       json_t **result, kb_err *err)
 {
 	json_t *req = kb_app_run_request(o);
+	if ((*result = kb_app__python_refused(req))) {
+		json_decref(req);
+		return KB_OK;
+	}
 	int rc = kb_runner_call(r, req, o->timeout_ms, fn, ctx, result, err);
 	json_decref(req);
 	return rc;
@@ -107,6 +117,8 @@ const char *kb_app_run_verdict(json_t *r)
 	static const struct { const char *status, *word; } words[] = {
 		{"fault", "FAULT"}, {"timeout", "TIMEOUT"}, {"crash", "CRASH"},
 		{"spec_error", "SPEC ERROR"}, {"compile_error", "COMPILE ERROR"},
+		{"reference_error", "REFERENCE ERROR"}, {"no_reference", "NO REFERENCE"},
+		{"python_refused", "REFUSED"},
 		{"unsupported", "UNSUPPORTED"},
 		{"no_gpu", "NO GPU"}, {"launch_error", "LAUNCH ERROR"},
 		{"protocol_error", "RUNNER ERROR"}, {"metric_error", "METRIC ERROR"},
@@ -177,6 +189,26 @@ static void render_bad_output(json_t *o, kb_buf *out)
 	render_near(json_object_get(o, "near"), fb ? (int64_t)num(fb, "index") : -1, out);
 }
 
+/* Which Python reference ran and how long it took (its first computation
+ * among the trials; the others reused it or computed it again). */
+static void render_python_ref(json_t *trials, kb_buf *out)
+{
+	size_t i, kept = 0;
+	json_t *t, *first = NULL;
+	json_array_foreach(trials, i, t) {
+		json_t *r = json_object_get(t, "reference");
+		if (strcmp(str(r, "kind"), "python"))
+			return;
+		kept += json_is_true(json_object_get(r, "cached"));
+		if (!first && !json_is_true(json_object_get(r, "cached")))
+			first = r;
+	}
+	if (first || kept)
+		kb_buf_catf(out, "  reference   %s%s%zu of %zu trials reused a kept result\n",
+			    first ? str(first, "ran") : "python (kept results only)", "; ", kept,
+			    json_array_size(trials));
+}
+
 /* The worst figures over all trials and outputs. */
 static void render_correct(json_t *check, kb_buf *out)
 {
@@ -215,6 +247,7 @@ static void render_correct(json_t *check, kb_buf *out)
 		kb_buf_catf(out, "              values checked on %.0f of %.0f rows a trial (sampled, fresh "
 			    "rows each trial); every element checked written and finite\n", checked, rows);
 	kb_buf_free(&seeds);
+	render_python_ref(trials, out);
 }
 
 static void render_incorrect(json_t *check, kb_buf *out)

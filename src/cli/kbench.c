@@ -46,6 +46,8 @@ static const char usage_main[] =
 	"  calibrate      measure this GPU's ceilings (bandwidth, FMA and tensor-core rates)\n"
 	"  devices        show the GPU, its state and its cached ceilings\n"
 	"  serve          the runner process (framed JSON on stdin/stdout; used by run)\n"
+	"  ref FILE       compute the spec's reference here, on the CPU (no GPU)\n"
+	"  new --from-kernelbench PROBLEM.py  a KernelBench problem as a kernel file\n"
 	"\n"
 	"  log [FILE|SESSION]        each file's variants with their numbers, best marked\n"
 	"  show vN [--file F]        a variant's source and Result\n"
@@ -269,7 +271,7 @@ static int cmd_compile(int argc, char **argv)
 static const char usage_run[] =
 	"usage: kbench run FILE [--arch sm_XX] [--define K=V]... [--option OPT]... [--arg N=V]...\n"
 	"                       [--trials N] [--seed S] [--timeout SECONDS] [--timing MODE]\n"
-	"                       [--no-sweep] [--json]\n"
+	"                       [--no-sweep] [--json] [--trust-python]\n"
 	"\n"
 	"Compiles FILE for the GPU, fills its inputs per the //! spec, poisons its outputs,\n"
 	"launches it and checks every output against the reference (trials with fresh\n"
@@ -290,6 +292,8 @@ static const char usage_run[] =
 	"                    copies larger than L2; auto (default): graph under 10 us,\n"
 	"                    else diff\n"
 	"  --json            print the full Result as JSON\n"
+	"  --trust-python    run a Python reference (`ref numpy|torch`) of a file that is\n"
+	"                    not your own (a session folder); see docs/python-refs.md\n"
 	"  --metrics a,b,c   hardware counters by Nsight Compute name (kbench profile)\n"
 	"  --section NAME    sol, memory, compute, occupancy, stalls, roofline, or quick\n"
 	"                    (one pass: cheap enough for every save); profile: all\n"
@@ -368,12 +372,14 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		{"metrics", required_argument, NULL, 'M'}, {"section", required_argument, NULL, 'S'},
 		{"hot", no_argument, NULL, 'H'}, {"cache-control", required_argument, NULL, 'C'},
 		{"option", required_argument, NULL, 'O'}, {"sass-metrics", no_argument, NULL, 'X'},
-		{"no-sass-metrics", no_argument, NULL, 'x'}, {NULL, 0, NULL, 0},
+		{"no-sass-metrics", no_argument, NULL, 'x'}, {"trust-python", no_argument, NULL, 'P'},
+		{NULL, 0, NULL, 0},
 	};
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "a:D:h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'P': setenv("KBENCH_TRUST_PYTHON", "1", 1); break; /* app/pyrefs.c's yes */
 		case 'a': c->o.arch = optarg; break;
 		case 'D':
 			if (c->o.ndefines == (int)KB_ARRAY_LEN(c->defines))
@@ -466,7 +472,7 @@ static int run_exit(json_t *res)
 	/* a runner that broke the protocol is the environment's fault, not the kernel's */
 	if (!strcmp(v, "NO GPU") || !strcmp(v, "ERROR") || !strcmp(v, "DISCONNECTED") ||
 	    !strcmp(v, "UNREACHABLE") || !strcmp(v, "PROTOCOL MISMATCH") ||
-	    !strcmp(v, "RUNNER ERROR"))
+	    !strcmp(v, "RUNNER ERROR") || !strcmp(v, "NO REFERENCE"))
 		return EXIT_ENV;
 	return EXIT_KERNEL;
 }
@@ -684,6 +690,100 @@ static int cmd_calibrate(int argc, char **argv)
 			      "device-to-device copy, and caches them per GPU (by UUID).\n", argc, argv);
 }
 
+static const char usage_new[] =
+	"usage: kbench new --from-kernelbench PROBLEM.py [-o FILE.cu]\n"
+	"\n"
+	"Writes a kernel file for a KernelBench problem (a torch Model with get_inputs()\n"
+	"and get_init_inputs()): its inputs and the Model's parameters as //! in lines,\n"
+	"the outputs, KernelBench's tolerances, flops where PyTorch counts them, the\n"
+	"Model's forward as a Python reference (FILE.ref.py, beside it) and a kernel\n"
+	"skeleton to fill in. Runs the problem's Python (imports it) to learn the shapes.\n"
+	"FILE.cu defaults to the problem's name in this folder; nothing is overwritten.\n";
+
+static int cmd_new(int argc, char **argv)
+{
+	const char *problem = NULL, *out = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--from-kernelbench") && i + 1 < argc)
+			problem = argv[++i];
+		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return fputs(usage_new, stdout), 0;
+		else
+			return usage_error(usage_new, "unexpected '%s'", argv[i]);
+	}
+	if (!problem)
+		return usage_error(usage_new, "new needs --from-kernelbench PROBLEM.py%s", "");
+	kb_buf msg = KB_BUF_INIT;
+	kb_err err = {0};
+	int rc = kb_app_new_kernelbench(problem, out, &msg, &err);
+	if (rc < 0)
+		fprintf(stderr, "kbench: %s\n", err.msg);
+	else
+		fputs(msg.s, stdout);
+	kb_buf_free(&msg);
+	return rc == 0 ? 0 : rc == KB_EUNSUP ? EXIT_ENV : rc == KB_EINVAL && !strstr(err.msg, "open")
+		? EXIT_USAGE : EXIT_KERNEL;
+}
+
+static const char usage_ref[] =
+	"usage: kbench ref FILE [--arg N=V]... [--trust-python] [--json]\n"
+	"\n"
+	"Computes FILE's reference (a built-in or a Python one) here, on the CPU, with no\n"
+	"GPU, from inputs drawn as the spec says (this machine's generator: not the values a\n"
+	"GPU run draws), and says which reference ran, how long it took and what it gave.\n"
+	"Exit 0 when it ran; 1 when the reference or the spec fails; 3 when this machine\n"
+	"cannot (no Python, NumPy or torch; not enough memory for these sizes).\n";
+
+static int cmd_ref(int argc, char **argv)
+{
+	const char *path = NULL;
+	bool as_json = false;
+	json_t *args = json_object(), *r = NULL;
+	int status = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--arg") && i + 1 < argc) {
+			if (parse_arg_override(args, argv[++i]) < 0)
+				status = usage_error(usage_ref, "--arg takes NAME=VALUE, not '%s'", argv[i]);
+		} else if (!strcmp(argv[i], "--json")) {
+			as_json = true;
+		} else if (!strcmp(argv[i], "--trust-python")) {
+			setenv("KBENCH_TRUST_PYTHON", "1", 1);
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage_ref, stdout);
+			goto out;
+		} else if (!path && argv[i][0] != '-') {
+			path = argv[i];
+		} else {
+			status = usage_error(usage_ref, "unexpected '%s'", argv[i]);
+		}
+	}
+	if (status || !path) {
+		status = status ? status : usage_error(usage_ref, "ref takes one FILE%s", "");
+		goto out;
+	}
+	kb_err err = {0};
+	int rc = kb_app_ref_check(path, args, &r, &err);
+	if (!r) {
+		fprintf(stderr, "kbench: %s\n", err.msg);
+		status = EXIT_ENV;
+		goto out;
+	}
+	kb_buf text = KB_BUF_INIT;
+	if (as_json)
+		print_json(json_incref(r));
+	else
+		kb_app_ref_render(r, &text), fputs(text.s, stdout);
+	kb_buf_free(&text);
+	status = rc == 0 ? 0 : rc == KB_EUNSUP || rc == KB_ENOMEM || rc == KB_EIO ? EXIT_ENV
+		: EXIT_KERNEL;
+out:
+	json_decref(r);
+	json_decref(args);
+	return status;
+}
+
 static int cmd_devices(int argc, char **argv)
 {
 	/* the GPU (through the runner) and, GPU or not, the disassembler SASS
@@ -722,6 +822,8 @@ static const struct {
 	{"calibrate", cmd_calibrate},
 	{"devices", cmd_devices},
 	{"serve", cmd_serve},
+	{"new", cmd_new},
+	{"ref", cmd_ref},
 	{"optimize", kb_cli_optimize},
 	{"llm", kb_cli_llm},
 };

@@ -36,6 +36,8 @@ static sess_args parse_sess(int argc, char **argv)
 			a.file = argv[++i];
 		else if (!strcmp(w, "--only") && more)
 			a.only = argv[++i];
+		else if (!strcmp(w, "--trust-python")) /* the yes app/pyrefs.c asks for */
+			setenv("KBENCH_TRUST_PYTHON", "1", 1);
 		else if (!strcmp(w, "--name") && more)
 			a.name = argv[++i];
 		else if (!strcmp(w, "--counter") && more && a.ncols < KB_LOG_COLS)
@@ -227,7 +229,9 @@ int kb_cli_replay(int argc, char **argv)
 {
 	static const char u[] = "usage: kbench replay SESSION [--file FILE] [--only vA,vB]\n"
 				"                     [--gpus all|0,1,...] [--hosts h1,h2] [--remote HOST]\n"
-				"  --gpus/--hosts run the variants at once, one warm worker per GPU\n";
+				"                     [--trust-python]\n"
+				"  --gpus/--hosts run the variants at once, one warm worker per GPU\n"
+				"  --trust-python runs the variants' Python references (`ref numpy|torch`)\n";
 	sess_args a = parse_sess(argc, argv);
 	if (a.help) /* and every flag main takes for it */
 		return fputs(u, stdout), fputs("\n" KB_CLI_TARGET_USAGE, stdout), 0;

@@ -137,6 +137,23 @@ typedef struct {
 	kb_loc loc;
 } kb_ref_arg;
 
+/* `//! ref numpy|torch [device=cpu|cuda] [timeout=S] CALL -> OUT, ...`: a
+ * Python reference (profile/pyref.c runs it; docs/python-refs.md).  CALL is
+ * FILE.py:FN (FN called with the inputs and args its parameters name),
+ * FILE.py:EXPR (EXPR in that file's names), or an expression. */
+typedef enum { KB_PYREF_NONE, KB_PYREF_NUMPY, KB_PYREF_TORCH } kb_pyref_lang;
+
+typedef struct {
+	kb_pyref_lang lang;
+	char *file;         /* as written, from the kernel file's folder; NULL: none */
+	char *fn;           /* FILE.py:FN's function, or NULL */
+	char *expr;         /* the expression (after FILE.py: when there is a file), or NULL */
+	char *text;         /* CALL as written */
+	bool cuda;          /* device=cuda */
+	double timeout_s;   /* timeout=S; 0: the default */
+	kb_loc call_loc;    /* where CALL starts */
+} kb_spec_pyref;
+
 typedef struct {
 	bool present;
 	bool is_kernel;     /* ref kernel NAME */
@@ -146,6 +163,7 @@ typedef struct {
 	char **outs;        /* tensor names after -> */
 	int nouts;
 	kb_loc loc;
+	kb_spec_pyref py;   /* py.lang != KB_PYREF_NONE: a Python reference (fn NULL) */
 } kb_spec_ref;
 
 typedef struct {

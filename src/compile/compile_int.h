@@ -221,6 +221,12 @@ bool kb_compile__define_ok(kb_compile__parser *P, const kb_compile__tok *t);
 void kb_compile__dir_tensor(kb_compile__parser *P, const kb_compile__tok *dir, bool is_out);
 void kb_compile__dir_tensormap(kb_compile__parser *P, const kb_compile__tok *dir);
 
+/* spec_pyref.c: `//! ref numpy|torch [key=value ...] CALL` up to the
+ * `->`, where it leaves the lexer; 0, or -1 after an error. */
+int kb_compile__dir_ref_python(kb_compile__parser *P, const kb_compile__tok *lang);
+/* Frees what a Python reference holds; leaves it zeroed. */
+void kb_compile__pyref_free(kb_spec_pyref *py);
+
 /* spec_require.c: `//! require EXPR CMP EXPR`. */
 void kb_compile__dir_require(kb_compile__parser *P, const kb_compile__tok *dir);
 

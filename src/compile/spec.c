@@ -268,6 +268,11 @@ static void dir_ref(kb_compile__parser *P, const kb_compile__tok *dir)
 		}
 		return;
 	}
+	if (kb_compile__tok_is(&fn, "numpy") || kb_compile__tok_is(&fn, "torch")) {
+		if (kb_compile__dir_ref_python(P, &fn) == 0)
+			parse_ref_outs(P, r);
+		return;
+	}
 	r->fn = kb_xstrndup(fn.p, (size_t)fn.len);
 	if (parse_ref_args(P, r) == 0)
 		parse_ref_outs(P, r);
@@ -694,6 +699,7 @@ void kb_compile_spec_free(kb_spec *spec)
 	for (int i = 0; i < spec->ref.nouts; i++)
 		free(spec->ref.outs[i]);
 	free(spec->ref.outs);
+	kb_compile__pyref_free(&spec->ref.py);
 	kb_compile__expr_free(spec->bytes);
 	kb_compile__expr_free(spec->flops);
 	list_free(spec->sweeps, spec->nsweeps);

@@ -58,7 +58,8 @@ void kb_err_clear(kb_err *err)
 const char *kb_domain_name(kb_domain domain)
 {
 	static const char *names[] = {"", "os", "cuda", "nvrtc", "nvjitlink", "cupti",
-				      "git", "http", "dsl", "spec", "json", "tree-sitter"};
+				      "git", "http", "dsl", "spec", "json", "tree-sitter",
+				      "python"};
 	if ((unsigned)domain < KB_ARRAY_LEN(names))
 		return names[domain];
 	return "?";

@@ -39,12 +39,32 @@ static uint64_t mix64(uint64_t z)
 
 /* ---- inputs and outputs ------------------------------------------------------ */
 
+/* A Python reference: its form as written and its file's content, so an
+ * edit of ref.py computes it again and an unchanged one is reused. */
+static void hash_python(kb_hasher *h, const kb_source *src, const kb_spec_pyref *py)
+{
+	if (py->lang == KB_PYREF_NONE)
+		return;
+	kb_hash_update(h, &py->lang, sizeof py->lang);
+	kb_hash_update(h, &py->cuda, sizeof py->cuda);
+	kb_hash_str(h, py->text);
+	if (!py->file)
+		return;
+	char *path = kb_profile__pyref_file(src, py->file);
+	kb_buf b = KB_BUF_INIT;
+	if (kb_file_read(path, &b, NULL) == 0)
+		kb_hash_update(h, b.s, b.len);
+	kb_buf_free(&b);
+	free(path);
+}
+
 /* The part of the reference key that does not change between trials: the
  * ref line, every arg's value and every tensor's dtype and shape. */
 static void hash_spec(kb_hasher *h, const kb_profile__run *c)
 {
 	const kb_spec_ref *r = &c->spec->ref;
 	kb_hash_str(h, r->fn);
+	hash_python(h, c->src, &r->py);
 	for (int i = 0; i < r->nargs; i++) {
 		kb_hash_str(h, r->args[i].key ? r->args[i].key : "");
 		kb_hash_str(h, r->args[i].text);
@@ -398,6 +418,23 @@ static int compare_outputs(kb_profile__run *c, bool gpu, const kb_profile__devre
 
 /* ---- trials ------------------------------------------------------------------ */
 
+/* The trial's "reference": which one ran (a Python one says how, and how
+ * long it took) and whether this trial reused a kept result. */
+static void note_reference(kb_profile__run *c, json_t *tj, bool cached)
+{
+	const kb_spec_ref *r = &c->spec->ref;
+	const kb_ref_out *o = !cached && c->nref_outs > 0 ? &c->ref_outs[0] : NULL;
+	json_t *j = json_object();
+	json_object_set_new(j, "kind", json_string(r->py.lang == KB_PYREF_NONE ? "builtin"
+						   : "python"));
+	json_object_set_new(j, "ran", json_string(o && o->ran ? o->ran : r->fn ? r->fn
+						  : r->py.text ? r->py.text : "?"));
+	if (o && o->ran)
+		json_object_set_new(j, "ms", json_real(o->ms));
+	json_object_set_new(j, "cached", json_boolean(cached));
+	json_object_set_new(tj, "reference", j);
+}
+
 /* The last trial's CPU reference and host comparison, on a thread of their
  * own while the GPU is timed and profiled: nothing on the GPU touches the
  * host copies it reads, and nothing is reported until it is joined. */
@@ -406,6 +443,8 @@ static void *finish_check(void *p)
 	kb_profile__run *c = p;
 	kb_profile__pending *pc = &c->pending;
 	pc->rc = cpu_reference(c, &pc->err);
+	if (pc->rc == 0)
+		note_reference(c, pc->trial, false);
 	if (pc->rc == 0)
 		pc->rc = compare_outputs(c, false, NULL, pc->outs, &pc->ok, &pc->err);
 	return NULL;
@@ -456,6 +495,7 @@ static int builtin_trial(kb_profile__run *c, json_t *tj, json_t *outs, bool last
 							 : NULL;
 	if (dref) {
 		c->ref_cached++;
+		note_reference(c, tj, true);
 		return judge(c, tj, outs, true, dref, ok, err);
 	}
 	free_ref_outs(c);
@@ -471,6 +511,7 @@ static int builtin_trial(kb_profile__run *c, json_t *tj, json_t *outs, bool last
 	}
 	if (c->ref_outs) {
 		c->ref_cached++;
+		note_reference(c, tj, true);
 	} else {
 		t0 = kb_now_ms(); /* after any wait: that was not reading back */
 		if ((rc = read_back(c->bd.bufs, c->bd.nbufs, false, err)) < 0)
@@ -490,6 +531,7 @@ static int builtin_trial(kb_profile__run *c, json_t *tj, json_t *outs, bool last
 		kb_profile__host_progress(c, "reference on the CPU");
 		if ((rc = cpu_reference(c, err)) < 0)
 			return rc;
+		note_reference(c, tj, false);
 	}
 	if (c->gpu_compare && (dref = device_reference(c, &rc, err)))
 		return judge(c, tj, outs, true, dref, ok, err);

@@ -49,6 +49,10 @@ typedef struct {
 	int64_t dims[KB_MAX_RANK];
 	int64_t n;
 	double *v;
+	char *ran;          /* outs[0] of a Python reference: which ran and how long it
+			     * took ("python torch ref.py:fn, 812.0 ms (server started;
+			     * imported torch, ref.py)"); NULL for a built-in */
+	double ms;          /* with ran: the reference call's own time */
 } kb_ref_out;
 
 /* A reference element left uncomputed (the rows a sampled reference did not
@@ -59,7 +63,8 @@ typedef struct {
 double kb_ref_unchecked(void);
 bool kb_ref_is_unchecked(double r);
 
-/* Computes the spec's built-in reference (`ref FN(args) -> outs`) in double
+/* Computes the spec's built-in reference (`ref FN(args) -> outs`), or its
+ * Python one (`ref numpy|torch ...`, pyref.c: errors in KB_DOM_PYTHON), in double
  * precision from the input tensors (looked up by name in ins) and scalar args
  * (from spec). Multithreaded over rows (nthreads <= 0: all cores).
  * Returns 0, or KB_EINVAL with err naming the problem. outs gets ref->nouts
@@ -68,6 +73,14 @@ bool kb_ref_is_unchecked(double r);
 int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_tensor *ins,
 			 int nins, kb_ref_out *outs, int nthreads, kb_err *err);
 void kb_ref_out_free(kb_ref_out *o);
+/* pyref.c: stops this process's warm Python reference server (it stops
+ * by itself with the process too) and removes its shared-memory folder. */
+void kb_profile_pyref_stop(void);
+/* The Python that runs references: $KBENCH_PYTHON, else python3 on PATH;
+ * *out a new string.  Returns 0, or KB_EUNSUP saying what to install. */
+int kb_profile_pyref_interpreter(char **out, kb_err *err);
+/* The warm server's process id, 0 when none runs. */
+int kb_profile_pyref_pid(void);
 /* The names of the built-in references, NULL-terminated. */
 const char *const *kb_profile_reference_names(void);
 

@@ -654,6 +654,22 @@ int kb_profile__ref_tensor_arg(kb_profile__refcall *c, int pos, const char *key,
  * then allocates the (zeroed) result.  Returns 0 or KB_EINVAL. */
 int kb_profile__ref_alloc_out(kb_profile__refcall *c, int rank, const int64_t *dims);
 
+/* The rank and dims of the spec's tensor name: its rank, -1 when the spec
+ * has no such tensor, -2 when a dim does not evaluate. */
+int kb_profile__ref_spec_dims(const kb_profile__refcall *c, const char *name, int64_t *dims);
+
+/* pyref.c: c's Python reference (c->ref->py) into c->out, one per ref
+ * output, outs[0].ran saying what ran.  Returns 0, or in KB_DOM_PYTHON:
+ * KB_EUNSUP (no interpreter, NumPy, torch or GPU: what to install),
+ * KB_ESPEC (the reference raised, or gave a wrong count, shape or dtype),
+ * KB_ETIMEOUT (no answer in time: the server is stopped), KB_EIO/KB_ERROR. */
+int kb_profile__pyref_run(kb_profile__refcall *c);
+/* A Python reference file's absolute path: as written when absolute, else
+ * from the kernel file's folder; a new string. */
+char *kb_profile__pyref_file(const kb_source *src, const char *file);
+/* pyref_server.py, embedded by the Makefile. */
+extern const char kb_pyref_server_py[];
+
 /* The references (reference_rows.c, reference_elementwise.c,
  * reference_matmul.c): each computes c->ref's built-in into c->out.
  * Return 0 or KB_EINVAL. */

@@ -10,7 +10,8 @@
  * silu, copy, transpose), reference_matmul.c and reference_attention.c; reference_call.c binds a
  * call to its spec (arguments, errors, the output) and
  * reference_parallel.c runs the work on threads.  None of them compares
- * (compare.c) or touches the GPU.
+ * (compare.c) or touches the GPU.  A Python reference (`ref numpy|torch`)
+ * goes to pyref.c from the entry point.
  *
  * Arguments: positional ones name input tensors, or (for scalars such as
  * axpy's a) a spec arg or a number; keyword ones are numbers, true/false or
@@ -127,6 +128,12 @@ int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_ten
 	const kb_spec_ref *r = &spec->ref;
 	if (outs && r->nouts > 0)
 		memset(outs, 0, (size_t)r->nouts * sizeof(*outs));
+	if (r->present && r->py.lang != KB_PYREF_NONE) {
+		int rc = r->nouts > 0 ? kb_profile__pyref_run(&c) : 0;
+		for (int i = 0; rc && i < r->nouts; i++)
+			kb_ref_out_free(&outs[i]);
+		return rc;
+	}
 	if (!r->present || r->is_kernel || !r->fn)
 		return kb_err_set(err, KB_EINVAL, KB_DOM_SPEC, 0, "the spec has no built-in reference");
 	const refop *op = find_op(r->fn);
@@ -154,6 +161,7 @@ int kb_profile_reference(const kb_spec *spec, const kb_source *src, const kb_ten
 void kb_ref_out_free(kb_ref_out *o)
 {
 	free(o->name);
+	free(o->ran);
 	kb_big_free(o->v);
 	memset(o, 0, sizeof(*o));
 }

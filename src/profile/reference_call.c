@@ -143,7 +143,7 @@ int kb_profile__ref_tensor_arg(kb_profile__refcall *c, int pos, const char *key,
 
 /* Evaluates the dims of the spec's tensor `name`; returns its rank, or -1
  * when the spec has no such tensor, or -2 when a dim does not evaluate. */
-static int spec_dims(const kb_profile__refcall *c, const char *name, int64_t *dims)
+int kb_profile__ref_spec_dims(const kb_profile__refcall *c, const char *name, int64_t *dims)
 {
 	for (int i = 0; c->spec && i < c->spec->ntensors; i++) {
 		const kb_spec_tensor *t = &c->spec->tensors[i];
@@ -185,7 +185,7 @@ int kb_profile__ref_alloc_out(kb_profile__refcall *c, int rank, const int64_t *d
 			return kb_profile__ref_fail(c, "unknown keyword '%s'", c->kw[i]->key);
 	kb_ref_out *o = c->out;
 	int64_t sd[KB_MAX_RANK];
-	int sr = spec_dims(c, c->out_name, sd);
+	int sr = kb_profile__ref_spec_dims(c, c->out_name, sd);
 	char a[160], b[160];
 	if (sr == -2)
 		return kb_profile__ref_fail(c, "the shape of output '%s' does not evaluate",

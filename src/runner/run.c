@@ -589,6 +589,15 @@ static json_t *unsupported_result(const kb_compile_unit *u)
 			 "col", u->unsupported_loc.col);
 }
 
+/* A Python reference the client did not allow (app/pyrefs.c says why):
+ * status "python_refused", nothing run. */
+static json_t *python_refused(json_t *req)
+{
+	const char *why = json_string_value(json_object_get(req, "python_why"));
+	return json_pack("{s:s, s:s, s:s}", "type", "result", "status", "python_refused", "message",
+			 why ? why : "a Python reference the client did not allow: not run");
+}
+
 json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 {
 	const char *path = json_string_value(json_object_get(req, "path"));
@@ -633,6 +642,10 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 		r = kb_runner__error_result("error", &err);
 		goto out;
 	}
+	if (u.spec.ref.py.lang != KB_PYREF_NONE && !json_is_true(json_object_get(req, "python"))) {
+		r = python_refused(req);
+		goto out;
+	}
 	if (u.unsupported) { /* pruned: no inputs, no launch, no calibration */
 		r = unsupported_result(&u);
 		describe(c, &u, req, r);
@@ -673,8 +686,12 @@ json_t *kb_runner__run(kb_runner__ctx *c, json_t *req)
 		goto out;
 	}
 	if (rc < 0) {
-		r = rc == KB_ESPEC ? kb_runner__error_result("spec_error", &err)
-				   : fault_result(c, &err, t.last, c->sticky);
+		/* a Python reference that cannot run: the machine's (exit 3) or the user's */
+		r = err.domain == KB_DOM_PYTHON && !c->sticky
+			? kb_runner__error_result(rc == KB_EUNSUP ? "no_reference" : "reference_error",
+						  &err)
+		    : rc == KB_ESPEC ? kb_runner__error_result("spec_error", &err)
+				     : fault_result(c, &err, t.last, c->sticky);
 		json_decref(res);
 	} else {
 		r = res;
