@@ -26,8 +26,8 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	case $p in
 	guard) part guard 150 sh scripts/gpu-guard.sh tests ;;
 	safety) part safe 90 sh scripts/gpu-safety.sh ;;
-	attn) part attn 130 env BUDGET=110 KBENCH_NO_SESSION=1 python3 bench/attention.py correct ;;
-	gallery) part gallery 150 env BUDGET=130 sh scripts/gpu-gallery.sh bulk check ;;
+	attn) part attn 105 env BUDGET=90 KBENCH_NO_SESSION=1 python3 bench/attention.py correct ;;
+	gallery) part gallery 120 env BUDGET=100 sh scripts/gpu-gallery.sh bulk check ;;
 	esac
 done
 tar czf "$OUT/parts.tgz" -C /tmp/o . 2>/dev/null
