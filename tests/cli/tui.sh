@@ -23,6 +23,14 @@ cleanup() { tmux kill-server 2>/dev/null; }
 trap 'cleanup; rm -rf "$T_TMP"' EXIT
 tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.cu $TUI_ARGS; echo EXITED \$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' '; sleep 60"
 screen() { tmux capture-pane -p -t $S; }
+# next_session SUFFIX CMD: CMD in a new tmux session named $S$SUFFIX, then
+# the old one killed: the server never runs out of sessions (a new-session
+# while it exits, the last one killed, failed "server exited unexpectedly")
+next_session() {
+	old=$S; S=$S$1
+	tmux new-session -d -s $S -x 120 -y 40 "$2"
+	tmux kill-session -t $old 2>/dev/null
+}
 # the screen with its colours (SGR escapes)
 ESC=$(printf '\033')
 screen_e() { tmux capture-pane -e -p -t $S; }
@@ -44,9 +52,18 @@ gone() {
 }
 # sep_at ROW: the text width before the editor/pane separator on that row
 sep_at() { screen | sed -n "${1}p" | awk -F'│' '{print length($1)}'; }
-# nap SECONDS: a pause for the TUI to redraw, times KBENCH_TUI_SLOW (under
-# valgrind a resize is drawn seconds later)
-nap() { sleep "$(awk "BEGIN { print $1 * $slow }")"; }
+# drawn NAME CMD...: CMD (a test of the screen) succeeds within 20 s, times
+# KBENCH_TUI_SLOW (polled, not a fixed pause: under valgrind, or on a loaded
+# machine, a resize is drawn seconds later); the last try's output is the
+# failure's text
+drawn() {
+	name=$1; shift; i=0
+	while [ $i -lt $((200 * slow)) ]; do "$@" >/dev/null 2>&1 && { pass "$name"; return; }; sleep 0.1; i=$((i + 1)); done
+	fail "$name" "$("$@" 2>&1 | head -5)"
+}
+inline_error() { screen | grep -Eq '^ *57 .*◀ .*expected' || { screen | grep -E '^ *5[6-8] '; return 1; }; }
+# split_at WIDTH ROWS: the editor/pane separator at WIDTH, ROWS rows at least
+split_at() { [ "$(sep_at 5)" = "$1" ] && [ "$(screen | wc -l)" -ge "$2" ] && screen | sed -n 2p | grep -q Summary || { screen | head -5; return 1; }; }
 
 check opens "registers   14/thread"
 # a .cu file has no CUDA pane in its tab bar
@@ -66,9 +83,8 @@ keys C-s
 check syntax_error_line "softmax.cu:57:"
 # and the message itself after line 57's text where the row has room (a
 # wide terminal; Down brings 57 into view)
-tmux resize-window -t $S -x 200 -y 40; keys Down; nap 0.5
-screen | grep -Eq '^ *57 .*◀ .*expected' && pass syntax_error_inline \
-	|| fail syntax_error_inline "$(screen | grep -E '^ *5[6-8] ')"
+tmux resize-window -t $S -x 200 -y 40; keys Down
+drawn syntax_error_inline inline_error
 tmux resize-window -t $S -x 120 -y 40; sleep 0.3
 # undo brings the ';' back; saving compiles again
 keys C-z; keys C-s
@@ -101,12 +117,10 @@ keys C-z
 grep -q 'scratch\[64\]' "$W/softmax.cu" && pass variant_file_untouched \
 	|| fail variant_file_untouched "Ctrl-O wrote the file"
 # resizes keep a sane layout: the separator sits at 55% of the width
-tmux resize-window -t $S -x 100 -y 30; nap 0.5
-[ "$(sep_at 5)" = 55 ] && screen | sed -n 2p | grep -q Summary && pass resize_100x30 \
-	|| fail resize_100x30 "$(screen | head -5)"
-tmux resize-window -t $S -x 200 -y 60; nap 0.5
-[ "$(sep_at 5)" = 110 ] && [ "$(screen | wc -l)" -ge 59 ] && pass resize_200x60 \
-	|| fail resize_200x60 "$(screen | head -5)"
+tmux resize-window -t $S -x 100 -y 30
+drawn resize_100x30 split_at 55 29
+tmux resize-window -t $S -x 200 -y 60
+drawn resize_200x60 split_at 110 59
 tmux resize-window -t $S -x 70 -y 20; sleep 0.5
 check too_small "needs at least 80x24"
 tmux resize-window -t $S -x 120 -y 40; sleep 0.3
@@ -134,10 +148,7 @@ check terminal_cooked "icanon echo" 10 # printed just after EXITED: wait for it,
 SID=$("$KB" sessions | awk '$1 == "*" {print $2}')
 J="$XDG_DATA_HOME/kbench/sessions/$SID/journal.jsonl"
 NEV=$(wc -l < "$J")
-# a new session name: a new-session right after kill-server can meet the
-# dying server and fail
-tmux kill-session -t $S 2>/dev/null; S=${S}r
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $SID $TUI_ARGS; echo EXITED \$?; sleep 60"
+next_session r "cd $W && TERM=screen-256color $TUI --replay $SID $TUI_ARGS; echo EXITED \$?; sleep 60"
 check replay_opens "replay $SID  step 1/$NEV"
 check replay_step_shown "compile  softmax.cu  v1"
 keys n
@@ -152,8 +163,7 @@ check replay_quit "EXITED 0"
 	|| fail replay_records_nothing "the journal grew from $NEV to $(wc -l < "$J") events"
 # the same session exported to a plain-text folder, replayed from there
 "$KB" session export "$SID" -o "$T_TMP/exported" >/dev/null
-tmux kill-session -t $S 2>/dev/null; S=${S}x
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI --replay $T_TMP/exported $TUI_ARGS; echo EXITED \$?; sleep 60"
+next_session x "cd $W && TERM=screen-256color $TUI --replay $T_TMP/exported $TUI_ARGS; echo EXITED \$?; sleep 60"
 check replay_export_opens "replay $T_TMP/exported  step 1/$NEV"
 check replay_export_step "compile  softmax.cu  v1"
 keys '>'
@@ -163,8 +173,7 @@ check replay_export_quit "EXITED 0"
 
 # a .tile file: the tile lexer's colours, the CUDA pane (the generated code,
 # the cursor line's marked), an error at its .tile line
-tmux kill-session -t $S 2>/dev/null; S=${S}t
-tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI softmax.tile $TUI_ARGS; echo EXITED \$?; sleep 60"
+next_session t "cd $W && TERM=screen-256color $TUI softmax.tile $TUI_ARGS; echo EXITED \$?; sleep 60"
 check tile_opens "softmax.tile  softmax  sm_"
 screen | sed -n 2p | grep -q "│Summary CUDA SASS PTX" && pass tile_tabs || fail tile_tabs "$(screen | sed -n 2p)"
 # keywords, dtypes, built-ins and numbers each get a colour (an SGR escape
@@ -208,8 +217,7 @@ check tile_quit "EXITED 0"
 # editor keeps taking keys.
 if "$KB" devices >/dev/null 2>&1; then
 	cp tests/fixtures/faults/hang.cu "$W/"
-	tmux kill-session -t $S 2>/dev/null; S=${S}h
-	tmux new-session -d -s $S -x 120 -y 40 "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"
+	next_session h "cd $W && TERM=screen-256color $TUI hang.cu --timeout 4; echo EXITED \$?; sleep 60"
 	check hang_running "check trial" 60
 	keys C-g; keys "14" Enter; keys End; keys -l ' /* typed while the kernel hangs */'
 	check keys_while_hung "typed while the kernel hangs" 3
