@@ -123,10 +123,11 @@ report_pid=$!
 
 # Start order: longest first by the last run's seconds; a program new since
 # then before all others (the CLI scripts, sanitized or not, and the fuzz
-# targets before the unit tests).
+# targets before the unit tests).  A worker killed from outside (xargs stops
+# at a child killed by a signal) fails its program alone: sh -c '... || :'.
 awk -v times="$times" 'BEGIN { while ((getline l < times) > 0) { split(l, a, " "); s[a[1]] = a[2] } }
 	{ t = ($1 in s) ? s[$1] : ($1 ~ /^unit|^asan\// ? 50000 : 100000); printf "%.1f %d %s\n", t, NR, $0 }' "$list" |
 	sort -k1,1nr -k2,2n | cut -d' ' -f3- | sed "s|^|$logs |" |
-	xargs -P "$jobs" -L 1 sh "$self" --one
+	xargs -P "$jobs" -L 1 sh -c 'sh "$0" --one "$@" || :' "$self"
 : >"$logs/.done"
 wait "$report_pid"
