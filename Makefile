@@ -1,7 +1,7 @@
 # kbench - one non-recursive Makefile (style.md rule 20).
 #   make deps      install build dependencies (Debian packages, npm tarballs)
 #   make           build/kbench and build/kbench-tui
-#   make test      every test (unit, CLI), GPU tests skip without a GPU
+#   make test      the unit tests and CLI scripts, nproc at once; GPU tests skip without a GPU
 #   make test-sanitize  the same under ASan+UBSan and valgrind, and the fuzz targets briefly (CI)
 #   make fuzz      every libFuzzer target FUZZ_SECONDS seconds, FUZZ_JOBS at a time (docs/fuzz.md)
 #   make fuzz-dist the targets, their corpora and libraries as one tarball for another machine
