@@ -1,7 +1,8 @@
 # kbench - one non-recursive Makefile (style.md rule 20).
 #   make deps      install build dependencies (Debian packages, npm tarballs)
 #   make           build/kbench and build/kbench-tui
-#   make test      every test (unit, ASan+UBSan unit, fuzz targets briefly, CLI), GPU tests skip without a GPU
+#   make test      the unit tests and CLI scripts, nproc at once; GPU tests skip without a GPU
+#   make test-sanitize  the same under ASan+UBSan and valgrind, and the fuzz targets briefly (CI)
 #   make fuzz      every libFuzzer target FUZZ_SECONDS seconds, FUZZ_JOBS at a time (docs/fuzz.md)
 #   make fuzz-dist the targets, their corpora and libraries as one tarball for another machine
 #   make faults    kill -9 at KILL_POINTS random points of a scripted session (docs/faults.md)
@@ -325,8 +326,10 @@ $(B)/tests/test_emu_runtime: tests/emu/test_emu_runtime.cpp $(EMU_RT) tests/t.h
 	@echo "CXX   $<"
 	$(Q)$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Itests -Itests/emu $< $(EMU_RT) -o $@
 
-build-tests: all $(UNIT_BIN) $(ASAN_BIN) $(ASAN_PROGS) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
+build-tests: all $(UNIT_BIN) $(EMU_BIN) $(EMU_RT) $(B)/tests/test_emu_runtime \
 	     $(B)/remote/remote_drop $(B)/remote/remote_bench
+
+build-sanitize: build-tests $(ASAN_BIN) $(ASAN_PROGS)
 	$(Q)$(MAKE) --no-print-directory fuzz-build
 
 # Driven by tests/cli/remote.sh and bench/remote_overhead.sh through their
@@ -336,12 +339,22 @@ $(B)/remote/%: $(B)/obj/tests/remote/%.o $(LIB)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# The builds below use every core unless make was given -j; tests/run.sh
+# runs that many test programs at once.
+JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
+
 test: deps
-	$(Q)$(MAKE) --no-print-directory build-tests
+	$(Q)$(MAKE) --no-print-directory $(JOBS) build-tests
 	$(Q)tests/run.sh
 
+# CI (.ci/run), after make test: the same once more under ASan+UBSan and
+# valgrind, and the fuzz targets briefly (tests/run.sh sanitize).
+test-sanitize: deps
+	$(Q)$(MAKE) --no-print-directory $(JOBS) build-sanitize
+	$(Q)tests/run.sh sanitize
+
 test-gpu: deps
-	$(Q)$(MAKE) --no-print-directory build-tests
+	$(Q)$(MAKE) --no-print-directory $(JOBS) build-tests
 	$(Q)KBENCH_REQUIRE_GPU=1 tests/run.sh
 
 asan: $(ASAN_BIN) $(ASAN_PROGS)
@@ -374,7 +387,7 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all demo deps test test-gpu build-tests asan fuzz fuzz-build fuzz-bins fuzz-dist faults dist check-includes clean distclean
+.PHONY: all demo deps test test-sanitize test-gpu build-tests build-sanitize asan fuzz fuzz-build fuzz-bins fuzz-dist faults dist check-includes clean distclean
 .SECONDARY:
 
 -include $(shell find $(B)/obj $(B)/asan $(B)/fuzz/obj -name '*.d' 2>/dev/null)

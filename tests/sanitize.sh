@@ -17,7 +17,7 @@ rm -rf "$dir" && mkdir -p "$dir"
 
 case $mode in
 asan)
-	export KBENCH_BIN_DIR=$PWD/build/asan
+	export KBENCH_BIN_DIR=$PWD/build/asan KBENCH_SANITIZE=asan
 	# halt at the first error (UBSan too: -fno-sanitize-recover); every leak
 	# counts (none of ncurses, libgit2 or libcurl showed: no suppressions)
 	# (one runtime: the last log_path read wins, so both name the same)

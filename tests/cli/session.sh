@@ -128,7 +128,11 @@ cd "$R"
 "$KB" session new killed >/dev/null
 ( i=0; while [ $i -lt 40 ]; do echo "// edit $i" >> sub/k.cu; "$KB" compile sub/k.cu >/dev/null 2>&1; i=$((i + 1)); done ) &
 loop=$!
-sleep 2
+# the kill lands in a later compile, once two are committed (a fixed 2 s
+# could pass before the first on a loaded machine, or under ASan)
+i=0; while [ $i -lt 600 ] && [ "$(git rev-list --count refs/kbench/killed 2>/dev/null || echo 0)" -lt 2 ]; do
+	sleep 0.1; i=$((i + 1))
+done
 kill -9 $loop 2>/dev/null; pkill -9 -f "kbench compile sub/k.cu" 2>/dev/null; wait 2>/dev/null
 run "$KB" log killed;                expect_rc log_after_kill 0
 cd - >/dev/null

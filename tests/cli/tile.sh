@@ -6,6 +6,7 @@
 # file:line:col.  Regenerate a golden after a deliberate lowering change:
 #   build/kbench compile --emit-cuda kernels/softmax/softmax.tile > tests/tile/softmax.cu.expected
 . tests/cli/lib.sh
+expect_json_quiet() { python3 -c "import json,sys; j=json.load(open('$T_TMP/out')); sys.exit(0 if ($1) else 1)" 2>/dev/null; }
 
 for f in kernels/vector_add.tile kernels/softmax/softmax.tile kernels/layernorm/layernorm.tile \
 	 kernels/rmsnorm/rmsnorm.tile kernels/softmax/softmax_bf16.tile kernels/layernorm/layernorm_bf16.tile \
@@ -19,7 +20,18 @@ for f in kernels/vector_add.tile kernels/softmax/softmax.tile kernels/layernorm/
 	expect_in "line_directives_$n" out "#line "
 	run "$KB" compile "$f" --arch sm_90 --no-cache --json
 	expect_rc "cubin_$n" 0
-	expect_json "cubin_json_$n" "j['status'] == 'ok' and j['build']['cubin_bytes'] > 0 and j['tile_ms'] < 50 and '#line' in j['generated_cuda']"
+	expect_json "cubin_json_$n" "j['status'] == 'ok' and j['build']['cubin_bytes'] > 0 and '#line' in j['generated_cuda']"
+	# the lowering under 50 ms (about 0.3 ms here): the best of up to 5, for
+	# it is wall time, which a loaded machine stretches (the next runs hit
+	# the compile cache and lower the file again).  Not in the sanitized
+	# pass: a bound on speed, which ASan changes (the baseline's ASan pass
+	# failed it on a loaded 2-core machine, 2026-11-27).
+	[ -z "${KBENCH_SANITIZE:-}" ] || continue
+	try=1
+	until expect_json_quiet "j['tile_ms'] < 50" || [ $try -ge 5 ]; do
+		run "$KB" compile "$f" --arch sm_90 --json; try=$((try + 1))
+	done
+	expect_json "tile_fast_$n" "j['tile_ms'] < 50"
 done
 
 # A corpus of programs that use the rest of the language (masks, f16,

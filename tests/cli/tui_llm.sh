@@ -29,6 +29,13 @@ W="$T_TMP/work"; mkdir -p "$W"; cp kernels/vector_add.cu "$W/va.cu"
 "$KB" session new tuillm >/dev/null
 tmux new-session -d -s $S -x 160 -y 45 "cd $W && TERM=screen-256color $TUI va.cu 2>$T_TMP/tui.err; sleep 60"
 screen() { tmux capture-pane -p -t $S; }
+# next_session SUFFIX CMD: as in tui.sh (the new session first, then the
+# old one killed, so that the server never exits in between)
+next_session() {
+	old=$S; S=$S$1
+	tmux new-session -d -s $S -x 160 -y 45 "$2"
+	tmux kill-session -t $old 2>/dev/null
+}
 keys() { tmux send-keys -t $S "$@"; }
 wait_for() {
 	i=0; lim=$(( ${2:-20} * 10 ))
@@ -86,7 +93,9 @@ keys C-z
 rm -f "$SRV/streaming"
 ask slow
 i=0; while [ ! -f "$SRV/streaming" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 0.3; keys Escape
+# Esc once the 25 chars sent are on screen (a fixed 0.3 s pause could lose
+# that race on a loaded machine)
+wait_for "Looking at the hot loop" 10; keys Escape
 check cancel "cancelled: cancelled after 25 chars"
 
 J="$XDG_DATA_HOME/kbench/sessions/tuillm/journal.jsonl"
@@ -108,8 +117,7 @@ check command_provider "nothing from the command"
 check command_judged "no code: the answer has no code block"
 keys C-q; sleep 0.3; keys y
 # the replay shows the exchanges: the last step is the cancelled question
-tmux kill-session -t $S 2>/dev/null; S=${S}r
-tmux new-session -d -s $S -x 160 -y 45 "cd $W && TERM=screen-256color $TUI --replay tuillm 2>>$T_TMP/tui.err; sleep 60"
+next_session r "cd $W && TERM=screen-256color $TUI --replay tuillm 2>>$T_TMP/tui.err; sleep 60"
 wait_for "step 1/" 10
 keys '>'
 check replay_llm "round 10: no code: the answer has no code block"

@@ -391,7 +391,13 @@ class Tui:
         self.f = f
         self.tmux("kill-server")
         cmd = "cd %s && exec %s %s" % (self.b.cwd(f), TUI, FILES[f])
-        self.tmux("new-session", "-d", "-s", "kb", "-x", "120", "-y", "40", cmd)
+        # a new-session that meets the killed server still exiting fails
+        # ("server exited unexpectedly"): tried again
+        for _ in range(25):
+            if subprocess.run(["tmux", "new-session", "-d", "-s", "kb", "-x", "120", "-y", "40", cmd],
+                              env=self.b.env, capture_output=True).returncode == 0:
+                break
+            time.sleep(0.2)
         self.pid = int(self.tmux("display-message", "-p", "-t", "kb", "#{pane_pid}").strip() or 0)
         s = self.wait(r"registers|use it\? \(y/n\)", 20)
         if s and "use it?" in s:

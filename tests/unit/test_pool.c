@@ -45,9 +45,15 @@ static void test_pool__real_workers_share_the_queue(void)
 	if (access("build/kbench", X_OK) != 0)
 		T_SKIP("build/kbench not built");
 	kb_pool *p = kb_pool_new();
-	kb_pool_add(p, serve(false), "gpu 0");
-	kb_pool_add(p, serve(false), "gpu 1");
-	kb_pool_add(p, serve(false), "gpu 2");
+	static const char *const labels[] = {"gpu 0", "gpu 1", "gpu 2"};
+	for (int i = 0; i < 3; i++) {
+		/* each answer 300 ms late: the worker that starts first cannot take
+		 * all twelve before the others have started (it did on a loaded
+		 * machine, tests running beside it) */
+		kb_runner *r = serve(false);
+		kb_runner_add_env(r, "KBENCH_TEST_RUN_DELAY_MS=300");
+		kb_pool_add(p, r, labels[i]);
+	}
 	json_t *q = jobs(12), *res = NULL;
 	kb_err err = {0};
 	T_EQ_INT(kb_pool_run(p, q, 10000, &res, &err), 0);
@@ -151,8 +157,9 @@ static void test_pool__dying_worker_requeues_once(void)
 	kb_pool *p = kb_pool_new();
 	kb_runner *dies = serve(true), *good = serve(false);
 	/* slow enough that the dying one takes a job before the good one has
-	 * done them all, however the threads are scheduled */
-	kb_runner_add_env(good, "KBENCH_TEST_RUN_DELAY_MS=50");
+	 * done them all, however the threads are scheduled (300 ms: on a loaded
+	 * machine a worker's start may take longer than eight answers of 50) */
+	kb_runner_add_env(good, "KBENCH_TEST_RUN_DELAY_MS=300");
 	kb_pool_add(p, dies, "dies");
 	kb_pool_add(p, good, "good");
 	json_t *q = jobs(8), *res = NULL;
