@@ -330,6 +330,43 @@ static void test_report__sampled_rows(void)
 	sample_free(&s);
 }
 
+/* The timing guard's verdict (docs/timing.md): a CORRECT run says every
+ * timed launch was checked; a timed launch that wrote other than its
+ * checked twin is the reason an INCORRECT run gives, in `kbench run` (the
+ * TUI's summary, the LLM's feedback) and in the report. */
+static void test_report__timed_launches(void)
+{
+	sample s;
+	sample_make(&s);
+	json_t *res = json_object_get(s.v[0].note, "result");
+	json_t *check = json_object_get(res, "check");
+	json_object_set_new(check, "timed_launches",
+			    json_pack("{s:i, s:i, s:i, s:b}", "launches_checked", 312,
+				      "launches_unchecked", 0, "input_sets", 3, "ok", 1));
+	kb_buf run = KB_BUF_INIT;
+	kb_app_run_render(res, &run);
+	T_CONTAINS(run.s, "  CORRECT     3/3 trials");
+	T_CONTAINS(run.s, "+ every timed launch (312, 3 input sets)");
+	kb_buf_reset(&run);
+	json_object_set_new(json_object_get(check, "timed_launches"), "bad",
+			    json_pack("{s:i, s:s, s:i, s:i, s:s}", "launch", 17, "output", "y",
+				      "elements", 1024, "of", 4194304, "first_bad", "y[4, 0]"));
+	json_object_set_new(json_object_get(check, "timed_launches"), "ok", json_false());
+	json_object_set_new(res, "verdict", json_string("INCORRECT"));
+	json_object_set_new(check, "correct", json_false());
+	json_object_del(res, "timing");
+	kb_app_run_render(res, &run);
+	T_CONTAINS(run.s, "  INCORRECT   timed launch 17 of 312 wrote y unlike its checked twin");
+	T_CONTAINS(run.s, "1024 of 4194304 elements differ, first bad y[4, 0]");
+	kb_buf md = KB_BUF_INIT, svg = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, &svg), 0);
+	T_CONTAINS(md.s, "timed launch 17 of 312 wrote y");
+	kb_buf_free(&run);
+	kb_buf_free(&svg);
+	kb_buf_free(&md);
+	sample_free(&s);
+}
+
 static void test_report__markdown_table(void)
 {
 	sample s;
@@ -868,6 +905,7 @@ int main(void)
 	T_RUN(test_report__markdown_summary);
 	T_RUN(test_report__markdown_table);
 	T_RUN(test_report__sampled_rows);
+	T_RUN(test_report__timed_launches);
 	T_RUN(test_report__gemm_columns);
 	T_RUN(test_report__svg);
 	T_RUN(test_report__html);
