@@ -467,9 +467,12 @@ static int finish(opt *S, kb_buf *out, kb_err *err)
 	else if (rc < 0) {
 		char why[sizeof err->msg];
 		snprintf(why, sizeof why, "%s", err->msg);
+		if (!S->best_name[0]) /* nothing recorded (KBENCH_NO_SESSION) */
+			return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be "
+					  "written to %s (%s)", S->o->path, why);
 		return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to "
 				  "%s (%s); it is kept in the session: `kbench checkout %s` writes it",
-				  S->o->path, why, S->best_name[0] ? S->best_name : "vN");
+				  S->o->path, why, S->best_name);
 	}
 	return KB_OK;
 }

@@ -15,7 +15,8 @@ if [ "$RC" -ne 0 ]; then
 	[ -n "${KBENCH_REQUIRE_GPU:-}" ] && { fail gpu_present "$reason"; finish; exit; }
 	for c in honest_default reuse_default memo_default counting_default counting_says \
 		 honest_graph reuse_graph memo_graph counting_graph honest_sweep_tune \
-		 reuse_sweep_tune counting_sweep_tune optimize_rc optimize_rounds optimize_best; do
+		 reuse_sweep_tune counting_sweep_tune optimize_rc optimize_rounds optimize_best \
+		 optimize_unwritable_rc optimize_unwritable_says; do
 		skip "$c" "$reason"
 	done
 	finish
@@ -87,4 +88,20 @@ sys.exit(0 if ok else 1)
 PY
 echo | KBENCH_LLM_ROUND=1 tests/fixtures/scripted-llm | sed -n '/^```cuda$/,/^```$/p' | sed '1d;$d' >"$T_TMP/round1.cu"
 cmp -s "$T_TMP/round1.cu" "$T_TMP/opt/softmax.cu" && pass optimize_best || fail optimize_best "the file is not round 1's kernel"
+
+# the best variant cannot be written back (an immutable file, which even
+# root cannot replace): a failure that says where the variant is kept, and
+# the file as it was (it was dropped: "best:" and exit 0)
+mkdir -p "$T_TMP/ro" && cp kernels/softmax.cu "$T_TMP/ro/"
+if chattr +i "$T_TMP/ro/softmax.cu" 2>/dev/null; then
+	run "$KB" optimize "$T_TMP/ro/softmax.cu" --rounds 1 --llm-cmd "$PWD/tests/fixtures/scripted-llm"
+	chattr -i "$T_TMP/ro/softmax.cu"
+	[ "$RC" -ne 0 ] && pass optimize_unwritable_rc || fail optimize_unwritable_rc "exit 0: $(cat "$T_TMP/out")"
+	grep -q "could not be written to .*softmax.cu" "$T_TMP/err" &&
+		cmp -s kernels/softmax.cu "$T_TMP/ro/softmax.cu" && pass optimize_unwritable_says ||
+		fail optimize_unwritable_says "$(cat "$T_TMP/out" "$T_TMP/err" | tail -5)"
+else
+	skip optimize_unwritable_rc "chattr +i is not supported here"
+	skip optimize_unwritable_says "chattr +i is not supported here"
+fi
 finish
