@@ -166,6 +166,9 @@ int kb_compile__find_arg(const kb_spec *s, const char *name);
 /* The index of tune `name`, or -1. */
 int kb_compile__find_tune(const kb_spec *s, const char *name);
 int kb_compile__find_tensor(const kb_spec *s, const char *name);
+/* bind_ref.c: checks a built-in reference call's arguments and shapes
+ * against the spec (adds diags). */
+void kb_compile__bind_builtin(const kb_spec *spec, const kb_source *src, kb_diags *d);
 /* The closest of names[] to word when it is close enough, else NULL. */
 const char *kb_compile__closest(const char *word, const char *const *names, int n);
 /* "a, b, c", a new string. */
