@@ -122,7 +122,9 @@ static int fill_inputs(kb_profile__run *c, uint64_t trial_seed, json_t *seeds, k
 			if ((rc = kb_profile_load_file(b->spec->init.path, &b->host, err)) < 0)
 				goto out;
 			/* the run stream's order (devcheck.c says why not cuMemcpyHtoD) */
-			KB_CU_CALL(err, cuMemcpyHtoDAsync(b->dev, b->host.data, b->bytes, c->d->stream));
+			if ((rc = KB_CU(err, cuMemcpyHtoDAsync(b->dev, b->host.data, b->bytes,
+							       c->d->stream))) < 0)
+				goto out;
 			continue;
 		}
 		json_object_set_new(seeds, b->spec->name, json_integer((json_int_t)(seed >> 1)));
@@ -147,8 +149,9 @@ static int read_back(kb_profile__buf *bufs, int n, bool outputs, kb_err *err)
 {
 	int rc = KB_OK;
 	for (int i = 0; i < n; i++)
-		if (bufs[i].spec->is_out == outputs)
-			KB_CU_CALL(err, cuMemcpyDtoH(bufs[i].host.data, bufs[i].dev, bufs[i].bytes));
+		if (bufs[i].spec->is_out == outputs &&
+		    (rc = KB_CU(err, cuMemcpyDtoH(bufs[i].host.data, bufs[i].dev, bufs[i].bytes))) < 0)
+			goto out;
 out:
 	return rc;
 }
@@ -191,7 +194,8 @@ int kb_profile__setup_ref_kernel(kb_profile__run *c, const kb_kernel *rk, kb_err
 		kb_tensor_init(&dst->host, src->host.name, src->host.dtype, src->host.rank,
 			       src->host.dims);
 		dst->dev = 0;
-		KB_CU_CALL(err, cuMemAlloc(&dst->dev, src->bytes ? src->bytes : 1));
+		if ((rc = KB_CU(err, cuMemAlloc(&dst->dev, src->bytes ? src->bytes : 1))) < 0)
+			goto out;
 	}
 	rc = kb_profile__bind_other(c->d, c->spec, rk, c->b, c->ref_bufs, c->bd.nbufs,
 				    &c->bd.dims, &c->ref_bd, err);

@@ -216,7 +216,8 @@ int kb_profile_cupti_open(kb_device *d, kb_cupti **out, kb_err *err)
 	c->d = d;
 	c->open.ms_load = kb_now_ms() - t;
 	t = kb_now_ms();
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
 	CUpti_Profiler_Initialize_Params ip = KB_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
 	KB_CUPTI_CALL(err, cuptiProfilerInitialize, &ip);
 	c->initialized = true;
@@ -384,7 +385,8 @@ static int run_pass(kb_cupti *c, kb_launch_fn launch, void *ctx, bool *all, kb_e
 	double t0 = kb_now_ms();
 	if ((c->st.replays == 1 || !c->flush_first_only) && (rc = kb_profile__flush_l2(c->d, err)) < 0)
 		goto out;
-	KB_CU_CALL(err, cuStreamSynchronize(c->d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(c->d->stream))) < 0)
+		goto out;
 	double t1 = kb_now_ms(), user1, sys1, user2, sys2;
 	kb_thread_cpu_ms(&user1, &sys1);
 	CUpti_RangeProfiler_Start_Params s = KB_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
@@ -545,7 +547,8 @@ int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_
 		return rc;
 	c->st.passes = cfg->passes;
 	c->st.config_from_disk = cfg->from_disk;
-	KB_CU_CALL(err, cuCtxSetCurrent(c->d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(c->d->ctx))) < 0)
+		goto out;
 	/* from here every path joins it (kb_profile__cupti_config_check_finish) */
 	kb_profile__cupti_config_check check;
 	kb_profile__cupti_config_check_start(&check, cfg, c->chip, c->avail, metrics, n);

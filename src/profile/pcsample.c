@@ -453,7 +453,8 @@ static int sample(session *s, kb_device *d, kb_launch_fn launch, void *ctx, int 
 		rc = launch(ctx, err);
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 out:
 	if (started) {
 		CUpti_PCSamplingStopParams tp = {.size = CUpti_PCSamplingStopParamsSize,
@@ -497,7 +498,8 @@ int kb_profile__pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repea
 		return rc;
 	session s = {.ctx = d->ctx, .st = st};
 	bool enabled = false;
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
 	double t = kb_now_ms();
 	if ((rc = enable(&s, err)) < 0)
 		goto out;

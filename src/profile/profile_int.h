@@ -1,6 +1,7 @@
 /*
  * profile_int.h - shared inside src/profile only: the driver API table
- * resolved by dlopen (cuda.c) and the check macro every driver call uses.
+ * resolved by dlopen (cuda.c) and the check (KB_CU) every driver call
+ * goes through.
  */
 #ifndef KB_PROFILE_INT_H
 #define KB_PROFILE_INT_H
@@ -48,14 +49,13 @@ int kb_profile__cuda_load(kb_err *err);
  * KB_ERROR (KB_ENODEV for no device / stub). */
 int kb_profile__cu_err(kb_err *err, CUresult r, const char *call, const char *file, int line);
 
-#define KB_CU_CALL(err, call) \
-	do { \
-		CUresult r_ = kb_cu.call; \
-		if (r_ != CUDA_SUCCESS) { \
-			rc = kb_profile__cu_err((err), r_, #call, __FILE__, __LINE__); \
-			goto out; \
-		} \
-	} while (0)
+/* A driver call through the table: 0, or kb_profile__cu_err's code with err
+ * naming the call and this file and line.  The jump stays at the call site:
+ *	if ((rc = KB_CU(err, cuMemAlloc(&p, n))) < 0)
+ *		goto out; */
+#define KB_CU(err, call) kb_profile__cu_check((err), kb_cu.call, #call, __FILE__, __LINE__)
+/* KB_CU's half: 0 for CUDA_SUCCESS, else kb_profile__cu_err(...). */
+int kb_profile__cu_check(kb_err *err, CUresult r, const char *call, const char *file, int line);
 
 /* True for errors after which the context is unusable (sticky errors). */
 bool kb_profile__cu_sticky(int code);

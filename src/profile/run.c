@@ -103,12 +103,15 @@ static int launch_fresh(void *ctx, kb_err *err)
 	int rc = KB_OK;
 	if (!f->mod) {
 		f->bd = f->c->bd;
-		KB_CU_CALL(err, cuModuleLoadData(&f->mod, f->c->b->cubin));
-		KB_CU_CALL(err, cuModuleGetFunction(&f->bd.fn, f->mod, f->c->bd.symbol));
-		if (f->bd.dims.smem > 48 * 1024)
-			KB_CU_CALL(err, cuFuncSetAttribute(f->bd.fn,
-							   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-							   (int)f->bd.dims.smem));
+		if ((rc = KB_CU(err, cuModuleLoadData(&f->mod, f->c->b->cubin))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuModuleGetFunction(&f->bd.fn, f->mod, f->c->bd.symbol))) < 0)
+			goto out;
+		if (f->bd.dims.smem > 48 * 1024 &&
+		    (rc = KB_CU(err, cuFuncSetAttribute(f->bd.fn,
+							CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+							(int)f->bd.dims.smem))) < 0)
+			goto out;
 	}
 	rc = kb_profile__launch(f->c->d, &f->bd, err);
 out:

@@ -248,7 +248,8 @@ static int enabled_launch(kb_device *d, kb_launch_fn launch, void *ctx, kb_sassm
 	if ((rc = launch(ctx, err)) < 0)
 		goto out;
 	s->launches = 1;
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 	rc = flush(d->ctx, s, ids, err);
 out:
 	if (enabled) {
@@ -277,8 +278,11 @@ int kb_profile_sassm_collect(kb_device *d, kb_launch_fn launch, void *ctx, kb_sa
 	char chip[64];
 	uint64_t ids[KB_SASSM_NROLES] = {0};
 	bool configured = false;
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream)); /* nothing in flight at Enable */
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
+	/* nothing in flight at Enable */
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 	if ((rc = chip_name(d, chip, sizeof chip, err)) < 0 ||
 	    (rc = resolve_roles(chip, out, ids, err)) < 0)
 		goto out;
@@ -321,7 +325,8 @@ int kb_profile_sassm_list(kb_device *d, kb_buf *out, kb_err *err)
 		return rc;
 	char chip[64];
 	CUpti_SassMetrics_MetricDetails *m = NULL;
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
 	if ((rc = chip_name(d, chip, sizeof chip, err)) < 0)
 		goto out;
 	CUpti_SassMetrics_GetNumOfMetrics_Params np =

@@ -99,21 +99,20 @@ static int run_prog(kb_device *d, const kb_profile__tset *set, const char *prog,
 		else if (*p == 'K')
 			rc = kb_profile__launch(d, &set->bd, err);
 		else if (*p == 'W')
-			KB_CU_CALL(err, cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->stream,
+			rc = KB_CU(err, cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->stream,
 						       idle_args, NULL));
 		else if (*p == 'H')
-			KB_CU_CALL(err, cuLaunchHostFunc(d->stream, idle_host, NULL));
+			rc = KB_CU(err, cuLaunchHostFunc(d->stream, idle_host, NULL));
 		else if (*p == 'T')
 			rc = kb_profile__tlb_sweep(d, err);
 		else if (*p == 'I')
 			rc = kb_profile__icache_thrash(d, err);
 		else if (*p == 'Z')
-			KB_CU_CALL(err, cuLaunchKernel(d->empty, 1, 1, 1, 32, 1, 1, 0, d->stream,
+			rc = KB_CU(err, cuLaunchKernel(d->empty, 1, 1, 1, 32, 1, 1, 0, d->stream,
 						       NULL, NULL));
 		else if (*p == 'e' && ne < 2)
-			KB_CU_CALL(err, cuEventRecord(ev[ne++], d->stream));
+			rc = KB_CU(err, cuEventRecord(ev[ne++], d->stream));
 	}
-out:
 	return rc;
 }
 
@@ -130,7 +129,8 @@ static int span_ms(kb_device *d, timed_loop *tl, const char *prog, double *ms, k
 	CUevent ev[4 * BATCH] = {0};
 	int rc = KB_OK;
 	for (int i = 0; i < 4 * BATCH; i++)
-		KB_CU_CALL(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
+		if ((rc = KB_CU(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT))) < 0)
+			goto out;
 	for (int i = 0; i < BATCH && rc == 0; i++) {
 		const kb_profile__tset *set = kb_profile__guard_set(tl->g, tl->next);
 		rc = run_prog(d, set, a, &ev[4 * i], err);
@@ -142,12 +142,15 @@ static int span_ms(kb_device *d, timed_loop *tl, const char *prog, double *ms, k
 	}
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 	for (int i = 0; i < BATCH; i++) {
 		float t1 = 0, t0 = 0;
-		KB_CU_CALL(err, cuEventElapsedTime(&t1, ev[4 * i], ev[4 * i + 1]));
-		if (b[0])
-			KB_CU_CALL(err, cuEventElapsedTime(&t0, ev[4 * i + 2], ev[4 * i + 3]));
+		if ((rc = KB_CU(err, cuEventElapsedTime(&t1, ev[4 * i], ev[4 * i + 1]))) < 0)
+			goto out;
+		if (b[0] && (rc = KB_CU(err, cuEventElapsedTime(&t0, ev[4 * i + 2],
+								ev[4 * i + 3]))) < 0)
+			goto out;
 		ms[i] = t1 - t0;
 	}
 out:
@@ -207,15 +210,19 @@ static int build_graph(kb_device *d, const kb_profile__guard *gd, graph_plan *g,
 			return rc;
 	}
 	g->launches = g->nsets;
-	KB_CU_CALL(err, cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+	if ((rc = KB_CU(err, cuStreamBeginCapture(d->stream,
+						  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))) < 0)
+		goto out;
 	for (int i = 0; i < g->launches; i++)
 		if ((rc = kb_profile__launch(d, &g->sets[i], err)) < 0) {
 			CUgraph junk;
 			kb_cu.cuStreamEndCapture(d->stream, &junk);
 			return rc;
 		}
-	KB_CU_CALL(err, cuStreamEndCapture(d->stream, &g->graph));
-	KB_CU_CALL(err, cuGraphInstantiate(&g->exec, g->graph, 0));
+	if ((rc = KB_CU(err, cuStreamEndCapture(d->stream, &g->graph))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuGraphInstantiate(&g->exec, g->graph, 0))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -230,18 +237,25 @@ static int graph_ms(kb_device *d, graph_plan *g, kb_profile__guard *gd, double *
 		rc = kb_profile__reset_outputs(d, &g->sets[s], err);
 	if (rc < 0 || (rc = kb_profile__flush_l2(d, err)) < 0 || (rc = kb_profile__l2_discard(d, err)) < 0)
 		return rc;
-	KB_CU_CALL(err, cuEventCreate(&a, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventCreate(&b, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventRecord(a, d->stream));
-	KB_CU_CALL(err, cuGraphLaunch(g->exec, d->stream));
-	KB_CU_CALL(err, cuEventRecord(b, d->stream));
+	if ((rc = KB_CU(err, cuEventCreate(&a, CU_EVENT_DEFAULT))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventCreate(&b, CU_EVENT_DEFAULT))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventRecord(a, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuGraphLaunch(g->exec, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventRecord(b, d->stream))) < 0)
+		goto out;
 	for (int s = 0; s < g->nsets && rc == 0; s++)
 		rc = kb_profile__guard_check(gd, d, &g->sets[s], g->of[s], err);
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuEventSynchronize(b));
+	if ((rc = KB_CU(err, cuEventSynchronize(b))) < 0)
+		goto out;
 	float f = 0;
-	KB_CU_CALL(err, cuEventElapsedTime(&f, a, b));
+	if ((rc = KB_CU(err, cuEventElapsedTime(&f, a, b))) < 0)
+		goto out;
 	*ms = f / g->launches;
 out:
 	if (a)
