@@ -152,6 +152,12 @@ int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err)
 	return kb_profile__calibrate_compile("<kbench calibrate>.cu", cal_src, arch, b, err);
 }
 
+int kb_profile__calibrate_wgmma_build(kb_build *b, kb_err *err)
+{
+	return kb_profile__calibrate_compile("<kbench calibrate wgmma>.cu",
+					     kb_profile__calibrate_wgmma_source(), "sm_90a", b, err);
+}
+
 /* ---- state and timing ----------------------------------------------------------- */
 
 typedef struct {

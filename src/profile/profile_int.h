@@ -521,10 +521,11 @@ int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err);
 /* The same for any of its sources (name as diagnostics show it). */
 int kb_profile__calibrate_compile(const char *name, const char *text, const char *arch, kb_build *b,
 				  kb_err *err);
-/* calibrate_wgmma.c: the sm_90a wgmma probe's source (made once), and its
- * build for sm_90a, as above. */
-const char *kb_profile__calibrate_wgmma_source(void);
+/* The sm_90a wgmma probe (calibrate_wgmma.c's source) built for sm_90a, as
+ * above. */
 int kb_profile__calibrate_wgmma_build(kb_build *b, kb_err *err);
+/* calibrate_wgmma.c: the sm_90a wgmma probe's source (made once). */
+const char *kb_profile__calibrate_wgmma_source(void);
 
 
 /* run.c and check.c: one run in progress. */
@@ -565,7 +566,8 @@ typedef struct {
 	double ms_gpu, ms_readback, ms_reference, ms_compare, ms_devcheck, ms_upload;
 } kb_profile__run;
 
-/* run.c: a phase on the GPU (bd's launch) or, for host work, on the host. */
+/* progress.c: a phase on the GPU (bd's launch) or, for host work, on the
+ * host. */
 void kb_profile__progress(kb_profile__run *c, const kb_profile__bound *bd, const char *phase);
 void kb_profile__host_progress(kb_profile__run *c, const char *phase);
 /* Records a GPU failure: sticky errors poison the context for good. Returns rc. */
