@@ -12,25 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kb_profile__progress(kb_profile__run *c, const kb_profile__bound *bd, const char *phase)
-{
-	if (c->o->progress)
-		c->o->progress(c->o->progress_ctx, phase, bd->name, bd->dims.grid, bd->dims.block);
-}
-
-void kb_profile__host_progress(kb_profile__run *c, const char *phase)
-{
-	if (c->o->progress)
-		c->o->progress(c->o->progress_ctx, phase, NULL, NULL, NULL);
-}
-
-int kb_profile__gpu_fail(kb_profile__run *c, int rc, kb_err *err)
-{
-	if (err && err->domain == KB_DOM_CUDA && kb_profile__cu_sticky(err->code))
-		*c->sticky = true;
-	return rc;
-}
-
 /* ---- counters and hot spots ------------------------------------------------------ */
 
 static int launch_once(void *ctx, kb_err *err)
