@@ -529,8 +529,31 @@ const char *kb_profile__calibrate_wgmma_source(void);
 
 
 /* run.c and check.c: one run in progress. */
+typedef struct kb_profile__run kb_profile__run;
+
+/* A trial's built-in reference and what obtaining it and comparing with it
+ * cost.  The run has its own (kb_profile__run.ref), which only the main
+ * thread touches; the reference thread works on its own
+ * (kb_profile__pending.ref), merged into the run's once it is joined. */
 typedef struct {
+	kb_ref_out *outs;          /* results per output (borrowed from the reference
+				      cache) */
+	int nouts;
+	int claim;                 /* refstore's lock while computing it, or -1 */
+	bool claim_tried;          /* for the current trial's reference */
+	/* wall ms, summed over trials */
+	double ms_reference, ms_compare, ms_devcheck;
+} kb_profile__refwork;
+
+/* The last trial's CPU reference and host comparison, on a thread of their
+ * own beside the timing.  The thread reads the run and writes only here:
+ * into the JSON of trial and outs, and ok, rc, err and ref, all of which the
+ * main thread reads after the join; thread and running are the main
+ * thread's. */
+typedef struct {
+	const kb_profile__run *run;
 	json_t *trial, *outs;      /* where its verdict goes */
+	kb_profile__refwork ref;
 	bool ok;
 	int rc;
 	kb_err err;
@@ -538,7 +561,7 @@ typedef struct {
 	bool running;
 } kb_profile__pending;
 
-typedef struct {
+struct kb_profile__run {
 	kb_device *d;
 	const kb_source *src;
 	const kb_spec *spec;
@@ -549,12 +572,8 @@ typedef struct {
 	kb_profile__bound bd;      /* the kernel under test */
 	kb_profile__bound ref_bd;  /* a reference kernel, when `ref kernel` */
 	kb_profile__buf *ref_bufs; /* its own outputs (inputs shared) */
-	kb_ref_out *ref_outs;      /* built-in reference results, per output (borrowed
-				      from the reference cache) */
-	int nref_outs;
+	kb_profile__refwork ref;   /* the built-in reference (main thread only) */
 	char ref_key[KB_HASH_HEX]; /* what the current trial's reference depends on */
-	int ref_claim;             /* refstore's lock while this run computes it, or -1 */
-	bool ref_claim_tried;      /* for the current trial's reference */
 	int ref_cached;            /* trials whose reference came from a cache */
 	double rtol, atol;
 	bool gpu_compare;          /* compare on the GPU (not $KBENCH_COMPARE=cpu) */
@@ -562,9 +581,9 @@ typedef struct {
 	bool *sticky;
 	kb_profile__pending pending; /* the last trial's reference, beside the timing */
 	kb_profile__guard guard;   /* the trials' sets the timed launches rotate over */
-	/* Where the checking time goes, summed over trials (ms). */
-	double ms_gpu, ms_readback, ms_reference, ms_compare, ms_devcheck, ms_upload;
-} kb_profile__run;
+	/* Where the checking time goes, summed over trials (ms; the rest in ref). */
+	double ms_gpu, ms_readback, ms_upload;
+};
 
 /* progress.c: a phase on the GPU (bd's launch) or, for host work, on the
  * host. */

@@ -246,8 +246,8 @@ static void check_ms(const kb_profile__run *c, json_t *check, double t_check)
 	json_object_set_new(check, "ms", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "total",
 						   kb_now_ms() - t_check, "gpu", c->ms_gpu,
 						   "readback", c->ms_readback, "reference",
-						   c->ms_reference, "compare", c->ms_compare,
-						   "compare_gpu", c->ms_devcheck, "upload",
+						   c->ref.ms_reference, "compare", c->ref.ms_compare,
+						   "compare_gpu", c->ref.ms_devcheck, "upload",
 						   c->ms_upload));
 	json_object_set_new(check, "compare", json_string(!c->gpu_compare ? "cpu ($KBENCH_COMPARE=cpu)"
 							  : c->ref_too_big ? "cpu (the reference does "
@@ -261,7 +261,7 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 {
 	const char *where = getenv("KBENCH_COMPARE");
 	kb_profile__run c = {.d = d, .src = src, .spec = spec, .k = k, .b = b, .o = o, .sticky = sticky,
-			     .ref_claim = -1,
+			     .ref = {.claim = -1},
 			     .gpu_compare = !(where && !strcmp(where, "cpu"))};
 	*sticky = false;
 	*result = json_object();
