@@ -371,16 +371,17 @@ int kb_profile__cupti_load(kb_err *err);
 #define KB_CUPTI_COUNTERS_FAIL(err, r, call, file, line) \
 	kb_profile__cupti_fail((err), (int)(r), (call), "GPU performance counters", (file), (line))
 
-/* Calls kb_profile__cupti.fn(p); on failure sets rc from
- * kb_profile__cupti_fail and jumps to out. */
-#define KB_CUPTI_CALL(err, fn, p) \
-	do { \
-		CUptiResult r_ = kb_profile__cupti.fn(p); \
-		if (r_ != CUPTI_SUCCESS) { \
-			rc = KB_CUPTI_COUNTERS_FAIL((err), r_, #fn, __FILE__, __LINE__); \
-			goto out; \
-		} \
-	} while (0)
+/* Calls kb_profile__cupti.fn(p): 0, or the code kb_profile__cupti_fail
+ * makes of a failure (err names fn and this file and line).  The jump
+ * stays at the call site:
+ *	if ((rc = KB_CUPTI(err, cuptiRangeProfilerStart, &s)) < 0)
+ *		goto out; */
+#define KB_CUPTI(err, fn, p) \
+	kb_profile__cupti_check((err), kb_profile__cupti.fn(p), #fn, __FILE__, __LINE__)
+/* KB_CUPTI's half (cuptilib.c): 0 for CUPTI_SUCCESS, else
+ * KB_CUPTI_COUNTERS_FAIL(...). */
+int kb_profile__cupti_check(kb_err *err, CUptiResult r, const char *call, const char *file,
+			    int line);
 
 /* A params struct with its structSize set and everything else zero. */
 #define KB_CUPTI_PARAMS(T) {.structSize = T##_STRUCT_SIZE}
