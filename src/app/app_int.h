@@ -17,7 +17,7 @@ typedef struct {
 	const kb_variant *v;
 	json_t *res;           /* note.result, or NULL */
 	json_t *kernel;        /* {name, resources, occupancy}, or NULL */
-	const char *verdict;   /* CORRECT, INCORRECT, COMPILED, ... */
+	kb_verdict verdict;    /* CORRECT, INCORRECT, COMPILED, ... */
 	bool correct, timed, impossible;
 	double median, sd, min, max;
 	double gbps, pct;      /* pct < 0: no ceiling known */
@@ -111,7 +111,7 @@ void kb_app__para(const kb_app__model *R, kb_buf *o, bool note, const char *text
 /* A diff as a coloured <pre> or a fenced ```diff block. */
 void kb_app__code_block(const kb_app__model *R, kb_buf *o, const char *text);
 /* The HTML badge class of a verdict. */
-const char *kb_app__badge(const char *verdict);
+const char *kb_app__badge(kb_verdict verdict);
 /* The page up to the first section (HTML head and style, title, summary);
  * its end (footer). */
 void kb_app__page_begin(const kb_app__model *R, kb_buf *o, const char *title);

@@ -56,7 +56,7 @@ static void say(opt *S, const char *fmt, ...)
 static double median_of(json_t *res)
 {
 	double us = kb_app__jnum(res, "timing.median_us");
-	return us > 0 && !strcmp(kb_app_run_verdict(res), "CORRECT") ? us : 0;
+	return us > 0 && kb_app_verdict(res) == KB_VERDICT_CORRECT ? us : 0;
 }
 
 /* Compiles text as the file's (with SASS for the prompt) and records it;
@@ -104,7 +104,7 @@ static int run_text(opt *S, const char *text, json_t **res, char name[16], kb_bu
 
 static bool no_gpu(json_t *res)
 {
-	return !strcmp(kb_app_run_verdict(res), "NO GPU");
+	return kb_app_verdict(res) == KB_VERDICT_NO_GPU;
 }
 
 /* What the session held of the file before the loop (`kbench log`'s
@@ -141,7 +141,7 @@ static int baseline(opt *S, kb_err *err)
 		snprintf(S->best_name, sizeof S->best_name, "%s", S->base_name);
 	}
 	const char *name0 = S->base_name[0] ? S->base_name : S->o->path;
-	if (!strcmp(kb_app_run_verdict(S->base_result), "UNSUPPORTED")) /* so is every variant */
+	if (kb_app_verdict(S->base_result) == KB_VERDICT_UNSUPPORTED) /* so is every variant */
 		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "%s is UNSUPPORTED at these values (%s), "
 				  "and a variant may not change the spec: give --arg/--define values "
 				  "it supports", name0, kb_app__str(S->base_result, "message"));
@@ -255,7 +255,7 @@ static int ask(opt *S, int k, kb_err *err)
 
 /* What one round came to, recorded and kept for the prompts. */
 typedef struct {
-	char verdict[24];      /* "no code", "COMPILE ERROR", "CORRECT", ... (a copy: the
+	char verdict[24];      /* no code, COMPILE ERROR, CORRECT, ... (a copy: the
 				* run's Result it came from is freed before it is told) */
 	char variant[16];
 	char parent[16];       /* what it was based on (the best when asked: a new best
@@ -377,7 +377,7 @@ static int try_answer(opt *S, round_out *ro, kb_err *err)
 	int rc = compile_text(S, cand, &u, ro->variant);
 	if (rc != 0) {
 		snprintf(ro->verdict, sizeof ro->verdict, "%s",
-			 rc == KB_ESPEC ? "SPEC ERROR" : "COMPILE ERROR");
+			 kb_verdict_name(rc == KB_ESPEC ? KB_VERDICT_SPEC_ERROR : KB_VERDICT_COMPILE_ERROR));
 		int nerr = kb_diag_count(&u.diags, KB_DIAG_ERROR);
 		kb_buf_catf(&ro->reason, "%d error%s", nerr, nerr == 1 ? "" : "s");
 		kb_diag_render(&u.diags, &ro->feedback, false);

@@ -110,17 +110,18 @@ static void read_row(const kb_variant *v, kb_app__row *r)
 		r->res = NULL;
 	r->kernel = find_kernel(v->note, r->res);
 	if (r->res) {
-		r->verdict = kb_app_run_verdict(r->res);
+		r->verdict = kb_app_verdict(r->res);
 	} else if (c) {
 		const char *st = kb_app__str(c, "status");
 		if (json_is_false(json_object_get(c, "ok")))
 			st = "compile_error";
-		r->verdict = !st[0] || !strcmp(st, "ok") ? "COMPILED"
-			     : !strcmp(st, "spec_error") ? "SPEC ERROR" : "COMPILE ERROR";
+		r->verdict = !st[0] || !strcmp(st, "ok") ? KB_VERDICT_COMPILED
+			     : !strcmp(st, "spec_error") ? KB_VERDICT_SPEC_ERROR
+			     : KB_VERDICT_COMPILE_ERROR;
 	} else {
-		r->verdict = v->note_error ? "BAD NOTE" : "NO RESULT";
+		r->verdict = v->note_error ? KB_VERDICT_BAD_NOTE : KB_VERDICT_NO_RESULT;
 	}
-	r->correct = !strcmp(r->verdict, "CORRECT");
+	r->correct = r->verdict == KB_VERDICT_CORRECT;
 	if (r->res)
 		read_speed(r);
 }

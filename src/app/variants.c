@@ -34,7 +34,7 @@ const char *kb_app__verdict_of(const kb_variant *v)
 {
 	json_t *r = kb_app__jget(v->note, "result");
 	if (v->note_error)
-		return "BAD NOTE";
+		return kb_verdict_name(KB_VERDICT_BAD_NOTE);
 	if (!r)
 		return v->note ? "compiled" : "-";
 	return kb_app_run_verdict(r);
@@ -47,7 +47,8 @@ double kb_app__median_of(const kb_variant *v)
 
 static bool timed_correct(const kb_variant *v)
 {
-	return !strcmp(kb_app__verdict_of(v), "CORRECT") && kb_app__median_of(v) > 0;
+	return !v->note_error && kb_app_verdict(kb_app__jget(v->note, "result")) == KB_VERDICT_CORRECT &&
+	       kb_app__median_of(v) > 0;
 }
 
 bool kb_app__same_kernel(const kb_variant *v, const char *kernel)

@@ -466,15 +466,17 @@ static void clear_progress(void)
  * and its spec did (INCORRECT, FAULT, SPEC ERROR, UNSUPPORTED ...). */
 static int run_exit(json_t *res)
 {
-	const char *v = kb_app_run_verdict(res);
-	if (!strcmp(v, "CORRECT"))
+	switch (kb_app_verdict(res)) {
+	case KB_VERDICT_CORRECT:
 		return 0;
 	/* a runner that broke the protocol is the environment's fault, not the kernel's */
-	if (!strcmp(v, "NO GPU") || !strcmp(v, "ERROR") || !strcmp(v, "DISCONNECTED") ||
-	    !strcmp(v, "UNREACHABLE") || !strcmp(v, "PROTOCOL MISMATCH") ||
-	    !strcmp(v, "RUNNER ERROR") || !strcmp(v, "NO REFERENCE"))
+	case KB_VERDICT_NO_GPU: case KB_VERDICT_ERROR: case KB_VERDICT_DISCONNECTED:
+	case KB_VERDICT_UNREACHABLE: case KB_VERDICT_PROTOCOL_MISMATCH:
+	case KB_VERDICT_RUNNER_ERROR: case KB_VERDICT_NO_REFERENCE:
 		return EXIT_ENV;
-	return EXIT_KERNEL;
+	default:
+		return EXIT_KERNEL;
+	}
 }
 
 /* The spec's sweep and tune lines, read on this side to plan the runs;
@@ -587,7 +589,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		json_array_foreach(json_object_get(sweeps, "sweep"), i, row) {
 			json_t *rr = json_object_get(row, "result");
 			/* a point a require line rules out was pruned, not failed */
-			if (strcmp(kb_app_run_verdict(rr), "UNSUPPORTED") && run_exit(rr) != 0)
+			if (kb_app_verdict(rr) != KB_VERDICT_UNSUPPORTED && run_exit(rr) != 0)
 				status = EXIT_KERNEL;
 		}
 	}
