@@ -213,6 +213,24 @@ void kb_app__rounds_text(json_t *rounds, kb_buf *out);
  * and its delta (nothing when R->o->rounds is empty). */
 void kb_app__section_rounds(const kb_app__model *R, kb_buf *o);
 
+/* optimize.c: the end of `kbench optimize` */
+
+/* What the rounds found: the file's text before them and the best. */
+typedef struct {
+	const char *path;        /* the file */
+	const char *orig;        /* its text before the rounds */
+	const char *best;        /* the best CORRECT timed text, or NULL */
+	const char *best_name;   /* its variant; "" when nothing is recorded */
+	double orig_us, best_us; /* their medians; orig_us 0: the original was not timed */
+	bool no_write;           /* --no-write: the file stays as it was */
+} kb_app__best;
+
+/* The summary ("best: ..."), and a best other than the original written
+ * back to b->path.  Returns 0, or the write's KB_E* with err saying where
+ * the best variant is: the session's variant to check out, or (nothing
+ * recorded) a copy in the temporary folder. */
+int kb_app__optimize_finish(const kb_app__best *b, kb_buf *out, kb_err *err);
+
 /* ===== gpus.c: the local GPUs --gpus names ===== */
 
 /* The entries of this process's CUDA_VISIBLE_DEVICES ("2, 3" -> "2", "3"),

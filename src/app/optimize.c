@@ -16,11 +16,13 @@
  */
 #include "app_int.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
 	const kb_app_optimize_opts *o;
@@ -446,35 +448,78 @@ static int rounds(opt *S, kb_err *err)
 	return rc;
 }
 
-/* The summary, and the best written to the file.  Returns 0, or the
- * write's KB_E* with err saying where the best variant is kept. */
-static int finish(opt *S, kb_buf *out, kb_err *err)
+/* Where nothing is recorded (KBENCH_NO_SESSION), a copy of the best text
+ * in a new file of the temporary folder, named like the file so that its
+ * kind (.cu, .tile, .ptx) stays.  Returns the copy's path (a new string),
+ * or NULL with why. */
+static char *keep_copy(const char *path, const char *text, char *why, size_t n)
 {
-	if (!S->best || S->orig_us <= 0 || !strcmp(S->best, S->orig)) {
-		kb_buf_catf(out, "best: %s\n", S->best ? "the original (no proposal was faster "
+	const char *dir = getenv("TMPDIR");
+	char *tpl = kb_xasprintf("%s/kbench-best-XXXXXX-%s", dir && *dir ? dir : "/tmp",
+				 kb_basename(path));
+	int fd = mkstemps(tpl, (int)strlen(kb_basename(path)) + 1);
+	kb_err e = {0};
+	if (fd < 0 || close(fd) < 0 || kb_file_write(tpl, text, strlen(text), &e) < 0) {
+		snprintf(why, n, "%s", e.msg[0] ? e.msg : strerror(errno));
+		if (fd >= 0)
+			unlink(tpl);
+		free(tpl);
+		return NULL;
+	}
+	return tpl;
+}
+
+/* The best written back to b->path.  Returns 0, or the write's KB_E* with
+ * err saying where the best variant is: the session's variant, else a
+ * copy (keep_copy). */
+static int write_best(const kb_app__best *b, kb_buf *out, kb_err *err)
+{
+	int rc = kb_file_write(b->path, b->best, strlen(b->best), err);
+	if (rc == 0) {
+		kb_buf_catf(out, "written to %s (the original is in the session)\n", b->path);
+		return KB_OK;
+	}
+	char why[sizeof err->msg], why2[sizeof err->msg];
+	snprintf(why, sizeof why, "%s", err->msg);
+	if (b->best_name[0])
+		return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to "
+				  "%s (%s); it is kept in the session: `kbench checkout %s` writes it",
+				  b->path, why, b->best_name);
+	char *copy = keep_copy(b->path, b->best, why2, sizeof why2);
+	if (copy)
+		kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to %s (%s); "
+			   "nothing is recorded, so it is kept in %s", b->path, why, copy);
+	else
+		kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to %s (%s), "
+			   "nor kept in the temporary folder (%s): it is lost", b->path, why, why2);
+	free(copy);
+	return rc;
+}
+
+int kb_app__optimize_finish(const kb_app__best *b, kb_buf *out, kb_err *err)
+{
+	if (!b->best || b->orig_us <= 0 || !strcmp(b->best, b->orig)) {
+		kb_buf_catf(out, "best: %s\n", b->best ? "the original (no proposal was faster "
 			    "and correct)" : "none (no CORRECT timed variant)");
 		return KB_OK;
 	}
 	kb_buf_catf(out, "best: %s CORRECT %.2f us (%+.1f%% vs the original %.2f us)\n",
-		    S->best_name, S->best_us, 100.0 * (S->best_us - S->orig_us) / S->orig_us,
-		    S->orig_us);
-	if (S->o->no_write)
-		kb_buf_catf(out, "the file is unchanged (--no-write): `kbench checkout %s` writes it\n",
-			    S->best_name);
-	int rc = KB_OK;
-	if (!S->o->no_write && (rc = kb_file_write(S->o->path, S->best, strlen(S->best), err)) == 0)
-		kb_buf_catf(out, "written to %s (the original is in the session)\n", S->o->path);
-	else if (rc < 0) {
-		char why[sizeof err->msg];
-		snprintf(why, sizeof why, "%s", err->msg);
-		if (!S->best_name[0]) /* nothing recorded (KBENCH_NO_SESSION) */
-			return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be "
-					  "written to %s (%s)", S->o->path, why);
-		return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to "
-				  "%s (%s); it is kept in the session: `kbench checkout %s` writes it",
-				  S->o->path, why, S->best_name);
-	}
+		    b->best_name, b->best_us, 100.0 * (b->best_us - b->orig_us) / b->orig_us,
+		    b->orig_us);
+	if (!b->no_write)
+		return write_best(b, out, err);
+	kb_buf_catf(out, "the file is unchanged (--no-write): `kbench checkout %s` writes it\n",
+		    b->best_name);
 	return KB_OK;
+}
+
+/* The summary, and the best written to the file (kb_app__optimize_finish). */
+static int finish(opt *S, kb_buf *out, kb_err *err)
+{
+	kb_app__best b = {.path = S->o->path, .orig = S->orig, .best = S->best,
+			  .best_name = S->best_name, .orig_us = S->orig_us, .best_us = S->best_us,
+			  .no_write = S->o->no_write};
+	return kb_app__optimize_finish(&b, out, err);
 }
 
 static void dry_run(opt *S, kb_buf *out)
