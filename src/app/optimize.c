@@ -308,58 +308,99 @@ static void why_not(json_t *res, kb_buf *out)
 	kb_buf_free(&r);
 }
 
-/* A candidate that compiled: run, judge, maybe the new best. */
+/* A candidate that compiled, run and recorded: its variant, its verdict
+ * and what the model is told (the run's rendering and its deltas).  *res
+ * gets the Result.  Returns 0 or the runner's KB_E*. */
+static int run_candidate(opt *S, const char *cand, round_out *ro, json_t **res, kb_err *err)
+{
+	kb_buf deltas = KB_BUF_INIT;
+	char name[16] = "";
+	int rc = run_text(S, cand, res, name, &deltas, err);
+	if (rc == 0) {
+		if (name[0])
+			snprintf(ro->variant, sizeof ro->variant, "%s", name);
+		snprintf(ro->verdict, sizeof ro->verdict, "%s", kb_app_run_verdict(*res));
+		kb_app_run_render(*res, &ro->feedback);
+		kb_buf_cat(&ro->feedback, deltas.s ? deltas.s : "");
+	}
+	kb_buf_free(&deltas);
+	return rc;
+}
+
+/* The score of a run against the best so far: its median (0 unless
+ * CORRECT and timed), its change, and whether it is the new best. */
+static void score(const opt *S, json_t *res, round_out *ro)
+{
+	if ((ro->us = median_of(res)) <= 0)
+		return;
+	ro->delta_pct = S->best_us > 0 ? 100.0 * (ro->us - S->best_us) / S->best_us : 0;
+	ro->best = !S->best || ro->us < S->best_us;
+}
+
+/* The round's reason in one line, from its score (before a new best
+ * replaces the one it is compared with). */
+static void word(const opt *S, json_t *res, round_out *ro)
+{
+	if (ro->us <= 0) {
+		why_not(res, &ro->reason);
+		kb_buf_cat(&ro->reason, "; rejected");
+		return;
+	}
+	/* a variant has no name where nothing is recorded (KBENCH_NO_SESSION) */
+	const char *best = S->best_name[0] ? S->best_name : "the best so far";
+	kb_buf_catf(&ro->reason, "%.2f us", ro->us);
+	if (S->best_us > 0)
+		kb_buf_catf(&ro->reason, " (%+.1f%% vs %s)", ro->delta_pct, best);
+	if (!ro->best)
+		kb_buf_catf(&ro->reason, "; not faster than %s: not kept as the best", best);
+}
+
+/* cand (compiled in u, which it takes; its Result res) becomes the best,
+ * and the base of the next question. */
+static void promote(opt *S, const char *cand, const round_out *ro, kb_compile_unit *u, json_t *res)
+{
+	free(S->best);
+	S->best = kb_xstrdup(cand);
+	S->best_us = ro->us;
+	snprintf(S->best_name, sizeof S->best_name, "%s", ro->variant);
+	free(S->base);
+	S->base = kb_xstrdup(cand);
+	snprintf(S->base_name, sizeof S->base_name, "%s", ro->variant);
+	kb_compile_unit_free(&S->base_unit);
+	S->base_unit = *u;
+	memset(u, 0, sizeof *u);
+	json_decref(S->base_result);
+	S->base_result = json_incref(res);
+}
+
+/* A candidate that compiled where no GPU can check it: the loop stops
+ * (KB_ENODEV with err), saying so. */
+static int stop_no_gpu(json_t *res, round_out *ro, kb_err *err)
+{
+	kb_buf_catf(&ro->reason, "compiled; checking and timing it needs a GPU, and none can "
+		    "be used here: stopped after the compile");
+	return kb_err_set(err, KB_ENODEV, KB_DOM_CUDA, 0, "%s compiled; checking and timing it "
+			  "needs a GPU (%s): stopped after the compile",
+			  ro->variant[0] ? ro->variant : "the candidate", kb_app__str(res, "message"));
+}
+
+/* A candidate that compiled: run, scored, worded, and promoted when it is
+ * the new best.  Returns 0, KB_ENODEV or the runner's KB_E*. */
 static int judge_run(opt *S, const char *cand, kb_compile_unit *u, round_out *ro, kb_err *err)
 {
 	json_t *res = NULL;
-	kb_buf deltas = KB_BUF_INIT;
-	char name[16] = "";
-	int rc = run_text(S, cand, &res, name, &deltas, err);
+	int rc = run_candidate(S, cand, ro, &res, err);
 	if (rc < 0)
 		return rc;
-	if (name[0])
-		snprintf(ro->variant, sizeof ro->variant, "%s", name);
-	snprintf(ro->verdict, sizeof ro->verdict, "%s", kb_app_run_verdict(res));
-	kb_app_run_render(res, &ro->feedback);
-	kb_buf_cat(&ro->feedback, deltas.s ? deltas.s : "");
 	if (no_gpu(res)) {
-		kb_buf_catf(&ro->reason, "compiled; checking and timing it needs a GPU, and none can "
-			    "be used here: stopped after the compile");
-		rc = kb_err_set(err, KB_ENODEV, KB_DOM_CUDA, 0, "%s compiled; checking and timing it "
-				"needs a GPU (%s): stopped after the compile",
-				ro->variant[0] ? ro->variant : "the candidate", kb_app__str(res, "message"));
-	} else if ((ro->us = median_of(res)) > 0) {
-		double parent = S->best_us > 0 ? S->best_us : 0;
-		ro->delta_pct = parent > 0 ? 100.0 * (ro->us - parent) / parent : 0;
-		kb_buf_catf(&ro->reason, "%.2f us", ro->us);
-		/* a variant has no name where nothing is recorded (KBENCH_NO_SESSION) */
-		const char *best = S->best_name[0] ? S->best_name : "the best so far";
-		if (parent > 0)
-			kb_buf_catf(&ro->reason, " (%+.1f%% vs %s)", ro->delta_pct, best);
-		if (S->best && ro->us >= S->best_us)
-			kb_buf_catf(&ro->reason, "; not faster than %s: not kept as the best", best);
-		if (!S->best || ro->us < S->best_us) {
-			ro->best = true;
-			free(S->best);
-			S->best = kb_xstrdup(cand);
-			S->best_us = ro->us;
-			snprintf(S->best_name, sizeof S->best_name, "%s", ro->variant);
-			/* the next question is about the new best */
-			free(S->base);
-			S->base = kb_xstrdup(cand);
-			snprintf(S->base_name, sizeof S->base_name, "%s", ro->variant);
-			kb_compile_unit_free(&S->base_unit);
-			S->base_unit = *u;
-			memset(u, 0, sizeof *u);
-			json_decref(S->base_result);
-			S->base_result = json_incref(res);
-		}
+		rc = stop_no_gpu(res, ro, err);
 	} else {
-		why_not(res, &ro->reason);
-		kb_buf_cat(&ro->reason, "; rejected");
+		score(S, res, ro);
+		word(S, res, ro);
+		if (ro->best)
+			promote(S, cand, ro, u, res);
 	}
 	json_decref(res);
-	kb_buf_free(&deltas);
 	return rc;
 }
 
