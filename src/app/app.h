@@ -86,6 +86,8 @@ void kb_app_run_render(json_t *result, kb_buf *out);
 /* How far a long phase is, from a progress frame's ticks: " 42% (2.3 s)",
  * " (2.3 s)" without a fraction, "" for a phase under a second. */
 void kb_app_progress_text(json_t *progress, char *out, size_t n);
+/* ===== result.c: a Result's verdict ===== */
+
 /* The verdict of a result (NULL: KB_VERDICT_ERROR): CORRECT, INCORRECT,
  * IMPOSSIBLE, FAULT, TIMEOUT, CRASH, SPEC ERROR, COMPILE ERROR, UNSUPPORTED
  * (a `//! require` line rules the values out: not run), NO GPU, ERROR ... */

@@ -8,6 +8,31 @@
 #include "app.h"
 #include "../tile/tile.h"
 
+/* ===== result.c: reading a Result and a variant's note (a leaf: it calls
+ * no other file of src/app) ===== */
+
+/* Member key of JSON object j: a string ("" when it is none), a number (0
+ * when it is none), whether it is a number. */
+const char *kb_app__str(json_t *j, const char *key);
+/* The string v holds, or "" when it is no string (a Result from elsewhere). */
+const char *kb_app__sval(json_t *v);
+double kb_app__num(json_t *j, const char *key);
+bool kb_app__has(json_t *j, const char *key);
+/* The value at a dotted path ("result.timing.median_us") of j, or NULL. */
+json_t *kb_app__jget(json_t *j, const char *path);
+/* The number at a dotted path of j, or -1 when there is none. */
+double kb_app__jnum(json_t *j, const char *path);
+/* A variant's verdict word ("compiled" when it was never run, "-" without a note). */
+const char *kb_app__verdict_of(const kb_variant *v);
+/* A variant's median in us, or -1. */
+double kb_app__median_of(const kb_variant *v);
+/* Whether v ran `kernel` (true when either is unknown): the variants of a
+ * file that solve the same problem, which the Δ lines and "best" compare. */
+bool kb_app__same_kernel(const kb_variant *v, const char *kernel);
+/* When a timed launch of check wrote other than its checked twin: true and
+ * a sentence saying which launch, output and element. */
+bool kb_app__timed_bad(json_t *check, char *s, size_t n);
+
 /* ===== the report: report_model.c reads the variants into a model that
  * report.c and report_page.c (pages), report_svg.c (the SVG chart) and
  * roofline_text.c (the terminal plot) render ===== */
@@ -51,13 +76,6 @@ typedef struct {
 
 /* report_model.c */
 
-/* Member key of JSON object j: a string ("" when it is none), a number (0
- * when it is none), whether it is a number. */
-const char *kb_app__str(json_t *j, const char *key);
-/* The string v holds, or "" when it is no string (a Result from elsewhere). */
-const char *kb_app__sval(json_t *v);
-double kb_app__num(json_t *j, const char *key);
-bool kb_app__has(json_t *j, const char *key);
 /* Reads the n variants vs (borrowed: they outlive R) into R: one row each,
  * first and best, kernel, file, GPU and ceilings.  o is kept in R->o. */
 void kb_app__model_read(kb_app__model *R, const kb_app_report_opts *o, const kb_variant *vs, int n);
@@ -75,9 +93,6 @@ void kb_app__roof_range(const kb_app__model *R, double *lx0, double *lx1, double
 void kb_app__fmt_si(char *s, size_t n, double v);
 /* "%.3g", or "nan", "inf", "-inf". */
 void kb_app__fmt_num(char *s, size_t n, double v);
-/* When a timed launch of check wrote other than its checked twin: true and
- * a sentence saying which launch, output and element. */
-bool kb_app__timed_bad(json_t *check, char *s, size_t n);
 /* The evidence of a Result's "check" (NULL: none, zero trials). */
 void kb_app__read_evidence(json_t *check, kb_app__evidence *e);
 
@@ -125,17 +140,6 @@ void kb_app__svg_render(const kb_app__model *R, kb_buf *o, bool standalone);
 
 /* ===== variants.c: what the session verbs share ===== */
 
-/* The value at a dotted path ("result.timing.median_us") of j, or NULL. */
-json_t *kb_app__jget(json_t *j, const char *path);
-/* The number at a dotted path of j, or -1 when there is none. */
-double kb_app__jnum(json_t *j, const char *path);
-/* A variant's verdict word ("compiled" when it was never run, "-" without a note). */
-const char *kb_app__verdict_of(const kb_variant *v);
-/* A variant's median in us, or -1. */
-double kb_app__median_of(const kb_variant *v);
-/* Whether v ran `kernel` (true when either is unknown): the variants of a
- * file that solve the same problem, which the Δ lines and "best" compare. */
-bool kb_app__same_kernel(const kb_variant *v, const char *kernel);
 /* The fastest CORRECT timed variant of vs that ran `kernel` (NULL: any), or -1. */
 int kb_app__best_of(const kb_variant *vs, int n, const char *kernel);
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */

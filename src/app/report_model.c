@@ -22,31 +22,6 @@
 #include <string.h>
 
 /* ====================================================================== */
-/* JSON members                                                             */
-/* ====================================================================== */
-
-const char *kb_app__str(json_t *j, const char *key)
-{
-	return kb_app__sval(json_object_get(j, key));
-}
-
-const char *kb_app__sval(json_t *v)
-{
-	const char *s = json_string_value(v);
-	return s ? s : "";
-}
-
-double kb_app__num(json_t *j, const char *key)
-{
-	return json_number_value(json_object_get(j, key));
-}
-
-bool kb_app__has(json_t *j, const char *key)
-{
-	return json_is_number(json_object_get(j, key));
-}
-
-/* ====================================================================== */
 /* The model: one row per variant, read from its note                      */
 /* ====================================================================== */
 
@@ -334,21 +309,6 @@ static bool find_bad(json_t *trials, bool after, kb_app__evidence *e)
 		}
 	}
 	return false;
-}
-
-bool kb_app__timed_bad(json_t *check, char *s, size_t n)
-{
-	json_t *tl = json_object_get(check, "timed_launches");
-	json_t *bad = json_object_get(tl, "bad");
-	if (!bad)
-		return false;
-	snprintf(s, n, "timed launch %lld of %lld wrote %s unlike its checked twin (same inputs, "
-		 "outputs poisoned first): %lld of %lld elements differ, first bad %s; a kernel "
-		 "must do the same work on every launch",
-		 (long long)kb_app__num(bad, "launch"), (long long)kb_app__num(tl, "launches_checked"),
-		 kb_app__str(bad, "output"), (long long)kb_app__num(bad, "elements"),
-		 (long long)kb_app__num(bad, "of"), kb_app__str(bad, "first_bad"));
-	return true;
 }
 
 void kb_app__read_evidence(json_t *check, kb_app__evidence *e)

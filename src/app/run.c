@@ -111,17 +111,6 @@ void kb_app_progress_text(json_t *p, char *out, size_t n)
 		snprintf(out, n, " (%.1f s)", json_number_value(el));
 }
 
-kb_verdict kb_app_verdict(json_t *r)
-{
-	return kb_verdict_of(json_string_value(json_object_get(r, "status")),
-			     json_string_value(json_object_get(r, "verdict")));
-}
-
-const char *kb_app_run_verdict(json_t *r)
-{
-	return kb_verdict_name(kb_app_verdict(r));
-}
-
 /* ---- correctness -------------------------------------------------------- */
 
 /* A value that JSON carries as a number, or as "nan" / "inf". */
