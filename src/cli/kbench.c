@@ -16,26 +16,6 @@
 
 enum { EXIT_KERNEL = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
 
-/* --remote / --gpus / --hosts / --launcher, taken out of argv by main. */
-static kb_app_target target;
-
-/* See cli.h. */
-kb_runner *kb_cli_runner(bool share)
-{
-	if (target.remote)
-		return kb_app_target_runner(&target, false);
-	kb_runner *r = kb_runner_new(NULL);
-	if (share)
-		kb_runner_share(r);
-	return r;
-}
-
-/* See cli.h. */
-kb_pool *kb_cli_pool(void)
-{
-	return kb_app_target_pool(&target);
-}
-
 static const char usage_main[] =
 	"usage: kbench <command> [options]\n"
 	"\n"
@@ -177,7 +157,7 @@ static char *ask_remote_arch(void)
 		arch = kb_xstrdup(kb_runner_arch(r));
 	else
 		fprintf(stderr, "kbench: NO GPU on %s (its runner says: %s); --arch sm_XX compiles "
-			"without asking\n", target.remote,
+			"without asking\n", kb_cli_remote_host(),
 			json_string_value(json_object_get(kb_runner_peer(r), "gpu_error")));
 	json_decref(fail);
 	kb_runner_close(r);
@@ -232,7 +212,7 @@ static int cmd_compile(int argc, char **argv)
 	if (emit && strcmp(kb_extension(argv[optind]), "tile"))
 		return usage_error(usage_compile, "--emit-cuda is for .tile files, not %s", argv[optind]);
 	char *remote_arch = NULL;
-	if (target.remote && !opts.arch && (remote_arch = ask_remote_arch()) == NULL)
+	if (kb_cli_remote_host() && !opts.arch && (remote_arch = ask_remote_arch()) == NULL)
 		return EXIT_ENV;
 	opts.arch = remote_arch ? remote_arch : opts.arch;
 	kb_compile_unit r;
@@ -842,7 +822,7 @@ int main(int argc, char **argv)
 		return printf("kbench %s\n", KB_VERSION), 0;
 	kb_err err = {0};
 	if (strcmp(verb, "serve") && strcmp(verb, "remote") &&
-	    kb_app_target_parse(&argc, argv, &target, &err) < 0)
+	    kb_cli_target_parse(&argc, argv, &err) < 0)
 		return usage_error(usage_main, "%s", err.msg);
 	for (size_t i = 0; i < KB_ARRAY_LEN(commands); i++)
 		if (!strcmp(verb, commands[i].name))
