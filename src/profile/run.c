@@ -340,7 +340,8 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	phase_done(phases, "recheck", &t_phase);
 	json_object_set(*result, "phases_ms", phases);
 	json_object_set_new(check, "correct", json_boolean(correct));
-	json_object_set_new(*result, "verdict", json_string(correct ? "CORRECT" : "INCORRECT"));
+	json_object_set_new(*result, "verdict",
+			    json_string(kb_verdict_name(correct ? KB_VERDICT_CORRECT : KB_VERDICT_INCORRECT)));
 out:
 	json_decref(phases);
 	kb_profile__check_free(&c);
