@@ -157,13 +157,13 @@ static int start(kb_tui__ui *t, kb_err *err)
 			inotify_add_watch(t->inotify, slash ? dir : ".", IN_CLOSE_WRITE | IN_MOVED_TO);
 		free(dir);
 	}
-	rc = kb_tui__worker_start(&t->w, t->o.arch, !t->o.no_run && !t->o.replay, err);
-	t->w.timeout_ms = t->o.timeout_ms;
-	t->w.options = t->o.options;
-	t->w.noptions = t->o.noptions;
-	if (t->o.replay)
-		t->w.record = false; /* the replayed texts are already in their session */
-	return rc;
+	kb_tui__worker_opts wo = {
+		.arch = t->o.arch, .options = t->o.options, .noptions = t->o.noptions,
+		.timeout_ms = t->o.timeout_ms, .run = !t->o.no_run && !t->o.replay,
+		/* the replayed texts are already in their session */
+		.record = !t->o.replay && kb_app_recording(),
+	};
+	return kb_tui__worker_start(&t->w, &wo, err);
 }
 
 static void screen_on(kb_tui__ui *t)

@@ -380,7 +380,19 @@ typedef struct {
 	char phase[96];        /* what the worker does now (under lock) */
 } kb_tui__worker;
 
-int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *err);
+/* What the worker does with each save, fixed before its threads start. */
+typedef struct {
+	const char *arch;      /* NULL: the GPU's, else sm_90 */
+	const char **options;  /* --option words (borrowed: they outlive the worker) */
+	int noptions;
+	double timeout_ms;     /* a GPU phase longer than this is a hang (0: 10 s) */
+	bool run;              /* run what compiles in the runner (else compile only) */
+	bool record;           /* record compiles and runs in the session */
+} kb_tui__worker_opts;
+
+/* Starts the compile and disassembler threads with options o (copied).
+ * Returns KB_OK, or a KB_E* with err and nothing left open. */
+int kb_tui__worker_start(kb_tui__worker *w, const kb_tui__worker_opts *o, kb_err *err);
 /* Queues a compile (and run) of text; replaces a queued one.  profile adds
  * the quick counters and PC-sampling hot spots to the run. */
 void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
