@@ -224,6 +224,21 @@ void kb_tui__ed_edit_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b, 
 
 /* ===== Buffer life cycle ===== */
 
+/* The undo records' texts: freed with the buffer or a new load. */
+void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n)
+{
+	for (int i = 0; i < *n; i++)
+		free(v[i].text);
+	*n = 0;
+}
+
+/* The step the buffer is at: the newest undo record's gid (0: none), which
+ * kb_tui__ed_dirty compares with the saved one. */
+unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed)
+{
+	return ed->nundo ? ed->undo[ed->nundo - 1].gid : 0;
+}
+
 kb_tui__ed *kb_tui__ed_new(void)
 {
 	kb_tui__ed *ed = kb_xcalloc(1, sizeof(*ed));

@@ -27,13 +27,6 @@ static size_t pow2_at_least(size_t n)
 	return c;
 }
 
-void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n)
-{
-	for (int i = 0; i < *n; i++)
-		free(v[i].text);
-	*n = 0;
-}
-
 /* Appends to the top record when it is this group's insert ending at `at`. */
 static bool rec_merge(kb_tui__ed *ed, kb_tui__ed_pos at, kb_tui__ed_pos end,
 		      const char *s, size_t n)
@@ -82,11 +75,6 @@ void kb_tui__ed_do_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b)
 	kb_tui__ed_edit_delete(ed, a, b, &t);
 	record(ed, false, a, b, t.s, t.len);
 	kb_buf_free(&t);
-}
-
-unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed)
-{
-	return ed->nundo ? ed->undo[ed->nundo - 1].gid : 0;
 }
 
 /* Starts (or continues, for typing of one kind at the same place within

@@ -214,6 +214,10 @@ kb_tui__ed_pos kb_tui__ed_edit_insert(kb_tui__ed *ed, kb_tui__ed_pos at, const c
 /* Deletes [a, b) with an edit event, unrecorded; the text goes to saved
  * when non-NULL. */
 void kb_tui__ed_edit_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b, kb_buf *saved);
+/* Frees the texts of records v[0..*n) and sets *n to 0. */
+void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n);
+/* The gid of the newest undo record, 0 when there is none. */
+unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed);
 
 /* editor_utf8.c: units of UTF-8 */
 /* True for a UTF-8 continuation byte. */
@@ -226,10 +230,6 @@ int kb_tui__ed_next_unit(const char *s, int len, int col);
 int kb_tui__ed_prev_unit(const char *s, int len, int col);
 
 /* editor_undo.c: recorded edits and undo steps */
-/* Frees the texts of records v[0..*n) and sets *n to 0. */
-void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n);
-/* The gid of the newest undo record, 0 when there is none. */
-unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed);
 /* Starts (or continues, for typing of one kind KB_TUI__ED_GRP_* at the same
  * place within KB_TUI__ED_GROUP_MS and with no selection) an undo step. */
 void kb_tui__ed_begin(kb_tui__ed *ed, int kind, double now);
