@@ -491,8 +491,8 @@ void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans
  * nothing that spans rows: *state stays 0). */
 void kb_tui__hl_tile_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
 
-/* ----- highlighter internals: shared by highlight.c, highlight_query.c,
- * highlight_capture.c, highlight_ptx.c and highlight_tile.c only ----- */
+/* ----- highlighter internals: shared by highlight.c, highlight_span.c,
+ * highlight_cuda.c and highlight_lex.c only ----- */
 
 #include <regex.h>
 
@@ -542,7 +542,7 @@ struct kb_hl {
 	int ptx_valid, ptx_cap;
 };
 
-/* highlight.c */
+/* highlight_span.c: what the highlighters share (calls none of them) */
 /* Appends a span, merging with the previous one when they touch; empty
  * spans and KB_HL_NONE are left out. */
 void kb_tui__hl_add_span(kb_hl_spans *out, int row, int start, int end, kb_hl_class cls);
@@ -555,20 +555,19 @@ bool kb_tui__hl_spec_span(const char *s, int len, int row, kb_hl_spans *out);
 /* Reads row r through the callbacks; rows past the end are empty. */
 const char *kb_tui__hl_get_row(const kb_hl_text *t, int r, int *len);
 
-/* highlight_query.c */
+/* highlight_cuda.c */
 /* Builds the parser, the concatenated query of parts ({name, text, ...,
  * NULL}, then kbench's own) and its tables.  Returns 0, or KB_ERROR (the
  * query does not compile) or KB_EUNSUP (grammar ABI, a predicate). */
 int kb_tui__hl_cuda_init(kb_hl *hl, const char *const *parts, kb_err *err);
 
-/* highlight_capture.c */
 /* Collects the captures of rows [first, last) into hl->items, sorted. */
 void kb_tui__hl_collect_captures(kb_hl *hl, const kb_hl_text *t, int first, int last);
 /* Paints the sorted captures over rows [first, last) and emits the spans. */
 void kb_tui__hl_paint_rows(kb_hl *hl, const kb_hl_text *t, int first, int last,
 			   kb_hl_spans *out);
 
-/* highlight_ptx.c */
+/* highlight_lex.c */
 /* Makes hl->ptx_state valid for rows [0, upto]. */
 void kb_tui__hl_ptx_states(kb_hl *hl, const kb_hl_text *t, int upto);
 
