@@ -571,9 +571,9 @@ void kb_tui__hl_paint_rows(kb_hl *hl, const kb_hl_text *t, int first, int last,
 /* Makes hl->ptx_state valid for rows [0, upto]. */
 void kb_tui__hl_ptx_states(kb_hl *hl, const kb_hl_text *t, int upto);
 
-/* ===== tui.c, tui_files.c, tui_draw.c, tui_pane.c, tui_status.c,
- * tui_keys.c, tui_replay.c: the workbench (how they fit is at the top of
- * tui.c) ===== */
+/* ===== tui.c, tui_actions.c, tui_draw.c, tui_pane.c, tui_status.c,
+ * tui_keys.c, tui_llm.c, tui_replay.c: the workbench (how they fit is at
+ * the top of tui.c) ===== */
 
 #include <stdio.h>
 #include <wchar.h>
@@ -658,7 +658,12 @@ typedef struct {
 	FILE *latency_log;     /* $KBENCH_TUI_LATENCY: key-to-screen times */
 } kb_tui__ui;
 
-/* tui.c: the worker's jobs */
+/* tui_actions.c: what keys, the loop, the LLM pane and the replay ask
+ * for; calls no other tui*.c file */
+/* Shows a message in the status line for 5 s. */
+void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...) KB_PRINTF(2, 3);
+/* Asks p in the status line, with empty input. */
+void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p);
 /* Queues a compile and run of the buffer as the next submission. */
 void kb_tui__submit(kb_tui__ui *t);
 /* F8: the run plus the quick counters and hot spots (Metrics, SASS); says
@@ -668,8 +673,6 @@ void kb_tui__profile(kb_tui__ui *t);
  * step into another file): its highlighter, and a pane it has (the CUDA
  * pane is for .tile files only). */
 void kb_tui__file_kind(kb_tui__ui *t);
-
-/* tui_files.c */
 /* The file's modification time in ns, 0 when it cannot be read. */
 long long kb_tui__mtime_of(const char *path);
 /* The recovery file of path (its directory made), a new string. */
@@ -709,8 +712,6 @@ int kb_tui__draw_sgr(int y, int x, const char *s, int n, int width);
 const kb_app_headline *kb_tui__headline(const kb_tui__ui *t);
 
 /* tui_status.c */
-/* Shows a message in the status line for 5 s. */
-void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...) KB_PRINTF(2, 3);
 /* The title line: the file (or the replay's step), dirty mark, verdict,
  * what the worker does. */
 void kb_tui__draw_title(kb_tui__ui *t);
@@ -719,8 +720,6 @@ void kb_tui__draw_title(kb_tui__ui *t);
 void kb_tui__draw_status(kb_tui__ui *t);
 
 /* tui_keys.c */
-/* Asks p in the status line, with empty input. */
-void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p);
 /* Handles every key waiting on stdin. */
 void kb_tui__keys(kb_tui__ui *t);
 

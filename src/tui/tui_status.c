@@ -2,8 +2,8 @@
  * tui_status.c - the workbench's title and status lines: the file, dirty
  * mark, verdict and worker phase (or the replay step) on top; the cursor
  * place, the keys and one of the prompt, the latest message or the error on
- * the cursor's line at the bottom; and the message itself, which expires
- * after 5 s.
+ * the cursor's line at the bottom (the message is set by tui_actions.c and
+ * expires after 5 s).
  *
  * Invariants: a message never hides a prompt; the keys stay beside a
  * message when both fit.
@@ -11,18 +11,8 @@
 #include "tui_int.h"
 
 #include <curses.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
-	va_end(ap);
-	t->msg_until = kb_now_ms() + 5000;
-}
 
 void kb_tui__draw_title(kb_tui__ui *t)
 {
