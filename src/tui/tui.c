@@ -12,9 +12,8 @@
  * buffer handed to the worker, saving, autosave to a recovery file,
  * reloading a file changed on disk) at the bottom; tui_llm.c (the LLM
  * pane) and tui_replay.c (stepping through a recorded session) on it;
- * tui_pane.c (the tabs and the result pane), tui_draw.c (one frame:
- * colours, the editor) and tui_status.c (the title and status lines) to
- * show it;
+ * tui_pane.c (the tabs and the result pane) and tui_draw.c (one frame:
+ * colours, the editor, the title and status lines) to show it;
  * tui_keys.c (keys, prompts, the mouse, variants) dispatching to all of
  * them; and this file on top.
  *

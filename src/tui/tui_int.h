@@ -571,9 +571,9 @@ void kb_tui__hl_paint_rows(kb_hl *hl, const kb_hl_text *t, int first, int last,
 /* Makes hl->ptx_state valid for rows [0, upto]. */
 void kb_tui__hl_ptx_states(kb_hl *hl, const kb_hl_text *t, int upto);
 
-/* ===== tui.c, tui_actions.c, tui_draw.c, tui_pane.c, tui_status.c,
- * tui_keys.c, tui_llm.c, tui_replay.c: the workbench (how they fit is at
- * the top of tui.c) ===== */
+/* ===== tui.c, tui_actions.c, tui_draw.c, tui_pane.c, tui_keys.c,
+ * tui_llm.c, tui_replay.c: the workbench (how they fit is at the top of
+ * tui.c) ===== */
 
 #include <stdio.h>
 #include <wchar.h>
@@ -691,8 +691,6 @@ void kb_tui__offer_recovery(kb_tui__ui *t);
 /* tui_draw.c */
 /* Decides on colour (not with $NO_COLOR) and sets up the pairs. */
 void kb_tui__init_colors(kb_tui__ui *t);
-/* The error diagnostic of the last compile on 1-based line, or NULL. */
-const kb_diag *kb_tui__diag_on(const kb_tui__ui *t, int line);
 /* Draws the whole screen and places the cursor. */
 void kb_tui__draw(kb_tui__ui *t);
 
@@ -710,14 +708,6 @@ void kb_tui__draw_pane(kb_tui__ui *t);
 int kb_tui__draw_sgr(int y, int x, const char *s, int n, int width);
 /* The headline shown now (the run's, or the replay step's), or NULL. */
 const kb_app_headline *kb_tui__headline(const kb_tui__ui *t);
-
-/* tui_status.c */
-/* The title line: the file (or the replay's step), dirty mark, verdict,
- * what the worker does. */
-void kb_tui__draw_title(kb_tui__ui *t);
-/* The status line: the cursor's place and the keys, with the prompt, the
- * latest message or the error on the cursor's line. */
-void kb_tui__draw_status(kb_tui__ui *t);
 
 /* tui_keys.c */
 /* Handles every key waiting on stdin. */
