@@ -193,8 +193,8 @@ int kb_tui__ed_replace_all(kb_tui__ed *ed, const char *pat, const char *rep, int
 const kb_tui__ed_edit *kb_tui__ed_edits(const kb_tui__ed *ed, int *n, bool *reparse_all);
 void kb_tui__ed_edits_clear(kb_tui__ed *ed);
 
-/* ----- editor internals: shared by editor.c, editor_utf8.c, editor_undo.c,
- * editor_cursor.c, editor_edit.c and editor_search.c only ----- */
+/* ----- editor internals: shared by editor.c, editor_cursor.c and
+ * editor_edit.c only (each calls only those before it) ----- */
 
 /* The kind of an undo step's typing group (kb_tui__ed.open_kind). */
 enum { KB_TUI__ED_GRP_NONE, KB_TUI__ED_GRP_TYPE, KB_TUI__ED_GRP_BS, KB_TUI__ED_GRP_DEL };
@@ -219,7 +219,7 @@ void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n);
 /* The gid of the newest undo record, 0 when there is none. */
 unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed);
 
-/* editor_utf8.c: units of UTF-8 */
+/* editor_cursor.c: UTF-8 units, positions and motions */
 /* True for a UTF-8 continuation byte. */
 bool kb_tui__ed_is_cont(char c);
 /* The start of the code point that ends at col (> 0) of s. */
@@ -228,8 +228,16 @@ int kb_tui__ed_cp_before(const char *s, int col);
 int kb_tui__ed_next_unit(const char *s, int len, int col);
 /* The start of the unit that ends at col (> 0). */
 int kb_tui__ed_prev_unit(const char *s, int len, int col);
+/* pos clamped into the buffer and onto a code point start. */
+kb_tui__ed_pos kb_tui__ed_clamp_pos(const kb_tui__ed *ed, kb_tui__ed_pos p);
+/* The number of blanks (spaces, tabs) that s[0..len) starts with. */
+int kb_tui__ed_blanks(const char *s, int len);
+/* The column of l's first non-blank (its length when all blank). */
+int kb_tui__ed_first_nonblank(const kb_tui__ed_row *l);
+/* The place one unit after p (the next line's start at a line's end). */
+kb_tui__ed_pos kb_tui__ed_step_right(const kb_tui__ed *ed, kb_tui__ed_pos p);
 
-/* editor_undo.c: recorded edits and undo steps */
+/* editor_edit.c: undo steps, and the selection as an edit */
 /* Starts (or continues, for typing of one kind KB_TUI__ED_GRP_* at the same
  * place within KB_TUI__ED_GROUP_MS and with no selection) an undo step. */
 void kb_tui__ed_begin(kb_tui__ed *ed, int kind, double now);
@@ -240,18 +248,6 @@ void kb_tui__ed_finish(kb_tui__ed *ed, double now);
 kb_tui__ed_pos kb_tui__ed_do_insert(kb_tui__ed *ed, kb_tui__ed_pos at, const char *s, size_t n);
 /* A recorded delete of [a, b), a before b (else nothing). */
 void kb_tui__ed_do_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b);
-
-/* editor_cursor.c: positions and motions */
-/* pos clamped into the buffer and onto a code point start. */
-kb_tui__ed_pos kb_tui__ed_clamp_pos(const kb_tui__ed *ed, kb_tui__ed_pos p);
-/* The number of blanks (spaces, tabs) that s[0..len) starts with. */
-int kb_tui__ed_blanks(const char *s, int len);
-/* The column of l's first non-blank (its length when all blank). */
-int kb_tui__ed_first_nonblank(const kb_tui__ed_row *l);
-/* The place one unit after p (the next line's start at a line's end). */
-kb_tui__ed_pos kb_tui__ed_step_right(const kb_tui__ed *ed, kb_tui__ed_pos p);
-
-/* editor_edit.c: the selection as an edit */
 /* Deletes the selection inside the current step; false when none. */
 bool kb_tui__ed_del_sel(kb_tui__ed *ed);
 /* Replaces the selection (if any) by s[0..n) as one step. */
