@@ -290,12 +290,6 @@ typedef struct {
  * holding SGR escapes is drawn in its colours and never wrapped. */
 void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
 
-/* ===== pane_metrics.c ===== */
-
-/* Metrics: throughput, occupancy and stall-reason bars, the hot lines with
- * their share (after F8), then every counter table. */
-void kb_tui__metrics_text(const kb_tui__view *v, kb_buf *out);
-
 /* ===== pane_session.c: the panes that read the session ===== */
 
 /* Variants: the table of the file's variants fitted to the pane's width
