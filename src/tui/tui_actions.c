@@ -1,25 +1,94 @@
 /*
- * tui_files.c - the workbench's file on disk: saving the buffer (then a
- * compile and run), the safety net of autosave to a recovery file (and
- * offering it at start when it differs from the file), and reloading the
- * file when another editor changed it.  Does not watch (the loop polls the
- * inotify descriptor tui.c opens) and does not parse or draw.
+ * tui_actions.c - what the workbench does on request of the keys, the
+ * loop, the LLM pane and the replay alike, and which asks nothing of them
+ * back: a message in the status line, a question asked there (a prompt),
+ * the buffer handed to the worker (a compile and run, F8's profile), the
+ * highlighter and panes of the file's kind, and the file on disk: saving
+ * the buffer (then a compile and run), the safety net of autosave to a
+ * recovery file (and offering it at start when it differs from the file),
+ * and reloading the file when another editor changed it.  Does not read
+ * keys, watch (the loop polls the inotify descriptor tui.c opens), parse
+ * or draw.
  *
- * Invariants: the recovery file of a path lives under
- * $XDG_DATA_HOME/kbench/recover (or ~/.local/share/...), named by a hash
- * of the real path; it is written only with unsaved edits, at most every
- * AUTOSAVE_MS, and removed by a save or by quitting without saving; a
- * file changed on disk never replaces unsaved edits; a file that ends with
- * a line ending is saved with one.
+ * Invariants: this file calls no other tui*.c file (tui.c, tui_keys.c,
+ * tui_llm.c and tui_replay.c call it), so an action never re-enters the
+ * key dispatcher; a message shows for 5 s; the recovery file of a path
+ * lives under $XDG_DATA_HOME/kbench/recover (or ~/.local/share/...), named
+ * by a hash of the real path; it is written only with unsaved edits, at
+ * most every AUTOSAVE_MS, and removed by a save or by quitting without
+ * saving; a file changed on disk never replaces unsaved edits; a file that
+ * ends with a line ending is saved with one.
  */
 #include "tui_int.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define AUTOSAVE_MS 2000.0
+
+/* ---- the status line: messages and prompts ------------------------------- */
+
+void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+	va_end(ap);
+	t->msg_until = kb_now_ms() + 5000;
+}
+
+void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p)
+{
+	t->prompt = p;
+	kb_buf_reset(&t->input);
+	kb_buf_catn(&t->input, "", 0);
+}
+
+/* ---- the worker's jobs --------------------------------------------------------- */
+
+static void submit_job(kb_tui__ui *t, bool profile)
+{
+	kb_buf text = KB_BUF_INIT;
+	kb_tui__ed_text(t->ed, &text);
+	kb_tui__worker_submit(&t->w, t->o.path, text.s ? text.s : "", ++t->seq, profile);
+	kb_buf_free(&text);
+}
+
+void kb_tui__submit(kb_tui__ui *t)
+{
+	submit_job(t, false);
+}
+
+/* F8: the run plus the quick counters and hot spots (Metrics, SASS). */
+void kb_tui__profile(kb_tui__ui *t)
+{
+	bool no_gpu = t->res && t->res->run && kb_app_verdict(t->res->run) == KB_VERDICT_NO_GPU;
+	if (!t->w.run || no_gpu) {
+		kb_tui__set_msg(t,
+				"profiling needs a GPU (and is off with --no-run or in a replay)");
+		return;
+	}
+	submit_job(t, true);
+	kb_tui__set_msg(t, "profiling: the run, quick counters and PC-sampling hot spots");
+}
+
+/* ---- the file's kind ------------------------------------------------------------- */
+
+void kb_tui__file_kind(kb_tui__ui *t)
+{
+	kb_hl_lang lang = kb_tui__hl_lang_of(t->o.path);
+	if (!t->hl || t->hl->lang != lang) {
+		kb_tui__hl_free(t->hl);
+		if (kb_tui__hl_new(&t->hl, lang, NULL, NULL) < 0)
+			t->hl = NULL; /* plain text, still editable */
+	}
+	if (!kb_tui__pane_shown(t->pane, t->o.path))
+		t->pane = KB_TUI__PANE_SUMMARY, t->pane_top = 0;
+}
 
 /* ---- files: save, recovery, reloading ------------------------------------ */
 
