@@ -39,7 +39,7 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	tuilive) part tuilive ${T_TUILIVE:-220} env SIZES="${SIZES:-200x50}" \
 		sh scripts/gpu-tui.sh --live /tmp/o/tuilive/w ;;
 	pyref) part pyref ${T_PYREF:-170} sh scripts/gpu-pyref.sh checks ;;
-	kb) part kb ${T_KB:-300} sh scripts/gpu-pyref.sh kernelbench ;;
+	kb) part kb ${T_KB:-300} sh scripts/gpu-pyref.sh ${KB_PARTS:-kernelbench} ;;
 	fused) part fused ${T_FUSED:-170} sh scripts/gpu-tile-fused.sh ;;
 	table) part table ${T_TABLE:-200} env BUDGET=$(( ${T_TABLE:-200} - 20 )) \
 		sh scripts/gpu-gallery.sh table softmax ;;
