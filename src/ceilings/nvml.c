@@ -167,7 +167,7 @@ static void *preload_main(void *arg)
 {
 	(void)arg;
 	if (nvml_load(NULL) == KB_OK)
-		api.Init(); /* never shut down: see profile.h */
+		api.Init(); /* never shut down: see ceilings.h */
 	return NULL;
 }
 

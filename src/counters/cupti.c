@@ -100,13 +100,13 @@ struct kb_cupti {
 	size_t data_size;
 };
 
-/* See profile.h: keep the range profiler enabled between collections. */
+/* See counters.h: keep the range profiler enabled between collections. */
 void kb_profile_cupti_keep_enabled(kb_cupti *c, bool on)
 {
 	c->keep_enabled = on;
 }
 
-/* See profile_int.h. */
+/* See counters.h. */
 void kb_profile__cupti_flush_every_pass(kb_cupti *c, bool on)
 {
 	c->flush_first_only = !on;
@@ -591,7 +591,7 @@ out:
 	return rc;
 }
 
-/* See profile_int.h. */
+/* See counters.h. */
 int kb_profile__cupti_plant_config(kb_cupti *c, const char *const *metrics, int n,
 				   const char *const *other, int nother, kb_err *err)
 {

@@ -352,7 +352,7 @@ int kb_profile__cupti_config_check_finish(kb_profile__cupti_config_check *k,
 	return 1;
 }
 
-/* Offline check by chip name; see profile.h. */
+/* Offline check by chip name; see counters.h. */
 int kb_profile_cupti_host_check(const char *chip, const char *const *metrics, int n,
 				int *passes, kb_err *err)
 {
@@ -429,7 +429,7 @@ double kb_profile_cupti_prep_join(kb_cupti_prep *p)
 	return ms;
 }
 
-/* See profile_int.h. */
+/* See counters.h. */
 void kb_profile__cupti_drop_configs(void)
 {
 	for (int i = 0; i < nconfigs; i++)

@@ -64,7 +64,7 @@ static char *which(const char *name)
 	return kb_which(name);
 }
 
-/* The interpreter: $KBENCH_PYTHON, else python3 on PATH (see profile.h). */
+/* The interpreter: $KBENCH_PYTHON, else python3 on PATH (see reference.h). */
 int kb_profile_pyref_interpreter(char **out, kb_err *err)
 {
 	const char *env = getenv("KBENCH_PYTHON");
@@ -510,7 +510,7 @@ static void describe(kb_profile__refcall *c, json_t *rep, bool started, double m
 	c->out[0].ms = ms;
 }
 
-/* Computes c's Python reference into c->out (see profile_int.h). */
+/* Computes c's Python reference into c->out (see reference.h). */
 int kb_profile__pyref_run(kb_profile__refcall *c)
 {
 	const kb_spec_pyref *py = &c->ref->py;
