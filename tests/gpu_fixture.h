@@ -2,7 +2,7 @@
  * gpu_fixture.h - what the unit tests that run their own kernels share:
  * device 0 open, one CUDA source compiled for it and loaded, two device
  * buffers x and y of n floats, and event-timed launches, each after an L2
- * flush.  Include after src/profile/profile_int.h.
+ * flush.  Include after src/gpu/gpu.h.
  */
 #ifndef KB_GPU_FIXTURE_H
 #define KB_GPU_FIXTURE_H

@@ -52,7 +52,7 @@ typedef enum {
 	KB_DOM_SPEC,
 	KB_DOM_JSON,
 	KB_DOM_TREESITTER,
-	KB_DOM_PYTHON,      /* a Python reference (profile/pyref.c) */
+	KB_DOM_PYTHON,      /* a Python reference (reference/pyref.c) */
 } kb_domain;
 
 /* A place in a source file; line and col are 1-based, 0 when unknown. */

@@ -9,7 +9,7 @@
 
 #include "../core/kb.h"
 #include "../compile/compile.h"
-#include "../profile/profile.h"
+#include "../measure/measure.h"
 
 /* ===== server.c ===== */
 

@@ -2,7 +2,7 @@
  * (activity.c): without a GPU, start/stop fail cleanly or see nothing; on a
  * GPU, one record per launch of the named kernel (others dropped), mangled
  * names, repeated sessions, and what a start/stop pair costs. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "gpu_fixture.h"
 

@@ -5,7 +5,7 @@
  * repeated collections, 9-pass sets, launches of 2 and 0 kernels, config
  * images on disk (checked, and a stale one caught), and what each step
  * costs. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "gpu_fixture.h"
 

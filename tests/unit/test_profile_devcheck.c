@@ -6,7 +6,7 @@
  * blocks; against a CPU reference uploaded as doubles and against another
  * tensor (a reference kernel's output).  Needs a GPU; skipped without.
  */
-#include "../../src/profile/profile_int.h"
+#include "../../src/gpu/gpu.h"
 #include "t.h"
 
 #include <math.h>

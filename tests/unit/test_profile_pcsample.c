@@ -6,7 +6,7 @@
  * Also: repeated calls in one process (CUPTI hands out the same cached
  * function-name pointer each time), the module-load rule, a module reloaded
  * per launch, and what each step costs. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "../gpu_build.h"
 

@@ -9,7 +9,7 @@
  * must show its executions and conflicts = (ways - 1) x executions, within
  * 2 %.  Prints the chip's SASS metric names that mention shared memory, so
  * a new GPU's names can be checked. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "../gpu_build.h"
 
