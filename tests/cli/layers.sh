@@ -4,10 +4,11 @@
 # two files call each other but the pairs tests/layers/rings.allow still
 # lists (tests/layers/check.sh, on build/obj/src).  Then the check itself
 # on copies: an upward include, an include within one rank, a folder the
-# order file lacks, a name src/ lacks, a planted ring of two files, an
-# allowed pair that no longer calls each other and an allow line without a
-# reason each fail, naming what; a moved file's old object is ignored and a
-# source without an object is said.
+# order file lacks, a name src/ lacks, a planted pair of files that call
+# each other, three that call around a ring, an allowed pair or ring that
+# is no more and an allow line without a reason each fail, naming what; a
+# moved file's old object is ignored and a source without an object is
+# said.
 . tests/cli/lib.sh
 CHECK=tests/layers/check.sh
 OBJ=build/obj/src
@@ -72,17 +73,35 @@ if [ -d "$OBJ" ]; then
 	ALLOW=$T_TMP/allow run sh $CHECK rings "$S" "$O"
 	expect_rc allowed_ring_passes 0
 
-	rm "$S/core/zz_ring_a.c" "$S/core/zz_ring_b.c"   # moved away: their objects stay
+	# three files around a ring: a calls b calls c calls a, no pair
+	for x in a:b b:c c:a; do
+		f=${x%:*} g=${x#*:}
+		printf 'int zz_three_%s(int);\nint zz_three_%s(int n) { return n ? zz_three_%s(n - 1) : 0; }\n' \
+			"$g" "$f" "$g" >"$S/core/zz_three_$f.c"
+		${CC:-cc} -c "$S/core/zz_three_$f.c" -o "$O/core/zz_three_$f.o" || fail planted_three_builds "${CC:-cc} -c failed"
+	done
+	ALLOW=$T_TMP/allow run sh $CHECK rings "$S" "$O"
+	expect_rc planted_three_fails 1
+	expect_in planted_three_named out '3 files call each other around a ring (not in'
+	expect_in planted_three_files out 'core/zz_three_a.c core/zz_three_b.c core/zz_three_c.c'
+	expect_in planted_three_calls out 'core/zz_three_c.c -> core/zz_three_a.c: zz_three_a'
+	expect_not_in planted_three_no_pair out 'zz_three_a.c <->'
+	{ cat "$T_TMP/allow"; echo 'core/zz_three_c.c core/zz_three_b.c core/zz_three_a.c planted'; } >"$T_TMP/allow3"
+	ALLOW=$T_TMP/allow3 run sh $CHECK rings "$S" "$O"
+	expect_rc allowed_three_passes 0
+
+	rm "$S/core/zz_ring_a.c" "$S/core/zz_ring_b.c" "$S"/core/zz_three_*.c   # moved away: their objects stay
 	run sh $CHECK rings "$S" "$O"
 	expect_rc old_objects_ignored 0
-	ALLOW=$T_TMP/allow run sh $CHECK rings "$S" "$O"
+	ALLOW=$T_TMP/allow3 run sh $CHECK rings "$S" "$O"
 	expect_rc stale_allow_fails 1
 	expect_in stale_allow_named out 'src/core/zz_ring_a.c and src/core/zz_ring_b.c no longer call each other'
+	expect_in stale_ring_named out 'core/zz_three_a.c core/zz_three_b.c core/zz_three_c.c are no longer one ring'
 
 	{ cat tests/layers/rings.allow; echo 'core/err.c core/file.c'; } >"$T_TMP/allow"
 	ALLOW=$T_TMP/allow run sh $CHECK rings "$S" "$O"
 	expect_rc allow_without_reason_fails 1
-	expect_in allow_without_reason_said out 'wants two files and a reason'
+	expect_in allow_without_reason_said out 'wants two files or more and a reason'
 
 	rm "$O/core/err.o"
 	run sh $CHECK rings "$S" "$O"

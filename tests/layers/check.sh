@@ -5,13 +5,15 @@
 #             to top, one rank a line), and no file of src/ includes a
 #             header ("../x/y.h" or "x/y.h") of a folder on its own line or
 #             a line below (a layer above, or one beside it);
-#   rings     no two src/ files call each other: from the built objects
-#             (OBJ/dir/name.o of each SRC/dir/name.c, `nm`), file A calls
-#             B when a symbol A leaves undefined is defined in B.  Each
-#             pair that does is printed with the symbols each way; a pair
-#             listed in tests/layers/rings.allow (with its reason) passes,
-#             and a listed pair that no longer calls each other fails, so
-#             that the list only shrinks.
+#   rings     no two src/ files call each other, nor three or more
+#             around a ring: from the built objects (OBJ/dir/name.o of each
+#             SRC/dir/name.c, `nm`), file A calls B when a symbol A leaves
+#             undefined is defined in B.  Each pair that does is printed
+#             with the symbols each way; then, each pair taken as one node,
+#             each ring of more (a strongly connected set) with the calls
+#             that close it.  One listed in tests/layers/rings.allow (with
+#             its reason) passes, and a listed one that is no more fails,
+#             so that the list only shrinks.
 # SRC defaults to src, OBJ to build/obj/src (make builds it); ORDER and
 # ALLOW in the environment name other order and allow files (the self-test
 # in tests/cli/layers.sh plants an upward include and a ring in copies).
@@ -124,17 +126,29 @@ rings)
 			for (j = i; j > 1 && keys[j - 1] > keys[j]; j--) { t = keys[j]; keys[j] = keys[j - 1]; keys[j - 1] = t }
 		return n
 	}
-	{ k = $1 SUBSEP $2; syms[k] = syms[k] " " $3 }
+	function find(x) { while ((x in par) && par[x] != x) x = par[x]; return x }
+	{ k = $1 SUBSEP $2; syms[k] = syms[k] " " $3; file[$1]; file[$2] }
 	END {
+		# The allow file: "A B reason" (a pair), "A B C... reason" (a ring).
 		while ((getline line < allow) > 0) {
 			ln++
 			l = line; sub(/#.*/, "", l)
 			m = split(l, w)
 			if (m == 0) continue
-			if (m < 3) { printf "%s:%d: \"%s\": wants two files and a reason\n", allow, ln, line; bad++; continue }
-			a = w[1]; b = w[2]; if (b < a) { t = a; a = b; b = t }
-			allowed[a SUBSEP b] = ln; nallowed++
+			for (nf = 0; nf < m && w[nf + 1] ~ /\.c$/; nf++) fs[nf + 1] = w[nf + 1]
+			if (nf < 2 || m == nf) { printf "%s:%d: \"%s\": wants two files or more and a reason\n", allow, ln, line; bad++; continue }
+			if (nf == 2) {
+				a = fs[1]; b = fs[2]; if (b < a) { t = a; a = b; b = t }
+				allowed[a SUBSEP b] = ln; nallowed++
+			} else {
+				delete set
+				for (i = 1; i <= nf; i++) set[fs[i]] = 1
+				n = sorted(set, keys); key = ""
+				for (i = 1; i <= n; i++) key = key (i > 1 ? " " : "") keys[i]
+				ring_allowed[key] = ln; nallowed++
+			}
 		}
+		# Pairs: A calls B and B calls A.
 		for (k in syms) {
 			split(k, ab, SUBSEP)
 			if (ab[1] < ab[2] && ((ab[2] SUBSEP ab[1]) in syms)) mutual[k] = 1
@@ -154,7 +168,55 @@ rings)
 			printf "%s:%d: src/%s and src/%s no longer call each other: remove the line\n", allow, allowed[keys[i]], ab[1], ab[2]
 			bad++
 		}
-		printf "rings: %d pairs of files call each other, %d allowed in %s: %s\n", np, nallowed, allow, bad ? bad " problem(s)" : "no other"
+		# Rings of three files or more (A calls B calls C calls A): each
+		# pair taken as one node, a ring is a strongly connected set of
+		# nodes, given as its files.
+		for (k in mutual) { split(k, ab, SUBSEP); ra = find(ab[1]); rb = find(ab[2]); if (ra != rb) par[ra] = rb }
+		ng = 0
+		for (f in file) { g = find(f); if (!(g in isg)) { isg[g] = 1; gl[++ng] = g } }
+		for (k in syms) {
+			split(k, ab, SUBSEP); ga = find(ab[1]); gb = find(ab[2])
+			if (ga != gb && !((ga SUBSEP gb) in cadj)) { cadj[ga SUBSEP gb] = 1; out[ga] = out[ga] " " gb }
+		}
+		for (i = 1; i <= ng; i++) {   # reach[s, v]: s calls v, through any files
+			s = gl[i]; qh = 1; qt = 1; q[1] = s
+			while (qh <= qt) {
+				v = q[qh++]; nn = split(out[v], nb, " ")
+				for (j = 1; j <= nn; j++) if (!((s SUBSEP nb[j]) in reach)) { reach[s SUBSEP nb[j]] = 1; q[++qt] = nb[j] }
+			}
+		}
+		nr = 0
+		for (i = 1; i <= ng; i++) {
+			g = gl[i]
+			if ((g in ringed) || !((g SUBSEP g) in reach)) continue
+			delete set
+			for (j = 1; j <= ng; j++) { h = gl[j]; if ((g SUBSEP h) in reach && (h SUBSEP g) in reach) ringed[h] = g }
+			for (f in file) if (find(f) in ringed && ringed[find(f)] == g) set[f] = 1
+			n = sorted(set, keys); key = ""
+			for (j = 1; j <= n; j++) key = key (j > 1 ? " " : "") keys[j]
+			ring[++nr] = key
+		}
+		delete set
+		for (i = 1; i <= nr; i++) set[ring[i]] = 1
+		nr = sorted(set, rkeys)
+		for (i = 1; i <= nr; i++) {
+			key = rkeys[i]
+			if (key in ring_allowed) { ring_seen[key] = 1; continue }
+			n = split(key, rf, " ")
+			printf "%d files call each other around a ring (not in %s): %s\n", n, allow, key
+			delete set
+			for (j = 1; j <= n; j++) set[rf[j]] = 1
+			for (j = 1; j <= n; j++) for (m = 1; m <= n; m++)
+				if ((rf[j] SUBSEP rf[m]) in syms && find(rf[j]) != find(rf[m]))
+					printf "    %s -> %s:%s\n", rf[j], rf[m], syms[rf[j] SUBSEP rf[m]]
+			bad++
+		}
+		na = sorted(ring_allowed, keys)
+		for (i = 1; i <= na; i++) if (!(keys[i] in ring_seen)) {
+			printf "%s:%d: %s are no longer one ring: remove the line (or list the ring they are now)\n", allow, ring_allowed[keys[i]], keys[i]
+			bad++
+		}
+		printf "rings: %d pairs of files call each other and %d rings of more, %d allowed in %s: %s\n", np, nr, nallowed, allow, bad ? bad " problem(s)" : "no other"
 		exit bad ? 1 : 0
 	}'
 	;;
