@@ -104,7 +104,12 @@ rings)
 		[ -f "$c" ] || continue
 		rel=${c#"$src"/}
 		o=$obj/${rel%.c}.o
-		if [ -f "$o" ]; then objs="$objs $o"; else echo "no object $o for src/$rel: build first (make)"; missing=$((missing + 1)); fi
+		if [ -f "$o" ]; then
+			objs="$objs $o"
+		else
+			echo "no object $o for src/$rel: build first (make; a new folder goes in the Makefile's LIB_DIRS)"
+			missing=$((missing + 1))
+		fi
 	done
 	[ "$missing" -eq 0 ] || exit 2
 	[ -n "$objs" ] || { echo "check.sh: no sources in $src" >&2; exit 2; }
