@@ -179,7 +179,8 @@ $(LIB): $(LIB_OBJ) $(TS_OBJ)
 	@echo "AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/kbench: $(B)/obj/src/cli/kbench.o $(B)/obj/src/cli/kbench_llm.o $(B)/obj/src/cli/kbench_session.o $(LIB)
+$(B)/kbench: $(B)/obj/src/cli/kbench.o $(B)/obj/src/cli/kbench_llm.o $(B)/obj/src/cli/kbench_session.o \
+	     $(B)/obj/src/cli/kbench_target.o $(LIB)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -212,7 +213,8 @@ $(B)/asan/tests/%: $(B)/asan/obj/tests/unit/%.o $(ASAN_OBJ) $(TS_OBJ)
 # the kbench beside it): tests/run.sh runs the CLI scripts against them too.
 ASAN_PROGS := $(B)/asan/kbench $(B)/asan/kbench-tui
 $(B)/asan/kbench: $(B)/asan/obj/src/cli/kbench.o $(B)/asan/obj/src/cli/kbench_llm.o \
-		  $(B)/asan/obj/src/cli/kbench_session.o $(ASAN_OBJ) $(TS_OBJ)
+		  $(B)/asan/obj/src/cli/kbench_session.o $(B)/asan/obj/src/cli/kbench_target.o \
+		  $(ASAN_OBJ) $(TS_OBJ)
 	@echo "LD    $@"
 	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
 

@@ -89,14 +89,15 @@ static int cupti_err(kb_err *err, CUptiResult r, const char *call, const char *f
 	return KB_EUNSUP;
 }
 
-#define KB_CUPTI(err, call, args) \
-	do { \
-		CUptiResult r_ = api.call args; \
-		if (r_ != CUPTI_SUCCESS) { \
-			rc = cupti_err((err), r_, "cupti" #call, __FILE__, __LINE__); \
-			goto out; \
-		} \
-	} while (0)
+/* 0 for CUPTI_SUCCESS, else cupti_err's KB_EUNSUP. */
+static int cupti_check(kb_err *err, CUptiResult r, const char *call, const char *file, int line)
+{
+	return r == CUPTI_SUCCESS ? KB_OK : cupti_err(err, r, call, file, line);
+}
+
+/* api.call args: 0, or KB_EUNSUP with err naming the call; the caller
+ * jumps: if ((rc = ACT_CALL(err, Flush, (0))) < 0) goto out; */
+#define ACT_CALL(err, call, args) cupti_check((err), api.call args, "cupti" #call, __FILE__, __LINE__)
 
 /* ---- collected state (under lock) ------------------------------------------ */
 
@@ -201,7 +202,8 @@ int kb_profile__activity_start(kb_err *err)
 		return kb_err_set(err, KB_EINVAL, KB_DOM_CUPTI, 0, "CUPTI activity already started");
 	reset_session();
 	if (!registered) {
-		KB_CUPTI(err, RegisterCallbacks, (buffer_requested, buffer_completed));
+		if ((rc = ACT_CALL(err, RegisterCallbacks, (buffer_requested, buffer_completed))) < 0)
+			goto out;
 		registered = true;
 	}
 	CUptiResult r = api.Enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

@@ -152,6 +152,12 @@ int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err)
 	return kb_profile__calibrate_compile("<kbench calibrate>.cu", cal_src, arch, b, err);
 }
 
+int kb_profile__calibrate_wgmma_build(kb_build *b, kb_err *err)
+{
+	return kb_profile__calibrate_compile("<kbench calibrate wgmma>.cu",
+					     kb_profile__calibrate_wgmma_source(), "sm_90a", b, err);
+}
+
 /* ---- state and timing ----------------------------------------------------------- */
 
 typedef struct {
@@ -170,14 +176,10 @@ typedef struct {
 
 static int enqueue(kb_device *d, const cal_ctx *c, const cal_op *op, kb_err *err)
 {
-	int rc = KB_OK;
 	if (op->fn)
-		KB_CU_CALL(err, cuLaunchKernel(op->fn, op->grid, 1, 1, op->block, 1, 1, 0, d->stream,
-					       op->args, NULL));
-	else
-		KB_CU_CALL(err, cuMemcpyDtoDAsync(c->y, c->x, c->bytes, d->stream));
-out:
-	return rc;
+		return KB_CU(err, cuLaunchKernel(op->fn, op->grid, 1, 1, op->block, 1, 1, 0, d->stream,
+						 op->args, NULL));
+	return KB_CU(err, cuMemcpyDtoDAsync(c->y, c->x, c->bytes, d->stream));
 }
 
 /* Times op reps times (after CAL_WARMUP untimed runs); *st gets ms stats. */
@@ -193,17 +195,22 @@ static int time_op(kb_device *d, const cal_ctx *c, const cal_op *op, int reps, k
 		if ((rc = enqueue(d, c, op, err)) < 0)
 			goto out;
 	for (int i = 0; i < 2 * reps; i++)
-		KB_CU_CALL(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
+		if ((rc = KB_CU(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT))) < 0)
+			goto out;
 	for (int i = 0; i < reps; i++) {
-		KB_CU_CALL(err, cuEventRecord(ev[2 * i], d->stream));
+		if ((rc = KB_CU(err, cuEventRecord(ev[2 * i], d->stream))) < 0)
+			goto out;
 		if ((rc = enqueue(d, c, op, err)) < 0)
 			goto out;
-		KB_CU_CALL(err, cuEventRecord(ev[2 * i + 1], d->stream));
+		if ((rc = KB_CU(err, cuEventRecord(ev[2 * i + 1], d->stream))) < 0)
+			goto out;
 	}
-	KB_CU_CALL(err, cuEventSynchronize(ev[2 * reps - 1]));
+	if ((rc = KB_CU(err, cuEventSynchronize(ev[2 * reps - 1]))) < 0)
+		goto out;
 	for (int i = 0; i < reps; i++) {
 		float f = 0;
-		KB_CU_CALL(err, cuEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]));
+		if ((rc = KB_CU(err, cuEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]))) < 0)
+			goto out;
 		ms[i] = f;
 	}
 	kb_stats_compute(ms, reps, st);
@@ -218,7 +225,9 @@ out:
 static int full_grid(kb_device *d, CUfunction fn, unsigned *grid, kb_err *err)
 {
 	int rc = KB_OK, per_sm = 0;
-	KB_CU_CALL(err, cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, CAL_BLOCK, 0));
+	if ((rc = KB_CU(err, cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, CAL_BLOCK,
+									 0))) < 0)
+		goto out;
 	if (per_sm < 1)
 		per_sm = 1;
 	*grid = (unsigned)(d->info.sm_count > 0 ? d->info.sm_count : 1) * (unsigned)per_sm;
@@ -236,13 +245,20 @@ static int load_module(kb_device *d, cal_ctx *c, kb_err *err)
 	int rc = kb_profile__calibrate_build(arch, &b, err);
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuModuleLoadData(&c->mod, b.cubin));
-	KB_CU_CALL(err, cuModuleGetFunction(&c->copy, c->mod, "kb_cal_copy"));
-	KB_CU_CALL(err, cuModuleGetFunction(&c->copy1, c->mod, "kb_cal_copy1"));
-	KB_CU_CALL(err, cuModuleGetFunction(&c->read, c->mod, "kb_cal_read"));
-	KB_CU_CALL(err, cuModuleGetFunction(&c->read1, c->mod, "kb_cal_read1"));
-	KB_CU_CALL(err, cuModuleGetFunction(&c->fma, c->mod, "kb_cal_fma"));
-	KB_CU_CALL(err, cuModuleGetFunction(&c->mma, c->mod, "kb_cal_mma"));
+	if ((rc = KB_CU(err, cuModuleLoadData(&c->mod, b.cubin))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&c->copy, c->mod, "kb_cal_copy"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&c->copy1, c->mod, "kb_cal_copy1"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&c->read, c->mod, "kb_cal_read"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&c->read1, c->mod, "kb_cal_read1"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&c->fma, c->mod, "kb_cal_fma"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&c->mma, c->mod, "kb_cal_mma"))) < 0)
+		goto out;
 out:
 	kb_compile_build_free(&b);
 	return rc;
@@ -253,7 +269,8 @@ static int alloc_buffers(kb_device *d, cal_ctx *c, kb_err *err)
 {
 	int rc = KB_OK;
 	size_t free_b = 0, total_b = 0;
-	KB_CU_CALL(err, cuMemGetInfo(&free_b, &total_b));
+	if ((rc = KB_CU(err, cuMemGetInfo(&free_b, &total_b))) < 0)
+		goto out;
 	size_t want = CAL_BUF_MAX;
 	if (d->info.total_mem / 8 < want)
 		want = d->info.total_mem / 8;
@@ -265,13 +282,20 @@ static int alloc_buffers(kb_device *d, cal_ctx *c, kb_err *err)
 				  "calibration needs 2 x %zu MiB of device memory; %zu MiB free",
 				  CAL_BUF_MIN >> 20, free_b >> 20);
 	c->bytes = want;
-	KB_CU_CALL(err, cuMemAlloc(&c->x, c->bytes));
-	KB_CU_CALL(err, cuMemAlloc(&c->y, c->bytes));
-	KB_CU_CALL(err, cuMemAlloc(&c->sink, 16));
-	KB_CU_CALL(err, cuMemsetD8Async(c->x, 0x3F, c->bytes, d->stream));
-	KB_CU_CALL(err, cuMemsetD8Async(c->y, 0, c->bytes, d->stream));
-	KB_CU_CALL(err, cuMemsetD8Async(c->sink, 0, 16, d->stream));
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuMemAlloc(&c->x, c->bytes))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemAlloc(&c->y, c->bytes))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemAlloc(&c->sink, 16))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemsetD8Async(c->x, 0x3F, c->bytes, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemsetD8Async(c->y, 0, c->bytes, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemsetD8Async(c->sink, 0, 16, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -283,8 +307,10 @@ static int load_wgmma(cal_ctx *c, kb_err *err)
 	int rc = kb_profile__calibrate_wgmma_build(&b, err);
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuModuleLoadData(&c->mod_wgmma, b.cubin));
-	KB_CU_CALL(err, cuModuleGetFunction(&c->wgmma, c->mod_wgmma, "kb_cal_wgmma"));
+	if ((rc = KB_CU(err, cuModuleLoadData(&c->mod_wgmma, b.cubin))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&c->wgmma, c->mod_wgmma, "kb_cal_wgmma"))) < 0)
+		goto out;
 out:
 	kb_compile_build_free(&b);
 	return rc;
@@ -396,7 +422,9 @@ static int measure_wgmma(kb_device *d, const cal_ctx *c, cal_fig *f, kb_err *err
 	void *args[] = {(void *)&c->sink, &iters};
 	cal_op op = {.fn = c->wgmma, .block = CAL_WGMMA_BLOCK, .args = args};
 	kb_stats st;
-	KB_CU_CALL(err, cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c->wgmma, CAL_WGMMA_BLOCK, 0));
+	if ((rc = KB_CU(err, cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c->wgmma,
+									 CAL_WGMMA_BLOCK, 0))) < 0)
+		goto out;
 	op.grid = (unsigned)(d->info.sm_count > 0 ? d->info.sm_count : 1) * (unsigned)(per_sm > 0 ? per_sm : 1);
 	if ((rc = time_op(d, c, &op, CAL_REPS_COMPUTE, &st, err)) == KB_OK) {
 		double warpgroups = (double)op.grid * (CAL_WGMMA_BLOCK / 128);
@@ -513,7 +541,8 @@ int kb_profile_calibrate(kb_device *d, json_t **out, kb_err *err)
 	int rc = KB_OK;
 	bool wgmma = d->info.sm == 90; /* wgmma needs sm_90a code, which only sm_90 runs */
 	*out = NULL;
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
 	if ((rc = load_module(d, &c, err)) < 0 || (wgmma && (rc = load_wgmma(&c, err)) < 0) ||
 	    (rc = alloc_buffers(d, &c, err)) < 0)
 		goto out;

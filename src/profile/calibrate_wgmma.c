@@ -9,7 +9,7 @@
  * GEMM main loop runs).  The tiles hold bf16 bit patterns near 1 and the
  * values are never looked at (one store, never taken), so only the rate
  * counts.  The source is made here (128 accumulator operands are written
- * out) and compiled for sm_90a beside calibrate.c's kernels.
+ * out; calibrate.c compiles it for sm_90a beside its own kernels).
  *
  * Shared-memory layout: no swizzle, "interleaved" core matrices of 8 rows
  * x 16 bytes; core matrix (r, k) of a tile at (r * 2 + k) * 128 bytes,
@@ -82,10 +82,4 @@ const char *kb_profile__calibrate_wgmma_source(void)
 		text = kb_buf_detach(&b);
 	}
 	return text;
-}
-
-int kb_profile__calibrate_wgmma_build(kb_build *b, kb_err *err)
-{
-	return kb_profile__calibrate_compile("<kbench calibrate wgmma>.cu",
-					     kb_profile__calibrate_wgmma_source(), "sm_90a", b, err);
 }

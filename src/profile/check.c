@@ -122,7 +122,9 @@ static int fill_inputs(kb_profile__run *c, uint64_t trial_seed, json_t *seeds, k
 			if ((rc = kb_profile_load_file(b->spec->init.path, &b->host, err)) < 0)
 				goto out;
 			/* the run stream's order (devcheck.c says why not cuMemcpyHtoD) */
-			KB_CU_CALL(err, cuMemcpyHtoDAsync(b->dev, b->host.data, b->bytes, c->d->stream));
+			if ((rc = KB_CU(err, cuMemcpyHtoDAsync(b->dev, b->host.data, b->bytes,
+							       c->d->stream))) < 0)
+				goto out;
 			continue;
 		}
 		json_object_set_new(seeds, b->spec->name, json_integer((json_int_t)(seed >> 1)));
@@ -147,8 +149,9 @@ static int read_back(kb_profile__buf *bufs, int n, bool outputs, kb_err *err)
 {
 	int rc = KB_OK;
 	for (int i = 0; i < n; i++)
-		if (bufs[i].spec->is_out == outputs)
-			KB_CU_CALL(err, cuMemcpyDtoH(bufs[i].host.data, bufs[i].dev, bufs[i].bytes));
+		if (bufs[i].spec->is_out == outputs &&
+		    (rc = KB_CU(err, cuMemcpyDtoH(bufs[i].host.data, bufs[i].dev, bufs[i].bytes))) < 0)
+			goto out;
 out:
 	return rc;
 }
@@ -191,7 +194,8 @@ int kb_profile__setup_ref_kernel(kb_profile__run *c, const kb_kernel *rk, kb_err
 		kb_tensor_init(&dst->host, src->host.name, src->host.dtype, src->host.rank,
 			       src->host.dims);
 		dst->dev = 0;
-		KB_CU_CALL(err, cuMemAlloc(&dst->dev, src->bytes ? src->bytes : 1));
+		if ((rc = KB_CU(err, cuMemAlloc(&dst->dev, src->bytes ? src->bytes : 1))) < 0)
+			goto out;
 	}
 	rc = kb_profile__bind_other(c->d, c->spec, rk, c->b, c->ref_bufs, c->bd.nbufs,
 				    &c->bd.dims, &c->ref_bd, err);
@@ -213,16 +217,16 @@ static void free_ref_kernel(kb_profile__run *c)
 }
 
 /* The cache owns reference results; a run only borrows them. */
-static void free_ref_outs(kb_profile__run *c)
+static void free_ref_outs(kb_profile__refwork *w)
 {
-	c->ref_outs = NULL;
-	c->nref_outs = 0;
+	w->outs = NULL;
+	w->nouts = 0;
 }
 
 /* Gives back the claim on the current reference (refstore.c), if held. */
-static void release_claim(kb_profile__run *c)
+static void release_claim(kb_profile__refwork *w)
 {
-	kb_profile__refstore_release(&c->ref_claim);
+	kb_profile__refstore_release(&w->claim);
 }
 
 /* The bytes of the reference's results (doubles, one per output element). */
@@ -239,30 +243,31 @@ static size_t reference_bytes(const kb_profile__run *c)
  * computed it (waiting for it if it is at it), else NULL with the claim to
  * compute it held (one that will not be kept in the files is not claimed:
  * nobody could wait for it). */
-static kb_ref_out *claim_or_share(kb_profile__run *c)
+static kb_ref_out *claim_or_share(const kb_profile__run *c, kb_profile__refwork *w)
 {
-	c->ref_claim_tried = true;
+	w->claim_tried = true;
 	if (!kb_profile__refstore_keeps(reference_bytes(c)))
 		return NULL;
 	bool waited;
-	c->ref_claim = kb_profile__refstore_claim(c->ref_key, &waited);
+	w->claim = kb_profile__refstore_claim(c->ref_key, &waited);
 	/* either way it may be in the files now: computed while we looked */
-	kb_ref_out *outs = kb_profile__refcache_get(c->ref_key, &c->nref_outs);
+	kb_ref_out *outs = kb_profile__refcache_get(c->ref_key, &w->nouts);
 	if (waited)
 		kb_log("check: waited for another runner's reference: %s", outs ? "shared" : "not kept");
 	if (outs)
-		release_claim(c);
+		release_claim(w);
 	return outs;
 }
 
-/* The CPU half of a built-in reference: the inputs are already on the
- * host.  Runs on its own thread for the last trial (see check_trials). */
-static int cpu_reference(kb_profile__run *c, kb_err *err)
+/* The CPU half of a built-in reference into w: the inputs are already on
+ * the host.  Runs on its own thread for the last trial (see
+ * start_reference_thread), reading c and writing only w. */
+static int cpu_reference(const kb_profile__run *c, kb_profile__refwork *w, kb_err *err)
 {
 	double t0 = kb_now_ms();
 	/* the last trial's, on its thread: the wait overlaps the timing */
-	if (!c->ref_claim_tried && (c->ref_outs = claim_or_share(c))) {
-		c->ms_reference += kb_now_ms() - t0;
+	if (!w->claim_tried && (w->outs = claim_or_share(c, w))) {
+		w->ms_reference += kb_now_ms() - t0;
 		return KB_OK;
 	}
 	kb_tensor *ins = kb_xcalloc((size_t)c->bd.nbufs + 1, sizeof *ins);
@@ -278,10 +283,10 @@ static int cpu_reference(kb_profile__run *c, kb_err *err)
 		free(outs);
 		return rc;
 	}
-	c->ref_outs = kb_profile__refcache_put(c->ref_key, outs, nouts);
-	c->nref_outs = nouts;
-	release_claim(c); /* in the files now: a runner waiting for it reads it */
-	c->ms_reference += kb_now_ms() - t0;
+	w->outs = kb_profile__refcache_put(c->ref_key, outs, nouts);
+	w->nouts = nouts;
+	release_claim(w); /* in the files now: a runner waiting for it reads it */
+	w->ms_reference += kb_now_ms() - t0;
 	return KB_OK;
 }
 
@@ -291,11 +296,11 @@ static const kb_profile__devref *device_reference(kb_profile__run *c, int *rc, k
 {
 	*rc = KB_OK;
 	const kb_profile__devref *r = kb_profile__devref_get(c->d, c->ref_key);
-	if (r || !c->ref_outs)
+	if (r || !c->ref.outs)
 		return r;
 	double t0 = kb_now_ms();
 	kb_profile__host_progress(c, "reference to the GPU");
-	*rc = kb_profile__devref_put(c->d, c->ref_key, c->ref_outs, c->nref_outs, err);
+	*rc = kb_profile__devref_put(c->d, c->ref_key, c->ref.outs, c->ref.nouts, err);
 	c->ms_upload += kb_now_ms() - t0;
 	if (*rc == KB_ENOMEM) {
 		kb_log("check: %s; comparing on the host", err->msg);
@@ -358,10 +363,11 @@ static void near_json(json_t *j, const kb_check_stats *s)
 }
 
 /* Output i against its reference: on the GPU (against the reference
- * kernel's output, or dref) or on the host (read-back copies).  Returns 0,
- * 1 when this output has no reference (not checked), or a KB_E* (CUDA). */
-static int compare_one(kb_profile__run *c, int i, bool gpu, const kb_profile__devref *dref,
-		       kb_check_stats *st, kb_err *err)
+ * kernel's output, or dref) or on the host (read-back copies, against the
+ * reference kernel's or w's).  Returns 0, 1 when this output has no
+ * reference (not checked), or a KB_E* (CUDA). */
+static int compare_one(const kb_profile__run *c, const kb_profile__refwork *w, int i, bool gpu,
+		       const kb_profile__devref *dref, kb_check_stats *st, kb_err *err)
 {
 	const kb_profile__buf *b = &c->bd.bufs[i];
 	if (c->ref_bufs) {
@@ -382,18 +388,19 @@ static int compare_one(kb_profile__run *c, int i, bool gpu, const kb_profile__de
 		kb_profile__devside o = {b->dev, b->host.dtype}, rs = {p, KB_DT_F64};
 		return kb_profile__devcheck(c->d, &b->host, &o, &rs, n, c->rtol, c->atol, st, err);
 	}
-	for (int o = 0; o < c->nref_outs; o++)
-		if (c->ref_outs[o].name && !strcmp(c->ref_outs[o].name, b->spec->name)) {
-			kb_profile_compare(&b->host, &c->ref_outs[o], c->rtol, c->atol, st);
+	for (int o = 0; o < w->nouts; o++)
+		if (w->outs[o].name && !strcmp(w->outs[o].name, b->spec->name)) {
+			kb_profile_compare(&b->host, &w->outs[o], c->rtol, c->atol, st);
 			return KB_OK;
 		}
 	return 1;
 }
 
-/* Compares every output with the reference, on the GPU or the host;
- * appends per-output JSON and sets *ok.  Returns 0 or a KB_E* (CUDA). */
-static int compare_outputs(kb_profile__run *c, bool gpu, const kb_profile__devref *dref,
-			   json_t *outs, bool *ok, kb_err *err)
+/* Compares every output with the reference (w's when on the host), on the
+ * GPU or the host; appends per-output JSON, sets *ok and adds the time to
+ * w.  Reads c, writes w.  Returns 0 or a KB_E* (CUDA). */
+static int compare_into(const kb_profile__run *c, kb_profile__refwork *w, bool gpu,
+			const kb_profile__devref *dref, json_t *outs, bool *ok, kb_err *err)
 {
 	*ok = true;
 	double t0 = kb_now_ms();
@@ -401,9 +408,9 @@ static int compare_outputs(kb_profile__run *c, bool gpu, const kb_profile__devre
 		if (!c->bd.bufs[i].spec->is_out)
 			continue;
 		kb_check_stats st;
-		int rc = compare_one(c, i, gpu, dref, &st, err);
+		int rc = compare_one(c, w, i, gpu, dref, &st, err);
 		if (rc < 0)
-			return kb_profile__gpu_fail(c, rc, err);
+			return rc;
 		if (rc == 1)
 			continue;
 		*ok = *ok && st.ok;
@@ -412,18 +419,27 @@ static int compare_outputs(kb_profile__run *c, bool gpu, const kb_profile__devre
 			near_json(j, &st);
 		json_array_append_new(outs, j);
 	}
-	*(gpu ? &c->ms_devcheck : &c->ms_compare) += kb_now_ms() - t0;
+	*(gpu ? &w->ms_devcheck : &w->ms_compare) += kb_now_ms() - t0;
 	return KB_OK;
+}
+
+/* compare_into on the main thread, against the run's own reference. */
+static int compare_outputs(kb_profile__run *c, bool gpu, const kb_profile__devref *dref,
+			   json_t *outs, bool *ok, kb_err *err)
+{
+	int rc = compare_into(c, &c->ref, gpu, dref, outs, ok, err);
+	return rc < 0 ? kb_profile__gpu_fail(c, rc, err) : rc;
 }
 
 /* ---- trials ------------------------------------------------------------------ */
 
 /* The trial's "reference": which one ran (a Python one says how, and how
- * long it took) and whether this trial reused a kept result. */
-static void note_reference(kb_profile__run *c, json_t *tj, bool cached)
+ * long it took: w's) and whether this trial reused a kept result. */
+static void note_reference(const kb_profile__run *c, const kb_profile__refwork *w, json_t *tj,
+			   bool cached)
 {
 	const kb_spec_ref *r = &c->spec->ref;
-	const kb_ref_out *o = !cached && c->nref_outs > 0 ? &c->ref_outs[0] : NULL;
+	const kb_ref_out *o = !cached && w->nouts > 0 ? &w->outs[0] : NULL;
 	json_t *j = json_object();
 	json_object_set_new(j, "kind", json_string(r->py.lang == KB_PYREF_NONE ? "builtin"
 						   : "python"));
@@ -437,17 +453,52 @@ static void note_reference(kb_profile__run *c, json_t *tj, bool cached)
 
 /* The last trial's CPU reference and host comparison, on a thread of their
  * own while the GPU is timed and profiled: nothing on the GPU touches the
- * host copies it reads, and nothing is reported until it is joined. */
+ * host copies it reads, and nothing is reported until it is joined.  It
+ * reads the run and writes only its own kb_profile__pending. */
 static void *finish_check(void *p)
 {
-	kb_profile__run *c = p;
-	kb_profile__pending *pc = &c->pending;
-	pc->rc = cpu_reference(c, &pc->err);
+	kb_profile__pending *pc = p;
+	const kb_profile__run *c = pc->run;
+	pc->rc = cpu_reference(c, &pc->ref, &pc->err);
 	if (pc->rc == 0)
-		note_reference(c, pc->trial, false);
+		note_reference(c, &pc->ref, pc->trial, false);
 	if (pc->rc == 0)
-		pc->rc = compare_outputs(c, false, NULL, pc->outs, &pc->ok, &pc->err);
+		pc->rc = compare_into(c, &pc->ref, false, NULL, pc->outs, &pc->ok, &pc->err);
 	return NULL;
+}
+
+/* Starts finish_check on the last trial's read-back host copies, handing
+ * it the run's reference state.  Returns false when no thread started (the
+ * run's state is as it was). */
+static bool start_reference_thread(kb_profile__run *c, json_t *tj, json_t *outs)
+{
+	kb_profile__pending *pc = &c->pending;
+	*pc = (kb_profile__pending){.run = c, .trial = tj, .outs = outs,
+				    .ref = {.outs = c->ref.outs, .nouts = c->ref.nouts,
+					    .claim = c->ref.claim,
+					    .claim_tried = c->ref.claim_tried}};
+	json_object_set_new(tj, "compared_on", json_string("cpu"));
+	if (pthread_create(&pc->thread, NULL, finish_check, pc) != 0)
+		return false;
+	pc->running = true;
+	c->ref.claim = -1; /* the thread's until the join */
+	return true;
+}
+
+/* Waits for the reference thread and takes over what it obtained: the
+ * reference, its claim, and the time it spent. */
+static void join_reference_thread(kb_profile__run *c)
+{
+	kb_profile__pending *pc = &c->pending;
+	pthread_join(pc->thread, NULL);
+	pc->running = false;
+	c->ref.outs = pc->ref.outs;
+	c->ref.nouts = pc->ref.nouts;
+	c->ref.claim = pc->ref.claim;
+	c->ref.claim_tried = pc->ref.claim_tried;
+	c->ref.ms_reference += pc->ref.ms_reference;
+	c->ref.ms_compare += pc->ref.ms_compare;
+	c->ref.ms_devcheck += pc->ref.ms_devcheck;
 }
 
 int kb_profile__check_join(kb_profile__run *c, bool *correct, kb_err *err)
@@ -458,8 +509,7 @@ int kb_profile__check_join(kb_profile__run *c, bool *correct, kb_err *err)
 	/* The GPU is idle while the CPU reference finishes (8192^3 matmul:
 	 * seconds): a host phase, so the kernel timeout does not apply. */
 	kb_profile__host_progress(c, "reference on the CPU");
-	pthread_join(pc->thread, NULL);
-	pc->running = false;
+	join_reference_thread(c);
 	if (pc->rc < 0) {
 		*err = pc->err;
 		return pc->rc;
@@ -485,9 +535,75 @@ static int judge(kb_profile__run *c, json_t *tj, json_t *outs, bool gpu,
 	return KB_OK;
 }
 
-/* The built-in reference's half of a trial, once the kernel ran: from the
- * device copy, the host cache, or computed now (for the last trial on a
- * thread, beside the timing: *pending). */
+/* The host's copy of the trial's built-in reference, when one is kept: by
+ * this process, or by another runner of this machine (waited for if it is
+ * computing it; not for the last trial, which waits on its reference
+ * thread).  Sets c->ref; false when the reference is still to compute. */
+static bool host_reference(kb_profile__run *c, bool last)
+{
+	free_ref_outs(&c->ref);
+	c->ref.claim_tried = false;
+	c->ref.outs = kb_profile__refcache_get(c->ref_key, &c->ref.nouts);
+	/* another runner may be computing it: wait for it, before reading the
+	 * inputs back */
+	if (!c->ref.outs && !last && kb_profile__refstore_keeps(reference_bytes(c))) {
+		kb_profile__host_progress(c, "reference on the CPU");
+		c->ref.outs = claim_or_share(c, &c->ref);
+	}
+	return c->ref.outs != NULL;
+}
+
+/* Obtains the trial's built-in reference on the host: kept, or computed
+ * from the inputs read back; the last trial's on a thread beside the
+ * timing, which also compares (*pending: nothing left to do here). */
+static int obtain_reference(kb_profile__run *c, json_t *tj, json_t *outs, bool last,
+			    bool *pending, kb_err *err)
+{
+	if (host_reference(c, last)) {
+		c->ref_cached++;
+		note_reference(c, &c->ref, tj, true);
+		return KB_OK;
+	}
+	int rc;
+	double t0 = kb_now_ms(); /* after any wait: that was not reading back */
+	if ((rc = read_back(c->bd.bufs, c->bd.nbufs, false, err)) < 0)
+		return kb_profile__gpu_fail(c, rc, err);
+	c->ms_readback += kb_now_ms() - t0;
+	/* the thread compares on the host: the outputs too, unless they are there */
+	if (last && c->gpu_compare && (rc = read_back(c->bd.bufs, c->bd.nbufs, true, err)) < 0)
+		return kb_profile__gpu_fail(c, rc, err);
+	if (last && start_reference_thread(c, tj, outs)) {
+		*pending = true;
+		return KB_OK;
+	}
+	kb_profile__host_progress(c, "reference on the CPU");
+	if ((rc = cpu_reference(c, &c->ref, err)) < 0)
+		return rc;
+	note_reference(c, &c->ref, tj, false);
+	return KB_OK;
+}
+
+/* Compares the trial's outputs with the reference the host has: on the GPU
+ * against its upload, else (it does not fit, or $KBENCH_COMPARE=cpu) on the
+ * host. */
+static int compare_reference(kb_profile__run *c, json_t *tj, json_t *outs, bool *ok, kb_err *err)
+{
+	int rc = KB_OK;
+	const kb_profile__devref *dref;
+	if (c->gpu_compare && (dref = device_reference(c, &rc, err)))
+		return judge(c, tj, outs, true, dref, ok, err);
+	if (rc < 0 && rc != KB_ENOMEM)
+		return kb_profile__gpu_fail(c, rc, err);
+	double t0 = kb_now_ms();
+	if (c->gpu_compare && (rc = read_back(c->bd.bufs, c->bd.nbufs, true, err)) < 0)
+		return kb_profile__gpu_fail(c, rc, err);
+	c->ms_readback += kb_now_ms() - t0;
+	return judge(c, tj, outs, false, NULL, ok, err);
+}
+
+/* The built-in reference's half of a trial, once the kernel ran: against
+ * the device copy when there is one, else obtain the reference, then
+ * compare (the last trial's both on a thread: *pending). */
 static int builtin_trial(kb_profile__run *c, json_t *tj, json_t *outs, bool last, bool *ok,
 			 bool *pending, kb_err *err)
 {
@@ -495,53 +611,13 @@ static int builtin_trial(kb_profile__run *c, json_t *tj, json_t *outs, bool last
 							 : NULL;
 	if (dref) {
 		c->ref_cached++;
-		note_reference(c, tj, true);
+		note_reference(c, &c->ref, tj, true);
 		return judge(c, tj, outs, true, dref, ok, err);
 	}
-	free_ref_outs(c);
-	int rc = KB_OK;
-	double t0 = kb_now_ms();
-	c->ref_claim_tried = false;
-	c->ref_outs = kb_profile__refcache_get(c->ref_key, &c->nref_outs);
-	/* another runner may be computing it: wait for it, before reading the
-	 * inputs back (the last trial waits on its reference thread) */
-	if (!c->ref_outs && !last && kb_profile__refstore_keeps(reference_bytes(c))) {
-		kb_profile__host_progress(c, "reference on the CPU");
-		c->ref_outs = claim_or_share(c);
-	}
-	if (c->ref_outs) {
-		c->ref_cached++;
-		note_reference(c, tj, true);
-	} else {
-		t0 = kb_now_ms(); /* after any wait: that was not reading back */
-		if ((rc = read_back(c->bd.bufs, c->bd.nbufs, false, err)) < 0)
-			return kb_profile__gpu_fail(c, rc, err);
-		c->ms_readback += kb_now_ms() - t0;
-		if (last && (!c->gpu_compare ||
-			     (rc = read_back(c->bd.bufs, c->bd.nbufs, true, err)) == 0)) {
-			c->pending = (kb_profile__pending){.trial = tj, .outs = outs};
-			json_object_set_new(tj, "compared_on", json_string("cpu"));
-			if (pthread_create(&c->pending.thread, NULL, finish_check, c) == 0) {
-				c->pending.running = *pending = true;
-				return KB_OK;
-			}
-		}
-		if (rc < 0)
-			return kb_profile__gpu_fail(c, rc, err);
-		kb_profile__host_progress(c, "reference on the CPU");
-		if ((rc = cpu_reference(c, err)) < 0)
-			return rc;
-		note_reference(c, tj, false);
-	}
-	if (c->gpu_compare && (dref = device_reference(c, &rc, err)))
-		return judge(c, tj, outs, true, dref, ok, err);
-	if (rc < 0 && rc != KB_ENOMEM)
-		return kb_profile__gpu_fail(c, rc, err);
-	t0 = kb_now_ms();
-	if (c->gpu_compare && (rc = read_back(c->bd.bufs, c->bd.nbufs, true, err)) < 0)
-		return kb_profile__gpu_fail(c, rc, err);
-	c->ms_readback += kb_now_ms() - t0;
-	return judge(c, tj, outs, false, NULL, ok, err);
+	int rc = obtain_reference(c, tj, outs, last, pending, err);
+	if (rc < 0 || *pending)
+		return rc;
+	return compare_reference(c, tj, outs, ok, err);
 }
 
 /* One trial: fresh inputs, the kernel, the reference, the comparison. */
@@ -665,12 +741,10 @@ int kb_profile__recheck(kb_profile__run *c, json_t *check, bool *correct, kb_err
 
 void kb_profile__check_free(kb_profile__run *c)
 {
-	if (c->pending.running) { /* a GPU failure while the reference ran: wait for it */
-		pthread_join(c->pending.thread, NULL);
-		c->pending.running = false;
-	}
-	release_claim(c); /* a failed reference: the next runner computes it */
+	if (c->pending.running) /* a GPU failure while the reference ran: wait for it */
+		join_reference_thread(c);
+	release_claim(&c->ref); /* a failed reference: the next runner computes it */
 	kb_profile__guard_free(&c->guard, *c->sticky);
-	free_ref_outs(c);
+	free_ref_outs(&c->ref);
 	free_ref_kernel(c);
 }

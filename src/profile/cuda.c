@@ -96,3 +96,8 @@ int kb_profile__cu_err(kb_err *err, CUresult r, const char *call, const char *fi
 			     name ? name : "CUDA_ERROR_UNKNOWN", text ? text : "unknown error", n,
 			     call);
 }
+
+int kb_profile__cu_check(kb_err *err, CUresult r, const char *call, const char *file, int line)
+{
+	return r == CUDA_SUCCESS ? KB_OK : kb_profile__cu_err(err, r, call, file, line);
+}

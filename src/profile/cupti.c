@@ -139,7 +139,8 @@ static int device_supported(kb_cupti *c, kb_err *err)
 		KB_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
 	p.cuDevice = c->d->cu_dev;
 	p.api = CUPTI_PROFILER_RANGE_PROFILING;
-	KB_CUPTI_CALL(err, cuptiProfilerDeviceSupported, &p);
+	if ((rc = KB_CUPTI(err, cuptiProfilerDeviceSupported, &p)) < 0)
+		goto out;
 	if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
 		goto out;
 	if (p.vGpu == CUPTI_PROFILER_CONFIGURATION_DISABLED) {
@@ -177,11 +178,13 @@ static int read_availability(kb_cupti *c, kb_err *err)
 	CUpti_Profiler_GetCounterAvailability_Params p =
 		KB_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
 	p.ctx = c->d->ctx;
-	KB_CUPTI_CALL(err, cuptiProfilerGetCounterAvailability, &p);
+	if ((rc = KB_CUPTI(err, cuptiProfilerGetCounterAvailability, &p)) < 0)
+		goto out;
 	c->avail_size = p.counterAvailabilityImageSize;
 	c->avail = kb_xcalloc(1, c->avail_size ? c->avail_size : 1);
 	p.pCounterAvailabilityImage = c->avail;
-	KB_CUPTI_CALL(err, cuptiProfilerGetCounterAvailability, &p);
+	if ((rc = KB_CUPTI(err, cuptiProfilerGetCounterAvailability, &p)) < 0)
+		goto out;
 	c->avail_size = p.counterAvailabilityImageSize;
 	kb_profile__cupti_avail_save(c->d->info.ordinal, c->chip, c->avail, c->avail_size);
 out:
@@ -216,15 +219,18 @@ int kb_profile_cupti_open(kb_device *d, kb_cupti **out, kb_err *err)
 	c->d = d;
 	c->open.ms_load = kb_now_ms() - t;
 	t = kb_now_ms();
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
 	CUpti_Profiler_Initialize_Params ip = KB_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-	KB_CUPTI_CALL(err, cuptiProfilerInitialize, &ip);
+	if ((rc = KB_CUPTI(err, cuptiProfilerInitialize, &ip)) < 0)
+		goto out;
 	c->initialized = true;
 	if ((rc = device_supported(c, err)) < 0)
 		goto out;
 	CUpti_Device_GetChipName_Params cp = KB_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
 	cp.deviceIndex = (size_t)d->info.ordinal;
-	KB_CUPTI_CALL(err, cuptiDeviceGetChipName, &cp);
+	if ((rc = KB_CUPTI(err, cuptiDeviceGetChipName, &cp)) < 0)
+		goto out;
 	snprintf(c->chip, sizeof c->chip, "%s", cp.pChipName ? cp.pChipName : "");
 	c->open.ms_init = kb_now_ms() - t;
 	t = kb_now_ms();
@@ -304,7 +310,8 @@ static int data_image(kb_cupti *c, const char *const *metrics, int n, kb_err *er
 	s.numMetrics = (size_t)n;
 	s.maxNumOfRanges = 2;
 	s.maxNumRangeTreeNodes = 2;
-	KB_CUPTI_CALL(err, cuptiRangeProfilerGetCounterDataSize, &s);
+	if ((rc = KB_CUPTI(err, cuptiRangeProfilerGetCounterDataSize, &s)) < 0)
+		goto out;
 	if (s.counterDataSize != c->data_size) {
 		free(c->data);
 		c->data_size = s.counterDataSize;
@@ -316,7 +323,8 @@ static int data_image(kb_cupti *c, const char *const *metrics, int n, kb_err *er
 	ip.pRangeProfilerObject = c->rp;
 	ip.counterDataSize = c->data_size;
 	ip.pCounterData = c->data;
-	KB_CUPTI_CALL(err, cuptiRangeProfilerCounterDataImageInitialize, &ip);
+	if ((rc = KB_CUPTI(err, cuptiRangeProfilerCounterDataImageInitialize, &ip)) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -334,7 +342,8 @@ static int arm(kb_cupti *c, const kb_profile__cupti_config *cfg, const char *con
 		CUpti_RangeProfiler_Enable_Params e =
 			KB_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
 		e.ctx = c->d->ctx;
-		KB_CUPTI_CALL(err, cuptiRangeProfilerEnable, &e);
+		if ((rc = KB_CUPTI(err, cuptiRangeProfilerEnable, &e)) < 0)
+			goto out;
 		c->rp = e.pRangeProfilerObject;
 		c->st.enabled = true;
 	}
@@ -384,12 +393,14 @@ static int run_pass(kb_cupti *c, kb_launch_fn launch, void *ctx, bool *all, kb_e
 	double t0 = kb_now_ms();
 	if ((c->st.replays == 1 || !c->flush_first_only) && (rc = kb_profile__flush_l2(c->d, err)) < 0)
 		goto out;
-	KB_CU_CALL(err, cuStreamSynchronize(c->d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(c->d->stream))) < 0)
+		goto out;
 	double t1 = kb_now_ms(), user1, sys1, user2, sys2;
 	kb_thread_cpu_ms(&user1, &sys1);
 	CUpti_RangeProfiler_Start_Params s = KB_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
 	s.pRangeProfilerObject = c->rp;
-	KB_CUPTI_CALL(err, cuptiRangeProfilerStart, &s);
+	if ((rc = KB_CUPTI(err, cuptiRangeProfilerStart, &s)) < 0)
+		goto out;
 	double t2 = kb_now_ms();
 	kb_thread_cpu_ms(&user2, &sys2);
 	CUptiResult r = CUPTI_SUCCESS;
@@ -463,12 +474,14 @@ static int evaluate(kb_cupti *c, const kb_profile__cupti_config *cfg, const char
 	CUpti_RangeProfiler_DecodeData_Params dp =
 		KB_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
 	dp.pRangeProfilerObject = c->rp;
-	KB_CUPTI_CALL(err, cuptiRangeProfilerDecodeData, &dp);
+	if ((rc = KB_CUPTI(err, cuptiRangeProfilerDecodeData, &dp)) < 0)
+		goto out;
 	CUpti_RangeProfiler_GetCounterDataInfo_Params ip =
 		KB_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
 	ip.pCounterDataImage = c->data;
 	ip.counterDataImageSize = c->data_size;
-	KB_CUPTI_CALL(err, cuptiRangeProfilerGetCounterDataInfo, &ip);
+	if ((rc = KB_CUPTI(err, cuptiRangeProfilerGetCounterDataInfo, &ip)) < 0)
+		goto out;
 	if (ip.numTotalRanges == 0) {
 		rc = KB_ERR(err, KB_EINVAL, KB_DOM_CUPTI, 0,
 			    "no kernel ran while profiling (the launch started none)");
@@ -495,7 +508,8 @@ static int evaluate(kb_cupti *c, const kb_profile__cupti_config *cfg, const char
 	ep.ppMetricNames = (const char **)metrics;
 	ep.numMetrics = (size_t)n;
 	ep.pMetricValues = values;
-	KB_CUPTI_CALL(err, cuptiProfilerHostEvaluateToGpuValues, &ep);
+	if ((rc = KB_CUPTI(err, cuptiProfilerHostEvaluateToGpuValues, &ep)) < 0)
+		goto out;
 out:
 	c->st.ms_eval = kb_now_ms() - t;
 	return rc;
@@ -545,7 +559,8 @@ int kb_profile_cupti_collect(kb_cupti *c, const char *const *metrics, int n, kb_
 		return rc;
 	c->st.passes = cfg->passes;
 	c->st.config_from_disk = cfg->from_disk;
-	KB_CU_CALL(err, cuCtxSetCurrent(c->d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(c->d->ctx))) < 0)
+		goto out;
 	/* from here every path joins it (kb_profile__cupti_config_check_finish) */
 	kb_profile__cupti_config_check check;
 	kb_profile__cupti_config_check_start(&check, cfg, c->chip, c->avail, metrics, n);

@@ -169,11 +169,13 @@ int kb_profile__cupti_config_build(const char *chip, const uint8_t *avail,
 	a.pHostObject = c->host;
 	a.ppMetricNames = (const char **)metrics;
 	a.numMetrics = (size_t)n;
-	KB_CUPTI_CALL(err, cuptiProfilerHostConfigAddMetrics, &a);
+	if ((rc = KB_CUPTI(err, cuptiProfilerHostConfigAddMetrics, &a)) < 0)
+		goto out;
 	CUpti_Profiler_Host_GetConfigImageSize_Params s =
 		KB_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
 	s.pHostObject = c->host;
-	KB_CUPTI_CALL(err, cuptiProfilerHostGetConfigImageSize, &s);
+	if ((rc = KB_CUPTI(err, cuptiProfilerHostGetConfigImageSize, &s)) < 0)
+		goto out;
 	c->size = s.configImageSize;
 	c->image = kb_xcalloc(1, c->size ? c->size : 1);
 	CUpti_Profiler_Host_GetConfigImage_Params g =
@@ -181,12 +183,14 @@ int kb_profile__cupti_config_build(const char *chip, const uint8_t *avail,
 	g.pHostObject = c->host;
 	g.configImageSize = c->size;
 	g.pConfigImage = c->image;
-	KB_CUPTI_CALL(err, cuptiProfilerHostGetConfigImage, &g);
+	if ((rc = KB_CUPTI(err, cuptiProfilerHostGetConfigImage, &g)) < 0)
+		goto out;
 	CUpti_Profiler_Host_GetNumOfPasses_Params q =
 		KB_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
 	q.configImageSize = c->size;
 	q.pConfigImage = c->image;
-	KB_CUPTI_CALL(err, cuptiProfilerHostGetNumOfPasses, &q);
+	if ((rc = KB_CUPTI(err, cuptiProfilerHostGetNumOfPasses, &q)) < 0)
+		goto out;
 	c->passes = (int)q.numOfPasses;
 out:
 	return rc;

@@ -113,7 +113,8 @@ int kb_profile__cupti_host_new(const char *chip, const uint8_t *avail,
 	p.pChipName = chip;
 	p.pCounterAvailabilityImage = avail;
 	*out = NULL;
-	KB_CUPTI_CALL(err, cuptiProfilerHostInitialize, &p);
+	if ((rc = KB_CUPTI(err, cuptiProfilerHostInitialize, &p)) < 0)
+		goto out;
 	*out = p.pHostObject;
 out:
 	return rc;

@@ -108,3 +108,9 @@ int kb_profile__cupti_fail(kb_err *err, int result, const char *call, const char
 				     call, s);
 	}
 }
+
+int kb_profile__cupti_check(kb_err *err, CUptiResult r, const char *call, const char *file,
+			    int line)
+{
+	return r == CUPTI_SUCCESS ? KB_OK : KB_CUPTI_COUNTERS_FAIL(err, r, call, file, line);
+}

@@ -144,12 +144,14 @@ int kb_profile__devref_put(kb_device *d, const char *key, const kb_ref_out *outs
 		size_t b = (size_t)outs[i].n * sizeof(double);
 		e->names[i] = kb_xstrdup(outs[i].name ? outs[i].name : "");
 		e->lens[i] = outs[i].n;
-		KB_CU_CALL(err, cuMemAlloc(&e->bufs[i], b ? b : 8));
+		if ((rc = KB_CU(err, cuMemAlloc(&e->bufs[i], b ? b : 8))) < 0)
+			goto out;
 		/* on the run stream, as the check that reads it: from pageable
 		 * memory a legacy-stream cuMemcpyHtoD returns once the bytes are
 		 * staged, and the non-blocking run stream does not wait for its
 		 * DMA (a check then read a half-uploaded reference) */
-		KB_CU_CALL(err, cuMemcpyHtoDAsync(e->bufs[i], outs[i].v, b, d->stream));
+		if ((rc = KB_CU(err, cuMemcpyHtoDAsync(e->bufs[i], outs[i].v, b, d->stream))) < 0)
+			goto out;
 	}
 	memcpy(e->key, key, KB_HASH_HEX);
 	e->bytes = bytes;
@@ -172,7 +174,9 @@ static int read_elem(CUdeviceptr p, kb_dtype t, int64_t i, double *v, bool *pois
 	int rc = KB_OK;
 	unsigned char bytes[8];
 	int size = kb_dtype_size(t);
-	KB_CU_CALL(err, cuMemcpyDtoH(bytes, p + (CUdeviceptr)i * (CUdeviceptr)size, (size_t)size));
+	if ((rc = KB_CU(err, cuMemcpyDtoH(bytes, p + (CUdeviceptr)i * (CUdeviceptr)size,
+					  (size_t)size))) < 0)
+		goto out;
 	kb_tensor one = {.dtype = t, .rank = 1, .dims = {1}, .n = 1, .data = bytes};
 	*v = kb_tensor_get(&one, 0);
 	*poison = true;
@@ -236,8 +240,8 @@ int kb_profile__devcheck(kb_device *d, const kb_tensor *shape, const kb_profile_
 	int rc = KB_OK;
 	check_part parts[CHECK_MAX_BLOCKS];
 	kb_profile__check_begin(shape, st);
-	if (!d->check_parts)
-		KB_CU_CALL(err, cuMemAlloc(&d->check_parts, sizeof parts));
+	if (!d->check_parts && (rc = KB_CU(err, cuMemAlloc(&d->check_parts, sizeof parts))) < 0)
+		goto out;
 	unsigned long long n = (unsigned long long)(shape->n < ref_n ? shape->n : ref_n);
 	int odt = (int)out->dtype, rdt = (int)ref->dtype;
 	int ints = kb_profile__check_ints(shape->dtype);
@@ -246,10 +250,14 @@ int kb_profile__devcheck(kb_device *d, const kb_tensor *shape, const kb_profile_
 	nb = nb < 1 ? 1 : nb > CHECK_MAX_BLOCKS ? CHECK_MAX_BLOCKS : nb;
 	void *args[] = {(void *)&out->ptr, &odt, (void *)&ref->ptr, &rdt, &n, &rtol, &atol,
 			&ints, &pval, &d->check_parts};
-	KB_CU_CALL(err, cuLaunchKernel(d->check, nb, 1, 1, CHECK_BLOCK, 1, 1, 0, d->stream, args,
-				       NULL));
-	KB_CU_CALL(err, cuMemcpyDtoHAsync(parts, d->check_parts, nb * sizeof *parts, d->stream));
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuLaunchKernel(d->check, nb, 1, 1, CHECK_BLOCK, 1, 1, 0, d->stream, args,
+				            NULL))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemcpyDtoHAsync(parts, d->check_parts, nb * sizeof *parts,
+					       d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 	double d2 = 0, r2 = 0;
 	add_parts(parts, (int)nb, st, &d2, &r2);
 	if (st->first_bad >= 0 && (rc = read_bad(out, ref, (int64_t)n, ints, pval, st, err)) < 0)

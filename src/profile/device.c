@@ -50,12 +50,17 @@ static int read_info(kb_device *d, kb_err *err)
 	kb_device_info *i = &d->info;
 	int rc = KB_OK;
 	CUuuid uuid;
-	KB_CU_CALL(err, cuDeviceGetName(i->name, sizeof i->name, d->cu_dev));
-	KB_CU_CALL(err, cuDeviceGetUuid(&uuid, d->cu_dev));
+	if ((rc = KB_CU(err, cuDeviceGetName(i->name, sizeof i->name, d->cu_dev))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuDeviceGetUuid(&uuid, d->cu_dev))) < 0)
+		goto out;
 	format_uuid(&uuid, i->uuid, sizeof i->uuid);
-	KB_CU_CALL(err, cuDeviceGetPCIBusId(i->pci_bus, sizeof i->pci_bus, d->cu_dev));
-	KB_CU_CALL(err, cuDeviceTotalMem(&i->total_mem, d->cu_dev));
-	KB_CU_CALL(err, cuDriverGetVersion(&i->driver_version));
+	if ((rc = KB_CU(err, cuDeviceGetPCIBusId(i->pci_bus, sizeof i->pci_bus, d->cu_dev))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuDeviceTotalMem(&i->total_mem, d->cu_dev))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuDriverGetVersion(&i->driver_version))) < 0)
+		goto out;
 	i->sm = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, err) * 10 +
 		attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, err);
 	i->sm_count = attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, err);
@@ -86,7 +91,8 @@ static int load_own_module(kb_device *d, const char *name, const char *text, CUm
 	int rc = kb_compile_build(&src, NULL, NULL, &o, &b, err);
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuModuleLoadData(mod, b.cubin));
+	if ((rc = KB_CU(err, cuModuleLoadData(mod, b.cubin))) < 0)
+		goto out;
 out:
 	kb_compile_build_free(&b);
 	kb_compile_source_free(&src);
@@ -105,15 +111,24 @@ static int load_util(kb_device *d, kb_err *err)
 		[KB_DT_I16] = "kb_fill_i16", [KB_DT_I8] = "kb_fill_i8", [KB_DT_U8] = "kb_fill_u8",
 	};
 	for (int t = 0; t < KB_DT_COUNT; t++)
-		KB_CU_CALL(err, cuModuleGetFunction(&d->fill[t], d->util, names[t]));
-	KB_CU_CALL(err, cuModuleGetFunction(&d->flush, d->util, "kb_flush_read"));
-	KB_CU_CALL(err, cuModuleGetFunction(&d->count_diff, d->util, "kb_count_diff"));
-	KB_CU_CALL(err, cuModuleGetFunction(&d->empty, d->util, "kb_empty"));
-	KB_CU_CALL(err, cuModuleGetFunction(&d->spin, d->util, "kb_spin"));
-	KB_CU_CALL(err, cuModuleGetFunction(&d->tlb_sweep, d->util, "kb_tlb_sweep"));
-	KB_CU_CALL(err, cuModuleGetFunction(&d->check, d->util, "kb_check"));
-	KB_CU_CALL(err, cuModuleGetFunction(&d->guard_diff, d->util, "kb_guard_diff"));
-	KB_CU_CALL(err, cuModuleGetFunction(&d->l2_discard, d->util, "kb_l2_discard"));
+		if ((rc = KB_CU(err, cuModuleGetFunction(&d->fill[t], d->util, names[t]))) < 0)
+			goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->flush, d->util, "kb_flush_read"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->count_diff, d->util, "kb_count_diff"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->empty, d->util, "kb_empty"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->spin, d->util, "kb_spin"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->tlb_sweep, d->util, "kb_tlb_sweep"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->check, d->util, "kb_check"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->guard_diff, d->util, "kb_guard_diff"))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->l2_discard, d->util, "kb_l2_discard"))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -123,8 +138,10 @@ int kb_profile_device_count(kb_err *err)
 	int rc = kb_profile__cuda_load(err), n = 0;
 	if (rc < 0)
 		return rc;
-	KB_CU_CALL(err, cuInit(0));
-	KB_CU_CALL(err, cuDeviceGetCount(&n));
+	if ((rc = KB_CU(err, cuInit(0))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuDeviceGetCount(&n))) < 0)
+		goto out;
 	return n;
 out:
 	return rc;
@@ -145,20 +162,28 @@ int kb_profile_device_open(kb_device **out_dev, int ordinal, kb_err *err)
 	kb_device *d = kb_xcalloc(1, sizeof *d);
 	d->info.ordinal = ordinal;
 	rc = KB_OK;
-	KB_CU_CALL(err, cuDeviceGet(&d->cu_dev, ordinal));
-	KB_CU_CALL(err, cuDevicePrimaryCtxRetain(&d->ctx, d->cu_dev));
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
-	KB_CU_CALL(err, cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING));
+	if ((rc = KB_CU(err, cuDeviceGet(&d->cu_dev, ordinal))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuDevicePrimaryCtxRetain(&d->ctx, d->cu_dev))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING))) < 0)
+		goto out;
 	kb_log("device: context %.1f ms", kb_now_ms() - t);
 	if ((rc = read_info(d, err)) < 0 || (rc = load_util(d, err)) < 0)
 		goto out;
 	kb_log("device: utility kernels %.1f ms", kb_now_ms() - t);
 	/* Twice the L2: reading it evicts every line a kernel could reuse. */
 	d->flush_bytes = (size_t)(d->info.l2_bytes > 0 ? d->info.l2_bytes : 64 << 20) * 2;
-	KB_CU_CALL(err, cuMemAlloc(&d->flush_buf, d->flush_bytes));
-	KB_CU_CALL(err, cuMemsetD8(d->flush_buf, 0x5A, d->flush_bytes));
-	KB_CU_CALL(err, cuMemAlloc(&d->sink, 16));
-	KB_CU_CALL(err, cuMemAlloc(&d->counter, 8));
+	if ((rc = KB_CU(err, cuMemAlloc(&d->flush_buf, d->flush_bytes))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemsetD8(d->flush_buf, 0x5A, d->flush_bytes))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemAlloc(&d->sink, 16))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemAlloc(&d->counter, 8))) < 0)
+		goto out;
 	kb_log("device: flush buffer %.1f ms", kb_now_ms() - t);
 	*out_dev = d;
 	return KB_OK;
@@ -243,7 +268,9 @@ int kb_profile__fill(kb_device *d, CUdeviceptr p, kb_dtype t, int64_t n, const k
 		grid = 65535u * 8;
 	if (grid == 0)
 		grid = 1;
-	KB_CU_CALL(err, cuLaunchKernel(d->fill[t], grid, 1, 1, 256, 1, 1, 0, d->stream, args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(d->fill[t], grid, 1, 1, 256, 1, 1, 0, d->stream, args,
+					    NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -254,8 +281,9 @@ int kb_profile__flush_l2(kb_device *d, kb_err *err)
 	unsigned long long n16 = d->flush_bytes / 16;
 	void *args[] = {&d->flush_buf, &n16, &d->sink};
 	unsigned grid = (unsigned)d->info.sm_count * 8;
-	KB_CU_CALL(err, cuLaunchKernel(d->flush, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
-				       args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(d->flush, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
+				            args, NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -266,8 +294,9 @@ int kb_profile__l2_discard(kb_device *d, kb_err *err)
 	unsigned long long lines = d->flush_bytes / 128;
 	void *args[] = {&d->flush_buf, &lines};
 	unsigned grid = (unsigned)d->info.sm_count * 8;
-	KB_CU_CALL(err, cuLaunchKernel(d->l2_discard, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
-				       args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(d->l2_discard, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
+				            args, NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -276,10 +305,11 @@ int kb_profile__reset_outputs(kb_device *d, const kb_profile__bound *bd, kb_err 
 {
 	int rc = KB_OK;
 	for (int i = 0; i < bd->nbufs; i++)
-		if (bd->bufs[i].spec->is_out) /* `= zeros`: an accumulator (atomics add into it) */
-			KB_CU_CALL(err, cuMemsetD8Async(bd->bufs[i].dev, bd->bufs[i].spec->init.kind ==
-							KB_INIT_ZEROS ? 0 : KB_POISON_BYTE,
-							bd->bufs[i].bytes, d->stream));
+		if (bd->bufs[i].spec->is_out && /* `= zeros`: an accumulator (atomics add into it) */
+		    (rc = KB_CU(err, cuMemsetD8Async(bd->bufs[i].dev, bd->bufs[i].spec->init.kind ==
+						     KB_INIT_ZEROS ? 0 : KB_POISON_BYTE,
+						     bd->bufs[i].bytes, d->stream))) < 0)
+			goto out;
 out:
 	return rc;
 }
@@ -292,8 +322,9 @@ int kb_profile__guard_diff(kb_device *d, CUdeviceptr out, CUdeviceptr gold, kb_d
 	int dt = (int)t;
 	unsigned long long un = (unsigned long long)n;
 	void *args[] = {&out, &gold, &dt, &un, &rtol, &atol, &count, &first};
-	KB_CU_CALL(err, cuLaunchKernel(d->guard_diff, (unsigned)d->info.sm_count * 4, 1, 1, 256, 1, 1,
-				       0, d->stream, args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(d->guard_diff, (unsigned)d->info.sm_count * 4, 1, 1, 256, 1, 1,
+				            0, d->stream, args, NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -306,13 +337,16 @@ int kb_profile__icache_thrash(kb_device *d, kb_err *err)
 				     err);
 		if (rc < 0)
 			return rc;
-		KB_CU_CALL(err, cuModuleGetFunction(&d->icache, d->icache_mod, "kb_icache"));
+		if ((rc = KB_CU(err, cuModuleGetFunction(&d->icache, d->icache_mod,
+							 "kb_icache"))) < 0)
+			goto out;
 	}
 	float m = 1.0f, c = 0.0f;
 	void *args[] = {&d->sink, &m, &c};
 	unsigned grid = (unsigned)d->info.sm_count * 2;
-	KB_CU_CALL(err, cuLaunchKernel(d->icache, grid ? grid : 1, 1, 1, 128, 1, 1, 0, d->stream,
-				       args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(d->icache, grid ? grid : 1, 1, 1, 128, 1, 1, 0, d->stream,
+				            args, NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -323,13 +357,16 @@ int kb_profile__tlb_sweep(kb_device *d, kb_err *err)
 	unsigned long long stride = 64 << 10;
 	if (!d->tlb_buf) {
 		d->tlb_bytes = (size_t)8 << 30;
-		KB_CU_CALL(err, cuMemAlloc(&d->tlb_buf, d->tlb_bytes));
-		KB_CU_CALL(err, cuMemsetD8(d->tlb_buf, 0x5A, d->tlb_bytes));
+		if ((rc = KB_CU(err, cuMemAlloc(&d->tlb_buf, d->tlb_bytes))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuMemsetD8(d->tlb_buf, 0x5A, d->tlb_bytes))) < 0)
+			goto out;
 	}
 	unsigned long long n = d->tlb_bytes / stride;
 	void *args[] = {&d->tlb_buf, &n, &stride, &d->sink};
-	KB_CU_CALL(err, cuLaunchKernel(d->tlb_sweep, (unsigned)(n / 256), 1, 1, 256, 1, 1, 0, d->stream,
-				       args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(d->tlb_sweep, (unsigned)(n / 256), 1, 1, 256, 1, 1, 0, d->stream,
+				            args, NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -340,11 +377,15 @@ int kb_profile__count_diff(kb_device *d, CUdeviceptr a, CUdeviceptr b, size_t by
 	int rc = KB_OK;
 	unsigned long long n = bytes;
 	void *args[] = {&a, &b, &n, &d->counter};
-	KB_CU_CALL(err, cuMemsetD8Async(d->counter, 0, 8, d->stream));
-	KB_CU_CALL(err, cuLaunchKernel(d->count_diff, (unsigned)d->info.sm_count * 4, 1, 1, 256, 1, 1,
-				       0, d->stream, args, NULL));
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
-	KB_CU_CALL(err, cuMemcpyDtoH(ndiff, d->counter, 8));
+	if ((rc = KB_CU(err, cuMemsetD8Async(d->counter, 0, 8, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuLaunchKernel(d->count_diff, (unsigned)d->info.sm_count * 4, 1, 1, 256, 1, 1,
+				            0, d->stream, args, NULL))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemcpyDtoH(ndiff, d->counter, 8))) < 0)
+		goto out;
 out:
 	return rc;
 }

@@ -43,9 +43,12 @@ int kb_profile__clone_bound(kb_device *d, const kb_profile__bound *bd, kb_profil
 		set->bufs[i] = bd->bufs[i];
 		memset(&set->bufs[i].host, 0, sizeof set->bufs[i].host);
 		set->bufs[i].dev = 0;
-		KB_CU_CALL(err, cuMemAlloc(&set->bufs[i].dev, bd->bufs[i].bytes ? bd->bufs[i].bytes : 1));
-		KB_CU_CALL(err, cuMemcpyDtoDAsync(set->bufs[i].dev, bd->bufs[i].dev, bd->bufs[i].bytes,
-						  d->stream));
+		if ((rc = KB_CU(err, cuMemAlloc(&set->bufs[i].dev,
+						bd->bufs[i].bytes ? bd->bufs[i].bytes : 1))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuMemcpyDtoDAsync(set->bufs[i].dev, bd->bufs[i].dev, bd->bufs[i].bytes,
+						       d->stream))) < 0)
+			goto out;
 		for (int p = 0; p < bd->nparams; p++)
 			if (bd->params[p] == &bd->bufs[i].dev)
 				set->params[p] = &set->bufs[i].dev;
@@ -107,9 +110,12 @@ static int keep_golden(kb_profile__guard *g, kb_device *d, const kb_profile__bou
 	set->golden = kb_xcalloc((size_t)bd->nbufs + 1, sizeof *set->golden);
 	for (int k = 0; k < g->nchecked; k++) {
 		const kb_profile__buf *b = &bd->bufs[g->out_buf[k]];
-		KB_CU_CALL(err, cuMemAlloc(&set->golden[g->out_buf[k]], b->bytes ? b->bytes : 1));
-		KB_CU_CALL(err, cuMemcpyDtoDAsync(set->golden[g->out_buf[k]], b->dev, b->bytes,
-						  d->stream));
+		if ((rc = KB_CU(err, cuMemAlloc(&set->golden[g->out_buf[k]],
+						b->bytes ? b->bytes : 1))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuMemcpyDtoDAsync(set->golden[g->out_buf[k]], b->dev, b->bytes,
+						       d->stream))) < 0)
+			goto out;
 	}
 out:
 	return rc;
@@ -169,10 +175,14 @@ int kb_profile__guard_slots(kb_profile__guard *g, kb_device *d, int64_t launches
 		kb_cu.cuMemFree(g->firsts);
 	g->counts = g->firsts = 0;
 	g->capacity = g->launches = 0;
-	KB_CU_CALL(err, cuMemAlloc(&g->counts, n * 8));
-	KB_CU_CALL(err, cuMemAlloc(&g->firsts, n * 8));
-	KB_CU_CALL(err, cuMemsetD8Async(g->counts, 0, n * 8, d->stream));
-	KB_CU_CALL(err, cuMemsetD8Async(g->firsts, 0xFF, n * 8, d->stream));
+	if ((rc = KB_CU(err, cuMemAlloc(&g->counts, n * 8))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemAlloc(&g->firsts, n * 8))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemsetD8Async(g->counts, 0, n * 8, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemsetD8Async(g->firsts, 0xFF, n * 8, d->stream))) < 0)
+		goto out;
 	g->capacity = launches;
 out:
 	return rc;
@@ -217,10 +227,13 @@ int kb_profile__guard_finish(kb_profile__guard *g, kb_device *d, json_t *check, 
 	int rc = KB_OK;
 	size_t n = (size_t)g->launches * (size_t)g->nchecked;
 	uint64_t *counts = kb_xcalloc(n + 1, 8), *firsts = kb_xcalloc(n + 1, 8);
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 	if (n) {
-		KB_CU_CALL(err, cuMemcpyDtoH(counts, g->counts, n * 8));
-		KB_CU_CALL(err, cuMemcpyDtoH(firsts, g->firsts, n * 8));
+		if ((rc = KB_CU(err, cuMemcpyDtoH(counts, g->counts, n * 8))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuMemcpyDtoH(firsts, g->firsts, n * 8))) < 0)
+			goto out;
 	}
 	json_t *j = json_pack("{s:I, s:I, s:i}", "launches_checked", (json_int_t)g->launches,
 			      "launches_unchecked", (json_int_t)g->unchecked, "input_sets", g->nsets);

@@ -28,7 +28,8 @@ static int load_module(const kb_build *b, CUmodule *mod, kb_err *err)
 			return KB_OK;
 		}
 	int rc = KB_OK;
-	KB_CU_CALL(err, cuModuleLoadData(mod, b->cubin));
+	if ((rc = KB_CU(err, cuModuleLoadData(mod, b->cubin))) < 0)
+		goto out;
 	module_entry *e = KB_PUSH(modules, nmodules, modules_cap);
 	e->key = kb_xstrdup(b->key);
 	e->mod = *mod;
@@ -161,7 +162,8 @@ static int alloc_buffers(const kb_source *src, const kb_spec *spec, kb_profile__
 		b->spec = t;
 		kb_tensor_init(&b->host, t->name, t->dtype, t->rank, dims);
 		b->bytes = (size_t)b->host.n * (size_t)kb_dtype_size(t->dtype);
-		KB_CU_CALL(err, cuMemAlloc(&b->dev, b->bytes ? b->bytes : 1));
+		if ((rc = KB_CU(err, cuMemAlloc(&b->dev, b->bytes ? b->bytes : 1))) < 0)
+			goto out;
 	}
 out:
 	return rc;
@@ -187,18 +189,22 @@ static int resolve_function(kb_device *d, const kb_kernel *k, const kb_build *b,
 		return kb_err_set(err, KB_ENOTFOUND, KB_DOM_NONE, 0,
 				  "kernel %s has no symbol in the build (an uninstantiated template? "
 				  "name it with `//! kernel %s<...>`)", k->name, k->name);
-	KB_CU_CALL(err, cuModuleGetFunction(&bd->fn, bd->mod, bd->symbol));
+	if ((rc = KB_CU(err, cuModuleGetFunction(&bd->fn, bd->mod, bd->symbol))) < 0)
+		goto out;
 	/* A cluster of more than 8 blocks (__cluster_dims__(16, 1, 1)) runs only
 	 * once the kernel allows a non-portable cluster size (Hopper: up to 16). */
 	int cw = 0, ch = 0, cd = 0;
 	if (kb_cu.cuFuncGetAttribute(&cw, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, bd->fn) == 0 &&
 	    kb_cu.cuFuncGetAttribute(&ch, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, bd->fn) == 0 &&
 	    kb_cu.cuFuncGetAttribute(&cd, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, bd->fn) == 0 &&
-	    cw * (ch ? ch : 1) * (cd ? cd : 1) > 8)
-		KB_CU_CALL(err, cuFuncSetAttribute(bd->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
-	if (bd->dims.smem > 48 * 1024)
-		KB_CU_CALL(err, cuFuncSetAttribute(bd->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-						   (int)bd->dims.smem));
+	    cw * (ch ? ch : 1) * (cd ? cd : 1) > 8 &&
+	    (rc = KB_CU(err, cuFuncSetAttribute(bd->fn,
+						CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))) < 0)
+		goto out;
+	if (bd->dims.smem > 48 * 1024 &&
+	    (rc = KB_CU(err, cuFuncSetAttribute(bd->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+						(int)bd->dims.smem))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -265,10 +271,11 @@ int kb_profile__launch(kb_device *d, const kb_profile__bound *bd, kb_err *err)
 {
 	int rc = KB_OK;
 	const kb_launch_dims *g = &bd->dims;
-	KB_CU_CALL(err, cuLaunchKernel(bd->fn, (unsigned)g->grid[0], (unsigned)g->grid[1],
-				       (unsigned)g->grid[2], (unsigned)g->block[0],
-				       (unsigned)g->block[1], (unsigned)g->block[2],
-				       (unsigned)g->smem, d->stream, bd->params, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(bd->fn, (unsigned)g->grid[0], (unsigned)g->grid[1],
+				            (unsigned)g->grid[2], (unsigned)g->block[0],
+				            (unsigned)g->block[1], (unsigned)g->block[2],
+				            (unsigned)g->smem, d->stream, bd->params, NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -276,7 +283,8 @@ out:
 int kb_profile__sync(kb_device *d, kb_err *err)
 {
 	int rc = KB_OK;
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 out:
 	return rc;
 }

@@ -110,14 +110,16 @@ static int load(kb_err *err)
 	kb_profile__cupti_fail((err), (int)(r), (call), "PC sampling (it needs GPU performance counters)", \
 			       (file), (line))
 
+/* 0 for CUPTI_SUCCESS, else cupti_fail's code. */
+static int pcs_check(kb_err *err, CUptiResult r, const char *call, const char *file, int line)
+{
+	return r == CUPTI_SUCCESS ? KB_OK : cupti_fail(err, r, call, file, line);
+}
+
+/* api.call(params): 0, or cupti_fail's code with err naming the call; the
+ * caller jumps: if ((rc = PCS_CALL(err, Start, &sp)) < 0) goto out; */
 #define PCS_CALL(err, call, params) \
-	do { \
-		CUptiResult r_ = api.call(params); \
-		if (r_ != CUPTI_SUCCESS) { \
-			rc = cupti_fail((err), r_, "cuptiPCSampling" #call, __FILE__, __LINE__); \
-			goto out; \
-		} \
-	} while (0)
+	pcs_check((err), api.call(params), "cuptiPCSampling" #call, __FILE__, __LINE__)
 
 /* ---- one session's state ------------------------------------------------------ */
 
@@ -168,7 +170,8 @@ static int read_reasons(session *s, kb_err *err)
 	CUpti_PCSamplingGetNumStallReasonsParams np = {
 		.size = CUpti_PCSamplingGetNumStallReasonsParamsSize, .ctx = s->ctx,
 		.numStallReasons = &s->nreasons};
-	PCS_CALL(err, GetNumStallReasons, &np);
+	if ((rc = PCS_CALL(err, GetNumStallReasons, &np)) < 0)
+		goto out;
 	if (s->nreasons == 0)
 		return kb_err_set(err, KB_EUNSUP, KB_DOM_CUPTI, 0,
 				  "CUPTI lists no PC sampling stall reasons for this device");
@@ -180,7 +183,8 @@ static int read_reasons(session *s, kb_err *err)
 		.size = CUpti_PCSamplingGetStallReasonsParamsSize, .ctx = s->ctx,
 		.numStallReasons = s->nreasons, .stallReasonIndex = s->index,
 		.stallReasons = s->name};
-	PCS_CALL(err, GetStallReasons, &gp);
+	if ((rc = PCS_CALL(err, GetStallReasons, &gp)) < 0)
+		goto out;
 	s->base = kb_xcalloc(s->nreasons, sizeof *s->base);
 	s->base_name = kb_xcalloc(s->nreasons, sizeof *s->base_name);
 	size_t plen = strlen(STALL_PREFIX), nlen = strlen(NOT_ISSUED);
@@ -247,7 +251,8 @@ static int configure(session *s, kb_err *err)
 		.size = CUpti_PCSamplingConfigurationInfoParamsSize, .ctx = s->ctx,
 		.numAttributes = (size_t)n, .pPCSamplingConfigurationInfo = a};
 	int rc = KB_OK;
-	PCS_CALL(err, SetConfigurationAttribute, &p);
+	if ((rc = PCS_CALL(err, SetConfigurationAttribute, &p)) < 0)
+		goto out;
 	for (int i = 0; i < n; i++)
 		if (a[i].attributeStatus != CUPTI_SUCCESS) {
 			char call[96];
@@ -319,7 +324,8 @@ static int drain(session *s, kb_err *err)
 		CUpti_PCSamplingGetDataParams gp = {
 			.size = CUpti_PCSamplingGetDataParamsSize, .ctx = s->ctx,
 			.pcSamplingData = &s->buf};
-		PCS_CALL(err, GetData, &gp);
+		if ((rc = PCS_CALL(err, GetData, &gp)) < 0)
+			goto out;
 		if (s->st)
 			s->st->getdata_calls++;
 		take_buffer(s);
@@ -447,13 +453,15 @@ static int sample(session *s, kb_device *d, kb_launch_fn launch, void *ctx, int 
 	bool started = false;
 	double t = kb_now_ms();
 	CUpti_PCSamplingStartParams sp = {.size = CUpti_PCSamplingStartParamsSize, .ctx = s->ctx};
-	PCS_CALL(err, Start, &sp);
+	if ((rc = PCS_CALL(err, Start, &sp)) < 0)
+		goto out;
 	started = true;
 	for (int i = 0; i < repeats && rc == KB_OK; i++)
 		rc = launch(ctx, err);
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 out:
 	if (started) {
 		CUpti_PCSamplingStopParams tp = {.size = CUpti_PCSamplingStopParamsSize,
@@ -497,7 +505,8 @@ int kb_profile__pcsample(kb_device *d, kb_launch_fn launch, void *ctx, int repea
 		return rc;
 	session s = {.ctx = d->ctx, .st = st};
 	bool enabled = false;
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
 	double t = kb_now_ms();
 	if ((rc = enable(&s, err)) < 0)
 		goto out;

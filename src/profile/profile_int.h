@@ -1,6 +1,7 @@
 /*
  * profile_int.h - shared inside src/profile only: the driver API table
- * resolved by dlopen (cuda.c) and the check macro every driver call uses.
+ * resolved by dlopen (cuda.c) and the check (KB_CU) every driver call
+ * goes through.
  */
 #ifndef KB_PROFILE_INT_H
 #define KB_PROFILE_INT_H
@@ -48,14 +49,13 @@ int kb_profile__cuda_load(kb_err *err);
  * KB_ERROR (KB_ENODEV for no device / stub). */
 int kb_profile__cu_err(kb_err *err, CUresult r, const char *call, const char *file, int line);
 
-#define KB_CU_CALL(err, call) \
-	do { \
-		CUresult r_ = kb_cu.call; \
-		if (r_ != CUDA_SUCCESS) { \
-			rc = kb_profile__cu_err((err), r_, #call, __FILE__, __LINE__); \
-			goto out; \
-		} \
-	} while (0)
+/* A driver call through the table: 0, or kb_profile__cu_err's code with err
+ * naming the call and this file and line.  The jump stays at the call site:
+ *	if ((rc = KB_CU(err, cuMemAlloc(&p, n))) < 0)
+ *		goto out; */
+#define KB_CU(err, call) kb_profile__cu_check((err), kb_cu.call, #call, __FILE__, __LINE__)
+/* KB_CU's half: 0 for CUDA_SUCCESS, else kb_profile__cu_err(...). */
+int kb_profile__cu_check(kb_err *err, CUresult r, const char *call, const char *file, int line);
 
 /* True for errors after which the context is unusable (sticky errors). */
 bool kb_profile__cu_sticky(int code);
@@ -371,16 +371,17 @@ int kb_profile__cupti_load(kb_err *err);
 #define KB_CUPTI_COUNTERS_FAIL(err, r, call, file, line) \
 	kb_profile__cupti_fail((err), (int)(r), (call), "GPU performance counters", (file), (line))
 
-/* Calls kb_profile__cupti.fn(p); on failure sets rc from
- * kb_profile__cupti_fail and jumps to out. */
-#define KB_CUPTI_CALL(err, fn, p) \
-	do { \
-		CUptiResult r_ = kb_profile__cupti.fn(p); \
-		if (r_ != CUPTI_SUCCESS) { \
-			rc = KB_CUPTI_COUNTERS_FAIL((err), r_, #fn, __FILE__, __LINE__); \
-			goto out; \
-		} \
-	} while (0)
+/* Calls kb_profile__cupti.fn(p): 0, or the code kb_profile__cupti_fail
+ * makes of a failure (err names fn and this file and line).  The jump
+ * stays at the call site:
+ *	if ((rc = KB_CUPTI(err, cuptiRangeProfilerStart, &s)) < 0)
+ *		goto out; */
+#define KB_CUPTI(err, fn, p) \
+	kb_profile__cupti_check((err), kb_profile__cupti.fn(p), #fn, __FILE__, __LINE__)
+/* KB_CUPTI's half (cuptilib.c): 0 for CUPTI_SUCCESS, else
+ * KB_CUPTI_COUNTERS_FAIL(...). */
+int kb_profile__cupti_check(kb_err *err, CUptiResult r, const char *call, const char *file,
+			    int line);
 
 /* A params struct with its structSize set and everything else zero. */
 #define KB_CUPTI_PARAMS(T) {.structSize = T##_STRUCT_SIZE}
@@ -521,15 +522,39 @@ int kb_profile__calibrate_build(const char *arch, kb_build *b, kb_err *err);
 /* The same for any of its sources (name as diagnostics show it). */
 int kb_profile__calibrate_compile(const char *name, const char *text, const char *arch, kb_build *b,
 				  kb_err *err);
-/* calibrate_wgmma.c: the sm_90a wgmma probe's source (made once), and its
- * build for sm_90a, as above. */
-const char *kb_profile__calibrate_wgmma_source(void);
+/* The sm_90a wgmma probe (calibrate_wgmma.c's source) built for sm_90a, as
+ * above. */
 int kb_profile__calibrate_wgmma_build(kb_build *b, kb_err *err);
+/* calibrate_wgmma.c: the sm_90a wgmma probe's source (made once). */
+const char *kb_profile__calibrate_wgmma_source(void);
 
 
 /* run.c and check.c: one run in progress. */
+typedef struct kb_profile__run kb_profile__run;
+
+/* A trial's built-in reference and what obtaining it and comparing with it
+ * cost.  The run has its own (kb_profile__run.ref), which only the main
+ * thread touches; the reference thread works on its own
+ * (kb_profile__pending.ref), merged into the run's once it is joined. */
 typedef struct {
+	kb_ref_out *outs;          /* results per output (borrowed from the reference
+				      cache) */
+	int nouts;
+	int claim;                 /* refstore's lock while computing it, or -1 */
+	bool claim_tried;          /* for the current trial's reference */
+	/* wall ms, summed over trials */
+	double ms_reference, ms_compare, ms_devcheck;
+} kb_profile__refwork;
+
+/* The last trial's CPU reference and host comparison, on a thread of their
+ * own beside the timing.  The thread reads the run and writes only here:
+ * into the JSON of trial and outs, and ok, rc, err and ref, all of which the
+ * main thread reads after the join; thread and running are the main
+ * thread's. */
+typedef struct {
+	const kb_profile__run *run;
 	json_t *trial, *outs;      /* where its verdict goes */
+	kb_profile__refwork ref;
 	bool ok;
 	int rc;
 	kb_err err;
@@ -537,7 +562,7 @@ typedef struct {
 	bool running;
 } kb_profile__pending;
 
-typedef struct {
+struct kb_profile__run {
 	kb_device *d;
 	const kb_source *src;
 	const kb_spec *spec;
@@ -548,12 +573,8 @@ typedef struct {
 	kb_profile__bound bd;      /* the kernel under test */
 	kb_profile__bound ref_bd;  /* a reference kernel, when `ref kernel` */
 	kb_profile__buf *ref_bufs; /* its own outputs (inputs shared) */
-	kb_ref_out *ref_outs;      /* built-in reference results, per output (borrowed
-				      from the reference cache) */
-	int nref_outs;
+	kb_profile__refwork ref;   /* the built-in reference (main thread only) */
 	char ref_key[KB_HASH_HEX]; /* what the current trial's reference depends on */
-	int ref_claim;             /* refstore's lock while this run computes it, or -1 */
-	bool ref_claim_tried;      /* for the current trial's reference */
 	int ref_cached;            /* trials whose reference came from a cache */
 	double rtol, atol;
 	bool gpu_compare;          /* compare on the GPU (not $KBENCH_COMPARE=cpu) */
@@ -561,11 +582,12 @@ typedef struct {
 	bool *sticky;
 	kb_profile__pending pending; /* the last trial's reference, beside the timing */
 	kb_profile__guard guard;   /* the trials' sets the timed launches rotate over */
-	/* Where the checking time goes, summed over trials (ms). */
-	double ms_gpu, ms_readback, ms_reference, ms_compare, ms_devcheck, ms_upload;
-} kb_profile__run;
+	/* Where the checking time goes, summed over trials (ms; the rest in ref). */
+	double ms_gpu, ms_readback, ms_upload;
+};
 
-/* run.c: a phase on the GPU (bd's launch) or, for host work, on the host. */
+/* progress.c: a phase on the GPU (bd's launch) or, for host work, on the
+ * host. */
 void kb_profile__progress(kb_profile__run *c, const kb_profile__bound *bd, const char *phase);
 void kb_profile__host_progress(kb_profile__run *c, const char *phase);
 /* Records a GPU failure: sticky errors poison the context for good. Returns rc. */

@@ -12,25 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kb_profile__progress(kb_profile__run *c, const kb_profile__bound *bd, const char *phase)
-{
-	if (c->o->progress)
-		c->o->progress(c->o->progress_ctx, phase, bd->name, bd->dims.grid, bd->dims.block);
-}
-
-void kb_profile__host_progress(kb_profile__run *c, const char *phase)
-{
-	if (c->o->progress)
-		c->o->progress(c->o->progress_ctx, phase, NULL, NULL, NULL);
-}
-
-int kb_profile__gpu_fail(kb_profile__run *c, int rc, kb_err *err)
-{
-	if (err && err->domain == KB_DOM_CUDA && kb_profile__cu_sticky(err->code))
-		*c->sticky = true;
-	return rc;
-}
-
 /* ---- counters and hot spots ------------------------------------------------------ */
 
 static int launch_once(void *ctx, kb_err *err)
@@ -103,12 +84,15 @@ static int launch_fresh(void *ctx, kb_err *err)
 	int rc = KB_OK;
 	if (!f->mod) {
 		f->bd = f->c->bd;
-		KB_CU_CALL(err, cuModuleLoadData(&f->mod, f->c->b->cubin));
-		KB_CU_CALL(err, cuModuleGetFunction(&f->bd.fn, f->mod, f->c->bd.symbol));
-		if (f->bd.dims.smem > 48 * 1024)
-			KB_CU_CALL(err, cuFuncSetAttribute(f->bd.fn,
-							   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-							   (int)f->bd.dims.smem));
+		if ((rc = KB_CU(err, cuModuleLoadData(&f->mod, f->c->b->cubin))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuModuleGetFunction(&f->bd.fn, f->mod, f->c->bd.symbol))) < 0)
+			goto out;
+		if (f->bd.dims.smem > 48 * 1024 &&
+		    (rc = KB_CU(err, cuFuncSetAttribute(f->bd.fn,
+							CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+							(int)f->bd.dims.smem))) < 0)
+			goto out;
 	}
 	rc = kb_profile__launch(f->c->d, &f->bd, err);
 out:
@@ -262,8 +246,8 @@ static void check_ms(const kb_profile__run *c, json_t *check, double t_check)
 	json_object_set_new(check, "ms", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "total",
 						   kb_now_ms() - t_check, "gpu", c->ms_gpu,
 						   "readback", c->ms_readback, "reference",
-						   c->ms_reference, "compare", c->ms_compare,
-						   "compare_gpu", c->ms_devcheck, "upload",
+						   c->ref.ms_reference, "compare", c->ref.ms_compare,
+						   "compare_gpu", c->ref.ms_devcheck, "upload",
 						   c->ms_upload));
 	json_object_set_new(check, "compare", json_string(!c->gpu_compare ? "cpu ($KBENCH_COMPARE=cpu)"
 							  : c->ref_too_big ? "cpu (the reference does "
@@ -277,7 +261,7 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 {
 	const char *where = getenv("KBENCH_COMPARE");
 	kb_profile__run c = {.d = d, .src = src, .spec = spec, .k = k, .b = b, .o = o, .sticky = sticky,
-			     .ref_claim = -1,
+			     .ref = {.claim = -1},
 			     .gpu_compare = !(where && !strcmp(where, "cpu"))};
 	*sticky = false;
 	*result = json_object();
@@ -356,7 +340,8 @@ int kb_profile_run(kb_device *d, const kb_source *src, const kb_spec *spec,
 	phase_done(phases, "recheck", &t_phase);
 	json_object_set(*result, "phases_ms", phases);
 	json_object_set_new(check, "correct", json_boolean(correct));
-	json_object_set_new(*result, "verdict", json_string(correct ? "CORRECT" : "INCORRECT"));
+	json_object_set_new(*result, "verdict",
+			    json_string(kb_verdict_name(correct ? KB_VERDICT_CORRECT : KB_VERDICT_INCORRECT)));
 out:
 	json_decref(phases);
 	kb_profile__check_free(&c);

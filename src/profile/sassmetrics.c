@@ -96,15 +96,18 @@ static int load(kb_err *err)
 
 #define SASSM_NEEDS "SASS metrics (they need GPU performance counters)"
 
+/* 0 for CUPTI_SUCCESS, else kb_profile__cupti_fail's code. */
+static int sm_check(kb_err *err, CUptiResult r, const char *call, const char *file, int line)
+{
+	return r == CUPTI_SUCCESS ? KB_OK
+				  : kb_profile__cupti_fail(err, (int)r, call, SASSM_NEEDS, file, line);
+}
+
+/* api.call(params): 0, or kb_profile__cupti_fail's code with err naming
+ * the call; the caller jumps: if ((rc = SM_CALL(err, Enable, &ep)) < 0)
+ * goto out; */
 #define SM_CALL(err, call, params) \
-	do { \
-		CUptiResult r_ = api.call(params); \
-		if (r_ != CUPTI_SUCCESS) { \
-			rc = kb_profile__cupti_fail((err), (int)r_, "cuptiSassMetrics" #call, SASSM_NEEDS, \
-						    __FILE__, __LINE__); \
-			goto out; \
-		} \
-	} while (0)
+	sm_check((err), api.call(params), "cuptiSassMetrics" #call, __FILE__, __LINE__)
 
 /* ---- names ---------------------------------------------------------------------- */
 
@@ -203,7 +206,8 @@ static int flush(CUcontext ctx, kb_sassm *s, const uint64_t *ids, kb_err *err)
 	CUpti_SassMetricsGetDataProperties_Params dp =
 		KB_CUPTI_PARAMS(CUpti_SassMetricsGetDataProperties_Params);
 	dp.ctx = ctx;
-	SM_CALL(err, GetDataProperties, &dp);
+	if ((rc = SM_CALL(err, GetDataProperties, &dp)) < 0)
+		goto out;
 	size_t nrec = dp.numOfPatchedInstructionRecords, ninst = dp.numOfInstances;
 	if (nrec == 0 || ninst == 0) {
 		rc = kb_err_set(err, KB_ERROR, KB_DOM_CUPTI, 0,
@@ -221,7 +225,8 @@ static int flush(CUcontext ctx, kb_sassm *s, const uint64_t *ids, kb_err *err)
 	fp.numOfPatchedInstructionRecords = nrec;
 	fp.numOfInstances = ninst;
 	fp.pMetricsData = data;
-	SM_CALL(err, FlushData, &fp);
+	if ((rc = SM_CALL(err, FlushData, &fp)) < 0)
+		goto out;
 	for (size_t i = 0; i < nrec; i++)
 		for (size_t k = 0; k < ninst; k++) {
 			const CUpti_SassMetrics_InstanceValue *v = &data[i].pInstanceValues[k];
@@ -243,12 +248,14 @@ static int enabled_launch(kb_device *d, kb_launch_fn launch, void *ctx, kb_sassm
 	CUpti_SassMetricsEnable_Params ep = KB_CUPTI_PARAMS(CUpti_SassMetricsEnable_Params);
 	ep.ctx = d->ctx;
 	ep.enableLazyPatching = 1;
-	SM_CALL(err, Enable, &ep);
+	if ((rc = SM_CALL(err, Enable, &ep)) < 0)
+		goto out;
 	enabled = true;
 	if ((rc = launch(ctx, err)) < 0)
 		goto out;
 	s->launches = 1;
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 	rc = flush(d->ctx, s, ids, err);
 out:
 	if (enabled) {
@@ -277,8 +284,11 @@ int kb_profile_sassm_collect(kb_device *d, kb_launch_fn launch, void *ctx, kb_sa
 	char chip[64];
 	uint64_t ids[KB_SASSM_NROLES] = {0};
 	bool configured = false;
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream)); /* nothing in flight at Enable */
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
+	/* nothing in flight at Enable */
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 	if ((rc = chip_name(d, chip, sizeof chip, err)) < 0 ||
 	    (rc = resolve_roles(chip, out, ids, err)) < 0)
 		goto out;
@@ -293,7 +303,8 @@ int kb_profile_sassm_collect(kb_device *d, kb_launch_fn launch, void *ctx, kb_sa
 	sp.numOfMetricConfig = ncfg;
 	sp.pConfigs = cfg;
 	sp.deviceIndex = (uint32_t)d->info.ordinal;
-	SM_CALL(err, SetConfig, &sp);
+	if ((rc = SM_CALL(err, SetConfig, &sp)) < 0)
+		goto out;
 	configured = true;
 	rc = enabled_launch(d, launch, ctx, out, ids, err);
 out:
@@ -321,19 +332,22 @@ int kb_profile_sassm_list(kb_device *d, kb_buf *out, kb_err *err)
 		return rc;
 	char chip[64];
 	CUpti_SassMetrics_MetricDetails *m = NULL;
-	KB_CU_CALL(err, cuCtxSetCurrent(d->ctx));
+	if ((rc = KB_CU(err, cuCtxSetCurrent(d->ctx))) < 0)
+		goto out;
 	if ((rc = chip_name(d, chip, sizeof chip, err)) < 0)
 		goto out;
 	CUpti_SassMetrics_GetNumOfMetrics_Params np =
 		KB_CUPTI_PARAMS(CUpti_SassMetrics_GetNumOfMetrics_Params);
 	np.pChipName = chip;
-	SM_CALL(err, GetNumOfMetrics, &np);
+	if ((rc = SM_CALL(err, GetNumOfMetrics, &np)) < 0)
+		goto out;
 	m = kb_xcalloc(np.numOfMetrics + 1, sizeof *m);
 	CUpti_SassMetrics_GetMetrics_Params gp = KB_CUPTI_PARAMS(CUpti_SassMetrics_GetMetrics_Params);
 	gp.pChipName = chip;
 	gp.numOfMetrics = np.numOfMetrics;
 	gp.pMetricsList = m;
-	SM_CALL(err, GetMetrics, &gp);
+	if ((rc = SM_CALL(err, GetMetrics, &gp)) < 0)
+		goto out;
 	kb_buf_catf(out, "%s: %zu SASS metrics\n", chip, np.numOfMetrics);
 	for (size_t i = 0; i < np.numOfMetrics; i++)
 		kb_buf_catf(out, "%s: %s\n", m[i].pMetricName ? m[i].pMetricName : "?",

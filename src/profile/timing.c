@@ -99,21 +99,20 @@ static int run_prog(kb_device *d, const kb_profile__tset *set, const char *prog,
 		else if (*p == 'K')
 			rc = kb_profile__launch(d, &set->bd, err);
 		else if (*p == 'W')
-			KB_CU_CALL(err, cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->stream,
+			rc = KB_CU(err, cuLaunchKernel(d->spin, 1, 1, 1, 1, 1, 1, 0, d->stream,
 						       idle_args, NULL));
 		else if (*p == 'H')
-			KB_CU_CALL(err, cuLaunchHostFunc(d->stream, idle_host, NULL));
+			rc = KB_CU(err, cuLaunchHostFunc(d->stream, idle_host, NULL));
 		else if (*p == 'T')
 			rc = kb_profile__tlb_sweep(d, err);
 		else if (*p == 'I')
 			rc = kb_profile__icache_thrash(d, err);
 		else if (*p == 'Z')
-			KB_CU_CALL(err, cuLaunchKernel(d->empty, 1, 1, 1, 32, 1, 1, 0, d->stream,
+			rc = KB_CU(err, cuLaunchKernel(d->empty, 1, 1, 1, 32, 1, 1, 0, d->stream,
 						       NULL, NULL));
 		else if (*p == 'e' && ne < 2)
-			KB_CU_CALL(err, cuEventRecord(ev[ne++], d->stream));
+			rc = KB_CU(err, cuEventRecord(ev[ne++], d->stream));
 	}
-out:
 	return rc;
 }
 
@@ -130,7 +129,8 @@ static int span_ms(kb_device *d, timed_loop *tl, const char *prog, double *ms, k
 	CUevent ev[4 * BATCH] = {0};
 	int rc = KB_OK;
 	for (int i = 0; i < 4 * BATCH; i++)
-		KB_CU_CALL(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
+		if ((rc = KB_CU(err, cuEventCreate(&ev[i], CU_EVENT_DEFAULT))) < 0)
+			goto out;
 	for (int i = 0; i < BATCH && rc == 0; i++) {
 		const kb_profile__tset *set = kb_profile__guard_set(tl->g, tl->next);
 		rc = run_prog(d, set, a, &ev[4 * i], err);
@@ -142,12 +142,15 @@ static int span_ms(kb_device *d, timed_loop *tl, const char *prog, double *ms, k
 	}
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuStreamSynchronize(d->stream));
+	if ((rc = KB_CU(err, cuStreamSynchronize(d->stream))) < 0)
+		goto out;
 	for (int i = 0; i < BATCH; i++) {
 		float t1 = 0, t0 = 0;
-		KB_CU_CALL(err, cuEventElapsedTime(&t1, ev[4 * i], ev[4 * i + 1]));
-		if (b[0])
-			KB_CU_CALL(err, cuEventElapsedTime(&t0, ev[4 * i + 2], ev[4 * i + 3]));
+		if ((rc = KB_CU(err, cuEventElapsedTime(&t1, ev[4 * i], ev[4 * i + 1]))) < 0)
+			goto out;
+		if (b[0] && (rc = KB_CU(err, cuEventElapsedTime(&t0, ev[4 * i + 2],
+								ev[4 * i + 3]))) < 0)
+			goto out;
 		ms[i] = t1 - t0;
 	}
 out:
@@ -207,15 +210,19 @@ static int build_graph(kb_device *d, const kb_profile__guard *gd, graph_plan *g,
 			return rc;
 	}
 	g->launches = g->nsets;
-	KB_CU_CALL(err, cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+	if ((rc = KB_CU(err, cuStreamBeginCapture(d->stream,
+						  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))) < 0)
+		goto out;
 	for (int i = 0; i < g->launches; i++)
 		if ((rc = kb_profile__launch(d, &g->sets[i], err)) < 0) {
 			CUgraph junk;
 			kb_cu.cuStreamEndCapture(d->stream, &junk);
 			return rc;
 		}
-	KB_CU_CALL(err, cuStreamEndCapture(d->stream, &g->graph));
-	KB_CU_CALL(err, cuGraphInstantiate(&g->exec, g->graph, 0));
+	if ((rc = KB_CU(err, cuStreamEndCapture(d->stream, &g->graph))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuGraphInstantiate(&g->exec, g->graph, 0))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -230,18 +237,25 @@ static int graph_ms(kb_device *d, graph_plan *g, kb_profile__guard *gd, double *
 		rc = kb_profile__reset_outputs(d, &g->sets[s], err);
 	if (rc < 0 || (rc = kb_profile__flush_l2(d, err)) < 0 || (rc = kb_profile__l2_discard(d, err)) < 0)
 		return rc;
-	KB_CU_CALL(err, cuEventCreate(&a, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventCreate(&b, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventRecord(a, d->stream));
-	KB_CU_CALL(err, cuGraphLaunch(g->exec, d->stream));
-	KB_CU_CALL(err, cuEventRecord(b, d->stream));
+	if ((rc = KB_CU(err, cuEventCreate(&a, CU_EVENT_DEFAULT))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventCreate(&b, CU_EVENT_DEFAULT))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventRecord(a, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuGraphLaunch(g->exec, d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventRecord(b, d->stream))) < 0)
+		goto out;
 	for (int s = 0; s < g->nsets && rc == 0; s++)
 		rc = kb_profile__guard_check(gd, d, &g->sets[s], g->of[s], err);
 	if (rc < 0)
 		goto out;
-	KB_CU_CALL(err, cuEventSynchronize(b));
+	if ((rc = KB_CU(err, cuEventSynchronize(b))) < 0)
+		goto out;
 	float f = 0;
-	KB_CU_CALL(err, cuEventElapsedTime(&f, a, b));
+	if ((rc = KB_CU(err, cuEventElapsedTime(&f, a, b))) < 0)
+		goto out;
 	*ms = f / g->launches;
 out:
 	if (a)
@@ -314,79 +328,130 @@ static void kernel_json(json_t *j, const kb_profile__bound *bd, int cupti_rc, kb
 	free(dur);
 }
 
-/* Times the guard's sets; returns 0 and the "timing" JSON, or a KB_E*. */
+/* How the loop times, chosen after the warm-up. */
+typedef struct {
+	bool graph;               /* a CUDA graph of launches over rotated buffer sets */
+	bool diff;                /* differential spans (KB_DIFF_PROG), else plain events */
+	const char *exp;          /* KBENCH_TIMING_EXP's span program, or NULL */
+} timing_mode;
+
+/* The warm-up (module load, clocks, TLB: untimed, unchecked), and the mode
+ * its median leads to with the options: a graph below KB_GRAPH_BELOW_US,
+ * differential spans by default (see KB_DIFF_PROG).  Returns 0 or a KB_E*. */
+static int warm_up(kb_device *d, kb_profile__guard *gd, const kb_run_opts *o, timing_mode *m,
+		   kb_err *err)
+{
+	double warm[BATCH];
+	timed_loop tl = {.g = gd};
+	int rc = span_ms(d, &tl, KB_EVENTS_PROG, warm, err);
+	if (rc < 0)
+		return rc;
+	kb_stats st;
+	kb_stats_compute(warm + 2, BATCH - 2, &st);
+	m->graph = o->timing_mode == KB_TIMING_GRAPH ||
+		   (o->timing_mode == KB_TIMING_AUTO && st.median * 1e3 < KB_GRAPH_BELOW_US);
+	const char *exp = getenv("KBENCH_TIMING_EXP");
+	m->exp = exp && *exp ? exp : NULL;
+	m->diff = !m->graph && (o->timing_mode == KB_TIMING_DIFF || o->timing_mode == KB_TIMING_AUTO);
+	return KB_OK;
+}
+
+/* CUPTI kernel records only with KBENCH_CUPTI=1: on Hopper its kernel
+ * tracing is software instrumentation and, measured on an H200, adds 2-4 us
+ * to the event times of memory-bound kernels in the same loop.  Returns
+ * what activity_start returned (cerr says why not), *ms what starting it
+ * cost (kept out of loop_ms and reported apart). */
+static int cupti_start(kb_err *cerr, double *ms)
+{
+	double tc = kb_now_ms();
+	const char *cenv = getenv("KBENCH_CUPTI");
+	int rc = cenv && !strcmp(cenv, "1")
+		 ? kb_profile__activity_start(cerr)
+		 : kb_err_set(cerr, KB_EUNSUP, KB_DOM_CUPTI, 0,
+			      "off (KBENCH_CUPTI=1 records kernels with CUPTI)");
+	*ms = kb_now_ms() - tc;
+	return rc;
+}
+
+/* The timed loop: samples into v (*n of them) until the policy stops it,
+ * one graph sample or BATCH span samples at a time, every launch checked;
+ * *spent_ms its wall time.  Returns 0 or a KB_E*. */
+static int sample_loop(kb_device *d, kb_profile__guard *gd, graph_plan *g, const timing_mode *m,
+		       const kb_rep_policy *pol, double *v, int *n, double *spent_ms, kb_err *err)
+{
+	timed_loop tl = {.g = gd, .check = true};
+	int rc = KB_OK;
+	double t0 = kb_now_ms();
+	while (rc == 0 && !kb_stats_should_stop(pol, v, *n, kb_now_ms() - t0)) {
+		if (m->graph) {
+			rc = graph_ms(d, g, gd, &v[*n], err);
+			*n += rc == 0;
+		} else {
+			rc = span_ms(d, &tl, m->exp ? m->exp : m->diff ? KB_DIFF_PROG : KB_EVENTS_PROG,
+				     &v[*n], err);
+			*n += rc == 0 ? BATCH : 0;
+		}
+	}
+	*spent_ms = kb_now_ms() - t0;
+	return rc;
+}
+
+/* The "timing" JSON of the n samples in v: how they were taken, their
+ * statistics, and how each launch's outputs were treated. */
+static json_t *loop_json(const timing_mode *m, const graph_plan *g, const double *v, int n,
+			 double spent)
+{
+	json_t *j = m->graph ? timing_json("graph", "rotated buffers, 2x L2; flushed before each graph",
+					   v, n, spent)
+		    : m->exp ? timing_json(m->exp, "span program (KBENCH_TIMING_EXP)", v, n, spent)
+		    : m->diff ? timing_json("diff", "flushed (read of 2x L2, lines invalidated) and 5 us "
+					    "idle before each launch; (flush, idle, kernel) - (flush, idle)",
+					    v, n, spent)
+			      : timing_json("events", "flushed (read of 2x L2, lines invalidated) before "
+					    "each launch", v, n, spent);
+	if (m->graph)
+		json_object_set_new(j, "launches_per_sample", json_integer(g->launches));
+	json_object_set_new(j, "outputs",
+			    json_string("poisoned before each timed launch, outside the "
+					"timed span; each launch's output checked after it"));
+	return j;
+}
+
+/* Times the guard's sets: the warm-up picks the mode, then a graph (when
+ * graphed), a verdict slot per launch, the timed loop beside the GPU's
+ * clock samples and CUPTI's records, the JSON.  Returns 0 and the "timing"
+ * JSON, or a KB_E*. */
 int kb_profile__time(kb_device *d, kb_profile__guard *gd, const kb_run_opts *o, json_t **out,
 		     kb_err *err)
 {
 	kb_rep_policy pol = {o->min_reps > 0 ? o->min_reps : 20, o->max_reps > 0 ? o->max_reps : 2000,
 			     o->max_time_ms > 0 ? o->max_time_ms : 1000, 0.01};
 	const kb_profile__bound *bd = &gd->sets[gd->nsets - 1].bd; /* the run's own */
-	double warm[BATCH];
-	timed_loop tl = {.g = gd};
-	int rc = span_ms(d, &tl, KB_EVENTS_PROG, warm, err); /* warm-up: module load, clocks, TLB */
+	timing_mode m;
+	int rc = warm_up(d, gd, o, &m, err);
 	if (rc < 0)
 		return rc;
-	kb_stats st;
-	kb_stats_compute(warm + 2, BATCH - 2, &st);
-	bool graph = o->timing_mode == KB_TIMING_GRAPH ||
-		     (o->timing_mode == KB_TIMING_AUTO && st.median * 1e3 < KB_GRAPH_BELOW_US);
-	/* Differential spans by default (see KB_DIFF_PROG). */
-	const char *exp = getenv("KBENCH_TIMING_EXP");
-	bool diff = !graph && (o->timing_mode == KB_TIMING_DIFF || o->timing_mode == KB_TIMING_AUTO);
 	graph_plan g = {0};
-	if (graph && (rc = build_graph(d, gd, &g, err)) < 0)
+	if (m.graph && (rc = build_graph(d, gd, &g, err)) < 0)
 		goto out;
 	/* a verdict slot for every launch the loop can make */
-	if ((rc = kb_profile__guard_slots(gd, d, graph ? (int64_t)pol.max_reps * g.launches
-						       : pol.max_reps + BATCH, err)) < 0)
+	if ((rc = kb_profile__guard_slots(gd, d, m.graph ? (int64_t)pol.max_reps * g.launches
+							 : pol.max_reps + BATCH, err)) < 0)
 		goto out;
-	tl = (timed_loop){.g = gd, .check = true};
 	double *v = kb_xmalloc(sizeof(double) * (size_t)(pol.max_reps + BATCH));
 	int n = 0;
 	bool sampling = o->nvml && kb_profile_nvml_sample_start(o->nvml) == 0;
-	/* CUPTI kernel records only with KBENCH_CUPTI=1: on Hopper its kernel
-	 * tracing is software instrumentation and, measured on an H200, adds
-	 * 2-4 us to the event times of memory-bound kernels in the same loop.
-	 * Its start/stop time is kept out of loop_ms and reported apart. */
 	kb_err cerr = {0};
-	double tc = kb_now_ms();
-	const char *cenv = getenv("KBENCH_CUPTI");
-	int cupti_rc = cenv && !strcmp(cenv, "1")
-		       ? kb_profile__activity_start(&cerr)
-		       : kb_err_set(&cerr, KB_EUNSUP, KB_DOM_CUPTI, 0,
-				    "off (KBENCH_CUPTI=1 records kernels with CUPTI)");
-	double cupti_start_ms = kb_now_ms() - tc;
-	double t0 = kb_now_ms();
-	while (rc == 0 && !kb_stats_should_stop(&pol, v, n, kb_now_ms() - t0)) {
-		if (graph) {
-			rc = graph_ms(d, &g, gd, &v[n], err);
-			n += rc == 0;
-		} else {
-			rc = span_ms(d, &tl, exp && *exp ? exp : diff ? KB_DIFF_PROG : KB_EVENTS_PROG,
-				     &v[n], err);
-			n += rc == 0 ? BATCH : 0;
-		}
-	}
-	double spent = kb_now_ms() - t0;
-	json_t *gpu = sampling ? kb_profile_nvml_sample_stop(o->nvml, graph ? n * g.launches : n) : NULL;
+	double cupti_start_ms, spent;
+	int cupti_rc = cupti_start(&cerr, &cupti_start_ms);
+	rc = sample_loop(d, gd, &g, &m, &pol, v, &n, &spent, err);
+	int launches = m.graph ? n * g.launches : n;
+	json_t *gpu = sampling ? kb_profile_nvml_sample_stop(o->nvml, launches) : NULL;
 	if (rc == 0) {
-		*out = graph ? timing_json("graph", "rotated buffers, 2x L2; flushed before each graph",
-					   v, n, spent)
-		       : exp && *exp ? timing_json(exp, "span program (KBENCH_TIMING_EXP)", v, n, spent)
-		       : diff ? timing_json("diff", "flushed (read of 2x L2, lines invalidated) and 5 us "
-					    "idle before each launch; (flush, idle, kernel) - (flush, idle)",
-					    v, n, spent)
-			      : timing_json("events", "flushed (read of 2x L2, lines invalidated) before "
-					    "each launch", v, n, spent);
-		if (graph)
-			json_object_set_new(*out, "launches_per_sample", json_integer(g.launches));
-		json_object_set_new(*out, "outputs",
-				    json_string("poisoned before each timed launch, outside the "
-						"timed span; each launch's output checked after it"));
+		*out = loop_json(&m, &g, v, n, spent);
 		if (gpu)
 			json_object_set(*out, "gpu", gpu);
-		kernel_json(*out, bd, cupti_rc, &cerr, graph ? n * g.launches : n,
-			    cupti_start_ms);
+		kernel_json(*out, bd, cupti_rc, &cerr, launches, cupti_start_ms);
 	} else if (cupti_rc == 0) {
 		int junk;
 		kb_profile__activity_stop(bd->symbol, NULL, 0, &junk, &cerr);

@@ -169,7 +169,7 @@ static void add_roofline(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 	json_decref(ceil);
 	json_object_set_new(r, "roofline", roof);
 	if (json_is_true(json_object_get(roof, "impossible")))
-		json_object_set_new(r, "verdict", json_string("IMPOSSIBLE"));
+		json_object_set_new(r, "verdict", json_string(kb_verdict_name(KB_VERDICT_IMPOSSIBLE)));
 }
 
 /* Orders an array of objects by their "samples", most first (stable). */

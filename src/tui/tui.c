@@ -50,7 +50,7 @@ void kb_tui__submit(kb_tui__ui *t)
 /* F8: the run plus the quick counters and hot spots (Metrics, SASS). */
 void kb_tui__profile(kb_tui__ui *t)
 {
-	bool no_gpu = t->res && t->res->run && !strcmp(kb_app_run_verdict(t->res->run), "NO GPU");
+	bool no_gpu = t->res && t->res->run && kb_app_verdict(t->res->run) == KB_VERDICT_NO_GPU;
 	if (!t->w.run || no_gpu) {
 		kb_tui__set_msg(t,
 				"profiling needs a GPU (and is off with --no-run or in a replay)");
@@ -92,7 +92,8 @@ static void take_result(kb_tui__ui *t)
 		if (kb_tui__worker_merge(&t->res, p) && run && t->res->run) {
 			const char *v = kb_app_run_verdict(t->res->run);
 			const char *msg = json_string_value(json_object_get(t->res->run, "message"));
-			bool why = !strcmp(v, "UNSUPPORTED") && msg; /* which require line, and its values */
+			/* which require line, and its values */
+			bool why = kb_app_verdict(t->res->run) == KB_VERDICT_UNSUPPORTED && msg;
 			kb_tui__set_msg(t, "%s%s%s", v, why ? ": " : "", why ? msg : "");
 		}
 		/* e.g. a run stopped by a newer save (whose compile may be shown

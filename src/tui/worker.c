@@ -263,7 +263,7 @@ static void run_job(kb_tui__worker *w, const char *path, const char *text, unsig
 	pthread_mutex_unlock(&w->lock);
 	if (rc < 0)
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
-	else if (!strcmp(kb_app_run_verdict(p->run), "CANCELLED"))
+	else if (kb_app_verdict(p->run) == KB_VERDICT_CANCELLED)
 		snprintf(p->note, sizeof p->note, "run stopped: a newer save replaced it");
 	else if (w->record)
 		record_run(path, text, p);
