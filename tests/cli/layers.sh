@@ -40,11 +40,11 @@ expect_rc planted_same_rank_fails 1
 expect_in planted_same_rank_says_why out 'session and diff are one rank'
 cp src/diff/diff.h "$S/diff/diff.h"
 
-mkdir "$S/measure" && echo '#include "../core/kb.h"' >"$S/measure/time.c"
+mkdir "$S/zz_new" && echo '#include "../core/kb.h"' >"$S/zz_new/time.c"
 run sh $CHECK includes "$S"
 expect_rc new_folder_fails 1
-expect_in new_folder_named out 'src/measure/ is not in'
-rm -r "$S/measure"
+expect_in new_folder_named out 'src/zz_new/ is not in'
+rm -r "$S/zz_new"
 
 run sh $CHECK includes "$S"
 expect_rc copy_holds 0
