@@ -151,7 +151,7 @@ static void test_core__spawn(void)
 	T_OK(kb_which("no-such-program-kbench") == NULL);
 }
 
-/* Paths resolved for file() (compile/spec_tensor.c): symbolic links of what
+/* Paths resolved for file() (spec/spec_tensor.c): symbolic links of what
  * exists, "." and ".." of what does not; "within" by whole components. */
 static void test_core__paths(void)
 {

@@ -3,14 +3,15 @@
  * time (identifiers, numbers, strings, '->' and single punctuation, each
  * with its column), the parser's small expect/syntax helpers, and what every
  * spec file shares for diagnostics: errors at file:line:col with the token
- * underlined, name lookups, and "did you mean" by edit distance.
- * It owns no spec data; kb_compile__parser (compile_int.h) is the state.
+ * underlined, name lookups (and the duplicate-name check every defining
+ * line makes), and "did you mean" by edit distance.
+ * It owns no spec data; kb_compile__parser (spec_int.h) is the state.
  *
  * Invariants: a token never reaches past P->end (the line without its
  * trailing comment and blanks); columns are 1-based bytes of the physical
  * line; a line reports at most one syntax error (P->failed).
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -69,6 +70,34 @@ const kb_spec_tmap *kb_compile_spec_tmap(const kb_spec *s, const char *name)
 		if (!strcmp(s->tmaps[i].name, name))
 			return &s->tmaps[i];
 	return NULL;
+}
+
+const kb_spec_tensor *kb_compile_spec_tensor(const kb_spec *s, const char *name)
+{
+	int i = kb_compile__find_tensor(s, name);
+	return i >= 0 ? &s->tensors[i] : NULL;
+}
+
+const kb_spec_arg *kb_compile_spec_arg(const kb_spec *s, const char *name)
+{
+	int i = kb_compile__find_arg(s, name);
+	return i >= 0 ? &s->args[i] : NULL;
+}
+
+/* Returns whether the name in t is still free; reports a duplicate if not. */
+bool kb_compile__define_ok(kb_compile__parser *P, const kb_compile__tok *t)
+{
+	char *name = kb_xstrndup(t->p, (size_t)t->len);
+	int a = kb_compile__find_arg(P->spec, name), x = kb_compile__find_tensor(P->spec, name);
+	const kb_spec_tmap *m = kb_compile_spec_tmap(P->spec, name);
+	int line = a >= 0 ? P->spec->args[a].loc.line : x >= 0 ? P->spec->tensors[x].loc.line
+		 : m ? m->loc.line : 0;
+	if (line)
+		kb_compile__perr(P, t->col, t->len,
+				 "duplicate name '%s' (first defined as %s at line %d)",
+				 name, a >= 0 ? "an arg" : x >= 0 ? "a tensor" : "a tensormap", line);
+	free(name);
+	return line == 0;
 }
 
 /* Edit distance, for "did you mean" (short words only). */

@@ -12,7 +12,7 @@
  * floor division).  Names in CALL are checked when it runs (profile/pyref.c),
  * which is where Python says what it does not know.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  * conditions); each side is an ordinary spec expression; two integers
  * compare exactly, anything with a float compares as doubles.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,29 +25,13 @@
  *    up front.  Init and tol values are constants (no args).
  *  - kb_loc.file in a spec borrows src->path.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ===== names ===== */
-
-/* Returns whether the name in t is still free; reports a duplicate if not. */
-bool kb_compile__define_ok(kb_compile__parser *P, const kb_compile__tok *t)
-{
-	char *name = kb_xstrndup(t->p, (size_t)t->len);
-	int a = kb_compile__find_arg(P->spec, name), x = kb_compile__find_tensor(P->spec, name);
-	const kb_spec_tmap *m = kb_compile_spec_tmap(P->spec, name);
-	int line = a >= 0 ? P->spec->args[a].loc.line : x >= 0 ? P->spec->tensors[x].loc.line
-		 : m ? m->loc.line : 0;
-	if (line)
-		kb_compile__perr(P, t->col, t->len,
-				 "duplicate name '%s' (first defined as %s at line %d)",
-				 name, a >= 0 ? "an arg" : x >= 0 ? "a tensor" : "a tensormap", line);
-	free(name);
-	return line == 0;
-}
+/* ===== kernel names ===== */
 
 /* Scans NAME<...> template arguments starting at the current '<' token;
  * returns the end of the '>' and moves past it, or NULL after an error. */
@@ -450,7 +434,7 @@ static void dir_options(kb_compile__parser *P, const kb_compile__tok *dir)
 		const char *start = p;
 		char *why, *word = kb_xstrndup(start, (size_t)((p = word_end(P, p)) - start));
 		words++;
-		if (kb_compile__option_check(P->src->kind, word, &why) < 0) {
+		if (kb_compile_option_check(P->src->kind, word, &why) < 0) {
 			p = refuse_option(P, start, p, why);
 			free(why);
 			free(word);
@@ -464,6 +448,29 @@ static void dir_options(kb_compile__parser *P, const kb_compile__tok *dir)
 	if (!words)
 		kb_compile__perr(P, dir->col, dir->len, "options needs at least one compiler option "
 				 "(e.g. `//! options -use_fast_math -maxrregcount=64`)");
+}
+
+/* "sm_90", "sm_90a", "sm_100f", "compute_90", "90" -> 90; 0 or KB_EINVAL. */
+int kb_compile_arch_parse(const char *arch, int *sm)
+{
+	if (!arch || !sm)
+		return KB_EINVAL;
+	const char *p = arch;
+	if (!strncmp(p, "sm_", 3))
+		p += 3;
+	else if (!strncmp(p, "compute_", 8))
+		p += 8;
+	int v = 0, ndig = 0;
+	for (; *p >= '0' && *p <= '9' && ndig < 4; p++, ndig++)
+		v = v * 10 + (*p - '0');
+	if (ndig < 2 || (*p >= '0' && *p <= '9'))
+		return KB_EINVAL;
+	if (*p == 'a' || *p == 'f') /* arch-specific / family-specific variants */
+		p++;
+	if (*p)
+		return KB_EINVAL;
+	*sm = v;
+	return 0;
 }
 
 /* `//! arch sm_90a`: a kernel that needs an architecture's own instructions

@@ -1,5 +1,6 @@
 /*
- * spec_tensor.c - the dtype table and the `//! in` / `//! out` lines:
+ * spec_tensor.c - the dtype table, the C types each dtype is, and the
+ * `//! in` / `//! out` lines:
  * NAME : DTYPE[dims] [= initializer], with the initializers randn, rand,
  * arange, ones, zeros and file(path).
  * It owns kb_spec_tensor's contents; dims are expressions checked later
@@ -8,8 +9,14 @@
  * Invariant: a random init without an explicit seed gets a seed derived
  * from the tensor's position (init.has_seed tells whether the user wrote
  * one), so two runs of a file see the same inputs.
+ *
+ * Decision: unsigned C types map to the signed dtype of their width
+ * (unsigned and uint32_t -> i32, uint64_t/size_t -> i64, uint16_t -> i16),
+ * since the dtypes have no u32/u64/u16; the bits are the same.  unsigned
+ * char and uint8_t are u8.  Vector types map to their element (float4 ->
+ * f32, half2 -> f16, int4 -> i32).
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +54,83 @@ int kb_dtype_parse(const char *name, size_t len, kb_dtype *out)
 		}
 	}
 	return KB_ENOTFOUND;
+}
+
+/* ===== C types ===== */
+
+static const struct {
+	const char *name;
+	kb_dtype dtype;
+} ctypes[] = {
+	{"float", KB_DT_F32}, {"float1", KB_DT_F32}, {"float2", KB_DT_F32},
+	{"float3", KB_DT_F32}, {"float4", KB_DT_F32},
+	{"double", KB_DT_F64}, {"double1", KB_DT_F64}, {"double2", KB_DT_F64},
+	{"double3", KB_DT_F64}, {"double4", KB_DT_F64},
+	{"__half", KB_DT_F16}, {"half", KB_DT_F16}, {"__half2", KB_DT_F16}, {"half2", KB_DT_F16},
+	{"__nv_bfloat16", KB_DT_BF16}, {"nv_bfloat16", KB_DT_BF16}, {"__nv_bfloat162", KB_DT_BF16},
+	{"nv_bfloat162", KB_DT_BF16}, {"__bf16", KB_DT_BF16},
+	{"int", KB_DT_I32}, {"signed", KB_DT_I32}, {"signed int", KB_DT_I32},
+	{"int32_t", KB_DT_I32}, {"int1", KB_DT_I32}, {"int2", KB_DT_I32}, {"int3", KB_DT_I32},
+	{"int4", KB_DT_I32}, {"unsigned", KB_DT_I32}, {"unsigned int", KB_DT_I32},
+	{"uint32_t", KB_DT_I32}, {"uint", KB_DT_I32}, {"uint2", KB_DT_I32}, {"uint4", KB_DT_I32},
+	{"long long", KB_DT_I64}, {"long long int", KB_DT_I64}, {"signed long long", KB_DT_I64},
+	{"long", KB_DT_I64}, {"long int", KB_DT_I64}, {"int64_t", KB_DT_I64},
+	{"unsigned long long", KB_DT_I64}, {"unsigned long", KB_DT_I64}, {"uint64_t", KB_DT_I64},
+	{"size_t", KB_DT_I64}, {"ptrdiff_t", KB_DT_I64}, {"longlong2", KB_DT_I64},
+	{"short", KB_DT_I16}, {"short int", KB_DT_I16}, {"signed short", KB_DT_I16},
+	{"int16_t", KB_DT_I16}, {"unsigned short", KB_DT_I16}, {"uint16_t", KB_DT_I16},
+	{"short2", KB_DT_I16},
+	{"char", KB_DT_I8}, {"signed char", KB_DT_I8}, {"int8_t", KB_DT_I8}, {"char2", KB_DT_I8},
+	{"char4", KB_DT_I8},
+	{"unsigned char", KB_DT_U8}, {"uint8_t", KB_DT_U8}, {"uchar2", KB_DT_U8},
+	{"uchar4", KB_DT_U8}, {"bool", KB_DT_U8},
+};
+
+static bool is_word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static bool is_qualifier(const char *w, size_t n)
+{
+	static const char *const q[] = {"const", "volatile", "__restrict__", "__restrict",
+					"restrict", "struct", "std"};
+	for (size_t i = 0; i < KB_ARRAY_LEN(q); i++)
+		if (strlen(q[i]) == n && !memcmp(q[i], w, n))
+			return true;
+	return false;
+}
+
+/* Maps a C type name to a dtype, ignoring qualifiers, '*' and "std::"
+ * (float->f32, __half->f16, __nv_bfloat16->bf16, int->i32 ...; see the
+ * header comment for unsigned and vector types).  Returns 0 or KB_ENOTFOUND. */
+int kb_compile_ctype_dtype(const char *ctype, kb_dtype *out)
+{
+	kb_buf b = KB_BUF_INIT;
+	for (const char *p = ctype ? ctype : ""; *p;) {
+		if (!is_word_char(*p)) {
+			p++;
+			continue;
+		}
+		const char *w = p;
+		while (is_word_char(*p))
+			p++;
+		if (is_qualifier(w, (size_t)(p - w)))
+			continue;
+		if (b.len)
+			kb_buf_catc(&b, ' ');
+		kb_buf_catn(&b, w, (size_t)(p - w));
+	}
+	int rc = KB_ENOTFOUND;
+	for (size_t i = 0; b.s && i < KB_ARRAY_LEN(ctypes); i++) {
+		if (!strcmp(ctypes[i].name, b.s)) {
+			*out = ctypes[i].dtype;
+			rc = 0;
+			break;
+		}
+	}
+	kb_buf_free(&b);
+	return rc;
 }
 
 /* ===== in, out ===== */

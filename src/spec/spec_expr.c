@@ -11,7 +11,7 @@
  * expression with a depth bound, so even a cycle the checks missed cannot
  * recurse without end; an expression's loc/len span the text it came from.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <errno.h>
 #include <math.h>

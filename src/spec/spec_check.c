@@ -9,7 +9,7 @@
  * Invariant: a fault is reported once, where it is: an arg that failed, or
  * that uses a later arg, does not make every use of it an error too.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
