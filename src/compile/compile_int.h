@@ -62,10 +62,10 @@ char *kb_compile__lib_file(kb_compile__lib *lib);
  * string); loads lib only when the loader's search alone finds it. */
 char *kb_compile__lib_id(kb_compile__lib *lib);
 /* The folders where the toolkit's programs are looked for, in order: the
- * bin/ beside NVRTC's library folder, $CUDA_HOME/bin, the built-against
- * toolkit's bin/ (the first *ntoolkit), then PATH's.  A new array of new
- * strings; returns how many. */
-int kb_compile__toolkit_bin_dirs(char ***dirs, int *ntoolkit);
+ * bin/ beside the library folder of lib_file (NVRTC's real path, or NULL),
+ * $CUDA_HOME/bin, the built-against toolkit's bin/ (the first *ntoolkit),
+ * then PATH's.  A new array of new strings; returns how many. */
+int kb_compile__toolkit_bin_dirs(const char *lib_file, char ***dirs, int *ntoolkit);
 
 /* nvrtc.c: compiles CUDA source. names are NVRTC name expressions to lower.
  * Returns 0, KB_ECOMPILE (diags filled from the log), or KB_ERROR. */
