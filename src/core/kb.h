@@ -186,6 +186,18 @@ char *kb_base64_encode(const void *p, size_t n);
 /* Decodes s into a new buffer (*out, *n bytes).  Returns 0 or KB_EINVAL. */
 int kb_base64_decode(const char *s, void **out, size_t *n);
 
+/* ===== path.c ===== */
+
+/* The last path component, borrowed from path. */
+const char *kb_basename(const char *path);
+/* path absolute, its symbolic links resolved (what does not exist yet taken
+ * as written, "." and ".." folded); a new string. */
+char *kb_path_resolve(const char *path);
+/* Whether path, resolved, is dir (resolved) or lies below it. */
+bool kb_path_within(const char *path, const char *dir);
+/* The extension after the last '.', or "" ; borrowed. */
+const char *kb_extension(const char *path);
+
 /* ===== file.c ===== */
 
 /* Reads a whole file into a NUL-terminated buffer. Returns 0, or KB_EIO/KB_ENOTFOUND. */
@@ -199,15 +211,6 @@ int kb_mkdirs(const char *path, kb_err *err);
 bool kb_file_exists(const char *path);
 /* $XDG_CACHE_HOME/kbench[/sub] (or ~/.cache/kbench); a new string. */
 char *kb_cache_dir(const char *sub);
-/* The last path component, borrowed from path. */
-const char *kb_basename(const char *path);
-/* path absolute, its symbolic links resolved (what does not exist yet taken
- * as written, "." and ".." folded); a new string. */
-char *kb_path_resolve(const char *path);
-/* Whether path, resolved, is dir (resolved) or lies below it. */
-bool kb_path_within(const char *path, const char *dir);
-/* The extension after the last '.', or "" ; borrowed. */
-const char *kb_extension(const char *path);
 /* Finds an executable on PATH; a new string or NULL. */
 char *kb_which(const char *prog);
 
