@@ -197,6 +197,16 @@ char *kb_path_resolve(const char *path);
 bool kb_path_within(const char *path, const char *dir);
 /* The extension after the last '.', or "" ; borrowed. */
 const char *kb_extension(const char *path);
+/* This program's file as the kernel names it: exec()ing it starts this
+ * program again, stat() on it reads its file even after a rebuild replaced
+ * it (a runner started as `KB_SELF_EXE serve` shows so in ps). */
+#define KB_SELF_EXE "/proc/self/exe"
+/* The real path of this program's file, or NULL; a new string. */
+char *kb_self_exe(void);
+/* The folder of this program's file, without the last '/' (/opt/kb/bin
+ * for /opt/kb/bin/kbench: where its sibling programs and bundled files
+ * are), or NULL; a new string. */
+char *kb_self_dir(void);
 
 /* ===== file.c ===== */
 

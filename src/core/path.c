@@ -1,8 +1,9 @@
 /*
  * path.c - paths as names: the last component and the extension, a path
  * resolved (symbolic links, "." and "..") and whether one lies in a
- * directory.  Nothing here fails with a kb_err, so err.c can use it (a
- * caller's file:line) and file.c can sit above both.
+ * directory, and this program's own file and folder.  Nothing here fails
+ * with a kb_err, so err.c can use it (a caller's file:line) and file.c can
+ * sit above both.
  */
 #include "kb.h"
 
@@ -77,4 +78,18 @@ const char *kb_extension(const char *path)
 	const char *base = kb_basename(path);
 	const char *dot = strrchr(base, '.');
 	return dot ? dot + 1 : "";
+}
+
+char *kb_self_exe(void)
+{
+	return realpath(KB_SELF_EXE, NULL);
+}
+
+char *kb_self_dir(void)
+{
+	char *self = kb_self_exe();
+	char *slash = self ? strrchr(self, '/') : NULL;
+	if (slash)
+		*slash = '\0';
+	return self;
 }
