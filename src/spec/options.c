@@ -223,7 +223,7 @@ int kb_compile_option_check(kb_src_kind kind, const char *word, char **why)
 
 /* Whether word is a known option that needs a value and has none
  * ("-Xptxas" alone), so that the next word was probably meant as it. */
-bool kb_compile__option_wants_value(kb_src_kind kind, const char *word)
+bool kb_spec__option_wants_value(kb_src_kind kind, const char *word)
 {
 	const char *value = NULL;
 	const opt_def *d = lookup(kind, word, &value);
@@ -241,7 +241,7 @@ bool kb_compile_option_is(kb_src_kind kind, const char *word, const char *name)
 
 /* The example of the i-th allowed option of a table (tests), or NULL past
  * the end. */
-const char *kb_compile__option_example(kb_src_kind kind, int i)
+const char *kb_spec__option_example(kb_src_kind kind, int i)
 {
 	int n;
 	const opt_def *t = table(kind, &n);
@@ -268,7 +268,7 @@ static char *suggest(kb_src_kind kind, const char *word)
 				names[nn++] = t[i].names[j];
 	const char *eq = strchr(word, '=');
 	char *name = kb_xstrndup(word, eq ? (size_t)(eq - word) : strlen(word));
-	const char *near = kb_compile__closest(name, names, nn);
+	const char *near = kb_spec__closest(name, names, nn);
 	free(name);
 	if (near)
 		return kb_xasprintf("; did you mean '%s%s'?", near, eq ? eq : "");

@@ -20,15 +20,15 @@
 
 typedef enum {
 	KB_TK_EOF, KB_TK_IDENT, KB_TK_NUM, KB_TK_STR, KB_TK_PUNCT, KB_TK_ARROW, KB_TK_BAD
-} kb_compile__tok_kind;
+} kb_spec__tok_kind;
 
 /* A token of one //! line: a slice of the source text. */
 typedef struct {
-	kb_compile__tok_kind kind;
+	kb_spec__tok_kind kind;
 	const char *p;
 	int len;
 	int col;   /* 1-based, in the physical line */
-} kb_compile__tok;
+} kb_spec__tok;
 
 /* The directives, in the order of spec.c's table. */
 enum {
@@ -47,44 +47,44 @@ typedef struct {
 	const char *end;      /* end of the spec text: comment and trailing blanks cut */
 	const char *pos;      /* the lexer's cursor, after tok */
 	int lineno;
-	kb_compile__tok tok;  /* the current token */
+	kb_spec__tok tok;     /* the current token */
 	bool failed;          /* a syntax error was reported on this line */
 	int first[KB_SPEC_NDIRECTIVES]; /* line of the first kernel/launch/... line, 0 if none */
 	kb_loc *out_locs;     /* where the ref's outputs are written */
-} kb_compile__parser;
+} kb_spec__parser;
 
 /* spec_lex.c: diagnostics, lookups, "did you mean", and the lexer. */
-void kb_compile__vdiag(kb_diags *d, const kb_source *src, kb_diag_level lv, int line, int col,
-		       int len, const char *fmt, va_list ap);
-void KB_PRINTF(6, 7) kb_compile__diag_err(kb_diags *d, const kb_source *src, int line, int col,
-					  int len, const char *fmt, ...);
+void kb_spec__vdiag(kb_diags *d, const kb_source *src, kb_diag_level lv, int line, int col,
+		    int len, const char *fmt, va_list ap);
+void KB_PRINTF(6, 7) kb_spec__diag_err(kb_diags *d, const kb_source *src, int line, int col,
+				       int len, const char *fmt, ...);
 /* Index of the arg / tensor called name, or -1. */
-int kb_compile__find_arg(const kb_spec *s, const char *name);
+int kb_spec__find_arg(const kb_spec *s, const char *name);
 /* The index of tune `name`, or -1. */
-int kb_compile__find_tune(const kb_spec *s, const char *name);
-int kb_compile__find_tensor(const kb_spec *s, const char *name);
+int kb_spec__find_tune(const kb_spec *s, const char *name);
+int kb_spec__find_tensor(const kb_spec *s, const char *name);
 /* Whether the name in t is still free; reports a duplicate if not. */
-bool kb_compile__define_ok(kb_compile__parser *P, const kb_compile__tok *t);
+bool kb_spec__define_ok(kb_spec__parser *P, const kb_spec__tok *t);
 /* The closest of names[] to word when it is close enough, else NULL. */
-const char *kb_compile__closest(const char *word, const char *const *names, int n);
+const char *kb_spec__closest(const char *word, const char *const *names, int n);
 /* "a, b, c", a new string. */
-char *kb_compile__join_names(const char *const *names, int n);
-bool kb_compile__is_ident_start(char c);
+char *kb_spec__join_names(const char *const *names, int n);
+bool kb_spec__is_ident_start(char c);
 /* Reads the next token of the line into P->tok. */
-void kb_compile__lex(kb_compile__parser *P);
+void kb_spec__lex(kb_spec__parser *P);
 /* Whether the next non-blank character after the current token is c. */
-bool kb_compile__peek_char(const kb_compile__parser *P, char c);
-bool kb_compile__is_punct(const kb_compile__parser *P, char c);
-bool kb_compile__tok_is(const kb_compile__tok *t, const char *word);
-kb_loc kb_compile__loc_at(const kb_compile__parser *P, int col);
+bool kb_spec__peek_char(const kb_spec__parser *P, char c);
+bool kb_spec__is_punct(const kb_spec__parser *P, char c);
+bool kb_spec__tok_is(const kb_spec__tok *t, const char *word);
+kb_loc kb_spec__loc_at(const kb_spec__parser *P, int col);
 /* An error at column col of the current line. */
-void KB_PRINTF(4, 5) kb_compile__perr(kb_compile__parser *P, int col, int len,
-				      const char *fmt, ...);
+void KB_PRINTF(4, 5) kb_spec__perr(kb_spec__parser *P, int col, int len,
+				   const char *fmt, ...);
 /* "expected WHAT" at the current token, once per line; these return 0 or -1. */
-int kb_compile__syntax(kb_compile__parser *P, const char *what);
-int kb_compile__expect(kb_compile__parser *P, char c, const char *what);
-int kb_compile__expect_ident(kb_compile__parser *P, const char *what, kb_compile__tok *out);
-int kb_compile__expect_eol(kb_compile__parser *P);
+int kb_spec__syntax(kb_spec__parser *P, const char *what);
+int kb_spec__expect(kb_spec__parser *P, char c, const char *what);
+int kb_spec__expect_ident(kb_spec__parser *P, const char *what, kb_spec__tok *out);
+int kb_spec__expect_eol(kb_spec__parser *P);
 
 /* spec_expr.c: expressions, parsed and evaluated. */
 typedef struct {
@@ -94,47 +94,47 @@ typedef struct {
 	const bool *bad;      /* args whose evaluation failed already, or NULL */
 	bool quiet_names;     /* undefined names were reported already */
 	int depth;
-} kb_compile__evalctx;
+} kb_spec__evalctx;
 
-void kb_compile__expr_free(kb_expr *e);
-double kb_compile__as_double(kb_value v);
+void kb_spec__expr_free(kb_expr *e);
+double kb_spec__as_double(kb_value v);
 /* Evaluates e: 0, KB_ESPEC with a diag, or 1 when the reason was given before. */
-int kb_compile__eval(kb_compile__evalctx *c, const kb_expr *e, kb_value *out);
+int kb_spec__eval(kb_spec__evalctx *c, const kb_expr *e, kb_value *out);
 /* The same, and e must be an integer >= min (what names it in messages). */
-int kb_compile__eval_int(kb_compile__evalctx *c, const kb_expr *e, const char *what,
-			 int64_t min, int64_t *out);
+int kb_spec__eval_int(kb_spec__evalctx *c, const kb_expr *e, const char *what,
+		      int64_t min, int64_t *out);
 /* Launch dims into out (default 1, smem 0); the first failure into *rc. */
-void kb_compile__eval_launch(kb_compile__evalctx *c, const kb_spec_launch *l,
-			     kb_launch_dims *out, int *rc);
+void kb_spec__eval_launch(kb_spec__evalctx *c, const kb_spec_launch *l,
+			  kb_launch_dims *out, int *rc);
 /* expr := term (('+' | '-') term)*, C precedence; NULL after a syntax error. */
-kb_expr *kb_compile__parse_expr(kb_compile__parser *P);
+kb_expr *kb_spec__parse_expr(kb_spec__parser *P);
 /* A constant expression (no args) into *out (and the tree into *keep when
  * keep is non-NULL); -1 after an error. */
-int kb_compile__parse_const(kb_compile__parser *P, kb_value *out, kb_expr **keep);
+int kb_spec__parse_const(kb_spec__parser *P, kb_value *out, kb_expr **keep);
 
 
 /* spec_tensor.c: `//! in` and `//! out`; `//! tensormap`. */
-void kb_compile__dir_tensor(kb_compile__parser *P, const kb_compile__tok *dir, bool is_out);
-void kb_compile__dir_tensormap(kb_compile__parser *P, const kb_compile__tok *dir);
+void kb_spec__dir_tensor(kb_spec__parser *P, const kb_spec__tok *dir, bool is_out);
+void kb_spec__dir_tensormap(kb_spec__parser *P, const kb_spec__tok *dir);
 
 /* spec_pyref.c: `//! ref numpy|torch [key=value ...] CALL` up to the
  * `->`, where it leaves the lexer; 0, or -1 after an error. */
-int kb_compile__dir_ref_python(kb_compile__parser *P, const kb_compile__tok *lang);
+int kb_spec__dir_ref_python(kb_spec__parser *P, const kb_spec__tok *lang);
 /* Frees what a Python reference holds; leaves it zeroed. */
-void kb_compile__pyref_free(kb_spec_pyref *py);
+void kb_spec__pyref_free(kb_spec_pyref *py);
 
 /* spec_require.c: `//! require EXPR CMP EXPR`. */
-void kb_compile__dir_require(kb_compile__parser *P, const kb_compile__tok *dir);
+void kb_spec__dir_require(kb_spec__parser *P, const kb_spec__tok *dir);
 
 /* spec_check.c: after all lines, every name is defined where it is used
  * and every expression evaluates (arg values are stored). */
-void kb_compile__spec_check(kb_compile__parser *P);
+void kb_spec__check(kb_spec__parser *P);
 
 /* options.c: the compiler options a user adds (`//! options`, --option). */
 
 /* Whether word is a known option that needs a value and has none ("-Xptxas"). */
-bool kb_compile__option_wants_value(kb_src_kind kind, const char *word);
+bool kb_spec__option_wants_value(kb_src_kind kind, const char *word);
 /* The example of the i-th option the table allows (tests); NULL past the end. */
-const char *kb_compile__option_example(kb_src_kind kind, int i);
+const char *kb_spec__option_example(kb_src_kind kind, int i);
 
 #endif

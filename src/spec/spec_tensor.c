@@ -169,15 +169,15 @@ static bool in_allowed_dirs(const char *path)
  * model's answer, a shared session) cannot read the user's other files
  * into a tensor whose values then show in results.  An error at the path
  * otherwise. */
-static void check_file_path(kb_compile__parser *P, const char *path, int col, int len)
+static void check_file_path(kb_spec__parser *P, const char *path, int col, int len)
 {
 	const char *src = P->src->path, *slash = src ? strrchr(src, '/') : NULL;
 	char *dir = slash ? kb_xstrndup(src, slash == src ? 1 : (size_t)(slash - src)) : kb_xstrdup(".");
 	if (!kb_path_within(path, dir) && !in_allowed_dirs(path)) {
 		char *where = kb_path_resolve(path), *kdir = kb_path_resolve(dir);
-		kb_compile__perr(P, col, len, "file() reads only below the kernel's directory %s, and %s "
-				 "is not (KBENCH_FILE_DIRS=DIR[:DIR...] allows more directories)", kdir,
-				 where);
+		kb_spec__perr(P, col, len, "file() reads only below the kernel's directory %s, and %s "
+			      "is not (KBENCH_FILE_DIRS=DIR[:DIR...] allows more directories)", kdir,
+			      where);
 		free(kdir), free(where);
 	}
 	free(dir);
@@ -185,9 +185,9 @@ static void check_file_path(kb_compile__parser *P, const char *path, int col, in
 
 /* file("path") or file(path): the path as written, quotes removed, and
  * where file() may read (check_file_path). */
-static void parse_init_file(kb_compile__parser *P, kb_init *init)
+static void parse_init_file(kb_spec__parser *P, kb_init *init)
 {
-	if (kb_compile__expect(P, '(', "'(' and a path"))
+	if (kb_spec__expect(P, '(', "'(' and a path"))
 		return;
 	kb_buf b = KB_BUF_INIT;
 	int col = P->tok.col, len = P->tok.len;
@@ -197,7 +197,7 @@ static void parse_init_file(kb_compile__parser *P, kb_init *init)
 				i++;
 			kb_buf_catc(&b, P->tok.p[i]);
 		}
-		kb_compile__lex(P);
+		kb_spec__lex(P);
 	} else {
 		const char *start = P->tok.p, *p = start;
 		while (p < P->end && *p != ')')
@@ -207,12 +207,12 @@ static void parse_init_file(kb_compile__parser *P, kb_init *init)
 		kb_buf_catn(&b, start, (size_t)(p - start));
 		len = (int)(p - start);
 		P->pos = p;
-		kb_compile__lex(P);
+		kb_spec__lex(P);
 	}
 	if (!b.len) {
-		kb_compile__perr(P, P->tok.col, 1, "file() needs a path, e.g. file(\"x.npy\")");
+		kb_spec__perr(P, P->tok.col, 1, "file() needs a path, e.g. file(\"x.npy\")");
 		P->failed = true;
-	} else if (!kb_compile__expect(P, ')', "')'")) {
+	} else if (!kb_spec__expect(P, ')', "')'")) {
 		check_file_path(P, b.s, col, len);
 		init->path = kb_buf_detach(&b);
 	}
@@ -220,70 +220,70 @@ static void parse_init_file(kb_compile__parser *P, kb_init *init)
 }
 
 /* One init argument, key=value or positional, into vals/given. */
-static int parse_init_arg(kb_compile__parser *P, const struct init_fn *fn, int *npos, double *vals,
+static int parse_init_arg(kb_spec__parser *P, const struct init_fn *fn, int *npos, double *vals,
 			  bool *given)
 {
 	int slot = -1, col = P->tok.col;
-	if (P->tok.kind == KB_TK_IDENT && kb_compile__peek_char(P, '=')) {
-		kb_compile__tok key = P->tok;
+	if (P->tok.kind == KB_TK_IDENT && kb_spec__peek_char(P, '=')) {
+		kb_spec__tok key = P->tok;
 		for (int i = 0; i < fn->nparams; i++)
-			if (kb_compile__tok_is(&key, fn->params[i]))
+			if (kb_spec__tok_is(&key, fn->params[i]))
 				slot = i;
 		if (slot < 0) {
-			char *known = kb_compile__join_names(fn->params, fn->nparams);
-			kb_compile__perr(P, key.col, key.len, "%s() has no argument '%.*s'%s%s%s",
-					 fn->name, key.len, key.p, fn->nparams ? " (known: " : "", known,
-					 fn->nparams ? ")" : "");
+			char *known = kb_spec__join_names(fn->params, fn->nparams);
+			kb_spec__perr(P, key.col, key.len, "%s() has no argument '%.*s'%s%s%s",
+				      fn->name, key.len, key.p, fn->nparams ? " (known: " : "", known,
+				      fn->nparams ? ")" : "");
 			free(known);
 			return P->failed = true, -1;
 		}
-		kb_compile__lex(P);
-		kb_compile__lex(P);
+		kb_spec__lex(P);
+		kb_spec__lex(P);
 	} else if ((slot = (*npos)++) >= fn->nparams) {
 		if (fn->nparams)
-			kb_compile__perr(P, col, 1, "%s() takes at most %d arguments", fn->name,
-					 fn->nparams);
+			kb_spec__perr(P, col, 1, "%s() takes at most %d arguments", fn->name,
+				      fn->nparams);
 		else
-			kb_compile__perr(P, col, 1, "%s() takes no arguments", fn->name);
+			kb_spec__perr(P, col, 1, "%s() takes no arguments", fn->name);
 		return P->failed = true, -1;
 	}
 	if (given[slot]) {
-		kb_compile__perr(P, col, 1, "argument '%s' of %s() is given twice",
-				 fn->params[slot], fn->name);
+		kb_spec__perr(P, col, 1, "argument '%s' of %s() is given twice",
+			      fn->params[slot], fn->name);
 		return P->failed = true, -1;
 	}
 	kb_value v;
 	col = P->tok.col;
-	if (kb_compile__parse_const(P, &v, NULL))
+	if (kb_spec__parse_const(P, &v, NULL))
 		return -1;
 	if (!strcmp(fn->params[slot], "seed") && (v.is_float || v.i < 0)) {
-		kb_compile__perr(P, col, (int)(P->tok.p - P->line) + 1 - col,
-				 "seed must be a non-negative integer");
+		kb_spec__perr(P, col, (int)(P->tok.p - P->line) + 1 - col,
+			      "seed must be a non-negative integer");
 		return P->failed = true, -1;
 	}
 	given[slot] = true;
-	vals[slot] = kb_compile__as_double(v);
+	vals[slot] = kb_spec__as_double(v);
 	return 0;
 }
 
 /* randn(...), rand(...), arange(), ones(), zeros(), file(path) into init. */
-static void parse_init(kb_compile__parser *P, kb_init *init)
+static void parse_init(kb_spec__parser *P, kb_init *init)
 {
-	kb_compile__tok name;
-	if (kb_compile__expect_ident(P, "an initializer (randn, rand, arange, ones, zeros, file)",
-				     &name))
+	kb_spec__tok name;
+	if (kb_spec__expect_ident(P, "an initializer (randn, rand, arange, ones, zeros, file)",
+				  &name))
 		return;
 	const struct init_fn *fn = NULL;
 	for (size_t i = 0; i < KB_ARRAY_LEN(init_fns); i++)
-		if (kb_compile__tok_is(&name, init_fns[i].name))
+		if (kb_spec__tok_is(&name, init_fns[i].name))
 			fn = &init_fns[i];
 	if (!fn) {
 		char *word = kb_xstrndup(name.p, (size_t)name.len);
-		const char *near = kb_compile__closest(word, init_names, (int)KB_ARRAY_LEN(init_names));
-		kb_compile__perr(P, name.col, name.len,
-				 "unknown initializer '%s'%s%s%s (known: randn, rand, "
-				 "arange, ones, zeros, file)", word, near ? "; did you mean '" : "",
-				 near ? near : "", near ? "'?" : "");
+		const char *near = kb_spec__closest(word, init_names, (int)KB_ARRAY_LEN(init_names));
+		kb_spec__perr(P, name.col, name.len,
+			      "unknown initializer '%s'%s%s%s (known: randn, rand, "
+			      "arange, ones, zeros, file)", word, near ? "; did you mean '" : "",
+			      near ? near : "", near ? "'?" : "");
 		free(word);
 		P->failed = true;
 		return;
@@ -294,16 +294,16 @@ static void parse_init(kb_compile__parser *P, kb_init *init)
 	double vals[3] = {0, 1, 0};
 	bool given[3] = {false, false, false};
 	int npos = 0;
-	if (!kb_compile__is_punct(P, '('))
+	if (!kb_spec__is_punct(P, '('))
 		return;
-	kb_compile__lex(P);
-	while (!kb_compile__is_punct(P, ')')) {
+	kb_spec__lex(P);
+	while (!kb_spec__is_punct(P, ')')) {
 		if (parse_init_arg(P, fn, &npos, vals, given))
 			return;
-		if (!kb_compile__is_punct(P, ')') && kb_compile__expect(P, ',', "',' or ')'"))
+		if (!kb_spec__is_punct(P, ')') && kb_spec__expect(P, ',', "',' or ')'"))
 			return;
 	}
-	kb_compile__lex(P);
+	kb_spec__lex(P);
 	init->lo = vals[0];
 	init->hi = vals[1];
 	if (given[2]) {
@@ -311,17 +311,17 @@ static void parse_init(kb_compile__parser *P, kb_init *init)
 		init->seed = (uint64_t)vals[2];
 	}
 	if (fn->kind == KB_INIT_RAND && !(init->lo < init->hi))
-		kb_compile__perr(P, name.col, name.len, "rand() needs lo < hi (got %g and %g)",
-				 init->lo, init->hi);
+		kb_spec__perr(P, name.col, name.len, "rand() needs lo < hi (got %g and %g)",
+			      init->lo, init->hi);
 	if (fn->kind == KB_INIT_RANDN && init->hi < 0)
-		kb_compile__perr(P, name.col, name.len, "randn() needs std >= 0 (got %g)", init->hi);
+		kb_spec__perr(P, name.col, name.len, "randn() needs std >= 0 (got %g)", init->hi);
 }
 
 /* The dtype token; an unknown one is reported but parsing goes on (f32). */
-static int parse_dtype(kb_compile__parser *P, kb_dtype *out)
+static int parse_dtype(kb_spec__parser *P, kb_dtype *out)
 {
-	kb_compile__tok t;
-	if (kb_compile__expect_ident(P, "a dtype (f32, f16, bf16, ...)", &t))
+	kb_spec__tok t;
+	if (kb_spec__expect_ident(P, "a dtype (f32, f16, bf16, ...)", &t))
 		return -1;
 	if (!kb_dtype_parse(t.p, (size_t)t.len, out))
 		return 0;
@@ -332,37 +332,37 @@ static int parse_dtype(kb_compile__parser *P, kb_dtype *out)
 		names[i] = dtypes[i].name;
 	kb_dtype alias;
 	const char *near = !kb_compile_ctype_dtype(word, &alias) ? dtypes[alias].name
-			   : kb_compile__closest(word, names, KB_DT_COUNT);
-	char *known = kb_compile__join_names(names, KB_DT_COUNT);
-	kb_compile__perr(P, t.col, t.len, "unknown dtype '%s'%s%s%s (known: %s)", word,
-			 near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", known);
+			   : kb_spec__closest(word, names, KB_DT_COUNT);
+	char *known = kb_spec__join_names(names, KB_DT_COUNT);
+	kb_spec__perr(P, t.col, t.len, "unknown dtype '%s'%s%s%s (known: %s)", word,
+		      near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", known);
 	free(known);
 	free(word);
 	return 0;
 }
 
 /* '[' [expr (',' expr)*] ']' into the tensor's dims. */
-static int parse_dims(kb_compile__parser *P, kb_spec_tensor *t)
+static int parse_dims(kb_spec__parser *P, kb_spec_tensor *t)
 {
-	if (kb_compile__expect(P, '[', "'[' and the shape (e.g. f32[M, N]; f32[] for a scalar)"))
+	if (kb_spec__expect(P, '[', "'[' and the shape (e.g. f32[M, N]; f32[] for a scalar)"))
 		return -1;
-	if (kb_compile__is_punct(P, ']')) {
-		kb_compile__lex(P);
+	if (kb_spec__is_punct(P, ']')) {
+		kb_spec__lex(P);
 		return 0;
 	}
 	for (;;) {
 		if (t->rank == KB_MAX_RANK) {
-			kb_compile__perr(P, P->tok.col, P->tok.len,
-					 "too many dimensions (at most %d)", KB_MAX_RANK);
+			kb_spec__perr(P, P->tok.col, P->tok.len,
+				      "too many dimensions (at most %d)", KB_MAX_RANK);
 			return P->failed = true, -1;
 		}
-		kb_expr *e = kb_compile__parse_expr(P);
+		kb_expr *e = kb_spec__parse_expr(P);
 		if (!e)
 			return -1;
 		t->dims[t->rank++] = e;
-		if (!kb_compile__is_punct(P, ','))
-			return kb_compile__expect(P, ']', "',' or ']'");
-		kb_compile__lex(P);
+		if (!kb_spec__is_punct(P, ','))
+			return kb_spec__expect(P, ']', "',' or ']'");
+		kb_spec__lex(P);
 	}
 }
 
@@ -373,116 +373,116 @@ static uint64_t derived_seed(int position)
 	return (uint64_t)(position + 1) * 0x9E3779B97F4A7C15ull;
 }
 
-void kb_compile__dir_tensor(kb_compile__parser *P, const kb_compile__tok *dir, bool is_out)
+void kb_spec__dir_tensor(kb_spec__parser *P, const kb_spec__tok *dir, bool is_out)
 {
-	kb_compile__tok name;
-	if (kb_compile__expect_ident(P, "a tensor name", &name) || !kb_compile__define_ok(P, &name))
+	kb_spec__tok name;
+	if (kb_spec__expect_ident(P, "a tensor name", &name) || !kb_spec__define_ok(P, &name))
 		return;
 	kb_spec *s = P->spec;
 	int pos = s->ntensors;
 	kb_spec_tensor *t = KB_SPEC_PUSH1(s->tensors, s->ntensors);
 	t->name = kb_xstrndup(name.p, (size_t)name.len);
 	t->is_out = is_out;
-	t->loc = kb_compile__loc_at(P, name.col);
+	t->loc = kb_spec__loc_at(P, name.col);
 	t->init = (kb_init){is_out ? KB_INIT_NONE : KB_INIT_RANDN, 0, 1, false, 0, NULL};
-	if (kb_compile__expect(P, ':',
-			       "':' and a type (e.g. x : f32[N])") || parse_dtype(P, &t->dtype) ||
+	if (kb_spec__expect(P, ':',
+			    "':' and a type (e.g. x : f32[N])") || parse_dtype(P, &t->dtype) ||
 	    parse_dims(P, t))
 		return;
-	if (kb_compile__is_punct(P, '=')) {
+	if (kb_spec__is_punct(P, '=')) {
 		int col = P->tok.col;
-		kb_compile__lex(P);
+		kb_spec__lex(P);
 		parse_init(P, &t->init);
 		if (P->failed)
 			return;
 		if (is_out && t->init.kind != KB_INIT_ZEROS) {
 			/* zeros: an accumulator that atomics add into, zeroed before each run */
-			kb_compile__perr(P, col, 1, "an output takes no initializer but zeros (outputs "
-					 "are poisoned before each run, an accumulator zeroed); use "
-					 "`//! in` for an input");
+			kb_spec__perr(P, col, 1, "an output takes no initializer but zeros (outputs "
+				      "are poisoned before each run, an accumulator zeroed); use "
+				      "`//! in` for an input");
 			P->failed = true;
 			return;
 		}
 	}
 	if ((t->init.kind == KB_INIT_RANDN || t->init.kind == KB_INIT_RAND) && !t->init.has_seed)
 		t->init.seed = derived_seed(pos);
-	kb_compile__expect_eol(P);
+	kb_spec__expect_eol(P);
 }
 
 /* ===== tensormap ===== */
 
 /* (E, E, ...) into m->box: at most KB_MAX_RANK entries. */
-static int parse_box(kb_compile__parser *P, kb_spec_tmap *m)
+static int parse_box(kb_spec__parser *P, kb_spec_tmap *m)
 {
-	if (kb_compile__expect(P, '(', "'(' and the box's extents, e.g. box=(BM, BK)"))
+	if (kb_spec__expect(P, '(', "'(' and the box's extents, e.g. box=(BM, BK)"))
 		return -1;
 	for (m->nbox = 0;;) {
 		if (m->nbox == KB_MAX_RANK) {
-			kb_compile__perr(P, P->tok.col, P->tok.len, "a box has at most %d dims", KB_MAX_RANK);
+			kb_spec__perr(P, P->tok.col, P->tok.len, "a box has at most %d dims", KB_MAX_RANK);
 			return P->failed = true, -1;
 		}
-		if (!(m->box[m->nbox] = kb_compile__parse_expr(P)))
+		if (!(m->box[m->nbox] = kb_spec__parse_expr(P)))
 			return -1;
 		m->nbox++;
-		if (!kb_compile__is_punct(P, ','))
-			return kb_compile__expect(P, ')', "',' or ')'");
-		kb_compile__lex(P);
+		if (!kb_spec__is_punct(P, ','))
+			return kb_spec__expect(P, ')', "',' or ')'");
+		kb_spec__lex(P);
 	}
 }
 
 /* swizzle=none, 32, 64 or 128 (bytes). */
-static int parse_swizzle(kb_compile__parser *P, kb_spec_tmap *m)
+static int parse_swizzle(kb_spec__parser *P, kb_spec_tmap *m)
 {
-	kb_compile__tok t = P->tok;
-	if (t.kind == KB_TK_IDENT && kb_compile__tok_is(&t, "none")) {
+	kb_spec__tok t = P->tok;
+	if (t.kind == KB_TK_IDENT && kb_spec__tok_is(&t, "none")) {
 		m->swizzle = 0;
-		kb_compile__lex(P);
+		kb_spec__lex(P);
 		return 0;
 	}
 	long v = t.kind == KB_TK_NUM ? strtol(t.p, NULL, 10) : -1;
 	if (v != 32 && v != 64 && v != 128) {
-		kb_compile__perr(P, t.col, t.len, "swizzle is none, 32, 64 or 128 (bytes), got '%.*s'",
-				 t.len, t.p);
+		kb_spec__perr(P, t.col, t.len, "swizzle is none, 32, 64 or 128 (bytes), got '%.*s'",
+			      t.len, t.p);
 		return P->failed = true, -1;
 	}
 	m->swizzle = (int)v;
-	kb_compile__lex(P);
+	kb_spec__lex(P);
 	return 0;
 }
 
-void kb_compile__dir_tensormap(kb_compile__parser *P, const kb_compile__tok *dir)
+void kb_spec__dir_tensormap(kb_spec__parser *P, const kb_spec__tok *dir)
 {
-	kb_compile__tok name, tensor;
-	if (kb_compile__expect_ident(P, "the kernel parameter's name", &name) ||
-	    !kb_compile__define_ok(P, &name))
+	kb_spec__tok name, tensor;
+	if (kb_spec__expect_ident(P, "the kernel parameter's name", &name) ||
+	    !kb_spec__define_ok(P, &name))
 		return;
 	kb_spec *s = P->spec;
 	kb_spec_tmap *m = KB_SPEC_PUSH1(s->tmaps, s->ntmaps);
 	m->name = kb_xstrndup(name.p, (size_t)name.len);
-	m->loc = kb_compile__loc_at(P, name.col);
-	if (kb_compile__expect(P, ':', "':' and the tensor it describes (ta : a box=(64, 64))") ||
-	    kb_compile__expect_ident(P, "a tensor name", &tensor))
+	m->loc = kb_spec__loc_at(P, name.col);
+	if (kb_spec__expect(P, ':', "':' and the tensor it describes (ta : a box=(64, 64))") ||
+	    kb_spec__expect_ident(P, "a tensor name", &tensor))
 		return;
 	m->tensor = kb_xstrndup(tensor.p, (size_t)tensor.len);
-	m->tensor_loc = kb_compile__loc_at(P, tensor.col);
+	m->tensor_loc = kb_spec__loc_at(P, tensor.col);
 	bool box = false, swz = false;
 	while (P->tok.kind != KB_TK_EOF) {
-		kb_compile__tok key;
-		if (kb_compile__expect_ident(P, "box= or swizzle=", &key))
+		kb_spec__tok key;
+		if (kb_spec__expect_ident(P, "box= or swizzle=", &key))
 			return;
-		int k = kb_compile__tok_is(&key, "box") ? 0 : kb_compile__tok_is(&key, "swizzle") ? 1 : -1;
+		int k = kb_spec__tok_is(&key, "box") ? 0 : kb_spec__tok_is(&key, "swizzle") ? 1 : -1;
 		if (k < 0 || (k == 0 ? box : swz)) {
-			kb_compile__perr(P, key.col, key.len, k < 0 ? "unknown tensormap key '%.*s' (known: box, "
-					 "swizzle)" : "'%.*s' is given twice", key.len, key.p);
+			kb_spec__perr(P, key.col, key.len, k < 0 ? "unknown tensormap key '%.*s' (known: box, "
+				      "swizzle)" : "'%.*s' is given twice", key.len, key.p);
 			P->failed = true;
 			return;
 		}
-		if (kb_compile__expect(P, '=', "'='") || (k == 0 ? parse_box(P, m) : parse_swizzle(P, m)))
+		if (kb_spec__expect(P, '=', "'='") || (k == 0 ? parse_box(P, m) : parse_swizzle(P, m)))
 			return;
 		*(k == 0 ? &box : &swz) = true;
-		if (kb_compile__is_punct(P, ','))
-			kb_compile__lex(P);
+		if (kb_spec__is_punct(P, ','))
+			kb_spec__lex(P);
 	}
 	if (!box)
-		kb_compile__perr(P, dir->col, dir->len, "tensormap needs box=(...): the tile one copy moves");
+		kb_spec__perr(P, dir->col, dir->len, "tensormap needs box=(...): the tile one copy moves");
 }

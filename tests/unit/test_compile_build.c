@@ -508,7 +508,7 @@ static void test_compile_build__option_table_accepted(void)
 	int n = 0;
 	for (int k = 0; k < 2; k++) {
 		const char *ex;
-		for (int i = 0; (ex = kb_compile__option_example(kinds[k], i)); i++, n++) {
+		for (int i = 0; (ex = kb_spec__option_example(kinds[k], i)); i++, n++) {
 			char *why = NULL;
 			T_EQ_INT(kb_compile_option_check(kinds[k], ex, &why), 0);
 			free(why);
