@@ -10,8 +10,8 @@
  * compiles them; the runner fills, launches and checks.  It uses only
  * src/core/.
  *
- * The names keep the kb_compile_ prefix they had while these files were
- * part of src/compile/ (issue 26 moved the files, not their callers).
+ * The public names keep the kb_compile_ prefix they had while these files
+ * were part of src/compile/ (issue 26 moved the files, not their callers).
  * Sections follow the .c file that defines each part.
  */
 #ifndef KB_SPEC_H
@@ -44,7 +44,6 @@ int kb_compile_source_open(kb_source *src, const char *path, const char *text, k
  * KB_SRC_TILE for .tile, else KB_SRC_CUDA. */
 kb_src_kind kb_compile_source_kind(const char *path);
 void kb_compile_source_free(kb_source *src);
-
 
 /* ===== spec.c, spec_lex.c, spec_expr.c, spec_tensor.c, spec_check.c,
  * spec_require.c, spec_pyref.c ===== */
