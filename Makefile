@@ -46,7 +46,7 @@ TUI_LIBS := -lncursesw -ltinfo
 LDLIBS := $(RPATH) $(STATIC_LIBS) -lcrypto -ldl -lm -lpthread $(TUI_LIBS)
 
 # ---- sources --------------------------------------------------------------
-LIB_DIRS := core spec tile compile profile runner diff session llm_bridge app tui
+LIB_DIRS := core spec tile compile tensor reference gpu counters ceilings measure runner diff session llm_bridge app tui
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TS_OBJ   := $(B)/ts/runtime.o $(B)/ts/cuda_parser.o $(B)/ts/cuda_scanner.o $(B)/ts/hl_queries.o \
@@ -153,10 +153,10 @@ $(B)/ts/hl_queries.c: $(HL_GRAMMARS:%=$(DEPS)/tree-sitter-%/.ok)
 $(B)/ts/hl_queries.o: $(B)/ts/hl_queries.c
 	$(Q)$(CC) $(TS_CFLAGS) -c $< -o $@
 
-# Python that kbench runs (src/profile/pyref_server.py, the reference
+# Python that kbench runs (src/reference/pyref_server.py, the reference
 # server; src/app/kernelbench_open.py) as C strings kb_NAME_py, so a runner
 # needs no file of ours at run time.
-vpath %.py src/profile src/app
+vpath %.py src/reference src/app
 $(B)/ts/%_py.c: %.py
 	@mkdir -p $(@D)
 	@echo "GEN   $@"
@@ -179,7 +179,8 @@ $(LIB): $(LIB_OBJ) $(TS_OBJ)
 	@echo "AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/kbench: $(B)/obj/src/cli/kbench.o $(B)/obj/src/cli/kbench_llm.o $(B)/obj/src/cli/kbench_session.o $(LIB)
+$(B)/kbench: $(B)/obj/src/cli/kbench.o $(B)/obj/src/cli/kbench_llm.o $(B)/obj/src/cli/kbench_session.o \
+	     $(B)/obj/src/cli/kbench_target.o $(LIB)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -212,7 +213,8 @@ $(B)/asan/tests/%: $(B)/asan/obj/tests/unit/%.o $(ASAN_OBJ) $(TS_OBJ)
 # the kbench beside it): tests/run.sh runs the CLI scripts against them too.
 ASAN_PROGS := $(B)/asan/kbench $(B)/asan/kbench-tui
 $(B)/asan/kbench: $(B)/asan/obj/src/cli/kbench.o $(B)/asan/obj/src/cli/kbench_llm.o \
-		  $(B)/asan/obj/src/cli/kbench_session.o $(ASAN_OBJ) $(TS_OBJ)
+		  $(B)/asan/obj/src/cli/kbench_session.o $(B)/asan/obj/src/cli/kbench_target.o \
+		  $(ASAN_OBJ) $(TS_OBJ)
 	@echo "LD    $@"
 	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)
 

@@ -7,6 +7,13 @@
 #   safety   scripts/gpu-safety.sh (issue 25: two k.cu in two folders)
 #   attn     bench/attention.py correct (issue 30: every kernel, every size)
 #   gallery  scripts/gpu-gallery.sh bulk check (issue 31: the new kernels)
+#   guardcli tests/cli/guard_gpu.sh alone (issue 24, optimize into an
+#            unwritable file among its cases)
+#   tuilive  kbench-tui's panes live at 200x50 (issue 27; SIZES for others)
+#   pyref    scripts/gpu-pyref.sh checks (issue 28)
+#   kb       scripts/gpu-pyref.sh kernelbench (issue 28's table)
+#   fused    scripts/gpu-tile-fused.sh (issue 29's table)
+#   table    scripts/gpu-gallery.sh table softmax (issue 31, beside PyTorch)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
@@ -28,13 +35,23 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	safety) part safe 90 sh scripts/gpu-safety.sh ;;
 	attn) part attn 105 env BUDGET=90 KBENCH_NO_SESSION=1 python3 bench/attention.py correct ;;
 	gallery) part gallery 120 env BUDGET=100 sh scripts/gpu-gallery.sh bulk check ;;
+	guardcli) part guardcli ${T_GUARDCLI:-120} sh tests/cli/guard_gpu.sh ;;
+	tuilive) part tuilive ${T_TUILIVE:-220} env SIZES="${SIZES:-200x50}" \
+		sh scripts/gpu-tui.sh --live /tmp/o/tuilive/w ;;
+	pyref) part pyref ${T_PYREF:-170} sh scripts/gpu-pyref.sh checks ;;
+	kb) part kb ${T_KB:-300} sh scripts/gpu-pyref.sh ${KB_PARTS:-kernelbench} ;;
+	fused) part fused ${T_FUSED:-170} sh scripts/gpu-tile-fused.sh ;;
+	table) part table ${T_TABLE:-200} env BUDGET=$(( ${T_TABLE:-200} - 20 )) \
+		sh scripts/gpu-gallery.sh table softmax ;;
 	esac
 done
+rm -rf /tmp/o/tuilive/w/cache /tmp/o/tuilive/w/data
 tar czf "$OUT/parts.tgz" -C /tmp/o . 2>/dev/null
 for p in ${PARTS:-guard safe attn gallery}; do
 	echo "==== $p"
 	case $p in
 	guard) grep -E "^==|passed=|FAIL" "$OUT/guard.txt" ;;
+	guardcli) grep -E "passed|FAIL|fail" "$OUT/guardcli.txt" | tail -8 ;;
 	*) tail -25 "$OUT/$p.txt" ;;
 	esac
 done

@@ -9,7 +9,7 @@
 #       colours, OUTDIR/tui.ansi
 #   tui-screenshot.sh --panes OUTDIR NAME 'KEYS' 'READY' ARGS...
 #       every result pane (Alt-1..9, then F1's Help, and the Summary
-#       unfolded by F4) at 100x30 and 200x50: kbench-tui ARGS, wait for
+#       unfolded by F4) at 100x30 and 200x50 (SIZES=...): kbench-tui ARGS, wait for
 #       READY on the screen (60 s), send KEYS (tmux key names; a word
 #       "wait:TEXT" waits up to 60 s for TEXT), then one capture per pane:
 #       OUTDIR/NAME-<pane>-<W>x<H>.txt and .ansi
@@ -43,7 +43,7 @@ capture() { # OUT NAME
 panes() {
 	out=$1 name=$2 keys=$3 ready=$4; shift 4
 	mkdir -p "$out"
-	for size in 100x30 200x50; do
+	for size in ${SIZES:-100x30 200x50}; do
 		tmux new-session -d -s shot -x "${size%x*}" -y "${size#*x}" \
 			"TERM=screen-256color $TUI $*; sleep 30"
 		wait_text "$ready" 60 || true

@@ -2,7 +2,7 @@
  * gpu_build.h - what the GPU unit tests that map PCs to SASS share: a CUDA
  * source compiled for device d's architecture (-lineinfo, as kbench
  * builds) and its nvdisasm listing (the toolkit's nvdisasm put on PATH
- * when PATH lacks one).  Include after src/profile/profile_int.h.
+ * when PATH lacks one).  Include after src/gpu/gpu.h.
  */
 #ifndef KB_GPU_BUILD_H
 #define KB_GPU_BUILD_H

@@ -2,7 +2,7 @@
  * gpu_fixture.h - what the unit tests that run their own kernels share:
  * device 0 open, one CUDA source compiled for it and loaded, two device
  * buffers x and y of n floats, and event-timed launches, each after an L2
- * flush.  Include after src/profile/profile_int.h.
+ * flush.  Include after src/gpu/gpu.h.
  */
 #ifndef KB_GPU_FIXTURE_H
 #define KB_GPU_FIXTURE_H
@@ -33,11 +33,16 @@ static int t_gpu_open(t_gpu *g, const char *name, const char *cuda, unsigned lon
 	if (rc < 0)
 		goto out;
 	g->n = n;
-	KB_CU_CALL(err, cuModuleLoadData(&g->mod, b.cubin));
-	KB_CU_CALL(err, cuMemAlloc(&g->x, n * 4));
-	KB_CU_CALL(err, cuMemAlloc(&g->y, n * 4));
-	KB_CU_CALL(err, cuMemsetD8(g->x, 0, n * 4));
-	KB_CU_CALL(err, cuMemsetD8(g->y, 0, n * 4));
+	if ((rc = KB_CU(err, cuModuleLoadData(&g->mod, b.cubin))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemAlloc(&g->x, n * 4))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemAlloc(&g->y, n * 4))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemsetD8(g->x, 0, n * 4))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuMemsetD8(g->y, 0, n * 4))) < 0)
+		goto out;
 out:
 	kb_compile_build_free(&b);
 	kb_compile_source_free(&src);
@@ -63,18 +68,24 @@ static int t_gpu_event_ms(t_gpu *g, kb_launch_fn launch, void *ctx, int reps, do
 {
 	CUevent a = NULL, b = NULL;
 	int rc = KB_OK;
-	KB_CU_CALL(err, cuEventCreate(&a, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventCreate(&b, CU_EVENT_DEFAULT));
+	if ((rc = KB_CU(err, cuEventCreate(&a, CU_EVENT_DEFAULT))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventCreate(&b, CU_EVENT_DEFAULT))) < 0)
+		goto out;
 	for (int i = 0; i < reps; i++) {
 		if ((rc = kb_profile__flush_l2(g->d, err)) < 0)
 			goto out;
-		KB_CU_CALL(err, cuEventRecord(a, g->d->stream));
+		if ((rc = KB_CU(err, cuEventRecord(a, g->d->stream))) < 0)
+			goto out;
 		if ((rc = launch(ctx, err)) < 0)
 			goto out;
-		KB_CU_CALL(err, cuEventRecord(b, g->d->stream));
-		KB_CU_CALL(err, cuEventSynchronize(b));
+		if ((rc = KB_CU(err, cuEventRecord(b, g->d->stream))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuEventSynchronize(b))) < 0)
+			goto out;
 		float x = 0;
-		KB_CU_CALL(err, cuEventElapsedTime(&x, a, b));
+		if ((rc = KB_CU(err, cuEventElapsedTime(&x, a, b))) < 0)
+			goto out;
 		ms[i] = x;
 	}
 out:

@@ -4,7 +4,7 @@
 #ifndef KB_TEST_REF_SPEC_H
 #define KB_TEST_REF_SPEC_H
 
-#include "../src/profile/profile.h"
+#include "../src/reference/reference.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 //! launch  grid=(M) block=(256)
 //! ref     kernel causal_softmax_ref
 //! tol     rtol=1e-5 atol=1e-7
-//! bytes   2*M*N*4
+//! bytes   4*M*N + 2*M*(T+1)
 //! flops   5*M*N
 //! sweep   T = 4096, 2050
 

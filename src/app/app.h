@@ -86,9 +86,13 @@ void kb_app_run_render(json_t *result, kb_buf *out);
 /* How far a long phase is, from a progress frame's ticks: " 42% (2.3 s)",
  * " (2.3 s)" without a fraction, "" for a phase under a second. */
 void kb_app_progress_text(json_t *progress, char *out, size_t n);
-/* The verdict word of a result: CORRECT, INCORRECT, IMPOSSIBLE, FAULT,
- * TIMEOUT, CRASH, SPEC ERROR, COMPILE ERROR, UNSUPPORTED (a `//! require`
- * line rules the values out: not run), NO GPU, ERROR ... */
+/* ===== result.c: a Result's verdict ===== */
+
+/* The verdict of a result (NULL: KB_VERDICT_ERROR): CORRECT, INCORRECT,
+ * IMPOSSIBLE, FAULT, TIMEOUT, CRASH, SPEC ERROR, COMPILE ERROR, UNSUPPORTED
+ * (a `//! require` line rules the values out: not run), NO GPU, ERROR ... */
+kb_verdict kb_app_verdict(json_t *result);
+/* Its word, to print: kb_verdict_name(kb_app_verdict(result)). */
 const char *kb_app_run_verdict(json_t *result);
 
 /* ===== record.c ===== */

@@ -8,6 +8,31 @@
 #include "app.h"
 #include "../tile/tile.h"
 
+/* ===== result.c: reading a Result and a variant's note (a leaf: it calls
+ * no other file of src/app) ===== */
+
+/* Member key of JSON object j: a string ("" when it is none), a number (0
+ * when it is none), whether it is a number. */
+const char *kb_app__str(json_t *j, const char *key);
+/* The string v holds, or "" when it is no string (a Result from elsewhere). */
+const char *kb_app__sval(json_t *v);
+double kb_app__num(json_t *j, const char *key);
+bool kb_app__has(json_t *j, const char *key);
+/* The value at a dotted path ("result.timing.median_us") of j, or NULL. */
+json_t *kb_app__jget(json_t *j, const char *path);
+/* The number at a dotted path of j, or -1 when there is none. */
+double kb_app__jnum(json_t *j, const char *path);
+/* A variant's verdict word ("compiled" when it was never run, "-" without a note). */
+const char *kb_app__verdict_of(const kb_variant *v);
+/* A variant's median in us, or -1. */
+double kb_app__median_of(const kb_variant *v);
+/* Whether v ran `kernel` (true when either is unknown): the variants of a
+ * file that solve the same problem, which the Δ lines and "best" compare. */
+bool kb_app__same_kernel(const kb_variant *v, const char *kernel);
+/* When a timed launch of check wrote other than its checked twin: true and
+ * a sentence saying which launch, output and element. */
+bool kb_app__timed_bad(json_t *check, char *s, size_t n);
+
 /* ===== the report: report_model.c reads the variants into a model that
  * report.c and report_page.c (pages), report_svg.c (the SVG chart) and
  * roofline_text.c (the terminal plot) render ===== */
@@ -17,7 +42,7 @@ typedef struct {
 	const kb_variant *v;
 	json_t *res;           /* note.result, or NULL */
 	json_t *kernel;        /* {name, resources, occupancy}, or NULL */
-	const char *verdict;   /* CORRECT, INCORRECT, COMPILED, ... */
+	kb_verdict verdict;    /* CORRECT, INCORRECT, COMPILED, ... */
 	bool correct, timed, impossible;
 	double median, sd, min, max;
 	double gbps, pct;      /* pct < 0: no ceiling known */
@@ -51,13 +76,6 @@ typedef struct {
 
 /* report_model.c */
 
-/* Member key of JSON object j: a string ("" when it is none), a number (0
- * when it is none), whether it is a number. */
-const char *kb_app__str(json_t *j, const char *key);
-/* The string v holds, or "" when it is no string (a Result from elsewhere). */
-const char *kb_app__sval(json_t *v);
-double kb_app__num(json_t *j, const char *key);
-bool kb_app__has(json_t *j, const char *key);
 /* Reads the n variants vs (borrowed: they outlive R) into R: one row each,
  * first and best, kernel, file, GPU and ceilings.  o is kept in R->o. */
 void kb_app__model_read(kb_app__model *R, const kb_app_report_opts *o, const kb_variant *vs, int n);
@@ -75,9 +93,6 @@ void kb_app__roof_range(const kb_app__model *R, double *lx0, double *lx1, double
 void kb_app__fmt_si(char *s, size_t n, double v);
 /* "%.3g", or "nan", "inf", "-inf". */
 void kb_app__fmt_num(char *s, size_t n, double v);
-/* When a timed launch of check wrote other than its checked twin: true and
- * a sentence saying which launch, output and element. */
-bool kb_app__timed_bad(json_t *check, char *s, size_t n);
 /* The evidence of a Result's "check" (NULL: none, zero trials). */
 void kb_app__read_evidence(json_t *check, kb_app__evidence *e);
 
@@ -111,7 +126,7 @@ void kb_app__para(const kb_app__model *R, kb_buf *o, bool note, const char *text
 /* A diff as a coloured <pre> or a fenced ```diff block. */
 void kb_app__code_block(const kb_app__model *R, kb_buf *o, const char *text);
 /* The HTML badge class of a verdict. */
-const char *kb_app__badge(const char *verdict);
+const char *kb_app__badge(kb_verdict verdict);
 /* The page up to the first section (HTML head and style, title, summary);
  * its end (footer). */
 void kb_app__page_begin(const kb_app__model *R, kb_buf *o, const char *title);
@@ -125,17 +140,6 @@ void kb_app__svg_render(const kb_app__model *R, kb_buf *o, bool standalone);
 
 /* ===== variants.c: what the session verbs share ===== */
 
-/* The value at a dotted path ("result.timing.median_us") of j, or NULL. */
-json_t *kb_app__jget(json_t *j, const char *path);
-/* The number at a dotted path of j, or -1 when there is none. */
-double kb_app__jnum(json_t *j, const char *path);
-/* A variant's verdict word ("compiled" when it was never run, "-" without a note). */
-const char *kb_app__verdict_of(const kb_variant *v);
-/* A variant's median in us, or -1. */
-double kb_app__median_of(const kb_variant *v);
-/* Whether v ran `kernel` (true when either is unknown): the variants of a
- * file that solve the same problem, which the Δ lines and "best" compare. */
-bool kb_app__same_kernel(const kb_variant *v, const char *kernel);
 /* The fastest CORRECT timed variant of vs that ran `kernel` (NULL: any), or -1. */
 int kb_app__best_of(const kb_variant *vs, int n, const char *kernel);
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
@@ -212,6 +216,24 @@ void kb_app__rounds_text(json_t *rounds, kb_buf *out);
 /* The report's "LLM rounds" section: what each round proposed, its verdict
  * and its delta (nothing when R->o->rounds is empty). */
 void kb_app__section_rounds(const kb_app__model *R, kb_buf *o);
+
+/* optimize.c: the end of `kbench optimize` */
+
+/* What the rounds found: the file's text before them and the best. */
+typedef struct {
+	const char *path;        /* the file */
+	const char *orig;        /* its text before the rounds */
+	const char *best;        /* the best CORRECT timed text, or NULL */
+	const char *best_name;   /* its variant; "" when nothing is recorded */
+	double orig_us, best_us; /* their medians; orig_us 0: the original was not timed */
+	bool no_write;           /* --no-write: the file stays as it was */
+} kb_app__best;
+
+/* The summary ("best: ..."), and a best other than the original written
+ * back to b->path.  Returns 0, or the write's KB_E* with err saying where
+ * the best variant is: the session's variant to check out, or (nothing
+ * recorded) a copy in the temporary folder. */
+int kb_app__optimize_finish(const kb_app__best *b, kb_buf *out, kb_err *err);
 
 /* ===== gpus.c: the local GPUs --gpus names ===== */
 

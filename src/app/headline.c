@@ -99,7 +99,7 @@ static void compare(json_t *cur, const kb_variant *other, kb_app_headline_delta 
 
 static bool timed_correct(json_t *res)
 {
-	return res && !strcmp(kb_app_run_verdict(res), "CORRECT") &&
+	return res && kb_app_verdict(res) == KB_VERDICT_CORRECT &&
 	       kb_app__jnum(res, "timing.median_us") > 0;
 }
 
@@ -268,20 +268,27 @@ static void delta_part(const kb_app_headline_delta *d, const char *role, bool an
 
 enum { P_VERDICT, P_TIME, P_ROOF, P_PREV, P_BEST, P_SPREAD, P_BAR, P_SPARK, NPARTS };
 
+/* Whether v says the kernel is wrong or failed (red), not what says
+ * nothing about it (NO GPU, compiled, UNSUPPORTED, CANCELLED: plain bold). */
+static bool kernel_failed(kb_verdict v)
+{
+	switch (v) {
+	case KB_VERDICT_INCORRECT: case KB_VERDICT_IMPOSSIBLE: case KB_VERDICT_FAULT:
+	case KB_VERDICT_TIMEOUT: case KB_VERDICT_CRASH: case KB_VERDICT_ERROR:
+	case KB_VERDICT_SPEC_ERROR: case KB_VERDICT_COMPILE_ERROR:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void kb_app_headline_text(const kb_app_headline *h, int width, bool ansi, kb_buf *out)
 {
 	kb_buf part[NPARTS];
 	for (int i = 0; i < NPARTS; i++)
 		part[i] = (kb_buf)KB_BUF_INIT;
-	/* green for CORRECT, red for a kernel that is wrong or failed, plain
-	 * bold for what says nothing about the kernel (NO GPU, compiled,
-	 * UNSUPPORTED, CANCELLED) */
-	static const char *const bad[] = {"INCORRECT", "IMPOSSIBLE", "FAULT", "TIMEOUT", "CRASH",
-					  "ERROR", "SPEC ERROR", "COMPILE ERROR"};
-	const char *colour = !strcmp(h->verdict, "CORRECT") ? "1;32" : "1";
-	for (size_t i = 0; i < KB_ARRAY_LEN(bad); i++)
-		if (!strcmp(h->verdict, bad[i]))
-			colour = "1;31";
+	kb_verdict v = kb_verdict_parse(h->verdict);
+	const char *colour = v == KB_VERDICT_CORRECT ? "1;32" : kernel_failed(v) ? "1;31" : "1";
 	if (h->verdict[0])
 		kb_buf_catf(&part[P_VERDICT], "%s%s%s", SGR(ansi, colour), h->verdict, SGR(ansi, "0"));
 	if (h->median_us > 0)

@@ -16,11 +16,13 @@
  */
 #include "app_int.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
 	const kb_app_optimize_opts *o;
@@ -56,7 +58,7 @@ static void say(opt *S, const char *fmt, ...)
 static double median_of(json_t *res)
 {
 	double us = kb_app__jnum(res, "timing.median_us");
-	return us > 0 && !strcmp(kb_app_run_verdict(res), "CORRECT") ? us : 0;
+	return us > 0 && kb_app_verdict(res) == KB_VERDICT_CORRECT ? us : 0;
 }
 
 /* Compiles text as the file's (with SASS for the prompt) and records it;
@@ -104,7 +106,7 @@ static int run_text(opt *S, const char *text, json_t **res, char name[16], kb_bu
 
 static bool no_gpu(json_t *res)
 {
-	return !strcmp(kb_app_run_verdict(res), "NO GPU");
+	return kb_app_verdict(res) == KB_VERDICT_NO_GPU;
 }
 
 /* What the session held of the file before the loop (`kbench log`'s
@@ -141,7 +143,7 @@ static int baseline(opt *S, kb_err *err)
 		snprintf(S->best_name, sizeof S->best_name, "%s", S->base_name);
 	}
 	const char *name0 = S->base_name[0] ? S->base_name : S->o->path;
-	if (!strcmp(kb_app_run_verdict(S->base_result), "UNSUPPORTED")) /* so is every variant */
+	if (kb_app_verdict(S->base_result) == KB_VERDICT_UNSUPPORTED) /* so is every variant */
 		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "%s is UNSUPPORTED at these values (%s), "
 				  "and a variant may not change the spec: give --arg/--define values "
 				  "it supports", name0, kb_app__str(S->base_result, "message"));
@@ -255,7 +257,7 @@ static int ask(opt *S, int k, kb_err *err)
 
 /* What one round came to, recorded and kept for the prompts. */
 typedef struct {
-	char verdict[24];      /* "no code", "COMPILE ERROR", "CORRECT", ... (a copy: the
+	char verdict[24];      /* no code, COMPILE ERROR, CORRECT, ... (a copy: the
 				* run's Result it came from is freed before it is told) */
 	char variant[16];
 	char parent[16];       /* what it was based on (the best when asked: a new best
@@ -306,58 +308,99 @@ static void why_not(json_t *res, kb_buf *out)
 	kb_buf_free(&r);
 }
 
-/* A candidate that compiled: run, judge, maybe the new best. */
+/* A candidate that compiled, run and recorded: its variant, its verdict
+ * and what the model is told (the run's rendering and its deltas).  *res
+ * gets the Result.  Returns 0 or the runner's KB_E*. */
+static int run_candidate(opt *S, const char *cand, round_out *ro, json_t **res, kb_err *err)
+{
+	kb_buf deltas = KB_BUF_INIT;
+	char name[16] = "";
+	int rc = run_text(S, cand, res, name, &deltas, err);
+	if (rc == 0) {
+		if (name[0])
+			snprintf(ro->variant, sizeof ro->variant, "%s", name);
+		snprintf(ro->verdict, sizeof ro->verdict, "%s", kb_app_run_verdict(*res));
+		kb_app_run_render(*res, &ro->feedback);
+		kb_buf_cat(&ro->feedback, deltas.s ? deltas.s : "");
+	}
+	kb_buf_free(&deltas);
+	return rc;
+}
+
+/* The score of a run against the best so far: its median (0 unless
+ * CORRECT and timed), its change, and whether it is the new best. */
+static void score(const opt *S, json_t *res, round_out *ro)
+{
+	if ((ro->us = median_of(res)) <= 0)
+		return;
+	ro->delta_pct = S->best_us > 0 ? 100.0 * (ro->us - S->best_us) / S->best_us : 0;
+	ro->best = !S->best || ro->us < S->best_us;
+}
+
+/* The round's reason in one line, from its score (before a new best
+ * replaces the one it is compared with). */
+static void word(const opt *S, json_t *res, round_out *ro)
+{
+	if (ro->us <= 0) {
+		why_not(res, &ro->reason);
+		kb_buf_cat(&ro->reason, "; rejected");
+		return;
+	}
+	/* a variant has no name where nothing is recorded (KBENCH_NO_SESSION) */
+	const char *best = S->best_name[0] ? S->best_name : "the best so far";
+	kb_buf_catf(&ro->reason, "%.2f us", ro->us);
+	if (S->best_us > 0)
+		kb_buf_catf(&ro->reason, " (%+.1f%% vs %s)", ro->delta_pct, best);
+	if (!ro->best)
+		kb_buf_catf(&ro->reason, "; not faster than %s: not kept as the best", best);
+}
+
+/* cand (compiled in u, which it takes; its Result res) becomes the best,
+ * and the base of the next question. */
+static void promote(opt *S, const char *cand, const round_out *ro, kb_compile_unit *u, json_t *res)
+{
+	free(S->best);
+	S->best = kb_xstrdup(cand);
+	S->best_us = ro->us;
+	snprintf(S->best_name, sizeof S->best_name, "%s", ro->variant);
+	free(S->base);
+	S->base = kb_xstrdup(cand);
+	snprintf(S->base_name, sizeof S->base_name, "%s", ro->variant);
+	kb_compile_unit_free(&S->base_unit);
+	S->base_unit = *u;
+	memset(u, 0, sizeof *u);
+	json_decref(S->base_result);
+	S->base_result = json_incref(res);
+}
+
+/* A candidate that compiled where no GPU can check it: the loop stops
+ * (KB_ENODEV with err), saying so. */
+static int stop_no_gpu(json_t *res, round_out *ro, kb_err *err)
+{
+	kb_buf_catf(&ro->reason, "compiled; checking and timing it needs a GPU, and none can "
+		    "be used here: stopped after the compile");
+	return kb_err_set(err, KB_ENODEV, KB_DOM_CUDA, 0, "%s compiled; checking and timing it "
+			  "needs a GPU (%s): stopped after the compile",
+			  ro->variant[0] ? ro->variant : "the candidate", kb_app__str(res, "message"));
+}
+
+/* A candidate that compiled: run, scored, worded, and promoted when it is
+ * the new best.  Returns 0, KB_ENODEV or the runner's KB_E*. */
 static int judge_run(opt *S, const char *cand, kb_compile_unit *u, round_out *ro, kb_err *err)
 {
 	json_t *res = NULL;
-	kb_buf deltas = KB_BUF_INIT;
-	char name[16] = "";
-	int rc = run_text(S, cand, &res, name, &deltas, err);
+	int rc = run_candidate(S, cand, ro, &res, err);
 	if (rc < 0)
 		return rc;
-	if (name[0])
-		snprintf(ro->variant, sizeof ro->variant, "%s", name);
-	snprintf(ro->verdict, sizeof ro->verdict, "%s", kb_app_run_verdict(res));
-	kb_app_run_render(res, &ro->feedback);
-	kb_buf_cat(&ro->feedback, deltas.s ? deltas.s : "");
 	if (no_gpu(res)) {
-		kb_buf_catf(&ro->reason, "compiled; checking and timing it needs a GPU, and none can "
-			    "be used here: stopped after the compile");
-		rc = kb_err_set(err, KB_ENODEV, KB_DOM_CUDA, 0, "%s compiled; checking and timing it "
-				"needs a GPU (%s): stopped after the compile",
-				ro->variant[0] ? ro->variant : "the candidate", kb_app__str(res, "message"));
-	} else if ((ro->us = median_of(res)) > 0) {
-		double parent = S->best_us > 0 ? S->best_us : 0;
-		ro->delta_pct = parent > 0 ? 100.0 * (ro->us - parent) / parent : 0;
-		kb_buf_catf(&ro->reason, "%.2f us", ro->us);
-		/* a variant has no name where nothing is recorded (KBENCH_NO_SESSION) */
-		const char *best = S->best_name[0] ? S->best_name : "the best so far";
-		if (parent > 0)
-			kb_buf_catf(&ro->reason, " (%+.1f%% vs %s)", ro->delta_pct, best);
-		if (S->best && ro->us >= S->best_us)
-			kb_buf_catf(&ro->reason, "; not faster than %s: not kept as the best", best);
-		if (!S->best || ro->us < S->best_us) {
-			ro->best = true;
-			free(S->best);
-			S->best = kb_xstrdup(cand);
-			S->best_us = ro->us;
-			snprintf(S->best_name, sizeof S->best_name, "%s", ro->variant);
-			/* the next question is about the new best */
-			free(S->base);
-			S->base = kb_xstrdup(cand);
-			snprintf(S->base_name, sizeof S->base_name, "%s", ro->variant);
-			kb_compile_unit_free(&S->base_unit);
-			S->base_unit = *u;
-			memset(u, 0, sizeof *u);
-			json_decref(S->base_result);
-			S->base_result = json_incref(res);
-		}
+		rc = stop_no_gpu(res, ro, err);
 	} else {
-		why_not(res, &ro->reason);
-		kb_buf_cat(&ro->reason, "; rejected");
+		score(S, res, ro);
+		word(S, res, ro);
+		if (ro->best)
+			promote(S, cand, ro, u, res);
 	}
 	json_decref(res);
-	kb_buf_free(&deltas);
 	return rc;
 }
 
@@ -377,7 +420,7 @@ static int try_answer(opt *S, round_out *ro, kb_err *err)
 	int rc = compile_text(S, cand, &u, ro->variant);
 	if (rc != 0) {
 		snprintf(ro->verdict, sizeof ro->verdict, "%s",
-			 rc == KB_ESPEC ? "SPEC ERROR" : "COMPILE ERROR");
+			 kb_verdict_name(rc == KB_ESPEC ? KB_VERDICT_SPEC_ERROR : KB_VERDICT_COMPILE_ERROR));
 		int nerr = kb_diag_count(&u.diags, KB_DIAG_ERROR);
 		kb_buf_catf(&ro->reason, "%d error%s", nerr, nerr == 1 ? "" : "s");
 		kb_diag_render(&u.diags, &ro->feedback, false);
@@ -446,35 +489,78 @@ static int rounds(opt *S, kb_err *err)
 	return rc;
 }
 
-/* The summary, and the best written to the file.  Returns 0, or the
- * write's KB_E* with err saying where the best variant is kept. */
-static int finish(opt *S, kb_buf *out, kb_err *err)
+/* Where nothing is recorded (KBENCH_NO_SESSION), a copy of the best text
+ * in a new file of the temporary folder, named like the file so that its
+ * kind (.cu, .tile, .ptx) stays.  Returns the copy's path (a new string),
+ * or NULL with why. */
+static char *keep_copy(const char *path, const char *text, char *why, size_t n)
 {
-	if (!S->best || S->orig_us <= 0 || !strcmp(S->best, S->orig)) {
-		kb_buf_catf(out, "best: %s\n", S->best ? "the original (no proposal was faster "
+	const char *dir = getenv("TMPDIR");
+	char *tpl = kb_xasprintf("%s/kbench-best-XXXXXX-%s", dir && *dir ? dir : "/tmp",
+				 kb_basename(path));
+	int fd = mkstemps(tpl, (int)strlen(kb_basename(path)) + 1);
+	kb_err e = {0};
+	if (fd < 0 || close(fd) < 0 || kb_file_write(tpl, text, strlen(text), &e) < 0) {
+		snprintf(why, n, "%s", e.msg[0] ? e.msg : strerror(errno));
+		if (fd >= 0)
+			unlink(tpl);
+		free(tpl);
+		return NULL;
+	}
+	return tpl;
+}
+
+/* The best written back to b->path.  Returns 0, or the write's KB_E* with
+ * err saying where the best variant is: the session's variant, else a
+ * copy (keep_copy). */
+static int write_best(const kb_app__best *b, kb_buf *out, kb_err *err)
+{
+	int rc = kb_file_write(b->path, b->best, strlen(b->best), err);
+	if (rc == 0) {
+		kb_buf_catf(out, "written to %s (the original is in the session)\n", b->path);
+		return KB_OK;
+	}
+	char why[sizeof err->msg], why2[sizeof err->msg];
+	snprintf(why, sizeof why, "%s", err->msg);
+	if (b->best_name[0])
+		return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to "
+				  "%s (%s); it is kept in the session: `kbench checkout %s` writes it",
+				  b->path, why, b->best_name);
+	char *copy = keep_copy(b->path, b->best, why2, sizeof why2);
+	if (copy)
+		kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to %s (%s); "
+			   "nothing is recorded, so it is kept in %s", b->path, why, copy);
+	else
+		kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to %s (%s), "
+			   "nor kept in the temporary folder (%s): it is lost", b->path, why, why2);
+	free(copy);
+	return rc;
+}
+
+int kb_app__optimize_finish(const kb_app__best *b, kb_buf *out, kb_err *err)
+{
+	if (!b->best || b->orig_us <= 0 || !strcmp(b->best, b->orig)) {
+		kb_buf_catf(out, "best: %s\n", b->best ? "the original (no proposal was faster "
 			    "and correct)" : "none (no CORRECT timed variant)");
 		return KB_OK;
 	}
 	kb_buf_catf(out, "best: %s CORRECT %.2f us (%+.1f%% vs the original %.2f us)\n",
-		    S->best_name, S->best_us, 100.0 * (S->best_us - S->orig_us) / S->orig_us,
-		    S->orig_us);
-	if (S->o->no_write)
-		kb_buf_catf(out, "the file is unchanged (--no-write): `kbench checkout %s` writes it\n",
-			    S->best_name);
-	int rc = KB_OK;
-	if (!S->o->no_write && (rc = kb_file_write(S->o->path, S->best, strlen(S->best), err)) == 0)
-		kb_buf_catf(out, "written to %s (the original is in the session)\n", S->o->path);
-	else if (rc < 0) {
-		char why[sizeof err->msg];
-		snprintf(why, sizeof why, "%s", err->msg);
-		if (!S->best_name[0]) /* nothing recorded (KBENCH_NO_SESSION) */
-			return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be "
-					  "written to %s (%s)", S->o->path, why);
-		return kb_err_set(err, rc, KB_DOM_NONE, 0, "the best variant could not be written to "
-				  "%s (%s); it is kept in the session: `kbench checkout %s` writes it",
-				  S->o->path, why, S->best_name);
-	}
+		    b->best_name, b->best_us, 100.0 * (b->best_us - b->orig_us) / b->orig_us,
+		    b->orig_us);
+	if (!b->no_write)
+		return write_best(b, out, err);
+	kb_buf_catf(out, "the file is unchanged (--no-write): `kbench checkout %s` writes it\n",
+		    b->best_name);
 	return KB_OK;
+}
+
+/* The summary, and the best written to the file (kb_app__optimize_finish). */
+static int finish(opt *S, kb_buf *out, kb_err *err)
+{
+	kb_app__best b = {.path = S->o->path, .orig = S->orig, .best = S->best,
+			  .best_name = S->best_name, .orig_us = S->orig_us, .best_us = S->best_us,
+			  .no_write = S->o->no_write};
+	return kb_app__optimize_finish(&b, out, err);
 }
 
 static void dry_run(opt *S, kb_buf *out)

@@ -105,7 +105,8 @@ static json_t *compile_errors(const kb_compile_unit *u)
 static char *errors_message(const kb_compile_unit *u, json_t *compile)
 {
 	kb_buf m = KB_BUF_INIT;
-	kb_buf_cat(&m, u->status == KB_ESPEC ? "SPEC ERROR" : "COMPILE ERROR");
+	kb_buf_cat(&m, kb_verdict_name(u->status == KB_ESPEC ? KB_VERDICT_SPEC_ERROR
+							 : KB_VERDICT_COMPILE_ERROR));
 	for (int i = 0; i < u->diags.n; i++)
 		if (u->diags.v[i].level == KB_DIAG_ERROR) {
 			const kb_diag *g = &u->diags.v[i];

@@ -193,7 +193,7 @@ static void replay_row(const kb_variant *v, json_t *now, double base_then, doubl
 	kb_buf_catf(out, "  %-5s %-13s %-13s", v->name, vt, vn);
 	kb_app__cat_num(out, 11, 2, mt);
 	kb_app__cat_num(out, 11, 2, mn);
-	if (strcmp(vt, vn) && then)
+	if (then && kb_app_verdict(then) != kb_app_verdict(now))
 		kb_buf_cat(out, "  CORRECTNESS CHANGED");
 	else if (mt > 0 && mn > 0 && same_gpu) {
 		json_t *d = kb_diff_numbers(then, now);
@@ -325,12 +325,12 @@ static int replay_file(kb_runner *r, kb_pool *pool, const kb_session *s, const c
 				    same_gpu ? "" : ": different GPUs, comparing ratios to the first variant");
 			kb_buf_catf(out, "  %-5s %-13s %-13s %11s %11s\n", "", "recorded", "now", "then us", "now us");
 		}
-		if (base_then < 0 && then && !strcmp(kb_app_run_verdict(then), "CORRECT"))
+		if (base_then < 0 && then && kb_app_verdict(then) == KB_VERDICT_CORRECT)
 			base_then = kb_app__jnum(then, "timing.median_us"), base_now = kb_app__jnum(now, "timing.median_us");
 		replay_row(v, now, base_then, base_now, same_gpu, out);
 	}
 	for (size_t k = 0; k < json_array_size(results); k++) /* why, and how to say yes: once */
-		if (!strcmp(kb_app_run_verdict(json_array_get(results, k)), "REFUSED")) {
+		if (kb_app_verdict(json_array_get(results, k)) == KB_VERDICT_REFUSED) {
 			kb_buf_catf(out, "  REFUSED: %s\n",
 				    kb_app__str(json_array_get(results, k), "message"));
 			break;

@@ -142,7 +142,7 @@ static void variant_row(const kb_app__model *R, int i, columns c, kb_app__trow *
 	memset(t, 0, sizeof *t);
 	snprintf(t->text[k++], sizeof t->text[0], "%s", kb_app__name_of(r));
 	snprintf(t->text[k++], sizeof t->text[0], "%s", r->v->label ? r->v->label : "");
-	snprintf(t->text[k], sizeof t->text[0], "%s", r->verdict);
+	snprintf(t->text[k], sizeof t->text[0], "%s", kb_verdict_name(r->verdict));
 	t->cls[k++] = kb_app__badge(r->verdict);
 	if (r->timed)
 		fmt_time(t->text[k++], sizeof t->text[0], r->median, r->sd);
@@ -360,7 +360,7 @@ static void chart_notes(const kb_app__model *R, kb_buf *o)
 		const kb_app__row *r = &R->r[i];
 		if (r->res && !r->timed)
 			kb_buf_catf(&s, "%s%s (%s, not timed)", s.len ? "; " : "", kb_app__name_of(r),
-				    r->verdict);
+				    kb_verdict_name(r->verdict));
 		else if (r->timed && !r->has_flops && R->nflops)
 			kb_buf_catf(&s, "%s%s (no FLOP count: bandwidth only)", s.len ? "; " : "",
 				    kb_app__name_of(r));
@@ -400,7 +400,7 @@ static void evidence_row(const kb_app__model *R, const kb_app__row *r, const kb_
 {
 	memset(t, 0, sizeof *t);
 	snprintf(t->text[0], sizeof t->text[0], "%s", kb_app__name_of(r));
-	snprintf(t->text[1], sizeof t->text[1], "%s", r->verdict);
+	snprintf(t->text[1], sizeof t->text[1], "%s", kb_verdict_name(r->verdict));
 	t->cls[1] = kb_app__badge(r->verdict);
 	t->strong[0] = r == &R->r[R->best >= 0 ? R->best : 0] && R->best >= 0;
 	if (!e->trials) {
@@ -428,13 +428,13 @@ static void evidence_detail(const kb_app__model *R, kb_buf *o, const kb_app__row
 		kb_buf_cat(o, "<div class=\"failnote\"><strong>");
 		kb_app__html(o, kb_app__name_of(r));
 		kb_buf_cat(o, " · ");
-		kb_app__html(o, r->verdict);
+		kb_app__html(o, kb_verdict_name(r->verdict));
 		kb_buf_cat(o, "</strong> <span>");
 		kb_app__html(o, what);
 		kb_buf_cat(o, "</span></div>\n");
 	} else {
 		kb_buf_catf(o, "- **%s** ", kb_app__name_of(r));
-		kb_app__md_cell(o, r->verdict);
+		kb_app__md_cell(o, kb_verdict_name(r->verdict));
 		kb_buf_cat(o, ": ");
 		kb_app__md_cell(o, what);
 		kb_buf_catc(o, '\n');

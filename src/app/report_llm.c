@@ -39,7 +39,7 @@ static void round_row(json_t *r, kb_app__trow *t)
 	snprintf(t->text[3], sizeof t->text[3], "%s", *v ? v : "-");
 	snprintf(t->text[4], sizeof t->text[4], "%s", kb_app__str(r, "parent"));
 	snprintf(t->text[5], sizeof t->text[5], "%s", verdict);
-	t->cls[5] = kb_app__badge(verdict);
+	t->cls[5] = kb_app__badge(kb_verdict_parse(verdict));
 	if (kb_app__has(r, "delta_pct"))
 		snprintf(t->text[6], sizeof t->text[6], "%+.1f%%", kb_app__num(r, "delta_pct"));
 	else

@@ -22,31 +22,6 @@
 #include <string.h>
 
 /* ====================================================================== */
-/* JSON members                                                             */
-/* ====================================================================== */
-
-const char *kb_app__str(json_t *j, const char *key)
-{
-	return kb_app__sval(json_object_get(j, key));
-}
-
-const char *kb_app__sval(json_t *v)
-{
-	const char *s = json_string_value(v);
-	return s ? s : "";
-}
-
-double kb_app__num(json_t *j, const char *key)
-{
-	return json_number_value(json_object_get(j, key));
-}
-
-bool kb_app__has(json_t *j, const char *key)
-{
-	return json_is_number(json_object_get(j, key));
-}
-
-/* ====================================================================== */
 /* The model: one row per variant, read from its note                      */
 /* ====================================================================== */
 
@@ -110,17 +85,18 @@ static void read_row(const kb_variant *v, kb_app__row *r)
 		r->res = NULL;
 	r->kernel = find_kernel(v->note, r->res);
 	if (r->res) {
-		r->verdict = kb_app_run_verdict(r->res);
+		r->verdict = kb_app_verdict(r->res);
 	} else if (c) {
 		const char *st = kb_app__str(c, "status");
 		if (json_is_false(json_object_get(c, "ok")))
 			st = "compile_error";
-		r->verdict = !st[0] || !strcmp(st, "ok") ? "COMPILED"
-			     : !strcmp(st, "spec_error") ? "SPEC ERROR" : "COMPILE ERROR";
+		r->verdict = !st[0] || !strcmp(st, "ok") ? KB_VERDICT_COMPILED
+			     : !strcmp(st, "spec_error") ? KB_VERDICT_SPEC_ERROR
+			     : KB_VERDICT_COMPILE_ERROR;
 	} else {
-		r->verdict = v->note_error ? "BAD NOTE" : "NO RESULT";
+		r->verdict = v->note_error ? KB_VERDICT_BAD_NOTE : KB_VERDICT_NO_RESULT;
 	}
-	r->correct = !strcmp(r->verdict, "CORRECT");
+	r->correct = r->verdict == KB_VERDICT_CORRECT;
 	if (r->res)
 		read_speed(r);
 }
@@ -333,21 +309,6 @@ static bool find_bad(json_t *trials, bool after, kb_app__evidence *e)
 		}
 	}
 	return false;
-}
-
-bool kb_app__timed_bad(json_t *check, char *s, size_t n)
-{
-	json_t *tl = json_object_get(check, "timed_launches");
-	json_t *bad = json_object_get(tl, "bad");
-	if (!bad)
-		return false;
-	snprintf(s, n, "timed launch %lld of %lld wrote %s unlike its checked twin (same inputs, "
-		 "outputs poisoned first): %lld of %lld elements differ, first bad %s; a kernel "
-		 "must do the same work on every launch",
-		 (long long)kb_app__num(bad, "launch"), (long long)kb_app__num(tl, "launches_checked"),
-		 kb_app__str(bad, "output"), (long long)kb_app__num(bad, "elements"),
-		 (long long)kb_app__num(bad, "of"), kb_app__str(bad, "first_bad"));
-	return true;
 }
 
 void kb_app__read_evidence(json_t *check, kb_app__evidence *e)

@@ -231,11 +231,11 @@ void kb_app__para(const kb_app__model *R, kb_buf *o, bool note, const char *text
 	}
 }
 
-const char *kb_app__badge(const char *verdict)
+const char *kb_app__badge(kb_verdict verdict)
 {
-	return !strcmp(verdict, "CORRECT") ? "badge b-ok"
-	       : !strcmp(verdict, "COMPILED") || !strcmp(verdict, "NO RESULT") ||
-		 !strcmp(verdict, "UNSUPPORTED") ? "badge b-muted"
+	return verdict == KB_VERDICT_CORRECT ? "badge b-ok"
+	       : verdict == KB_VERDICT_COMPILED || verdict == KB_VERDICT_NO_RESULT ||
+		 verdict == KB_VERDICT_UNSUPPORTED ? "badge b-muted"
 	       : "badge b-bad";
 }
 
@@ -258,9 +258,9 @@ static char *variant_counts(const kb_app__model *R)
 			ok++;
 		else if (!r->res)
 			compiled++;
-		else if (!strcmp(r->verdict, "INCORRECT") || !strcmp(r->verdict, "IMPOSSIBLE"))
+		else if (r->verdict == KB_VERDICT_INCORRECT || r->verdict == KB_VERDICT_IMPOSSIBLE)
 			bad++;
-		else if (!strcmp(r->verdict, "UNSUPPORTED")) /* not run: not a failure */
+		else if (r->verdict == KB_VERDICT_UNSUPPORTED) /* not run: not a failure */
 			unsupported++;
 		else
 			failed++;

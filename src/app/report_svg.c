@@ -197,7 +197,7 @@ static void bar_row(const kb_app__row *r, bool best, kb_buf *o, double x0, doubl
 	kb_buf_catf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"20\" rx=\"3\" "
 		    "fill=\"#f6f8fa\"/>\n", x0, y + 1, tw);
 	if (!r->timed || r->gbps < 0) {
-		snprintf(t, sizeof t, "%s, not timed", r->verdict);
+		snprintf(t, sizeof t, "%s, not timed", kb_verdict_name(r->verdict));
 		svg_text(o, x0 + 8, y + 15, "start", "font-size=\"12\" font-style=\"italic\" fill=\""
 			 C_BAD "\"", t);
 		return;

@@ -132,7 +132,8 @@ static void text_legend(const kb_app__model *R, kb_buf *out, double bw, const in
 		kb_buf_catf(out, "  %s %-10s %.3g FLOP/B  %.3g TFLOP/s  %.2f us  %.0f%% of the roof  %s%s\n",
 			    i == current ? "\u25c6" : POINT_MARKS[marks[i]], kb_app__name_of(r), r->ai,
 			    r->flops_s / 1e12, r->median, 100 * r->flops_s / roof_at(R, r->ai),
-			    r->impossible ? "IMPOSSIBLE" : r->verdict, i == R->best ? "  (best)" : "");
+			    kb_verdict_name(r->impossible ? KB_VERDICT_IMPOSSIBLE : r->verdict),
+			    i == R->best ? "  (best)" : "");
 	}
 }
 

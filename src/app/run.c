@@ -111,28 +111,6 @@ void kb_app_progress_text(json_t *p, char *out, size_t n)
 		snprintf(out, n, " (%.1f s)", json_number_value(el));
 }
 
-const char *kb_app_run_verdict(json_t *r)
-{
-	const char *status = str(r, "status");
-	static const struct { const char *status, *word; } words[] = {
-		{"fault", "FAULT"}, {"timeout", "TIMEOUT"}, {"crash", "CRASH"},
-		{"spec_error", "SPEC ERROR"}, {"compile_error", "COMPILE ERROR"},
-		{"reference_error", "REFERENCE ERROR"}, {"no_reference", "NO REFERENCE"},
-		{"python_refused", "REFUSED"},
-		{"unsupported", "UNSUPPORTED"},
-		{"no_gpu", "NO GPU"}, {"launch_error", "LAUNCH ERROR"},
-		{"protocol_error", "RUNNER ERROR"}, {"metric_error", "METRIC ERROR"},
-		{"cancelled", "CANCELLED"}, {"disconnected", "DISCONNECTED"},
-		{"unreachable", "UNREACHABLE"}, {"protocol_mismatch", "PROTOCOL MISMATCH"},
-	};
-	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
-		if (!strcmp(status, words[i].status))
-			return words[i].word;
-	if (!strcmp(status, "ok"))
-		return str(r, "verdict")[0] ? str(r, "verdict") : "ERROR";
-	return "ERROR";
-}
-
 /* ---- correctness -------------------------------------------------------- */
 
 /* A value that JSON carries as a number, or as "nan" / "inf". */

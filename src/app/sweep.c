@@ -23,7 +23,7 @@ static double median_us(json_t *r)
 
 static bool is_correct(json_t *r)
 {
-	return !strcmp(kb_app_run_verdict(r), "CORRECT");
+	return kb_app_verdict(r) == KB_VERDICT_CORRECT;
 }
 
 /* The i-th combination of lists of sizes n[0..k-1] (mixed radix). */
@@ -197,7 +197,7 @@ static void render_row(const char *label, json_t *res, bool best, kb_buf *out)
 	else
 		kb_buf_catf(out, " %13s %14s", "-", "-");
 	json_t *check = json_object_get(res, "check");
-	if (!strcmp(kb_app_run_verdict(res), "UNSUPPORTED"))
+	if (kb_app_verdict(res) == KB_VERDICT_UNSUPPORTED)
 		kb_buf_catf(out, "  %s", json_string_value(json_object_get(res, "message")));
 	if (!is_correct(res) && check) {
 		json_t *t;

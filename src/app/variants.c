@@ -1,8 +1,7 @@
 /*
- * variants.c - what every session verb shares: reading a variant's Result,
- * which session and which file a verb works on, a variant loaded with its
- * text, how a variant compares with the previous and the best (the Δ
- * lines), and the small queries the TUI makes (how many variants, one's
+ * variants.c - what every session verb shares: which session and which
+ * file a verb works on, a variant loaded with its text, how a variant
+ * compares with the previous and the best (the Δ lines), and the small queries the TUI makes (how many variants, one's
  * text, the roofline of them all).
  */
 #include "app_int.h"
@@ -13,46 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- reading Results ------------------------------------------------------ */
-
-json_t *kb_app__jget(json_t *j, const char *path)
-{
-	char buf[128];
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && j; k = strtok_r(NULL, ".", &save))
-		j = json_object_get(j, k);
-	return j;
-}
-
-double kb_app__jnum(json_t *j, const char *path)
-{
-	json_t *v = kb_app__jget(j, path);
-	return json_is_number(v) ? json_number_value(v) : -1;
-}
-
-const char *kb_app__verdict_of(const kb_variant *v)
-{
-	json_t *r = kb_app__jget(v->note, "result");
-	if (v->note_error)
-		return "BAD NOTE";
-	if (!r)
-		return v->note ? "compiled" : "-";
-	return kb_app_run_verdict(r);
-}
-
-double kb_app__median_of(const kb_variant *v)
-{
-	return kb_app__jnum(v->note, "result.timing.median_us");
-}
-
 static bool timed_correct(const kb_variant *v)
 {
-	return !strcmp(kb_app__verdict_of(v), "CORRECT") && kb_app__median_of(v) > 0;
-}
-
-bool kb_app__same_kernel(const kb_variant *v, const char *kernel)
-{
-	return !kernel || !v->kernel || !strcmp(v->kernel, kernel);
+	return !v->note_error && kb_app_verdict(kb_app__jget(v->note, "result")) == KB_VERDICT_CORRECT &&
+	       kb_app__median_of(v) > 0;
 }
 
 /* The fastest CORRECT variant of `kernel` (NULL: any) other than `skip`, or -1. */

@@ -24,10 +24,17 @@ enum { KB_CLI_EXIT_KERNEL = 1, KB_CLI_EXIT_USAGE = 2, KB_CLI_EXIT_ENV = 3 };
 /* "kbench: <fmt with arg>" and the usage on stderr; returns KB_CLI_EXIT_USAGE. */
 int kb_cli_usage(const char *usage, const char *fmt, const char *arg);
 
-/* kbench.c: the runner a verb talks to: over ssh with --remote, else
- * local (shared between one-shot commands when share and this process may). */
+/* ===== kbench_target.c: where the verbs run ===== */
+
+/* Takes --remote / --gpus / --hosts / --launcher out of argv (main, once,
+ * before the verb).  Returns 0 or KB_EINVAL with err. */
+int kb_cli_target_parse(int *argc, char **argv, kb_err *err);
+/* The --remote host, or NULL. */
+const char *kb_cli_remote_host(void);
+/* The runner a verb talks to: over ssh with --remote, else local (shared
+ * between one-shot commands when share and this process may). */
 kb_runner *kb_cli_runner(bool share);
-/* kbench.c: the workers of --gpus / --hosts / --launcher, or NULL. */
+/* The workers of --gpus / --hosts / --launcher, or NULL. */
 kb_pool *kb_cli_pool(void);
 
 /* ===== kbench_session.c: the session verbs (argv[0] is the verb) ===== */

@@ -16,26 +16,6 @@
 
 enum { EXIT_KERNEL = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
 
-/* --remote / --gpus / --hosts / --launcher, taken out of argv by main. */
-static kb_app_target target;
-
-/* See cli.h. */
-kb_runner *kb_cli_runner(bool share)
-{
-	if (target.remote)
-		return kb_app_target_runner(&target, false);
-	kb_runner *r = kb_runner_new(NULL);
-	if (share)
-		kb_runner_share(r);
-	return r;
-}
-
-/* See cli.h. */
-kb_pool *kb_cli_pool(void)
-{
-	return kb_app_target_pool(&target);
-}
-
 static const char usage_main[] =
 	"usage: kbench <command> [options]\n"
 	"\n"
@@ -177,7 +157,7 @@ static char *ask_remote_arch(void)
 		arch = kb_xstrdup(kb_runner_arch(r));
 	else
 		fprintf(stderr, "kbench: NO GPU on %s (its runner says: %s); --arch sm_XX compiles "
-			"without asking\n", target.remote,
+			"without asking\n", kb_cli_remote_host(),
 			json_string_value(json_object_get(kb_runner_peer(r), "gpu_error")));
 	json_decref(fail);
 	kb_runner_close(r);
@@ -232,7 +212,7 @@ static int cmd_compile(int argc, char **argv)
 	if (emit && strcmp(kb_extension(argv[optind]), "tile"))
 		return usage_error(usage_compile, "--emit-cuda is for .tile files, not %s", argv[optind]);
 	char *remote_arch = NULL;
-	if (target.remote && !opts.arch && (remote_arch = ask_remote_arch()) == NULL)
+	if (kb_cli_remote_host() && !opts.arch && (remote_arch = ask_remote_arch()) == NULL)
 		return EXIT_ENV;
 	opts.arch = remote_arch ? remote_arch : opts.arch;
 	kb_compile_unit r;
@@ -466,15 +446,17 @@ static void clear_progress(void)
  * and its spec did (INCORRECT, FAULT, SPEC ERROR, UNSUPPORTED ...). */
 static int run_exit(json_t *res)
 {
-	const char *v = kb_app_run_verdict(res);
-	if (!strcmp(v, "CORRECT"))
+	switch (kb_app_verdict(res)) {
+	case KB_VERDICT_CORRECT:
 		return 0;
 	/* a runner that broke the protocol is the environment's fault, not the kernel's */
-	if (!strcmp(v, "NO GPU") || !strcmp(v, "ERROR") || !strcmp(v, "DISCONNECTED") ||
-	    !strcmp(v, "UNREACHABLE") || !strcmp(v, "PROTOCOL MISMATCH") ||
-	    !strcmp(v, "RUNNER ERROR") || !strcmp(v, "NO REFERENCE"))
+	case KB_VERDICT_NO_GPU: case KB_VERDICT_ERROR: case KB_VERDICT_DISCONNECTED:
+	case KB_VERDICT_UNREACHABLE: case KB_VERDICT_PROTOCOL_MISMATCH:
+	case KB_VERDICT_RUNNER_ERROR: case KB_VERDICT_NO_REFERENCE:
 		return EXIT_ENV;
-	return EXIT_KERNEL;
+	default:
+		return EXIT_KERNEL;
+	}
 }
 
 /* The spec's sweep and tune lines, read on this side to plan the runs;
@@ -587,7 +569,7 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		json_array_foreach(json_object_get(sweeps, "sweep"), i, row) {
 			json_t *rr = json_object_get(row, "result");
 			/* a point a require line rules out was pruned, not failed */
-			if (strcmp(kb_app_run_verdict(rr), "UNSUPPORTED") && run_exit(rr) != 0)
+			if (kb_app_verdict(rr) != KB_VERDICT_UNSUPPORTED && run_exit(rr) != 0)
 				status = EXIT_KERNEL;
 		}
 	}
@@ -840,7 +822,7 @@ int main(int argc, char **argv)
 		return printf("kbench %s\n", KB_VERSION), 0;
 	kb_err err = {0};
 	if (strcmp(verb, "serve") && strcmp(verb, "remote") &&
-	    kb_app_target_parse(&argc, argv, &target, &err) < 0)
+	    kb_cli_target_parse(&argc, argv, &err) < 0)
 		return usage_error(usage_main, "%s", err.msg);
 	for (size_t i = 0; i < KB_ARRAY_LEN(commands); i++)
 		if (!strcmp(verb, commands[i].name))

@@ -52,7 +52,7 @@ typedef enum {
 	KB_DOM_SPEC,
 	KB_DOM_JSON,
 	KB_DOM_TREESITTER,
-	KB_DOM_PYTHON,      /* a Python reference (profile/pyref.c) */
+	KB_DOM_PYTHON,      /* a Python reference (reference/pyref.c) */
 } kb_domain;
 
 /* A place in a source file; line and col are 1-based, 0 when unknown. */
@@ -242,6 +242,49 @@ void kb_thread_cpu_ms(double *user_ms, double *sys_ms);
 /* ===== proto.c ===== */
 
 #include "proto.h"
+
+/* ===== verdict.c: what a run came to ===== */
+
+/* The verdict of a run (a Result's "status" and "verdict"), and the states
+ * of a variant that has none.  Code decides on these; kb_verdict_name gives
+ * the word printed and stored. */
+typedef enum {
+	KB_VERDICT_NONE,          /* no verdict word (an unknown or empty one) */
+	KB_VERDICT_CORRECT,
+	KB_VERDICT_INCORRECT,
+	KB_VERDICT_IMPOSSIBLE,    /* faster than this GPU's ceilings allow */
+	KB_VERDICT_FAULT,
+	KB_VERDICT_TIMEOUT,
+	KB_VERDICT_CRASH,
+	KB_VERDICT_SPEC_ERROR,
+	KB_VERDICT_COMPILE_ERROR,
+	KB_VERDICT_REFERENCE_ERROR,
+	KB_VERDICT_NO_REFERENCE,
+	KB_VERDICT_REFUSED,       /* a Python reference not trusted to run */
+	KB_VERDICT_UNSUPPORTED,   /* the spec's require lines rule the values out */
+	KB_VERDICT_NO_GPU,
+	KB_VERDICT_LAUNCH_ERROR,
+	KB_VERDICT_RUNNER_ERROR,
+	KB_VERDICT_METRIC_ERROR,
+	KB_VERDICT_CANCELLED,
+	KB_VERDICT_DISCONNECTED,
+	KB_VERDICT_UNREACHABLE,
+	KB_VERDICT_PROTOCOL_MISMATCH,
+	KB_VERDICT_ERROR,         /* a Result that says nothing known */
+	KB_VERDICT_COMPILED,      /* a variant compiled and never run (the report's) */
+	KB_VERDICT_NO_RESULT,     /* a variant with no note */
+	KB_VERDICT_BAD_NOTE,      /* a variant whose note does not read */
+} kb_verdict;
+
+/* The word of v (CORRECT, NO GPU, ...; "" for KB_VERDICT_NONE). */
+const char *kb_verdict_name(kb_verdict v);
+/* The verdict a word names (the inverse of kb_verdict_name), or
+ * KB_VERDICT_NONE for NULL or a word it is not. */
+kb_verdict kb_verdict_parse(const char *word);
+/* The verdict of a Result from its "status" and "verdict" members (either
+ * may be NULL): "ok" with CORRECT, INCORRECT or IMPOSSIBLE is that, another
+ * status the verdict it stands for, anything else KB_VERDICT_ERROR. */
+kb_verdict kb_verdict_of(const char *status, const char *verdict);
 
 /* ===== progress.c: how far the long step in progress is ===== */
 

@@ -180,7 +180,7 @@ static void incomparable(json_t *a, json_t *b, char *why, size_t n)
 			snprintf(why, n, "%s is missing", side[i]);
 		else if (!v)
 			snprintf(why, n, "%s has no verdict (status %s)", side[i], st ? st : "unknown");
-		else if (strcmp(v, "CORRECT") != 0)
+		else if (kb_verdict_parse(v) != KB_VERDICT_CORRECT)
 			snprintf(why, n, "%s is %s", side[i], v);
 		else if (!json_is_number(at(r[i], "timing.median_us")))
 			snprintf(why, n, "%s has no timing", side[i]);

@@ -55,7 +55,7 @@ int kb_llm_key(const kb_llm_config *c, char *key, size_t n, kb_err *err);
  * secret key ("sk-" and 8+ key characters) replaced by "[redacted]". */
 void kb_llm_redact(const char *s, const char *key, kb_buf *out);
 
-/* ===== provider.c, http.c, command.c ===== */
+/* ===== provider.c, request.c, http.c, command.c ===== */
 
 /* What a caller learns while the answer streams; every member may be NULL. */
 typedef struct {

@@ -53,7 +53,7 @@ void kb_llm__sse_feed(kb_llm__sse *d, const char *p, size_t n);
 /* $XDG_CONFIG_HOME/kbench/<sub> (default ~/.config/kbench/<sub>); a new string. */
 char *kb_llm__config_dir(const char *sub);
 
-/* ===== provider.c ===== */
+/* ===== request.c ===== */
 
 /* Whether the caller asked to stop. */
 bool kb_llm__cancelled(const kb_llm_hooks *h);

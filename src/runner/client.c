@@ -18,6 +18,9 @@
  * otherwise be waited for KB_HOST_TIMEOUT_MS).  A frame that is not a JSON
  * message with a "type" is a protocol error at once, as is a frame length
  * over KB_FRAME_MAX: the result says what came.
+ *
+ * One call (start when gone, hello, send, retry once, await) is call.c's,
+ * above this file and remote.c.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "runner_int.h"
@@ -115,7 +118,7 @@ static bool start_shared(kb_runner *r)
 	return true;
 }
 
-static int start(kb_runner *r, kb_err *err)
+int kb_runner__start(kb_runner *r, kb_err *err)
 {
 	if (start_shared(r))
 		return KB_OK;
@@ -158,7 +161,7 @@ static int start(kb_runner *r, kb_err *err)
 }
 
 /* True when the worker has already exited (e.g. after a sticky error). */
-static bool worker_gone(kb_runner *r)
+bool kb_runner__worker_gone(kb_runner *r)
 {
 	if (r->pid <= 0)
 		return true;
@@ -195,7 +198,7 @@ static int send_all(int fd, const char *p, size_t n)
 	return KB_OK;
 }
 
-static int send_request(kb_runner *r, json_t *req, kb_err *err)
+int kb_runner__send_request(kb_runner *r, json_t *req, kb_err *err)
 {
 	char *s = json_dumps(req, JSON_COMPACT);
 	size_t n;
@@ -261,7 +264,7 @@ static void excerpt(const char *p, size_t n, char *out, size_t cap)
 }
 
 /* Empties the cancel pipe; true when it held a request. */
-static bool drain_cancel(kb_runner *r)
+bool kb_runner__drain_cancel(kb_runner *r)
 {
 	char buf[16];
 	bool any = false;
@@ -310,7 +313,7 @@ static wait_outcome next_frame(kb_runner *r, double deadline_ms, char **frame)
 		int n = poll(pf, r->cancel[0] >= 0 ? 2 : 1, left > 1e9 ? -1 : (int)left + 1);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n > 0 && r->cancel[0] >= 0 && pf[1].revents && drain_cancel(r))
+		if (n > 0 && r->cancel[0] >= 0 && pf[1].revents && kb_runner__drain_cancel(r))
 			return WAIT_CANCELLED;
 		if (n == 0 || !pf[0].revents)
 			continue; /* re-check the deadline */
@@ -326,7 +329,7 @@ static wait_outcome next_frame(kb_runner *r, double deadline_ms, char **frame)
 }
 
 /* Reads frames until the result; the watchdog lives here. */
-static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_fn fn, void *ctx)
+json_t *kb_runner__await_result(kb_runner *r, double timeout_ms, kb_runner_progress_fn fn, void *ctx)
 {
 	json_t *last = NULL, *result = NULL;
 	double deadline = kb_now_ms() + KB_HOST_TIMEOUT_MS;
@@ -374,75 +377,6 @@ static json_t *await_result(kb_runner *r, double timeout_ms, kb_runner_progress_
 	return result;
 }
 
-static int call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn, void *ctx,
-		json_t **result, kb_err *err);
-
-int kb_runner_call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn,
-		   void *ctx, json_t **result, kb_err *err)
-{
-	*result = NULL;
-	if (timeout_ms <= 0)
-		timeout_ms = 10000;
-	int rc;
-	drain_cancel(r); /* a cancel between calls is for no call */
-	if (worker_gone(r)) {
-		if ((rc = start(r, err)) < 0)
-			return rc;
-		if (r->hello && !r->in_handshake && (*result = kb_runner__handshake(r, timeout_ms)))
-			return KB_OK;
-	}
-	json_t *answer = NULL;
-	req = r->host && !r->in_handshake ? kb_runner__remote_request(r, req, &answer)
-					  : json_incref(req);
-	if (!req) {
-		*result = answer;
-		return KB_OK;
-	}
-	rc = call(r, req, timeout_ms, fn, ctx, result, err);
-	json_decref(req);
-	if (rc == 0 && r->host && !r->in_handshake)
-		kb_runner__remote_result(r, *result);
-	return rc;
-}
-
-/* Sends req to the running worker and waits for its result. */
-static int call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress_fn fn, void *ctx,
-		json_t **result, kb_err *err)
-{
-	int rc;
-	char cwd[4096];
-	if (r->shared && !json_object_get(req, "cwd") && getcwd(cwd, sizeof cwd)) {
-		json_object_set_new(req, "cwd", json_string(cwd)); /* its paths are ours */
-		/* and so is where file() may read (spec/spec_tensor.c) */
-		const char *dirs = getenv("KBENCH_FILE_DIRS");
-		if (dirs)
-			json_object_set_new(req, "file_dirs", json_string(dirs));
-	}
-	if (send_request(r, req, err) < 0) {
-		/* The worker died since we last looked: one fresh start, one retry. */
-		kb_runner__reap(r, true);
-		if ((rc = start(r, err)) < 0)
-			return rc;
-		if (r->hello && !r->in_handshake && (*result = kb_runner__handshake(r, timeout_ms)))
-			return KB_OK;
-		if ((rc = send_request(r, req, err)) < 0)
-			return rc;
-	}
-	*result = await_result(r, timeout_ms, fn, ctx);
-	return KB_OK;
-}
-
-int kb_runner_connect(kb_runner *r, json_t **failure, kb_err *err)
-{
-	*failure = NULL;
-	if (!worker_gone(r))
-		return KB_OK;
-	int rc = start(r, err);
-	if (rc == 0 && r->hello)
-		*failure = kb_runner__handshake(r, 0);
-	return rc;
-}
-
 void kb_runner_set_hello(kb_runner *r, bool on)
 {
 	r->hello = on;
@@ -469,7 +403,7 @@ static void wait_for_exit(kb_runner *r, int ms)
 {
 	double deadline = kb_now_ms() + ms;
 	char sink[4096];
-	while (r->from_fd >= 0 && !worker_gone(r)) {
+	while (r->from_fd >= 0 && !kb_runner__worker_gone(r)) {
 		int left = (int)(deadline - kb_now_ms());
 		if (left <= 0)
 			return;
@@ -479,7 +413,7 @@ static void wait_for_exit(kb_runner *r, int ms)
 			return;
 		if (n > 0 && read(r->from_fd, sink, sizeof sink) == 0) {
 			/* EOF: the worker is exiting; its pid is reaped just after */
-			for (int i = 0; i < 2000 && !worker_gone(r); i++)
+			for (int i = 0; i < 2000 && !kb_runner__worker_gone(r); i++)
 				usleep(1000);
 			return;
 		}
@@ -498,7 +432,7 @@ static bool ask_quit(kb_runner *r)
 		return false;
 	json_t *q = json_pack("{s:s}", "type", "quit");
 	kb_err err;
-	int rc = send_request(r, q, &err);
+	int rc = kb_runner__send_request(r, q, &err);
 	json_decref(q);
 	return rc == 0;
 }

@@ -3,10 +3,11 @@
  * same framed protocol over ssh's pipes (docs/remote.md).  This file owns
  * what is different about such a worker: the ssh command line (the user's
  * ssh, config, keys, agent and jump hosts; nothing of ours asks for a
- * password), the hello exchange in which both sides check the protocol
- * number, asking the remote for its GPU's arch, and the shape of run
- * requests: the file's text travels, and the cubin is compiled here for the
- * remote's arch, so the remote needs no shared filesystem and no compiler.
+ * password) and the shape of run requests: the file's text travels, and
+ * the cubin is compiled here for the remote's arch, so the remote needs no
+ * shared filesystem and no compiler.  The hello exchange in which both
+ * sides check the protocol number, and asking the remote for its GPU's
+ * arch, are call.c's, which calls this file for each request.
  * A lost connection comes back from client.c as a lost worker; here it is
  * named as such ("disconnected", the host), and the next call reconnects.
  * Variants live on this side (the session store), so nothing is lost.
@@ -86,91 +87,6 @@ const char *kb_runner_arch(const kb_runner *r)
 json_t *kb_runner_peer(const kb_runner *r)
 {
 	return r->peer;
-}
-
-static json_t *failure(const char *status, char *msg)
-{
-	json_t *j = json_pack("{s:s, s:s, s:s}", "type", "result", "status", status, "message", msg);
-	free(msg);
-	return j;
-}
-
-/* Why the hello exchange failed, as the result to report; NULL if it did not. */
-static json_t *check_hello(kb_runner *r, int rc, json_t *res, const kb_err *err)
-{
-	const char *where = r->host ? r->host : "this machine";
-	const char *type = json_string_value(json_object_get(res, "type"));
-	const char *status = json_string_value(json_object_get(res, "status"));
-	int theirs = (int)json_integer_value(json_object_get(res, "protocol"));
-	const char *version = json_string_value(json_object_get(res, "version"));
-	if (rc < 0)
-		return failure("unreachable", kb_xasprintf("cannot start the runner for %s: %s", where,
-							     err->msg));
-	if (!type || strcmp(type, "hello"))
-		return failure("unreachable",
-			       kb_xasprintf("no runner answered on %s (%s); %s", where,
-					    json_string_value(json_object_get(res, "message")),
-					    r->host ? "ssh's own message, if any, is above; check "
-						      "`ssh HOST true` and `kbench remote setup HOST`"
-						    : "is this kbench complete?"));
-	if (status && !strcmp(status, "refused"))
-		return failure("protocol_mismatch",
-			       kb_xstrdup(json_string_value(json_object_get(res, "message"))));
-	if (theirs != kb_proto_version())
-		return failure("protocol_mismatch",
-			       kb_xasprintf("protocol mismatch: the runner on %s (kbench %s) speaks "
-					    "runner protocol %d, this kbench (%s) speaks %d; install "
-					    "the same kbench on both sides (kbench remote setup)",
-					    where, version ? version : "?", theirs, KB_VERSION,
-					    kb_proto_version()));
-	return NULL;
-}
-
-/* Asks a remote runner for its GPU: r->arch, or the reason there is none
- * (kept in the peer's "gpu_error"). */
-static void ask_arch(kb_runner *r, double timeout_ms)
-{
-	json_t *q = json_pack("{s:s}", "type", "devices"), *res = NULL;
-	kb_err err = {0};
-	if (kb_runner_call(r, q, timeout_ms, NULL, NULL, &res, &err) == 0) {
-		const char *arch = json_string_value(
-			json_object_get(json_object_get(res, "device"), "arch"));
-		const char *msg = json_string_value(json_object_get(res, "message"));
-		if (arch)
-			r->arch = kb_xstrdup(arch);
-		else
-			json_object_set_new(r->peer, "gpu_error", json_string(msg ? msg : "no GPU"));
-	}
-	json_decref(res);
-	json_decref(q);
-}
-
-json_t *kb_runner__handshake(kb_runner *r, double timeout_ms)
-{
-	r->in_handshake = true;
-	json_t *hello = json_pack("{s:s, s:i, s:s}", "type", "hello", "protocol",
-				  kb_proto_version(), "version", KB_VERSION);
-	json_t *res = NULL;
-	kb_err err = {0};
-	int rc = kb_runner_call(r, hello, timeout_ms, NULL, NULL, &res, &err);
-	json_decref(hello);
-	json_t *fail = check_hello(r, rc, res, &err);
-	json_decref(r->peer);
-	free(r->arch);
-	r->peer = NULL;
-	r->arch = NULL;
-	if (fail) {
-		json_decref(res);
-		kb_runner__reap(r, true);
-		if (r->host)
-			json_object_set_new(fail, "remote", json_pack("{s:s}", "host", r->host));
-	} else {
-		r->peer = res;
-		if (r->host)
-			ask_arch(r, timeout_ms);
-	}
-	r->in_handshake = false;
-	return fail;
 }
 
 /* ---- run requests ---------------------------------------------------------- */

@@ -6,7 +6,6 @@
  */
 #include "runner_int.h"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,47 +44,6 @@ static uint64_t session_seed(void)
 	if (!seed)
 		seed = kb_runner__fresh_seed();
 	return seed;
-}
-
-uint64_t kb_runner__fresh_seed(void)
-{
-	uint64_t s = 0;
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (read(fd, &s, sizeof s) != (ssize_t)sizeof s)
-			s = 0;
-		close(fd);
-	}
-	if (!s)
-		s = (uint64_t)time(NULL) * 2654435761u;
-	return s % 1000000000u + 1; /* short enough to retype; never 0, "none yet" */
-}
-
-const char **kb_runner__strings(json_t *a, int *n)
-{
-	*n = (int)json_array_size(a);
-	const char **v = kb_xcalloc((size_t)*n + 1, sizeof(char *));
-	for (int i = 0; i < *n; i++)
-		v[i] = json_string_value(json_array_get(a, (size_t)i));
-	return v;
-}
-
-/* The request's {"N": 1024} as overrides (names borrowed from args). */
-/* See runner.h. */
-kb_arg_override *kb_runner_arg_overrides(json_t *args, int *n)
-{
-	*n = (int)json_object_size(args);
-	kb_arg_override *v = kb_xcalloc((size_t)*n + 1, sizeof *v);
-	const char *name;
-	json_t *val;
-	int i = 0;
-	json_object_foreach(args, name, val) {
-		v[i].name = name;
-		v[i].value = (kb_value){.is_float = json_is_real(val), .i = json_integer_value(val),
-					.f = json_number_value(val)};
-		i++;
-	}
-	return v;
 }
 
 /* The value of every arg the run used (after --arg), so a replay or a
@@ -172,18 +130,6 @@ void kb_runner__warm_join(kb_runner__warm *w)
 	free(w);
 }
 
-/* See runner.h. */
-json_t *kb_runner_diag_result(const char *status, const kb_compile_unit *u)
-{
-	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", status);
-	json_object_set_new(r, "diagnostics", kb_compile_diags_json(&u->diags));
-	kb_buf text = KB_BUF_INIT;
-	kb_diag_render(&u->diags, &text, false);
-	json_object_set_new(r, "diagnostics_text", json_string(text.s ? text.s : ""));
-	kb_buf_free(&text);
-	return r;
-}
-
 static double eval_or(const kb_compile_unit *u, const kb_expr *e, double dflt)
 {
 	kb_value v;
@@ -223,43 +169,7 @@ static void add_roofline(kb_runner__ctx *c, const kb_compile_unit *u, json_t *r)
 	json_decref(ceil);
 	json_object_set_new(r, "roofline", roof);
 	if (json_is_true(json_object_get(roof, "impossible")))
-		json_object_set_new(r, "verdict", json_string("IMPOSSIBLE"));
-}
-
-/* Whether line info's file is the unit's source file. */
-static bool own_file(const kb_compile_unit *u, const char *file)
-{
-	return file && !strcmp(kb_basename(file), kb_basename(u->src.path));
-}
-
-/* See runner_int.h. */
-char *kb_runner__source_line(const kb_compile_unit *u, const char *file, int line)
-{
-	if (!own_file(u, file))
-		return kb_xstrdup("");
-	char *l = kb_src_line(u->src.text, line);
-	if (!l)
-		return kb_xstrdup("");
-	char *p = l;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	char *t = kb_xstrdup(p);
-	free(l);
-	return t;
-}
-
-/* See runner_int.h. */
-const kb_sass_insn *kb_runner__insn_at(const kb_compile_unit *u, const char *fn, uint64_t pc)
-{
-	for (int f = 0; f < u->build.sass.nfuncs; f++) {
-		const kb_sass_func *sf = &u->build.sass.funcs[f];
-		if (strcmp(sf->name, fn))
-			continue;
-		for (int i = 0; i < sf->n; i++)
-			if (sf->v[i].addr == pc)
-				return &sf->v[i];
-	}
-	return NULL;
+		json_object_set_new(r, "verdict", json_string(kb_verdict_name(KB_VERDICT_IMPOSSIBLE)));
 }
 
 /* Orders an array of objects by their "samples", most first (stable). */
@@ -330,30 +240,6 @@ static json_t *insn_json(json_t *h)
 			       "stall_pct", all ? 100.0 * (double)best / (double)all : 0.0);
 	kb_runner__copy_sassm(h, in);
 	return in;
-}
-
-/* See runner_int.h. */
-bool kb_runner__place(const kb_compile_unit *u, json_t *e, kb_runner__where *w)
-{
-	const kb_sass_insn *in = kb_runner__insn_at(u, json_string_value(json_object_get(e, "function")),
-						    (uint64_t)json_integer_value(json_object_get(e, "pc")));
-	if (!in)
-		return false;
-	json_object_set_new(e, "sass", json_sprintf("%s%s%s %s", in->pred ? in->pred : "",
-						    in->pred ? " " : "", in->opcode,
-						    in->operands ? in->operands : ""));
-	if (!in->line)
-		return false;
-	/* Code inlined from another file (a header, the tile prologue's
-	 * helpers) counts for the kernel's line that called it when the line
-	 * info says (nvdisasm -gi); else it is an entry of its own, named by
-	 * its file. */
-	int own_line = kb_compile_sass_src_line(in, u->src.path);
-	w->own = own_line > 0;
-	w->file = w->own ? u->src.path : in->file;
-	w->line = w->own ? own_line : in->line;
-	json_object_set_new(e, "line", json_integer(w->line));
-	return true;
 }
 
 /* Each hot PC gets its SASS and source line; samples are summed per

@@ -9,7 +9,7 @@
 
 #include "../core/kb.h"
 #include "../compile/compile.h"
-#include "../profile/profile.h"
+#include "../measure/measure.h"
 
 /* ===== server.c ===== */
 
@@ -24,7 +24,7 @@ int kb_runner_serve(int in_fd, int out_fd);
  * a client when it can take lock_path (no client is about to connect). */
 int kb_runner_serve_socket(const char *path, const char *lock_path, int idle_s);
 
-/* ===== run.c ===== */
+/* ===== message.c ===== */
 
 /* The result of a run that stopped at the unit's diagnostics: status
  * "spec_error" or "compile_error", the diagnostics and their text.  A new
@@ -34,7 +34,7 @@ json_t *kb_runner_diag_result(const char *status, const kb_compile_unit *u);
  * borrowed from args).  Free the array. */
 kb_arg_override *kb_runner_arg_overrides(json_t *args, int *n);
 
-/* ===== client.c ===== */
+/* ===== client.c, call.c ===== */
 
 typedef struct kb_runner kb_runner;
 

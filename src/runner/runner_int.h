@@ -9,6 +9,37 @@
 #include <pthread.h>
 #include <stdio.h>
 
+/* ===== message.c: below every other file of the runner ===== */
+
+/* Writes one frame with msg (consumed); frames from several threads do not
+ * interleave. Returns 0 or KB_EIO. */
+int kb_runner__send(int fd, json_t *msg);
+/* {"type":"result","status":status,"message":..,"error":CUDA name}. */
+json_t *kb_runner__error_result(const char *status, const kb_err *err);
+/* A request's array of strings as a new array of borrowed strings (*n of
+ * them, NULL-terminated; free the array). */
+const char **kb_runner__strings(json_t *a, int *n);
+/* A new random seed, 1 ..= 1e9 (short enough to retype; 0 means none). */
+uint64_t kb_runner__fresh_seed(void);
+
+/* ===== listing.c: an instruction's SASS and source line ===== */
+
+/* The SASS instruction of u's build at (function, pc offset), or NULL. */
+const kb_sass_insn *kb_runner__insn_at(const kb_compile_unit *u, const char *fn, uint64_t pc);
+/* Line `line` of the unit's own file `file`, trimmed; "" for another file
+ * or no such line.  A new string. */
+char *kb_runner__source_line(const kb_compile_unit *u, const char *file, int line);
+
+/* Where a {function, pc} entry's instruction comes from. */
+typedef struct {
+	const char *file;   /* the unit's own path when own */
+	int line;
+	bool own;           /* a line of the unit's file (inlined code at its call) */
+} kb_runner__where;
+/* Gives entry e ({function, pc, ...}) its "sass" text and, when the line
+ * info has one, its "line"; true (w filled) only when it has a line. */
+bool kb_runner__place(const kb_compile_unit *u, json_t *e, kb_runner__where *w);
+
 /* What a run request needs of the server. */
 typedef struct {
 	int out_fd;
@@ -74,13 +105,22 @@ struct kb_runner {
 
 /* Closes the worker's pipes and reaps it (killed first when kill_it). */
 void kb_runner__reap(kb_runner *r, bool kill_it);
+/* Starts the worker: the shared runner when r may use it, else a child of
+ * this process.  Returns 0, or KB_EIO with err (no pipe, no fork). */
+int kb_runner__start(kb_runner *r, kb_err *err);
+/* True when the worker has already exited (e.g. after a sticky error). */
+bool kb_runner__worker_gone(kb_runner *r);
+/* Empties the cancel pipe; true when it held a request. */
+bool kb_runner__drain_cancel(kb_runner *r);
+/* Writes req to the worker as one frame.  Returns 0, or KB_EIO with err. */
+int kb_runner__send_request(kb_runner *r, json_t *req, kb_err *err);
+/* Reads frames until the result, the watchdog's: a lost worker (timeout,
+ * crash, silence, a corrupt stream, a cancel) is reaped and becomes the
+ * result.  fn gets each progress frame.  A new reference. */
+json_t *kb_runner__await_result(kb_runner *r, double timeout_ms, kb_runner_progress_fn fn,
+				void *ctx);
 
-/* remote.c: a remote runner's connect and requests (docs/remote.md). */
-/* After a fresh start of a worker with r->hello: the hello exchange (both
- * sides check the protocol) and, for a remote one, its GPU's arch.  NULL
- * when the worker may serve; else the result to report (the worker is
- * stopped): unreachable, or a protocol mismatch naming both versions. */
-json_t *kb_runner__handshake(kb_runner *r, double timeout_ms);
+/* remote.c: a remote runner's requests and results (docs/remote.md). */
 /* The request as a remote runner gets it: the file's text, and the cubin
  * compiled here for its GPU's arch.  A new reference; or NULL with *answer
  * set when the request is answered here (a compile or spec error). */
@@ -88,10 +128,6 @@ json_t *kb_runner__remote_request(kb_runner *r, json_t *req, json_t **answer);
 /* A result from a remote runner: says where it ran; a lost worker becomes
  * "disconnected", naming the host. */
 void kb_runner__remote_result(kb_runner *r, json_t *res);
-/* Result builders shared by run.c and remote.c. */
-const char **kb_runner__strings(json_t *a, int *n);
-/* A new random seed, 1 ..= 1e9 (short enough to retype; 0 means none). */
-uint64_t kb_runner__fresh_seed(void);
 
 /* ticker.c: progress frames for phases longer than a second. */
 typedef struct {
@@ -109,11 +145,6 @@ void kb_runner__ticker_start(kb_runner__ticker *t, int fd);
 void kb_runner__ticker_phase(kb_runner__ticker *t, const char *phase, bool gpu);
 void kb_runner__ticker_stop(kb_runner__ticker *t);
 
-/* Writes one frame with msg (consumed); frames from several threads do not
- * interleave. Returns 0 or KB_EIO. */
-int kb_runner__send(int fd, json_t *msg);
-/* {"type":"result","status":status,"message":..,"error":CUDA name}. */
-json_t *kb_runner__error_result(const char *status, const kb_err *err);
 /* Handles one "run" request (run.c). Returns the result message. */
 json_t *kb_runner__run(kb_runner__ctx *c, json_t *req);
 /* The host copies of a run request's tensors allocated and freed on a
@@ -131,21 +162,6 @@ const char **kb_runner__wanted_metrics(json_t *req, int *n);
  * inlined from another file counted at the kernel's line that called it
  * when the line info has the call site). */
 void kb_runner__map_hot(const kb_compile_unit *u, json_t *r);
-/* The SASS instruction of u's build at (function, pc offset), or NULL. */
-const kb_sass_insn *kb_runner__insn_at(const kb_compile_unit *u, const char *fn, uint64_t pc);
-/* Line `line` of the unit's own file `file`, trimmed; "" for another file
- * or no such line.  A new string. */
-char *kb_runner__source_line(const kb_compile_unit *u, const char *file, int line);
-
-/* Where a {function, pc} entry's instruction comes from. */
-typedef struct {
-	const char *file;   /* the unit's own path when own */
-	int line;
-	bool own;           /* a line of the unit's file (inlined code at its call) */
-} kb_runner__where;
-/* Gives entry e ({function, pc, ...}) its "sass" text and, when the line
- * info has one, its "line"; true (w filled) only when it has a line. */
-bool kb_runner__place(const kb_compile_unit *u, json_t *e, kb_runner__where *w);
 
 /* ===== sassm.c: SASS metrics joined to the listing ===== */
 

@@ -2,7 +2,7 @@
  * sassm.c - the runner's side of SASS metrics: the per-instruction counts
  * the profile layer keyed by (function, pc offset) joined to the build's
  * nvdisasm listing (the instruction's text, its source line), and summed
- * per source line.  Owns no collection (profile/sassmetrics.c) and no
+ * per source line.  Owns no collection (counters/sassmetrics.c) and no
  * rendering (app/profile.c).
  */
 #include "runner_int.h"

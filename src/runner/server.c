@@ -36,35 +36,6 @@ typedef struct {
 	kb_runner__ticker ticker; /* progress of long phases */
 } server;
 
-int kb_runner__send(int fd, json_t *msg)
-{
-	static pthread_mutex_t one_writer = PTHREAD_MUTEX_INITIALIZER;
-	char *s = json_dumps(msg, JSON_COMPACT);
-	json_decref(msg);
-	if (!s)
-		return KB_EINVAL;
-	size_t n;
-	char *frame = kb_frame_encode(s, strlen(s), &n);
-	free(s);
-	const char *p = frame;
-	int rc = KB_OK;
-	pthread_mutex_lock(&one_writer);
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rc = KB_EIO;
-			break;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	pthread_mutex_unlock(&one_writer);
-	free(frame);
-	return rc;
-}
-
 static void on_progress(void *ctx, const char *phase, const char *kernel, const int64_t grid[3],
 			const int64_t block[3])
 {
@@ -113,20 +84,6 @@ static int need_device(server *s)
 		s->ms_nvml_open = kb_now_ms() - t1;
 	}
 	return s->dev_rc;
-}
-
-json_t *kb_runner__error_result(const char *status, const kb_err *err)
-{
-	json_t *r = json_pack("{s:s, s:s}", "type", "result", "status", status);
-	if (err) {
-		json_object_set_new(r, "message", json_string(err->msg));
-		if (err->domain == KB_DOM_CUDA) {
-			const char *colon = strchr(err->msg, ':');
-			json_object_set_new(r, "error", colon ? json_stringn(err->msg, (size_t)(colon - err->msg))
-							      : json_string(err->msg));
-		}
-	}
-	return r;
 }
 
 static json_t *devices_result(server *s)

@@ -1,7 +1,6 @@
 /*
- * files.c - which file of a session a name means, how each is shown, and
- * which commits belong to which file in a session recorded before files
- * were kept apart by their real path.
+ * files.c - which files a session has, how each is shown, and which file
+ * of a session a name means.
  *
  * A file is its real path (links resolved; in a detached session, the path
  * it is stored under): one history per file, whatever folder or repository
@@ -13,20 +12,101 @@
  * never given one of them.  Files are shown by the shortest end of their
  * path that no other file of the session ends with.
  *
- * Sessions recorded by kbench up to 4627e7e kept every file outside a
- * repository under its basename in the session's private repository, and
- * looked a typed name up in files.json before the current directory, so
- * two files of one basename could put their variants on one path of one
- * repository.  Their journal says which file each commit was recorded
- * for ("commit", "saved_commit"): kb_session__foreign_commits gives the
- * commits recorded for other files, which are no variant of this one.
- * Does not own the name map itself (journal.c) nor the store (store*.c).
+ * A session's files are those its journal names, each once whatever name
+ * it goes by, and those files.json names whose store holds a variant (a
+ * kbench killed between a first commit and its journal line).
+ *
+ * Sessions recorded by kbench up to 4627e7e also looked a typed name up in
+ * files.json before the current directory; which commits are a file's in
+ * such a session is legacy.c's.  Does not own the name map itself
+ * (journal.c) nor the store (store*.c), which it asks.
  */
 #include "session_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ===== the files of a session ===== */
+
+/* The files of a session, each once (by identity), in the order added. */
+typedef struct {
+	char **files, **ids;
+	int n, cap, idcap;
+} file_set;
+
+/* Whether file f is one fs already holds (under any name); *id is its identity. */
+static bool has_file(const kb_session *s, json_t *names, const file_set *fs, const char *f,
+		     char **id)
+{
+	*id = kb_session__file_identity(s, names, f);
+	for (int k = 0; k < fs->n; k++)
+		if (!strcmp(fs->ids[k], *id))
+			return true;
+	return false;
+}
+
+static void add_file(file_set *fs, const char *f, char *id)
+{
+	int n = fs->n;
+	*KB_PUSH(fs->files, n, fs->cap) = kb_xstrdup(f);
+	*KB_PUSH(fs->ids, fs->n, fs->idcap) = id;
+}
+
+/* A kbench killed between a file's first commit and the journal line that
+ * says so leaves a file with a variant that no event names, but whose name
+ * files.json holds (written before the commit): such a file counts when
+ * its store holds a variant. */
+static void add_unjournaled(const kb_session *s, json_t *names, file_set *fs)
+{
+	const char *name;
+	json_t *v;
+	if (s->detached)
+		return;
+	json_object_foreach(names, name, v) {
+		char *id;
+		kb_store *st = NULL;
+		int count = 0;
+		if (has_file(s, names, fs, name, &id) || kb_session_store_open(s, name, &st, NULL) < 0 ||
+		    kb_session_store_count(st, &count, NULL) < 0 || count == 0)
+			free(id);
+		else
+			add_file(fs, name, id);
+		kb_session_store_close(st);
+	}
+}
+
+int kb_session_files(const kb_session *s, char ***files, kb_err *err)
+{
+	json_t *evs = NULL;
+	long trunc;
+	file_set fs = {0};
+	int rc = kb_session_journal_read(s, &evs, &trunc, err);
+	*files = NULL;
+	if (rc < 0)
+		return rc;
+	json_t *names = kb_session__names(s);
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		const char *f = json_string_value(json_object_get(json_array_get(evs, i), "file"));
+		char *id;
+		if (!f)
+			continue;
+		if (has_file(s, names, &fs, f, &id))
+			free(id);
+		else
+			add_file(&fs, f, id);
+	}
+	add_unjournaled(s, names, &fs);
+	for (int i = 0; i < fs.n; i++)
+		free(fs.ids[i]);
+	free(fs.ids);
+	json_decref(names);
+	json_decref(evs);
+	*files = fs.files;
+	return fs.n;
+}
+
+/* ===== how each is shown, which one a name means ===== */
 
 /* Whether path ends with the whole components of end ("b/k.cu" ends with
  * "k.cu" and "b/k.cu", not with "/k.cu" nor "b/k"). */
@@ -190,76 +270,4 @@ int kb_session_file_find(const kb_session *s, const char *typed, char **name, kb
 	free_strs(files, n);
 	json_decref(names);
 	return rc;
-}
-
-/* ===== sessions recorded before files were kept apart ===== */
-
-bool kb_session__legacy(const kb_session *s)
-{
-	if (s->detached)
-		return false;
-	char *p = kb_xasprintf("%s/meta.json", s->dir);
-	json_t *meta = json_load_file(p, 0, NULL);
-	bool legacy = meta && !json_object_get(meta, KB_SESSION_KEYED);
-	json_decref(meta);
-	free(p);
-	return legacy;
-}
-
-/* Adds commit id text to *out unless it is there. */
-static void add_oid(const char *text, git_oid **out, int *n, int *cap)
-{
-	git_oid oid;
-	if (!text || git_oid_fromstr(&oid, text) < 0)
-		return;
-	for (int i = 0; i < *n; i++)
-		if (git_oid_equal(&(*out)[i], &oid))
-			return;
-	*KB_PUSH(*out, *n, *cap) = oid;
-}
-
-int kb_session__foreign_commits(const kb_session *s, const char *name, git_oid **out, int *n)
-{
-	json_t *evs = NULL;
-	long trunc;
-	git_oid *own = NULL, *other = NULL;
-	int nown = 0, cown = 0, nother = 0, cother = 0;
-	*out = NULL;
-	*n = 0;
-	if (kb_session_journal_read(s, &evs, &trunc, NULL) < 0)
-		return KB_OK; /* no journal: no commit is known to be another file's */
-	json_t *names = kb_session__names(s), *memo = json_object();
-	char *mine = kb_session__file_identity(s, names, name);
-	for (size_t i = 0; i < json_array_size(evs); i++) {
-		json_t *ev = json_array_get(evs, i);
-		const char *f = json_string_value(json_object_get(ev, "file"));
-		if (!f)
-			continue;
-		json_t *theirs = json_object_get(memo, f);
-		if (!theirs) {
-			char *id = kb_session__file_identity(s, names, f);
-			json_object_set_new(memo, f, theirs = json_boolean(strcmp(id, mine) != 0));
-			free(id);
-		}
-		bool t = json_is_true(theirs);
-		add_oid(json_string_value(json_object_get(ev, "commit")), t ? &other : &own,
-			t ? &nother : &nown, t ? &cother : &cown);
-		add_oid(json_string_value(json_object_get(ev, "saved_commit")), t ? &other : &own,
-			t ? &nother : &nown, t ? &cother : &cown);
-	}
-	/* a commit recorded for this file too (the same text) stays its own */
-	for (int i = 0; i < nother; i++) {
-		bool shared = false;
-		for (int k = 0; k < nown && !shared; k++)
-			shared = git_oid_equal(&own[k], &other[i]);
-		if (!shared)
-			other[(*n)++] = other[i];
-	}
-	*out = other;
-	free(own);
-	free(mine);
-	json_decref(memo);
-	json_decref(names);
-	json_decref(evs);
-	return KB_OK;
 }

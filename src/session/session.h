@@ -78,6 +78,9 @@ char *kb_session_file_name(const kb_session *s, const char *path);
 /* The file a name of the session means: the absolute path recorded for it,
  * else the name itself (a detached session: the name); a new string. */
 char *kb_session_file_path(const kb_session *s, const char *name);
+
+/* ===== files.c: a session's files, which one a name means, how each is shown ===== */
+
 /* The distinct kernel files the journal names, in first-use order (the
  * first spelling of each; two spellings of one file are one: by real
  * path, or in a detached session by stored path), then any file that
@@ -85,9 +88,6 @@ char *kb_session_file_path(const kb_session *s, const char *name);
  * kbench killed between that first commit and its journal line). Returns
  * their count (new strings in *files; free each and the array) or a KB_E*. */
 int kb_session_files(const kb_session *s, char ***files, kb_err *err);
-
-/* ===== files.c: which file a name means, and how it is shown ===== */
-
 /* The file of session s that `typed` means, as the session's name for it
  * (*name, a new string): a path to an existing file is that file (from the
  * current directory, links resolved) and no other; a path to nothing is

@@ -9,7 +9,7 @@
 
 #include <git2.h>
 
-/* ===== session.c ===== */
+/* ===== layout.c: where sessions live (below every other file here) ===== */
 
 /* $XDG_DATA_HOME/kbench (default ~/.local/share/kbench), a new string. */
 char *kb_session__data_dir(void);
@@ -60,7 +60,7 @@ json_t *kb_session__names(const kb_session *s);
  * path); a new string. */
 char *kb_session__file_identity(const kb_session *s, json_t *names, const char *name);
 
-/* ===== files.c ===== */
+/* ===== legacy.c ===== */
 
 /* meta.json's key that a session keeps each file outside a repository
  * under its own path in the private repository (the real path without its

@@ -1,18 +1,18 @@
 /*
  * editor.c - the text model of the editor pane: no ncurses, no I/O.
  *
- * The model is six files on one kb_tui__ed, sharing the kb_tui__ed_*
- * internals of tui_int.h.  This one owns the buffer itself: the lines of
- * one buffer and their byte offsets, the two primitive edits every change
- * goes through, the queue of edit events (tree-sitter TSInputEdit terms)
- * they fill for the highlighter, and the buffer's life cycle (new, load,
- * the text out, saved or dirty).  Beside it: editor_utf8.c (code points,
- * units and display columns), editor_undo.c (undo records and steps),
- * editor_cursor.c (cursor motion and the selection), editor_edit.c
- * (typing, auto-indent, deleting, the internal clipboard), editor_search.c
- * (search and replace).  None of them owns drawing, scrolling, key
- * bindings, files on disk (callers pass text in and take text out) or the
- * system clipboard.
+ * The model is three files on one kb_tui__ed, sharing the kb_tui__ed_*
+ * internals of tui_int.h, each calling only those before it.  This one
+ * owns the buffer itself: the lines of one buffer and their byte offsets,
+ * the two primitive edits every change goes through, the queue of edit
+ * events (tree-sitter TSInputEdit terms) they fill for the highlighter,
+ * and the buffer's life cycle (new, load, the text out, saved or dirty;
+ * the undo records freed).  Beside it: editor_cursor.c (code points,
+ * units and display columns; cursor motion and the selection) and
+ * editor_edit.c (undo records and steps; typing, auto-indent, deleting,
+ * the internal clipboard, search and replace).  None of them owns
+ * drawing, scrolling, key bindings, files on disk (callers pass text in
+ * and take text out) or the system clipboard.
  *
  * Invariants:
  *  - the text is lines[0..nlines-1] joined by '\n'; nlines >= 1, so a file
@@ -223,6 +223,21 @@ void kb_tui__ed_edit_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b, 
 }
 
 /* ===== Buffer life cycle ===== */
+
+/* The undo records' texts: freed with the buffer or a new load. */
+void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n)
+{
+	for (int i = 0; i < *n; i++)
+		free(v[i].text);
+	*n = 0;
+}
+
+/* The step the buffer is at: the newest undo record's gid (0: none), which
+ * kb_tui__ed_dirty compares with the saved one. */
+unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed)
+{
+	return ed->nundo ? ed->undo[ed->nundo - 1].gid : 0;
+}
 
 kb_tui__ed *kb_tui__ed_new(void)
 {

@@ -7,11 +7,10 @@
  * does not own the text (read through kb_hl_text, the editor's rows joined
  * by '\n') and does not draw (tui_draw.c maps classes to colours).
  *
- * Beside it: highlight_query.c (the CUDA query: the grammars' own
- * highlights.scm concatenated, compiled, and its text predicates read),
- * highlight_capture.c (capture names to classes, and the captures of rows
- * painted into spans), highlight_ptx.c (the PTX lexer) and
- * highlight_tile.c (the tile DSL's lexer).
+ * Beside it: highlight_cuda.c (the CUDA query built from the grammars' own
+ * highlights.scm, run over rows and its captures painted into spans),
+ * highlight_lex.c (the PTX and tile lexers) and highlight_span.c (the span
+ * list, rows and spec lines they all share, which calls none of them).
  *
  * Spans come out per row, ordered by column, never overlapping, adjacent
  * equal classes merged, KB_HL_NONE left out.  A comment that starts a
@@ -44,50 +43,6 @@
  * ..., NULL for the C, C++ and CUDA highlights.scm files, in that order. */
 extern const char *const kb_tui__hl_queries[];
 
-/* ===== spans ===== */
-
-void kb_tui__hl_spans_free(kb_hl_spans *s)
-{
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
-/* Appends a span, merging with the previous one when they touch. */
-void kb_tui__hl_add_span(kb_hl_spans *out, int row, int start, int end, kb_hl_class cls)
-{
-	if (start >= end || cls == KB_HL_NONE)
-		return;
-	if (out->n) {
-		kb_hl_span *p = &out->v[out->n - 1];
-		if (p->row == row && p->end == start && p->cls == cls) {
-			p->end = end;
-			return;
-		}
-	}
-	*KB_PUSH(out->v, out->n, out->cap) = (kb_hl_span){row, start, end, cls};
-}
-
-/* True when s[0..len) has "//!" at its first non-blank: a spec line. */
-bool kb_tui__hl_spec_row(const char *s, int len, int col)
-{
-	int i = 0;
-	while (i < len && (s[i] == ' ' || s[i] == '\t'))
-		i++;
-	return i == col && len - i >= 3 && !memcmp(s + i, "//!", 3);
-}
-
-bool kb_tui__hl_spec_span(const char *s, int len, int row, kb_hl_spans *out)
-{
-	int i = 0;
-	while (i < len && (s[i] == ' ' || s[i] == '\t'))
-		i++;
-	if (!kb_tui__hl_spec_row(s, len, i))
-		return false;
-	if (out)
-		kb_tui__hl_add_span(out, row, i, len, KB_HL_SPEC);
-	return true;
-}
-
 /* ===== the highlighter object ===== */
 
 kb_hl_lang kb_tui__hl_lang_of(const char *path)
@@ -97,21 +52,6 @@ kb_hl_lang kb_tui__hl_lang_of(const char *path)
 	case KB_SRC_TILE: return KB_HL_LANG_TILE;
 	default: return KB_HL_LANG_CUDA;
 	}
-}
-
-/* Reads row r through the callbacks; rows past the end are empty. */
-const char *kb_tui__hl_get_row(const kb_hl_text *t, int r, int *len)
-{
-	if (r < 0 || r >= t->nrows(t->ctx)) {
-		*len = 0;
-		return "";
-	}
-	const char *s = t->row(t->ctx, r, len);
-	if (!s || *len < 0) {
-		*len = 0;
-		return "";
-	}
-	return s;
 }
 
 int kb_tui__hl_new(kb_hl **out, kb_hl_lang lang, const char *const *queries, kb_err *err)

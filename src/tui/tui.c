@@ -4,16 +4,18 @@
  * changed, never a blocking call on the UI thread (style rule 16).  Owns
  * the workbench's life cycle (the file or the replay opened, the worker
  * and the watch started, the terminal's modes, and the terminal restored
- * on every way out), what is handed to the worker (a compile and run of
- * the buffer, F8's profile) and the merging of what it hands back into
+ * on every way out) and the merging of what the worker hands back into
  * the shown result.
  *
- * The rest of the workbench works on the same kb_tui__ui (tui_int.h):
- * tui_files.c (saving, autosave to a recovery file, reloading a file
- * changed on disk), tui_draw.c (one frame: colours, the editor),
- * tui_pane.c (the tabs and the result pane), tui_status.c (the title and
- * status lines, messages), tui_keys.c (keys, prompts, the mouse, variants)
- * and tui_replay.c (stepping through a recorded session).
+ * The rest of the workbench works on the same kb_tui__ui (tui_int.h), in
+ * layers that call only downwards: tui_actions.c (messages, prompts, the
+ * buffer handed to the worker, saving, autosave to a recovery file,
+ * reloading a file changed on disk) at the bottom; tui_llm.c (the LLM
+ * pane) and tui_replay.c (stepping through a recorded session) on it;
+ * tui_pane.c (the tabs and the result pane) and tui_draw.c (one frame:
+ * colours, the editor, the title and status lines) to show it;
+ * tui_keys.c (keys, prompts, the mouse, variants) dispatching to all of
+ * them; and this file on top.
  *
  * Invariants: one pass of the loop draws once, then waits at most 250 ms;
  * key handlers and merged results only change state, the next pass shows
@@ -31,48 +33,6 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <unistd.h>
-
-/* ---- the worker's jobs --------------------------------------------------------- */
-
-static void submit_job(kb_tui__ui *t, bool profile)
-{
-	kb_buf text = KB_BUF_INIT;
-	kb_tui__ed_text(t->ed, &text);
-	kb_tui__worker_submit(&t->w, t->o.path, text.s ? text.s : "", ++t->seq, profile);
-	kb_buf_free(&text);
-}
-
-void kb_tui__submit(kb_tui__ui *t)
-{
-	submit_job(t, false);
-}
-
-/* F8: the run plus the quick counters and hot spots (Metrics, SASS). */
-void kb_tui__profile(kb_tui__ui *t)
-{
-	bool no_gpu = t->res && t->res->run && !strcmp(kb_app_run_verdict(t->res->run), "NO GPU");
-	if (!t->w.run || no_gpu) {
-		kb_tui__set_msg(t,
-				"profiling needs a GPU (and is off with --no-run or in a replay)");
-		return;
-	}
-	submit_job(t, true);
-	kb_tui__set_msg(t, "profiling: the run, quick counters and PC-sampling hot spots");
-}
-
-/* ---- the file's kind ------------------------------------------------------------- */
-
-void kb_tui__file_kind(kb_tui__ui *t)
-{
-	kb_hl_lang lang = kb_tui__hl_lang_of(t->o.path);
-	if (!t->hl || t->hl->lang != lang) {
-		kb_tui__hl_free(t->hl);
-		if (kb_tui__hl_new(&t->hl, lang, NULL, NULL) < 0)
-			t->hl = NULL; /* plain text, still editable */
-	}
-	if (!kb_tui__pane_shown(t->pane, t->o.path))
-		t->pane = KB_TUI__PANE_SUMMARY, t->pane_top = 0;
-}
 
 /* ---- the loop ------------------------------------------------------------------- */
 
@@ -92,7 +52,8 @@ static void take_result(kb_tui__ui *t)
 		if (kb_tui__worker_merge(&t->res, p) && run && t->res->run) {
 			const char *v = kb_app_run_verdict(t->res->run);
 			const char *msg = json_string_value(json_object_get(t->res->run, "message"));
-			bool why = !strcmp(v, "UNSUPPORTED") && msg; /* which require line, and its values */
+			/* which require line, and its values */
+			bool why = kb_app_verdict(t->res->run) == KB_VERDICT_UNSUPPORTED && msg;
 			kb_tui__set_msg(t, "%s%s%s", v, why ? ": " : "", why ? msg : "");
 		}
 		/* e.g. a run stopped by a newer save (whose compile may be shown
@@ -157,13 +118,13 @@ static int start(kb_tui__ui *t, kb_err *err)
 			inotify_add_watch(t->inotify, slash ? dir : ".", IN_CLOSE_WRITE | IN_MOVED_TO);
 		free(dir);
 	}
-	rc = kb_tui__worker_start(&t->w, t->o.arch, !t->o.no_run && !t->o.replay, err);
-	t->w.timeout_ms = t->o.timeout_ms;
-	t->w.options = t->o.options;
-	t->w.noptions = t->o.noptions;
-	if (t->o.replay)
-		t->w.record = false; /* the replayed texts are already in their session */
-	return rc;
+	kb_tui__worker_opts wo = {
+		.arch = t->o.arch, .options = t->o.options, .noptions = t->o.noptions,
+		.timeout_ms = t->o.timeout_ms, .run = !t->o.no_run && !t->o.replay,
+		/* the replayed texts are already in their session */
+		.record = !t->o.replay && kb_app_recording(),
+	};
+	return kb_tui__worker_start(&t->w, &wo, err);
 }
 
 static void screen_on(kb_tui__ui *t)

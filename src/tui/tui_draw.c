@@ -2,20 +2,23 @@
  * tui_draw.c - one frame of the workbench: the colour pairs (one per
  * highlight class), the editor (line numbers, the text from the scrolled
  * column with its highlight spans and selection, a compile error after its
- * line) and the frame itself: layout, title, editor, tabs, pane, status,
- * then the cursor.  Feeds the editor's edit events to the highlighter
- * before drawing.  The pane and the status lines are drawn by tui_pane.c
- * and tui_status.c.
+ * line), the title line (the file, dirty mark, verdict and worker phase,
+ * or the replay step), the status line (the cursor place, the keys and one
+ * of the prompt, the latest message or the error on the cursor's line) and
+ * the frame itself: layout, title, editor, tabs, pane, status, then the
+ * cursor.  Feeds the editor's edit events to the highlighter before
+ * drawing.  The tabs and the pane are drawn by tui_pane.c.
  *
  * Invariants: drawing changes no state but the scroll position (kept so
  * the cursor is on screen) and the highlighter's tree; below 80x24 only a
- * line saying so is drawn.
+ * line saying so is drawn; a message never hides a prompt.
  */
 #include "tui_int.h"
 
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <wchar.h>
 
 /* ---- highlighting -------------------------------------------------------- */
@@ -95,8 +98,8 @@ void kb_tui__init_colors(kb_tui__ui *t)
 		init_pair((short)(KB_TUI__C_HL_BASE + c), fg[c][rich ? 0 : 1], -1);
 }
 
-/* Lines with an error diagnostic of the last compile. */
-const kb_diag *kb_tui__diag_on(const kb_tui__ui *t, int line)
+/* The error diagnostic of the last compile on 1-based line, or NULL. */
+static const kb_diag *diag_on(const kb_tui__ui *t, int line)
 {
 	if (!t->res || !t->res->compiled)
 		return NULL;
@@ -132,7 +135,7 @@ static void draw_line(kb_tui__ui *t, int y, int line, int gutter, const kb_hl_sp
 	kb_rect r = t->L.editor;
 	int len;
 	const char *s = kb_tui__ed_line(t->ed, line, &len);
-	const kb_diag *d = kb_tui__diag_on(t, line + 1);
+	const kb_diag *d = diag_on(t, line + 1);
 	attron(COLOR_PAIR(d ? KB_TUI__C_ERROR : KB_TUI__C_LINENO));
 	mvprintw(y, r.x, "%*d ", gutter - 1, line + 1);
 	attroff(COLOR_PAIR(d ? KB_TUI__C_ERROR : KB_TUI__C_LINENO));
@@ -199,6 +202,78 @@ static void draw_editor(kb_tui__ui *t)
 		mvaddwstr(y, t->L.editor.x + t->L.editor.w, L"\u2502");
 }
 
+/* ---- the title and status lines ---------------------------------------------- */
+
+/* The title line: the file (or the replay's step), dirty mark, verdict,
+ * what the worker does; the headline where the Summary is not shown. */
+static void draw_title(kb_tui__ui *t)
+{
+	attron(COLOR_PAIR(KB_TUI__C_TITLE));
+	mvhline(0, 0, ' ', COLS);
+	char state[128] = "idle";
+	pthread_mutex_lock(&t->w.lock);
+	if (t->w.busy || t->w.has_next)
+		snprintf(state, sizeof state, "%s...", t->w.phase[0] ? t->w.phase : "queued");
+	pthread_mutex_unlock(&t->w.lock);
+	const char *verdict = t->res && t->res->run ? kb_app_run_verdict(t->res->run)
+			      : t->res && t->res->compiled ? (t->res->unit.status == 0 ? "compiled" : "errors")
+			      : "";
+	/* the headline where the Summary (which opens with it) is not shown */
+	const kb_app_headline *h = t->pane != KB_TUI__PANE_SUMMARY ? kb_tui__headline(t) : NULL;
+	kb_buf head = KB_BUF_INIT;
+	if (t->steps)
+		mvprintw(0, 0, " kbench-tui  replay %s  step %d/%d  %s  ", t->o.replay, t->step + 1,
+			 (int)json_array_size(t->steps), t->o.path);
+	else
+		mvprintw(0, 0, " kbench-tui  %s%s  ", t->o.path, kb_tui__ed_dirty(t->ed) ? " *" : "");
+	int x = getcurx(stdscr), room = COLS - x - (int)strlen(state) - 2;
+	if (h && room >= 20) {
+		kb_app_headline_text(h, room, false, &head);
+		mvaddstr(0, x, head.s ? head.s : "");
+		printw("  %s", state);
+	} else if (t->steps) {
+		printw("%s", state);
+	} else {
+		printw("[%s]  %s", verdict, state);
+	}
+	kb_buf_free(&head);
+	attroff(COLOR_PAIR(KB_TUI__C_TITLE));
+}
+
+/* The status line: the cursor's place and the keys, with one of the
+ * prompt, the latest message or the error on the cursor's line.  A message
+ * never hides a prompt; the keys stay beside a message when both fit. */
+static void draw_status(kb_tui__ui *t)
+{
+	attron(COLOR_PAIR(KB_TUI__C_STATUS));
+	mvhline(LINES - 1, 0, ' ', COLS);
+	static const char *const asks[] = {"", "find: ", "replace: ", "with: ", "go to line: ",
+					  "unsaved edits: quit anyway? (y/n) ",
+					  "a recovered buffer is newer than the file: use it? (y/n) ",
+					  "ask the model (Enter alone: how can this be faster?): "};
+	const kb_diag *d = diag_on(t, t->ed->cur.line + 1);
+	char keys[160];
+	snprintf(keys, sizeof keys, "%d:%d  %s", t->ed->cur.line + 1, t->ed->cur.col + 1,
+		 t->steps ? "replay: n/p step  < > first/last  F2/F3 panes  ^F find  F1 help  ^Q quit"
+			  : "^S save+run  F5 run  F8 profile  F2/F3 panes  ^Z undo  ^F find  F1 help  ^Q quit");
+	char said[512] = "";
+	if (t->prompt != KB_TUI__P_NONE)
+		snprintf(said, sizeof said, "%s%s", asks[t->prompt], t->input.s ? t->input.s : "");
+	else if (kb_now_ms() < t->msg_until)
+		snprintf(said, sizeof said, "%s", t->msg);
+	else if (d)
+		snprintf(said, sizeof said, "%d:%d: %s", d->line, d->col, d->msg);
+	if (!said[0])
+		mvprintw(LINES - 1, 0, " %s", keys);
+	else if (t->prompt == KB_TUI__P_NONE && (int)(strlen(said) + strlen(keys)) + 6 <= COLS)
+		mvprintw(LINES - 1, 0, " %s  |  %s", said, keys); /* a message, and the keys still */
+	else
+		mvprintw(LINES - 1, 0, " %s", said);
+	attroff(COLOR_PAIR(KB_TUI__C_STATUS));
+}
+
+/* ---- the frame ------------------------------------------------------------------ */
+
 void kb_tui__draw(kb_tui__ui *t)
 {
 	erase();
@@ -209,11 +284,11 @@ void kb_tui__draw(kb_tui__ui *t)
 		return;
 	}
 	sync_highlight(t);
-	kb_tui__draw_title(t);
+	draw_title(t);
 	draw_editor(t);
 	kb_tui__draw_tabs(t);
 	kb_tui__draw_pane(t);
-	kb_tui__draw_status(t);
+	draw_status(t);
 	int gutter = snprintf(NULL, 0, "%d", t->ed->nlines) + 2;
 	gutter = gutter < 5 ? 5 : gutter;
 	if (t->prompt != KB_TUI__P_NONE)

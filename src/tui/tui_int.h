@@ -193,8 +193,8 @@ int kb_tui__ed_replace_all(kb_tui__ed *ed, const char *pat, const char *rep, int
 const kb_tui__ed_edit *kb_tui__ed_edits(const kb_tui__ed *ed, int *n, bool *reparse_all);
 void kb_tui__ed_edits_clear(kb_tui__ed *ed);
 
-/* ----- editor internals: shared by editor.c, editor_utf8.c, editor_undo.c,
- * editor_cursor.c, editor_edit.c and editor_search.c only ----- */
+/* ----- editor internals: shared by editor.c, editor_cursor.c and
+ * editor_edit.c only (each calls only those before it) ----- */
 
 /* The kind of an undo step's typing group (kb_tui__ed.open_kind). */
 enum { KB_TUI__ED_GRP_NONE, KB_TUI__ED_GRP_TYPE, KB_TUI__ED_GRP_BS, KB_TUI__ED_GRP_DEL };
@@ -214,8 +214,12 @@ kb_tui__ed_pos kb_tui__ed_edit_insert(kb_tui__ed *ed, kb_tui__ed_pos at, const c
 /* Deletes [a, b) with an edit event, unrecorded; the text goes to saved
  * when non-NULL. */
 void kb_tui__ed_edit_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b, kb_buf *saved);
+/* Frees the texts of records v[0..*n) and sets *n to 0. */
+void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n);
+/* The gid of the newest undo record, 0 when there is none. */
+unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed);
 
-/* editor_utf8.c: units of UTF-8 */
+/* editor_cursor.c: UTF-8 units, positions and motions */
 /* True for a UTF-8 continuation byte. */
 bool kb_tui__ed_is_cont(char c);
 /* The start of the code point that ends at col (> 0) of s. */
@@ -224,12 +228,16 @@ int kb_tui__ed_cp_before(const char *s, int col);
 int kb_tui__ed_next_unit(const char *s, int len, int col);
 /* The start of the unit that ends at col (> 0). */
 int kb_tui__ed_prev_unit(const char *s, int len, int col);
+/* pos clamped into the buffer and onto a code point start. */
+kb_tui__ed_pos kb_tui__ed_clamp_pos(const kb_tui__ed *ed, kb_tui__ed_pos p);
+/* The number of blanks (spaces, tabs) that s[0..len) starts with. */
+int kb_tui__ed_blanks(const char *s, int len);
+/* The column of l's first non-blank (its length when all blank). */
+int kb_tui__ed_first_nonblank(const kb_tui__ed_row *l);
+/* The place one unit after p (the next line's start at a line's end). */
+kb_tui__ed_pos kb_tui__ed_step_right(const kb_tui__ed *ed, kb_tui__ed_pos p);
 
-/* editor_undo.c: recorded edits and undo steps */
-/* Frees the texts of records v[0..*n) and sets *n to 0. */
-void kb_tui__ed_recs_free(kb_tui__ed_rec *v, int *n);
-/* The gid of the newest undo record, 0 when there is none. */
-unsigned kb_tui__ed_top_gid(const kb_tui__ed *ed);
+/* editor_edit.c: undo steps, and the selection as an edit */
 /* Starts (or continues, for typing of one kind KB_TUI__ED_GRP_* at the same
  * place within KB_TUI__ED_GROUP_MS and with no selection) an undo step. */
 void kb_tui__ed_begin(kb_tui__ed *ed, int kind, double now);
@@ -240,18 +248,6 @@ void kb_tui__ed_finish(kb_tui__ed *ed, double now);
 kb_tui__ed_pos kb_tui__ed_do_insert(kb_tui__ed *ed, kb_tui__ed_pos at, const char *s, size_t n);
 /* A recorded delete of [a, b), a before b (else nothing). */
 void kb_tui__ed_do_delete(kb_tui__ed *ed, kb_tui__ed_pos a, kb_tui__ed_pos b);
-
-/* editor_cursor.c: positions and motions */
-/* pos clamped into the buffer and onto a code point start. */
-kb_tui__ed_pos kb_tui__ed_clamp_pos(const kb_tui__ed *ed, kb_tui__ed_pos p);
-/* The number of blanks (spaces, tabs) that s[0..len) starts with. */
-int kb_tui__ed_blanks(const char *s, int len);
-/* The column of l's first non-blank (its length when all blank). */
-int kb_tui__ed_first_nonblank(const kb_tui__ed_row *l);
-/* The place one unit after p (the next line's start at a line's end). */
-kb_tui__ed_pos kb_tui__ed_step_right(const kb_tui__ed *ed, kb_tui__ed_pos p);
-
-/* editor_edit.c: the selection as an edit */
 /* Deletes the selection inside the current step; false when none. */
 bool kb_tui__ed_del_sel(kb_tui__ed *ed);
 /* Replaces the selection (if any) by s[0..n) as one step. */
@@ -293,12 +289,6 @@ typedef struct {
 /* Appends the pane's text; lines to highlight start with '>'; a line
  * holding SGR escapes is drawn in its colours and never wrapped. */
 void kb_tui__pane_text(const kb_tui__view *v, kb_buf *out);
-
-/* ===== pane_metrics.c ===== */
-
-/* Metrics: throughput, occupancy and stall-reason bars, the hot lines with
- * their share (after F8), then every counter table. */
-void kb_tui__metrics_text(const kb_tui__view *v, kb_buf *out);
 
 /* ===== pane_session.c: the panes that read the session ===== */
 
@@ -380,7 +370,19 @@ typedef struct {
 	char phase[96];        /* what the worker does now (under lock) */
 } kb_tui__worker;
 
-int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *err);
+/* What the worker does with each save, fixed before its threads start. */
+typedef struct {
+	const char *arch;      /* NULL: the GPU's, else sm_90 */
+	const char **options;  /* --option words (borrowed: they outlive the worker) */
+	int noptions;
+	double timeout_ms;     /* a GPU phase longer than this is a hang (0: 10 s) */
+	bool run;              /* run what compiles in the runner (else compile only) */
+	bool record;           /* record compiles and runs in the session */
+} kb_tui__worker_opts;
+
+/* Starts the compile and disassembler threads with options o (copied).
+ * Returns KB_OK, or a KB_E* with err and nothing left open. */
+int kb_tui__worker_start(kb_tui__worker *w, const kb_tui__worker_opts *o, kb_err *err);
 /* Queues a compile (and run) of text; replaces a queued one.  profile adds
  * the quick counters and PC-sampling hot spots to the run. */
 void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
@@ -479,8 +481,8 @@ void kb_tui__hl_ptx_row(const char *s, int len, int row, int *state, kb_hl_spans
  * nothing that spans rows: *state stays 0). */
 void kb_tui__hl_tile_row(const char *s, int len, int row, int *state, kb_hl_spans *out);
 
-/* ----- highlighter internals: shared by highlight.c, highlight_query.c,
- * highlight_capture.c, highlight_ptx.c and highlight_tile.c only ----- */
+/* ----- highlighter internals: shared by highlight.c, highlight_span.c,
+ * highlight_cuda.c and highlight_lex.c only ----- */
 
 #include <regex.h>
 
@@ -530,7 +532,7 @@ struct kb_hl {
 	int ptx_valid, ptx_cap;
 };
 
-/* highlight.c */
+/* highlight_span.c: what the highlighters share (calls none of them) */
 /* Appends a span, merging with the previous one when they touch; empty
  * spans and KB_HL_NONE are left out. */
 void kb_tui__hl_add_span(kb_hl_spans *out, int row, int start, int end, kb_hl_class cls);
@@ -543,25 +545,24 @@ bool kb_tui__hl_spec_span(const char *s, int len, int row, kb_hl_spans *out);
 /* Reads row r through the callbacks; rows past the end are empty. */
 const char *kb_tui__hl_get_row(const kb_hl_text *t, int r, int *len);
 
-/* highlight_query.c */
+/* highlight_cuda.c */
 /* Builds the parser, the concatenated query of parts ({name, text, ...,
  * NULL}, then kbench's own) and its tables.  Returns 0, or KB_ERROR (the
  * query does not compile) or KB_EUNSUP (grammar ABI, a predicate). */
 int kb_tui__hl_cuda_init(kb_hl *hl, const char *const *parts, kb_err *err);
 
-/* highlight_capture.c */
 /* Collects the captures of rows [first, last) into hl->items, sorted. */
 void kb_tui__hl_collect_captures(kb_hl *hl, const kb_hl_text *t, int first, int last);
 /* Paints the sorted captures over rows [first, last) and emits the spans. */
 void kb_tui__hl_paint_rows(kb_hl *hl, const kb_hl_text *t, int first, int last,
 			   kb_hl_spans *out);
 
-/* highlight_ptx.c */
+/* highlight_lex.c */
 /* Makes hl->ptx_state valid for rows [0, upto]. */
 void kb_tui__hl_ptx_states(kb_hl *hl, const kb_hl_text *t, int upto);
 
-/* ===== tui.c, tui_files.c, tui_draw.c, tui_pane.c, tui_status.c,
- * tui_keys.c, tui_replay.c: the workbench (how they fit is at the top of
+/* ===== tui.c, tui_actions.c, tui_draw.c, tui_pane.c, tui_keys.c,
+ * tui_llm.c, tui_replay.c: the workbench (how they fit is at the top of
  * tui.c) ===== */
 
 #include <stdio.h>
@@ -647,7 +648,12 @@ typedef struct {
 	FILE *latency_log;     /* $KBENCH_TUI_LATENCY: key-to-screen times */
 } kb_tui__ui;
 
-/* tui.c: the worker's jobs */
+/* tui_actions.c: what keys, the loop, the LLM pane and the replay ask
+ * for; calls no other tui*.c file */
+/* Shows a message in the status line for 5 s. */
+void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...) KB_PRINTF(2, 3);
+/* Asks p in the status line, with empty input. */
+void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p);
 /* Queues a compile and run of the buffer as the next submission. */
 void kb_tui__submit(kb_tui__ui *t);
 /* F8: the run plus the quick counters and hot spots (Metrics, SASS); says
@@ -657,8 +663,6 @@ void kb_tui__profile(kb_tui__ui *t);
  * step into another file): its highlighter, and a pane it has (the CUDA
  * pane is for .tile files only). */
 void kb_tui__file_kind(kb_tui__ui *t);
-
-/* tui_files.c */
 /* The file's modification time in ns, 0 when it cannot be read. */
 long long kb_tui__mtime_of(const char *path);
 /* The recovery file of path (its directory made), a new string. */
@@ -677,8 +681,6 @@ void kb_tui__offer_recovery(kb_tui__ui *t);
 /* tui_draw.c */
 /* Decides on colour (not with $NO_COLOR) and sets up the pairs. */
 void kb_tui__init_colors(kb_tui__ui *t);
-/* The error diagnostic of the last compile on 1-based line, or NULL. */
-const kb_diag *kb_tui__diag_on(const kb_tui__ui *t, int line);
 /* Draws the whole screen and places the cursor. */
 void kb_tui__draw(kb_tui__ui *t);
 
@@ -697,19 +699,7 @@ int kb_tui__draw_sgr(int y, int x, const char *s, int n, int width);
 /* The headline shown now (the run's, or the replay step's), or NULL. */
 const kb_app_headline *kb_tui__headline(const kb_tui__ui *t);
 
-/* tui_status.c */
-/* Shows a message in the status line for 5 s. */
-void kb_tui__set_msg(kb_tui__ui *t, const char *fmt, ...) KB_PRINTF(2, 3);
-/* The title line: the file (or the replay's step), dirty mark, verdict,
- * what the worker does. */
-void kb_tui__draw_title(kb_tui__ui *t);
-/* The status line: the cursor's place and the keys, with the prompt, the
- * latest message or the error on the cursor's line. */
-void kb_tui__draw_status(kb_tui__ui *t);
-
 /* tui_keys.c */
-/* Asks p in the status line, with empty input. */
-void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p);
 /* Handles every key waiting on stdin. */
 void kb_tui__keys(kb_tui__ui *t);
 

@@ -5,7 +5,9 @@
  * stepping, function and editing keys, and control keys as commands
  * (save, undo, clipboard, variants).  Selecting and loading variants are
  * here too.  Does not draw: a key changes state and the next frame shows
- * it.
+ * it.  What keys share with the loop, the LLM pane and the replay
+ * (messages, prompts, saving, submitting) is tui_actions.c's, which never
+ * calls back here.
  *
  * Invariants: every key read is handled in the same pass; in a replay,
  * keys that would edit are refused (tui_replay.c); the time of the first
@@ -20,13 +22,6 @@
 #include <unistd.h>
 
 /* ---- keys ----------------------------------------------------------------------- */
-
-void kb_tui__prompt_start(kb_tui__ui *t, kb_tui__prompt p)
-{
-	t->prompt = p;
-	kb_buf_reset(&t->input);
-	kb_buf_catn(&t->input, "", 0);
-}
 
 static void prompt_done(kb_tui__ui *t)
 {

@@ -21,8 +21,9 @@
 static void *worker_main(void *p);
 static void *sass_main(void *p);
 
-int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *err)
+int kb_tui__worker_start(kb_tui__worker *w, const kb_tui__worker_opts *o, kb_err *err)
 {
+	bool run = o->run;
 	memset(w, 0, sizeof *w);
 	if (pipe(w->wake) < 0)
 		return kb_err_errno(err, "pipe", NULL);
@@ -32,9 +33,12 @@ int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	pthread_cond_init(&w->sass_cond, NULL);
-	w->arch = arch ? kb_xstrdup(arch) : NULL;
+	w->arch = o->arch ? kb_xstrdup(o->arch) : NULL;
+	w->options = o->options;
+	w->noptions = o->noptions;
+	w->timeout_ms = o->timeout_ms;
 	w->run = run;
-	w->record = kb_app_recording();
+	w->record = o->record;
 	if (run) {
 		/* The runner is `kbench serve`, the kbench next to this program. */
 		char *dir = kb_self_dir();
@@ -48,18 +52,32 @@ int kb_tui__worker_start(kb_tui__worker *w, const char *arch, bool run, kb_err *
 		free(kb);
 		free(dir);
 	}
-	if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
-		return kb_err_set(err, KB_ERROR, KB_DOM_OS, 0, "cannot start the worker thread");
+	int rc;
+	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+		rc = kb_err_set(err, KB_ERROR, KB_DOM_OS, 0, "cannot start the worker thread");
+		goto fail;
+	}
 	if (pthread_create(&w->sass_thread, NULL, sass_main, w) != 0) {
 		pthread_mutex_lock(&w->lock);
 		w->stop = true;
 		pthread_cond_signal(&w->cond);
 		pthread_mutex_unlock(&w->lock);
 		pthread_join(w->thread, NULL);
-		return kb_err_set(err, KB_ERROR, KB_DOM_OS, 0, "cannot start the disassembler thread");
+		rc = kb_err_set(err, KB_ERROR, KB_DOM_OS, 0, "cannot start the disassembler thread");
+		goto fail;
 	}
 	w->started = true;
 	return KB_OK;
+fail: /* nothing started: undo what was made (kb_tui__worker_stop will not) */
+	kb_runner_free(w->runner);
+	free(w->arch);
+	close(w->wake[0]);
+	close(w->wake[1]);
+	pthread_cond_destroy(&w->sass_cond);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	memset(w, 0, sizeof *w);
+	return rc;
 }
 
 void kb_tui__worker_submit(kb_tui__worker *w, const char *path, const char *text, unsigned seq,
@@ -261,7 +279,7 @@ static void run_job(kb_tui__worker *w, const char *path, const char *text, unsig
 	pthread_mutex_unlock(&w->lock);
 	if (rc < 0)
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
-	else if (!strcmp(kb_app_run_verdict(p->run), "CANCELLED"))
+	else if (kb_app_verdict(p->run) == KB_VERDICT_CANCELLED)
 		snprintf(p->note, sizeof p->note, "run stopped: a newer save replaced it");
 	else if (w->record)
 		record_run(path, text, p);

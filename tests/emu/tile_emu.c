@@ -21,7 +21,7 @@
  * of kbench's profile layer but the CPU reference and the comparison.
  */
 #include "emu.h"
-#include "../../src/profile/profile.h"
+#include "../../src/reference/reference.h"
 
 #include <dlfcn.h>
 #include <getopt.h>

@@ -195,6 +195,32 @@ static void test_core__self(void)
 	free(joined), free(dir), free(exe);
 }
 
+/* Every verdict's word reads back as it, and a Result's status and
+ * verdict members (the journal's text, old sessions' included) as the
+ * verdict kbench printed for them. */
+static void test_core__verdicts(void)
+{
+	for (int v = KB_VERDICT_NONE + 1; v <= KB_VERDICT_BAD_NOTE; v++) {
+		T_OK(kb_verdict_name((kb_verdict)v)[0]);
+		T_EQ_INT(kb_verdict_parse(kb_verdict_name((kb_verdict)v)), v);
+	}
+	T_EQ_INT(kb_verdict_parse(NULL), KB_VERDICT_NONE);
+	T_EQ_INT(kb_verdict_parse("compiled"), KB_VERDICT_NONE);
+	T_EQ_STR(kb_verdict_name(KB_VERDICT_NONE), "");
+	T_EQ_INT(kb_verdict_of("ok", "CORRECT"), KB_VERDICT_CORRECT);
+	T_EQ_INT(kb_verdict_of("ok", "INCORRECT"), KB_VERDICT_INCORRECT);
+	T_EQ_INT(kb_verdict_of("ok", "IMPOSSIBLE"), KB_VERDICT_IMPOSSIBLE);
+	T_EQ_INT(kb_verdict_of("ok", NULL), KB_VERDICT_ERROR);
+	T_EQ_INT(kb_verdict_of("ok", "COMPILED"), KB_VERDICT_ERROR);
+	T_EQ_INT(kb_verdict_of(NULL, NULL), KB_VERDICT_ERROR);
+	T_EQ_INT(kb_verdict_of("fault", NULL), KB_VERDICT_FAULT);
+	T_EQ_INT(kb_verdict_of("no_gpu", "CORRECT"), KB_VERDICT_NO_GPU);
+	T_EQ_INT(kb_verdict_of("protocol_error", NULL), KB_VERDICT_RUNNER_ERROR);
+	T_EQ_INT(kb_verdict_of("python_refused", NULL), KB_VERDICT_REFUSED);
+	T_EQ_STR(kb_verdict_name(kb_verdict_of("spec_error", NULL)), "SPEC ERROR");
+	T_EQ_STR(kb_verdict_name(kb_verdict_of("unsupported", NULL)), "UNSUPPORTED");
+}
+
 int main(void)
 {
 	T_RUN(test_core__buf);
@@ -208,5 +234,6 @@ int main(void)
 	T_RUN(test_core__self);
 	T_RUN(test_core__cache_dir);
 	T_RUN(test_core__spawn);
+	T_RUN(test_core__verdicts);
 	return t_report();
 }

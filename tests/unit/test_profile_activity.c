@@ -2,7 +2,7 @@
  * (activity.c): without a GPU, start/stop fail cleanly or see nothing; on a
  * GPU, one record per launch of the named kernel (others dropped), mangled
  * names, repeated sessions, and what a start/stop pair costs. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "gpu_fixture.h"
 
@@ -55,10 +55,12 @@ typedef struct {
 static int setup(fixture *f, kb_err *err)
 {
 	int rc = t_gpu_open(&f->g, "<activity test>.cu", act_src, N_ELEMS, err);
-	if (rc == KB_OK)
-		KB_CU_CALL(err, cuModuleGetFunction(&f->scale, f->g.mod, "kb_act_scale"));
-	if (rc == KB_OK)
-		KB_CU_CALL(err, cuModuleGetFunction(&f->mangled, f->g.mod, "_Z14kb_act_mangledPf"));
+	if (rc == KB_OK && (rc = KB_CU(err, cuModuleGetFunction(&f->scale, f->g.mod,
+								"kb_act_scale"))) < 0)
+		goto out;
+	if (rc == KB_OK && (rc = KB_CU(err, cuModuleGetFunction(&f->mangled, f->g.mod,
+								"_Z14kb_act_mangledPf"))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -67,8 +69,9 @@ static int launch_scale(fixture *f, kb_err *err)
 {
 	int rc = KB_OK;
 	void *args[] = {&f->g.x, &f->g.y, &f->g.n};
-	KB_CU_CALL(err, cuLaunchKernel(f->scale, (unsigned)((f->g.n + 255) / 256), 1, 1, 256, 1, 1, 0,
-				       f->g.d->stream, args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(f->scale, (unsigned)((f->g.n + 255) / 256), 1, 1, 256, 1, 1, 0,
+				            f->g.d->stream, args, NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -77,7 +80,9 @@ static int launch_mangled(fixture *f, kb_err *err)
 {
 	int rc = KB_OK;
 	void *args[] = {&f->g.y};
-	KB_CU_CALL(err, cuLaunchKernel(f->mangled, 4, 1, 1, 32, 1, 1, 0, f->g.d->stream, args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(f->mangled, 4, 1, 1, 32, 1, 1, 0, f->g.d->stream, args,
+					    NULL))) < 0)
+		goto out;
 out:
 	return rc;
 }

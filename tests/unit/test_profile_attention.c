@@ -3,8 +3,7 @@
  * sampled rows ($KBENCH_ATTENTION_BUDGET), and the comparison of an output
  * with a sampled reference (compare.c: unchecked rows are checked for
  * being written and finite, and the rows compared are counted).  No GPU. */
-#include "../../src/profile/profile.h"
-#include "../../src/profile/profile_int.h"
+#include "../../src/reference/reference.h"
 #include "t.h"
 #include "../ref_spec.h"
 

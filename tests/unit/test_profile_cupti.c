@@ -5,7 +5,7 @@
  * repeated collections, 9-pass sets, launches of 2 and 0 kernels, config
  * images on disk (checked, and a stale one caught), and what each step
  * costs. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "gpu_fixture.h"
 
@@ -144,10 +144,11 @@ static int setup(fixture *f, kb_err *err)
 {
 	f->kernels = 1;
 	int rc = t_gpu_open(&f->g, "<cupti test>.cu", copy_src, N_ELEMS, err);
-	if (rc == KB_OK)
-		KB_CU_CALL(err, cuModuleGetFunction(&f->copy, f->g.mod, "kb_cupti_copy"));
-	if (rc == KB_OK)
-		KB_CU_CALL(err, cuMemsetD8(f->g.x, 0x3f, f->g.n * 4));
+	if (rc == KB_OK && (rc = KB_CU(err, cuModuleGetFunction(&f->copy, f->g.mod,
+								"kb_cupti_copy"))) < 0)
+		goto out;
+	if (rc == KB_OK && (rc = KB_CU(err, cuMemsetD8(f->g.x, 0x3f, f->g.n * 4))) < 0)
+		goto out;
 out:
 	return rc;
 }
@@ -158,8 +159,9 @@ static int launch_copy(void *ctx, kb_err *err)
 	int rc = KB_OK;
 	void *args[] = {&f->g.x, &f->g.y, &f->g.n};
 	for (int k = 0; k < f->kernels; k++)
-		KB_CU_CALL(err, cuLaunchKernel(f->copy, (unsigned)((f->g.n + 255) / 256), 1, 1, 256, 1,
-					       1, 0, f->g.d->stream, args, NULL));
+		if ((rc = KB_CU(err, cuLaunchKernel(f->copy, (unsigned)((f->g.n + 255) / 256), 1, 1, 256, 1,
+					            1, 0, f->g.d->stream, args, NULL))) < 0)
+			goto out;
 out:
 	return rc;
 }

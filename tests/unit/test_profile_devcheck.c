@@ -6,7 +6,7 @@
  * blocks; against a CPU reference uploaded as doubles and against another
  * tensor (a reference kernel's output).  Needs a GPU; skipped without.
  */
-#include "../../src/profile/profile_int.h"
+#include "../../src/gpu/gpu.h"
 #include "t.h"
 
 #include <math.h>
@@ -119,8 +119,10 @@ static void run_scenario(const scenario *s, kb_check_stats *h, kb_check_stats *g
 	snprintf(key, sizeof key, "test-%s", s->name);
 	int rc = KB_OK;
 	size_t bytes = (size_t)out.n * (size_t)kb_dtype_size(s->dt);
-	KB_CU_CALL(&err, cuMemAlloc(&d_out, bytes));
-	KB_CU_CALL(&err, cuMemcpyHtoDAsync(d_out, out.data, bytes, dev->stream));
+	if ((rc = KB_CU(&err, cuMemAlloc(&d_out, bytes))) < 0)
+		goto out;
+	if ((rc = KB_CU(&err, cuMemcpyHtoDAsync(d_out, out.data, bytes, dev->stream))) < 0)
+		goto out;
 	T_EQ_INT(kb_profile__devref_put(dev, key, &ref, 1, &err), 0);
 	int64_t rn = 0;
 	CUdeviceptr d_ref = kb_profile__devref_buf(kb_profile__devref_get(dev, key), "y", &rn);
@@ -212,10 +214,14 @@ static void test_profile__devcheck_tensor_ref(void)
 	kb_err err = {0};
 	CUdeviceptr a = 0, b = 0;
 	int rc = KB_OK;
-	KB_CU_CALL(&err, cuMemAlloc(&a, (size_t)out.n * 4));
-	KB_CU_CALL(&err, cuMemAlloc(&b, (size_t)ref.n * 2));
-	KB_CU_CALL(&err, cuMemcpyHtoDAsync(a, out.data, (size_t)out.n * 4, dev->stream));
-	KB_CU_CALL(&err, cuMemcpyHtoDAsync(b, ref.data, (size_t)ref.n * 2, dev->stream));
+	if ((rc = KB_CU(&err, cuMemAlloc(&a, (size_t)out.n * 4))) < 0)
+		goto out;
+	if ((rc = KB_CU(&err, cuMemAlloc(&b, (size_t)ref.n * 2))) < 0)
+		goto out;
+	if ((rc = KB_CU(&err, cuMemcpyHtoDAsync(a, out.data, (size_t)out.n * 4, dev->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(&err, cuMemcpyHtoDAsync(b, ref.data, (size_t)ref.n * 2, dev->stream))) < 0)
+		goto out;
 	kb_profile__devside o = {a, KB_DT_F32}, r = {b, KB_DT_BF16};
 	rc = kb_profile__devcheck(dev, &out, &o, &r, ref.n, 1e-5, 1e-6, &g, &err);
 	scenario s = {.name = "tensor ref"};

@@ -1,8 +1,9 @@
-/* test_profile_host.c - the host side of src/profile: f16/bf16 codecs and
- * tensors, the built-in CPU references, output comparison, timing
- * statistics and .npy/raw input files.  No GPU. */
-#include "../../src/profile/profile.h"
-#include "../../src/profile/profile_int.h"
+/* test_profile_host.c - the host side of a run (src/tensor, src/reference,
+ * src/gpu/stats.c): f16/bf16 codecs and tensors, the built-in CPU
+ * references, output comparison, timing statistics and .npy/raw input
+ * files.  No GPU. */
+#include "../../src/reference/reference.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "../ref_spec.h"
 

@@ -1,7 +1,7 @@
 /* test_profile_nvml.c - NVML (no-driver path, reason decoding), the ceilings
  * cache, the calibration micro-kernels (compile for sm_90 and sm_80 with no
  * spills), and, on a GPU only, a full calibration sampled by NVML. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/ceilings/ceilings.h"
 #include "t.h"
 
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * Also: repeated calls in one process (CUPTI hands out the same cached
  * function-name pointer each time), the module-load rule, a module reloaded
  * per launch, and what each step costs. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "../gpu_build.h"
 
@@ -76,17 +76,22 @@ static int hot_launch(void *ctx, kb_err *err)
 	hot *h = ctx;
 	int rc = KB_OK;
 	if (!h->mod) {
-		KB_CU_CALL(err, cuModuleLoadData(&h->mod, h->b->cubin));
-		KB_CU_CALL(err, cuModuleGetFunction(&h->fn, h->mod, HOT_NAME));
+		if ((rc = KB_CU(err, cuModuleLoadData(&h->mod, h->b->cubin))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuModuleGetFunction(&h->fn, h->mod, HOT_NAME))) < 0)
+			goto out;
 		h->loads++;
 	}
 	void *args[] = {&h->x, &h->y, &h->mask, &h->iters};
-	KB_CU_CALL(err, cuLaunchKernel(h->fn, h->grid, 1, 1, BLOCK, 1, 1, 0, h->d->stream, args,
-				       NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(h->fn, h->grid, 1, 1, BLOCK, 1, 1, 0, h->d->stream, args,
+				            NULL))) < 0)
+		goto out;
 	h->launches++;
 	if (h->reload_each) {
-		KB_CU_CALL(err, cuStreamSynchronize(h->d->stream));
-		KB_CU_CALL(err, cuModuleUnload(h->mod));
+		if ((rc = KB_CU(err, cuStreamSynchronize(h->d->stream))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuModuleUnload(h->mod))) < 0)
+			goto out;
 		h->mod = NULL;
 	}
 out:
@@ -306,16 +311,23 @@ static int warm_up(hot *h, CUmodule *warm, CUfunction *warm_fn, kb_err *err)
 	*warm = h->mod;
 	*warm_fn = h->fn;
 	h->mod = NULL;
-	KB_CU_CALL(err, cuEventCreate(&a, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventCreate(&e, CU_EVENT_DEFAULT));
-	KB_CU_CALL(err, cuEventRecord(a, h->d->stream));
+	if ((rc = KB_CU(err, cuEventCreate(&a, CU_EVENT_DEFAULT))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventCreate(&e, CU_EVENT_DEFAULT))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventRecord(a, h->d->stream))) < 0)
+		goto out;
 	void *args[] = {&h->x, &h->y, &h->mask, &h->iters};
-	KB_CU_CALL(err, cuLaunchKernel(*warm_fn, h->grid, 1, 1, BLOCK, 1, 1, 0, h->d->stream, args,
-				       NULL));
-	KB_CU_CALL(err, cuEventRecord(e, h->d->stream));
-	KB_CU_CALL(err, cuEventSynchronize(e));
+	if ((rc = KB_CU(err, cuLaunchKernel(*warm_fn, h->grid, 1, 1, BLOCK, 1, 1, 0, h->d->stream, args,
+				            NULL))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventRecord(e, h->d->stream))) < 0)
+		goto out;
+	if ((rc = KB_CU(err, cuEventSynchronize(e))) < 0)
+		goto out;
 	float ms = 0;
-	KB_CU_CALL(err, cuEventElapsedTime(&ms, a, e));
+	if ((rc = KB_CU(err, cuEventElapsedTime(&ms, a, e))) < 0)
+		goto out;
 	printf("    %s: grid %u x %d, %d iterations, %.3f ms per launch\n", HOT_NAME, h->grid,
 	       BLOCK, h->iters, ms);
 out:

@@ -1,12 +1,11 @@
-/* test_profile_pyref.c - Python references (src/profile/pyref.c and the
+/* test_profile_pyref.c - Python references (src/reference/pyref.c and the
  * `ref numpy|torch` form of the spec): values from NumPy and PyTorch, the
  * warm server (a second call imports nothing), and every way one cannot
  * run: no interpreter, no NumPy, no torch, an exception (at the user's
  * file:line), a wrong count, shape or dtype, a server that dies, a hang.
  * Needs /usr/bin/python3 (or python3) with NumPy; torch cases skip without
  * it.  No GPU. */
-#include "../../src/profile/profile.h"
-#include "../../src/profile/profile_int.h"
+#include "../../src/reference/reference.h"
 #include "t.h"
 
 #include <stdlib.h>

@@ -1,11 +1,10 @@
 /* test_profile_refstore.c - reference results shared between a machine's
- * runners through files (src/profile/refstore.c, refcache.c): a round trip
+ * runners through files (src/reference/refstore.c, refcache.c): a round trip
  * keeps every output bit for bit; a corrupted, truncated or foreign file is
  * refused and removed, never trusted; large results are not stored; the
  * memory cache falls back to the files; a second runner needing a result
  * the first is computing waits for it and reads it.  No GPU. */
-#include "../../src/profile/profile.h"
-#include "../../src/profile/profile_int.h"
+#include "../../src/reference/reference.h"
 #include "t.h"
 
 #include <dirent.h>

@@ -3,7 +3,7 @@
  * tensor-core kernel judged against the tensor-core peak (the measured
  * wgmma ceiling, else the datasheet, and mma.sync's own ceiling) with the
  * ridge of that roof; which math a kernel's PTX runs on.  No GPU. */
-#include "../../src/profile/profile.h"
+#include "../../src/ceilings/ceilings.h"
 #include "t.h"
 
 static kb_device_info h100(void)

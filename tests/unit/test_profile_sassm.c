@@ -9,7 +9,7 @@
  * must show its executions and conflicts = (ways - 1) x executions, within
  * 2 %.  Prints the chip's SASS metric names that mention shared memory, so
  * a new GPU's names can be checked. */
-#include "../../src/profile/profile_int.h"
+#include "../../src/counters/counters.h"
 #include "t.h"
 #include "../gpu_build.h"
 
@@ -232,11 +232,15 @@ static int banks_launch(void *ctx, kb_err *err)
 	banks *k = ctx;
 	int rc = KB_OK;
 	if (!k->mod) { /* a fresh module, as the runner's */
-		KB_CU_CALL(err, cuModuleLoadData(&k->mod, k->b->cubin));
-		KB_CU_CALL(err, cuModuleGetFunction(&k->fn, k->mod, "kb_banks"));
+		if ((rc = KB_CU(err, cuModuleLoadData(&k->mod, k->b->cubin))) < 0)
+			goto out;
+		if ((rc = KB_CU(err, cuModuleGetFunction(&k->fn, k->mod, "kb_banks"))) < 0)
+			goto out;
 	}
 	void *args[] = {&k->x, &k->y};
-	KB_CU_CALL(err, cuLaunchKernel(k->fn, BANKS_GRID, 1, 1, 32, 1, 1, 0, k->d->stream, args, NULL));
+	if ((rc = KB_CU(err, cuLaunchKernel(k->fn, BANKS_GRID, 1, 1, 32, 1, 1, 0, k->d->stream,
+					    args, NULL))) < 0)
+		goto out;
 	k->launches++;
 out:
 	return rc;
