@@ -77,7 +77,7 @@ kb_runner *kb_app_target_runner(const kb_app_target *t, bool batch)
  * number in $KBENCH_WORKER (a launcher such as srun gives each its GPU). */
 static void add_launched(kb_pool *p, const kb_app_target *t)
 {
-	char *self = realpath("/proc/self/exe", NULL);
+	char *self = kb_self_exe();
 	char *cmd = kb_xasprintf("%s %s serve", t->launcher, self ? self : "kbench");
 	int n = t->workers ? t->workers : 1;
 	for (int i = 0; i < n; i++) {

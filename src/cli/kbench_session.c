@@ -6,7 +6,6 @@
  */
 #include "cli.h"
 
-#include <libgen.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,14 +278,14 @@ int kb_cli_remote(int argc, char **argv)
 	if (argc < 3 || strcmp(argv[1], "setup") || (argc != 3 && argc != 5) ||
 	    (argc == 5 && strcmp(argv[3], "--bundle")))
 		return sess_usage(u, &(sess_args){.help = argc > 1 && !strcmp(argv[1], "--help")});
-	char *self = realpath("/proc/self/exe", NULL);
+	char *dir = kb_self_dir();
 	char *bundle = argc == 5 ? kb_xstrdup(argv[4])
-			: kb_xasprintf("%s/../dist/kbench-%s.tar.gz", self ? dirname(self) : ".", KB_VERSION);
+			: kb_xasprintf("%s/../dist/kbench-%s.tar.gz", dir ? dir : ".", KB_VERSION);
 	kb_buf out = KB_BUF_INIT;
 	kb_err err = {0};
 	int rc = kb_app_remote_setup(argv[2], bundle, &out, &err);
 	free(bundle);
-	free(self);
+	free(dir);
 	return finish_text(rc, &out, &err);
 }
 

@@ -3,15 +3,12 @@
  * (discover.c, ptx.c): which kernel runs, that every parameter is bound by
  * name (pointer -> an `in`/`out` tensor, scalar -> an `arg`), that element
  * types agree, and that a built-in reference gets tensors of the shapes it
- * needs (bind_ref.c).  It owns the C-type-to-dtype table.  It does not
- * parse //! lines, compile or run anything.
+ * needs (bind_ref.c).  The C-type-to-dtype table is the spec's
+ * (kb_compile_ctype_dtype, spec/spec_tensor.c).  It does not parse //!
+ * lines, compile or run anything.
  *
  * Decisions:
- *  - Unsigned C types map to the signed dtype of their width (unsigned and
- *    uint32_t -> i32, uint64_t/size_t -> i64, uint16_t -> i16), since the
- *    dtypes have no u32/u64/u16; the bits are the same.  unsigned char and
- *    uint8_t are u8.  Vector types map to their element (float4 -> f32,
- *    half2 -> f16, int4 -> i32).  Templates and structs are not checked.
+ *  - Templates and structs are not checked.
  *  - PTX pointers (.u64 params) carry no element type, so only their
  *    binding is checked; PTX scalars are checked for int vs float.
  *  - An unbound parameter is reported at the parameter when discovery gave
@@ -25,83 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ===== C types ===== */
-
-static const struct {
-	const char *name;
-	kb_dtype dtype;
-} ctypes[] = {
-	{"float", KB_DT_F32}, {"float1", KB_DT_F32}, {"float2", KB_DT_F32},
-	{"float3", KB_DT_F32}, {"float4", KB_DT_F32},
-	{"double", KB_DT_F64}, {"double1", KB_DT_F64}, {"double2", KB_DT_F64},
-	{"double3", KB_DT_F64}, {"double4", KB_DT_F64},
-	{"__half", KB_DT_F16}, {"half", KB_DT_F16}, {"__half2", KB_DT_F16}, {"half2", KB_DT_F16},
-	{"__nv_bfloat16", KB_DT_BF16}, {"nv_bfloat16", KB_DT_BF16}, {"__nv_bfloat162", KB_DT_BF16},
-	{"nv_bfloat162", KB_DT_BF16}, {"__bf16", KB_DT_BF16},
-	{"int", KB_DT_I32}, {"signed", KB_DT_I32}, {"signed int", KB_DT_I32},
-	{"int32_t", KB_DT_I32}, {"int1", KB_DT_I32}, {"int2", KB_DT_I32}, {"int3", KB_DT_I32},
-	{"int4", KB_DT_I32}, {"unsigned", KB_DT_I32}, {"unsigned int", KB_DT_I32},
-	{"uint32_t", KB_DT_I32}, {"uint", KB_DT_I32}, {"uint2", KB_DT_I32}, {"uint4", KB_DT_I32},
-	{"long long", KB_DT_I64}, {"long long int", KB_DT_I64}, {"signed long long", KB_DT_I64},
-	{"long", KB_DT_I64}, {"long int", KB_DT_I64}, {"int64_t", KB_DT_I64},
-	{"unsigned long long", KB_DT_I64}, {"unsigned long", KB_DT_I64}, {"uint64_t", KB_DT_I64},
-	{"size_t", KB_DT_I64}, {"ptrdiff_t", KB_DT_I64}, {"longlong2", KB_DT_I64},
-	{"short", KB_DT_I16}, {"short int", KB_DT_I16}, {"signed short", KB_DT_I16},
-	{"int16_t", KB_DT_I16}, {"unsigned short", KB_DT_I16}, {"uint16_t", KB_DT_I16},
-	{"short2", KB_DT_I16},
-	{"char", KB_DT_I8}, {"signed char", KB_DT_I8}, {"int8_t", KB_DT_I8}, {"char2", KB_DT_I8},
-	{"char4", KB_DT_I8},
-	{"unsigned char", KB_DT_U8}, {"uint8_t", KB_DT_U8}, {"uchar2", KB_DT_U8},
-	{"uchar4", KB_DT_U8}, {"bool", KB_DT_U8},
-};
-
-static bool is_word_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-static bool is_qualifier(const char *w, size_t n)
-{
-	static const char *const q[] = {"const", "volatile", "__restrict__", "__restrict",
-					"restrict", "struct", "std"};
-	for (size_t i = 0; i < KB_ARRAY_LEN(q); i++)
-		if (strlen(q[i]) == n && !memcmp(q[i], w, n))
-			return true;
-	return false;
-}
-
-/* Maps a C type name to a dtype, ignoring qualifiers, '*' and "std::"
- * (float->f32, __half->f16, __nv_bfloat16->bf16, int->i32 ...; see the
- * header comment for unsigned and vector types).  Returns 0 or KB_ENOTFOUND. */
-int kb_compile_ctype_dtype(const char *ctype, kb_dtype *out)
-{
-	kb_buf b = KB_BUF_INIT;
-	for (const char *p = ctype ? ctype : ""; *p;) {
-		if (!is_word_char(*p)) {
-			p++;
-			continue;
-		}
-		const char *w = p;
-		while (is_word_char(*p))
-			p++;
-		if (is_qualifier(w, (size_t)(p - w)))
-			continue;
-		if (b.len)
-			kb_buf_catc(&b, ' ');
-		kb_buf_catn(&b, w, (size_t)(p - w));
-	}
-	int rc = KB_ENOTFOUND;
-	for (size_t i = 0; b.s && i < KB_ARRAY_LEN(ctypes); i++) {
-		if (!strcmp(ctypes[i].name, b.s)) {
-			*out = ctypes[i].dtype;
-			rc = 0;
-			break;
-		}
-	}
-	kb_buf_free(&b);
-	return rc;
-}
 
 /* ===== helpers ===== */
 
@@ -118,22 +38,6 @@ static void KB_PRINTF(7, 8) diag(kb_diags *d, const kb_source *src, kb_diag_leve
 
 #define ERR(d, src, line, col, len, ...) diag(d, src, KB_DIAG_ERROR, line, col, len, __VA_ARGS__)
 #define WARN(d, src, line, col, len, ...) diag(d, src, KB_DIAG_WARNING, line, col, len, __VA_ARGS__)
-
-static const kb_spec_tensor *find_tensor(const kb_spec *s, const char *name)
-{
-	for (int i = 0; i < s->ntensors; i++)
-		if (!strcmp(s->tensors[i].name, name))
-			return &s->tensors[i];
-	return NULL;
-}
-
-static const kb_spec_arg *find_arg(const kb_spec *s, const char *name)
-{
-	for (int i = 0; i < s->nargs; i++)
-		if (!strcmp(s->args[i].name, name))
-			return &s->args[i];
-	return NULL;
-}
 
 /* The length of a kernel name without template arguments and blanks. */
 static size_t base_len(const char *name)
@@ -241,7 +145,7 @@ static void unbound_pointer(const bindctx *c, const kb_param *p)
 	param_place(c, p, &line, &col, &len);
 	const char *dname = !c->ptx && !kb_compile_ctype_dtype(p->elem, &dt) ? kb_dtype_name(dt)
 			    : "DTYPE";
-	if (find_arg(c->spec, p->name))
+	if (kb_compile_spec_arg(c->spec, p->name))
 		ERR(c->d, c->src, line, col, len, "parameter '%s' of %s() is a pointer (%s), but "
 		    "'%s' is an arg; declare a tensor: `//! %s %s : %s[...]`", p->name, c->k->name,
 		    param_type(p), p->name, p->is_const ? "in" : "in/out", p->name, dname);
@@ -256,7 +160,7 @@ static void unbound_pointer(const bindctx *c, const kb_param *p)
 
 static void bind_pointer(const bindctx *c, const kb_param *p)
 {
-	const kb_spec_tensor *t = find_tensor(c->spec, p->name);
+	const kb_spec_tensor *t = kb_compile_spec_tensor(c->spec, p->name);
 	if (!t)
 		return unbound_pointer(c, p);
 	int len = (int)strlen(t->name);
@@ -304,10 +208,10 @@ static bool int_range(const bindctx *c, const kb_param *p, int64_t *lo, int64_t 
 
 static void bind_scalar(const bindctx *c, const kb_param *p)
 {
-	const kb_spec_arg *a = find_arg(c->spec, p->name);
+	const kb_spec_arg *a = kb_compile_spec_arg(c->spec, p->name);
 	int line, col, len;
 	param_place(c, p, &line, &col, &len);
-	if (!a && find_tensor(c->spec, p->name)) {
+	if (!a && kb_compile_spec_tensor(c->spec, p->name)) {
 		ERR(c->d, c->src, line, col, len, "parameter '%s' of %s() is a scalar (%s), but '%s' "
 		    "is a tensor; bind it with `//! arg %s = ...`", p->name, c->k->name,
 		    param_type(p), p->name, p->name);

@@ -16,18 +16,6 @@
 #define WARN(d, src, line, col, len, ...) \
 	kb_diag_add(d, KB_DIAG_WARNING, (src)->path, (src)->text, line, col, len, __VA_ARGS__)
 
-static const kb_spec_tensor *find_tensor(const kb_spec *s, const char *name)
-{
-	int i = kb_compile__find_tensor(s, name);
-	return i >= 0 ? &s->tensors[i] : NULL;
-}
-
-static const kb_spec_arg *find_arg(const kb_spec *s, const char *name)
-{
-	int i = kb_compile__find_arg(s, name);
-	return i >= 0 ? &s->args[i] : NULL;
-}
-
 static bool is_word_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -73,7 +61,7 @@ static const kb_ref_arg *kwarg(const refctx *c, const char *key)
 /* The evaluated shape of tensor `name`; false when it cannot be had. */
 static bool shape_of(const refctx *c, const char *name, shape *s)
 {
-	const kb_spec_tensor *t = find_tensor(c->spec, name);
+	const kb_spec_tensor *t = kb_compile_spec_tensor(c->spec, name);
 	if (!t)
 		return false;
 	s->rank = t->rank;
@@ -326,7 +314,7 @@ static void check_attention(refctx *c, const shape *q)
 	static const char *const keys[] = {"causal", "scale"};
 	for (int i = 0; i < 2; i++) {
 		const kb_ref_arg *a = kwarg(c, keys[i]);
-		if (a && !is_number(a->text) && !find_arg(c->spec, a->text) &&
+		if (a && !is_number(a->text) && !kb_compile_spec_arg(c->spec, a->text) &&
 		    strcmp(a->text, "true") && strcmp(a->text, "false"))
 			return arg_err(c, a, "%s= must be a number, true/false or an arg", keys[i]);
 	}
@@ -421,7 +409,7 @@ static int check_positional(refctx *c, const struct builtin *b)
 	int rc = 0;
 	for (int i = 0; i < c->npos; i++) {
 		const char *t = c->pos[i]->text;
-		bool tensor = find_tensor(c->spec, t) != NULL;
+		bool tensor = kb_compile_spec_tensor(c->spec, t) != NULL;
 		if (axpy && i == 0) {
 			if (tensor) {
 				arg_err(c, c->pos[i], "axpy()'s first argument is a scalar (an arg or a "
@@ -429,7 +417,8 @@ static int check_positional(refctx *c, const struct builtin *b)
 				rc = -1;
 			}
 		} else if (!tensor) {
-			if (find_arg(c->spec, t) || is_number(t) || !strcmp(t, "true") || !strcmp(t, "false"))
+			if (kb_compile_spec_arg(c->spec, t) || is_number(t) || !strcmp(t, "true") ||
+			    !strcmp(t, "false"))
 				arg_err(c, c->pos[i], "%s() needs a tensor here; '%s' is not one", b->name, t);
 			rc = -1; /* an undefined name was reported by the parser */
 		}

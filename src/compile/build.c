@@ -100,7 +100,7 @@ static void cuda_options(const kb_source *src, const kb_spec *spec, const kb_bui
 	char *dir = dir_of(src->path);
 	bool user_std = false;
 	for (int i = 0; i < nuser; i++)
-		user_std = user_std || kb_compile__option_is(KB_SRC_CUDA, user[i].text, "-std");
+		user_std = user_std || kb_compile_option_is(KB_SRC_CUDA, user[i].text, "-std");
 	strv_add(o, kb_xasprintf("--gpu-architecture=%s", opts->arch));
 	strv_add(o, kb_xstrdup("-lineinfo"));
 	if (!user_std)
@@ -399,7 +399,7 @@ static int run_compiler(const kb_source *src, const strv *o, const strv *names,
 static void option_diags(const kb_source *src, const char *log, const kb_spec_option *user,
 			 int nuser, int rc, kb_build *b)
 {
-	kb_compile__options_log_diags(src->kind, log ? log : "", user, nuser, src, &b->diags);
+	kb_compile_options_log_diags(src->kind, log ? log : "", user, nuser, src, &b->diags);
 	if (rc != KB_ECOMPILE || kb_diag_count(&b->diags, KB_DIAG_ERROR) > 0)
 		return;
 	const char *l = log ? log : "";

@@ -1,13 +1,14 @@
 /*
  * occupancy.c - theoretical occupancy of one kernel launch, without a GPU.
  *
- * Owns the per-architecture SM limits table (kb_compile_arch_limits), the
- * arch-name parser, and kb_compile_occupancy, which turns (regs/thread, static
- * smem, dynamic smem, barriers, block size) into blocks per SM, the binding
- * limit and one sentence saying why.  It does not read logs or cubins
- * (resources.c, cubin.c do) and it never asks a driver: the numbers are the
- * published ones, and the device's own attributes, where a GPU is at hand,
- * are the runner's business.
+ * Owns the per-architecture SM limits table (kb_compile_arch_limits) and
+ * kb_compile_occupancy, which turns (regs/thread, static smem, dynamic
+ * smem, barriers, block size) into blocks per SM, the binding limit and one
+ * sentence saying why.  The arch-name parser is the spec's (spec/spec.c,
+ * `//! arch`).  It does not read logs or cubins (resources.c, cubin.c do)
+ * and it never asks a driver: the numbers are the published ones, and the
+ * device's own attributes, where a GPU is at hand, are the runner's
+ * business.
  *
  * The arithmetic is the one CUDA's cuda_occupancy.h implements (gpu-apis.md
  * §7.3); tests/unit/test_compile_occupancy.c sweeps thousands of launches
@@ -82,29 +83,6 @@ const kb_arch_limits *kb_compile_arch_limits(int sm)
 		if (arch_table[i].sm == sm)
 			return &arch_table[i];
 	return NULL;
-}
-
-/* "sm_90", "sm_90a", "sm_100f", "compute_90", "90" -> 90; 0 or KB_EINVAL. */
-int kb_compile_arch_parse(const char *arch, int *sm)
-{
-	if (!arch || !sm)
-		return KB_EINVAL;
-	const char *p = arch;
-	if (!strncmp(p, "sm_", 3))
-		p += 3;
-	else if (!strncmp(p, "compute_", 8))
-		p += 8;
-	int v = 0, ndig = 0;
-	for (; *p >= '0' && *p <= '9' && ndig < 4; p++, ndig++)
-		v = v * 10 + (*p - '0');
-	if (ndig < 2 || (*p >= '0' && *p <= '9'))
-		return KB_EINVAL;
-	if (*p == 'a' || *p == 'f') /* arch-specific / family-specific variants */
-		p++;
-	if (*p)
-		return KB_EINVAL;
-	*sm = v;
-	return 0;
 }
 
 /* A human name ("registers", "shared memory", ...), never NULL. */

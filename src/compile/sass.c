@@ -605,8 +605,9 @@ static void find_tool(char **path, const char **name, char **why)
 		return;
 	}
 	static const char *const tools[] = {"nvdisasm", "cuobjdump"};
-	char **dirs;
-	int ntoolkit, n = kb_compile__toolkit_bin_dirs(&dirs, &ntoolkit);
+	char **dirs, *nvrtc = kb_compile__nvrtc_file();
+	int ntoolkit, n = kb_compile__toolkit_bin_dirs(nvrtc, &dirs, &ntoolkit);
+	free(nvrtc);
 	for (size_t t = 0; t < KB_ARRAY_LEN(tools) && !*path; t++)
 		for (int i = 0; i < n && !*path; i++) {
 			char *cand = kb_xasprintf("%s/%s", dirs[i], tools[t]);

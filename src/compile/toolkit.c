@@ -4,7 +4,7 @@
  * kb_compile__lib and resolve their own entry points; the search, the
  * dlopen, the message when nothing is found and the identity of the file
  * for the compile cache's key are here, once.  sass.c asks it where the
- * toolkit's programs (nvdisasm, cuobjdump) are.
+ * toolkit's programs (nvdisasm, cuobjdump) are, beside the NVRTC it names.
  *
  * The search list, in order (style rule 11; docs/decisions.md):
  *   1. $CUDA_HOME/lib64, $CUDA_HOME/lib      (when CUDA_HOME is set)
@@ -236,14 +236,14 @@ static void add_dir(char ***v, int *n, int *cap, char *dir)
 }
 
 /* NVRTC's bin/, $CUDA_HOME/bin, the built-against bin/, then PATH: a new list. */
-int kb_compile__toolkit_bin_dirs(char ***dirs, int *ntoolkit)
+int kb_compile__toolkit_bin_dirs(const char *lib_file, char ***dirs, int *ntoolkit)
 {
 	char **v = NULL;
 	int n = 0, cap = 0;
-	/* The toolkit whose library folder holds NVRTC: its real folder's
+	/* The toolkit whose library folder holds lib_file: its real folder's
 	 * parent, so a /usr/local/cuda link or a pip layout leads to the bin/
 	 * beside the very library kbench compiles with. */
-	char *lib = kb_compile__nvrtc_file();
+	char *lib = lib_file ? kb_xstrdup(lib_file) : NULL;
 	if (lib) {
 		char *slash = strrchr(lib, '/');
 		if (slash) {

@@ -70,7 +70,7 @@ static int check_cli_options(kb_compile_unit *r, const kb_compile_unit_opts *o, 
 		char *why;
 		if (!o->options[i])
 			continue;
-		if (kb_compile__option_check(r->src.kind, o->options[i], &why) == 0) {
+		if (kb_compile_option_check(r->src.kind, o->options[i], &why) == 0) {
 			ok[(*nok)++] = o->options[i];
 			continue;
 		}

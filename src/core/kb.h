@@ -186,6 +186,28 @@ char *kb_base64_encode(const void *p, size_t n);
 /* Decodes s into a new buffer (*out, *n bytes).  Returns 0 or KB_EINVAL. */
 int kb_base64_decode(const char *s, void **out, size_t *n);
 
+/* ===== path.c ===== */
+
+/* The last path component, borrowed from path. */
+const char *kb_basename(const char *path);
+/* path absolute, its symbolic links resolved (what does not exist yet taken
+ * as written, "." and ".." folded); a new string. */
+char *kb_path_resolve(const char *path);
+/* Whether path, resolved, is dir (resolved) or lies below it. */
+bool kb_path_within(const char *path, const char *dir);
+/* The extension after the last '.', or "" ; borrowed. */
+const char *kb_extension(const char *path);
+/* This program's file as the kernel names it: exec()ing it starts this
+ * program again, stat() on it reads its file even after a rebuild replaced
+ * it (a runner started as `KB_SELF_EXE serve` shows so in ps). */
+#define KB_SELF_EXE "/proc/self/exe"
+/* The real path of this program's file, or NULL; a new string. */
+char *kb_self_exe(void);
+/* The folder of this program's file, without the last '/' (/opt/kb/bin
+ * for /opt/kb/bin/kbench: where its sibling programs and bundled files
+ * are), or NULL; a new string. */
+char *kb_self_dir(void);
+
 /* ===== file.c ===== */
 
 /* Reads a whole file into a NUL-terminated buffer. Returns 0, or KB_EIO/KB_ENOTFOUND. */
@@ -199,15 +221,6 @@ int kb_mkdirs(const char *path, kb_err *err);
 bool kb_file_exists(const char *path);
 /* $XDG_CACHE_HOME/kbench[/sub] (or ~/.cache/kbench); a new string. */
 char *kb_cache_dir(const char *sub);
-/* The last path component, borrowed from path. */
-const char *kb_basename(const char *path);
-/* path absolute, its symbolic links resolved (what does not exist yet taken
- * as written, "." and ".." folded); a new string. */
-char *kb_path_resolve(const char *path);
-/* Whether path, resolved, is dir (resolved) or lies below it. */
-bool kb_path_within(const char *path, const char *dir);
-/* The extension after the last '.', or "" ; borrowed. */
-const char *kb_extension(const char *path);
 /* Finds an executable on PATH; a new string or NULL. */
 char *kb_which(const char *prog);
 

@@ -50,7 +50,7 @@ static void hash_self(void)
 	struct stat st;
 	kb_hasher *h = kb_hash_new();
 	kb_hash_str(h, KB_VERSION);
-	if (stat("/proc/self/exe", &st) == 0) {
+	if (stat(KB_SELF_EXE, &st) == 0) {
 		kb_hash_update(h, &st.st_size, sizeof st.st_size);
 		kb_hash_update(h, &st.st_mtim, sizeof st.st_mtim);
 	}

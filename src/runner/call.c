@@ -53,7 +53,7 @@ static int call(kb_runner *r, json_t *req, double timeout_ms, kb_runner_progress
 	char cwd[4096];
 	if (r->shared && !json_object_get(req, "cwd") && getcwd(cwd, sizeof cwd)) {
 		json_object_set_new(req, "cwd", json_string(cwd)); /* its paths are ours */
-		/* and so is where file() may read (compile/spec_tensor.c) */
+		/* and so is where file() may read (spec/spec_tensor.c) */
 		const char *dirs = getenv("KBENCH_FILE_DIRS");
 		if (dirs)
 			json_object_set_new(req, "file_dirs", json_string(dirs));

@@ -62,7 +62,7 @@ kb_runner *kb_runner_new(char *const *argv)
 		for (int i = 0; i < n; i++)
 			r->argv[i] = kb_xstrdup(argv[i]);
 	else {
-		r->argv[0] = kb_xstrdup("/proc/self/exe");
+		r->argv[0] = kb_xstrdup(KB_SELF_EXE);
 		r->argv[1] = kb_xstrdup("serve");
 	}
 	r->pid = -1;
@@ -129,7 +129,7 @@ int kb_runner__start(kb_runner *r, kb_err *err)
 		close(in[0]), close(in[1]);
 		return kb_err_errno(err, "pipe", NULL);
 	}
-	char *self = realpath("/proc/self/exe", NULL);
+	char *self = kb_self_exe();
 	pid_t pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphaned workers hold the GPU */
@@ -142,7 +142,7 @@ int kb_runner__start(kb_runner *r, kb_err *err)
 		}
 		for (int i = 0; r->env && r->env[i]; i++)
 			putenv(r->env[i]);
-		const char *exe = strcmp(r->argv[0], "/proc/self/exe") ? r->argv[0] : self;
+		const char *exe = strcmp(r->argv[0], KB_SELF_EXE) ? r->argv[0] : self;
 		execvp(exe, r->argv);
 		_exit(127);
 	}

@@ -177,7 +177,7 @@ int kb_runner__shared_init(kb_runner__shared *sh, char *const *env)
 	if (!set("KBENCH_SHARED_RUNNER") && !kb_file_exists("/proc/driver/nvidia/version"))
 		return -1;
 	char *dir = runtime_dir();
-	sh->exe = realpath("/proc/self/exe", NULL);
+	sh->exe = kb_self_exe();
 	if (!dir || !sh->exe) {
 		free(dir);
 		kb_runner__shared_free(sh);

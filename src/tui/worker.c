@@ -41,10 +41,8 @@ int kb_tui__worker_start(kb_tui__worker *w, const kb_tui__worker_opts *o, kb_err
 	w->record = o->record;
 	if (run) {
 		/* The runner is `kbench serve`, the kbench next to this program. */
-		char *self = realpath("/proc/self/exe", NULL);
-		char *slash = self ? strrchr(self, '/') : NULL;
-		char *kb = slash ? kb_xasprintf("%.*s/kbench", (int)(slash - self), self)
-				 : kb_xstrdup("kbench");
+		char *dir = kb_self_dir();
+		char *kb = dir ? kb_xasprintf("%s/kbench", dir) : kb_xstrdup("kbench");
 		char *argv[] = {kb, "serve", NULL};
 		/* --remote / $KBENCH_REMOTE: ssh in batch mode (no prompt may
 		 * reach a screen curses owns; docs/remote.md) */
@@ -52,7 +50,7 @@ int kb_tui__worker_start(kb_tui__worker *w, const kb_tui__worker_opts *o, kb_err
 		w->runner = host && *host ? kb_runner_new_remote(host, -1, true) : kb_runner_new(argv);
 		kb_runner_set_quiet(w->runner, true);
 		free(kb);
-		free(self);
+		free(dir);
 	}
 	int rc;
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {

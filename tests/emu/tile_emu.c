@@ -89,8 +89,9 @@ static const char usage[] =
 static void own_files(options *o)
 {
 	static char *work, *runtime, *emu_dir;
-	char *self = realpath("/proc/self/exe", NULL);
-	char *dir = self ? kb_xstrndup(self, (size_t)(strrchr(self, '/') - self)) : kb_xstrdup(".");
+	char *dir = kb_self_dir();
+	if (!dir)
+		dir = kb_xstrdup(".");
 	if (!o->work)
 		o->work = work = kb_xasprintf("%s/work", dir);
 	if (!o->runtime)
@@ -98,7 +99,6 @@ static void own_files(options *o)
 	if (!o->emu_dir)
 		o->emu_dir = emu_dir = kb_xasprintf("%s/../../tests/emu", dir);
 	free(dir);
-	free(self);
 }
 
 static int parse_options(int argc, char **argv, options *o)

@@ -4,6 +4,7 @@
  * compiler options (their effect, the key, the compilers' complaints placed
  * at the option's word). */
 #include "../../src/compile/compile_int.h"
+#include "../../src/spec/spec_int.h"
 #include "t.h"
 
 #include <stdlib.h>
@@ -507,9 +508,9 @@ static void test_compile_build__option_table_accepted(void)
 	int n = 0;
 	for (int k = 0; k < 2; k++) {
 		const char *ex;
-		for (int i = 0; (ex = kb_compile__option_example(kinds[k], i)); i++, n++) {
+		for (int i = 0; (ex = kb_spec__option_example(kinds[k], i)); i++, n++) {
 			char *why = NULL;
-			T_EQ_INT(kb_compile__option_check(kinds[k], ex, &why), 0);
+			T_EQ_INT(kb_compile_option_check(kinds[k], ex, &why), 0);
 			free(why);
 			fixture f;
 			kb_build_opts o = {.arch = "sm_90", .options = &ex, .noptions = 1,

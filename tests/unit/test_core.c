@@ -151,7 +151,7 @@ static void test_core__spawn(void)
 	T_OK(kb_which("no-such-program-kbench") == NULL);
 }
 
-/* Paths resolved for file() (compile/spec_tensor.c): symbolic links of what
+/* Paths resolved for file() (spec/spec_tensor.c): symbolic links of what
  * exists, "." and ".." of what does not; "within" by whole components. */
 static void test_core__paths(void)
 {
@@ -180,6 +180,19 @@ static void test_core__paths(void)
 	char *rm = kb_xasprintf("rm -rf %s", dir);
 	T_EQ_INT(system(rm), 0);
 	free(rm), free(want), free(via), free(link), free(out), free(k);
+}
+
+/* This program's own file and folder (kb_self_exe, kb_self_dir): what the
+ * TUI starts `kbench serve` from and `remote setup` finds its bundle by. */
+static void test_core__self(void)
+{
+	char *exe = kb_self_exe(), *dir = kb_self_dir();
+	T_OK(exe && exe[0] == '/' && kb_file_exists(exe));
+	T_EQ_STR(kb_basename(exe), "test_core");
+	T_OK(dir && strlen(dir) < strlen(exe) && dir[strlen(dir) ? strlen(dir) - 1 : 0] != '/');
+	char *joined = kb_xasprintf("%s/test_core", dir ? dir : "?");
+	T_EQ_STR(joined, exe);
+	free(joined), free(dir), free(exe);
 }
 
 /* Every verdict's word reads back as it, and a Result's status and
@@ -218,6 +231,7 @@ int main(void)
 	T_RUN(test_core__files);
 	T_RUN(test_core__file_write_keeps);
 	T_RUN(test_core__paths);
+	T_RUN(test_core__self);
 	T_RUN(test_core__cache_dir);
 	T_RUN(test_core__spawn);
 	T_RUN(test_core__verdicts);

@@ -3,14 +3,15 @@
  * time (identifiers, numbers, strings, '->' and single punctuation, each
  * with its column), the parser's small expect/syntax helpers, and what every
  * spec file shares for diagnostics: errors at file:line:col with the token
- * underlined, name lookups, and "did you mean" by edit distance.
- * It owns no spec data; kb_compile__parser (compile_int.h) is the state.
+ * underlined, name lookups (and the duplicate-name check every defining
+ * line makes), and "did you mean" by edit distance.
+ * It owns no spec data; kb_spec__parser (spec_int.h) is the state.
  *
  * Invariants: a token never reaches past P->end (the line without its
  * trailing comment and blanks); columns are 1-based bytes of the physical
  * line; a line reports at most one syntax error (P->failed).
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -19,8 +20,8 @@
 
 /* ===== diagnostics and small helpers ===== */
 
-void kb_compile__vdiag(kb_diags *d, const kb_source *src, kb_diag_level lv, int line, int col,
-		       int len, const char *fmt, va_list ap)
+void kb_spec__vdiag(kb_diags *d, const kb_source *src, kb_diag_level lv, int line, int col,
+		    int len, const char *fmt, va_list ap)
 {
 	if (!d)
 		return;
@@ -30,16 +31,16 @@ void kb_compile__vdiag(kb_diags *d, const kb_source *src, kb_diag_level lv, int 
 	free(msg);
 }
 
-void KB_PRINTF(6, 7) kb_compile__diag_err(kb_diags *d, const kb_source *src, int line, int col,
-					  int len, const char *fmt, ...)
+void KB_PRINTF(6, 7) kb_spec__diag_err(kb_diags *d, const kb_source *src, int line, int col,
+				       int len, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	kb_compile__vdiag(d, src, KB_DIAG_ERROR, line, col, len, fmt, ap);
+	kb_spec__vdiag(d, src, KB_DIAG_ERROR, line, col, len, fmt, ap);
 	va_end(ap);
 }
 
-int kb_compile__find_arg(const kb_spec *s, const char *name)
+int kb_spec__find_arg(const kb_spec *s, const char *name)
 {
 	for (int i = 0; i < s->nargs; i++)
 		if (!strcmp(s->args[i].name, name))
@@ -47,7 +48,7 @@ int kb_compile__find_arg(const kb_spec *s, const char *name)
 	return -1;
 }
 
-int kb_compile__find_tune(const kb_spec *s, const char *name)
+int kb_spec__find_tune(const kb_spec *s, const char *name)
 {
 	for (int i = 0; i < s->ntunes; i++)
 		if (!strcmp(s->tunes[i].name, name))
@@ -55,7 +56,7 @@ int kb_compile__find_tune(const kb_spec *s, const char *name)
 	return -1;
 }
 
-int kb_compile__find_tensor(const kb_spec *s, const char *name)
+int kb_spec__find_tensor(const kb_spec *s, const char *name)
 {
 	for (int i = 0; i < s->ntensors; i++)
 		if (!strcmp(s->tensors[i].name, name))
@@ -69,6 +70,34 @@ const kb_spec_tmap *kb_compile_spec_tmap(const kb_spec *s, const char *name)
 		if (!strcmp(s->tmaps[i].name, name))
 			return &s->tmaps[i];
 	return NULL;
+}
+
+const kb_spec_tensor *kb_compile_spec_tensor(const kb_spec *s, const char *name)
+{
+	int i = kb_spec__find_tensor(s, name);
+	return i >= 0 ? &s->tensors[i] : NULL;
+}
+
+const kb_spec_arg *kb_compile_spec_arg(const kb_spec *s, const char *name)
+{
+	int i = kb_spec__find_arg(s, name);
+	return i >= 0 ? &s->args[i] : NULL;
+}
+
+/* Returns whether the name in t is still free; reports a duplicate if not. */
+bool kb_spec__define_ok(kb_spec__parser *P, const kb_spec__tok *t)
+{
+	char *name = kb_xstrndup(t->p, (size_t)t->len);
+	int a = kb_spec__find_arg(P->spec, name), x = kb_spec__find_tensor(P->spec, name);
+	const kb_spec_tmap *m = kb_compile_spec_tmap(P->spec, name);
+	int line = a >= 0 ? P->spec->args[a].loc.line : x >= 0 ? P->spec->tensors[x].loc.line
+		 : m ? m->loc.line : 0;
+	if (line)
+		kb_spec__perr(P, t->col, t->len,
+			      "duplicate name '%s' (first defined as %s at line %d)",
+			      name, a >= 0 ? "an arg" : x >= 0 ? "a tensor" : "a tensormap", line);
+	free(name);
+	return line == 0;
 }
 
 /* Edit distance, for "did you mean" (short words only). */
@@ -93,7 +122,7 @@ static int edit_distance(const char *a, const char *b)
 }
 
 /* The closest of names[] to word when it is close enough, else NULL. */
-const char *kb_compile__closest(const char *word, const char *const *names, int n)
+const char *kb_spec__closest(const char *word, const char *const *names, int n)
 {
 	const char *best = NULL;
 	int bestd = (int)strlen(word) <= 3 ? 1 : 2;
@@ -108,7 +137,7 @@ const char *kb_compile__closest(const char *word, const char *const *names, int 
 }
 
 /* "a, b, c" */
-char *kb_compile__join_names(const char *const *names, int n)
+char *kb_spec__join_names(const char *const *names, int n)
 {
 	kb_buf b = KB_BUF_INIT;
 	for (int i = 0; i < n; i++)
@@ -118,7 +147,7 @@ char *kb_compile__join_names(const char *const *names, int n)
 
 /* ===== the lexer (one //! line at a time) ===== */
 
-bool kb_compile__is_ident_start(char c)
+bool kb_spec__is_ident_start(char c)
 {
 	return isalpha((unsigned char)c) || c == '_';
 }
@@ -142,18 +171,18 @@ static const char *lex_number(const char *p, const char *end)
 	return p;
 }
 
-void kb_compile__lex(kb_compile__parser *P)
+void kb_spec__lex(kb_spec__parser *P)
 {
 	const char *p = P->pos, *e = P->end;
 	while (p < e && (*p == ' ' || *p == '\t'))
 		p++;
-	kb_compile__tok *t = &P->tok;
+	kb_spec__tok *t = &P->tok;
 	t->p = p;
 	t->col = (int)(p - P->line) + 1;
 	t->len = 1;
 	if (p >= e) {
 		t->kind = KB_TK_EOF;
-	} else if (kb_compile__is_ident_start(*p)) {
+	} else if (kb_spec__is_ident_start(*p)) {
 		t->kind = KB_TK_IDENT;
 		while (p + t->len < e && is_ident_char(p[t->len]))
 			t->len++;
@@ -177,7 +206,7 @@ void kb_compile__lex(kb_compile__parser *P)
 }
 
 /* Whether the next non-blank character after the current token is c. */
-bool kb_compile__peek_char(const kb_compile__parser *P, char c)
+bool kb_spec__peek_char(const kb_spec__parser *P, char c)
 {
 	const char *p = P->pos;
 	while (p < P->end && (*p == ' ' || *p == '\t'))
@@ -185,65 +214,65 @@ bool kb_compile__peek_char(const kb_compile__parser *P, char c)
 	return p < P->end && *p == c;
 }
 
-bool kb_compile__is_punct(const kb_compile__parser *P, char c)
+bool kb_spec__is_punct(const kb_spec__parser *P, char c)
 {
 	return P->tok.kind == KB_TK_PUNCT && P->tok.p[0] == c;
 }
 
-bool kb_compile__tok_is(const kb_compile__tok *t, const char *word)
+bool kb_spec__tok_is(const kb_spec__tok *t, const char *word)
 {
 	return t->kind == KB_TK_IDENT && (int)strlen(word) == t->len &&
 	       !memcmp(t->p, word, (size_t)t->len);
 }
 
-kb_loc kb_compile__loc_at(const kb_compile__parser *P, int col)
+kb_loc kb_spec__loc_at(const kb_spec__parser *P, int col)
 {
 	return (kb_loc){P->src->path, P->lineno, col};
 }
 
-void KB_PRINTF(4, 5) kb_compile__perr(kb_compile__parser *P, int col, int len, const char *fmt, ...)
+void KB_PRINTF(4, 5) kb_spec__perr(kb_spec__parser *P, int col, int len, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	kb_compile__vdiag(P->diags, P->src, KB_DIAG_ERROR, P->lineno, col, len, fmt, ap);
+	kb_spec__vdiag(P->diags, P->src, KB_DIAG_ERROR, P->lineno, col, len, fmt, ap);
 	va_end(ap);
 }
 
 /* Reports "expected WHAT" at the current token (once per line); returns -1. */
-int kb_compile__syntax(kb_compile__parser *P, const char *what)
+int kb_spec__syntax(kb_spec__parser *P, const char *what)
 {
-	const kb_compile__tok *t = &P->tok;
+	const kb_spec__tok *t = &P->tok;
 	if (!P->failed) {
 		if (t->kind == KB_TK_EOF)
-			kb_compile__perr(P, t->col, 1, "expected %s at end of line", what);
+			kb_spec__perr(P, t->col, 1, "expected %s at end of line", what);
 		else if (t->kind == KB_TK_BAD)
-			kb_compile__perr(P, t->col, t->len, "unterminated string");
+			kb_spec__perr(P, t->col, t->len, "unterminated string");
 		else
-			kb_compile__perr(P, t->col, t->len, "expected %s, found '%.*s'", what,
-					 t->len, t->p);
+			kb_spec__perr(P, t->col, t->len, "expected %s, found '%.*s'", what,
+				      t->len, t->p);
 	}
 	P->failed = true;
 	return -1;
 }
 
-int kb_compile__expect(kb_compile__parser *P, char c, const char *what)
+int kb_spec__expect(kb_spec__parser *P, char c, const char *what)
 {
-	if (!kb_compile__is_punct(P, c))
-		return kb_compile__syntax(P, what);
-	kb_compile__lex(P);
+	if (!kb_spec__is_punct(P, c))
+		return kb_spec__syntax(P, what);
+	kb_spec__lex(P);
 	return 0;
 }
 
-int kb_compile__expect_ident(kb_compile__parser *P, const char *what, kb_compile__tok *out)
+int kb_spec__expect_ident(kb_spec__parser *P, const char *what, kb_spec__tok *out)
 {
 	*out = P->tok;
 	if (P->tok.kind != KB_TK_IDENT)
-		return kb_compile__syntax(P, what);
-	kb_compile__lex(P);
+		return kb_spec__syntax(P, what);
+	kb_spec__lex(P);
 	return 0;
 }
 
-int kb_compile__expect_eol(kb_compile__parser *P)
+int kb_spec__expect_eol(kb_spec__parser *P)
 {
-	return P->tok.kind == KB_TK_EOF ? 0 : kb_compile__syntax(P, "end of line");
+	return P->tok.kind == KB_TK_EOF ? 0 : kb_spec__syntax(P, "end of line");
 }

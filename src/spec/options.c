@@ -20,7 +20,7 @@
  * nvJitLink 13.0 (test_compile_build checks them all against the real
  * libraries); nvJitLink takes single-dash options only.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,7 +199,7 @@ static char *value_problem(const opt_def *d, const char *word, const char *name_
  * Returns 0, or -1 with *why (a new string) when kbench refuses the option
  * or a known option's value has the wrong shape.  A word the tables do not
  * know passes: the compiler judges it. */
-int kb_compile__option_check(kb_src_kind kind, const char *word, char **why)
+int kb_compile_option_check(kb_src_kind kind, const char *word, char **why)
 {
 	*why = NULL;
 	if (word[0] != '-') {
@@ -223,7 +223,7 @@ int kb_compile__option_check(kb_src_kind kind, const char *word, char **why)
 
 /* Whether word is a known option that needs a value and has none
  * ("-Xptxas" alone), so that the next word was probably meant as it. */
-bool kb_compile__option_wants_value(kb_src_kind kind, const char *word)
+bool kb_spec__option_wants_value(kb_src_kind kind, const char *word)
 {
 	const char *value = NULL;
 	const opt_def *d = lookup(kind, word, &value);
@@ -232,7 +232,7 @@ bool kb_compile__option_wants_value(kb_src_kind kind, const char *word)
 
 /* Whether word is an instance of option `name` (any spelling of the entry
  * whose first spelling is name), e.g. "--std=c++20" of "-std". */
-bool kb_compile__option_is(kb_src_kind kind, const char *word, const char *name)
+bool kb_compile_option_is(kb_src_kind kind, const char *word, const char *name)
 {
 	const char *value;
 	const opt_def *d = lookup(kind, word, &value);
@@ -241,7 +241,7 @@ bool kb_compile__option_is(kb_src_kind kind, const char *word, const char *name)
 
 /* The example of the i-th allowed option of a table (tests), or NULL past
  * the end. */
-const char *kb_compile__option_example(kb_src_kind kind, int i)
+const char *kb_spec__option_example(kb_src_kind kind, int i)
 {
 	int n;
 	const opt_def *t = table(kind, &n);
@@ -268,20 +268,20 @@ static char *suggest(kb_src_kind kind, const char *word)
 				names[nn++] = t[i].names[j];
 	const char *eq = strchr(word, '=');
 	char *name = kb_xstrndup(word, eq ? (size_t)(eq - word) : strlen(word));
-	const char *near = kb_compile__closest(name, names, nn);
+	const char *near = kb_spec__closest(name, names, nn);
 	free(name);
 	if (near)
 		return kb_xasprintf("; did you mean '%s%s'?", near, eq ? eq : "");
 	kb_src_kind other = kind == KB_SRC_PTX ? KB_SRC_CUDA : KB_SRC_PTX;
 	char *why = NULL;
 	const char *value;
-	if (!lookup(other, word, &value) || kb_compile__option_check(other, word, &why) < 0) {
+	if (!lookup(other, word, &value) || kb_compile_option_check(other, word, &why) < 0) {
 		free(why);
 		return kb_xstrdup("");
 	}
-	if (kind == KB_SRC_CUDA && kb_compile__option_is(KB_SRC_PTX, word, "-O"))
+	if (kind == KB_SRC_CUDA && kb_compile_option_is(KB_SRC_PTX, word, "-O"))
 		return kb_xasprintf("; ptxas takes it through NVRTC as -Xptxas=%s", word);
-	if (kind == KB_SRC_PTX && kb_compile__option_is(KB_SRC_CUDA, word, "-use_fast_math"))
+	if (kind == KB_SRC_PTX && kb_compile_option_is(KB_SRC_CUDA, word, "-use_fast_math"))
 		return kb_xstrdup("; it is NVRTC's (for .cu files): for PTX, -ftz=true "
 				  "-prec-div=false -prec-sqrt=false ask ptxas for what it changes there");
 	return kb_xasprintf("; it is %s's (for %s files)", compiler(other),
@@ -415,8 +415,8 @@ static void place_line(kb_src_kind kind, const char *l, const kb_spec_option *op
  * (line:col, caret) or an --option (no place, named).  A placeless diag an
  * earlier parser made of the same line is moved, not repeated; complaints
  * about no user option stay placeless.  Cheap: no compiler is called. */
-void kb_compile__options_log_diags(kb_src_kind kind, const char *log, const kb_spec_option *opts,
-				   int n, const kb_source *src, kb_diags *diags)
+void kb_compile_options_log_diags(kb_src_kind kind, const char *log, const kb_spec_option *opts,
+				  int n, const kb_source *src, kb_diags *diags)
 {
 	const char *p = log;
 	while (p && *p) {

@@ -9,7 +9,7 @@
  * Invariant: a fault is reported once, where it is: an arg that failed, or
  * that uses a later arg, does not make every use of it an error too.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 /* ===== checks after all lines: names, then values ===== */
 
 /* Names in e must be args; in an arg's expression (self >= 0), args above it. */
-static void check_names(kb_compile__parser *P, const kb_expr *e, int self)
+static void check_names(kb_spec__parser *P, const kb_expr *e, int self)
 {
 	if (!e)
 		return;
@@ -27,29 +27,29 @@ static void check_names(kb_compile__parser *P, const kb_expr *e, int self)
 	if (e->kind != KB_EX_NAME)
 		return;
 	const kb_spec *s = P->spec;
-	int i = kb_compile__find_arg(s, e->name);
+	int i = kb_spec__find_arg(s, e->name);
 	int line = e->loc.line, col = e->loc.col;
 	if (i >= 0 && (self < 0 || i < self))
 		return;
-	if (i < 0 && self < 0 && (kb_compile__find_tune(s, e->name) >= 0 ||
+	if (i < 0 && self < 0 && (kb_spec__find_tune(s, e->name) >= 0 ||
 				  !strcmp(e->name, "sm_count")))
 		return; /* launch, bytes, flops may use a tune's value and the GPU's SM count; args may not */
 	if (i >= 0 && i == self)
-		kb_compile__diag_err(P->diags, P->src, line, col, e->len,
-				     "arg '%s' refers to itself", e->name);
+		kb_spec__diag_err(P->diags, P->src, line, col, e->len,
+				  "arg '%s' refers to itself", e->name);
 	else if (i >= 0)
-		kb_compile__diag_err(P->diags, P->src, line, col, e->len,
-				     "'%s' is used before its `//! arg` line (line %d); an arg may "
-				     "use only args above it", e->name, s->args[i].loc.line);
-	else if (kb_compile__find_tensor(s, e->name) >= 0)
-		kb_compile__diag_err(P->diags, P->src, line, col, e->len,
-				     "'%s' is a tensor; expressions may use only args", e->name);
+		kb_spec__diag_err(P->diags, P->src, line, col, e->len,
+				  "'%s' is used before its `//! arg` line (line %d); an arg may "
+				  "use only args above it", e->name, s->args[i].loc.line);
+	else if (kb_spec__find_tensor(s, e->name) >= 0)
+		kb_spec__diag_err(P->diags, P->src, line, col, e->len,
+				  "'%s' is a tensor; expressions may use only args", e->name);
 	else
-		kb_compile__diag_err(P->diags, P->src, line, col, e->len, "undefined name '%s'%s",
-				     e->name, s->nargs ? "" : " (no `//! arg` defines it)");
+		kb_spec__diag_err(P->diags, P->src, line, col, e->len, "undefined name '%s'%s",
+				  e->name, s->nargs ? "" : " (no `//! arg` defines it)");
 }
 
-static void check_ref_names(kb_compile__parser *P)
+static void check_ref_names(kb_spec__parser *P)
 {
 	const kb_spec *s = P->spec;
 	const kb_spec_ref *r = &s->ref;
@@ -57,52 +57,52 @@ static void check_ref_names(kb_compile__parser *P)
 		return;
 	for (int i = 0; i < r->nargs; i++) {
 		const kb_ref_arg *a = &r->args[i];
-		if (a->key || !kb_compile__is_ident_start(a->text[0]) || !strcmp(a->text, "true") ||
-		    !strcmp(a->text, "false") || kb_compile__find_tensor(s, a->text) >= 0 ||
-		    kb_compile__find_arg(s, a->text) >= 0)
+		if (a->key || !kb_spec__is_ident_start(a->text[0]) || !strcmp(a->text, "true") ||
+		    !strcmp(a->text, "false") || kb_spec__find_tensor(s, a->text) >= 0 ||
+		    kb_spec__find_arg(s, a->text) >= 0)
 			continue;
-		kb_compile__diag_err(P->diags, P->src, a->loc.line, a->loc.col, (int)strlen(a->text),
-				     "undefined name '%s' in ref (not a tensor or an arg)", a->text);
+		kb_spec__diag_err(P->diags, P->src, a->loc.line, a->loc.col, (int)strlen(a->text),
+				  "undefined name '%s' in ref (not a tensor or an arg)", a->text);
 	}
 	for (int i = 0; i < r->nouts; i++) {
-		int t = kb_compile__find_tensor(s, r->outs[i]);
+		int t = kb_spec__find_tensor(s, r->outs[i]);
 		const kb_loc *l = &P->out_locs[i];
 		int len = (int)strlen(r->outs[i]);
 		if (t < 0)
-			kb_compile__diag_err(P->diags, P->src, l->line, l->col, len,
-					     "ref output '%s' is not a tensor", r->outs[i]);
+			kb_spec__diag_err(P->diags, P->src, l->line, l->col, len,
+					  "ref output '%s' is not a tensor", r->outs[i]);
 		else if (!s->tensors[t].is_out)
-			kb_compile__diag_err(P->diags, P->src, l->line, l->col, len,
-					     "ref output '%s' is an input; declare it with `//! out`",
-					     r->outs[i]);
+			kb_spec__diag_err(P->diags, P->src, l->line, l->col, len,
+					  "ref output '%s' is an input; declare it with `//! out`",
+					  r->outs[i]);
 	}
 }
 
-static void check_lists(kb_compile__parser *P)
+static void check_lists(kb_spec__parser *P)
 {
 	const kb_spec *s = P->spec;
 	for (int i = 0; i < s->nsweeps; i++) {
 		const kb_spec_list *l = &s->sweeps[i];
 		for (int j = 0; j < l->nvalues; j++)
 			check_names(P, l->values[j], -1);
-		if (kb_compile__find_arg(s, l->name) < 0)
-			kb_compile__diag_err(P->diags, P->src, l->loc.line, l->loc.col,
-					     (int)strlen(l->name), "sweep of '%s', which is not an arg "
-					     "(sweep changes a `//! arg`; use `//! tune` for compile-time "
-					     "macros)", l->name);
+		if (kb_spec__find_arg(s, l->name) < 0)
+			kb_spec__diag_err(P->diags, P->src, l->loc.line, l->loc.col,
+					  (int)strlen(l->name), "sweep of '%s', which is not an arg "
+					  "(sweep changes a `//! arg`; use `//! tune` for compile-time "
+					  "macros)", l->name);
 	}
 	for (int i = 0; i < s->ntunes; i++) {
 		const kb_spec_list *l = &s->tunes[i];
-		if (kb_compile__find_arg(s, l->name) >= 0 || kb_compile__find_tensor(s, l->name) >= 0)
-			kb_compile__diag_err(P->diags, P->src, l->loc.line, l->loc.col,
-					     (int)strlen(l->name), "tune of '%s', which is %s; tune sets "
-					     "compile-time macros (use `//! sweep` for args)", l->name,
-					     kb_compile__find_arg(s, l->name) >= 0 ? "an arg" : "a tensor");
+		if (kb_spec__find_arg(s, l->name) >= 0 || kb_spec__find_tensor(s, l->name) >= 0)
+			kb_spec__diag_err(P->diags, P->src, l->loc.line, l->loc.col,
+					  (int)strlen(l->name), "tune of '%s', which is %s; tune sets "
+					  "compile-time macros (use `//! sweep` for args)", l->name,
+					     kb_spec__find_arg(s, l->name) >= 0 ? "an arg" : "a tensor");
 	}
 }
 
 /* A tensormap describes a tensor of the spec, with one box extent per dim. */
-static void check_tmaps(kb_compile__parser *P)
+static void check_tmaps(kb_spec__parser *P)
 {
 	const kb_spec *s = P->spec;
 	for (int i = 0; i < s->ntmaps; i++) {
@@ -111,20 +111,20 @@ static void check_tmaps(kb_compile__parser *P)
 			check_names(P, m->box[d], -1);
 		if (!m->tensor)
 			continue; /* `tensormap NAME` without `: TENSOR`, already reported */
-		int t = kb_compile__find_tensor(s, m->tensor);
+		int t = kb_spec__find_tensor(s, m->tensor);
 		int len = (int)strlen(m->tensor);
 		if (t < 0)
-			kb_compile__diag_err(P->diags, P->src, m->tensor_loc.line, m->tensor_loc.col, len,
-					     "tensormap '%s' describes '%s', which is not a tensor of "
-					     "this spec", m->name, m->tensor);
+			kb_spec__diag_err(P->diags, P->src, m->tensor_loc.line, m->tensor_loc.col, len,
+					  "tensormap '%s' describes '%s', which is not a tensor of "
+					  "this spec", m->name, m->tensor);
 		else if (m->nbox && m->nbox != s->tensors[t].rank)
-			kb_compile__diag_err(P->diags, P->src, m->tensor_loc.line, m->tensor_loc.col, len,
-					     "'%s' has %d dims but the box has %d (one extent per dim, "
-					     "outermost first)", m->tensor, s->tensors[t].rank, m->nbox);
+			kb_spec__diag_err(P->diags, P->src, m->tensor_loc.line, m->tensor_loc.col, len,
+					  "'%s' has %d dims but the box has %d (one extent per dim, "
+					  "outermost first)", m->tensor, s->tensors[t].rank, m->nbox);
 	}
 }
 
-static void check_all_names(kb_compile__parser *P)
+static void check_all_names(kb_spec__parser *P)
 {
 	const kb_spec *s = P->spec;
 	for (int i = 0; i < s->nargs; i++)
@@ -148,17 +148,17 @@ static void check_all_names(kb_compile__parser *P)
 	check_tmaps(P);
 }
 
-static void check_values(kb_compile__parser *P)
+static void check_values(kb_spec__parser *P)
 {
 	kb_spec *s = P->spec;
 	/* bad[i]: arg i is not (yet) evaluated; an arg that uses a later arg was
 	 * reported by check_names and must not report that arg's faults too. */
 	bool *bad = kb_xmalloc(((size_t)s->nargs + 1) * sizeof(bool));
 	memset(bad, 1, ((size_t)s->nargs + 1) * sizeof(bool));
-	kb_compile__evalctx c = {s, P->src, P->diags, bad, true, 0};
+	kb_spec__evalctx c = {s, P->src, P->diags, bad, true, 0};
 	kb_value v;
 	for (int i = 0; i < s->nargs; i++) {
-		bad[i] = !s->args[i].expr || kb_compile__eval(&c, s->args[i].expr, &v) != 0;
+		bad[i] = !s->args[i].expr || kb_spec__eval(&c, s->args[i].expr, &v) != 0;
 		if (!bad[i])
 			s->args[i].value = v;
 	}
@@ -168,7 +168,7 @@ static void check_values(kb_compile__parser *P)
 		int64_t dim;
 		for (int d = 0; d < t->rank; d++) {
 			snprintf(what, sizeof(what), "dimension %d of '%s'", d, t->name);
-			kb_compile__eval_int(&c, t->dims[d], what, 0, &dim);
+			kb_spec__eval_int(&c, t->dims[d], what, 0, &dim);
 		}
 	}
 	for (int i = 0; i < s->ntmaps; i++) {
@@ -176,32 +176,32 @@ static void check_values(kb_compile__parser *P)
 		int64_t extent;
 		for (int d = 0; d < s->tmaps[i].nbox; d++) {
 			snprintf(what, sizeof(what), "box extent %d of tensormap '%s'", d, s->tmaps[i].name);
-			kb_compile__eval_int(&c, s->tmaps[i].box[d], what, 1, &extent);
+			kb_spec__eval_int(&c, s->tmaps[i].box[d], what, 1, &extent);
 		}
 	}
 	kb_launch_dims ld;
 	int rc = 0;
 	if (s->launch.present)
-		kb_compile__eval_launch(&c, &s->launch, &ld, &rc);
+		kb_spec__eval_launch(&c, &s->launch, &ld, &rc);
 	if (s->bytes)
-		kb_compile__eval(&c, s->bytes, &v);
+		kb_spec__eval(&c, s->bytes, &v);
 	if (s->flops)
-		kb_compile__eval(&c, s->flops, &v);
+		kb_spec__eval(&c, s->flops, &v);
 	for (int i = 0; i < s->nsweeps; i++)
 		for (int j = 0; j < s->sweeps[i].nvalues; j++)
-			kb_compile__eval(&c, s->sweeps[i].values[j], &v);
+			kb_spec__eval(&c, s->sweeps[i].values[j], &v);
 	/* a require line's sides must evaluate; whether it holds for the
 	 * defaults is the unit's warning, not a spec error */
 	for (int i = 0; i < s->nrequires; i++) {
-		kb_compile__eval(&c, s->requires[i].lhs, &v);
-		kb_compile__eval(&c, s->requires[i].rhs, &v);
+		kb_spec__eval(&c, s->requires[i].lhs, &v);
+		kb_spec__eval(&c, s->requires[i].rhs, &v);
 	}
 	free(bad);
 }
 
 
 /* Every name where it may be used, then every value. */
-void kb_compile__spec_check(kb_compile__parser *P)
+void kb_spec__check(kb_spec__parser *P)
 {
 	check_all_names(P);
 	check_values(P);

@@ -7,7 +7,7 @@
  * byte sequence that is not UTF-8 (NVRTC stops reading at one, and would
  * compile whatever came before it) is refused at its line and column.
  */
-#include "compile.h"
+#include "spec.h"
 
 #include <stdlib.h>
 #include <string.h>

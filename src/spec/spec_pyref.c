@@ -12,40 +12,40 @@
  * floor division).  Names in CALL are checked when it runs (profile/pyref.c),
  * which is where Python says what it does not know.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* device=cpu|cuda or timeout=S; 0, or -1 after an error. */
-static int parse_option(kb_compile__parser *P, kb_spec_pyref *py)
+static int parse_option(kb_spec__parser *P, kb_spec_pyref *py)
 {
-	kb_compile__tok key = P->tok;
-	kb_compile__lex(P);
-	kb_compile__lex(P); /* the '=' */
-	kb_compile__tok v = P->tok;
-	if (kb_compile__tok_is(&key, "device")) {
-		if (!kb_compile__tok_is(&v, "cpu") && !kb_compile__tok_is(&v, "cuda"))
-			return kb_compile__syntax(P, "cpu or cuda");
-		py->cuda = kb_compile__tok_is(&v, "cuda");
-	} else if (kb_compile__tok_is(&key, "timeout")) {
+	kb_spec__tok key = P->tok;
+	kb_spec__lex(P);
+	kb_spec__lex(P); /* the '=' */
+	kb_spec__tok v = P->tok;
+	if (kb_spec__tok_is(&key, "device")) {
+		if (!kb_spec__tok_is(&v, "cpu") && !kb_spec__tok_is(&v, "cuda"))
+			return kb_spec__syntax(P, "cpu or cuda");
+		py->cuda = kb_spec__tok_is(&v, "cuda");
+	} else if (kb_spec__tok_is(&key, "timeout")) {
 		double s = v.kind == KB_TK_NUM ? strtod(v.p, NULL) : 0;
 		if (v.kind != KB_TK_NUM || !(s > 0))
-			return kb_compile__syntax(P, "a time in seconds (timeout=600)");
+			return kb_spec__syntax(P, "a time in seconds (timeout=600)");
 		py->timeout_s = s;
 	} else {
-		kb_compile__perr(P, key.col, key.len, "unknown option '%.*s' of a Python reference "
-				 "(known: device=cpu|cuda, timeout=SECONDS)", key.len, key.p);
+		kb_spec__perr(P, key.col, key.len, "unknown option '%.*s' of a Python reference "
+			      "(known: device=cpu|cuda, timeout=SECONDS)", key.len, key.p);
 		return P->failed = true, -1;
 	}
-	kb_compile__lex(P);
+	kb_spec__lex(P);
 	return 0;
 }
 
 /* Whether the current token starts `key=value` (an expression cannot
  * start with an assignment, so such a word is an option, known or not). */
-static bool is_option(const kb_compile__parser *P)
+static bool is_option(const kb_spec__parser *P)
 {
 	const char *p = P->pos;
 	while (p < P->end && (*p == ' ' || *p == '\t'))
@@ -66,7 +66,7 @@ static void split_call(kb_spec_pyref *py, const char *text)
 	}
 	py->file = kb_xstrndup(text, (size_t)(colon + 3 - text));
 	const char *rest = colon + 4;
-	bool name = kb_compile__is_ident_start(*rest);
+	bool name = kb_spec__is_ident_start(*rest);
 	for (const char *q = rest; *q && name; q++)
 		name = isalnum((unsigned char)*q) || *q == '_';
 	if (name)
@@ -75,10 +75,10 @@ static void split_call(kb_spec_pyref *py, const char *text)
 		py->expr = kb_xstrdup(rest);
 }
 
-int kb_compile__dir_ref_python(kb_compile__parser *P, const kb_compile__tok *lang)
+int kb_spec__dir_ref_python(kb_spec__parser *P, const kb_spec__tok *lang)
 {
 	kb_spec_pyref *py = &P->spec->ref.py;
-	py->lang = kb_compile__tok_is(lang, "torch") ? KB_PYREF_TORCH : KB_PYREF_NUMPY;
+	py->lang = kb_spec__tok_is(lang, "torch") ? KB_PYREF_TORCH : KB_PYREF_NUMPY;
 	while (is_option(P))
 		if (parse_option(P, py))
 			return -1;
@@ -87,23 +87,23 @@ int kb_compile__dir_ref_python(kb_compile__parser *P, const kb_compile__tok *lan
 		if (q[0] == '-' && q[1] == '>')
 			arrow = q;
 	if (P->tok.kind == KB_TK_EOF || arrow == start)
-		return kb_compile__syntax(P, "a Python call: FILE.py:FUNCTION or an expression "
-					  "(e.g. torch.softmax(x, dim=1))");
+		return kb_spec__syntax(P, "a Python call: FILE.py:FUNCTION or an expression "
+				       "(e.g. torch.softmax(x, dim=1))");
 	if (!arrow)
-		return kb_compile__perr(P, P->tok.col, (int)(P->end - start), "expected '->' and the "
-					"output tensor(s) after the Python call"), P->failed = true, -1;
+		return kb_spec__perr(P, P->tok.col, (int)(P->end - start), "expected '->' and the "
+				     "output tensor(s) after the Python call"), P->failed = true, -1;
 	const char *e = arrow;
 	while (e > start && isspace((unsigned char)e[-1]))
 		e--;
 	py->text = kb_xstrndup(start, (size_t)(e - start));
-	py->call_loc = kb_compile__loc_at(P, P->tok.col);
+	py->call_loc = kb_spec__loc_at(P, P->tok.col);
 	split_call(py, py->text);
 	P->pos = arrow;
-	kb_compile__lex(P);
+	kb_spec__lex(P);
 	return 0;
 }
 
-void kb_compile__pyref_free(kb_spec_pyref *py)
+void kb_spec__pyref_free(kb_spec_pyref *py)
 {
 	free(py->file);
 	free(py->fn);

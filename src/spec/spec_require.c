@@ -11,7 +11,7 @@
  * conditions); each side is an ordinary spec expression; two integers
  * compare exactly, anything with a float compares as doubles.
  */
-#include "compile_int.h"
+#include "spec_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +40,9 @@ static char *trimmed(const char *p, const char *end)
 /* The comparison at the current token (the lexer gives one character a
  * token, so `<=` is '<' with '=' right after it); moves past it.  Returns
  * 0, or -1 after an error that suggests the comparison meant. */
-static int parse_cmp(kb_compile__parser *P, kb_cmp *out)
+static int parse_cmp(kb_spec__parser *P, kb_cmp *out)
 {
-	const kb_compile__tok *t = &P->tok;
+	const kb_spec__tok *t = &P->tok;
 	char c = t->kind == KB_TK_PUNCT ? t->p[0] : 0;
 	bool eq = P->pos < P->end && *P->pos == '=';
 	int len = 1 + eq;
@@ -52,43 +52,43 @@ static int parse_cmp(kb_compile__parser *P, kb_cmp *out)
 		*out = c == '=' ? KB_CMP_EQ : KB_CMP_NE;
 	else if (c == '=' || c == '!') {
 		bool arrow = c == '=' && P->pos < P->end && (*P->pos == '<' || *P->pos == '>');
-		kb_compile__perr(P, t->col, 1 + arrow, "'%.*s' is not a comparison; did you mean '%s'?",
-				 1 + arrow, t->p, arrow ? (*P->pos == '<' ? "<=" : ">=")
-				 : c == '=' ? "==" : "!=");
+		kb_spec__perr(P, t->col, 1 + arrow, "'%.*s' is not a comparison; did you mean '%s'?",
+			      1 + arrow, t->p, arrow ? (*P->pos == '<' ? "<=" : ">=")
+			      : c == '=' ? "==" : "!=");
 		P->failed = true;
 		return -1;
 	} else
-		return kb_compile__syntax(P, "a comparison (<=, <, >=, >, == or !=)");
+		return kb_spec__syntax(P, "a comparison (<=, <, >=, >, == or !=)");
 	P->pos = t->p + len;
-	kb_compile__lex(P);
+	kb_spec__lex(P);
 	return 0;
 }
 
-void kb_compile__dir_require(kb_compile__parser *P, const kb_compile__tok *dir)
+void kb_spec__dir_require(kb_spec__parser *P, const kb_spec__tok *dir)
 {
 	if (P->tok.kind == KB_TK_EOF) {
-		kb_compile__perr(P, dir->col, dir->len, "require needs a condition, e.g. "
-				 "`//! require N %% 8 == 0` or `//! require N <= 4 * BLOCK`");
+		kb_spec__perr(P, dir->col, dir->len, "require needs a condition, e.g. "
+			      "`//! require N %% 8 == 0` or `//! require N <= 4 * BLOCK`");
 		return;
 	}
 	const char *start = P->tok.p;
 	int col = P->tok.col;
-	kb_spec_require r = {.loc = kb_compile__loc_at(P, col)};
-	if (!(r.lhs = kb_compile__parse_expr(P)))
+	kb_spec_require r = {.loc = kb_spec__loc_at(P, col)};
+	if (!(r.lhs = kb_spec__parse_expr(P)))
 		return;
 	const char *mid = P->tok.p;
 	if (P->tok.kind == KB_TK_EOF) {
-		kb_compile__syntax(P, "a comparison (<=, <, >=, >, == or !=)");
+		kb_spec__syntax(P, "a comparison (<=, <, >=, >, == or !=)");
 		goto fail;
 	}
 	if (parse_cmp(P, &r.cmp) < 0)
 		goto fail;
 	const char *rstart = P->tok.p;
-	if (!(r.rhs = kb_compile__parse_expr(P)))
+	if (!(r.rhs = kb_spec__parse_expr(P)))
 		goto fail;
 	if (P->tok.kind != KB_TK_EOF) {
-		kb_compile__perr(P, P->tok.col, P->tok.len, "one comparison per require line, found "
-				 "'%.*s' after it (write one `//! require` line each)", P->tok.len, P->tok.p);
+		kb_spec__perr(P, P->tok.col, P->tok.len, "one comparison per require line, found "
+			      "'%.*s' after it (write one `//! require` line each)", P->tok.len, P->tok.p);
 		P->failed = true;
 		goto fail;
 	}
@@ -98,8 +98,8 @@ void kb_compile__dir_require(kb_compile__parser *P, const kb_compile__tok *dir)
 	*KB_SPEC_PUSH1(P->spec->requires, P->spec->nrequires) = r;
 	return;
 fail:
-	kb_compile__expr_free(r.lhs);
-	kb_compile__expr_free(r.rhs);
+	kb_spec__expr_free(r.lhs);
+	kb_spec__expr_free(r.rhs);
 }
 
 /* ===== judging ===== */
@@ -110,7 +110,7 @@ static bool holds(kb_cmp cmp, kb_value a, kb_value b)
 	if (!a.is_float && !b.is_float) {
 		c = (a.i > b.i) - (a.i < b.i);
 	} else {
-		double x = kb_compile__as_double(a), y = kb_compile__as_double(b);
+		double x = kb_spec__as_double(a), y = kb_spec__as_double(b);
 		c = (x > y) - (x < y);
 	}
 	switch (cmp) {
