@@ -13,6 +13,7 @@
 #include "../session/session.h"
 #include "../diff/diff.h"
 #include "../llm_bridge/llm_bridge.h"
+#include "../report/report.h"
 
 /* ===== compile.c ===== */
 
@@ -86,14 +87,7 @@ void kb_app_run_render(json_t *result, kb_buf *out);
 /* How far a long phase is, from a progress frame's ticks: " 42% (2.3 s)",
  * " (2.3 s)" without a fraction, "" for a phase under a second. */
 void kb_app_progress_text(json_t *progress, char *out, size_t n);
-/* ===== result.c: a Result's verdict ===== */
-
-/* The verdict of a result (NULL: KB_VERDICT_ERROR): CORRECT, INCORRECT,
- * IMPOSSIBLE, FAULT, TIMEOUT, CRASH, SPEC ERROR, COMPILE ERROR, UNSUPPORTED
- * (a `//! require` line rules the values out: not run), NO GPU, ERROR ... */
-kb_verdict kb_app_verdict(json_t *result);
-/* Its word, to print: kb_verdict_name(kb_app_verdict(result)). */
-const char *kb_app_run_verdict(json_t *result);
+/* A Result's verdict (kb_app_verdict, kb_app_run_verdict) is report.h's. */
 
 /* ===== record.c ===== */
 
@@ -240,35 +234,10 @@ int kb_app_sweep_and_tune(kb_runner *r, kb_pool *pool, const kb_app_run_opts *o,
 /* Tables of the sweep and of the tune variants, best marked. */
 void kb_app_sweep_render(json_t *sweeps, kb_buf *out);
 
-/* ===== report.c (the pages; report_model.c reads the variants, report_page.c
- * and report_svg.c render them, roofline_text.c draws the terminal plot) ===== */
+/* ===== report.c (the pages, from src/report/: report_model.c reads the
+ * variants, report_page.c and report_svg.c render them, roofline_text.c
+ * draws the terminal plot) ===== */
 
-/* What a report says beside the variants; every field may be NULL. */
-typedef struct {
-	const char *title;       /* the page's title; NULL: "kbench report: <kernel>" */
-	const char *session_id;  /* shown in the header */
-	const char *file;        /* the kernel file; NULL: the variants' path */
-	const char *sass_diff;   /* SASS diff first correct -> best (kb_diff_sass), an excerpt */
-	const char *svg_name;    /* Markdown: the chart's file name beside the .md */
-	const char *footer;      /* one more line at the bottom ("sample data", a date) */
-	json_t *rounds;          /* `kbench optimize` rounds of the file (kb_app__llm_rounds),
-				  * borrowed; NULL or empty: no such section */
-	bool html;               /* one self-contained HTML page; else GitHub Markdown */
-	/* A page of several files' reports: the first part opens the page, the
-	 * last closes it (both false, the default: a page of its own) */
-	bool not_first, not_last;
-} kb_app_report_opts;
-
-/* The variants a report compares: *first the first CORRECT timed variant,
- * *best the fastest CORRECT timed one (indices into vs, -1 when none), so
- * the caller can diff their SASS before calling kb_app_report. */
-void kb_app_report_pick(const kb_variant *vs, int n, int *first, int *best);
-/* The roofline of variants vs as text for a terminal: a log-log plot
- * `width` columns by `height` rows (plus axes) with the ceilings of the
- * best variant's GPU and one numbered point per timed variant with a FLOP
- * count, then a legend.  Returns 0, or 1 after a line saying why there is
- * nothing to plot. */
-int kb_app_roofline_text(const kb_variant *vs, int n, int width, int height, kb_buf *out);
 /* How variant `name` of vs compares with the previous CORRECT timed variant
  * and with the best other one (kb_diff_numbers: faster / slower only
  * beyond noise); nothing when `name` is not CORRECT and timed or is the

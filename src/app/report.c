@@ -9,7 +9,7 @@
  *
  * It owns the sections, their order and what they say, and kb_app_report;
  * the model of the variants is report_model.c's, the markup and the page's
- * head and foot report_page.c's, the chart report_svg.c's.  The caller
+ * head and foot report_page.c's, the chart report_svg.c's (src/report/).  The caller
  * reads the variants and their sources from the store and diffs the SASS.
  * Invariants: the output is a pure function of the arguments (no clock, no
  * files, no GPU); "best" is the fastest variant whose verdict is CORRECT

@@ -12,7 +12,7 @@
  * so); the best variant is green, incorrect or impossible ones red; all
  * text is escaped (kb_app__html).
  */
-#include "app_int.h"
+#include "report.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * rounds come from the journal (kb_app__llm_rounds); the verdicts are
  * kbench's, never the model's.
  */
-#include "app_int.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <string.h>

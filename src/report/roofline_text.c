@@ -17,7 +17,7 @@
  * count or no FP32 peak there is no plot, only a line saying why (and 1
  * returned).
  */
-#include "app_int.h"
+#include "report.h"
 
 #include <math.h>
 #include <stdio.h>

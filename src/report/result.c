@@ -4,12 +4,12 @@
  * and median, whether it ran a given kernel, and a check's timed launch
  * that wrote other than its checked twin.
  *
- * A leaf of src/app: the verbs, the report's model and the run's rendering
- * all read Results through it, and it calls none of them.  Missing members
+ * A leaf of src/report: the verbs of src/app, the report's model and the
+ * run's rendering all read Results through it, and it calls none of them.  Missing members
  * read as "" and 0 (kb_app__str, kb_app__num) or -1 (kb_app__jnum), never
  * as an error: a Result from an older kbench lacks some.
  */
-#include "app_int.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <string.h>

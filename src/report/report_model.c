@@ -14,7 +14,7 @@
  * CORRECT and that was timed, "first" the first such one; a number a Result
  * lacks is marked missing (pct < 0, gbps < 0, has_flops false), never 0.
  */
-#include "app_int.h"
+#include "report.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
  * '>' as entities) and the headings and paragraphs (md_text: '<') cannot
  * start a tag; a code fence is longer than any run of backticks inside it.
  */
-#include "app_int.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
