@@ -14,6 +14,13 @@
 #   kb       scripts/gpu-pyref.sh kernelbench (issue 28's table)
 #   fused    scripts/gpu-tile-fused.sh (issue 29's table)
 #   table    scripts/gpu-gallery.sh table softmax (issue 31, beside PyTorch)
+#   flows    scripts/gpu-flows.sh (issue 26: the moved and split profile code
+#            on the GPU: its unit tests, run_gpu.sh, guard_gpu.sh, each timing
+#            mode, calibrate)
+#   tuigpu   tests/cli/tui.sh with its GPU checks (issue 26's TUI moves)
+#   shared   tests/cli/shared.sh (issue 26's runner moves)
+#   ncuclk   bench/ncu_gallery.sh CLOCKS=1 on the four kernels outside 2%
+#            of ncu and two inside (issue 24)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
@@ -43,6 +50,13 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	fused) part fused ${T_FUSED:-170} sh scripts/gpu-tile-fused.sh ;;
 	table) part table ${T_TABLE:-200} env BUDGET=$(( ${T_TABLE:-200} - 20 )) \
 		sh scripts/gpu-gallery.sh table softmax ;;
+	flows) part flows ${T_FLOWS:-240} sh scripts/gpu-flows.sh ;;
+	tuigpu) part tuigpu ${T_TUIGPU:-100} env KBENCH_REQUIRE_GPU=1 sh tests/cli/tui.sh ;;
+	shared) part shared ${T_SHARED:-60} env KBENCH_REQUIRE_GPU=1 sh tests/cli/shared.sh ;;
+	ncuclk) part ncuclk ${T_NCUCLK:-150} env CLOCKS=1 REPS=3 sh bench/ncu_gallery.sh \
+		kernels/layernorm/layernorm.tile kernels/rmsnorm/rmsnorm_bf16.tile \
+		kernels/softmax/softmax_bf16_cluster.cu kernels/matmul/matmul.tile \
+		kernels/softmax.cu kernels/layernorm/02_registers.cu ;;
 	esac
 done
 rm -rf /tmp/o/tuilive/w/cache /tmp/o/tuilive/w/data
@@ -51,7 +65,7 @@ for p in ${PARTS:-guard safe attn gallery}; do
 	echo "==== $p"
 	case $p in
 	guard) grep -E "^==|passed=|FAIL" "$OUT/guard.txt" ;;
-	guardcli) grep -E "passed|FAIL|fail" "$OUT/guardcli.txt" | tail -8 ;;
+	guardcli|tuigpu|shared) grep -E "passed|FAIL|fail" "$OUT/$p.txt" | tail -8 ;;
 	*) tail -25 "$OUT/$p.txt" ;;
 	esac
 done

@@ -8,7 +8,8 @@
 # each other, three that call around a ring, an allowed pair or ring that
 # is no more and an allow line without a reason each fail, naming what; a
 # moved file's old object is ignored and a source without an object is
-# said.
+# said.  README.md's Layout names every folder once, bottom to top; a map
+# missing a folder, naming one src/ lacks, or out of order fails.
 . tests/cli/lib.sh
 CHECK=tests/layers/check.sh
 OBJ=build/obj/src
@@ -23,6 +24,23 @@ else
 	expect_rc rings_hold 0
 	[ "$RC" -eq 0 ] || cat "$T_TMP/out"
 fi
+
+run sh $CHECK map
+expect_rc map_matches_tree 0
+[ "$RC" -eq 0 ] || cat "$T_TMP/out"
+M=$T_TMP/README.md
+grep -v '^src/tile/ ' README.md >"$M"
+README=$M run sh $CHECK map
+expect_rc map_missing_folder_fails 1
+expect_in map_missing_folder_named out 'src/tile/ is on 0 lines'
+{ cat README.md; echo 'src/gone/     a folder no more'; } >"$M"
+README=$M run sh $CHECK map
+expect_rc map_gone_folder_fails 1
+expect_in map_gone_folder_named out 'names src/gone/, which src/ does not have'
+awk '/^src\/core\// { core = $0; next } { print } /^src\/cli\// { print core }' README.md >"$M"
+README=$M run sh $CHECK map
+expect_rc map_out_of_order_fails 1
+expect_in map_out_of_order_named out 'core after cli'
 
 # ---- the include check on a copy of src/ --------------------------------
 S=$T_TMP/src

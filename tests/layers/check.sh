@@ -1,5 +1,5 @@
 #!/bin/sh
-# check.sh includes|rings [SRC [OBJ]] - the two rules of src/'s layering
+# check.sh includes|rings|map [SRC [OBJ]] - the rules of src/'s layering
 # (issue 26), for tests/cli/layers.sh (make test) and by hand:
 #   includes  every src/ folder is on a line of tests/layers/order (bottom
 #             to top, one rank a line), and no file of src/ includes a
@@ -14,6 +14,10 @@
 #             that close it.  One listed in tests/layers/rings.allow (with
 #             its reason) passes, and a listed one that is no more fails,
 #             so that the list only shrinks.
+#   map       README.md's Layout names every src/ folder once, as a line
+#             "src/NAME/ what it holds", in the order of tests/layers/order
+#             (bottom to top), and no folder src/ lacks (README in the
+#             environment names another file).
 # SRC defaults to src, OBJ to build/obj/src (make builds it); ORDER and
 # ALLOW in the environment name other order and allow files (the self-test
 # in tests/cli/layers.sh plants an upward include and a ring in copies).
@@ -225,8 +229,29 @@ rings)
 		exit bad ? 1 : 0
 	}'
 	;;
+map)
+	readme=${README:-README.md}
+	folders=$(cd "$src" && for d in */; do [ -d "$d" ] && echo "${d%/}"; done)
+	mapped=$(sed -n 's|^src/\([a-z_]*\)/ .*|\1|p' "$readme")
+	bad=0
+	for d in $folders; do
+		n=$(echo "$mapped" | grep -cx "$d")
+		[ "$n" -eq 1 ] || { echo "$readme: src/$d/ is on $n lines of the Layout (once, saying what it holds)"; bad=$((bad + 1)); }
+	done
+	for d in $mapped; do
+		echo "$folders" | grep -qx "$d" || { echo "$readme: the Layout names src/$d/, which src/ does not have"; bad=$((bad + 1)); }
+	done
+	# ranks never go down along the Layout (folders of one rank in any order)
+	late=$(echo "$mapped" | awk -v order="$order" '
+		BEGIN { while ((getline l < order) > 0) if (l !~ /^#/ && l ~ /[a-z]/) { r++; n = split(l, f, " "); for (i = 1; i <= n; i++) rank[f[i]] = r } }
+		($0 in rank) { if (rank[$0] < top) print $0 " after " last; if (rank[$0] > top) { top = rank[$0]; last = $0 } }')
+	[ -z "$late" ] || { echo "$readme: the Layout is not in $order's order (bottom to top): $(echo "$late" | tr '\n' ' ')"; bad=$((bad + 1)); }
+	echo "map: $(echo "$folders" | wc -l) folders, $(echo "$mapped" | wc -l) lines in $readme's Layout: ${bad} problem(s)"
+	[ "$bad" -eq 0 ]
+	exit $?
+	;;
 *)
-	echo "usage: check.sh includes|rings [SRC [OBJ]]" >&2
+	echo "usage: check.sh includes|rings|map [SRC [OBJ]]" >&2
 	exit 2
 	;;
 esac
