@@ -41,6 +41,10 @@ awk '/^src\/core\// { core = $0; next } { print } /^src\/cli\// { print core }' 
 README=$M run sh $CHECK map
 expect_rc map_out_of_order_fails 1
 expect_in map_out_of_order_named out 'core after cli'
+echo 'The timed loop is in src/measure/no_such_file.c.' >"$T_TMP/doc.md"
+DOCS=$T_TMP/doc.md run sh $CHECK map
+expect_rc map_stale_path_fails 1
+expect_in map_stale_path_named out 'names src/measure/no_such_file.c, which is not there'
 
 # ---- the include check on a copy of src/ --------------------------------
 S=$T_TMP/src

@@ -17,7 +17,8 @@
 #   map       README.md's Layout names every src/ folder once, as a line
 #             "src/NAME/ what it holds", in the order of tests/layers/order
 #             (bottom to top), and no folder src/ lacks (README in the
-#             environment names another file).
+#             environment names another file); and every src/DIR/FILE path
+#             that README.md or docs/*.md (DOCS) names is there.
 # SRC defaults to src, OBJ to build/obj/src (make builds it); ORDER and
 # ALLOW in the environment name other order and allow files (the self-test
 # in tests/cli/layers.sh plants an upward include and a ring in copies).
@@ -246,6 +247,9 @@ map)
 		BEGIN { while ((getline l < order) > 0) if (l !~ /^#/ && l ~ /[a-z]/) { r++; n = split(l, f, " "); for (i = 1; i <= n; i++) rank[f[i]] = r } }
 		($0 in rank) { if (rank[$0] < top) print $0 " after " last; if (rank[$0] > top) { top = rank[$0]; last = $0 } }')
 	[ -z "$late" ] || { echo "$readme: the Layout is not in $order's order (bottom to top): $(echo "$late" | tr '\n' ' ')"; bad=$((bad + 1)); }
+	for f in $(grep -ohE 'src/[a-z_]+/[a-z_0-9]+\.(c|h|py)' "$readme" ${DOCS:-docs/*.md} | sort -u); do
+		[ -e "$src/${f#src/}" ] || { echo "$(grep -l "$f" "$readme" ${DOCS:-docs/*.md} | head -1): names $f, which is not there"; bad=$((bad + 1)); }
+	done
 	echo "map: $(echo "$folders" | wc -l) folders, $(echo "$mapped" | wc -l) lines in $readme's Layout: ${bad} problem(s)"
 	[ "$bad" -eq 0 ]
 	exit $?
