@@ -6,6 +6,7 @@
  */
 #include "kb.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,4 +136,27 @@ void kb_diags_free(kb_diags *d)
 	free(d->v);
 	d->v = NULL;
 	d->n = d->cap = 0;
+}
+
+int kb_edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	if (na > KB_EDIT_MAX || nb > KB_EDIT_MAX)
+		return INT_MAX;
+	int row[KB_EDIT_MAX + 1]; /* row[j]: distance of a[0..i) and b[0..j) */
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= na; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= nb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[nb];
 }

@@ -169,6 +169,10 @@ void kb_diag_sort(kb_diags *d);
 void kb_diags_free(kb_diags *d);
 /* Copies line `line` (1-based) of src into a new string, or NULL if absent. */
 char *kb_src_line(const char *src, int line);
+/* The edit (Levenshtein) distance of a[0..na) and b[0..nb), for "did you
+ * mean": INT_MAX when either is longer than KB_EDIT_MAX (never close). */
+#define KB_EDIT_MAX 255
+int kb_edit_distance(const char *a, size_t na, const char *b, size_t nb);
 
 /* ===== hash.c ===== */
 

@@ -211,30 +211,6 @@ static const base_list *base_metrics(CUpti_Profiler_Host_Object *host, const cha
 	return l;
 }
 
-/* Levenshtein distance of a and b (both shorter than NAME_MAX_LEN). */
-static int edit_distance(const char *a, size_t na, const char *b)
-{
-	int row[NAME_MAX_LEN + 1];
-	size_t nb = strlen(b);
-	for (size_t j = 0; j <= nb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= na; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= nb; j++) {
-			int up = row[j];
-			int best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[nb];
-}
-
 /* GetMetricProperties of name: CUPTI_SUCCESS and its type, or the error. */
 static CUptiResult properties(CUpti_Profiler_Host_Object *host, const char *name,
 			      CUpti_MetricType *type)
@@ -289,7 +265,7 @@ static void cat_suggestions(kb_buf *b, CUpti_Profiler_Host_Object *host, const b
 	int best[SUGGEST_MAX], dist[SUGGEST_MAX], nbest = 0;
 	int limit = nlen / 3 > 3 ? (int)nlen / 3 : 3;
 	for (int i = 0; i < l->n; i++) {
-		int d = edit_distance(name, nlen, l->v[i].name);
+		int d = kb_edit_distance(name, nlen, l->v[i].name, strlen(l->v[i].name));
 		if (d > limit)
 			continue;
 		int k = nbest < SUGGEST_MAX ? nbest++ : SUGGEST_MAX;

@@ -100,34 +100,15 @@ bool kb_spec__define_ok(kb_spec__parser *P, const kb_spec__tok *t)
 	return line == 0;
 }
 
-/* Edit distance, for "did you mean" (short words only). */
-static int edit_distance(const char *a, const char *b)
-{
-	int la = (int)strlen(a), lb = (int)strlen(b);
-	if (la > 31 || lb > 31)
-		return 99;
-	int d[32][32];
-	for (int i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (int j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (int i = 1; i <= la; i++) {
-		for (int j = 1; j <= lb; j++) {
-			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-			d[i][j] = c < del ? (c < ins ? c : ins) : (del < ins ? del : ins);
-		}
-	}
-	return d[la][lb];
-}
-
 /* The closest of names[] to word when it is close enough, else NULL. */
 const char *kb_spec__closest(const char *word, const char *const *names, int n)
 {
 	const char *best = NULL;
 	int bestd = (int)strlen(word) <= 3 ? 1 : 2;
 	for (int i = 0; i < n; i++) {
-		int dist = edit_distance(word, names[i]);
+		size_t lw = strlen(word), ln = strlen(names[i]);
+		/* words over 31 characters are never close */
+		int dist = lw > 31 || ln > 31 ? 99 : kb_edit_distance(word, lw, names[i], ln);
 		if (dist <= bestd && (!best || dist < bestd)) {
 			best = names[i];
 			bestd = dist;

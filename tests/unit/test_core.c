@@ -2,6 +2,7 @@
 #include "../../src/core/kb.h"
 #include "t.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -221,6 +222,20 @@ static void test_core__verdicts(void)
 	T_EQ_STR(kb_verdict_name(kb_verdict_of("unsupported", NULL)), "UNSUPPORTED");
 }
 
+/* One edit distance for every "did you mean" (spec, tile, counters). */
+static void test_core__edit_distance(void)
+{
+	T_EQ_INT(kb_edit_distance("kitten", 6, "sitting", 7), 3);
+	T_EQ_INT(kb_edit_distance("", 0, "abc", 3), 3);
+	T_EQ_INT(kb_edit_distance("launch", 6, "launch", 6), 0);
+	T_EQ_INT(kb_edit_distance("lauch", 5, "launch", 6), 1);
+	T_EQ_INT(kb_edit_distance("dram__bytes.sum", 11, "dram__byte", 10), 1); /* a prefix */
+	char long_word[KB_EDIT_MAX + 2];
+	memset(long_word, 'a', sizeof long_word - 1);
+	long_word[sizeof long_word - 1] = 0;
+	T_EQ_INT(kb_edit_distance(long_word, strlen(long_word), "a", 1), INT_MAX);
+}
+
 int main(void)
 {
 	T_RUN(test_core__buf);
@@ -235,5 +250,6 @@ int main(void)
 	T_RUN(test_core__cache_dir);
 	T_RUN(test_core__spawn);
 	T_RUN(test_core__verdicts);
+	T_RUN(test_core__edit_distance);
 	return t_report();
 }
