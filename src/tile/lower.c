@@ -220,43 +220,20 @@ bool kb_tile__is_load(const kb_tile__expr *e)
 	return e->kind == KB_TE_CALL && !strcmp(e->name, "load");
 }
 
-/* Whether e names `name` (outside a dot's [BM, BN] values when mma is set). */
-static bool names_in(const kb_tile__expr *e, const char *name)
-{
-	if (!e)
-		return false;
-	if (e->kind == KB_TE_NAME && !strcmp(e->name, name))
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (names_in(e->args[i], name))
-			return true;
-	for (int i = 0; i < e->nkw; i++)
-		if (names_in(e->kwv[i], name))
-			return true;
-	for (int i = 0; i < e->nidx; i++)
-		if (names_in(e->idx[i].lo, name) || names_in(e->idx[i].hi, name))
-			return true;
-	return false;
-}
-
 /* Whether every use of `name` in v is in a [BM, BN] value of a dot's
  * epilogue (an assignment of a rank-2 tile, or a 2-d store's value). */
+static kb_tile__walkret used_outside_epilogue(const kb_tile__stmt *st, void *name)
+{
+	bool epilogue = (st->kind == KB_TS_ASSIGN && st->type.rank == 2) ||
+			(st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 2);
+	bool used = epilogue ? kb_tile__names(st->slice, name) || kb_tile__names(st->mask, name)
+			     : kb_tile__stmt_exprs(st, kb_tile__is_name, name);
+	return used ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
 static bool only_epilogue_uses(kb_tile__stmt *const *v, int n, const char *name)
 {
-	for (int i = 0; i < n; i++) {
-		const kb_tile__stmt *st = v[i];
-		bool epilogue = (st->kind == KB_TS_ASSIGN && st->type.rank == 2) ||
-				(st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 2);
-		if (!epilogue && (names_in(st->value, name) || names_in(st->slice, name) ||
-				  names_in(st->mask, name) || names_in(st->lo, name) || names_in(st->hi, name) ||
-				  names_in(st->step, name)))
-			return false;
-		if (epilogue && (names_in(st->slice, name) || names_in(st->mask, name)))
-			return false;
-		if (!only_epilogue_uses(st->body, st->nbody, name) || !only_epilogue_uses(st->els, st->nels, name))
-			return false;
-	}
-	return true;
+	return !kb_tile__walk_stmts(v, n, used_outside_epilogue, NULL, (void *)name);
 }
 
 /* A rank-1 variable that only its load defines keeps that load: a dot's
@@ -287,21 +264,6 @@ static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
 	return true;
 }
 
-/* Whether statement st (its nested ones too) names `name`. */
-static bool stmt_names(const kb_tile__stmt *st, const char *name)
-{
-	if (names_in(st->value, name) || names_in(st->slice, name) || names_in(st->mask, name) ||
-	    names_in(st->lo, name) || names_in(st->hi, name) || names_in(st->step, name))
-		return true;
-	for (int i = 0; i < st->nbody; i++)
-		if (stmt_names(st->body[i], name))
-			return true;
-	for (int i = 0; i < st->nels; i++)
-		if (stmt_names(st->els[i], name))
-			return true;
-	return false;
-}
-
 /* Whether every use of `name` in e is element-wise (not under a reduction,
  * nor in a load's slice or keywords). */
 static bool names_elementwise(const kb_tile__expr *e, const char *name)
@@ -309,7 +271,7 @@ static bool names_elementwise(const kb_tile__expr *e, const char *name)
 	if (!e)
 		return true;
 	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
-		return !names_in(e, name);
+		return !kb_tile__names(e, name);
 	for (int i = 0; i < e->nargs; i++)
 		if (!names_elementwise(e->args[i], name))
 			return false;
@@ -321,19 +283,23 @@ static bool names_elementwise(const kb_tile__expr *e, const char *name)
 
 /* Whether st (its nested statements too) stores to tensor t, or assigns
  * (or loops over) a name that load e names. */
+typedef struct {
+	const char *t;
+	const kb_tile__expr *e;
+} disturb_ctx;
+
+static kb_tile__walkret disturbs_one(const kb_tile__stmt *st, void *ctx)
+{
+	const disturb_ctx *q = ctx;
+	bool stores = st->kind == KB_TS_STORE && st->slice && !strcmp(st->slice->name, q->t);
+	bool renames = (st->kind == KB_TS_ASSIGN || st->kind == KB_TS_FOR) && kb_tile__names(q->e, st->name);
+	return stores || renames ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
 static bool disturbs(const kb_tile__stmt *st, const char *t, const kb_tile__expr *e)
 {
-	if (st->kind == KB_TS_STORE && st->slice && !strcmp(st->slice->name, t))
-		return true;
-	if ((st->kind == KB_TS_ASSIGN || st->kind == KB_TS_FOR) && names_in(e, st->name))
-		return true;
-	for (int i = 0; i < st->nbody; i++)
-		if (disturbs(st->body[i], t, e))
-			return true;
-	for (int i = 0; i < st->nels; i++)
-		if (disturbs(st->els[i], t, e))
-			return true;
-	return false;
+	disturb_ctx q = {t, e};
+	return kb_tile__walk_stmt(st, disturbs_one, NULL, &q);
 }
 
 /* Streamed loads.  A rank-1 variable defined by a load that one later
@@ -350,7 +316,7 @@ static bool streams(kb_tile__lw *L, const kb_tile__stmt *st)
 		return false;
 	int user = -1;
 	for (int i = L->at + 1; i < L->nlist; i++)
-		if (stmt_names(L->list[i], st->name)) {
+		if (kb_tile__stmt_names(L->list[i], st->name)) {
 			if (user >= 0)
 				return false;
 			user = i;
@@ -362,12 +328,12 @@ static bool streams(kb_tile__lw *L, const kb_tile__stmt *st)
 	if (u->kind == KB_TS_STORE) {
 		const kb_tile__expr *sl = u->slice;
 		if (sl->type.rank != 1 || !sl->nidx || !sl->idx[sl->nidx - 1].hi || !strcmp(sl->name, t) ||
-		    names_in(sl, st->name) || !names_elementwise(u->value, st->name) ||
+		    kb_tile__names(sl, st->name) || !names_elementwise(u->value, st->name) ||
 		    !names_elementwise(u->mask, st->name))
 			return false;
 	} else if (u->kind == KB_TS_ASSIGN) {
 		bool root = !u->op && (kb_tile__is_load(u->value) || kb_tile__is_reduction(u->value));
-		if (u->type.rank != 1 || root || names_in(e, u->name) ||
+		if (u->type.rank != 1 || root || kb_tile__names(e, u->name) ||
 		    !names_elementwise(u->value, st->name))
 			return false;
 	} else {
@@ -615,20 +581,20 @@ static int vector_width(const kb_tile__kernel_ast *k)
 }
 
 /* The widest rank-1 tile the statements v[0..n) assign or store. */
+static kb_tile__walkret wider(const kb_tile__stmt *st, void *ctx)
+{
+	int64_t *w = ctx;
+	if (st->kind == KB_TS_ASSIGN && st->type.rank == 1 && st->type.ext[0] > *w)
+		*w = st->type.ext[0];
+	if (st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 1 && st->slice->type.ext[0] > *w)
+		*w = st->slice->type.ext[0];
+	return KB_TWALK_ON;
+}
+
 static int64_t widest(kb_tile__stmt *const *v, int n)
 {
-	int64_t w = 0, x;
-	for (int i = 0; i < n; i++) {
-		const kb_tile__stmt *st = v[i];
-		if (st->kind == KB_TS_ASSIGN && st->type.rank == 1 && st->type.ext[0] > w)
-			w = st->type.ext[0];
-		if (st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 1 && st->slice->type.ext[0] > w)
-			w = st->slice->type.ext[0];
-		if ((x = widest(st->body, st->nbody)) > w)
-			w = x;
-		if ((x = widest(st->els, st->nels)) > w)
-			w = x;
-	}
+	int64_t w = 0;
+	kb_tile__walk_stmts(v, n, wider, NULL, &w);
 	return w;
 }
 

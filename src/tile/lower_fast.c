@@ -135,16 +135,15 @@ kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *load)
 }
 
 /* Whether `name` is assigned again in v after its definition. */
+static kb_tile__walkret assigns_again(const kb_tile__stmt *st, void *name)
+{
+	return st->kind == KB_TS_ASSIGN && !st->defines && !strcmp(st->name, name) ? KB_TWALK_STOP
+										   : KB_TWALK_ON;
+}
+
 bool kb_tile__reassigned(kb_tile__stmt *const *v, int n, const char *name)
 {
-	for (int i = 0; i < n; i++) {
-		const kb_tile__stmt *st = v[i];
-		if (st->kind == KB_TS_ASSIGN && !st->defines && !strcmp(st->name, name))
-			return true;
-		if (kb_tile__reassigned(st->body, st->nbody, name) || kb_tile__reassigned(st->els, st->nels, name))
-			return true;
-	}
-	return false;
+	return kb_tile__walk_stmts(v, n, assigns_again, NULL, (void *)name);
 }
 
 /* Whether load e can be kept: rank 1, of a tensor the kernel never writes. */

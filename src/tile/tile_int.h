@@ -166,6 +166,36 @@ bool kb_tile__dtype_from(const char *s, int len, kb_tile_dtype *out);
  * which tile.c owns; this one links without it). */
 const char *kb_tile__dtype_str(kb_tile_dtype t);
 
+/* ===== tree.c: one walk over the tree ===== */
+
+/* What a walk's callback answers for a node: go on into what it holds,
+ * pass that by, or stop the whole walk. */
+typedef enum { KB_TWALK_ON, KB_TWALK_SKIP, KB_TWALK_STOP } kb_tile__walkret;
+typedef kb_tile__walkret (*kb_tile__expr_fn)(const kb_tile__expr *e, void *ctx);
+typedef kb_tile__walkret (*kb_tile__stmt_fn)(const kb_tile__stmt *st, void *ctx);
+
+/* Calls fn on e (none when NULL) and on every expression under it, a node
+ * before its children (arguments, keyword values, a slice's indices);
+ * true when fn stopped the walk. */
+bool kb_tile__walk_expr(const kb_tile__expr *e, kb_tile__expr_fn fn, void *ctx);
+/* Walks the expressions statement st holds itself (value, slice, mask,
+ * a loop's bounds), not those of the statements nested in it. */
+bool kb_tile__stmt_exprs(const kb_tile__stmt *st, kb_tile__expr_fn fn, void *ctx);
+/* Calls sfn (when not NULL) on statement st, then walks its expressions
+ * with efn (when not NULL), then the statements nested in it (body, else)
+ * the same way; true when a callback stopped the walk. */
+bool kb_tile__walk_stmt(const kb_tile__stmt *st, kb_tile__stmt_fn sfn, kb_tile__expr_fn efn,
+			void *ctx);
+/* The same for each statement of v[0..n). */
+bool kb_tile__walk_stmts(kb_tile__stmt *const *v, int n, kb_tile__stmt_fn sfn, kb_tile__expr_fn efn,
+			 void *ctx);
+/* Whether e (NULL: no) names `name` anywhere; whether statement st (the
+ * statements nested in it too) does. */
+bool kb_tile__names(const kb_tile__expr *e, const char *name);
+bool kb_tile__stmt_names(const kb_tile__stmt *st, const char *name);
+/* An expression callback: stops the walk at a name equal to ctx (a string). */
+kb_tile__walkret kb_tile__is_name(const kb_tile__expr *e, void *name);
+
 /* ===== parse.c, parse_expr.c: the parser's state and helpers ===== */
 
 typedef struct {
