@@ -245,25 +245,6 @@ static void note_load(kb_tile__lw *L, const kb_tile__stmt *st)
 		L->syms[L->nsyms - 1].load = st->value;
 }
 
-/* In the row-in-registers branch, a load of a slice it keeps: the first
- * loop fills the registers, the later ones take them as they are. */
-static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	kb_tile__kept *k = L->fast ? kb_tile__kept_of(L, st->value) : NULL;
-	if (!k)
-		return false;
-	if (!k->filled) {
-		kb_tile__lower_load(L, st->value, k->c, false);
-		k->filled = true;
-	} else {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "/* %s: the slice is in %s already */\n", st->name, k->c);
-	}
-	kb_tile__define(L, st->name, k->c, st->type);
-	note_load(L, st);
-	return true;
-}
-
 /* Whether every use of `name` in e is element-wise (not under a reduction,
  * nor in a load's slice or keywords). */
 static bool names_elementwise(const kb_tile__expr *e, const char *name)
@@ -345,86 +326,117 @@ static bool streams(kb_tile__lw *L, const kb_tile__stmt *st)
 	return true;
 }
 
+/* How an assignment is lowered: the first case that applies, in this order. */
+typedef enum {
+	ASSIGN_2D,          /* a 2-d tile in a kernel without dot (lower_tile2.c) */
+	ASSIGN_2D_OTHER,    /* in a kernel with dot, a 2-d tile of another shape: an error */
+	ASSIGN_MMA,         /* a [BM, BN] tile in the mma layout (lower_dot.c) */
+	ASSIGN_KEPT,        /* a load the row-in-registers branch keeps in registers */
+	ASSIGN_EPILOGUE,    /* a [BN] load only a dot's epilogue reads, at its columns */
+	ASSIGN_STREAM,      /* a load streamed into its one user (streams()) */
+	ASSIGN_GROUPS,      /* an element-wise value reading streams: a group loop */
+	ASSIGN_ROOT,        /* a load or a reduction, into the variable */
+	ASSIGN_ELEMENTWISE, /* an element-wise value, every slot */
+} assign_kind;
+
+/* Which case of assign_kind statement st is (*kept: ASSIGN_KEPT's registers). */
+static assign_kind assign_how(kb_tile__lw *L, const kb_tile__stmt *st, kb_tile__kept **kept)
+{
+	const kb_tile__type *t = &st->type;
+	const kb_tile__expr *v = st->value;
+	bool root = !st->op && (kb_tile__is_load(v) || kb_tile__is_reduction(v));
+	bool defines_load = st->defines && root && kb_tile__is_load(v);
+	*kept = NULL;
+	if (t->rank > 1)
+		return !L->mma.on ? ASSIGN_2D : kb_tile__mma_shape(L, t) ? ASSIGN_MMA : ASSIGN_2D_OTHER;
+	if (defines_load && L->fast && (*kept = kb_tile__kept_of(L, v)))
+		return ASSIGN_KEPT;
+	if (defines_load && L->mma.on && t->rank == 1 &&
+	    !kb_tile__reassigned(L->k->body, L->k->nbody, st->name) &&
+	    only_epilogue_uses(L->k->body, L->k->nbody, st->name))
+		return ASSIGN_EPILOGUE;
+	if (defines_load && streams(L, st))
+		return ASSIGN_STREAM;
+	if (!root && t->rank == 1 && !L->mma.on && kb_tile__has_streams(L, v))
+		return ASSIGN_GROUPS;
+	return root ? ASSIGN_ROOT : ASSIGN_ELEMENTWISE;
+}
+
+/* A comment where a variable's value is read elsewhere than here. */
+static void read_elsewhere(kb_tile__lw *L, const char *name, const char *where)
+{
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "/* %s: %s */\n", name, where);
+}
+
+/* name = value: the code its case writes (into c, the variable's C name),
+ * then, when it defines the variable, the variable in scope. */
 static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 {
-	const kb_tile__lsym *s = st->defines ? NULL : kb_tile__lw_lookup(L, st->name);
 	const kb_tile__type *t = &st->type;
-	if (t->rank > 1 && !L->mma.on) { /* lower_tile2.c */
-		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
-		kb_tile__assign2(L, st, cn, st->defines);
+	const kb_tile__expr *v = st->value;
+	kb_tile__kept *kept;
+	assign_kind how = assign_how(L, st, &kept);
+	if (how == ASSIGN_2D_OTHER) {
+		kb_tile__fail(L, st->line, st->col, st->len, "a 2-d tile of another shape than the dot's result");
+		return;
+	}
+	if (how == ASSIGN_MMA && !kb_tile__mma_value_ok(L, v))
+		return;
+	char *c = kept ? kb_xstrdup(kept->c) : st->defines ? kb_tile__cname(st->name)
+			 : kb_xstrdup(kb_tile__lw_lookup(L, st->name)->c);
+	switch (how) {
+	case ASSIGN_2D:
+		kb_tile__assign2(L, st, c, st->defines);
+		break;
+	case ASSIGN_MMA:
+		kb_tile__mma_materialize(L, v);
+		kb_tile__assign_elementwise(L, c, t, v, st->defines, st->op);
+		break;
+	case ASSIGN_KEPT: /* the first loop fills the registers, the later ones take them */
+		if (!kept->filled) {
+			kb_tile__lower_load(L, v, c, false);
+		} else {
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "/* %s: the slice is in %s already */\n", st->name, c);
+		}
+		kept->filled = true;
+		break;
+	case ASSIGN_EPILOGUE:
+		read_elsewhere(L, st->name, "read where the dot's result uses it, at its columns");
+		break;
+	case ASSIGN_STREAM:
+		read_elsewhere(L, st->name, "streamed, read a group at a time where it is used");
+		break;
+	case ASSIGN_GROUPS:
+		kb_tile__assign_groups(L, c, t, v, st->defines, st->op);
+		break;
+	case ASSIGN_ROOT:
+		if (st->defines) {
+			kb_tile__materialize(L, v, c);
+		} else if (kb_tile__is_load(v)) {
+			kb_tile__lower_load(L, v, c, false);
+		} else {
+			kb_tile__materialize_under(L, v);
+			kb_tile__lower_reduction(L, v, c, false);
+		}
+		break;
+	default: /* ASSIGN_ELEMENTWISE: `s += sum(t)` materializes the sum first */
 		if (st->defines)
-			kb_tile__define(L, st->name, cn, *t);
-		free(cn);
-		return;
-	}
-	if (t->rank > 1 && !kb_tile__mma_shape(L, t)) {
-		kb_tile__fail(L, st->line, st->col, st->len,
-			      L->mma.on ? "a 2-d tile of another shape than the dot's result"
-					: "a 2-d tile in a kernel without dot");
-		return;
-	}
-	if (t->rank > 1) {
-		if (!kb_tile__mma_value_ok(L, st->value))
-			return;
-		kb_tile__mma_materialize(L, st->value);
-		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
-		kb_tile__assign_elementwise(L, cn, t, st->value, st->defines, st->op);
-		if (st->defines)
-			kb_tile__define(L, st->name, cn, *t);
-		free(cn);
-		return;
-	}
-	bool root = !st->op && (kb_tile__is_load(st->value) || kb_tile__is_reduction(st->value));
-	if (st->defines && root && kb_tile__is_load(st->value) && keep_load(L, st))
-		return;
-	if (st->defines && L->mma.on && t->rank == 1 && root && kb_tile__is_load(st->value) &&
-	    !kb_tile__reassigned(L->k->body, L->k->nbody, st->name) &&
-	    only_epilogue_uses(L->k->body, L->k->nbody, st->name)) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "/* %s: read where the dot's result uses it, at its columns */\n", st->name);
-		kb_tile__define(L, st->name, NULL, *t);
-		note_load(L, st);
-		return;
-	}
-	if (st->defines && root && kb_tile__is_load(st->value) && streams(L, st)) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "/* %s: streamed, read a group at a time where it is used */\n", st->name);
-		kb_tile__define(L, st->name, NULL, *t);
-		L->syms[L->nsyms - 1].stream = st->value;
-		return;
-	}
-	if (!root && t->rank == 1 && !L->mma.on && kb_tile__has_streams(L, st->value)) { /* a group loop, reading loads where used */
-		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
-		kb_tile__assign_groups(L, cn, t, st->value, st->defines, st->op);
-		if (st->defines)
-			kb_tile__define(L, st->name, cn, *t);
-		free(cn);
-		return;
+			kb_tile__materialize_under(L, v);
+		else
+			kb_tile__materialize(L, v, NULL);
+		kb_tile__assign_elementwise(L, c, t, v, st->defines, st->op);
+		break;
 	}
 	if (st->defines) {
-		char *cn = kb_tile__cname(st->name);
-		if (root)
-			kb_tile__materialize(L, st->value, cn);
-		else {
-			kb_tile__materialize_under(L, st->value);
-			kb_tile__assign_elementwise(L, cn, t, st->value, true, 0);
-		}
-		kb_tile__define(L, st->name, cn, *t);
-		note_load(L, st);
-		free(cn);
-		return;
+		kb_tile__define(L, st->name, c, *t);
+		if (how == ASSIGN_STREAM)
+			L->syms[L->nsyms - 1].stream = v;
+		else
+			note_load(L, st);
 	}
-	if (root && kb_tile__is_load(st->value)) {
-		kb_tile__lower_load(L, st->value, s->c, false);
-		return;
-	}
-	if (root) {
-		kb_tile__materialize_under(L, st->value);
-		kb_tile__lower_reduction(L, st->value, s->c, false);
-		return;
-	}
-	kb_tile__materialize(L, st->value, NULL); /* `s += sum(t)`: the sum first */
-	kb_tile__assign_elementwise(L, s->c, t, st->value, false, st->op);
+	free(c);
 }
 
 static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
