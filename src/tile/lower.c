@@ -395,12 +395,11 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 		break;
 	case ASSIGN_KEPT: /* the first loop fills the registers, the later ones take them */
 		if (!kept->filled) {
-			kb_tile__lower_load(L, v, c, false);
+			kb_tile__fill_kept(L, v, kept);
 		} else {
 			kb_tile__ind(L);
 			kb_buf_catf(L->o, "/* %s: the slice is in %s already */\n", st->name, c);
 		}
-		kept->filled = true;
 		break;
 	case ASSIGN_EPILOGUE:
 		read_elsewhere(L, st->name, "read where the dot's result uses it, at its columns");
@@ -510,28 +509,13 @@ static bool top_level(const kb_tile__lw *L, const kb_tile__stmt *st)
 	return false;
 }
 
-/* Whether the generated code uses the word w. */
-static bool uses_word(const char *code, const char *w)
-{
-	size_t n = strlen(w);
-	for (const char *p = code; (p = strstr(p, w)); p += n) {
-		bool before = p > code && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
-					   (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
-		char a = p[n];
-		bool after = a == '_' || (a >= 'a' && a <= 'z') || (a >= 'A' && a <= 'Z') || (a >= '0' && a <= '9');
-		if (!before && !after)
-			return true;
-	}
-	return false;
-}
-
-/* The top-level consts the body uses (folded ones it does not), first:
+/* The top-level consts the body names (folded ones it does not), first:
  * every block sees them. */
-static void top_consts(kb_tile__lw *L, const char *body_code)
+static void top_consts(kb_tile__lw *L)
 {
 	for (int i = 0; i < L->k->nbody; i++) {
 		const kb_tile__stmt *st = L->k->body[i];
-		if (st->kind == KB_TS_CONST && uses_word(body_code, st->name)) {
+		if (st->kind == KB_TS_CONST && st->named) {
 			kb_tile__line_of(L, st->line);
 			const_decl(L, st);
 		}
@@ -662,8 +646,10 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	signature(L);
 	L->depth = 1;
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
-	L->o = &code; /* the body first: whether it needs the scratch is known after */
+	L->o = &code; /* the body first: whether it needs the scratch (and which consts) is known after */
 	L->scratch = false;
+	for (int i = 0; i < k->nbody; i++)
+		k->body[i]->named = false;
 	kb_tile__lower_body(L);
 	L->o = whole;
 	if (L->mma.on)
@@ -671,7 +657,7 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (L->scratch)
 		kb_buf_cat(L->o, "\t__shared__ float kb_scratch[64]; /* block reductions, two halves */\n"
 			   "\tint kb_nred_ = 0; /* block reductions so far (the half the next one uses) */\n");
-	top_consts(L, code.s ? code.s : "");
+	top_consts(L);
 	kb_buf_catn(L->o, code.s ? code.s : "", code.len);
 	kb_buf_cat(L->o, "}\n\n");
 	kb_buf_free(&code);

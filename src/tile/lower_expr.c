@@ -69,7 +69,12 @@ static void name_ref(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_b
 		kb_buf_catf(b, s->type.rank ? "%s[%s]" : "%s", s->c, i);
 		return;
 	}
-	kb_buf_cat(b, e->name); /* a const (a macro), a size, a scalar parameter */
+	/* a const, a size, a scalar parameter: a top-level const named here is
+	 * declared before the body (lower.c) */
+	for (int k = 0; k < L->k->nbody; k++)
+		if (L->k->body[k]->kind == KB_TS_CONST && !strcmp(L->k->body[k]->name, e->name))
+			L->k->body[k]->named = true;
+	kb_buf_cat(b, e->name);
 }
 
 static const char *binop(int op)

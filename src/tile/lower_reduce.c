@@ -108,8 +108,7 @@ void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *in
 	kb_tile__kept *k = load && !into && L->fast ? kb_tile__kept_of(L, e) : NULL;
 	if (k) { /* a slice the row-in-registers branch keeps: loaded once */
 		if (!k->filled)
-			kb_tile__lower_load(L, e, k->c, false);
-		k->filled = true;
+			kb_tile__fill_kept(L, e, k);
 		kb_tile__add_mat(L, e, kb_xstrdup(k->c), false);
 		return;
 	}

@@ -118,12 +118,10 @@ static void load_elem(kb_tile_dtype t, const char *p, const char *idx, kb_buf *b
 /* The 16-byte loads of one group of V elements from Pp_ + e_ into dst[at
  * ...], at "k_ * V + " for a whole tile, "" for a streamed group. */
 static void vector_load(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const char *at,
-			const char *P)
+			const char *P, bool once)
 {
 	int per = 16 / kb_tile__elem_size(t); /* elements a 16-byte access holds */
-	/* A row kept in registers is read once: a streaming load (evict first)
-	 * leaves the L2 to what is read again (a norm's weights). */
-	const char *ld = L->fast && !strncmp(dst, "kb_row", 6) ? "__ldcs(" : "*";
+	const char *ld = once ? "__ldcs(" : "*"; /* kb_tile__fill_kept's: read once */
 	for (int c = 0; c < L->V / per; c++) {
 		kb_tile__ind(L);
 		if (t == KB_TILE_F32) {
@@ -262,7 +260,7 @@ static const kb_tile__expr *load_kws(kb_tile__lw *L, const kb_tile__expr *e, kb_
  * the access named by P, 16 bytes at a time where aligned and in range,
  * else element by element (other out of range). */
 static void load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t E, const char *dst,
-		       const char *at, const char *P, const char *other)
+		       const char *at, const char *P, const char *other, bool once)
 {
 	bool vec = vectorizable(t);
 	char b1[96], b2[32], p[48];
@@ -272,7 +270,7 @@ static void load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t 
 		kb_buf_catf(L->o, "if (%sok_ && %sal_ && e_ + %d <= %slim_%s) {\n", P, P, L->V, P,
 			    past_end(L, E, b2, b1, sizeof b1));
 		L->depth++;
-		vector_load(L, t, dst, at, P);
+		vector_load(L, t, dst, at, P, once);
 		L->depth--;
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "} else {\n");
@@ -359,13 +357,12 @@ static void unpack_group(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const
  * then the groups are unpacked.  The element path (load_group) stays for
  * the rest, in the else branch this opens. */
 static void whole_groups(kb_tile__lw *L, kb_tile_dtype t, int64_t E, int64_t S, const char *dst,
-			 const char *other)
+			 const char *other, bool once)
 {
 	kb_buf c = KB_BUF_INIT, in = KB_BUF_INIT;
 	int C = L->V / (16 / kb_tile__elem_size(t)), per = 16 / kb_tile__elem_size(t);
 	const char *rt = raw_type(t);
-	/* A row kept in registers is read once (as in vector_load). */
-	bool cs = L->fast && !strncmp(dst, "kb_row", 6);
+	bool cs = once; /* read once: streaming loads, as in vector_load */
 	whole_cond(L, E, "", &c);
 	group_in(L, E, "", &in);
 	kb_tile__ind(L);
@@ -395,8 +392,9 @@ static void whole_groups(kb_tile__lw *L, kb_tile_dtype t, int64_t E, int64_t S, 
 }
 
 /* dst = load(slice, other = ..., mask = ...): a scalar, or dst[S] by a group loop,
- * 16-byte loads where the slice is aligned and in range. */
-void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
+ * 16-byte loads where the slice is aligned and in range (streaming ones
+ * when the load is read once). */
+static void load_into(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare, bool once)
 {
 	access a;
 	if (!slice_access(L, e->args[0], &a))
@@ -420,10 +418,10 @@ void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst
 	}
 	group_open(L, &a, true, vec);
 	if (vec)
-		whole_groups(L, a.t->dtype, E, S, dst, other.s);
+		whole_groups(L, a.t->dtype, E, S, dst, other.s, once);
 	group_for(L, S);
 	kb_buf_catf(&at, "k_ * %d + ", L->V);
-	load_group(L, a.t->dtype, ct, E, dst, at.s, "", other.s);
+	load_group(L, a.t->dtype, ct, E, dst, at.s, "", other.s, once);
 	kb_tile__block_close(L, vec ? 3 : 2);
 	if (mask) /* the elements the mask leaves out read as other (loaded or not) */
 		mask_slots(L, mask, dst, ct, other.s, S);
@@ -431,6 +429,17 @@ out:
 	kb_buf_free(&other);
 	kb_buf_free(&at);
 	access_free(&a);
+}
+
+void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
+{
+	load_into(L, e, dst, declare, false);
+}
+
+void kb_tile__fill_kept(kb_tile__lw *L, const kb_tile__expr *e, kb_tile__kept *k)
+{
+	load_into(L, e, k->c, false, true);
+	k->filled = true;
 }
 
 /* ===== streamed loads: read a group at a time where a statement uses them ===== */
@@ -562,7 +571,7 @@ static void stream_groups(kb_tile__lw *L)
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "%s %s[%d];\n", ct, c, L->V);
 		load_group(L, t->dtype, ct, e->args[0]->idx[e->args[0]->nidx - 1].extent, c, "", c,
-			   other.s);
+			   other.s, false);
 		if (mask) {
 			kb_buf m = KB_BUF_INIT, i = KB_BUF_INIT;
 			kb_buf_catf(&i, "k_ * %d + j_", L->V);

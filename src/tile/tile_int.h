@@ -132,6 +132,9 @@ struct kb_tile__stmt {
 	/* check.c */
 	bool defines;            /* ASSIGN: this one defines the variable */
 	kb_tile__type type;      /* ASSIGN: the variable's type */
+	/* lower.c */
+	bool named;              /* CONST: the generated code writes its name (not its
+				  * folded value); a top-level one is declared first */
 };
 
 /* A kernel as written. */
@@ -477,6 +480,10 @@ bool kb_tile__is_reduction(const kb_tile__expr *e);
 void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
 void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
 void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st);
+/* Fills the registers k keeps (not filled yet) with load e: a row read
+ * once, its 16-byte loads streaming (__ldcs: evict first), so the L2 keeps
+ * what is read again (a norm's weights). */
+void kb_tile__fill_kept(kb_tile__lw *L, const kb_tile__expr *e, kb_tile__kept *k);
 /* dst[NT * 2] = load(slice) of a [BN] slice at this thread's columns of a
  * dot's result (the mma layout's), declared; other where out of range. */
 void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst);
