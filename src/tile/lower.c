@@ -57,29 +57,6 @@ void kb_tile__line_of(kb_tile__lw *L, int line)
 	kb_buf_catf(L->o, "#line %d \"%s\"\n", line, L->f->path);
 }
 
-bool kb_tile__reserved(const char *n)
-{
-	static const char *const words[] = {
-		"auto", "bool", "break", "case", "char", "class", "const", "continue", "default",
-		"delete", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if",
-		"inline", "int", "long", "new", "private", "public", "register", "return", "short",
-		"signed", "sizeof", "static", "struct", "switch", "template", "this", "typedef",
-		"union", "unsigned", "void", "volatile", "while", "half", "dim3", "min", "max",
-		"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
-		/* the C math it calls */
-		"exp", "expf", "exp2", "exp2f", "log", "logf", "sqrt", "sqrtf", "rsqrt", "rsqrtf",
-		"fabs", "fabsf", "fmax", "fmaxf", "fmin", "fminf",
-	};
-	static const char *const prefixes[] = {"kb_", "_t", "__", "KB_", "CUDART_", "make_"};
-	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
-		if (!strcmp(n, words[i]))
-			return true;
-	for (size_t i = 0; i < KB_ARRAY_LEN(prefixes); i++)
-		if (!strncmp(n, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
-}
-
 char *kb_tile__cname(const char *dsl)
 {
 	return kb_tile__reserved(dsl) ? kb_xasprintf("%s_", dsl) : kb_xstrdup(dsl);

@@ -162,14 +162,39 @@ typedef struct {
  * about it; lower.c never sees a tree with errors. */
 void kb_tile__parse(const kb_tile__toks *toks, kb_tile__file *f, kb_diags *diags);
 void kb_tile__file_free(kb_tile__file *f);
-/* The dtype named by the len bytes at s (f32 f16 bf16 f64 i32 i64 u8);
- * false when s names none. */
-bool kb_tile__dtype_from(const char *s, int len, kb_tile_dtype *out);
-/* The DSL name of a dtype, "bool" included (the same as kb_tile_dtype_name,
- * which tile.c owns; this one links without it). */
-const char *kb_tile__dtype_str(kb_tile_dtype t);
 
-/* ===== tree.c: one walk over the tree ===== */
+/* ===== tree.c: dtypes, types, words, and one walk over the tree (below
+ * every other file of src/tile) ===== */
+
+/* The dtype named by the len bytes at s (f32 f16 bf16 f64 i32 i64 u8);
+ * false when s names none.  (kb_tile_dtype_name and kb_tile_ctype, tile.h,
+ * name one.) */
+bool kb_tile__dtype_from(const char *s, int len, kb_tile_dtype *out);
+/* How a message names a type: "f32 scalar", "f32[4096]", "bf16[64, 32]". */
+typedef struct {
+	char s[64];
+} kb_tile__typestr;
+kb_tile__typestr kb_tile__type_str(const kb_tile__type *t);
+bool kb_tile__type_eq(const kb_tile__type *a, const kb_tile__type *b);
+/* The dtype a value of dtype d computes in (f16, bf16 -> f32; u8 -> i32). */
+kb_tile_dtype kb_tile__compute(kb_tile_dtype d);
+/* The dtype of arithmetic between numbers of dtypes a and b (f64 > f32 >
+ * i64 > i32, each computed as kb_tile__compute says). */
+kb_tile_dtype kb_tile__promote(kb_tile_dtype a, kb_tile_dtype b);
+/* The shape a and b broadcast to (a scalar to anything; extents equal or
+ * 1, a rank-1 tile against the last dim of a rank-2 one), into out's rank
+ * and ext; false when they do not. */
+bool kb_tile__broadcast(const kb_tile__type *a, const kb_tile__type *b, kb_tile__type *out);
+/* Whether a value of type v broadcasts to exactly t's shape (a store's
+ * value or a mask against its slice). */
+bool kb_tile__fits(const kb_tile__type *v, const kb_tile__type *t);
+/* The name of an operator: "+", "<=", "&&". */
+const char *kb_tile__op_str(int op);
+/* Whether n is a C++ or CUDA word (or has a prefix the generated code
+ * keeps: kb_, _t, __, ...): a parameter cannot have such a name, a local
+ * is renamed (kb_tile__cname). */
+bool kb_tile__reserved(const char *n);
+
 
 /* What a walk's callback answers for a node: go on into what it holds,
  * pass that by, or stop the whole walk. */
@@ -248,7 +273,7 @@ void kb_tile__expr_free(kb_tile__expr *e);
  * have, ...) at its place. Returns the number of errors. */
 int kb_tile__check(kb_tile__file *f, const kb_tile_opts *o, kb_diags *diags);
 
-/* ===== check.c, check_expr.c, check_call.c: the checker's state and helpers ===== */
+/* ===== check.c, check_expr.c, check_call.c, check_scope.c: the checker's state and helpers ===== */
 
 typedef enum {
 	KB_TSYM_TENSOR, KB_TSYM_SCALAR, KB_TSYM_SIZE, KB_TSYM_CONST, KB_TSYM_VAR, KB_TSYM_LOOP,
@@ -280,25 +305,8 @@ typedef struct {
 	bool header;              /* checking grid(...) and threads(...) */
 } kb_tile__checker;
 
-/* How a message names a type: "f32 scalar", "f32[4096]", "bf16[64, 32]". */
-typedef struct {
-	char s[64];
-} kb_tile__typestr;
-kb_tile__typestr kb_tile__type_str(const kb_tile__type *t);
-bool kb_tile__type_eq(const kb_tile__type *a, const kb_tile__type *b);
-/* The dtype a value of dtype d computes in (f16, bf16 -> f32; u8 -> i32). */
-kb_tile_dtype kb_tile__compute(kb_tile_dtype d);
-/* The dtype of arithmetic between numbers of dtypes a and b (f64 > f32 >
- * i64 > i32, each computed as kb_tile__compute says). */
-kb_tile_dtype kb_tile__promote(kb_tile_dtype a, kb_tile_dtype b);
-/* The shape a and b broadcast to (a scalar to anything; extents equal or
- * 1, a rank-1 tile against the last dim of a rank-2 one), into out's rank
- * and ext; false when they do not. */
-bool kb_tile__broadcast(const kb_tile__type *a, const kb_tile__type *b, kb_tile__type *out);
-/* Whether a value of type v broadcasts to exactly t's shape (a store's
- * value or a mask against its slice). */
-bool kb_tile__fits(const kb_tile__type *v, const kb_tile__type *t);
-/* An error at a place of the file; counts in C->nerr. */
+/* check_scope.c (below the other three): an error at a place of the file;
+ * counts in C->nerr. */
 void kb_tile__cerr(kb_tile__checker *C, int line, int col, int len, const char *fmt, ...)
 	KB_PRINTF(5, 6);
 /* The innermost visible name, or NULL. */
@@ -322,13 +330,17 @@ bool kb_tile__check_slice(kb_tile__checker *C, kb_tile__expr *e, int *param);
  * false after reporting a mismatch at `at`. */
 bool kb_tile__binary_type(kb_tile__checker *C, int op, const kb_tile__type *a,
 			  const kb_tile__type *b, kb_tile__type *out, const kb_tile__expr *at);
-/* Checks a call of a built-in function (check_call.c); as check_expr. */
-bool kb_tile__check_call(kb_tile__checker *C, kb_tile__expr *e);
+/* check_call.c: the built-in function call e names, the call allowed
+ * where it is (grid(...) and threads(...) take cdiv, min and max), with
+ * the arguments and keywords the function takes; NULL after reporting.
+ * Then, once its arguments checked (check_expr.c), the function's own
+ * rules: e's type and folded cval; false after reporting. */
+typedef struct kb_tile__builtin kb_tile__builtin;
+const kb_tile__builtin *kb_tile__builtin_of(kb_tile__checker *C, const kb_tile__expr *e);
+bool kb_tile__builtin_check(kb_tile__checker *C, kb_tile__expr *e, const kb_tile__builtin *b);
 /* Whether the n bytes at s name a built-in function (check_call.c's table:
  * load ... cdiv and the casts; not store, a statement). */
 bool kb_tile__is_builtin(const char *s, size_t n);
-/* The name of an operator: "+", "<=", "&&". */
-const char *kb_tile__op_str(int op);
 
 /* ===== lower.c and lower_value.c: the state they share ===== */
 
@@ -442,7 +454,6 @@ void kb_tile__ind(kb_tile__lw *L);
 void kb_tile__line_of(kb_tile__lw *L, int line);
 /* A diagnostic: `what` is not supported yet by the lowering. */
 void kb_tile__fail(kb_tile__lw *L, int line, int col, int len, const char *what);
-bool kb_tile__reserved(const char *n);
 /* The C name of a DSL variable: as written, or with '_' after a C++ word. */
 char *kb_tile__cname(const char *dsl);
 /* A loop's bounds as C: lo, hi, step ("1" when the loop has none). */
