@@ -13,11 +13,6 @@
 
 /* ===== materialized values ===== */
 
-char *kb_tile__new_tmp(kb_tile__lw *L)
-{
-	return kb_xasprintf("_t%d", ++L->ntmp);
-}
-
 /* Materializes every load and reduction under e (not e itself). */
 void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e)
 {
@@ -28,13 +23,6 @@ void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e)
 }
 
 /* ===== reductions ===== */
-
-bool kb_tile__is_reduction(const kb_tile__expr *e)
-{
-	return e->kind == KB_TE_CALL && ((e->nargs == 1 && (!strcmp(e->name, "sum") ||
-							   !strcmp(e->name, "max") || !strcmp(e->name, "min"))) ||
-					 (e->nargs == 2 && !strcmp(e->name, "sum"))); /* sum(t, axis) */
-}
 
 /* dst = sum / max / min of a rank-1 tile: the thread's slots, then the block. */
 void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)

@@ -25,11 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t)
-{
-	return kb_tile__slots(L, t->ext[0] * t->ext[1]);
-}
-
 /* The extents an operand of type t has as a 2-d value: [n] is [1, n]. */
 static void shape2(const kb_tile__type *t, int64_t *r, int64_t *c)
 {

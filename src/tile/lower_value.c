@@ -211,15 +211,6 @@ static void group_for(kb_tile__lw *L, int64_t S)
 	kb_buf_catf(L->o, "const int e_ = (k_ * %d + (int)threadIdx.x) * %d;\n", L->T, L->V);
 }
 
-void kb_tile__block_close(kb_tile__lw *L, int n)
-{
-	for (int k = 0; k < n; k++) {
-		L->depth--;
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "}\n");
-	}
-}
-
 static bool vectorizable(kb_tile_dtype t)
 {
 	return t == KB_TILE_F32 || t == KB_TILE_BF16 || t == KB_TILE_F16;
@@ -655,16 +646,6 @@ void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char
 }
 
 /* ===== stores ===== */
-
-void kb_tile__to_elem(kb_tile_dtype t, const char *v, kb_buf *b)
-{
-	if (t == KB_TILE_BF16)
-		kb_buf_catf(b, "__float2bfloat16_rn(%s)", v);
-	else if (t == KB_TILE_F16)
-		kb_buf_catf(b, "__float2half_rn(%s)", v);
-	else
-		kb_buf_catf(b, "(%s)(%s)", kb_tile_ctype(t), v);
-}
 
 /* The 16-byte stores of one group of V values vals[0..V), streaming
  * (evict first): a tile program writes each element once and does not read
