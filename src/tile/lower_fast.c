@@ -15,11 +15,6 @@
 
 /* ===== the row-in-registers branch ===== */
 
-static bool ident_char(char c)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 /* A top-level loop's range as text, to tell loops over the same range. */
 static char *range_key(kb_tile__lw *L, const kb_tile__stmt *st)
 {
@@ -30,33 +25,6 @@ static char *range_key(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_free(&hi);
 	kb_buf_free(&step);
 	return key;
-}
-
-/* The slice's source text with the loop variable written as `@`. */
-static char *slice_key(const kb_tile__lw *L, const kb_tile__expr *s, const char *var)
-{
-	kb_buf b = KB_BUF_INIT;
-	const char *t = L->f->text;
-	int line = 1, col = 1;
-	size_t at = 0;
-	for (; t[at] && (line < s->line || col < s->col); at++) {
-		if (t[at] == '\n')
-			line++, col = 1;
-		else
-			col++;
-	}
-	size_t vl = strlen(var);
-	for (size_t k = 0; k < (size_t)s->len && t[at + k]; k++) {
-		bool word = !strncmp(t + at + k, var, vl) && (k == 0 || !ident_char(t[at + k - 1])) &&
-			    !ident_char(t[at + k + vl]);
-		if (word) {
-			kb_buf_catc(&b, '@');
-			k += vl - 1;
-		} else if (t[at + k] != ' ') {
-			kb_buf_catc(&b, t[at + k]);
-		}
-	}
-	return kb_buf_detach(&b);
 }
 
 /* Whether e reads memory (a load or a reduction under it). */
@@ -103,35 +71,6 @@ static bool wants_fast_path(kb_tile__lw *L, char **range)
 	free(*range);
 	*range = NULL;
 	return false;
-}
-
-/* A load's key: its slice and its keywords (other=, mask=), as text with
- * the loop variable abstracted: two loads of one slice whose other= or
- * mask= differ hold different values past the row's end (or where masked),
- * so one's registers do not serve for the other. */
-static char *load_key(const kb_tile__lw *L, const kb_tile__expr *load, const char *var)
-{
-	kb_buf b = KB_BUF_INIT;
-	char *s = slice_key(L, load->args[0], var);
-	kb_buf_cat(&b, s);
-	free(s);
-	for (int k = 0; k < load->nkw; k++) {
-		s = slice_key(L, load->kwv[k], var);
-		kb_buf_catf(&b, " | %s=%s", load->kw[k], s);
-		free(s);
-	}
-	return kb_buf_detach(&b);
-}
-
-kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *load)
-{
-	char *key = load_key(L, load, L->loopvar);
-	kb_tile__kept *k = NULL;
-	for (int i = 0; i < L->nkept && !k; i++)
-		if (!strcmp(L->kept[i].key, key))
-			k = &L->kept[i];
-	free(key);
-	return k;
 }
 
 /* Whether `name` is assigned again in v after its definition. */
@@ -199,7 +138,7 @@ typedef struct {
 static void match_key(kb_tile__lw *L, const kb_tile__expr *load, void *ctx)
 {
 	find_key *q = ctx;
-	char *k = load_key(L, load, q->var);
+	char *k = kb_tile__load_key(L, load, q->var);
 	q->found = q->found || !strcmp(k, q->key);
 	free(k);
 }
@@ -229,7 +168,7 @@ typedef struct {
 static void keep_if_loaded_again(kb_tile__lw *L, const kb_tile__expr *load, void *ctx)
 {
 	keep_ctx *q = ctx;
-	char *key = load_key(L, load, q->var);
+	char *key = kb_tile__load_key(L, load, q->var);
 	if (kb_tile__kept_of(L, load) || !loaded_again(L, q->self, key)) {
 		free(key);
 		return;

@@ -13,6 +13,17 @@
 
 /* ===== materialized values ===== */
 
+/* The loads in the indices of slice s (a gather: x[row, t[row]]), before
+ * the statement that reads through them. */
+void kb_tile__materialize_index(kb_tile__lw *L, const kb_tile__expr *s)
+{
+	for (int d = 0; s->kind == KB_TE_SLICE && d < s->nidx; d++) {
+		kb_tile__materialize(L, s->idx[d].lo, NULL);
+		if (s->idx[d].hi)
+			kb_tile__materialize(L, s->idx[d].hi, NULL);
+	}
+}
+
 /* Materializes every load and reduction under e (not e itself). */
 void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e)
 {

@@ -475,7 +475,50 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i);
 /* Closes n blocks opened with a '{' line. */
 void kb_tile__block_close(kb_tile__lw *L, int n);
 
-/* lower_value.c, lower_reduce.c (materialize, reductions) */
+/* lower_load.c: loads, and the access to a slice lower_value.c's streams
+ * and stores share. */
+/* The tensor access a slice makes: the pointer to its first element, the
+ * elements left in its range dim, and whether its positions are in range. */
+typedef struct {
+	const kb_tile_param *t;
+	kb_buf base, lim, ok;
+	kb_buf stride;       /* a range in another dim than the last: its step (a column
+			      * x[r0 : r0 + B, c] steps by N); empty when contiguous */
+	int64_t extent;
+	int ranges;
+} kb_tile__access;
+
+/* The access slice s makes (s a slice of a tensor parameter); false after
+ * reporting what cannot be lowered.  kb_tile__access_free frees it. */
+bool kb_tile__slice_access(kb_tile__lw *L, const kb_tile__expr *s, kb_tile__access *a);
+void kb_tile__access_free(kb_tile__access *a);
+/* An access's names, each prefixed by P ("" or a stream's): Pp_ (its
+ * first element), Plim_, Pok_, and Pal_ for vector access. */
+void kb_tile__access_heads(kb_tile__lw *L, const kb_tile__access *a, bool is_const, bool vec,
+			   const char *P);
+/* The opening of an access to a slice (a block): p_, lim_, ok_ (al_ when vec). */
+void kb_tile__group_open(kb_tile__lw *L, const kb_tile__access *a, bool is_const, bool vec);
+/* A group loop over the S slots: `for (k_)` and its element index e_. */
+void kb_tile__group_for(kb_tile__lw *L, int64_t S);
+/* Whether dtype t has 16-byte accesses (f32, f16, bf16). */
+bool kb_tile__vectorizable(kb_tile_dtype t);
+/* " && what < E" when a tile of E elements has slots past them, else "". */
+const char *kb_tile__past_end(const kb_tile__lw *L, int64_t E, const char *what, char *buf,
+			      size_t n);
+/* A load's other= as C (else "0") into other; its mask= or NULL. */
+const kb_tile__expr *kb_tile__load_kws(kb_tile__lw *L, const kb_tile__expr *e, kb_buf *other);
+/* One group of a load in a group loop (e_ set): dst[at j] for j < V from
+ * the access named by P, 16 bytes at a time where it can be (streaming
+ * loads when once), other out of range. */
+void kb_tile__load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t E, const char *dst,
+			 const char *at, const char *P, const char *other, bool once);
+/* Whether e reads memory (a load or a reduction under it, keywords too). */
+bool kb_tile__reads_mem(const kb_tile__expr *e);
+/* A load's key: its slice and keywords as text, the loop variable var
+ * written as `@` (two loads with one key read the same values). */
+char *kb_tile__load_key(const kb_tile__lw *L, const kb_tile__expr *load, const char *var);
+
+/* lower_reduce.c (materialize, reductions), lower_load.c, lower_value.c */
 /* e as a C expression of slot i (tiles indexed by i, scalars as they are). */
 void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b);
 /* Emits the load or reduction e into `into` (a new variable) or a
