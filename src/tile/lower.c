@@ -147,7 +147,7 @@ static bool streams(kb_tile__lw *L, const kb_tile__stmt *st)
 
 /* How an assignment is lowered: the first case that applies, in this order. */
 typedef enum {
-	ASSIGN_2D,          /* a 2-d tile in a kernel without dot (lower_tile2.c) */
+	ASSIGN_2D,          /* a 2-d tile in a kernel without dot (lower_reduce.c) */
 	ASSIGN_2D_OTHER,    /* in a kernel with dot, a 2-d tile of another shape: an error */
 	ASSIGN_MMA,         /* a [BM, BN] tile in the mma layout (lower_dot.c) */
 	ASSIGN_KEPT,        /* a load the row-in-registers branch keeps in registers */

@@ -565,7 +565,7 @@ bool kb_tile__has_streams(kb_tile__lw *L, const kb_tile__expr *e);
 void kb_tile__assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
 				 const kb_tile__expr *value, bool declare, int op);
 
-/* lower_tile2.c: 2-d element-wise tiles in a kernel without dot. */
+/* lower_reduce.c: 2-d element-wise tiles in a kernel without dot. */
 /* Slots a thread holds of 2-d tile type t (its R * C elements in row order). */
 int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t);
 /* c (declared when declare) = st's [R, C] value; false-free: what cannot be
