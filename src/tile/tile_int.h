@@ -342,7 +342,7 @@ bool kb_tile__builtin_check(kb_tile__checker *C, kb_tile__expr *e, const kb_tile
  * load ... cdiv and the casts; not store, a statement). */
 bool kb_tile__is_builtin(const char *s, size_t n);
 
-/* ===== lower.c and lower_value.c: the state they share ===== */
+/* ===== the lowering (lower*.c, plan_dot.c): the state its files share ===== */
 
 typedef struct {
 	char *dsl, *c;        /* the source name and the C name */
@@ -440,16 +440,19 @@ typedef struct kb_tile__lw {
 const kb_tile__mat *kb_tile__mat_of(const kb_tile__lw *L, const kb_tile__expr *e);
 const char *kb_tile__minmax(const char *name, kb_tile_dtype t);
 
-/* lower.c */
+/* lower_stmt.c */
 /* The statements v[0..n) (one statement), lowered in place. */
 void kb_tile__lower_stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n);
 void kb_tile__lower_stmt(kb_tile__lw *L, const kb_tile__stmt *st);
-/* lower_fast.c: the kernel body (with the row-in-registers branch when two
- * loops load one slice); whether a statement of v[0..n) assigns name; the
- * kept registers holding slice in that branch, or NULL. */
-void kb_tile__lower_body(kb_tile__lw *L);
+/* A const as C++: a constexpr of its value (-D overrides applied). */
+void kb_tile__const_decl(kb_tile__lw *L, const kb_tile__stmt *st);
+/* Whether a statement of v[0..n) assigns name again. */
 bool kb_tile__reassigned(kb_tile__stmt *const *v, int n, const char *name);
+/* lower_load.c: the registers that hold load's slice in the
+ * row-in-registers branch (lower.c), or NULL. */
 kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *load);
+/* lower_expr.c: the lowering's state, C types and slots (below every
+ * other lower_*.c). */
 void kb_tile__ind(kb_tile__lw *L);
 void kb_tile__line_of(kb_tile__lw *L, int line);
 /* A diagnostic: `what` is not supported yet by the lowering. */
