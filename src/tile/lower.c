@@ -66,19 +66,6 @@ static char *range_key(kb_tile__lw *L, const kb_tile__stmt *st)
 	return key;
 }
 
-/* Whether e reads memory (a load or a reduction under it). */
-static bool reads_memory(const kb_tile__expr *e)
-{
-	if (!e)
-		return false;
-	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (reads_memory(e->args[i]))
-			return true;
-	return false;
-}
-
 /* Whether the kernel's top level has two or more loops over one range
  * that both load one slice: then the branch is worth having (not when a
  * bound is read from memory: the branch's condition comes before any
@@ -91,7 +78,8 @@ static bool wants_fast_path(kb_tile__lw *L, char **range)
 		const kb_tile__stmt *st = L->k->body[i];
 		if (st->kind != KB_TS_FOR)
 			continue;
-		if (reads_memory(st->lo) || reads_memory(st->hi) || reads_memory(st->step)) {
+		if (kb_tile__reads_mem(st->lo) || kb_tile__reads_mem(st->hi) ||
+		    kb_tile__reads_mem(st->step)) {
 			free(*range);
 			*range = NULL;
 			return false;

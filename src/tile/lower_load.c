@@ -413,19 +413,15 @@ void kb_tile__fill_kept(kb_tile__lw *L, const kb_tile__expr *e, kb_tile__kept *k
 	k->filled = true;
 }
 
+static kb_tile__walkret memory_read(const kb_tile__expr *e, void *ctx)
+{
+	(void)ctx;
+	return kb_tile__is_load(e) || kb_tile__is_reduction(e) ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
 bool kb_tile__reads_mem(const kb_tile__expr *e)
 {
-	if (!e)
-		return false;
-	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
-		return true;
-	for (int k = 0; k < e->nargs; k++)
-		if (kb_tile__reads_mem(e->args[k]))
-			return true;
-	for (int k = 0; k < e->nkw; k++)
-		if (kb_tile__reads_mem(e->kwv[k]))
-			return true;
-	return false;
+	return kb_tile__walk_expr(e, memory_read, NULL);
 }
 
 void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst)

@@ -1,8 +1,10 @@
 /*
  * tile_int.h - what the files of src/tile share: tokens (tokenize.c), the
- * syntax tree (parse.c), the types the checker gives it (check.c), which
- * lower.c turns into CUDA C.  The tree owns its strings; every node keeps
- * the line, column and length of its source text for diagnostics and #line.
+ * syntax tree (parse.c) with its types and one walker over it (tree.c),
+ * the types the checker gives it (check*.c), which lower*.c turn into CUDA
+ * C.  The tree owns its strings; every node keeps the line, column and
+ * length of its source text for diagnostics and #line.  The files call
+ * one way, never back (docs/decisions.md, issue 26).
  */
 #ifndef KB_TILE_INT_H
 #define KB_TILE_INT_H
