@@ -3,7 +3,7 @@
  * load that one element-wise statement uses is read a group at a time
  * where it is used (its access and groups from lower_load.c), and stores
  * (16-byte streaming stores where aligned and in range, the atomics).
- * lower.c decides what streams (the layout is explained there);
+ * lower_stmt.c decides what streams (lower.c explains the layout);
  * lower_reduce.c materializes the rest before the statement.
  */
 #include "tile_int.h"

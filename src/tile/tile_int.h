@@ -134,7 +134,7 @@ struct kb_tile__stmt {
 	/* check.c */
 	bool defines;            /* ASSIGN: this one defines the variable */
 	kb_tile__type type;      /* ASSIGN: the variable's type */
-	/* lower.c */
+	/* the lowering (lower_expr.c sets it, lower.c reads it) */
 	bool named;              /* CONST: the generated code writes its name (not its
 				  * folded value); a top-level one is declared first */
 };
@@ -437,7 +437,7 @@ typedef struct kb_tile__lw {
 	int ndloops, capdloops;
 } kb_tile__lw;
 
-/* lower_expr.c: the materialized value of e (a load or reduction lower_value.c
+/* lower_expr.c: the materialized value of e (a load or reduction lower_reduce.c
  * made), or NULL; max or min of dtype t in C (fmaxf / fmax / max). */
 const kb_tile__mat *kb_tile__mat_of(const kb_tile__lw *L, const kb_tile__expr *e);
 const char *kb_tile__minmax(const char *name, kb_tile_dtype t);
