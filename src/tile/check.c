@@ -4,7 +4,8 @@
  * consts with their -D overrides, variables and loop variables in their
  * scopes, and the rules of every statement (assignment, const, for, if,
  * store) and of grid(...) and threads(...).  Expression types are
- * check_expr.c's, built-in functions check_call.c's.
+ * check_expr.c's, built-in functions check_call.c's, finding a name (and
+ * the message for an unknown one) check_scope.c's.
  *
  * Scopes: a kernel's parameters and sizes, then its body; a for or if
  * opens a block, and a name first assigned (or a loop variable, or a
@@ -40,14 +41,6 @@ static bool is_int_scalar(const kb_tile__type *t)
 }
 
 /* ===== names ===== */
-
-kb_tile__sym *kb_tile__lookup(kb_tile__checker *C, const char *name)
-{
-	for (int i = C->nsyms - 1; i >= 0; i--)
-		if (!strcmp(C->syms[i].name, name))
-			return &C->syms[i];
-	return NULL;
-}
 
 static const char *sym_what_short(kb_tile__symkind k)
 {
@@ -99,75 +92,6 @@ static void pop_scope(kb_tile__checker *C, int mark, const kb_tile__stmt *s, con
 		g->block = block;
 	}
 	C->nsyms = mark;
-}
-
-/* Edit distance of short words (longer ones are never close). */
-static int distance(const char *a, const char *b)
-{
-	int na = (int)strlen(a), nb = (int)strlen(b), row[33];
-	if (na > 32 || nb > 32)
-		return 99;
-	for (int j = 0; j <= nb; j++)
-		row[j] = j;
-	for (int i = 1; i <= na; i++) {
-		int diag = row[0];
-		row[0] = i;
-		for (int j = 1; j <= nb; j++) {
-			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[nb];
-}
-
-int kb_tile__close_words(const char *word, const char *const *words, int n, const char **out,
-			 int max)
-{
-	int limit = strlen(word) < 4 ? 2 : 3, k = 0; /* closer than limit */
-	for (int d = 0; d < limit && k < max; d++)
-		for (int i = 0; i < n && k < max; i++)
-			if (distance(word, words[i]) == d)
-				out[k++] = words[i];
-	return k;
-}
-
-const char *kb_tile__closest(const char *word, const char *const *words, int n)
-{
-	const char *best = NULL;
-	return kb_tile__close_words(word, words, n, &best, 1) ? best : NULL;
-}
-
-void kb_tile__unknown(kb_tile__checker *C, const kb_tile__expr *e)
-{
-	int len = (int)strlen(e->name);
-	if (C->ka->bad_header)
-		return; /* a parameter may have failed to parse */
-	for (int i = C->ngone - 1; i >= 0; i--) {
-		const kb_tile__sym *g = &C->gone[i];
-		if (strcmp(g->name, e->name))
-			continue;
-		if (g->kind == KB_TSYM_LOOP)
-			kb_tile__cerr(C, e->line, e->col, len, "'%s' is the loop variable of the for loop "
-				      "at %d:%d, only visible inside it", e->name, g->bline, g->bcol);
-		else
-			kb_tile__cerr(C, e->line, e->col, len, "'%s' is not defined here: it was defined at "
-				      "%d:%d inside the %s at %d:%d, and a name first defined in a block "
-				      "is only visible in it", e->name, g->line, g->col, g->block,
-				      g->bline, g->bcol);
-		return;
-	}
-	const char **names = kb_xcalloc((size_t)C->nsyms + 1, sizeof(*names));
-	for (int i = 0; i < C->nsyms; i++)
-		names[i] = C->syms[i].name;
-	const char *near = kb_tile__closest(e->name, names, C->nsyms);
-	kb_tile__cerr(C, e->line, e->col, len, "unknown name '%s'%s%s%s", e->name,
-		      near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-	free(names);
 }
 
 static const char *sym_what(kb_tile__symkind k)
@@ -355,7 +279,7 @@ static void check_stored(kb_tile__checker *C, const kb_tile__expr *v, const kb_t
 		       "its slice's shape (or broadcast to it)", vs.s, p->name, ts.s);
 	else if (pint && !vint)
 		ERR_AT(C, v, "storing %s into %s, a %s tensor, needs a cast: %s(...)", vs.s, p->name,
-		       kb_tile__dtype_str(p->dtype), kb_tile__dtype_str(p->dtype));
+		       kb_tile_dtype_name(p->dtype), kb_tile_dtype_name(p->dtype));
 }
 
 static void check_store(kb_tile__checker *C, kb_tile__stmt *s)
@@ -378,10 +302,10 @@ static void check_store(kb_tile__checker *C, kb_tile__stmt *s)
 	kb_tile_dtype d = C->ka->k.params[param].dtype;
 	if (s->op == KB_TATOM_ADD && d != KB_TILE_F32 && d != KB_TILE_F64 && d != KB_TILE_I32)
 		ERR_AT(C, x, "atomic_add adds into f32, f64 or i32 tensors; %s is %s", x->name,
-		       kb_tile__dtype_str(d));
+		       kb_tile_dtype_name(d));
 	if (s->op == KB_TATOM_MAX && d != KB_TILE_F32 && d != KB_TILE_I32)
 		ERR_AT(C, x, "atomic_max works on f32 or i32 tensors; %s is %s", x->name,
-		       kb_tile__dtype_str(d));
+		       kb_tile_dtype_name(d));
 	if (m && mok && (m->type.dtype != KB_TILE_BOOL || !kb_tile__fits(&m->type, &x->type)))
 		ERR_AT(C, m, "mask= must be bool of the slice's shape (%s), got %s",
 		       kb_tile__type_str(&x->type).s, kb_tile__type_str(&m->type).s);

@@ -5,10 +5,15 @@
  * max min, exp exp2 log sqrt rsqrt abs, where, the casts, dot, cdiv).
  * Statements (store among them) are check.c's.
  *
- * Invariants: a call's arguments are checked before its own rules (load's
- * slice by check_slice, never as a value), all of them even after one
- * fails; a call only reports about itself when every argument checked;
- * compile-time integers fold through cdiv, min, max and i32(...).
+ * This file only reads what the arguments' checks found: check_expr.c
+ * checks a call's arguments (load's slice by check_slice, never as a
+ * value), all of them even after one fails, between kb_tile__builtin_of
+ * (the name, the place, the argument counts and keywords) and
+ * kb_tile__builtin_check (the function's own rules), so the recursion over
+ * the tree stays in check_expr.c.
+ *
+ * Invariants: a call only reports about itself when every argument
+ * checked; compile-time integers fold through cdiv, min, max and i32(...).
  */
 #include "tile_int.h"
 
@@ -65,20 +70,6 @@ static bool need_number(kb_tile__checker *C, const kb_tile__expr *e, const char 
 }
 
 /* ===== load, arange, zeros, pid ===== */
-
-static bool load_slice(kb_tile__checker *C, kb_tile__expr *e)
-{
-	kb_tile__expr *x = e->args[0];
-	int param;
-	if (x->kind == KB_TE_SLICE)
-		return kb_tile__check_slice(C, x, &param);
-	kb_tile__sym *s = x->kind == KB_TE_NAME ? kb_tile__lookup(C, x->name) : NULL;
-	if (s && s->kind == KB_TSYM_TENSOR)
-		ERR_AT(C, x, "load(%s) needs indices: load(%s[i, c : c + B])", x->name, x->name);
-	else
-		ERR_AT(C, x, "load reads a slice of a tensor parameter, like load(x[i, c : c + B])");
-	return false;
-}
 
 static bool check_load(kb_tile__checker *C, kb_tile__expr *e)
 {
@@ -356,7 +347,7 @@ static bool check_cdiv(kb_tile__checker *C, kb_tile__expr *e)
 
 typedef bool (*call_fn)(kb_tile__checker *C, kb_tile__expr *e);
 
-static const struct builtin {
+static const struct kb_tile__builtin {
 	const char *name;
 	int min, max;     /* positional arguments */
 	const char *kws;  /* keyword arguments, space-separated */
@@ -415,7 +406,7 @@ static bool has_word(const char *words, const char *w)
 }
 
 /* The argument counts and keywords of a call; false after reporting. */
-static bool arity(kb_tile__checker *C, const kb_tile__expr *e, const struct builtin *b)
+static bool arity(kb_tile__checker *C, const kb_tile__expr *e, const struct kb_tile__builtin *b)
 {
 	if (e->nargs < b->min || e->nargs > b->max) {
 		char want[32];
@@ -466,24 +457,24 @@ static bool not_builtin(kb_tile__checker *C, const kb_tile__expr *e)
 	return false;
 }
 
-bool kb_tile__check_call(kb_tile__checker *C, kb_tile__expr *e)
+const kb_tile__builtin *kb_tile__builtin_of(kb_tile__checker *C, const kb_tile__expr *e)
 {
-	const struct builtin *b = NULL;
+	const struct kb_tile__builtin *b = NULL;
 	for (size_t i = 0; i < KB_ARRAY_LEN(builtins) && !b; i++)
 		if (!strcmp(builtins[i].name, e->name))
 			b = &builtins[i];
-	if (!b)
-		return not_builtin(C, e);
+	if (!b) {
+		not_builtin(C, e);
+		return NULL;
+	}
 	if (C->header && b->fn != check_cdiv && strcmp(b->name, "max") && strcmp(b->name, "min")) {
 		ERR_AT(C, e, "grid(...) and threads(...) can use cdiv, min and max, not %s", e->name);
-		return false;
+		return NULL;
 	}
-	if (!arity(C, e, b))
-		return false;
-	bool is_load = b->fn == check_load, ok = !is_load || load_slice(C, e);
-	for (int i = is_load; i < e->nargs; i++)
-		ok = kb_tile__check_expr(C, e->args[i]) && ok;
-	for (int i = 0; i < e->nkw; i++)
-		ok = kb_tile__check_expr(C, e->kwv[i]) && ok;
-	return ok && b->fn(C, e);
+	return arity(C, e, b) ? b : NULL;
+}
+
+bool kb_tile__builtin_check(kb_tile__checker *C, kb_tile__expr *e, const kb_tile__builtin *b)
+{
+	return b->fn(C, e);
 }

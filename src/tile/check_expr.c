@@ -2,8 +2,9 @@
  * check_expr.c - the types of the tile DSL's expressions (docs/tile.md):
  * literals, names, unary and binary operators with broadcasting and dtype
  * promotion, compile-time integers folded into cval, and tensor slices
- * with their constant extents.  Calls are check_call.c's; names, scopes
- * and statements are check.c's.
+ * with their constant extents, and calls: their arguments here, the rules
+ * of each built-in function check_call.c's.  Names in scope are
+ * check_scope.c's, statements check.c's.
  *
  * Invariants: every expression the checker reaches gets its type (a
  * scalar when it has an error); is_const only for integers known at
@@ -14,84 +15,13 @@
  */
 #include "tile_int.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ===== types ===== */
-
-kb_tile__typestr kb_tile__type_str(const kb_tile__type *t)
-{
-	kb_tile__typestr s;
-	const char *d = kb_tile__dtype_str(t->dtype);
-	if (t->rank == 0)
-		snprintf(s.s, sizeof(s.s), "%s scalar", d);
-	else if (t->rank == 1)
-		snprintf(s.s, sizeof(s.s), "%s[%lld]", d, (long long)t->ext[0]);
-	else
-		snprintf(s.s, sizeof(s.s), "%s[%lld, %lld]", d, (long long)t->ext[0],
-			 (long long)t->ext[1]);
-	return s;
-}
-
-bool kb_tile__type_eq(const kb_tile__type *a, const kb_tile__type *b)
-{
-	if (a->dtype != b->dtype || a->rank != b->rank)
-		return false;
-	for (int i = 0; i < a->rank; i++)
-		if (a->ext[i] != b->ext[i])
-			return false;
-	return true;
-}
-
-kb_tile_dtype kb_tile__compute(kb_tile_dtype d)
-{
-	return d == KB_TILE_F16 || d == KB_TILE_BF16 ? KB_TILE_F32 : d == KB_TILE_U8 ? KB_TILE_I32 : d;
-}
-
 static bool is_int(kb_tile_dtype d)
 {
 	return d == KB_TILE_I32 || d == KB_TILE_I64 || d == KB_TILE_U8;
-}
-
-kb_tile_dtype kb_tile__promote(kb_tile_dtype a, kb_tile_dtype b)
-{
-	a = kb_tile__compute(a);
-	b = kb_tile__compute(b);
-	if (a == KB_TILE_F64 || b == KB_TILE_F64)
-		return KB_TILE_F64;
-	if (a == KB_TILE_F32 || b == KB_TILE_F32)
-		return KB_TILE_F32;
-	return a == KB_TILE_I64 || b == KB_TILE_I64 ? KB_TILE_I64 : KB_TILE_I32;
-}
-
-bool kb_tile__broadcast(const kb_tile__type *a, const kb_tile__type *b, kb_tile__type *out)
-{
-	int r = a->rank > b->rank ? a->rank : b->rank;
-	int64_t ext[2] = {0, 0};
-	for (int i = 0; i < r; i++) { /* i counts dims from the last */
-		int64_t ea = i < a->rank ? a->ext[a->rank - 1 - i] : 1;
-		int64_t eb = i < b->rank ? b->ext[b->rank - 1 - i] : 1;
-		if (ea != eb && ea != 1 && eb != 1)
-			return false;
-		ext[r - 1 - i] = ea == 1 ? eb : ea;
-	}
-	out->rank = r;
-	out->ext[0] = ext[0];
-	out->ext[1] = ext[1];
-	return true;
-}
-
-bool kb_tile__fits(const kb_tile__type *v, const kb_tile__type *t)
-{
-	kb_tile__type out;
-	if (!kb_tile__broadcast(v, t, &out) || out.rank != t->rank)
-		return false;
-	for (int i = 0; i < t->rank; i++)
-		if (out.ext[i] != t->ext[i])
-			return false;
-	return true;
 }
 
 static kb_tile__type scalar(kb_tile_dtype d)
@@ -100,96 +30,9 @@ static kb_tile__type scalar(kb_tile_dtype d)
 	return t;
 }
 
-/* ===== errors ===== */
-
-void kb_tile__cerr(kb_tile__checker *C, int line, int col, int len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *msg = kb_xvasprintf(fmt, ap);
-	va_end(ap);
-	kb_diag_add(C->diags, KB_DIAG_ERROR, C->f->path, C->f->text, line, col, len, "%s", msg);
-	free(msg);
-	C->nerr++;
-}
-
 #define ERR_AT(C, e, ...) kb_tile__cerr((C), (e)->line, (e)->col, (e)->len, __VA_ARGS__)
 
-/* ===== operators ===== */
-
-static const struct {
-	int op;
-	const char *s;
-} op_names[] = {
-	{KB_TOP_ADD, "+"}, {KB_TOP_SUB, "-"},  {KB_TOP_MUL, "*"},  {KB_TOP_DIV, "/"},
-	{KB_TOP_MOD, "%"}, {KB_TOP_LT, "<"},   {KB_TOP_GT, ">"},   {KB_TOP_LE, "<="},
-	{KB_TOP_GE, ">="}, {KB_TOP_EQ, "=="},  {KB_TOP_NE, "!="},  {KB_TOP_AND, "&&"},
-	{KB_TOP_OR, "||"}, {KB_TOP_POW, "**"}, {KB_TOP_SHL, "<<"}, {KB_TOP_SHR, ">>"},
-	{KB_TOP_BAND, "&"}, {KB_TOP_BOR, "|"},
-};
-
-const char *kb_tile__op_str(int op)
-{
-	for (size_t i = 0; i < KB_ARRAY_LEN(op_names); i++)
-		if (op_names[i].op == op)
-			return op_names[i].s;
-	return "?";
-}
-
-/* The dtype of `a op b` from the operands' dtypes; NULL, or what is wrong. */
-static const char *op_dtype(int op, kb_tile_dtype a, kb_tile_dtype b, kb_tile_dtype *out)
-{
-	bool ab = a == KB_TILE_BOOL, bb = b == KB_TILE_BOOL;
-	*out = KB_TILE_BOOL;
-	switch (op) {
-	case KB_TOP_AND:
-	case KB_TOP_OR:
-		return ab && bb ? NULL : "bool operands (compare numbers first, as in x != 0)";
-	case KB_TOP_EQ:
-	case KB_TOP_NE:
-		return ab == bb ? NULL : "two numbers or two bools";
-	case KB_TOP_LT:
-	case KB_TOP_GT:
-	case KB_TOP_LE:
-	case KB_TOP_GE:
-		return !ab && !bb ? NULL : "numbers";
-	case KB_TOP_MOD:
-	case KB_TOP_SHL:
-	case KB_TOP_SHR:
-	case KB_TOP_BAND:
-	case KB_TOP_BOR:
-		if (!is_int(a) || !is_int(b))
-			return "integers";
-		break;
-	case KB_TOP_POW: /* a float unless both are integers (check_binary: b a constant >= 0) */
-		if (ab || bb)
-			return "numbers";
-		*out = kb_tile__promote(a, b);
-		return NULL;
-	default:
-		if (ab || bb)
-			return "numbers";
-	}
-	*out = kb_tile__promote(a, b);
-	return NULL;
-}
-
-bool kb_tile__binary_type(kb_tile__checker *C, int op, const kb_tile__type *a,
-			  const kb_tile__type *b, kb_tile__type *out, const kb_tile__expr *at)
-{
-	kb_tile__typestr as = kb_tile__type_str(a), bs = kb_tile__type_str(b);
-	const char *need = op_dtype(op, a->dtype, b->dtype, &out->dtype);
-	if (need) {
-		ERR_AT(C, at, "'%s' needs %s, got %s and %s", kb_tile__op_str(op), need, as.s, bs.s);
-		return false;
-	}
-	if (!kb_tile__broadcast(a, b, out)) {
-		ERR_AT(C, at, "shape mismatch in '%s': %s and %s (tiles combine where their extents "
-		       "are equal or 1)", kb_tile__op_str(op), as.s, bs.s);
-		return false;
-	}
-	return true;
-}
+/* ===== constants ===== */
 
 /* Folds `a op b` of compile-time integers into e; false after reporting. */
 static bool fold(kb_tile__checker *C, kb_tile__expr *e, int op, int64_t a, int64_t b)
@@ -323,6 +166,37 @@ static bool check_binary(kb_tile__checker *C, kb_tile__expr *e)
 	return true;
 }
 
+/* load's first argument: a slice, checked as one (never as a value). */
+static bool load_slice(kb_tile__checker *C, kb_tile__expr *e)
+{
+	kb_tile__expr *x = e->args[0];
+	int param;
+	if (x->kind == KB_TE_SLICE)
+		return kb_tile__check_slice(C, x, &param);
+	kb_tile__sym *s = x->kind == KB_TE_NAME ? kb_tile__lookup(C, x->name) : NULL;
+	if (s && s->kind == KB_TSYM_TENSOR)
+		ERR_AT(C, x, "load(%s) needs indices: load(%s[i, c : c + B])", x->name, x->name);
+	else
+		ERR_AT(C, x, "load reads a slice of a tensor parameter, like load(x[i, c : c + B])");
+	return false;
+}
+
+/* A call of a built-in function (check_call.c): its arguments, all of them
+ * even after one fails, then the function's own rules when every one
+ * checked. */
+static bool check_call(kb_tile__checker *C, kb_tile__expr *e)
+{
+	const kb_tile__builtin *b = kb_tile__builtin_of(C, e);
+	if (!b)
+		return false;
+	bool is_load = !strcmp(e->name, "load"), ok = !is_load || load_slice(C, e);
+	for (int i = is_load; i < e->nargs; i++)
+		ok = kb_tile__check_expr(C, e->args[i]) && ok;
+	for (int i = 0; i < e->nkw; i++)
+		ok = kb_tile__check_expr(C, e->kwv[i]) && ok;
+	return ok && kb_tile__builtin_check(C, e, b);
+}
+
 bool kb_tile__check_expr(kb_tile__checker *C, kb_tile__expr *e)
 {
 	e->is_const = false;
@@ -346,7 +220,7 @@ bool kb_tile__check_expr(kb_tile__checker *C, kb_tile__expr *e)
 	case KB_TE_BINARY:
 		return check_binary(C, e);
 	case KB_TE_CALL:
-		return kb_tile__check_call(C, e);
+		return check_call(C, e);
 	case KB_TE_SLICE:
 		ERR_AT(C, e, "a slice is read with load(%s[...]) and written with store(%s[...], v); "
 		       "it is not a value", e->name, e->name);

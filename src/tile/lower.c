@@ -17,8 +17,9 @@
  * starts with #line to its .tile line.
  *
  * Streamed loads.  A rank-1 load that one element-wise statement uses
- * (streams() says when) is not materialized: that statement's group loop
- * reads group k_ into kb_sN[V] where it is used (lower_value.c).
+ * (streams(), lower_stmt.c, says when) is not materialized: that
+ * statement's group loop reads group k_ into kb_sN[V] where it is used
+ * (lower_value.c).
  *
  * Row in registers.  When the kernel's top level has two or more loops over
  * the same range that load the same slice, a branch taken when the loop
@@ -27,6 +28,13 @@
  *
  * Dot.  A kernel with dot has a second layout for its [BM, BN] tiles, and
  * its loops that feed a dot are lowered by lower_dot.c.
+ *
+ * Files.  Each calls only files after it here: lower.c (the file, its
+ * kernels, their bodies with the row-in-registers branch), lower_stmt.c
+ * (statements), lower_dot.c (a dot's loop), plan_dot.c (the dot's plan),
+ * lower_value.c (streamed loads, stores), lower_reduce.c (what is
+ * materialized: reductions, 2-d tiles), lower_load.c (loads),
+ * lower_expr.c (the state, element-wise expressions).
  *
  * What is not lowered yet (2-D tiles other than a dot's, axis reductions,
  * column slices) is an error at its place, never wrong code.
@@ -37,572 +45,258 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ===== state and names ===== */
+/* ===== the row-in-registers branch ===== */
 
-void kb_tile__fail(kb_tile__lw *L, int line, int col, int len, const char *what)
+/* When every loop over a dim runs once for the sizes at hand (N <= BLOCK),
+ * a slice loaded in one loop and loaded again in a later one is kept in
+ * registers (kb_rowN) instead of read twice.  The generated CUDA holds
+ * both paths, chosen at run time; here is decided when that pays
+ * (wants_fast_path, the slices kept) and the branch written.  The
+ * statements themselves are lowered by lower_stmt.c as everywhere else. */
+
+/* A top-level loop's range as text, to tell loops over the same range. */
+static char *range_key(kb_tile__lw *L, const kb_tile__stmt *st)
 {
-	kb_diag_add(L->diags, KB_DIAG_ERROR, L->f->path, L->f->text, line, col, len > 0 ? len : 1,
-		    "%s is not supported yet by the tile compiler's lowering", what);
-	L->errors++;
-}
-
-void kb_tile__ind(kb_tile__lw *L)
-{
-	for (int i = 0; i < L->depth; i++)
-		kb_buf_catc(L->o, '\t');
-}
-
-void kb_tile__line_of(kb_tile__lw *L, int line)
-{
-	kb_buf_catf(L->o, "#line %d \"%s\"\n", line, L->f->path);
-}
-
-bool kb_tile__reserved(const char *n)
-{
-	static const char *const words[] = {
-		"auto", "bool", "break", "case", "char", "class", "const", "continue", "default",
-		"delete", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if",
-		"inline", "int", "long", "new", "private", "public", "register", "return", "short",
-		"signed", "sizeof", "static", "struct", "switch", "template", "this", "typedef",
-		"union", "unsigned", "void", "volatile", "while", "half", "dim3", "min", "max",
-		"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
-		/* the C math it calls */
-		"exp", "expf", "exp2", "exp2f", "log", "logf", "sqrt", "sqrtf", "rsqrt", "rsqrtf",
-		"fabs", "fabsf", "fmax", "fmaxf", "fmin", "fminf",
-	};
-	static const char *const prefixes[] = {"kb_", "_t", "__", "KB_", "CUDART_", "make_"};
-	for (size_t i = 0; i < KB_ARRAY_LEN(words); i++)
-		if (!strcmp(n, words[i]))
-			return true;
-	for (size_t i = 0; i < KB_ARRAY_LEN(prefixes); i++)
-		if (!strncmp(n, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
-}
-
-char *kb_tile__cname(const char *dsl)
-{
-	return kb_tile__reserved(dsl) ? kb_xasprintf("%s_", dsl) : kb_xstrdup(dsl);
-}
-
-void kb_tile__range_text(kb_tile__lw *L, const kb_tile__stmt *st, kb_buf *lo, kb_buf *hi,
-			 kb_buf *step)
-{
-	kb_tile__cexpr(L, st->lo, "0", lo);
-	kb_tile__cexpr(L, st->hi, "0", hi);
-	if (st->step)
-		kb_tile__cexpr(L, st->step, "0", step);
-	else
-		kb_buf_cat(step, "1");
-}
-
-const kb_tile__lsym *kb_tile__lw_lookup(const kb_tile__lw *L, const char *dsl)
-{
-	for (int i = L->nsyms - 1; i >= 0; i--)
-		if (!strcmp(L->syms[i].dsl, dsl))
-			return &L->syms[i];
-	return NULL;
-}
-
-const char *kb_tile__define(kb_tile__lw *L, const char *dsl, const char *c, kb_tile__type t)
-{
-	kb_tile__lsym *s = KB_PUSH(L->syms, L->nsyms, L->capsyms);
-	s->dsl = kb_xstrdup(dsl);
-	s->c = c ? kb_xstrdup(c) : kb_tile__cname(dsl);
-	s->type = t;
-	s->depth = L->depth;
-	s->load = NULL;
-	s->stream = NULL;
-	return s->c;
-}
-
-void kb_tile__leave_scope(kb_tile__lw *L)
-{
-	while (L->nsyms > 0 && L->syms[L->nsyms - 1].depth >= L->depth) {
-		L->nsyms--;
-		free(L->syms[L->nsyms].dsl);
-		free(L->syms[L->nsyms].c);
-	}
-}
-
-const kb_tile_param *kb_tile__param(const kb_tile__lw *L, const char *name)
-{
-	for (int i = 0; i < L->k->k.nparams; i++)
-		if (!strcmp(L->k->k.params[i].name, name))
-			return &L->k->k.params[i];
-	return NULL;
-}
-
-/* ===== types ===== */
-
-bool kb_tile__is_float(kb_tile_dtype t)
-{
-	return t == KB_TILE_F32 || t == KB_TILE_F16 || t == KB_TILE_BF16 || t == KB_TILE_F64;
-}
-
-/* The C type a value of dtype t computes in (f16 and bf16 as float). */
-const char *kb_tile__ctype(kb_tile_dtype t)
-{
-	switch (t) {
-	case KB_TILE_F64: return "double";
-	case KB_TILE_I32: return "int";
-	case KB_TILE_I64: return "long long";
-	case KB_TILE_U8: return "int";
-	case KB_TILE_BOOL: return "bool";
-	default: return "float";
-	}
-}
-
-int kb_tile__elem_size(kb_tile_dtype t)
-{
-	switch (t) {
-	case KB_TILE_F64: case KB_TILE_I64: return 8;
-	case KB_TILE_F16: case KB_TILE_BF16: return 2;
-	case KB_TILE_U8: case KB_TILE_BOOL: return 1;
-	default: return 4;
-	}
-}
-
-/* Slots a thread holds of a rank-1 tile of e elements. */
-int64_t kb_tile__slots(const kb_tile__lw *L, int64_t e)
-{
-	int64_t g = (int64_t)L->T * L->V;
-	return (e + g - 1) / g * L->V;
-}
-
-/* Whether every slot of a tile of e elements is an element of it. */
-bool kb_tile__full(const kb_tile__lw *L, int64_t e)
-{
-	return e % ((int64_t)L->T * L->V) == 0;
-}
-
-/* "el(i)" in C: the element slot `i` holds in this thread. */
-void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i)
-{
-	kb_buf_catf(b, "((((%s) / %d) * %d + (int)threadIdx.x) * %d + (%s) %% %d)", i, L->V, L->T,
-		    L->V, i, L->V);
-}
-
-/* ===== statements ===== */
-
-void kb_tile__assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
-				 const kb_tile__expr *value, bool declare, int op)
-{
-	kb_buf x = KB_BUF_INIT;
-	const char *ct = kb_tile__ctype(t->dtype);
-	char opb[4] = "=";
-	if (op)
-		snprintf(opb, sizeof opb, "%c=", op);
-	if (!t->rank) {
-		kb_tile__cexpr(L, value, "0", &x);
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "%s%s%s %s %s;\n", declare ? ct : "", declare ? " " : "", c, opb, x.s);
-	} else {
-		int64_t S = t->rank == 2 && L->mma.on ? kb_tile__mma_slots(L) : t->rank == 2 ?
-			    kb_tile__slots2(L, t) : kb_tile__slots(L, t->ext[0]);
-		kb_tile__cexpr(L, value, "i_", &x);
-		if (declare) {
-			kb_tile__ind(L);
-			kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)S);
-		}
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "#pragma unroll\n");
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "\t%s[i_] %s %s;\n", c, opb, x.s);
-	}
-	kb_buf_free(&x);
-}
-
-bool kb_tile__is_load(const kb_tile__expr *e)
-{
-	return e->kind == KB_TE_CALL && !strcmp(e->name, "load");
-}
-
-/* Whether e names `name` (outside a dot's [BM, BN] values when mma is set). */
-static bool names_in(const kb_tile__expr *e, const char *name)
-{
-	if (!e)
-		return false;
-	if (e->kind == KB_TE_NAME && !strcmp(e->name, name))
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (names_in(e->args[i], name))
-			return true;
-	for (int i = 0; i < e->nkw; i++)
-		if (names_in(e->kwv[i], name))
-			return true;
-	for (int i = 0; i < e->nidx; i++)
-		if (names_in(e->idx[i].lo, name) || names_in(e->idx[i].hi, name))
-			return true;
-	return false;
-}
-
-/* Whether every use of `name` in v is in a [BM, BN] value of a dot's
- * epilogue (an assignment of a rank-2 tile, or a 2-d store's value). */
-static bool only_epilogue_uses(kb_tile__stmt *const *v, int n, const char *name)
-{
-	for (int i = 0; i < n; i++) {
-		const kb_tile__stmt *st = v[i];
-		bool epilogue = (st->kind == KB_TS_ASSIGN && st->type.rank == 2) ||
-				(st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 2);
-		if (!epilogue && (names_in(st->value, name) || names_in(st->slice, name) ||
-				  names_in(st->mask, name) || names_in(st->lo, name) || names_in(st->hi, name) ||
-				  names_in(st->step, name)))
-			return false;
-		if (epilogue && (names_in(st->slice, name) || names_in(st->mask, name)))
-			return false;
-		if (!only_epilogue_uses(st->body, st->nbody, name) || !only_epilogue_uses(st->els, st->nels, name))
-			return false;
-	}
-	return true;
-}
-
-/* A rank-1 variable that only its load defines keeps that load: a dot's
- * epilogue reads it again at its own columns (lower_dot.c). */
-static void note_load(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	if (st->type.rank == 1 && !st->op && kb_tile__is_load(st->value) &&
-	    !kb_tile__reassigned(L->k->body, L->k->nbody, st->name))
-		L->syms[L->nsyms - 1].load = st->value;
-}
-
-/* In the row-in-registers branch, a load of a slice it keeps: the first
- * loop fills the registers, the later ones take them as they are. */
-static bool keep_load(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	kb_tile__kept *k = L->fast ? kb_tile__kept_of(L, st->value) : NULL;
-	if (!k)
-		return false;
-	if (!k->filled) {
-		kb_tile__lower_load(L, st->value, k->c, false);
-		k->filled = true;
-	} else {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "/* %s: the slice is in %s already */\n", st->name, k->c);
-	}
-	kb_tile__define(L, st->name, k->c, st->type);
-	note_load(L, st);
-	return true;
-}
-
-/* Whether statement st (its nested ones too) names `name`. */
-static bool stmt_names(const kb_tile__stmt *st, const char *name)
-{
-	if (names_in(st->value, name) || names_in(st->slice, name) || names_in(st->mask, name) ||
-	    names_in(st->lo, name) || names_in(st->hi, name) || names_in(st->step, name))
-		return true;
-	for (int i = 0; i < st->nbody; i++)
-		if (stmt_names(st->body[i], name))
-			return true;
-	for (int i = 0; i < st->nels; i++)
-		if (stmt_names(st->els[i], name))
-			return true;
-	return false;
-}
-
-/* Whether every use of `name` in e is element-wise (not under a reduction,
- * nor in a load's slice or keywords). */
-static bool names_elementwise(const kb_tile__expr *e, const char *name)
-{
-	if (!e)
-		return true;
-	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
-		return !names_in(e, name);
-	for (int i = 0; i < e->nargs; i++)
-		if (!names_elementwise(e->args[i], name))
-			return false;
-	for (int i = 0; i < e->nkw; i++)
-		if (!names_elementwise(e->kwv[i], name))
-			return false;
-	return true;
-}
-
-/* Whether st (its nested statements too) stores to tensor t, or assigns
- * (or loops over) a name that load e names. */
-static bool disturbs(const kb_tile__stmt *st, const char *t, const kb_tile__expr *e)
-{
-	if (st->kind == KB_TS_STORE && st->slice && !strcmp(st->slice->name, t))
-		return true;
-	if ((st->kind == KB_TS_ASSIGN || st->kind == KB_TS_FOR) && names_in(e, st->name))
-		return true;
-	for (int i = 0; i < st->nbody; i++)
-		if (disturbs(st->body[i], t, e))
-			return true;
-	for (int i = 0; i < st->nels; i++)
-		if (disturbs(st->els[i], t, e))
-			return true;
-	return false;
-}
-
-/* Streamed loads.  A rank-1 variable defined by a load that one later
- * statement of the same list uses, element-wise (a store's value or mask,
- * a rank-1 element-wise assignment), with nothing in between storing to
- * its tensor or changing what its slice names, is never materialized: that
- * statement's group loop reads the group it needs where it uses it, so the
- * tile costs V registers, not S. */
-static bool streams(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	const kb_tile__expr *e = st->value;
-	if (!L->list || st->type.rank != 1 || !kb_tile__streamable(L, e) ||
-	    kb_tile__reassigned(L->k->body, L->k->nbody, st->name))
-		return false;
-	int user = -1;
-	for (int i = L->at + 1; i < L->nlist; i++)
-		if (stmt_names(L->list[i], st->name)) {
-			if (user >= 0)
-				return false;
-			user = i;
-		}
-	if (user < 0)
-		return false;
-	const char *t = e->args[0]->name;
-	const kb_tile__stmt *u = L->list[user];
-	if (u->kind == KB_TS_STORE) {
-		const kb_tile__expr *sl = u->slice;
-		if (sl->type.rank != 1 || !sl->nidx || !sl->idx[sl->nidx - 1].hi || !strcmp(sl->name, t) ||
-		    names_in(sl, st->name) || !names_elementwise(u->value, st->name) ||
-		    !names_elementwise(u->mask, st->name))
-			return false;
-	} else if (u->kind == KB_TS_ASSIGN) {
-		bool root = !u->op && (kb_tile__is_load(u->value) || kb_tile__is_reduction(u->value));
-		if (u->type.rank != 1 || root || names_in(e, u->name) ||
-		    !names_elementwise(u->value, st->name))
-			return false;
-	} else {
-		return false;
-	}
-	for (int i = L->at + 1; i < user; i++)
-		if (disturbs(L->list[i], t, e))
-			return false;
-	return true;
-}
-
-static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	const kb_tile__lsym *s = st->defines ? NULL : kb_tile__lw_lookup(L, st->name);
-	const kb_tile__type *t = &st->type;
-	if (t->rank > 1 && !L->mma.on) { /* lower_tile2.c */
-		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
-		kb_tile__assign2(L, st, cn, st->defines);
-		if (st->defines)
-			kb_tile__define(L, st->name, cn, *t);
-		free(cn);
-		return;
-	}
-	if (t->rank > 1 && !kb_tile__mma_shape(L, t)) {
-		kb_tile__fail(L, st->line, st->col, st->len,
-			      L->mma.on ? "a 2-d tile of another shape than the dot's result"
-					: "a 2-d tile in a kernel without dot");
-		return;
-	}
-	if (t->rank > 1) {
-		if (!kb_tile__mma_value_ok(L, st->value))
-			return;
-		kb_tile__mma_materialize(L, st->value);
-		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
-		kb_tile__assign_elementwise(L, cn, t, st->value, st->defines, st->op);
-		if (st->defines)
-			kb_tile__define(L, st->name, cn, *t);
-		free(cn);
-		return;
-	}
-	bool root = !st->op && (kb_tile__is_load(st->value) || kb_tile__is_reduction(st->value));
-	if (st->defines && root && kb_tile__is_load(st->value) && keep_load(L, st))
-		return;
-	if (st->defines && L->mma.on && t->rank == 1 && root && kb_tile__is_load(st->value) &&
-	    !kb_tile__reassigned(L->k->body, L->k->nbody, st->name) &&
-	    only_epilogue_uses(L->k->body, L->k->nbody, st->name)) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "/* %s: read where the dot's result uses it, at its columns */\n", st->name);
-		kb_tile__define(L, st->name, NULL, *t);
-		note_load(L, st);
-		return;
-	}
-	if (st->defines && root && kb_tile__is_load(st->value) && streams(L, st)) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "/* %s: streamed, read a group at a time where it is used */\n", st->name);
-		kb_tile__define(L, st->name, NULL, *t);
-		L->syms[L->nsyms - 1].stream = st->value;
-		return;
-	}
-	if (!root && t->rank == 1 && !L->mma.on && kb_tile__has_streams(L, st->value)) { /* a group loop, reading loads where used */
-		char *cn = st->defines ? kb_tile__cname(st->name) : kb_xstrdup(s->c);
-		kb_tile__assign_groups(L, cn, t, st->value, st->defines, st->op);
-		if (st->defines)
-			kb_tile__define(L, st->name, cn, *t);
-		free(cn);
-		return;
-	}
-	if (st->defines) {
-		char *cn = kb_tile__cname(st->name);
-		if (root)
-			kb_tile__materialize(L, st->value, cn);
-		else {
-			kb_tile__materialize_under(L, st->value);
-			kb_tile__assign_elementwise(L, cn, t, st->value, true, 0);
-		}
-		kb_tile__define(L, st->name, cn, *t);
-		note_load(L, st);
-		free(cn);
-		return;
-	}
-	if (root && kb_tile__is_load(st->value)) {
-		kb_tile__lower_load(L, st->value, s->c, false);
-		return;
-	}
-	if (root) {
-		kb_tile__materialize_under(L, st->value);
-		kb_tile__lower_reduction(L, st->value, s->c, false);
-		return;
-	}
-	kb_tile__materialize(L, st->value, NULL); /* `s += sum(t)`: the sum first */
-	kb_tile__assign_elementwise(L, s->c, t, st->value, false, st->op);
-}
-
-static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	const kb_tile__dotloop *dl = kb_tile__dot_loop(L, st);
-	if (dl) {
-		kb_tile__lower_dot_loop(L, dl);
-		return;
-	}
 	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
-	kb_tile__materialize(L, st->lo, NULL);
-	kb_tile__materialize(L, st->hi, NULL);
-	if (st->step)
-		kb_tile__materialize(L, st->step, NULL);
 	kb_tile__range_text(L, st, &lo, &hi, &step);
-	char *cn = kb_tile__cname(st->name);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int %s = %s; %s < %s; %s += %s) {\n", cn, lo.s, cn, hi.s, cn, step.s);
-	L->depth++;
-	kb_tile__define(L, st->name, cn, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
-	kb_tile__lower_stmts(L, st->body, st->nbody);
-	kb_tile__leave_scope(L);
-	L->depth--;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "}\n");
-	free(cn);
+	char *key = kb_xasprintf("%s | %s | %s", lo.s, hi.s, step.s);
 	kb_buf_free(&lo);
 	kb_buf_free(&hi);
 	kb_buf_free(&step);
+	return key;
 }
 
-static void lower_if(kb_tile__lw *L, const kb_tile__stmt *st)
+/* Whether the kernel's top level has two or more loops over one range
+ * that both load one slice: then the branch is worth having (not when a
+ * bound is read from memory: the branch's condition comes before any
+ * statement could read it). */
+static bool wants_fast_path(kb_tile__lw *L, char **range)
 {
-	kb_buf c = KB_BUF_INIT;
-	kb_tile__materialize(L, st->value, NULL);
-	kb_tile__cexpr(L, st->value, "0", &c);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "if (%s) {\n", c.s);
-	L->depth++;
-	kb_tile__lower_stmts(L, st->body, st->nbody);
-	kb_tile__leave_scope(L);
-	L->depth--;
-	if (st->nels) {
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "} else {\n");
-		L->depth++;
-		kb_tile__lower_stmts(L, st->els, st->nels);
-		kb_tile__leave_scope(L);
-		L->depth--;
+	int nfor = 0;
+	*range = NULL;
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *st = L->k->body[i];
+		if (st->kind != KB_TS_FOR)
+			continue;
+		if (kb_tile__reads_mem(st->lo) || kb_tile__reads_mem(st->hi) ||
+		    kb_tile__reads_mem(st->step)) {
+			free(*range);
+			*range = NULL;
+			return false;
+		}
+		char *r = range_key(L, st);
+		if (!*range)
+			*range = r;
+		else if (strcmp(*range, r))
+			nfor = -100, free(r);
+		else
+			free(r);
+		nfor++;
 	}
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "}\n");
-	kb_buf_free(&c);
-}
-
-/* A const as C++: a constexpr of its value (-D overrides applied). */
-static void const_decl(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	int64_t v = st->value->cval;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "constexpr %s %s = %lld;\n", v == (int32_t)v ? "int" : "long long", st->name,
-		    (long long)v);
-}
-
-/* Whether st is a statement of the kernel body's top level. */
-static bool top_level(const kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	for (int i = 0; i < L->k->nbody; i++)
-		if (L->k->body[i] == st)
-			return true;
+	if (nfor >= 2)
+		return true;
+	free(*range);
+	*range = NULL;
 	return false;
 }
 
-/* Whether the generated code uses the word w. */
-static bool uses_word(const char *code, const char *w)
+/* Whether load e can be kept: rank 1, of a tensor the kernel never writes. */
+static bool keepable(kb_tile__lw *L, const kb_tile__expr *e)
 {
-	size_t n = strlen(w);
-	for (const char *p = code; (p = strstr(p, w)); p += n) {
-		bool before = p > code && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
-					   (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
-		char a = p[n];
-		bool after = a == '_' || (a >= 'a' && a <= 'z') || (a >= 'A' && a <= 'Z') || (a >= '0' && a <= '9');
-		if (!before && !after)
+	if (!kb_tile__is_load(e) || e->type.rank != 1)
+		return false;
+	const kb_tile_param *t = kb_tile__param(L, e->args[0]->name);
+	return t && !t->written;
+}
+
+/* The loads statement st of a top-level loop reads that could be kept:
+ * the value of a variable it defines and never assigns again, and loads
+ * nested anywhere in its expressions (`s = s + sum(load(...))`), but not
+ * in another load's keywords.  f is called with each. */
+typedef void (*load_fn)(kb_tile__lw *L, const kb_tile__expr *load, void *ctx);
+
+static void nested_loads(kb_tile__lw *L, const kb_tile__expr *e, load_fn f, void *ctx)
+{
+	if (!e)
+		return;
+	if (keepable(L, e)) {
+		f(L, e, ctx);
+		return;
+	}
+	if (kb_tile__is_load(e))
+		return;
+	for (int k = 0; k < e->nargs; k++)
+		nested_loads(L, e->args[k], f, ctx);
+	for (int k = 0; k < e->nkw; k++)
+		nested_loads(L, e->kwv[k], f, ctx);
+}
+
+static void stmt_loads(kb_tile__lw *L, const kb_tile__stmt *loop, const kb_tile__stmt *st, load_fn f,
+		       void *ctx)
+{
+	if (st->kind == KB_TS_ASSIGN && st->defines && kb_tile__is_load(st->value)) {
+		if (keepable(L, st->value) && !kb_tile__reassigned(loop->body, loop->nbody, st->name))
+			f(L, st->value, ctx);
+		return;
+	}
+	if (st->kind == KB_TS_FOR || st->kind == KB_TS_IF)
+		return; /* a nested loop or branch: not once per trip */
+	nested_loads(L, st->value, f, ctx);
+	nested_loads(L, st->mask, f, ctx);
+}
+
+typedef struct {
+	const char *key, *var;
+	bool found;
+} find_key;
+
+static void match_key(kb_tile__lw *L, const kb_tile__expr *load, void *ctx)
+{
+	find_key *q = ctx;
+	char *k = kb_tile__load_key(L, load, q->var);
+	q->found = q->found || !strcmp(k, q->key);
+	free(k);
+}
+
+/* Whether a top-level loop other than the one at `self` loads slice key. */
+static bool loaded_again(kb_tile__lw *L, int self, const char *key)
+{
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *loop = L->k->body[i];
+		if (i == self || loop->kind != KB_TS_FOR)
+			continue;
+		find_key q = {key, loop->name, false};
+		for (int j = 0; j < loop->nbody && !q.found; j++)
+			stmt_loads(L, loop, loop->body[j], match_key, &q);
+		if (q.found)
 			return true;
 	}
 	return false;
 }
 
-/* The top-level consts the body uses (folded ones it does not), first:
- * every block sees them. */
-static void top_consts(kb_tile__lw *L, const char *body_code)
+typedef struct {
+	int self, seen;
+	const char *var;
+} keep_ctx;
+
+/* A load of loop `self`: kept when another loop loads its slice too. */
+static void keep_if_loaded_again(kb_tile__lw *L, const kb_tile__expr *load, void *ctx)
+{
+	keep_ctx *q = ctx;
+	char *key = kb_tile__load_key(L, load, q->var);
+	if (kb_tile__kept_of(L, load) || !loaded_again(L, q->self, key)) {
+		free(key);
+		return;
+	}
+	kb_tile__kept *k = KB_PUSH(L->kept, L->nkept, L->capkept);
+	k->key = key;
+	k->c = kb_xasprintf("kb_row%d", ++q->seen);
+	k->filled = false;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%lld]; /* %s, read once */\n", kb_tile__ctype(load->type.dtype), k->c,
+		    (long long)kb_tile__slots(L, load->type.ext[0]), kb_tile__param(L, load->args[0]->name)->name);
+}
+
+/* Declares registers for every slice that two top-level loops load (of a
+ * tensor the kernel never writes: as a variable never assigned again, or
+ * nested in an expression); a slice one loop loads is left to that loop
+ * (streamed where it can be). */
+static void find_kept(kb_tile__lw *L)
+{
+	keep_ctx q = {0, 0, NULL};
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *loop = L->k->body[i];
+		if (loop->kind != KB_TS_FOR)
+			continue;
+		L->loopvar = loop->name;
+		q.self = i, q.var = loop->name;
+		for (int j = 0; j < loop->nbody; j++)
+			stmt_loads(L, loop, loop->body[j], keep_if_loaded_again, &q);
+	}
+}
+
+/* The kernel body's top level in the branch: each loop once, at lo. */
+static void fast_body(kb_tile__lw *L)
 {
 	for (int i = 0; i < L->k->nbody; i++) {
 		const kb_tile__stmt *st = L->k->body[i];
-		if (st->kind == KB_TS_CONST && uses_word(body_code, st->name)) {
-			kb_tile__line_of(L, st->line);
-			const_decl(L, st);
+		if (st->kind != KB_TS_FOR) {
+			L->list = L->k->body, L->nlist = L->k->nbody, L->at = i;
+			kb_tile__lower_stmt(L, st);
+			continue;
 		}
+		kb_buf lo = KB_BUF_INIT;
+		kb_tile__cexpr(L, st->lo, "0", &lo);
+		kb_tile__line_of(L, st->line);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "{\n");
+		L->depth++;
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const int %s = %s; /* the one trip */\n", st->name, lo.s);
+		kb_tile__define(L, st->name, st->name, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
+		L->loopvar = st->name;
+		kb_tile__lower_stmts(L, st->body, st->nbody);
+		kb_tile__leave_scope(L);
+		kb_tile__block_close(L, 1);
+		kb_buf_free(&lo);
 	}
 }
 
-void kb_tile__lower_stmt(kb_tile__lw *L, const kb_tile__stmt *st)
+/* The body: with the branch when two loops load one slice, else as written. */
+static void lower_body(kb_tile__lw *L)
 {
-	if (st->kind == KB_TS_CONST) { /* the top level's are declared first */
-		if (!top_level(L, st)) {
-			kb_tile__line_of(L, st->line);
-			const_decl(L, st);
-		}
+	char *range = NULL;
+	if (!wants_fast_path(L, &range)) {
+		kb_tile__lower_stmts(L, L->k->body, L->k->nbody);
 		return;
 	}
-	for (int i = 0; i < L->nmats; i++) /* a statement's temporaries are its own */
-		free(L->mats[i].c);
-	L->nmats = 0;
-	for (int i = 0; i < L->nstrs; i++)
-		free(L->strs[i].c);
-	L->nstrs = 0;
-	kb_tile__line_of(L, st->line);
-	switch (st->kind) {
-	case KB_TS_ASSIGN: lower_assign(L, st); break;
-	case KB_TS_FOR: lower_for(L, st); break;
-	case KB_TS_IF: lower_if(L, st); break;
-	case KB_TS_STORE:
-		if (st->slice->type.rank == 2 && st->op)
-			kb_tile__fail(L, st->line, st->col, st->len, "an atomic into a 2-d slice");
-		else if (st->slice->type.rank == 2 && !L->mma.on)
-			kb_tile__lower_store2(L, st);
-		else if (st->slice->type.rank == 2)
-			kb_tile__lower_store_mma(L, st);
-		else
-			kb_tile__lower_store(L, st);
-		break;
-	default: break;
-	}
-}
-
-void kb_tile__lower_stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n)
-{
-	for (int i = 0; i < n; i++) {
-		L->list = v, L->nlist = n, L->at = i;
-		kb_tile__lower_stmt(L, v[i]);
-	}
+	const kb_tile__stmt *first = NULL;
+	for (int i = 0; i < L->k->nbody && !first; i++)
+		if (L->k->body[i]->kind == KB_TS_FOR)
+			first = L->k->body[i];
+	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
+	kb_tile__range_text(L, first, &lo, &hi, &step);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if ((%s) < (%s) && (%s) <= (%s) + (%s)) { /* one trip: the row stays in registers */\n",
+		    lo.s, hi.s, hi.s, lo.s, step.s);
+	L->depth++;
+	L->fast = true;
+	find_kept(L);
+	fast_body(L);
+	L->fast = false;
+	kb_tile__leave_scope(L);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "} else {\n");
+	L->depth++;
+	kb_tile__lower_stmts(L, L->k->body, L->k->nbody);
+	kb_tile__leave_scope(L);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	for (int i = 0; i < L->nkept; i++)
+		free(L->kept[i].key), free(L->kept[i].c);
+	L->nkept = 0;
+	kb_buf_free(&lo);
+	kb_buf_free(&hi);
+	kb_buf_free(&step);
+	free(range);
 }
 
 /* ===== kernels ===== */
+
+/* The top-level consts the body names (folded ones it does not), first:
+ * every block sees them. */
+static void top_consts(kb_tile__lw *L)
+{
+	for (int i = 0; i < L->k->nbody; i++) {
+		const kb_tile__stmt *st = L->k->body[i];
+		if (st->kind == KB_TS_CONST && st->named) {
+			kb_tile__line_of(L, st->line);
+			kb_tile__const_decl(L, st);
+		}
+	}
+}
 
 /* The kernel's vector width: 16 bytes of its narrowest tensor. */
 static int vector_width(const kb_tile__kernel_ast *k)
@@ -615,20 +309,20 @@ static int vector_width(const kb_tile__kernel_ast *k)
 }
 
 /* The widest rank-1 tile the statements v[0..n) assign or store. */
+static kb_tile__walkret wider(const kb_tile__stmt *st, void *ctx)
+{
+	int64_t *w = ctx;
+	if (st->kind == KB_TS_ASSIGN && st->type.rank == 1 && st->type.ext[0] > *w)
+		*w = st->type.ext[0];
+	if (st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 1 && st->slice->type.ext[0] > *w)
+		*w = st->slice->type.ext[0];
+	return KB_TWALK_ON;
+}
+
 static int64_t widest(kb_tile__stmt *const *v, int n)
 {
-	int64_t w = 0, x;
-	for (int i = 0; i < n; i++) {
-		const kb_tile__stmt *st = v[i];
-		if (st->kind == KB_TS_ASSIGN && st->type.rank == 1 && st->type.ext[0] > w)
-			w = st->type.ext[0];
-		if (st->kind == KB_TS_STORE && st->slice && st->slice->type.rank == 1 && st->slice->type.ext[0] > w)
-			w = st->slice->type.ext[0];
-		if ((x = widest(st->body, st->nbody)) > w)
-			w = x;
-		if ((x = widest(st->els, st->nels)) > w)
-			w = x;
-	}
+	int64_t w = 0;
+	kb_tile__walk_stmts(v, n, wider, NULL, &w);
 	return w;
 }
 
@@ -684,16 +378,18 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	signature(L);
 	L->depth = 1;
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
-	L->o = &code; /* the body first: whether it needs the scratch is known after */
+	L->o = &code; /* the body first: whether it needs the scratch (and which consts) is known after */
 	L->scratch = false;
-	kb_tile__lower_body(L);
+	for (int i = 0; i < k->nbody; i++)
+		k->body[i]->named = false;
+	lower_body(L);
 	L->o = whole;
 	if (L->mma.on)
 		kb_tile__mma_decls(L);
 	if (L->scratch)
 		kb_buf_cat(L->o, "\t__shared__ float kb_scratch[64]; /* block reductions, two halves */\n"
 			   "\tint kb_nred_ = 0; /* block reductions so far (the half the next one uses) */\n");
-	top_consts(L, code.s ? code.s : "");
+	top_consts(L);
 	kb_buf_catn(L->o, code.s ? code.s : "", code.len);
 	kb_buf_cat(L->o, "}\n\n");
 	kb_buf_free(&code);

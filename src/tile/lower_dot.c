@@ -62,25 +62,6 @@ static int64_t op_bytes(const kb_tile__dotop *o)
 	return o->load->type.ext[0] * o->load->type.ext[1] * 2;
 }
 
-/* Whether e mentions the name n. */
-static bool mentions(const kb_tile__expr *e, const char *n)
-{
-	if (!e)
-		return false;
-	if (e->kind == KB_TE_NAME && !strcmp(e->name, n))
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (mentions(e->args[i], n))
-			return true;
-	for (int i = 0; i < e->nkw; i++)
-		if (mentions(e->kwv[i], n))
-			return true;
-	for (int i = 0; i < e->nidx; i++)
-		if (mentions(e->idx[i].lo, n) || mentions(e->idx[i].hi, n))
-			return true;
-	return false;
-}
-
 /* Declares each operand's shared tiles (STAGES of them, one after the
  * other; at a generic and at a 32-bit shared address), whether its rows
  * take 16-byte copies (aligned rows, the offsets within a tile's rows of
@@ -105,7 +86,7 @@ static void operand_decls(kb_tile__lw *L, const kb_tile__dotloop *lp)
 		kb_buf_catf(L->o, "const bool %s_vec_ = %s %% 8 == 0 && ((unsigned long long)%s & 15) == 0 && "
 			    "%lldLL * %s < 2147483648LL;\n", c, t->dims[1], t->name,
 			    (long long)o->load->type.ext[0], t->dims[1]);
-		bool rf = !mentions(s->idx[0].lo, lp->loop->name), cf = !mentions(s->idx[1].lo, lp->loop->name);
+		bool rf = !kb_tile__names(s->idx[0].lo, lp->loop->name), cf = !kb_tile__names(s->idx[1].lo, lp->loop->name);
 		kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT;
 		if (rf)
 			kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
@@ -134,7 +115,7 @@ static void operand_decls(kb_tile__lw *L, const kb_tile__dotloop *lp)
 static bool col_checked(const kb_tile__dotloop *lp, const kb_tile__expr *s)
 {
 	const kb_tile__expr *c0 = s->idx[1].lo;
-	return !mentions(c0, lp->loop->name) || (c0->kind == KB_TE_NAME && !strcmp(c0->name, lp->loop->name));
+	return !kb_tile__names(c0, lp->loop->name) || (c0->kind == KB_TE_NAME && !strcmp(c0->name, lp->loop->name));
 }
 
 /* The condition (C text) for the loop's copies to take the 16-byte plans:
@@ -147,7 +128,7 @@ static void loop_vec(kb_tile__lw *L, const kb_tile__dotloop *lp, kb_buf *b)
 		char *c = op_cname(&lp->ops[i], i);
 		kb_buf_catf(b, "%s%s_vec_", i ? " && " : "", c);
 		free(c);
-		if (mentions(s->idx[1].lo, lp->loop->name)) {
+		if (kb_tile__names(s->idx[1].lo, lp->loop->name)) {
 			moving = moving || col_checked(lp, s);
 			continue;
 		}

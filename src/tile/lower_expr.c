@@ -1,15 +1,179 @@
 /*
- * lower_expr.c - element-wise expressions of a tile program as C
- * expressions of a slot index: names, literals, operators, calls (exp, max,
- * where, casts ...), and the values lower_value.c materialized before the
- * statement, read at the slot.  lower.c owns the state; lower_value.c the
- * loads, reductions and stores.
+ * lower_expr.c - the floor of the lowering, which every other lower_*.c and
+ * plan_dot.c builds on and which calls none of them: the lowering's state
+ * (names in scope, temporaries, an error at a place, indentation and
+ * #line), the C types of dtypes, the slots of the layouts (lower.c
+ * explains the rank-1 layout, lower_dot.c the mma one), and element-wise
+ * expressions as C expressions of a slot index: names, literals,
+ * operators, calls (exp, max, where, casts ...), and the values
+ * materialized before the statement (loads, reductions: lower_load.c,
+ * lower_reduce.c), read at the slot.
  */
 #include "tile_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ===== state and names ===== */
+
+void kb_tile__fail(kb_tile__lw *L, int line, int col, int len, const char *what)
+{
+	kb_diag_add(L->diags, KB_DIAG_ERROR, L->f->path, L->f->text, line, col, len > 0 ? len : 1,
+		    "%s is not supported yet by the tile compiler's lowering", what);
+	L->errors++;
+}
+
+void kb_tile__ind(kb_tile__lw *L)
+{
+	for (int i = 0; i < L->depth; i++)
+		kb_buf_catc(L->o, '\t');
+}
+
+void kb_tile__line_of(kb_tile__lw *L, int line)
+{
+	kb_buf_catf(L->o, "#line %d \"%s\"\n", line, L->f->path);
+}
+
+void kb_tile__block_close(kb_tile__lw *L, int n)
+{
+	for (int k = 0; k < n; k++) {
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
+	}
+}
+
+char *kb_tile__cname(const char *dsl)
+{
+	return kb_tile__reserved(dsl) ? kb_xasprintf("%s_", dsl) : kb_xstrdup(dsl);
+}
+
+const kb_tile__lsym *kb_tile__lw_lookup(const kb_tile__lw *L, const char *dsl)
+{
+	for (int i = L->nsyms - 1; i >= 0; i--)
+		if (!strcmp(L->syms[i].dsl, dsl))
+			return &L->syms[i];
+	return NULL;
+}
+
+const char *kb_tile__define(kb_tile__lw *L, const char *dsl, const char *c, kb_tile__type t)
+{
+	kb_tile__lsym *s = KB_PUSH(L->syms, L->nsyms, L->capsyms);
+	s->dsl = kb_xstrdup(dsl);
+	s->c = c ? kb_xstrdup(c) : kb_tile__cname(dsl);
+	s->type = t;
+	s->depth = L->depth;
+	s->load = NULL;
+	s->stream = NULL;
+	return s->c;
+}
+
+void kb_tile__leave_scope(kb_tile__lw *L)
+{
+	while (L->nsyms > 0 && L->syms[L->nsyms - 1].depth >= L->depth) {
+		L->nsyms--;
+		free(L->syms[L->nsyms].dsl);
+		free(L->syms[L->nsyms].c);
+	}
+}
+
+const kb_tile_param *kb_tile__param(const kb_tile__lw *L, const char *name)
+{
+	for (int i = 0; i < L->k->k.nparams; i++)
+		if (!strcmp(L->k->k.params[i].name, name))
+			return &L->k->k.params[i];
+	return NULL;
+}
+
+char *kb_tile__new_tmp(kb_tile__lw *L)
+{
+	return kb_xasprintf("_t%d", ++L->ntmp);
+}
+
+/* ===== types ===== */
+
+bool kb_tile__is_float(kb_tile_dtype t)
+{
+	return t == KB_TILE_F32 || t == KB_TILE_F16 || t == KB_TILE_BF16 || t == KB_TILE_F64;
+}
+
+/* The C type a value of dtype t computes in (f16 and bf16 as float). */
+const char *kb_tile__ctype(kb_tile_dtype t)
+{
+	switch (t) {
+	case KB_TILE_F64: return "double";
+	case KB_TILE_I32: return "int";
+	case KB_TILE_I64: return "long long";
+	case KB_TILE_U8: return "int";
+	case KB_TILE_BOOL: return "bool";
+	default: return "float";
+	}
+}
+
+int kb_tile__elem_size(kb_tile_dtype t)
+{
+	switch (t) {
+	case KB_TILE_F64: case KB_TILE_I64: return 8;
+	case KB_TILE_F16: case KB_TILE_BF16: return 2;
+	case KB_TILE_U8: case KB_TILE_BOOL: return 1;
+	default: return 4;
+	}
+}
+
+void kb_tile__to_elem(kb_tile_dtype t, const char *v, kb_buf *b)
+{
+	if (t == KB_TILE_BF16)
+		kb_buf_catf(b, "__float2bfloat16_rn(%s)", v);
+	else if (t == KB_TILE_F16)
+		kb_buf_catf(b, "__float2half_rn(%s)", v);
+	else
+		kb_buf_catf(b, "(%s)(%s)", kb_tile_ctype(t), v);
+}
+
+bool kb_tile__is_load(const kb_tile__expr *e)
+{
+	return e->kind == KB_TE_CALL && !strcmp(e->name, "load");
+}
+
+bool kb_tile__is_reduction(const kb_tile__expr *e)
+{
+	return e->kind == KB_TE_CALL && ((e->nargs == 1 && (!strcmp(e->name, "sum") ||
+							   !strcmp(e->name, "max") || !strcmp(e->name, "min"))) ||
+					 (e->nargs == 2 && !strcmp(e->name, "sum"))); /* sum(t, axis) */
+}
+
+/* ===== the layouts' slots ===== */
+
+/* Slots a thread holds of a rank-1 tile of e elements. */
+int64_t kb_tile__slots(const kb_tile__lw *L, int64_t e)
+{
+	int64_t g = (int64_t)L->T * L->V;
+	return (e + g - 1) / g * L->V;
+}
+
+/* Whether every slot of a tile of e elements is an element of it. */
+bool kb_tile__full(const kb_tile__lw *L, int64_t e)
+{
+	return e % ((int64_t)L->T * L->V) == 0;
+}
+
+/* "el(i)" in C: the element slot `i` holds in this thread. */
+void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i)
+{
+	kb_buf_catf(b, "((((%s) / %d) * %d + (int)threadIdx.x) * %d + (%s) %% %d)", i, L->V, L->T,
+		    L->V, i, L->V);
+}
+
+int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t)
+{
+	return kb_tile__slots(L, t->ext[0] * t->ext[1]);
+}
+
+int64_t kb_tile__mma_slots(const kb_tile__lw *L)
+{
+	return (int64_t)L->mma.MT * L->mma.NT * 4;
+}
 
 /* ===== element-wise expressions ===== */
 
@@ -69,7 +233,12 @@ static void name_ref(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_b
 		kb_buf_catf(b, s->type.rank ? "%s[%s]" : "%s", s->c, i);
 		return;
 	}
-	kb_buf_cat(b, e->name); /* a const (a macro), a size, a scalar parameter */
+	/* a const, a size, a scalar parameter: a top-level const named here is
+	 * declared before the body (lower.c) */
+	for (int k = 0; k < L->k->nbody; k++)
+		if (L->k->body[k]->kind == KB_TS_CONST && !strcmp(L->k->body[k]->name, e->name))
+			L->k->body[k]->named = true;
+	kb_buf_cat(b, e->name);
 }
 
 static const char *binop(int op)
@@ -220,6 +389,30 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 	}
 }
 
+void kb_tile__mma_read2(kb_tile__lw *L, const kb_tile__expr *e, const char *c, const char *i,
+			kb_buf *b)
+{
+	const kb_tile_param *t = kb_tile__param(L, e->args[0]->name);
+	const kb_tile__expr *other = NULL;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "other"))
+			other = e->kwv[k];
+	kb_buf r = KB_BUF_INIT, col = KB_BUF_INIT, o = KB_BUF_INIT;
+	kb_buf_catf(&r, "(wm0_ + (%s) / %d * 16 + (int)threadIdx.x %% 32 / 4 + (%s) %% 4 / 2 * 8)", i,
+		    4 * L->mma.NT, i);
+	kb_buf_catf(&col, "(wn0_ + (%s) / 4 %% %d * 8 + (int)threadIdx.x %% 4 * 2 + (%s) %% 2)", i,
+		    L->mma.NT, i);
+	if (other)
+		kb_tile__cexpr(L, other, "0", &o);
+	const char *cv = t->dtype == KB_TILE_BF16 ? "__bfloat162float" : t->dtype == KB_TILE_F16
+		? "__half2float" : "(float)";
+	kb_buf_catf(b, "(%s < %sr_ && %s < %sc_ ? %s(%sp_[(size_t)%s * %s + %s]) : (float)(%s))", r.s, c,
+		    col.s, c, cv, c, r.s, t->dims[1], col.s, o.len ? o.s : "0");
+	kb_buf_free(&r);
+	kb_buf_free(&col);
+	kb_buf_free(&o);
+}
+
 /* e as a C expression of slot i (tiles indexed by i, scalars as they are). */
 void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
 {
@@ -286,3 +479,43 @@ void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_bu
 	}
 }
 
+void kb_tile__range_text(kb_tile__lw *L, const kb_tile__stmt *st, kb_buf *lo, kb_buf *hi,
+			 kb_buf *step)
+{
+	kb_tile__cexpr(L, st->lo, "0", lo);
+	kb_tile__cexpr(L, st->hi, "0", hi);
+	if (st->step)
+		kb_tile__cexpr(L, st->step, "0", step);
+	else
+		kb_buf_cat(step, "1");
+}
+
+void kb_tile__assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
+				 const kb_tile__expr *value, bool declare, int op)
+{
+	kb_buf x = KB_BUF_INIT;
+	const char *ct = kb_tile__ctype(t->dtype);
+	char opb[4] = "=";
+	if (op)
+		snprintf(opb, sizeof opb, "%c=", op);
+	if (!t->rank) {
+		kb_tile__cexpr(L, value, "0", &x);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s%s%s %s %s;\n", declare ? ct : "", declare ? " " : "", c, opb, x.s);
+	} else {
+		int64_t S = t->rank == 2 && L->mma.on ? kb_tile__mma_slots(L) : t->rank == 2 ?
+			    kb_tile__slots2(L, t) : kb_tile__slots(L, t->ext[0]);
+		kb_tile__cexpr(L, value, "i_", &x);
+		if (declare) {
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)S);
+		}
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "#pragma unroll\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t%s[i_] %s %s;\n", c, opb, x.s);
+	}
+	kb_buf_free(&x);
+}

@@ -1,9 +1,12 @@
 /*
  * lower_reduce.c - what a statement materializes before it computes: loads
- * (lower_value.c writes them) and reductions, which are written here: the
- * thread's slots, then the block (warp shuffles, one value a warp through
- * the shared scratch, lower.c's KB_BLOCK_REDUCE helpers).  Element-wise
- * nodes are left to lower_expr.c.
+ * (lower_load.c writes them, the loads in a gather's indices first) and
+ * reductions, which are written here: the thread's slots, then the block
+ * (warp shuffles, one value a warp through the shared scratch, lower.c's
+ * KB_BLOCK_REDUCE helpers); and the 2-d tiles of a kernel without dot
+ * (below), whose reductions along an axis, transposes and scalars recurse
+ * into materialize as materialize recurses into them: one recursion over
+ * the tree, kept in one file.  Element-wise nodes are left to lower_expr.c.
  */
 #include "tile_int.h"
 
@@ -13,9 +16,15 @@
 
 /* ===== materialized values ===== */
 
-char *kb_tile__new_tmp(kb_tile__lw *L)
+/* The loads in the indices of slice s (a gather: x[row, t[row]]), before
+ * the statement that reads through them. */
+void kb_tile__materialize_index(kb_tile__lw *L, const kb_tile__expr *s)
 {
-	return kb_xasprintf("_t%d", ++L->ntmp);
+	for (int d = 0; s->kind == KB_TE_SLICE && d < s->nidx; d++) {
+		kb_tile__materialize(L, s->idx[d].lo, NULL);
+		if (s->idx[d].hi)
+			kb_tile__materialize(L, s->idx[d].hi, NULL);
+	}
 }
 
 /* Materializes every load and reduction under e (not e itself). */
@@ -29,18 +38,11 @@ void kb_tile__materialize_under(kb_tile__lw *L, const kb_tile__expr *e)
 
 /* ===== reductions ===== */
 
-bool kb_tile__is_reduction(const kb_tile__expr *e)
-{
-	return e->kind == KB_TE_CALL && ((e->nargs == 1 && (!strcmp(e->name, "sum") ||
-							   !strcmp(e->name, "max") || !strcmp(e->name, "min"))) ||
-					 (e->nargs == 2 && !strcmp(e->name, "sum"))); /* sum(t, axis) */
-}
-
 /* dst = sum / max / min of a rank-1 tile: the thread's slots, then the block. */
 void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
 {
 	const kb_tile__expr *t = e->args[0];
-	if (t->type.rank == 2 && !L->mma.on) { /* along an axis: lower_tile2.c */
+	if (t->type.rank == 2 && !L->mma.on) { /* along an axis: below */
 		kb_tile__reduce2(L, e, dst, declare);
 		return;
 	}
@@ -108,8 +110,7 @@ void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *in
 	kb_tile__kept *k = load && !into && L->fast ? kb_tile__kept_of(L, e) : NULL;
 	if (k) { /* a slice the row-in-registers branch keeps: loaded once */
 		if (!k->filled)
-			kb_tile__lower_load(L, e, k->c, false);
-		k->filled = true;
+			kb_tile__fill_kept(L, e, k);
 		kb_tile__add_mat(L, e, kb_xstrdup(k->c), false);
 		return;
 	}
@@ -119,4 +120,592 @@ void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *in
 	else
 		kb_tile__lower_reduction(L, e, c, true);
 	kb_tile__add_mat(L, e, c, false);
+}
+
+/* ===== 2-d tiles in a kernel without dot ===== */
+
+/*
+ * An [R, C] tile is laid out as its R * C elements in row order, spread over
+ * the program's threads as a rank-1 tile of R * C is: slot i holds element
+ * f = el(i), at row f / C and column f % C (C is a constant, so both fold
+ * to shifts for a power of two).  Loads and stores of 2-d slices go 16
+ * bytes a group where f32 rows allow it (aligned, C and the row multiples
+ * of 4, whole in range), else element by element, each bounded in both
+ * dims (and by mask=); an operand of
+ * another shape beside an [R, C] value (a [C] row, a [1, C] or [R, 1]
+ * slice: broadcasting) is read at the slot's row and column where it is a
+ * load, a variable only a load defines, or arange, and arithmetic on such
+ * leaves is computed there too; scalars are as ever.  What is not lowered
+ * here (a reduction along an axis, a [C] variable that arithmetic
+ * defines) is reported at its place.
+ *
+ * Also the prologue's kb_strided, for a file with a column slice.
+ *
+ * Invariants: every slot past R * C reads `other` and is never stored; a
+ * statement's operands are materialized before its loop, in its layout.
+ */
+
+/* The extents an operand of type t has as a 2-d value: [n] is [1, n]. */
+static void shape2(const kb_tile__type *t, int64_t *r, int64_t *c)
+{
+	*r = t->rank == 2 ? t->ext[0] : 1;
+	*c = t->rank == 2 ? t->ext[1] : t->ext[0];
+}
+
+/* A leaf the 2-d layout can read at a slot's row and column: a load (of a
+ * slice whose ranges give its extents), or a variable only a load defines. */
+static const kb_tile__expr *leaf_load(const kb_tile__lw *L, const kb_tile__expr *e)
+{
+	if (kb_tile__is_load(e))
+		return e;
+	const kb_tile__lsym *s = e->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, e->name) : NULL;
+	return s && s->load && s->type.rank == 1 ? s->load : NULL;
+}
+
+/* Whether e can be computed slot by slot in the layout of an [R, C] value;
+ * false after reporting what cannot. */
+static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
+{
+	int64_t r, c;
+	if (!e->type.rank)
+		return true;
+	shape2(&e->type, &r, &c);
+	bool same = r == R && c == C;
+	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) { /* along an axis */
+		const kb_tile__type *a = &e->args[0]->type;
+		if (kb_tile__compute(a->dtype) != KB_TILE_F32 && kb_tile__compute(a->dtype) != KB_TILE_I32) {
+			kb_tile__fail(L, e->line, e->col, e->len, "a reduction along an axis of a tile of "
+				      "other than f32, f16, bf16 or i32");
+			return false;
+		}
+		return value_ok(L, e->args[0], a->ext[0], a->ext[1]);
+	}
+	if (kb_tile__is_reduction(e) || (e->kind == KB_TE_CALL && !strcmp(e->name, "dot"))) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a reduction (or dot) inside a 2-d tile's value");
+		return false;
+	}
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "trans")) {
+		if (!same) {
+			kb_tile__fail(L, e->line, e->col, e->len, "a transpose broadcast against a tile of "
+				      "another shape");
+			return false;
+		}
+		return value_ok(L, e->args[0], C, R);
+	}
+	if (kb_tile__is_load(e) || (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")))
+		return true;
+	if (e->kind == KB_TE_NAME) {
+		const kb_tile__lsym *s = kb_tile__lw_lookup(L, e->name);
+		if (same || (s && s->load && s->type.rank == 1))
+			return true;
+		kb_tile__fail(L, e->line, e->col, e->len, "a tile of another shape beside a 2-d tile, "
+			      "other than a load (or a variable only a load defines) or arange,");
+		return false;
+	}
+	for (int i = 0; i < e->nargs; i++) /* its leaves are read in the 2-d layout */
+		if (!value_ok(L, e->args[i], R, C))
+			return false;
+	return true;
+}
+
+/* Emits the slot loop head: f_, r_, c_ of slot i_ for an [R, C] layout. */
+static void slot_loop(kb_tile__lw *L, int64_t S, int64_t C)
+{
+	kb_buf el = KB_BUF_INIT;
+	kb_tile__cat_el(L, &el, "i_");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++) {\n", (long long)S);
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int f_ = %s, r_ = f_ / %lld, c_ = f_ %% %lld;\n", el.s, (long long)C,
+		    (long long)C);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "(void)r_, (void)c_; /* a broadcast row or column reads one of them */\n");
+	kb_buf_free(&el);
+}
+
+/* The start of slice s's first element, and the rows and columns left
+ * from it (*rows "1" for a slice of rank 1 of a row), into b, rows, cols. */
+static bool slice2(kb_tile__lw *L, const kb_tile__expr *s, kb_buf *base, kb_buf *rows, kb_buf *cols,
+		   kb_buf *ld)
+{
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	if (!t || s->nidx != t->rank || (t->rank == 2 && s->idx[0].hi && !s->idx[1].hi)) {
+		kb_tile__fail(L, s->line, s->col, s->len, "this slice beside a 2-d tile");
+		return false;
+	}
+	kb_buf lo[2] = {KB_BUF_INIT, KB_BUF_INIT};
+	for (int d = 0; d < s->nidx; d++)
+		kb_tile__cexpr(L, s->idx[d].lo, "0", &lo[d]);
+	if (t->rank == 1) {
+		kb_buf_catf(base, "%s + (size_t)(%s)", t->name, lo[0].s);
+		kb_buf_cat(rows, "1");
+		kb_buf_catf(cols, "%s - (%s)", t->dims[0], lo[0].s);
+		kb_buf_cat(ld, "0");
+	} else {
+		kb_buf_catf(base, "%s + (size_t)(%s) * %s + (size_t)(%s)", t->name, lo[0].s, t->dims[1],
+			    lo[1].s);
+		kb_buf_catf(rows, s->idx[0].hi ? "%s - (%s)" : "(%s) < %s ? 1 : 0", s->idx[0].hi ?
+			    t->dims[0] : lo[0].s, s->idx[0].hi ? lo[0].s : t->dims[0]);
+		kb_buf_catf(cols, "%s - (%s)", t->dims[1], lo[1].s);
+		kb_buf_cat(ld, t->dims[1]);
+	}
+	kb_buf_free(&lo[0]);
+	kb_buf_free(&lo[1]);
+	return true;
+}
+
+/* Opens the block of an access to a slice: p_ (its first element), rows_
+ * and cols_ (left from there). */
+static void access_open(kb_tile__lw *L, const kb_tile_param *t, bool is_const, const kb_buf *base,
+			const kb_buf *rows, const kb_buf *cols)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s%s *p_ = %s;\n", is_const ? "const " : "", kb_tile_ctype(t->dtype), base->s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const long long rows_ = %s, cols_ = %s;\n", rows->s, cols->s);
+}
+
+/* Whether an access of tensor t to a whole [R, C] tile (full: not a
+ * broadcast, no mask) can go 16 bytes at a time: f32, 4 slots a group,
+ * and rows of a multiple of 4 (a group never crosses a row); the run-time
+ * test (al_: the start and the row length) is then declared. */
+static bool vec4(kb_tile__lw *L, const kb_tile_param *t, bool full, int64_t C)
+{
+	if (!full || t->dtype != KB_TILE_F32 || L->V != 4 || C % 4)
+		return false;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool al_ = ((unsigned long long)p_ & 15) == 0 && %s %% 4 == 0;\n",
+		    t->dims[1]);
+	return true;
+}
+
+/* The loop over a thread's groups of 4 slots: f_ (the first's element),
+ * r_, c_ (its row and column; the group is in that row). */
+static void group4_loop(kb_tile__lw *L, int64_t S, int64_t C)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int k_ = 0; k_ < %lld; k_++) {\n", (long long)(S / 4));
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int f_ = (k_ * %d + (int)threadIdx.x) * 4, r_ = f_ / %lld, c_ = f_ %% %lld;\n",
+		    L->T, (long long)C, (long long)C);
+}
+
+/* dst[S] = load e read in the layout of an [R, C] value: its element at
+ * the slot's row and column (row 0 of a [1, C] or [C] load, column 0 of an
+ * [R, 1] one), other past the tensor's edges, where mask= is false, and in
+ * the slots past R * C. */
+static void load2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, int64_t R, int64_t C)
+{
+	const kb_tile__expr *s = e->args[0], *mask = NULL, *other = NULL;
+	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT;
+	kb_buf o = KB_BUF_INIT, m = KB_BUF_INIT, el = KB_BUF_INIT;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "mask"))
+			mask = e->kwv[k];
+		else
+			other = e->kwv[k];
+	if (!slice2(L, s, &base, &rows, &cols, &ld))
+		goto out;
+	int64_t r1, c1;
+	shape2(&e->type, &r1, &c1);
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	int64_t S = kb_tile__slots(L, R * C);
+	if (other)
+		kb_tile__cexpr(L, other, "0", &o);
+	if (mask)
+		kb_tile__cexpr(L, mask, "i_", &m);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, dst, (long long)S);
+	access_open(L, t, true, &base, &rows, &cols);
+	if (vec4(L, t, r1 == R && c1 == C && !mask, C)) {
+		group4_loop(L, S, C);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "if (al_ && f_ < %lld && r_ < rows_ && c_ + 4 <= cols_) {\n", (long long)(R * C));
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\tconst float4 v_ = *(const float4 *)(p_ + (size_t)r_ * ");
+		kb_buf_catf(L->o, "%s + c_);\n", ld.s);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t%s[k_ * 4] = v_.x, %s[k_ * 4 + 1] = v_.y, %s[k_ * 4 + 2] = v_.z, "
+			    "%s[k_ * 4 + 3] = v_.w;\n", dst, dst, dst, dst);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\tfor (int j_ = 0; j_ < 4; j_++)\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t\t%s[k_ * 4 + j_] = f_ + j_ < %lld && r_ < rows_ && c_ + j_ < cols_ ? "
+			    "p_[(size_t)r_ * %s + c_ + j_] : (float)(%s);\n", dst, (long long)(R * C), ld.s,
+			    o.len ? o.s : "0");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
+		kb_tile__block_close(L, 2);
+		goto out;
+	}
+	slot_loop(L, S, C);
+	const char *rr = r1 == 1 ? "0" : "r_", *cc = c1 == 1 ? "0" : "c_";
+	char idx[160];
+	snprintf(idx, sizeof idx, "(size_t)%s * %s + %s", rr, ld.s, cc);
+	if (t->dtype == KB_TILE_BF16)
+		kb_buf_catf(&el, "__bfloat162float(p_[%s])", idx);
+	else if (t->dtype == KB_TILE_F16)
+		kb_buf_catf(&el, "__half2float(p_[%s])", idx);
+	else
+		kb_buf_catf(&el, "p_[%s]", idx);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s[i_] = f_ < %lld && %s < rows_ && %s < cols_%s%s%s ? (%s)%s : (%s)(%s);\n", dst,
+		    (long long)(R * C), rr, cc, m.len ? " && (" : "", m.len ? m.s : "", m.len ? ")" : "",
+		    ct, el.s, ct, o.len ? o.s : "0");
+	kb_tile__block_close(L, 2);
+out:
+	kb_buf_free(&base);
+	kb_buf_free(&rows);
+	kb_buf_free(&cols);
+	kb_buf_free(&ld);
+	kb_buf_free(&o);
+	kb_buf_free(&m);
+	kb_buf_free(&el);
+}
+
+static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e);
+static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C);
+
+/* trans(t) of a [C, R] value t, in the layout of its [R, C] result: t's
+ * slots written to a shared [C][R + 1] array (a column apart in banks),
+ * read back at (column, row), between barriers. */
+static void transpose2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
+{
+	const kb_tile__expr *t = e->args[0];
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	materialize2(L, t, C, R);
+	kb_buf x = KB_BUF_INIT;
+	kb_tile__cexpr(L, t, "i_", &x);
+	char *a = kb_xasprintf("kb_tr%d_", ++L->ntmp), *c = kb_tile__new_tmp(L);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "__shared__ %s %s[%lld][%lld]; /* a transpose */\n", ct, a, (long long)C,
+		    (long long)R + 1);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	slot_loop(L, kb_tile__slots(L, R * C), R);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (f_ < %lld)\n", (long long)(R * C));
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[r_][c_] = %s;\n", a, x.s);
+	kb_tile__block_close(L, 2);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads();\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)kb_tile__slots(L, R * C));
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s[i_] = f_ < %lld ? %s[c_][r_] : (%s)0;\n", c, (long long)(R * C), a, ct);
+	kb_tile__block_close(L, 2);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads(); /* read before the array is written again */\n");
+	kb_tile__add_mat(L, e, c, false);
+	kb_buf_free(&x);
+	free(a);
+}
+
+/* Materializes what an [R, C] value e needs before its loop: its loads (and
+ * [C] / [1, C] / [R, 1] loads, and arange, read at the slot's place), and
+ * its scalars' loads and reductions. */
+static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
+{
+	if (kb_tile__mat_of(L, e))
+		return;
+	if (!e->type.rank) {
+		kb_tile__materialize(L, e, NULL);
+		return;
+	}
+	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) {
+		int64_t r1, c1;
+		shape2(&e->type, &r1, &c1);
+		char *a = reduce_smem(L, e), *c = kb_tile__new_tmp(L);
+		int64_t S = kb_tile__slots(L, R * C);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s %s[%lld];\n", kb_tile__ctype(e->type.dtype), c, (long long)S);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "{\n");
+		L->depth++;
+		slot_loop(L, S, C);
+		kb_tile__ind(L); /* [R, 1] is read at the slot's row, [1, C] and [C] at its column */
+		kb_buf_catf(L->o, "%s[i_] = %s[%s];\n", c, a, c1 == 1 && r1 > 1 ? "r_" : "c_");
+		kb_tile__block_close(L, 2);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "__syncthreads(); /* read before the array is filled again */\n");
+		kb_tile__add_mat(L, e, c, false);
+		free(a);
+		return;
+	}
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "trans")) {
+		transpose2(L, e, R, C);
+		return;
+	}
+	const kb_tile__expr *load = leaf_load(L, e);
+	bool arange = e->kind == KB_TE_CALL && !strcmp(e->name, "arange");
+	if (load || arange) {
+		if (load) {
+			kb_tile__materialize_index(L, load->args[0]);
+			for (int k = 0; k < load->nkw; k++)
+				materialize2(L, load->kwv[k], R, C);
+		}
+		char *c = kb_tile__new_tmp(L);
+		if (load) {
+			load2(L, load, c, R, C);
+		} else { /* arange(C): the slot's column */
+			int64_t S = kb_tile__slots(L, R * C);
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "int %s[%lld];\n", c, (long long)S);
+			kb_tile__ind(L);
+			kb_buf_cat(L->o, "{\n");
+			L->depth++;
+			slot_loop(L, S, C);
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "%s[i_] = c_;\n", c);
+			kb_tile__block_close(L, 2);
+		}
+		kb_tile__add_mat(L, e, c, false);
+		return;
+	}
+	for (int i = 0; i < e->nargs; i++)
+		materialize2(L, e->args[i], R, C);
+	for (int k = 0; k < e->nkw; k++)
+		materialize2(L, e->kwv[k], R, C);
+}
+
+/* The axis a reduction call reduces along (sum(t, 1), max(t, axis = 0)). */
+static int axis_of(const kb_tile__expr *e)
+{
+	if (e->nargs == 2)
+		return (int)e->args[1]->cval;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "axis"))
+			return (int)e->kwv[k]->cval;
+	return 1;
+}
+
+static const char *reduce_id(const kb_tile__expr *e)
+{
+	bool f = kb_tile__is_float(e->type.dtype);
+	if (!strcmp(e->name, "sum"))
+		return f ? "0.0f" : "0";
+	if (!strcmp(e->name, "max"))
+		return f ? "-CUDART_INF_F" : "-2147483647 - 1";
+	return f ? "CUDART_INF_F" : "2147483647";
+}
+
+/* Reduces reduction e's [R, C] operand along its axis into a shared array
+ * (returned, a new name) of R (axis 1) or C (axis 0) values: every thread
+ * folds its slots in with shared-memory atomics (an f32 max or min by the
+ * order of its bits), between two barriers. */
+static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	const kb_tile__expr *t = e->args[0];
+	int64_t R = t->type.ext[0], C = t->type.ext[1];
+	int axis = axis_of(e);
+	int64_t K = axis ? R : C;
+	bool f = kb_tile__is_float(e->type.dtype), mx = !strcmp(e->name, "max");
+	const char *ct = kb_tile__ctype(e->type.dtype), *at = axis ? "r_" : "c_";
+	materialize2(L, t, R, C);
+	kb_buf x = KB_BUF_INIT;
+	kb_tile__cexpr(L, t, "i_", &x);
+	char *a = kb_xasprintf("kb_ax%d_", ++L->ntmp);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "__shared__ %s %s[%lld]; /* %s along axis %d */\n", ct, a, (long long)K, e->name,
+		    axis);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = (int)threadIdx.x; i_ < %lld; i_ += %d)\n", (long long)K, L->T);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[i_] = %s;\n", a, reduce_id(e));
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads();\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const %s v_ = %s;\n", ct, x.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (f_ < %lld) ", (long long)(R * C));
+	if (!strcmp(e->name, "sum"))
+		kb_buf_catf(L->o, "atomicAdd(&%s[%s], v_);\n", a, at);
+	else if (!f)
+		kb_buf_catf(L->o, "atomic%s(&%s[%s], v_);\n", mx ? "Max" : "Min", a, at);
+	else /* an f32 orders as its bits do: signed for v >= 0, unsigned and reversed below */
+		kb_buf_catf(L->o, "{ if (v_ >= 0.0f) atomic%s((int *)&%s[%s], __float_as_int(v_)); else "
+			    "atomic%s((unsigned int *)&%s[%s], __float_as_uint(v_)); }\n", mx ? "Max" : "Min", a,
+			    at, mx ? "Min" : "Max", a, at);
+	kb_tile__block_close(L, 2);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads();\n");
+	kb_buf_free(&x);
+	return a;
+}
+
+void kb_tile__reduce2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
+{
+	const kb_tile__type *a = &e->args[0]->type;
+	if (!value_ok(L, e, a->ext[0], a->ext[1]))
+		return;
+	char *arr = reduce_smem(L, e);
+	int64_t K = e->type.ext[0], S = kb_tile__slots(L, K);
+	kb_buf el = KB_BUF_INIT;
+	kb_tile__cat_el(L, &el, "i_");
+	if (declare) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s %s[%lld];\n", kb_tile__ctype(e->type.dtype), dst, (long long)S);
+	}
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[i_] = %s < %lld ? %s[%s] : %s;\n", dst, el.s, (long long)K, arr, el.s,
+		    reduce_id(e));
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads(); /* read before the array is filled again */\n");
+	kb_buf_free(&el);
+	free(arr);
+}
+
+void kb_tile__assign2(kb_tile__lw *L, const kb_tile__stmt *st, const char *c, bool declare)
+{
+	const kb_tile__type *t = &st->type;
+	if (!value_ok(L, st->value, t->ext[0], t->ext[1]))
+		return;
+	if (kb_tile__is_load(st->value) && declare && !st->op) {
+		kb_tile__materialize_index(L, st->value->args[0]);
+		for (int k = 0; k < st->value->nkw; k++)
+			materialize2(L, st->value->kwv[k], t->ext[0], t->ext[1]);
+		load2(L, st->value, c, t->ext[0], t->ext[1]);
+		return;
+	}
+	materialize2(L, st->value, t->ext[0], t->ext[1]);
+	kb_tile__assign_elementwise(L, c, t, st->value, declare, st->op);
+}
+
+void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	const kb_tile__expr *s = st->slice;
+	int64_t R = s->type.ext[0], C = s->type.ext[1];
+	if (!value_ok(L, st->value, R, C) || (st->mask && !value_ok(L, st->mask, R, C)))
+		return;
+	kb_tile__materialize_index(L, s);
+	materialize2(L, st->value, R, C);
+	if (st->mask)
+		materialize2(L, st->mask, R, C);
+	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT;
+	kb_buf v = KB_BUF_INIT, m = KB_BUF_INIT, el = KB_BUF_INIT;
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	if (!t || t->rank != 2 || !s->idx[0].hi || !slice2(L, s, &base, &rows, &cols, &ld))
+		goto out;
+	kb_tile__cexpr(L, st->value, "i_", &v);
+	if (st->mask)
+		kb_tile__cexpr(L, st->mask, "i_", &m);
+	kb_tile__to_elem(t->dtype, v.s, &el);
+	access_open(L, t, false, &base, &rows, &cols);
+	if (vec4(L, t, !st->mask, C)) {
+		kb_buf v4 = KB_BUF_INIT;
+		group4_loop(L, kb_tile__slots(L, R * C), C);
+		kb_tile__cexpr(L, st->value, "k_ * 4 + j_", &v4);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "float vals_[4];\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "for (int j_ = 0; j_ < 4; j_++)\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\tvals_[j_] = %s;\n", v4.s);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "if (al_ && f_ < %lld && r_ < rows_ && c_ + 4 <= cols_)\n", (long long)(R * C));
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t*(float4 *)(p_ + (size_t)r_ * %s + c_) = make_float4(vals_[0], vals_[1], "
+			    "vals_[2], vals_[3]);\n", ld.s);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "else\n");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\tfor (int j_ = 0; j_ < 4; j_++)\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t\tif (f_ + j_ < %lld && r_ < rows_ && c_ + j_ < cols_)\n", (long long)(R * C));
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t\t\tp_[(size_t)r_ * %s + c_ + j_] = vals_[j_];\n", ld.s);
+		kb_tile__block_close(L, 2);
+		kb_buf_free(&v4);
+		goto out;
+	}
+	slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (f_ < %lld && r_ < rows_ && c_ < cols_%s%s%s)\n", (long long)(R * C),
+		    m.len ? " && (" : "", m.len ? m.s : "", m.len ? ")" : "");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\tp_[(size_t)r_ * %s + c_] = %s;\n", ld.s, el.s);
+	kb_tile__block_close(L, 2);
+out:
+	kb_buf_free(&base);
+	kb_buf_free(&rows);
+	kb_buf_free(&cols);
+	kb_buf_free(&ld);
+	kb_buf_free(&v);
+	kb_buf_free(&m);
+	kb_buf_free(&el);
+}
+
+/* ===== column slices ===== */
+
+/* A slice whose range steps through another dim than the last (a column,
+ * x[r0 : r0 + B, c]) is read and written through this pointer: p_[i] and
+ * p_ + i step by s.  Emitted only for a file that has one. */
+static const char strided_helper[] =
+	"template <class T> struct kb_strided {\n"
+	"\tT *p;\n"
+	"\tlong long s;\n"
+	"\t__device__ T &operator[](long long i) const { return p[i * s]; }\n"
+	"\t__device__ T *operator+(long long i) const { return p + i * s; }\n"
+	"};\n";
+
+static bool expr_strided(const kb_tile__expr *e)
+{
+	if (!e)
+		return false;
+	for (int d = 0; e->kind == KB_TE_SLICE && d + 1 < e->nidx; d++)
+		if (e->idx[d].hi && !e->idx[e->nidx - 1].hi)
+			return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (expr_strided(e->args[i]))
+			return true;
+	for (int i = 0; i < e->nkw; i++)
+		if (expr_strided(e->kwv[i]))
+			return true;
+	return false;
+}
+
+static bool stmts_strided(kb_tile__stmt *const *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		if (expr_strided(st->value) || expr_strided(st->slice) || expr_strided(st->mask) ||
+		    stmts_strided(st->body, st->nbody) || stmts_strided(st->els, st->nels))
+			return true;
+	}
+	return false;
+}
+
+void kb_tile__strided_prologue(const kb_tile__file *f, kb_buf *out)
+{
+	for (int i = 0; i < f->nkernels; i++)
+		if (stmts_strided(f->kernels[i].body, f->kernels[i].nbody)) {
+			kb_buf_cat(out, strided_helper);
+			return;
+		}
 }

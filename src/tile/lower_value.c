@@ -1,10 +1,10 @@
 /*
- * lower_value.c - the values of a tile program as CUDA C: what is materialized
- * before a statement: loads of slices (16-byte accesses where aligned and
- * in range, a scalar path where not; whole tiles with every 16-byte load in
- * flight before the first is used), streamed loads, and stores.  lower.c
- * owns the state, the statements and the kernels (the layout is explained
- * there); lower_reduce.c the reductions and what is materialized.
+ * lower_value.c - streamed loads and stores of a tile program as CUDA C: a
+ * load that one element-wise statement uses is read a group at a time
+ * where it is used (its access and groups from lower_load.c), and stores
+ * (16-byte streaming stores where aligned and in range, the atomics).
+ * lower_stmt.c decides what streams (lower.c explains the layout);
+ * lower_reduce.c materializes the rest before the statement.
  */
 #include "tile_int.h"
 
@@ -12,443 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ===== loads ===== */
-
-/* The tensor access a slice makes: the pointer to its first element, the
- * elements left in its range dim, and whether its positions are in range. */
-typedef struct {
-	const kb_tile_param *t;
-	kb_buf base, lim, ok;
-	kb_buf stride;       /* a range in another dim than the last: its step (a column
-			      * x[r0 : r0 + B, c] steps by N); empty when contiguous */
-	int64_t extent;
-	int ranges;
-} access;
-
-static void dim_text(const kb_tile_param *t, int d, kb_buf *b)
-{
-	kb_buf_cat(b, t->dims[d]);
-}
-
-static bool reads_mem(const kb_tile__expr *e);
-
-/* The loads in the indices of slice s (a gather: x[row, t[row]]), before
- * the statement that reads through them. */
-void kb_tile__materialize_index(kb_tile__lw *L, const kb_tile__expr *s)
-{
-	for (int d = 0; s->kind == KB_TE_SLICE && d < s->nidx; d++) {
-		kb_tile__materialize(L, s->idx[d].lo, NULL);
-		if (s->idx[d].hi)
-			kb_tile__materialize(L, s->idx[d].hi, NULL);
-	}
-}
-
-static bool slice_access(kb_tile__lw *L, const kb_tile__expr *s, access *a)
-{
-	memset(a, 0, sizeof *a);
-	a->t = kb_tile__param(L, s->name);
-	if (!a->t || !a->t->rank || s->nidx != a->t->rank) {
-		kb_tile__fail(L, s->line, s->col, s->len, "this slice");
-		return false;
-	}
-	int range_dim = -1;
-	kb_buf off = KB_BUF_INIT;
-	kb_buf_cat(&a->ok, "true");
-	for (int d = 0; d < s->nidx; d++) {
-		const kb_tile__index *x = &s->idx[d];
-		if (x->hi) {
-			if (range_dim >= 0) {
-				kb_tile__fail(L, s->line, s->col, s->len, "a slice with two ranges outside a dot");
-				kb_buf_free(&off);
-				return false;
-			}
-			range_dim = d;
-			a->extent = x->extent;
-			for (int r = d + 1; r < s->nidx; r++) {
-				kb_buf_cat(&a->stride, a->stride.len ? " * " : "");
-				dim_text(a->t, r, &a->stride);
-			}
-		}
-		kb_buf v = KB_BUF_INIT;
-		kb_tile__cexpr(L, x->lo, "0", &v);
-		if (off.len)
-			kb_buf_cat(&off, " + ");
-		kb_buf_catf(&off, "(size_t)(%s)", v.s);
-		for (int r = d + 1; r < s->nidx; r++) {
-			kb_buf_cat(&off, " * ");
-			dim_text(a->t, r, &off);
-		}
-		if (!x->hi) {
-			/* an index read from memory may be negative (an ignored class) */
-			if (reads_mem(x->lo))
-				kb_buf_catf(&a->ok, " && (%s) >= 0", v.s);
-			kb_buf_catf(&a->ok, " && (%s) < ", v.s);
-			dim_text(a->t, d, &a->ok);
-		} else {
-			dim_text(a->t, d, &a->lim);
-			kb_buf_catf(&a->lim, " - (%s)", v.s);
-		}
-		kb_buf_free(&v);
-	}
-	a->ranges = range_dim >= 0;
-	kb_buf_catf(&a->base, "%s + %s", a->t->name, off.s);
-	kb_buf_free(&off);
-	return true;
-}
-
-static void access_free(access *a)
-{
-	kb_buf_free(&a->stride);
-	kb_buf_free(&a->base);
-	kb_buf_free(&a->lim);
-	kb_buf_free(&a->ok);
-}
-
-/* One element of the tensor at p[idx] as the compute type. */
-static void load_elem(kb_tile_dtype t, const char *p, const char *idx, kb_buf *b)
-{
-	if (t == KB_TILE_BF16)
-		kb_buf_catf(b, "__bfloat162float(%s[%s])", p, idx);
-	else if (t == KB_TILE_F16)
-		kb_buf_catf(b, "__half2float(%s[%s])", p, idx);
-	else
-		kb_buf_catf(b, "%s[%s]", p, idx);
-}
-
-/* The 16-byte loads of one group of V elements from Pp_ + e_ into dst[at
- * ...], at "k_ * V + " for a whole tile, "" for a streamed group. */
-static void vector_load(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const char *at,
-			const char *P)
-{
-	int per = 16 / kb_tile__elem_size(t); /* elements a 16-byte access holds */
-	/* A row kept in registers is read once: a streaming load (evict first)
-	 * leaves the L2 to what is read again (a norm's weights). */
-	const char *ld = L->fast && !strncmp(dst, "kb_row", 6) ? "__ldcs(" : "*";
-	for (int c = 0; c < L->V / per; c++) {
-		kb_tile__ind(L);
-		if (t == KB_TILE_F32) {
-			kb_buf_catf(L->o, "{ float4 v_ = %s(const float4 *)(%sp_ + e_ + %d)%s; %s[%s%d] = v_.x; "
-				    "%s[%s%d] = v_.y; %s[%s%d] = v_.z; %s[%s%d] = v_.w; }\n",
-				    ld, P, c * per, *ld == '_' ? ")" : "", dst, at, c * per, dst, at,
-				    c * per + 1, dst, at, c * per + 2, dst, at, c * per + 3);
-		} else {
-			bool h = t == KB_TILE_F16;
-			kb_buf_catf(L->o, "{ uint4 v_ = %s(const uint4 *)(%sp_ + e_ + %d)%s; const %s *h_ = "
-				    "(const %s *)&v_; for (int j_ = 0; j_ < 4; j_++) { float2 f_ = %s(h_[j_]); "
-				    "%s[%s%d + 2 * j_] = f_.x; %s[%s%d + 2 * j_ + 1] = f_.y; } }\n",
-				    ld, P, c * per, *ld == '_' ? ")" : "", h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
-				    h ? "__half22float2" : "__bfloat1622float2", dst, at, c * per, dst,
-				    at, c * per);
-		}
-	}
-}
-
-/* " && e_ + j_ < E" when a tile has slots past its elements, else "": `what`
- * is the last element an access touches (e + V - 1 for a vector). */
-static const char *past_end(const kb_tile__lw *L, int64_t E, const char *what, char *buf, size_t n)
-{
-	if (kb_tile__full(L, E))
-		return "";
-	snprintf(buf, n, " && %s < %lld", what, (long long)E);
-	return buf;
-}
-
-/* A scalar load: dst = the element if its positions are in range, else other. */
-static void load_scalar(kb_tile__lw *L, const access *a, const kb_tile__expr *e, const char *dst,
-			const char *other, bool declare)
-{
-	kb_buf p = KB_BUF_INIT;
-	kb_buf_catf(&p, "(%s)", a->base.s);
-	kb_tile__ind(L);
-	if (declare)
-		kb_buf_catf(L->o, "%s ", kb_tile__ctype(e->type.dtype));
-	kb_buf_catf(L->o, "%s = (%s) ? ", dst, a->ok.s);
-	load_elem(a->t->dtype, p.s, "0", L->o);
-	kb_buf_catf(L->o, " : (%s)(%s);\n", kb_tile__ctype(e->type.dtype), other);
-	kb_buf_free(&p);
-}
-
-/* An access's names, each prefixed by P ("" or a stream's): Pp_ (its
- * first element), Plim_, Pok_, and Pal_ for vector access. */
-static void access_heads(kb_tile__lw *L, const access *a, bool is_const, bool vec, const char *P)
-{
-	kb_tile__ind(L);
-	if (a->stride.len) /* p_[i] and p_ + i step by the stride; never a vector access */
-		kb_buf_catf(L->o, "const kb_strided<%s%s> %sp_ = {%s, (long long)(%s)};\n",
-			    is_const ? "const " : "", kb_tile_ctype(a->t->dtype), P, a->base.s, a->stride.s);
-	else
-		kb_buf_catf(L->o, "%s%s *%sp_ = %s;\n", is_const ? "const " : "",
-			    kb_tile_ctype(a->t->dtype), P, a->base.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const long long %slim_ = %s;\n", P, a->lim.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const bool %sok_ = %s;\n", P, a->ok.s);
-	if (vec && a->stride.len) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "const bool %sal_ = false; /* strided */\n", P);
-	} else if (vec) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "const bool %sal_ = ((unsigned long long)%sp_ & 15) == 0;\n", P, P);
-	}
-}
-
-/* The opening of an access to a slice: p, lim, ok (and al for vector access). */
-static void group_open(kb_tile__lw *L, const access *a, bool is_const, bool vec)
-{
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "{\n");
-	L->depth++;
-	access_heads(L, a, is_const, vec, "");
-}
-
-/* A group loop: `for (k)` and its element index e. */
-static void group_for(kb_tile__lw *L, int64_t S)
-{
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "#pragma unroll\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int k_ = 0; k_ < %lld; k_++) {\n", (long long)(S / L->V));
-	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int e_ = (k_ * %d + (int)threadIdx.x) * %d;\n", L->T, L->V);
-}
-
-void kb_tile__block_close(kb_tile__lw *L, int n)
-{
-	for (int k = 0; k < n; k++) {
-		L->depth--;
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "}\n");
-	}
-}
-
-static bool vectorizable(kb_tile_dtype t)
-{
-	return t == KB_TILE_F32 || t == KB_TILE_BF16 || t == KB_TILE_F16;
-}
-
-/* dst[i] = other wherever mask(i) is false, for every slot. */
-static void mask_slots(kb_tile__lw *L, const kb_tile__expr *mask, const char *dst, const char *ct,
-		       const char *other, int64_t S)
-{
-	kb_buf m = KB_BUF_INIT;
-	kb_tile__cexpr(L, mask, "i_", &m);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "#pragma unroll\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\tif (!(%s))\n", m.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t\t%s[i_] = (%s)(%s);\n", dst, ct, other);
-	kb_buf_free(&m);
-}
-
-/* A load's other (its keyword, else 0) as C, and its mask or NULL. */
-static const kb_tile__expr *load_kws(kb_tile__lw *L, const kb_tile__expr *e, kb_buf *other)
-{
-	const kb_tile__expr *mask = NULL;
-	for (int k = 0; k < e->nkw; k++)
-		if (!strcmp(e->kw[k], "other"))
-			kb_tile__cexpr(L, e->kwv[k], "0", other);
-		else if (!strcmp(e->kw[k], "mask"))
-			mask = e->kwv[k];
-	if (!other->len)
-		kb_buf_cat(other, "0");
-	return mask;
-}
-
-/* One group of a load, in a group loop (e_ set): dst[at j] for j < V from
- * the access named by P, 16 bytes at a time where aligned and in range,
- * else element by element (other out of range). */
-static void load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t E, const char *dst,
-		       const char *at, const char *P, const char *other)
-{
-	bool vec = vectorizable(t);
-	char b1[96], b2[32], p[48];
-	if (vec) {
-		kb_tile__ind(L);
-		snprintf(b2, sizeof b2, "e_ + %d", L->V - 1);
-		kb_buf_catf(L->o, "if (%sok_ && %sal_ && e_ + %d <= %slim_%s) {\n", P, P, L->V, P,
-			    past_end(L, E, b2, b1, sizeof b1));
-		L->depth++;
-		vector_load(L, t, dst, at, P);
-		L->depth--;
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "} else {\n");
-		L->depth++;
-	}
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t%s[%sj_] = %sok_ && e_ + j_ < %slim_%s ? ", dst, at, P, P,
-		    past_end(L, E, "e_ + j_", b1, sizeof b1));
-	snprintf(p, sizeof p, "%sp_", P);
-	load_elem(t, p, "e_ + j_", L->o);
-	kb_buf_catf(L->o, " : (%s)(%s);\n", ct, other);
-	if (vec)
-		kb_tile__block_close(L, 1);
-}
-
-/* The condition under which every group of a tile of E elements that the
- * access Pp_ reads is whole in range or wholly past it: the access aligned,
- * and min(Plim_, E) a multiple of V (a row of N % V == 0, or one that
- * covers the tile). */
-static void whole_cond(const kb_tile__lw *L, int64_t E, const char *P, kb_buf *b)
-{
-	if (E % L->V == 0)
-		kb_buf_catf(b, "%sok_ && %sal_ && (%slim_ >= %lld || %slim_ %% %d == 0)", P, P, P,
-			    (long long)E, P, L->V);
-	else
-		kb_buf_catf(b, "%sok_ && %sal_ && %slim_ <= %lld && %slim_ %% %d == 0", P, P, P,
-			    (long long)E, P, L->V);
-}
-
-/* Under whole_cond, whether group e_ is in range. */
-static void group_in(const kb_tile__lw *L, int64_t E, const char *P, kb_buf *b)
-{
-	char b1[96];
-	kb_buf_catf(b, "e_ < %slim_%s", P, past_end(L, E, "e_", b1, sizeof b1));
-}
-
-/* The raw 16-byte type of a vectorizable dtype, and its zero. */
-static const char *raw_type(kb_tile_dtype t)
-{
-	return t == KB_TILE_F32 ? "float4" : "uint4";
-}
-
-/* raw_'s index of chunk c of group k_ (C chunks a group). */
-static const char *raw_at(int C, int c, char *buf, size_t n)
-{
-	if (C == 1)
-		snprintf(buf, n, "k_");
-	else
-		snprintf(buf, n, "k_ * %d + %d", C, c);
-	return buf;
-}
-
-/* Group k_'s 16-byte chunks from raw_ into dst, or other when in_ is false. */
-static void unpack_group(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const char *other, int C)
-{
-	int per = 16 / kb_tile__elem_size(t);
-	char at[32];
-	for (int c = 0; c < C; c++) {
-		kb_tile__ind(L);
-		if (t == KB_TILE_F32) {
-			kb_buf_catf(L->o, "{ const float4 v_ = raw_[%s];", raw_at(C, c, at, sizeof at));
-			for (int j = 0; j < 4; j++)
-				kb_buf_catf(L->o, " %s[k_ * %d + %d] = in_ ? v_.%c : (float)(%s);", dst, L->V,
-					    c * per + j, "xyzw"[j], other);
-			kb_buf_cat(L->o, " }\n");
-			continue;
-		}
-		bool h = t == KB_TILE_F16;
-		kb_buf_catf(L->o, "{ const %s *h_ = (const %s *)&raw_[%s]; for (int j_ = 0; j_ < 4; j_++) "
-			    "{ float2 f_ = %s(h_[j_]); %s[k_ * %d + %d + 2 * j_] = in_ ? f_.x : (float)(%s); "
-			    "%s[k_ * %d + %d + 2 * j_ + 1] = in_ ? f_.y : (float)(%s); } }\n",
-			    h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
-			    raw_at(C, c, at, sizeof at), h ? "__half22float2" : "__bfloat1622float2", dst, L->V, c * per, other, dst, L->V,
-			    c * per, other);
-	}
-}
-
-/* The all-vector path of a whole-tile load: when every group is whole in
- * range or wholly past it, each group's 16-byte loads go out before any is
- * used (a predicated load per group, no element path between them), so a
- * thread has all its loads in flight at once, as the hand kernels' do;
- * then the groups are unpacked.  The element path (load_group) stays for
- * the rest, in the else branch this opens. */
-static void whole_groups(kb_tile__lw *L, kb_tile_dtype t, int64_t E, int64_t S, const char *dst,
-			 const char *other)
-{
-	kb_buf c = KB_BUF_INIT, in = KB_BUF_INIT;
-	int C = L->V / (16 / kb_tile__elem_size(t)), per = 16 / kb_tile__elem_size(t);
-	const char *rt = raw_type(t);
-	/* A row kept in registers is read once (as in vector_load). */
-	bool cs = L->fast && !strncmp(dst, "kb_row", 6);
-	whole_cond(L, E, "", &c);
-	group_in(L, E, "", &in);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "if (%s) { /* whole groups: every load in flight before the first is used */\n", c.s);
-	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s raw_[%lld];\n", rt, (long long)(S / L->V * C));
-	group_for(L, S);
-	char at[32];
-	for (int k = 0; k < C; k++) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "raw_[%s] = %s ? %s(const %s *)(p_ + e_ + %d)%s : make_%s(0, 0, 0, 0);\n",
-			    raw_at(C, k, at, sizeof at), in.s, cs ? "__ldcs(" : "*", rt, k * per, cs ? ")" : "", rt);
-	}
-	kb_tile__block_close(L, 1);
-	group_for(L, S);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const bool in_ = %s;\n", in.s);
-	unpack_group(L, t, dst, other, C);
-	kb_tile__block_close(L, 1);
-	L->depth--;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "} else {\n");
-	L->depth++;
-	kb_buf_free(&c);
-	kb_buf_free(&in);
-}
-
-/* dst = load(slice, other = ..., mask = ...): a scalar, or dst[S] by a group loop,
- * 16-byte loads where the slice is aligned and in range. */
-void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
-{
-	access a;
-	if (!slice_access(L, e->args[0], &a))
-		return;
-	kb_buf other = KB_BUF_INIT, at = KB_BUF_INIT;
-	const kb_tile__expr *mask = load_kws(L, e, &other);
-	const char *ct = kb_tile__ctype(e->type.dtype);
-	if (!a.ranges) {
-		if (mask) {
-			kb_buf_cat(&a.ok, " && ");
-			kb_tile__cexpr(L, mask, "0", &a.ok);
-		}
-		load_scalar(L, &a, e, dst, other.s, declare);
-		goto out;
-	}
-	int64_t E = a.extent, S = kb_tile__slots(L, E);
-	bool vec = vectorizable(a.t->dtype);
-	if (declare) {
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "%s %s[%lld];\n", ct, dst, (long long)S);
-	}
-	group_open(L, &a, true, vec);
-	if (vec)
-		whole_groups(L, a.t->dtype, E, S, dst, other.s);
-	group_for(L, S);
-	kb_buf_catf(&at, "k_ * %d + ", L->V);
-	load_group(L, a.t->dtype, ct, E, dst, at.s, "", other.s);
-	kb_tile__block_close(L, vec ? 3 : 2);
-	if (mask) /* the elements the mask leaves out read as other (loaded or not) */
-		mask_slots(L, mask, dst, ct, other.s, S);
-out:
-	kb_buf_free(&other);
-	kb_buf_free(&at);
-	access_free(&a);
-}
-
 /* ===== streamed loads: read a group at a time where a statement uses them ===== */
-
-static bool reads_mem(const kb_tile__expr *e)
-{
-	if (!e)
-		return false;
-	if (kb_tile__is_load(e) || kb_tile__is_reduction(e))
-		return true;
-	for (int k = 0; k < e->nargs; k++)
-		if (reads_mem(e->args[k]))
-			return true;
-	for (int k = 0; k < e->nkw; k++)
-		if (reads_mem(e->kwv[k]))
-			return true;
-	return false;
-}
 
 bool kb_tile__uses_stream(const kb_tile__lw *L, const kb_tile__expr *e)
 {
@@ -479,7 +43,7 @@ bool kb_tile__streamable(const kb_tile__lw *L, const kb_tile__expr *e)
 	if (!t || t->rank != s->nidx || !s->nidx || !s->idx[s->nidx - 1].hi)
 		return false;
 	for (int k = 0; k < e->nkw; k++)
-		if (reads_mem(e->kwv[k]) || kb_tile__uses_stream(L, e->kwv[k]))
+		if (kb_tile__reads_mem(e->kwv[k]) || kb_tile__uses_stream(L, e->kwv[k]))
 			return false;
 	return true;
 }
@@ -542,11 +106,11 @@ bool kb_tile__has_streams(kb_tile__lw *L, const kb_tile__expr *e)
 static void stream_heads(kb_tile__lw *L)
 {
 	for (int k = 0; k < L->nstrs; k++) {
-		access a;
-		if (!slice_access(L, L->strs[k].load->args[0], &a))
+		kb_tile__access a;
+		if (!kb_tile__slice_access(L, L->strs[k].load->args[0], &a))
 			continue;
-		access_heads(L, &a, true, vectorizable(a.t->dtype), L->strs[k].c);
-		access_free(&a);
+		kb_tile__access_heads(L, &a, true, kb_tile__vectorizable(a.t->dtype), L->strs[k].c);
+		kb_tile__access_free(&a);
 	}
 }
 
@@ -558,11 +122,11 @@ static void stream_groups(kb_tile__lw *L)
 		const kb_tile_param *t = kb_tile__param(L, e->args[0]->name);
 		const char *ct = kb_tile__ctype(e->type.dtype), *c = L->strs[k].c;
 		kb_buf other = KB_BUF_INIT;
-		const kb_tile__expr *mask = load_kws(L, e, &other);
+		const kb_tile__expr *mask = kb_tile__load_kws(L, e, &other);
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "%s %s[%d];\n", ct, c, L->V);
-		load_group(L, t->dtype, ct, e->args[0]->idx[e->args[0]->nidx - 1].extent, c, "", c,
-			   other.s);
+		kb_tile__load_group(L, t->dtype, ct, e->args[0]->idx[e->args[0]->nidx - 1].extent, c, "", c,
+			   other.s, false);
 		if (mask) {
 			kb_buf m = KB_BUF_INIT, i = KB_BUF_INIT;
 			kb_buf_catf(&i, "k_ * %d + j_", L->V);
@@ -598,7 +162,7 @@ void kb_tile__assign_groups(kb_tile__lw *L, const char *dst, const kb_tile__type
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
 	stream_heads(L);
-	group_for(L, S);
+	kb_tile__group_for(L, S);
 	stream_groups(L);
 	if (strstr(x.s, "V_")) {
 		kb_tile__ind(L);
@@ -612,50 +176,7 @@ void kb_tile__assign_groups(kb_tile__lw *L, const char *dst, const kb_tile__type
 	kb_buf_free(&x);
 }
 
-void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst)
-{
-	access a;
-	if (!slice_access(L, e->args[0], &a))
-		return;
-	kb_buf other = KB_BUF_INIT;
-	for (int k = 0; k < e->nkw; k++)
-		if (!strcmp(e->kw[k], "other"))
-			kb_tile__cexpr(L, e->kwv[k], "0", &other);
-	const char *ct = kb_tile__ctype(e->type.dtype);
-	int n = L->mma.NT * 2;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s %s[%d]; /* at this thread's columns of the dot's result */\n", ct, dst, n);
-	group_open(L, &a, true, false);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "const int lane_ = (int)threadIdx.x % 32;\n");
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "#pragma unroll\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++) {\n", n);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "\tconst int c_ = wn0_ + j_ / 2 * 8 + lane_ % 4 * 2 + j_ % 2;\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t%s[j_] = ok_ && c_ < lim_ ? ", dst);
-	load_elem(a.t->dtype, "p_", "c_", L->o);
-	kb_buf_catf(L->o, " : (%s)(%s);\n", ct, other.len ? other.s : "0");
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "}\n");
-	kb_tile__block_close(L, 1);
-	kb_buf_free(&other);
-	access_free(&a);
-}
-
 /* ===== stores ===== */
-
-void kb_tile__to_elem(kb_tile_dtype t, const char *v, kb_buf *b)
-{
-	if (t == KB_TILE_BF16)
-		kb_buf_catf(b, "__float2bfloat16_rn(%s)", v);
-	else if (t == KB_TILE_F16)
-		kb_buf_catf(b, "__float2half_rn(%s)", v);
-	else
-		kb_buf_catf(b, "(%s)(%s)", kb_tile_ctype(t), v);
-}
 
 /* The 16-byte stores of one group of V values vals[0..V), streaming
  * (evict first): a tile program writes each element once and does not read
@@ -715,8 +236,8 @@ void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 		if (st->mask)
 			kb_tile__materialize(L, st->mask, NULL);
 	}
-	access a;
-	if (!slice_access(L, st->slice, &a))
+	kb_tile__access a;
+	if (!kb_tile__slice_access(L, st->slice, &a))
 		return;
 	kb_tile_dtype t = a.t->dtype;
 	kb_buf v = KB_BUF_INIT, m = KB_BUF_INIT, el = KB_BUF_INIT;
@@ -730,16 +251,16 @@ void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 		goto out;
 	}
 	int64_t E = a.extent, S = kb_tile__slots(L, E);
-	bool vec = vectorizable(t) && !st->mask && !st->op;
+	bool vec = kb_tile__vectorizable(t) && !st->mask && !st->op;
 	char b1[96], b2[32];
 	kb_tile__cexpr(L, st->value, "k_ * V_ + j_", &v);
 	if (st->mask) {
 		kb_buf_cat(&m, " && ");
 		kb_tile__cexpr(L, st->mask, "k_ * V_ + j_", &m);
 	}
-	group_open(L, &a, false, vec);
+	kb_tile__group_open(L, &a, false, vec);
 	stream_heads(L);
-	group_for(L, S);
+	kb_tile__group_for(L, S);
 	stream_groups(L);
 	if (strstr(v.s, "V_") || (m.s && strstr(m.s, "V_"))) {
 		kb_tile__ind(L);
@@ -755,7 +276,7 @@ void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 		snprintf(b2, sizeof b2, "e_ + %d", L->V - 1);
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "if (ok_ && al_ && e_ + %d <= lim_%s) {\n", L->V,
-			    past_end(L, E, b2, b1, sizeof b1));
+			    kb_tile__past_end(L, E, b2, b1, sizeof b1));
 		L->depth++;
 		vector_store(L, t);
 		L->depth--;
@@ -769,7 +290,7 @@ void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\tif (ok_ && e_ + j_ < lim_%s%s)\n", past_end(L, E, "e_ + j_", b1, sizeof b1),
+	kb_buf_catf(L->o, "\tif (ok_ && e_ + j_ < lim_%s%s)\n", kb_tile__past_end(L, E, "e_ + j_", b1, sizeof b1),
 		    m.len ? m.s : "");
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "\t\t");
@@ -779,6 +300,6 @@ out:
 	kb_buf_free(&v);
 	kb_buf_free(&m);
 	kb_buf_free(&el);
-	access_free(&a);
+	kb_tile__access_free(&a);
 }
 

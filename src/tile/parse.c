@@ -38,23 +38,6 @@ static bool is_name(const tok_t *t)
 
 /* ===== dtypes ===== */
 
-static const char *const dtype_names[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "u8", "bool"};
-
-bool kb_tile__dtype_from(const char *s, int len, kb_tile_dtype *out)
-{
-	for (int i = 0; i < KB_TILE_BOOL; i++)
-		if ((size_t)len == strlen(dtype_names[i]) && !memcmp(s, dtype_names[i], (size_t)len)) {
-			*out = (kb_tile_dtype)i;
-			return true;
-		}
-	return false;
-}
-
-const char *kb_tile__dtype_str(kb_tile_dtype t)
-{
-	return (unsigned)t < KB_ARRAY_LEN(dtype_names) ? dtype_names[t] : "?";
-}
-
 /* ===== freeing ===== */
 
 static void stmts_free(kb_tile__stmt **v, int n);

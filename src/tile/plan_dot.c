@@ -324,11 +324,6 @@ void kb_tile__mma_free(kb_tile__lw *L)
 	L->ndloops = L->capdloops = 0;
 }
 
-int64_t kb_tile__mma_slots(const kb_tile__lw *L)
-{
-	return (int64_t)L->mma.MT * L->mma.NT * 4;
-}
-
 /* Whether a [BM, BN] value can be computed slot by slot in the mma layout:
  * scalars and [BM, BN] tiles only; false after reporting what cannot. */
 /* A [BN] leaf the mma layout can read at its columns: a load of a slice
@@ -446,30 +441,6 @@ void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e)
 	}
 	for (int i = 0; i < e->nargs; i++)
 		kb_tile__mma_materialize(L, e->args[i]);
-}
-
-void kb_tile__mma_read2(kb_tile__lw *L, const kb_tile__expr *e, const char *c, const char *i,
-			kb_buf *b)
-{
-	const kb_tile_param *t = kb_tile__param(L, e->args[0]->name);
-	const kb_tile__expr *other = NULL;
-	for (int k = 0; k < e->nkw; k++)
-		if (!strcmp(e->kw[k], "other"))
-			other = e->kwv[k];
-	kb_buf r = KB_BUF_INIT, col = KB_BUF_INIT, o = KB_BUF_INIT;
-	kb_buf_catf(&r, "(wm0_ + (%s) / %d * 16 + (int)threadIdx.x %% 32 / 4 + (%s) %% 4 / 2 * 8)", i,
-		    4 * L->mma.NT, i);
-	kb_buf_catf(&col, "(wn0_ + (%s) / 4 %% %d * 8 + (int)threadIdx.x %% 4 * 2 + (%s) %% 2)", i,
-		    L->mma.NT, i);
-	if (other)
-		kb_tile__cexpr(L, other, "0", &o);
-	const char *cv = t->dtype == KB_TILE_BF16 ? "__bfloat162float" : t->dtype == KB_TILE_F16
-		? "__half2float" : "(float)";
-	kb_buf_catf(b, "(%s < %sr_ && %s < %sc_ ? %s(%sp_[(size_t)%s * %s + %s]) : (float)(%s))", r.s, c,
-		    col.s, c, cv, c, r.s, t->dims[1], col.s, o.len ? o.s : "0");
-	kb_buf_free(&r);
-	kb_buf_free(&col);
-	kb_buf_free(&o);
 }
 
 bool kb_tile__mma_shape(const kb_tile__lw *L, const kb_tile__type *t)

@@ -1,31 +1,11 @@
 /*
- * tile.c - the tile compiler's pipeline: tokens, tree, checks, CUDA C, and
- * the names of its dtypes.  Owns no state between calls.
+ * tile.c - the tile compiler's pipeline: tokens, tree, checks, CUDA C.
+ * Owns no state between calls.
  */
 #include "tile_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-const char *kb_tile_ctype(kb_tile_dtype t)
-{
-	static const char *const names[] = {
-		[KB_TILE_F32] = "float", [KB_TILE_F16] = "__half", [KB_TILE_BF16] = "__nv_bfloat16",
-		[KB_TILE_F64] = "double", [KB_TILE_I32] = "int", [KB_TILE_I64] = "long long",
-		[KB_TILE_U8] = "unsigned char", [KB_TILE_BOOL] = "bool",
-	};
-	return (size_t)t < KB_ARRAY_LEN(names) ? names[t] : "?";
-}
-
-const char *kb_tile_dtype_name(kb_tile_dtype t)
-{
-	static const char *const names[] = {
-		[KB_TILE_F32] = "f32", [KB_TILE_F16] = "f16", [KB_TILE_BF16] = "bf16",
-		[KB_TILE_F64] = "f64", [KB_TILE_I32] = "i32", [KB_TILE_I64] = "i64",
-		[KB_TILE_U8] = "u8", [KB_TILE_BOOL] = "bool",
-	};
-	return (size_t)t < KB_ARRAY_LEN(names) ? names[t] : "?";
-}
 
 /* A grid expression as spec text: consts as their values (with -D
  * applied), sizes and scalar parameters by name. */

@@ -91,6 +91,9 @@ void kb_tile_pin_lines(const char *cuda, const char *path, kb_buf *out);
  * (of the generated CUDA: a directive into another file, such as the
  * prologue's, is not); *n gets N. */
 bool kb_tile_line_directive(const char *s, const char *path, long *n);
+
+/* ===== tree.c: the names of the dtypes ===== */
+
 /* The CUDA name of a dtype ("float", "__nv_bfloat16", ...). */
 const char *kb_tile_ctype(kb_tile_dtype t);
 /* The DSL name of a dtype ("f32", "bf16", ...). */

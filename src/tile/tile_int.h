@@ -1,8 +1,10 @@
 /*
  * tile_int.h - what the files of src/tile share: tokens (tokenize.c), the
- * syntax tree (parse.c), the types the checker gives it (check.c), which
- * lower.c turns into CUDA C.  The tree owns its strings; every node keeps
- * the line, column and length of its source text for diagnostics and #line.
+ * syntax tree (parse.c) with its types and one walker over it (tree.c),
+ * the types the checker gives it (check*.c), which lower*.c turn into CUDA
+ * C.  The tree owns its strings; every node keeps the line, column and
+ * length of its source text for diagnostics and #line.  The files call
+ * one way, never back (docs/decisions.md, issue 26).
  */
 #ifndef KB_TILE_INT_H
 #define KB_TILE_INT_H
@@ -132,6 +134,9 @@ struct kb_tile__stmt {
 	/* check.c */
 	bool defines;            /* ASSIGN: this one defines the variable */
 	kb_tile__type type;      /* ASSIGN: the variable's type */
+	/* the lowering (lower_expr.c sets it, lower.c reads it) */
+	bool named;              /* CONST: the generated code writes its name (not its
+				  * folded value); a top-level one is declared first */
 };
 
 /* A kernel as written. */
@@ -159,12 +164,67 @@ typedef struct {
  * about it; lower.c never sees a tree with errors. */
 void kb_tile__parse(const kb_tile__toks *toks, kb_tile__file *f, kb_diags *diags);
 void kb_tile__file_free(kb_tile__file *f);
+
+/* ===== tree.c: dtypes, types, words, and one walk over the tree (below
+ * every other file of src/tile) ===== */
+
 /* The dtype named by the len bytes at s (f32 f16 bf16 f64 i32 i64 u8);
- * false when s names none. */
+ * false when s names none.  (kb_tile_dtype_name and kb_tile_ctype, tile.h,
+ * name one.) */
 bool kb_tile__dtype_from(const char *s, int len, kb_tile_dtype *out);
-/* The DSL name of a dtype, "bool" included (the same as kb_tile_dtype_name,
- * which tile.c owns; this one links without it). */
-const char *kb_tile__dtype_str(kb_tile_dtype t);
+/* How a message names a type: "f32 scalar", "f32[4096]", "bf16[64, 32]". */
+typedef struct {
+	char s[64];
+} kb_tile__typestr;
+kb_tile__typestr kb_tile__type_str(const kb_tile__type *t);
+bool kb_tile__type_eq(const kb_tile__type *a, const kb_tile__type *b);
+/* The dtype a value of dtype d computes in (f16, bf16 -> f32; u8 -> i32). */
+kb_tile_dtype kb_tile__compute(kb_tile_dtype d);
+/* The dtype of arithmetic between numbers of dtypes a and b (f64 > f32 >
+ * i64 > i32, each computed as kb_tile__compute says). */
+kb_tile_dtype kb_tile__promote(kb_tile_dtype a, kb_tile_dtype b);
+/* The shape a and b broadcast to (a scalar to anything; extents equal or
+ * 1, a rank-1 tile against the last dim of a rank-2 one), into out's rank
+ * and ext; false when they do not. */
+bool kb_tile__broadcast(const kb_tile__type *a, const kb_tile__type *b, kb_tile__type *out);
+/* Whether a value of type v broadcasts to exactly t's shape (a store's
+ * value or a mask against its slice). */
+bool kb_tile__fits(const kb_tile__type *v, const kb_tile__type *t);
+/* The name of an operator: "+", "<=", "&&". */
+const char *kb_tile__op_str(int op);
+/* Whether n is a C++ or CUDA word (or has a prefix the generated code
+ * keeps: kb_, _t, __, ...): a parameter cannot have such a name, a local
+ * is renamed (kb_tile__cname). */
+bool kb_tile__reserved(const char *n);
+
+
+/* What a walk's callback answers for a node: go on into what it holds,
+ * pass that by, or stop the whole walk. */
+typedef enum { KB_TWALK_ON, KB_TWALK_SKIP, KB_TWALK_STOP } kb_tile__walkret;
+typedef kb_tile__walkret (*kb_tile__expr_fn)(const kb_tile__expr *e, void *ctx);
+typedef kb_tile__walkret (*kb_tile__stmt_fn)(const kb_tile__stmt *st, void *ctx);
+
+/* Calls fn on e (none when NULL) and on every expression under it, a node
+ * before its children (arguments, keyword values, a slice's indices);
+ * true when fn stopped the walk. */
+bool kb_tile__walk_expr(const kb_tile__expr *e, kb_tile__expr_fn fn, void *ctx);
+/* Walks the expressions statement st holds itself (value, slice, mask,
+ * a loop's bounds), not those of the statements nested in it. */
+bool kb_tile__stmt_exprs(const kb_tile__stmt *st, kb_tile__expr_fn fn, void *ctx);
+/* Calls sfn (when not NULL) on statement st, then walks its expressions
+ * with efn (when not NULL), then the statements nested in it (body, else)
+ * the same way; true when a callback stopped the walk. */
+bool kb_tile__walk_stmt(const kb_tile__stmt *st, kb_tile__stmt_fn sfn, kb_tile__expr_fn efn,
+			void *ctx);
+/* The same for each statement of v[0..n). */
+bool kb_tile__walk_stmts(kb_tile__stmt *const *v, int n, kb_tile__stmt_fn sfn, kb_tile__expr_fn efn,
+			 void *ctx);
+/* Whether e (NULL: no) names `name` anywhere; whether statement st (the
+ * statements nested in it too) does. */
+bool kb_tile__names(const kb_tile__expr *e, const char *name);
+bool kb_tile__stmt_names(const kb_tile__stmt *st, const char *name);
+/* An expression callback: stops the walk at a name equal to ctx (a string). */
+kb_tile__walkret kb_tile__is_name(const kb_tile__expr *e, void *name);
 
 /* ===== parse.c, parse_expr.c: the parser's state and helpers ===== */
 
@@ -215,7 +275,7 @@ void kb_tile__expr_free(kb_tile__expr *e);
  * have, ...) at its place. Returns the number of errors. */
 int kb_tile__check(kb_tile__file *f, const kb_tile_opts *o, kb_diags *diags);
 
-/* ===== check.c, check_expr.c, check_call.c: the checker's state and helpers ===== */
+/* ===== check.c, check_expr.c, check_call.c, check_scope.c: the checker's state and helpers ===== */
 
 typedef enum {
 	KB_TSYM_TENSOR, KB_TSYM_SCALAR, KB_TSYM_SIZE, KB_TSYM_CONST, KB_TSYM_VAR, KB_TSYM_LOOP,
@@ -247,25 +307,8 @@ typedef struct {
 	bool header;              /* checking grid(...) and threads(...) */
 } kb_tile__checker;
 
-/* How a message names a type: "f32 scalar", "f32[4096]", "bf16[64, 32]". */
-typedef struct {
-	char s[64];
-} kb_tile__typestr;
-kb_tile__typestr kb_tile__type_str(const kb_tile__type *t);
-bool kb_tile__type_eq(const kb_tile__type *a, const kb_tile__type *b);
-/* The dtype a value of dtype d computes in (f16, bf16 -> f32; u8 -> i32). */
-kb_tile_dtype kb_tile__compute(kb_tile_dtype d);
-/* The dtype of arithmetic between numbers of dtypes a and b (f64 > f32 >
- * i64 > i32, each computed as kb_tile__compute says). */
-kb_tile_dtype kb_tile__promote(kb_tile_dtype a, kb_tile_dtype b);
-/* The shape a and b broadcast to (a scalar to anything; extents equal or
- * 1, a rank-1 tile against the last dim of a rank-2 one), into out's rank
- * and ext; false when they do not. */
-bool kb_tile__broadcast(const kb_tile__type *a, const kb_tile__type *b, kb_tile__type *out);
-/* Whether a value of type v broadcasts to exactly t's shape (a store's
- * value or a mask against its slice). */
-bool kb_tile__fits(const kb_tile__type *v, const kb_tile__type *t);
-/* An error at a place of the file; counts in C->nerr. */
+/* check_scope.c (below the other three): an error at a place of the file;
+ * counts in C->nerr. */
 void kb_tile__cerr(kb_tile__checker *C, int line, int col, int len, const char *fmt, ...)
 	KB_PRINTF(5, 6);
 /* The innermost visible name, or NULL. */
@@ -289,15 +332,19 @@ bool kb_tile__check_slice(kb_tile__checker *C, kb_tile__expr *e, int *param);
  * false after reporting a mismatch at `at`. */
 bool kb_tile__binary_type(kb_tile__checker *C, int op, const kb_tile__type *a,
 			  const kb_tile__type *b, kb_tile__type *out, const kb_tile__expr *at);
-/* Checks a call of a built-in function (check_call.c); as check_expr. */
-bool kb_tile__check_call(kb_tile__checker *C, kb_tile__expr *e);
+/* check_call.c: the built-in function call e names, the call allowed
+ * where it is (grid(...) and threads(...) take cdiv, min and max), with
+ * the arguments and keywords the function takes; NULL after reporting.
+ * Then, once its arguments checked (check_expr.c), the function's own
+ * rules: e's type and folded cval; false after reporting. */
+typedef struct kb_tile__builtin kb_tile__builtin;
+const kb_tile__builtin *kb_tile__builtin_of(kb_tile__checker *C, const kb_tile__expr *e);
+bool kb_tile__builtin_check(kb_tile__checker *C, kb_tile__expr *e, const kb_tile__builtin *b);
 /* Whether the n bytes at s name a built-in function (check_call.c's table:
  * load ... cdiv and the casts; not store, a statement). */
 bool kb_tile__is_builtin(const char *s, size_t n);
-/* The name of an operator: "+", "<=", "&&". */
-const char *kb_tile__op_str(int op);
 
-/* ===== lower.c and lower_value.c: the state they share ===== */
+/* ===== the lowering (lower*.c, plan_dot.c): the state its files share ===== */
 
 typedef struct {
 	char *dsl, *c;        /* the source name and the C name */
@@ -390,26 +437,28 @@ typedef struct kb_tile__lw {
 	int ndloops, capdloops;
 } kb_tile__lw;
 
-/* lower_expr.c: the materialized value of e (a load or reduction lower_value.c
+/* lower_expr.c: the materialized value of e (a load or reduction lower_reduce.c
  * made), or NULL; max or min of dtype t in C (fmaxf / fmax / max). */
 const kb_tile__mat *kb_tile__mat_of(const kb_tile__lw *L, const kb_tile__expr *e);
 const char *kb_tile__minmax(const char *name, kb_tile_dtype t);
 
-/* lower.c */
+/* lower_stmt.c */
 /* The statements v[0..n) (one statement), lowered in place. */
 void kb_tile__lower_stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n);
 void kb_tile__lower_stmt(kb_tile__lw *L, const kb_tile__stmt *st);
-/* lower_fast.c: the kernel body (with the row-in-registers branch when two
- * loops load one slice); whether a statement of v[0..n) assigns name; the
- * kept registers holding slice in that branch, or NULL. */
-void kb_tile__lower_body(kb_tile__lw *L);
+/* A const as C++: a constexpr of its value (-D overrides applied). */
+void kb_tile__const_decl(kb_tile__lw *L, const kb_tile__stmt *st);
+/* Whether a statement of v[0..n) assigns name again. */
 bool kb_tile__reassigned(kb_tile__stmt *const *v, int n, const char *name);
+/* lower_load.c: the registers that hold load's slice in the
+ * row-in-registers branch (lower.c), or NULL. */
 kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *load);
+/* lower_expr.c: the lowering's state, C types and slots (below every
+ * other lower_*.c). */
 void kb_tile__ind(kb_tile__lw *L);
 void kb_tile__line_of(kb_tile__lw *L, int line);
 /* A diagnostic: `what` is not supported yet by the lowering. */
 void kb_tile__fail(kb_tile__lw *L, int line, int col, int len, const char *what);
-bool kb_tile__reserved(const char *n);
 /* The C name of a DSL variable: as written, or with '_' after a C++ word. */
 char *kb_tile__cname(const char *dsl);
 /* A loop's bounds as C: lo, hi, step ("1" when the loop has none). */
@@ -431,7 +480,50 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i);
 /* Closes n blocks opened with a '{' line. */
 void kb_tile__block_close(kb_tile__lw *L, int n);
 
-/* lower_value.c, lower_reduce.c (materialize, reductions) */
+/* lower_load.c: loads, and the access to a slice lower_value.c's streams
+ * and stores share. */
+/* The tensor access a slice makes: the pointer to its first element, the
+ * elements left in its range dim, and whether its positions are in range. */
+typedef struct {
+	const kb_tile_param *t;
+	kb_buf base, lim, ok;
+	kb_buf stride;       /* a range in another dim than the last: its step (a column
+			      * x[r0 : r0 + B, c] steps by N); empty when contiguous */
+	int64_t extent;
+	int ranges;
+} kb_tile__access;
+
+/* The access slice s makes (s a slice of a tensor parameter); false after
+ * reporting what cannot be lowered.  kb_tile__access_free frees it. */
+bool kb_tile__slice_access(kb_tile__lw *L, const kb_tile__expr *s, kb_tile__access *a);
+void kb_tile__access_free(kb_tile__access *a);
+/* An access's names, each prefixed by P ("" or a stream's): Pp_ (its
+ * first element), Plim_, Pok_, and Pal_ for vector access. */
+void kb_tile__access_heads(kb_tile__lw *L, const kb_tile__access *a, bool is_const, bool vec,
+			   const char *P);
+/* The opening of an access to a slice (a block): p_, lim_, ok_ (al_ when vec). */
+void kb_tile__group_open(kb_tile__lw *L, const kb_tile__access *a, bool is_const, bool vec);
+/* A group loop over the S slots: `for (k_)` and its element index e_. */
+void kb_tile__group_for(kb_tile__lw *L, int64_t S);
+/* Whether dtype t has 16-byte accesses (f32, f16, bf16). */
+bool kb_tile__vectorizable(kb_tile_dtype t);
+/* " && what < E" when a tile of E elements has slots past them, else "". */
+const char *kb_tile__past_end(const kb_tile__lw *L, int64_t E, const char *what, char *buf,
+			      size_t n);
+/* A load's other= as C (else "0") into other; its mask= or NULL. */
+const kb_tile__expr *kb_tile__load_kws(kb_tile__lw *L, const kb_tile__expr *e, kb_buf *other);
+/* One group of a load in a group loop (e_ set): dst[at j] for j < V from
+ * the access named by P, 16 bytes at a time where it can be (streaming
+ * loads when once), other out of range. */
+void kb_tile__load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t E, const char *dst,
+			 const char *at, const char *P, const char *other, bool once);
+/* Whether e reads memory (a load or a reduction under it, keywords too). */
+bool kb_tile__reads_mem(const kb_tile__expr *e);
+/* A load's key: its slice and keywords as text, the loop variable var
+ * written as `@` (two loads with one key read the same values). */
+char *kb_tile__load_key(const kb_tile__lw *L, const kb_tile__expr *load, const char *var);
+
+/* lower_reduce.c (materialize, reductions), lower_load.c, lower_value.c */
 /* e as a C expression of slot i (tiles indexed by i, scalars as they are). */
 void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b);
 /* Emits the load or reduction e into `into` (a new variable) or a
@@ -447,6 +539,10 @@ bool kb_tile__is_reduction(const kb_tile__expr *e);
 void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
 void kb_tile__lower_reduction(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
 void kb_tile__lower_store(kb_tile__lw *L, const kb_tile__stmt *st);
+/* Fills the registers k keeps (not filled yet) with load e: a row read
+ * once, its 16-byte loads streaming (__ldcs: evict first), so the L2 keeps
+ * what is read again (a norm's weights). */
+void kb_tile__fill_kept(kb_tile__lw *L, const kb_tile__expr *e, kb_tile__kept *k);
 /* dst[NT * 2] = load(slice) of a [BN] slice at this thread's columns of a
  * dot's result (the mma layout's), declared; other where out of range. */
 void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst);
@@ -474,7 +570,7 @@ bool kb_tile__has_streams(kb_tile__lw *L, const kb_tile__expr *e);
 void kb_tile__assign_elementwise(kb_tile__lw *L, const char *c, const kb_tile__type *t,
 				 const kb_tile__expr *value, bool declare, int op);
 
-/* lower_tile2.c: 2-d element-wise tiles in a kernel without dot. */
+/* lower_reduce.c: 2-d element-wise tiles in a kernel without dot. */
 /* Slots a thread holds of 2-d tile type t (its R * C elements in row order). */
 int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t);
 /* c (declared when declare) = st's [R, C] value; false-free: what cannot be

@@ -694,8 +694,8 @@ static void test_tile_front__dtype_names(void)
 	T_OK(kb_tile__dtype_from("u8x", 2, &d) && d == KB_TILE_U8);
 	T_OK(!kb_tile__dtype_from("bool", 4, &d)); /* not a tensor dtype */
 	T_OK(!kb_tile__dtype_from("f8", 2, &d));
-	T_EQ_STR(kb_tile__dtype_str(KB_TILE_BOOL), "bool");
-	T_EQ_STR(kb_tile__dtype_str(KB_TILE_I64), "i64");
+	T_EQ_STR(kb_tile_dtype_name(KB_TILE_BOOL), "bool");
+	T_EQ_STR(kb_tile_dtype_name(KB_TILE_I64), "i64");
 }
 
 int main(void)

@@ -321,6 +321,40 @@ static void test_tile_lower__names(void)
 	lowered_free(&l);
 }
 
+/* What the lowering decides it records as it goes, never by searching its
+ * own output: a top-level const is declared when the code writes its name
+ * (`z` here is folded everywhere; the vector loads' v_.z is no use of it),
+ * and only the registers the row-in-registers branch keeps are read with
+ * streaming loads (a local named like them, kb_rowx, reads as any other). */
+static void test_tile_lower__decided_on_tree(void)
+{
+	static const char text[] =
+		"kernel k(x: f32[M, N], w: f32[N], y: f32[M, N]) grid(M) threads(256) {\n"
+		"    const z = 1024\n"
+		"    row = pid(0)\n"
+		"    s = 0.0\n"
+		"    for c in range(0, N, 1024) {\n"
+		"        kb_rowx = load(w[c : c + z])\n"
+		"        s = s + sum(load(x[row, c : c + 1024]) * kb_rowx) + sum(kb_rowx)\n"
+		"    }\n"
+		"    for c in range(0, N, 1024) {\n"
+		"        t = load(x[row, c : c + 1024])\n"
+		"        store(y[row, c : c + 1024], t * s)\n"
+		"    }\n"
+		"}\n";
+	lowered l;
+	lower(&l, text, NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	const char *c = cuda(&l);
+	T_CONTAINS(c, "v_.z");
+	T_OK(!strstr(c, "constexpr int z"));
+	T_CONTAINS(c, "float kb_row1[4]; /* x, read once */");
+	T_CONTAINS(c, "{ float4 v_ = __ldcs((const float4 *)(p_ + e_ + 0)); kb_row1[");
+	T_CONTAINS(c, "{ float4 v_ = *(const float4 *)(p_ + e_ + 0); kb_rowx_[");
+	T_OK(!strstr(c, "{ float4 v_ = __ldcs((const float4 *)(p_ + e_ + 0)); kb_rowx_["));
+	lowered_free(&l);
+}
+
 /* ===== #line pinning ===== */
 
 static void test_tile_lower__pin_lines(void)
@@ -632,6 +666,7 @@ int main(void)
 	T_RUN(test_tile_lower__loads_in_place);
 	T_RUN(test_tile_lower__load_mask);
 	T_RUN(test_tile_lower__names);
+	T_RUN(test_tile_lower__decided_on_tree);
 	T_RUN(test_tile_lower__pin_lines);
 	T_RUN(test_tile_lower__dot_layout);
 	T_RUN(test_tile_lower__dot_bias);

@@ -1,0 +1,521 @@
+/*
+ * lower_load.c - loads of slices as CUDA C: a slice's access (its first
+ * element, the elements left in its range dim, whether its positions are
+ * in range), then 16-byte accesses where aligned and in range, a scalar
+ * path where not, and whole tiles with every 16-byte load in flight before
+ * the first is used; a [BN] load at a dot result's columns; and which
+ * registers the row-in-registers branch keeps for a load (lower.c decides
+ * what it keeps).  The access and the group loop are shared with
+ * lower_value.c (streamed loads, stores).  Calls only lower_expr.c.
+ */
+#include "tile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ===== loads ===== */
+
+static void dim_text(const kb_tile_param *t, int d, kb_buf *b)
+{
+	kb_buf_cat(b, t->dims[d]);
+}
+
+bool kb_tile__slice_access(kb_tile__lw *L, const kb_tile__expr *s, kb_tile__access *a)
+{
+	memset(a, 0, sizeof *a);
+	a->t = kb_tile__param(L, s->name);
+	if (!a->t || !a->t->rank || s->nidx != a->t->rank) {
+		kb_tile__fail(L, s->line, s->col, s->len, "this slice");
+		return false;
+	}
+	int range_dim = -1;
+	kb_buf off = KB_BUF_INIT;
+	kb_buf_cat(&a->ok, "true");
+	for (int d = 0; d < s->nidx; d++) {
+		const kb_tile__index *x = &s->idx[d];
+		if (x->hi) {
+			if (range_dim >= 0) {
+				kb_tile__fail(L, s->line, s->col, s->len, "a slice with two ranges outside a dot");
+				kb_buf_free(&off);
+				return false;
+			}
+			range_dim = d;
+			a->extent = x->extent;
+			for (int r = d + 1; r < s->nidx; r++) {
+				kb_buf_cat(&a->stride, a->stride.len ? " * " : "");
+				dim_text(a->t, r, &a->stride);
+			}
+		}
+		kb_buf v = KB_BUF_INIT;
+		kb_tile__cexpr(L, x->lo, "0", &v);
+		if (off.len)
+			kb_buf_cat(&off, " + ");
+		kb_buf_catf(&off, "(size_t)(%s)", v.s);
+		for (int r = d + 1; r < s->nidx; r++) {
+			kb_buf_cat(&off, " * ");
+			dim_text(a->t, r, &off);
+		}
+		if (!x->hi) {
+			/* an index read from memory may be negative (an ignored class) */
+			if (kb_tile__reads_mem(x->lo))
+				kb_buf_catf(&a->ok, " && (%s) >= 0", v.s);
+			kb_buf_catf(&a->ok, " && (%s) < ", v.s);
+			dim_text(a->t, d, &a->ok);
+		} else {
+			dim_text(a->t, d, &a->lim);
+			kb_buf_catf(&a->lim, " - (%s)", v.s);
+		}
+		kb_buf_free(&v);
+	}
+	a->ranges = range_dim >= 0;
+	kb_buf_catf(&a->base, "%s + %s", a->t->name, off.s);
+	kb_buf_free(&off);
+	return true;
+}
+
+void kb_tile__access_free(kb_tile__access *a)
+{
+	kb_buf_free(&a->stride);
+	kb_buf_free(&a->base);
+	kb_buf_free(&a->lim);
+	kb_buf_free(&a->ok);
+}
+
+/* One element of the tensor at p[idx] as the compute type. */
+static void load_elem(kb_tile_dtype t, const char *p, const char *idx, kb_buf *b)
+{
+	if (t == KB_TILE_BF16)
+		kb_buf_catf(b, "__bfloat162float(%s[%s])", p, idx);
+	else if (t == KB_TILE_F16)
+		kb_buf_catf(b, "__half2float(%s[%s])", p, idx);
+	else
+		kb_buf_catf(b, "%s[%s]", p, idx);
+}
+
+/* The 16-byte loads of one group of V elements from Pp_ + e_ into dst[at
+ * ...], at "k_ * V + " for a whole tile, "" for a streamed group. */
+static void vector_load(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const char *at,
+			const char *P, bool once)
+{
+	int per = 16 / kb_tile__elem_size(t); /* elements a 16-byte access holds */
+	const char *ld = once ? "__ldcs(" : "*"; /* kb_tile__fill_kept's: read once */
+	for (int c = 0; c < L->V / per; c++) {
+		kb_tile__ind(L);
+		if (t == KB_TILE_F32) {
+			kb_buf_catf(L->o, "{ float4 v_ = %s(const float4 *)(%sp_ + e_ + %d)%s; %s[%s%d] = v_.x; "
+				    "%s[%s%d] = v_.y; %s[%s%d] = v_.z; %s[%s%d] = v_.w; }\n",
+				    ld, P, c * per, *ld == '_' ? ")" : "", dst, at, c * per, dst, at,
+				    c * per + 1, dst, at, c * per + 2, dst, at, c * per + 3);
+		} else {
+			bool h = t == KB_TILE_F16;
+			kb_buf_catf(L->o, "{ uint4 v_ = %s(const uint4 *)(%sp_ + e_ + %d)%s; const %s *h_ = "
+				    "(const %s *)&v_; for (int j_ = 0; j_ < 4; j_++) { float2 f_ = %s(h_[j_]); "
+				    "%s[%s%d + 2 * j_] = f_.x; %s[%s%d + 2 * j_ + 1] = f_.y; } }\n",
+				    ld, P, c * per, *ld == '_' ? ")" : "", h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
+				    h ? "__half22float2" : "__bfloat1622float2", dst, at, c * per, dst,
+				    at, c * per);
+		}
+	}
+}
+
+/* " && e_ + j_ < E" when a tile has slots past its elements, else "": `what`
+ * is the last element an access touches (e + V - 1 for a vector). */
+const char *kb_tile__past_end(const kb_tile__lw *L, int64_t E, const char *what, char *buf,
+			      size_t n)
+{
+	if (kb_tile__full(L, E))
+		return "";
+	snprintf(buf, n, " && %s < %lld", what, (long long)E);
+	return buf;
+}
+
+/* A scalar load: dst = the element if its positions are in range, else other. */
+static void load_scalar(kb_tile__lw *L, const kb_tile__access *a, const kb_tile__expr *e,
+			const char *dst, 			const char *other, bool declare)
+{
+	kb_buf p = KB_BUF_INIT;
+	kb_buf_catf(&p, "(%s)", a->base.s);
+	kb_tile__ind(L);
+	if (declare)
+		kb_buf_catf(L->o, "%s ", kb_tile__ctype(e->type.dtype));
+	kb_buf_catf(L->o, "%s = (%s) ? ", dst, a->ok.s);
+	load_elem(a->t->dtype, p.s, "0", L->o);
+	kb_buf_catf(L->o, " : (%s)(%s);\n", kb_tile__ctype(e->type.dtype), other);
+	kb_buf_free(&p);
+}
+
+/* An access's names, each prefixed by P ("" or a stream's): Pp_ (its
+ * first element), Plim_, Pok_, and Pal_ for vector access. */
+void kb_tile__access_heads(kb_tile__lw *L, const kb_tile__access *a, bool is_const, bool vec,
+			   const char *P)
+{
+	kb_tile__ind(L);
+	if (a->stride.len) /* p_[i] and p_ + i step by the stride; never a vector kb_tile__access */
+		kb_buf_catf(L->o, "const kb_strided<%s%s> %sp_ = {%s, (long long)(%s)};\n",
+			    is_const ? "const " : "", kb_tile_ctype(a->t->dtype), P, a->base.s, a->stride.s);
+	else
+		kb_buf_catf(L->o, "%s%s *%sp_ = %s;\n", is_const ? "const " : "",
+			    kb_tile_ctype(a->t->dtype), P, a->base.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const long long %slim_ = %s;\n", P, a->lim.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool %sok_ = %s;\n", P, a->ok.s);
+	if (vec && a->stride.len) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const bool %sal_ = false; /* strided */\n", P);
+	} else if (vec) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const bool %sal_ = ((unsigned long long)%sp_ & 15) == 0;\n", P, P);
+	}
+}
+
+/* The opening of an access to a slice: p, lim, ok (and al for vector access). */
+void kb_tile__group_open(kb_tile__lw *L, const kb_tile__access *a, bool is_const, bool vec)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	kb_tile__access_heads(L, a, is_const, vec, "");
+}
+
+/* A group loop: `for (k)` and its element index e. */
+void kb_tile__group_for(kb_tile__lw *L, int64_t S)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int k_ = 0; k_ < %lld; k_++) {\n", (long long)(S / L->V));
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int e_ = (k_ * %d + (int)threadIdx.x) * %d;\n", L->T, L->V);
+}
+
+bool kb_tile__vectorizable(kb_tile_dtype t)
+{
+	return t == KB_TILE_F32 || t == KB_TILE_BF16 || t == KB_TILE_F16;
+}
+
+/* dst[i] = other wherever mask(i) is false, for every slot. */
+static void mask_slots(kb_tile__lw *L, const kb_tile__expr *mask, const char *dst, const char *ct,
+		       const char *other, int64_t S)
+{
+	kb_buf m = KB_BUF_INIT;
+	kb_tile__cexpr(L, mask, "i_", &m);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\tif (!(%s))\n", m.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t\t%s[i_] = (%s)(%s);\n", dst, ct, other);
+	kb_buf_free(&m);
+}
+
+/* A load's other (its keyword, else 0) as C, and its mask or NULL. */
+const kb_tile__expr *kb_tile__load_kws(kb_tile__lw *L, const kb_tile__expr *e, kb_buf *other)
+{
+	const kb_tile__expr *mask = NULL;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "other"))
+			kb_tile__cexpr(L, e->kwv[k], "0", other);
+		else if (!strcmp(e->kw[k], "mask"))
+			mask = e->kwv[k];
+	if (!other->len)
+		kb_buf_cat(other, "0");
+	return mask;
+}
+
+/* One group of a load, in a group loop (e_ set): dst[at j] for j < V from
+ * the access named by P, 16 bytes at a time where aligned and in range,
+ * else element by element (other out of range). */
+void kb_tile__load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t E, const char *dst,
+		       const char *at, const char *P, const char *other, bool once)
+{
+	bool vec = kb_tile__vectorizable(t);
+	char b1[96], b2[32], p[48];
+	if (vec) {
+		kb_tile__ind(L);
+		snprintf(b2, sizeof b2, "e_ + %d", L->V - 1);
+		kb_buf_catf(L->o, "if (%sok_ && %sal_ && e_ + %d <= %slim_%s) {\n", P, P, L->V, P,
+			    kb_tile__past_end(L, E, b2, b1, sizeof b1));
+		L->depth++;
+		vector_load(L, t, dst, at, P, once);
+		L->depth--;
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		L->depth++;
+	}
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[%sj_] = %sok_ && e_ + j_ < %slim_%s ? ", dst, at, P, P,
+		    kb_tile__past_end(L, E, "e_ + j_", b1, sizeof b1));
+	snprintf(p, sizeof p, "%sp_", P);
+	load_elem(t, p, "e_ + j_", L->o);
+	kb_buf_catf(L->o, " : (%s)(%s);\n", ct, other);
+	if (vec)
+		kb_tile__block_close(L, 1);
+}
+
+/* The condition under which every group of a tile of E elements that the
+ * access Pp_ reads is whole in range or wholly past it: the access aligned,
+ * and min(Plim_, E) a multiple of V (a row of N % V == 0, or one that
+ * covers the tile). */
+static void whole_cond(const kb_tile__lw *L, int64_t E, const char *P, kb_buf *b)
+{
+	if (E % L->V == 0)
+		kb_buf_catf(b, "%sok_ && %sal_ && (%slim_ >= %lld || %slim_ %% %d == 0)", P, P, P,
+			    (long long)E, P, L->V);
+	else
+		kb_buf_catf(b, "%sok_ && %sal_ && %slim_ <= %lld && %slim_ %% %d == 0", P, P, P,
+			    (long long)E, P, L->V);
+}
+
+/* Under whole_cond, whether group e_ is in range. */
+static void group_in(const kb_tile__lw *L, int64_t E, const char *P, kb_buf *b)
+{
+	char b1[96];
+	kb_buf_catf(b, "e_ < %slim_%s", P, kb_tile__past_end(L, E, "e_", b1, sizeof b1));
+}
+
+/* The raw 16-byte type of a vectorizable dtype, and its zero. */
+static const char *raw_type(kb_tile_dtype t)
+{
+	return t == KB_TILE_F32 ? "float4" : "uint4";
+}
+
+/* raw_'s index of chunk c of group k_ (C chunks a group). */
+static const char *raw_at(int C, int c, char *buf, size_t n)
+{
+	if (C == 1)
+		snprintf(buf, n, "k_");
+	else
+		snprintf(buf, n, "k_ * %d + %d", C, c);
+	return buf;
+}
+
+/* Group k_'s 16-byte chunks from raw_ into dst, or other when in_ is false. */
+static void unpack_group(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const char *other, int C)
+{
+	int per = 16 / kb_tile__elem_size(t);
+	char at[32];
+	for (int c = 0; c < C; c++) {
+		kb_tile__ind(L);
+		if (t == KB_TILE_F32) {
+			kb_buf_catf(L->o, "{ const float4 v_ = raw_[%s];", raw_at(C, c, at, sizeof at));
+			for (int j = 0; j < 4; j++)
+				kb_buf_catf(L->o, " %s[k_ * %d + %d] = in_ ? v_.%c : (float)(%s);", dst, L->V,
+					    c * per + j, "xyzw"[j], other);
+			kb_buf_cat(L->o, " }\n");
+			continue;
+		}
+		bool h = t == KB_TILE_F16;
+		kb_buf_catf(L->o, "{ const %s *h_ = (const %s *)&raw_[%s]; for (int j_ = 0; j_ < 4; j_++) "
+			    "{ float2 f_ = %s(h_[j_]); %s[k_ * %d + %d + 2 * j_] = in_ ? f_.x : (float)(%s); "
+			    "%s[k_ * %d + %d + 2 * j_ + 1] = in_ ? f_.y : (float)(%s); } }\n",
+			    h ? "__half2" : "__nv_bfloat162", h ? "__half2" : "__nv_bfloat162",
+			    raw_at(C, c, at, sizeof at), h ? "__half22float2" : "__bfloat1622float2", dst, L->V, c * per, other, dst, L->V,
+			    c * per, other);
+	}
+}
+
+/* The all-vector path of a whole-tile load: when every group is whole in
+ * range or wholly past it, each group's 16-byte loads go out before any is
+ * used (a predicated load per group, no element path between them), so a
+ * thread has all its loads in flight at once, as the hand kernels' do;
+ * then the groups are unpacked.  The element path (load_group) stays for
+ * the rest, in the else branch this opens. */
+static void whole_groups(kb_tile__lw *L, kb_tile_dtype t, int64_t E, int64_t S, const char *dst,
+			 const char *other, bool once)
+{
+	kb_buf c = KB_BUF_INIT, in = KB_BUF_INIT;
+	int C = L->V / (16 / kb_tile__elem_size(t)), per = 16 / kb_tile__elem_size(t);
+	const char *rt = raw_type(t);
+	bool cs = once; /* read once: streaming loads, as in vector_load */
+	whole_cond(L, E, "", &c);
+	group_in(L, E, "", &in);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (%s) { /* whole groups: every load in flight before the first is used */\n", c.s);
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s raw_[%lld];\n", rt, (long long)(S / L->V * C));
+	kb_tile__group_for(L, S);
+	char at[32];
+	for (int k = 0; k < C; k++) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "raw_[%s] = %s ? %s(const %s *)(p_ + e_ + %d)%s : make_%s(0, 0, 0, 0);\n",
+			    raw_at(C, k, at, sizeof at), in.s, cs ? "__ldcs(" : "*", rt, k * per, cs ? ")" : "", rt);
+	}
+	kb_tile__block_close(L, 1);
+	kb_tile__group_for(L, S);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool in_ = %s;\n", in.s);
+	unpack_group(L, t, dst, other, C);
+	kb_tile__block_close(L, 1);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "} else {\n");
+	L->depth++;
+	kb_buf_free(&c);
+	kb_buf_free(&in);
+}
+
+/* dst = load(slice, other = ..., mask = ...): a scalar, or dst[S] by a group loop,
+ * 16-byte loads where the slice is aligned and in range (streaming ones
+ * when the load is read once). */
+static void load_into(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare, bool once)
+{
+	kb_tile__access a;
+	if (!kb_tile__slice_access(L, e->args[0], &a))
+		return;
+	kb_buf other = KB_BUF_INIT, at = KB_BUF_INIT;
+	const kb_tile__expr *mask = kb_tile__load_kws(L, e, &other);
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	if (!a.ranges) {
+		if (mask) {
+			kb_buf_cat(&a.ok, " && ");
+			kb_tile__cexpr(L, mask, "0", &a.ok);
+		}
+		load_scalar(L, &a, e, dst, other.s, declare);
+		goto out;
+	}
+	int64_t E = a.extent, S = kb_tile__slots(L, E);
+	bool vec = kb_tile__vectorizable(a.t->dtype);
+	if (declare) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "%s %s[%lld];\n", ct, dst, (long long)S);
+	}
+	kb_tile__group_open(L, &a, true, vec);
+	if (vec)
+		whole_groups(L, a.t->dtype, E, S, dst, other.s, once);
+	kb_tile__group_for(L, S);
+	kb_buf_catf(&at, "k_ * %d + ", L->V);
+	kb_tile__load_group(L, a.t->dtype, ct, E, dst, at.s, "", other.s, once);
+	kb_tile__block_close(L, vec ? 3 : 2);
+	if (mask) /* the elements the mask leaves out read as other (loaded or not) */
+		mask_slots(L, mask, dst, ct, other.s, S);
+out:
+	kb_buf_free(&other);
+	kb_buf_free(&at);
+	kb_tile__access_free(&a);
+}
+
+void kb_tile__lower_load(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
+{
+	load_into(L, e, dst, declare, false);
+}
+
+void kb_tile__fill_kept(kb_tile__lw *L, const kb_tile__expr *e, kb_tile__kept *k)
+{
+	load_into(L, e, k->c, false, true);
+	k->filled = true;
+}
+
+static kb_tile__walkret memory_read(const kb_tile__expr *e, void *ctx)
+{
+	(void)ctx;
+	return kb_tile__is_load(e) || kb_tile__is_reduction(e) ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
+bool kb_tile__reads_mem(const kb_tile__expr *e)
+{
+	return kb_tile__walk_expr(e, memory_read, NULL);
+}
+
+void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst)
+{
+	kb_tile__access a;
+	if (!kb_tile__slice_access(L, e->args[0], &a))
+		return;
+	kb_buf other = KB_BUF_INIT;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "other"))
+			kb_tile__cexpr(L, e->kwv[k], "0", &other);
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	int n = L->mma.NT * 2;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%d]; /* at this thread's columns of the dot's result */\n", ct, dst, n);
+	kb_tile__group_open(L, &a, true, false);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "const int lane_ = (int)threadIdx.x % 32;\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++) {\n", n);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\tconst int c_ = wn0_ + j_ / 2 * 8 + lane_ % 4 * 2 + j_ % 2;\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[j_] = ok_ && c_ < lim_ ? ", dst);
+	load_elem(a.t->dtype, "p_", "c_", L->o);
+	kb_buf_catf(L->o, " : (%s)(%s);\n", ct, other.len ? other.s : "0");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_tile__block_close(L, 1);
+	kb_buf_free(&other);
+	kb_tile__access_free(&a);
+}
+
+/* ===== the registers the row-in-registers branch keeps ===== */
+
+static bool ident_char(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The slice's source text with the loop variable written as `@`. */
+static char *slice_key(const kb_tile__lw *L, const kb_tile__expr *s, const char *var)
+{
+	kb_buf b = KB_BUF_INIT;
+	const char *t = L->f->text;
+	int line = 1, col = 1;
+	size_t at = 0;
+	for (; t[at] && (line < s->line || col < s->col); at++) {
+		if (t[at] == '\n')
+			line++, col = 1;
+		else
+			col++;
+	}
+	size_t vl = strlen(var);
+	for (size_t k = 0; k < (size_t)s->len && t[at + k]; k++) {
+		bool word = !strncmp(t + at + k, var, vl) && (k == 0 || !ident_char(t[at + k - 1])) &&
+			    !ident_char(t[at + k + vl]);
+		if (word) {
+			kb_buf_catc(&b, '@');
+			k += vl - 1;
+		} else if (t[at + k] != ' ') {
+			kb_buf_catc(&b, t[at + k]);
+		}
+	}
+	return kb_buf_detach(&b);
+}
+
+/* A load's key: its slice and its keywords (other=, mask=), as text with
+ * the loop variable abstracted: two loads of one slice whose other= or
+ * mask= differ hold different values past the row's end (or where masked),
+ * so one's registers do not serve for the other. */
+char *kb_tile__load_key(const kb_tile__lw *L, const kb_tile__expr *load, const char *var)
+{
+	kb_buf b = KB_BUF_INIT;
+	char *s = slice_key(L, load->args[0], var);
+	kb_buf_cat(&b, s);
+	free(s);
+	for (int k = 0; k < load->nkw; k++) {
+		s = slice_key(L, load->kwv[k], var);
+		kb_buf_catf(&b, " | %s=%s", load->kw[k], s);
+		free(s);
+	}
+	return kb_buf_detach(&b);
+}
+
+kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *load)
+{
+	char *key = kb_tile__load_key(L, load, L->loopvar);
+	kb_tile__kept *k = NULL;
+	for (int i = 0; i < L->nkept && !k; i++)
+		if (!strcmp(L->kept[i].key, key))
+			k = &L->kept[i];
+	free(key);
+	return k;
+}
