@@ -40,28 +40,11 @@ kb_tile__sym *kb_tile__lookup(kb_tile__checker *C, const char *name)
 	return NULL;
 }
 
-/* Edit distance of short words (longer ones are never close). */
+/* Edit distance of short words (longer than 32 characters: never close). */
 static int distance(const char *a, const char *b)
 {
-	int na = (int)strlen(a), nb = (int)strlen(b), row[33];
-	if (na > 32 || nb > 32)
-		return 99;
-	for (int j = 0; j <= nb; j++)
-		row[j] = j;
-	for (int i = 1; i <= na; i++) {
-		int diag = row[0];
-		row[0] = i;
-		for (int j = 1; j <= nb; j++) {
-			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[nb];
+	size_t na = strlen(a), nb = strlen(b);
+	return na > 32 || nb > 32 ? 99 : kb_edit_distance(a, na, b, nb);
 }
 
 int kb_tile__close_words(const char *word, const char *const *words, int n, const char **out,
