@@ -86,7 +86,7 @@ CANDIDATES = {
                           (S + "softmax_bf16_cluster_async.cu", clus(16384)),
                           (S + "softmax_bf16_cluster_async.cu", clus(16384, ("--define", "PIPE=1"))),
                           (S + "softmax_bf16_bulk.cu", clus(16384)),
-                          (S + "softmax_bf16_bulk.cu", lambda n: clus(16384, ("--define", "LEAN=1"))(n) if n % 8 else None),
+                          (S + "softmax_bf16_bulk.cu", clus(16384, ("--define", "LEAN=1"))),
                           (S + "softmax_bf16_bulk.cu", lean)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
