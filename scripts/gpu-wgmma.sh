@@ -28,7 +28,7 @@ timeout 60 $KB compile kernels/matmul/matmul.tile --arch sm_90a --no-cache >>"$L
 # one kbench run: LABEL FILE ARCH S -> a table row (verdict, median us)
 one() {
 	label=$1 file=$2 arch=$3 s=$4 j="$OUT/wgmma-$1-$4.json"
-	timeout 150 $KB run "$file" ${arch:+--arch "$arch"} --arg S="$s" --no-sweep --trials 1 --seed 1 \
+	timeout 100 $KB run "$file" ${arch:+--arch "$arch"} --arg S="$s" --no-sweep --trials 1 --seed 1 \
 		--timeout 60 --json >"$j" 2>>"$LOG"
 	echo "$label S=$s rc $?" >>"$LOG"
 	python3 - "$label" "$s" "$j" >>"$TAB" 2>>"$LOG" <<'EOF'
