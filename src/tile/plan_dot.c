@@ -213,6 +213,7 @@ static bool warp_grid(kb_tile__mma *m, int warps)
 		return false;
 	m->MT = (int)(m->BM / m->WM / 16);
 	m->NT = (int)(m->BN / m->WN / 8);
+	m->MS = 16;
 	return true;
 }
 
@@ -310,6 +311,8 @@ bool kb_tile__plan_mma(kb_tile__lw *L)
 			m->smem = bytes * m->stages;
 	}
 	m->on = true;
+	if (kb_tile__wgmma_target(L->f))
+		kb_tile__plan_wgmma(L);
 	return true;
 }
 
