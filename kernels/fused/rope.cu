@@ -1,5 +1,5 @@
 // (6) Rotary embedding (NeoX halves) on [B*H*T, 128] by hand: a warp a row
-// (two warps a block, 8 rows a block as rope.tile takes), each
+// (two warps a block, 8 rows a block), each
 // lane two columns of each half as a float2.
 //! kernel  rope
 //! arg     BH = 256

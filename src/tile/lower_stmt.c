@@ -17,7 +17,9 @@
 /* ===== statements ===== */
 
 /* Whether every use of `name` in v is in a [BM, BN] value of a dot's
- * epilogue (an assignment of a rank-2 tile, or a 2-d store's value). */
+ * epilogue, or of a 2-d tile in a kernel without dot (an assignment of a
+ * rank-2 tile, or a 2-d store's value): those read its load again at their
+ * own columns, so the load is not written where it is assigned. */
 static kb_tile__walkret used_outside_epilogue(const kb_tile__stmt *st, void *name)
 {
 	bool epilogue = (st->kind == KB_TS_ASSIGN && st->type.rank == 2) ||
@@ -128,7 +130,7 @@ typedef enum {
 	ASSIGN_2D_OTHER,    /* in a kernel with dot, a 2-d tile of another shape: an error */
 	ASSIGN_MMA,         /* a [BM, BN] tile in the mma layout (lower_dot.c) */
 	ASSIGN_KEPT,        /* a load the row-in-registers branch keeps in registers */
-	ASSIGN_EPILOGUE,    /* a [BN] load only a dot's epilogue reads, at its columns */
+	ASSIGN_EPILOGUE,    /* a [BN] load only a dot's epilogue (or 2-d tiles) reads, at its columns */
 	ASSIGN_STREAM,      /* a load streamed into its one user (streams()) */
 	ASSIGN_GROUPS,      /* an element-wise value reading streams: a group loop */
 	ASSIGN_ROOT,        /* a load or a reduction, into the variable */
@@ -147,8 +149,7 @@ static assign_kind assign_how(kb_tile__lw *L, const kb_tile__stmt *st, kb_tile__
 		return !L->mma.on ? ASSIGN_2D : kb_tile__mma_shape(L, t) ? ASSIGN_MMA : ASSIGN_2D_OTHER;
 	if (defines_load && L->fast && (*kept = kb_tile__kept_of(L, v)))
 		return ASSIGN_KEPT;
-	if (defines_load && L->mma.on && t->rank == 1 &&
-	    !kb_tile__reassigned(L->k->body, L->k->nbody, st->name) &&
+	if (defines_load && t->rank == 1 && !kb_tile__reassigned(L->k->body, L->k->nbody, st->name) &&
 	    only_epilogue_uses(L->k->body, L->k->nbody, st->name))
 		return ASSIGN_EPILOGUE;
 	if (defines_load && streams(L, st))
@@ -198,7 +199,8 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 		}
 		break;
 	case ASSIGN_EPILOGUE:
-		read_elsewhere(L, st->name, "read where the dot's result uses it, at its columns");
+		read_elsewhere(L, st->name, L->mma.on ? "read where the dot's result uses it, at its columns"
+				: "read where a 2-d tile uses it, at its slots' columns");
 		break;
 	case ASSIGN_STREAM:
 		read_elsewhere(L, st->name, "streamed, read a group at a time where it is used");

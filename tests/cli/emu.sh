@@ -223,7 +223,8 @@ done
 for x in tile cu; do
 	emu "fused_causal_softmax_$x" "kernels/fused/causal_softmax.$x" --size T=67,M=134,N=67 \
 		--size T=1030,M=3,N=1030
-	emu "fused_rope_$x" "kernels/fused/rope.$x" --size BH=3,T=7,R=21 --size BH=2,T=9,R=18
+	emu "fused_rope_$x" "kernels/fused/rope.$x" --size BH=3,T=7,R=21 --size BH=2,T=9,R=18 \
+		--size BH=10,T=5,R=50
 done
 # a dot's epilogue: bias row, tanh, a cast, a [BM, BN] residual load
 emu gemm_epilogue tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \

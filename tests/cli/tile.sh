@@ -150,6 +150,17 @@ grep -qF "t = f32(load(x[row" "$T_TMP/cast.tile" && pass cast_load_changed || fa
 expect_not_in cast_load_no_warning err "warning"
 expect_not_in cast_load_no_kb_row err "kb_row"
 
+# A [64] load only 2-d statements read (rope.tile's cos and sin rows beside
+# its [ROWS, 64] halves) is read where they use it, at their slots'
+# columns, and not loaded once more into an array nothing reads (NVRTC's
+# #550-D "set but never used" at the user's line).
+run "$KB" compile kernels/fused/rope.tile --arch sm_90 --no-cache
+expect_rc rope_beside_2d_rc 0
+expect_not_in rope_beside_2d_no_warning err "warning"
+run "$KB" compile --emit-cuda kernels/fused/rope.tile
+expect_in rope_beside_2d_read_there out "/* c: read where a 2-d tile uses it, at its slots' columns */"
+expect_not_in rope_beside_2d_no_array out "float c[4];"
+
 # A reference kernel runs with the tested kernel's launch: its threads(N)
 # (__launch_bounds__(N)) must be that block, or the check could not launch it.
 cat >"$T_TMP/ref.tile" <<'TILE'
