@@ -180,7 +180,8 @@ $(LIB): $(LIB_OBJ) $(TS_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(B)/kbench: $(B)/obj/src/cli/kbench.o $(B)/obj/src/cli/kbench_llm.o $(B)/obj/src/cli/kbench_session.o \
-	     $(B)/obj/src/cli/kbench_target.o $(LIB)
+	     $(B)/obj/src/cli/kbench_target.o $(B)/obj/src/cli/kbench_out.o \
+	     $(B)/obj/src/cli/kbench_tools.o $(LIB)
 	@echo "LD    $@"
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -214,6 +215,7 @@ $(B)/asan/tests/%: $(B)/asan/obj/tests/unit/%.o $(ASAN_OBJ) $(TS_OBJ)
 ASAN_PROGS := $(B)/asan/kbench $(B)/asan/kbench-tui
 $(B)/asan/kbench: $(B)/asan/obj/src/cli/kbench.o $(B)/asan/obj/src/cli/kbench_llm.o \
 		  $(B)/asan/obj/src/cli/kbench_session.o $(B)/asan/obj/src/cli/kbench_target.o \
+		  $(B)/asan/obj/src/cli/kbench_out.o $(B)/asan/obj/src/cli/kbench_tools.o \
 		  $(ASAN_OBJ) $(TS_OBJ)
 	@echo "LD    $@"
 	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_FLAGS) $^ -o $@ $(LDLIBS)

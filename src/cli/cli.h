@@ -21,8 +21,19 @@ enum { KB_CLI_EXIT_KERNEL = 1, KB_CLI_EXIT_USAGE = 2, KB_CLI_EXIT_ENV = 3 };
 	"  --launcher CMD    workers started as `CMD kbench serve` (srun ...) for the rows\n" \
 	"  --workers N       how many workers --launcher starts (default 1)\n"
 
+/* ===== kbench_out.c: what every verb prints and parses alike ===== */
+
 /* "kbench: <fmt with arg>" and the usage on stderr; returns KB_CLI_EXIT_USAGE. */
 int kb_cli_usage(const char *usage, const char *fmt, const char *arg);
+/* j (its reference taken) on stdout, indented; -1 when it cannot be printed. */
+int kb_cli_print_json(json_t *j);
+/* NAME=VALUE into args (an integer where it reads as one, else a real);
+ * -1 when there is no NAME. */
+int kb_cli_parse_arg(json_t *args, const char *kv);
+/* The runner's progress (a kb_runner_call callback) on one stderr line,
+ * when stderr is a terminal; cleared by kb_cli_clear_progress. */
+void kb_cli_show_progress(void *ctx, json_t *p);
+void kb_cli_clear_progress(void);
 
 /* ===== kbench_target.c: where the verbs run ===== */
 
@@ -50,6 +61,14 @@ int kb_cli_session(int argc, char **argv);
 int kb_cli_replay(int argc, char **argv);
 int kb_cli_report(int argc, char **argv);
 int kb_cli_remote(int argc, char **argv);
+
+/* ===== kbench_tools.c: the runner and this machine (argv[0] is the verb) ===== */
+
+int kb_cli_serve(int argc, char **argv);
+int kb_cli_calibrate(int argc, char **argv);
+int kb_cli_devices(int argc, char **argv);
+int kb_cli_new(int argc, char **argv);
+int kb_cli_ref(int argc, char **argv);
 
 /* ===== kbench_llm.c ===== */
 

@@ -79,11 +79,6 @@ static const char usage_compile[] =
 	"\n"
 	"The cache lives under $XDG_CACHE_HOME/kbench/compile (default ~/.cache/kbench).\n";
 
-static int usage_error(const char *usage, const char *fmt, const char *arg)
-{
-	return kb_cli_usage(usage, fmt, arg);
-}
-
 static void print_diags(const kb_diags *d)
 {
 	if (!d->n)
@@ -92,17 +87,6 @@ static void print_diags(const kb_diags *d)
 	kb_diag_render(d, &out, isatty(2) && !getenv("NO_COLOR"));
 	fputs(out.s, stderr);
 	kb_buf_free(&out);
-}
-
-static int print_json(json_t *j)
-{
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	if (!s)
-		return -1;
-	puts(s);
-	free(s);
-	return 0;
 }
 
 /* Every compile lands in the current session (app/record.c); a recording
@@ -183,12 +167,12 @@ static int cmd_compile(int argc, char **argv)
 		case 'a': opts.arch = optarg; break;
 		case 'D':
 			if (opts.ndefines == (int)KB_ARRAY_LEN(defines))
-				return usage_error(usage_compile, "too many --define flags%s", "");
+				return kb_cli_usage(usage_compile, "too many --define flags%s", "");
 			defines[opts.ndefines++] = optarg;
 			break;
 		case 'O':
 			if (opts.noptions == (int)KB_ARRAY_LEN(options))
-				return usage_error(usage_compile, "too many --option flags%s", "");
+				return kb_cli_usage(usage_compile, "too many --option flags%s", "");
 			options[opts.noptions++] = optarg;
 			break;
 		case 'j': json = true; break;
@@ -200,17 +184,17 @@ static int cmd_compile(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error(usage_compile, "compile takes one FILE%s", "");
+		return kb_cli_usage(usage_compile, "compile takes one FILE%s", "");
 	opts.defines = defines;
 	opts.options = options;
 	if (opts.arch) {
 		int sm;
 		if (kb_compile_arch_parse(opts.arch, &sm) < 0)
-			return usage_error(usage_compile, "bad --arch '%s' (expected e.g. sm_90)",
+			return kb_cli_usage(usage_compile, "bad --arch '%s' (expected e.g. sm_90)",
 					   opts.arch);
 	}
 	if (emit && strcmp(kb_extension(argv[optind]), "tile"))
-		return usage_error(usage_compile, "--emit-cuda is for .tile files, not %s", argv[optind]);
+		return kb_cli_usage(usage_compile, "--emit-cuda is for .tile files, not %s", argv[optind]);
 	char *remote_arch = NULL;
 	if (kb_cli_remote_host() && !opts.arch && (remote_arch = ask_remote_arch()) == NULL)
 		return EXIT_ENV;
@@ -234,7 +218,7 @@ static int cmd_compile(int argc, char **argv)
 	}
 	record_compile(&r);
 	if (json) {
-		print_json(kb_app_compile_json(&r));
+		kb_cli_print_json(kb_app_compile_json(&r));
 	} else {
 		print_diags(&r.diags);
 		kb_buf out = KB_BUF_INIT;
@@ -325,22 +309,6 @@ static int add_metrics(run_cli *c, const char *list)
 	return 0;
 }
 
-static int parse_arg_override(json_t *args, const char *kv)
-{
-	const char *eq = strchr(kv, '=');
-	if (!eq || eq == kv)
-		return -1;
-	char *end;
-	char *name = kb_xstrndup(kv, (size_t)(eq - kv));
-	long long i = strtoll(eq + 1, &end, 0);
-	if (*end == '\0')
-		json_object_set_new(args, name, json_integer(i));
-	else
-		json_object_set_new(args, name, json_real(strtod(eq + 1, NULL)));
-	free(name);
-	return 0;
-}
-
 static int parse_run(int argc, char **argv, run_cli *c)
 {
 	static const struct option longopts[] = {
@@ -363,17 +331,17 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		case 'a': c->o.arch = optarg; break;
 		case 'D':
 			if (c->o.ndefines == (int)KB_ARRAY_LEN(c->defines))
-				return usage_error(usage_run, "too many --define flags%s", "");
+				return kb_cli_usage(usage_run, "too many --define flags%s", "");
 			c->defines[c->o.ndefines++] = optarg;
 			break;
 		case 'O':
 			if (c->o.noptions == (int)KB_ARRAY_LEN(c->options))
-				return usage_error(usage_run, "too many --option flags%s", "");
+				return kb_cli_usage(usage_run, "too many --option flags%s", "");
 			c->options[c->o.noptions++] = optarg;
 			break;
 		case 'A':
-			if (parse_arg_override(c->args, optarg) < 0)
-				return usage_error(usage_run, "--arg takes NAME=VALUE, not '%s'", optarg);
+			if (kb_cli_parse_arg(c->args, optarg) < 0)
+				return kb_cli_usage(usage_run, "--arg takes NAME=VALUE, not '%s'", optarg);
 			break;
 		case 't': c->o.trials = atoi(optarg); break;
 		case 's': c->o.has_seed = true, c->o.seed = strtoull(optarg, NULL, 0); break;
@@ -383,18 +351,18 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		case 'm':
 			if (strcmp(optarg, "events") && strcmp(optarg, "graph") && strcmp(optarg, "auto") &&
 			    strcmp(optarg, "diff"))
-				return usage_error(usage_run, "--timing takes events, diff, graph or auto, not '%s'",
+				return kb_cli_usage(usage_run, "--timing takes events, diff, graph or auto, not '%s'",
 						   optarg);
 			c->o.timing = strcmp(optarg, "auto") ? optarg : NULL;
 			break;
 		case 'M':
 			if (add_metrics(c, optarg) < 0)
-				return usage_error(usage_run, "too many metrics%s", "");
+				return kb_cli_usage(usage_run, "too many metrics%s", "");
 			break;
 		case 'S':
 			if (!kb_profile_section(optarg) ||
 			    c->o.nsections == (int)KB_ARRAY_LEN(c->sections))
-				return usage_error(usage_run, "unknown --section '%s' (sol, memory, compute, "
+				return kb_cli_usage(usage_run, "unknown --section '%s' (sol, memory, compute, "
 						   "occupancy, stalls, roofline, quick)", optarg);
 			c->sections[c->o.nsections++] = optarg;
 			break;
@@ -403,7 +371,7 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		case 'x': c->sassm = -1; break;
 		case 'C':
 			if (strcmp(optarg, "all") && strcmp(optarg, "none"))
-				return usage_error(usage_run, "--cache-control takes all or none, not '%s'",
+				return kb_cli_usage(usage_run, "--cache-control takes all or none, not '%s'",
 						   optarg);
 			c->o.cache_control = optarg;
 			break;
@@ -412,9 +380,9 @@ static int parse_run(int argc, char **argv, run_cli *c)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error(usage_run, "run takes one FILE%s", "");
+		return kb_cli_usage(usage_run, "run takes one FILE%s", "");
 	if (c->o.trials < 0 || (c->o.timeout_ms < 0))
-		return usage_error(usage_run, "bad --trials or --timeout%s", "");
+		return kb_cli_usage(usage_run, "bad --trials or --timeout%s", "");
 	c->o.path = argv[optind];
 	/* --hot brings the SASS metrics along (docs/decisions.md) */
 	c->o.sass_metrics = c->sassm > 0 || (c->o.hot && c->sassm == 0);
@@ -424,22 +392,6 @@ static int parse_run(int argc, char **argv, run_cli *c)
 	c->o.sections = c->sections;
 	c->o.args = json_object_size(c->args) ? c->args : NULL;
 	return 0;
-}
-
-static void show_progress(void *ctx, json_t *p)
-{
-	if (!isatty(2))
-		return;
-	char how[64];
-	kb_app_progress_text(p, how, sizeof how);
-	fprintf(stderr, "\r\033[K%s ...%s", json_string_value(json_object_get(p, "phase")), how);
-	fflush(stderr);
-}
-
-static void clear_progress(void)
-{
-	if (isatty(2))
-		fputs("\r\033[K", stderr);
 }
 
 /* 0 for CORRECT; 3 when the machine could not say; 1 for what the kernel
@@ -522,15 +474,15 @@ static int run_or_profile(int argc, char **argv, bool profile)
 	if (res) {
 		kb_log("cli: spec error, no runner");
 	} else if (pool) {
-		if (kb_app_sweep_and_tune(NULL, pool, &c.o, &spec, show_progress, NULL, &res, &sweeps,
+		if (kb_app_sweep_and_tune(NULL, pool, &c.o, &spec, kb_cli_show_progress, NULL, &res, &sweeps,
 					  &err) < 0 || !res) {
-			clear_progress();
+			kb_cli_clear_progress();
 			fprintf(stderr, "kbench: %s\n", err.msg[0] ? err.msg : "the workers gave no result");
 			status = EXIT_ENV;
 			goto out;
 		}
-	} else if (kb_app_run(r, &c.o, show_progress, NULL, &res, &err) < 0) {
-		clear_progress();
+	} else if (kb_app_run(r, &c.o, kb_cli_show_progress, NULL, &res, &err) < 0) {
+		kb_cli_clear_progress();
 		fprintf(stderr, "kbench: %s\n", err.msg);
 		status = EXIT_ENV;
 		goto out;
@@ -543,13 +495,13 @@ static int run_or_profile(int argc, char **argv, bool profile)
 		json_decref(sweeps);
 		sweeps = NULL;
 	} else if (!pool && sweeping && status == 0) {
-		kb_app_sweep_and_tune(r, NULL, &c.o, &spec, show_progress, NULL, NULL, &sweeps, &err);
+		kb_app_sweep_and_tune(r, NULL, &c.o, &spec, kb_cli_show_progress, NULL, NULL, &sweeps, &err);
 	}
-	clear_progress();
+	kb_cli_clear_progress();
 	if (c.json) {
 		if (sweeps)
 			json_object_set(sweeps, "result", res);
-		print_json(json_incref(sweeps ? sweeps : res));
+		kb_cli_print_json(json_incref(sweeps ? sweeps : res));
 	} else {
 		kb_buf out = KB_BUF_INIT;
 		headline(c.o.path, &rec, res, &out);
@@ -601,188 +553,6 @@ static int cmd_profile(int argc, char **argv)
 	return run_or_profile(argc, argv, true);
 }
 
-/* ---- serve, calibrate, devices ----------------------------------------- */
-
-static int cmd_serve(int argc, char **argv)
-{
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		puts("usage: kbench serve [--listen SOCKET --lock FILE --idle SECONDS]\n"
-		     "       kbench serve --stop\n\n"
-		     "The runner: reads length-prefixed JSON requests on stdin and answers\n"
-		     "on stdout (see src/core/proto.h). `kbench run` starts one by itself.\n"
-		     "With --listen it is the shared runner `kbench run` and `profile` keep warm\n"
-		     "between calls (started by them; see README). --stop stops those no\n"
-		     "command is using, so that they give the GPU back now.");
-		return 0;
-	}
-	if (argc == 2 && !strcmp(argv[1], "--stop")) {
-		kb_buf out = KB_BUF_INIT;
-		kb_runner_stop_shared(&out);
-		fputs(out.s ? out.s : "", stdout);
-		kb_buf_free(&out);
-		return 0;
-	}
-	if (argc == 7 && !strcmp(argv[1], "--listen") && !strcmp(argv[3], "--lock") &&
-	    !strcmp(argv[5], "--idle"))
-		return kb_runner_serve_socket(argv[2], argv[4], atoi(argv[6]));
-	return kb_runner_serve(0, 1);
-}
-
-static int simple_request(const char *type, const char *usage, int argc, char **argv)
-{
-	bool json = argc > 1 && !strcmp(argv[1], "--json");
-	if (argc > 1 && !json) {
-		fputs(usage, strcmp(argv[1], "--help") ? stderr : stdout);
-		return strcmp(argv[1], "--help") ? EXIT_USAGE : 0;
-	}
-	kb_runner *r = kb_cli_runner(false);
-	json_t *req = json_pack("{s:s}", "type", type), *res = NULL;
-	kb_err err = {0};
-	int rc = kb_runner_call(r, req, 600e3, show_progress, NULL, &res, &err);
-	clear_progress();
-	json_decref(req);
-	kb_runner_free(r);
-	if (rc < 0) {
-		fprintf(stderr, "kbench: %s\n", err.msg);
-		return EXIT_ENV;
-	}
-	const char *status = json_string_value(json_object_get(res, "status"));
-	int code = status && !strcmp(status, "ok") ? 0 : EXIT_ENV;
-	if (json || code) {
-		const char *msg = json_string_value(json_object_get(res, "message"));
-		if (!json)
-			fprintf(stderr, "kbench %s: %s\n", type, msg ? msg : status ? status : "failed");
-		else
-			print_json(json_incref(res));
-	} else {
-		kb_buf out = KB_BUF_INIT;
-		kb_app_device_render(res, &out);
-		fputs(out.s, stdout);
-		kb_buf_free(&out);
-	}
-	json_decref(res);
-	return code;
-}
-
-static int cmd_calibrate(int argc, char **argv)
-{
-	return simple_request("calibrate", "usage: kbench calibrate [--json]\n\n"
-			      "Measures this GPU's copy and read bandwidth, FP32 FMA rate and bf16\n"
-			      "tensor-core rate with kbench's own micro-kernels, beside a cuMemcpy\n"
-			      "device-to-device copy, and caches them per GPU (by UUID).\n", argc, argv);
-}
-
-static const char usage_new[] =
-	"usage: kbench new --from-kernelbench PROBLEM.py [-o FILE.cu]\n"
-	"\n"
-	"Writes a kernel file for a KernelBench problem (a torch Model with get_inputs()\n"
-	"and get_init_inputs()): its inputs and the Model's parameters as //! in lines,\n"
-	"the outputs, KernelBench's tolerances, flops where PyTorch counts them, the\n"
-	"Model's forward as a Python reference (FILE.ref.py, beside it) and a kernel\n"
-	"skeleton to fill in. Runs the problem's Python (imports it) to learn the shapes.\n"
-	"FILE.cu defaults to the problem's name in this folder; nothing is overwritten.\n";
-
-static int cmd_new(int argc, char **argv)
-{
-	const char *problem = NULL, *out = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--from-kernelbench") && i + 1 < argc)
-			problem = argv[++i];
-		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return fputs(usage_new, stdout), 0;
-		else
-			return usage_error(usage_new, "unexpected '%s'", argv[i]);
-	}
-	if (!problem)
-		return usage_error(usage_new, "new needs --from-kernelbench PROBLEM.py%s", "");
-	kb_buf msg = KB_BUF_INIT;
-	kb_err err = {0};
-	int rc = kb_app_new_kernelbench(problem, out, &msg, &err);
-	if (rc < 0)
-		fprintf(stderr, "kbench: %s\n", err.msg);
-	else
-		fputs(msg.s, stdout);
-	kb_buf_free(&msg);
-	return rc == 0 ? 0 : rc == KB_EUNSUP ? EXIT_ENV : rc == KB_EINVAL && !strstr(err.msg, "open")
-		? EXIT_USAGE : EXIT_KERNEL;
-}
-
-static const char usage_ref[] =
-	"usage: kbench ref FILE [--arg N=V]... [--trust-python] [--json]\n"
-	"\n"
-	"Computes FILE's reference (a built-in or a Python one) here, on the CPU, with no\n"
-	"GPU, from inputs drawn as the spec says (this machine's generator: not the values a\n"
-	"GPU run draws), and says which reference ran, how long it took and what it gave.\n"
-	"Exit 0 when it ran; 1 when the reference or the spec fails; 3 when this machine\n"
-	"cannot (no Python, NumPy or torch; not enough memory for these sizes).\n";
-
-static int cmd_ref(int argc, char **argv)
-{
-	const char *path = NULL;
-	bool as_json = false;
-	json_t *args = json_object(), *r = NULL;
-	int status = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--arg") && i + 1 < argc) {
-			if (parse_arg_override(args, argv[++i]) < 0)
-				status = usage_error(usage_ref, "--arg takes NAME=VALUE, not '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--json")) {
-			as_json = true;
-		} else if (!strcmp(argv[i], "--trust-python")) {
-			setenv("KBENCH_TRUST_PYTHON", "1", 1);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage_ref, stdout);
-			goto out;
-		} else if (!path && argv[i][0] != '-') {
-			path = argv[i];
-		} else {
-			status = usage_error(usage_ref, "unexpected '%s'", argv[i]);
-		}
-	}
-	if (status || !path) {
-		status = status ? status : usage_error(usage_ref, "ref takes one FILE%s", "");
-		goto out;
-	}
-	kb_err err = {0};
-	int rc = kb_app_ref_check(path, args, &r, &err);
-	if (!r) {
-		fprintf(stderr, "kbench: %s\n", err.msg);
-		status = EXIT_ENV;
-		goto out;
-	}
-	kb_buf text = KB_BUF_INIT;
-	if (as_json)
-		print_json(json_incref(r));
-	else
-		kb_app_ref_render(r, &text), fputs(text.s, stdout);
-	kb_buf_free(&text);
-	status = rc == 0 ? 0 : rc == KB_EUNSUP || rc == KB_ENOMEM || rc == KB_EIO ? EXIT_ENV
-		: EXIT_KERNEL;
-out:
-	json_decref(r);
-	json_decref(args);
-	return status;
-}
-
-static int cmd_devices(int argc, char **argv)
-{
-	/* the GPU (through the runner) and, GPU or not, the disassembler SASS
-	 * needs: where it is, or the whole advice a missing one's note refers to */
-	int rc = simple_request("devices", "usage: kbench devices [--json]\n\n"
-				"The GPU, its state and cached ceilings; the disassembler SASS "
-				"listings use.\n", argc, argv);
-	if (argc > 1)
-		return rc;
-	char *tool;
-	bool found = kb_compile_sass_tool(&tool) == 0;
-	printf("  SASS        %s%s%s\n", found ? "" : "not shown: ", tool,
-	       found ? "" : " Resources and occupancy do not need it.");
-	free(tool);
-	return rc;
-}
-
 static const struct {
 	const char *name;
 	int (*run)(int, char **);
@@ -801,11 +571,11 @@ static const struct {
 	{"compile", cmd_compile},
 	{"run", cmd_run},
 	{"profile", cmd_profile},
-	{"calibrate", cmd_calibrate},
-	{"devices", cmd_devices},
-	{"serve", cmd_serve},
-	{"new", cmd_new},
-	{"ref", cmd_ref},
+	{"calibrate", kb_cli_calibrate},
+	{"devices", kb_cli_devices},
+	{"serve", kb_cli_serve},
+	{"new", kb_cli_new},
+	{"ref", kb_cli_ref},
 	{"optimize", kb_cli_optimize},
 	{"llm", kb_cli_llm},
 };
@@ -823,9 +593,9 @@ int main(int argc, char **argv)
 	kb_err err = {0};
 	if (strcmp(verb, "serve") && strcmp(verb, "remote") &&
 	    kb_cli_target_parse(&argc, argv, &err) < 0)
-		return usage_error(usage_main, "%s", err.msg);
+		return kb_cli_usage(usage_main, "%s", err.msg);
 	for (size_t i = 0; i < KB_ARRAY_LEN(commands); i++)
 		if (!strcmp(verb, commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	return usage_error(usage_main, "unknown command '%s'", verb);
+	return kb_cli_usage(usage_main, "unknown command '%s'", verb);
 }

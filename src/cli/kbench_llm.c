@@ -256,11 +256,3 @@ int kb_cli_llm(int argc, char **argv)
 		return fputs(u, stdout), 0;
 	return kb_cli_usage(u, "llm takes templates or config%s", "");
 }
-
-int kb_cli_usage(const char *usage, const char *fmt, const char *arg)
-{
-	fprintf(stderr, "kbench: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", usage);
-	return KB_CLI_EXIT_USAGE;
-}
