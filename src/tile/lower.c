@@ -448,6 +448,11 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 	if (dot)
 		kb_tile__mma_prologue(out);
 	for (int i = 0; i < f->nkernels; i++)
+		if (kb_tile__kernel_has_dot_nt(&f->kernels[i])) {
+			kb_tile__mma_prologue_nt(out);
+			break;
+		}
+	for (int i = 0; i < f->nkernels; i++)
 		kernel(&L, &f->kernels[i]);
 	free(L.syms);
 	free(L.mats);
