@@ -527,23 +527,6 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_free(&m1);
 }
 
-/* arange(BN) beside a dot's result: the columns this thread holds, in the
- * layout of a bias row (slot j: column pair j / 2, j % 2). */
-void kb_tile__mma_arange(kb_tile__lw *L, const kb_tile__expr *e)
-{
-	char *c = kb_tile__new_tmp(L);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "int %s[%d]; /* arange: this thread's columns of the dot's result */\n", c,
-		    L->mma.NT * 2);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "#pragma unroll\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->mma.NT * 2);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t%s[j_] = wn0_ + j_ / 2 * 8 + (int)threadIdx.x %% 4 * 2 + j_ %% 2;\n", c);
-	kb_tile__add_mat(L, e, c, true);
-}
-
 /* ===== the file's part ===== */
 
 /* The helpers a kernel with dot calls: the shared-memory swizzle, the

@@ -474,7 +474,7 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 		char *c = kb_tile__new_tmp(L);
 		if (load) {
 			load2(L, load, c, R, C);
-		} else { /* arange(C): the slot's column */
+		} else { /* arange(C): the slot's column; arange(R, axis = 0): its row */
 			int64_t S = kb_tile__slots(L, R * C);
 			kb_tile__ind(L);
 			kb_buf_catf(L->o, "int %s[%lld];\n", c, (long long)S);
@@ -483,7 +483,8 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 			L->depth++;
 			slot_loop(L, S, C);
 			kb_tile__ind(L);
-			kb_buf_catf(L->o, "%s[i_] = c_;\n", c);
+			kb_buf_catf(L->o, "%s[i_] = %s;\n", c, e->type.rank == 2 && e->type.ext[1] == 1 && R > 1 ?
+				    "r_" : "c_");
 			kb_tile__block_close(L, 2);
 		}
 		kb_tile__add_mat(L, e, c, false);

@@ -387,11 +387,12 @@ static bool tile2_ok(kb_tile__lw *L, const kb_tile__expr *e)
 
 bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 {
-	if (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")) { /* the columns */
-		if (e->type.ext[0] == L->mma.BN)
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")) { /* the columns (or the rows) */
+		if ((e->type.rank == 1 && e->type.ext[0] == L->mma.BN) ||
+		    same_shape(&e->type, 1, L->mma.BN) || same_shape(&e->type, L->mma.BM, 1))
 			return true;
-		kb_tile__fail(L, e->line, e->col, e->len, "arange of another extent than BN next to a "
-			      "dot's [BM, BN] result");
+		kb_tile__fail(L, e->line, e->col, e->len, "arange of another extent than BN (or BM along "
+			      "axis 0) next to a dot's [BM, BN] result");
 		return false;
 	}
 	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) { /* along an axis, kept */
@@ -412,7 +413,9 @@ bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 			      "other than a load (or a variable a load defines, never assigned again)");
 		return false;
 	}
-	if (e->type.rank == 2 && !same_shape(&e->type, L->mma.BM, L->mma.BN)) {
+	bool bcast = same_shape(&e->type, L->mma.BM, 1) || same_shape(&e->type, 1, L->mma.BN);
+	if (e->type.rank == 2 && !same_shape(&e->type, L->mma.BM, L->mma.BN) &&
+	    (!bcast || kb_tile__is_load(e) || e->kind == KB_TE_NAME)) { /* a row or column of arithmetic */
 		kb_tile__fail(L, e->line, e->col, e->len, "a 2-d tile of another shape than the dot's");
 		return false;
 	}
@@ -456,6 +459,39 @@ static void tile2_heads(kb_tile__lw *L, const kb_tile__expr *e)
 	kb_buf_free(&c0);
 }
 
+/* arange(BN) beside a dot's result: the columns this thread holds, in the
+ * layout of a bias row (slot j: column pair j / 2, j % 2); along axis 0
+ * (arange(BM, axis = 0)), the row of each slot. */
+static void mma_arange(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	char *c = kb_tile__new_tmp(L);
+	if (e->type.rank == 2 && e->type.ext[1] == 1) { /* arange(BM, axis = 0): each slot's row */
+		int64_t S = kb_tile__mma_slots(L);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "int %s[%lld]; /* arange along axis 0: the rows of this thread's slots */\n",
+			    c, (long long)S);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "#pragma unroll\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t%s[i_] = wm0_ + i_ / %d * 16 + (int)threadIdx.x %% 32 / 4 + i_ %% 4 / 2 * 8;\n",
+			    c, 4 * L->mma.NT);
+		kb_tile__add_mat(L, e, c, false);
+		return;
+	}
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "int %s[%d]; /* arange: this thread's columns of the dot's result */\n", c,
+		    L->mma.NT * 2);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->mma.NT * 2);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[j_] = wn0_ + j_ / 2 * 8 + (int)threadIdx.x %% 4 * 2 + j_ %% 2;\n", c);
+	kb_tile__add_mat(L, e, c, true);
+}
+
 void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e)
 {
 	const kb_tile__expr *load = e->type.rank == 1 ? cols_leaf(L, e) : NULL;
@@ -477,7 +513,7 @@ void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e)
 	if (kb_tile__mat_of(L, e))
 		return;
 	if (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")) {
-		kb_tile__mma_arange(L, e);
+		mma_arange(L, e);
 		return;
 	}
 	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) {

@@ -603,7 +603,6 @@ bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e);
  * statement that computes e in the mma layout); a [BM, BN] load gets its
  * pointer and bounds, and is read where it is used. */
 void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e);
-void kb_tile__mma_arange(kb_tile__lw *L, const kb_tile__expr *e);
 void kb_tile__mma_reduce(kb_tile__lw *L, const kb_tile__expr *e);
 /* The element of [BM, BN] load e (materialized into c) at slot i of the
  * mma layout, as C (other= past the tensor's edges). */

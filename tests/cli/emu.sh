@@ -202,6 +202,7 @@ emu bias2d tests/emu/bias2d.tile --size M=37,N=50 --size M=100,N=150 --size M=1,
 emu bias2d_misaligned tests/emu/bias2d.tile --offset 4 --size M=37,N=50
 emu softmax2d tests/emu/softmax2d.tile --size M=37,N=50 --size M=8,N=64 --size M=1,N=1
 emu softmax2d_warp_by_warp tests/emu/softmax2d.tile --sched warp --size M=37,N=50
+emu causal2d tests/emu/causal2d.tile --size M=37,N=50 --size M=8,N=64 --size M=1,N=1
 emu colsum2d tests/emu/colsum2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
 emu transpose2d tests/emu/transpose2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
 emu transpose2d_misaligned tests/emu/transpose2d.tile --offset 4 --size M=37,N=64
@@ -237,6 +238,7 @@ emu gemm_epilogue tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75 --size M=6
 emu dot_softmax tests/emu/dot_softmax.tile --size M=130,N=50,K=75 --size M=64,N=64,K=16 \
 	--size M=1,N=3,K=5
 emu dot_colmax tests/emu/dot_colmax.tile --size M=64,N=130,K=75 --size M=64,N=3,K=5
+emu dot_causal tests/emu/dot_causal.tile --size M=130,N=50,K=75 --size M=64,N=64,K=16 --size M=3,N=3,K=5
 emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
 	--size M=1,N=3,K=5
 for k in transpose.tile transpose.cu; do
@@ -362,6 +364,10 @@ mutant dot_nt_pieces_swapped 's/this->b\[buf\]\[nt\]\[1\] = r\[1\];/this->b[buf]
 	'elements wrong' tests/emu/gemm_nt.tile --size M=100,N=72,K=136
 mutant dot_nt_lane_xor 's/xbt = lane \/ 8 % 2 ^ /xbt = lane \/ 16 ^ /' 'elements wrong' \
 	tests/emu/gemm_nt.tile --size M=100,N=72,K=136
+mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
+	--size M=37,N=50
+mutant dot_arange_rows 's/\(_t[0-9]*\[i_\] = wm0_ .*\) + i_ % 4 \/ 2 \* 8;$/\1;/' 'elements wrong' \
+	tests/emu/dot_causal.tile --size M=130,N=50,K=75
 mutant fused_gelu_constant 's/0\.797884561f/0.8f/' 'elements wrong' kernels/fused/bias_gelu.tile --size M=3,N=4099
 mutant tile2_vector_lanes 's/= v_\.x, /= v_.y, /' 'elements wrong' tests/emu/transpose2d.tile --size M=32,N=64
 mutant trans_not_transposed 's/\[c_\]\[r_\]/[r_][c_]/' 'elements wrong' tests/emu/transpose2d.tile \

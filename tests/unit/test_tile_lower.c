@@ -551,7 +551,9 @@ static const struct {
 		   "load(b[k : k + 32, 0 : 16]))\n") "}\n", 6, 16,
 	 "a dot result of [16, 16] with 8 warps (no grid of warps splits it into 16 x 16 pieces)"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc + arange(1)\n}\n", 8, 15,
-	 "arange of another extent than BN next to a dot's [BM, BN] result"},
+	 "arange of another extent than BN (or BM along axis 0) next to a dot's [BM, BN] result"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc + load(c[0 : 64, 0 : 1])\n}\n",
+		   8, 15, "a 2-d tile of another shape than the dot's is not supported yet"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc - max(acc, axis = 0)\n}\n", 8, 15,
 	 "a reduction of a dot's result without keep = true is not supported yet"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    r = load(v[0 : 128]) * 2.0\n"
