@@ -63,6 +63,17 @@ def clus(per, extra=()):
     return f
 
 
+def lean(n):
+    """softmax_bf16_bulk.cu's LEAN = 1 at an odd long width (clus(16384)'s
+    cluster): VPT = 3 and the fewest warps that hold a slice, two blocks an SM."""
+    c = cluster(n, 16384)
+    if not c or n <= 16384 or n % 8 == 0:
+        return None
+    threads = 32 * -(-n // (c * 768))  # 768 = 32 threads x 3 uint4 x 8 bf16
+    return ["--define", f"CLUSTER={c}", "--define", "LEAN=1", "--define", "VPT=3", "--define", f"THREADS={threads}",
+            "--define", "MINB=2"]
+
+
 S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
 # (op, dtype) -> [(file, defines(n) -> kbench arguments, or None where it cannot run n)]
 CANDIDATES = {
@@ -74,7 +85,9 @@ CANDIDATES = {
                           (S + "softmax_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
                           (S + "softmax_bf16_cluster_async.cu", clus(16384)),
                           (S + "softmax_bf16_cluster_async.cu", clus(16384, ("--define", "PIPE=1"))),
-                          (S + "softmax_bf16_bulk.cu", clus(16384))],
+                          (S + "softmax_bf16_bulk.cu", clus(16384)),
+                          (S + "softmax_bf16_bulk.cu", clus(16384, ("--define", "LEAN=1"))),
+                          (S + "softmax_bf16_bulk.cu", lean)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],

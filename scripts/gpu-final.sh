@@ -18,7 +18,12 @@
 #            on the GPU: its unit tests, run_gpu.sh, guard_gpu.sh, each timing
 #            mode, calibrate)
 #   tuigpu   tests/cli/tui.sh with its GPU checks (issue 26's TUI moves)
+#   tuisave  bench/tui_save.py: save -> verdict in kbench-tui (issue 27)
 #   shared   tests/cli/shared.sh (issue 26's runner moves)
+#   attntile scripts/gpu-attntile.sh (issue 30: attention.tile)
+#   wgmma    scripts/gpu-wgmma.sh (issue 29: matmul.tile on wgmma vs cuBLAS)
+#   bf16odd  scripts/gpu-bf16odd.sh (issue 31: bf16 softmax at odd widths)
+#   rope     scripts/gpu-rope.sh (issue 29: rope.tile beside its hand kernel)
 #   ncuclk   bench/ncu_gallery.sh CLOCKS=1 on the four kernels outside 2%
 #            of ncu and two inside (issue 24)
 set -u
@@ -50,6 +55,8 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	fused) part fused ${T_FUSED:-170} sh scripts/gpu-tile-fused.sh ;;
 	table) part table ${T_TABLE:-200} env BUDGET=$(( ${T_TABLE:-200} - 20 )) \
 		sh scripts/gpu-gallery.sh table softmax ;;
+	attntile|wgmma|bf16odd|rope) part $p $(eval echo \${T_$p:-150}) sh scripts/gpu-$p.sh ;;
+	tuisave) part tuisave ${T_TUISAVE:-90} python3 bench/tui_save.py kernels/softmax.cu 8 ;;
 	flows) part flows ${T_FLOWS:-240} sh scripts/gpu-flows.sh ;;
 	tuigpu) part tuigpu ${T_TUIGPU:-100} env KBENCH_REQUIRE_GPU=1 sh tests/cli/tui.sh ;;
 	shared) part shared ${T_SHARED:-60} env KBENCH_REQUIRE_GPU=1 sh tests/cli/shared.sh ;;
@@ -65,6 +72,7 @@ for p in ${PARTS:-guard safe attn gallery}; do
 	echo "==== $p"
 	case $p in
 	guard) grep -E "^==|passed=|FAIL" "$OUT/guard.txt" ;;
+	attntile|wgmma|bf16odd|rope) tail -15 "$OUT/$p.txt" ;;
 	guardcli|tuigpu|shared) grep -E "passed|FAIL|fail" "$OUT/$p.txt" | tail -8 ;;
 	*) tail -25 "$OUT/$p.txt" ;;
 	esac

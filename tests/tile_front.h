@@ -24,7 +24,7 @@ static inline void run_front(front *fr, const char *text, const char *const *def
 	fr->f.path = "t.tile";
 	fr->f.text = text;
 	kb_tile__parse(&fr->toks, &fr->f, &fr->d);
-	kb_tile_opts o = {defines, ndefines};
+	kb_tile_opts o = {.defines = defines, .ndefines = ndefines};
 	kb_tile__check(&fr->f, &o, &fr->d);
 	fr->nerr = kb_diag_count(&fr->d, KB_DIAG_ERROR);
 }

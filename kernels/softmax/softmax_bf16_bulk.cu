@@ -30,6 +30,16 @@
 // issues the next row's copy after the row's __syncthreads (when the last
 // row's buffer has been read by all): in flight through the exchange and
 // the stores only, for slices too large for three.
+// LEAN = 1 (a --define) is for odd widths, where a row fills its slices
+// only in part (77% at 50257, CLUSTER = 4, and at 200003, CLUSTER = 16) and
+// LEAN = 0 costs what the next power of two does (73% / 67% of copy on an
+// H100, 2026-11-28, against 89% / 82% at 65536 / 262144): the next row's
+// head and tail are read when its bulk copy is issued, a row ahead, instead
+// of each row waiting on two scalar loads from DRAM; the (max, sum) pass
+// skips the padding past the slice (LEAN = 0 takes exp(-inf) of it); the
+// max is taken of packed pairs (__hmax2, one instruction for two); and each
+// exp is one FFMA into ex2, the output's with log2 of the sum folded in.  VPT = 3 with THREADS = 32 * cdiv(slice, 96) (544 at both widths,
+// MINB = 2) fits a slice with 4% of padding where 4 x 512 leaves 23%.
 //
 //! kernel  softmax_bf16
 //! arg     M = 4096
@@ -41,11 +51,12 @@
 //! tol     rtol=8e-3 atol=1e-9
 //! flops   5*M*N
 //! sweep   N = 65536, 131072, 262144, 200003, 50257
-//! require N <= CLUSTER * THREADS * 32   // 4 uint4 (32 bf16) a thread in registers (VPT = 4)
+//! require N <= CLUSTER * THREADS * 8 * VPT   // VPT uint4 (8 * VPT bf16) a thread in registers
 //! tune    CLUSTER = 8, 4, 16, 2
 //! tune    THREADS = 512, 256, 1024
 //! tune    BLOCKS = 256, 384
 //! tune    NBUF = 3, 2, 512
+//! tune    VPT = 4, 3
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -74,6 +85,17 @@ namespace cg = cooperative_groups;
 #ifndef MINB
 #define MINB (1024 / THREADS)
 #endif
+#ifndef LEAN
+#define LEAN 0 /* 1: edges a row ahead, no arithmetic on padding, exp as one FFMA into ex2 */
+#endif
+
+/* 2^x, the instruction __expf ends in. */
+__device__ float ex2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
 
 /* (max, sum of exp(v - max)) pairs; a max of -inf means "empty" (sum 0). */
 __device__ float2 merge(float2 a, float2 b)
@@ -196,6 +218,17 @@ __device__ Split split(const __nv_bfloat16 *p, int N, int rank)
 	return s;
 }
 
+/* The head (rank 0) and tail (the last rank) element of row r that thread
+ * t reads, element by element, as floats (-inf where it reads none). */
+__device__ void edges(const __nv_bfloat16 *x, int r, int N, int rank, int t, float &hv, float &tv)
+{
+	const __nv_bfloat16 *in = x + (size_t)r * N;
+	const Split s = split(in, N, rank);
+	const int tail = N - s.head - 8 * s.n8;
+	hv = rank == 0 && t < s.head ? __bfloat162float(in[t]) : -CUDART_INF_F;
+	tv = rank == CLUSTER - 1 && t < tail ? __bfloat162float(in[s.head + 8 * s.n8 + t]) : -CUDART_INF_F;
+}
+
 /* Row r's slice of this rank into dst, completing on bar. */
 __device__ void load_row(const __nv_bfloat16 *x, int r, int N, int rank, unsigned char *dst, unsigned long long *bar)
 {
@@ -231,6 +264,11 @@ softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y,
 	int row = *cluster.map_shared_rank(&first, 0), after = row + 1;
 	if (t == 0 && row < M)
 		load_row(x, row, N, rank, dyn, &loaded[0]);
+	float hv = ninf, tv = ninf; /* this row's head and tail element of this thread */
+#if LEAN
+	if (row < M)
+		edges(x, row, N, rank, t, hv, tv);
+#endif
 	for (unsigned it = 0; row < M; it++) {
 		const unsigned b = it & 1, phase = (it >> 1) & 1, lb = it % NBUF, lnext = (it + 1) % NBUF;
 		int further = 0; /* rank 0's thread 0: the row after `after` */
@@ -245,9 +283,15 @@ softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y,
 		const __nv_bfloat16 *in = x + (size_t)row * N;
 		const Split s = split(in, N, rank);
 		const int tail = N - s.head - 8 * s.n8;
-		/* the head (rank 0) and the tail (the last rank), element by element */
-		const float hv = rank == 0 && t < s.head ? __bfloat162float(in[t]) : ninf;
-		const float tv = rank == CLUSTER - 1 && t < tail ? __bfloat162float(in[s.head + 8 * s.n8 + t]) : ninf;
+		/* the head (rank 0) and the tail (the last rank), element by element:
+		 * LEAN reads the next row's now and holds them through this one */
+#if LEAN
+		float hn = ninf, tn = ninf;
+		if (after < M)
+			edges(x, after, N, rank, t, hn, tn);
+#else
+		edges(x, row, N, rank, t, hv, tv);
+#endif
 		bar_wait(smem(&loaded[lb]), (it / NBUF) & 1);
 		const uint4 *buf = (const uint4 *)(dyn + lb * cap);
 		unsigned u[4 * VPT]; /* this row's bf16 pairs */
@@ -257,20 +301,41 @@ softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y,
 			uint4 v = i < s.ng ? buf[i] : make_uint4(pad, pad, pad, pad);
 			u[4 * k] = v.x, u[4 * k + 1] = v.y, u[4 * k + 2] = v.z, u[4 * k + 3] = v.w;
 		}
+#if LEAN
+		/* the max of the packed pairs (the padding is -inf), then of its two */
+		__nv_bfloat162 m2 = *(const __nv_bfloat162 *)&u[0];
+#pragma unroll
+		for (int k = 1; k < 4 * VPT; k++)
+			m2 = __hmax2(m2, *(const __nv_bfloat162 *)&u[k]);
+		float mt = fmaxf(fmaxf(hv, tv), fmaxf(__low2float(m2), __high2float(m2)));
+#else
 		float mt = fmaxf(hv, tv);
 #pragma unroll
 		for (int k = 0; k < 4 * VPT; k++) {
 			float2 f = bf2(u[k]);
 			mt = fmaxf(mt, fmaxf(f.x, f.y));
 		}
+#endif
 		float st = 0.0f;
 		if (mt != ninf) {
+#if LEAN
+			const float ml = mt * CUDART_L2E_F; /* exp(v - mt) = 2^(v log2 e - ml) */
+			st = ex2(fmaf(hv, CUDART_L2E_F, -ml)) + ex2(fmaf(tv, CUDART_L2E_F, -ml));
+#pragma unroll
+			for (int k = 0; k < 4 * VPT; k++) {
+				if (t + k / 4 * THREADS >= s.ng)
+					continue;
+				float2 f = bf2(u[k]);
+				st += ex2(fmaf(f.x, CUDART_L2E_F, -ml)) + ex2(fmaf(f.y, CUDART_L2E_F, -ml));
+			}
+#else
 			st = __expf(hv - mt) + __expf(tv - mt);
 #pragma unroll
 			for (int k = 0; k < 4 * VPT; k++) {
 				float2 f = bf2(u[k]);
 				st += __expf(f.x - mt) + __expf(f.y - mt);
 			}
+#endif
 		}
 		float2 p = warp_merge(make_float2(mt, st));
 		if (lane == 0)
@@ -296,12 +361,19 @@ softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y,
 		float4 q = lane < CLUSTER ? slot[b][lane] : make_float4(ninf, 0.0f, 0.0f, 0.0f);
 		float2 g = warp_merge(make_float2(q.x, q.y));
 		int next_after = __float_as_int(__shfl_sync(0xffffffff, q.z, 0)); /* rank 0's */
-		float inv = 1.0f / g.y;
+#if LEAN
+		/* exp(v - max) / sum = 2^(v log2 e - (max log2 e + log2 sum)) */
+		const float gl = fmaf(g.x, CUDART_L2E_F, __log2f(g.y));
+#define OUT1(v) ex2(fmaf((v), CUDART_L2E_F, -gl))
+#else
+		const float inv = 1.0f / g.y;
+#define OUT1(v) (__expf((v) - g.x) * inv)
+#endif
 		__nv_bfloat16 *out = y + (size_t)row * N;
 		if (t < s.head && rank == 0)
-			out[t] = __float2bfloat16_rn(__expf(hv - g.x) * inv);
+			out[t] = __float2bfloat16_rn(OUT1(hv));
 		if (t < tail && rank == CLUSTER - 1)
-			out[s.head + 8 * s.n8 + t] = __float2bfloat16_rn(__expf(tv - g.x) * inv);
+			out[s.head + 8 * s.n8 + t] = __float2bfloat16_rn(OUT1(tv));
 		const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 		__nv_bfloat16 *o = out + s.head + 8 * s.g0;
 #pragma unroll
@@ -313,7 +385,7 @@ softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y,
 #pragma unroll
 				for (int j = 0; j < 4; j++) {
 					float2 f = bf2(w[j]);
-					w[j] = pack2(__expf(f.x - g.x) * inv, __expf(f.y - g.x) * inv);
+					w[j] = pack2(OUT1(f.x), OUT1(f.y));
 				}
 				if (ovec) {
 					__stcs((uint4 *)o + i, make_uint4(w[0], w[1], w[2], w[3]));
@@ -326,6 +398,10 @@ softmax_bf16(const __nv_bfloat16 *__restrict__ x, __nv_bfloat16 *__restrict__ y,
 		}
 		row = after;
 		after = next_after;
+#undef OUT1
+#if LEAN
+		hv = hn, tv = tn;
+#endif
 	}
 	cluster.sync(); /* no block leaves while a peer's st.async may target it */
 	if (rank == 0 && t == 0)

@@ -97,6 +97,20 @@ static bool has_spec_line(const char *text, const char *want)
 	return false;
 }
 
+/* The value of a `//! arch X` line of text, or NULL. */
+static char *spec_arch(const char *text)
+{
+	for (const char *p = text; (p = strstr(p, "//!")); p += 3) {
+		const char *q = p + 3 + strspn(p + 3, " \t");
+		if (strncmp(q, "arch", 4) || (q[4] != ' ' && q[4] != '\t'))
+			continue;
+		q += 4 + strspn(q + 4, " \t");
+		size_t n = strcspn(q, " \t\r\n");
+		return n ? kb_xasprintf("%.*s", (int)n, q) : NULL;
+	}
+	return NULL;
+}
+
 /* The kernel a .tile file's spec runs: its only one, or the one its
  * `//! kernel NAME` line names; NULL when that is not known. */
 static const kb_tile_kernel *launched_kernel(const char *text, const kb_tile_out *out)
@@ -128,8 +142,13 @@ static const kb_tile_kernel *launched_kernel(const char *text, const kb_tile_out
 static int lower_tile(kb_compile_unit *r, const kb_compile_unit_opts *o, kb_source *spec_src,
 		      kb_tile_out *out)
 {
-	kb_tile_opts to = {.defines = o->defines, .ndefines = o->ndefines};
+	/* the target as kb_compile_unit_run picks it (a dot lowers to wgmma on sm_90a) */
+	char *arch = o->arch ? kb_xstrdup(o->arch) : spec_arch(r->src.text);
+	if (!arch)
+		arch = o->default_arch ? kb_xstrdup(o->default_arch) : kb_compile_default_arch();
+	kb_tile_opts to = {.defines = o->defines, .ndefines = o->ndefines, .arch = arch};
 	int rc = kb_tile_compile(r->src.path, r->src.text, r->src.len, &to, out, &r->diags);
+	free(arch);
 	r->ms_tile = out->ms;
 	kb_buf text = KB_BUF_INIT;
 	kb_buf_catn(&text, r->src.text, r->src.len);

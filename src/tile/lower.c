@@ -34,7 +34,8 @@
  * (statements), lower_dot.c (a dot's loop), plan_dot.c (the dot's plan),
  * lower_value.c (streamed loads, stores), lower_reduce.c (what is
  * materialized: reductions, 2-d tiles), lower_load.c (loads),
- * lower_expr.c (the state, element-wise expressions).
+ * lower_wgmma.c (a dot loop as wgmma on sm_90a), lower_expr.c (the
+ * state, element-wise expressions).
  *
  * What is not lowered yet (2-D tiles other than a dot's, axis reductions,
  * column slices) is an error at its place, never wrong code.
@@ -337,7 +338,9 @@ static int64_t widest(kb_tile__stmt *const *v, int n)
 static void launch_bounds(kb_tile__lw *L)
 {
 	int64_t S = kb_tile__slots(L, widest(L->k->body, L->k->nbody));
-	if (!L->mma.on && L->T < 1024 && S > 16 && S <= 32)
+	if (L->mma.wg) /* the consumers and a producer warpgroup, one block an SM */
+		kb_buf_catf(L->o, "__launch_bounds__(%d, 1)", L->T + 128);
+	else if (!L->mma.on && L->T < 1024 && S > 16 && S <= 32)
 		kb_buf_catf(L->o, "__launch_bounds__(%d, %d)", L->T, 1024 / L->T);
 	else
 		kb_buf_catf(L->o, "__launch_bounds__(%d)", L->T);
@@ -375,6 +378,10 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 		return;
 	}
 	k->k.smem = L->mma.smem;
+	if (L->mma.wg) {
+		k->k.threads = L->T + 128; /* threads() consumers and the producer warpgroup */
+		L->wgmma = true;
+	}
 	signature(L);
 	L->depth = 1;
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
@@ -447,6 +454,8 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 		dot = dot || kb_tile__kernel_has_dot(&f->kernels[i]);
 	if (dot)
 		kb_tile__mma_prologue(out);
+	kb_buf code = KB_BUF_INIT; /* the kernels: the wgmma helpers go before them when one uses them */
+	L.o = &code;
 	for (int i = 0; i < f->nkernels; i++)
 		if (kb_tile__kernel_has_dot_nt(&f->kernels[i])) {
 			kb_tile__mma_prologue_nt(out);
@@ -454,6 +463,10 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 		}
 	for (int i = 0; i < f->nkernels; i++)
 		kernel(&L, &f->kernels[i]);
+	if (L.wgmma)
+		kb_tile__wgmma_prologue(out);
+	kb_buf_catn(out, code.s ? code.s : "", code.len);
+	kb_buf_free(&code);
 	free(L.syms);
 	free(L.mats);
 	free(L.kept);

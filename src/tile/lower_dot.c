@@ -42,6 +42,10 @@
 void kb_tile__mma_decls(kb_tile__lw *L)
 {
 	const kb_tile__mma *m = &L->mma;
+	if (m->wg) {
+		kb_tile__wgmma_decls(L);
+		return;
+	}
 	kb_buf_catf(L->o, "\textern __shared__ __align__(128) unsigned char kb_smem[]; /* dot operands, "
 		    "%d stages: %lld bytes */\n", m->stages, (long long)m->smem);
 	kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 32 / %d * %lld, wn0_ = (int)threadIdx.x "
@@ -274,6 +278,10 @@ static void step_copies(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *
  * element. */
 static void pipeline(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *cv, bool vec)
 {
+	if (L->mma.wg) {
+		kb_tile__lower_wgmma_loop(L, lp);
+		return;
+	}
 	const kb_tile__stmt *st = lp->loop;
 	int S = L->mma.stages, KS = (int)(lp->ops[lp->upds[0].a].load->type.ext[1] / 16);
 	kb_tile__ind(L);
@@ -379,6 +387,10 @@ static void pipeline(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *cv,
  * counts the trip's group. */
 void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 {
+	if (L->mma.wg) {
+		kb_tile__lower_wgmma_loop(L, lp);
+		return;
+	}
 	const kb_tile__stmt *st = lp->loop;
 	int S = L->mma.stages, KS = (int)(lp->ops[lp->upds[0].a].load->type.ext[1] / 16);
 	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT;
@@ -494,7 +506,8 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_ += 2) {\n", (long long)kb_tile__mma_slots(L));
 	L->depth++;
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int r_ = wm0_ + i_ / %d * 16 + lane_ / 4 + i_ %% 4 / 2 * 8;\n", 4 * m->NT);
+	kb_buf_catf(L->o, "const int r_ = wm0_ + i_ / %d * %d + lane_ / 4 + i_ %% 4 / 2 * 8;\n", 4 * m->NT,
+		    m->MS);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const int c_ = wn0_ + i_ / 4 %% %d * 8 + lane_ %% 4 * 2;\n", m->NT);
 	kb_tile__ind(L);

@@ -398,8 +398,8 @@ void kb_tile__mma_read2(kb_tile__lw *L, const kb_tile__expr *e, const char *c, c
 		if (!strcmp(e->kw[k], "other"))
 			other = e->kwv[k];
 	kb_buf r = KB_BUF_INIT, col = KB_BUF_INIT, o = KB_BUF_INIT;
-	kb_buf_catf(&r, "(wm0_ + (%s) / %d * 16 + (int)threadIdx.x %% 32 / 4 + (%s) %% 4 / 2 * 8)", i,
-		    4 * L->mma.NT, i);
+	kb_buf_catf(&r, "(wm0_ + (%s) / %d * %d + (int)threadIdx.x %% 32 / 4 + (%s) %% 4 / 2 * 8)", i,
+		    4 * L->mma.NT, L->mma.MS, i);
 	kb_buf_catf(&col, "(wn0_ + (%s) / 4 %% %d * 8 + (int)threadIdx.x %% 4 * 2 + (%s) %% 2)", i,
 		    L->mma.NT, i);
 	if (other)

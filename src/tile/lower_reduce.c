@@ -752,8 +752,8 @@ void kb_tile__mma_reduce(kb_tile__lw *L, const kb_tile__expr *e)
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)S);
 	kb_buf rc = KB_BUF_INIT;
-	kb_buf_catf(&rc, "const int r_ = wm0_ + i_ / %d * 16 + (int)threadIdx.x %% 32 / 4 + i_ %% 4 / 2 * 8, "
-		    "c_ = wn0_ + i_ / 4 %% %d * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2;\n", 4 * NT, NT);
+	kb_buf_catf(&rc, "const int r_ = wm0_ + i_ / %d * %d + (int)threadIdx.x %% 32 / 4 + i_ %% 4 / 2 * 8, "
+		    "c_ = wn0_ + i_ / 4 %% %d * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2;\n", 4 * NT, L->mma.MS, NT);
 	for (int pass = 0; pass < 2; pass++) { /* fold the slots in; read the array back */
 		slot_head(L, S, rc.s, "(void)r_, (void)c_;\n");
 		kb_tile__ind(L);

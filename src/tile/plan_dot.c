@@ -241,6 +241,7 @@ static bool warp_grid(kb_tile__mma *m, int warps)
 		return false;
 	m->MT = (int)(m->BM / m->WM / 16);
 	m->NT = (int)(m->BN / m->WN / 8);
+	m->MS = 16;
 	return true;
 }
 
@@ -338,6 +339,8 @@ bool kb_tile__plan_mma(kb_tile__lw *L)
 			m->smem = bytes * m->stages;
 	}
 	m->on = true;
+	if (kb_tile__wgmma_target(L->f))
+		kb_tile__plan_wgmma(L);
 	return true;
 }
 
@@ -475,8 +478,8 @@ static void mma_arange(kb_tile__lw *L, const kb_tile__expr *e)
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "\t%s[i_] = wm0_ + i_ / %d * 16 + (int)threadIdx.x %% 32 / 4 + i_ %% 4 / 2 * 8;\n",
-			    c, 4 * L->mma.NT);
+		kb_buf_catf(L->o, "\t%s[i_] = wm0_ + i_ / %d * %d + (int)threadIdx.x %% 32 / 4 + i_ %% 4 / 2 * 8;\n",
+			    c, 4 * L->mma.NT, L->mma.MS);
 		kb_tile__add_mat(L, e, c, false);
 		return;
 	}

@@ -79,7 +79,7 @@ int kb_tile_compile(const char *path, const char *text, size_t len, const kb_til
 	double t0 = kb_now_ms();
 	kb_tile_opts none = {0};
 	kb_tile__toks toks = {0};
-	kb_tile__file f = {.path = path, .text = text};
+	kb_tile__file f = {.path = path, .text = text, .arch = o ? o->arch : NULL};
 	memset(out, 0, sizeof *out);
 	int before = kb_diag_count(diags, KB_DIAG_ERROR);
 	kb_tile__tokenize(path, text, len, &toks, diags);

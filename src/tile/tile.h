@@ -64,6 +64,7 @@ const char *kb_tile_number_end(const char *p, const char *end);
 typedef struct {
 	const char *const *defines; /* "NAME=VALUE": overrides `const NAME` (tune) */
 	int ndefines;
+	const char *arch;           /* the target ("sm_90a": a dot may lower to wgmma); NULL: none */
 } kb_tile_opts;
 
 typedef struct {

@@ -154,6 +154,7 @@ typedef struct {
 	const char *path, *text;
 	kb_tile__kernel_ast *kernels;
 	int nkernels;
+	const char *arch;        /* the target, or NULL (kb_tile_opts) */
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
@@ -410,6 +411,8 @@ typedef struct {
 	int64_t BM, BN;            /* the dot result's shape */
 	int WM, WN;                /* the warp grid over it */
 	int MT, NT;                /* m16 and n8 pieces a warp holds */
+	int MS;                    /* rows between a warp's m pieces: 16 (mma.sync), 64 (wgmma) */
+	bool wg;                   /* wgmma on sm_90a (lower_wgmma.c) */
 	int stages;                /* operand tiles in flight (const STAGES, else 3) */
 	int64_t smem;              /* dynamic shared memory bytes */
 } kb_tile__mma;
@@ -434,6 +437,7 @@ typedef struct kb_tile__lw {
 	kb_tile__stream *strs;  /* the statement's streamed loads */
 	int nstrs, capstrs, nstream;
 	kb_tile__mma mma;
+	bool wgmma;             /* a kernel of the file lowers its dot to wgmma */
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
 } kb_tile__lw;
@@ -619,6 +623,17 @@ void kb_tile__mma_prologue(kb_buf *out);
 /* The fragments of a dot(x, trans(w)), for a file with one (plan_dot.c finds it). */
 bool kb_tile__kernel_has_dot_nt(const kb_tile__kernel_ast *k);
 void kb_tile__mma_prologue_nt(kb_buf *out);
+
+/* lower_wgmma.c: a dot loop on sm_90a as a producer warpgroup's copies
+ * and consumer warpgroups' wgmma (below plan_dot.c, above lower_expr.c). */
+/* Whether f's target has wgmma (sm_90a). */
+bool kb_tile__wgmma_target(const kb_tile__file *f);
+/* Switches L->mma (planned for mma.sync) to wgmma when the kernel's dot is
+ * the canonical loop and its shapes fit; else leaves it as it is. */
+void kb_tile__plan_wgmma(kb_tile__lw *L);
+void kb_tile__wgmma_decls(kb_tile__lw *L);
+void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp);
+void kb_tile__wgmma_prologue(kb_buf *out);
 
 /* ===== lower.c ===== */
 

@@ -198,6 +198,17 @@ expect_not_in session_generated_no_line out "#line \""
 # (the report shows the generated diff in its winning change, which needs
 # runs: tests/unit/test_report.c checks it)
 
+# On sm_90a matmul.tile's dot is wgmma with a producer warpgroup
+# (lower_wgmma.c): NVRTC compiles it with kernels/gemm/04_wgmma.cu's warp
+# roles and no spills; sm_90 keeps mma.sync (the golden above).
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --no-cache
+expect_rc wgmma_cubin 0
+expect_in wgmma_roles out "setmaxnreg: warps that give registers back keep 40, warps that take more get 232"
+expect_in wgmma_no_spills out "(no spills)"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --emit-cuda
+expect_in wgmma_emitted out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
+expect_not_in wgmma_no_mma_sync out "kb_mma_warp<"
+
 # A .tile run on a machine without a GPU: compiled, then the usual answer.
 run "$KB" run kernels/vector_add.tile
 if [ -e /dev/nvidia0 ]; then skip run_nogpu "a GPU is present"; else expect_rc run_nogpu 3; fi

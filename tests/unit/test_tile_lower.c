@@ -16,7 +16,7 @@ typedef struct {
 static void lower(lowered *l, const char *text, const char *const *defines, int ndefines)
 {
 	memset(l, 0, sizeof *l);
-	kb_tile_opts o = {defines, ndefines};
+	kb_tile_opts o = {.defines = defines, .ndefines = ndefines};
 	l->rc = kb_tile_compile("t.tile", text, strlen(text), &o, &l->out, &l->d);
 }
 

@@ -1,0 +1,396 @@
+/*
+ * lower_wgmma.c - dot on sm_90a: the canonical loop
+ *     acc = zeros(BM, BN)
+ *     for k in range(lo, K, step) {
+ *         x = load(a[m0 : m0 + BM, k : k + 64])
+ *         w = load(b[k : k + 64, n0 : n0 + BN])
+ *         acc += dot(x, w)
+ *     }
+ * as kernels/gemm/04_wgmma.cu runs it: the block is threads() consumer
+ * threads (one or two warpgroups) and one producer warpgroup more.  The
+ * producer gives its registers away (setmaxnreg.dec 40) and fills a
+ * STAGES-deep ring of shared tiles, a stage's "full" mbarrier completing
+ * when its copies have landed; the consumers (setmaxnreg.inc 232) wait on
+ * it, issue wgmma.mma_async m64nBNk16 straight from shared memory (matrix
+ * descriptors, no ldmatrix), keep one group in flight and hand the stage
+ * back on its "empty" mbarrier.  The producer then leaves, and the
+ * consumers run the epilogue in the mma layout (lower_dot.c) with warp v
+ * holding rows wm0_ = v / 4 * BM / CONS + v % 4 * 16 + 64 mt: a warp's
+ * part of a wgmma result is that of an m16n8 mma, so the epilogue's code is
+ * the mma.sync one with m pieces 64 rows apart (MS).
+ *
+ * Shared memory: a's [BM][64] tile K-major, 128-byte rows, b's [64][BN]
+ * tile as BN / 64 blocks of [64][64] N-major (wgmma transposes it), both
+ * with the 128-byte swizzle (16-byte chunk c of row r at c ^ r % 8), the
+ * layouts the descriptors name.
+ *
+ * The copies are cp.async (16 bytes, zeros past the tensor's edges, the
+ * stage's mbarrier told by cp.async.mbarrier.arrive) where the rows are
+ * 16-byte aligned, else element by element: not TMA, whose descriptors
+ * need every row a multiple of 16 bytes (no S = 1001) and a host-side
+ * encoding a .tile kernel's spec has no line for.
+ *
+ * What falls back to mma.sync (plan_wgmma says which): a target other than
+ * sm_90a; a file of more than one kernel (a `//! ref kernel` runs with the
+ * tested kernel's launch, and the producer makes it threads() + 128: the
+ * reference's threads() would not match); more than one dot loop or update; operands that are not bf16 or
+ * f16 loads without keywords, sliced as above (k the loop variable, 64 of
+ * it: one 128-byte swizzle row); threads() other than 128 or 256; BM not
+ * 64 rows a consumer warpgroup's m piece (one or two of them), BN not 64,
+ * 128 or 256 (one wgmma's n), more than 128 accumulators a thread; more
+ * shared memory than an SM has; statements around the loop that would run
+ * in the producer (anything but scalars before it) or need every thread
+ * after it (loops, ifs, reductions).
+ */
+#include "tile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WG_BK = 64, WG_SMEM_MAX = 227 * 1024 };
+
+bool kb_tile__wgmma_target(const kb_tile__file *f)
+{
+	return f->arch && !strcmp(f->arch, "sm_90a");
+}
+
+static kb_tile__walkret is_reduction(const kb_tile__expr *e, void *ctx)
+{
+	(void)ctx;
+	return kb_tile__is_reduction(e) || (e->kind == KB_TE_CALL && !strcmp(e->name, "dot"))
+	       ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
+/* Whether the statements around the loop (at index at of the body) let the
+ * producer leave after it: scalars (and the accumulator) before it, only
+ * element-wise assignments and stores after it. */
+static bool around_ok(const kb_tile__lw *L, int at)
+{
+	const kb_tile__kernel_ast *k = L->k;
+	for (int i = 0; i < k->nbody; i++) {
+		const kb_tile__stmt *st = k->body[i];
+		if (i == at || st->kind == KB_TS_CONST)
+			continue;
+		if (st->kind != KB_TS_ASSIGN && (i < at || st->kind != KB_TS_STORE))
+			return false;
+		if (kb_tile__walk_stmt(st, NULL, is_reduction, NULL))
+			return false;
+		const kb_tile__type *t = &st->type; /* before it: scalars, or the accumulator */
+		if (i < at && t->rank != 0 &&
+		    (t->rank != 2 || t->ext[0] != L->mma.BM || t->ext[1] != L->mma.BN))
+			return false;
+	}
+	return true;
+}
+
+/* Whether operand o is load(t[..., ...]) of a bf16 or f16 tensor, its
+ * dimension d starting at the loop variable v and the other not naming it. */
+static bool operand_ok(const kb_tile__lw *L, const kb_tile__dotop *o, int d, const char *v,
+		       kb_tile_dtype *dt)
+{
+	const kb_tile__expr *s = o->load->args[0];
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	if (o->load->nkw || !t || t->rank != 2 || s->nidx != 2 || !s->idx[0].hi || !s->idx[1].hi ||
+	    (t->dtype != KB_TILE_BF16 && t->dtype != KB_TILE_F16))
+		return false;
+	const kb_tile__expr *k0 = s->idx[d].lo;
+	*dt = t->dtype;
+	return k0->kind == KB_TE_NAME && !strcmp(k0->name, v) && !kb_tile__names(s->idx[1 - d].lo, v);
+}
+
+void kb_tile__plan_wgmma(kb_tile__lw *L)
+{
+	kb_tile__mma *m = &L->mma;
+	/* one kernel a file: a `ref kernel` beside it runs with its launch,
+	 * which the producer warpgroup makes threads() + 128 */
+	if (L->f->nkernels != 1 || L->ndloops != 1 || L->dloops[0].nupds != 1 || L->T % 128 ||
+	    L->T > 256)
+		return;
+	const kb_tile__dotloop *lp = &L->dloops[0];
+	const kb_tile__dotupd *u = &lp->upds[0];
+	const kb_tile__dotop *a = &lp->ops[u->a], *b = &lp->ops[u->b];
+	kb_tile_dtype da, db;
+	if (!operand_ok(L, a, 1, lp->loop->name, &da) || !operand_ok(L, b, 0, lp->loop->name, &db) ||
+	    da != db || a->load->type.ext[1] != WG_BK || b->load->type.ext[0] != WG_BK)
+		return;
+	int at = -1;
+	for (int i = 0; i < L->k->nbody; i++)
+		if (L->k->body[i] == lp->loop)
+			at = i;
+	if (at < 0 || !around_ok(L, at))
+		return;
+	int cons = L->T / 128;
+	int64_t BM = m->BM, BN = m->BN, smem = (int64_t)m->stages * (BM + BN) * WG_BK * 2 + 1024;
+	if (BM % (64 * cons) || BM / (64 * cons) > 2 || (BN != 64 && BN != 128 && BN != 256) ||
+	    BM / (64 * cons) * BN > 256 || smem > WG_SMEM_MAX)
+		return;
+	m->wg = true;
+	m->WM = 4 * cons;
+	m->WN = 1;
+	m->MT = (int)(BM / (64 * cons));
+	m->NT = (int)(BN / 8);
+	m->MS = 64;
+	m->smem = smem;
+}
+
+void kb_tile__wgmma_decls(kb_tile__lw *L)
+{
+	const kb_tile__mma *m = &L->mma;
+	kb_buf_catf(L->o, "\textern __shared__ __align__(128) unsigned char kb_smem[]; /* dot operands, "
+		    "%d stages: %lld bytes */\n", m->stages, (long long)m->smem);
+	kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 128 * %lld + (int)threadIdx.x / 32 %% 4 * 16, "
+		    "wn0_ = 0; /* this warp's rows of a [%lld, %lld] dot result (and + 64 mt) */\n",
+		    (long long)(m->BM / (m->WM / 4)), (long long)m->BM, (long long)m->BN);
+}
+
+void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
+{
+	const kb_tile__mma *m = &L->mma;
+	const kb_tile__dotupd *u = &lp->upds[0];
+	const kb_tile__expr *sa = lp->ops[u->a].load->args[0], *sb = lp->ops[u->b].load->args[0];
+	const kb_tile_param *ta = kb_tile__param(L, sa->name), *tb = kb_tile__param(L, sb->name);
+	const kb_tile__lsym *acc = kb_tile__lw_lookup(L, u->acc);
+	int S = m->stages, cons = L->T / 128;
+	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT, r0 = KB_BUF_INIT, c0 = KB_BUF_INIT;
+	kb_tile__range_text(L, lp->loop, &lo, &hi, &step);
+	kb_tile__cexpr(L, sa->idx[0].lo, "0", &r0);
+	kb_tile__cexpr(L, sb->idx[1].lo, "0", &c0);
+	kb_tile__line_of(L, lp->loop->line);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "{ /* the operands through shared memory, %d stages: a producer warpgroup's "
+		    "copies, the consumers' wgmma (sm_90a) */\n", S);
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "__shared__ __align__(8) unsigned long long kb_bars_[%d]; /* full[s], then "
+		    "empty[s] */\n", 2 * S);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "const unsigned ring_ = ((unsigned)__cvta_generic_to_shared(kb_smem) + 1023) & "
+		   "~1023u; /* the swizzle's 1 KiB atoms */\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const unsigned full_ = (unsigned)__cvta_generic_to_shared(kb_bars_), empty_ = "
+		    "full_ + %d;\n", 8 * S);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "kb_wg_bars_init<%d, %d>(full_, empty_);\n", S, 4 * cons);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "if (threadIdx.x >= %d) { /* the producer warpgroup */\n", L->T);
+	L->depth++;
+	if (cons == 2) {
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
+	}
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool vec_ = %s %% 8 == 0 && %s %% 8 == 0 && ((unsigned long long)%s & 15) "
+		    "== 0 && ((unsigned long long)%s & 15) == 0 && (%s) %% 8 == 0 && lo_ %% 8 == 0 && "
+		    "step_ %% 8 == 0;\n", ta->dims[1], tb->dims[1], ta->name, tb->name, c0.s);
+	char *call = kb_xasprintf("<%lld, %lld, %d, %%s>(%s, %s, %s, %s, lo_, step_, trips_, %s, %s, %s, %s, "
+				  "ring_, full_, empty_);\n", (long long)m->BM, (long long)m->BN, S, ta->name,
+				  tb->name, r0.s, c0.s, ta->dims[0], ta->dims[1], tb->dims[0], tb->dims[1]);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "if (vec_)\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\tkb_wg_produce");
+	kb_buf_catf(L->o, call, "true");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "else\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\tkb_wg_produce");
+	kb_buf_catf(L->o, call, "false");
+	free(call);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "return; /* the consumers alone run what follows */\n");
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	if (cons == 2) {
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
+	}
+	kb_tile__line_of(L, u->line);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_);\n",
+		    (long long)m->BM, (long long)m->BN, S, cons, ta->dtype == KB_TILE_F16 ? "true" : "false",
+		    acc ? acc->c : u->acc);
+	L->depth--;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "}\n");
+	kb_buf_free(&lo);
+	kb_buf_free(&hi);
+	kb_buf_free(&step);
+	kb_buf_free(&r0);
+	kb_buf_free(&c0);
+}
+
+/* ===== the file's part ===== */
+
+/* wgmma.mma_async m64nNk16, f32 += A B from shared memory, B transposed
+ * (N-major): d[4 j + 2 h + e] is row lane / 4 + 8 h of the warp's 16,
+ * column 8 j + 2 (lane % 4) + e. */
+static void wgmma_fn(kb_buf *out, int n, const char *ty)
+{
+	int regs = n / 2;
+	kb_buf_catf(out, "__device__ __forceinline__ void kb_wgmma_%s_n%d(float *d, unsigned long long da, "
+		    "unsigned long long db)\n{\n\tasm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
+		    "\t\t\"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {\"\n\t\t\"", ty, n, regs + 2, n, ty, ty);
+	for (int i = 0; i < regs; i++)
+		kb_buf_catf(out, "%%%d%s%s", i, i + 1 < regs ? ", " : "", i % 16 == 15 && i + 1 < regs ? "\"\n\t\t\"" : "");
+	kb_buf_catf(out, "}, %%%d, %%%d, p, 1, 1, 0, 1;\\n}\\n\"\n\t\t: ", regs, regs + 1);
+	for (int i = 0; i < regs; i++)
+		kb_buf_catf(out, "\"+f\"(d[%d])%s%s", i, i + 1 < regs ? ", " : "", i % 8 == 7 && i + 1 < regs ? "\n\t\t  " : "");
+	kb_buf_cat(out, "\n\t\t: \"l\"(da), \"l\"(db), \"n\"(1));\n}\n");
+}
+
+static const char wgmma_helpers[] =
+	"\n/* ---- dot on sm_90a: mbarriers, the producer's copies, wgmma ---- */\n"
+	"__device__ __forceinline__ void kb_bar_wait(unsigned bar, unsigned parity)\n"
+	"{\n"
+	"	asm volatile(\"{\\n\\t.reg .pred done;\\n\"\n"
+	"		     \"KB_WAIT_%=:\\n\\t\"\n"
+	"		     \"mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\\n\\t\"\n"
+	"		     \"@!done bra KB_WAIT_%=;\\n}\" ::\"r\"(bar), \"r\"(parity) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_bar_arrive(unsigned bar)\n"
+	"{\n"
+	"	asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" ::\"r\"(bar) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"/* Every stage's full (the producer's 128 threads) and empty (the consumers'\n"
+	" * WARPS warps) mbarriers, made before any thread uses them. */\n"
+	"template <int STAGES, int WARPS>\n"
+	"__device__ __forceinline__ void kb_wg_bars_init(unsigned full, unsigned empty)\n"
+	"{\n"
+	"	if (threadIdx.x == 0) {\n"
+	"		for (int s = 0; s < STAGES; s++) {\n"
+	"			asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" ::\"r\"(full + 8 * s), \"r\"(128));\n"
+	"			asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" ::\"r\"(empty + 8 * s), \"r\"(WARPS));\n"
+	"		}\n"
+	"		asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
+	"	}\n"
+	"	__syncthreads();\n"
+	"}\n"
+	"\n"
+	"/* The 16-byte chunk (row, col .. col + 7) of a row-major [rows][cols] g\n"
+	" * into shared dst: one cp.async (zeros outside g) when VEC (cols and col\n"
+	" * multiples of 8), else element by element. */\n"
+	"template <bool VEC, typename E>\n"
+	"__device__ __forceinline__ void kb_wg_chunk(unsigned dst, const E *g, int row, int col, int rows, int cols)\n"
+	"{\n"
+	"	if (VEC) {\n"
+	"		const bool in = row < rows && col < cols;\n"
+	"		asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\"\n"
+	"			     :: \"r\"(dst), \"l\"(in ? g + (size_t)row * cols + col : g), \"r\"(in ? 16 : 0) : \"memory\");\n"
+	"	} else {\n"
+	"		const unsigned short *p = (const unsigned short *)g + (size_t)row * cols;\n"
+	"		unsigned w[4];\n"
+	"#pragma unroll\n"
+	"		for (int j = 0; j < 4; j++) {\n"
+	"			const unsigned lo = row < rows && col + 2 * j < cols ? p[col + 2 * j] : 0;\n"
+	"			const unsigned hi = row < rows && col + 2 * j + 1 < cols ? p[col + 2 * j + 1] : 0;\n"
+	"			w[j] = lo | hi << 16;\n"
+	"		}\n"
+	"		asm volatile(\"st.shared.v4.b32 [%0], {%1, %2, %3, %4};\" ::\"r\"(dst), \"r\"(w[0]), \"r\"(w[1]),\n"
+	"			     \"r\"(w[2]), \"r\"(w[3]) : \"memory\");\n"
+	"	}\n"
+	"}\n"
+	"\n"
+	"/* The producer warpgroup: trip t's a[m0 : m0 + BM, k : k + 64] and\n"
+	" * b[k : k + 64, n0 : n0 + BN] (k = lo + t step) into stage t % STAGES once\n"
+	" * the consumers gave it back, swizzled as the descriptors read it; each\n"
+	" * thread arrives on the stage's full mbarrier when its copies have landed. */\n"
+	"template <int BM, int BN, int STAGES, bool VEC, typename E>\n"
+	"__device__ __forceinline__ void kb_wg_produce(const E *a, const E *b, int m0, int n0, int lo, int step,\n"
+	"					      int trips, int am, int ak, int bk, int bn, unsigned ring,\n"
+	"					      unsigned full, unsigned empty)\n"
+	"{\n"
+	"	const int tid = threadIdx.x % 128;\n"
+	"	for (int t = 0; t < trips; t++) {\n"
+	"		const int s = t % STAGES, k = lo + t * step;\n"
+	"		if (t >= STAGES) /* the consumers' (t / STAGES)-th release of s */\n"
+	"			kb_bar_wait(empty + 8 * s, (t / STAGES - 1) & 1);\n"
+	"		const unsigned sa = ring + s * (BM + BN) * 128, sb = sa + BM * 128;\n"
+	"#pragma unroll 1\n"
+	"		for (int i = tid; i < BM * 8; i += 128) /* a: row r, chunk c at c ^ r % 8 */\n"
+	"			kb_wg_chunk<VEC>(sa + i / 8 * 128 + ((i % 8 ^ i / 8 % 8) << 4), a, m0 + i / 8, k + i % 8 * 8, am, ak);\n"
+	"#pragma unroll 1\n"
+	"		for (int i = tid; i < 64 * BN / 8; i += 128) { /* b: row r of block c / 8 */\n"
+	"			const int r = i / (BN / 8), c = i % (BN / 8);\n"
+	"			kb_wg_chunk<VEC>(sb + c / 8 * 8192 + r * 128 + ((c % 8 ^ r % 8) << 4), b, k + r, n0 + c * 8, bk, bn);\n"
+	"		}\n"
+	"		if (VEC)\n"
+	"			asm volatile(\"cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\" ::\"r\"(full + 8 * s) : \"memory\");\n"
+	"		else\n"
+	"			kb_bar_arrive(full + 8 * s);\n"
+	"	}\n"
+	"}\n"
+	"\n"
+	"/* A wgmma matrix descriptor with the 128-byte swizzle: start, leading and\n"
+	" * stride byte offsets. */\n"
+	"__device__ __forceinline__ unsigned long long kb_wg_desc(unsigned addr, unsigned lbo, unsigned sbo)\n"
+	"{\n"
+	"	return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lbo >> 4) << 16 |\n"
+	"	       (unsigned long long)(sbo >> 4) << 32 | 1ull << 62;\n"
+	"}\n";
+
+static const char wgmma_consume[] =
+	"\n"
+	"template <int N, bool F16>\n"
+	"__device__ __forceinline__ void kb_wgmma(float *d, unsigned long long da, unsigned long long db)\n"
+	"{\n"
+	"	if (N == 256)\n"
+	"		F16 ? kb_wgmma_f16_n256(d, da, db) : kb_wgmma_bf16_n256(d, da, db);\n"
+	"	else if (N == 128)\n"
+	"		F16 ? kb_wgmma_f16_n128(d, da, db) : kb_wgmma_bf16_n128(d, da, db);\n"
+	"	else\n"
+	"		F16 ? kb_wgmma_f16_n64(d, da, db) : kb_wgmma_bf16_n64(d, da, db);\n"
+	"}\n"
+	"\n"
+	"/* A consumer warpgroup: rows [BM / CONS w, BM / CONS (w + 1)) of the tile,\n"
+	" * BM / CONS / 64 m64 pieces, acc slot (mt BN / 8 + j) 4 + q (the mma\n"
+	" * layout's).  Per trip: wait for the stage, four k16 steps of wgmma, one\n"
+	" * group in flight; the previous trip's stage goes back when its group is\n"
+	" * done.  A descriptor: a's K-major rows 128 bytes apart (8-row atoms 1024\n"
+	" * bytes), b's N-major [64][64] blocks 8192 bytes apart (the leading offset)\n"
+	" * and 8 rows of k 1024 bytes apart (the stride offset). */\n"
+	"template <int BM, int BN, int STAGES, int CONS, bool F16>\n"
+	"__device__ __forceinline__ void kb_wg_consume(float *acc, unsigned ring, unsigned full, unsigned empty,\n"
+	"					      int trips)\n"
+	"{\n"
+	"	const int w = threadIdx.x / 128;\n"
+	"	const bool lane0 = threadIdx.x % 32 == 0;\n"
+	"	for (int t = 0; t < trips; t++) {\n"
+	"		const int s = t % STAGES;\n"
+	"		kb_bar_wait(full + 8 * s, t / STAGES & 1);\n"
+	"		/* the copies wrote through the generic proxy; wgmma reads through the async one */\n"
+	"		asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+	"		asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
+	"		const unsigned a = ring + s * (BM + BN) * 128 + w * (BM / CONS) * 128, b = ring + s * (BM + BN) * 128 + BM * 128;\n"
+	"#pragma unroll\n"
+	"		for (int kk = 0; kk < 4; kk++)\n"
+	"#pragma unroll\n"
+	"			for (int mt = 0; mt < BM / CONS / 64; mt++)\n"
+	"				kb_wgmma<BN, F16>(acc + mt * BN / 2, kb_wg_desc(a + mt * 64 * 128 + 32 * kk, 16, 1024),\n"
+	"						  kb_wg_desc(b + kk * 2048, 8192, 1024));\n"
+	"		asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+	"		if (t > 0) { /* the previous stage's wgmmas are done: give it back */\n"
+	"			asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\");\n"
+	"			if (lane0)\n"
+	"				kb_bar_arrive(empty + 8 * ((t - 1) % STAGES));\n"
+	"		}\n"
+	"	}\n"
+	"	asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+	"}\n";
+
+void kb_tile__wgmma_prologue(kb_buf *out)
+{
+	kb_buf_cat(out, wgmma_helpers);
+	for (int n = 64; n <= 256; n *= 2) {
+		wgmma_fn(out, n, "bf16");
+		wgmma_fn(out, n, "f16");
+	}
+	kb_buf_cat(out, wgmma_consume);
+}

@@ -1,0 +1,161 @@
+/* test_tile_wgmma.c - a dot on sm_90a (src/tile/lower_wgmma.c): the
+ * canonical loop lowers to a producer warpgroup's copies and consumer
+ * warpgroups' wgmma, its launch grows by the producer, its epilogue keeps
+ * the mma layout with m pieces 64 rows apart; every other target, and each
+ * shape or program the wgmma path does not take, keeps mma.sync.  NVRTC
+ * compiles the sm_90a CUDA in tests/cli/tile.sh; no GPU here runs it. */
+#include "../../src/tile/tile_int.h"
+#include "t.h"
+
+typedef struct {
+	kb_tile_out out;
+	kb_diags d;
+	int rc;
+} lowered;
+
+static void lower(lowered *l, const char *text, const char *arch, const char *define)
+{
+	memset(l, 0, sizeof *l);
+	const char *defs[1] = {define};
+	kb_tile_opts o = {.defines = defs, .ndefines = define ? 1 : 0, .arch = arch};
+	l->rc = kb_tile_compile("t.tile", text, strlen(text), &o, &l->out, &l->d);
+}
+
+static const char *cuda(const lowered *l)
+{
+	return l->out.cuda.s ? l->out.cuda.s : "";
+}
+
+static bool wgmma(const lowered *l)
+{
+	return strstr(cuda(l), "kb_wg_consume<") != NULL;
+}
+
+static void lowered_free(lowered *l)
+{
+	kb_tile_out_free(&l->out);
+	kb_diags_free(&l->d);
+}
+
+/* matmul.tile's kernel, with room for a statement before the loop (PRE)
+ * and the epilogue (POST). */
+#define MATMUL(THREADS, PRE, POST)                                                        \
+	"kernel mm(a: bf16[M, K], b: bf16[K, N], bias: f32[N], c: bf16[M, N])\n"           \
+	"        grid(cdiv(M, BM) * cdiv(N, BN)) threads(" THREADS ") {\n"                 \
+	"    const BM = 256\n"                                                              \
+	"    const BN = 32768 / BM\n"                                                       \
+	"    const BK = 64\n"                                                               \
+	"    const STAGES = 4\n"                                                            \
+	"    tiles_n = cdiv(N, BN)\n"                                                       \
+	"    m0 = pid(0) / tiles_n * BM\n"                                                  \
+	"    n0 = pid(0) % tiles_n * BN\n"                                                  \
+	PRE                                                                                 \
+	"    acc = zeros(BM, BN)\n"                                                         \
+	"    for k in range(0, K, BK) {\n"                                                  \
+	"        x = load(a[m0 : m0 + BM, k : k + BK])\n"                                   \
+	"        w = load(b[k : k + BK, n0 : n0 + BN])\n"                                   \
+	"        acc += dot(x, w)\n"                                                        \
+	"    }\n"                                                                           \
+	POST                                                                                \
+	"}\n"
+
+static const char matmul[] = MATMUL("256", "",
+	"    bb = load(bias[n0 : n0 + BN])\n"
+	"    store(c[m0 : m0 + BM, n0 : n0 + BN], max(acc + bb, 0.0))\n");
+
+static void test_tile_wgmma__matmul(void)
+{
+	lowered l;
+	lower(&l, matmul, "sm_90a", NULL);
+	T_EQ_INT(l.rc, 0);
+	T_OK(wgmma(&l));
+	/* two consumer warpgroups of 128 rows (two m64 pieces each) and the producer */
+	T_EQ_INT(l.out.kernels[0].threads, 384);
+	T_CONTAINS(cuda(&l), "__launch_bounds__(384, 1)");
+	T_CONTAINS(cuda(&l), "if (threadIdx.x >= 256) { /* the producer warpgroup */");
+	T_CONTAINS(cuda(&l), "setmaxnreg.dec.sync.aligned.u32 40;");
+	T_CONTAINS(cuda(&l), "setmaxnreg.inc.sync.aligned.u32 232;");
+	T_CONTAINS(cuda(&l), "kb_wg_consume<256, 128, 4, 2, false>(acc, ring_, full_, empty_, trips_);");
+	T_CONTAINS(cuda(&l), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
+	/* 16-byte copies where the rows allow, element by element elsewhere (S = 1001) */
+	T_CONTAINS(cuda(&l), "kb_wg_produce<256, 128, 4, true>(a, b, m0, n0, lo_, step_, trips_, M, K, K, N, ");
+	T_CONTAINS(cuda(&l), "kb_wg_produce<256, 128, 4, false>(a, b, m0, n0, ");
+	T_CONTAINS(cuda(&l), "const bool vec_ = K % 8 == 0 && N % 8 == 0 &&");
+	/* 4 stages of a [256][64] and a [64][128] bf16 tile, and 1 KiB to align the ring */
+	T_EQ_INT(l.out.kernels[0].smem, 4 * (256 + 128) * 64 * 2 + 1024);
+	/* the epilogue: the mma layout, m pieces 64 rows apart, a warp's 16 rows */
+	T_CONTAINS(cuda(&l), "const int wm0_ = (int)threadIdx.x / 128 * 128 + (int)threadIdx.x / 32 % 4 * 16, wn0_ = 0;");
+	T_CONTAINS(cuda(&l), "const int r_ = wm0_ + i_ / 64 * 64 + lane_ / 4 + i_ % 4 / 2 * 8;");
+	T_CONTAINS(cuda(&l), "float _t1[32]; /* at this thread's columns of the dot's result */");
+	T_OK(!strstr(cuda(&l), "kb_mma_warp<"));
+	lowered_free(&l);
+}
+
+/* One consumer warpgroup (threads(128)): no register hand-over, f16. */
+static void test_tile_wgmma__one_consumer(void)
+{
+	static const char mm[] =
+		"kernel h(a: f16[M, K], b: f16[K, N], c: f16[M, N]) grid(cdiv(M, 64), cdiv(N, 64)) threads(128) {\n"
+		"    m0 = pid(0) * 64\n"
+		"    n0 = pid(1) * 64\n"
+		"    acc = zeros(64, 64)\n"
+		"    for k in range(0, K, 64) {\n"
+		"        acc += dot(load(a[m0 : m0 + 64, k : k + 64]), load(b[k : k + 64, n0 : n0 + 64]))\n"
+		"    }\n"
+		"    store(c[m0 : m0 + 64, n0 : n0 + 64], acc * 0.5)\n"
+		"}\n";
+	lowered l;
+	lower(&l, mm, "sm_90a", NULL);
+	T_EQ_INT(l.rc, 0);
+	T_CONTAINS(cuda(&l), "kb_wg_consume<64, 64, 3, 1, true>(acc, ");
+	T_EQ_INT(l.out.kernels[0].threads, 256);
+	T_OK(!strstr(cuda(&l), "setmaxnreg"));
+	lowered_free(&l);
+}
+
+/* Every target but sm_90a, and every program the wgmma path does not
+ * take, lowers as it did: mma.sync, threads() as written, no wgmma helpers. */
+static void test_tile_wgmma__fallbacks(void)
+{
+	static const char two_kernels[] = MATMUL("256", "", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc)\n")
+		"kernel z(c: bf16[M, N]) grid(1) threads(256) {\n"
+		"    store(c[0, 0 : 8], zeros(8))\n"
+		"}\n";
+	static const struct {
+		const char *what, *text, *arch, *define;
+	} cases[] = {
+		{"no arch", matmul, NULL, NULL},
+		{"sm_90", matmul, "sm_90", NULL},
+		{"sm_100a", matmul, "sm_100a", NULL},
+		{"BK = 32: rows of 64 bytes, not the 128-byte swizzle's", matmul, "sm_90a", "BK=32"},
+		{"STAGES = 8: more shared memory than an SM has", matmul, "sm_90a", "STAGES=8"},
+		{"threads(512)", MATMUL("512", "", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc)\n"), "sm_90a", NULL},
+		{"a rank-1 tile before the loop (the producer would run it)",
+		 MATMUL("256", "    t = load(bias[n0 : n0 + BN])\n", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc)\n"),
+		 "sm_90a", NULL},
+		{"a reduction after the loop (a barrier of every thread)",
+		 MATMUL("256", "", "    s = sum(load(bias[n0 : n0 + BN]))\n    store(c[m0 : m0 + BM, n0 : n0 + BN], acc * s)\n"),
+		 "sm_90a", NULL},
+		{"two kernels (a ref kernel shares the launch)", two_kernels, "sm_90a", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		lowered l;
+		lower(&l, cases[i].text, cases[i].arch, cases[i].define);
+		if (l.rc)
+			printf("  %s: %s\n", cases[i].what, l.d.n ? l.d.v[0].msg : "?");
+		T_EQ_INT(l.rc, 0);
+		T_OK(!wgmma(&l));
+		T_OK(!strstr(cuda(&l), "wgmma"));
+		T_CONTAINS(cuda(&l), "kb_mma_warp<");
+		T_OK(l.out.nkernels && l.out.kernels[0].threads != 384);
+		lowered_free(&l);
+	}
+}
+
+int main(void)
+{
+	T_RUN(test_tile_wgmma__matmul);
+	T_RUN(test_tile_wgmma__one_consumer);
+	T_RUN(test_tile_wgmma__fallbacks);
+	return t_report();
+}
