@@ -96,6 +96,12 @@ static bool check_arange(kb_tile__checker *C, kb_tile__expr *e)
 	if (!need_const(C, e->args[0], "the length of arange", 1, INT32_MAX, &n))
 		return false;
 	e->type = (kb_tile__type){KB_TILE_I32, 1, {n, 0}};
+	const kb_tile__expr *ax = kwarg(e, "axis"); /* along axis 0: [n, 1], a row index; 1: [1, n] */
+	int64_t a;
+	if (ax && !need_const(C, ax, "the axis of arange", 0, 1, &a))
+		return false;
+	if (ax)
+		e->type = (kb_tile__type){KB_TILE_I32, 2, {a ? 1 : n, a ? n : 1}};
 	return true;
 }
 
@@ -355,7 +361,7 @@ static const struct kb_tile__builtin {
 	const char *usage;
 } builtins[] = {
 	{"load", 1, 1, "other mask", check_load, "load(x[i, c : c + B], other = V, mask = M)"},
-	{"arange", 1, 1, "", check_arange, "arange(N)"},
+	{"arange", 1, 1, "axis", check_arange, "arange(N) or arange(N, axis = A)"},
 	{"zeros", 1, 2, "", check_zeros, "zeros(M) or zeros(M, N)"},
 	{"pid", 1, 1, "", check_pid, "pid(axis)"},
 	{"sum", 1, 2, "axis keep", check_reduce, "sum(t), sum(t, axis) or sum(t, axis, keep = true)"},

@@ -457,6 +457,11 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 	kb_buf code = KB_BUF_INIT; /* the kernels: the wgmma helpers go before them when one uses them */
 	L.o = &code;
 	for (int i = 0; i < f->nkernels; i++)
+		if (kb_tile__kernel_has_dot_nt(&f->kernels[i])) {
+			kb_tile__mma_prologue_nt(out);
+			break;
+		}
+	for (int i = 0; i < f->nkernels; i++)
 		kernel(&L, &f->kernels[i]);
 	if (L.wgmma)
 		kb_tile__wgmma_prologue(out);

@@ -404,8 +404,12 @@ void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 		const kb_tile__dotupd *u = &lp->upds[i];
 		char *f = frag_cname(lp, i);
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "kb_mma_warp<%d, %lld, %d, %d> %s(wm0_, wn0_); /* %s's fragments, two "
-			    "buffers */\n", KS * 16, (long long)L->mma.BN, L->mma.MT, L->mma.NT, f, u->acc);
+		if (u->bt)
+			kb_buf_catf(L->o, "kb_mma_warp_nt<%d, %d, %d> %s(wm0_, wn0_); /* %s's fragments, b an "
+				    "[n][k] tile, two buffers */\n", KS * 16, L->mma.MT, L->mma.NT, f, u->acc);
+		else
+			kb_buf_catf(L->o, "kb_mma_warp<%d, %lld, %d, %d> %s(wm0_, wn0_); /* %s's fragments, two "
+				    "buffers */\n", KS * 16, (long long)L->mma.BN, L->mma.MT, L->mma.NT, f, u->acc);
 		free(f);
 	}
 	kb_tile__ind(L);
@@ -447,15 +451,16 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 	const kb_tile__expr *s = st->slice;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
 	const kb_tile__mma *m = &L->mma;
-	if (st->mask || !t || t->rank != 2 || s->nidx != 2 || !s->idx[0].hi || !s->idx[1].hi ||
+	if (!t || t->rank != 2 || s->nidx != 2 || !s->idx[0].hi || !s->idx[1].hi ||
 	    !kb_tile__mma_shape(L, &(kb_tile__type){0, 2, {s->idx[0].extent, s->idx[1].extent}})) {
-		kb_tile__fail(L, st->line, st->col, st->len,
-			      "a 2-d store other than of a dot's [BM, BN] result, without mask=,");
+		kb_tile__fail(L, st->line, st->col, st->len, "a 2-d store other than of a dot's [BM, BN] result");
 		return;
 	}
-	if (!kb_tile__mma_value_ok(L, st->value))
+	if (!kb_tile__mma_value_ok(L, st->value) || (st->mask && !kb_tile__mma_value_ok(L, st->mask)))
 		return;
 	kb_tile__mma_materialize(L, st->value);
+	if (st->mask)
+		kb_tile__mma_materialize(L, st->mask);
 	bool narrow = t->dtype == KB_TILE_BF16 || t->dtype == KB_TILE_F16;
 	if (!narrow && t->dtype != KB_TILE_F32) {
 		kb_tile__fail(L, st->line, st->col, st->len, "a dot's result stored to a tensor of "
@@ -463,11 +468,19 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 		return;
 	}
 	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT, v0 = KB_BUF_INIT, v1 = KB_BUF_INIT;
-	kb_buf e0 = KB_BUF_INIT, e1 = KB_BUF_INIT;
+	kb_buf e0 = KB_BUF_INIT, e1 = KB_BUF_INIT, m0 = KB_BUF_INIT, m1 = KB_BUF_INIT;
 	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
 	kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
 	kb_tile__cexpr(L, st->value, "i_", &v0);
 	kb_tile__cexpr(L, st->value, "i_ + 1", &v1);
+	if (st->mask) { /* each element's, in the pair's test and the element path's */
+		kb_buf_cat(&m0, " && (");
+		kb_tile__cexpr(L, st->mask, "i_", &m0);
+		kb_buf_cat(&m0, ")");
+		kb_buf_cat(&m1, " && (");
+		kb_tile__cexpr(L, st->mask, "i_ + 1", &m1);
+		kb_buf_cat(&m1, ")");
+	}
 	kb_tile__to_elem(t->dtype, "v_[0]", &e0);
 	kb_tile__to_elem(t->dtype, "v_[1]", &e1);
 	const char *pair = t->dtype == KB_TILE_BF16 ? "__nv_bfloat162" : t->dtype == KB_TILE_F16 ? "__half2" : "float2";
@@ -499,8 +512,12 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_catf(L->o, "const int c_ = wn0_ + i_ / 4 %% %d * 8 + lane_ %% 4 * 2;\n", m->NT);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const float v_[2] = {%s, %s};\n", v0.s, v1.s);
+	if (st->mask) {
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "const bool m_[2] = {true%s, true%s};\n", m0.s, m1.s);
+	}
 	kb_tile__ind(L);
-	kb_buf_cat(L->o, "if (r_ < rows_ && al_ && c_ + 1 < cols_)\n");
+	kb_buf_catf(L->o, "if (r_ < rows_ && al_ && c_ + 1 < cols_%s)\n", st->mask ? " && m_[0] && m_[1]" : "");
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "\t*(%s *)(p_ + (size_t)r_ * %s + c_) = %s(v_[0], v_[1]);\n", pair, t->dims[1],
 		    make);
@@ -509,7 +526,7 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "\tfor (int j_ = 0; j_ < 2; j_++)\n");
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t\tif (c_ + j_ < cols_)\n");
+	kb_buf_catf(L->o, "\t\tif (c_ + j_ < cols_%s)\n", st->mask ? " && m_[j_]" : "");
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "\t\t\tp_[(size_t)r_ * %s + c_ + j_] = j_ ? %s : %s;\n", t->dims[1], e1.s, e0.s);
 	kb_tile__block_close(L, 2);
@@ -519,6 +536,8 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_free(&v1);
 	kb_buf_free(&e0);
 	kb_buf_free(&e1);
+	kb_buf_free(&m0);
+	kb_buf_free(&m1);
 }
 
 /* ===== the file's part ===== */
@@ -717,5 +736,52 @@ static const char mma_helpers[] =
 void kb_tile__mma_prologue(kb_buf *out)
 {
 	kb_buf_cat(out, mma_helpers);
+	kb_buf_cat(out, "\n");
+}
+
+/* kb_mma_warp with b given as [n][k] tiles (dot(x, trans(w)), w loaded
+ * [BN, BK]: row-major [n][k] is mma's column-major b, so no transpose is
+ * moved): w's stage is swizzled as a's, and its fragments are read as a's
+ * are, with ldmatrix without .trans, two n8 pieces an ldmatrix.x4: lanes
+ * 0-7 read rows n 0-7 at chunk 2 kk, 8-15 the same rows at 2 kk + 1, 16-31
+ * rows 8-15 likewise.  A row's XOR is that of its row within the 16 (the
+ * warp's first row and a pair of pieces are multiples of 8 rows). */
+static const char mma_nt_helpers[] =
+	"template <int BK, int MT, int NT> struct kb_mma_warp_nt : kb_mma_warp<BK, 16, MT, NT> {\n"
+	"	using W = kb_mma_warp<BK, 16, MT, NT>;\n"
+	"	unsigned bt_lane; /* bytes from a stage's start to this lane's address in w */\n"
+	"	int xbt;          /* its chunk XOR (with the lane's chunk of the pair) */\n"
+	"\n"
+	"	__device__ __forceinline__ kb_mma_warp_nt(int wm0, int wn0) : W(wm0, wn0)\n"
+	"	{\n"
+	"		const int lane = threadIdx.x % 32, r = lane % 8 + lane / 16 * 8;\n"
+	"		xbt = lane / 8 % 2 ^ kb_swz_x<W::CHA>(r);\n"
+	"		bt_lane = (unsigned)(wn0 + r) * W::CHA * 16 + (W::AX ? xbt * 16 : 0);\n"
+	"	}\n"
+	"\n"
+	"	__device__ __forceinline__ void load(int buf, unsigned a_s, unsigned b_s, int kk)\n"
+	"	{\n"
+	"		const unsigned as = W::AX ? (a_s + this->a_lane + (kk * 2 & ~7) * 16) ^ (kk * 2 & 7) * 16\n"
+	"					  : a_s + this->a_lane + (kk * 2 ^ this->xa) * 16;\n"
+	"		const unsigned bs = W::AX ? (b_s + bt_lane + (kk * 2 & ~7) * 16) ^ (kk * 2 & 7) * 16\n"
+	"					  : b_s + bt_lane + (kk * 2 ^ xbt) * 16;\n"
+	"		#pragma unroll\n"
+	"		for (int mt = 0; mt < MT; mt++)\n"
+	"			kb_ldmatrix_x4(this->a[buf][mt], as + mt * 16 * W::CHA * 16);\n"
+	"		#pragma unroll\n"
+	"		for (int nt = 0; nt < NT; nt += 2) {\n"
+	"			unsigned r[4];\n"
+	"			kb_ldmatrix_x4(r, bs + nt * 8 * W::CHA * 16);\n"
+	"			this->b[buf][nt][0] = r[0];\n"
+	"			this->b[buf][nt][1] = r[1];\n"
+	"			this->b[buf][nt + 1][0] = r[2];\n"
+	"			this->b[buf][nt + 1][1] = r[3];\n"
+	"		}\n"
+	"	}\n"
+	"};\n";
+
+void kb_tile__mma_prologue_nt(kb_buf *out)
+{
+	kb_buf_cat(out, mma_nt_helpers);
 	kb_buf_cat(out, "\n");
 }

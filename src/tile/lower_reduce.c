@@ -208,22 +208,31 @@ static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t 
 	return true;
 }
 
-/* Emits the slot loop head: f_, r_, c_ of slot i_ for an [R, C] layout. */
-static void slot_loop(kb_tile__lw *L, int64_t S, int64_t C)
+/* Emits a loop head over S slots i_: the line `at` that defines its r_
+ * and c_, then `unused` (they may be). */
+static void slot_head(kb_tile__lw *L, int64_t S, const char *at, const char *unused)
 {
-	kb_buf el = KB_BUF_INIT;
-	kb_tile__cat_el(L, &el, "i_");
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "#pragma unroll\n");
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++) {\n", (long long)S);
 	L->depth++;
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int f_ = %s, r_ = f_ / %lld, c_ = f_ %% %lld;\n", el.s, (long long)C,
-		    (long long)C);
+	kb_buf_cat(L->o, at);
 	kb_tile__ind(L);
-	kb_buf_cat(L->o, "(void)r_, (void)c_; /* a broadcast row or column reads one of them */\n");
+	kb_buf_cat(L->o, unused);
+}
+
+/* Emits the slot loop head: f_, r_, c_ of slot i_ for an [R, C] layout. */
+static void slot_loop(kb_tile__lw *L, int64_t S, int64_t C)
+{
+	kb_buf el = KB_BUF_INIT, at = KB_BUF_INIT;
+	kb_tile__cat_el(L, &el, "i_");
+	kb_buf_catf(&at, "const int f_ = %s, r_ = f_ / %lld, c_ = f_ %% %lld;\n", el.s, (long long)C,
+		    (long long)C);
+	slot_head(L, S, at.s, "(void)r_, (void)c_; /* a broadcast row or column reads one of them */\n");
 	kb_buf_free(&el);
+	kb_buf_free(&at);
 }
 
 /* The start of slice s's first element, and the rows and columns left
@@ -465,7 +474,7 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 		char *c = kb_tile__new_tmp(L);
 		if (load) {
 			load2(L, load, c, R, C);
-		} else { /* arange(C): the slot's column */
+		} else { /* arange(C): the slot's column; arange(R, axis = 0): its row */
 			int64_t S = kb_tile__slots(L, R * C);
 			kb_tile__ind(L);
 			kb_buf_catf(L->o, "int %s[%lld];\n", c, (long long)S);
@@ -474,7 +483,8 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 			L->depth++;
 			slot_loop(L, S, C);
 			kb_tile__ind(L);
-			kb_buf_catf(L->o, "%s[i_] = c_;\n", c);
+			kb_buf_catf(L->o, "%s[i_] = %s;\n", c, e->type.rank == 2 && e->type.ext[1] == 1 && R > 1 ?
+				    "r_" : "c_");
 			kb_tile__block_close(L, 2);
 		}
 		kb_tile__add_mat(L, e, c, false);
@@ -507,6 +517,38 @@ static const char *reduce_id(const kb_tile__expr *e)
 	return f ? "CUDART_INF_F" : "2147483647";
 }
 
+/* Folds v_ into a[at] with the shared-memory atomic of reduction e (an
+ * f32 max or min by the order of its bits), ending the line. */
+static void fold_atomic(kb_tile__lw *L, const kb_tile__expr *e, const char *a, const char *at)
+{
+	bool f = kb_tile__is_float(e->type.dtype), mx = !strcmp(e->name, "max");
+	if (!strcmp(e->name, "sum"))
+		kb_buf_catf(L->o, "atomicAdd(&%s[%s], v_);\n", a, at);
+	else if (!f)
+		kb_buf_catf(L->o, "atomic%s(&%s[%s], v_);\n", mx ? "Max" : "Min", a, at);
+	else /* an f32 orders as its bits do: signed for v >= 0, unsigned and reversed below */
+		kb_buf_catf(L->o, "{ if (v_ >= 0.0f) atomic%s((int *)&%s[%s], __float_as_int(v_)); else "
+			    "atomic%s((unsigned int *)&%s[%s], __float_as_uint(v_)); }\n", mx ? "Max" : "Min", a,
+			    at, mx ? "Min" : "Max", a, at);
+}
+
+/* A new __shared__ array (returned) of K values for reduction e along its
+ * axis, set to the identity, then a barrier; what names the operand. */
+static char *axis_array(kb_tile__lw *L, const kb_tile__expr *e, int64_t K, const char *what)
+{
+	char *a = kb_xasprintf("kb_ax%d_", ++L->ntmp);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "__shared__ %s %s[%lld]; /* %s%s along axis %d */\n", kb_tile__ctype(e->type.dtype),
+		    a, (long long)K, e->name, what, axis_of(e));
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = (int)threadIdx.x; i_ < %lld; i_ += %d)\n", (long long)K, L->T);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[i_] = %s;\n", a, reduce_id(e));
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads();\n");
+	return a;
+}
+
 /* Reduces reduction e's [R, C] operand along its axis into a shared array
  * (returned, a new name) of R (axis 1) or C (axis 0) values: every thread
  * folds its slots in with shared-memory atomics (an f32 max or min by the
@@ -517,21 +559,11 @@ static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e)
 	int64_t R = t->type.ext[0], C = t->type.ext[1];
 	int axis = axis_of(e);
 	int64_t K = axis ? R : C;
-	bool f = kb_tile__is_float(e->type.dtype), mx = !strcmp(e->name, "max");
 	const char *ct = kb_tile__ctype(e->type.dtype), *at = axis ? "r_" : "c_";
 	materialize2(L, t, R, C);
 	kb_buf x = KB_BUF_INIT;
 	kb_tile__cexpr(L, t, "i_", &x);
-	char *a = kb_xasprintf("kb_ax%d_", ++L->ntmp);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "__shared__ %s %s[%lld]; /* %s along axis %d */\n", ct, a, (long long)K, e->name,
-		    axis);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int i_ = (int)threadIdx.x; i_ < %lld; i_ += %d)\n", (long long)K, L->T);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t%s[i_] = %s;\n", a, reduce_id(e));
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "__syncthreads();\n");
+	char *a = axis_array(L, e, K, "");
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
@@ -540,14 +572,7 @@ static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e)
 	kb_buf_catf(L->o, "const %s v_ = %s;\n", ct, x.s);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld) ", (long long)(R * C));
-	if (!strcmp(e->name, "sum"))
-		kb_buf_catf(L->o, "atomicAdd(&%s[%s], v_);\n", a, at);
-	else if (!f)
-		kb_buf_catf(L->o, "atomic%s(&%s[%s], v_);\n", mx ? "Max" : "Min", a, at);
-	else /* an f32 orders as its bits do: signed for v >= 0, unsigned and reversed below */
-		kb_buf_catf(L->o, "{ if (v_ >= 0.0f) atomic%s((int *)&%s[%s], __float_as_int(v_)); else "
-			    "atomic%s((unsigned int *)&%s[%s], __float_as_uint(v_)); }\n", mx ? "Max" : "Min", a,
-			    at, mx ? "Min" : "Max", a, at);
+	fold_atomic(L, e, a, at);
 	kb_tile__block_close(L, 2);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "__syncthreads();\n");
@@ -708,4 +733,45 @@ void kb_tile__strided_prologue(const kb_tile__file *f, kb_buf *out)
 			kb_buf_cat(out, strided_helper);
 			return;
 		}
+}
+
+/* A kept reduction of a dot's [BM, BN] result (max(s, axis = 1, keep =
+ * true)): the shared array of reduce_smem, filled from the mma layout's
+ * slots (slot i_ at row r_, column c_), then read back at each slot's row
+ * (axis 1) or column (axis 0) into a temporary of the layout.  Its operand
+ * is already materialized (kb_tile__mma_materialize, plan_dot.c, which
+ * calls this: the recursion over the tree stays there). */
+void kb_tile__mma_reduce(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	const kb_tile__expr *t = e->args[0];
+	int axis = axis_of(e), NT = L->mma.NT;
+	int64_t K = axis ? L->mma.BM : L->mma.BN, S = kb_tile__mma_slots(L);
+	const char *ct = kb_tile__ctype(e->type.dtype), *at = axis ? "r_" : "c_";
+	kb_buf x = KB_BUF_INIT;
+	kb_tile__cexpr(L, t, "i_", &x);
+	char *a = axis_array(L, e, K, " of the dot's result"), *c = kb_tile__new_tmp(L);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)S);
+	kb_buf rc = KB_BUF_INIT;
+	kb_buf_catf(&rc, "const int r_ = wm0_ + i_ / %d * %d + (int)threadIdx.x %% 32 / 4 + i_ %% 4 / 2 * 8, "
+		    "c_ = wn0_ + i_ / 4 %% %d * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2;\n", 4 * NT, L->mma.MS, NT);
+	for (int pass = 0; pass < 2; pass++) { /* fold the slots in; read the array back */
+		slot_head(L, S, rc.s, "(void)r_, (void)c_;\n");
+		kb_tile__ind(L);
+		if (pass) {
+			kb_buf_catf(L->o, "%s[i_] = %s[%s];\n", c, a, at);
+		} else {
+			kb_buf_catf(L->o, "const %s v_ = %s;\n", ct, x.s);
+			kb_tile__ind(L);
+			fold_atomic(L, e, a, at);
+		}
+		kb_tile__block_close(L, 1);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, pass ? "__syncthreads(); /* read before the array is filled again */\n"
+			   : "__syncthreads();\n");
+	}
+	kb_tile__add_mat(L, e, c, false);
+	kb_buf_free(&x);
+	kb_buf_free(&rc);
+	free(a);
 }

@@ -50,6 +50,31 @@ bool kb_tile__kernel_has_dot(const kb_tile__kernel_ast *k)
 	return stmts_have_dot(k->body, k->nbody);
 }
 
+/* Whether e is trans(x): a dot's b operand given as [n, k]. */
+static bool is_trans(const kb_tile__expr *e)
+{
+	return e->kind == KB_TE_CALL && !strcmp(e->name, "trans") && e->nargs == 1;
+}
+
+static bool stmts_have_dot_nt(kb_tile__stmt *const *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		const kb_tile__expr *d = st->kind == KB_TS_FOR ? NULL : st->value;
+		while (d && d->kind == KB_TE_BINARY && d->nargs == 2) /* acc = acc + dot(...) */
+			d = d->args[1];
+		if ((d && is_dot(d) && d->nargs == 2 && is_trans(d->args[1])) ||
+		    stmts_have_dot_nt(st->body, st->nbody) || stmts_have_dot_nt(st->els, st->nels))
+			return true;
+	}
+	return false;
+}
+
+bool kb_tile__kernel_has_dot_nt(const kb_tile__kernel_ast *k)
+{
+	return stmts_have_dot_nt(k->body, k->nbody);
+}
+
 /* The dot of `acc += dot(x, w)` or `acc = acc + dot(x, w)`, else NULL. */
 static const kb_tile__expr *update_dot(const kb_tile__stmt *st)
 {
@@ -113,8 +138,9 @@ static int operand_of(kb_tile__lw *L, kb_tile__dotloop *lp, const kb_tile__expr 
 		o->load = x;
 		return lp->nops - 1;
 	}
-	kb_tile__fail(L, x->line, x->col, x->len,
-		      "a dot operand that is not loaded in the dot's loop (load it there)");
+	kb_tile__fail(L, x->line, x->col, x->len, is_trans(x) ? "trans() of a dot's first operand, or "
+		      "of a transposed one (load it as [m, k])" : "a dot operand that is not loaded in "
+		      "the dot's loop (load it there)");
 	return -1;
 }
 
@@ -146,8 +172,9 @@ static bool read_loop(kb_tile__lw *L, const kb_tile__stmt *loop, kb_tile__dotloo
 		u->acc = st->name;
 		u->dot = d;
 		u->line = st->line;
+		u->bt = is_trans(d->args[1]);
 		u->a = operand_of(L, lp, d->args[0]);
-		u->b = operand_of(L, lp, d->args[1]);
+		u->b = operand_of(L, lp, u->bt ? d->args[1]->args[0] : d->args[1]);
 		ok = ok && u->a >= 0 && u->b >= 0;
 	}
 	return ok;
@@ -165,11 +192,12 @@ static bool check_shapes(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	for (int i = 0; i < lp->nupds; i++) {
 		const kb_tile__dotupd *u = &lp->upds[i];
 		const kb_tile__type *a = &lp->ops[u->a].load->type, *b = &lp->ops[u->b].load->type;
+		int64_t bn = b->ext[u->bt ? 0 : 1]; /* trans(w): w is [n, k] */
 		if (!m->BM) {
 			m->BM = a->ext[0];
-			m->BN = b->ext[1];
+			m->BN = bn;
 		}
-		if (a->ext[0] != m->BM || b->ext[1] != m->BN) {
+		if (a->ext[0] != m->BM || bn != m->BN) {
 			kb_tile__fail(L, u->dot->line, u->dot->col, u->dot->len,
 				      "a second dot result shape in one kernel");
 			return false;
@@ -362,8 +390,20 @@ static bool tile2_ok(kb_tile__lw *L, const kb_tile__expr *e)
 
 bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 {
-	if (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")) {
-		kb_tile__fail(L, e->line, e->col, e->len, "arange next to a dot's [BM, BN] result");
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")) { /* the columns (or the rows) */
+		if ((e->type.rank == 1 && e->type.ext[0] == L->mma.BN) ||
+		    same_shape(&e->type, 1, L->mma.BN) || same_shape(&e->type, L->mma.BM, 1))
+			return true;
+		kb_tile__fail(L, e->line, e->col, e->len, "arange of another extent than BN (or BM along "
+			      "axis 0) next to a dot's [BM, BN] result");
+		return false;
+	}
+	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) { /* along an axis, kept */
+		if (e->type.rank == 2 && same_shape(&e->args[0]->type, L->mma.BM, L->mma.BN))
+			return kb_tile__mma_value_ok(L, e->args[0]);
+		kb_tile__fail(L, e->line, e->col, e->len, e->type.rank == 2 ? "a reduction of a 2-d tile "
+			      "of another shape than the dot's" : "a reduction of a dot's result without keep "
+			      "= true");
 		return false;
 	}
 	if (e->type.rank == 1 && e->type.ext[0] != L->mma.BN) {
@@ -376,7 +416,9 @@ bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 			      "other than a load (or a variable a load defines, never assigned again)");
 		return false;
 	}
-	if (e->type.rank == 2 && !same_shape(&e->type, L->mma.BM, L->mma.BN)) {
+	bool bcast = same_shape(&e->type, L->mma.BM, 1) || same_shape(&e->type, 1, L->mma.BN);
+	if (e->type.rank == 2 && !same_shape(&e->type, L->mma.BM, L->mma.BN) &&
+	    (!bcast || kb_tile__is_load(e) || e->kind == KB_TE_NAME)) { /* a row or column of arithmetic */
 		kb_tile__fail(L, e->line, e->col, e->len, "a 2-d tile of another shape than the dot's");
 		return false;
 	}
@@ -385,10 +427,6 @@ bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e)
 	if (e->type.rank == 2 && (kb_tile__is_reduction(e) ||
 				  (e->kind == KB_TE_CALL && !strcmp(e->name, "dot")))) {
 		kb_tile__fail(L, e->line, e->col, e->len, "a 2-d load outside a dot's loop");
-		return false;
-	}
-	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) {
-		kb_tile__fail(L, e->line, e->col, e->len, "a reduction of a dot's result");
 		return false;
 	}
 	if (e->type.rank == 1 && cols_leaf(L, e))
@@ -424,6 +462,39 @@ static void tile2_heads(kb_tile__lw *L, const kb_tile__expr *e)
 	kb_buf_free(&c0);
 }
 
+/* arange(BN) beside a dot's result: the columns this thread holds, in the
+ * layout of a bias row (slot j: column pair j / 2, j % 2); along axis 0
+ * (arange(BM, axis = 0)), the row of each slot. */
+static void mma_arange(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	char *c = kb_tile__new_tmp(L);
+	if (e->type.rank == 2 && e->type.ext[1] == 1) { /* arange(BM, axis = 0): each slot's row */
+		int64_t S = kb_tile__mma_slots(L);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "int %s[%lld]; /* arange along axis 0: the rows of this thread's slots */\n",
+			    c, (long long)S);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "#pragma unroll\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t%s[i_] = wm0_ + i_ / %d * %d + (int)threadIdx.x %% 32 / 4 + i_ %% 4 / 2 * 8;\n",
+			    c, 4 * L->mma.NT, L->mma.MS);
+		kb_tile__add_mat(L, e, c, false);
+		return;
+	}
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "int %s[%d]; /* arange: this thread's columns of the dot's result */\n", c,
+		    L->mma.NT * 2);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->mma.NT * 2);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s[j_] = wn0_ + j_ / 2 * 8 + (int)threadIdx.x %% 4 * 2 + j_ %% 2;\n", c);
+	kb_tile__add_mat(L, e, c, true);
+}
+
 void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e)
 {
 	const kb_tile__expr *load = e->type.rank == 1 ? cols_leaf(L, e) : NULL;
@@ -440,6 +511,17 @@ void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e)
 	}
 	if (e->type.rank == 2 && kb_tile__is_load(e)) {
 		tile2_heads(L, e);
+		return;
+	}
+	if (kb_tile__mat_of(L, e))
+		return;
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "arange")) {
+		mma_arange(L, e);
+		return;
+	}
+	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) {
+		kb_tile__mma_materialize(L, e->args[0]); /* its operand first, here */
+		kb_tile__mma_reduce(L, e);
 		return;
 	}
 	for (int i = 0; i < e->nargs; i++)

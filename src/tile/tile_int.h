@@ -393,6 +393,7 @@ typedef struct {
 	const char *acc;           /* the accumulator's name */
 	const kb_tile__expr *dot;
 	int a, b;                  /* its operands' indexes in the loop's ops */
+	bool bt;                   /* b is trans(w) of a loaded [n, k] tile w */
 	int line;
 } kb_tile__dotupd;
 
@@ -606,6 +607,7 @@ bool kb_tile__mma_value_ok(kb_tile__lw *L, const kb_tile__expr *e);
  * statement that computes e in the mma layout); a [BM, BN] load gets its
  * pointer and bounds, and is read where it is used. */
 void kb_tile__mma_materialize(kb_tile__lw *L, const kb_tile__expr *e);
+void kb_tile__mma_reduce(kb_tile__lw *L, const kb_tile__expr *e);
 /* The element of [BM, BN] load e (materialized into c) at slot i of the
  * mma layout, as C (other= past the tensor's edges). */
 void kb_tile__mma_read2(kb_tile__lw *L, const kb_tile__expr *e, const char *c, const char *i,
@@ -618,6 +620,9 @@ void kb_tile__lower_dot_loop(kb_tile__lw *L, const kb_tile__dotloop *lp);
 void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st);
 /* The helpers the file's kernels with dot call. */
 void kb_tile__mma_prologue(kb_buf *out);
+/* The fragments of a dot(x, trans(w)), for a file with one (plan_dot.c finds it). */
+bool kb_tile__kernel_has_dot_nt(const kb_tile__kernel_ast *k);
+void kb_tile__mma_prologue_nt(kb_buf *out);
 
 /* lower_wgmma.c: a dot loop on sm_90a as a producer warpgroup's copies
  * and consumer warpgroups' wgmma (below plan_dot.c, above lower_expr.c). */

@@ -160,6 +160,12 @@ emu gemm_1warp tests/emu/gemm.tile -D THREADS=32 -D BM=32 -D BN=32 -D BK=32 -D S
 # BK = 48: an odd number of 16-of-k steps (the last one multiplies buffer 0,
 # then refills it), 6 chunks a row of x (no multiple of the threads, and
 # at BM = 16 with 2 warps, fewer chunks than two copies a thread).
+emu gemm_nt tests/emu/gemm_nt.tile --size M=130,N=70,K=75 --size M=100,N=72,K=136 --size M=1,N=3,K=5
+emu gemm_nt_2warps tests/emu/gemm_nt.tile -D THREADS=64 -D BM=32 -D BK=64 -D STAGES=4 \
+	--size M=100,N=72,K=136 --size M=65,N=130,K=40
+emu gemm_nt_8warps tests/emu/gemm_nt.tile -D THREADS=256 -D BM=128 -D BK=32 -D STAGES=3 \
+	--size M=100,N=72,K=136
+emu gemm_nt_bk48 tests/emu/gemm_nt.tile -D BK=48 -D STAGES=3 --size M=65,N=130,K=40
 emu gemm_bk48 tests/emu/gemm.tile -D BK=48 -D STAGES=3 --size M=100,N=72,K=136 --size M=65,N=130,K=40
 emu gemm_bk48_2warps tests/emu/gemm.tile -D THREADS=64 -D BM=16 -D BK=48 -D STAGES=2 \
 	--size M=70,N=100,K=300 --size M=33,N=95,K=77
@@ -196,6 +202,7 @@ emu bias2d tests/emu/bias2d.tile --size M=37,N=50 --size M=100,N=150 --size M=1,
 emu bias2d_misaligned tests/emu/bias2d.tile --offset 4 --size M=37,N=50
 emu softmax2d tests/emu/softmax2d.tile --size M=37,N=50 --size M=8,N=64 --size M=1,N=1
 emu softmax2d_warp_by_warp tests/emu/softmax2d.tile --sched warp --size M=37,N=50
+emu causal2d tests/emu/causal2d.tile --size M=37,N=50 --size M=8,N=64 --size M=1,N=1
 emu colsum2d tests/emu/colsum2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
 emu transpose2d tests/emu/transpose2d.tile --size M=100,N=150 --size M=32,N=64 --size M=1,N=3
 emu transpose2d_misaligned tests/emu/transpose2d.tile --offset 4 --size M=37,N=64
@@ -228,6 +235,12 @@ for x in tile cu; do
 done
 # a dot's epilogue: bias row, tanh, a cast, a [BM, BN] residual load
 emu gemm_epilogue tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
+	--size M=1,N=3,K=5
+emu dot_softmax tests/emu/dot_softmax.tile --size M=130,N=50,K=75 --size M=64,N=64,K=16 \
+	--size M=1,N=3,K=5
+emu dot_colmax tests/emu/dot_colmax.tile --size M=64,N=130,K=75 --size M=64,N=3,K=5
+emu dot_causal tests/emu/dot_causal.tile --size M=130,N=50,K=75 --size M=64,N=64,K=16 --size M=3,N=3,K=5
+emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
 	--size M=1,N=3,K=5
 for k in transpose.tile transpose.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
@@ -341,6 +354,21 @@ mutant atomic_as_store 's/atomicAdd(p_ + e_ + j_, \(.*\));$/*(p_ + e_ + j_) = \1
 	tests/emu/colsum_atomic.tile --size M=40,N=1001
 mutant residual_wrong_stride 's/) \* N + (wn0_ + (i_/) * M + (wn0_ + (i_/g' "past the end of 'res'" \
 	tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75
+mutant dot_reduce_read_by_column 's/\(_t[0-9]*\[i_\] = kb_ax[0-9]*_\)\[r_\]/\1[c_]/' 'elements wrong' \
+	tests/emu/dot_softmax.tile --size M=130,N=50,K=75
+mutant dot_arange_pairs 's/ + j_ % 2;$/;/' 'elements wrong' tests/emu/dot_softmax.tile --size M=130,N=49,K=75
+mutant dot_store_mask_pair 's/ \&\& m_\[0\] \&\& m_\[1\])$/)/' 'elements wrong' tests/emu/dot_store_mask.tile \
+	--size M=130,N=70,K=75
+mutant dot_store_mask_element 's/ \&\& m_\[j_\])$/)/' 'elements wrong' tests/emu/dot_store_mask.tile \
+	--size M=130,N=70,K=75
+mutant dot_nt_pieces_swapped 's/this->b\[buf\]\[nt\]\[1\] = r\[1\];/this->b[buf][nt][1] = r[2];/' \
+	'elements wrong' tests/emu/gemm_nt.tile --size M=100,N=72,K=136
+mutant dot_nt_lane_xor 's/xbt = lane \/ 8 % 2 ^ /xbt = lane \/ 16 ^ /' 'elements wrong' \
+	tests/emu/gemm_nt.tile --size M=100,N=72,K=136
+mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
+	--size M=37,N=50
+mutant dot_arange_rows 's/\(_t[0-9]*\[i_\] = wm0_ .*\) + i_ % 4 \/ 2 \* 8;$/\1;/' 'elements wrong' \
+	tests/emu/dot_causal.tile --size M=130,N=50,K=75
 mutant fused_gelu_constant 's/0\.797884561f/0.8f/' 'elements wrong' kernels/fused/bias_gelu.tile --size M=3,N=4099
 mutant tile2_vector_lanes 's/= v_\.x, /= v_.y, /' 'elements wrong' tests/emu/transpose2d.tile --size M=32,N=64
 mutant trans_not_transposed 's/\[c_\]\[r_\]/[r_][c_]/' 'elements wrong' tests/emu/transpose2d.tile \

@@ -467,6 +467,7 @@ static const struct {
 	{__LINE__, "kernel f(s: f16) grid(1) threads(32) {\n}\n", 1, 13,
 	 "a scalar parameter is i32, i64 or f32, not 'f16'"},
 	{__LINE__, H "    r = 3 +\n}\n", 2, 12, "expected an expression, got end of line"},
+	{__LINE__, H "    r = arange(8, axis = 2)\n}\n", 2, 26, "the axis of arange must be from 0 to 1, got 2"},
 	{__LINE__, H "    r = (1 + 2\n}\n", 2, 15, "expected ')' to close the '(' at 2:9, got end of line"},
 	{__LINE__, H "    r = 1 2\n}\n", 2, 11, "expected the end of the line after the assignment, got '2'"},
 	{__LINE__, H "    y[0, 0] = 1.0\n}\n", 2, 5, "only a name can be assigned"},

@@ -539,6 +539,8 @@ static const struct {
 	{__LINE__, MM_HEAD "    x = load(a[0 : 64, 0 : 32])\n    for k in range(0, K, 32) {\n"
 		   "        w = load(b[k : k + 32, 0 : 128])\n        acc += dot(x, w)\n    }\n}\n", 6, 20,
 	 "a dot operand that is not loaded in the dot's loop (load it there)"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(trans(trans(x)), w)\n") "}\n", 6, 20,
+	 "trans() of a dot's first operand, or of a transposed one (load it as [m, k]) is not supported yet"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n        acc += dot(load(a[0 : 64, k : k + 16]), "
 		   "load(b[k : k + 16, 0 : 128]))\n") "}\n", 7, 16,
 	 "dots of different inner extents in one loop"},
@@ -548,15 +550,19 @@ static const struct {
 		   "    acc = zeros(16, 16)\n" MM_LOOP("        acc += dot(load(a[0 : 16, k : k + 32]), "
 		   "load(b[k : k + 32, 0 : 16]))\n") "}\n", 6, 16,
 	 "a dot result of [16, 16] with 8 warps (no grid of warps splits it into 16 x 16 pieces)"},
-	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc + f32(arange(128))\n}\n", 8, 19,
-	 "arange next to a dot's [BM, BN] result"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc + arange(1)\n}\n", 8, 15,
+	 "arange of another extent than BN (or BM along axis 0) next to a dot's [BM, BN] result"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc + load(c[0 : 64, 0 : 1])\n}\n",
+		   8, 15, "a 2-d tile of another shape than the dot's is not supported yet"},
+	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    y = acc - max(acc, axis = 0)\n}\n", 8, 15,
+	 "a reduction of a dot's result without keep = true is not supported yet"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    r = load(v[0 : 128]) * 2.0\n"
 		   "    y = acc + r\n}\n", 9, 15,
 	 "a rank-1 tile next to a dot's [BM, BN] result other than a load (or a variable a load "
 	 "defines, never assigned again)"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n")
-		   "    store(c[0 : 64, 0 : 128], acc, mask = acc > 0.0)\n}\n", 8, 5,
-	 "a 2-d store other than of a dot's [BM, BN] result, without mask=,"},
+		   "    store(c[0 : 32, 0 : 128], load(c[0 : 32, 0 : 128]))\n}\n", 8, 5,
+	 "a 2-d store other than of a dot's [BM, BN] result is not supported yet"},
 	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "    r = sum(acc, 1)\n}\n", 8, 9,
 	 "a reduction of a tile of rank 2 is not supported yet"},
 	/* 2-d tiles without dot: what stays refused */
@@ -582,6 +588,26 @@ static const struct {
 		   "    store(c[0 : 64, 0 : 128], acc + f32(load(r[0 : 64, 0 : 128])))\n}\n", 8, 41,
 	 "a [BM, BN] load beside a dot's result other than of a 2-d f32, f16 or bf16 tensor"},
 };
+
+/* dot(x, trans(w)) with w loaded [BN, BK]: w's stage is [BN][BK], its
+ * fragments by kb_mma_warp_nt (in the prologue only where a dot uses it). */
+static void test_tile_lower__dot_trans(void)
+{
+	lowered l;
+	lower(&l, "kernel mm(a: bf16[M, K], b: bf16[N, K], c: f32[M, N]) grid(M) threads(128) {\n"
+	      "    acc = zeros(64, 128)\n    for k in range(0, K, 32) {\n"
+	      "        x = load(a[0 : 64, k : k + 32])\n        w = load(b[0 : 128, k : k + 32])\n"
+	      "        acc += dot(x, trans(w))\n    }\n    store(c[0 : 64, 0 : 128], acc)\n}\n", NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	T_CONTAINS(cuda(&l), "struct kb_mma_warp_nt");
+	T_CONTAINS(cuda(&l), "kb_mma_warp_nt<32, 4, 4> f_(wm0_, wn0_);");
+	T_CONTAINS(cuda(&l), "const kb_copy_plan<128, 32, 128, true, false> w_p_");
+	lowered_free(&l);
+	lower(&l, MM_HEAD MM_LOOP("        acc += dot(x, w)\n") "}\n", NULL, 0);
+	T_EQ_INT(l.rc, 0);
+	T_OK(!strstr(cuda(&l), "kb_mma_warp_nt"));
+	lowered_free(&l);
+}
 
 /* A residual [BM, BN] load beside a dot's result: its pointer and bounds
  * before the store, each element read in the store's loop at the row and
@@ -673,6 +699,7 @@ int main(void)
 	T_RUN(test_tile_lower__dot_stages_and_warps);
 	T_RUN(test_tile_lower__two_dots_one_loop);
 	T_RUN(test_tile_lower__dot_residual);
+	T_RUN(test_tile_lower__dot_trans);
 	T_RUN(test_tile_lower__tiles_2d);
 	T_RUN(test_tile_lower__refused);
 	return t_report();
