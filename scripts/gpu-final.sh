@@ -33,9 +33,14 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
 export PYTHONUNBUFFERED=1
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
 echo "$GPU $(date -u +%Y-%m-%dT%H:%MZ)" >"$OUT/summary.txt"
-part() { # NAME SECONDS COMMAND...
+T_START=$(date +%s)
+part() { # NAME SECONDS COMMAND...: skipped when it could end past BUDGET s
 	name=$1 secs=$2; shift 2
 	t0=$(date +%s)
+	if [ $(( t0 - T_START + secs )) -gt "${BUDGET:-100000}" ]; then
+		echo "$name: SKIPPED (${secs} s would pass the call's ${BUDGET} s)" >>"$OUT/summary.txt"
+		return
+	fi
 	mkdir -p "/tmp/o/$name"
 	(OUT=/tmp/o/$name XDG_CACHE_HOME=/tmp/kc-$name XDG_DATA_HOME=/tmp/kd-$name timeout "$secs" "$@") \
 		>"$OUT/$name.txt" 2>&1
@@ -60,10 +65,10 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	flows) part flows ${T_FLOWS:-240} sh scripts/gpu-flows.sh ;;
 	tuigpu) part tuigpu ${T_TUIGPU:-100} env KBENCH_REQUIRE_GPU=1 sh tests/cli/tui.sh ;;
 	shared) part shared ${T_SHARED:-60} env KBENCH_REQUIRE_GPU=1 sh tests/cli/shared.sh ;;
-	ncuclk) part ncuclk ${T_NCUCLK:-150} env CLOCKS=1 REPS=3 sh bench/ncu_gallery.sh \
-		kernels/layernorm/layernorm.tile kernels/rmsnorm/rmsnorm_bf16.tile \
+	ncuclk) part ncuclk ${T_NCUCLK:-150} env CLOCKS=1 REPS=${NCU_REPS:-3} sh bench/ncu_gallery.sh \
+		${NCU_FILES:-kernels/layernorm/layernorm.tile kernels/rmsnorm/rmsnorm_bf16.tile \
 		kernels/softmax/softmax_bf16_cluster.cu kernels/matmul/matmul.tile \
-		kernels/softmax.cu kernels/layernorm/02_registers.cu ;;
+		kernels/softmax.cu kernels/layernorm/02_registers.cu} ;;
 	esac
 done
 rm -rf /tmp/o/tuilive/w/cache /tmp/o/tuilive/w/data
