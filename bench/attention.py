@@ -4,7 +4,7 @@
   table     for each head dim D (64, 128), sequence length N (1024, 4096,
             8192, 16384 by default; $NS) and causal or not: every kbench
             kernel of kernels/attention/ except the naive one (its scores
-            alone are 4 B*H*N^2 bytes), 02 with a warp's 16 rows (MT=1) and
+            alone are 4 B*H*N^2 bytes; attention.tile at D = 64 only), 02 with a warp's 16 rows (MT=1) and
             32 (MT=2) (`kbench run FILE --define D=.. [--define ..] --arg N=.. --arg B=..
             --arg H=.. --arg CAUSAL=.. --no-sweep --json --trials 1`), the
             best CORRECT one counting; a kernel that faults or hangs is not
@@ -51,7 +51,8 @@ DS = [int(d) for d in os.environ.get("DS", "64,128").split(",")]
 KERNELS = [(p, vs) for p, vs in (
     ("kernels/attention/02_fa2.cu", {64: (["MT=1"], ["MT=2", "BN=64"]),
                                      128: (["MT=1"], ["MT=2", "BN=32"])}),
-    ("kernels/attention/03_fa3.cu", {64: ([],), 128: ([],)})) if os.path.exists(p)]
+    ("kernels/attention/03_fa3.cu", {64: ([],), 128: ([],)}),
+    ("kernels/attention/attention.tile", {64: ([],)})) if os.path.exists(p)]  # D = 64 only
 BROKEN = {}  # kernel file -> the verdict that stopped it (a fault or a hang costs its timeout)
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
@@ -163,7 +164,7 @@ def table():
                 for path, variants in KERNELS:
                     name = os.path.basename(path).split(".")[0]
                     best = None
-                    for defs in variants[d]:
+                    for defs in variants.get(d, ()):
                         r = kbench(path, d, defs, n, b, h, causal)
                         r.update(kernel=name, defines=" ".join(defs), D=d, N=n, causal=causal, B=b,
                                  H=h)
@@ -208,6 +209,8 @@ def correct():
           f" {'check ms':>9s}")
     for path in ["kernels/attention/01_naive.cu"] + [p for p, _ in KERNELS]:
         for d in DS:
+            if path.endswith(".tile") and d != 64:  # attention.tile's HD is 64
+                continue
             for causal in (0, 1):
                 if left() < 15 or path in BROKEN:
                     print(f"skipped {path} D={d} causal={causal}: "
