@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-attntile.sh - issue 30's attention.tile on a real GPU: first
 # kernels/attention/attention.tile itself (its two dots in the 2-d layout,
-# FMA through shared memory: correctness first) at D = 64, N = 1024 and the
+# mma.sync from shared memory: correctness first) at D = 64, N = 1024 and the
 # ragged 1000 and 129, causal and not, against the attention() reference,
 # timed beside 02_fa2.cu at the same sizes; then the dot lowering's
 # constructs (src/tile, tests/emu/*.tile) CORRECT on the GPU (mma.sync,

@@ -3,13 +3,15 @@
  * (lower_load.c writes them, the loads in a gather's indices first) and
  * reductions, which are written here: the thread's slots, then the block
  * (warp shuffles, one value a warp through the shared scratch, lower.c's
- * KB_BLOCK_REDUCE helpers); and the 2-d tiles of a kernel without dot
- * (below), whose reductions along an axis, transposes and scalars recurse
+ * KB_BLOCK_REDUCE helpers); and the 2-d tiles of a kernel without a dot
+ * loop (below: attention's dots are values there, dot2), whose reductions
+ * along an axis, transposes, dots and scalars recurse
  * into materialize as materialize recurses into them: one recursion over
  * the tree, kept in one file.  Element-wise nodes are left to lower_expr.c.
  */
 #include "tile_int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +195,11 @@ static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t 
 	if (e->kind == KB_TE_CALL && !strcmp(e->name, "dot") && same && !L->mma.on) {
 		const kb_tile__expr *a = e->args[0], *b = e->args[1];
 		int64_t K = a->type.ext[1];
+		if (R % 16 || C % 8 || K % 16) {
+			kb_tile__fail(L, e->line, e->col, e->len, "a dot among other statements whose [m, n] "
+				      "result and inner dim k are not multiples of 16, 8 and 16 (mma's m16n8k16)");
+			return false;
+		}
 		if (b->kind == KB_TE_CALL && !strcmp(b->name, "trans"))
 			return value_ok(L, a, R, K) && value_ok(L, b->args[0], C, K);
 		return value_ok(L, a, R, K) && value_ok(L, b, K, C);
@@ -281,15 +288,13 @@ static void transpose2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_
 	free(a);
 }
 
-/* Writes the slots of v, an [R, C] value, into the shared array a[R][C + 1]
- * (declared here, of C type ct). */
-static void to_smem(kb_tile__lw *L, const kb_tile__expr *v, const char *a, int64_t R, int64_t C,
+/* Writes the slots of v, an [R, C] value, as C type ct to `lhs` (C text of
+ * the slot's r_ and c_: a shared array's element). */
+static void to_smem(kb_tile__lw *L, const kb_tile__expr *v, const char *lhs, int64_t R, int64_t C,
 		    const char *ct)
 {
 	kb_buf x = KB_BUF_INIT;
 	kb_tile__cexpr(L, v, "i_", &x);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "__shared__ %s %s[%lld][%lld];\n", ct, a, (long long)R, (long long)C + 1);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
@@ -297,53 +302,93 @@ static void to_smem(kb_tile__lw *L, const kb_tile__expr *v, const char *a, int64
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld)\n", (long long)(R * C));
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t%s[r_][c_] = (%s)(%s);\n", a, ct, x.s);
+	kb_buf_catf(L->o, "\t%s = (%s)(%s);\n", lhs, ct, x.s);
 	kb_tile__block_close(L, 2);
 	kb_buf_free(&x);
 }
 
+/* Emits one line (printf-style, under 512 bytes) at the current depth. */
+static void KB_PRINTF(2, 3) line(kb_tile__lw *L, const char *fmt, ...)
+{
+	char t[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t, sizeof t, fmt, ap);
+	va_end(ap);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, t);
+}
+
 /* dot(a, b) (or dot(a, trans(w))) in the layout of its [R, C] result, where
  * a statement other than the operands' loads shares the dot's loop (a
- * register operand, attention's p): both operands' slots written to shared
- * arrays, a barrier, each slot of the result the f32 sum over k of its row
- * of a and column of b, a barrier. */
+ * register operand, attention's p).  One shared buffer: a as [R][K + 8]
+ * and b as [C][K + 8] (w's rows; b's columns) of the 16-bit type, rows
+ * 16 bytes longer than K (a fragment's 8 rows in different banks), a
+ * barrier; each warp takes m16n8 pieces of the result in turn (piece q at
+ * rows q / (C / 8) * 16, columns q % (C / 8) * 8) and runs mma.sync
+ * m16n8k16 over K, its fragments read as 32-bit pairs (the PTX layout:
+ * a's rows g and g + 8, columns 2t and 2t + 8; b's column g); a barrier,
+ * then the f32 result over the operands as [R][C + 1], which each slot
+ * reads back at its row and column. */
 static void dot2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
 {
 	const kb_tile__expr *a = e->args[0], *b = e->args[1];
 	bool bt = b->kind == KB_TE_CALL && !strcmp(b->name, "trans");
 	const kb_tile__expr *w = bt ? b->args[0] : b;
-	int64_t K = a->type.ext[1], WR = bt ? C : K, WC = bt ? K : C;
+	long long K = a->type.ext[1], P = K + 8, NW = L->T / 32, NP = R / 16 * (C / 8), N8 = C / 8;
+	long long PW = (NP + NW - 1) / NW, ops = (R + C) * P * 2, res = R * (C + 1) * 4;
 	materialize2(L, a, R, K);
-	materialize2(L, w, WR, WC);
-	char *sa = kb_xasprintf("kb_da%d_", ++L->ntmp), *sb = kb_xasprintf("kb_db%d_", L->ntmp);
-	char *c = kb_tile__new_tmp(L);
+	materialize2(L, w, bt ? C : K, bt ? K : C);
 	const char *ct = a->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16";
-	to_smem(L, a, sa, R, K, ct); /* as mma would read them */
-	to_smem(L, w, sb, WR, WC, ct);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "__syncthreads(); /* a dot's operands in shared memory */\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "float %s[%lld];\n", c, (long long)kb_tile__slots(L, R * C));
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "{\n");
+	char *m = kb_xasprintf("kb_dm%d_", ++L->ntmp);
+	line(L, "__shared__ __align__(16) unsigned char %s[%lld]; /* a dot's operands, then its result */\n",
+	     m, ops > res ? ops : res);
+	char *la = kb_xasprintf("((%s (*)[%lld])%s)[r_][c_]", ct, P, m);
+	char *lb = kb_xasprintf("((%s (*)[%lld])(%s + %lld))%s", ct, P, m, R * P * 2,
+				bt ? "[r_][c_]" : "[c_][r_]");
+	to_smem(L, a, la, R, K, ct);
+	to_smem(L, w, lb, bt ? C : K, bt ? K : C, ct);
+	line(L, "__syncthreads(); /* the operands in shared memory */\n");
+	line(L, "{\n");
 	L->depth++;
-	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "float s_ = 0.0f;\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int k_ = 0; f_ < %lld && k_ < %lld; k_++)\n", (long long)(R * C),
-		    (long long)K);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\ts_ += (float)%s[r_][k_] * (float)%s[%s][%s];\n", sa, sb, bt ? "c_" : "k_",
-		    bt ? "k_" : "c_");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s[i_] = s_;\n", c);
-	kb_tile__block_close(L, 2);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "__syncthreads(); /* read before the arrays are written again */\n");
-	kb_tile__add_mat(L, e, c, false);
-	free(sa);
-	free(sb);
+	line(L, "const int w_ = (int)threadIdx.x / 32, g_ = (int)threadIdx.x %% 32 / 4, "
+	     "t_ = (int)threadIdx.x %% 4;\n");
+	line(L, "const %s (*a_)[%lld] = (const %s (*)[%lld])%s;\n", ct, P, ct, P, m);
+	line(L, "const %s (*b_)[%lld] = (const %s (*)[%lld])(%s + %lld);\n", ct, P, ct, P, m, R * P * 2);
+	line(L, "float d_[%lld][4]; /* %lld m16n8 pieces, %lld a warp */\n", PW, NP, PW);
+	line(L, "#pragma unroll\n");
+	line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
+	line(L, "\td_[p_][0] = d_[p_][1] = d_[p_][2] = d_[p_][3] = 0.0f;\n");
+	line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16, n_ = q_ %% %lld * 8;\n", NW, N8, N8);
+	line(L, "\tfor (int k_ = 0; q_ < %lld && k_ < %lld; k_ += 16) {\n", NP, K);
+	line(L, "\t\tconst unsigned af_[4] = {*(const unsigned *)&a_[m_ + g_][k_ + 2 * t_],\n");
+	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_ + 8][k_ + 2 * t_],\n");
+	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_][k_ + 2 * t_ + 8],\n");
+	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_ + 8][k_ + 2 * t_ + 8]};\n");
+	line(L, "\t\tconst unsigned bf_[2] = {*(const unsigned *)&b_[n_ + g_][k_ + 2 * t_],\n");
+	line(L, "\t\t\t*(const unsigned *)&b_[n_ + g_][k_ + 2 * t_ + 8]};\n");
+	line(L, "\t\tkb_mma(d_[p_], af_, bf_, (const %s *)0);\n", ct);
+	line(L, "\t}\n");
+	line(L, "}\n");
+	line(L, "__syncthreads(); /* every warp has read the operands: the result goes over them */\n");
+	line(L, "float (*o_)[%lld] = (float (*)[%lld])%s;\n", (long long)C + 1, (long long)C + 1, m);
+	line(L, "#pragma unroll\n");
+	line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
+	line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16 + g_, n_ = q_ %% %lld * 8 + 2 * t_;\n",
+	     NW, N8, N8);
+	line(L, "\tif (q_ < %lld) {\n", NP);
+	line(L, "\t\to_[m_][n_] = d_[p_][0], o_[m_][n_ + 1] = d_[p_][1];\n");
+	line(L, "\t\to_[m_ + 8][n_] = d_[p_][2], o_[m_ + 8][n_ + 1] = d_[p_][3];\n");
+	line(L, "\t}\n");
+	line(L, "}\n");
+	kb_tile__block_close(L, 1);
+	line(L, "__syncthreads();\n");
+	char *at = kb_xasprintf("((float (*)[%lld])%s)[r_][c_]", (long long)C + 1, m);
+	read_back(L, e, "float", R, C, at);
+	free(at);
+	free(la);
+	free(lb);
+	free(m);
 }
 
 /* A 2-d variable v of [R, 1] (or [1, C]) beside an [R, C] value: its slots
@@ -353,8 +398,11 @@ static void bcast2(kb_tile__lw *L, const kb_tile__expr *v, int64_t R, int64_t C)
 {
 	int64_t vr = v->type.ext[0], vc = v->type.ext[1];
 	const char *ct = kb_tile__ctype(v->type.dtype);
-	char *a = kb_xasprintf("kb_bc%d_", ++L->ntmp);
-	to_smem(L, v, a, vr, vc, ct);
+	char *a = kb_xasprintf("kb_bc%d_", ++L->ntmp), *lhs = kb_xasprintf("%s[r_][c_]", a);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "__shared__ %s %s[%lld][%lld];\n", ct, a, (long long)vr, (long long)vc + 1);
+	to_smem(L, v, lhs, vr, vc, ct);
+	free(lhs);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "__syncthreads();\n");
 	/* an [R, 1] column is read at the slot's row, a [1, C] row at its column */

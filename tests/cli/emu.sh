@@ -248,6 +248,7 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 AT='kernels/attention/attention.tile'
 emu attention_tile $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
 	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1
+emu attention_tile_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
 for k in transpose.tile transpose.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
 	emu "fused_${k}_misaligned" "kernels/fused/$k" --offset 4 --size M=1030,N=13
@@ -373,8 +374,12 @@ mutant dot_nt_lane_xor 's/xbt = lane \/ 8 % 2 ^ /xbt = lane \/ 16 ^ /' 'elements
 	tests/emu/gemm_nt.tile --size M=100,N=72,K=136
 mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
 	--size M=37,N=50
-mutant dot2_w_not_transposed 's/\(kb_db[0-9]*_\)\[c_\]\[k_\]/\1[k_][c_]/' 'elements wrong' $AT \
+mutant dot2_w_not_transposed 's/\(kb_dm[0-9]*_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT \
 	--size B=1,H=2,N=100,CAUSAL=0
+mutant dot2_b_fragment_k 's/&b_\[n_ + g_\]\[k_ + 2 \* t_ + 8\]}/\&b_[n_ + g_][k_ + 2 * t_]}/' 'elements wrong' \
+	$AT --size B=1,H=2,N=100,CAUSAL=0
+mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT \
+	--sched warp --size B=1,H=2,N=100,CAUSAL=0
 mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT \
 	--size B=1,H=2,N=100,CAUSAL=1
 mutant kept_row_unguarded 's/\(_t[0-9]*\[i_\]\) = f_ < 64 ? \(kb_ax[0-9]*_\[r_\]\) : 0;/\1 = \2;/' \
