@@ -249,6 +249,10 @@ AT='kernels/attention/attention.tile'
 emu attention_tile $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
 	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1
 emu attention_tile_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
+# the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
+emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
+emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
+emu dot_regs_2warps tests/emu/dot_regs.tile -D THREADS=64 -D BM=16 -D BN=64 -D BK=32 --size M=33,N=65,K=64
 for k in transpose.tile transpose.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
 	emu "fused_${k}_misaligned" "kernels/fused/$k" --offset 4 --size M=1030,N=13
@@ -378,6 +382,8 @@ mutant dot2_w_not_transposed 's/\(kb_dm[0-9]*_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r
 	--size B=1,H=2,N=100,CAUSAL=0
 mutant dot2_b_fragment_k 's/&b_\[n_ + g_\]\[k_ + 2 \* t_ + 8\]}/\&b_[n_ + g_][k_ + 2 * t_]}/' 'elements wrong' \
 	$AT --size B=1,H=2,N=100,CAUSAL=0
+mutant dot2_f16_as_bf16 's/(const __half \*)0);$/(const __nv_bfloat16 *)0);/' 'elements wrong' \
+	tests/emu/dot_regs.tile --size M=130,N=70,K=75
 mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT \
 	--sched warp --size B=1,H=2,N=100,CAUSAL=0
 mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT \
