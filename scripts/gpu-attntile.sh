@@ -2,7 +2,7 @@
 # gpu-attntile.sh - issue 30's attention.tile on a real GPU: first
 # kernels/attention/attention.tile itself (its two dots in the 2-d layout,
 # mma.sync from shared memory: correctness first) at D = 64, N = 1024 and the
-# ragged 1000 and 129, causal and not, against the attention() reference,
+# ragged 1000 and 129, and at D = 128, N = 1000, causal and not, against the attention() reference,
 # timed beside 02_fa2.cu at the same sizes; then the dot lowering's
 # constructs (src/tile, tests/emu/*.tile) CORRECT on the GPU (mma.sync,
 # sm_90), each beside its reference kernel in double: dot(x, trans(w))
@@ -56,6 +56,8 @@ for c in 0 1; do
 	one 02_fa2-d64 $A/02_fa2.cu N=1024,B=2,H=8,CAUSAL=$c D=64
 	one attention.tile $A/attention.tile N=1000,B=2,H=8,CAUSAL=$c
 	one attention.tile $A/attention.tile N=129,B=3,H=2,CAUSAL=$c
+	one attention.tile-d128 $A/attention.tile N=1000,B=2,H=8,D=128,CAUSAL=$c HD=128
+	one 02_fa2-d128 $A/02_fa2.cu N=1000,B=2,H=8,CAUSAL=$c D=128
 done
 
 E=tests/emu

@@ -321,7 +321,8 @@ static void KB_PRINTF(2, 3) line(kb_tile__lw *L, const char *fmt, ...)
 
 /* dot(a, b) (or dot(a, trans(w))) in the layout of its [R, C] result, where
  * a statement other than the operands' loads shares the dot's loop (a
- * register operand, attention's p).  One shared buffer: a as [R][K + 8]
+ * register operand, attention's p).  One shared buffer (kb_dot_, every
+ * dot's): a as [R][K + 8]
  * and b as [C][K + 8] (w's rows; b's columns) of the 16-bit type, rows
  * 16 bytes longer than K (a fragment's 8 rows in different banks), a
  * barrier; each warp takes m16n8 pieces of the result in turn (piece q at
@@ -340,9 +341,9 @@ static void dot2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
 	materialize2(L, a, R, K);
 	materialize2(L, w, bt ? C : K, bt ? K : C);
 	const char *ct = a->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16";
-	char *m = kb_xasprintf("kb_dm%d_", ++L->ntmp);
-	line(L, "__shared__ __align__(16) unsigned char %s[%lld]; /* a dot's operands, then its result */\n",
-	     m, ops > res ? ops : res);
+	char *m = kb_xstrdup("kb_dot_"); /* one buffer, lower.c's, the size of the largest dot */
+	if ((ops > res ? ops : res) > L->dot_bytes)
+		L->dot_bytes = ops > res ? ops : res;
 	char *la = kb_xasprintf("((%s (*)[%lld])%s)[r_][c_]", ct, P, m);
 	char *lb = kb_xasprintf("((%s (*)[%lld])(%s + %lld))%s", ct, P, m, R * P * 2,
 				bt ? "[r_][c_]" : "[c_][r_]");

@@ -424,6 +424,7 @@ typedef struct kb_tile__lw {
 	kb_diags *diags;
 	int T, V, depth, ntmp, errors;
 	bool scratch;           /* the kernel needs kb_scratch (a reduction) */
+	int64_t dot_bytes;      /* kb_dot_'s size: the largest dot in the 2-d layout (lower_reduce.c) */
 	kb_tile__lsym *syms;
 	int nsyms, capsyms;
 	kb_tile__mat *mats;
