@@ -4,7 +4,7 @@
   table     for each head dim D (64, 128), sequence length N (1024, 4096,
             8192, 16384 by default; $NS) and causal or not: every kbench
             kernel of kernels/attention/ except the naive one (its scores
-            alone are 4 B*H*N^2 bytes), 02 with a warp's 16 rows (MT=1) and
+            alone are 4 B*H*N^2 bytes; attention.tile with HD = D), 02 with a warp's 16 rows (MT=1) and
             32 (MT=2) (`kbench run FILE --define D=.. [--define ..] --arg N=.. --arg B=..
             --arg H=.. --arg CAUSAL=.. --no-sweep --json --trials 1`), the
             best CORRECT one counting; a kernel that faults or hangs is not
@@ -51,7 +51,8 @@ DS = [int(d) for d in os.environ.get("DS", "64,128").split(",")]
 KERNELS = [(p, vs) for p, vs in (
     ("kernels/attention/02_fa2.cu", {64: (["MT=1"], ["MT=2", "BN=64"]),
                                      128: (["MT=1"], ["MT=2", "BN=32"])}),
-    ("kernels/attention/03_fa3.cu", {64: ([],), 128: ([],)})) if os.path.exists(p)]
+    ("kernels/attention/03_fa3.cu", {64: ([],), 128: ([],)}),
+    ("kernels/attention/attention.tile", {64: (["HD=64"],), 128: (["HD=128"],)})) if os.path.exists(p)]
 BROKEN = {}  # kernel file -> the verdict that stopped it (a fault or a hang costs its timeout)
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
@@ -115,7 +116,8 @@ def kbench(path, d, defs, n, b, h, causal):
         return {"verdict": "SKIPPED (budget)"}
     if path in BROKEN:
         return {"verdict": f"SKIPPED ({BROKEN[path][:20]} before)"}
-    j, wall = run_json([path, "--define", f"D={d}", *[x for v in defs for x in ("--define", v)],
+    tile = ["--arg", f"D={d}"] if path.endswith(".tile") else []  # D is its spec's arg, HD its const
+    j, wall = run_json([path, "--define", f"D={d}", *tile, *[x for v in defs for x in ("--define", v)],
                         "--arg", f"N={n}", "--arg", f"B={b}", "--arg", f"H={h}",
                         "--arg", f"CAUSAL={int(causal)}", "--no-sweep", "--trials", "1",
                         "--timeout", "20"])
@@ -163,7 +165,7 @@ def table():
                 for path, variants in KERNELS:
                     name = os.path.basename(path).split(".")[0]
                     best = None
-                    for defs in variants[d]:
+                    for defs in variants.get(d, ()):
                         r = kbench(path, d, defs, n, b, h, causal)
                         r.update(kernel=name, defines=" ".join(defs), D=d, N=n, causal=causal, B=b,
                                  H=h)
@@ -215,6 +217,7 @@ def correct():
                     bad += 1
                     continue
                 pin = ["--define", "BM=128"] if "02_fa2" in path else []  # its tune: MT x BN
+                pin += ["--define", f"HD={d}", "--arg", f"D={d}"] if path.endswith(".tile") else []
                 j, wall = run_json([path, "--define", f"D={d}", *pin, "--arg", f"CAUSAL={causal}",
                                     "--arg", "B=1", "--arg", "H=4", "--arg", "N=4096",
                                     "--trials", "1", "--timeout", "20"])

@@ -1,17 +1,19 @@
 #!/bin/sh
-# gpu-attntile.sh - issue 30's attention.tile, as far as it got: the dot
-# lowering's new constructs (src/tile, tests/emu/*.tile) CORRECT on a real
-# GPU (mma.sync, sm_90), each beside its reference kernel in double: dot(x,
-# trans(w)) (gemm_nt.tile, 4 and 8 warps, aligned and ragged sizes), kept
-# reductions of a dot's result (dot_softmax, dot_colmax), its row index
-# (dot_causal: the causal mask), mask= on its store (dot_store_mask) and the
-# 2-d row index without dot (causal2d).  kernels/attention/attention.tile
-# itself does not exist yet (docs/tile.md "Status" says what it still
-# needs), so nothing here times it beside 02_fa2.cu.  Builds nothing: runs
-# from the repo root with the make dist tarball (build/dist*/).  About a
-# minute; each step on its own (one failing leaves the others).  Output:
-# $OUT/attntile.txt (everything), $OUT/attntile-table.txt, the table printed
-# last.  Usage: sh scripts/gpu-attntile.sh
+# gpu-attntile.sh - issue 30's attention.tile on a real GPU: first
+# kernels/attention/attention.tile itself (its two dots in the 2-d layout,
+# mma.sync from shared memory: correctness first) at D = 64, N = 1024 and the
+# ragged 1000 and 129, and at D = 128, N = 1000, causal and not, against the attention() reference,
+# timed beside 02_fa2.cu at the same sizes; then the dot lowering's
+# constructs (src/tile, tests/emu/*.tile) CORRECT on the GPU (mma.sync,
+# sm_90), each beside its reference kernel in double: dot(x, trans(w))
+# (gemm_nt.tile, 4 and 8 warps, aligned and ragged sizes), kept reductions
+# of a dot's result (dot_softmax, dot_colmax), its row index (dot_causal:
+# the causal mask), mask= on its store (dot_store_mask) and the 2-d row
+# index without dot (causal2d).  Builds nothing: runs from the repo root
+# with the make dist tarball (build/dist*/).  Two minutes or so; each step
+# on its own (one failing leaves the others).  Output: $OUT/attntile.txt
+# (everything), $OUT/attntile-table.txt, the table printed last.
+# Usage: sh scripts/gpu-attntile.sh
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
@@ -47,6 +49,16 @@ except Exception as e:
 ' "$j" 2>>"$LOG")
 	printf '%s\t%s\t%s\n' "$label" "$args" "$v" >>"$TAB"
 }
+
+A=kernels/attention
+for c in 0 1; do
+	one attention.tile $A/attention.tile N=1024,B=2,H=8,CAUSAL=$c
+	one 02_fa2-d64 $A/02_fa2.cu N=1024,B=2,H=8,CAUSAL=$c D=64
+	one attention.tile $A/attention.tile N=1000,B=2,H=8,CAUSAL=$c
+	one attention.tile $A/attention.tile N=129,B=3,H=2,CAUSAL=$c
+	one attention.tile-d128 $A/attention.tile N=1000,B=2,H=8,D=128,CAUSAL=$c HD=128
+	one 02_fa2-d128 $A/02_fa2.cu N=1000,B=2,H=8,CAUSAL=$c D=128
+done
 
 E=tests/emu
 one gemm_nt $E/gemm_nt.tile M=1024,N=1024,K=1024

@@ -387,12 +387,16 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
 	L->o = &code; /* the body first: whether it needs the scratch (and which consts) is known after */
 	L->scratch = false;
+	L->dot_bytes = 0;
 	for (int i = 0; i < k->nbody; i++)
 		k->body[i]->named = false;
 	lower_body(L);
 	L->o = whole;
 	if (L->mma.on)
 		kb_tile__mma_decls(L);
+	if (L->dot_bytes) /* each dot ends with a barrier after its last read */
+		kb_buf_catf(L->o, "\t__shared__ __align__(16) unsigned char kb_dot_[%lld]; /* every dot's "
+			    "operands, then its result */\n", (long long)L->dot_bytes);
 	if (L->scratch)
 		kb_buf_cat(L->o, "\t__shared__ float kb_scratch[64]; /* block reductions, two halves */\n"
 			   "\tint kb_nred_ = 0; /* block reductions so far (the half the next one uses) */\n");

@@ -5,7 +5,8 @@
  * path where not, and whole tiles with every 16-byte load in flight before
  * the first is used; a [BN] load at a dot result's columns; and which
  * registers the row-in-registers branch keeps for a load (lower.c decides
- * what it keeps).  The access and the group loop are shared with
+ * what it keeps); a 2-d tile's slot loop and loads (lower_reduce.c
+ * computes the values).  The access and the group loop are shared with
  * lower_value.c (streamed loads, stores).  Calls only lower_expr.c.
  */
 #include "tile_int.h"
@@ -518,4 +519,189 @@ kb_tile__kept *kb_tile__kept_of(kb_tile__lw *L, const kb_tile__expr *load)
 			k = &L->kept[i];
 	free(key);
 	return k;
+}
+
+/* ===== 2-d tiles in a kernel without dot: the slot loop, loads (lower_reduce.c's) ===== */
+
+/* The extents an operand of type t has as a 2-d value: [n] is [1, n]. */
+void kb_tile__shape2(const kb_tile__type *t, int64_t *r, int64_t *c)
+{
+	*r = t->rank == 2 ? t->ext[0] : 1;
+	*c = t->rank == 2 ? t->ext[1] : t->ext[0];
+}
+
+/* Emits a loop head over S slots i_: the line `at` that defines its r_
+ * and c_, then `unused` (they may be). */
+void kb_tile__slot_head(kb_tile__lw *L, int64_t S, const char *at, const char *unused)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++) {\n", (long long)S);
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, at);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, unused);
+}
+
+/* Emits the slot loop head: f_, r_, c_ of slot i_ for an [R, C] layout. */
+void kb_tile__slot_loop(kb_tile__lw *L, int64_t S, int64_t C)
+{
+	kb_buf el = KB_BUF_INIT, at = KB_BUF_INIT;
+	kb_tile__cat_el(L, &el, "i_");
+	kb_buf_catf(&at, "const int f_ = %s, r_ = f_ / %lld, c_ = f_ %% %lld;\n", el.s, (long long)C,
+		    (long long)C);
+	kb_tile__slot_head(L, S, at.s, "(void)r_, (void)c_; /* a broadcast row or column reads one of them */\n");
+	kb_buf_free(&el);
+	kb_buf_free(&at);
+}
+
+/* The start of slice s's first element, and the rows and columns left
+ * from it (*rows "1" for a slice of rank 1 of a row), into b, rows, cols. */
+bool kb_tile__slice2(kb_tile__lw *L, const kb_tile__expr *s, kb_buf *base, kb_buf *rows, kb_buf *cols,
+		   kb_buf *ld)
+{
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	if (!t || s->nidx != t->rank || (t->rank == 2 && s->idx[0].hi && !s->idx[1].hi)) {
+		kb_tile__fail(L, s->line, s->col, s->len, "this slice beside a 2-d tile");
+		return false;
+	}
+	kb_buf lo[2] = {KB_BUF_INIT, KB_BUF_INIT};
+	for (int d = 0; d < s->nidx; d++)
+		kb_tile__cexpr(L, s->idx[d].lo, "0", &lo[d]);
+	if (t->rank == 1) {
+		kb_buf_catf(base, "%s + (size_t)(%s)", t->name, lo[0].s);
+		kb_buf_cat(rows, "1");
+		kb_buf_catf(cols, "%s - (%s)", t->dims[0], lo[0].s);
+		kb_buf_cat(ld, "0");
+	} else {
+		kb_buf_catf(base, "%s + (size_t)(%s) * %s + (size_t)(%s)", t->name, lo[0].s, t->dims[1],
+			    lo[1].s);
+		kb_buf_catf(rows, s->idx[0].hi ? "%s - (%s)" : "(%s) < %s ? 1 : 0", s->idx[0].hi ?
+			    t->dims[0] : lo[0].s, s->idx[0].hi ? lo[0].s : t->dims[0]);
+		kb_buf_catf(cols, "%s - (%s)", t->dims[1], lo[1].s);
+		kb_buf_cat(ld, t->dims[1]);
+	}
+	kb_buf_free(&lo[0]);
+	kb_buf_free(&lo[1]);
+	return true;
+}
+
+/* Opens the block of an access to a slice: p_ (its first element), rows_
+ * and cols_ (left from there). */
+void kb_tile__access2_open(kb_tile__lw *L, const kb_tile_param *t, bool is_const, const kb_buf *base,
+			const kb_buf *rows, const kb_buf *cols)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "{\n");
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s%s *p_ = %s;\n", is_const ? "const " : "", kb_tile_ctype(t->dtype), base->s);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const long long rows_ = %s, cols_ = %s;\n", rows->s, cols->s);
+}
+
+/* Whether an access of tensor t to a whole [R, C] tile (full: not a
+ * broadcast, no mask) can go 16 bytes at a time: f32, 4 slots a group,
+ * and rows of a multiple of 4 (a group never crosses a row); the run-time
+ * test (al_: the start and the row length) is then declared. */
+bool kb_tile__vec4(kb_tile__lw *L, const kb_tile_param *t, bool full, int64_t C)
+{
+	if (!full || t->dtype != KB_TILE_F32 || L->V != 4 || C % 4)
+		return false;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const bool al_ = ((unsigned long long)p_ & 15) == 0 && %s %% 4 == 0;\n",
+		    t->dims[1]);
+	return true;
+}
+
+/* The loop over a thread's groups of 4 slots: f_ (the first's element),
+ * r_, c_ (its row and column; the group is in that row). */
+void kb_tile__group4_loop(kb_tile__lw *L, int64_t S, int64_t C)
+{
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "#pragma unroll\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "for (int k_ = 0; k_ < %lld; k_++) {\n", (long long)(S / 4));
+	L->depth++;
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "const int f_ = (k_ * %d + (int)threadIdx.x) * 4, r_ = f_ / %lld, c_ = f_ %% %lld;\n",
+		    L->T, (long long)C, (long long)C);
+}
+
+/* dst[S] = load e read in the layout of an [R, C] value: its element at
+ * the slot's row and column (row 0 of a [1, C] or [C] load, column 0 of an
+ * [R, 1] one), other past the tensor's edges, where mask= is false, and in
+ * the slots past R * C. */
+void kb_tile__load2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, int64_t R, int64_t C)
+{
+	const kb_tile__expr *s = e->args[0], *mask = NULL, *other = NULL;
+	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT;
+	kb_buf o = KB_BUF_INIT, m = KB_BUF_INIT, el = KB_BUF_INIT;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "mask"))
+			mask = e->kwv[k];
+		else
+			other = e->kwv[k];
+	if (!kb_tile__slice2(L, s, &base, &rows, &cols, &ld))
+		goto out;
+	int64_t r1, c1;
+	kb_tile__shape2(&e->type, &r1, &c1);
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	int64_t S = kb_tile__slots(L, R * C);
+	if (other)
+		kb_tile__cexpr(L, other, "0", &o);
+	if (mask)
+		kb_tile__cexpr(L, mask, "i_", &m);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, dst, (long long)S);
+	kb_tile__access2_open(L, t, true, &base, &rows, &cols);
+	if (kb_tile__vec4(L, t, r1 == R && c1 == C && !mask, C)) {
+		kb_tile__group4_loop(L, S, C);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "if (al_ && f_ < %lld && r_ < rows_ && c_ + 4 <= cols_) {\n", (long long)(R * C));
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\tconst float4 v_ = *(const float4 *)(p_ + (size_t)r_ * ");
+		kb_buf_catf(L->o, "%s + c_);\n", ld.s);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t%s[k_ * 4] = v_.x, %s[k_ * 4 + 1] = v_.y, %s[k_ * 4 + 2] = v_.z, "
+			    "%s[k_ * 4 + 3] = v_.w;\n", dst, dst, dst, dst);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "} else {\n");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\tfor (int j_ = 0; j_ < 4; j_++)\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t\t%s[k_ * 4 + j_] = f_ + j_ < %lld && r_ < rows_ && c_ + j_ < cols_ ? "
+			    "p_[(size_t)r_ * %s + c_ + j_] : (float)(%s);\n", dst, (long long)(R * C), ld.s,
+			    o.len ? o.s : "0");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
+		kb_tile__block_close(L, 2);
+		goto out;
+	}
+	kb_tile__slot_loop(L, S, C);
+	const char *rr = r1 == 1 ? "0" : "r_", *cc = c1 == 1 ? "0" : "c_";
+	char idx[160];
+	snprintf(idx, sizeof idx, "(size_t)%s * %s + %s", rr, ld.s, cc);
+	if (t->dtype == KB_TILE_BF16)
+		kb_buf_catf(&el, "__bfloat162float(p_[%s])", idx);
+	else if (t->dtype == KB_TILE_F16)
+		kb_buf_catf(&el, "__half2float(p_[%s])", idx);
+	else
+		kb_buf_catf(&el, "p_[%s]", idx);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s[i_] = f_ < %lld && %s < rows_ && %s < cols_%s%s%s ? (%s)%s : (%s)(%s);\n", dst,
+		    (long long)(R * C), rr, cc, m.len ? " && (" : "", m.len ? m.s : "", m.len ? ")" : "",
+		    ct, el.s, ct, o.len ? o.s : "0");
+	kb_tile__block_close(L, 2);
+out:
+	kb_buf_free(&base);
+	kb_buf_free(&rows);
+	kb_buf_free(&cols);
+	kb_buf_free(&ld);
+	kb_buf_free(&o);
+	kb_buf_free(&m);
+	kb_buf_free(&el);
 }

@@ -3,13 +3,15 @@
  * (lower_load.c writes them, the loads in a gather's indices first) and
  * reductions, which are written here: the thread's slots, then the block
  * (warp shuffles, one value a warp through the shared scratch, lower.c's
- * KB_BLOCK_REDUCE helpers); and the 2-d tiles of a kernel without dot
- * (below), whose reductions along an axis, transposes and scalars recurse
+ * KB_BLOCK_REDUCE helpers); and the 2-d tiles of a kernel without a dot
+ * loop (below: attention's dots are values there, dot2), whose reductions
+ * along an axis, transposes, dots and scalars recurse
  * into materialize as materialize recurses into them: one recursion over
  * the tree, kept in one file.  Element-wise nodes are left to lower_expr.c.
  */
 #include "tile_int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,13 +147,6 @@ void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *in
  * statement's operands are materialized before its loop, in its layout.
  */
 
-/* The extents an operand of type t has as a 2-d value: [n] is [1, n]. */
-static void shape2(const kb_tile__type *t, int64_t *r, int64_t *c)
-{
-	*r = t->rank == 2 ? t->ext[0] : 1;
-	*c = t->rank == 2 ? t->ext[1] : t->ext[0];
-}
-
 /* A leaf the 2-d layout can read at a slot's row and column: a load (of a
  * slice whose ranges give its extents), or a variable only a load defines. */
 static const kb_tile__expr *leaf_load(const kb_tile__lw *L, const kb_tile__expr *e)
@@ -162,6 +157,16 @@ static const kb_tile__expr *leaf_load(const kb_tile__lw *L, const kb_tile__expr 
 	return s && s->load && s->type.rank == 1 ? s->load : NULL;
 }
 
+static int axis_of(const kb_tile__expr *e);
+
+/* Whether a 2-d variable of type t is an [R, 1] column or a [1, C] row
+ * beside an [R, C] value (read through shared memory: bcast2). */
+static bool row_or_col(const kb_tile__type *t, int64_t R, int64_t C)
+{
+	return t->rank == 2 && ((t->ext[0] == R && t->ext[1] == 1 && C > 1) ||
+				(t->ext[0] == 1 && t->ext[1] == C && R > 1));
+}
+
 /* Whether e can be computed slot by slot in the layout of an [R, C] value;
  * false after reporting what cannot. */
 static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
@@ -169,8 +174,15 @@ static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t 
 	int64_t r, c;
 	if (!e->type.rank)
 		return true;
-	shape2(&e->type, &r, &c);
+	kb_tile__shape2(&e->type, &r, &c);
 	bool same = r == R && c == C;
+	if (kb_tile__is_reduction(e) && e->nargs && e->args[0]->type.rank == 2 && e->type.rank == 1 &&
+	    axis_of(e) == 1) {
+		kb_tile__fail(L, e->line, e->col, e->len, "a reduction along axis 1 is one value a row; "
+			      "beside a 2-d tile a [n] tile broadcasts along the columns, so this would "
+			      "not mean a row's value: write keep = true (an [R, 1] tile) for a row's");
+		return false;
+	}
 	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) { /* along an axis */
 		const kb_tile__type *a = &e->args[0]->type;
 		if (kb_tile__compute(a->dtype) != KB_TILE_F32 && kb_tile__compute(a->dtype) != KB_TILE_I32) {
@@ -179,6 +191,18 @@ static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t 
 			return false;
 		}
 		return value_ok(L, e->args[0], a->ext[0], a->ext[1]);
+	}
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "dot") && same && !L->mma.on) {
+		const kb_tile__expr *a = e->args[0], *b = e->args[1];
+		int64_t K = a->type.ext[1];
+		if (R % 16 || C % 8 || K % 16) {
+			kb_tile__fail(L, e->line, e->col, e->len, "a dot among other statements whose [m, n] "
+				      "result and inner dim k are not multiples of 16, 8 and 16 (mma's m16n8k16)");
+			return false;
+		}
+		if (b->kind == KB_TE_CALL && !strcmp(b->name, "trans"))
+			return value_ok(L, a, R, K) && value_ok(L, b->args[0], C, K);
+		return value_ok(L, a, R, K) && value_ok(L, b, K, C);
 	}
 	if (kb_tile__is_reduction(e) || (e->kind == KB_TE_CALL && !strcmp(e->name, "dot"))) {
 		kb_tile__fail(L, e->line, e->col, e->len, "a reduction (or dot) inside a 2-d tile's value");
@@ -196,7 +220,7 @@ static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t 
 		return true;
 	if (e->kind == KB_TE_NAME) {
 		const kb_tile__lsym *s = kb_tile__lw_lookup(L, e->name);
-		if (same || (s && s->load && s->type.rank == 1))
+		if (same || (s && s->load && s->type.rank == 1) || (s && row_or_col(&s->type, R, C)))
 			return true;
 		kb_tile__fail(L, e->line, e->col, e->len, "a tile of another shape beside a 2-d tile, "
 			      "other than a load (or a variable only a load defines) or arange,");
@@ -208,184 +232,29 @@ static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t 
 	return true;
 }
 
-/* Emits a loop head over S slots i_: the line `at` that defines its r_
- * and c_, then `unused` (they may be). */
-static void slot_head(kb_tile__lw *L, int64_t S, const char *at, const char *unused)
-{
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "#pragma unroll\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++) {\n", (long long)S);
-	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, at);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, unused);
-}
+static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e);
+static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C);
 
-/* Emits the slot loop head: f_, r_, c_ of slot i_ for an [R, C] layout. */
-static void slot_loop(kb_tile__lw *L, int64_t S, int64_t C)
+/* e, an [R, C] value, read from a shared array after its barrier: each
+ * slot takes `at` (C text of f_, r_, c_) into a new temporary of C type
+ * ct, then a barrier before the array is written again. */
+static void read_back(kb_tile__lw *L, const kb_tile__expr *e, const char *ct, int64_t R, int64_t C,
+		      const char *at)
 {
-	kb_buf el = KB_BUF_INIT, at = KB_BUF_INIT;
-	kb_tile__cat_el(L, &el, "i_");
-	kb_buf_catf(&at, "const int f_ = %s, r_ = f_ / %lld, c_ = f_ %% %lld;\n", el.s, (long long)C,
-		    (long long)C);
-	slot_head(L, S, at.s, "(void)r_, (void)c_; /* a broadcast row or column reads one of them */\n");
-	kb_buf_free(&el);
-	kb_buf_free(&at);
-}
-
-/* The start of slice s's first element, and the rows and columns left
- * from it (*rows "1" for a slice of rank 1 of a row), into b, rows, cols. */
-static bool slice2(kb_tile__lw *L, const kb_tile__expr *s, kb_buf *base, kb_buf *rows, kb_buf *cols,
-		   kb_buf *ld)
-{
-	const kb_tile_param *t = kb_tile__param(L, s->name);
-	if (!t || s->nidx != t->rank || (t->rank == 2 && s->idx[0].hi && !s->idx[1].hi)) {
-		kb_tile__fail(L, s->line, s->col, s->len, "this slice beside a 2-d tile");
-		return false;
-	}
-	kb_buf lo[2] = {KB_BUF_INIT, KB_BUF_INIT};
-	for (int d = 0; d < s->nidx; d++)
-		kb_tile__cexpr(L, s->idx[d].lo, "0", &lo[d]);
-	if (t->rank == 1) {
-		kb_buf_catf(base, "%s + (size_t)(%s)", t->name, lo[0].s);
-		kb_buf_cat(rows, "1");
-		kb_buf_catf(cols, "%s - (%s)", t->dims[0], lo[0].s);
-		kb_buf_cat(ld, "0");
-	} else {
-		kb_buf_catf(base, "%s + (size_t)(%s) * %s + (size_t)(%s)", t->name, lo[0].s, t->dims[1],
-			    lo[1].s);
-		kb_buf_catf(rows, s->idx[0].hi ? "%s - (%s)" : "(%s) < %s ? 1 : 0", s->idx[0].hi ?
-			    t->dims[0] : lo[0].s, s->idx[0].hi ? lo[0].s : t->dims[0]);
-		kb_buf_catf(cols, "%s - (%s)", t->dims[1], lo[1].s);
-		kb_buf_cat(ld, t->dims[1]);
-	}
-	kb_buf_free(&lo[0]);
-	kb_buf_free(&lo[1]);
-	return true;
-}
-
-/* Opens the block of an access to a slice: p_ (its first element), rows_
- * and cols_ (left from there). */
-static void access_open(kb_tile__lw *L, const kb_tile_param *t, bool is_const, const kb_buf *base,
-			const kb_buf *rows, const kb_buf *cols)
-{
+	char *c = kb_tile__new_tmp(L);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)kb_tile__slots(L, R * C));
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
+	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s%s *p_ = %s;\n", is_const ? "const " : "", kb_tile_ctype(t->dtype), base->s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const long long rows_ = %s, cols_ = %s;\n", rows->s, cols->s);
-}
-
-/* Whether an access of tensor t to a whole [R, C] tile (full: not a
- * broadcast, no mask) can go 16 bytes at a time: f32, 4 slots a group,
- * and rows of a multiple of 4 (a group never crosses a row); the run-time
- * test (al_: the start and the row length) is then declared. */
-static bool vec4(kb_tile__lw *L, const kb_tile_param *t, bool full, int64_t C)
-{
-	if (!full || t->dtype != KB_TILE_F32 || L->V != 4 || C % 4)
-		return false;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const bool al_ = ((unsigned long long)p_ & 15) == 0 && %s %% 4 == 0;\n",
-		    t->dims[1]);
-	return true;
-}
-
-/* The loop over a thread's groups of 4 slots: f_ (the first's element),
- * r_, c_ (its row and column; the group is in that row). */
-static void group4_loop(kb_tile__lw *L, int64_t S, int64_t C)
-{
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "#pragma unroll\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "for (int k_ = 0; k_ < %lld; k_++) {\n", (long long)(S / 4));
-	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int f_ = (k_ * %d + (int)threadIdx.x) * 4, r_ = f_ / %lld, c_ = f_ %% %lld;\n",
-		    L->T, (long long)C, (long long)C);
-}
-
-/* dst[S] = load e read in the layout of an [R, C] value: its element at
- * the slot's row and column (row 0 of a [1, C] or [C] load, column 0 of an
- * [R, 1] one), other past the tensor's edges, where mask= is false, and in
- * the slots past R * C. */
-static void load2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, int64_t R, int64_t C)
-{
-	const kb_tile__expr *s = e->args[0], *mask = NULL, *other = NULL;
-	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT;
-	kb_buf o = KB_BUF_INIT, m = KB_BUF_INIT, el = KB_BUF_INIT;
-	for (int k = 0; k < e->nkw; k++)
-		if (!strcmp(e->kw[k], "mask"))
-			mask = e->kwv[k];
-		else
-			other = e->kwv[k];
-	if (!slice2(L, s, &base, &rows, &cols, &ld))
-		goto out;
-	int64_t r1, c1;
-	shape2(&e->type, &r1, &c1);
-	const kb_tile_param *t = kb_tile__param(L, s->name);
-	const char *ct = kb_tile__ctype(e->type.dtype);
-	int64_t S = kb_tile__slots(L, R * C);
-	if (other)
-		kb_tile__cexpr(L, other, "0", &o);
-	if (mask)
-		kb_tile__cexpr(L, mask, "i_", &m);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, dst, (long long)S);
-	access_open(L, t, true, &base, &rows, &cols);
-	if (vec4(L, t, r1 == R && c1 == C && !mask, C)) {
-		group4_loop(L, S, C);
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "if (al_ && f_ < %lld && r_ < rows_ && c_ + 4 <= cols_) {\n", (long long)(R * C));
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "\tconst float4 v_ = *(const float4 *)(p_ + (size_t)r_ * ");
-		kb_buf_catf(L->o, "%s + c_);\n", ld.s);
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "\t%s[k_ * 4] = v_.x, %s[k_ * 4 + 1] = v_.y, %s[k_ * 4 + 2] = v_.z, "
-			    "%s[k_ * 4 + 3] = v_.w;\n", dst, dst, dst, dst);
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "} else {\n");
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "\tfor (int j_ = 0; j_ < 4; j_++)\n");
-		kb_tile__ind(L);
-		kb_buf_catf(L->o, "\t\t%s[k_ * 4 + j_] = f_ + j_ < %lld && r_ < rows_ && c_ + j_ < cols_ ? "
-			    "p_[(size_t)r_ * %s + c_ + j_] : (float)(%s);\n", dst, (long long)(R * C), ld.s,
-			    o.len ? o.s : "0");
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "}\n");
-		kb_tile__block_close(L, 2);
-		goto out;
-	}
-	slot_loop(L, S, C);
-	const char *rr = r1 == 1 ? "0" : "r_", *cc = c1 == 1 ? "0" : "c_";
-	char idx[160];
-	snprintf(idx, sizeof idx, "(size_t)%s * %s + %s", rr, ld.s, cc);
-	if (t->dtype == KB_TILE_BF16)
-		kb_buf_catf(&el, "__bfloat162float(p_[%s])", idx);
-	else if (t->dtype == KB_TILE_F16)
-		kb_buf_catf(&el, "__half2float(p_[%s])", idx);
-	else
-		kb_buf_catf(&el, "p_[%s]", idx);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s[i_] = f_ < %lld && %s < rows_ && %s < cols_%s%s%s ? (%s)%s : (%s)(%s);\n", dst,
-		    (long long)(R * C), rr, cc, m.len ? " && (" : "", m.len ? m.s : "", m.len ? ")" : "",
-		    ct, el.s, ct, o.len ? o.s : "0");
+	kb_buf_catf(L->o, "%s[i_] = f_ < %lld ? %s : (%s)0;\n", c, (long long)(R * C), at, ct);
 	kb_tile__block_close(L, 2);
-out:
-	kb_buf_free(&base);
-	kb_buf_free(&rows);
-	kb_buf_free(&cols);
-	kb_buf_free(&ld);
-	kb_buf_free(&o);
-	kb_buf_free(&m);
-	kb_buf_free(&el);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads(); /* read before the array is written again */\n");
+	kb_tile__add_mat(L, e, c, false);
 }
-
-static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e);
-static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C);
 
 /* trans(t) of a [C, R] value t, in the layout of its [R, C] result: t's
  * slots written to a shared [C][R + 1] array (a column apart in banks),
@@ -397,14 +266,14 @@ static void transpose2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_
 	materialize2(L, t, C, R);
 	kb_buf x = KB_BUF_INIT;
 	kb_tile__cexpr(L, t, "i_", &x);
-	char *a = kb_xasprintf("kb_tr%d_", ++L->ntmp), *c = kb_tile__new_tmp(L);
+	char *a = kb_xasprintf("kb_tr%d_", ++L->ntmp);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "__shared__ %s %s[%lld][%lld]; /* a transpose */\n", ct, a, (long long)C,
 		    (long long)R + 1);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
-	slot_loop(L, kb_tile__slots(L, R * C), R);
+	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), R);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld)\n", (long long)(R * C));
 	kb_tile__ind(L);
@@ -412,19 +281,135 @@ static void transpose2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_
 	kb_tile__block_close(L, 2);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "__syncthreads();\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)kb_tile__slots(L, R * C));
+	char *at = kb_xasprintf("%s[c_][r_]", a);
+	read_back(L, e, ct, R, C, at);
+	free(at);
+	kb_buf_free(&x);
+	free(a);
+}
+
+/* Writes the slots of v, an [R, C] value, as C type ct to `lhs` (C text of
+ * the slot's r_ and c_: a shared array's element). */
+static void to_smem(kb_tile__lw *L, const kb_tile__expr *v, const char *lhs, int64_t R, int64_t C,
+		    const char *ct)
+{
+	kb_buf x = KB_BUF_INIT;
+	kb_tile__cexpr(L, v, "i_", &x);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
-	slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s[i_] = f_ < %lld ? %s[c_][r_] : (%s)0;\n", c, (long long)(R * C), a, ct);
+	kb_buf_catf(L->o, "if (f_ < %lld)\n", (long long)(R * C));
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s = (%s)(%s);\n", lhs, ct, x.s);
 	kb_tile__block_close(L, 2);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "__syncthreads(); /* read before the array is written again */\n");
-	kb_tile__add_mat(L, e, c, false);
 	kb_buf_free(&x);
+}
+
+/* Emits one line (printf-style, under 512 bytes) at the current depth. */
+static void KB_PRINTF(2, 3) line(kb_tile__lw *L, const char *fmt, ...)
+{
+	char t[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t, sizeof t, fmt, ap);
+	va_end(ap);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, t);
+}
+
+/* dot(a, b) (or dot(a, trans(w))) in the layout of its [R, C] result, where
+ * a statement other than the operands' loads shares the dot's loop (a
+ * register operand, attention's p).  One shared buffer (kb_dot_, every
+ * dot's): a as [R][K + 8]
+ * and b as [C][K + 8] (w's rows; b's columns) of the 16-bit type, rows
+ * 16 bytes longer than K (a fragment's 8 rows in different banks), a
+ * barrier; each warp takes m16n8 pieces of the result in turn (piece q at
+ * rows q / (C / 8) * 16, columns q % (C / 8) * 8) and runs mma.sync
+ * m16n8k16 over K, its fragments read as 32-bit pairs (the PTX layout:
+ * a's rows g and g + 8, columns 2t and 2t + 8; b's column g); a barrier,
+ * then the f32 result over the operands as [R][C + 1], which each slot
+ * reads back at its row and column. */
+static void dot2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
+{
+	const kb_tile__expr *a = e->args[0], *b = e->args[1];
+	bool bt = b->kind == KB_TE_CALL && !strcmp(b->name, "trans");
+	const kb_tile__expr *w = bt ? b->args[0] : b;
+	long long K = a->type.ext[1], P = K + 8, NW = L->T / 32, NP = R / 16 * (C / 8), N8 = C / 8;
+	long long PW = (NP + NW - 1) / NW, ops = (R + C) * P * 2, res = R * (C + 1) * 4;
+	materialize2(L, a, R, K);
+	materialize2(L, w, bt ? C : K, bt ? K : C);
+	const char *ct = a->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16";
+	char *m = kb_xstrdup("kb_dot_"); /* one buffer, lower.c's, the size of the largest dot */
+	if ((ops > res ? ops : res) > L->dot_bytes)
+		L->dot_bytes = ops > res ? ops : res;
+	char *la = kb_xasprintf("((%s (*)[%lld])%s)[r_][c_]", ct, P, m);
+	char *lb = kb_xasprintf("((%s (*)[%lld])(%s + %lld))%s", ct, P, m, R * P * 2,
+				bt ? "[r_][c_]" : "[c_][r_]");
+	to_smem(L, a, la, R, K, ct);
+	to_smem(L, w, lb, bt ? C : K, bt ? K : C, ct);
+	line(L, "__syncthreads(); /* the operands in shared memory */\n");
+	line(L, "{\n");
+	L->depth++;
+	line(L, "const int w_ = (int)threadIdx.x / 32, g_ = (int)threadIdx.x %% 32 / 4, "
+	     "t_ = (int)threadIdx.x %% 4;\n");
+	line(L, "const %s (*a_)[%lld] = (const %s (*)[%lld])%s;\n", ct, P, ct, P, m);
+	line(L, "const %s (*b_)[%lld] = (const %s (*)[%lld])(%s + %lld);\n", ct, P, ct, P, m, R * P * 2);
+	line(L, "float d_[%lld][4]; /* %lld m16n8 pieces, %lld a warp */\n", PW, NP, PW);
+	line(L, "#pragma unroll\n");
+	line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
+	line(L, "\td_[p_][0] = d_[p_][1] = d_[p_][2] = d_[p_][3] = 0.0f;\n");
+	line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16, n_ = q_ %% %lld * 8;\n", NW, N8, N8);
+	line(L, "\tfor (int k_ = 0; q_ < %lld && k_ < %lld; k_ += 16) {\n", NP, K);
+	line(L, "\t\tconst unsigned af_[4] = {*(const unsigned *)&a_[m_ + g_][k_ + 2 * t_],\n");
+	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_ + 8][k_ + 2 * t_],\n");
+	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_][k_ + 2 * t_ + 8],\n");
+	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_ + 8][k_ + 2 * t_ + 8]};\n");
+	line(L, "\t\tconst unsigned bf_[2] = {*(const unsigned *)&b_[n_ + g_][k_ + 2 * t_],\n");
+	line(L, "\t\t\t*(const unsigned *)&b_[n_ + g_][k_ + 2 * t_ + 8]};\n");
+	line(L, "\t\tkb_mma(d_[p_], af_, bf_, (const %s *)0);\n", ct);
+	line(L, "\t}\n");
+	line(L, "}\n");
+	line(L, "__syncthreads(); /* every warp has read the operands: the result goes over them */\n");
+	line(L, "float (*o_)[%lld] = (float (*)[%lld])%s;\n", (long long)C + 1, (long long)C + 1, m);
+	line(L, "#pragma unroll\n");
+	line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
+	line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16 + g_, n_ = q_ %% %lld * 8 + 2 * t_;\n",
+	     NW, N8, N8);
+	line(L, "\tif (q_ < %lld) {\n", NP);
+	line(L, "\t\to_[m_][n_] = d_[p_][0], o_[m_][n_ + 1] = d_[p_][1];\n");
+	line(L, "\t\to_[m_ + 8][n_] = d_[p_][2], o_[m_ + 8][n_ + 1] = d_[p_][3];\n");
+	line(L, "\t}\n");
+	line(L, "}\n");
+	kb_tile__block_close(L, 1);
+	line(L, "__syncthreads();\n");
+	char *at = kb_xasprintf("((float (*)[%lld])%s)[r_][c_]", (long long)C + 1, m);
+	read_back(L, e, "float", R, C, at);
+	free(at);
+	free(la);
+	free(lb);
+	free(m);
+}
+
+/* A 2-d variable v of [R, 1] (or [1, C]) beside an [R, C] value: its slots
+ * written to a shared array, a barrier, each slot reads it at its row (or
+ * column), a barrier. */
+static void bcast2(kb_tile__lw *L, const kb_tile__expr *v, int64_t R, int64_t C)
+{
+	int64_t vr = v->type.ext[0], vc = v->type.ext[1];
+	const char *ct = kb_tile__ctype(v->type.dtype);
+	char *a = kb_xasprintf("kb_bc%d_", ++L->ntmp), *lhs = kb_xasprintf("%s[r_][c_]", a);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "__shared__ %s %s[%lld][%lld];\n", ct, a, (long long)vr, (long long)vc + 1);
+	to_smem(L, v, lhs, vr, vc, ct);
+	free(lhs);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "__syncthreads();\n");
+	/* an [R, 1] column is read at the slot's row, a [1, C] row at its column */
+	char *at = kb_xasprintf("%s[%s][%s]", a, vc == 1 ? "r_" : "0", vc == 1 ? "0" : "c_");
+	read_back(L, v, ct, R, C, at);
+	free(at);
 	free(a);
 }
 
@@ -441,7 +426,7 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 	}
 	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) {
 		int64_t r1, c1;
-		shape2(&e->type, &r1, &c1);
+		kb_tile__shape2(&e->type, &r1, &c1);
 		char *a = reduce_smem(L, e), *c = kb_tile__new_tmp(L);
 		int64_t S = kb_tile__slots(L, R * C);
 		kb_tile__ind(L);
@@ -449,9 +434,13 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "{\n");
 		L->depth++;
-		slot_loop(L, S, C);
+		kb_tile__slot_loop(L, S, C);
 		kb_tile__ind(L); /* [R, 1] is read at the slot's row, [1, C] and [C] at its column */
-		kb_buf_catf(L->o, "%s[i_] = %s[%s];\n", c, a, c1 == 1 && r1 > 1 ? "r_" : "c_");
+		const char *at = c1 == 1 && r1 > 1 ? "r_" : "c_";
+		if (S * L->T > R * C) /* slots past the tile would read past the array */
+			kb_buf_catf(L->o, "%s[i_] = f_ < %lld ? %s[%s] : 0;\n", c, (long long)(R * C), a, at);
+		else
+			kb_buf_catf(L->o, "%s[i_] = %s[%s];\n", c, a, at);
 		kb_tile__block_close(L, 2);
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "__syncthreads(); /* read before the array is filled again */\n");
@@ -461,6 +450,14 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 	}
 	if (e->kind == KB_TE_CALL && !strcmp(e->name, "trans")) {
 		transpose2(L, e, R, C);
+		return;
+	}
+	if (e->kind == KB_TE_CALL && !strcmp(e->name, "dot")) {
+		dot2(L, e, R, C);
+		return;
+	}
+	if (e->kind == KB_TE_NAME && row_or_col(&e->type, R, C)) {
+		bcast2(L, e, R, C);
 		return;
 	}
 	const kb_tile__expr *load = leaf_load(L, e);
@@ -473,7 +470,7 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 		}
 		char *c = kb_tile__new_tmp(L);
 		if (load) {
-			load2(L, load, c, R, C);
+			kb_tile__load2(L, load, c, R, C);
 		} else { /* arange(C): the slot's column; arange(R, axis = 0): its row */
 			int64_t S = kb_tile__slots(L, R * C);
 			kb_tile__ind(L);
@@ -481,7 +478,7 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 			kb_tile__ind(L);
 			kb_buf_cat(L->o, "{\n");
 			L->depth++;
-			slot_loop(L, S, C);
+			kb_tile__slot_loop(L, S, C);
 			kb_tile__ind(L);
 			kb_buf_catf(L->o, "%s[i_] = %s;\n", c, e->type.rank == 2 && e->type.ext[1] == 1 && R > 1 ?
 				    "r_" : "c_");
@@ -567,7 +564,7 @@ static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e)
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
-	slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const %s v_ = %s;\n", ct, x.s);
 	kb_tile__ind(L);
@@ -615,7 +612,7 @@ void kb_tile__assign2(kb_tile__lw *L, const kb_tile__stmt *st, const char *c, bo
 		kb_tile__materialize_index(L, st->value->args[0]);
 		for (int k = 0; k < st->value->nkw; k++)
 			materialize2(L, st->value->kwv[k], t->ext[0], t->ext[1]);
-		load2(L, st->value, c, t->ext[0], t->ext[1]);
+		kb_tile__load2(L, st->value, c, t->ext[0], t->ext[1]);
 		return;
 	}
 	materialize2(L, st->value, t->ext[0], t->ext[1]);
@@ -635,16 +632,16 @@ void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT;
 	kb_buf v = KB_BUF_INIT, m = KB_BUF_INIT, el = KB_BUF_INIT;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
-	if (!t || t->rank != 2 || !s->idx[0].hi || !slice2(L, s, &base, &rows, &cols, &ld))
+	if (!t || t->rank != 2 || !s->idx[0].hi || !kb_tile__slice2(L, s, &base, &rows, &cols, &ld))
 		goto out;
 	kb_tile__cexpr(L, st->value, "i_", &v);
 	if (st->mask)
 		kb_tile__cexpr(L, st->mask, "i_", &m);
 	kb_tile__to_elem(t->dtype, v.s, &el);
-	access_open(L, t, false, &base, &rows, &cols);
-	if (vec4(L, t, !st->mask, C)) {
+	kb_tile__access2_open(L, t, false, &base, &rows, &cols);
+	if (kb_tile__vec4(L, t, !st->mask, C)) {
 		kb_buf v4 = KB_BUF_INIT;
-		group4_loop(L, kb_tile__slots(L, R * C), C);
+		kb_tile__group4_loop(L, kb_tile__slots(L, R * C), C);
 		kb_tile__cexpr(L, st->value, "k_ * 4 + j_", &v4);
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "float vals_[4];\n");
@@ -669,7 +666,7 @@ void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_buf_free(&v4);
 		goto out;
 	}
-	slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld && r_ < rows_ && c_ < cols_%s%s%s)\n", (long long)(R * C),
 		    m.len ? " && (" : "", m.len ? m.s : "", m.len ? ")" : "");
@@ -756,7 +753,7 @@ void kb_tile__mma_reduce(kb_tile__lw *L, const kb_tile__expr *e)
 	kb_buf_catf(&rc, "const int r_ = wm0_ + i_ / %d * %d + (int)threadIdx.x %% 32 / 4 + i_ %% 4 / 2 * 8, "
 		    "c_ = wn0_ + i_ / 4 %% %d * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2;\n", 4 * NT, L->mma.MS, NT);
 	for (int pass = 0; pass < 2; pass++) { /* fold the slots in; read the array back */
-		slot_head(L, S, rc.s, "(void)r_, (void)c_;\n");
+		kb_tile__slot_head(L, S, rc.s, "(void)r_, (void)c_;\n");
 		kb_tile__ind(L);
 		if (pass) {
 			kb_buf_catf(L->o, "%s[i_] = %s[%s];\n", c, a, at);

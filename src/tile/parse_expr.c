@@ -198,6 +198,11 @@ static kb_tile__expr *slice(kb_tile__parser *P, tok_t **rest, tok_t *tok)
 	for (;;) {
 		kb_tile__index *ix = KB_PUSH(e->idx, e->nidx, cap);
 		ix->extent = 1;
+		if (kb_tile__tok_is(tok, ":")) { /* numpy's m[:, None] */
+			kb_tile__perr(P, tok, "a range needs its start; for a row broadcast (m[:, None]) "
+				      "reduce with keep = true: an [R, 1] tile broadcasts along the rows");
+			return fail(rest, tok, e);
+		}
 		if (!(ix->lo = kb_tile__parse_expr(P, &tok, tok)))
 			return fail(rest, tok, e);
 		if (kb_tile__tok_is(tok, ":") && !(ix->hi = kb_tile__parse_expr(P, &tok, tok + 1)))

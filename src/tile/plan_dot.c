@@ -310,12 +310,33 @@ static void find_loops(kb_tile__lw *L, kb_tile__stmt *const *v, int n, const kb_
 	}
 }
 
+/* Whether a loop with a dot holds a statement other than a load and an
+ * update (attention's softmax between its two dots): its dots are then
+ * computed in the 2-d layout (lower_reduce.c's dot2), not in a dot loop. */
+static bool dots_in_2d(kb_tile__stmt *const *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		if (st->kind == KB_TS_FOR && feeds_dot(st))
+			for (int j = 0; j < st->nbody; j++) {
+				const kb_tile__stmt *b = st->body[j];
+				bool load = b->kind == KB_TS_ASSIGN && b->defines && !b->op && b->value &&
+					    kb_tile__is_load(b->value);
+				if (!load && !update_dot(b))
+					return true;
+			}
+		if (dots_in_2d(st->body, st->nbody) || dots_in_2d(st->els, st->nels))
+			return true;
+	}
+	return false;
+}
+
 bool kb_tile__plan_mma(kb_tile__lw *L)
 {
 	kb_tile__mma *m = &L->mma;
 	memset(m, 0, sizeof *m);
 	L->ndloops = 0;
-	if (!kb_tile__kernel_has_dot(L->k))
+	if (!kb_tile__kernel_has_dot(L->k) || dots_in_2d(L->k->body, L->k->nbody))
 		return true;
 	find_loops(L, L->k->body, L->k->nbody, NULL);
 	if (m->bad || !L->ndloops)

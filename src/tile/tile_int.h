@@ -424,6 +424,7 @@ typedef struct kb_tile__lw {
 	kb_diags *diags;
 	int T, V, depth, ntmp, errors;
 	bool scratch;           /* the kernel needs kb_scratch (a reduction) */
+	int64_t dot_bytes;      /* kb_dot_'s size: the largest dot in the 2-d layout (lower_reduce.c) */
 	kb_tile__lsym *syms;
 	int nsyms, capsyms;
 	kb_tile__mat *mats;
@@ -551,6 +552,21 @@ void kb_tile__fill_kept(kb_tile__lw *L, const kb_tile__expr *e, kb_tile__kept *k
 /* dst[NT * 2] = load(slice) of a [BN] slice at this thread's columns of a
  * dot's result (the mma layout's), declared; other where out of range. */
 void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst);
+/* A 2-d tile's slots (lower_load.c, for lower_reduce.c): a loop head over
+ * S slots i_ defining `at` then `unused`; one with f_, r_, c_ of an [R, C]
+ * layout; slice s's first element, rows and columns left (false after
+ * reporting); the access's scope open; whether rows go a float4 a group,
+ * and their loop; dst = the [R, C] load e. */
+void kb_tile__shape2(const kb_tile__type *t, int64_t *r, int64_t *c); /* [n] is [1, n] */
+void kb_tile__slot_head(kb_tile__lw *L, int64_t S, const char *at, const char *unused);
+void kb_tile__slot_loop(kb_tile__lw *L, int64_t S, int64_t C);
+bool kb_tile__slice2(kb_tile__lw *L, const kb_tile__expr *s, kb_buf *base, kb_buf *rows, kb_buf *cols,
+		     kb_buf *ld);
+void kb_tile__access2_open(kb_tile__lw *L, const kb_tile_param *t, bool is_const, const kb_buf *base,
+			   const kb_buf *rows, const kb_buf *cols);
+bool kb_tile__vec4(kb_tile__lw *L, const kb_tile_param *t, bool full, int64_t C);
+void kb_tile__group4_loop(kb_tile__lw *L, int64_t S, int64_t C);
+void kb_tile__load2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, int64_t R, int64_t C);
 /* A new temporary's name: _t1, _t2, ... */
 char *kb_tile__new_tmp(kb_tile__lw *L);
 /* Records a materialized expression e in temporary c (taken over). */

@@ -242,6 +242,19 @@ emu dot_colmax tests/emu/dot_colmax.tile --size M=64,N=130,K=75 --size M=64,N=3,
 emu dot_causal tests/emu/dot_causal.tile --size M=130,N=50,K=75 --size M=64,N=64,K=16 --size M=3,N=3,K=5
 emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
 	--size M=1,N=3,K=5
+# attention.tile: two dots in one loop with the online softmax between them
+# (their operands and a register operand, bf16(p), through shared memory;
+# [BM, 1] statistics broadcast along rows), ragged N, causal and not
+AT='kernels/attention/attention.tile'
+emu attention_tile $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
+	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1
+emu attention_tile_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_4warps $AT -D THREADS=128 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
+emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128
+# the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
+emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
+emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
+emu dot_regs_2warps tests/emu/dot_regs.tile -D THREADS=64 -D BM=16 -D BN=64 -D BK=32 --size M=33,N=65,K=64
 for k in transpose.tile transpose.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
 	emu "fused_${k}_misaligned" "kernels/fused/$k" --offset 4 --size M=1030,N=13
@@ -367,6 +380,18 @@ mutant dot_nt_lane_xor 's/xbt = lane \/ 8 % 2 ^ /xbt = lane \/ 16 ^ /' 'elements
 	tests/emu/gemm_nt.tile --size M=100,N=72,K=136
 mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
 	--size M=37,N=50
+mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT \
+	--size B=1,H=2,N=100,CAUSAL=0
+mutant dot2_b_fragment_k 's/&b_\[n_ + g_\]\[k_ + 2 \* t_ + 8\]}/\&b_[n_ + g_][k_ + 2 * t_]}/' 'elements wrong' \
+	$AT --size B=1,H=2,N=100,CAUSAL=0
+mutant dot2_f16_as_bf16 's/(const __half \*)0);$/(const __nv_bfloat16 *)0);/' 'elements wrong' \
+	tests/emu/dot_regs.tile --size M=130,N=70,K=75
+mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT \
+	--sched warp --size B=1,H=2,N=100,CAUSAL=0
+mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT \
+	--size B=1,H=2,N=100,CAUSAL=1
+mutant kept_row_unguarded 's/\(_t[0-9]*\[i_\]\) = f_ < 64 ? \(kb_ax[0-9]*_\[r_\]\) : 0;/\1 = \2;/' \
+	'out of bounds' $AT --size B=1,H=2,N=100,CAUSAL=0
 mutant dot_arange_rows 's/\(_t[0-9]*\[i_\] = wm0_ .*\) + i_ % 4 \/ 2 \* 8;$/\1;/' 'elements wrong' \
 	tests/emu/dot_causal.tile --size M=130,N=50,K=75
 mutant fused_gelu_constant 's/0\.797884561f/0.8f/' 'elements wrong' kernels/fused/bias_gelu.tile --size M=3,N=4099

@@ -467,6 +467,9 @@ static const struct {
 	{__LINE__, "kernel f(s: f16) grid(1) threads(32) {\n}\n", 1, 13,
 	 "a scalar parameter is i32, i64 or f32, not 'f16'"},
 	{__LINE__, H "    r = 3 +\n}\n", 2, 12, "expected an expression, got end of line"},
+	{__LINE__, H "    t = load(x[0 : 8, 0 : 8])\n    r = t - y[:, None]\n}\n", 3, 15,
+	 "a range needs its start; for a row broadcast (m[:, None]) reduce with keep = true: an [R, 1] "
+	 "tile broadcasts along the rows"},
 	{__LINE__, H "    r = arange(8, axis = 2)\n}\n", 2, 26, "the axis of arange must be from 0 to 1, got 2"},
 	{__LINE__, H "    r = (1 + 2\n}\n", 2, 15, "expected ')' to close the '(' at 2:9, got end of line"},
 	{__LINE__, H "    r = 1 2\n}\n", 2, 11, "expected the end of the line after the assignment, got '2'"},

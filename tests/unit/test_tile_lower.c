@@ -529,10 +529,21 @@ static const struct {
 		   "    acc += dot(x, w)\n}\n", 5, 12,
 	 "dot outside a loop over the inner dim (write it as `acc += dot(x, w)` in a for loop that "
 	 "loads x and w) is not supported yet"},
-	{__LINE__, MM_HEAD MM_LOOP("        acc += dot(x, w)\n        acc = acc * 0.5\n") "}\n", 7, 9,
+	{__LINE__, MM_HEAD "    for k in range(0, K, 32) {\n        x = load(a[0 : 64, k : k + 32], mask = k < 0)\n"
+		   "        w = load(b[k : k + 32, 0 : 128])\n        acc += dot(x, w)\n    }\n}\n", 4, 9,
 	 "in a loop with dot, a statement other than a load of a dot operand or `acc += dot(x, w)`"},
-	{__LINE__, MM_HEAD MM_LOOP("        acc = dot(x, w)\n") "}\n", 6, 9,
-	 "in a loop with dot, a statement other than"},
+	{__LINE__, "kernel t(a: bf16[M, K], c: f32[M, N]) grid(1) threads(128) {\n    acc = zeros(8, 16)\n"
+		   "    for k in range(0, K, 16) {\n        x = load(a[0 : 8, k : k + 16])\n"
+		   "        w = load(a[0 : 16, k : k + 16])\n        acc = acc * 0.5 + dot(x, trans(w))\n    }\n"
+		   "    store(c[0 : 8, 0 : 16], acc)\n}\n", 6, 27,
+	 "a dot among other statements whose [m, n] result and inner dim k are not multiples of 16, 8 "
+	 "and 16 (mma's m16n8k16) is not supported yet"},
+	/* the row broadcast: [R] beside [R, C] would mean a column's */
+	{__LINE__, "kernel t(x: f32[M, N], y: f32[M, N]) grid(1) threads(32) {\n"
+		   "    t = load(x[0 : 32, 0 : 32])\n    store(y[0 : 32, 0 : 32], t - max(t, axis = 1))\n}\n", 3, 34,
+	 "a reduction along axis 1 is one value a row; beside a 2-d tile a [n] tile broadcasts along "
+	 "the columns, so this would not mean a row's value: write keep = true (an [R, 1] tile) for a "
+	 "row's is not supported yet"},
 	{__LINE__, MM_HEAD "    for k in range(0, K, 32) {\n        x = load(a[0 : 64, k : k + 32], other = 1.0)\n"
 		   "        w = load(b[k : k + 32, 0 : 128])\n        acc += dot(x, w)\n    }\n}\n", 4, 49,
 	 "a dot operand's load with mask= or a nonzero other= is not supported yet"},
