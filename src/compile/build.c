@@ -394,21 +394,71 @@ static int run_compiler(const kb_source *src, const strv *o, const strv *names,
 	return rc;
 }
 
+/* The line of a compiler's log that says why it failed: the first naming an
+ * error ("ptxas error   : ... uses too much shared data"), else the first
+ * with any words.  ptxas puts its info lines ("0 bytes gmem") first, so the
+ * first line alone can say nothing of why.  *named: an error was named. */
+static void why_line(const char *log, const char **line, int *len, bool *named)
+{
+	const char *first = NULL;
+	*named = false;
+	for (const char *l = log; *l;) {
+		int n = (int)strcspn(l, "\n");
+		const char *w = l;
+		while (w < l + n && (*w == ' ' || *w == '\t'))
+			w++;
+		if (w < l + n && !first)
+			first = w;
+		for (const char *p = w; p + 5 <= l + n; p++)
+			if (!strncmp(p, "error", 5) || !strncmp(p, "fatal", 5)) {
+				*line = w, *len = (int)(l + n - w), *named = true;
+				return;
+			}
+		l += n + (l[n] == '\n');
+	}
+	*line = first ? first : "(no message)";
+	*len = (int)strcspn(*line, "\n");
+}
+
+/* NVRTC fails a kernel whose static __shared__ passes the 48 KiB a block
+ * may declare with no error in its log, only ptxas's "Used ... N bytes
+ * smem": say so.  0 when the log shows no such kernel. */
+static long long static_smem_over(const char *log)
+{
+	long long worst = 0;
+	for (const char *p = log; (p = strstr(p, " bytes smem")); p++) {
+		const char *d = p;
+		while (d > log && d[-1] >= '0' && d[-1] <= '9')
+			d--;
+		long long v = strtoll(d, NULL, 10);
+		if (v > 48 * 1024 && v > worst)
+			worst = v;
+	}
+	return worst;
+}
+
 /* The compiler's complaints about the user's options at their words, and
- * never a failed compile without a word of why: the log's first line then. */
+ * never a failed compile without a word of why: its log's reason then. */
 static void option_diags(const kb_source *src, const char *log, const kb_spec_option *user,
 			 int nuser, int rc, kb_build *b)
 {
 	kb_compile_options_log_diags(src->kind, log ? log : "", user, nuser, src, &b->diags);
 	if (rc != KB_ECOMPILE || kb_diag_count(&b->diags, KB_DIAG_ERROR) > 0)
 		return;
-	const char *l = log ? log : "";
-	while (*l == '\n' || *l == ' ')
-		l++;
-	if (!*l)
-		l = "(no message)";
-	kb_diag_add(&b->diags, KB_DIAG_ERROR, src->path, NULL, 0, 0, 1, "%s failed: %.*s",
-		    b->compiler, (int)strcspn(l, "\n"), l);
+	const char *l;
+	int n;
+	bool named;
+	why_line(log ? log : "", &l, &n, &named);
+	long long smem = named ? 0 : static_smem_over(log ? log : "");
+	if (smem)
+		kb_diag_add(&b->diags, KB_DIAG_ERROR, src->path, NULL, 0, 0, 1,
+			    "%s failed: a kernel declares %lld bytes of static __shared__ memory, past "
+			    "the 48 KiB (49152 bytes) a block may declare statically (more needs "
+			    "extern __shared__ and a dynamic size; //! launch smem=)",
+			    b->compiler, smem);
+	else
+		kb_diag_add(&b->diags, KB_DIAG_ERROR, src->path, NULL, 0, 0, 1, "%s failed: %.*s",
+			    b->compiler, n, l);
 }
 
 /* The cache entry for b->key, or a compile (stored when it worked). */

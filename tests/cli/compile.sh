@@ -290,4 +290,30 @@ run env -u KBENCH_NO_SESSION "$KB" log k.cu
 expect_in rec_log_g_cleared out "  v4                 compiled"
 cd - >/dev/null
 
+
+# a kernel past the 48 KiB of static __shared__ a block may declare: NVRTC
+# fails with only ptxas's info lines ("0 bytes gmem" first) in its log, and
+# the error says why, not the log's first line
+cat >"$T_TMP/bigsmem.cu" <<'EOF'
+//! kernel  big
+//! arg     N = 1024
+//! in      x : f32[N] = randn(seed=1)
+//! out     y : f32[N]
+//! ref     copy(x) -> y
+//! launch  grid=(cdiv(N, 256)) block=(256)
+__global__ void big(const float *x, float *y, int N)
+{
+	__shared__ float a[100000];
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	a[threadIdx.x] = i < N ? x[i] : 0.f;
+	__syncthreads();
+	if (i < N)
+		y[i] = a[(threadIdx.x * 7) % 256];
+}
+EOF
+run "$KB" compile "$T_TMP/bigsmem.cu" --no-sass
+expect_rc big_static_smem_fails 1
+expect_in big_static_smem_says_why err "declares 400000 bytes of static __shared__ memory, past the 48 KiB"
+expect_not_in big_static_smem_not_info err "0 bytes gmem"
+
 finish
