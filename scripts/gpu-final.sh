@@ -24,6 +24,9 @@
 #   wgmma    scripts/gpu-wgmma.sh (issue 29: matmul.tile on wgmma vs cuBLAS)
 #   bf16odd  scripts/gpu-bf16odd.sh (issue 31: bf16 softmax at odd widths)
 #   rope     scripts/gpu-rope.sh (issue 29: rope.tile beside its hand kernel)
+#   ncuexp   bench/ncu_gallery.sh NCU_NONE=1 over NCU_PROGS: what separates
+#            kbench from ncu on the kernels outside 2% (issue 24)
+#   ncuall   bench/ncu_gallery.sh over NCU_FILES (default every kernels/ file)
 #   ncuclk   bench/ncu_gallery.sh CLOCKS=1 on the four kernels outside 2%
 #            of ncu and two inside (issue 24)
 set -u
@@ -69,6 +72,13 @@ for p in ${PARTS:-guard safety attn gallery}; do
 		${NCU_FILES:-kernels/layernorm/layernorm.tile kernels/rmsnorm/rmsnorm_bf16.tile \
 		kernels/softmax/softmax_bf16_cluster.cu kernels/matmul/matmul.tile \
 		kernels/softmax.cu kernels/layernorm/02_registers.cu} ;;
+	ncuexp) part ncuexp ${T_NCUEXP:-420} env NCU_NONE=${NCU_NONE:-1} REPS=${NCU_REPS:-2} \
+		PROGS="${NCU_PROGS:-default trials1 cupti PFDHeFDWKe-FDHeFDWe}" sh bench/ncu_gallery.sh \
+		${NCU_FILES:-kernels/fused/swiglu.cu kernels/fused/swiglu.tile \
+		kernels/fused/add_rmsnorm.cu kernels/fused/transpose.cu kernels/layernorm/layernorm.tile \
+		kernels/rmsnorm/rmsnorm_bf16.tile kernels/softmax.cu} ;;
+	ncuall) part ncuall ${T_NCUALL:-590} env REPS=${NCU_REPS:-1} NCU_COUNT=${NCU_COUNT:-20} \
+		sh bench/ncu_gallery.sh ${NCU_FILES:-} ;;
 	esac
 done
 rm -rf /tmp/o/tuilive/w/cache /tmp/o/tuilive/w/data

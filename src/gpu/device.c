@@ -115,6 +115,8 @@ static int load_util(kb_device *d, kb_err *err)
 			goto out;
 	if ((rc = KB_CU(err, cuModuleGetFunction(&d->flush, d->util, "kb_flush_read"))) < 0)
 		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->flush_cs, d->util, "kb_flush_read_cs"))) < 0)
+		goto out;
 	if ((rc = KB_CU(err, cuModuleGetFunction(&d->count_diff, d->util, "kb_count_diff"))) < 0)
 		goto out;
 	if ((rc = KB_CU(err, cuModuleGetFunction(&d->empty, d->util, "kb_empty"))) < 0)
@@ -275,17 +277,28 @@ out:
 	return rc;
 }
 
-int kb_profile__flush_l2(kb_device *d, kb_err *err)
+/* Reads the flush buffer with f (kb_flush_read or kb_flush_read_cs). */
+static int flush_with(kb_device *d, CUfunction f, kb_err *err)
 {
-	int rc = KB_OK;
 	unsigned long long n16 = d->flush_bytes / 16;
 	void *args[] = {&d->flush_buf, &n16, &d->sink};
 	unsigned grid = (unsigned)d->info.sm_count * 8;
-	if ((rc = KB_CU(err, cuLaunchKernel(d->flush, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
-				            args, NULL))) < 0)
-		goto out;
-out:
-	return rc;
+	return KB_CU(err, cuLaunchKernel(f, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream, args, NULL));
+}
+
+int kb_profile__flush_l2(kb_device *d, kb_err *err)
+{
+	return flush_with(d, d->flush, err);
+}
+
+int kb_profile__flush_l2_cs(kb_device *d, kb_err *err)
+{
+	return flush_with(d, d->flush_cs, err);
+}
+
+int kb_profile__flush_l2_write(kb_device *d, kb_err *err)
+{
+	return KB_CU(err, cuMemsetD8Async(d->flush_buf, 0x5A, d->flush_bytes, d->stream));
 }
 
 int kb_profile__l2_discard(kb_device *d, kb_err *err)

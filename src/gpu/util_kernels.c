@@ -171,6 +171,14 @@ const char kb_profile__util_src[] =
 	"  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {\n"
 	"    uint4 v = __ldcg(buf + i); acc ^= v.x ^ v.y ^ v.z ^ v.w; }\n"
 	"  if (acc == 0x9E3779B9u && sink) *sink = acc;\n"
+	"}\n"
+	"/* The same read with streaming loads (evict-first lines): what stays of\n"
+	"   the buffer in the L2 goes first when a kernel's lines need the room. */\n"
+	"extern \"C\" __global__ void kb_flush_read_cs(const uint4 *buf, u64 n, unsigned *sink) {\n"
+	"  unsigned acc = 0;\n"
+	"  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {\n"
+	"    uint4 v = __ldcs(buf + i); acc ^= v.x ^ v.y ^ v.z ^ v.w; }\n"
+	"  if (acc == 0x9E3779B9u && sink) *sink = acc;\n"
 	"}\n";
 
 /* A kernel of about 12k straight-line instructions (192 KB of SASS, more

@@ -34,6 +34,9 @@
  *   P  the outputs of the launch to come poisoned, as before a checked one
  *   F  the L2 flush (a read of twice the L2: only clean lines stay)
  *   D  the flush buffer's L2 lines invalidated (after F: an empty L2)
+ *   G  the flush read with streaming loads (evict-first lines)
+ *   X  the flush buffer written (memset: the L2 full of dirty lines of it)
+ *   R  persisting L2 lines reset to normal (cuCtxResetPersistingL2Cache)
  *   W  an idle wait of KB_IDLE_NS on the GPU (one thread spinning on
  *      %globaltimer), so the memory system is quiet when what follows starts
  *   Z  an empty kernel
@@ -96,6 +99,12 @@ static int run_prog(kb_device *d, const kb_profile__tset *set, const char *prog,
 			rc = kb_profile__flush_l2(d, err);
 		else if (*p == 'D')
 			rc = kb_profile__l2_discard(d, err);
+		else if (*p == 'G')
+			rc = kb_profile__flush_l2_cs(d, err);
+		else if (*p == 'X')
+			rc = kb_profile__flush_l2_write(d, err);
+		else if (*p == 'R')
+			rc = KB_CU(err, cuCtxResetPersistingL2Cache());
 		else if (*p == 'K')
 			rc = kb_profile__launch(d, &set->bd, err);
 		else if (*p == 'W')
