@@ -117,6 +117,8 @@ static int load_util(kb_device *d, kb_err *err)
 		goto out;
 	if ((rc = KB_CU(err, cuModuleGetFunction(&d->flush_cs, d->util, "kb_flush_read_cs"))) < 0)
 		goto out;
+	if ((rc = KB_CU(err, cuModuleGetFunction(&d->l2_discard_all, d->util, "kb_l2_discard_all"))) < 0)
+		goto out;
 	if ((rc = KB_CU(err, cuModuleGetFunction(&d->count_diff, d->util, "kb_count_diff"))) < 0)
 		goto out;
 	if ((rc = KB_CU(err, cuModuleGetFunction(&d->empty, d->util, "kb_empty"))) < 0)
@@ -294,6 +296,15 @@ int kb_profile__flush_l2(kb_device *d, kb_err *err)
 int kb_profile__flush_l2_cs(kb_device *d, kb_err *err)
 {
 	return flush_with(d, d->flush_cs, err);
+}
+
+int kb_profile__l2_discard_all(kb_device *d, kb_err *err)
+{
+	unsigned long long lines = d->flush_bytes / 128;
+	void *args[] = {&d->flush_buf, &lines};
+	unsigned grid = (unsigned)d->info.sm_count * 2;
+	return KB_CU(err, cuLaunchKernel(d->l2_discard_all, grid ? grid : 1, 1, 1, 1024, 1, 1, 0,
+					 d->stream, args, NULL));
 }
 
 int kb_profile__flush_l2_write(kb_device *d, kb_err *err)

@@ -126,6 +126,7 @@ struct kb_device {
 	CUfunction guard_diff;    /* kb_guard_diff: a timed launch's output vs the checked one */
 	CUfunction l2_discard;    /* kb_l2_discard: the flush buffer's lines invalidated */
 	CUfunction flush_cs;      /* kb_flush_read_cs: the flush read, evict-first lines */
+	CUfunction l2_discard_all; /* kb_l2_discard_all: every line discarded by every block */
 	CUdeviceptr check_parts;  /* kb_check's per-block results */
 	CUdeviceptr counter;
 	CUdeviceptr flush_buf;
@@ -154,10 +155,12 @@ int kb_profile__flush_l2(kb_device *d, kb_err *err);
 /* Enqueues the invalidation of the flush buffer's L2 lines (after a flush:
  * an L2 with no valid line, as after ncu's flush and invalidate). */
 int kb_profile__l2_discard(kb_device *d, kb_err *err);
-/* Experiments' flushes (span programs G and X): the read with streaming
- * loads, and a write of the flush buffer (dirty lines, for D to drop). */
+/* Experiments' flushes (span programs G, X and Q): the read with streaming
+ * loads, a write of the flush buffer (dirty lines, for D to drop), and the
+ * discard issued from every block for every line. */
 int kb_profile__flush_l2_cs(kb_device *d, kb_err *err);
 int kb_profile__flush_l2_write(kb_device *d, kb_err *err);
+int kb_profile__l2_discard_all(kb_device *d, kb_err *err);
 
 /* ===== devcheck.c ===== */
 

@@ -37,6 +37,8 @@
  *   G  the flush read with streaming loads (evict-first lines)
  *   X  the flush buffer written (memset: the L2 full of dirty lines of it)
  *   R  persisting L2 lines reset to normal (cuCtxResetPersistingL2Cache)
+ *   Q  D issued by every block for every line (2 blocks an SM): no copy of a
+ *      flush line left in any L2 partition
  *   W  an idle wait of KB_IDLE_NS on the GPU (one thread spinning on
  *      %globaltimer), so the memory system is quiet when what follows starts
  *   Z  an empty kernel
@@ -101,6 +103,8 @@ static int run_prog(kb_device *d, const kb_profile__tset *set, const char *prog,
 			rc = kb_profile__l2_discard(d, err);
 		else if (*p == 'G')
 			rc = kb_profile__flush_l2_cs(d, err);
+		else if (*p == 'Q')
+			rc = kb_profile__l2_discard_all(d, err);
 		else if (*p == 'X')
 			rc = kb_profile__flush_l2_write(d, err);
 		else if (*p == 'R')
