@@ -216,6 +216,11 @@ run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --no-cache
 expect_rc wgmma_cubin 0
 expect_in wgmma_roles out "setmaxnreg: warps that give registers back keep 40, warps that take more get 232"
 expect_in wgmma_no_spills out "(no spills)"
+# The producer's copies are unrolled, one cp.async each (addresses, bounds
+# and swizzle worked out once a thread, not per copy): a stage's
+# (256 x 64 + 64 x 128) bf16 is 24 chunks of 16 bytes for each of 128 threads.
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --json
+expect_json wgmma_copies_unrolled "j['build']['ptx'].count('cp.async.cg.shared.global') == 24"
 run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --emit-cuda
 expect_in wgmma_emitted out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
 expect_not_in wgmma_no_mma_sync out "kb_mma_warp<"
