@@ -225,7 +225,7 @@ __device__ Split split(const __nv_bfloat16 *p, int N, int rank)
 /* The producer warp: row after row (the first two from `first`, then as
  * warp 0 hands them over in rowid), each chunk of this rank's slice into the
  * next slot once the consumers have released it; lanes 0..15 read the head
- * (rank 0) and the tail (the last rank) and leave them beside the last. */
+ * (rank 0) and the tail (the last rank), which lane 0 leaves beside the last. */
 __device__ void produce(const __nv_bfloat16 *x, int M, int N, int rank, int first, unsigned char *ring,
 			unsigned long long *full, unsigned long long *empty, unsigned long long *rowbar,
 			volatile int *rowid, float (*edge)[16])
@@ -250,9 +250,14 @@ __device__ void produce(const __nv_bfloat16 *x, int M, int N, int rank, int firs
 		for (int c = 0; c < s.nc; c++, q++) {
 			const unsigned slot = q % NSLOT;
 			bar_wait(smem(&empty[slot]), ((q / NSLOT) & 1) ^ 1); /* the first round: free */
-			if (c == s.nc - 1 && lane < 16)
-				edge[slot][lane] = e;
-			__syncwarp();
+			if (c == s.nc - 1) { /* lane 0 stores them, so its arrive releases them */
+#pragma unroll
+				for (int j = 0; j < 16; j++) {
+					const float ej = __shfl_sync(0xffffffff, e, j);
+					if (lane == 0)
+						edge[slot][j] = ej;
+				}
+			}
 			if (lane == 0) {
 				const int n = min(CH, s.ng - c * CH);
 				bulk_load(smem(ring + slot * (CH * 16)), in + s.head + 8 * (s.g0 + c * CH), 16 * max(n, 0),
