@@ -4,7 +4,7 @@
 # beside softmax_bf16_bulk.cu LEAN=1 (the gallery's best at 50257 and
 # 200003 on 2026-11-28) and softmax_bf16_aligned.cu, from a working tree with
 # the `make dist` tarball under build/dist*/ (nothing is built here; under
-# 4 minutes; a step that would start after BUDGET seconds, default 190, is
+# 4 minutes; a step that would start after BUDGET seconds, default 180, is
 # listed as SKIPPED).
 #   1. CORRECT: the ring at N = 1, 7, 5003, 50257, 65536 (CLUSTER = 1),
 #      131072 (2), 200003 and 262144 (4), and with empty slices (7 and 5003
@@ -15,11 +15,12 @@
 #      does) at 8192 x 50257, 4096 x 200003, 16384 x 5003, 4096 x 65536 and
 #      4096 x 262144: the ring beside the current best of each width, each
 #      run also checked CORRECT; then the ring at 992 threads x 1 uint4.
+#   then compute-sanitizer memcheck at 300 x 50257, 64 x 200003, 300 x 7.
 #   3. the table last: verdict, us, GB/s and % of copy (kbench's measured
 #      copy ceiling: `kbench calibrate`, run on the first run if not cached;
 #      the copy GB/s it divides by is printed beside).
 # Outputs: $OUT/runs.txt (every run, the tail of any not CORRECT),
-# $OUT/sweep.txt, $OUT/runs.jsonl.
+# $OUT/sweep.txt, $OUT/runs.jsonl, $OUT/calibrate.txt (if it ran).
 # Usage: OUT=DIR sh scripts/gpu-bf16fix.sh   (repo root, GPU machine)
 set -u
 cd "$(dirname "$0")/.."
@@ -32,8 +33,11 @@ RING=$S/softmax_bf16_ring.cu BULK=$S/softmax_bf16_bulk.cu
 LEAN="--define LEAN=1 --define VPT=3 --define MINB=2" # bench/gallery.py's lean(), THREADS per width
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 date -u +%Y-%m-%dT%H:%MZ
-DEADLINE=$(($(date +%s) + ${BUDGET:-190}))
 : >"$OUT/runs.txt"; : >"$OUT/runs.jsonl"
+# the copy ceiling every % is of, measured once per GPU (cached under XDG_CACHE_HOME)
+"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 120 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
+"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
+DEADLINE=$(($(date +%s) + ${BUDGET:-180}))
 PY=$(mktemp)
 cat >"$PY" <<'EOF'
 import json, sys
@@ -75,7 +79,7 @@ run() {
 		printf '%-10s %-26s %-44s SKIPPED (BUDGET)\n' "${_m}x$_n" "${_f##*/}" "$_d" | tee -a "$OUT/runs.txt"
 		return
 	fi
-	_j=$(timeout 100 "$KB" run "$_f" --arg M="$_m" --arg N="$_n" --no-sweep --json --trials 1 --timeout 60 "$@" 2>"$OUT/err")
+	_j=$(timeout 60 "$KB" run "$_f" --arg M="$_m" --arg N="$_n" --no-sweep --json --trials 1 --timeout 15 "$@" 2>"$OUT/err")
 	printf '%s\n' "$_j" | python3 "$PY" line "${_m}x$_n" "${_f##*/}" "$_d" >>"$OUT/runs.jsonl"
 	tail -1 "$OUT/runs.jsonl" | python3 "$PY" show | tee -a "$OUT/runs.txt"
 	case $_j in *'"CORRECT"'*) ;; *) { printf '%s\n' "$_j" | tail -c 600; tail -4 "$OUT/err"; } | sed 's/^/    /' >>"$OUT/runs.txt" ;; esac
@@ -91,7 +95,7 @@ run $RING 1024 5003 --define CLUSTER=2
 run $RING 1024 200003 --define CLUSTER=8
 run $RING 1024 50257 --define CLUSTER=1 --define THREADS=992 --define U=1
 if [ "$(date +%s)" -lt "$DEADLINE" ]; then
-	timeout 90 "$KB" run $RING --trials 1 --timeout 60 >"$OUT/sweep.txt" 2>&1
+	timeout 60 "$KB" run $RING --trials 1 --timeout 15 >"$OUT/sweep.txt" 2>&1
 	echo "spec sweep (8192 x N, CLUSTER=1): $(grep -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT)\b' "$OUT/sweep.txt" | sort | uniq -c | tr -s ' \n' ' ')"
 fi
 
@@ -111,6 +115,18 @@ run $RING 4096 262144 --define CLUSTER=4
 run $BULK 4096 262144 --define CLUSTER=16 --define LEAN=1
 run $RING 8192 50257 --define CLUSTER=1 --define THREADS=992 --define U=1
 run $RING 4096 200003 --define CLUSTER=4 --define THREADS=992 --define U=1
+
+# memcheck at small sizes, where time is left (several rows a block: the ring wraps)
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for spec in "300 50257 CLUSTER=1" "64 200003 CLUSTER=4" "300 7 CLUSTER=2"; do
+	set -- $spec
+	if [ "$(date +%s)" -lt "$DEADLINE" ]; then
+		r=$(timeout 30 "$CS" --tool memcheck --target-processes all "$KB" run $RING --arg M=$1 --arg N=$2 --define $3 \
+			--no-sweep --trials 1 --timeout 15 2>&1)
+		printf 'memcheck %5s x %-6s %-10s %s  %s\n' "$1" "$2" "$3" "$(printf '%s\n' "$r" | grep -m1 -oE '\b(CORRECT|INCORRECT|FAULT)\b')" \
+			"$(printf '%s\n' "$r" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo 'no summary')" | tee -a "$OUT/runs.txt"
+	fi
+done
 
 # 3. the table
 echo "== runs (size, file and defines, verdict, us, GB/s, % of copy):"
