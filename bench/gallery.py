@@ -74,6 +74,15 @@ def lean(n):
             "--define", "MINB=2"]
 
 
+def ring(n):
+    """softmax_bf16_ring.cu past 16384: the smallest cluster whose slices are
+    at most 8 of its 16 KiB chunks (5 of the 13 left to load the next row)."""
+    c = 1
+    while c <= 16 and -(-(n // 8) // c) > 8 * 1024:
+        c *= 2
+    return ["--define", f"CLUSTER={c}"] if c <= 16 and n > 16384 else None
+
+
 S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
 # (op, dtype) -> [(file, defines(n) -> kbench arguments, or None where it cannot run n)]
 CANDIDATES = {
@@ -87,7 +96,7 @@ CANDIDATES = {
                           (S + "softmax_bf16_cluster_async.cu", clus(16384, ("--define", "PIPE=1"))),
                           (S + "softmax_bf16_bulk.cu", clus(16384)),
                           (S + "softmax_bf16_bulk.cu", clus(16384, ("--define", "LEAN=1"))),
-                          (S + "softmax_bf16_bulk.cu", lean)],
+                          (S + "softmax_bf16_bulk.cu", lean), (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],
