@@ -19,7 +19,22 @@ echo "timing guard: before ($($OLD --version 2>&1 | head -1), $OLD) vs after ($(
 printf '%-60s %11s %11s %7s %9s %9s %9s' "kernel (args)" "before us" "after us" diff "wall bef" "wall aft" "mode"
 [ "$NOD" = 1 ] && printf ' %11s %7s' "after, no D" diff
 echo
-while read -r f args; do
+# the kernels (FILE ARGS a line); GUARD_LIST="FILE ARGS;FILE ARGS" for others
+kernels() {
+	if [ -n "${GUARD_LIST:-}" ]; then echo "$GUARD_LIST" | tr ';' '\n'; return; fi
+	cat <<'LIST'
+tests/fixtures/kernels/copy.cu
+kernels/softmax.cu
+kernels/softmax/05_registers.cu
+kernels/softmax/softmax_bf16.cu
+kernels/layernorm/02_registers.cu
+kernels/rmsnorm/rmsnorm_bf16.cu
+kernels/transpose/03_tile64.cu
+kernels/gemm/04_wgmma.cu
+kernels/vector_add.cu --arg n=1048576
+LIST
+}
+kernels | while read -r f args; do
 	[ -n "$f" ] || continue
 	for kb in "$OLD" "$NEW"; do "$kb" run "$f" $args --no-sweep --seed 1 >/dev/null 2>&1; done # warm runners, references
 	: >"$TMP/old"; : >"$TMP/new"; : >"$TMP/nod"; : >"$TMP/wold"; : >"$TMP/wnew"; : >"$TMP/wnod"
@@ -48,14 +63,4 @@ if nod:
     line += " %11.2f %+6.2f%%" % (d, (d - o) / o * 100)
 print(line)
 PY
-done <<'LIST'
-tests/fixtures/kernels/copy.cu
-kernels/softmax.cu
-kernels/softmax/05_registers.cu
-kernels/softmax/softmax_bf16.cu
-kernels/layernorm/02_registers.cu
-kernels/rmsnorm/rmsnorm_bf16.cu
-kernels/transpose/03_tile64.cu
-kernels/gemm/04_wgmma.cu
-kernels/vector_add.cu --arg n=1048576
-LIST
+done

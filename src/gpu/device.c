@@ -312,17 +312,16 @@ int kb_profile__flush_l2_write(kb_device *d, kb_err *err)
 	return KB_CU(err, cuMemsetD8Async(d->flush_buf, 0x5A, d->flush_bytes, d->stream));
 }
 
+/* Two blocks an SM, so that every SM number takes part; about 8 SMs a
+ * line (kb_l2_discard says why). */
 int kb_profile__l2_discard(kb_device *d, kb_err *err)
 {
-	int rc = KB_OK;
 	unsigned long long lines = d->flush_bytes / 128;
-	void *args[] = {&d->flush_buf, &lines};
-	unsigned grid = (unsigned)d->info.sm_count * 8;
-	if ((rc = KB_CU(err, cuLaunchKernel(d->l2_discard, grid ? grid : 1, 1, 1, 512, 1, 1, 0, d->stream,
-				            args, NULL))) < 0)
-		goto out;
-out:
-	return rc;
+	unsigned groups = d->info.sm_count >= 16 ? (unsigned)d->info.sm_count / 8 : 1;
+	void *args[] = {&d->flush_buf, &lines, &groups};
+	unsigned grid = (unsigned)d->info.sm_count * 2;
+	return KB_CU(err, cuLaunchKernel(d->l2_discard, grid ? grid : 1, 1, 1, 1024, 1, 1, 0, d->stream,
+					 args, NULL));
 }
 
 int kb_profile__reset_outputs(kb_device *d, const kb_profile__bound *bd, kb_err *err)

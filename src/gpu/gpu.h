@@ -156,7 +156,7 @@ int kb_profile__flush_l2(kb_device *d, kb_err *err);
  * an L2 with no valid line, as after ncu's flush and invalidate). */
 int kb_profile__l2_discard(kb_device *d, kb_err *err);
 /* Experiments' flushes (span programs G, X and Q): the read with streaming
- * loads, a write of the flush buffer (dirty lines, for D to drop), and the
+ * loads, a write of the flush buffer (dirty lines, for D to drop), the
  * discard issued from every block for every line. */
 int kb_profile__flush_l2_cs(kb_device *d, kb_err *err);
 int kb_profile__flush_l2_write(kb_device *d, kb_err *err);

@@ -57,8 +57,10 @@
  * flush followed by the invalidation of the flush buffer's lines (D): a read
  * flush alone leaves the L2 full of clean lines, and kernels with streaming
  * hints (__ldcs/__stcs: evict-first lines) then read 0.8-1.4% slower than
- * under ncu, whose flush leaves an empty L2 (H100, bench/ncu_gallery_h100.txt;
- * 1.3-6.5% on an H200 before, docs/timing.md).  The
+ * under ncu, whose flush leaves an empty L2 (H100, bench/ncu_gallery_h100.txt).
+ * On an H200 they still read 4-5% slower until each line was discarded from
+ * SMs spread over the GPU, not from one (the other L2 partition's copy;
+ * bench/ncu_state_h200.txt, docs/timing.md).  The
  * difference leaves out the launch latency an event record adds (plain
  * event pairs, "FeKe", read 4-14% above ncu's gpu__time_duration on 10-35 us
  * kernels); the wait makes the kernel start as it does under ncu, which
