@@ -63,7 +63,7 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	fused) part fused ${T_FUSED:-170} sh scripts/gpu-tile-fused.sh ;;
 	table) part table ${T_TABLE:-200} env BUDGET=$(( ${T_TABLE:-200} - 20 )) \
 		sh scripts/gpu-gallery.sh table softmax ;;
-	attntile|wgmma|bf16odd|rope) part $p $(eval echo \${T_$p:-150}) sh scripts/gpu-$p.sh ;;
+	attntile|wgmma|bf16odd|rope|bf16fix) part $p $(eval echo \${T_$p:-150}) sh scripts/gpu-$p.sh ;;
 	tuisave) part tuisave ${T_TUISAVE:-90} python3 bench/tui_save.py kernels/softmax.cu 8 ;;
 	flows) part flows ${T_FLOWS:-240} sh scripts/gpu-flows.sh ;;
 	tuigpu) part tuigpu ${T_TUIGPU:-100} env KBENCH_REQUIRE_GPU=1 sh tests/cli/tui.sh ;;
@@ -87,7 +87,7 @@ for p in ${PARTS:-guard safe attn gallery}; do
 	echo "==== $p"
 	case $p in
 	guard) grep -E "^==|passed=|FAIL" "$OUT/guard.txt" ;;
-	attntile|wgmma|bf16odd|rope) tail -15 "$OUT/$p.txt" ;;
+	attntile|wgmma|bf16odd|rope|bf16fix) tail -22 "$OUT/$p.txt" ;;
 	guardcli|tuigpu|shared) grep -E "passed|FAIL|fail" "$OUT/$p.txt" | tail -8 ;;
 	*) tail -25 "$OUT/$p.txt" ;;
 	esac
