@@ -24,6 +24,10 @@
 #   wgmma    scripts/gpu-wgmma.sh (issue 29: matmul.tile on wgmma vs cuBLAS)
 #   bf16odd  scripts/gpu-bf16odd.sh (issue 31: bf16 softmax at odd widths)
 #   rope     scripts/gpu-rope.sh (issue 29: rope.tile beside its hand kernel)
+#   bf16fix  scripts/gpu-bf16fix.sh (issue 31: the bf16 ring softmax)
+#   fa2      scripts/gpu-fa2.sh (issue 30: 02_fa2.cu beside torch's flash)
+#   attnspeed scripts/gpu-attn-speed.sh (issue 30: attention.tile vs 02_fa2)
+#   replay   kbench replay sessions/softmax (issue 31)
 #   ncuexp   bench/ncu_gallery.sh NCU_NONE=1 over NCU_PROGS: what separates
 #            kbench from ncu on the kernels outside 2% (issue 24)
 #   ncuall   bench/ncu_gallery.sh over NCU_FILES (default every kernels/ file)
@@ -63,7 +67,9 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	fused) part fused ${T_FUSED:-170} sh scripts/gpu-tile-fused.sh ;;
 	table) part table ${T_TABLE:-200} env BUDGET=$(( ${T_TABLE:-200} - 20 )) \
 		sh scripts/gpu-gallery.sh table softmax ;;
-	attntile|wgmma|bf16odd|rope|bf16fix) part $p $(eval echo \${T_$p:-150}) sh scripts/gpu-$p.sh ;;
+	attntile|wgmma|bf16odd|rope|bf16fix|fa2) part $p $(eval echo \${T_$p:-150}) sh scripts/gpu-$p.sh ;;
+	attnspeed) part attnspeed ${T_ATTNSPEED:-150} sh scripts/gpu-attn-speed.sh ;;
+	replay) part replay ${T_REPLAY:-90} build/kbench replay sessions/softmax ;;
 	tuisave) part tuisave ${T_TUISAVE:-90} python3 bench/tui_save.py kernels/softmax.cu 8 ;;
 	flows) part flows ${T_FLOWS:-240} sh scripts/gpu-flows.sh ;;
 	tuigpu) part tuigpu ${T_TUIGPU:-100} env KBENCH_REQUIRE_GPU=1 sh tests/cli/tui.sh ;;
@@ -87,7 +93,7 @@ for p in ${PARTS:-guard safe attn gallery}; do
 	echo "==== $p"
 	case $p in
 	guard) grep -E "^==|passed=|FAIL" "$OUT/guard.txt" ;;
-	attntile|wgmma|bf16odd|rope|bf16fix) tail -22 "$OUT/$p.txt" ;;
+	attntile|wgmma|bf16odd|rope|bf16fix|fa2|attnspeed) tail -22 "$OUT/$p.txt" ;;
 	guardcli|tuigpu|shared) grep -E "passed|FAIL|fail" "$OUT/$p.txt" | tail -8 ;;
 	*) tail -25 "$OUT/$p.txt" ;;
 	esac
