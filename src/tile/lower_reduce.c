@@ -417,8 +417,22 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 	}
 	if (L->rows && e->kind == KB_TE_CALL && !strcmp(e->name, "dot")) {
 		materialize2(L, e->args[0], R, e->args[0]->type.ext[1]);
-		kb_tile__rows_dot(L, e);
+		kb_tile__rows_dot(L, e, NULL);
 		return;
+	}
+	if (L->rows && e->kind == KB_TE_BINARY && e->op == KB_TOP_ADD && e->type.dtype == KB_TILE_F32) {
+		/* x + dot(...) of one shape (attention's acc * alpha + dot(p, v)): the mma adds onto x */
+		for (int d = 0; d < 2; d++) {
+			const kb_tile__expr *dt = e->args[d], *x = e->args[1 - d];
+			if (dt->kind != KB_TE_CALL || strcmp(dt->name, "dot") || kb_tile__mat_of(L, dt) ||
+			    !kb_tile__type_eq(&dt->type, &e->type) || !kb_tile__type_eq(&x->type, &e->type))
+				continue;
+			materialize2(L, x, R, C);
+			materialize2(L, dt->args[0], R, dt->args[0]->type.ext[1]);
+			kb_tile__rows_dot(L, dt, x);
+			kb_tile__add_mat(L, e, kb_xstrdup(kb_tile__mat_of(L, dt)->c), false);
+			return;
+		}
 	}
 	if (L->rows && e->kind == KB_TE_NAME && row_or_col(&e->type, R, C)) {
 		kb_tile__rows_pick(L, e);

@@ -386,7 +386,7 @@ void kb_tile__rows_loop_close(kb_tile__lw *L)
 	L->npf = 0;
 }
 
-void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e)
+void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__expr *init)
 {
 	const kb_tile__expr *a = e->args[0], *b = e->args[1];
 	bool bt = is_call(b, "trans");
@@ -417,7 +417,14 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e)
 		     "%% 2 * 8 + l_ %% 8) * %lld + l_ / 16 * 8) * 2;\n", off, P);
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2);
-	kb_tile__line(L, "\t%s[i_] = 0.0f;\n", c);
+	if (init) { /* x + dot(...): the mma accumulates onto x */
+		kb_buf x0 = KB_BUF_INIT;
+		kb_tile__cexpr(L, init, "i_", &x0);
+		kb_tile__line(L, "\t%s[i_] = %s;\n", c, x0.s);
+		kb_buf_free(&x0);
+	} else {
+		kb_tile__line(L, "\t%s[i_] = 0.0f;\n", c);
+	}
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int k_ = 0; k_ < %lld; k_++) {\n", K / 16);
 	L->depth++;
@@ -429,10 +436,15 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e)
 		kb_tile__line(L, "const unsigned af_[4] = {%s[k_ * 4], %s[k_ * 4 + 1], %s[k_ * 4 + 2], %s[k_ * 4 + 3]};\n",
 		     as->c, as->c, as->c, as->c);
 	} else {
+		/* bf16(p): the pair's packing rounds p as the cast would */
+		const kb_tile__expr *av = a;
+		if (a->kind == KB_TE_CALL && a->nargs == 1 && !strcmp(a->name, kb_tile_dtype_name(a->type.dtype)) &&
+		    kb_tile__compute(a->args[0]->type.dtype) == KB_TILE_F32)
+			av = a->args[0];
 		for (int j = 0; j < 8; j++) {
 			char i[32];
 			snprintf(i, sizeof i, "(k_ * 8 + %d)", j);
-			kb_tile__cexpr(L, a, i, &x[j]);
+			kb_tile__cexpr(L, av, i, &x[j]);
 		}
 		kb_tile__line(L, "const unsigned af_[4] = {\n");
 		for (int j = 0; j < 4; j++) {

@@ -686,8 +686,9 @@ bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char
 void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, const char *step);
 void kb_tile__rows_loop_end(kb_tile__lw *L);
 void kb_tile__rows_loop_close(kb_tile__lw *L);
-/* dot e (its a materialized) into a new temporary of the result's slots. */
-void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e);
+/* dot e (its a materialized) into a new temporary of the result's slots,
+ * which start as init's (materialized; NULL: zeros). */
+void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__expr *init);
 void kb_tile__rows_decls(kb_tile__lw *L);
 void kb_tile__rows_prologue(kb_buf *out);
 

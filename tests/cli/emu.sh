@@ -251,7 +251,7 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 AT='kernels/attention/attention.tile'
 emu attention_tile $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
 	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
-	--size B=1,H=1,N=1,CAUSAL=0
+	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
 emu attention_tile_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
 emu attention_tile_shuffled $AT --sched shuffle --copies issue --size B=1,H=2,N=300,CAUSAL=0 \
 	--size B=1,H=1,N=200,CAUSAL=1
@@ -418,6 +418,13 @@ mutant rows_k_lane_rows 's/(unsigned)((l_ \/ 16 \* 8 + l_ % 8)/(unsigned)((l_ \/
 	'elements wrong' $AT $AR
 mutant rows_copy_row_past 's/const bool in_ = r_ < rows_ \&\& c_ < cols_;/const bool in_ = r_ <= rows_ \&\& c_ < cols_;/' \
 	'past the end of' $AT --size B=1,H=1,N=100,CAUSAL=0
+mutant rows_dot_init_dropped 's/_t\([0-9]*\)\[i_\] = (acc\[i_\] \* alpha\[(i_) % 4 \/ 2\]);/_t\1[i_] = acc[i_];/' \
+	'elements wrong' $AT $AR
+mutant rows_p_pair_swapped 's/kb_pack2(p\[(k_ \* 8 + 0)\], p\[(k_ \* 8 + 1)\]/kb_pack2(p[(k_ * 8 + 1)], p[(k_ * 8 + 0)]/' \
+	'elements wrong' $AT $AR
+# the mask only on tiles past N or across the diagonal (N = 256: interior tiles)
+mutant rows_mask_diagonal_skipped 's/ || ((CAUSAL != 0) \&\& ((j + BN) > m0))//' 'elements wrong' $AT \
+	--size B=1,H=1,N=256,CAUSAL=1
 # k and v copied a trip ahead into the other of two buffers
 mutant rows_wait_too_short 's/kb_cp_async_wait<1>(); \/\* this trip/kb_cp_async_wait<2>(); \/* this trip/' \
 	'is in flight' $AT $AR
