@@ -396,6 +396,37 @@ const char *kb_tile__minmax(const char *name, kb_tile_dtype t)
 	return mx ? "max" : "min";
 }
 
+/* The row layout's exp((a - b) * c) (c a scalar, or none) in f32: one FFMA
+ * and ex2, a c log2(e) - b c log2(e), as 02_fa2.cu computes its softmax
+ * (kb_exp_sub, lower_rows.c's helpers), where __expf would take the
+ * difference, the product and its own multiply by log2(e); false when x
+ * is not of that form. */
+static bool exp_fold(kb_tile__lw *L, const kb_tile__expr *x, const char *i, kb_buf *b)
+{
+	const kb_tile__expr *d = x, *c = NULL;
+	for (int k = 0; x->kind == KB_TE_BINARY && x->op == KB_TOP_MUL && k < 2; k++)
+		if (x->args[k]->kind == KB_TE_BINARY && x->args[k]->op == KB_TOP_SUB && !x->args[1 - k]->type.rank) {
+			d = x->args[k], c = x->args[1 - k];
+			break;
+		}
+	if (d->kind != KB_TE_BINARY || d->op != KB_TOP_SUB ||
+	    kb_tile__compute(d->args[0]->type.dtype) != KB_TILE_F32 ||
+	    kb_tile__compute(d->args[1]->type.dtype) != KB_TILE_F32 ||
+	    (c && kb_tile__compute(c->type.dtype) != KB_TILE_F32))
+		return false;
+	kb_buf_cat(b, "kb_exp_sub(");
+	kb_tile__cexpr(L, d->args[0], i, b);
+	kb_buf_cat(b, ", ");
+	kb_tile__cexpr(L, d->args[1], i, b);
+	kb_buf_cat(b, ", ");
+	if (c)
+		kb_tile__cexpr(L, c, i, b);
+	else
+		kb_buf_cat(b, "1.0f");
+	kb_buf_cat(b, ")");
+	return true;
+}
+
 static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
 {
 	const char *fn = math_fn(e, e->type.dtype);
@@ -404,6 +435,8 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 		kb_buf_catf(b, f64 ? "(1.0 / (1.0 + %s(-(" : "(1.0f / (1.0f + %s(-(", fn);
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, "))))");
+	} else if (fn && e->nargs == 1 && L->rows && !strcmp(fn, "__expf") && exp_fold(L, e->args[0], i, b)) {
+		/* kb_exp_sub */
 	} else if (fn && e->nargs == 1) {
 		kb_buf_catf(b, "%s(", fn);
 		kb_tile__cexpr(L, e->args[0], i, b);

@@ -499,6 +499,19 @@ static const char rows_helpers[] =
 	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __half *)\n"
 	"{\n"
 	"\treturn __half2float(__ushort_as_half((unsigned short)(hi ? v >> 16 : v)));\n"
+	"}\n"
+	"/* exp((a - b) c) as ex2.approx (what __expf takes) of one FFMA; the host\n"
+	" * emulator (tests/emu) takes exp2f. */\n"
+	"__device__ __forceinline__ float kb_exp_sub(float a, float b, float c)\n"
+	"{\n"
+	"\tconst float k = c * 1.44269504088896341f, x = fmaf(a, k, -b * k);\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\tfloat r;\n"
+	"\tasm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n"
+	"\treturn r;\n"
+	"#else\n"
+	"\treturn exp2f(x);\n"
+	"#endif\n"
 	"}\n\n";
 
 void kb_tile__rows_prologue(kb_buf *out)

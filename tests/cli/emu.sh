@@ -422,6 +422,9 @@ mutant rows_dot_init_dropped 's/_t\([0-9]*\)\[i_\] = (acc\[i_\] \* alpha\[(i_) %
 	'elements wrong' $AT $AR
 mutant rows_p_pair_swapped 's/kb_pack2(p\[(k_ \* 8 + 0)\], p\[(k_ \* 8 + 1)\]/kb_pack2(p[(k_ * 8 + 1)], p[(k_ * 8 + 0)]/' \
 	'elements wrong' $AT $AR
+mutant rows_exp_sign 's/x = fmaf(a, k, -b \* k)/x = fmaf(a, k, b * k)/' 'elements wrong' $AT $AR
+mutant rows_exp_unscaled 's/const float k = c \* 1.44269504088896341f/const float k = 1.44269504088896341f/' \
+	'elements wrong' $AT $AR
 # the mask only on tiles past N or across the diagonal (N = 256: interior tiles)
 mutant rows_mask_diagonal_skipped 's/ || ((CAUSAL != 0) \&\& ((j + BN) > m0))//' 'elements wrong' $AT \
 	--size B=1,H=1,N=256,CAUSAL=1
