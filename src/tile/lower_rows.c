@@ -38,7 +38,7 @@
  *
  * Which kernels: every 2-d tile [RW, C] with C = 1 or a multiple of 8
  * (16 for a dot's n and k), the dot's b a load of bf16/f16 without
- * keywords like a, reductions of 2-d tiles kept ones along axis 1, no
+ * keywords like a, reductions of 2-d tiles kept ones along axis 1 of [RW, C > 1], no
  * transposes but a dot's b, no atomics into 2-d slices (kb_tile__rows_plan).
  * Others keep lower_reduce.c's 2-d layout.
  */
@@ -85,8 +85,8 @@ static kb_tile__walkret plan_expr(const kb_tile__expr *e, void *vctx)
 	if (is_call(e, "trans"))
 		goto no;
 	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2 &&
-	    (e->type.rank != 2 || kb_tile__axis_of(e) != 1))
-		goto no;
+	    (e->type.rank != 2 || kb_tile__axis_of(e) != 1 || e->args[0]->type.ext[1] == 1))
+		goto no; /* (an [RW, 1] operand's rows are in every lane of a quad) */
 	if (is_call(e, "dot")) {
 		const kb_tile__expr *a = e->args[0], *b = e->args[1];
 		bool bt = is_call(b, "trans");

@@ -264,6 +264,7 @@ emu attention_tile_2d_d128 $AT -D BM=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,
 # the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
 emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
+emu rows_mix tests/emu/rows_mix.tile --size M=100,N=29,K=75 --size M=64,N=32,K=64 --size M=1,N=1,K=1
 emu dot_rows_here tests/emu/dot_rows_here.tile --size M=130,N=70,K=75 --size M=64,N=64,K=64 --size M=1,N=3,K=5
 emu dot_regs_2warps tests/emu/dot_regs.tile -D THREADS=64 -D BM=16 -D BN=64 -D BK=32 --size M=33,N=65,K=64
 for k in transpose.tile transpose.cu; do
@@ -425,6 +426,8 @@ mutant rows_p_pair_swapped 's/kb_pack2(p\[(k_ \* 8 + 0)\], p\[(k_ \* 8 + 1)\]/kb
 mutant rows_exp_sign 's/x = fmaf(a, k, -b \* k)/x = fmaf(a, k, b * k)/' 'elements wrong' $AT $AR
 mutant rows_exp_unscaled 's/const float k = c \* 1.44269504088896341f/const float k = 1.44269504088896341f/' \
 	'elements wrong' $AT $AR
+mutant rows_bf16_unpack_halves 's/hi ? v \& 0xffff0000u : v << 16/hi ? v << 16 : v \& 0xffff0000u/' 'elements wrong' \
+	tests/emu/rows_mix.tile --size M=100,N=29,K=75
 # the mask only on tiles past N or across the diagonal (N = 256: interior tiles)
 mutant rows_mask_diagonal_skipped 's/ || ((CAUSAL != 0) \&\& ((j + BN) > m0))//' 'elements wrong' $AT \
 	--size B=1,H=1,N=256,CAUSAL=1
