@@ -337,7 +337,11 @@ bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char
 {
 	if (L->npf)
 		return false; /* an inner loop of one copied ahead copies where its dots are */
-	pf_ctx p = {.L = L, .loop = st};
+	pf_ctx p = {.L = L, .loop = st, .ok = true};
+	kb_tile__walk_expr(st->hi, pf_name, &p); /* the next trip is known at the top of this one */
+	kb_tile__walk_expr(st->step, pf_name, &p);
+	if (!p.ok || kb_tile__walk_stmts(st->body, st->nbody, assigned_in, NULL, (void *)st->name))
+		return false;
 	for (int i = 0; i < st->nbody; i++) /* dots of its own statements: once a trip */
 		if (st->body[i]->kind == KB_TS_ASSIGN || st->body[i]->kind == KB_TS_STORE)
 			kb_tile__stmt_exprs(st->body[i], pf_dot, &p);
