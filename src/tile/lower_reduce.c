@@ -339,7 +339,7 @@ static void dot2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
 	kb_tile__line(L, "{\n");
 	L->depth++;
 	kb_tile__line(L, "const int w_ = (int)threadIdx.x / 32, g_ = (int)threadIdx.x %% 32 / 4, "
-	     "t_ = (int)threadIdx.x %% 4;\n");
+		      "t_ = (int)threadIdx.x %% 4;\n");
 	kb_tile__line(L, "const %s (*a_)[%lld] = (const %s (*)[%lld])%s;\n", ct, P, ct, P, m);
 	kb_tile__line(L, "const %s (*b_)[%lld] = (const %s (*)[%lld])(%s + %lld);\n", ct, P, ct, P, m, R * P * 2);
 	kb_tile__line(L, "float d_[%lld][4]; /* %lld m16n8 pieces, %lld a warp */\n", PW, NP, PW);
@@ -362,7 +362,7 @@ static void dot2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
 	kb_tile__line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16 + g_, n_ = q_ %% %lld * 8 + 2 * t_;\n",
-	     NW, N8, N8);
+		      NW, N8, N8);
 	kb_tile__line(L, "\tif (q_ < %lld) {\n", NP);
 	kb_tile__line(L, "\t\to_[m_][n_] = d_[p_][0], o_[m_][n_ + 1] = d_[p_][1];\n");
 	kb_tile__line(L, "\t\to_[m_ + 8][n_] = d_[p_][2], o_[m_ + 8][n_ + 1] = d_[p_][3];\n");

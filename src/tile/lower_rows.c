@@ -128,8 +128,6 @@ bool kb_tile__rows_plan(kb_tile__lw *L)
 	return p.ok;
 }
 
-/* ===== the layout ===== */
-
 /* ===== kept reductions along axis 1 ===== */
 
 void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
@@ -145,7 +143,7 @@ void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
 	kb_tile__rows_at(TC, &at);
 	char *c = kb_tile__new_tmp(L);
 	kb_tile__line(L, "%s %s[2] = {%s, %s}; /* %s along axis 1: a thread's slots, then its quad */\n", ct, c, id,
-	     id, e->name);
+		      id, e->name);
 	kb_tile__slot_head(L, kb_tile__slots_rc(L, 0, TC), at.s, "(void)r_, (void)c_, (void)f_;\n");
 	kb_tile__line(L, "const %s v_ = %s;\n", ct, x.s);
 	if (sum)
@@ -157,10 +155,10 @@ void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
 	kb_tile__line(L, "for (int o_ = 1; o_ < 4; o_ *= 2)\n");
 	if (sum)
 		kb_tile__line(L, "\t%s[0] += __shfl_xor_sync(0xffffffff, %s[0], o_), %s[1] += __shfl_xor_sync(0xffffffff, "
-		     "%s[1], o_);\n", c, c, c, c);
+			      "%s[1], o_);\n", c, c, c, c);
 	else
 		kb_tile__line(L, "\t%s[0] = %s(%s[0], __shfl_xor_sync(0xffffffff, %s[0], o_)), %s[1] = %s(%s[1], "
-		     "__shfl_xor_sync(0xffffffff, %s[1], o_));\n", c, op, c, c, c, op, c, c);
+			      "__shfl_xor_sync(0xffffffff, %s[1], o_));\n", c, op, c, c, c, op, c, c);
 	kb_tile__add_mat(L, e, c, false);
 	if (C != 1)
 		L->mats[L->nmats - 1].rowpick = true;
@@ -241,14 +239,14 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 	kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
 	kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
 	kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
-	     "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : 0));\n",
-	     P, ld.s, t->name);
+		      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : 0));\n",
+		      P, ld.s, t->name);
 	kb_tile__line(L, "\t}\n");
 	kb_tile__line(L, "} else {\n");
 	kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC, L->T);
 	kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld;\n", WC, WC);
 	kb_tile__line(L, "\t\tb_[r_ * %lld + c_] = r_ < rows_ && c_ < cols_ ? p_[(size_t)r_ * %s + c_] : %s(0.0f);\n",
-	     P, ld.s, t->dtype == KB_TILE_F16 ? "__float2half_rn" : "__float2bfloat16_rn");
+		      P, ld.s, t->dtype == KB_TILE_F16 ? "__float2half_rn" : "__float2bfloat16_rn");
 	kb_tile__line(L, "\t}\n");
 	kb_tile__line(L, "}\n");
 	kb_tile__block_close(L, 1);
@@ -415,10 +413,10 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	 * w [K][C], transposed by ldmatrix: rows 16 kk + l / 8 % 2 * 8 + l % 8, column 16 np + l / 16 * 8 */
 	if (bt)
 		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s) + (unsigned)((l_ / 16 "
-		     "* 8 + l_ %% 8) * %lld + l_ / 8 %% 2 * 8) * 2;\n", off, P);
+			      "* 8 + l_ %% 8) * %lld + l_ / 8 %% 2 * 8) * 2;\n", off, P);
 	else
 		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s) + (unsigned)((l_ / 8 "
-		     "%% 2 * 8 + l_ %% 8) * %lld + l_ / 16 * 8) * 2;\n", off, P);
+			      "%% 2 * 8 + l_ %% 8) * %lld + l_ / 16 * 8) * 2;\n", off, P);
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2);
 	if (init) { /* x + dot(...): the mma accumulates onto x */
@@ -438,7 +436,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	kb_tile__line(L, "/* a's slots 8 k_ .. 8 k_ + 7: rows g, g + 8 at columns 16 k_ + 2 t, then + 8 */\n");
 	if (as && as->packed) {
 		kb_tile__line(L, "const unsigned af_[4] = {%s[k_ * 4], %s[k_ * 4 + 1], %s[k_ * 4 + 2], %s[k_ * 4 + 3]};\n",
-		     as->c, as->c, as->c, as->c);
+			      as->c, as->c, as->c, as->c);
 	} else {
 		/* bf16(p): the pair's packing rounds p as the cast would */
 		const kb_tile__expr *av = a;
