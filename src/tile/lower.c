@@ -33,7 +33,8 @@
  * kernels, their bodies with the row-in-registers branch), lower_stmt.c
  * (statements), lower_dot.c (a dot's loop), plan_dot.c (the dot's plan),
  * lower_value.c (streamed loads, stores), lower_reduce.c (what is
- * materialized: reductions, 2-d tiles), lower_load.c (loads),
+ * materialized: reductions, 2-d tiles), lower_rows.c (the row layout of a
+ * kernel whose dots sit among other statements), lower_load.c (loads),
  * lower_wgmma.c (a dot loop as wgmma on sm_90a), lower_expr.c (the
  * state, element-wise expressions).
  *
@@ -378,6 +379,8 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 		return;
 	}
 	k->k.smem = L->mma.smem;
+	if (kb_tile__kernel_has_dot(k) && kb_tile__rows_plan(L))
+		L->rows_any = true;
 	if (L->mma.wg) {
 		k->k.threads = L->T + 128; /* threads() consumers and the producer warpgroup */
 		L->wgmma = true;
@@ -394,6 +397,10 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	L->o = whole;
 	if (L->mma.on)
 		kb_tile__mma_decls(L);
+	if (L->rows) {
+		kb_tile__rows_decls(L);
+		k->k.smem = L->rows_smem;
+	}
 	if (L->dot_bytes) /* each dot ends with a barrier after its last read */
 		kb_buf_catf(L->o, "\t__shared__ __align__(16) unsigned char kb_dot_[%lld]; /* every dot's "
 			    "operands, then its result */\n", (long long)L->dot_bytes);
@@ -409,6 +416,7 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 		free(L->mats[i].c);
 	L->nmats = 0;
 	kb_tile__mma_free(L);
+	L->rows = false;
 }
 
 /* ===== the file ===== */
@@ -469,6 +477,8 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 		kernel(&L, &f->kernels[i]);
 	if (L.wgmma)
 		kb_tile__wgmma_prologue(out);
+	if (L.rows_any)
+		kb_tile__rows_prologue(out);
 	kb_buf_catn(out, code.s ? code.s : "", code.len);
 	kb_buf_free(&code);
 	free(L.syms);

@@ -11,6 +11,7 @@
  */
 #include "tile_int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ const char *kb_tile__define(kb_tile__lw *L, const char *dsl, const char *c, kb_t
 	s->depth = L->depth;
 	s->load = NULL;
 	s->stream = NULL;
+	s->packed = false;
 	return s->c;
 }
 
@@ -143,6 +145,40 @@ bool kb_tile__is_reduction(const kb_tile__expr *e)
 					 (e->nargs == 2 && !strcmp(e->name, "sum"))); /* sum(t, axis) */
 }
 
+/* Emits one line (printf-style, under 512 bytes) at the current depth. */
+void kb_tile__line(kb_tile__lw *L, const char *fmt, ...)
+{
+	char t[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t, sizeof t, fmt, ap);
+	va_end(ap);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, t);
+}
+
+/* The axis a reduction call reduces along (sum(t, 1), max(t, axis = 0)). */
+int kb_tile__axis_of(const kb_tile__expr *e)
+{
+	if (e->nargs == 2)
+		return (int)e->args[1]->cval;
+	for (int k = 0; k < e->nkw; k++)
+		if (!strcmp(e->kw[k], "axis"))
+			return (int)e->kwv[k]->cval;
+	return 1;
+}
+
+/* The identity of reduction e (sum, max, min) in its dtype, as C. */
+const char *kb_tile__reduce_id(const kb_tile__expr *e)
+{
+	bool f = kb_tile__is_float(e->type.dtype);
+	if (!strcmp(e->name, "sum"))
+		return f ? "0.0f" : "0";
+	if (!strcmp(e->name, "max"))
+		return f ? "-CUDART_INF_F" : "-2147483647 - 1";
+	return f ? "CUDART_INF_F" : "2147483647";
+}
+
 /* ===== the layouts' slots ===== */
 
 /* Slots a thread holds of a rank-1 tile of e elements. */
@@ -167,7 +203,28 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i)
 
 int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t)
 {
+	if (L->rows) /* lower_rows.c's layout: C / 2 slots, 2 for [RW, 1] */
+		return t->ext[1] == 1 ? 2 : t->ext[1] / 2;
 	return kb_tile__slots(L, t->ext[0] * t->ext[1]);
+}
+
+/* The row layout (lower_rows.c): an [RW, C] tile's slots and a slot's place. */
+int64_t kb_tile__slots_rc(const kb_tile__lw *L, int64_t R, int64_t C)
+{
+	if (L->rows)
+		return C == 1 ? 2 : C / 2;
+	return kb_tile__slots(L, R * C);
+}
+
+void kb_tile__rows_at(int64_t C, kb_buf *at)
+{
+	if (C == 1)
+		kb_buf_cat(at, "const int r_ = (int)threadIdx.x / 32 * 16 + (int)threadIdx.x % 32 / 4 + i_ * 8, "
+			   "c_ = 0, f_ = r_;\n");
+	else
+		kb_buf_catf(at, "const int r_ = (int)threadIdx.x / 32 * 16 + (int)threadIdx.x %% 32 / 4 + i_ %% 4 "
+			    "/ 2 * 8, c_ = i_ / 4 * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2, f_ = r_ * %lld + c_;\n",
+			    (long long)C);
 }
 
 int64_t kb_tile__mma_slots(const kb_tile__lw *L)
@@ -193,6 +250,8 @@ void kb_tile__add_mat(kb_tile__lw *L, const kb_tile__expr *e, char *c, bool cols
 	m->cols = cols;
 	m->stream = false;
 	m->tile2 = false;
+	m->rowpick = false;
+	m->rowsat = 0;
 }
 
 static void literal(const kb_tile__expr *e, kb_buf *b)
@@ -227,6 +286,11 @@ static void name_ref(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_b
 				return;
 			}
 		kb_tile__fail(L, e->line, e->col, e->len, "this use of a streamed load");
+		return;
+	}
+	if (s && s->packed) { /* two slots a register (lower_rows.c) */
+		kb_buf_catf(b, "kb_unpack2(%s[(%s) / 2], (%s) %% 2, (const %s *)0)", s->c, i, i,
+			    s->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
 		return;
 	}
 	if (s) {
@@ -332,6 +396,37 @@ const char *kb_tile__minmax(const char *name, kb_tile_dtype t)
 	return mx ? "max" : "min";
 }
 
+/* The row layout's exp((a - b) * c) (c a scalar, or none) in f32: one FFMA
+ * and ex2, a c log2(e) - b c log2(e), as 02_fa2.cu computes its softmax
+ * (kb_exp_sub, lower_rows.c's helpers), where __expf would take the
+ * difference, the product and its own multiply by log2(e); false when x
+ * is not of that form. */
+static bool exp_fold(kb_tile__lw *L, const kb_tile__expr *x, const char *i, kb_buf *b)
+{
+	const kb_tile__expr *d = x, *c = NULL;
+	for (int k = 0; x->kind == KB_TE_BINARY && x->op == KB_TOP_MUL && k < 2; k++)
+		if (x->args[k]->kind == KB_TE_BINARY && x->args[k]->op == KB_TOP_SUB && !x->args[1 - k]->type.rank) {
+			d = x->args[k], c = x->args[1 - k];
+			break;
+		}
+	if (d->kind != KB_TE_BINARY || d->op != KB_TOP_SUB ||
+	    kb_tile__compute(d->args[0]->type.dtype) != KB_TILE_F32 ||
+	    kb_tile__compute(d->args[1]->type.dtype) != KB_TILE_F32 ||
+	    (c && kb_tile__compute(c->type.dtype) != KB_TILE_F32))
+		return false;
+	kb_buf_cat(b, "kb_exp_sub(");
+	kb_tile__cexpr(L, d->args[0], i, b);
+	kb_buf_cat(b, ", ");
+	kb_tile__cexpr(L, d->args[1], i, b);
+	kb_buf_cat(b, ", ");
+	if (c)
+		kb_tile__cexpr(L, c, i, b);
+	else
+		kb_buf_cat(b, "1.0f");
+	kb_buf_cat(b, ")");
+	return true;
+}
+
 static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *b)
 {
 	const char *fn = math_fn(e, e->type.dtype);
@@ -340,6 +435,8 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 		kb_buf_catf(b, f64 ? "(1.0 / (1.0 + %s(-(" : "(1.0f / (1.0f + %s(-(", fn);
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, "))))");
+	} else if (fn && e->nargs == 1 && L->rows && !strcmp(fn, "__expf") && exp_fold(L, e->args[0], i, b)) {
+		/* kb_exp_sub */
 	} else if (fn && e->nargs == 1) {
 		kb_buf_catf(b, "%s(", fn);
 		kb_tile__cexpr(L, e->args[0], i, b);
@@ -423,6 +520,13 @@ void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_bu
 		kb_buf_catf(b, "%s[(%s) / 4 %% %d * 2 + (%s) %% 2]", m->c, i, L->mma.NT, i);
 	else if (m && m->tile2)
 		kb_tile__mma_read2(L, e, m->c, i, b);
+	else if (m && m->rowpick) /* the row layout's [RW, 1] beside [RW, C]: the slot's row */
+		kb_buf_catf(b, "%s[(%s) %% 4 / 2]", m->c, i);
+	else if (m && m->rowsat == 1) /* the row layout's arange: the slot's column, its row */
+		kb_buf_catf(b, "((%s) / 4 * 8 + (int)threadIdx.x %% 4 * 2 + (%s) %% 2)", i, i);
+	else if (m && m->rowsat)
+		kb_buf_catf(b, "((int)threadIdx.x / 32 * 16 + (int)threadIdx.x %% 32 / 4 + (%s)%s * 8)", i,
+			    m->rowsat == 2 ? " % 4 / 2" : "");
 	else if (m)
 		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m->c, i);
 	if (m)

@@ -550,9 +550,13 @@ void kb_tile__slot_loop(kb_tile__lw *L, int64_t S, int64_t C)
 {
 	kb_buf el = KB_BUF_INIT, at = KB_BUF_INIT;
 	kb_tile__cat_el(L, &el, "i_");
-	kb_buf_catf(&at, "const int f_ = %s, r_ = f_ / %lld, c_ = f_ %% %lld;\n", el.s, (long long)C,
-		    (long long)C);
-	kb_tile__slot_head(L, S, at.s, "(void)r_, (void)c_; /* a broadcast row or column reads one of them */\n");
+	if (L->rows)
+		kb_tile__rows_at(C, &at);
+	else
+		kb_buf_catf(&at, "const int f_ = %s, r_ = f_ / %lld, c_ = f_ %% %lld;\n", el.s, (long long)C,
+			    (long long)C);
+	kb_tile__slot_head(L, S, at.s, L->rows ? "(void)r_, (void)c_, (void)f_; /* a broadcast row or column "
+			   "reads one of them */\n" : "(void)r_, (void)c_; /* a broadcast row or column reads one of them */\n");
 	kb_buf_free(&el);
 	kb_buf_free(&at);
 }
@@ -608,7 +612,7 @@ void kb_tile__access2_open(kb_tile__lw *L, const kb_tile_param *t, bool is_const
  * test (al_: the start and the row length) is then declared. */
 bool kb_tile__vec4(kb_tile__lw *L, const kb_tile_param *t, bool full, int64_t C)
 {
-	if (!full || t->dtype != KB_TILE_F32 || L->V != 4 || C % 4)
+	if (!full || t->dtype != KB_TILE_F32 || L->V != 4 || C % 4 || L->rows)
 		return false;
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const bool al_ = ((unsigned long long)p_ & 15) == 0 && %s %% 4 == 0;\n",
@@ -650,7 +654,7 @@ void kb_tile__load2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, int
 	kb_tile__shape2(&e->type, &r1, &c1);
 	const kb_tile_param *t = kb_tile__param(L, s->name);
 	const char *ct = kb_tile__ctype(e->type.dtype);
-	int64_t S = kb_tile__slots(L, R * C);
+	int64_t S = kb_tile__slots_rc(L, R, C);
 	if (other)
 		kb_tile__cexpr(L, other, "0", &o);
 	if (mask)

@@ -11,7 +11,6 @@
  */
 #include "tile_int.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +156,6 @@ static const kb_tile__expr *leaf_load(const kb_tile__lw *L, const kb_tile__expr 
 	return s && s->load && s->type.rank == 1 ? s->load : NULL;
 }
 
-static int axis_of(const kb_tile__expr *e);
 
 /* Whether a 2-d variable of type t is an [R, 1] column or a [1, C] row
  * beside an [R, C] value (read through shared memory: bcast2). */
@@ -177,7 +175,7 @@ static bool value_ok(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t 
 	kb_tile__shape2(&e->type, &r, &c);
 	bool same = r == R && c == C;
 	if (kb_tile__is_reduction(e) && e->nargs && e->args[0]->type.rank == 2 && e->type.rank == 1 &&
-	    axis_of(e) == 1) {
+	    kb_tile__axis_of(e) == 1) {
 		kb_tile__fail(L, e->line, e->col, e->len, "a reduction along axis 1 is one value a row; "
 			      "beside a 2-d tile a [n] tile broadcasts along the columns, so this would "
 			      "not mean a row's value: write keep = true (an [R, 1] tile) for a row's");
@@ -243,11 +241,11 @@ static void read_back(kb_tile__lw *L, const kb_tile__expr *e, const char *ct, in
 {
 	char *c = kb_tile__new_tmp(L);
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)kb_tile__slots(L, R * C));
+	kb_buf_catf(L->o, "%s %s[%lld];\n", ct, c, (long long)kb_tile__slots_rc(L, R, C));
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
-	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__slot_loop(L, kb_tile__slots_rc(L, R, C), C);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "%s[i_] = f_ < %lld ? %s : (%s)0;\n", c, (long long)(R * C), at, ct);
 	kb_tile__block_close(L, 2);
@@ -273,7 +271,7 @@ static void transpose2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
-	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), R);
+	kb_tile__slot_loop(L, kb_tile__slots_rc(L, R, C), R);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld)\n", (long long)(R * C));
 	kb_tile__ind(L);
@@ -298,25 +296,13 @@ static void to_smem(kb_tile__lw *L, const kb_tile__expr *v, const char *lhs, int
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
-	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__slot_loop(L, kb_tile__slots_rc(L, R, C), C);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld)\n", (long long)(R * C));
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "\t%s = (%s)(%s);\n", lhs, ct, x.s);
 	kb_tile__block_close(L, 2);
 	kb_buf_free(&x);
-}
-
-/* Emits one line (printf-style, under 512 bytes) at the current depth. */
-static void KB_PRINTF(2, 3) line(kb_tile__lw *L, const char *fmt, ...)
-{
-	char t[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(t, sizeof t, fmt, ap);
-	va_end(ap);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, t);
 }
 
 /* dot(a, b) (or dot(a, trans(w))) in the layout of its [R, C] result, where
@@ -349,41 +335,41 @@ static void dot2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int64_t C)
 				bt ? "[r_][c_]" : "[c_][r_]");
 	to_smem(L, a, la, R, K, ct);
 	to_smem(L, w, lb, bt ? C : K, bt ? K : C, ct);
-	line(L, "__syncthreads(); /* the operands in shared memory */\n");
-	line(L, "{\n");
+	kb_tile__line(L, "__syncthreads(); /* the operands in shared memory */\n");
+	kb_tile__line(L, "{\n");
 	L->depth++;
-	line(L, "const int w_ = (int)threadIdx.x / 32, g_ = (int)threadIdx.x %% 32 / 4, "
-	     "t_ = (int)threadIdx.x %% 4;\n");
-	line(L, "const %s (*a_)[%lld] = (const %s (*)[%lld])%s;\n", ct, P, ct, P, m);
-	line(L, "const %s (*b_)[%lld] = (const %s (*)[%lld])(%s + %lld);\n", ct, P, ct, P, m, R * P * 2);
-	line(L, "float d_[%lld][4]; /* %lld m16n8 pieces, %lld a warp */\n", PW, NP, PW);
-	line(L, "#pragma unroll\n");
-	line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
-	line(L, "\td_[p_][0] = d_[p_][1] = d_[p_][2] = d_[p_][3] = 0.0f;\n");
-	line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16, n_ = q_ %% %lld * 8;\n", NW, N8, N8);
-	line(L, "\tfor (int k_ = 0; q_ < %lld && k_ < %lld; k_ += 16) {\n", NP, K);
-	line(L, "\t\tconst unsigned af_[4] = {*(const unsigned *)&a_[m_ + g_][k_ + 2 * t_],\n");
-	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_ + 8][k_ + 2 * t_],\n");
-	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_][k_ + 2 * t_ + 8],\n");
-	line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_ + 8][k_ + 2 * t_ + 8]};\n");
-	line(L, "\t\tconst unsigned bf_[2] = {*(const unsigned *)&b_[n_ + g_][k_ + 2 * t_],\n");
-	line(L, "\t\t\t*(const unsigned *)&b_[n_ + g_][k_ + 2 * t_ + 8]};\n");
-	line(L, "\t\tkb_mma(d_[p_], af_, bf_, (const %s *)0);\n", ct);
-	line(L, "\t}\n");
-	line(L, "}\n");
-	line(L, "__syncthreads(); /* every warp has read the operands: the result goes over them */\n");
-	line(L, "float (*o_)[%lld] = (float (*)[%lld])%s;\n", (long long)C + 1, (long long)C + 1, m);
-	line(L, "#pragma unroll\n");
-	line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
-	line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16 + g_, n_ = q_ %% %lld * 8 + 2 * t_;\n",
-	     NW, N8, N8);
-	line(L, "\tif (q_ < %lld) {\n", NP);
-	line(L, "\t\to_[m_][n_] = d_[p_][0], o_[m_][n_ + 1] = d_[p_][1];\n");
-	line(L, "\t\to_[m_ + 8][n_] = d_[p_][2], o_[m_ + 8][n_ + 1] = d_[p_][3];\n");
-	line(L, "\t}\n");
-	line(L, "}\n");
+	kb_tile__line(L, "const int w_ = (int)threadIdx.x / 32, g_ = (int)threadIdx.x %% 32 / 4, "
+		      "t_ = (int)threadIdx.x %% 4;\n");
+	kb_tile__line(L, "const %s (*a_)[%lld] = (const %s (*)[%lld])%s;\n", ct, P, ct, P, m);
+	kb_tile__line(L, "const %s (*b_)[%lld] = (const %s (*)[%lld])(%s + %lld);\n", ct, P, ct, P, m, R * P * 2);
+	kb_tile__line(L, "float d_[%lld][4]; /* %lld m16n8 pieces, %lld a warp */\n", PW, NP, PW);
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
+	kb_tile__line(L, "\td_[p_][0] = d_[p_][1] = d_[p_][2] = d_[p_][3] = 0.0f;\n");
+	kb_tile__line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16, n_ = q_ %% %lld * 8;\n", NW, N8, N8);
+	kb_tile__line(L, "\tfor (int k_ = 0; q_ < %lld && k_ < %lld; k_ += 16) {\n", NP, K);
+	kb_tile__line(L, "\t\tconst unsigned af_[4] = {*(const unsigned *)&a_[m_ + g_][k_ + 2 * t_],\n");
+	kb_tile__line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_ + 8][k_ + 2 * t_],\n");
+	kb_tile__line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_][k_ + 2 * t_ + 8],\n");
+	kb_tile__line(L, "\t\t\t*(const unsigned *)&a_[m_ + g_ + 8][k_ + 2 * t_ + 8]};\n");
+	kb_tile__line(L, "\t\tconst unsigned bf_[2] = {*(const unsigned *)&b_[n_ + g_][k_ + 2 * t_],\n");
+	kb_tile__line(L, "\t\t\t*(const unsigned *)&b_[n_ + g_][k_ + 2 * t_ + 8]};\n");
+	kb_tile__line(L, "\t\tkb_mma(d_[p_], af_, bf_, (const %s *)0);\n", ct);
+	kb_tile__line(L, "\t}\n");
+	kb_tile__line(L, "}\n");
+	kb_tile__line(L, "__syncthreads(); /* every warp has read the operands: the result goes over them */\n");
+	kb_tile__line(L, "float (*o_)[%lld] = (float (*)[%lld])%s;\n", (long long)C + 1, (long long)C + 1, m);
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int p_ = 0; p_ < %lld; p_++) {\n", PW);
+	kb_tile__line(L, "\tconst int q_ = w_ + p_ * %lld, m_ = q_ / %lld * 16 + g_, n_ = q_ %% %lld * 8 + 2 * t_;\n",
+		      NW, N8, N8);
+	kb_tile__line(L, "\tif (q_ < %lld) {\n", NP);
+	kb_tile__line(L, "\t\to_[m_][n_] = d_[p_][0], o_[m_][n_ + 1] = d_[p_][1];\n");
+	kb_tile__line(L, "\t\to_[m_ + 8][n_] = d_[p_][2], o_[m_ + 8][n_ + 1] = d_[p_][3];\n");
+	kb_tile__line(L, "\t}\n");
+	kb_tile__line(L, "}\n");
 	kb_tile__block_close(L, 1);
-	line(L, "__syncthreads();\n");
+	kb_tile__line(L, "__syncthreads();\n");
 	char *at = kb_xasprintf("((float (*)[%lld])%s)[r_][c_]", (long long)C + 1, m);
 	read_back(L, e, "float", R, C, at);
 	free(at);
@@ -424,11 +410,39 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 		kb_tile__materialize(L, e, NULL);
 		return;
 	}
+	if (L->rows && kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) {
+		materialize2(L, e->args[0], R, e->args[0]->type.ext[1]);
+		kb_tile__rows_reduce(L, e, C);
+		return;
+	}
+	if (L->rows && e->kind == KB_TE_CALL && !strcmp(e->name, "dot")) {
+		materialize2(L, e->args[0], R, e->args[0]->type.ext[1]);
+		kb_tile__rows_dot(L, e, NULL);
+		return;
+	}
+	if (L->rows && e->kind == KB_TE_BINARY && e->op == KB_TOP_ADD && e->type.dtype == KB_TILE_F32) {
+		/* x + dot(...) of one shape (attention's acc * alpha + dot(p, v)): the mma adds onto x */
+		for (int d = 0; d < 2; d++) {
+			const kb_tile__expr *dt = e->args[d], *x = e->args[1 - d];
+			if (dt->kind != KB_TE_CALL || strcmp(dt->name, "dot") || kb_tile__mat_of(L, dt) ||
+			    !kb_tile__type_eq(&dt->type, &e->type) || !kb_tile__type_eq(&x->type, &e->type))
+				continue;
+			materialize2(L, x, R, C);
+			materialize2(L, dt->args[0], R, dt->args[0]->type.ext[1]);
+			kb_tile__rows_dot(L, dt, x);
+			kb_tile__add_mat(L, e, kb_xstrdup(kb_tile__mat_of(L, dt)->c), false);
+			return;
+		}
+	}
+	if (L->rows && e->kind == KB_TE_NAME && row_or_col(&e->type, R, C)) {
+		kb_tile__rows_pick(L, e);
+		return;
+	}
 	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2) {
 		int64_t r1, c1;
 		kb_tile__shape2(&e->type, &r1, &c1);
 		char *a = reduce_smem(L, e), *c = kb_tile__new_tmp(L);
-		int64_t S = kb_tile__slots(L, R * C);
+		int64_t S = kb_tile__slots_rc(L, R, C);
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "%s %s[%lld];\n", kb_tile__ctype(e->type.dtype), c, (long long)S);
 		kb_tile__ind(L);
@@ -462,6 +476,12 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 	}
 	const kb_tile__expr *load = leaf_load(L, e);
 	bool arange = e->kind == KB_TE_CALL && !strcmp(e->name, "arange");
+	if (arange && !load && L->rows) { /* computed where it is read: a constant plus the lane's part */
+		kb_tile__add_mat(L, e, kb_xstrdup(""), false);
+		L->mats[L->nmats - 1].rowsat = e->type.rank == 2 && e->type.ext[1] == 1 && R > 1 ?
+			(C == 1 ? 3 : 2) : 1;
+		return;
+	}
 	if (load || arange) {
 		if (load) {
 			kb_tile__materialize_index(L, load->args[0]);
@@ -472,7 +492,7 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 		if (load) {
 			kb_tile__load2(L, load, c, R, C);
 		} else { /* arange(C): the slot's column; arange(R, axis = 0): its row */
-			int64_t S = kb_tile__slots(L, R * C);
+			int64_t S = kb_tile__slots_rc(L, R, C);
 			kb_tile__ind(L);
 			kb_buf_catf(L->o, "int %s[%lld];\n", c, (long long)S);
 			kb_tile__ind(L);
@@ -491,27 +511,6 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 		materialize2(L, e->args[i], R, C);
 	for (int k = 0; k < e->nkw; k++)
 		materialize2(L, e->kwv[k], R, C);
-}
-
-/* The axis a reduction call reduces along (sum(t, 1), max(t, axis = 0)). */
-static int axis_of(const kb_tile__expr *e)
-{
-	if (e->nargs == 2)
-		return (int)e->args[1]->cval;
-	for (int k = 0; k < e->nkw; k++)
-		if (!strcmp(e->kw[k], "axis"))
-			return (int)e->kwv[k]->cval;
-	return 1;
-}
-
-static const char *reduce_id(const kb_tile__expr *e)
-{
-	bool f = kb_tile__is_float(e->type.dtype);
-	if (!strcmp(e->name, "sum"))
-		return f ? "0.0f" : "0";
-	if (!strcmp(e->name, "max"))
-		return f ? "-CUDART_INF_F" : "-2147483647 - 1";
-	return f ? "CUDART_INF_F" : "2147483647";
 }
 
 /* Folds v_ into a[at] with the shared-memory atomic of reduction e (an
@@ -536,11 +535,11 @@ static char *axis_array(kb_tile__lw *L, const kb_tile__expr *e, int64_t K, const
 	char *a = kb_xasprintf("kb_ax%d_", ++L->ntmp);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "__shared__ %s %s[%lld]; /* %s%s along axis %d */\n", kb_tile__ctype(e->type.dtype),
-		    a, (long long)K, e->name, what, axis_of(e));
+		    a, (long long)K, e->name, what, kb_tile__axis_of(e));
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int i_ = (int)threadIdx.x; i_ < %lld; i_ += %d)\n", (long long)K, L->T);
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t%s[i_] = %s;\n", a, reduce_id(e));
+	kb_buf_catf(L->o, "\t%s[i_] = %s;\n", a, kb_tile__reduce_id(e));
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "__syncthreads();\n");
 	return a;
@@ -554,7 +553,7 @@ static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e)
 {
 	const kb_tile__expr *t = e->args[0];
 	int64_t R = t->type.ext[0], C = t->type.ext[1];
-	int axis = axis_of(e);
+	int axis = kb_tile__axis_of(e);
 	int64_t K = axis ? R : C;
 	const char *ct = kb_tile__ctype(e->type.dtype), *at = axis ? "r_" : "c_";
 	materialize2(L, t, R, C);
@@ -564,7 +563,7 @@ static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e)
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "{\n");
 	L->depth++;
-	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__slot_loop(L, kb_tile__slots_rc(L, R, C), C);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const %s v_ = %s;\n", ct, x.s);
 	kb_tile__ind(L);
@@ -596,7 +595,7 @@ void kb_tile__reduce2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, b
 	kb_buf_catf(L->o, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "\t%s[i_] = %s < %lld ? %s[%s] : %s;\n", dst, el.s, (long long)K, arr, el.s,
-		    reduce_id(e));
+		    kb_tile__reduce_id(e));
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "__syncthreads(); /* read before the array is filled again */\n");
 	kb_buf_free(&el);
@@ -641,7 +640,7 @@ void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_tile__access2_open(L, t, false, &base, &rows, &cols);
 	if (kb_tile__vec4(L, t, !st->mask, C)) {
 		kb_buf v4 = KB_BUF_INIT;
-		kb_tile__group4_loop(L, kb_tile__slots(L, R * C), C);
+		kb_tile__group4_loop(L, kb_tile__slots_rc(L, R, C), C);
 		kb_tile__cexpr(L, st->value, "k_ * 4 + j_", &v4);
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "float vals_[4];\n");
@@ -666,7 +665,7 @@ void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_buf_free(&v4);
 		goto out;
 	}
-	kb_tile__slot_loop(L, kb_tile__slots(L, R * C), C);
+	kb_tile__slot_loop(L, kb_tile__slots_rc(L, R, C), C);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld && r_ < rows_ && c_ < cols_%s%s%s)\n", (long long)(R * C),
 		    m.len ? " && (" : "", m.len ? m.s : "", m.len ? ")" : "");
@@ -741,7 +740,7 @@ void kb_tile__strided_prologue(const kb_tile__file *f, kb_buf *out)
 void kb_tile__mma_reduce(kb_tile__lw *L, const kb_tile__expr *e)
 {
 	const kb_tile__expr *t = e->args[0];
-	int axis = axis_of(e), NT = L->mma.NT;
+	int axis = kb_tile__axis_of(e), NT = L->mma.NT;
 	int64_t K = axis ? L->mma.BM : L->mma.BN, S = kb_tile__mma_slots(L);
 	const char *ct = kb_tile__ctype(e->type.dtype), *at = axis ? "r_" : "c_";
 	kb_buf x = KB_BUF_INIT;

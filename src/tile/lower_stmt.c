@@ -184,7 +184,11 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 			 : kb_xstrdup(kb_tile__lw_lookup(L, st->name)->c);
 	switch (how) {
 	case ASSIGN_2D:
-		kb_tile__assign2(L, st, c, st->defines);
+		if (L->rows && kb_tile__rows_packable(L, st) && !kb_tile__reassigned(L->k->body, L->k->nbody,
+											 st->name))
+			kb_tile__rows_load_packed(L, st, c);
+		else
+			kb_tile__assign2(L, st, c, st->defines);
 		break;
 	case ASSIGN_MMA:
 		kb_tile__mma_materialize(L, v);
@@ -230,6 +234,9 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_tile__define(L, st->name, c, *t);
 		if (how == ASSIGN_STREAM)
 			L->syms[L->nsyms - 1].stream = v;
+		else if (how == ASSIGN_2D && L->rows && kb_tile__rows_packable(L, st) &&
+			 !kb_tile__reassigned(L->k->body, L->k->nbody, st->name))
+			L->syms[L->nsyms - 1].packed = true;
 		else
 			note_load(L, st);
 	}
@@ -250,15 +257,22 @@ static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_tile__materialize(L, st->step, NULL);
 	kb_tile__range_text(L, st, &lo, &hi, &step);
 	char *cn = kb_tile__cname(st->name);
+	bool pf = L->rows && kb_tile__rows_loop_open(L, st, cn, lo.s, hi.s);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int %s = %s; %s < %s; %s += %s) {\n", cn, lo.s, cn, hi.s, cn, step.s);
 	L->depth++;
 	kb_tile__define(L, st->name, cn, (kb_tile__type){KB_TILE_I32, 0, {0, 0}});
+	if (pf)
+		kb_tile__rows_loop_top(L, cn, hi.s, step.s);
 	kb_tile__lower_stmts(L, st->body, st->nbody);
+	if (pf)
+		kb_tile__rows_loop_end(L);
 	kb_tile__leave_scope(L);
 	L->depth--;
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "}\n");
+	if (pf)
+		kb_tile__rows_loop_close(L);
 	free(cn);
 	kb_buf_free(&lo);
 	kb_buf_free(&hi);

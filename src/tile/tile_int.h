@@ -355,6 +355,8 @@ typedef struct {
 	const kb_tile__expr *stream; /* a streamed variable (never in registers whole): its
 				      * load, which the one statement that uses it reads a
 				      * group at a time (lower.c, "Streamed loads") */
+	bool packed;               /* a 16-bit load in the row layout, kept as pairs of
+				    * slots in 32-bit registers (lower_rows.c) */
 } kb_tile__lsym;
 
 typedef struct {
@@ -367,6 +369,10 @@ typedef struct {
 	bool tile2;             /* a [BM, BN] load beside a dot's result, read where it
 				 * is used at the slot's row and column (c##p_, c##r_,
 				 * c##c_: its first element, rows and columns left) */
+	bool rowpick;           /* an [RW, 1] tile beside an [RW, C] value in the row
+				 * layout (lower_rows.c): slot i reads c[i % 4 / 2] */
+	int rowsat;             /* arange in the row layout, computed where it is read:
+				 * 1 the slot's column, 2 its row, 3 its row of an [RW, 1] */
 } kb_tile__mat;
 
 /* A load a statement's group loop reads a group at a time: into c[V], from
@@ -441,6 +447,12 @@ typedef struct kb_tile__lw {
 	bool wgmma;             /* a kernel of the file lowers its dot to wgmma */
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
+	bool rows;              /* the kernel's 2-d tiles are in the row layout (lower_rows.c) */
+	bool rows_any;          /* a kernel of the file is (its helpers go before them) */
+	int64_t rows_smem;      /* the row layout's dynamic shared memory: the dots' b tiles */
+	const kb_tile__expr *pf[8]; /* the row layout's loop: dots whose b is copied a trip ahead */
+	int64_t pf_off[8], pf_bytes[8]; /* their two buffers: at off and off + bytes */
+	int npf;
 } kb_tile__lw;
 
 /* lower_expr.c: the materialized value of e (a load or reduction lower_reduce.c
@@ -483,6 +495,16 @@ int64_t kb_tile__slots(const kb_tile__lw *L, int64_t e);
 bool kb_tile__full(const kb_tile__lw *L, int64_t e);
 /* "el(i)": the element slot i holds in this thread, as C. */
 void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i);
+/* Slots a thread holds of an [R, C] tile in the kernel's 2-d layout; the
+ * row layout's line defining r_, c_, f_ of slot i_ of an [RW, C] tile. */
+int64_t kb_tile__slots_rc(const kb_tile__lw *L, int64_t R, int64_t C);
+void kb_tile__rows_at(int64_t C, kb_buf *at);
+/* The axis reduction call e reduces along (sum(t, 1), max(t, axis = 0));
+ * its identity (sum, max, min) in its dtype, as C. */
+int kb_tile__axis_of(const kb_tile__expr *e);
+const char *kb_tile__reduce_id(const kb_tile__expr *e);
+/* Emits one line (printf-style, under 512 bytes) at the current depth. */
+void kb_tile__line(kb_tile__lw *L, const char *fmt, ...) KB_PRINTF(2, 3);
 /* Closes n blocks opened with a '{' line. */
 void kb_tile__block_close(kb_tile__lw *L, int n);
 
@@ -639,6 +661,36 @@ void kb_tile__mma_prologue(kb_buf *out);
 /* The fragments of a dot(x, trans(w)), for a file with one (plan_dot.c finds it). */
 bool kb_tile__kernel_has_dot_nt(const kb_tile__kernel_ast *k);
 void kb_tile__mma_prologue_nt(kb_buf *out);
+
+/* lower_rows.c: the row layout of a kernel whose dots sit among other
+ * statements (below lower_reduce.c, above lower_load.c). */
+/* Whether the kernel's 2-d tiles take the row layout (sets L->rows). */
+bool kb_tile__rows_plan(kb_tile__lw *L);
+/* A kept reduction along axis 1 (its operand materialized) into a new
+ * [RW, 1] temporary, read beside an [RW, C] value (C > 1) at the slot's row. */
+void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C);
+/* An [RW, 1] variable e read beside an [RW, C] value: at the slot's row. */
+void kb_tile__rows_pick(kb_tile__lw *L, const kb_tile__expr *e);
+/* Whether st defines a 2-d variable as a 16-bit load the row layout keeps
+ * packed (the caller knows it is never assigned again); the load into
+ * c, packed. */
+bool kb_tile__rows_packable(const kb_tile__lw *L, const kb_tile__stmt *st);
+void kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const char *c);
+/* A loop of the row layout (st; its variable cn and bounds as C) whose
+ * dots' b tiles can be copied a trip ahead: before the loop (the first
+ * trip's copies; true when there are such dots), at the top of its body
+ * (the next trip's, then a wait and a barrier), at the end of its body
+ * (a barrier) and after it. */
+bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char *cn, const char *lo,
+			     const char *hi);
+void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, const char *step);
+void kb_tile__rows_loop_end(kb_tile__lw *L);
+void kb_tile__rows_loop_close(kb_tile__lw *L);
+/* dot e (its a materialized) into a new temporary of the result's slots,
+ * which start as init's (materialized; NULL: zeros). */
+void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__expr *init);
+void kb_tile__rows_decls(kb_tile__lw *L);
+void kb_tile__rows_prologue(kb_buf *out);
 
 /* lower_wgmma.c: a dot loop on sm_90a as a producer warpgroup's copies
  * and consumer warpgroups' wgmma (below plan_dot.c, above lower_expr.c). */

@@ -242,18 +242,30 @@ emu dot_colmax tests/emu/dot_colmax.tile --size M=64,N=130,K=75 --size M=64,N=3,
 emu dot_causal tests/emu/dot_causal.tile --size M=130,N=50,K=75 --size M=64,N=64,K=16 --size M=3,N=3,K=5
 emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
 	--size M=1,N=3,K=5
-# attention.tile: two dots in one loop with the online softmax between them
-# (their operands and a register operand, bf16(p), through shared memory;
-# [BM, 1] statistics broadcast along rows), ragged N, causal and not
+# attention.tile: two dots in one loop with the online softmax between them,
+# in the row layout (lower_rows.c: q packed in registers, s and p in the mma
+# accumulator's registers, row statistics by quad shuffles, k and v by
+# cp.async and ldmatrix), ragged N, causal and not; misaligned rows take the
+# element copy.  -D BM=64 (not 16 rows a warp) keeps the 2-d layout
+# (operands, results and [BM, 1] statistics through shared memory).
 AT='kernels/attention/attention.tile'
 emu attention_tile $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
-	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1
+	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
+	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
 emu attention_tile_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_shuffled $AT --sched shuffle --copies issue --size B=1,H=2,N=300,CAUSAL=0 \
+	--size B=1,H=1,N=200,CAUSAL=1
+emu attention_tile_misaligned $AT --offset 2 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
 emu attention_tile_4warps $AT -D THREADS=128 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
-emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128
+emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
+	--size B=1,H=1,N=1,CAUSAL=0,D=128
+emu attention_tile_2d $AT -D BM=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_2d_d128 $AT -D BM=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
 # the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
 emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
+emu rows_mix tests/emu/rows_mix.tile --size M=100,N=29,K=75 --size M=64,N=32,K=64 --size M=1,N=1,K=1
+emu dot_rows_here tests/emu/dot_rows_here.tile --size M=130,N=70,K=75 --size M=64,N=64,K=64 --size M=1,N=3,K=5
 emu dot_regs_2warps tests/emu/dot_regs.tile -D THREADS=64 -D BM=16 -D BN=64 -D BK=32 --size M=33,N=65,K=64
 for k in transpose.tile transpose.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
@@ -380,18 +392,56 @@ mutant dot_nt_lane_xor 's/xbt = lane \/ 8 % 2 ^ /xbt = lane \/ 16 ^ /' 'elements
 	tests/emu/gemm_nt.tile --size M=100,N=72,K=136
 mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
 	--size M=37,N=50
-mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT \
+mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT -D BM=64 \
 	--size B=1,H=2,N=100,CAUSAL=0
 mutant dot2_b_fragment_k 's/&b_\[n_ + g_\]\[k_ + 2 \* t_ + 8\]}/\&b_[n_ + g_][k_ + 2 * t_]}/' 'elements wrong' \
-	$AT --size B=1,H=2,N=100,CAUSAL=0
+	$AT -D BM=64 --size B=1,H=2,N=100,CAUSAL=0
 mutant dot2_f16_as_bf16 's/(const __half \*)0);$/(const __nv_bfloat16 *)0);/' 'elements wrong' \
 	tests/emu/dot_regs.tile --size M=130,N=70,K=75
-mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT \
+mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT -D BM=64 \
 	--sched warp --size B=1,H=2,N=100,CAUSAL=0
-mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT \
+mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT -D BM=64 \
 	--size B=1,H=2,N=100,CAUSAL=1
 mutant kept_row_unguarded 's/\(_t[0-9]*\[i_\]\) = f_ < 64 ? \(kb_ax[0-9]*_\[r_\]\) : 0;/\1 = \2;/' \
-	'out of bounds' $AT --size B=1,H=2,N=100,CAUSAL=0
+	'out of bounds' $AT -D BM=64 --size B=1,H=2,N=100,CAUSAL=0
+# the row layout (attention.tile as it is)
+AR='--size B=1,H=2,N=100,CAUSAL=1'
+mutant rows_quad_shuffle_short 's/for (int o_ = 1; o_ < 4; o_ \*= 2)/for (int o_ = 1; o_ < 2; o_ *= 2)/' \
+	'elements wrong' $AT $AR
+mutant rows_pick_by_column 's/\[(i_) % 4 \/ 2\]/[(i_) % 2]/g' 'elements wrong' $AT $AR
+mutant rows_arange_pairs 's/ + (int)threadIdx.x % 4 \* 2 + (i_) % 2)/ + (int)threadIdx.x % 4 * 2)/g' \
+	'elements wrong' $AT $AR
+mutant rows_q_halves_swapped 's/= lo_ | hi_ << 16;/= hi_ | lo_ << 16;/' 'elements wrong' $AT $AR
+mutant rows_a_fragment_order 's/qt\[k_ \* 4 + 1\], qt\[k_ \* 4 + 2\]/qt[k_ * 4 + 2], qt[k_ * 4 + 1]/' \
+	'elements wrong' $AT $AR
+mutant rows_b_pieces_swapped 's/n_ \* 8 + 4, af_, bf_\[1\]/n_ * 8 + 4, af_, bf_[0]/' 'elements wrong' $AT $AR
+mutant rows_k_lane_rows 's/(unsigned)((l_ \/ 16 \* 8 + l_ % 8)/(unsigned)((l_ \/ 8 % 2 * 8 + l_ % 8)/' \
+	'elements wrong' $AT $AR
+mutant rows_copy_row_past 's/const bool in_ = r_ < rows_ \&\& c_ < cols_;/const bool in_ = r_ <= rows_ \&\& c_ < cols_;/' \
+	'past the end of' $AT --size B=1,H=1,N=100,CAUSAL=0
+mutant rows_dot_init_dropped 's/_t\([0-9]*\)\[i_\] = (acc\[i_\] \* alpha\[(i_) % 4 \/ 2\]);/_t\1[i_] = acc[i_];/' \
+	'elements wrong' $AT $AR
+mutant rows_p_pair_swapped 's/kb_pack2(p\[(k_ \* 8 + 0)\], p\[(k_ \* 8 + 1)\]/kb_pack2(p[(k_ * 8 + 1)], p[(k_ * 8 + 0)]/' \
+	'elements wrong' $AT $AR
+mutant rows_exp_sign 's/x = fmaf(a, k, -b \* k)/x = fmaf(a, k, b * k)/' 'elements wrong' $AT $AR
+mutant rows_exp_unscaled 's/const float k = c \* 1.44269504088896341f/const float k = 1.44269504088896341f/' \
+	'elements wrong' $AT $AR
+mutant rows_bf16_unpack_halves 's/hi ? v \& 0xffff0000u : v << 16/hi ? v << 16 : v \& 0xffff0000u/' 'elements wrong' \
+	tests/emu/rows_mix.tile --size M=100,N=29,K=75
+# the mask only on tiles past N or across the diagonal (N = 256: interior tiles)
+mutant rows_mask_diagonal_skipped 's/ || ((CAUSAL != 0) \&\& ((j + BN) > m0))//' 'elements wrong' $AT \
+	--size B=1,H=1,N=256,CAUSAL=1
+# k and v copied a trip ahead into the other of two buffers
+mutant rows_wait_too_short 's/kb_cp_async_wait<1>(); \/\* this trip/kb_cp_async_wait<2>(); \/* this trip/' \
+	'is in flight' $AT $AR
+mutant rows_no_barrier_after_copy '/this trip.s b tiles are in shared memory/d' 'cp.async' $AT --sched warp $AR
+mutant rows_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --sched warp \
+	--size B=1,H=1,N=300,CAUSAL=0
+mutant rows_next_into_current 's/(kb_par_ ^ 1) \* /(kb_par_) * /g' 'cp.async' $AT $AR
+mutant rows_parity_kept '/kb_par_ ^= 1;/d' 'elements wrong' $AT $AR
+# b copied where the dot is (its slice names a variable the loop assigns)
+mutant rows_here_unsynced '/the b tile is in shared memory/d' 'cp.async' tests/emu/dot_rows_here.tile \
+	--sched warp --size M=64,N=64,K=64
 mutant dot_arange_rows 's/\(_t[0-9]*\[i_\] = wm0_ .*\) + i_ % 4 \/ 2 \* 8;$/\1;/' 'elements wrong' \
 	tests/emu/dot_causal.tile --size M=130,N=50,K=75
 mutant fused_gelu_constant 's/0\.797884561f/0.8f/' 'elements wrong' kernels/fused/bias_gelu.tile --size M=3,N=4099

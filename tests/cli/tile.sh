@@ -225,6 +225,26 @@ run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --emit-cuda
 expect_in wgmma_emitted out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
 expect_not_in wgmma_no_mma_sync out "kb_mma_warp<"
 
+# attention.tile takes the row layout (lower_rows.c): no shared buffer for
+# the dots' operands and results (kb_dot_), k and v copied a trip ahead, the
+# row statistics by quad shuffles, exp as one FFMA and ex2; NVRTC compiles it
+# without spills at D = 64 and 128.  -D BM=64 (not 16 rows a warp) keeps
+# the 2-d layout.
+AT=kernels/attention/attention.tile
+run "$KB" compile "$AT" --emit-cuda
+expect_not_in attn_rows_no_kb_dot out "kb_dot_"
+expect_in attn_rows_trip_ahead out "int kb_par_ = 0;"
+expect_in attn_rows_quad_shuffle out "for (int o_ = 1; o_ < 4; o_ *= 2)"
+expect_in attn_rows_exp_fma out "p[i_] = kb_exp_sub(s[i_], mn[(i_) % 4 / 2], scale);"
+run "$KB" compile "$AT" -D BM=64 --emit-cuda
+expect_in attn_2d_kb_dot out "kb_dot_"
+run "$KB" compile "$AT" --no-cache
+expect_rc attn_rows_d64 0
+expect_in attn_rows_d64_no_spills out "(no spills)"
+run "$KB" compile "$AT" -D HD=128 --no-cache
+expect_rc attn_rows_d128 0
+expect_in attn_rows_d128_no_spills out "(no spills)"
+
 # A .tile run on a machine without a GPU: compiled, then the usual answer.
 run "$KB" run kernels/vector_add.tile
 if [ -e /dev/nvidia0 ]; then skip run_nogpu "a GPU is present"; else expect_rc run_nogpu 3; fi

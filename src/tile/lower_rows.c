@@ -1,0 +1,522 @@
+/*
+ * lower_rows.c - the row layout: a kernel whose dots sit among other
+ * statements (attention's softmax between its two products) with every
+ * 2-d tile in the layout of an mma.sync accumulator, so that a dot's
+ * result, its row statistics and its next product's A operand stay in
+ * registers, as kernels/attention/02_fa2.cu keeps them.
+ *
+ * The layout.  The block's W = T / 32 warps split the rows of every
+ * [RW, C] tile, RW = 16 W: warp w holds rows 16 w .. 16 w + 15 (a band),
+ * lane l = 4 g + t, slot i = 4 nt + q at row 16 w + g + q / 2 * 8 and
+ * column 8 nt + 2 t + q % 2 (C / 2 slots, C a multiple of 8): the m16n8
+ * accumulator pieces of one m16 row band, nt = 0 .. C / 8 - 1.  An [RW, 1]
+ * tile (a row statistic) holds slots 0 and 1, rows 16 w + g and + 8, the
+ * same in the quad's four lanes; beside an [RW, C] value slot i reads its
+ * slot i % 4 / 2 in registers.
+ *
+ * What follows from it:
+ * - max(s, axis = 1, keep = true) (sum, min): a thread folds its slots of
+ *   each of its two rows, then two XOR shuffles (1, 2) within the quad;
+ *   no shared memory, no barrier.
+ * - dot(a, b) of an [RW, K] value a and a loaded b ([K, C], or trans of a
+ *   loaded [C, K]): a's slots 8 kk .. 8 kk + 7 are, packed two by two
+ *   into 16-bit pairs, the A fragment of step kk (rows g, g + 8, columns
+ *   16 kk + 2 t and + 8): a stays in registers (q loaded once, p as it is
+ *   computed).  b goes to dynamic shared memory as its rows of 16 bytes
+ *   more (16-byte cp.async where the rows are aligned, zeros past the
+ *   tensor; else element by element), the B fragments come by ldmatrix
+ *   (.trans for [K, C]), and the result's slots are the mma's registers.
+ *   In a loop whose dots' b slices name only the loop's variable and names
+ *   the loop does not assign, b is copied a trip ahead into the other of
+ *   two buffers (one cp.async group a trip, as 02_fa2.cu does): the next
+ *   trip's copies, a wait for this trip's and a barrier at the top of a
+ *   trip, a barrier at its end.  Elsewhere b is copied where the dot is,
+ *   between two barriers.
+ * - A 2-d variable that a bf16 or f16 load defines and nothing assigns
+ *   again (attention's q) is kept as pairs of slots in 32-bit registers:
+ *   half the registers, and a dot's A fragments as they are.
+ *
+ * Which kernels: every 2-d tile [RW, C] with C = 1 or a multiple of 8
+ * (16 for a dot's n and k), the dot's b a load of bf16/f16 without
+ * keywords like a, reductions of 2-d tiles kept ones along axis 1 of [RW, C > 1], no
+ * transposes but a dot's b, no atomics into 2-d slices (kb_tile__rows_plan).
+ * Others keep lower_reduce.c's 2-d layout.
+ */
+#include "tile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ===== which kernels ===== */
+
+typedef struct {
+	const kb_tile__lw *L;
+	int64_t RW;
+	bool ok;
+} plan_ctx;
+
+static bool is_call(const kb_tile__expr *e, const char *name)
+{
+	return e->kind == KB_TE_CALL && !strcmp(e->name, name);
+}
+
+static bool is_16bit(kb_tile_dtype t)
+{
+	return t == KB_TILE_BF16 || t == KB_TILE_F16;
+}
+
+/* A dot's b: load(t[r : r + R, c : c + C]) of a 16-bit 2-d tensor, no keywords. */
+static bool b_load_ok(const kb_tile__lw *L, const kb_tile__expr *w, kb_tile_dtype a)
+{
+	if (!kb_tile__is_load(w) || w->nkw || w->type.rank != 2 || w->type.dtype != a ||
+	    w->type.ext[0] % 16 || w->type.ext[1] % 16)
+		return false;
+	const kb_tile__expr *s = w->args[0];
+	const kb_tile_param *t = s->kind == KB_TE_SLICE ? kb_tile__param(L, s->name) : NULL;
+	return t && t->rank == 2 && s->nidx == 2 && s->idx[0].hi && s->idx[1].hi && !kb_tile__reads_mem(s);
+}
+
+static kb_tile__walkret plan_expr(const kb_tile__expr *e, void *vctx)
+{
+	plan_ctx *p = vctx;
+	if (e->type.rank == 2 && (e->type.ext[0] != p->RW || (e->type.ext[1] != 1 && e->type.ext[1] % 8)))
+		goto no;
+	if (is_call(e, "trans"))
+		goto no;
+	if (kb_tile__is_reduction(e) && e->args[0]->type.rank == 2 &&
+	    (e->type.rank != 2 || kb_tile__axis_of(e) != 1 || e->args[0]->type.ext[1] == 1))
+		goto no; /* (an [RW, 1] operand's rows are in every lane of a quad) */
+	if (is_call(e, "dot")) {
+		const kb_tile__expr *a = e->args[0], *b = e->args[1];
+		bool bt = is_call(b, "trans");
+		const kb_tile__expr *w = bt ? b->args[0] : b;
+		int64_t K = a->type.ext[1], C = e->type.ext[1];
+		if (!is_16bit(a->type.dtype) || K % 16 || C % 16 || !b_load_ok(p->L, w, a->type.dtype) ||
+		    w->type.ext[bt ? 0 : 1] != C || w->type.ext[bt ? 1 : 0] != K)
+			goto no;
+		if (kb_tile__walk_expr(a, plan_expr, p))
+			return KB_TWALK_STOP;
+		return KB_TWALK_SKIP; /* b is copied to shared memory as it is */
+	}
+	return KB_TWALK_ON;
+no:
+	p->ok = false;
+	return KB_TWALK_STOP;
+}
+
+static kb_tile__walkret plan_stmt(const kb_tile__stmt *st, void *vctx)
+{
+	plan_ctx *p = vctx;
+	if (st->kind == KB_TS_STORE && st->op && st->slice && st->slice->type.rank == 2) {
+		p->ok = false;
+		return KB_TWALK_STOP;
+	}
+	return KB_TWALK_ON;
+}
+
+bool kb_tile__rows_plan(kb_tile__lw *L)
+{
+	plan_ctx p = {.L = L, .RW = (int64_t)L->T / 32 * 16, .ok = true};
+	L->rows = false;
+	if (L->mma.on || L->T % 32)
+		return false;
+	kb_tile__walk_stmts(L->k->body, L->k->nbody, plan_stmt, plan_expr, &p);
+	L->rows = p.ok;
+	L->rows_smem = 0;
+	L->npf = 0;
+	return p.ok;
+}
+
+/* ===== kept reductions along axis 1 ===== */
+
+void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
+{
+	const kb_tile__expr *t = e->args[0];
+	int64_t TC = t->type.ext[1];
+	bool sum = !strcmp(e->name, "sum");
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	const char *op = sum ? NULL : kb_tile__minmax(e->name, e->type.dtype);
+	const char *id = kb_tile__reduce_id(e);
+	kb_buf x = KB_BUF_INIT, at = KB_BUF_INIT;
+	kb_tile__cexpr(L, t, "i_", &x);
+	kb_tile__rows_at(TC, &at);
+	char *c = kb_tile__new_tmp(L);
+	kb_tile__line(L, "%s %s[2] = {%s, %s}; /* %s along axis 1: a thread's slots, then its quad */\n", ct, c, id,
+		      id, e->name);
+	kb_tile__slot_head(L, kb_tile__slots_rc(L, 0, TC), at.s, "(void)r_, (void)c_, (void)f_;\n");
+	kb_tile__line(L, "const %s v_ = %s;\n", ct, x.s);
+	if (sum)
+		kb_tile__line(L, "%s[i_ %% 4 / 2] += v_;\n", c);
+	else
+		kb_tile__line(L, "%s[i_ %% 4 / 2] = %s(%s[i_ %% 4 / 2], v_);\n", c, op, c);
+	kb_tile__block_close(L, 1);
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int o_ = 1; o_ < 4; o_ *= 2)\n");
+	if (sum)
+		kb_tile__line(L, "\t%s[0] += __shfl_xor_sync(0xffffffff, %s[0], o_), %s[1] += __shfl_xor_sync(0xffffffff, "
+			      "%s[1], o_);\n", c, c, c, c);
+	else
+		kb_tile__line(L, "\t%s[0] = %s(%s[0], __shfl_xor_sync(0xffffffff, %s[0], o_)), %s[1] = %s(%s[1], "
+			      "__shfl_xor_sync(0xffffffff, %s[1], o_));\n", c, op, c, c, c, op, c, c);
+	kb_tile__add_mat(L, e, c, false);
+	if (C != 1)
+		L->mats[L->nmats - 1].rowpick = true;
+	kb_buf_free(&x);
+	kb_buf_free(&at);
+}
+
+void kb_tile__rows_pick(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	const kb_tile__lsym *s = kb_tile__lw_lookup(L, e->name);
+	kb_tile__add_mat(L, e, kb_xstrdup(s ? s->c : e->name), false);
+	L->mats[L->nmats - 1].rowpick = true;
+}
+
+/* ===== q: a 16-bit load kept packed ===== */
+
+bool kb_tile__rows_packable(const kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	const kb_tile__expr *v = st->value;
+	return L->rows && st->kind == KB_TS_ASSIGN && st->defines && !st->op && v && kb_tile__is_load(v) &&
+	       !v->nkw && st->type.rank == 2 && st->type.ext[1] > 1 && is_16bit(v->type.dtype) &&
+	       v->args[0]->kind == KB_TE_SLICE && !kb_tile__reads_mem(v->args[0]);
+}
+
+/* Slots 2 j and 2 j + 1 (columns c_ and c_ + 1 of a row) as one 32-bit
+ * register, each 0 past the tensor: the A fragments of a dot read them as
+ * they are; elsewhere kb_unpack2 gives a slot. */
+void kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const char *c)
+{
+	const kb_tile__expr *s = st->value->args[0];
+	int64_t C = st->type.ext[1];
+	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT, at = KB_BUF_INIT;
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	if (!kb_tile__slice2(L, s, &base, &rows, &cols, &ld))
+		goto out;
+	kb_tile__line(L, "unsigned %s[%lld]; /* slots 2 j and 2 j + 1 a register */\n", c, (long long)C / 4);
+	kb_tile__access2_open(L, t, true, &base, &rows, &cols);
+	kb_tile__line(L, "const unsigned short *u_ = (const unsigned short *)p_;\n");
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int j_ = 0; j_ < %lld; j_++) {\n", (long long)C / 4);
+	L->depth++;
+	kb_tile__line(L, "const int i_ = 2 * j_;\n");
+	kb_tile__rows_at(C, &at);
+	kb_tile__line(L, "%s", at.s);
+	kb_tile__line(L, "(void)f_;\n");
+	kb_tile__line(L, "const unsigned lo_ = r_ < rows_ && c_ < cols_ ? u_[(size_t)r_ * %s + c_] : 0u;\n", ld.s);
+	kb_tile__line(L, "const unsigned hi_ = r_ < rows_ && c_ + 1 < cols_ ? u_[(size_t)r_ * %s + c_ + 1] : 0u;\n",
+		      ld.s);
+	kb_tile__line(L, "%s[j_] = lo_ | hi_ << 16;\n", c);
+	kb_tile__block_close(L, 2);
+out:
+	kb_buf_free(&base);
+	kb_buf_free(&rows);
+	kb_buf_free(&cols);
+	kb_buf_free(&ld);
+	kb_buf_free(&at);
+}
+
+/* ===== dot ===== */
+
+/* Issues the copy of b's tile (w, a [WR, WC] load) to the shared bytes at
+ * offset `off` (C text) as [WR][WC + 8]: 16-byte cp.async where the rows are
+ * aligned (one commit group), else element by element; zeros past the
+ * tensor.  The caller waits and synchronises. */
+static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et)
+{
+	const kb_tile__expr *s = w->args[0];
+	long long WR = w->type.ext[0], WC = w->type.ext[1], P = WC + 8;
+	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT;
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	if (!kb_tile__slice2(L, s, &base, &rows, &cols, &ld))
+		goto out;
+	kb_tile__access2_open(L, t, true, &base, &rows, &cols);
+	kb_tile__line(L, "%s *b_ = (%s *)(kb_smem + %s); /* [%lld][%lld] */\n", et, et, off, WR, P);
+	kb_tile__line(L, "if (((unsigned long long)p_ & 15) == 0 && %s %% 8 == 0) {\n", ld.s);
+	kb_tile__line(L, "\tconst unsigned s_ = (unsigned)__cvta_generic_to_shared(b_);\n");
+	kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC / 8, L->T);
+	kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
+	kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
+	kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
+		      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : 0));\n",
+		      P, ld.s, t->name);
+	kb_tile__line(L, "\t}\n");
+	kb_tile__line(L, "} else {\n");
+	kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC, L->T);
+	kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld;\n", WC, WC);
+	kb_tile__line(L, "\t\tb_[r_ * %lld + c_] = r_ < rows_ && c_ < cols_ ? p_[(size_t)r_ * %s + c_] : %s(0.0f);\n",
+		      P, ld.s, t->dtype == KB_TILE_F16 ? "__float2half_rn" : "__float2bfloat16_rn");
+	kb_tile__line(L, "\t}\n");
+	kb_tile__line(L, "}\n");
+	kb_tile__block_close(L, 1);
+out:
+	kb_buf_free(&base);
+	kb_buf_free(&rows);
+	kb_buf_free(&cols);
+	kb_buf_free(&ld);
+}
+
+/* The copy where the dot is: barriers before (the buffer's last readers)
+ * and after. */
+static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et)
+{
+	kb_tile__line(L, "__syncthreads(); /* the last reads of this b tile are done */\n");
+	copy_issue(L, w, off, et);
+	kb_tile__line(L, "kb_cp_async_commit();\n");
+	kb_tile__line(L, "kb_cp_async_wait<0>();\n");
+	kb_tile__line(L, "__syncthreads(); /* the b tile is in shared memory */\n");
+}
+
+/* ===== a trip ahead ===== */
+
+static const kb_tile__expr *dot_b(const kb_tile__expr *e)
+{
+	const kb_tile__expr *b = e->args[1];
+	return is_call(b, "trans") ? b->args[0] : b;
+}
+
+typedef struct {
+	kb_tile__lw *L;
+	const kb_tile__stmt *loop;
+	bool ok;
+} pf_ctx;
+
+static kb_tile__walkret assigned_in(const kb_tile__stmt *st, void *name)
+{
+	return st->kind == KB_TS_ASSIGN && !strcmp(st->name, name) ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
+/* A name a b slice may hold when copied a trip ahead: the loop's variable,
+ * or one the loop does not assign. */
+static kb_tile__walkret pf_name(const kb_tile__expr *e, void *vctx)
+{
+	pf_ctx *p = vctx;
+	if (e->kind == KB_TE_NAME && strcmp(e->name, p->loop->name) &&
+	    kb_tile__walk_stmts(p->loop->body, p->loop->nbody, assigned_in, NULL, (void *)e->name)) {
+		p->ok = false;
+		return KB_TWALK_STOP;
+	}
+	return KB_TWALK_ON;
+}
+
+static kb_tile__walkret pf_dot(const kb_tile__expr *e, void *vctx)
+{
+	pf_ctx *p = vctx;
+	kb_tile__lw *L = p->L;
+	if (!is_call(e, "dot"))
+		return KB_TWALK_ON;
+	p->ok = true;
+	kb_tile__walk_expr(dot_b(e)->args[0], pf_name, p);
+	if (p->ok && L->npf < 8) {
+		const kb_tile__expr *w = dot_b(e);
+		int64_t bytes = (w->type.ext[0] * (w->type.ext[1] + 8) * 2 + 127) / 128 * 128;
+		L->pf[L->npf] = e;
+		L->pf_off[L->npf] = L->rows_smem;
+		L->pf_bytes[L->npf++] = bytes;
+		L->rows_smem += 2 * bytes;
+	}
+	return KB_TWALK_ON;
+}
+
+static void pf_issue(kb_tile__lw *L, const char *parity)
+{
+	for (int i = 0; i < L->npf; i++) {
+		const kb_tile__expr *a = L->pf[i]->args[0];
+		char *off = kb_xasprintf("%lld + (%s) * %lld", (long long)L->pf_off[i], parity,
+					 (long long)L->pf_bytes[i]);
+		copy_issue(L, dot_b(L->pf[i]), off, a->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
+		free(off);
+	}
+}
+
+bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char *cn, const char *lo,
+			     const char *hi)
+{
+	if (L->npf)
+		return false; /* an inner loop of one copied ahead copies where its dots are */
+	pf_ctx p = {.L = L, .loop = st, .ok = true};
+	kb_tile__walk_expr(st->hi, pf_name, &p); /* the next trip is known at the top of this one */
+	kb_tile__walk_expr(st->step, pf_name, &p);
+	if (!p.ok || kb_tile__walk_stmts(st->body, st->nbody, assigned_in, NULL, (void *)st->name))
+		return false;
+	for (int i = 0; i < st->nbody; i++) /* dots of its own statements: once a trip */
+		if (st->body[i]->kind == KB_TS_ASSIGN || st->body[i]->kind == KB_TS_STORE)
+			kb_tile__stmt_exprs(st->body[i], pf_dot, &p);
+	if (!L->npf)
+		return false;
+	kb_tile__line(L, "{\n");
+	L->depth++;
+	kb_tile__line(L, "int kb_par_ = 0; /* the b buffers this trip reads; the next trip's are copied "
+		      "meanwhile */\n");
+	kb_tile__line(L, "if (%s < %s) { /* the first trip's b tiles */\n", lo, hi);
+	L->depth++;
+	kb_tile__line(L, "const int %s = %s;\n", cn, lo);
+	pf_issue(L, "0");
+	kb_tile__block_close(L, 1);
+	kb_tile__line(L, "kb_cp_async_commit();\n");
+	return true;
+}
+
+void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, const char *step)
+{
+	kb_tile__line(L, "if (%s + %s < %s) { /* the next trip's b tiles, into the other buffers */\n", cn, step,
+		      hi);
+	L->depth++;
+	kb_tile__line(L, "const int kb_next_ = %s + %s;\n", cn, step);
+	kb_tile__line(L, "{\n");
+	L->depth++;
+	kb_tile__line(L, "const int %s = kb_next_;\n", cn);
+	pf_issue(L, "kb_par_ ^ 1");
+	kb_tile__block_close(L, 2);
+	kb_tile__line(L, "kb_cp_async_commit();\n");
+	kb_tile__line(L, "kb_cp_async_wait<1>(); /* this trip's copies have landed */\n");
+	kb_tile__line(L, "__syncthreads(); /* this trip's b tiles are in shared memory */\n");
+}
+
+void kb_tile__rows_loop_end(kb_tile__lw *L)
+{
+	kb_tile__line(L, "__syncthreads(); /* every warp has read this trip's b tiles: the next trip refills "
+		      "them */\n");
+	kb_tile__line(L, "kb_par_ ^= 1;\n");
+}
+
+void kb_tile__rows_loop_close(kb_tile__lw *L)
+{
+	kb_tile__line(L, "kb_cp_async_wait<0>(); /* the last (empty) group */\n");
+	kb_tile__block_close(L, 1);
+	L->npf = 0;
+}
+
+void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__expr *init)
+{
+	const kb_tile__expr *a = e->args[0], *b = e->args[1];
+	bool bt = is_call(b, "trans");
+	const kb_tile__expr *w = bt ? b->args[0] : b;
+	long long K = a->type.ext[1], C = e->type.ext[1], WC = w->type.ext[1], P = WC + 8;
+	const char *et = a->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16";
+	char *off = NULL;
+	for (int i = 0; i < L->npf; i++)
+		if (L->pf[i] == e)
+			off = kb_xasprintf("%lld + kb_par_ * %lld", (long long)L->pf_off[i], (long long)L->pf_bytes[i]);
+	char *c = kb_tile__new_tmp(L);
+	kb_tile__line(L, "float %s[%lld]; /* dot: this warp's m16 band, %lld n8 pieces */\n", c, C / 2, C / 8);
+	if (!off) { /* copied here */
+		off = kb_xasprintf("%lld", (long long)L->rows_smem);
+		L->rows_smem += (w->type.ext[0] * P * 2 + 127) / 128 * 128;
+		copy_b(L, w, off, et);
+	}
+	kb_tile__line(L, "{\n");
+	L->depth++;
+	kb_tile__line(L, "const int l_ = (int)threadIdx.x %% 32;\n");
+	/* w [C][K]: matrices (n pair, k half) at rows 16 np + l / 16 * 8 + l % 8, column 16 kk + l / 8 % 2 * 8;
+	 * w [K][C], transposed by ldmatrix: rows 16 kk + l / 8 % 2 * 8 + l % 8, column 16 np + l / 16 * 8 */
+	if (bt)
+		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s) + (unsigned)((l_ / 16 "
+			      "* 8 + l_ %% 8) * %lld + l_ / 8 %% 2 * 8) * 2;\n", off, P);
+	else
+		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s) + (unsigned)((l_ / 8 "
+			      "%% 2 * 8 + l_ %% 8) * %lld + l_ / 16 * 8) * 2;\n", off, P);
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2);
+	if (init) { /* x + dot(...): the mma accumulates onto x */
+		kb_buf x0 = KB_BUF_INIT;
+		kb_tile__cexpr(L, init, "i_", &x0);
+		kb_tile__line(L, "\t%s[i_] = %s;\n", c, x0.s);
+		kb_buf_free(&x0);
+	} else {
+		kb_tile__line(L, "\t%s[i_] = 0.0f;\n", c);
+	}
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int k_ = 0; k_ < %lld; k_++) {\n", K / 16);
+	L->depth++;
+	kb_buf x[8] = {KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT,
+		       KB_BUF_INIT, KB_BUF_INIT};
+	const kb_tile__lsym *as = a->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, a->name) : NULL;
+	kb_tile__line(L, "/* a's slots 8 k_ .. 8 k_ + 7: rows g, g + 8 at columns 16 k_ + 2 t, then + 8 */\n");
+	if (as && as->packed) {
+		kb_tile__line(L, "const unsigned af_[4] = {%s[k_ * 4], %s[k_ * 4 + 1], %s[k_ * 4 + 2], %s[k_ * 4 + 3]};\n",
+			      as->c, as->c, as->c, as->c);
+	} else {
+		/* bf16(p): the pair's packing rounds p as the cast would */
+		const kb_tile__expr *av = a;
+		if (a->kind == KB_TE_CALL && a->nargs == 1 && !strcmp(a->name, kb_tile_dtype_name(a->type.dtype)) &&
+		    kb_tile__compute(a->args[0]->type.dtype) == KB_TILE_F32)
+			av = a->args[0];
+		for (int j = 0; j < 8; j++) {
+			char i[32];
+			snprintf(i, sizeof i, "(k_ * 8 + %d)", j);
+			kb_tile__cexpr(L, av, i, &x[j]);
+		}
+		kb_tile__line(L, "const unsigned af_[4] = {\n");
+		for (int j = 0; j < 4; j++) {
+			kb_tile__ind(L);
+			kb_buf_catf(L->o, "\tkb_pack2(%s, %s, (const %s *)0)%s\n", x[2 * j].s, x[2 * j + 1].s, et,
+				    j < 3 ? "," : "};");
+		}
+	}
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int n_ = 0; n_ < %lld; n_++) {\n", C / 16);
+	kb_tile__line(L, "\tunsigned bf_[2][2];\n");
+	if (bt)
+		kb_tile__line(L, "\tkb_ldmatrix_x4(&bf_[0][0], bl_ + (unsigned)(n_ * 16 * %lld + k_ * 16) * 2);\n", P);
+	else
+		kb_tile__line(L, "\tkb_ldmatrix_x4_trans(bf_[0], bf_[1], bl_ + (unsigned)(k_ * 16 * %lld + n_ * 16) * 2);\n",
+			      P);
+	kb_tile__line(L, "\tkb_mma(%s + n_ * 8, af_, bf_[0], (const %s *)0);\n", c, et);
+	kb_tile__line(L, "\tkb_mma(%s + n_ * 8 + 4, af_, bf_[1], (const %s *)0);\n", c, et);
+	kb_tile__line(L, "}\n");
+	kb_tile__block_close(L, 2);
+	for (int j = 0; j < 8; j++)
+		kb_buf_free(&x[j]);
+	kb_tile__add_mat(L, e, c, false);
+	free(off);
+}
+
+/* ===== the kernel's part ===== */
+
+void kb_tile__rows_decls(kb_tile__lw *L)
+{
+	kb_buf_catf(L->o, "\textern __shared__ __align__(128) unsigned char kb_smem[]; /* the dots' b tiles: "
+		    "%lld bytes */\n", (long long)L->rows_smem);
+}
+
+static const char rows_helpers[] =
+	"/* Two f32 as the 16-bit pair of an mma fragment register (lo in the low half). */\n"
+	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __nv_bfloat16 *)\n"
+	"{\n"
+	"\treturn (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |\n"
+	"\t       (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;\n"
+	"}\n"
+	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __half *)\n"
+	"{\n"
+	"\treturn (unsigned)__half_as_ushort(__float2half_rn(lo)) |\n"
+	"\t       (unsigned)__half_as_ushort(__float2half_rn(hi)) << 16;\n"
+	"}\n"
+	"/* The low (hi 0) or high half of such a register as f32. */\n"
+	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __nv_bfloat16 *)\n"
+	"{\n"
+	"\treturn __int_as_float((int)(hi ? v & 0xffff0000u : v << 16));\n"
+	"}\n"
+	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __half *)\n"
+	"{\n"
+	"\treturn __half2float(__ushort_as_half((unsigned short)(hi ? v >> 16 : v)));\n"
+	"}\n"
+	"/* exp((a - b) c) as ex2.approx (what __expf takes) of one FFMA; the host\n"
+	" * emulator (tests/emu) takes exp2f. */\n"
+	"__device__ __forceinline__ float kb_exp_sub(float a, float b, float c)\n"
+	"{\n"
+	"\tconst float k = c * 1.44269504088896341f, x = fmaf(a, k, -b * k);\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\tfloat r;\n"
+	"\tasm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n"
+	"\treturn r;\n"
+	"#else\n"
+	"\treturn exp2f(x);\n"
+	"#endif\n"
+	"}\n\n";
+
+void kb_tile__rows_prologue(kb_buf *out)
+{
+	kb_buf_cat(out, rows_helpers);
+}
