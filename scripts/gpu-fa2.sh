@@ -24,11 +24,11 @@
 # optional runs of 3 first.
 # Usage: sh scripts/gpu-fa2.sh
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
 [ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
 export XDG_CACHE_HOME=/tmp/kc-fa2 KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
-export BUDGET=${BUDGET:-85}
+export BUDGET="${BUDGET:-85}"
 python3 - <<'EOF' 2>&1 | tee "$OUT/fa2.txt"
 import json, os, subprocess, sys, time
 T0 = time.time()

@@ -46,9 +46,11 @@
 // What to look at in kbench: HMMA.16816.F32.BF16 in SASS, LDSM and
 // LDGSTS; MUFU.EX2 for the exponentials (the softmax's share of issue
 // slots); registers (NVRTC 13.0, sm_90): MT = 2, BN = 64: 255 at D = 128
-// (a few spilled words: 56 B stored), 216 at D = 64; BN = 32: 238 at D =
-// 128; MT = 1 as before: 178 at D = 128, 132 at D = 64, one block of 8
-// warps an SM.  Step 3 moves to wgmma with TMA and warp specialisation.
+// (two words spilled: 8 B stored, 24 B loaded), 213 at D = 64, two blocks
+// of 4 warps an SM; BN = 32: 238 at D = 128, 160 at D = 64 (3 blocks); as
+// before: 182 at D = 128 (178 before the K/V copies shared one offset),
+// 136 at D = 64, one block of 8 warps an SM.  Step 3 moves to wgmma with
+// TMA and warp specialisation.
 //
 // Tolerance: P is rounded to bf16 for the tensor cores (as FlashAttention
 // does), an error of up to 2^-9 |v| a term; a row with few keys (causal's
