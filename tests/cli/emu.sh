@@ -319,13 +319,17 @@ emu gemm_03_copies_at_issue $G3 --copies issue --sched shuffle --seed 7 --size M
 emu gemm_03_misaligned $G3 --offset 2 --size M=130,N=136,K=96
 # kernels/attention: N no multiple of the tiles (masked key and query
 # tails), several key steps through the two buffers, causal or not, both
-# head dims and block heights, two row tiles a warp (MT) with 32-key steps,
-# copies at issue with shuffled threads.
+# head dims and block heights, two row tiles a warp (MT, the default) and
+# one (as before: Q in registers, exp2f, O rescaled every step), 32- and
+# 128-key steps, copies at issue with shuffled threads.
 A2=kernels/attention/02_fa2.cu
 emu attn_01 kernels/attention/01_naive.cu --size N=77,B=2,H=1,CAUSAL=1 --size N=100,B=1,H=2,CAUSAL=0
 emu attn_02 $A2 --size N=200,B=2,H=1,CAUSAL=1 --size N=100,B=1,H=2,CAUSAL=0
 emu attn_02_d64_bm64 $A2 -D D=64 -D BM=64 --size N=200,B=1,H=2,CAUSAL=0 --size N=129,B=1,H=1,CAUSAL=1
 emu attn_02_mt2 $A2 -D MT=2 -D BN=32 --size N=300,B=1,H=1,CAUSAL=1 --size N=150,B=1,H=2,CAUSAL=0
+emu attn_02_mt1_as_before $A2 -D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0 \
+	--size N=200,B=1,H=1,CAUSAL=1 --size N=129,B=1,H=1,CAUSAL=0
+emu attn_02_d64_bn128 $A2 -D D=64 -D BN=128 --size N=300,B=1,H=1,CAUSAL=1 --size N=1,B=1,H=1,CAUSAL=0
 emu attn_02_copies_at_issue $A2 -D D=64 --copies issue --sched shuffle --seed 3 --size N=150,B=1,H=1,CAUSAL=1
 [ -n "$SAN" ] || start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
 
@@ -369,8 +373,9 @@ mutant_cu gemm_03_wait_too_short 's/cp_async_wait<STAGES - 2>();$/cp_async_wait<
 mutant_cu gemm_03_b_unswizzled 's/xb = (lane \/ 16) ^ (lane % 8);/xb = lane \/ 16;/' 'elements wrong' $G3 $G3S
 AS='-D D=64 -D BM=64 --size N=200,B=1,H=1,CAUSAL=1'
 mutant_cu attn_02_no_causal_mask 's/(CAUSAL \&\& key > row)/(0 \&\& key > row)/' 'elements wrong' $A2 $AS
-mutant_cu attn_02_no_rescale 's/acc\[mt\]\[t\]\[2 \* h\] \*= corr;/;/' 'elements wrong' $A2 $AS
-mutant_cu attn_02_v_unswizzled 's/tv + swz(16 \* kk + 8 \* (mi % 2) + lane % 8, t + mi \/ 2)/tv + (16 * kk + 8 * (mi % 2) + lane % 8) * D + 8 * (t + mi \/ 2)/' \
+mutant_cu attn_02_no_rescale 's/acc\[mt\]\[t\]\[2 \* h\] \*= corr\[mt\]\[h\];/;/' 'elements wrong' $A2 $AS
+mutant_cu attn_02_rescale_never 's/warp_any(grew)/warp_any(false)/' 'elements wrong' $A2 $AS
+mutant_cu attn_02_v_unswizzled 's/tv + (voff ^ (t << 4))/tv + 2 * ((8 * (lane \/ 8 % 2) + lane % 8) * D + 8 * (t + lane \/ 16))/' \
 	'elements wrong' $A2 $AS
 mutant_cu attn_02_no_refill_barrier 's|__syncthreads(); /\* this buffer is refilled|/* this buffer is refilled|' \
 	'with no __syncthreads between' $A2 --sched warp --size N=200,B=1,H=1,CAUSAL=0
