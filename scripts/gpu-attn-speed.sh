@@ -79,10 +79,10 @@ for n in 4096 8192; do
 		done
 	done
 done
-# the other shape of the row layout: 4 warps, BM = 64 (more blocks an SM)
+# the other shape of the row layout: 8 warps, BM = 128 (one block an SM)
 for d in 64 128; do
-	one attention.tile-4w "$d" 8192 2 16 0 $A/attention.tile --define HD="$d" --arg D="$d" \
-		--define THREADS=128
+	one attention.tile-8w "$d" 8192 2 16 0 $A/attention.tile --define HD="$d" --arg D="$d" \
+		--define THREADS=256
 done
 
 # the table: every row CORRECT, and the % column, is what to look for

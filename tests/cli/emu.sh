@@ -246,7 +246,7 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 # in the row layout (lower_rows.c: q packed in registers, s and p in the mma
 # accumulator's registers, row statistics by quad shuffles, k and v by
 # cp.async and ldmatrix), ragged N, causal and not; misaligned rows take the
-# element copy.  -D BM=64 (not 16 rows a warp) keeps the 2-d layout
+# element copy.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps the 2-d layout
 # (operands, results and [BM, 1] statistics through shared memory).
 AT='kernels/attention/attention.tile'
 emu attention_tile $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
@@ -256,11 +256,11 @@ emu attention_tile_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
 emu attention_tile_shuffled $AT --sched shuffle --copies issue --size B=1,H=2,N=300,CAUSAL=0 \
 	--size B=1,H=1,N=200,CAUSAL=1
 emu attention_tile_misaligned $AT --offset 2 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
-emu attention_tile_4warps $AT -D THREADS=128 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
+emu attention_tile_8warps $AT -D THREADS=256 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
 emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128
-emu attention_tile_2d $AT -D BM=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
-emu attention_tile_2d_d128 $AT -D BM=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
+emu attention_tile_2d $AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
 # the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
 emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
@@ -397,18 +397,18 @@ mutant dot_nt_lane_xor 's/xbt = lane \/ 8 % 2 ^ /xbt = lane \/ 16 ^ /' 'elements
 	tests/emu/gemm_nt.tile --size M=100,N=72,K=136
 mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
 	--size M=37,N=50
-mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT -D BM=64 \
+mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT -D THREADS=256 -D BM=64 \
 	--size B=1,H=2,N=100,CAUSAL=0
 mutant dot2_b_fragment_k 's/&b_\[n_ + g_\]\[k_ + 2 \* t_ + 8\]}/\&b_[n_ + g_][k_ + 2 * t_]}/' 'elements wrong' \
-	$AT -D BM=64 --size B=1,H=2,N=100,CAUSAL=0
+	$AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0
 mutant dot2_f16_as_bf16 's/(const __half \*)0);$/(const __nv_bfloat16 *)0);/' 'elements wrong' \
 	tests/emu/dot_regs.tile --size M=130,N=70,K=75
-mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT -D BM=64 \
+mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT -D THREADS=256 -D BM=64 \
 	--sched warp --size B=1,H=2,N=100,CAUSAL=0
-mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT -D BM=64 \
+mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT -D THREADS=256 -D BM=64 \
 	--size B=1,H=2,N=100,CAUSAL=1
 mutant kept_row_unguarded 's/\(_t[0-9]*\[i_\]\) = f_ < 64 ? \(kb_ax[0-9]*_\[r_\]\) : 0;/\1 = \2;/' \
-	'out of bounds' $AT -D BM=64 --size B=1,H=2,N=100,CAUSAL=0
+	'out of bounds' $AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0
 # the row layout (attention.tile as it is)
 AR='--size B=1,H=2,N=100,CAUSAL=1'
 mutant rows_quad_shuffle_short 's/for (int o_ = 1; o_ < 4; o_ \*= 2)/for (int o_ = 1; o_ < 2; o_ *= 2)/' \

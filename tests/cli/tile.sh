@@ -228,7 +228,7 @@ expect_not_in wgmma_no_mma_sync out "kb_mma_warp<"
 # attention.tile takes the row layout (lower_rows.c): no shared buffer for
 # the dots' operands and results (kb_dot_), k and v copied a trip ahead, the
 # row statistics by quad shuffles, exp as one FFMA and ex2; NVRTC compiles it
-# without spills at D = 64 and 128.  -D BM=64 (not 16 rows a warp) keeps
+# without spills at D = 64 and 128.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps
 # the 2-d layout.
 AT=kernels/attention/attention.tile
 run "$KB" compile "$AT" --emit-cuda
@@ -236,7 +236,7 @@ expect_not_in attn_rows_no_kb_dot out "kb_dot_"
 expect_in attn_rows_trip_ahead out "int kb_par_ = 0;"
 expect_in attn_rows_quad_shuffle out "for (int o_ = 1; o_ < 4; o_ *= 2)"
 expect_in attn_rows_exp_fma out "p[i_] = kb_exp_sub(s[i_], mn[(i_) % 4 / 2], scale);"
-run "$KB" compile "$AT" -D BM=64 --emit-cuda
+run "$KB" compile "$AT" -D THREADS=256 -D BM=64 --emit-cuda
 expect_in attn_2d_kb_dot out "kb_dot_"
 run "$KB" compile "$AT" --no-cache
 expect_rc attn_rows_d64 0
