@@ -47,7 +47,9 @@
 // LDGSTS; MUFU.EX2 for the exponentials (the softmax's share of issue
 // slots); registers (NVRTC 13.0, sm_90): MT = 2, BN = 64: 255 at D = 128
 // (two words spilled: 8 B stored, 24 B loaded), 213 at D = 64, two blocks
-// of 4 warps an SM; BN = 32: 238 at D = 128, 160 at D = 64 (3 blocks); as
+// of 4 warps an SM; BN = 128: 255 at D = 64, 8 B spilled, and 12-14%
+// faster there than BN = 64 (H100, bench/attention_h100.txt; the tune
+// line finds it); BN = 32: 238 at D = 128, 160 at D = 64 (3 blocks); as
 // before: 182 at D = 128 (178 before the K/V copies shared one offset),
 // 136 at D = 64, one block of 8 warps an SM.  Step 3 moves to wgmma with
 // TMA and warp specialisation.
@@ -69,7 +71,7 @@
 //! tune    D = 128
 //! tune    BM = 128, 64
 //! tune    MT = 2, 1
-//! tune    BN = 64, 32
+//! tune    BN = 64, 32, 128
 //! in      q : bf16[B, H, N, D] = randn(seed=1)
 //! in      k : bf16[B, H, N, D] = randn(seed=2)
 //! in      v : bf16[B, H, N, D] = randn(seed=3)
