@@ -5,11 +5,12 @@
  */
 #include "gpu.h"
 
+#include <stddef.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern const char kb_profile__util_src[];
 extern const char kb_profile__icache_src[];
 
 
@@ -100,40 +101,51 @@ out:
 	return rc;
 }
 
+/* The utility kernels a device uses, by name, and the handle each fills
+ * (the fills by dtype are apart); tests/unit/test_gpu_util.c compiles
+ * kb_profile__util_src and finds every name here in the cubin. */
+static const struct {
+	const char *name;
+	size_t at;                /* offsetof the CUfunction in kb_device */
+} util_fns[] = {
+	{"kb_flush_read", offsetof(kb_device, flush)},
+	{"kb_flush_read_cs", offsetof(kb_device, flush_cs)},
+	{"kb_l2_discard", offsetof(kb_device, l2_discard)},
+	{"kb_l2_discard_all", offsetof(kb_device, l2_discard_all)},
+	{"kb_count_diff", offsetof(kb_device, count_diff)},
+	{"kb_empty", offsetof(kb_device, empty)},
+	{"kb_spin", offsetof(kb_device, spin)},
+	{"kb_tlb_sweep", offsetof(kb_device, tlb_sweep)},
+	{"kb_check", offsetof(kb_device, check)},
+	{"kb_guard_diff", offsetof(kb_device, guard_diff)},
+};
+
+static const char *const fill_fns[KB_DT_COUNT] = {
+	[KB_DT_F64] = "kb_fill_f64", [KB_DT_F32] = "kb_fill_f32", [KB_DT_F16] = "kb_fill_f16",
+	[KB_DT_BF16] = "kb_fill_bf16", [KB_DT_I64] = "kb_fill_i64", [KB_DT_I32] = "kb_fill_i32",
+	[KB_DT_I16] = "kb_fill_i16", [KB_DT_I8] = "kb_fill_i8", [KB_DT_U8] = "kb_fill_u8",
+};
+
+const char *kb_profile__util_kernel(int i)
+{
+	int n = (int)(sizeof util_fns / sizeof util_fns[0]);
+	if (i < 0)
+		return NULL;
+	if (i < n)
+		return util_fns[i].name;
+	return i - n < KB_DT_COUNT ? fill_fns[i - n] : NULL;
+}
+
 static int load_util(kb_device *d, kb_err *err)
 {
 	int rc = load_own_module(d, "<kbench util>.cu", kb_profile__util_src, &d->util, err);
 	if (rc < 0)
 		return rc;
-	static const char *names[KB_DT_COUNT] = {
-		[KB_DT_F64] = "kb_fill_f64", [KB_DT_F32] = "kb_fill_f32", [KB_DT_F16] = "kb_fill_f16",
-		[KB_DT_BF16] = "kb_fill_bf16", [KB_DT_I64] = "kb_fill_i64", [KB_DT_I32] = "kb_fill_i32",
-		[KB_DT_I16] = "kb_fill_i16", [KB_DT_I8] = "kb_fill_i8", [KB_DT_U8] = "kb_fill_u8",
-	};
-	for (int t = 0; t < KB_DT_COUNT; t++)
-		if ((rc = KB_CU(err, cuModuleGetFunction(&d->fill[t], d->util, names[t]))) < 0)
-			goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->flush, d->util, "kb_flush_read"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->flush_cs, d->util, "kb_flush_read_cs"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->l2_discard_all, d->util, "kb_l2_discard_all"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->count_diff, d->util, "kb_count_diff"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->empty, d->util, "kb_empty"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->spin, d->util, "kb_spin"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->tlb_sweep, d->util, "kb_tlb_sweep"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->check, d->util, "kb_check"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->guard_diff, d->util, "kb_guard_diff"))) < 0)
-		goto out;
-	if ((rc = KB_CU(err, cuModuleGetFunction(&d->l2_discard, d->util, "kb_l2_discard"))) < 0)
-		goto out;
-out:
+	for (int t = 0; t < KB_DT_COUNT && rc == 0; t++)
+		rc = KB_CU(err, cuModuleGetFunction(&d->fill[t], d->util, fill_fns[t]));
+	for (size_t i = 0; i < sizeof util_fns / sizeof util_fns[0] && rc == 0; i++)
+		rc = KB_CU(err, cuModuleGetFunction((CUfunction *)((char *)d + util_fns[i].at),
+						    d->util, util_fns[i].name));
 	return rc;
 }
 

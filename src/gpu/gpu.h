@@ -155,6 +155,12 @@ int kb_profile__flush_l2(kb_device *d, kb_err *err);
 /* Enqueues the invalidation of the flush buffer's L2 lines (after a flush:
  * an L2 with no valid line, as after ncu's flush and invalidate). */
 int kb_profile__l2_discard(kb_device *d, kb_err *err);
+/* The CUDA source of kbench's own kernels (fills, flush, checks, guard). */
+extern const char kb_profile__util_src[];
+/* The i-th name of the utility kernels a device loads from
+ * kb_profile__util_src (NULL past the last): what a test compiles for. */
+const char *kb_profile__util_kernel(int i);
+
 /* Experiments' flushes (span programs G, X and Q): the read with streaming
  * loads, a write of the flush buffer (dirty lines, for D to drop), the
  * discard issued from every block for every line. */
