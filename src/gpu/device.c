@@ -103,7 +103,7 @@ out:
 
 /* The utility kernels a device uses, by name, and the handle each fills
  * (the fills by dtype are apart); tests/unit/test_gpu_util.c compiles
- * kb_profile__util_src and finds every name here in the cubin. */
+ * kb_profile__util_src and finds every name here in its PTX. */
 static const struct {
 	const char *name;
 	size_t at;                /* offsetof the CUfunction in kb_device */
