@@ -4,7 +4,7 @@
 # --cache-control all --clock-control none, filtered to the kernel by name)
 # for every kernels/ file at its default size (or the files given).
 # kbench: the median of REPS runs' medians (seed fixed, so the warm runner
-# reuses the CPU reference).  PROGS: the span programs to compare
+# reuses the CPU reference; the first is the run that named the kernel).  PROGS: the span programs to compare
 # (KBENCH_TIMING_EXP; "default" is kbench's own timing, "trials1" the same
 # with one trial, so one input set and no rotation), one column each.
 # "graph" is kbench's --timing graph (launches back to back over rotated
@@ -52,7 +52,8 @@ for f in "$@"; do
 	for p in $PROGS; do
 		: >"$TMP/med.$p"
 		for i in $(seq "$REPS"); do
-			if [ "$p" = default ]; then "$KB" run "$f" --no-sweep --seed 1 --json
+			if [ "$p" = default ] && [ "$i" = 1 ]; then cat "$TMP/r.json" # the first run's (the same command)
+			elif [ "$p" = default ]; then "$KB" run "$f" --no-sweep --seed 1 --json
 			elif [ "$p" = cupti ]; then KBENCH_CUPTI=1 "$KB" run "$f" --no-sweep --seed 1 --json
 			elif [ "$p" = graph ]; then "$KB" run "$f" --no-sweep --seed 1 --timing graph --json
 			elif [ "$p" = trials1 ]; then "$KB" run "$f" --no-sweep --seed 1 --trials 1 --json
