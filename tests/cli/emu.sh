@@ -259,6 +259,23 @@ emu attention_tile_misaligned $AT --offset 2 --size B=1,H=2,N=100,CAUSAL=0 --siz
 emu attention_tile_8warps $AT -D THREADS=256 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
 emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128
+# -D BM=128 at 4 warps: two m16 row tiles a warp (each B fragment feeds both)
+A2T='-D BM=128'
+emu attention_tile_2tiles $AT $A2T --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
+	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
+	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
+emu attention_tile_2tiles_warp_by_warp $AT $A2T --sched warp --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_2tiles_shuffled $AT $A2T --sched shuffle --copies issue --size B=1,H=2,N=300,CAUSAL=0 \
+	--size B=1,H=1,N=200,CAUSAL=1
+emu attention_tile_2tiles_misaligned $AT $A2T --offset 2 --size B=1,H=2,N=100,CAUSAL=0 \
+	--size B=2,H=1,N=129,CAUSAL=1
+# at D = 128 q goes to shared memory (its A fragments by ldmatrix)
+emu attention_tile_2tiles_d128 $AT $A2T -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 \
+	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=1,CAUSAL=0,D=128 --size B=1,H=1,N=256,CAUSAL=1,D=128
+emu attention_tile_2tiles_d128_warp_misaligned $AT $A2T -D HD=128 --sched warp --offset 2 \
+	--size B=2,H=1,N=129,CAUSAL=1,D=128
+emu attention_tile_2tiles_d128_shuffled $AT $A2T -D HD=128 --sched shuffle --copies issue \
+	--size B=1,H=1,N=200,CAUSAL=1,D=128
 emu attention_tile_2d $AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
 emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
 # the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
@@ -444,6 +461,27 @@ mutant rows_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT 
 	--size B=1,H=1,N=300,CAUSAL=0
 mutant rows_next_into_current 's/(kb_par_ ^ 1) \* /(kb_par_) * /g' 'cp.async' $AT $AR
 mutant rows_parity_kept '/kb_par_ ^= 1;/d' 'elements wrong' $AT $AR
+# two row tiles a warp (-D BM=128): each must be caught there
+A2R='--size B=1,H=2,N=100,CAUSAL=1'
+mutant rows2_tile_rows_as_one 's/ + i_ % 8 \/ 2 \* 8, c_ = / + i_ % 4 \/ 2 * 8, c_ = /g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_band_stride 's|(int)threadIdx.x / 32 \* 32 |(int)threadIdx.x / 32 * 16 |g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_b_not_reused 's/+ 4, af1_, bf_\[0\]/+ 4, af1_, bf_[1]/g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_mma_into_other_tile 's/n_ \* 16 + 4, af1_/n_ * 16 + 0, af1_/g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_q_first_tile_twice 's/af1_\[4\] = {qt\[k_ \* 8 + 2\], qt\[k_ \* 8 + 3\]/af1_[4] = {qt[k_ * 8 + 0], qt[k_ * 8 + 1]/' \
+	'elements wrong' $AT $A2T $A2R
+mutant rows2_stat_across_tiles 's/\[(i_) % 8 \/ 2\]/[(i_) % 4 \/ 2]/g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_shuffle_first_tile 's/for (int h_ = 0; h_ < 4; h_++)/for (int h_ = 0; h_ < 2; h_++)/' 'elements wrong' \
+	$AT $A2T $A2R
+mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \
+	'elements wrong' $AT $A2T --size B=1,H=1,N=256,CAUSAL=1
+# q in shared memory (two row tiles at D = 128)
+A2Q="$A2T -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128"
+mutant rows2_q_smem_tile0_twice 's/af1_, al_ + (unsigned)(2176 + k_/af1_, al_ + (unsigned)(0 + k_/' 'elements wrong' \
+	$AT $A2Q
+mutant rows2_q_smem_lane_column 's/+ l_ % 16) \* 136 + l_ \/ 16 \* 8)/+ l_ % 16) * 136 + l_ \/ 8 % 2 * 8)/' \
+	'elements wrong' $AT $A2Q
+mutant rows2_q_smem_band 's|(int)threadIdx.x / 32 \* 32 + l_ % 16)|(int)threadIdx.x / 32 * 16 + l_ % 16)|' \
+	'elements wrong' $AT $A2Q
 # b copied where the dot is (its slice names a variable the loop assigns)
 mutant rows_here_unsynced '/the b tile is in shared memory/d' 'cp.async' tests/emu/dot_rows_here.tile \
 	--sched warp --size M=64,N=64,K=64
