@@ -296,8 +296,17 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 	kb_tile__line(L, "%s *b_ = (%s *)(kb_smem + %s); /* [%lld][%lld] */\n", et, et, off, WR, P);
 	kb_tile__line(L, "if (((unsigned long long)p_ & 15) == 0 && %s %% 8 == 0) {\n", ld.s);
 	kb_tile__line(L, "\tconst unsigned s_ = (unsigned)__cvta_generic_to_shared(b_);\n");
-	kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC / 8, L->T);
-	kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
+	if (WR * WC / 8 % L->T == 0 && L->T % (WC / 8) == 0) {
+		/* a thread's chunks: one column, rows T / (WC / 8) apart (unrolled: addresses by immediates) */
+		kb_tile__line(L, "\tconst int r0_ = (int)threadIdx.x / %lld, c_ = (int)threadIdx.x %% %lld * 8;\n", WC / 8,
+			      WC / 8);
+		kb_tile__line(L, "\t#pragma unroll\n");
+		kb_tile__line(L, "\tfor (int u_ = 0; u_ < %lld; u_++) {\n", WR * WC / 8 / L->T);
+		kb_tile__line(L, "\t\tconst int r_ = r0_ + u_ * %lld;\n", L->T / (WC / 8));
+	} else {
+		kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC / 8, L->T);
+		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
+	}
 	kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
 	kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
 		      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : 0));\n",
