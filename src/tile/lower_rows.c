@@ -594,16 +594,17 @@ void kb_tile__rows_decls(kb_tile__lw *L)
 }
 
 static const char rows_helpers[] =
-	"/* Two f32 as the 16-bit pair of an mma fragment register (lo in the low half). */\n"
+	"/* Two f32 as the 16-bit pair of an mma fragment register (lo in the low\n"
+	" * half), each rounded to nearest even: one cvt.rn.bf16x2.f32 (f16x2). */\n"
 	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __nv_bfloat16 *)\n"
 	"{\n"
-	"\treturn (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |\n"
-	"\t       (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;\n"
+	"\tconst __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);\n"
+	"\treturn *(const unsigned *)&v;\n"
 	"}\n"
 	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __half *)\n"
 	"{\n"
-	"\treturn (unsigned)__half_as_ushort(__float2half_rn(lo)) |\n"
-	"\t       (unsigned)__half_as_ushort(__float2half_rn(hi)) << 16;\n"
+	"\tconst __half2 v = __floats2half2_rn(lo, hi);\n"
+	"\treturn *(const unsigned *)&v;\n"
 	"}\n"
 	"/* The low (hi 0) or high half of such a register as f32. */\n"
 	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __nv_bfloat16 *)\n"
