@@ -8,11 +8,12 @@
 # 128 at D = 64) at N = 4096 and 8192, D = 64 and 128, causal and not, the
 # same B and H for all (each timed run is checked too).  attention.tile
 # twice: its default (BM = 64, one 16-row tile a warp) and -D BM=128 (two
-# row tiles a warp, "attention.tile-2t", CORRECT at N = 129 and 1000 too).
+# row tiles a warp, "attention.tile-2t", CORRECT at N = 129 and 1000 too;
+# at D = 64 also with 128 keys a step, "-2t-bn128", q in shared memory).
 # Also what `kbench compile` says of attention.tile at both D and both BM
 # (registers, shared memory, spills).  Builds
 # nothing: runs from the repo root with the make dist tarball (build/dist*/).
-# About four minutes; each run on its own (one failing leaves the others).
+# About five minutes; each run on its own (one failing leaves the others).
 # Output: $OUT/attn-speed.txt (everything), $OUT/attn-speed-table.txt; the
 # table printed last: verdict and median us of each run, and for the timed
 # sizes attention.tile's time as a percentage of 02_fa2's (fa2 us / tile us:
@@ -62,10 +63,14 @@ except Exception as e:
 one_tile() {
 	one attention.tile "$1" "$2" "$3" "$4" "$5" $A/attention.tile --define HD="$1" --arg D="$1"
 }
-# the same with two row tiles a warp (BM = 128 at 4 warps)
+# the same with two row tiles a warp (BM = 128 at 4 warps); a sixth
+# argument names a variant (its options follow)
 one_tile2() {
-	one attention.tile-2t "$1" "$2" "$3" "$4" "$5" $A/attention.tile --define HD="$1" --arg D="$1" \
-		--define BM=128
+	d=$1 n=$2 b=$3 h=$4 c=$5
+	name=attention.tile-2t
+	[ $# -lt 6 ] || { name=$name-$6; shift; }
+	shift 5
+	one "$name" "$d" "$n" "$b" "$h" "$c" $A/attention.tile --define HD="$d" --arg D="$d" --define BM=128 "$@"
 }
 
 # correctness at the ragged and small sizes (two trials: fresh inputs each)
@@ -77,6 +82,7 @@ for d in 64 128; do
 		one_tile "$d" 1024 2 8 "$c"
 		one_tile2 "$d" 129 3 2 "$c"
 		one_tile2 "$d" 1000 2 8 "$c"
+		[ "$d" != 64 ] || one_tile2 "$d" 1000 2 8 "$c" bn128 --define BN=128
 	done
 done
 # timed beside 02_fa2 (B * H = 64 at 4096, 32 at 8192), one trial (checked
@@ -88,6 +94,7 @@ for n in 4096 8192; do
 		for c in 0 1; do
 			one_tile "$d" "$n" "$b" 16 "$c"
 			one_tile2 "$d" "$n" "$b" 16 "$c"
+			[ "$d" != 64 ] || one_tile2 "$d" "$n" "$b" 16 "$c" bn128 --define BN=128
 			one 02_fa2 "$d" "$n" "$b" 16 "$c" $A/02_fa2.cu --define D="$d"
 			[ "$d" != 64 ] || one 02_fa2-bn128 "$d" "$n" "$b" 16 "$c" $A/02_fa2.cu --define D="$d" \
 				--define BN=128

@@ -211,12 +211,16 @@ static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, cons
 typedef struct {
 	const char *name;
 	bool other;
+	int mt;
+	int64_t dots; /* the slots of the kernel's dots' results, a thread */
 } use_ctx;
 
 /* Whether name is read other than as a dot's A operand. */
 static kb_tile__walkret use_expr(const kb_tile__expr *e, void *vctx)
 {
 	use_ctx *u = vctx;
+	if (is_call(e, "dot"))
+		u->dots += e->type.ext[1] / 2 * u->mt;
 	if (is_call(e, "dot") && e->args[0]->kind == KB_TE_NAME && !strcmp(e->args[0]->name, u->name)) {
 		kb_tile__walk_expr(e->args[1], use_expr, u);
 		return u->other ? KB_TWALK_STOP : KB_TWALK_SKIP;
@@ -230,18 +234,20 @@ static kb_tile__walkret use_expr(const kb_tile__expr *e, void *vctx)
 
 /* Slots 2 j and 2 j + 1 (columns c_ and c_ + 1 of a row) as one 32-bit
  * register, each 0 past the tensor: the A fragments of a dot read them as
- * they are; elsewhere kb_unpack2 gives a slot.  With two row tiles, over 32
- * such registers (q at D = 128: 64, beside 128 of o's and 64 of s's) go to
- * kb_smem instead as [RW][C + 8], when only dots' A operands read them
- * (ldmatrix there, as 02_fa2.cu's QREG = 0). */
+ * they are; elsewhere kb_unpack2 gives a slot.  With two row tiles, where
+ * these registers and the dots' results would pass 192 a thread (q at D =
+ * 128: 64 beside o's 128 and s's 64; at D = 64 with 128 keys a step: 32, 64
+ * and 128), they go to kb_smem instead as [RW][C + 8], when only dots' A
+ * operands read them (ldmatrix there, as 02_fa2.cu's QREG = 0). */
 int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const char *c)
 {
 	const kb_tile__expr *s = st->value->args[0];
 	int64_t C = st->type.ext[1], qsmem = 0;
 	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT, at = KB_BUF_INIT;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
-	use_ctx u = {.name = st->name};
-	if (C / 4 * L->rows_mt > 32 && !kb_tile__walk_stmts(L->k->body, L->k->nbody, NULL, use_expr, &u)) {
+	use_ctx u = {.name = st->name, .mt = L->rows_mt};
+	if (L->rows_mt > 1 && !kb_tile__walk_stmts(L->k->body, L->k->nbody, NULL, use_expr, &u) &&
+	    C / 4 * L->rows_mt + u.dots > 192) {
 		char *off = kb_xasprintf("%lld", (long long)L->rows_smem);
 		qsmem = L->rows_smem + 1;
 		L->rows_smem += (st->type.ext[0] * (C + 8) * 2 + 127) / 128 * 128;

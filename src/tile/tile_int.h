@@ -676,8 +676,9 @@ void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C);
 void kb_tile__rows_pick(kb_tile__lw *L, const kb_tile__expr *e);
 /* Whether st defines a 2-d variable as a 16-bit load the row layout keeps
  * packed (the caller knows it is never assigned again); the load into
- * c, packed: 0, or where two row tiles would hold it in over 32 registers
- * and only dots' A operands read it, into kb_smem: 1 + its offset there. */
+ * c, packed: 0, or where with two row tiles it and the dots' results would
+ * take over 192 registers and only dots' A operands read it, into kb_smem:
+ * 1 + its offset there. */
 bool kb_tile__rows_packable(const kb_tile__lw *L, const kb_tile__stmt *st);
 int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const char *c);
 /* A loop of the row layout (st; its variable cn and bounds as C) whose

@@ -276,6 +276,11 @@ emu attention_tile_2tiles_d128_warp_misaligned $AT $A2T -D HD=128 --sched warp -
 	--size B=2,H=1,N=129,CAUSAL=1,D=128
 emu attention_tile_2tiles_d128_shuffled $AT $A2T -D HD=128 --sched shuffle --copies issue \
 	--size B=1,H=1,N=200,CAUSAL=1,D=128
+# 128 keys a step at D = 64: q in shared memory too (its registers and s's would be too many)
+emu attention_tile_2tiles_bn128 $AT $A2T -D BN=128 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=0
+emu attention_tile_2tiles_bn128_shuffled $AT $A2T -D BN=128 --sched shuffle --copies issue --offset 2 \
+	--size B=1,H=1,N=300,CAUSAL=0
 emu attention_tile_2d $AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
 emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
 # the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8

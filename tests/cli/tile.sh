@@ -261,6 +261,10 @@ run "$KB" compile "$AT" -D BM=128 -D HD=128 --emit-cuda
 expect_in attn_rows2_d128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(2176 + k_ * 16) * 2);"
 run "$KB" compile "$AT" -D HD=128 --emit-cuda
 expect_not_in attn_rows_d128_q_regs out "kb_ldmatrix_x4(af_, al_"
+run "$KB" compile "$AT" -D BM=128 --emit-cuda
+expect_not_in attn_rows2_d64_q_regs out "kb_ldmatrix_x4(af1_, al_"
+run "$KB" compile "$AT" -D BM=128 -D BN=128 --emit-cuda
+expect_in attn_rows2_bn128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(1152 + k_ * 16) * 2);"
 run "$KB" compile "$AT" --json
 expect_json attn_rows_mma_per_ldmatrix \
 	"j['build']['ptx'].count('mma.sync') == 2 * j['build']['ptx'].count('ldmatrix') > 0"
