@@ -288,6 +288,11 @@ emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
 emu rows_mix tests/emu/rows_mix.tile --size M=100,N=29,K=75 --size M=64,N=32,K=64 --size M=1,N=1,K=1
 emu dot_rows_here tests/emu/dot_rows_here.tile --size M=130,N=70,K=75 --size M=64,N=64,K=64 --size M=1,N=3,K=5
+# the same with two row tiles a warp (-D BM=128 at 4 warps): x packed and read back, the bias row, the
+# [M, 1] column, kept reductions and the stores
+emu rows_mix_2tiles tests/emu/rows_mix.tile -D BM=128 --size M=100,N=29,K=75 --size M=200,N=32,K=64 \
+	--size M=1,N=1,K=1
+emu dot_rows_here_2tiles tests/emu/dot_rows_here.tile -D BM=128 --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_2warps tests/emu/dot_regs.tile -D THREADS=64 -D BM=16 -D BN=64 -D BK=32 --size M=33,N=65,K=64
 for k in transpose.tile transpose.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
@@ -477,6 +482,8 @@ mutant rows2_q_first_tile_twice 's/af1_\[4\] = {qt\[k_ \* 8 + 2\], qt\[k_ \* 8 +
 mutant rows2_stat_across_tiles 's/\[(i_) % 8 \/ 2\]/[(i_) % 4 \/ 2]/g' 'elements wrong' $AT $A2T $A2R
 mutant rows2_shuffle_first_tile 's/for (int h_ = 0; h_ < 4; h_++)/for (int h_ = 0; h_ < 2; h_++)/' 'elements wrong' \
 	$AT $A2T $A2R
+mutant rows2_column_rows_of_tile0 's/+ i_ \* 8, c_ = 0, f_ = r_;/+ i_ % 2 * 8, c_ = 0, f_ = r_;/' 'elements wrong' \
+	tests/emu/rows_mix.tile -D BM=128 --size M=100,N=29,K=75
 mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \
 	'elements wrong' $AT $A2T --size B=1,H=1,N=256,CAUSAL=1
 # q in shared memory (two row tiles at D = 128)
