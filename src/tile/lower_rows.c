@@ -521,7 +521,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		       KB_BUF_INIT, KB_BUF_INIT};
 	if (MT == 1)
 		kb_tile__line(L, "/* a's slots 8 k_ .. 8 k_ + 7: rows g, g + 8 at columns 16 k_ + 2 t, then + 8 */\n");
-	else /* row tile mt's A fragment: slots 2 S k_ + 4 mt + 0..3, then S more */
+	else /* row tile mt's A fragment: slots 2 S k_ + 4 mt .. + 3, then S on */
 		kb_tile__line(L, "/* row tile mt: a's slots %d k_ + 4 mt .. + 3 (rows g, g + 8 at columns 16 k_ + 2 t), "
 			      "then %d on (+ 8) */\n", 2 * S, S);
 	/* bf16(p): the pair's packing rounds p as the cast would */
@@ -539,7 +539,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 			continue;
 		}
 		if (as && as->packed) {
-			int r = 2 * mt, h = S / 2 + 2 * mt; /* slot pairs: registers k_ S / 2 * 2 + ... */
+			int r = 2 * mt, h = S / 2 + 2 * mt; /* slots 16 k_ + 4 mt (+ 8) are registers k_ S + r (+ h) */
 			if (MT == 1)
 				kb_tile__line(L, "const unsigned %s[4] = {%s[k_ * 4], %s[k_ * 4 + 1], %s[k_ * 4 + 2], "
 					      "%s[k_ * 4 + 3]};\n", af, as->c, as->c, as->c, as->c);
