@@ -68,6 +68,7 @@ const char *kb_tile__define(kb_tile__lw *L, const char *dsl, const char *c, kb_t
 	s->load = NULL;
 	s->stream = NULL;
 	s->packed = false;
+	s->qsmem = 0;
 	return s->c;
 }
 
@@ -203,8 +204,8 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i)
 
 int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t)
 {
-	if (L->rows) /* lower_rows.c's layout: C / 2 slots, 2 for [RW, 1] */
-		return t->ext[1] == 1 ? 2 : t->ext[1] / 2;
+	if (L->rows) /* lower_rows.c's layout: C / 2 slots a row tile, 2 for [RW, 1] */
+		return (t->ext[1] == 1 ? 2 : t->ext[1] / 2) * L->rows_mt;
 	return kb_tile__slots(L, t->ext[0] * t->ext[1]);
 }
 
@@ -212,19 +213,23 @@ int64_t kb_tile__slots2(const kb_tile__lw *L, const kb_tile__type *t)
 int64_t kb_tile__slots_rc(const kb_tile__lw *L, int64_t R, int64_t C)
 {
 	if (L->rows)
-		return C == 1 ? 2 : C / 2;
+		return (C == 1 ? 2 : C / 2) * L->rows_mt;
 	return kb_tile__slots(L, R * C);
 }
 
-void kb_tile__rows_at(int64_t C, kb_buf *at)
+/* Slot i of an [RW, C] tile: row 16 MT w + g + i % (4 MT) / 2 * 8 (row
+ * tile i / 4 % MT, its half i % 4 / 2), column i / (4 MT) * 8 + 2 t + i % 2;
+ * of an [RW, 1] tile: row 16 MT w + g + 8 i. */
+void kb_tile__rows_at(const kb_tile__lw *L, int64_t C, kb_buf *at)
 {
+	int mt = L->rows_mt;
 	if (C == 1)
-		kb_buf_cat(at, "const int r_ = (int)threadIdx.x / 32 * 16 + (int)threadIdx.x % 32 / 4 + i_ * 8, "
-			   "c_ = 0, f_ = r_;\n");
+		kb_buf_catf(at, "const int r_ = (int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + i_ * 8, "
+			    "c_ = 0, f_ = r_;\n", 16 * mt);
 	else
-		kb_buf_catf(at, "const int r_ = (int)threadIdx.x / 32 * 16 + (int)threadIdx.x %% 32 / 4 + i_ %% 4 "
-			    "/ 2 * 8, c_ = i_ / 4 * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2, f_ = r_ * %lld + c_;\n",
-			    (long long)C);
+		kb_buf_catf(at, "const int r_ = (int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + i_ %% %d "
+			    "/ 2 * 8, c_ = i_ / %d * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2, f_ = r_ * %lld + c_;\n",
+			    16 * mt, 4 * mt, 4 * mt, (long long)C);
 }
 
 int64_t kb_tile__mma_slots(const kb_tile__lw *L)
@@ -286,6 +291,10 @@ static void name_ref(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_b
 				return;
 			}
 		kb_tile__fail(L, e->line, e->col, e->len, "this use of a streamed load");
+		return;
+	}
+	if (s && s->qsmem) { /* only a dot's A fragments read it (lower_rows.c) */
+		kb_tile__fail(L, e->line, e->col, e->len, "this use of a tile kept in shared memory");
 		return;
 	}
 	if (s && s->packed) { /* two slots a register (lower_rows.c) */
@@ -521,12 +530,15 @@ void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_bu
 	else if (m && m->tile2)
 		kb_tile__mma_read2(L, e, m->c, i, b);
 	else if (m && m->rowpick) /* the row layout's [RW, 1] beside [RW, C]: the slot's row */
-		kb_buf_catf(b, "%s[(%s) %% 4 / 2]", m->c, i);
+		kb_buf_catf(b, "%s[(%s) %% %d / 2]", m->c, i, 4 * L->rows_mt);
 	else if (m && m->rowsat == 1) /* the row layout's arange: the slot's column, its row */
-		kb_buf_catf(b, "((%s) / 4 * 8 + (int)threadIdx.x %% 4 * 2 + (%s) %% 2)", i, i);
+		kb_buf_catf(b, "((%s) / %d * 8 + (int)threadIdx.x %% 4 * 2 + (%s) %% 2)", i, 4 * L->rows_mt, i);
+	else if (m && m->rowsat == 2)
+		kb_buf_catf(b, "((int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + (%s) %% %d / 2 * 8)",
+			    16 * L->rows_mt, i, 4 * L->rows_mt);
 	else if (m && m->rowsat)
-		kb_buf_catf(b, "((int)threadIdx.x / 32 * 16 + (int)threadIdx.x %% 32 / 4 + (%s)%s * 8)", i,
-			    m->rowsat == 2 ? " % 4 / 2" : "");
+		kb_buf_catf(b, "((int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + (%s) * 8)",
+			    16 * L->rows_mt, i);
 	else if (m)
 		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m->c, i);
 	if (m)

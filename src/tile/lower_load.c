@@ -551,7 +551,7 @@ void kb_tile__slot_loop(kb_tile__lw *L, int64_t S, int64_t C)
 	kb_buf el = KB_BUF_INIT, at = KB_BUF_INIT;
 	kb_tile__cat_el(L, &el, "i_");
 	if (L->rows)
-		kb_tile__rows_at(C, &at);
+		kb_tile__rows_at(L, C, &at);
 	else
 		kb_buf_catf(&at, "const int f_ = %s, r_ = f_ / %lld, c_ = f_ %% %lld;\n", el.s, (long long)C,
 			    (long long)C);

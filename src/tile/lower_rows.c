@@ -6,13 +6,17 @@
  * registers, as kernels/attention/02_fa2.cu keeps them.
  *
  * The layout.  The block's W = T / 32 warps split the rows of every
- * [RW, C] tile, RW = 16 W: warp w holds rows 16 w .. 16 w + 15 (a band),
- * lane l = 4 g + t, slot i = 4 nt + q at row 16 w + g + q / 2 * 8 and
- * column 8 nt + 2 t + q % 2 (C / 2 slots, C a multiple of 8): the m16n8
- * accumulator pieces of one m16 row band, nt = 0 .. C / 8 - 1.  An [RW, 1]
- * tile (a row statistic) holds slots 0 and 1, rows 16 w + g and + 8, the
+ * [RW, C] tile, RW = 16 W (one m16 row tile a warp, MT = 1) or 32 W (two,
+ * MT = 2, as 02_fa2.cu's MT = 2): warp w holds rows 16 MT w .. + 16 MT - 1,
+ * lane l = 4 g + t, slot i = 4 MT nt + 4 mt + q at row 16 MT w + 16 mt + g +
+ * q / 2 * 8 and column 8 nt + 2 t + q % 2 (MT C / 2 slots, C a multiple of
+ * 8): the m16n8 accumulator pieces of the warp's row tiles, nt = 0 .. C / 8
+ * - 1, mt = 0 .. MT - 1.  So slot i's row is 16 MT w + g + i % (4 MT) / 2 * 8
+ * and its column i / (4 MT) * 8 + 2 t + i % 2.  An [RW, 1] tile (a row
+ * statistic) holds slots 0 .. 2 MT - 1, slot h at row 16 MT w + g + 8 h, the
  * same in the quad's four lanes; beside an [RW, C] value slot i reads its
- * slot i % 4 / 2 in registers.
+ * slot i % (4 MT) / 2 in registers.  MT = 1 is BM = 16 W, MT = 2 BM = 32 W
+ * (kb_tile__rows_plan tries 1, then 2).
  *
  * What follows from it:
  * - max(s, axis = 1, keep = true) (sum, min): a thread folds its slots of
@@ -21,9 +25,11 @@
  * - dot(a, b) of an [RW, K] value a and a loaded b ([K, C], or trans of a
  *   loaded [C, K]): a's slots 8 kk .. 8 kk + 7 are, packed two by two
  *   into 16-bit pairs, the A fragment of step kk (rows g, g + 8, columns
- *   16 kk + 2 t and + 8): a stays in registers (q loaded once, p as it is
- *   computed).  b goes to dynamic shared memory as its rows of 16 bytes
- *   more (16-byte cp.async where the rows are aligned, zeros past the
+ *   16 kk + 2 t and + 8; at MT = 2 row tile mt's are slots 16 kk + 4 mt
+ *   .. + 3 and 16 kk + 8 + 4 mt .. + 3): a stays in registers (q loaded
+ *   once, p as it is computed).  Each B fragment from ldmatrix feeds an
+ *   mma of each row tile.  b goes to dynamic shared memory as its rows of
+ *   16 bytes more (16-byte cp.async where the rows are aligned, zeros past the
  *   tensor; else element by element), the B fragments come by ldmatrix
  *   (.trans for [K, C]), and the result's slots are the mma's registers.
  *   In a loop whose dots' b slices name only the loop's variable and names
@@ -117,15 +123,20 @@ static kb_tile__walkret plan_stmt(const kb_tile__stmt *st, void *vctx)
 
 bool kb_tile__rows_plan(kb_tile__lw *L)
 {
-	plan_ctx p = {.L = L, .RW = (int64_t)L->T / 32 * 16, .ok = true};
+	plan_ctx p = {.L = L};
 	L->rows = false;
 	if (L->mma.on || L->T % 32)
 		return false;
-	kb_tile__walk_stmts(L->k->body, L->k->nbody, plan_stmt, plan_expr, &p);
-	L->rows = p.ok;
+	for (int mt = 1; mt <= 2 && !L->rows; mt++) { /* RW = 16 warps: one row tile a warp; 32: two */
+		p.RW = (int64_t)L->T / 32 * 16 * mt;
+		p.ok = true;
+		kb_tile__walk_stmts(L->k->body, L->k->nbody, plan_stmt, plan_expr, &p);
+		L->rows = p.ok;
+		L->rows_mt = mt;
+	}
 	L->rows_smem = 0;
 	L->npf = 0;
-	return p.ok;
+	return L->rows;
 }
 
 /* ===== kept reductions along axis 1 ===== */
@@ -140,20 +151,32 @@ void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
 	const char *id = kb_tile__reduce_id(e);
 	kb_buf x = KB_BUF_INIT, at = KB_BUF_INIT;
 	kb_tile__cexpr(L, t, "i_", &x);
-	kb_tile__rows_at(TC, &at);
+	kb_tile__rows_at(L, TC, &at);
 	char *c = kb_tile__new_tmp(L);
-	kb_tile__line(L, "%s %s[2] = {%s, %s}; /* %s along axis 1: a thread's slots, then its quad */\n", ct, c, id,
-		      id, e->name);
+	int S = 4 * L->rows_mt;
+	if (L->rows_mt == 1)
+		kb_tile__line(L, "%s %s[2] = {%s, %s}; /* %s along axis 1: a thread's slots, then its quad */\n", ct, c,
+			      id, id, e->name);
+	else
+		kb_tile__line(L, "%s %s[%d] = {%s, %s, %s, %s}; /* %s along axis 1: a thread's slots (two row tiles), "
+			      "then its quad */\n", ct, c, S / 2, id, id, id, id, e->name);
 	kb_tile__slot_head(L, kb_tile__slots_rc(L, 0, TC), at.s, "(void)r_, (void)c_, (void)f_;\n");
 	kb_tile__line(L, "const %s v_ = %s;\n", ct, x.s);
 	if (sum)
-		kb_tile__line(L, "%s[i_ %% 4 / 2] += v_;\n", c);
+		kb_tile__line(L, "%s[i_ %% %d / 2] += v_;\n", c, S);
 	else
-		kb_tile__line(L, "%s[i_ %% 4 / 2] = %s(%s[i_ %% 4 / 2], v_);\n", c, op, c);
+		kb_tile__line(L, "%s[i_ %% %d / 2] = %s(%s[i_ %% %d / 2], v_);\n", c, S, op, c, S);
 	kb_tile__block_close(L, 1);
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int o_ = 1; o_ < 4; o_ *= 2)\n");
-	if (sum)
+	if (L->rows_mt != 1) {
+		kb_tile__line(L, "\tfor (int h_ = 0; h_ < %d; h_++) /* each row the thread holds */\n", S / 2);
+		if (sum)
+			kb_tile__line(L, "\t\t%s[h_] += __shfl_xor_sync(0xffffffff, %s[h_], o_);\n", c, c);
+		else
+			kb_tile__line(L, "\t\t%s[h_] = %s(%s[h_], __shfl_xor_sync(0xffffffff, %s[h_], o_));\n", c, op,
+				      c, c);
+	} else if (sum)
 		kb_tile__line(L, "\t%s[0] += __shfl_xor_sync(0xffffffff, %s[0], o_), %s[1] += __shfl_xor_sync(0xffffffff, "
 			      "%s[1], o_);\n", c, c, c, c);
 	else
@@ -183,25 +206,68 @@ bool kb_tile__rows_packable(const kb_tile__lw *L, const kb_tile__stmt *st)
 	       v->args[0]->kind == KB_TE_SLICE && !kb_tile__reads_mem(v->args[0]);
 }
 
+static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et);
+
+typedef struct {
+	const char *name;
+	bool other;
+	int mt;
+	int64_t dots; /* the slots of the kernel's dots' results, a thread */
+} use_ctx;
+
+/* Whether name is read other than as a dot's A operand. */
+static kb_tile__walkret use_expr(const kb_tile__expr *e, void *vctx)
+{
+	use_ctx *u = vctx;
+	if (is_call(e, "dot"))
+		u->dots += e->type.ext[1] / 2 * u->mt;
+	if (is_call(e, "dot") && e->args[0]->kind == KB_TE_NAME && !strcmp(e->args[0]->name, u->name)) {
+		kb_tile__walk_expr(e->args[1], use_expr, u);
+		return u->other ? KB_TWALK_STOP : KB_TWALK_SKIP;
+	}
+	if (e->kind == KB_TE_NAME && !strcmp(e->name, u->name)) {
+		u->other = true;
+		return KB_TWALK_STOP;
+	}
+	return KB_TWALK_ON;
+}
+
 /* Slots 2 j and 2 j + 1 (columns c_ and c_ + 1 of a row) as one 32-bit
  * register, each 0 past the tensor: the A fragments of a dot read them as
- * they are; elsewhere kb_unpack2 gives a slot. */
-void kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const char *c)
+ * they are; elsewhere kb_unpack2 gives a slot.  With two row tiles, where
+ * these registers and the dots' results would pass 192 a thread (q at D =
+ * 128: 64 beside o's 128 and s's 64; at D = 64 with 128 keys a step: 32, 64
+ * and 128), they go to kb_smem instead as [RW][C + 8], when only dots' A
+ * operands read them (ldmatrix there, as 02_fa2.cu's QREG = 0). */
+int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const char *c)
 {
 	const kb_tile__expr *s = st->value->args[0];
-	int64_t C = st->type.ext[1];
+	int64_t C = st->type.ext[1], qsmem = 0;
 	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT, at = KB_BUF_INIT;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
+	use_ctx u = {.name = st->name, .mt = L->rows_mt};
+	if (L->rows_mt > 1 && !kb_tile__walk_stmts(L->k->body, L->k->nbody, NULL, use_expr, &u) &&
+	    C / 4 * L->rows_mt + u.dots > 192) {
+		char *off = kb_xasprintf("%lld", (long long)L->rows_smem);
+		qsmem = L->rows_smem + 1;
+		L->rows_smem += (st->type.ext[0] * (C + 8) * 2 + 127) / 128 * 128;
+		kb_tile__line(L, "/* %s: in kb_smem at %s as [%lld][%lld], a dot's A fragments by ldmatrix */\n", c,
+			      off, (long long)st->type.ext[0], (long long)C + 8);
+		copy_b(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
+		free(off);
+		return qsmem;
+	}
 	if (!kb_tile__slice2(L, s, &base, &rows, &cols, &ld))
 		goto out;
-	kb_tile__line(L, "unsigned %s[%lld]; /* slots 2 j and 2 j + 1 a register */\n", c, (long long)C / 4);
+	long long J = C / 4 * L->rows_mt;
+	kb_tile__line(L, "unsigned %s[%lld]; /* slots 2 j and 2 j + 1 a register */\n", c, J);
 	kb_tile__access2_open(L, t, true, &base, &rows, &cols);
 	kb_tile__line(L, "const unsigned short *u_ = (const unsigned short *)p_;\n");
 	kb_tile__line(L, "#pragma unroll\n");
-	kb_tile__line(L, "for (int j_ = 0; j_ < %lld; j_++) {\n", (long long)C / 4);
+	kb_tile__line(L, "for (int j_ = 0; j_ < %lld; j_++) {\n", J);
 	L->depth++;
 	kb_tile__line(L, "const int i_ = 2 * j_;\n");
-	kb_tile__rows_at(C, &at);
+	kb_tile__rows_at(L, C, &at);
 	kb_tile__line(L, "%s", at.s);
 	kb_tile__line(L, "(void)f_;\n");
 	kb_tile__line(L, "const unsigned lo_ = r_ < rows_ && c_ < cols_ ? u_[(size_t)r_ * %s + c_] : 0u;\n", ld.s);
@@ -215,6 +281,7 @@ out:
 	kb_buf_free(&cols);
 	kb_buf_free(&ld);
 	kb_buf_free(&at);
+	return qsmem;
 }
 
 /* ===== dot ===== */
@@ -235,8 +302,17 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 	kb_tile__line(L, "%s *b_ = (%s *)(kb_smem + %s); /* [%lld][%lld] */\n", et, et, off, WR, P);
 	kb_tile__line(L, "if (((unsigned long long)p_ & 15) == 0 && %s %% 8 == 0) {\n", ld.s);
 	kb_tile__line(L, "\tconst unsigned s_ = (unsigned)__cvta_generic_to_shared(b_);\n");
-	kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC / 8, L->T);
-	kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
+	if (WR * WC / 8 % L->T == 0 && L->T % (WC / 8) == 0) {
+		/* a thread's chunks: one column, rows T / (WC / 8) apart (unrolled: addresses by immediates) */
+		kb_tile__line(L, "\tconst int r0_ = (int)threadIdx.x / %lld, c_ = (int)threadIdx.x %% %lld * 8;\n", WC / 8,
+			      WC / 8);
+		kb_tile__line(L, "\t#pragma unroll\n");
+		kb_tile__line(L, "\tfor (int u_ = 0; u_ < %lld; u_++) {\n", WR * WC / 8 / L->T);
+		kb_tile__line(L, "\t\tconst int r_ = r0_ + u_ * %lld;\n", L->T / (WC / 8));
+	} else {
+		kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC / 8, L->T);
+		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
+	}
 	kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
 	kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
 		      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : 0));\n",
@@ -400,7 +476,12 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		if (L->pf[i] == e)
 			off = kb_xasprintf("%lld + kb_par_ * %lld", (long long)L->pf_off[i], (long long)L->pf_bytes[i]);
 	char *c = kb_tile__new_tmp(L);
-	kb_tile__line(L, "float %s[%lld]; /* dot: this warp's m16 band, %lld n8 pieces */\n", c, C / 2, C / 8);
+	int MT = L->rows_mt, S = 4 * MT;
+	if (MT == 1)
+		kb_tile__line(L, "float %s[%lld]; /* dot: this warp's m16 band, %lld n8 pieces */\n", c, C / 2, C / 8);
+	else
+		kb_tile__line(L, "float %s[%lld]; /* dot: this warp's %d m16 bands, %lld n8 pieces each */\n", c,
+			      C / 2 * MT, MT, C / 8);
 	if (!off) { /* copied here */
 		off = kb_xasprintf("%lld", (long long)L->rows_smem);
 		L->rows_smem += (w->type.ext[0] * P * 2 + 127) / 128 * 128;
@@ -417,8 +498,14 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	else
 		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s) + (unsigned)((l_ / 8 "
 			      "%% 2 * 8 + l_ %% 8) * %lld + l_ / 16 * 8) * 2;\n", off, P);
+	const kb_tile__lsym *as = a->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, a->name) : NULL;
+	long long PA = K + 8;
+	if (as && as->packed && as->qsmem) /* a's rows l_ % 16 of each row tile, columns l_ / 16 * 8 */
+		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
+			      "(((int)threadIdx.x / 32 * %d + l_ %% 16) * %lld + l_ / 16 * 8) * 2;\n",
+			      (long long)as->qsmem - 1, 16 * MT, PA);
 	kb_tile__line(L, "#pragma unroll\n");
-	kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2);
+	kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
 	if (init) { /* x + dot(...): the mma accumulates onto x */
 		kb_buf x0 = KB_BUF_INIT;
 		kb_tile__cexpr(L, init, "i_", &x0);
@@ -432,23 +519,43 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	L->depth++;
 	kb_buf x[8] = {KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT,
 		       KB_BUF_INIT, KB_BUF_INIT};
-	const kb_tile__lsym *as = a->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, a->name) : NULL;
-	kb_tile__line(L, "/* a's slots 8 k_ .. 8 k_ + 7: rows g, g + 8 at columns 16 k_ + 2 t, then + 8 */\n");
-	if (as && as->packed) {
-		kb_tile__line(L, "const unsigned af_[4] = {%s[k_ * 4], %s[k_ * 4 + 1], %s[k_ * 4 + 2], %s[k_ * 4 + 3]};\n",
-			      as->c, as->c, as->c, as->c);
-	} else {
-		/* bf16(p): the pair's packing rounds p as the cast would */
-		const kb_tile__expr *av = a;
-		if (a->kind == KB_TE_CALL && a->nargs == 1 && !strcmp(a->name, kb_tile_dtype_name(a->type.dtype)) &&
-		    kb_tile__compute(a->args[0]->type.dtype) == KB_TILE_F32)
-			av = a->args[0];
+	if (MT == 1)
+		kb_tile__line(L, "/* a's slots 8 k_ .. 8 k_ + 7: rows g, g + 8 at columns 16 k_ + 2 t, then + 8 */\n");
+	else /* row tile mt's A fragment: slots 2 S k_ + 4 mt .. + 3, then S on */
+		kb_tile__line(L, "/* row tile mt: a's slots %d k_ + 4 mt .. + 3 (rows g, g + 8 at columns 16 k_ + 2 t), "
+			      "then %d on (+ 8) */\n", 2 * S, S);
+	/* bf16(p): the pair's packing rounds p as the cast would */
+	const kb_tile__expr *av = a;
+	if (a->kind == KB_TE_CALL && a->nargs == 1 && !strcmp(a->name, kb_tile_dtype_name(a->type.dtype)) &&
+	    kb_tile__compute(a->args[0]->type.dtype) == KB_TILE_F32)
+		av = a->args[0];
+	for (int mt = 0; mt < MT; mt++) {
+		char af[8];
+		snprintf(af, sizeof af, MT == 1 ? "af_" : "af%d_", mt);
+		if (as && as->packed && as->qsmem) {
+			kb_tile__line(L, "unsigned %s[4];\n", af);
+			kb_tile__line(L, "kb_ldmatrix_x4(%s, al_ + (unsigned)(%lld + k_ * 16) * 2);\n", af,
+				      (long long)mt * 16 * PA);
+			continue;
+		}
+		if (as && as->packed) {
+			int r = 2 * mt, h = S / 2 + 2 * mt; /* slots 16 k_ + 4 mt (+ 8) are registers k_ S + r (+ h) */
+			if (MT == 1)
+				kb_tile__line(L, "const unsigned %s[4] = {%s[k_ * 4], %s[k_ * 4 + 1], %s[k_ * 4 + 2], "
+					      "%s[k_ * 4 + 3]};\n", af, as->c, as->c, as->c, as->c);
+			else
+				kb_tile__line(L, "const unsigned %s[4] = {%s[k_ * %d + %d], %s[k_ * %d + %d], %s[k_ * %d + %d], "
+					      "%s[k_ * %d + %d]};\n", af, as->c, S, r, as->c, S, r + 1, as->c, S, h, as->c,
+					      S, h + 1);
+			continue;
+		}
 		for (int j = 0; j < 8; j++) {
 			char i[32];
-			snprintf(i, sizeof i, "(k_ * 8 + %d)", j);
+			snprintf(i, sizeof i, "(k_ * %d + %d)", 2 * S, j < 4 ? 4 * mt + j : S + 4 * mt + j - 4);
+			kb_buf_reset(&x[j]);
 			kb_tile__cexpr(L, av, i, &x[j]);
 		}
-		kb_tile__line(L, "const unsigned af_[4] = {\n");
+		kb_tile__line(L, "const unsigned %s[4] = {\n", af);
 		for (int j = 0; j < 4; j++) {
 			kb_tile__ind(L);
 			kb_buf_catf(L->o, "\tkb_pack2(%s, %s, (const %s *)0)%s\n", x[2 * j].s, x[2 * j + 1].s, et,
@@ -463,8 +570,19 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	else
 		kb_tile__line(L, "\tkb_ldmatrix_x4_trans(bf_[0], bf_[1], bl_ + (unsigned)(k_ * 16 * %lld + n_ * 16) * 2);\n",
 			      P);
-	kb_tile__line(L, "\tkb_mma(%s + n_ * 8, af_, bf_[0], (const %s *)0);\n", c, et);
-	kb_tile__line(L, "\tkb_mma(%s + n_ * 8 + 4, af_, bf_[1], (const %s *)0);\n", c, et);
+	if (MT == 1) {
+		kb_tile__line(L, "\tkb_mma(%s + n_ * 8, af_, bf_[0], (const %s *)0);\n", c, et);
+		kb_tile__line(L, "\tkb_mma(%s + n_ * 8 + 4, af_, bf_[1], (const %s *)0);\n", c, et);
+	} else {
+		kb_tile__line(L, "\t/* each B fragment feeds both row tiles: n8 piece nt of row tile mt at %d nt + 4 mt */\n",
+			      S);
+		for (int mt = 0; mt < MT; mt++) {
+			kb_tile__line(L, "\tkb_mma(%s + n_ * %d + %d, af%d_, bf_[0], (const %s *)0);\n", c, 2 * S, 4 * mt,
+				      mt, et);
+			kb_tile__line(L, "\tkb_mma(%s + n_ * %d + %d, af%d_, bf_[1], (const %s *)0);\n", c, 2 * S,
+				      S + 4 * mt, mt, et);
+		}
+	}
 	kb_tile__line(L, "}\n");
 	kb_tile__block_close(L, 2);
 	for (int j = 0; j < 8; j++)
@@ -482,16 +600,17 @@ void kb_tile__rows_decls(kb_tile__lw *L)
 }
 
 static const char rows_helpers[] =
-	"/* Two f32 as the 16-bit pair of an mma fragment register (lo in the low half). */\n"
+	"/* Two f32 as the 16-bit pair of an mma fragment register (lo in the low\n"
+	" * half), each rounded to nearest even: one cvt.rn.bf16x2.f32 (f16x2). */\n"
 	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __nv_bfloat16 *)\n"
 	"{\n"
-	"\treturn (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |\n"
-	"\t       (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;\n"
+	"\tconst __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);\n"
+	"\treturn *(const unsigned *)&v;\n"
 	"}\n"
 	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __half *)\n"
 	"{\n"
-	"\treturn (unsigned)__half_as_ushort(__float2half_rn(lo)) |\n"
-	"\t       (unsigned)__half_as_ushort(__float2half_rn(hi)) << 16;\n"
+	"\tconst __half2 v = __floats2half2_rn(lo, hi);\n"
+	"\treturn *(const unsigned *)&v;\n"
 	"}\n"
 	"/* The low (hi 0) or high half of such a register as f32. */\n"
 	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __nv_bfloat16 *)\n"

@@ -182,11 +182,12 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 		return;
 	char *c = kept ? kb_xstrdup(kept->c) : st->defines ? kb_tile__cname(st->name)
 			 : kb_xstrdup(kb_tile__lw_lookup(L, st->name)->c);
+	int64_t qsmem = 0;
 	switch (how) {
 	case ASSIGN_2D:
 		if (L->rows && kb_tile__rows_packable(L, st) && !kb_tile__reassigned(L->k->body, L->k->nbody,
 											 st->name))
-			kb_tile__rows_load_packed(L, st, c);
+			qsmem = kb_tile__rows_load_packed(L, st, c);
 		else
 			kb_tile__assign2(L, st, c, st->defines);
 		break;
@@ -236,7 +237,7 @@ static void lower_assign(kb_tile__lw *L, const kb_tile__stmt *st)
 			L->syms[L->nsyms - 1].stream = v;
 		else if (how == ASSIGN_2D && L->rows && kb_tile__rows_packable(L, st) &&
 			 !kb_tile__reassigned(L->k->body, L->k->nbody, st->name))
-			L->syms[L->nsyms - 1].packed = true;
+			L->syms[L->nsyms - 1].packed = true, L->syms[L->nsyms - 1].qsmem = qsmem;
 		else
 			note_load(L, st);
 	}

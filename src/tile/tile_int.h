@@ -357,6 +357,8 @@ typedef struct {
 				      * group at a time (lower.c, "Streamed loads") */
 	bool packed;               /* a 16-bit load in the row layout, kept as pairs of
 				    * slots in 32-bit registers (lower_rows.c) */
+	int64_t qsmem;             /* such a load kept in kb_smem instead, a dot's A
+				    * fragments by ldmatrix: 1 + its offset (0: registers) */
 } kb_tile__lsym;
 
 typedef struct {
@@ -370,7 +372,7 @@ typedef struct {
 				 * is used at the slot's row and column (c##p_, c##r_,
 				 * c##c_: its first element, rows and columns left) */
 	bool rowpick;           /* an [RW, 1] tile beside an [RW, C] value in the row
-				 * layout (lower_rows.c): slot i reads c[i % 4 / 2] */
+				 * layout (lower_rows.c): slot i reads c[i % (4 MT) / 2] */
 	int rowsat;             /* arange in the row layout, computed where it is read:
 				 * 1 the slot's column, 2 its row, 3 its row of an [RW, 1] */
 } kb_tile__mat;
@@ -448,6 +450,7 @@ typedef struct kb_tile__lw {
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
 	bool rows;              /* the kernel's 2-d tiles are in the row layout (lower_rows.c) */
+	int rows_mt;            /* there: a warp's m16 row tiles, 1 or 2 (RW = 16 rows_mt warps) */
 	bool rows_any;          /* a kernel of the file is (its helpers go before them) */
 	int64_t rows_smem;      /* the row layout's dynamic shared memory: the dots' b tiles */
 	const kb_tile__expr *pf[8]; /* the row layout's loop: dots whose b is copied a trip ahead */
@@ -498,7 +501,7 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i);
 /* Slots a thread holds of an [R, C] tile in the kernel's 2-d layout; the
  * row layout's line defining r_, c_, f_ of slot i_ of an [RW, C] tile. */
 int64_t kb_tile__slots_rc(const kb_tile__lw *L, int64_t R, int64_t C);
-void kb_tile__rows_at(int64_t C, kb_buf *at);
+void kb_tile__rows_at(const kb_tile__lw *L, int64_t C, kb_buf *at);
 /* The axis reduction call e reduces along (sum(t, 1), max(t, axis = 0));
  * its identity (sum, max, min) in its dtype, as C. */
 int kb_tile__axis_of(const kb_tile__expr *e);
@@ -673,9 +676,11 @@ void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C);
 void kb_tile__rows_pick(kb_tile__lw *L, const kb_tile__expr *e);
 /* Whether st defines a 2-d variable as a 16-bit load the row layout keeps
  * packed (the caller knows it is never assigned again); the load into
- * c, packed. */
+ * c, packed: 0, or where with two row tiles it and the dots' results would
+ * take over 192 registers and only dots' A operands read it, into kb_smem:
+ * 1 + its offset there. */
 bool kb_tile__rows_packable(const kb_tile__lw *L, const kb_tile__stmt *st);
-void kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const char *c);
+int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const char *c);
 /* A loop of the row layout (st; its variable cn and bounds as C) whose
  * dots' b tiles can be copied a trip ahead: before the loop (the first
  * trip's copies; true when there are such dots), at the top of its body

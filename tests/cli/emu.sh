@@ -259,6 +259,28 @@ emu attention_tile_misaligned $AT --offset 2 --size B=1,H=2,N=100,CAUSAL=0 --siz
 emu attention_tile_8warps $AT -D THREADS=256 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
 emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128
+# -D BM=128 at 4 warps: two m16 row tiles a warp (each B fragment feeds both)
+A2T='-D BM=128'
+emu attention_tile_2tiles $AT $A2T --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
+	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
+	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
+emu attention_tile_2tiles_warp_by_warp $AT $A2T --sched warp --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_2tiles_shuffled $AT $A2T --sched shuffle --copies issue --size B=1,H=2,N=300,CAUSAL=0 \
+	--size B=1,H=1,N=200,CAUSAL=1
+emu attention_tile_2tiles_misaligned $AT $A2T --offset 2 --size B=1,H=2,N=100,CAUSAL=0 \
+	--size B=2,H=1,N=129,CAUSAL=1
+# at D = 128 q goes to shared memory (its A fragments by ldmatrix)
+emu attention_tile_2tiles_d128 $AT $A2T -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 \
+	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=1,CAUSAL=0,D=128 --size B=1,H=1,N=256,CAUSAL=1,D=128
+emu attention_tile_2tiles_d128_warp_misaligned $AT $A2T -D HD=128 --sched warp --offset 2 \
+	--size B=2,H=1,N=129,CAUSAL=1,D=128
+emu attention_tile_2tiles_d128_shuffled $AT $A2T -D HD=128 --sched shuffle --copies issue \
+	--size B=1,H=1,N=200,CAUSAL=1,D=128
+# 128 keys a step at D = 64: q in shared memory too (its registers and s's would be too many)
+emu attention_tile_2tiles_bn128 $AT $A2T -D BN=128 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=0
+emu attention_tile_2tiles_bn128_shuffled $AT $A2T -D BN=128 --sched shuffle --copies issue --offset 2 \
+	--size B=1,H=1,N=300,CAUSAL=0
 emu attention_tile_2d $AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
 emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
 # the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
@@ -266,6 +288,11 @@ emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
 emu rows_mix tests/emu/rows_mix.tile --size M=100,N=29,K=75 --size M=64,N=32,K=64 --size M=1,N=1,K=1
 emu dot_rows_here tests/emu/dot_rows_here.tile --size M=130,N=70,K=75 --size M=64,N=64,K=64 --size M=1,N=3,K=5
+# the same with two row tiles a warp (-D BM=128 at 4 warps): x packed and read back, the bias row, the
+# [M, 1] column, kept reductions and the stores
+emu rows_mix_2tiles tests/emu/rows_mix.tile -D BM=128 --size M=100,N=29,K=75 --size M=200,N=32,K=64 \
+	--size M=1,N=1,K=1
+emu dot_rows_here_2tiles tests/emu/dot_rows_here.tile -D BM=128 --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_2warps tests/emu/dot_regs.tile -D THREADS=64 -D BM=16 -D BN=64 -D BK=32 --size M=33,N=65,K=64
 for k in transpose.tile transpose.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=1030,N=13 --size M=64,N=96 --size M=5,N=3
@@ -444,6 +471,29 @@ mutant rows_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT 
 	--size B=1,H=1,N=300,CAUSAL=0
 mutant rows_next_into_current 's/(kb_par_ ^ 1) \* /(kb_par_) * /g' 'cp.async' $AT $AR
 mutant rows_parity_kept '/kb_par_ ^= 1;/d' 'elements wrong' $AT $AR
+# two row tiles a warp (-D BM=128): each must be caught there
+A2R='--size B=1,H=2,N=100,CAUSAL=1'
+mutant rows2_tile_rows_as_one 's/ + i_ % 8 \/ 2 \* 8, c_ = / + i_ % 4 \/ 2 * 8, c_ = /g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_band_stride 's|(int)threadIdx.x / 32 \* 32 |(int)threadIdx.x / 32 * 16 |g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_b_not_reused 's/+ 4, af1_, bf_\[0\]/+ 4, af1_, bf_[1]/g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_mma_into_other_tile 's/n_ \* 16 + 4, af1_/n_ * 16 + 0, af1_/g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_q_first_tile_twice 's/af1_\[4\] = {qt\[k_ \* 8 + 2\], qt\[k_ \* 8 + 3\]/af1_[4] = {qt[k_ * 8 + 0], qt[k_ * 8 + 1]/' \
+	'elements wrong' $AT $A2T $A2R
+mutant rows2_stat_across_tiles 's/\[(i_) % 8 \/ 2\]/[(i_) % 4 \/ 2]/g' 'elements wrong' $AT $A2T $A2R
+mutant rows2_shuffle_first_tile 's/for (int h_ = 0; h_ < 4; h_++)/for (int h_ = 0; h_ < 2; h_++)/' 'elements wrong' \
+	$AT $A2T $A2R
+mutant rows2_column_rows_of_tile0 's/+ i_ \* 8, c_ = 0, f_ = r_;/+ i_ % 2 * 8, c_ = 0, f_ = r_;/' 'elements wrong' \
+	tests/emu/rows_mix.tile -D BM=128 --size M=100,N=29,K=75
+mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \
+	'elements wrong' $AT $A2T --size B=1,H=1,N=256,CAUSAL=1
+# q in shared memory (two row tiles at D = 128)
+A2Q="$A2T -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128"
+mutant rows2_q_smem_tile0_twice 's/af1_, al_ + (unsigned)(2176 + k_/af1_, al_ + (unsigned)(0 + k_/' 'elements wrong' \
+	$AT $A2Q
+mutant rows2_q_smem_lane_column 's/+ l_ % 16) \* 136 + l_ \/ 16 \* 8)/+ l_ % 16) * 136 + l_ \/ 8 % 2 * 8)/' \
+	'elements wrong' $AT $A2Q
+mutant rows2_q_smem_band 's|(int)threadIdx.x / 32 \* 32 + l_ % 16)|(int)threadIdx.x / 32 * 16 + l_ % 16)|' \
+	'elements wrong' $AT $A2Q
 # b copied where the dot is (its slice names a variable the loop assigns)
 mutant rows_here_unsynced '/the b tile is in shared memory/d' 'cp.async' tests/emu/dot_rows_here.tile \
 	--sched warp --size M=64,N=64,K=64

@@ -244,6 +244,30 @@ expect_in attn_rows_d64_no_spills out "(no spills)"
 run "$KB" compile "$AT" -D HD=128 --no-cache
 expect_rc attn_rows_d128 0
 expect_in attn_rows_d128_no_spills out "(no spills)"
+# -D BM=128 at 4 warps: two m16 row tiles a warp, each ldmatrix'd B
+# fragment of k and v feeding an mma of each (four mma a ldmatrix.x4, two
+# at BM = 64), the statistics' shuffles over the four rows a thread holds;
+# no spills at D = 64.
+run "$KB" compile "$AT" -D BM=128 --emit-cuda
+expect_in attn_rows2_b_reused out "kb_mma(_t1 + n_ * 16 + 4, af1_, bf_[0], (const __nv_bfloat16 *)0);"
+expect_in attn_rows2_quad_shuffle out "for (int h_ = 0; h_ < 4; h_++) /* each row the thread holds */"
+run "$KB" compile "$AT" -D BM=128 --json --no-cache
+expect_json attn_rows2_mma_per_ldmatrix \
+	"j['build']['ptx'].count('mma.sync') == 4 * j['build']['ptx'].count('ldmatrix') > 0"
+expect_json attn_rows2_d64_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
+# at D = 128 q's 64 registers a thread would be too many beside o's 128:
+# it goes to shared memory, its A fragments by ldmatrix (02_fa2.cu's QREG = 0)
+run "$KB" compile "$AT" -D BM=128 -D HD=128 --emit-cuda
+expect_in attn_rows2_d128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(2176 + k_ * 16) * 2);"
+run "$KB" compile "$AT" -D HD=128 --emit-cuda
+expect_not_in attn_rows_d128_q_regs out "kb_ldmatrix_x4(af_, al_"
+run "$KB" compile "$AT" -D BM=128 --emit-cuda
+expect_not_in attn_rows2_d64_q_regs out "kb_ldmatrix_x4(af1_, al_"
+run "$KB" compile "$AT" -D BM=128 -D BN=128 --emit-cuda
+expect_in attn_rows2_bn128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(1152 + k_ * 16) * 2);"
+run "$KB" compile "$AT" --json
+expect_json attn_rows_mma_per_ldmatrix \
+	"j['build']['ptx'].count('mma.sync') == 2 * j['build']['ptx'].count('ldmatrix') > 0"
 
 # A .tile run on a machine without a GPU: compiled, then the usual answer.
 run "$KB" run kernels/vector_add.tile
