@@ -47,16 +47,7 @@ one() {
 	timeout 90 $KB run "$file" "$@" --arg N="$n" --arg B="$b" --arg H="$h" --arg CAUSAL="$c" \
 		--no-sweep --trials "$TRIALS" --seed 1 --timeout 20 --json >"$j" 2>>"$LOG"
 	echo "$kern D=$d N=$n B=$b H=$h CAUSAL=$c rc $?" >>"$LOG"
-	v=$(python3 -c '
-import json, sys
-try:
-    r = json.load(open(sys.argv[1]))
-    r = r.get("result", r)
-    us = (r.get("timing") or {}).get("median_us")
-    print("%s\t%s" % (r.get("verdict") or r.get("status") or "?", "%.1f" % us if us else "-"))
-except Exception as e:
-    print("NO-JSON(%s)\t-" % type(e).__name__)
-' "$j" 2>>"$LOG")
+	v=$(python3 scripts/result_line.py "$j" 2>>"$LOG")
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kern" "$d" "$n" "$b" "$h" "$c" "$v" >>"$TAB"
 }
 # attention.tile at head dim D: its const HD and the spec's arg D

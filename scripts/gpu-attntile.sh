@@ -37,16 +37,7 @@ one() {
 	timeout 60 $KB run "$file" $a "$@" --no-sweep --trials 2 --seed 1 --timeout 20 --json \
 		>"$j" 2>>"$LOG"
 	echo "$label $args rc $?" >>"$LOG"
-	v=$(python3 -c '
-import json, sys
-try:
-    r = json.load(open(sys.argv[1]))
-    r = r.get("result", r)
-    us = (r.get("timing") or {}).get("median_us")
-    print("%s\t%s" % (r.get("verdict") or r.get("status") or "?", "%.1f" % us if us else "-"))
-except Exception as e:
-    print("NO-JSON(%s)\t-" % type(e).__name__)
-' "$j" 2>>"$LOG")
+	v=$(python3 scripts/result_line.py "$j" 2>>"$LOG")
 	printf '%s\t%s\t%s\n' "$label" "$args" "$v" >>"$TAB"
 }
 
