@@ -26,7 +26,7 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export OUT
 [ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
-export XDG_CACHE_HOME=/tmp/kc KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc} KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
 KB=${KB:-build/kbench}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 date -u +%Y-%m-%dT%H:%MZ

@@ -1,0 +1,92 @@
+#!/bin/sh
+# gpu-farm.sh JOB... - one device call's jobs spread over every GPU of the
+# machine: each GPU takes the next unclaimed job (longest first) and runs it
+# alone on that GPU (CUDA_VISIBLE_DEVICES), with its own cache, data, runtime
+# and TMPDIR (ncu serializes every profiler on a host through
+# $TMPDIR/nsight-compute-lock: one TMPDIR a job lets four ncu profile four
+# GPUs at once).  A job whose estimate would end past BUDGET seconds from the
+# start is SKIPPED (the estimate is a job's timeout, about 1.5 times what
+# it takes; the timeout is cut to end by BUDGET).  Every measurement a
+# job makes (kbench beside ncu, kbench beside PyTorch) is taken on one GPU by
+# one process, so a job's comparisons are as on a one-GPU machine.
+# Out: $OUT/summary.txt (a line a job: GPU, rc, seconds), $OUT/JOB.txt for
+# the first jobs and $OUT/all.txt (every job's output, in the order given),
+# $OUT/parts.tgz (each job's own $OUT).  Repo root, make-dist tarball carried.
+# Jobs:
+#   ncuI/N    bench/ncu_gallery.sh over every N-th kernels/ file from the I-th
+#             (REPS=1, NCU_COUNT=20, CLOCKS=1): issue 24's every-file table
+#   gal-OP    scripts/gpu-gallery.sh table OP (issue 31's gallery table)
+#   replay    kbench replay sessions/softmax (issue 31)
+#   guard     bench/timing_guard.sh over the nine kernels, NOD=1 (issue 24;
+#             needs .gpu/kbench-old.tar.gz carried)
+#   NAME      scripts/gpu-NAME.sh (attn-speed, tile-fused, lnodd, mbg, ...)
+# Usage: OUT=DIR BUDGET=570 sh scripts/gpu-farm.sh ncu1/8 ... gal-softmax replay
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+NGPU=${NGPU:-$(nvidia-smi -L | grep -c '^GPU')}
+BUDGET=${BUDGET:-570}
+Q=/tmp/farm; rm -rf "$Q"; mkdir -p "$Q"
+T0=$(date +%s)
+{ nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tr '\n' ';'
+  echo " $(date -u +%Y-%m-%dT%H:%MZ), kbench $(git rev-parse --short HEAD 2>/dev/null), $NGPU GPUs"; } >"$OUT/summary.txt"
+
+# job NAME: "SECONDS COMMAND" (the estimate is the timeout too)
+job() {
+	case $1 in
+	ncu*/*) i=${1#ncu}; n=${i#*/}; i=${i%/*}
+		files=$(find kernels -name '*.cu' -o -name '*.tile' -o -name '*.ptx' | sort | awk -v i="$i" -v n="$n" 'NR % n == i % n')
+		echo "$(( $(echo "$files" | wc -l) * 12 + 20 )) env REPS=1 NCU_COUNT=20 CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
+	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
+	gal-*) echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
+	replay) echo "120 build/kbench replay sessions/softmax" ;;
+	guard) echo "240 sh -c 'mkdir -p /tmp/oldkb && tar xzf .gpu/kbench-old.tar.gz -C /tmp/oldkb && NOD=1 REPS=3 sh bench/timing_guard.sh /tmp/oldkb/old/build/kbench'" ;;
+	*) echo "${T:-150} sh scripts/gpu-$1.sh" ;;
+	esac
+}
+
+n=0
+for name in "$@"; do
+	n=$((n + 1))
+	echo "$(job "$name" | cut -d' ' -f1) $n $name" >>"$Q/list"
+done
+sort -k1,1nr "$Q/list" >"$Q/order"
+
+run_one() { # GPU ORDINAL NAME
+	spec=$(job "$3"); secs=${spec%% *}; cmd=${spec#* }
+	now=$(date +%s)
+	if [ $(( now - T0 + secs * 2 / 3 )) -gt "$BUDGET" ]; then
+		echo "$3: SKIPPED (${secs} s would pass the call's ${BUDGET} s)" >>"$Q/sum.$2"; return
+	fi
+	[ $(( now - T0 + secs )) -gt "$BUDGET" ] && secs=$(( BUDGET - (now - T0) ))
+	d=/tmp/fj/$2; mkdir -p "$d/out" "$d/tmp" "$d/cache" "$d/data" "$d/run" "$d/config"
+	chmod 700 "$d/run"
+	(CUDA_VISIBLE_DEVICES=$1 OUT=$d/out TMPDIR=$d/tmp XDG_CACHE_HOME=$d/cache XDG_DATA_HOME=$d/data \
+	 XDG_RUNTIME_DIR=$d/run XDG_CONFIG_HOME=$d/config PYTHONUNBUFFERED=1 \
+	 timeout "$secs" sh -c "$cmd") >"$Q/out.$2" 2>&1
+	echo "$3: gpu $1, rc $?, $(( $(date +%s) - now )) s (from +$(( now - T0 )) s)" >>"$Q/sum.$2"
+}
+
+worker() { # GPU: claim jobs in order until none is left
+	while read -r _secs ord name; do
+		mkdir "$Q/claim.$ord" 2>/dev/null && run_one "$1" "$ord" "$name"
+	done <"$Q/order"
+}
+
+g=0
+while [ "$g" -lt "$NGPU" ]; do worker "$g" & g=$((g + 1)); done
+wait
+
+: >"$OUT/all.txt"
+k=0
+for name in "$@"; do
+	k=$((k + 1))
+	echo "==== $name" >>"$OUT/all.txt"
+	cat "$Q/out.$k" >>"$OUT/all.txt" 2>/dev/null
+	cat "$Q/sum.$k" >>"$OUT/summary.txt" 2>/dev/null
+	[ "$k" -le 5 ] && cp "$Q/out.$k" "$OUT/$(echo "$name" | tr '/' '_').txt" 2>/dev/null
+done
+tar czf "$OUT/parts.tgz" -C /tmp/fj . 2>/dev/null
+echo "total $(( $(date +%s) - T0 )) s" >>"$OUT/summary.txt"
+cat "$OUT/summary.txt"
