@@ -39,8 +39,8 @@ for p in $PROGS; do printf ' %12s %7s' "${p%%-*}" diff; done
 [ "$CLOCKS" = 1 ] && printf ' %8s %8s' "ncu MHz" "kb MHz"
 echo
 for f in "$@"; do
-	"$KB" run "$f" --no-sweep --seed 1 --json >"$TMP/r.json" 2>"$TMP/r.err"
-	k=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['launch']['kernel'] if j.get('verdict') == 'CORRECT' else '-' + j.get('verdict', j.get('status', '?')))" "$TMP/r.json" 2>/dev/null || echo -ERROR)
+	"$KB" run "$f" --no-sweep --seed 1 --timeout 300 --json >"$TMP/r.json" 2>"$TMP/r.err"
+	k=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['launch']['kernel'] if j.get('verdict') == 'CORRECT' else '-' + j.get('verdict', j.get('status', '?')) + ' ' + j.get('message', '')[:300].replace(chr(10), ' '))" "$TMP/r.json" 2>/dev/null || echo -ERROR)
 	case $k in -*) printf '%-44s %s\n' "$f" "not timed: ${k#-} $(head -c 160 "$TMP/r.err" | tr '\n' ' ')"; continue ;; esac
 	for cc in all none; do
 		[ $cc = none ] && [ "$NCU_NONE" != 1 ] && continue
@@ -53,7 +53,7 @@ for f in "$@"; do
 		: >"$TMP/med.$p"
 		for i in $(seq "$REPS"); do
 			if [ "$p" = default ] && [ "$i" = 1 ]; then cat "$TMP/r.json" # the first run's (the same command)
-			elif [ "$p" = default ]; then "$KB" run "$f" --no-sweep --seed 1 --json
+			elif [ "$p" = default ]; then "$KB" run "$f" --no-sweep --seed 1 --timeout 300 --json
 			elif [ "$p" = cupti ]; then KBENCH_CUPTI=1 "$KB" run "$f" --no-sweep --seed 1 --json
 			elif [ "$p" = graph ]; then "$KB" run "$f" --no-sweep --seed 1 --timing graph --json
 			elif [ "$p" = trials1 ]; then "$KB" run "$f" --no-sweep --seed 1 --trials 1 --json

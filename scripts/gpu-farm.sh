@@ -14,7 +14,9 @@
 # $OUT/parts.tgz (each job's own $OUT).  Repo root, make-dist tarball carried.
 # Jobs:
 #   ncuI/N    bench/ncu_gallery.sh over every N-th kernels/ file from the I-th
-#             (REPS=1, NCU_COUNT=20, CLOCKS=1): issue 24's every-file table
+#             (REPS=1, NCU_COUNT=20, CLOCKS=1): issue 24's every-file table;
+#             NCU_LIST=FILE: over the files it names instead (about 14 s a
+#             file on an H200)
 #   gal-OP    scripts/gpu-gallery.sh table OP (issue 31's gallery table)
 #   replay    kbench replay sessions/softmax (issue 31)
 #   guard     bench/timing_guard.sh over the nine kernels, NOD=1 (issue 24;
@@ -36,8 +38,10 @@ T0=$(date +%s)
 job() {
 	case $1 in
 	ncu*/*) i=${1#ncu}; n=${i#*/}; i=${i%/*}
-		files=$(find kernels -name '*.cu' -o -name '*.tile' -o -name '*.ptx' | sort | awk -v i="$i" -v n="$n" 'NR % n == i % n')
-		echo "$(( $(echo "$files" | wc -l) * 12 + 20 )) env REPS=1 NCU_COUNT=20 CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
+		files=$({ if [ -n "${NCU_LIST:-}" ]; then tr ' ' '\n' <"$NCU_LIST"; else
+			find kernels -name '*.cu' -o -name '*.tile' -o -name '*.ptx'; fi; } |
+			grep . | sort | awk -v i="$i" -v n="$n" 'NR % n == i % n')
+		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=20 CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
 	gal-*) echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
@@ -87,6 +91,6 @@ for name in "$@"; do
 	cat "$Q/sum.$k" >>"$OUT/summary.txt" 2>/dev/null
 	[ "$k" -le 5 ] && cp "$Q/out.$k" "$OUT/$(echo "$name" | tr '/' '_').txt" 2>/dev/null
 done
-tar czf "$OUT/parts.tgz" -C /tmp/fj . 2>/dev/null
+(cd /tmp/fj && tar czf "$OUT/parts.tgz" */out) 2>/dev/null
 echo "total $(( $(date +%s) - T0 )) s" >>"$OUT/summary.txt"
 cat "$OUT/summary.txt"

@@ -9,7 +9,12 @@
  * own type), into a file of a private folder in shared memory (/dev/shm,
  * else $TMPDIR) that the server maps without a copy (np.memmap; torch
  * tensors share it); each output comes back the same way, converted once
- * to f64 by the server into a file sized here.  Requests and replies are
+ * to f64 by the server into a file sized here.  A request whose files do
+ * not fit the shared memory's free space goes to a folder on disk
+ * ($TMPDIR, else /tmp): on a VM whose /dev/shm is a few GB, a 6 GB input
+ * as f64 would fill it and the first write past its end is a SIGBUS.
+ * Every file's blocks are reserved before it is written or mapped, so a
+ * disk that is full too is an error that says so.  Requests and replies are
  * one JSON line each, on a pipe of their own (the server's stdout and
  * stderr go to a log file, so a print cannot break them).
  *
@@ -29,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -38,6 +44,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +54,8 @@ typedef struct {
 	pid_t pid;          /* 0: not running */
 	int to, from;       /* its stdin; its replies */
 	char dir[256];      /* the shared-memory folder, "" before the first start */
+	char spill[256];    /* the disk folder for requests too big for dir, or "" */
+	const char *data;   /* where this request's files are: dir or spill */
 	int calls;          /* answered since it started */
 } server;
 
@@ -131,6 +140,56 @@ static int make_dir(kb_err *err)
 static void path_in_dir(char *buf, size_t n, const char *name)
 {
 	snprintf(buf, n, "%s/%s", srv.dir, name);
+}
+
+/* A file of this request's data (in.N.bin, out.N.bin). */
+static void data_path(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", srv.data ? srv.data : srv.dir, name);
+}
+
+static double free_bytes(const char *dir)
+{
+	struct statvfs v;
+	return statvfs(dir, &v) == 0 ? (double)v.f_bavail * (double)v.f_frsize : 0;
+}
+
+/* Chooses the folder for a request of `bytes`: the shared-memory one while
+ * they fit its free space with room to spare (KBENCH_PYREF_SHM_MAX, bytes,
+ * lowers the limit: tests), else a folder on disk, made at first need. */
+static void choose_data_dir(double bytes)
+{
+	const char *env = getenv("KBENCH_PYREF_SHM_MAX");
+	double room = free_bytes(srv.dir) * 0.9 - (64 << 20);
+	if (env && *env)
+		room = fmin(room, strtod(env, NULL));
+	srv.data = srv.dir;
+	if (bytes <= room)
+		return;
+	if (!srv.spill[0] || access(srv.spill, W_OK) != 0) {
+		const char *tmp = getenv("TMPDIR");
+		const char *base = tmp && *tmp ? tmp : "/tmp";
+		sweep_stale(base);
+		snprintf(srv.spill, sizeof srv.spill, "%s/kbench-pyref.%d.XXXXXX", base, (int)getpid());
+		if (!mkdtemp(srv.spill)) {
+			srv.spill[0] = 0;
+			return;
+		}
+	}
+	srv.data = srv.spill;
+	kb_log("pyref: %.1f GB of data in %s (shared memory has %.1f GB free)", bytes / 1e9,
+	       srv.spill, free_bytes(srv.dir) / 1e9);
+}
+
+/* Sizes fd to bytes with its blocks reserved; 0 or an errno. */
+static int reserve(int fd, size_t bytes)
+{
+	if (ftruncate(fd, (off_t)bytes) < 0)
+		return errno;
+	if (!bytes)
+		return 0;
+	int e = posix_fallocate(fd, 0, (off_t)bytes);
+	return e == EOPNOTSUPP || e == EINVAL ? 0 : e; /* a file system without it */
 }
 
 /* The last lines of the server's log, for a server that died. */
@@ -229,7 +288,7 @@ static int write_input(const kb_tensor *t, const char *path, kb_err *err)
 	size_t es = is_float(t->dtype) ? 8 : (size_t)kb_dtype_size(t->dtype);
 	size_t bytes = (size_t)t->n * es;
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)bytes) < 0)
+	if (fd < 0 || (errno = reserve(fd, bytes)) != 0)
 		goto fail;
 	if (bytes) {
 		void *m = mmap(NULL, bytes, PROT_WRITE, MAP_SHARED, fd, 0);
@@ -249,19 +308,19 @@ static int write_input(const kb_tensor *t, const char *path, kb_err *err)
 fail:
 	if (fd >= 0)
 		close(fd);
-	return kb_err_set(err, KB_EIO, KB_DOM_OS, errno, "Python reference input %s: %s", path,
-			  strerror(errno));
+	return kb_err_set(err, KB_EIO, KB_DOM_OS, errno, "Python reference input %s (%.1f GB): %s",
+			  path, bytes / 1e9, strerror(errno));
 }
 
 /* A zeroed file of n doubles for an output. */
 static int make_output(const char *path, int64_t n, kb_err *err)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)n * 8) < 0) {
+	if (fd < 0 || (errno = reserve(fd, (size_t)n * 8)) != 0) {
 		if (fd >= 0)
 			close(fd);
-		return kb_err_set(err, KB_EIO, KB_DOM_OS, errno, "Python reference output %s: %s",
-				  path, strerror(errno));
+		return kb_err_set(err, KB_EIO, KB_DOM_OS, errno, "Python reference output %s "
+				  "(%.1f GB): %s", path, n * 8 / 1e9, strerror(errno));
 	}
 	close(fd);
 	return KB_OK;
@@ -313,6 +372,23 @@ static json_t *shape_json(int rank, const int64_t *dims)
 	return a;
 }
 
+/* The bytes of c's files: inputs as written (floats as f64), outputs f64. */
+static double request_bytes(const kb_profile__refcall *c)
+{
+	double b = 0;
+	for (int i = 0; i < c->nins; i++)
+		b += (double)c->ins[i].n * (is_float(c->ins[i].dtype) ? 8
+					    : kb_dtype_size(c->ins[i].dtype));
+	for (int i = 0; i < c->ref->nouts; i++) {
+		int64_t dims[KB_MAX_RANK], n = 1;
+		int rank = kb_profile__ref_spec_dims(c, c->ref->outs[i], dims);
+		for (int d = 0; d < rank; d++)
+			n *= dims[d];
+		b += (double)n * 8;
+	}
+	return b;
+}
+
 /* The request for c's reference; inputs and output files written. */
 static int build_request(kb_profile__refcall *c, json_t **out, kb_err *err)
 {
@@ -340,10 +416,11 @@ static int build_request(kb_profile__refcall *c, json_t **out, kb_err *err)
 				    v->is_float ? json_real(v->f) : json_integer((json_int_t)v->i));
 	}
 	json_object_set_new(req, "scalars", sc);
+	choose_data_dir(request_bytes(c));
 	for (int i = 0; i < c->nins && rc == 0; i++) {
 		const kb_tensor *t = &c->ins[i];
 		snprintf(name, sizeof name, "in.%d.bin", i);
-		path_in_dir(path, sizeof path, name);
+		data_path(path, sizeof path, name);
 		rc = write_input(t, path, err);
 		json_array_append_new(ins, json_pack("{s:s, s:s, s:s, s:o}", "name", t->name, "path",
 						     path, "dtype", is_float(t->dtype) ? "f64"
@@ -366,7 +443,7 @@ static int build_request(kb_profile__refcall *c, json_t **out, kb_err *err)
 		for (int d = 0; d < rank; d++)
 			o->n *= (o->dims[d] = dims[d]);
 		snprintf(name, sizeof name, "out.%d.bin", i);
-		path_in_dir(path, sizeof path, name);
+		data_path(path, sizeof path, name);
 		rc = make_output(path, o->n, err);
 		json_array_append_new(outs, json_pack("{s:s, s:s, s:o, s:I}", "name", o->name, "path",
 						      path, "shape", shape_json(rank, dims), "n",
@@ -537,7 +614,7 @@ int kb_profile__pyref_run(kb_profile__refcall *c)
 	for (int i = 0; rc == 0 && i < c->ref->nouts; i++) {
 		char path[384], name[32];
 		snprintf(name, sizeof name, "out.%d.bin", i);
-		path_in_dir(path, sizeof path, name);
+		data_path(path, sizeof path, name);
 		rc = read_output(path, &c->out[i], c->err);
 	}
 	if (rc == 0) {
@@ -548,7 +625,7 @@ int kb_profile__pyref_run(kb_profile__refcall *c)
 		char path[384], name[32];
 		snprintf(name, sizeof name, i < c->nins ? "in.%d.bin" : "out.%d.bin",
 			 i < c->nins ? i : i - c->nins);
-		path_in_dir(path, sizeof path, name);
+		data_path(path, sizeof path, name);
 		unlink(path);
 	}
 	pthread_mutex_unlock(&lock);
@@ -571,6 +648,10 @@ void kb_profile_pyref_stop(void)
 		unlink(path);
 		rmdir(srv.dir);
 		srv.dir[0] = 0;
+	}
+	if (srv.spill[0]) {
+		rmdir(srv.spill); /* its files went after each request */
+		srv.spill[0] = 0;
 	}
 	pthread_mutex_unlock(&lock);
 }

@@ -53,6 +53,12 @@ elif [ -z "$PY" ]; then
 else
 	emu numpy_expression "$P/scan_rows.cu" --size M=7,N=300 --size M=3,N=5
 	emu numpy_file_function "$P/softmax_rows.cu" --size M=5,N=333 --size M=3,N=1000
+	# a request past shared memory's free space (here: past 1 byte) goes to a
+	# folder on disk, $TMPDIR: the same answer, and the log says where
+	mkdir -p "$T_TMP/spill"
+	KBENCH_PYREF_SHM_MAX=1 TMPDIR="$T_TMP/spill" KBENCH_LOG="$T_TMP/spill.log" \
+		emu numpy_data_on_disk "$P/softmax_rows.cu" --size M=5,N=333
+	expect_in numpy_data_on_disk_logged spill.log "of data in $T_TMP/spill/kbench-pyref."
 	# the same kernel with its scan restarted on every element: caught
 	sed 's/s += x/s = x/' "$P/scan_rows.cu" >"$P/.mutant_scan.cu"
 	emu_fails numpy_catches_wrong_kernel "y: " "$P/.mutant_scan.cu" --size M=7,N=300
