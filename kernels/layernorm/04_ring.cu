@@ -32,6 +32,9 @@
 // left beside the row's last chunk (`edge`).
 // CLUSTER: the smallest with a slice of at most 8 chunks (2 at 50257 and
 // 65536, 4 at 131072, 8 at 200003 and 262144); `require` says what fits.
+// WS = 1: w and b from shared memory, layernorm_bf16_ring.cu's window (PER
+// + 1 float4 of each after the ring, filled once; NSLOT = 9 and a cluster
+// with PER <= 2048: 8 at 50257 and 65536, 16 at 131072; none past that).
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -40,17 +43,19 @@
 //! in      w : f32[N] = rand(0.5, 1.5)
 //! in      b : f32[N] = randn(seed=3)
 //! out     y : f32[M, N]
-//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16)
+//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16 + WS * 32 * ((N / 4 + CLUSTER - 1) / CLUSTER + 1))
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-4 atol=1e-5
 //! bytes   2*M*N*4
 //! flops   7*M*N
 //! sweep   N = 50257, 1, 7, 13, 5003, 65536
 //! require (N / 4 + CLUSTER - 1) / CLUSTER <= NSLOT * THREADS * U   // a slice fits the ring
+//! require NSLOT * THREADS * U * 16 + WS * 32 * ((N / 4 + CLUSTER - 1) / CLUSTER + 1) <= 225 * 1024   // with the weights
 //! tune    CLUSTER = 2, 1, 4, 8, 16
 //! tune    THREADS = 512, 256, 992   // plus the producer warp: at most 1024
 //! tune    U = 2, 1
-//! tune    NSLOT = 13, 12, 8
+//! tune    NSLOT = 13, 12, 8, 9
+//! tune    WS = 0, 1
 
 #include <cooperative_groups.h>
 
@@ -68,8 +73,12 @@ namespace cg = cooperative_groups;
 #ifndef NSLOT
 #define NSLOT 13 /* chunks in the ring: 13 * 16 KiB = 208 KiB */
 #endif
+#ifndef WS
+#define WS 0 /* 1: the block's window of w and b in shared memory, after the ring */
+#endif
 #define CH (THREADS * U)     /* float4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
+#define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
 
 /* (count, mean, M2) of a set of values; Chan's merge. */
 __device__ float3 merge(float3 a, float3 b)
@@ -178,6 +187,14 @@ __device__ void leave(int clusters)
 	}
 }
 
+/* The 4 floats from element h (0..3) of the 8 at a, b. */
+__device__ float4 shift4(float4 a, float4 b, unsigned h)
+{
+	return h == 0 ? a
+	     : h == 1 ? make_float4(a.y, a.z, a.w, b.x)
+	     : h == 2 ? make_float4(a.z, a.w, b.x, b.y) : make_float4(a.w, b.x, b.y, b.z);
+}
+
 /* The 4 floats at p (any 4-byte alignment) of the array [lo, hi): two
  * aligned float4 shifted by p's offset, or 4 scalar loads where those would
  * reach outside the array. */
@@ -187,17 +204,15 @@ __device__ float4 load4(const float *p, const float *lo, const float *hi)
 	const float4 *q = (const float4 *)((const char *)p - mis);
 	if (mis == 0)
 		return __ldg(q);
-	if ((const char *)q >= (const char *)lo && (const char *)(q + 2) <= (const char *)hi) {
-		float4 a = __ldg(q), b = __ldg(q + 1);
-		return mis == 4 ? make_float4(a.y, a.z, a.w, b.x)
-		     : mis == 8 ? make_float4(a.z, a.w, b.x, b.y) : make_float4(a.w, b.x, b.y, b.z);
-	}
+	if ((const char *)q >= (const char *)lo && (const char *)(q + 2) <= (const char *)hi)
+		return shift4(__ldg(q), __ldg(q + 1), mis / 4);
 	return make_float4(p[0], p[1], p[2], p[3]);
 }
 
 /* Where a row of N at p splits: head elements to its first 16-byte boundary,
  * n4 whole float4 and tail elements after them; this rank's share of the
- * float4, ng from g0, in nc chunks (at least one, which carries the edges). */
+ * float4, ng from g0, in nc chunks (at least one, which carries the edges).
+ * Every row's g0 is the same (rank * PER(N)), whatever its head. */
 struct Split {
 	int head, n4, tail, g0, ng, nc;
 };
@@ -208,7 +223,7 @@ __device__ Split split(const float *p, int N, int rank)
 	s.head = min(N, (int)((16u - ((unsigned)(size_t)p & 15u)) & 15u) / 4);
 	s.n4 = (N - s.head) / 4;
 	s.tail = N - s.head - 4 * s.n4;
-	int per = (s.n4 + CLUSTER - 1) / CLUSTER;
+	const int per = PER(N);
 	s.g0 = rank * per;
 	s.ng = max(0, min(s.n4 - s.g0, per));
 	s.nc = max(1, (s.ng + CH - 1) / CH);
@@ -295,6 +310,20 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	if (warp == WARPS) {
 		produce(x, M, N, rank, row, ring, full, empty, rowbar, rowid, edge);
 	} else {
+#if WS
+		/* this rank's window of w and b, elements 4 * g0 .. 4 * (g0 + PER + 1) of
+		 * each (0 past N): a row's float4 gi has its 4 weights in window float4
+		 * gi and gi + 1, from element `head` on */
+		float4 *ww = (float4 *)(ring + NSLOT * (CH * 16)), *wb = ww + PER(N) + 1;
+		{
+			const int e0 = 4 * rank * PER(N), n = 4 * (PER(N) + 1);
+			for (int i = t; i < n; i += THREADS) {
+				((float *)ww)[i] = e0 + i < N ? w[e0 + i] : 0.0f;
+				((float *)wb)[i] = e0 + i < N ? b[e0 + i] : 0.0f;
+			}
+			consumers_sync();
+		}
+#endif
 		unsigned q = 0; /* chunks consumed */
 		for (unsigned it = 0; row < M; it++) {
 			const unsigned bp = it & 1, phase = (it >> 1) & 1;
@@ -384,9 +413,13 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 				for (int k = 0; k < U; k++) {
 					const int i = t + k * THREADS, gi = c * CH + i;
 					if (gi < s.ng) {
+#if WS
+						const float4 gw = shift4(ww[gi], ww[gi + 1], s.head), gb = shift4(wb[gi], wb[gi + 1], s.head);
+#else
 						const int e = s.head + 4 * (s.g0 + gi);
-						float4 v = buf[i];
 						const float4 gw = load4(w + e, w, w + N), gb = load4(b + e, b, b + N);
+#endif
+						float4 v = buf[i];
 						v = make_float4(NORM(v.x, gw.x, gb.x), NORM(v.y, gw.y, gb.y), NORM(v.z, gw.z, gb.z),
 								NORM(v.w, gw.w, gb.w));
 						if (ovec) {

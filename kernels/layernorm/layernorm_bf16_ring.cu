@@ -48,6 +48,16 @@
 // unlike the input are stored element by element.
 // CLUSTER: the smallest with a slice of at most 8 chunks (1 at 50257 and
 // 65536, 2 at 131072, 4 at 200003 and 262144); `require` says what fits.
+// WS = 1: w and b come from shared memory instead of L2.  Reading them from
+// L2 every row is twice the row's own bytes again (three bytes from L2 for
+// each byte from DRAM, where RMSNorm's one weight makes it two); with
+// WS = 1 each block keeps the window of w and b its slices can touch
+// (PER + 1 uint4 of each, a rank's slice starting at the same uint4 in
+// every row) after the ring, filled once, and a row's 8 weights are two
+// uint4 of it shifted by the row's head.  The window must fit beside the
+// ring: NSLOT = 9 and a cluster with PER <= 2048 (64 KiB of weights: 4 at
+// 50257 and 65536, 8 at 131072, 16 at 200003 and 262144).  Which is faster
+// is the GPU's to say: the gallery runs both.
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192
@@ -56,17 +66,19 @@
 //! in      w : bf16[N] = rand(0.5, 1.5)
 //! in      b : bf16[N] = randn(seed=3)
 //! out     y : bf16[M, N]
-//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16)
+//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16 + WS * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + 1))
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-2 atol=1e-2
 //! bytes   2*M*N*2
 //! flops   7*M*N
 //! sweep   N = 50257, 1, 7, 13, 5003, 65536
 //! require (N / 8 + CLUSTER - 1) / CLUSTER <= NSLOT * THREADS * U   // a slice fits the ring
+//! require NSLOT * THREADS * U * 16 + WS * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + 1) <= 225 * 1024   // with the weights
 //! tune    CLUSTER = 1, 2, 4, 8, 16
 //! tune    THREADS = 512, 256, 992   // plus the producer warp: at most 1024
 //! tune    U = 2, 1
-//! tune    NSLOT = 13, 12, 8
+//! tune    NSLOT = 13, 12, 8, 9
+//! tune    WS = 0, 1
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -85,8 +97,12 @@ namespace cg = cooperative_groups;
 #ifndef NSLOT
 #define NSLOT 13 /* chunks in the ring: 13 * 16 KiB = 208 KiB */
 #endif
+#ifndef WS
+#define WS 0 /* 1: the block's window of w and b in shared memory, after the ring */
+#endif
 #define CH (THREADS * U)     /* uint4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
+#define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
 
 /* (count, mean, M2) of a set of values; Chan's merge. */
 __device__ float3 merge(float3 a, float3 b)
@@ -206,6 +222,20 @@ __device__ unsigned pack2(float a, float b)
 	return *(unsigned *)&h;
 }
 
+/* The 8 bf16 from element h (0..7) of the 16 at a, b. */
+__device__ uint4 shift8(uint4 a, uint4 b, unsigned h)
+{
+	unsigned u[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}, o[5], r[4];
+	const unsigned d = h / 2; /* whole words, then half a word */
+#pragma unroll
+	for (int k = 0; k < 5; k++)
+		o[k] = d == 0 ? u[k] : d == 1 ? u[k + 1] : d == 2 ? u[k + 2] : u[k + 3];
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		r[k] = h & 1 ? (o[k] >> 16) | (o[k + 1] << 16) : o[k];
+	return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
 /* The 8 bf16 at p (any 2-byte alignment) of the array [lo, hi): two aligned
  * uint4 shifted by p's offset, or 8 scalar loads where those would reach
  * outside the array. */
@@ -215,18 +245,8 @@ __device__ uint4 load8(const __nv_bfloat16 *p, const __nv_bfloat16 *lo, const __
 	const uint4 *q = (const uint4 *)((const char *)p - mis);
 	if (mis == 0)
 		return __ldg(q);
-	if ((const char *)q >= (const char *)lo && (const char *)(q + 2) <= (const char *)hi) {
-		uint4 a = __ldg(q), b = __ldg(q + 1);
-		unsigned u[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}, o[5], r[4];
-		const unsigned d = mis / 4; /* whole words, then half a word */
-#pragma unroll
-		for (int k = 0; k < 5; k++)
-			o[k] = d == 0 ? u[k] : d == 1 ? u[k + 1] : d == 2 ? u[k + 2] : u[k + 3];
-#pragma unroll
-		for (int k = 0; k < 4; k++)
-			r[k] = mis & 2 ? (o[k] >> 16) | (o[k + 1] << 16) : o[k];
-		return make_uint4(r[0], r[1], r[2], r[3]);
-	}
+	if ((const char *)q >= (const char *)lo && (const char *)(q + 2) <= (const char *)hi)
+		return shift8(__ldg(q), __ldg(q + 1), mis / 2);
 	uint4 v;
 	__nv_bfloat16 *h = (__nv_bfloat16 *)&v;
 #pragma unroll
@@ -237,7 +257,8 @@ __device__ uint4 load8(const __nv_bfloat16 *p, const __nv_bfloat16 *lo, const __
 
 /* Where a row of N at p splits: head elements to its first 16-byte boundary,
  * n8 whole uint4 and tail elements after them; this rank's share of the
- * uint4, ng from g0, in nc chunks (at least one, which carries the edges). */
+ * uint4, ng from g0, in nc chunks (at least one, which carries the edges).
+ * Every row's g0 is the same (rank * PER(N)), whatever its head. */
 struct Split {
 	int head, n8, tail, g0, ng, nc;
 };
@@ -248,7 +269,7 @@ __device__ Split split(const __nv_bfloat16 *p, int N, int rank)
 	s.head = min(N, (int)((16u - ((unsigned)(size_t)p & 15u)) & 15u) / 2);
 	s.n8 = (N - s.head) / 8;
 	s.tail = N - s.head - 8 * s.n8;
-	int per = (s.n8 + CLUSTER - 1) / CLUSTER;
+	const int per = PER(N);
 	s.g0 = rank * per;
 	s.ng = max(0, min(s.n8 - s.g0, per));
 	s.nc = max(1, (s.ng + CH - 1) / CH);
@@ -334,6 +355,21 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	if (warp == WARPS) {
 		produce(x, M, N, rank, row, ring, full, empty, rowbar, rowid, edge);
 	} else {
+#if WS
+		/* this rank's window of w and b, elements 8 * g0 .. 8 * (g0 + PER + 1) of
+		 * each (0 past N): a row's uint4 gi has its 8 weights in window uint4 gi
+		 * and gi + 1, from element `head` on */
+		uint4 *ww = (uint4 *)(ring + NSLOT * (CH * 16)), *wb = ww + PER(N) + 1;
+		{
+			const int e0 = 8 * rank * PER(N), n = 8 * (PER(N) + 1);
+			const __nv_bfloat16 zero = __float2bfloat16(0.0f);
+			for (int i = t; i < n; i += THREADS) {
+				((__nv_bfloat16 *)ww)[i] = e0 + i < N ? w[e0 + i] : zero;
+				((__nv_bfloat16 *)wb)[i] = e0 + i < N ? b[e0 + i] : zero;
+			}
+			consumers_sync();
+		}
+#endif
 		unsigned q = 0; /* chunks consumed */
 		for (unsigned it = 0; row < M; it++) {
 			const unsigned bp = it & 1, phase = (it >> 1) & 1;
@@ -426,8 +462,13 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 				for (int k = 0; k < U; k++) {
 					const int i = t + k * THREADS, gi = c * CH + i;
 					if (gi < s.ng) {
+#if WS
+						const uint4 gw = shift8(ww[gi], ww[gi + 1], s.head), gb = shift8(wb[gi], wb[gi + 1], s.head);
+#else
 						const int e = s.head + 8 * (s.g0 + gi);
-						uint4 v = buf[i], gw = load8(w + e, w, w + N), gb = load8(b + e, b, b + N);
+						const uint4 gw = load8(w + e, w, w + N), gb = load8(b + e, b, b + N);
+#endif
+						const uint4 v = buf[i];
 						unsigned xv[4] = {v.x, v.y, v.z, v.w}, wv[4] = {gw.x, gw.y, gw.z, gw.w};
 						unsigned bv[4] = {gb.x, gb.y, gb.z, gb.w};
 #pragma unroll
