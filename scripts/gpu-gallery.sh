@@ -73,6 +73,12 @@ check() {
 		one kernels/layernorm/layernorm_bf16_ring.cu "$m" "$n" --define CLUSTER="${r%:*}"
 		one kernels/layernorm/04_ring.cu "$m" "$n" --define CLUSTER="${r#*:}"
 	done
+	for w in 1024:7:4:8 4096:5003:4:8 8192:50257:4:8 4096:65536:4:8 4096:200003:16:0; do
+		m=${w%%:*} r=${w#*:}
+		n=${r%%:*} r=${r#*:}
+		one kernels/layernorm/layernorm_bf16_ring.cu "$m" "$n" --define CLUSTER="${r%:*}" --define WS=1 --define NSLOT=9
+		[ "${r#*:}" = 0 ] || one kernels/layernorm/04_ring.cu "$m" "$n" --define CLUSTER="${r#*:}" --define WS=1 --define NSLOT=9
+	done
 	for n in 1 7 4093; do
 		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
 		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
@@ -129,7 +135,8 @@ memcheck() {
 	for spec in "softmax/softmax_bf16_aligned 5003" "layernorm/layernorm_bf16_aligned 5003" \
 		"rmsnorm/rmsnorm_bf16_aligned 4093" "reduce/row_sum_bf16_aligned 5003" "reduce/03_aligned 5003" \
 		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4" \
-		"layernorm/layernorm_bf16_ring 50257 --define CLUSTER=1" "layernorm/04_ring 200003 --define CLUSTER=8"; do
+		"layernorm/layernorm_bf16_ring 50257 --define CLUSTER=1" "layernorm/04_ring 200003 --define CLUSTER=8" \
+		"layernorm/layernorm_bf16_ring 200003 --define CLUSTER=16 --define WS=1 --define NSLOT=9"; do
 		set -- $spec
 		f=$1 n=$2
 		shift 2

@@ -9,9 +9,12 @@
 #      has none cached;
 #   1. CORRECT (`kbench run --trials 2`, with its % of copy): each ring at
 #      1024 x N for N = 13, 5003, 50257, 65536, 200003, at the gallery's
-#      cluster sizes (bf16 1, 1, 1, 1, 4; f32 2, 2, 2, 2, 8);
-#   2. compute-sanitizer memcheck at 2000 x 5003 (a row a chunk, 15 rows a
-#      block: the ring wraps) and at 64 x 200003 (clusters of 4 and 8);
+#      cluster sizes (bf16 1, 1, 1, 1, 4; f32 2, 2, 2, 2, 8), then with the
+#      weights in shared memory (WS = 1, NSLOT = 9) at the gallery's sizes
+#      for it (bf16 4, 4, 4, 4, 16; f32 8, 8, 8, 8 and none at 200003);
+#   2. compute-sanitizer memcheck at 2000 x 5003 (a row a chunk, 16 rows a
+#      block or more: the ring wraps) and at 64 x 200003 (clusters of 4 to
+#      16), with and without WS;
 #   3. `bench/gallery.py layernorm f32,bf16 50257,200003`: the rings beside
 #      the old kernels (03_bulk.cu, layernorm_bf16_aligned.cu) and PyTorch
 #      eager (GALLERY_COMPILE=0 unless set: torch.compile's first compiles
@@ -29,7 +32,7 @@ GALLERY_LIB=1 LIMIT=30
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
 END=$((START + ${TOTAL:-140}))
-L=kernels/layernorm
+L=kernels/layernorm WS="--define WS=1 --define NSLOT=9"
 "$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
 "$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
 
@@ -40,15 +43,22 @@ L=kernels/layernorm
 		one $L/layernorm_bf16_ring.cu 1024 "$n" --define CLUSTER="${r%:*}"
 		one $L/04_ring.cu 1024 "$n" --define CLUSTER="${r#*:}"
 	done
+	for w in 13:4:8 5003:4:8 50257:4:8 65536:4:8 200003:16:0; do
+		n=${w%%:*} r=${w#*:}
+		one $L/layernorm_bf16_ring.cu 1024 "$n" --define CLUSTER="${r%:*}" $WS
+		[ "${r#*:}" = 0 ] || one $L/04_ring.cu 1024 "$n" --define CLUSTER="${r#*:}" $WS
+	done
 	echo "== 2. memcheck"
 	for spec in "layernorm_bf16_ring 2000 5003 1" "04_ring 2000 5003 2" "layernorm_bf16_ring 64 200003 4" \
-		"04_ring 64 200003 8"; do
+		"04_ring 64 200003 8" "layernorm_bf16_ring 64 200003 16 $WS" "04_ring 2000 5003 8 $WS"; do
 		set -- $spec
 		if [ "$(date +%s)" -ge "$DEADLINE" ]; then
 			echo "layernorm/$1 M=$2 N=$3 CLUSTER=$4 SKIPPED (BUDGET)" | tee -a "$SUM"
 			continue
 		fi
-		sanitize "layernorm/$1" "$2" "$3" --define CLUSTER="$4"
+		f=$1 m=$2 n=$3 c=$4
+		shift 4
+		sanitize "layernorm/$f" "$m" "$n" --define CLUSTER="$c" "$@"
 	done
 } 2>&1 | tee "$OUT/lnodd.txt"
 
