@@ -29,7 +29,7 @@ KB = os.environ.get("KB", "build/kbench")
 ROWS = [(32768, 4096), (32768, 8192), (32768, 16384), (32768, 5003), (8192, 50257)]
 LONG = [(4096, 65536), (4096, 131072), (4096, 262144), (4096, 200003)]
 REDUCE = [(32768, 8192), (32768, 5003), (8192, 50257), (4096, 200003)]
-SIZES = {"softmax": ROWS + LONG, "layernorm": ROWS, "rmsnorm": ROWS, "sum": REDUCE, "max": REDUCE,
+SIZES = {"softmax": ROWS + LONG, "layernorm": ROWS + LONG, "rmsnorm": ROWS, "sum": REDUCE, "max": REDUCE,
          "colsum": [(32768, 8192), (32768, 5003), (8192, 50257)],
          "transpose": [(32768, 8192), (32768, 5003), (8192, 50257)]}
 
@@ -74,13 +74,23 @@ def lean(n):
             "--define", "MINB=2"]
 
 
-def ring(n):
-    """softmax_bf16_ring.cu past 16384: the smallest cluster whose slices are
-    at most 8 of its 16 KiB chunks (5 of the 13 left to load the next row)."""
-    c = 1
-    while c <= 16 and -(-(n // 8) // c) > 8 * 1024:
-        c *= 2
-    return ["--define", f"CLUSTER={c}"] if c <= 16 and n > 16384 else None
+def ring_of(per16, ws=False):
+    """A ring kernel past 16384 (softmax_bf16_ring.cu, layernorm_bf16_ring.cu,
+    layernorm/04_ring.cu; per16 elements a 16-byte vector): the smallest
+    cluster whose slices are at most 8 of its 16 KiB chunks (5 of the 13 left
+    to load the next row); ws: the norms' weights in shared memory (WS = 1),
+    a slice of at most 2048 vectors (64 KiB of w and b beside 9 slots)."""
+    def f(n):
+        c = 1
+        while c <= 16 and -(-(n // per16) // c) > (2048 if ws else 8 * 1024):
+            c *= 2
+        if c > 16 or n <= 16384:
+            return None
+        return ["--define", f"CLUSTER={c}"] + (["--define", "WS=1", "--define", "NSLOT=9"] if ws else [])
+    return f
+
+
+ring, ring_f32 = ring_of(8), ring_of(4)
 
 
 S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
@@ -97,9 +107,12 @@ CANDIDATES = {
                           (S + "softmax_bf16_bulk.cu", clus(16384)),
                           (S + "softmax_bf16_bulk.cu", clus(16384, ("--define", "LEAN=1"))),
                           (S + "softmax_bf16_bulk.cu", lean), (S + "softmax_bf16_ring.cu", ring)],
-    ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192))],
+    ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192)),
+                           (L + "03_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None),
+                           (L + "04_ring.cu", ring_f32), (L + "04_ring.cu", ring_of(4, ws=True))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
-                            (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],
+                            (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
+                            (L + "layernorm_bf16_ring.cu", ring), (L + "layernorm_bf16_ring.cu", ring_of(8, ws=True))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192))],
     ("rmsnorm", "bf16"): [(R + "rmsnorm_bf16.cu", pow8(fixed(32768))), (R + "rmsnorm_bf16_aligned.cu", regs(4, 8)),
                           (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],

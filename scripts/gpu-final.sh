@@ -25,6 +25,7 @@
 #   bf16odd  scripts/gpu-bf16odd.sh (issue 31: bf16 softmax at odd widths)
 #   rope     scripts/gpu-rope.sh (issue 29: rope.tile beside its hand kernel)
 #   bf16fix  scripts/gpu-bf16fix.sh (issue 31: the bf16 ring softmax)
+#   lnodd    scripts/gpu-lnodd.sh (issue 31: the ring LayerNorms, bf16 and f32)
 #   fa2      scripts/gpu-fa2.sh (issue 30: 02_fa2.cu beside torch's flash)
 #   attnspeed scripts/gpu-attn-speed.sh (issue 30: attention.tile vs 02_fa2)
 #   replay   kbench replay sessions/softmax (issue 31)
@@ -67,7 +68,7 @@ for p in ${PARTS:-guard safety attn gallery}; do
 	fused) part fused ${T_FUSED:-170} sh scripts/gpu-tile-fused.sh ;;
 	table) part table ${T_TABLE:-200} env BUDGET=$(( ${T_TABLE:-200} - 20 )) \
 		sh scripts/gpu-gallery.sh table softmax ;;
-	attntile|wgmma|bf16odd|rope|bf16fix|fa2) part $p $(eval echo \${T_$p:-150}) sh scripts/gpu-$p.sh ;;
+	attntile|wgmma|bf16odd|rope|bf16fix|fa2|lnodd) part $p $(eval echo \${T_$p:-150}) sh scripts/gpu-$p.sh ;;
 	attnspeed) part attnspeed ${T_ATTNSPEED:-150} sh scripts/gpu-attn-speed.sh ;;
 	replay) part replay ${T_REPLAY:-90} build/kbench replay sessions/softmax ;;
 	tuisave) part tuisave ${T_TUISAVE:-90} python3 bench/tui_save.py kernels/softmax.cu 8 ;;

@@ -9,9 +9,11 @@
 #            and RMSNorm f32) CORRECT at N = 13, 5003, 50257, 65536, 100003,
 #            131072, 200003, 262144 (softmax; the norms at some)
 #   check    every any-width kernel CORRECT at every odd width (N = 1, 7,
-#            4093, 5003, 50257, 200003 where it fits), with its % of copy,
-#            via `kbench run --trials 2`
+#            4093, 5003, 50257, 200003 where it fits; the ring norms at 1,
+#            7, 13, 5003, 50257, 65536, 200003), with its % of copy, via
+#            `kbench run --trials 2`
 #   memcheck the new kernels under compute-sanitizer at small sizes
+#            (M = 8; the ring norms at 50257 and 200003)
 #   long     the long-row softmax kernels (bf16: bulk, async, async PIPE=1;
 #            f32: 07, 08_bulk) at 4096 x 65536, 131072, 262144, 200003
 #   table [OPS [DTYPES [SIZES]]]  bench/gallery.py (the best kernel of each
@@ -43,7 +45,8 @@ one() {
 	fi
 	case $_f in *transpose*) _a=R _b=C ;; *) _a=M _b=N ;; esac
 	_r=$(timeout 150 "$KB" run "$_f" --arg "$_a=$_m" --arg "$_b=$_n" --no-sweep --trials 2 --timeout 60 "$@" 2>&1)
-	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' || echo "rc=$?")
+	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' | head -1)
+	_v=${_v:-none}
 	_p=$(printf '%s\n' "$_r" | grep -m1 -oE '[0-9.]+% of (measured )?copy' | cut -d% -f1)
 	printf '%-44s %-22s %7s x %-7s %-11s %s\n' "${_f#kernels/}" "$*" "$_m" "$_n" "$_v" "${_p:+$_p%}" | tee -a "$SUM"
 	[ "$_v" = CORRECT ] || printf '%s\n' "$_r" | tail -8 | sed 's/^/    /'
@@ -61,6 +64,20 @@ check() {
 	done
 	for n in 5003 4093 50257 8192; do
 		one kernels/transpose/transpose_bf16_aligned.cu 8192 $n
+	done
+	# the ring norms past 16384 (the gallery's cluster sizes), and at the
+	# narrow widths where a row is one chunk or none
+	for w in 1024:1:1:2 1024:7:1:2 1024:13:1:2 4096:5003:1:2 8192:50257:1:2 4096:65536:1:2 4096:200003:4:8; do
+		m=${w%%:*} r=${w#*:}
+		n=${r%%:*} r=${r#*:}
+		one kernels/layernorm/layernorm_bf16_ring.cu "$m" "$n" --define CLUSTER="${r%:*}"
+		one kernels/layernorm/04_ring.cu "$m" "$n" --define CLUSTER="${r#*:}"
+	done
+	for w in 1024:7:4:8 4096:5003:4:8 8192:50257:4:8 4096:65536:4:8 4096:200003:16:0; do
+		m=${w%%:*} r=${w#*:}
+		n=${r%%:*} r=${r#*:}
+		one kernels/layernorm/layernorm_bf16_ring.cu "$m" "$n" --define CLUSTER="${r%:*}" --define WS=1 --define NSLOT=9
+		[ "${r#*:}" = 0 ] || one kernels/layernorm/04_ring.cu "$m" "$n" --define CLUSTER="${r#*:}" --define WS=1 --define NSLOT=9
 	done
 	for n in 1 7 4093; do
 		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
@@ -101,18 +118,29 @@ widths() {
 	done
 }
 
+# sanitize FILE M N [kbench args...]: kernels/FILE.cu under compute-sanitizer
+# memcheck (at most LIMIT seconds, default 200), one line to the summary
+sanitize() {
+	_f=$1 _m=$2 _n=$3
+	shift 3
+	_r=$(timeout "${LIMIT:-200}" "$CS" --tool memcheck --target-processes all "$KB" run "kernels/$_f.cu" --arg M="$_m" \
+		--arg N="$_n" --no-sweep --trials 1 --timeout 100 "$@" 2>&1)
+	_e=$(printf '%s\n' "$_r" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo "no summary")
+	printf '%-44s M=%-5s N=%-7s %s  %s\n' "$_f $*" "$_m" "$_n" "$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|FAULT)\b')" \
+		"$_e" | tee -a "$SUM"
+}
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
 memcheck() {
-	CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 	for spec in "softmax/softmax_bf16_aligned 5003" "layernorm/layernorm_bf16_aligned 5003" \
 		"rmsnorm/rmsnorm_bf16_aligned 4093" "reduce/row_sum_bf16_aligned 5003" "reduce/03_aligned 5003" \
-		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4"; do
+		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4" \
+		"layernorm/layernorm_bf16_ring 50257 --define CLUSTER=1" "layernorm/04_ring 200003 --define CLUSTER=8" \
+		"layernorm/layernorm_bf16_ring 200003 --define CLUSTER=16 --define WS=1 --define NSLOT=9"; do
 		set -- $spec
 		f=$1 n=$2
 		shift 2
-		r=$(timeout 200 "$CS" --tool memcheck --target-processes all "$KB" run kernels/$f.cu --arg M=8 --arg N=$n \
-			--no-sweep --trials 1 --timeout 100 "$@" 2>&1)
-		e=$(printf '%s\n' "$r" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo "no summary")
-		printf '%-44s N=%-7s %s  %s\n' "$f" "$n" "$(printf '%s\n' "$r" | grep -m1 -oE '\b(CORRECT|INCORRECT|FAULT)\b')" "$e" | tee -a "$SUM"
+		sanitize "$f" 8 "$n" "$@"
 	done
 }
 
@@ -134,6 +162,9 @@ long() {
 	done
 }
 
+# GALLERY_LIB=1 . scripts/gpu-gallery.sh: the functions above for another
+# script (one, sanitize; OUT, KB, SUM, DEADLINE set), no mode run
+[ -z "${GALLERY_LIB:-}" ] || return 0
 if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
 	shift
 	t0=$(date +%s)

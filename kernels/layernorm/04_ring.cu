@@ -1,0 +1,452 @@
+// LayerNorm forward over long rows of f32 at any width: layernorm_bf16_ring.cu
+// (softmax/softmax_bf16_ring.cu's ring) for f32 rows, in place of 03_bulk.cu
+// past 16384.  03_bulk.cu gives each row a slice buffer, three deep, the
+// next row's copy issued at the top of this row: one slice in flight an SM,
+// and at odd widths a slice that fills part of its buffer (63% of copy at
+// 8192 x 50257, 69% at 1024 x 200003 on an H100, 2026-11-28,
+// bench/gallery_new_kernels_h100.txt).  Here a producer warp copies each
+// block's slice in chunks of THREADS * U float4 (16 KiB at 512 x 2) into a
+// ring of NSLOT slots, row after row, into whichever slots the consumers
+// have released, so the next row loads through this one's statistics,
+// exchange and stores; only a slice's last chunk is part full.
+//
+// Statistics as in layernorm_bf16_ring.cu: (count, mean, M2) a thread,
+// Welford's update a chunk at a time (the chunk's U float4 in registers:
+// their mean, then the squares about it, merged by Chan's formula), then
+// Chan's merge in the warp, the block and across the cluster (the triple
+// and the next row in one float4 by st.async).  Not (sum, sum of squares):
+// their difference loses the variance's digits in f32 when |mean| is large
+// beside the deviation, and kbench's f32 tolerance (rtol 1e-4) leaves no
+// room for that at N = 200003.
+//
+// One block an SM (NSLOT * 16 KiB = 208 KiB of shared memory), THREADS
+// consumer threads plus one producer warp; per row the consumers fold each
+// chunk into their triple as it lands (mbarrier `full`), merge the triples
+// (named barrier 1, then the cluster's st.async exchange on an mbarrier a
+// parity), and read the chunks again for (x - mean) * rstd * w + b (w and b
+// from L2, aligned to their own start: two aligned float4 shifted by the
+// row's offset, 03_bulk.cu's load4), releasing each slot (mbarrier `empty`).
+// Rows come from a counter in global memory; warp 0 hands each to the
+// producer two rows ahead.  Any width: the head (rank 0) and the tail (the
+// last rank), up to 3 elements each, are read by the producer's lanes and
+// left beside the row's last chunk (`edge`).
+// CLUSTER: the smallest with a slice of at most 8 chunks (2 at 50257 and
+// 65536, 4 at 131072, 8 at 200003 and 262144); `require` says what fits.
+// WS = 1: w and b from shared memory, layernorm_bf16_ring.cu's window (PER
+// + 1 float4 of each after the ring, filled once; NSLOT = 9 and a cluster
+// with PER <= 2048: 8 at 50257 and 65536, 16 at 131072; none past that).
+//
+//! kernel  layernorm_f32
+//! arg     M = 8192
+//! arg     N = 50257
+//! in      x : f32[M, N] = randn(seed=1)
+//! in      w : f32[N] = rand(0.5, 1.5)
+//! in      b : f32[N] = randn(seed=3)
+//! out     y : f32[M, N]
+//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16 + WS * 32 * ((N / 4 + CLUSTER - 1) / CLUSTER + 1))
+//! ref     layernorm(x, w, b, eps=1e-5) -> y
+//! tol     rtol=1e-4 atol=1e-5
+//! bytes   2*M*N*4
+//! flops   7*M*N
+//! sweep   N = 50257, 1, 7, 13, 5003, 65536
+//! require (N / 4 + CLUSTER - 1) / CLUSTER <= NSLOT * THREADS * U   // a slice fits the ring
+//! require NSLOT * THREADS * U * 16 + WS * 32 * ((N / 4 + CLUSTER - 1) / CLUSTER + 1) <= 225 * 1024   // with the weights
+//! tune    CLUSTER = 2, 1, 4, 8, 16
+//! tune    THREADS = 512, 256, 992   // plus the producer warp: at most 1024
+//! tune    U = 2, 1
+//! tune    NSLOT = 13, 12, 8, 9
+//! tune    WS = 0, 1
+
+#include <cooperative_groups.h>
+
+namespace cg = cooperative_groups;
+
+#ifndef CLUSTER
+#define CLUSTER 2
+#endif
+#ifndef THREADS
+#define THREADS 512 /* consumer threads; one producer warp more */
+#endif
+#ifndef U
+#define U 2 /* float4 a consumer thread a chunk: a chunk is THREADS * U float4 */
+#endif
+#ifndef NSLOT
+#define NSLOT 13 /* chunks in the ring: 13 * 16 KiB = 208 KiB */
+#endif
+#ifndef WS
+#define WS 0 /* 1: the block's window of w and b in shared memory, after the ring */
+#endif
+#define CH (THREADS * U)     /* float4 a chunk */
+#define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
+#define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
+
+/* (count, mean, M2) of a set of values; Chan's merge. */
+__device__ float3 merge(float3 a, float3 b)
+{
+	float n = a.x + b.x;
+	if (n == 0.0f)
+		return make_float3(0.0f, 0.0f, 0.0f);
+	float d = b.y - a.y, f = b.x / n;
+	return make_float3(n, a.y + d * f, a.z + b.z + d * d * a.x * f);
+}
+
+__device__ float3 warp_merge(float3 p)
+{
+	for (int o = 16; o > 0; o /= 2)
+		p = merge(p, make_float3(__shfl_xor_sync(0xffffffff, p.x, o), __shfl_xor_sync(0xffffffff, p.y, o),
+					 __shfl_xor_sync(0xffffffff, p.z, o)));
+	return p;
+}
+
+__device__ unsigned smem(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* The shared::cluster address of local address a in block rank r. */
+__device__ unsigned mapa(unsigned a, unsigned r)
+{
+	unsigned d;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(r));
+	return d;
+}
+
+__device__ void bar_init(unsigned bar, unsigned count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Arrive once on the local barrier (releasing this thread's writes). */
+__device__ void bar_arrive(unsigned bar)
+{
+	asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/* Arrive once on the local barrier and expect bytes more this phase. */
+__device__ void bar_arrive_expect(unsigned bar, unsigned bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+		     : "memory");
+}
+
+/* Wait until the local barrier's phase of this parity has completed; what
+ * any thread of the cluster released to it is visible afterwards. */
+__device__ void bar_wait(unsigned bar, unsigned parity)
+{
+	unsigned done;
+	do {
+		asm volatile("{\n\t.reg .pred p;\n\t"
+			     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+			     "selp.u32 %0, 1, 0, p;\n\t}"
+			     : "=r"(done)
+			     : "r"(bar), "r"(parity)
+			     : "memory");
+	} while (!done);
+}
+
+/* The consumer threads' barrier (the producer warp is not in it). */
+__device__ void consumers_sync()
+{
+	asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
+}
+
+/* 16 bytes into another block's shared memory (shared::cluster addresses),
+ * completing 16 bytes on that block's barrier. */
+__device__ void send(unsigned addr, float4 v, unsigned bar)
+{
+	asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(addr),
+		     "r"(__float_as_uint(v.x)), "r"(__float_as_uint(v.y)), "r"(__float_as_uint(v.z)),
+		     "r"(__float_as_uint(v.w)), "r"(bar)
+		     : "memory");
+}
+
+/* One bulk copy of bytes (a multiple of 16) from global src (16-byte
+ * aligned) into this block's shared dst, completing on the local barrier
+ * bar (which this thread arrives on, expecting the bytes). */
+__device__ void bulk_load(unsigned dst, const void *src, unsigned bytes, unsigned bar)
+{
+	bar_arrive_expect(bar, bytes);
+	if (bytes)
+		asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+			     "l"(src), "r"(bytes), "r"(bar)
+			     : "memory");
+}
+
+/* Rows handed out by the running launch, and its clusters that are done
+ * (the last one sets both back to 0 for the next launch). */
+__device__ unsigned rows_taken, clusters_done;
+
+/* The cluster leaves: the last one to leave resets the counters. */
+__device__ void leave(int clusters)
+{
+	__threadfence();
+	if (atomicAdd(&clusters_done, 1u) == (unsigned)clusters - 1) {
+		rows_taken = 0;
+		clusters_done = 0;
+		__threadfence();
+	}
+}
+
+/* The 4 floats from element h (0..3) of the 8 at a, b. */
+__device__ float4 shift4(float4 a, float4 b, unsigned h)
+{
+	return h == 0 ? a
+	     : h == 1 ? make_float4(a.y, a.z, a.w, b.x)
+	     : h == 2 ? make_float4(a.z, a.w, b.x, b.y) : make_float4(a.w, b.x, b.y, b.z);
+}
+
+/* The 4 floats at p (any 4-byte alignment) of the array [lo, hi): two
+ * aligned float4 shifted by p's offset, or 4 scalar loads where those would
+ * reach outside the array. */
+__device__ float4 load4(const float *p, const float *lo, const float *hi)
+{
+	const unsigned mis = (unsigned)(size_t)p & 15u;
+	const float4 *q = (const float4 *)((const char *)p - mis);
+	if (mis == 0)
+		return __ldg(q);
+	if ((const char *)q >= (const char *)lo && (const char *)(q + 2) <= (const char *)hi)
+		return shift4(__ldg(q), __ldg(q + 1), mis / 4);
+	return make_float4(p[0], p[1], p[2], p[3]);
+}
+
+/* Where a row of N at p splits: head elements to its first 16-byte boundary,
+ * n4 whole float4 and tail elements after them; this rank's share of the
+ * float4, ng from g0, in nc chunks (at least one, which carries the edges).
+ * Every row's g0 is the same (rank * PER(N)), whatever its head. */
+struct Split {
+	int head, n4, tail, g0, ng, nc;
+};
+
+__device__ Split split(const float *p, int N, int rank)
+{
+	Split s;
+	s.head = min(N, (int)((16u - ((unsigned)(size_t)p & 15u)) & 15u) / 4);
+	s.n4 = (N - s.head) / 4;
+	s.tail = N - s.head - 4 * s.n4;
+	const int per = PER(N);
+	s.g0 = rank * per;
+	s.ng = max(0, min(s.n4 - s.g0, per));
+	s.nc = max(1, (s.ng + CH - 1) / CH);
+	return s;
+}
+
+/* The producer warp: row after row (the first two from `first`, then as
+ * warp 0 hands them over in rowid), each chunk of this rank's slice into the
+ * next slot once the consumers have released it; lanes 0..3 read the head
+ * (rank 0) and lanes 8..11 the tail (the last rank), which lane 0 leaves
+ * beside the last (0 where there is none: the consumers know which are there
+ * from split). */
+__device__ void produce(const float *x, int M, int N, int rank, int first, unsigned char *ring,
+			unsigned long long *full, unsigned long long *empty, unsigned long long *rowbar,
+			volatile int *rowid, float (*edge)[16])
+{
+	const int lane = threadIdx.x % 32;
+	unsigned q = 0; /* chunks issued */
+	for (int i = 0;; i++) {
+		int r = first + i;
+		if (i >= 2) {
+			bar_wait(smem(&rowbar[i & 1]), ((i >> 1) + 1) & 1);
+			r = rowid[i & 1];
+		}
+		if (r >= M)
+			break;
+		const float *in = x + (size_t)r * N;
+		const Split s = split(in, N, rank);
+		float e = 0.0f; /* in flight while the chunks are issued */
+		if (lane < 8 && rank == 0 && lane < s.head)
+			e = __ldcs(in + lane);
+		if (lane >= 8 && lane < 16 && rank == CLUSTER - 1 && lane - 8 < s.tail)
+			e = __ldcs(in + s.head + 4 * s.n4 + lane - 8);
+		for (int c = 0; c < s.nc; c++, q++) {
+			const unsigned slot = q % NSLOT;
+			bar_wait(smem(&empty[slot]), ((q / NSLOT) & 1) ^ 1); /* the first round: free */
+			if (c == s.nc - 1) { /* lane 0 stores them, so its arrive releases them */
+#pragma unroll
+				for (int j = 0; j < 16; j++) {
+					const float ej = __shfl_sync(0xffffffff, e, j);
+					if (lane == 0)
+						edge[slot][j] = ej;
+				}
+			}
+			if (lane == 0) {
+				const int n = min(CH, s.ng - c * CH);
+				bulk_load(smem(ring + slot * (CH * 16)), in + s.head + 4 * (s.g0 + c * CH), 16 * max(n, 0),
+					  smem(&full[slot]));
+			}
+		}
+	}
+}
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS + 32, 1)
+layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
+	      float *__restrict__ y, int M, int N)
+{
+	cg::cluster_group cluster = cg::this_cluster();
+	extern __shared__ __align__(128) unsigned char ring[]; /* NSLOT chunks of CH float4 */
+	__shared__ float edge[NSLOT][16];                      /* a row's head and tail, beside its last chunk */
+	__shared__ float3 scratch[32];                         /* the consumer warps' triples */
+	__shared__ __align__(16) float4 slot[2][CLUSTER];      /* messages by sender rank */
+	__shared__ __align__(8) unsigned long long full[NSLOT], empty[NSLOT], msg[2], rowbar[2];
+	__shared__ int rowid[2]; /* the rows of iterations it + 2, for the producer */
+	__shared__ int first;    /* rank 0: the cluster's first row (and the one after) */
+	const float3 none = make_float3(0.0f, 0.0f, 0.0f);
+	const int rank = (int)cluster.block_rank(), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+	const int t = threadIdx.x, clusters = gridDim.x / CLUSTER;
+	if (t == 0) {
+		for (int i = 0; i < NSLOT; i++) {
+			bar_init(smem(&full[i]), 1);
+			bar_init(smem(&empty[i]), WARPS);
+		}
+		bar_init(smem(&msg[0]), 1);
+		bar_init(smem(&msg[1]), 1);
+		bar_init(smem(&rowbar[0]), 1);
+		bar_init(smem(&rowbar[1]), 1);
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+		if (rank == 0)
+			first = (int)atomicAdd(&rows_taken, 2u);
+	}
+	cluster.sync(); /* every block's barriers initialised before anyone sends */
+	int row = *cluster.map_shared_rank(&first, 0), after = row + 1;
+	if (warp == WARPS) {
+		produce(x, M, N, rank, row, ring, full, empty, rowbar, rowid, edge);
+	} else {
+#if WS
+		/* this rank's window of w and b, elements 4 * g0 .. 4 * (g0 + PER + 1) of
+		 * each (0 past N): a row's float4 gi has its 4 weights in window float4
+		 * gi and gi + 1, from element `head` on */
+		float4 *ww = (float4 *)(ring + NSLOT * (CH * 16)), *wb = ww + PER(N) + 1;
+		{
+			const int e0 = 4 * rank * PER(N), n = 4 * (PER(N) + 1);
+			for (int i = t; i < n; i += THREADS) {
+				((float *)ww)[i] = e0 + i < N ? w[e0 + i] : 0.0f;
+				((float *)wb)[i] = e0 + i < N ? b[e0 + i] : 0.0f;
+			}
+			consumers_sync();
+		}
+#endif
+		unsigned q = 0; /* chunks consumed */
+		for (unsigned it = 0; row < M; it++) {
+			const unsigned bp = it & 1, phase = (it >> 1) & 1;
+			int further = 0; /* rank 0's thread 0: the row after `after` */
+			if (rank == 0 && t == 0)
+				further = (int)atomicAdd(&rows_taken, 1u);
+			const float *in = x + (size_t)row * N;
+			const Split s = split(in, N, rank);
+			/* this thread's head and tail element, if it has them */
+			const bool hok = rank == 0 && t < s.head, tok = rank == CLUSTER - 1 && t < s.tail;
+			float hv = 0.0f, tv = 0.0f;
+			/* 1. the running (count, mean, M2) of this thread's part of each chunk */
+			float3 p = none;
+			for (int c = 0; c < s.nc; c++) {
+				const unsigned sl = (q + c) % NSLOT;
+				bar_wait(smem(&full[sl]), ((q + c) / NSLOT) & 1);
+				const float4 *buf = (const float4 *)(ring + sl * (CH * 16));
+				float4 v[U];
+				float cnt = 0.0f, sum = 0.0f;
+#pragma unroll
+				for (int k = 0; k < U; k++) {
+					const bool ok = c * CH + t + k * THREADS < s.ng;
+					v[k] = ok ? buf[t + k * THREADS] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+					cnt += ok ? 4.0f : 0.0f;
+					sum += (v[k].x + v[k].y) + (v[k].z + v[k].w); /* the padding is 0: it adds nothing */
+				}
+				if (c == s.nc - 1) {
+					hv = hok ? edge[sl][t] : 0.0f;
+					tv = tok ? edge[sl][8 + t] : 0.0f;
+					cnt += (hok ? 1.0f : 0.0f) + (tok ? 1.0f : 0.0f);
+					sum += hv + tv;
+				}
+				if (cnt == 0.0f)
+					continue;
+				const float mc = sum / cnt;
+				float m2 = 0.0f;
+#pragma unroll
+				for (int k = 0; k < U; k++) {
+					if (c * CH + t + k * THREADS >= s.ng)
+						continue;
+					m2 = fmaf(v[k].x - mc, v[k].x - mc, m2);
+					m2 = fmaf(v[k].y - mc, v[k].y - mc, m2);
+					m2 = fmaf(v[k].z - mc, v[k].z - mc, m2);
+					m2 = fmaf(v[k].w - mc, v[k].w - mc, m2);
+				}
+				if (c == s.nc - 1) {
+					if (hok)
+						m2 = fmaf(hv - mc, hv - mc, m2);
+					if (tok)
+						m2 = fmaf(tv - mc, tv - mc, m2);
+				}
+				p = merge(p, make_float3(cnt, mc, m2));
+			}
+			/* 2. the block's triple, then the cluster's */
+			p = warp_merge(p);
+			if (lane == 0)
+				scratch[warp] = p;
+			consumers_sync();
+			if (warp == 0) {
+				p = warp_merge(lane < WARPS ? scratch[lane] : none);
+				float4 mv = make_float4(p.x, p.y, p.z, __int_as_float(__shfl_sync(0xffffffff, further, 0)));
+				if (lane == rank) {
+					slot[bp][rank] = mv;
+					bar_arrive_expect(smem(&msg[bp]), (CLUSTER - 1) * 16);
+				} else if (lane < CLUSTER) { /* to block `lane` */
+					send(mapa(smem(&slot[bp][rank]), lane), mv, mapa(smem(&msg[bp]), lane));
+				}
+			}
+			bar_wait(smem(&msg[bp]), phase);
+			float4 qv = lane < CLUSTER ? slot[bp][lane] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+			const float3 g = warp_merge(make_float3(qv.x, qv.y, qv.z));
+			const int next_after = __float_as_int(__shfl_sync(0xffffffff, qv.w, 0)); /* rank 0's */
+			if (t == 0) { /* the producer's row of iteration it + 2 */
+				rowid[bp] = next_after;
+				bar_arrive(smem(&rowbar[bp]));
+			}
+			/* 3. (x - mean) * rstd * w + b */
+			const float mean = g.y, rstd = rsqrtf(g.z / N + 1e-5f);
+			float *out = y + (size_t)row * N;
+			const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
+			float *o = out + s.head + 4 * s.g0;
+#define NORM(v, wi, bi) fmaf(((v) - mean) * rstd, (wi), (bi))
+			for (int c = 0; c < s.nc; c++) {
+				const unsigned sl = (q + c) % NSLOT;
+				const float4 *buf = (const float4 *)(ring + sl * (CH * 16));
+#pragma unroll
+				for (int k = 0; k < U; k++) {
+					const int i = t + k * THREADS, gi = c * CH + i;
+					if (gi < s.ng) {
+#if WS
+						const float4 gw = shift4(ww[gi], ww[gi + 1], s.head), gb = shift4(wb[gi], wb[gi + 1], s.head);
+#else
+						const int e = s.head + 4 * (s.g0 + gi);
+						const float4 gw = load4(w + e, w, w + N), gb = load4(b + e, b, b + N);
+#endif
+						float4 v = buf[i];
+						v = make_float4(NORM(v.x, gw.x, gb.x), NORM(v.y, gw.y, gb.y), NORM(v.z, gw.z, gb.z),
+								NORM(v.w, gw.w, gb.w));
+						if (ovec) {
+							__stcs((float4 *)o + gi, v);
+						} else {
+							__stcs(o + 4 * gi, v.x), __stcs(o + 4 * gi + 1, v.y);
+							__stcs(o + 4 * gi + 2, v.z), __stcs(o + 4 * gi + 3, v.w);
+						}
+					}
+				}
+				__syncwarp();
+				if (lane == 0) /* this warp has read the slot */
+					bar_arrive(smem(&empty[sl]));
+			}
+			if (hok)
+				__stcs(out + t, NORM(hv, w[t], b[t]));
+			if (tok) {
+				const int i = s.head + 4 * s.n4 + t;
+				__stcs(out + i, NORM(tv, w[i], b[i]));
+			}
+#undef NORM
+			q += s.nc;
+			row = after;
+			after = next_after;
+		}
+	}
+	cluster.sync(); /* no block leaves while a peer's st.async may target it */
+	if (rank == 0 && t == 0)
+		leave(clusters);
+}
