@@ -242,6 +242,12 @@ expect_in mbg_ref_returns out "if (threadIdx.x >= 256) /* launched as the wgmma 
 run "$KB" compile "$MBG" --arch sm_90 --emit-cuda
 expect_in mbg_sm90_mma_sync out "kb_mma_warp<"
 expect_not_in mbg_sm90_no_wgmma out "wgmma"
+# ... and its hand kernel, wgmma too (no emulator runs it: the GPU does)
+run "$KB" compile kernels/fused/matmul_bias_gelu.cu --no-cache
+expect_rc mbg_hand_cubin 0
+expect_in mbg_hand_arch out "matmul_bias_gelu  sm_90a"
+expect_in mbg_hand_roles out "setmaxnreg: warps that give registers back keep 40"
+expect_in mbg_hand_no_spills out "(no spills)"
 
 # attention.tile takes the row layout (lower_rows.c): no shared buffer for
 # the dots' operands and results (kb_dot_), k and v copied a trip ahead, the
