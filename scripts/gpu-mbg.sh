@@ -47,9 +47,25 @@ echo "sm_90 run: rc $?" >>"$LOG"
 SM90=$(python3 scripts/result_line.py "$J" 2>>"$LOG" | tr '\t' ' ')
 rm -f "$J"
 
+# A dot's whole epilogue on wgmma against its reference kernel (taking the
+# 256-thread launch) at ragged sizes: f16, a bias row, tanh, a cast, a
+# [BM, BN] residual load (tests/emu/gemm_epilogue.tile, BK = 64).
+echo "== gemm_epilogue.tile --arch sm_90a -D BK=64" >>"$LOG"
+EPI=""
+for size in "M=130 N=70 K=75" "M=1000 N=1000 K=1000" "M=1 N=3 K=5"; do
+	J=$(mktemp)
+	# shellcheck disable=SC2046,SC2086 # one --arg each
+	timeout 30 $KB run tests/emu/gemm_epilogue.tile --arch sm_90a --define BK=64 \
+		$(printf -- '--arg %s ' $size) --trials 1 --timeout 25 --json >"$J" 2>>"$LOG"
+	EPI="$EPI  [$size] $(python3 scripts/result_line.py "$J" 2>>"$LOG" | cut -f1)"
+	rm -f "$J"
+done
+echo "$EPI" >>"$LOG"
+
 {
 	echo "== summary =="
 	grep -E '^(kernels/fused/matmul_bias_gelu|  registers|  warp roles|  also)' "$LOG" | cut -c1-110
 	grep -E '^fused kernels|^kernel |^\(9\)|^    (tile|hand):' "$OUT/row9.txt"
 	echo "matmul_bias_gelu.tile --arch sm_90 (mma.sync) S=4096: $SM90 us"
+	echo "gemm_epilogue.tile sm_90a BK=64:$EPI"
 } | tee -a "$LOG"

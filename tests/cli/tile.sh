@@ -242,6 +242,14 @@ expect_in mbg_ref_returns out "if (threadIdx.x >= 256) /* launched as the wgmma 
 run "$KB" compile "$MBG" --arch sm_90 --emit-cuda
 expect_in mbg_sm90_mma_sync out "kb_mma_warp<"
 expect_not_in mbg_sm90_no_wgmma out "wgmma"
+# the emulator's epilogue file (f16, a bias row, tanh, a cast, a [BM, BN]
+# residual load) at BK = 64 takes wgmma too, its reference at 256 threads
+run "$KB" compile tests/emu/gemm_epilogue.tile --arch sm_90a -D BK=64 --no-cache
+expect_rc epilogue_wgmma_cubin 0
+expect_in epilogue_wgmma_no_spills out "(no spills)"
+run "$KB" compile tests/emu/gemm_epilogue.tile --arch sm_90a -D BK=64 --emit-cuda
+expect_in epilogue_wgmma_emitted out "kb_wg_consume<64, 64, 2, 1, true>(acc, "
+expect_in epilogue_wgmma_ref out "if (threadIdx.x >= 128) /* launched as the wgmma kernel beside it"
 # ... and its hand kernel, wgmma too (no emulator runs it: the GPU does)
 run "$KB" compile kernels/fused/matmul_bias_gelu.cu --no-cache
 expect_rc mbg_hand_cubin 0
