@@ -1,10 +1,31 @@
-// (9) c = gelu(a b + bias), tanh form, by hand: kernels/gemm/03_pipeline.cu
-// (swizzled cp.async pipeline, ldmatrix + mma.sync, 8 warps of 64 x 64)
-// with the bias row and GELU applied to the accumulator in its epilogue,
-// the bf16 pairs stored as there.  The reference kernel computes each
-// element as a plain sum in double.
+// (9) c = gelu(a b + bias), tanh form, by hand on wgmma (sm_90a): the warp
+// roles, ring and wgmma of kernels/gemm/04_wgmma.cu, persistent, with the
+// bias row, GELU and the bf16 cast applied to the accumulators before the
+// store.  b is [K, N] (N-major) and the sweep has S = 1001, whose rows are
+// no 16-byte multiples: TMA cannot copy them, so the producer copies with
+// cp.async (16 bytes, zeros past the edges), or element by element where
+// the rows are unaligned, as the tile DSL's wgmma lowering does
+// (src/tile/lower_wgmma.c; .cu kernels include nothing of another file).
+//
+// A block is three warpgroups and owns an SM for the whole run, walking
+// the 128 x 256 output tiles blockIdx.x, + gridDim.x, ... (GROUP tile rows
+// at a time, for L2):
+//  - warpgroup 2, the producer (setmaxnreg.dec to 40), fills a STAGES-deep
+//    ring: per K step of 64 the [128][64] a tile as K-major 128-byte rows
+//    and the [64][256] b tile as four N-major [64][64] blocks, both
+//    128-byte swizzled (chunk c of row r at c ^ r % 8), each thread
+//    arriving on the stage's "full" mbarrier when its copies have landed;
+//  - warpgroups 0 and 1, the consumers (setmaxnreg.inc to 232), 64 rows of
+//    the tile each (128 f32 accumulators a thread), wait on "full", issue
+//    four wgmma.mma_async m64n256k16 from shared memory (b transposed by
+//    the instruction), keep one group in flight and give a stage back on
+//    its "empty" mbarrier once its wgmmas are done.  Their epilogue (bias,
+//    GELU, cast, store) runs while the producer fills the ring for their
+//    next tile.
+// The reference kernel computes each element as a plain sum in double.
 //
 //! kernel  matmul_bias_gelu
+//! arch    sm_90a
 //! arg     S = 4096
 //! arg     M = S
 //! arg     N = S
@@ -13,250 +34,171 @@
 //! in      b : bf16[K, N] = randn(0, 0.05, seed=2)
 //! in      bias : f32[N] = randn(seed=3)
 //! out     c : bf16[M, N]
-//! launch  grid=(cdiv(M, BM) * cdiv(N, 32768 / BM)) block=(256) smem=(STAGES * (BM + 32768 / BM) * BK * 2)
+//! launch  grid=(min(sm_count, cdiv(M, 128) * cdiv(N, 256))) block=(384) smem=(STAGES * (128 + 256) * 128 + 1024)
 //! ref     kernel matmul_bias_gelu_ref
 //! tol     rtol=2e-2 atol=2e-2
 //! flops   2*M*N*K
 //! sweep   S = 4096, 1001
-//! tune    BM = 128, 256
-//! tune    BK = 64, 32
 //! tune    STAGES = 4, 3
+//! tune    GROUP = 8, 16
 
 #include <cuda_bf16.h>
 
-#ifndef BM
-#define BM 128 /* the block tile is BM x BN; BN follows: 8 warps of 64 x 64 */
-#endif
-#define BN (32768 / BM)
-#ifndef BK
-#define BK 64
-#endif
 #ifndef STAGES
 #define STAGES 4
 #endif
-#define GROUP 8 /* tile rows a group of blocks walks together (L2 reuse) */
-#define THREADS 256
-#define WN_WARPS (BN / 64) /* the warps as (BM / 64) x (BN / 64) */
-#define MT 4 /* a warp's 64 x 64: MT x NT mma tiles of 16 x 8 */
-#define NT 8
-#define KSTEPS (BK / 16)
-#define CHA (BK / 8) /* 16-byte chunks in a row of the A tile, of the B tile */
-#define CHB (BN / 8)
-#define A_BYTES (BM * BK * 2) /* one stage of A, of B */
-#define B_BYTES (BK * BN * 2)
+#ifndef GROUP
+#define GROUP 8 /* tile rows a group of tiles walks together (L2 reuse) */
+#endif
+#define BM 128
+#define BN 256
+#define BK 64
+#define A_BYTES (BM * BK * 2) /* a stage: the a tile, then the b tile */
+#define STAGE_BYTES ((BM + BN) * BK * 2)
+#define CONSUMER_WARPS 8
 
-static_assert(BM == 128 || BM == 256, "8 warps of 64 x 64: BM x BN is 128 x 256 or 256 x 128");
-static_assert(BK == 32 || BK == 64, "BK is 32 or 64 (the A swizzle takes 4 or 8 chunks a row)");
-static_assert(STAGES >= 2, "a pipeline needs two stages");
+static_assert(STAGES >= 2, "a ring needs two stages");
 
-/* The byte offset of chunk c of row r in a tile of CH 16-byte chunks a row:
- * the chunk index XORed with bits of the row so that 8 consecutive rows at
- * one chunk land in 8 different 16-byte bank groups (a 128-byte window). */
-template <int CH> __device__ __forceinline__ unsigned swz(int r, int c)
-{
-	static_assert(CH == 4 || CH % 8 == 0, "4 or a multiple of 8 chunks a row");
-	const int x = CH == 4 ? r / 2 % 4 : r % 8; /* CH == 4: two rows share a window */
-	return (unsigned)(r * CH + (c ^ x)) * 16;
-}
+typedef unsigned long long u64;
 
 __device__ __forceinline__ unsigned smem_addr(const void *p)
 {
 	return (unsigned)__cvta_generic_to_shared(p);
 }
 
-/* 16 bytes from src to shared dst, of which only the first `bytes` are
- * read; the rest are zeros (bytes = 0: a tile's edge, src is not read). */
-__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, int bytes)
+/* A wgmma matrix descriptor with the 128-byte swizzle: start address,
+ * leading and stride byte offsets. */
+__device__ __forceinline__ u64 desc(unsigned addr, unsigned lbo, unsigned sbo)
 {
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+	return (u64)((addr & 0x3FFFF) >> 4) | (u64)(lbo >> 4) << 16 | (u64)(sbo >> 4) << 32 | (u64)1 << 62;
 }
 
-__device__ __forceinline__ void cp_async_commit()
+/* ---- mbarriers ------------------------------------------------------------ */
+
+__device__ __forceinline__ void bar_init(unsigned bar, unsigned count)
 {
-	asm volatile("cp.async.commit_group;\n" ::);
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
 }
 
-template <int N> __device__ __forceinline__ void cp_async_wait()
+__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity)
 {
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+	asm volatile("{\n\t.reg .pred done;\n"
+		     "WAIT_%=:\n\t"
+		     "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+		     "@!done bra WAIT_%=;\n}" ::"r"(bar), "r"(parity) : "memory");
 }
 
-__device__ __forceinline__ void ldsm_x4(unsigned *r, unsigned addr)
+__device__ __forceinline__ void bar_arrive(unsigned bar)
 {
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-		     : "r"(addr));
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-/* Two B fragments (n tiles j and j + 1) from a k-major tile. */
-__device__ __forceinline__ void ldsm_x4_trans(unsigned *b0, unsigned *b1, unsigned addr)
-{
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-		     : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
-		     : "r"(addr));
-}
+/* ---- the producer's copies ------------------------------------------------ */
 
-/* d += a b for one m16n8k16 tile, f32 accumulate. */
-__device__ __forceinline__ void mma_bf16(float *d, const unsigned *a, const unsigned *b)
-{
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-		     "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-/* The R x C tile at (r0, c0) of the row-major rows x cols matrix g into the
- * swizzled tile at shared address s, one element at a time, zeros outside
- * g: for rows that are not 16-byte aligned. */
-template <int R, int C>
-__device__ void load_tile_scalar(unsigned char *s, const __nv_bfloat16 *g, int r0, int c0, int rows,
-				 int cols)
-{
-	for (int i = threadIdx.x; i < R * C; i += THREADS) {
-		const int r = i / C, c = i % C;
-		const bool in = r0 + r < rows && c0 + c < cols;
-		*(__nv_bfloat16 *)(s + swz<C / 8>(r, c / 8) + c % 8 * 2) =
-			in ? g[(size_t)(r0 + r) * cols + c0 + c] : __float2bfloat16_rn(0.0f);
-	}
-}
-
-/* This thread's share of the copies of one stage: the A tile is BM rows of
- * CHA chunks, thread t copying chunk t % CHA of rows t / CHA + i * (THREADS
- * / CHA); likewise B.  What varies from trip to trip is only k0.  Offsets
- * are 32-bit (the vector path needs M K and K N below 2^31): registers are
- * what this kernel is short of. */
-struct loader {
-	unsigned a, b;		/* this thread's first element of A (k0 = 0), of B */
-	unsigned a_dst, b_dst;	/* its offset in a stage of A, of B */
-	unsigned a_rows_in;	/* bit i: copy i's row lies inside M */
-	int a_k, b_k;		/* its chunk's k in the A tile, its first row's k in the B tile */
-	bool b_col_in;		/* its chunk lies inside N */
-};
-
-#define A_COPIES (BM * CHA / THREADS)
-#define B_COPIES (BK * CHB / THREADS)
-#define A_STEP (THREADS / CHA) /* rows between one thread's copies */
-#define B_STEP (THREADS / CHB)
-
-__device__ __forceinline__ loader loader_init(int m0, int n0, int M, int N, int K)
-{
-	const int t = threadIdx.x, ar = t / CHA, ac = t % CHA, br = t / CHB, bc = t % CHB;
-	loader l;
-	l.a = (unsigned)(m0 + ar) * K + ac * 8;
-	l.a_dst = swz<CHA>(ar, ac); /* A_STEP is a multiple of 8 rows: the same XOR for every copy */
-	l.a_rows_in = 0;
-	for (int i = 0; i < A_COPIES; i++)
-		l.a_rows_in |= (unsigned)(m0 + ar + i * A_STEP < M) << i;
-	l.a_k = ac * 8;
-	l.b = (unsigned)br * N + n0 + bc * 8;
-	l.b_dst = swz<CHB>(br, bc);
-	l.b_k = br;
-	l.b_col_in = n0 + bc * 8 < N;
-	return l;
-}
-
-/* The copies of trip k0 into the stage at shared sa (A) and sb (B). */
-__device__ __forceinline__ void loader_copy(const loader &l, const __nv_bfloat16 *a, const __nv_bfloat16 *b,
-					    unsigned sa, unsigned sb, int k0, int N, int K)
-{
-	const bool k_in = k0 + l.a_k < K; /* K % 8 == 0: a chunk is all inside or all past */
-#pragma unroll
-	for (int i = 0; i < A_COPIES; i++) {
-		const bool in = k_in && (l.a_rows_in >> i & 1);
-		cp_async16(sa + l.a_dst + i * A_STEP * CHA * 16, a + (in ? l.a + i * A_STEP * K + k0 : 0),
-			   in ? 16 : 0);
-	}
-#pragma unroll
-	for (int i = 0; i < B_COPIES; i++) {
-		const bool in = l.b_col_in && k0 + l.b_k + i * B_STEP < K;
-		cp_async16(sb + l.b_dst + i * B_STEP * CHB * 16, b + (in ? l.b + (k0 + i * B_STEP) * N : 0),
-			   in ? 16 : 0);
-	}
-}
-
-/* acc += the A rows m0.. times the B columns n0.. of this block, K a trip
- * of BK at a time through the STAGES-deep pipeline.  VEC: cp.async copies
- * (rows 16-byte aligned), else element by element; two instantiations, so
- * that the fast path keeps no register for the slow one's needs. */
+/* The first n (0 to 8) elements at g into the 16-byte chunk dst of shared
+ * memory, zeros after them: one cp.async when VEC (n 0 or 8; z, inside the
+ * tensor, stands for g where n is 0), else element by element. */
 template <bool VEC>
-__device__ __forceinline__ void mainloop(float (&acc)[MT][NT][4], unsigned char *smem,
-					 const __nv_bfloat16 *__restrict__ a, const __nv_bfloat16 *__restrict__ b,
-					 int m0, int n0, int wm, int wn, int M, int N, int K)
+__device__ __forceinline__ void chunk(unsigned dst, const __nv_bfloat16 *g, const __nv_bfloat16 *z, int n)
 {
-	const int lane = threadIdx.x % 32;
-	const unsigned sa = smem_addr(smem), sb = sa + STAGES * A_BYTES;
-	const loader ld = loader_init(m0, n0, M, N, K);
-	const int trips = (K + BK - 1) / BK;
-	auto copy = [&](int stage, int k0) {
-		if (VEC) {
-			loader_copy(ld, a, b, sa + stage * A_BYTES, sb + stage * B_BYTES, k0, N, K);
-		} else {
-			load_tile_scalar<BM, BK>(smem + stage * A_BYTES, a, m0, k0, M, K);
-			load_tile_scalar<BK, BN>(smem + STAGES * A_BYTES + stage * B_BYTES, b, k0, n0, K, N);
-		}
-	};
-
-	/* ldmatrix addresses.  A: lanes 0-15 name rows wm + 0..15 at chunk 2 kk,
-	 * lanes 16-31 the same rows at 2 kk + 1; the XOR of a row depends on
-	 * lane % 8 only (wm and 16 i are multiples of 8), so its chunk is (2 kk)
-	 * ^ xa.  B: lanes 0-15 name k rows 16 kk + 0..15 at the chunk of n tile
-	 * j, lanes 16-31 at j + 1: chunk wn / 8 + (j ^ xb).  Rows are multiples
-	 * of 64 bytes (128 for B, and A at BK = 64) and a stage of 128, so the
-	 * chunk bits of an address are free and the XOR applies to the address. */
-	const int xa = (lane / 16) ^ (CHA == 4 ? lane % 8 / 2 : lane % 8), xb = (lane / 16) ^ (lane % 8);
-	const unsigned a_lane = (unsigned)(wm + lane % 16) * CHA * 16 + xa * 16;
-	const unsigned b_lane = (unsigned)(lane % 16) * CHB * 16 + wn / 8 * 16 + xb * 16;
-	unsigned fa[2][MT][4], fb[2][NT][2];
-	auto frags = [&](int buf, int stage, int kk) {
-		const unsigned as = (sa + stage * A_BYTES + a_lane) ^ (kk * 32);
-		const unsigned bs = sb + stage * B_BYTES + b_lane + kk * 16 * CHB * 16;
+	if (VEC) {
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(n ? g : z),
+			     "r"(2 * n) : "memory");
+	} else {
+		const unsigned short *p = (const unsigned short *)g;
+		unsigned w[4];
 #pragma unroll
-		for (int i = 0; i < MT; i++)
-			ldsm_x4(fa[buf][i], as + i * 16 * CHA * 16);
-#pragma unroll
-		for (int j = 0; j < NT; j += 2)
-			ldsm_x4_trans(fb[buf][j], fb[buf][j + 1], bs ^ (j * 16));
-	};
-
-	for (int s = 0; s < STAGES - 1; s++) { /* the first STAGES - 1 trips' copies */
-		if (s < trips)
-			copy(s, s * BK);
-		cp_async_commit();
+		for (int j = 0; j < 4; j++)
+			w[j] = (2 * j < n ? p[2 * j] : 0u) | (2 * j + 1 < n ? p[2 * j + 1] : 0u) << 16;
+		asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(dst), "r"(w[0]), "r"(w[1]),
+			     "r"(w[2]), "r"(w[3]) : "memory");
 	}
-	cp_async_wait<STAGES - 2>(); /* trip 0 is in */
-	__syncthreads();
-	int rd = 0, wr = STAGES - 1; /* the stage read, the stage written next */
-	if (trips > 0)
-		frags(0, 0, 0);
-	for (int t = 0; t < trips; t++) {
-#pragma unroll
-		for (int kk = 0; kk < KSTEPS; kk++) {
-			if (kk == KSTEPS - 1) {
-				/* Trip t + 1 is in (at most STAGES - 2 groups newer than it
-				 * pending), and every warp has read its last fragments of
-				 * trip t - 1's stage, which the next trip's copies refill. */
-				cp_async_wait<STAGES - 2>();
-				__syncthreads();
-				rd = rd == STAGES - 1 ? 0 : rd + 1;
-			}
-			if (kk < KSTEPS - 1 || t + 1 < trips)
-				frags((kk + 1) % 2, rd, (kk + 1) % KSTEPS);
-			if (kk == 0) {
-				if (t + STAGES - 1 < trips)
-					copy(wr, (t + STAGES - 1) * BK);
-				cp_async_commit(); /* a group every trip, empty or not: the counts stay right */
-				wr = wr == STAGES - 1 ? 0 : wr + 1;
-			}
-#pragma unroll
-			for (int i = 0; i < MT; i++)
-#pragma unroll
-				for (int jj = 0; jj < NT; jj++) {
-					const int j = i % 2 ? NT - 1 - jj : jj; /* a serpentine: B reused across rows */
-					mma_bf16(acc[i][j], fa[kk % 2][i], fb[kk % 2][j]);
-				}
+}
+
+/* Output tile t as its first row and column, GROUP tile rows at a time. */
+__device__ __forceinline__ void tile_of(int t, int tiles_m, int tiles_n, int *m0, int *n0)
+{
+	const int per = GROUP * tiles_n, first = t / per * GROUP, rows = min(tiles_m - first, GROUP);
+	*m0 = (first + t % per % rows) * BM;
+	*n0 = t % per / rows * BN;
+}
+
+/* The producer warpgroup, tile after tile: K step k's a[m0 : m0 + 128,
+ * k : k + 64] and b[k : k + 64, n0 : n0 + 256] into stage it % STAGES
+ * once the consumers gave it back.  Thread tid copies chunk tid % 8 of a's
+ * rows tid / 8 + 16 j and chunk tid % 32 of b's rows tid / 32 + 4 j, so its
+ * offsets and swizzle are fixed (16 j and 4 j change no bit of r % 8 but
+ * b's 4 j % 8) and each copy is an add and a compare. */
+template <bool VEC>
+__device__ void produce(const __nv_bfloat16 *a, const __nv_bfloat16 *b, int M, int N, int K,
+			unsigned ring, unsigned full, unsigned empty)
+{
+	const int tid = threadIdx.x % 128, ar = tid / 8, ac = tid % 8, br = tid / 32, bc = tid % 32;
+	const unsigned aoff = ar * 128 + ((ac ^ ar % 8) << 4), boff = bc / 8 * 8192 + br * 128;
+	const int bx = (bc ^ br) % 8;
+	const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, ktiles = (K + BK - 1) / BK;
+	int it = 0;
+	for (int t = blockIdx.x; t < tiles_m * tiles_n; t += gridDim.x) {
+		int m0, n0;
+		tile_of(t, tiles_m, tiles_n, &m0, &n0);
+		const int arows = M - m0 - ar, bcols = min(max(N - n0 - bc * 8, 0), 8);
+		const __nv_bfloat16 *ag = a + (size_t)(m0 + ar) * K + ac * 8, *bg = b + (size_t)br * N + n0 + bc * 8;
+		for (int kt = 0; kt < ktiles; kt++, it++) {
+			const int s = it % STAGES, k = kt * BK;
+			if (it >= STAGES) /* the consumers' (it / STAGES)-th release of s */
+				bar_wait(empty + 8 * s, (it / STAGES - 1) & 1);
+			const unsigned sa = ring + s * STAGE_BYTES, sb = sa + A_BYTES;
+			const int acols = min(max(K - k - ac * 8, 0), 8), brows = K - k - br;
+			const __nv_bfloat16 *pa = ag + k, *pb = bg + (size_t)k * N;
+#pragma unroll (VEC ? 8 : 4)
+			for (int j = 0; j < 8; j++, pa += (size_t)16 * K)
+				chunk<VEC>(sa + aoff + j * 2048, pa, a, 16 * j < arows ? acols : 0);
+#pragma unroll (VEC ? 16 : 4)
+			for (int j = 0; j < 16; j++, pb += (size_t)4 * N)
+				chunk<VEC>(sb + boff + 4 * j * 128 + ((bx ^ 4 * j % 8) << 4), pb, b,
+					   4 * j < brows ? bcols : 0);
+			if (VEC)
+				asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(full + 8 * s)
+					     : "memory");
+			else
+				bar_arrive(full + 8 * s);
 		}
 	}
-	cp_async_wait<0>(); /* only empty groups are left */
+}
+
+/* ---- wgmma ---------------------------------------------------------------- */
+
+/* D[64 x 256] (+)= A[64 x 16] B[16 x 256], both from shared memory, B
+ * N-major (transposed by the instruction); scale_d 0 starts the sum. */
+__device__ __forceinline__ void wgmma_n256(float (&d)[128], u64 da, u64 db, int scale_d)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+		"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+		"%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+		"%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+		"%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+		"%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+		"%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+		"%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+		"%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+		"%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		  "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		  "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		  "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		  "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		  "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		  "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		  "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+		  "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+		: "l"(da), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ float gelu_t(float u)
@@ -264,70 +206,118 @@ __device__ __forceinline__ float gelu_t(float u)
 	return 0.5f * u * (1.0f + tanhf(0.7978845608f * (u + 0.044715f * u * u * u)));
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+/* gelu(d + bias) to c: d[4 j + 2 h + e] is row 16 (warp % 4) + lane / 4 + 8 h
+ * of the warpgroup's 64, column 8 j + 2 (lane % 4) + e. */
+__device__ __forceinline__ void store_tile(const float (&d)[128], const float *__restrict__ bias,
+					   __nv_bfloat16 *__restrict__ c, int M, int N, int row0, int col0)
+{
+	const int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
+	const int r = row0 + warp * 16 + lane / 4;
+	const bool pairs = N % 2 == 0 && ((size_t)c & 3) == 0;
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+		const int col = col0 + 8 * j + 2 * (lane % 4);
+		const float b0 = col < N ? bias[col] : 0.0f, b1 = col + 1 < N ? bias[col + 1] : 0.0f;
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int row = r + 8 * h;
+			if (row >= M)
+				continue;
+			__nv_bfloat16 *p = c + (size_t)row * N + col;
+			const float x = gelu_t(d[4 * j + 2 * h] + b0), y = gelu_t(d[4 * j + 2 * h + 1] + b1);
+			if (pairs && col + 1 < N)
+				*(__nv_bfloat162 *)p = __floats2bfloat162_rn(x, y);
+			else if (col < N) {
+				p[0] = __float2bfloat16_rn(x);
+				if (col + 1 < N)
+					p[1] = __float2bfloat16_rn(y);
+			}
+		}
+	}
+}
+
+/* A consumer warpgroup: rows [64 half, 64 half + 64) of every tile.  A
+ * descriptor: a's K-major rows 128 bytes apart (8-row atoms 1024 apart), b's
+ * N-major [64][64] blocks 8192 bytes apart (the leading offset) and 8 rows
+ * of k 1024 apart (the stride offset). */
+__device__ void consume(const float *__restrict__ bias, __nv_bfloat16 *__restrict__ c, int M, int N,
+			int K, unsigned ring, unsigned full, unsigned empty, int half)
+{
+	float d[128];
+	const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, ktiles = (K + BK - 1) / BK;
+	const bool lane0 = threadIdx.x % 32 == 0;
+	int it = 0;
+	for (int t = blockIdx.x; t < tiles_m * tiles_n; t += gridDim.x) {
+		int m0, n0;
+		tile_of(t, tiles_m, tiles_n, &m0, &n0);
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			d[i] = 0.0f; /* K = 0 stores gelu(bias) */
+		for (int kt = 0; kt < ktiles; kt++, it++) {
+			const int s = it % STAGES;
+			bar_wait(full + 8 * s, (it / STAGES) & 1);
+			/* the copies wrote through the generic proxy; wgmma reads through the async one */
+			asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+			asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+			const unsigned sa = ring + s * STAGE_BYTES + half * 64 * 128, sb = ring + s * STAGE_BYTES + A_BYTES;
+#pragma unroll
+			for (int kk = 0; kk < BK / 16; kk++)
+				wgmma_n256(d, desc(sa + 32 * kk, 16, 1024), desc(sb + kk * 2048, 8192, 1024), 1);
+			asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+			if (kt > 0) { /* the previous stage's wgmmas are done: give it back */
+				asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+				if (lane0)
+					bar_arrive(empty + 8 * ((it - 1) % STAGES));
+			}
+		}
+		asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+		if (ktiles > 0 && lane0) /* the tile's last stage */
+			bar_arrive(empty + 8 * ((it - 1) % STAGES));
+		store_tile(d, bias, c, M, N, m0 + half * 64, n0);
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
 matmul_bias_gelu(const __nv_bfloat16 *__restrict__ a, const __nv_bfloat16 *__restrict__ b,
 		 const float *__restrict__ bias, __nv_bfloat16 *__restrict__ c, int M, int N, int K)
 {
-	extern __shared__ __align__(128) unsigned char smem[]; /* STAGES x A tile, then STAGES x B tile */
-	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-
-	/* The raster: block ids run down GROUP tile rows, then to the next tile column. */
-	const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, per = GROUP * tiles_n;
-	const int first = blockIdx.x / per * GROUP, rows = min(tiles_m - first, GROUP);
-	const int m0 = (first + blockIdx.x % per % rows) * BM, n0 = blockIdx.x % per / rows * BN;
-	const int wm = warp / WN_WARPS * 64, wn = warp % WN_WARPS * 64; /* this warp's block */
-
-	const bool vec = K % 8 == 0 && N % 8 == 0 && ((size_t)a & 15) == 0 && ((size_t)b & 15) == 0 &&
-			 (size_t)M * K < 1u << 31 && (size_t)K * N < 1u << 31;
-	float acc[MT][NT][4] = {};
-	if (vec)
-		mainloop<true>(acc, smem, a, b, m0, n0, wm, wn, M, N, K);
-	else
-		mainloop<false>(acc, smem, a, b, m0, n0, wm, wn, M, N, K);
-
-	/* acc[i][j] holds rows g and g + 8 (g = lane / 4), columns 2 (lane % 4) and + 1, of tile (i, j). */
-	const bool pairs = N % 2 == 0 && ((size_t)c & 3) == 0;
-#pragma unroll
-	for (int i = 0; i < MT; i++)
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int r = m0 + wm + i * 16 + lane / 4 + h * 8;
-			if (r >= M)
-				continue;
-#pragma unroll
-			for (int j = 0; j < NT; j++) {
-				const int n = n0 + wn + j * 8 + lane % 4 * 2;
-				const float v0 = gelu_t(acc[i][j][2 * h] + (n < N ? bias[n] : 0.0f));
-				const float v1 = gelu_t(acc[i][j][2 * h + 1] + (n + 1 < N ? bias[n + 1] : 0.0f));
-				__nv_bfloat16 *p = c + (size_t)r * N + n;
-				if (pairs && n + 1 < N)
-					*(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
-				else if (n < N) {
-					p[0] = __float2bfloat16_rn(v0);
-					if (n + 1 < N)
-						p[1] = __float2bfloat16_rn(v1);
-				}
-			}
+	extern __shared__ __align__(128) unsigned char smem[];
+	__shared__ alignas(8) u64 bars[2 * STAGES]; /* full[s], then empty[s] */
+	const unsigned ring = (smem_addr(smem) + 1023) & ~1023u; /* the swizzle's 1 KiB atoms */
+	const unsigned full = smem_addr(bars), empty = full + 8 * STAGES;
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < STAGES; s++) {
+			bar_init(full + 8 * s, 128);             /* each producer thread's copies */
+			bar_init(empty + 8 * s, CONSUMER_WARPS); /* each consumer warp's release */
 		}
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	}
+	__syncthreads();
+	if (threadIdx.x >= 256) { /* the producer warpgroup */
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+		const bool vec = K % 8 == 0 && N % 8 == 0 && ((size_t)a & 15) == 0 && ((size_t)b & 15) == 0;
+		if (vec)
+			produce<true>(a, b, M, N, K, ring, full, empty);
+		else
+			produce<false>(a, b, M, N, K, ring, full, empty);
+		return;
+	}
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+	consume(bias, c, M, N, K, ring, full, empty, threadIdx.x / 128);
 }
 
-/* The reference: this block's BM x BN tile (the same raster), each element
- * a plain sum over k in double, then the bias and GELU in double. */
+/* The reference: every element, a plain sum over k in double, then the
+ * bias and GELU in double (grid-stride: it runs with the launch above). */
 extern "C" __global__ void matmul_bias_gelu_ref(const __nv_bfloat16 *a, const __nv_bfloat16 *b,
 						const float *bias, __nv_bfloat16 *c, int M, int N, int K)
 {
-	const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, per = GROUP * tiles_n;
-	const int first = blockIdx.x / per * GROUP, rows = min(tiles_m - first, GROUP);
-	const int m0 = (first + blockIdx.x % per % rows) * BM, n0 = blockIdx.x % per / rows * BN;
-	for (int e = threadIdx.x; e < BM * BN; e += blockDim.x) {
-		const int r = m0 + e / BN, n = n0 + e % BN;
-		if (r >= M || n >= N)
-			continue;
+	for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < (size_t)M * N;
+	     e += (size_t)gridDim.x * blockDim.x) {
+		const int r = (int)(e / N), n = (int)(e % N);
 		double s = 0;
 		for (int k = 0; k < K; k++)
 			s += (double)__bfloat162float(a[(size_t)r * K + k]) * __bfloat162float(b[(size_t)k * N + n]);
 		const double u = s + bias[n];
-		c[(size_t)r * N + n] = __float2bfloat16_rn(
-			(float)(0.5 * u * (1.0 + tanh(0.7978845608028654 * (u + 0.044715 * u * u * u)))));
+		c[e] = __float2bfloat16_rn((float)(0.5 * u * (1.0 + tanh(0.7978845608028654 * (u + 0.044715 * u * u * u)))));
 	}
 }

@@ -341,6 +341,8 @@ static void launch_bounds(kb_tile__lw *L)
 	int64_t S = kb_tile__slots(L, widest(L->k->body, L->k->nbody));
 	if (L->mma.wg) /* the consumers and a producer warpgroup, one block an SM */
 		kb_buf_catf(L->o, "__launch_bounds__(%d, 1)", L->T + 128);
+	else if (L->wide) /* a wgmma kernel's launch (its extra warpgroup returns at once) */
+		kb_buf_catf(L->o, "__launch_bounds__(%d)", L->T + 128);
 	else if (!L->mma.on && L->T < 1024 && S > 16 && S <= 32)
 		kb_buf_catf(L->o, "__launch_bounds__(%d, %d)", L->T, 1024 / L->T);
 	else
@@ -366,6 +368,25 @@ static void signature(kb_tile__lw *L)
 	kb_buf_cat(L->o, ")\n{\n");
 }
 
+static kb_tile__walkret is_reduction(const kb_tile__expr *e, void *ctx)
+{
+	(void)ctx;
+	return kb_tile__is_reduction(e) ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
+/* Whether kernel k, planned without a dot, takes the launch of the file's
+ * wgmma kernel (threads() + 128, the producer warpgroup): it is a `//! ref
+ * kernel` of the same threads(), which kbench launches as the kernel under
+ * test, or another kernel that size.  Its extra warpgroup returns before
+ * anything; a block reduction, which reads a value of every warp of the
+ * block, keeps the kernel as written (the spec's check of the reference's
+ * threads() then says so). */
+static bool takes_wgmma_launch(const kb_tile__lw *L, const kb_tile__kernel_ast *k)
+{
+	return L->wg_T && L->T == L->wg_T && !kb_tile__kernel_has_dot(k) &&
+	       !kb_tile__walk_stmts(k->body, k->nbody, NULL, is_reduction, NULL);
+}
+
 static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 {
 	L->k = k;
@@ -381,14 +402,22 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	k->k.smem = L->mma.smem;
 	if (kb_tile__kernel_has_dot(k) && kb_tile__rows_plan(L))
 		L->rows_any = true;
-	if (L->mma.wg) {
+	L->wide = !L->mma.wg && takes_wgmma_launch(L, k);
+	if (L->mma.wg || L->wide)
 		k->k.threads = L->T + 128; /* threads() consumers and the producer warpgroup */
+	if (L->mma.wg && !L->wgmma) {
 		L->wgmma = true;
+		L->wg_T = L->T;
 	}
 	signature(L);
 	L->depth = 1;
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
 	L->o = &code; /* the body first: whether it needs the scratch (and which consts) is known after */
+	if (L->wide) {
+		kb_tile__line_of(L, k->k.line);
+		kb_buf_catf(L->o, "\tif (threadIdx.x >= %d) /* launched as the wgmma kernel beside it: "
+			    "threads() + 128 */\n\t\treturn;\n", L->T);
+	}
 	L->scratch = false;
 	L->dot_bytes = 0;
 	for (int i = 0; i < k->nbody; i++)
@@ -466,21 +495,30 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 		dot = dot || kb_tile__kernel_has_dot(&f->kernels[i]);
 	if (dot)
 		kb_tile__mma_prologue(out);
-	kb_buf code = KB_BUF_INIT; /* the kernels: the wgmma helpers go before them when one uses them */
-	L.o = &code;
 	for (int i = 0; i < f->nkernels; i++)
 		if (kb_tile__kernel_has_dot_nt(&f->kernels[i])) {
 			kb_tile__mma_prologue_nt(out);
 			break;
 		}
-	for (int i = 0; i < f->nkernels; i++)
-		kernel(&L, &f->kernels[i]);
+	/* the kernels, each into its own buffer (the wgmma helpers go before
+	 * them when one uses them): those with a dot first, so that the others
+	 * know whether one of them launches with a producer warpgroup more */
+	kb_buf *code = kb_xcalloc((size_t)f->nkernels + 1, sizeof *code);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < f->nkernels; i++)
+			if (kb_tile__kernel_has_dot(&f->kernels[i]) == !pass) {
+				L.o = &code[i];
+				kernel(&L, &f->kernels[i]);
+			}
 	if (L.wgmma)
 		kb_tile__wgmma_prologue(out);
 	if (L.rows_any)
 		kb_tile__rows_prologue(out);
-	kb_buf_catn(out, code.s ? code.s : "", code.len);
-	kb_buf_free(&code);
+	for (int i = 0; i < f->nkernels; i++) {
+		kb_buf_catn(out, code[i].s ? code[i].s : "", code[i].len);
+		kb_buf_free(&code[i]);
+	}
+	free(code);
 	free(L.syms);
 	free(L.mats);
 	free(L.kept);

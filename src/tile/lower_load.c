@@ -425,6 +425,49 @@ bool kb_tile__reads_mem(const kb_tile__expr *e)
 	return kb_tile__walk_expr(e, memory_read, NULL);
 }
 
+/* A [BN] row at a wgmma result's columns: a warp holds all BN of them, 2 BN
+ * / 8 a thread (64 registers at BN = 256, which beside 128 accumulators
+ * made ptxas spill), so each is read where the epilogue uses it, dst[j]
+ * through an operator[] (L1 serves the repeats). */
+static void cols_at_use(kb_tile__lw *L, const kb_tile__access *a, const char *ct, const char *other,
+			const char *dst)
+{
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "struct { /* at this thread's columns of the dot's result, read where used */\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\tconst %s *p_;\n", kb_tile_ctype(a->t->dtype));
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\tlong long lim_;\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\tbool ok_;\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t%s other_;\n", ct);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "\t__device__ __forceinline__ %s operator[](int j_) const\n", ct);
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\t{\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\t\tconst int c_ = j_ / 2 * 8 + (int)threadIdx.x % 4 * 2 + j_ % 2;\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\t\treturn ok_ && c_ < lim_ ? ");
+	load_elem(a->t->dtype, "p_", "c_", L->o);
+	kb_buf_cat(L->o, " : other_;\n");
+	kb_tile__ind(L);
+	kb_buf_cat(L->o, "\t}\n");
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "} %s;\n", dst);
+	kb_tile__group_open(L, a, true, false);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s.p_ = p_ + wn0_;\n", dst);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s.lim_ = lim_ - wn0_;\n", dst);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s.ok_ = ok_;\n", dst);
+	kb_tile__ind(L);
+	kb_buf_catf(L->o, "%s.other_ = (%s)(%s);\n", dst, ct, other);
+	kb_tile__block_close(L, 1);
+}
+
 void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char *dst)
 {
 	kb_tile__access a;
@@ -436,6 +479,12 @@ void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char
 			kb_tile__cexpr(L, e->kwv[k], "0", &other);
 	const char *ct = kb_tile__ctype(e->type.dtype);
 	int n = L->mma.NT * 2;
+	if (L->mma.wg) {
+		cols_at_use(L, &a, ct, other.len ? other.s : "0", dst);
+		kb_buf_free(&other);
+		kb_tile__access_free(&a);
+		return;
+	}
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "%s %s[%d]; /* at this thread's columns of the dot's result */\n", ct, dst, n);
 	kb_tile__group_open(L, &a, true, false);

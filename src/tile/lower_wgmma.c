@@ -17,7 +17,11 @@
  * consumers run the epilogue in the mma layout (lower_dot.c) with warp v
  * holding rows wm0_ = v / 4 * BM / CONS + v % 4 * 16 + 64 mt: a warp's
  * part of a wgmma result is that of an m16n8 mma, so the epilogue's code is
- * the mma.sync one with m pieces 64 rows apart (MS).
+ * the mma.sync one with m pieces 64 rows apart (MS), so a bias row, an
+ * activation and a cast before the store are the mma.sync epilogue's too.
+ * A kernel of the file without a dot and of the same threads() (a `//! ref
+ * kernel`, which runs with the tested kernel's launch) takes the launch,
+ * threads() + 128, its extra warpgroup returning at once (lower.c).
  *
  * Shared memory: a's [BM][64] tile K-major, 128-byte rows, b's [64][BN]
  * tile as BN / 64 blocks of [64][64] N-major (wgmma transposes it), both
@@ -31,9 +35,7 @@
  * encoding a .tile kernel's spec has no line for.
  *
  * What falls back to mma.sync (plan_wgmma says which): a target other than
- * sm_90a; a file of more than one kernel (a `//! ref kernel` runs with the
- * tested kernel's launch, and the producer makes it threads() + 128: the
- * reference's threads() would not match); more than one dot loop or update; operands that are not bf16 or
+ * sm_90a; more than one dot loop or update; operands that are not bf16 or
  * f16 loads without keywords, sliced as above (k the loop variable, 64 of
  * it: one 128-byte swizzle row); threads() other than 128 or 256; BM not
  * 64 rows a consumer warpgroup's m piece (one or two of them), BN not 64,
@@ -102,10 +104,7 @@ static bool operand_ok(const kb_tile__lw *L, const kb_tile__dotop *o, int d, con
 void kb_tile__plan_wgmma(kb_tile__lw *L)
 {
 	kb_tile__mma *m = &L->mma;
-	/* one kernel a file: a `ref kernel` beside it runs with its launch,
-	 * which the producer warpgroup makes threads() + 128 */
-	if (L->f->nkernels != 1 || L->ndloops != 1 || L->dloops[0].nupds != 1 || L->T % 128 ||
-	    L->T > 256)
+	if (L->ndloops != 1 || L->dloops[0].nupds != 1 || L->T % 128 || L->T > 256)
 		return;
 	const kb_tile__dotloop *lp = &L->dloops[0];
 	const kb_tile__dotupd *u = &lp->upds[0];

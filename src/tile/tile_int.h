@@ -447,6 +447,8 @@ typedef struct kb_tile__lw {
 	int nstrs, capstrs, nstream;
 	kb_tile__mma mma;
 	bool wgmma;             /* a kernel of the file lowers its dot to wgmma */
+	int wg_T;               /* there: its threads() (a kernel of those takes its launch) */
+	bool wide;              /* the kernel takes that launch (lower.c) */
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
 	bool rows;              /* the kernel's 2-d tiles are in the row layout (lower_rows.c) */

@@ -220,13 +220,16 @@ for k in colsum.tile colsum.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=130,N=1029 --size M=64,N=1024 --size M=1,N=3
 done
 # ... and those whose reference is a kernel of the file (in double), run
-# here after the kernel on the same inputs (matmul_bias_gelu's shapes are
-# matmul's, its epilogue gemm_epilogue's below: not run, for time)
+# here after the kernel on the same inputs (matmul_bias_gelu.tile on the
+# emulator's sm_90: mma.sync, its reference as written; its sm_90a wgmma
+# and the hand .cu, all wgmma, are for the GPU: scripts/gpu-mbg.sh)
 for k in bias_gelu swiglu add_rmsnorm; do
 	for x in tile cu; do
 		emu "fused_${k}_$x" "kernels/fused/$k.$x" --size M=3,N=4099 --size M=2,N=1000
 	done
 done
+emu fused_matmul_bias_gelu_tile kernels/fused/matmul_bias_gelu.tile --size M=257,N=300,K=201 \
+	--size M=130,N=260,K=72 --size M=1,N=3,K=5
 for x in tile cu; do
 	emu "fused_causal_softmax_$x" "kernels/fused/causal_softmax.$x" --size T=67,M=134,N=67 \
 		--size T=1030,M=3,N=1030

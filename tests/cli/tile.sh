@@ -224,6 +224,38 @@ expect_json wgmma_copies_unrolled "j['build']['ptx'].count('cp.async.cg.shared.g
 run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --emit-cuda
 expect_in wgmma_emitted out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
 expect_not_in wgmma_no_mma_sync out "kb_mma_warp<"
+# matmul_bias_gelu.tile (its `//! arch sm_90a`) beside its `//! ref
+# kernel`: the dot is wgmma, the epilogue (bias row, tanh GELU, bf16) on its
+# result without spills, the reference launched as the kernel (384 threads,
+# its extra warpgroup returning); --arch sm_90 keeps mma.sync.
+MBG=kernels/fused/matmul_bias_gelu.tile
+run "$KB" compile "$MBG" --no-cache
+expect_rc mbg_wgmma_cubin 0
+expect_in mbg_wgmma_arch out "matmul_bias_gelu  sm_90a"
+expect_in mbg_wgmma_roles out "setmaxnreg: warps that give registers back keep 40"
+expect_in mbg_wgmma_no_spills out "(no spills)"
+run "$KB" compile "$MBG" --emit-cuda
+expect_in mbg_wgmma_emitted out "kb_wg_consume<128, 256, 4, 2, false>(acc, "
+if grep -xF -A1 'extern "C" __global__ void __launch_bounds__(384)' "$T_TMP/out" | grep -q '^matmul_bias_gelu_ref('
+then pass mbg_ref_launch; else fail mbg_ref_launch "the reference is not __launch_bounds__(384)"; fi
+expect_in mbg_ref_returns out "if (threadIdx.x >= 256) /* launched as the wgmma kernel beside it"
+run "$KB" compile "$MBG" --arch sm_90 --emit-cuda
+expect_in mbg_sm90_mma_sync out "kb_mma_warp<"
+expect_not_in mbg_sm90_no_wgmma out "wgmma"
+# the emulator's epilogue file (f16, a bias row, tanh, a cast, a [BM, BN]
+# residual load) at BK = 64 takes wgmma too, its reference at 256 threads
+run "$KB" compile tests/emu/gemm_epilogue.tile --arch sm_90a -D BK=64 --no-cache
+expect_rc epilogue_wgmma_cubin 0
+expect_in epilogue_wgmma_no_spills out "(no spills)"
+run "$KB" compile tests/emu/gemm_epilogue.tile --arch sm_90a -D BK=64 --emit-cuda
+expect_in epilogue_wgmma_emitted out "kb_wg_consume<64, 64, 2, 1, true>(acc, "
+expect_in epilogue_wgmma_ref out "if (threadIdx.x >= 128) /* launched as the wgmma kernel beside it"
+# ... and its hand kernel, wgmma too (no emulator runs it: the GPU does)
+run "$KB" compile kernels/fused/matmul_bias_gelu.cu --no-cache
+expect_rc mbg_hand_cubin 0
+expect_in mbg_hand_arch out "matmul_bias_gelu  sm_90a"
+expect_in mbg_hand_roles out "setmaxnreg: warps that give registers back keep 40"
+expect_in mbg_hand_no_spills out "(no spills)"
 
 # attention.tile takes the row layout (lower_rows.c): no shared buffer for
 # the dots' operands and results (kb_dot_), k and v copied a trip ahead, the

@@ -86,7 +86,7 @@ static void test_tile_wgmma__matmul(void)
 	/* the epilogue: the mma layout, m pieces 64 rows apart, a warp's 16 rows */
 	T_CONTAINS(cuda(&l), "const int wm0_ = (int)threadIdx.x / 128 * 128 + (int)threadIdx.x / 32 % 4 * 16, wn0_ = 0;");
 	T_CONTAINS(cuda(&l), "const int r_ = wm0_ + i_ / 64 * 64 + lane_ / 4 + i_ % 4 / 2 * 8;");
-	T_CONTAINS(cuda(&l), "float _t1[32]; /* at this thread's columns of the dot's result */");
+	T_CONTAINS(cuda(&l), "struct { /* at this thread's columns of the dot's result, read where used */");
 	T_OK(!strstr(cuda(&l), "kb_mma_warp<"));
 	lowered_free(&l);
 }
@@ -117,10 +117,6 @@ static void test_tile_wgmma__one_consumer(void)
  * take, lowers as it did: mma.sync, threads() as written, no wgmma helpers. */
 static void test_tile_wgmma__fallbacks(void)
 {
-	static const char two_kernels[] = MATMUL("256", "", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc)\n")
-		"kernel z(c: bf16[M, N]) grid(1) threads(256) {\n"
-		"    store(c[0, 0 : 8], zeros(8))\n"
-		"}\n";
 	static const struct {
 		const char *what, *text, *arch, *define;
 	} cases[] = {
@@ -136,7 +132,6 @@ static void test_tile_wgmma__fallbacks(void)
 		{"a reduction after the loop (a barrier of every thread)",
 		 MATMUL("256", "", "    s = sum(load(bias[n0 : n0 + BN]))\n    store(c[m0 : m0 + BM, n0 : n0 + BN], acc * s)\n"),
 		 "sm_90a", NULL},
-		{"two kernels (a ref kernel shares the launch)", two_kernels, "sm_90a", NULL},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		lowered l;
@@ -152,10 +147,77 @@ static void test_tile_wgmma__fallbacks(void)
 	}
 }
 
+/* A `//! ref kernel` beside the dot runs with its launch: the reference,
+ * written first here and without a dot, takes threads() + 128 with its
+ * extra warpgroup returning at once; the dot keeps wgmma and its epilogue
+ * (a [BN] bias row, tanh, the cast to bf16) the mma layout's, the bias read
+ * where it is used.  One with a block reduction keeps its threads() (the
+ * spec's check of the reference's launch then says so); one of other
+ * threads() too. */
+static void test_tile_wgmma__ref_kernel(void)
+{
+#define REF(THREADS, BODY)                                                                \
+	"kernel ref(a: bf16[M, K], b: bf16[K, N], bias: f32[N], c: bf16[M, N])\n"         \
+	"        grid(cdiv(M, 256) * cdiv(N, 128)) threads(" THREADS ") {\n"              \
+	BODY                                                                              \
+	"}\n"
+	static const char plain[] = REF("256", "    i = pid(0)\n"
+		"    store(c[i, 0 : 128], f32(load(a[i, 0 : 128])) + load(bias[0 : 128]))\n")
+		MATMUL("256", "", "    bb = load(bias[n0 : n0 + BN])\n"
+		"    u = acc + bb\n"
+		"    store(c[m0 : m0 + BM, n0 : n0 + BN], 0.5 * u * (1.0 + tanh(0.79788456 * (u + 0.044715 * u * u * u))))\n");
+	static const char reduce[] = REF("256", "    i = pid(0)\n"
+		"    store(c[i, 0 : 128], load(bias[0 : 128]) * sum(load(bias[0 : 256])))\n")
+		MATMUL("256", "", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc)\n");
+	static const char other[] = REF("128", "    i = pid(0)\n"
+		"    store(c[i, 0 : 128], load(bias[0 : 128]))\n")
+		MATMUL("256", "", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc)\n");
+	lowered l;
+	lower(&l, plain, "sm_90a", NULL);
+	T_EQ_INT(l.rc, 0);
+	T_OK(wgmma(&l));
+	T_EQ_INT(l.out.nkernels, 2);
+	T_EQ_INT(l.out.kernels[0].threads, 384);
+	T_EQ_INT(l.out.kernels[1].threads, 384);
+	/* the file's order: the reference first, its launch widened */
+	const char *r = strstr(cuda(&l), "__launch_bounds__(384)\nref(");
+	const char *mm = strstr(cuda(&l), "__launch_bounds__(384, 1)\nmm(");
+	T_OK(r && mm && r < mm);
+	T_CONTAINS(cuda(&l), "\tif (threadIdx.x >= 256) /* launched as the wgmma kernel beside it: threads() + 128 */\n\t\treturn;\n");
+	/* the epilogue on the wgmma result: the bias at its columns, read where used */
+	T_CONTAINS(cuda(&l), "kb_wg_consume<256, 128, 4, 2, false>(acc, ");
+	T_CONTAINS(cuda(&l), "} _t1;\n");
+	T_CONTAINS(cuda(&l), "\t\treturn ok_ && c_ < lim_ ? p_[c_] : other_;\n");
+	T_CONTAINS(cuda(&l), "u[i_] = (acc[i_] + _t1[(i_) / 4 % 16 * 2 + (i_) % 2]);");
+	T_CONTAINS(cuda(&l), "tanhf(");
+	T_CONTAINS(cuda(&l), "__floats2bfloat162_rn(v_[0], v_[1])");
+	lowered_free(&l);
+	/* sm_90: mma.sync, each kernel its own threads() */
+	lower(&l, plain, "sm_90", NULL);
+	T_EQ_INT(l.rc, 0);
+	T_OK(!wgmma(&l));
+	T_EQ_INT(l.out.kernels[0].threads, 256);
+	T_EQ_INT(l.out.kernels[1].threads, 256);
+	T_OK(!strstr(cuda(&l), "launched as the wgmma kernel"));
+	lowered_free(&l);
+	static const char *const keep[] = {reduce, other};
+	for (int i = 0; i < 2; i++) {
+		lower(&l, keep[i], "sm_90a", NULL);
+		T_EQ_INT(l.rc, 0);
+		T_OK(wgmma(&l));
+		T_EQ_INT(l.out.kernels[1].threads, 384);
+		T_EQ_INT(l.out.kernels[0].threads, i ? 128 : 256);
+		T_OK(!strstr(cuda(&l), "launched as the wgmma kernel"));
+		lowered_free(&l);
+	}
+#undef REF
+}
+
 int main(void)
 {
 	T_RUN(test_tile_wgmma__matmul);
 	T_RUN(test_tile_wgmma__one_consumer);
 	T_RUN(test_tile_wgmma__fallbacks);
+	T_RUN(test_tile_wgmma__ref_kernel);
 	return t_report();
 }
