@@ -17,7 +17,10 @@
 # CLOCKS=1: also the SM clock each side ran at (ncu's
 # sm__cycles_elapsed.avg.per_second, median of its launches; kbench's NVML
 # samples while timing, timing.gpu.sm_clock_mhz, median of the runs).
-# Usage: bench/ncu_gallery.sh (repo root, GPU; prints a table).
+# FILE@A=1,B=2 times FILE at those args instead of its default size (the
+# KernelBench problems, whose own sizes take minutes of reference each).
+# Usage: bench/ncu_gallery.sh [--list | FILE...] (repo root, GPU; prints a
+# table; --list: the default entries).
 set -u
 KB=${KB:-build/kbench}
 NCU=${NCU:-ncu}
@@ -31,38 +34,49 @@ METRICS=gpu__time_duration.sum
 [ "$CLOCKS" = 1 ] && METRICS=$METRICS,sm__cycles_elapsed.avg.per_second
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-[ $# -gt 0 ] || set -- $(find kernels -name '*.cu' -o -name '*.tile' -o -name '*.ptx' | sort)
+# the default entries: every kernels/ file, the KernelBench problems whose
+# references take minutes at their own sizes at the sizes
+# bench/pyref_gpu_h100.txt times them
+entries() {
+	find kernels -name '*.cu' -o -name '*.tile' -o -name '*.ptx' | sort | sed \
+	    -e 's|^kernels/kernelbench/19_relu.cu$|&@D=32768|' -e 's|^kernels/kernelbench/23_softmax.cu$|&@D=32768|' \
+	    -e 's|^kernels/kernelbench/89_cumsum.cu$|&@B=4096|' -e 's|^kernels/kernelbench/97_sdpa.cu$|&@B=4|'
+}
+[ "${1:-}" = --list ] && { entries; exit 0; }
+[ $# -gt 0 ] || set -- $(entries)
 echo "kbench vs ncu  $(date -u +%Y-%m-%dT%H:%MZ)  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)  $($NCU --version | tail -1)  kbench $($KB --version 2>&1 | head -1)"
 printf '%-44s %-24s %10s' file kernel "ncu us"
 [ "$NCU_NONE" = 1 ] && printf ' %12s %7s' "ncu cc=none" diff
 for p in $PROGS; do printf ' %12s %7s' "${p%%-*}" diff; done
 [ "$CLOCKS" = 1 ] && printf ' %8s %8s' "ncu MHz" "kb MHz"
 echo
-for f in "$@"; do
-	"$KB" run "$f" --no-sweep --seed 1 --timeout 300 --json >"$TMP/r.json" 2>"$TMP/r.err"
+for entry in "$@"; do
+	f=${entry%%@*} A=
+	[ "$f" != "$entry" ] && A=$(echo "${entry#*@}" | tr ',' '\n' | sed 's/^/--arg /' | tr '\n' ' ')
+	"$KB" run "$f" $A --no-sweep --seed 1 --timeout 300 --json >"$TMP/r.json" 2>"$TMP/r.err"
 	k=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['launch']['kernel'] if j.get('verdict') == 'CORRECT' else '-' + j.get('verdict', j.get('status', '?')) + ' ' + j.get('message', '')[:300].replace(chr(10), ' '))" "$TMP/r.json" 2>/dev/null || echo -ERROR)
-	case $k in -*) printf '%-44s %s\n' "$f" "not timed: ${k#-} $(head -c 160 "$TMP/r.err" | tr '\n' ' ')"; continue ;; esac
+	case $k in -*) printf '%-44s %s\n' "$entry" "not timed: ${k#-} $(head -c 160 "$TMP/r.err" | tr '\n' ' ')"; continue ;; esac
 	for cc in all none; do
 		[ $cc = none ] && [ "$NCU_NONE" != 1 ] && continue
 		$NCU --csv --print-units base --metrics "$METRICS" --cache-control $cc \
 		     --clock-control none --target-processes all -k "regex:^$k\$" --launch-skip 4 \
-		     --launch-count "$NCU_COUNT" $KILL "$KB" run "$f" --no-sweep --trials 1 --seed 1 \
+		     --launch-count "$NCU_COUNT" $KILL "$KB" run "$f" $A --no-sweep --trials 1 --seed 1 \
 		     --timeout 300 >"$TMP/ncu-$cc.csv" 2>"$TMP/ncu.err"
 	done
 	for p in $PROGS; do
 		: >"$TMP/med.$p"
 		for i in $(seq "$REPS"); do
 			if [ "$p" = default ] && [ "$i" = 1 ]; then cat "$TMP/r.json" # the first run's (the same command)
-			elif [ "$p" = default ]; then "$KB" run "$f" --no-sweep --seed 1 --timeout 300 --json
-			elif [ "$p" = cupti ]; then KBENCH_CUPTI=1 "$KB" run "$f" --no-sweep --seed 1 --json
-			elif [ "$p" = graph ]; then "$KB" run "$f" --no-sweep --seed 1 --timing graph --json
-			elif [ "$p" = trials1 ]; then "$KB" run "$f" --no-sweep --seed 1 --trials 1 --json
-			else KBENCH_TIMING_EXP=$p "$KB" run "$f" --no-sweep --seed 1 --json; fi >"$TMP/k.json" 2>/dev/null
+			elif [ "$p" = default ]; then "$KB" run "$f" $A --no-sweep --seed 1 --timeout 300 --json
+			elif [ "$p" = cupti ]; then KBENCH_CUPTI=1 "$KB" run "$f" $A --no-sweep --seed 1 --json
+			elif [ "$p" = graph ]; then "$KB" run "$f" $A --no-sweep --seed 1 --timing graph --json
+			elif [ "$p" = trials1 ]; then "$KB" run "$f" $A --no-sweep --seed 1 --trials 1 --json
+			else KBENCH_TIMING_EXP=$p "$KB" run "$f" $A --no-sweep --seed 1 --json; fi >"$TMP/k.json" 2>/dev/null
 			python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['timing']; print(t['kernel_us']['median'] if sys.argv[2] == 'cupti' else t['median_us'])" "$TMP/k.json" "$p" >>"$TMP/med.$p" 2>/dev/null
 			python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['timing']['gpu']['sm_clock_mhz']['median'])" "$TMP/k.json" >>"$TMP/mhz.$p" 2>/dev/null
 		done
 	done
-	python3 - "$TMP" "$f" "$k" "$CLOCKS" "$NCU_NONE" $PROGS <<'PY'
+	python3 - "$TMP" "$entry" "$k" "$CLOCKS" "$NCU_NONE" $PROGS <<'PY'
 import csv, os, statistics, sys
 tmp, f, k, clocks, none, progs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", sys.argv[5] == "1", sys.argv[6:]
 def ncu_values(cc):

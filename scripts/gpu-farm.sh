@@ -39,7 +39,7 @@ job() {
 	case $1 in
 	ncu*/*) i=${1#ncu}; n=${i#*/}; i=${i%/*}
 		files=$({ if [ -n "${NCU_LIST:-}" ]; then tr ' ' '\n' <"$NCU_LIST"; else
-			find kernels -name '*.cu' -o -name '*.tile' -o -name '*.ptx'; fi; } |
+			sh bench/ncu_gallery.sh --list; fi; } |
 			grep . | sort | awk -v i="$i" -v n="$n" 'NR % n == i % n')
 		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=20 CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
