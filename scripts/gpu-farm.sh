@@ -19,6 +19,8 @@
 #             file on an H200)
 #   gal-OP    scripts/gpu-gallery.sh table OP (issue 31's gallery table)
 #   replay    kbench replay sessions/softmax (issue 31)
+#   rec-OP+OP scripts/record-gallery.sh OP OP (sessions.tgz), then a replay
+#             of sessions/softmax on the same GPU
 #   guard     bench/timing_guard.sh over the nine kernels, NOD=1 (issue 24;
 #             needs .gpu/kbench-old.tar.gz carried)
 #   NAME      scripts/gpu-NAME.sh (attn-speed, tile-fused, lnodd, mbg, ...)
@@ -45,6 +47,7 @@ job() {
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
 	gal-*) echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
+	rec-*) echo "${T:-300} sh -c 'sh scripts/record-gallery.sh $(echo "${1#rec-}" | tr + " ") && build/kbench replay sessions/softmax'" ;;
 	guard) echo "240 sh -c 'mkdir -p /tmp/oldkb && tar xzf .gpu/kbench-old.tar.gz -C /tmp/oldkb && NOD=1 REPS=3 sh bench/timing_guard.sh /tmp/oldkb/old/build/kbench'" ;;
 	*) echo "${T:-150} sh scripts/gpu-$1.sh" ;;
 	esac

@@ -27,13 +27,15 @@ step() {
 	op=$1 file=$2 st=$3
 	shift 3
 	t0=$(date +%s)
-	cp "$REPO/kernels/$op/$st.cu" "$W/$op/$file"
+	src=$REPO/kernels/$op/$st.cu
+	[ -f "$src" ] || src=$REPO/kernels/$op/$st # a .tile step: named whole
+	cp "$src" "$W/$op/$file"
 	# shellcheck disable=SC2086 # PROFILE_ARGS: words
 	(cd "$W/$op" && "$KB" profile "$file" --no-sweep --trials 1 ${PROFILE_ARGS:-} "$@") > "$NOTES/${op}_${file%.cu}_$st.txt" 2>&1
 	n=$(cd "$W/$op" && "$KB" log "$file" | grep -c '^  v[0-9]')
 	(cd "$W/$op" && "$KB" label "v$n" "$st" --file "$file") >/dev/null
 	printf '%-10s %-22s %-26s %4ss %s\n' "$op" "$file" "$st" "$(($(date +%s) - t0))" \
-		"$(grep -E '^  (CORRECT|INCORRECT|FAULT|TIMEOUT)|bandwidth' "$NOTES/${op}_${file%.cu}_$st.txt" | tr -s ' ' | cut -c1-90 | tr '\n' ' ')"
+		"$(grep -E '^  (CORRECT|INCORRECT|FAULT|TIMEOUT)|bandwidth|TFLOP' "$NOTES/${op}_${file%.cu}_$st.txt" | tr -s ' ' | cut -c1-90 | tr '\n' ' ')"
 }
 
 record() {
@@ -52,7 +54,16 @@ record() {
 		step softmax softmax_bf16_long.cu softmax_bf16_cluster_async --arg N=131072 --define CLUSTER=8
 		step softmax softmax_bf16_long.cu softmax_bf16_bulk --arg N=131072 --define CLUSTER=8
 		step softmax softmax_bf16_odd.cu softmax_bf16 --arg N=5003
-		step softmax softmax_bf16_odd.cu softmax_bf16_aligned --arg N=5003 ;;
+		step softmax softmax_bf16_odd.cu softmax_bf16_aligned --arg N=5003
+		# a GPT-2 vocabulary: the any-width kernel, then the ring (issue 31)
+		step softmax softmax_bf16_vocab.cu softmax_bf16_aligned --arg M=8192 --arg N=50257 --define VPT=8
+		step softmax softmax_bf16_vocab.cu softmax_bf16_ring --arg M=8192 --arg N=50257 --define CLUSTER=1 ;;
+	attention) # issue 30's steps at N = 4096, D = 128, B x H = 64; the .tile beside them
+		main=attention.cu
+		for s in 01_naive 02_fa2 03_fa3; do
+			step attention attention.cu $s --arg N=4096 --arg B=4 --arg H=16 --timeout 120
+		done
+		step attention attention.tile attention.tile --arg N=4096 --arg B=4 --arg H=16 --arg D=128 ;;
 	layernorm)
 		for s in 01_naive 02_registers; do step layernorm layernorm.cu $s; done
 		step layernorm layernorm_bf16.cu layernorm_bf16
@@ -93,7 +104,7 @@ record() {
 	"$KB" session export "$op" -o "$REPO/sessions/$op"
 }
 
-for op in ${*:-softmax layernorm rmsnorm reduce transpose}; do
+for op in ${*:-softmax layernorm rmsnorm reduce transpose attention}; do
 	record "$op"
 done
 tar czf "$OUT/sessions.tgz" sessions
