@@ -62,6 +62,10 @@ check() {
 	for n in 5003 4093 50257 8192; do
 		one kernels/transpose/transpose_bf16_aligned.cu 8192 $n
 	done
+	for w in 1:2 7:2 13:2 5003:2 50257:2 65536:2 200003:8 262144:8; do # the f32 rings, gallery.py's ring32() clusters
+		one kernels/softmax/09_ring.cu 1024 "${w%:*}" --define CLUSTER="${w#*:}"
+		one kernels/rmsnorm/04_ring.cu 1024 "${w%:*}" --define CLUSTER="${w#*:}"
+	done
 	for n in 1 7 4093; do
 		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
 		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
@@ -105,7 +109,8 @@ memcheck() {
 	CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 	for spec in "softmax/softmax_bf16_aligned 5003" "layernorm/layernorm_bf16_aligned 5003" \
 		"rmsnorm/rmsnorm_bf16_aligned 4093" "reduce/row_sum_bf16_aligned 5003" "reduce/03_aligned 5003" \
-		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4"; do
+		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4" \
+		"softmax/09_ring 50257 --define CLUSTER=2" "rmsnorm/04_ring 5003 --define CLUSTER=2"; do
 		set -- $spec
 		f=$1 n=$2
 		shift 2
