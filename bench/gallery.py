@@ -93,13 +93,24 @@ def ring_of(per16, ws=False):
 ring, ring_f32 = ring_of(8), ring_of(4)
 
 
+def ring32(twice=False, extra=()):
+    """softmax/09_ring.cu, rmsnorm/04_ring.cu: ring_f32's cluster (4 elements
+    a uint4, so twice the bf16 one); twice: the next cluster up."""
+    def f(n):
+        a = ring_f32(n)
+        c = int(a[1].split("=")[1]) * (2 if twice else 1) if a else 32
+        return ["--define", f"CLUSTER={c}", *extra] if c <= 16 else None
+    return f
+
+
 S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
 # (op, dtype) -> [(file, defines(n) -> kbench arguments, or None where it cannot run n)]
 CANDIDATES = {
     ("softmax", "f32"): [(S + "05_registers.cu", regs(4, 4)), (S + "05_registers.cu", lambda n: ["--define", "VPT=8"] if 16384 < n <= 32768 else None),
                          (S + "07_cluster_async.cu", clus(16384)), (S + "08_bulk.cu", clus(8192)),
                          (S + "08_bulk.cu", clus(16384, ("--define", "VPT=8"))),
-                         (S + "08_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None)],
+                         (S + "08_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None),
+                         (S + "09_ring.cu", ring32()), (S + "09_ring.cu", ring32(True))],
     ("softmax", "bf16"): [(S + "softmax_bf16.cu", pow8(fixed(32768))), (S + "softmax_bf16_aligned.cu", regs(4, 8)),
                           (S + "softmax_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
                           (S + "softmax_bf16_cluster_async.cu", clus(16384)),
@@ -113,7 +124,8 @@ CANDIDATES = {
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
                             (L + "layernorm_bf16_ring.cu", ring), (L + "layernorm_bf16_ring.cu", ring_of(8, ws=True))],
-    ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192))],
+    ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
+                         (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8")))],
     ("rmsnorm", "bf16"): [(R + "rmsnorm_bf16.cu", pow8(fixed(32768))), (R + "rmsnorm_bf16_aligned.cu", regs(4, 8)),
                           (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],
     ("sum", "f32"): [(N_ + "02_vec4.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "03_aligned.cu", fixed(1 << 30))],

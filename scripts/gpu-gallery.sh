@@ -79,6 +79,10 @@ check() {
 		one kernels/layernorm/layernorm_bf16_ring.cu "$m" "$n" --define CLUSTER="${r%:*}" --define WS=1 --define NSLOT=9
 		[ "${r#*:}" = 0 ] || one kernels/layernorm/04_ring.cu "$m" "$n" --define CLUSTER="${r#*:}" --define WS=1 --define NSLOT=9
 	done
+	for w in 1:2 7:2 13:2 5003:2 50257:2 65536:2 200003:8 262144:8; do # the f32 rings, gallery.py's ring32() clusters
+		one kernels/softmax/09_ring.cu 1024 "${w%:*}" --define CLUSTER="${w#*:}"
+		one kernels/rmsnorm/04_ring.cu 1024 "${w%:*}" --define CLUSTER="${w#*:}"
+	done
 	for n in 1 7 4093; do
 		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
 		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
@@ -136,7 +140,8 @@ memcheck() {
 		"rmsnorm/rmsnorm_bf16_aligned 4093" "reduce/row_sum_bf16_aligned 5003" "reduce/03_aligned 5003" \
 		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4" \
 		"layernorm/layernorm_bf16_ring 50257 --define CLUSTER=1" "layernorm/04_ring 200003 --define CLUSTER=8" \
-		"layernorm/layernorm_bf16_ring 200003 --define CLUSTER=16 --define WS=1 --define NSLOT=9"; do
+		"layernorm/layernorm_bf16_ring 200003 --define CLUSTER=16 --define WS=1 --define NSLOT=9" \
+		"softmax/09_ring 50257 --define CLUSTER=2" "rmsnorm/04_ring 5003 --define CLUSTER=2"; do
 		set -- $spec
 		f=$1 n=$2
 		shift 2
