@@ -14,7 +14,8 @@
 // strip, each taking every CLUSTER-th group of rows; the block sums its
 // warps in shared memory and each block of the cluster adds up its share
 // of the strip's columns from every block's shared memory, in rank order
-// (the same result every launch, no atomics).  Rows whose last chunk could
+// (the same result every launch, no atomics; CLUSTER = 1: a block a strip,
+// no cluster, which the host emulator runs).  Rows whose last chunk could
 // pass the end of x (the last one, or 7 / N of them) load element by
 // element.
 //
@@ -27,17 +28,18 @@
 //! ref     sum(x, dim=0) -> y
 //! tol     rtol=1e-3 atol=1e-2
 //! sweep   N = 5003, 8192, 50257, 4093, 7, 1
-//! tune    CLUSTER = 16, 8, 4
+//! tune    CLUSTER = 16, 8, 4, 1
 //! tune    THREADS = 256, 512
 //! tune    U = 4, 2, 8
 
-#include <cooperative_groups.h>
 #include <cuda_bf16.h>
-
-namespace cg = cooperative_groups;
 
 #ifndef CLUSTER
 #define CLUSTER 16 /* blocks a strip (more than 8: kbench allows the non-portable 16) */
+#endif
+#if CLUSTER > 1
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
 #endif
 #ifndef THREADS
 #define THREADS 256 /* a multiple of 256: THREADS / 256 warps for each row class */
@@ -69,7 +71,12 @@ __device__ int shift_of(int j, int N)
 extern "C" __global__ void __cluster_dims__(1, CLUSTER, 1) __launch_bounds__(THREADS)
 col_sum_bf16(const __nv_bfloat16 *__restrict__ x, float *__restrict__ y, int M, int N)
 {
+#if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
+	const int rank = (int)cluster.block_rank();
+#else
+	const int rank = 0;
+#endif
 	__shared__ __align__(16) float part[W][256];
 	__shared__ float mine[STRIP];
 	const int lane = threadIdx.x % 32, w = threadIdx.x / 32, j = w % 8, s = shift_of(j, N);
@@ -78,7 +85,7 @@ col_sum_bf16(const __nv_bfloat16 *__restrict__ x, float *__restrict__ y, int M, 
 	const int safe = M - (N + 6) / N;            /* rows whose chunks all lie inside x */
 	const int step = 8 * CLUSTER * (W / 8);
 	const size_t total = (size_t)M * N;
-	int m = 8 * ((int)cluster.block_rank() * (W / 8) + w / 8) + j;
+	int m = 8 * (rank * (W / 8) + w / 8) + j;
 	float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 	const uint4 zero = make_uint4(0, 0, 0, 0);
 	for (; m + (U - 1) * step < safe; m += U * step) {
@@ -120,16 +127,25 @@ col_sum_bf16(const __nv_bfloat16 *__restrict__ x, float *__restrict__ y, int M, 
 			t += part[v][i + shift_of(v % 8, N)];
 		mine[i] = t;
 	}
+#if CLUSTER > 1
 	cluster.sync();
-	const int rank = (int)cluster.block_rank();
+#else
+	__syncthreads();
+#endif
 	for (int i = threadIdx.x; i < STRIP; i += THREADS) {
 		int c = blockIdx.x * STRIP + i;
 		if (i % CLUSTER == rank && c < N) {
 			float t = 0.0f;
+#if CLUSTER > 1
 			for (int r = 0; r < CLUSTER; r++)
 				t += *cluster.map_shared_rank(&mine[i], r);
+#else
+			t = mine[i];
+#endif
 			y[c] = t;
 		}
 	}
+#if CLUSTER > 1
 	cluster.sync(); /* the others may still read this block's mine[] */
+#endif
 }
