@@ -120,7 +120,9 @@ CANDIDATES = {
     ("max", "f32"): [(N_ + "row_max_f32.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "row_max_f32_aligned.cu", fixed(1 << 30))],
     ("max", "bf16"): [(N_ + "row_max_bf16_aligned.cu", fixed(1 << 30)), (N_ + "row_max_bf16_aligned.cu", warp_rows)],
     ("colsum", "f32"): [(N_ + "col_sum_f32.cu", fixed(1 << 30))],
-    ("colsum", "bf16"): [(N_ + "col_sum_bf16.cu", fixed(1 << 30)), (N_ + "col_sum_bf16_vec.cu", col_cluster)],
+    ("colsum", "bf16"): [(N_ + "col_sum_bf16.cu", fixed(1 << 30)), (N_ + "col_sum_bf16_vec.cu", col_cluster),
+                         (N_ + "col_sum_bf16_vec.cu", lambda n: ["--define", "CLUSTER=8", "--define", "THREADS=512"]
+                          if n <= 16384 else None)],
     ("transpose", "f32"): [(T + "03_tile64.cu", fixed(1 << 30))],
     ("transpose", "bf16"): [(T + "transpose_bf16.cu", fixed(1 << 30)), (T + "transpose_bf16_aligned.cu", fixed(1 << 30))],
 }
