@@ -13,6 +13,8 @@
 //! ref     max(x, dim=1) -> y
 //! tol     rtol=0 atol=0
 //! sweep   N = 5003, 4096, 8192, 50257, 4093, 7, 1
+//! require min(ROWS - 1, THREADS / ROWS - 32) <= 0   // a block a row, or at most 32 threads a row
+//! require THREADS / ROWS >= 8                         // a thread each for the head and tail
 //! tune    THREADS = 256, 128, 512
 //! tune    INFLIGHT = 8, 4, 16
 //! tune    ROWS = 1, 8
