@@ -6,7 +6,9 @@
 // takes 2-byte loads (40% of copy at N = 5003 on an H100, 0.48x PyTorch).
 // The last loads of a row (fewer than INFLIGHT a thread) go out together,
 // predicated, not one after another: at N = 5003 a row is 625 uint4, fewer
-// than one batch of 256 x 8, so every load used to wait on the one before.
+// than one batch of 256 x 8, and the compiler's remainder loop (PTX: the
+// trip count mod 4 one load at a time, then four at once) took the 2 or 3
+// of each thread one at a time; at 8192 it was exactly the four.
 // ROWS = THREADS / 32 gives each warp a row (ROWS rows a block, shuffles
 // only, no barrier): a row of 5003 bf16 is 10 KB, and one block a row spent
 // more on starting blocks and on the block-wide sum than on loading (75.7%
