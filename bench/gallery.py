@@ -103,6 +103,17 @@ def ring32(twice=False, extra=()):
     return f
 
 
+def warp_rows(n):
+    """A warp a row (ROWS = 8 of 256 threads) for rows up to 16384 bf16."""
+    return ["--define", "ROWS=8"] if n <= 16384 else None
+
+
+def col_cluster(n):
+    """col_sum_bf16_vec.cu: 16 blocks a 248-column strip where strips are
+    few (N = 5003: 21 strips, 336 blocks), 4 where they are many."""
+    return ["--define", f"CLUSTER={16 if n <= 16384 else 4}"]
+
+
 S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
 # (op, dtype) -> [(file, defines(n) -> kbench arguments, or None where it cannot run n)]
 CANDIDATES = {
@@ -129,11 +140,14 @@ CANDIDATES = {
     ("rmsnorm", "bf16"): [(R + "rmsnorm_bf16.cu", pow8(fixed(32768))), (R + "rmsnorm_bf16_aligned.cu", regs(4, 8)),
                           (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],
     ("sum", "f32"): [(N_ + "02_vec4.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "03_aligned.cu", fixed(1 << 30))],
-    ("sum", "bf16"): [(N_ + "row_sum_bf16.cu", pow8(fixed(1 << 30))), (N_ + "row_sum_bf16_aligned.cu", fixed(1 << 30))],
+    ("sum", "bf16"): [(N_ + "row_sum_bf16.cu", pow8(fixed(1 << 30))), (N_ + "row_sum_bf16_aligned.cu", fixed(1 << 30)),
+                      (N_ + "row_sum_bf16_aligned.cu", warp_rows)],
     ("max", "f32"): [(N_ + "row_max_f32.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "row_max_f32_aligned.cu", fixed(1 << 30))],
-    ("max", "bf16"): [(N_ + "row_max_bf16_aligned.cu", fixed(1 << 30))],
+    ("max", "bf16"): [(N_ + "row_max_bf16_aligned.cu", fixed(1 << 30)), (N_ + "row_max_bf16_aligned.cu", warp_rows)],
     ("colsum", "f32"): [(N_ + "col_sum_f32.cu", fixed(1 << 30))],
-    ("colsum", "bf16"): [(N_ + "col_sum_bf16.cu", fixed(1 << 30))],
+    ("colsum", "bf16"): [(N_ + "col_sum_bf16.cu", fixed(1 << 30)), (N_ + "col_sum_bf16_vec.cu", col_cluster),
+                         (N_ + "col_sum_bf16_vec.cu", lambda n: ["--define", "CLUSTER=8", "--define", "THREADS=512"]
+                          if n <= 16384 else None)],
     ("transpose", "f32"): [(T + "03_tile64.cu", fixed(1 << 30))],
     ("transpose", "bf16"): [(T + "transpose_bf16.cu", fixed(1 << 30)), (T + "transpose_bf16_aligned.cu", fixed(1 << 30))],
 }

@@ -57,7 +57,8 @@ check() {
 		one kernels/$f.cu 32768 5003
 		one kernels/$f.cu 8192 50257 --define VPT=8
 	done
-	for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16; do
+	for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16 \
+		col_sum_bf16_vec; do
 		one kernels/reduce/$f.cu 32768 5003
 		one kernels/reduce/$f.cu 8192 50257
 		one kernels/reduce/$f.cu 1000 200003
@@ -83,13 +84,18 @@ check() {
 		one kernels/softmax/09_ring.cu 1024 "${w%:*}" --define CLUSTER="${w#*:}"
 		one kernels/rmsnorm/04_ring.cu 1024 "${w%:*}" --define CLUSTER="${w#*:}"
 	done
+	one kernels/reduce/row_sum_bf16_aligned.cu 32768 5003 --define ROWS=8
+	one kernels/reduce/row_max_bf16_aligned.cu 32768 5003 --define ROWS=8
 	for n in 1 7 4093; do
 		one kernels/softmax/softmax_bf16_aligned.cu 4096 $n
 		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
 		one kernels/rmsnorm/rmsnorm_bf16_aligned.cu 4096 $n
-		for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16; do
+		for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16 \
+			col_sum_bf16_vec; do
 			one kernels/reduce/$f.cu 4096 $n
 		done
+		one kernels/reduce/row_sum_bf16_aligned.cu 4093 $n --define ROWS=8 # a last block part empty
+		one kernels/reduce/row_max_bf16_aligned.cu 4093 $n --define ROWS=8
 	done
 }
 

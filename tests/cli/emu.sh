@@ -330,6 +330,17 @@ for f in softmax/softmax_bf16_aligned layernorm/layernorm_bf16_aligned rmsnorm/r
 	emu "cu_$(basename $f)_off" kernels/$f.cu --offset 4 --size M=5,N=1003 --size M=3,N=4096
 done
 emu cu_transpose_bf16_aligned kernels/transpose/transpose_bf16_aligned.cu --size R=256,C=5003 --size R=130,C=70 --size R=128,C=4096
+# a warp a row (ROWS = 8: a last block part empty), and the sum across rows
+# with 16-byte loads at every row offset (CLUSTER = 1: the emulator has no
+# clusters)
+for f in row_sum_bf16_aligned row_max_bf16_aligned; do
+	emu "cu_${f}_rows8" kernels/reduce/$f.cu -D ROWS=8 --size M=9,N=5003 --size M=13,N=4099 --size M=11,N=7 \
+		--size M=3,N=1 --size M=2,N=4096
+done
+emu cu_col_sum_bf16_vec kernels/reduce/col_sum_bf16_vec.cu -D CLUSTER=1 --size M=100,N=5003 --size M=33,N=7 \
+	--size M=70,N=1 --size M=41,N=4093 --size M=3,N=50257 --size M=24,N=256
+emu cu_col_sum_bf16_vec_512 kernels/reduce/col_sum_bf16_vec.cu -D CLUSTER=1 -D THREADS=512 --size M=100,N=5003 \
+	--size M=33,N=7
 emu cu_layernorm_bf16_aligned_vpt8 kernels/layernorm/layernorm_bf16_aligned.cu -D VPT=8 --size M=2,N=50257 --size M=2,N=7
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
