@@ -17,6 +17,8 @@
 #             (REPS=1, NCU_COUNT=20, CLOCKS=1): issue 24's every-file table;
 #             NCU_LIST=FILE: over the files it names instead (about 14 s a
 #             file on an H200)
+#   ncux      the entries NCUX_LIST names, REPS=3 with ncu's cc=none and
+#             CUPTI's kernel durations beside (what separates the two)
 #   gal-OP    scripts/gpu-gallery.sh table OP (issue 31's gallery table)
 #   replay    kbench replay sessions/softmax (issue 31)
 #   rec-OP+OP scripts/record-gallery.sh OP OP (sessions.tgz), then a replay
@@ -43,7 +45,8 @@ job() {
 		files=$({ if [ -n "${NCU_LIST:-}" ]; then tr ' ' '\n' <"$NCU_LIST"; else
 			sh bench/ncu_gallery.sh --list; fi; } |
 			grep . | sort | awk -v i="$i" -v n="$n" 'NR % n == i % n')
-		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=20 CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
+		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=${NCU_COUNT:-20} CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
+	ncux) echo "$(( $(wc -w <"$NCUX_LIST") * 45 + 20 )) env NCU_NONE=1 REPS=3 PROGS='default cupti' NCU_COUNT=15 CLOCKS=1 sh bench/ncu_gallery.sh $(cat "$NCUX_LIST")" ;;
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
 	gal-*) echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
