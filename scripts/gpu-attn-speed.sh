@@ -24,7 +24,7 @@ set -u
 cd "$(dirname "$0")/.." || exit
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
 [ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
-export XDG_CACHE_HOME=/tmp/kc-attnspeed KBENCH_NO_SESSION=1
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc-attnspeed} KBENCH_NO_SESSION=1
 KB=build/kbench
 LOG=$OUT/attn-speed.txt
 TAB=$OUT/attn-speed-table.txt
