@@ -15,7 +15,9 @@
 # rescale; N = 8192, not causal; before the N = 4096 rows).  Builds nothing: runs from the repo root
 # with the make dist tarball (build/dist*/).  Under BUDGET seconds (default
 # 135; gpu-final.sh gives the part 150): a row that could not start in time
-# is listed SKIPPED, and the table is printed in any case.
+# is listed SKIPPED, and the table is printed in any case.  Time left:
+# kbench compile's SASS mix (nvdisasm) of two variants in the log beside
+# bench/sass_ops.py's counts (calibrated on the CPU VM without nvdisasm).
 # Output: $OUT/attn-speed.txt (everything), $OUT/attn-speed-table.txt; the
 # table printed last: verdict and median us of each run, and for the timed
 # sizes attention.tile's time as a percentage of 02_fa2's (fa2 us / tile us:
@@ -120,6 +122,17 @@ for n in 8192 4096; do
 			fi
 		done
 	done
+done
+# time left: kbench compile's SASS mix (nvdisasm) of -2t and 02_fa2.cu at D =
+# 64 beside bench/sass_ops.py's counts of the same cubins (its opcode table
+# was calibrated without nvdisasm: this checks it)
+for v in "attention.tile:--define BM=128" "02_fa2.cu:--define D=64"; do
+	[ "$(left)" -ge 15 ] || break
+	x=$(mktemp -d)
+	# shellcheck disable=SC2086
+	XDG_CACHE_HOME=$x timeout 15 $KB compile "$A/${v%%:*}" ${v#*:} >>"$LOG" 2>&1
+	python3 bench/sass_ops.py "$x"/kbench/compile/*/*/out.cubin >>"$LOG" 2>&1
+	rm -rf "$x"
 done
 echo "wall $(($(date +%s) - T0)) s" >>"$LOG"
 
