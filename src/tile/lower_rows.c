@@ -37,7 +37,12 @@
  *   two buffers (one cp.async group a trip, as 02_fa2.cu does): the next
  *   trip's copies, a wait for this trip's and a barrier at the top of a
  *   trip, a barrier at its end.  Elsewhere b is copied where the dot is,
- *   between two barriers.
+ *   between two barriers.  Rows that are not 16-byte aligned are copied
+ *   element by element in a call (kb_rows_copy_slow), out of the loop's
+ *   registers.
+ * - x * r + dot(a, b) with r an [RW, 1] variable (attention's acc * alpha):
+ *   the multiplies are skipped where r is 1 in every row of the warp
+ *   (lazy_start), by default with two row tiles a warp.
  * - A 2-d variable that a bf16 or f16 load defines and nothing assigns
  *   again (attention's q) is kept as pairs of slots in 32-bit registers:
  *   half the registers, and a dot's A fragments as they are.
