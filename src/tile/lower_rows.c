@@ -42,7 +42,7 @@
  *   registers.
  * - x * r + dot(a, b) with r an [RW, 1] variable (attention's acc * alpha):
  *   the multiplies are skipped where r is 1 in every row of the warp
- *   (lazy_start), by default with two row tiles a warp.
+ *   (lazy_start), by default but with one row tile of more than 64 columns.
  * - A 2-d variable that a bf16 or f16 load defines and nothing assigns
  *   again (attention's q) is kept as pairs of slots in 32-bit registers:
  *   half the registers, and a dot's A fragments as they are.
@@ -492,8 +492,9 @@ static void start_slots(kb_tile__lw *L, const kb_tile__expr *x, const char *c)
  * the warp (x * 1 is x; the rows whose max did not grow, most trips past
  * the first few), x * r where not: 02_fa2.cu's LAZY rescale, a warp-uniform
  * branch.  False (nothing written) for a start of another form. */
-static bool lazy_start(kb_tile__lw *L, const kb_tile__expr *init, const char *c, long long n)
+static bool lazy_start(kb_tile__lw *L, const kb_tile__expr *init, const char *c, long long C)
 {
+	long long n = C / 2 * L->rows_mt;
 	if (init->kind != KB_TE_BINARY || init->op != KB_TOP_MUL ||
 	    kb_tile__compute(init->type.dtype) != KB_TILE_F32)
 		return false;
@@ -512,7 +513,7 @@ static bool lazy_start(kb_tile__lw *L, const kb_tile__expr *init, const char *c,
 		kb_tile__line(L, "for (int rr_ = 0; rr_ < %d; rr_++)\n", 2 * L->rows_mt);
 		kb_tile__line(L, "\tkb_one_ = kb_one_ && %s[rr_] == 1.0f;\n", rs->c);
 		kb_tile__line(L, "if (!(KB_LAZY_RESCALE < 0 ? %d : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_)) /* a row of "
-			      "the warp is rescaled (else x * 1: x) */\n", L->rows_mt == 2);
+			      "the warp is rescaled (else x * 1: x) */\n", L->rows_mt == 2 || C <= 64);
 		kb_tile__line(L, "\t#pragma unroll\n");
 		kb_tile__line(L, "\tfor (int i_ = 0; i_ < %lld; i_++)\n", n);
 		kb_buf rv = KB_BUF_INIT;
@@ -564,7 +565,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
 			      "(((int)threadIdx.x / 32 * %d + l_ %% 16) * %lld + l_ / 16 * 8) * 2;\n",
 			      (long long)as->qsmem - 1, 16 * MT, PA);
-	if (init && lazy_start(L, init, c, C / 2 * MT)) {
+	if (init && lazy_start(L, init, c, C)) {
 		/* x * r + dot(...), r all 1 in the warp's rows: x */
 	} else if (init) { /* x + dot(...): the mma accumulates onto x */
 		kb_tile__line(L, "#pragma unroll\n");
@@ -721,9 +722,9 @@ static const char rows_helpers[] =
 	"}\n"
 	"/* 1: a dot's start x * r is x where r is 1 in every row of the warp, the\n"
 	" * multiplies skipped (attention's acc * alpha); 0: always multiplied;\n"
-	" * -1 (default): 1 with two row tiles a warp, 0 with one (there the\n"
-	" * branch's registers cost a block an SM at D = 128).  `kbench run\n"
-	" * --option -DKB_LAZY_RESCALE=0` sets it. */\n"
+	" * -1 (default): 1, but 0 with one row tile a warp of more than 64\n"
+	" * columns (attention.tile at D = 128: there the branch's registers cost\n"
+	" * a block an SM).  `kbench run --option -DKB_LAZY_RESCALE=0` sets it. */\n"
 	"#ifndef KB_LAZY_RESCALE\n"
 	"#define KB_LAZY_RESCALE -1\n"
 	"#endif\n"

@@ -454,10 +454,10 @@ mutant rows_copy_row_past 's/const bool in_ = r_ < rows_ \&\& c_ < cols_;/const 
 mutant rows_dot_init_dropped 's/_t\([0-9]*\)\[i_\] \*= alpha\[(i_) % 4 \/ 2\];/(void)_t\1;/' \
 	'elements wrong' $AT $AR
 # the rescale skipped where alpha is 1 in every row of the warp (02_fa2.cu's LAZY)
-mutant rows_lazy_inverted 's/|| kb_warp_any(!kb_one_))/|| kb_warp_any(kb_one_))/' 'elements wrong' $AT $A2T \
+mutant rows_lazy_inverted 's/|| kb_warp_any(!kb_one_))/|| kb_warp_any(kb_one_))/' 'elements wrong' $AT \
 	--size B=1,H=1,N=300,CAUSAL=0
-mutant rows_lazy_one_row 's/? 0 : KB_LAZY_RESCALE)/? 1 : KB_LAZY_RESCALE)/; s/rr_ < 2; rr_++)/rr_ < 1; rr_++)/' \
-	'elements wrong' $AT --size B=1,H=1,N=300,CAUSAL=0
+mutant rows_lazy_one_row 's/for (int rr_ = 0; rr_ < 2; rr_++)/for (int rr_ = 0; rr_ < 1; rr_++)/' 'elements wrong' \
+	$AT --size B=1,H=1,N=300,CAUSAL=0
 mutant rows_p_pair_swapped 's/kb_pack2(p\[(k_ \* 8 + 0)\], p\[(k_ \* 8 + 1)\]/kb_pack2(p[(k_ * 8 + 1)], p[(k_ * 8 + 0)]/' \
 	'elements wrong' $AT $AR
 mutant rows_exp_sign 's/x = fmaf(a, k, -b \* k)/x = fmaf(a, k, b * k)/' 'elements wrong' $AT $AR

@@ -242,9 +242,10 @@ expect_in attn_rows_alpha_exact out "alpha[i_] = kb_exp_sub_row(m[i_], mn[i_], s
 # misaligned rows' element copy is a call (the loop keeps no registers for
 # it), except with one row tile at D = 128 (the call's would cost a block an SM)
 expect_in attn_rows_copy_slow_call out "kb_rows_copy_slow<64, 64, 128>(b_, p_, rows_, cols_, D);"
-expect_in attn_rows_lazy_rescale out "if (!(KB_LAZY_RESCALE < 0 ? 0 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
+expect_in attn_rows_lazy_rescale out "if (!(KB_LAZY_RESCALE < 0 ? 1 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 run "$KB" compile "$AT" -D HD=128 --emit-cuda
 expect_not_in attn_rows_d128_copy_inline out "kb_rows_copy_slow<"
+expect_in attn_rows_d128_eager out "if (!(KB_LAZY_RESCALE < 0 ? 0 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 run "$KB" compile "$AT" -D THREADS=256 -D BM=64 --emit-cuda
 expect_in attn_2d_kb_dot out "kb_dot_"
 run "$KB" compile "$AT" --no-cache
