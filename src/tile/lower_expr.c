@@ -423,7 +423,9 @@ static bool exp_fold(kb_tile__lw *L, const kb_tile__expr *x, const char *i, kb_b
 	    kb_tile__compute(d->args[1]->type.dtype) != KB_TILE_F32 ||
 	    (c && kb_tile__compute(c->type.dtype) != KB_TILE_F32))
 		return false;
-	kb_buf_cat(b, "kb_exp_sub(");
+	/* both a row's ([RW, 1]): two products, so that a == b is exactly 1 (lazy_start) */
+	bool row = x->type.rank == 2 && x->type.ext[1] == 1;
+	kb_buf_cat(b, row ? "kb_exp_sub_row(" : "kb_exp_sub(");
 	kb_tile__cexpr(L, d->args[0], i, b);
 	kb_buf_cat(b, ", ");
 	kb_tile__cexpr(L, d->args[1], i, b);

@@ -37,7 +37,12 @@
  *   two buffers (one cp.async group a trip, as 02_fa2.cu does): the next
  *   trip's copies, a wait for this trip's and a barrier at the top of a
  *   trip, a barrier at its end.  Elsewhere b is copied where the dot is,
- *   between two barriers.
+ *   between two barriers.  Rows that are not 16-byte aligned are copied
+ *   element by element in a call (kb_rows_copy_slow), out of the loop's
+ *   registers.
+ * - x * r + dot(a, b) with r an [RW, 1] variable (attention's acc * alpha):
+ *   the multiplies are skipped where r is 1 in every row of the warp
+ *   (lazy_start), by default but with one row tile of more than 64 columns.
  * - A 2-d variable that a bf16 or f16 load defines and nothing assigns
  *   again (attention's q) is kept as pairs of slots in 32-bit registers:
  *   half the registers, and a dot's A fragments as they are.
@@ -318,12 +323,21 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 		      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : 0));\n",
 		      P, ld.s, t->name);
 	kb_tile__line(L, "\t}\n");
-	kb_tile__line(L, "} else {\n");
-	kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC, L->T);
-	kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld;\n", WC, WC);
-	kb_tile__line(L, "\t\tb_[r_ * %lld + c_] = r_ < rows_ && c_ < cols_ ? p_[(size_t)r_ * %s + c_] : %s(0.0f);\n",
-		      P, ld.s, t->dtype == KB_TILE_F16 ? "__float2half_rn" : "__float2bfloat16_rn");
-	kb_tile__line(L, "\t}\n");
+	/* out of line (a call) takes the loop's registers from it: attention.tile at
+	 * D = 64, 134 to 123 (4 blocks an SM), two tiles at D = 128 168 B of
+	 * spill loads to 48; but one tile at D = 128 168 to 172 (the call's own,
+	 * 3 blocks to 2), so there the copy stays inline (nvrtc 13.0, sm_90) */
+	if (L->rows_mt == 2 || WC <= 64) {
+		kb_tile__line(L, "} else { /* out of line: the loop keeps no registers for it */\n");
+		kb_tile__line(L, "\tkb_rows_copy_slow<%lld, %lld, %d>(b_, p_, rows_, cols_, %s);\n", WR, WC, L->T, ld.s);
+	} else {
+		kb_tile__line(L, "} else {\n");
+		kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC, L->T);
+		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld;\n", WC, WC);
+		kb_tile__line(L, "\t\tb_[r_ * %lld + c_] = r_ < rows_ && c_ < cols_ ? p_[(size_t)r_ * %s + c_] : "
+			      "%s(0.0f);\n", P, ld.s, t->dtype == KB_TILE_F16 ? "__float2half_rn" : "__float2bfloat16_rn");
+		kb_tile__line(L, "\t}\n");
+	}
 	kb_tile__line(L, "}\n");
 	kb_tile__block_close(L, 1);
 out:
@@ -464,6 +478,53 @@ void kb_tile__rows_loop_close(kb_tile__lw *L)
 	L->npf = 0;
 }
 
+/* c[i_] = x at slot i_, the body of a loop over the slots. */
+static void start_slots(kb_tile__lw *L, const kb_tile__expr *x, const char *c)
+{
+	kb_buf x0 = KB_BUF_INIT;
+	kb_tile__cexpr(L, x, "i_", &x0);
+	kb_tile__line(L, "\t%s[i_] = %s;\n", c, x0.s);
+	kb_buf_free(&x0);
+}
+
+/* A dot's start x * r (or r * x) with r an f32 [RW, 1] variable (attention's
+ * acc * alpha): the n slots of c are x where r is exactly 1 in every row of
+ * the warp (x * 1 is x; the rows whose max did not grow, most trips past
+ * the first few), x * r where not: 02_fa2.cu's LAZY rescale, a warp-uniform
+ * branch.  False (nothing written) for a start of another form. */
+static bool lazy_start(kb_tile__lw *L, const kb_tile__expr *init, const char *c, long long C)
+{
+	long long n = C / 2 * L->rows_mt;
+	if (init->kind != KB_TE_BINARY || init->op != KB_TOP_MUL ||
+	    kb_tile__compute(init->type.dtype) != KB_TILE_F32)
+		return false;
+	for (int k = 0; k < 2; k++) {
+		const kb_tile__expr *r = init->args[k], *x = init->args[1 - k];
+		const kb_tile__lsym *rs = r->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, r->name) : NULL;
+		if (!rs || rs->packed || rs->stream || rs->type.rank != 2 || rs->type.ext[1] != 1 ||
+		    rs->type.dtype != KB_TILE_F32 || x->type.rank != 2 || x->type.ext[1] == 1 ||
+		    kb_tile__compute(x->type.dtype) != KB_TILE_F32)
+			continue;
+		kb_tile__line(L, "#pragma unroll\n");
+		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", n);
+		start_slots(L, x, c);
+		kb_tile__line(L, "bool kb_one_ = true; /* %s is 1 in this thread's rows */\n", r->name);
+		kb_tile__line(L, "#pragma unroll\n");
+		kb_tile__line(L, "for (int rr_ = 0; rr_ < %d; rr_++)\n", 2 * L->rows_mt);
+		kb_tile__line(L, "\tkb_one_ = kb_one_ && %s[rr_] == 1.0f;\n", rs->c);
+		kb_tile__line(L, "if (!(KB_LAZY_RESCALE < 0 ? %d : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_)) /* a row of "
+			      "the warp is rescaled (else x * 1: x) */\n", L->rows_mt == 2 || C <= 64);
+		kb_tile__line(L, "\t#pragma unroll\n");
+		kb_tile__line(L, "\tfor (int i_ = 0; i_ < %lld; i_++)\n", n);
+		kb_buf rv = KB_BUF_INIT;
+		kb_tile__cexpr(L, r, "i_", &rv);
+		kb_tile__line(L, "\t\t%s[i_] *= %s;\n", c, rv.s);
+		kb_buf_free(&rv);
+		return true;
+	}
+	return false;
+}
+
 void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__expr *init)
 {
 	const kb_tile__expr *a = e->args[0], *b = e->args[1];
@@ -504,14 +565,15 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
 			      "(((int)threadIdx.x / 32 * %d + l_ %% 16) * %lld + l_ / 16 * 8) * 2;\n",
 			      (long long)as->qsmem - 1, 16 * MT, PA);
-	kb_tile__line(L, "#pragma unroll\n");
-	kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
-	if (init) { /* x + dot(...): the mma accumulates onto x */
-		kb_buf x0 = KB_BUF_INIT;
-		kb_tile__cexpr(L, init, "i_", &x0);
-		kb_tile__line(L, "\t%s[i_] = %s;\n", c, x0.s);
-		kb_buf_free(&x0);
+	if (init && lazy_start(L, init, c, C)) {
+		/* x * r + dot(...), r all 1 in the warp's rows: x */
+	} else if (init) { /* x + dot(...): the mma accumulates onto x */
+		kb_tile__line(L, "#pragma unroll\n");
+		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
+		start_slots(L, init, c);
 	} else {
+		kb_tile__line(L, "#pragma unroll\n");
+		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
 		kb_tile__line(L, "\t%s[i_] = 0.0f;\n", c);
 	}
 	kb_tile__line(L, "#pragma unroll\n");
@@ -621,17 +683,59 @@ static const char rows_helpers[] =
 	"{\n"
 	"\treturn __half2float(__ushort_as_half((unsigned short)(hi ? v >> 16 : v)));\n"
 	"}\n"
-	"/* exp((a - b) c) as ex2.approx (what __expf takes) of one FFMA; the host\n"
-	" * emulator (tests/emu) takes exp2f. */\n"
-	"__device__ __forceinline__ float kb_exp_sub(float a, float b, float c)\n"
+	"/* 2^x as ex2.approx (what __expf takes); the host emulator (tests/emu)\n"
+	" * takes exp2f. */\n"
+	"__device__ __forceinline__ float kb_ex2(float x)\n"
 	"{\n"
-	"\tconst float k = c * 1.44269504088896341f, x = fmaf(a, k, -b * k);\n"
 	"#ifdef __CUDA_ARCH__\n"
 	"\tfloat r;\n"
 	"\tasm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n"
 	"\treturn r;\n"
 	"#else\n"
 	"\treturn exp2f(x);\n"
+	"#endif\n"
+	"}\n"
+	"/* exp((a - b) c) as kb_ex2 of one FFMA. */\n"
+	"__device__ __forceinline__ float kb_exp_sub(float a, float b, float c)\n"
+	"{\n"
+	"\tconst float k = c * 1.44269504088896341f, x = fmaf(a, k, -b * k);\n"
+	"\treturn kb_ex2(x);\n"
+	"}\n"
+	"/* The same of two row statistics (alpha = exp((m - mn) c)): a c log2(e) -\n"
+	" * b c log2(e) as two rounded products, so that a == b gives exactly 1. */\n"
+	"__device__ __forceinline__ float kb_exp_sub_row(float a, float b, float c)\n"
+	"{\n"
+	"\tconst float k = c * 1.44269504088896341f, x = __fmul_rn(a, k) - __fmul_rn(b, k);\n"
+	"\treturn kb_ex2(x);\n"
+	"}\n"
+	"/* A [WR][WC] tile of 16-bit elements from p (rows ld apart) into [WR][WC\n"
+	" * + 8] at b element by element, zeros past rows and cols: the copy where\n"
+	" * the rows are not 16-byte aligned, a call (__noinline__), so that the\n"
+	" * main loop's registers are the cp.async path's alone. */\n"
+	"template <int WR, int WC, int T>\n"
+	"__device__ __noinline__ void kb_rows_copy_slow(void *b, const void *p, long long rows, long long cols, long long ld)\n"
+	"{\n"
+	"\tfor (int q = (int)threadIdx.x; q < WR * WC; q += T) {\n"
+	"\t\tconst int r = q / WC, c = q % WC;\n"
+	"\t\t((unsigned short *)b)[r * (WC + 8) + c] = r < rows && c < cols ? ((const unsigned short *)p)[r * ld + c] : 0;\n"
+	"\t}\n"
+	"}\n"
+	"/* 1: a dot's start x * r is x where r is 1 in every row of the warp, the\n"
+	" * multiplies skipped (attention's acc * alpha); 0: always multiplied;\n"
+	" * -1 (default): 1, but 0 with one row tile a warp of more than 64\n"
+	" * columns (attention.tile at D = 128: there the branch's registers cost\n"
+	" * a block an SM).  `kbench run --option -DKB_LAZY_RESCALE=0` sets it. */\n"
+	"#ifndef KB_LAZY_RESCALE\n"
+	"#define KB_LAZY_RESCALE -1\n"
+	"#endif\n"
+	"/* Whether p holds in any lane of the warp (the host emulator: this lane,\n"
+	" * which gives the same results where it is used: a multiply by 1 skipped). */\n"
+	"__device__ __forceinline__ bool kb_warp_any(bool p)\n"
+	"{\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\treturn __any_sync(0xffffffffu, p);\n"
+	"#else\n"
+	"\treturn p;\n"
 	"#endif\n"
 	"}\n\n";
 

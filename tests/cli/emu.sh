@@ -465,8 +465,13 @@ mutant rows_k_lane_rows 's/(unsigned)((l_ \/ 16 \* 8 + l_ % 8)/(unsigned)((l_ \/
 	'elements wrong' $AT $AR
 mutant rows_copy_row_past 's/const bool in_ = r_ < rows_ \&\& c_ < cols_;/const bool in_ = r_ <= rows_ \&\& c_ < cols_;/' \
 	'past the end of' $AT --size B=1,H=1,N=100,CAUSAL=0
-mutant rows_dot_init_dropped 's/_t\([0-9]*\)\[i_\] = (acc\[i_\] \* alpha\[(i_) % 4 \/ 2\]);/_t\1[i_] = acc[i_];/' \
+mutant rows_dot_init_dropped 's/_t\([0-9]*\)\[i_\] \*= alpha\[(i_) % 4 \/ 2\];/(void)_t\1;/' \
 	'elements wrong' $AT $AR
+# the rescale skipped where alpha is 1 in every row of the warp (02_fa2.cu's LAZY)
+mutant rows_lazy_inverted 's/|| kb_warp_any(!kb_one_))/|| kb_warp_any(kb_one_))/' 'elements wrong' $AT \
+	--size B=1,H=1,N=300,CAUSAL=0
+mutant rows_lazy_one_row 's/for (int rr_ = 0; rr_ < 2; rr_++)/for (int rr_ = 0; rr_ < 1; rr_++)/' 'elements wrong' \
+	$AT --size B=1,H=1,N=300,CAUSAL=0
 mutant rows_p_pair_swapped 's/kb_pack2(p\[(k_ \* 8 + 0)\], p\[(k_ \* 8 + 1)\]/kb_pack2(p[(k_ * 8 + 1)], p[(k_ * 8 + 0)]/' \
 	'elements wrong' $AT $AR
 mutant rows_exp_sign 's/x = fmaf(a, k, -b \* k)/x = fmaf(a, k, b * k)/' 'elements wrong' $AT $AR
@@ -496,6 +501,8 @@ mutant rows2_q_first_tile_twice 's/af1_\[4\] = {qt\[k_ \* 8 + 2\], qt\[k_ \* 8 +
 mutant rows2_stat_across_tiles 's/\[(i_) % 8 \/ 2\]/[(i_) % 4 \/ 2]/g' 'elements wrong' $AT $A2T $A2R
 mutant rows2_shuffle_first_tile 's/for (int h_ = 0; h_ < 4; h_++)/for (int h_ = 0; h_ < 2; h_++)/' 'elements wrong' \
 	$AT $A2T $A2R
+mutant rows2_lazy_tile0_only 's/for (int rr_ = 0; rr_ < 4; rr_++)/for (int rr_ = 0; rr_ < 2; rr_++)/' 'elements wrong' \
+	$AT $A2T --size B=1,H=1,N=300,CAUSAL=0
 mutant rows2_column_rows_of_tile0 's/+ i_ \* 8, c_ = 0, f_ = r_;/+ i_ % 2 * 8, c_ = 0, f_ = r_;/' 'elements wrong' \
 	tests/emu/rows_mix.tile -D BM=128 --size M=100,N=29,K=75
 mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \

@@ -268,6 +268,16 @@ expect_not_in attn_rows_no_kb_dot out "kb_dot_"
 expect_in attn_rows_trip_ahead out "int kb_par_ = 0;"
 expect_in attn_rows_quad_shuffle out "for (int o_ = 1; o_ < 4; o_ *= 2)"
 expect_in attn_rows_exp_fma out "p[i_] = kb_exp_sub(s[i_], mn[(i_) % 4 / 2], scale);"
+# alpha of two row statistics as two products (exactly 1 where m = mn), and
+# acc * alpha skipped where alpha is 1 in every row of the warp (02_fa2.cu's LAZY)
+expect_in attn_rows_alpha_exact out "alpha[i_] = kb_exp_sub_row(m[i_], mn[i_], scale);"
+# misaligned rows' element copy is a call (the loop keeps no registers for
+# it), except with one row tile at D = 128 (the call's would cost a block an SM)
+expect_in attn_rows_copy_slow_call out "kb_rows_copy_slow<64, 64, 128>(b_, p_, rows_, cols_, D);"
+expect_in attn_rows_lazy_rescale out "if (!(KB_LAZY_RESCALE < 0 ? 1 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
+run "$KB" compile "$AT" -D HD=128 --emit-cuda
+expect_not_in attn_rows_d128_copy_inline out "kb_rows_copy_slow<"
+expect_in attn_rows_d128_eager out "if (!(KB_LAZY_RESCALE < 0 ? 0 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 run "$KB" compile "$AT" -D THREADS=256 -D BM=64 --emit-cuda
 expect_in attn_2d_kb_dot out "kb_dot_"
 run "$KB" compile "$AT" --no-cache
@@ -282,6 +292,7 @@ expect_in attn_rows_d128_no_spills out "(no spills)"
 # no spills at D = 64.
 run "$KB" compile "$AT" -D BM=128 --emit-cuda
 expect_in attn_rows2_b_reused out "kb_mma(_t1 + n_ * 16 + 4, af1_, bf_[0], (const __nv_bfloat16 *)0);"
+expect_in attn_rows2_lazy_rescale out "if (!(KB_LAZY_RESCALE < 0 ? 1 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 expect_in attn_rows2_quad_shuffle out "for (int h_ = 0; h_ < 4; h_++) /* each row the thread holds */"
 run "$KB" compile "$AT" -D BM=128 --json --no-cache
 expect_json attn_rows2_mma_per_ldmatrix \

@@ -143,6 +143,8 @@ inline float __expf(float x) { return exp2f(x * 1.44269504088896341f); }
 inline float __logf(float x) { return logf(x); }
 inline float __powf(float x, float y) { return powf(x, y); }
 inline float __fdividef(float x, float y) { return x / y; }
+/* A product rounded on its own (never fused into an add). */
+inline float __fmul_rn(float x, float y) { volatile float p = x * y; return p; }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 /* Atomics: blocks and their fibers run on one OS thread, and a fiber is
  * never switched out inside one, so a plain read-modify-write is atomic. */
