@@ -21,6 +21,8 @@
 #             CUPTI's kernel durations beside (what separates the two)
 #   gal-OP    scripts/gpu-gallery.sh table OP (issue 31's gallery table)
 #   replay    kbench replay sessions/softmax (issue 31)
+#   gmem      scripts/gpu-gallery.sh memcheck (the gallery's newer kernels
+#             under compute-sanitizer)
 #   rec-OP+OP scripts/record-gallery.sh OP OP (sessions.tgz), then a replay
 #             of sessions/softmax on the same GPU
 #   guard     bench/timing_guard.sh over the nine kernels, NOD=1 (issue 24;
@@ -50,6 +52,7 @@ job() {
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
 	gal-*) echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
+	gmem) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh memcheck" ;;
 	rec-*) echo "${T:-300} sh -c 'sh scripts/record-gallery.sh $(echo "${1#rec-}" | tr + " ") && build/kbench replay sessions/softmax'" ;;
 	guard) echo "240 sh -c 'mkdir -p /tmp/oldkb && tar xzf .gpu/kbench-old.tar.gz -C /tmp/oldkb && NOD=1 REPS=3 sh bench/timing_guard.sh /tmp/oldkb/old/build/kbench'" ;;
 	*) echo "${T:-150} sh scripts/gpu-$1.sh" ;;
