@@ -147,10 +147,15 @@ memcheck() {
 		"reduce/col_sum_bf16 5003" "softmax/softmax_bf16_bulk 50257 --define CLUSTER=4" \
 		"layernorm/layernorm_bf16_ring 50257 --define CLUSTER=1" "layernorm/04_ring 200003 --define CLUSTER=8" \
 		"layernorm/layernorm_bf16_ring 200003 --define CLUSTER=16 --define WS=1 --define NSLOT=9" \
-		"softmax/09_ring 50257 --define CLUSTER=2" "rmsnorm/04_ring 5003 --define CLUSTER=2"; do
+		"softmax/09_ring 50257 --define CLUSTER=2" "rmsnorm/04_ring 5003 --define CLUSTER=2" \
+		"reduce/col_sum_bf16_vec 5003 --define CLUSTER=16" "reduce/row_sum_bf16_aligned 5003 --define ROWS=8" \
+		"reduce/row_max_bf16_aligned 5003 --define ROWS=8"; do
 		set -- $spec
 		f=$1 n=$2
 		shift 2
+		if [ "$(date +%s)" -ge "$DEADLINE" ]; then
+			echo "$f $* N=$n: SKIPPED (BUDGET)" | tee -a "$SUM"; continue
+		fi
 		sanitize "$f" 8 "$n" "$@"
 	done
 }
