@@ -93,6 +93,19 @@ def ring_of(per16, ws=False):
 ring, ring_f32 = ring_of(8), ring_of(4)
 
 
+def pair_of(per16):
+    """The two-row LayerNorms past 16384 (layernorm/05_pair.cu,
+    layernorm_bf16_pair.cu): the smallest cluster whose two rows' slices fit
+    the 26 slots of 512 vectors at once (bf16 1 at 50257, 4 at 200003; f32
+    2 and 8)."""
+    def f(n):
+        c = 1
+        while c <= 16 and 2 * -(-(-(-(n // per16) // c)) // 512) > 26:
+            c *= 2
+        return ["--define", f"CLUSTER={c}"] if c <= 16 and n > 16384 else None
+    return f
+
+
 S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
 # (op, dtype) -> [(file, defines(n) -> kbench arguments, or None where it cannot run n)]
 CANDIDATES = {
@@ -109,10 +122,12 @@ CANDIDATES = {
                           (S + "softmax_bf16_bulk.cu", lean), (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192)),
                            (L + "03_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None),
-                           (L + "04_ring.cu", ring_f32), (L + "04_ring.cu", ring_of(4, ws=True))],
+                           (L + "04_ring.cu", ring_f32), (L + "04_ring.cu", ring_of(4, ws=True)),
+                           (L + "05_pair.cu", pair_of(4))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
-                            (L + "layernorm_bf16_ring.cu", ring), (L + "layernorm_bf16_ring.cu", ring_of(8, ws=True))],
+                            (L + "layernorm_bf16_ring.cu", ring), (L + "layernorm_bf16_ring.cu", ring_of(8, ws=True)),
+                            (L + "layernorm_bf16_pair.cu", pair_of(8))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192))],
     ("rmsnorm", "bf16"): [(R + "rmsnorm_bf16.cu", pow8(fixed(32768))), (R + "rmsnorm_bf16_aligned.cu", regs(4, 8)),
                           (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],
