@@ -93,16 +93,20 @@ def ring_of(per16, ws=False):
 ring, ring_f32 = ring_of(8), ring_of(4)
 
 
-def pair_of(per16):
-    """The two-row LayerNorms past 16384 (layernorm/05_pair.cu,
-    layernorm_bf16_pair.cu): the smallest cluster whose two rows' slices fit
-    the 26 slots of 512 vectors at once (bf16 1 at 50257, 4 at 200003; f32
-    2 and 8)."""
+def pair_of(per16, rows=2):
+    """The LayerNorms that take rows a pass (layernorm/05_pair.cu,
+    layernorm_bf16_pair.cu) past 16384: the smallest cluster whose rows'
+    slices fit the ring at once (rows 2: 26 slots of 512 vectors, bf16 1 at
+    50257, 4 at 200003, f32 2 and 8; rows 4: 28 of 480, bf16 2 and 8, f32 4
+    and 16)."""
+    ch, slots = (512, 26) if rows == 2 else (480, 28)
+    extra = [] if rows == 2 else ["--define", "ROWS=4", "--define", "THREADS=480", "--define", "NSLOT=28"]
+
     def f(n):
         c = 1
-        while c <= 16 and 2 * -(-(-(-(n // per16) // c)) // 512) > 26:
+        while c <= 16 and rows * -(-(-(-(n // per16) // c)) // ch) > slots:
             c *= 2
-        return ["--define", f"CLUSTER={c}"] if c <= 16 and n > 16384 else None
+        return ["--define", f"CLUSTER={c}", *extra] if c <= 16 and n > 16384 else None
     return f
 
 
@@ -123,11 +127,11 @@ CANDIDATES = {
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192)),
                            (L + "03_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None),
                            (L + "04_ring.cu", ring_f32), (L + "04_ring.cu", ring_of(4, ws=True)),
-                           (L + "05_pair.cu", pair_of(4))],
+                           (L + "05_pair.cu", pair_of(4)), (L + "05_pair.cu", pair_of(4, 4))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
                             (L + "layernorm_bf16_ring.cu", ring), (L + "layernorm_bf16_ring.cu", ring_of(8, ws=True)),
-                            (L + "layernorm_bf16_pair.cu", pair_of(8))],
+                            (L + "layernorm_bf16_pair.cu", pair_of(8)), (L + "layernorm_bf16_pair.cu", pair_of(8, 4))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192))],
     ("rmsnorm", "bf16"): [(R + "rmsnorm_bf16.cu", pow8(fixed(32768))), (R + "rmsnorm_bf16_aligned.cu", regs(4, 8)),
                           (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],

@@ -1,6 +1,6 @@
 // LayerNorm forward over long rows of f32 at any width: 04_ring.cu's ring
-// and producer warp, two rows a pass, so each load of w and b serves two
-// rows (issue 31).  04_ring.cu reads w and b from L2 for every row: at
+// and producer warp, ROWS rows a pass (2 or 4), so each load of w and b
+// serves ROWS rows (issue 31).  04_ring.cu reads w and b from L2 for every row: at
 // 8192 x 50257 that is 402 KB of L2 -> SM traffic a row beside the row's
 // 201 KB read and 201 KB write, L2 traffic twice the DRAM traffic
 // (RMSNorm's one weight makes 1.5 times), and every LayerNorm kernel stopped
@@ -8,20 +8,23 @@
 // where the same ring for softmax gives 88%.  WS = 1 (the weights in shared
 // memory) needed slices four times smaller, and the per-row latency (the
 // statistics, the cluster exchange, the stores) then cost more than L2 did.
-// Here a pass takes rows r and r + 1 (the counter hands out pairs): the
-// statistics of both (each a (count, mean, M2) by Welford's update a chunk
-// at a time and Chan's merge, as in 04_ring.cu), one cluster exchange of
-// two float4 a rank, then one output loop over the chunk index that loads
-// w and b once and writes both rows: w and b cost the same bytes as one
-// row, so L2 moves 3 bytes for each 2 from DRAM (RMSNorm's ratio; its f32
-// 03_bulk.cu reaches 78%).  A row's 4 weights at any head are a thread's
-// own aligned float4 of w (one 16-byte load, no second load for the shift)
-// and the next lane's (a shuffle; lane 31 loads it), shifted by each row's
-// head, and the next chunk's loads are in flight while this chunk is
-// written (the first chunk's before the exchange wait).
+// Here a pass takes ROWS rows, r .. r + ROWS - 1 (the counter hands them out
+// ROWS at a time): the statistics of each (a (count, mean, M2) by Welford's
+// update a chunk at a time and Chan's merge, as in 04_ring.cu), one cluster
+// exchange of ROWS float4 a rank, then one output loop over the chunk index
+// that loads w and b once and writes every row: w and b cost one row's bytes
+// a pass, so at ROWS = 2 L2 moves 3 bytes for each 2 from DRAM (RMSNorm's
+// ratio; its f32 03_bulk.cu reaches 78%) and at ROWS = 4 5 for each 4.
+// A row's 4 weights at any head are a thread's own aligned float4 of w (one
+// 16-byte load, where load4 made two at a row off a boundary) and the next
+// lane's (a shuffle; lane 31 loads it), shifted by each row's head; the next
+// chunk's loads are in flight while this chunk is written (the first
+// chunk's through the exchange wait).
 // The ring: chunks of THREADS * U float4 (8 KiB at 512 x 1), NSLOT = 26 of
-// them; both rows' slices must fit at once: 2 * ceil(PER / CH) <= NSLOT
-// (CLUSTER 2 at 50257, 8 at 200003).
+// them; a pass's slices must fit at once, ROWS * ceil(PER / CH) <= NSLOT:
+// ROWS = 2 at CLUSTER 2 at 50257, 8 at 200003; ROWS = 4 with THREADS = 480
+// (128 registers a thread where 544 threads get 96) and NSLOT = 28 at
+// CLUSTER 4 at 50257, 16 at 200003.
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -30,18 +33,19 @@
 //! in      w : f32[N] = rand(0.5, 1.5)
 //! in      b : f32[N] = randn(seed=3)
 //! out     y : f32[M, N]
-//! launch  grid=(min((M + 1) / 2, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16)
+//! launch  grid=(min((M + ROWS - 1) / ROWS, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16)
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-4 atol=1e-5
 //! bytes   2*M*N*4
 //! flops   7*M*N
 //! sweep   N = 50257, 1, 7, 13, 5003, 65536
-//! require 2 * (((N / 4 + CLUSTER - 1) / CLUSTER + THREADS * U - 1) / (THREADS * U)) <= NSLOT   // two rows' slices fit the ring
+//! require ROWS * (((N / 4 + CLUSTER - 1) / CLUSTER + THREADS * U - 1) / (THREADS * U)) <= NSLOT   // a pass's slices fit the ring
 //! require NSLOT * THREADS * U * 16 <= 220 * 1024
 //! tune    CLUSTER = 2, 1, 4, 8, 16
-//! tune    THREADS = 512, 256
+//! tune    THREADS = 512, 480, 256   // 480 (+ 32): 128 registers a thread, not 96
 //! tune    U = 1
-//! tune    NSLOT = 26, 24, 13
+//! tune    NSLOT = 26, 28, 24, 13
+//! tune    ROWS = 2, 4
 
 #include <cooperative_groups.h>
 
@@ -58,6 +62,9 @@ namespace cg = cooperative_groups;
 #endif
 #ifndef NSLOT
 #define NSLOT 26 /* chunks in the ring: 26 * 8 KiB = 208 KiB */
+#endif
+#ifndef ROWS
+#define ROWS 2 /* rows a pass: each load of w and b serves ROWS rows */
 #endif
 #define CH (THREADS * U)     /* float4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
@@ -213,9 +220,9 @@ __device__ void produce(const float *x, int M, int N, int rank, int first, unsig
 	unsigned q = 0; /* chunks issued */
 	for (int i = 0;; i++) {
 		int r = first + i;
-		if (i >= 2) {
-			bar_wait(smem(&rowbar[i & 1]), ((i >> 1) + 1) & 1);
-			r = rowid[i & 1];
+		if (i >= ROWS) { /* the consumers hand over each pass's rows */
+			bar_wait(smem(&rowbar[i % ROWS]), (i / ROWS + 1) & 1);
+			r = rowid[i % ROWS];
 		}
 		if (r >= M)
 			break;
@@ -334,18 +341,21 @@ __device__ float4 next4(float4 lo, float4 hi)
 	return last ? hi : make_float4(a, b, c, 0.0f);
 }
 
+/* (v - m) * r * wi + bi */
+#define NORM(v, wi, bi, m, r) fmaf(((v) - (m)) * (r), (wi), (bi))
+
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS + 32, 1)
 layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
 	      float *__restrict__ y, int M, int N)
 {
 	cg::cluster_group cluster = cg::this_cluster();
-	extern __shared__ __align__(128) unsigned char ring[]; /* NSLOT chunks of CH float4 */
+	extern __shared__ __align__(128) unsigned char ring[]; /* NSLOT chunks of CH vectors */
 	__shared__ float edge[NSLOT][16];                      /* a row's head and tail, beside its last chunk */
-	__shared__ float3 scratch[2][32];                      /* the consumer warps' triples, a row each */
-	__shared__ __align__(16) float4 slot[2][CLUSTER][2];   /* messages by sender rank: a row each */
-	__shared__ __align__(8) unsigned long long full[NSLOT], empty[NSLOT], msg[2], rowbar[2];
-	__shared__ int rowid[2]; /* the rows of the next pass, for the producer */
-	__shared__ int first;    /* rank 0: the cluster's first pair */
+	__shared__ float3 scratch[ROWS][32];                   /* the consumer warps' triples, a row each */
+	__shared__ __align__(16) float4 slot[2][CLUSTER][ROWS]; /* messages by sender rank: a row each */
+	__shared__ __align__(8) unsigned long long full[NSLOT], empty[NSLOT], msg[2], rowbar[ROWS];
+	__shared__ int rowid[ROWS]; /* the rows of the next pass, for the producer */
+	__shared__ int first;       /* rank 0: the cluster's first pass */
 	const float3 none = make_float3(0.0f, 0.0f, 0.0f);
 	const int rank = (int)cluster.block_rank(), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	const int t = threadIdx.x, clusters = gridDim.x / CLUSTER;
@@ -356,11 +366,11 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		}
 		bar_init(smem(&msg[0]), 1);
 		bar_init(smem(&msg[1]), 1);
-		bar_init(smem(&rowbar[0]), 1);
-		bar_init(smem(&rowbar[1]), 1);
+		for (int r = 0; r < ROWS; r++)
+			bar_init(smem(&rowbar[r]), 1);
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 		if (rank == 0)
-			first = (int)atomicAdd(&rows_taken, 2u);
+			first = (int)atomicAdd(&rows_taken, (unsigned)ROWS);
 	}
 	cluster.sync(); /* every block's barriers initialised before anyone sends */
 	int row = *cluster.map_shared_rank(&first, 0);
@@ -371,122 +381,119 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		unsigned q = 0;               /* chunks consumed */
 		for (unsigned it = 0; row < M; it++) {
 			const unsigned bp = it & 1, phase = (it >> 1) & 1;
-			int further = 0; /* rank 0's thread 0: the next pass's pair */
+			int further = 0; /* rank 0's thread 0: the next pass's rows */
 			if (rank == 0 && t == 0)
-				further = (int)atomicAdd(&rows_taken, 2u);
-			const int rb = row + 1;
-			const float *ia = x + (size_t)row * N, *ib = x + (size_t)min(rb, M - 1) * N;
-			const Split sa = split(ia, N, rank);
-			Split sb = split(ib, N, rank);
-			if (rb >= M) /* no second row: the producer stopped */
-				sb.ng = sb.nc = sb.head = sb.tail = 0;
-			const bool hoka = rank == 0 && t < sa.head, toka = rank == CLUSTER - 1 && t < sa.tail;
-			const bool hokb = rank == 0 && t < sb.head, tokb = rank == CLUSTER - 1 && t < sb.tail;
-			float hva = 0.0f, tva = 0.0f, hvb = 0.0f, tvb = 0.0f;
+				further = (int)atomicAdd(&rows_taken, (unsigned)ROWS);
+			/* rows row .. row + ROWS - 1, those past M empty (the producer stopped
+			 * there); row r's chunks in slots q0[r] .. q0[r] + s[r].nc - 1 */
+			Split s[ROWS];
+			unsigned q0[ROWS];
+			bool hok[ROWS], tok[ROWS];
+			float hv[ROWS], tv[ROWS], mean[ROWS], rstd[ROWS];
+			float3 p[ROWS];
+			int nc = 0;
+#pragma unroll
+			for (int r = 0; r < ROWS; r++) {
+				s[r] = split(x + (size_t)min(row + r, M - 1) * N, N, rank);
+				if (row + r >= M)
+					s[r].ng = s[r].nc = s[r].head = s[r].tail = 0;
+				q0[r] = r ? q0[r - 1] + s[r - 1].nc : q;
+				hok[r] = rank == 0 && t < s[r].head;
+				tok[r] = rank == CLUSTER - 1 && t < s[r].tail;
+				hv[r] = tv[r] = 0.0f;
+				nc = max(nc, s[r].nc);
+			}
 			/* 1. the running (count, mean, M2) of this thread's part of each row */
-			float3 pa = row_stats(ring, full, edge, sa, q, hoka, toka, hva, tva);
-			float3 pb = row_stats(ring, full, edge, sb, q + sa.nc, hokb, tokb, hvb, tvb);
+#pragma unroll
+			for (int r = 0; r < ROWS; r++)
+				p[r] = row_stats(ring, full, edge, s[r], q0[r], hok[r], tok[r], hv[r], tv[r]);
 			/* 2. the block's triples, then the cluster's */
-			pa = warp_merge(pa);
-			pb = warp_merge(pb);
-			if (lane == 0) {
-				scratch[0][warp] = pa;
-				scratch[1][warp] = pb;
+#pragma unroll
+			for (int r = 0; r < ROWS; r++) {
+				p[r] = warp_merge(p[r]);
+				if (lane == 0)
+					scratch[r][warp] = p[r];
 			}
 			consumers_sync();
 			if (warp == 0) {
-				pa = warp_merge(lane < WARPS ? scratch[0][lane] : none);
-				pb = warp_merge(lane < WARPS ? scratch[1][lane] : none);
-				const float4 ma = make_float4(pa.x, pa.y, pa.z, __int_as_float(__shfl_sync(0xffffffff, further, 0)));
-				const float4 mb = make_float4(pb.x, pb.y, pb.z, 0.0f);
-				if (lane == rank) {
-					slot[bp][rank][0] = ma;
-					slot[bp][rank][1] = mb;
-					bar_arrive_expect(smem(&msg[bp]), (CLUSTER - 1) * 32);
-				} else if (lane < CLUSTER) { /* to block `lane` */
-					send(mapa(smem(&slot[bp][rank][0]), lane), ma, mapa(smem(&msg[bp]), lane));
-					send(mapa(smem(&slot[bp][rank][1]), lane), mb, mapa(smem(&msg[bp]), lane));
+				const float fv = __int_as_float(__shfl_sync(0xffffffff, further, 0));
+#pragma unroll
+				for (int r = 0; r < ROWS; r++) {
+					p[r] = warp_merge(lane < WARPS ? scratch[r][lane] : none);
+					const float4 m = make_float4(p[r].x, p[r].y, p[r].z, fv);
+					if (lane == rank)
+						slot[bp][rank][r] = m;
+					else if (lane < CLUSTER) /* to block `lane` */
+						send(mapa(smem(&slot[bp][rank][r]), lane), m, mapa(smem(&msg[bp]), lane));
 				}
+				if (lane == rank)
+					bar_arrive_expect(smem(&msg[bp]), (CLUSTER - 1) * 16 * ROWS);
 			}
-			const int nc = max(sa.nc, sb.nc);
 			Wraw nx; /* chunk 0's weights in flight through the exchange */
 			wload(nx, w, b, g0, 0, N);
 			bar_wait(smem(&msg[bp]), phase);
-			const float4 qa = lane < CLUSTER ? slot[bp][lane][0] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-			const float4 qb = lane < CLUSTER ? slot[bp][lane][1] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-			const float3 ga = warp_merge(make_float3(qa.x, qa.y, qa.z)), gb = warp_merge(make_float3(qb.x, qb.y, qb.z));
-			const int next = __float_as_int(__shfl_sync(0xffffffff, qa.w, 0)); /* rank 0's */
-			if (t == 0) { /* the producer's rows of the next pass */
-				rowid[0] = next;
-				rowid[1] = next + 1;
-				bar_arrive(smem(&rowbar[0]));
-				bar_arrive(smem(&rowbar[1]));
+			int next = 0;
+#pragma unroll
+			for (int r = 0; r < ROWS; r++) {
+				const float4 qv = lane < CLUSTER ? slot[bp][lane][r] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+				const float3 g = warp_merge(make_float3(qv.x, qv.y, qv.z));
+				if (r == 0)
+					next = __float_as_int(__shfl_sync(0xffffffff, qv.w, 0)); /* rank 0's */
+				mean[r] = g.y;
+				rstd[r] = s[r].nc ? rsqrtf(g.z / N + 1e-5f) : 0.0f;
 			}
-			/* 3. (x - mean) * rstd * w + b for both rows, the weights loaded once */
-			const float ma = ga.y, ra = rsqrtf(ga.z / N + 1e-5f);
-			const float mb = gb.y, rb_ = sb.nc ? rsqrtf(gb.z / N + 1e-5f) : 0.0f;
-			float *outa = y + (size_t)row * N, *outb = y + (size_t)min(rb, M - 1) * N;
-			const bool veca = (((size_t)ia ^ (size_t)outa) & 15) == 0, vecb = (((size_t)ib ^ (size_t)outb) & 15) == 0;
-			float *oa = outa + sa.head + 4 * g0, *ob = outb + sb.head + 4 * g0;
-#define NORM(v, wi, bi, m, r) fmaf(((v) - (m)) * (r), (wi), (bi))
+			if (t == 0) { /* the producer's rows of the next pass */
+				for (int r = 0; r < ROWS; r++) {
+					rowid[r] = next + r;
+					bar_arrive(smem(&rowbar[r]));
+				}
+			}
+			/* 3. (x - mean) * rstd * w + b for every row, the weights loaded once */
 			for (int c = 0; c < nc; c++) {
 				const Wraw cur = nx;
 				if (c + 1 < nc)
 					wload(nx, w, b, g0, c + 1, N);
-				const unsigned sla = (q + c) % NSLOT, slb = (q + sa.nc + c) % NSLOT;
-				const float4 *bufa = (const float4 *)(ring + sla * (CH * 16));
-				const float4 *bufb = (const float4 *)(ring + slb * (CH * 16));
 #pragma unroll
 				for (int k = 0; k < U; k++) {
 					const int i = t + k * THREADS, gi = c * CH + i;
 					const float4 wn = next4(cur.wl[k], cur.wh[k]), bn = next4(cur.bl[k], cur.bh[k]);
-					if (gi < sa.ng) {
-						const float4 gw = shift4(cur.wl[k], wn, sa.head), gbb = shift4(cur.bl[k], bn, sa.head);
-						float4 v = bufa[i];
-						v = make_float4(NORM(v.x, gw.x, gbb.x, ma, ra), NORM(v.y, gw.y, gbb.y, ma, ra),
-								NORM(v.z, gw.z, gbb.z, ma, ra), NORM(v.w, gw.w, gbb.w, ma, ra));
-						if (veca) {
-							__stcs((float4 *)oa + gi, v);
+#pragma unroll
+					for (int r = 0; r < ROWS; r++) {
+						if (gi >= s[r].ng)
+							continue;
+						const float *in = x + (size_t)(row + r) * N;
+						float *out = y + (size_t)(row + r) * N, *o = out + s[r].head + 4 * g0;
+						const float4 gw = shift4(cur.wl[k], wn, s[r].head), gb = shift4(cur.bl[k], bn, s[r].head);
+						float4 v = ((const float4 *)(ring + (q0[r] + c) % NSLOT * (CH * 16)))[i];
+						v = make_float4(NORM(v.x, gw.x, gb.x, mean[r], rstd[r]), NORM(v.y, gw.y, gb.y, mean[r], rstd[r]),
+								NORM(v.z, gw.z, gb.z, mean[r], rstd[r]), NORM(v.w, gw.w, gb.w, mean[r], rstd[r]));
+						if ((((size_t)in ^ (size_t)out) & 15) == 0) {
+							__stcs((float4 *)o + gi, v);
 						} else {
-							__stcs(oa + 4 * gi, v.x), __stcs(oa + 4 * gi + 1, v.y);
-							__stcs(oa + 4 * gi + 2, v.z), __stcs(oa + 4 * gi + 3, v.w);
-						}
-					}
-					if (gi < sb.ng) {
-						const float4 gw = shift4(cur.wl[k], wn, sb.head), gbb = shift4(cur.bl[k], bn, sb.head);
-						float4 v = bufb[i];
-						v = make_float4(NORM(v.x, gw.x, gbb.x, mb, rb_), NORM(v.y, gw.y, gbb.y, mb, rb_),
-								NORM(v.z, gw.z, gbb.z, mb, rb_), NORM(v.w, gw.w, gbb.w, mb, rb_));
-						if (vecb) {
-							__stcs((float4 *)ob + gi, v);
-						} else {
-							__stcs(ob + 4 * gi, v.x), __stcs(ob + 4 * gi + 1, v.y);
-							__stcs(ob + 4 * gi + 2, v.z), __stcs(ob + 4 * gi + 3, v.w);
+							__stcs(o + 4 * gi, v.x), __stcs(o + 4 * gi + 1, v.y);
+							__stcs(o + 4 * gi + 2, v.z), __stcs(o + 4 * gi + 3, v.w);
 						}
 					}
 				}
 				__syncwarp();
 				if (lane == 0) { /* this warp has read the slots */
-					if (c < sa.nc)
-						bar_arrive(smem(&empty[sla]));
-					if (c < sb.nc)
-						bar_arrive(smem(&empty[slb]));
+#pragma unroll
+					for (int r = 0; r < ROWS; r++)
+						if (c < s[r].nc)
+							bar_arrive(smem(&empty[(q0[r] + c) % NSLOT]));
 				}
 			}
-			if (hoka)
-				__stcs(outa + t, NORM(hva, w[t], b[t], ma, ra));
-			if (toka) {
-				const int i = sa.head + 4 * sa.n4 + t;
-				__stcs(outa + i, NORM(tva, w[i], b[i], ma, ra));
+#pragma unroll
+			for (int r = 0; r < ROWS; r++) {
+				float *out = y + (size_t)min(row + r, M - 1) * N;
+				if (hok[r])
+					__stcs(out + t, NORM(hv[r], w[t], b[t], mean[r], rstd[r]));
+				if (tok[r]) {
+					const int i = s[r].head + 4 * s[r].n4 + t;
+					__stcs(out + i, NORM(tv[r], w[i], b[i], mean[r], rstd[r]));
+				}
 			}
-			if (hokb)
-				__stcs(outb + t, NORM(hvb, w[t], b[t], mb, rb_));
-			if (tokb) {
-				const int i = sb.head + 4 * sb.n4 + t;
-				__stcs(outb + i, NORM(tvb, w[i], b[i], mb, rb_));
-			}
-#undef NORM
-			q += sa.nc + sb.nc;
+			q = q0[ROWS - 1] + s[ROWS - 1].nc;
 			row = next;
 		}
 	}

@@ -1,20 +1,22 @@
 // LayerNorm forward over long rows of bf16 at any width (statistics in
-// f32): layernorm_bf16_ring.cu's ring and producer warp, two rows a pass, so
-// each load of w and b serves two rows (issue 31; 05_pair.cu is the f32
+// f32): layernorm_bf16_ring.cu's ring and producer warp, ROWS rows a pass, so
+// each load of w and b serves ROWS rows (issue 31; 05_pair.cu is the f32
 // version, and says why).  layernorm_bf16_ring.cu reads w and b from L2 for
 // every row, twice the row's own bytes again: L2 moves 2 bytes for each
 // byte from DRAM, and it stopped at 38% of copy at 8192 x 50257 on an H200
 // (bench/layernorm_ring_h200.txt) where softmax_bf16_ring.cu, the same ring
-// without weights, gives 88%.  Here a pass takes rows r and r + 1: both
-// rows' statistics (Welford a chunk at a time, Chan's merge), one cluster
-// exchange of two float4 a rank, then one output loop that loads each
-// thread's w and b once for both rows: 1.5 bytes through L2 for each byte
-// from DRAM, RMSNorm's ratio.  A row's 8 weights at any head are the
-// thread's own aligned uint4 of w and the next lane's (a shuffle; lane 31
-// loads it) shifted by that row's head; the next chunk's loads are in
-// flight while this chunk is written, the first chunk's through the
-// exchange.  Chunks of THREADS * U uint4 (8 KiB at 512 x 1), NSLOT = 26:
-// both rows' slices must fit at once (CLUSTER 1 at 50257, 4 at 200003).
+// without weights, gives 88%.  Here a pass takes ROWS rows (2 or 4): each
+// row's statistics (Welford a chunk at a time, Chan's merge), one cluster
+// exchange of ROWS float4 a rank, then one output loop that loads each
+// thread's w and b once for every row: at ROWS = 2, 1.5 bytes through L2
+// for each byte from DRAM (RMSNorm's ratio), at ROWS = 4, 1.25.  A row's
+// 8 weights at any head are the thread's own aligned uint4 of w and the
+// next lane's (a shuffle; lane 31 loads it) shifted by that row's head; the
+// next chunk's loads are in flight while this chunk is written, the first
+// chunk's through the exchange.  Chunks of THREADS * U uint4 (8 KiB at
+// 512 x 1), NSLOT = 26: a pass's slices must fit at once (ROWS = 2: CLUSTER
+// 1 at 50257, 4 at 200003; ROWS = 4 with THREADS = 480 and NSLOT = 28, 128
+// registers a thread: 2 and 8).
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192
@@ -23,18 +25,20 @@
 //! in      w : bf16[N] = rand(0.5, 1.5)
 //! in      b : bf16[N] = randn(seed=3)
 //! out     y : bf16[M, N]
-//! launch  grid=(min((M + 1) / 2, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16)
+//! launch  grid=(min((M + ROWS - 1) / ROWS, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16)
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-2 atol=1e-2
 //! bytes   2*M*N*2
 //! flops   7*M*N
 //! sweep   N = 50257, 1, 7, 13, 5003, 65536
-//! require 2 * (((N / 8 + CLUSTER - 1) / CLUSTER + THREADS * U - 1) / (THREADS * U)) <= NSLOT   // two rows' slices fit the ring
+//! require ROWS * (((N / 8 + CLUSTER - 1) / CLUSTER + THREADS * U - 1) / (THREADS * U)) <= NSLOT   // a pass's slices fit the ring
 //! require NSLOT * THREADS * U * 16 <= 220 * 1024
+//! require ROWS * THREADS <= 2048   // ROWS = 4 at THREADS = 480: 119 registers; at 512 (96 a thread) it spills
 //! tune    CLUSTER = 1, 2, 4, 8, 16
-//! tune    THREADS = 512, 256
+//! tune    THREADS = 512, 480, 256   // 480 (+ 32): 128 registers a thread, not 96
 //! tune    U = 1
-//! tune    NSLOT = 26, 24, 13
+//! tune    NSLOT = 26, 28, 24, 13
+//! tune    ROWS = 2, 4
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -52,6 +56,9 @@ namespace cg = cooperative_groups;
 #endif
 #ifndef NSLOT
 #define NSLOT 26 /* chunks in the ring: 26 * 8 KiB = 208 KiB */
+#endif
+#ifndef ROWS
+#define ROWS 2 /* rows a pass: each load of w and b serves ROWS rows */
 #endif
 #define CH (THREADS * U)     /* uint4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
@@ -223,9 +230,9 @@ __device__ void produce(const __nv_bfloat16 *x, int M, int N, int rank, int firs
 	unsigned q = 0; /* chunks issued */
 	for (int i = 0;; i++) {
 		int r = first + i;
-		if (i >= 2) {
-			bar_wait(smem(&rowbar[i & 1]), ((i >> 1) + 1) & 1);
-			r = rowid[i & 1];
+		if (i >= ROWS) { /* the consumers hand over each pass's rows */
+			bar_wait(smem(&rowbar[i % ROWS]), (i / ROWS + 1) & 1);
+			r = rowid[i % ROWS];
 		}
 		if (r >= M)
 			break;
@@ -385,18 +392,19 @@ __device__ __nv_bfloat16 norm1(float v, const __nv_bfloat16 *w, const __nv_bfloa
 	return __float2bfloat16_rn(fmaf((v - mean) * rstd, __bfloat162float(w[i]), __bfloat162float(b[i])));
 }
 
+
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS + 32, 1)
 layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
 	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
 {
 	cg::cluster_group cluster = cg::this_cluster();
-	extern __shared__ __align__(128) unsigned char ring[]; /* NSLOT chunks of CH uint4 */
+	extern __shared__ __align__(128) unsigned char ring[]; /* NSLOT chunks of CH vectors */
 	__shared__ float edge[NSLOT][16];                      /* a row's head and tail, beside its last chunk */
-	__shared__ float3 scratch[2][32];                      /* the consumer warps' triples, a row each */
-	__shared__ __align__(16) float4 slot[2][CLUSTER][2];   /* messages by sender rank: a row each */
-	__shared__ __align__(8) unsigned long long full[NSLOT], empty[NSLOT], msg[2], rowbar[2];
-	__shared__ int rowid[2]; /* the rows of the next pass, for the producer */
-	__shared__ int first;    /* rank 0: the cluster's first pair */
+	__shared__ float3 scratch[ROWS][32];                   /* the consumer warps' triples, a row each */
+	__shared__ __align__(16) float4 slot[2][CLUSTER][ROWS]; /* messages by sender rank: a row each */
+	__shared__ __align__(8) unsigned long long full[NSLOT], empty[NSLOT], msg[2], rowbar[ROWS];
+	__shared__ int rowid[ROWS]; /* the rows of the next pass, for the producer */
+	__shared__ int first;       /* rank 0: the cluster's first pass */
 	const float3 none = make_float3(0.0f, 0.0f, 0.0f);
 	const int rank = (int)cluster.block_rank(), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	const int t = threadIdx.x, clusters = gridDim.x / CLUSTER;
@@ -407,11 +415,11 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		}
 		bar_init(smem(&msg[0]), 1);
 		bar_init(smem(&msg[1]), 1);
-		bar_init(smem(&rowbar[0]), 1);
-		bar_init(smem(&rowbar[1]), 1);
+		for (int r = 0; r < ROWS; r++)
+			bar_init(smem(&rowbar[r]), 1);
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 		if (rank == 0)
-			first = (int)atomicAdd(&rows_taken, 2u);
+			first = (int)atomicAdd(&rows_taken, (unsigned)ROWS);
 	}
 	cluster.sync(); /* every block's barriers initialised before anyone sends */
 	int row = *cluster.map_shared_rank(&first, 0);
@@ -422,98 +430,112 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		unsigned q = 0;               /* chunks consumed */
 		for (unsigned it = 0; row < M; it++) {
 			const unsigned bp = it & 1, phase = (it >> 1) & 1;
-			int further = 0; /* rank 0's thread 0: the next pass's pair */
+			int further = 0; /* rank 0's thread 0: the next pass's rows */
 			if (rank == 0 && t == 0)
-				further = (int)atomicAdd(&rows_taken, 2u);
-			const int rb = row + 1;
-			const __nv_bfloat16 *ia = x + (size_t)row * N, *ib = x + (size_t)min(rb, M - 1) * N;
-			const Split sa = split(ia, N, rank);
-			Split sb = split(ib, N, rank);
-			if (rb >= M) /* no second row: the producer stopped */
-				sb.ng = sb.nc = sb.head = sb.tail = 0;
-			const bool hoka = rank == 0 && t < sa.head, toka = rank == CLUSTER - 1 && t < sa.tail;
-			const bool hokb = rank == 0 && t < sb.head, tokb = rank == CLUSTER - 1 && t < sb.tail;
-			float hva = 0.0f, tva = 0.0f, hvb = 0.0f, tvb = 0.0f;
+				further = (int)atomicAdd(&rows_taken, (unsigned)ROWS);
+			/* rows row .. row + ROWS - 1, those past M empty (the producer stopped
+			 * there); row r's chunks in slots q0[r] .. q0[r] + s[r].nc - 1 */
+			Split s[ROWS];
+			unsigned q0[ROWS];
+			bool hok[ROWS], tok[ROWS];
+			float hv[ROWS], tv[ROWS], mean[ROWS], rstd[ROWS];
+			float3 p[ROWS];
+			int nc = 0;
+#pragma unroll
+			for (int r = 0; r < ROWS; r++) {
+				s[r] = split(x + (size_t)min(row + r, M - 1) * N, N, rank);
+				if (row + r >= M)
+					s[r].ng = s[r].nc = s[r].head = s[r].tail = 0;
+				q0[r] = r ? q0[r - 1] + s[r - 1].nc : q;
+				hok[r] = rank == 0 && t < s[r].head;
+				tok[r] = rank == CLUSTER - 1 && t < s[r].tail;
+				hv[r] = tv[r] = 0.0f;
+				nc = max(nc, s[r].nc);
+			}
 			/* 1. the running (count, mean, M2) of this thread's part of each row */
-			float3 pa = row_stats(ring, full, edge, sa, q, hoka, toka, hva, tva);
-			float3 pb = row_stats(ring, full, edge, sb, q + sa.nc, hokb, tokb, hvb, tvb);
+#pragma unroll
+			for (int r = 0; r < ROWS; r++)
+				p[r] = row_stats(ring, full, edge, s[r], q0[r], hok[r], tok[r], hv[r], tv[r]);
 			/* 2. the block's triples, then the cluster's */
-			pa = warp_merge(pa);
-			pb = warp_merge(pb);
-			if (lane == 0) {
-				scratch[0][warp] = pa;
-				scratch[1][warp] = pb;
+#pragma unroll
+			for (int r = 0; r < ROWS; r++) {
+				p[r] = warp_merge(p[r]);
+				if (lane == 0)
+					scratch[r][warp] = p[r];
 			}
 			consumers_sync();
 			if (warp == 0) {
-				pa = warp_merge(lane < WARPS ? scratch[0][lane] : none);
-				pb = warp_merge(lane < WARPS ? scratch[1][lane] : none);
-				const float4 ma = make_float4(pa.x, pa.y, pa.z, __int_as_float(__shfl_sync(0xffffffff, further, 0)));
-				const float4 mb = make_float4(pb.x, pb.y, pb.z, 0.0f);
-				if (lane == rank) {
-					slot[bp][rank][0] = ma;
-					slot[bp][rank][1] = mb;
-					bar_arrive_expect(smem(&msg[bp]), (CLUSTER - 1) * 32);
-				} else if (lane < CLUSTER) { /* to block `lane` */
-					send(mapa(smem(&slot[bp][rank][0]), lane), ma, mapa(smem(&msg[bp]), lane));
-					send(mapa(smem(&slot[bp][rank][1]), lane), mb, mapa(smem(&msg[bp]), lane));
+				const float fv = __int_as_float(__shfl_sync(0xffffffff, further, 0));
+#pragma unroll
+				for (int r = 0; r < ROWS; r++) {
+					p[r] = warp_merge(lane < WARPS ? scratch[r][lane] : none);
+					const float4 m = make_float4(p[r].x, p[r].y, p[r].z, fv);
+					if (lane == rank)
+						slot[bp][rank][r] = m;
+					else if (lane < CLUSTER) /* to block `lane` */
+						send(mapa(smem(&slot[bp][rank][r]), lane), m, mapa(smem(&msg[bp]), lane));
 				}
+				if (lane == rank)
+					bar_arrive_expect(smem(&msg[bp]), (CLUSTER - 1) * 16 * ROWS);
 			}
-			const int nc = max(sa.nc, sb.nc);
 			Wraw nx; /* chunk 0's weights in flight through the exchange */
 			wload(nx, w, b, g0, 0, N);
 			bar_wait(smem(&msg[bp]), phase);
-			const float4 qa = lane < CLUSTER ? slot[bp][lane][0] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-			const float4 qb = lane < CLUSTER ? slot[bp][lane][1] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-			const float3 ga = warp_merge(make_float3(qa.x, qa.y, qa.z)), gb = warp_merge(make_float3(qb.x, qb.y, qb.z));
-			const int next = __float_as_int(__shfl_sync(0xffffffff, qa.w, 0)); /* rank 0's */
-			if (t == 0) { /* the producer's rows of the next pass */
-				rowid[0] = next;
-				rowid[1] = next + 1;
-				bar_arrive(smem(&rowbar[0]));
-				bar_arrive(smem(&rowbar[1]));
+			int next = 0;
+#pragma unroll
+			for (int r = 0; r < ROWS; r++) {
+				const float4 qv = lane < CLUSTER ? slot[bp][lane][r] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+				const float3 g = warp_merge(make_float3(qv.x, qv.y, qv.z));
+				if (r == 0)
+					next = __float_as_int(__shfl_sync(0xffffffff, qv.w, 0)); /* rank 0's */
+				mean[r] = g.y;
+				rstd[r] = s[r].nc ? rsqrtf(g.z / N + 1e-5f) : 0.0f;
 			}
-			/* 3. (x - mean) * rstd * w + b for both rows, the weights loaded once */
-			const float ma = ga.y, ra = rsqrtf(ga.z / N + 1e-5f);
-			const float mb = gb.y, rb_ = sb.nc ? rsqrtf(gb.z / N + 1e-5f) : 0.0f;
-			__nv_bfloat16 *outa = y + (size_t)row * N, *outb = y + (size_t)min(rb, M - 1) * N;
-			const bool veca = (((size_t)ia ^ (size_t)outa) & 15) == 0, vecb = (((size_t)ib ^ (size_t)outb) & 15) == 0;
-			__nv_bfloat16 *oa = outa + sa.head + 8 * g0, *ob = outb + sb.head + 8 * g0;
+			if (t == 0) { /* the producer's rows of the next pass */
+				for (int r = 0; r < ROWS; r++) {
+					rowid[r] = next + r;
+					bar_arrive(smem(&rowbar[r]));
+				}
+			}
+			/* 3. (x - mean) * rstd * w + b for every row, the weights loaded once */
 			for (int c = 0; c < nc; c++) {
 				const Wraw cur = nx;
 				if (c + 1 < nc)
 					wload(nx, w, b, g0, c + 1, N);
-				const unsigned sla = (q + c) % NSLOT, slb = (q + sa.nc + c) % NSLOT;
-				const uint4 *bufa = (const uint4 *)(ring + sla * (CH * 16));
-				const uint4 *bufb = (const uint4 *)(ring + slb * (CH * 16));
 #pragma unroll
 				for (int k = 0; k < U; k++) {
 					const int i = t + k * THREADS, gi = c * CH + i;
 					const uint4 wn = next8(cur.wl[k], cur.wh[k]), bn = next8(cur.bl[k], cur.bh[k]);
-					if (gi < sa.ng)
-						store8(oa, gi, norm8(bufa[i], shift8(cur.wl[k], wn, sa.head), shift8(cur.bl[k], bn, sa.head), ma, ra),
-						       veca);
-					if (gi < sb.ng)
-						store8(ob, gi, norm8(bufb[i], shift8(cur.wl[k], wn, sb.head), shift8(cur.bl[k], bn, sb.head), mb, rb_),
-						       vecb);
+#pragma unroll
+					for (int r = 0; r < ROWS; r++) {
+						if (gi >= s[r].ng)
+							continue;
+						const __nv_bfloat16 *in = x + (size_t)(row + r) * N;
+						__nv_bfloat16 *out = y + (size_t)(row + r) * N, *o = out + s[r].head + 8 * g0;
+						const uint4 v = ((const uint4 *)(ring + (q0[r] + c) % NSLOT * (CH * 16)))[i];
+						store8(o, gi, norm8(v, shift8(cur.wl[k], wn, s[r].head), shift8(cur.bl[k], bn, s[r].head), mean[r], rstd[r]),
+						       (((size_t)in ^ (size_t)out) & 15) == 0);
+					}
 				}
 				__syncwarp();
 				if (lane == 0) { /* this warp has read the slots */
-					if (c < sa.nc)
-						bar_arrive(smem(&empty[sla]));
-					if (c < sb.nc)
-						bar_arrive(smem(&empty[slb]));
+#pragma unroll
+					for (int r = 0; r < ROWS; r++)
+						if (c < s[r].nc)
+							bar_arrive(smem(&empty[(q0[r] + c) % NSLOT]));
 				}
 			}
-			if (hoka)
-				outa[t] = norm1(hva, w, b, t, ma, ra);
-			if (toka)
-				outa[sa.head + 8 * sa.n8 + t] = norm1(tva, w, b, sa.head + 8 * sa.n8 + t, ma, ra);
-			if (hokb)
-				outb[t] = norm1(hvb, w, b, t, mb, rb_);
-			if (tokb)
-				outb[sb.head + 8 * sb.n8 + t] = norm1(tvb, w, b, sb.head + 8 * sb.n8 + t, mb, rb_);
-			q += sa.nc + sb.nc;
+#pragma unroll
+			for (int r = 0; r < ROWS; r++) {
+				__nv_bfloat16 *out = y + (size_t)min(row + r, M - 1) * N;
+				if (hok[r])
+					out[t] = norm1(hv[r], w, b, t, mean[r], rstd[r]);
+				if (tok[r]) {
+					const int i = s[r].head + 8 * s[r].n8 + t;
+					out[i] = norm1(tv[r], w, b, i, mean[r], rstd[r]);
+				}
+			}
+			q = q0[ROWS - 1] + s[ROWS - 1].nc;
 			row = next;
 		}
 	}
