@@ -464,9 +464,10 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 						const float *in = x + (size_t)(row + r) * N;
 						float *out = y + (size_t)(row + r) * N, *o = out + s[r].head + 4 * g0;
 						const float4 gw = shift4(cur.wl[k], wn, s[r].head), gb = shift4(cur.bl[k], bn, s[r].head);
+						const float m = mean[r], rs = rstd[r];
 						float4 v = ((const float4 *)(ring + (q0[r] + c) % NSLOT * (CH * 16)))[i];
-						v = make_float4(NORM(v.x, gw.x, gb.x, mean[r], rstd[r]), NORM(v.y, gw.y, gb.y, mean[r], rstd[r]),
-								NORM(v.z, gw.z, gb.z, mean[r], rstd[r]), NORM(v.w, gw.w, gb.w, mean[r], rstd[r]));
+						v = make_float4(NORM(v.x, gw.x, gb.x, m, rs), NORM(v.y, gw.y, gb.y, m, rs),
+								NORM(v.z, gw.z, gb.z, m, rs), NORM(v.w, gw.w, gb.w, m, rs));
 						if ((((size_t)in ^ (size_t)out) & 15) == 0) {
 							__stcs((float4 *)o + gi, v);
 						} else {

@@ -513,8 +513,8 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 						const __nv_bfloat16 *in = x + (size_t)(row + r) * N;
 						__nv_bfloat16 *out = y + (size_t)(row + r) * N, *o = out + s[r].head + 8 * g0;
 						const uint4 v = ((const uint4 *)(ring + (q0[r] + c) % NSLOT * (CH * 16)))[i];
-						store8(o, gi, norm8(v, shift8(cur.wl[k], wn, s[r].head), shift8(cur.bl[k], bn, s[r].head), mean[r], rstd[r]),
-						       (((size_t)in ^ (size_t)out) & 15) == 0);
+						const uint4 gw = shift8(cur.wl[k], wn, s[r].head), gb = shift8(cur.bl[k], bn, s[r].head);
+						store8(o, gi, norm8(v, gw, gb, mean[r], rstd[r]), (((size_t)in ^ (size_t)out) & 15) == 0);
 					}
 				}
 				__syncwarp();
