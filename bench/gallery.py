@@ -110,6 +110,13 @@ def pair_of(per16, rows=2):
     return f
 
 
+def one_row(f):
+    """A pair kernel at ROWS = 1 and f's cluster: the ring with its weights
+    by one load and a shuffle, a chunk ahead, but read every row (beside
+    ROWS = 2, what the weights' L2 traffic costs)."""
+    return lambda n: f(n) and f(n) + ["--define", "ROWS=1"]
+
+
 S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
 # (op, dtype) -> [(file, defines(n) -> kbench arguments, or None where it cannot run n)]
 CANDIDATES = {
@@ -127,11 +134,13 @@ CANDIDATES = {
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192)),
                            (L + "03_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None),
                            (L + "04_ring.cu", ring_f32), (L + "04_ring.cu", ring_of(4, ws=True)),
-                           (L + "05_pair.cu", pair_of(4)), (L + "05_pair.cu", pair_of(4, 4))],
+                           (L + "05_pair.cu", pair_of(4)), (L + "05_pair.cu", pair_of(4, 4)),
+                           (L + "05_pair.cu", one_row(pair_of(4)))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
                             (L + "layernorm_bf16_ring.cu", ring), (L + "layernorm_bf16_ring.cu", ring_of(8, ws=True)),
-                            (L + "layernorm_bf16_pair.cu", pair_of(8)), (L + "layernorm_bf16_pair.cu", pair_of(8, 4))],
+                            (L + "layernorm_bf16_pair.cu", pair_of(8)), (L + "layernorm_bf16_pair.cu", pair_of(8, 4)),
+                            (L + "layernorm_bf16_pair.cu", one_row(pair_of(8)))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192))],
     ("rmsnorm", "bf16"): [(R + "rmsnorm_bf16.cu", pow8(fixed(32768))), (R + "rmsnorm_bf16_aligned.cu", regs(4, 8)),
                           (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],

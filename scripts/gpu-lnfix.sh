@@ -18,8 +18,9 @@
 #      pass wraps the ring; rows of four different heads; the last pass has
 #      3 rows);
 #   3. `bench/gallery.py layernorm f32,bf16 50257,200003` (GALLERY_COMPILE=0
-#      unless set): the pair kernels beside the rings, 03_bulk.cu and the
-#      aligned kernel, the fastest CORRECT one tabled;
+#      unless set): the pair kernels (ROWS = 2, 4, and 1: the ring with
+#      their weight loads) beside the rings, 03_bulk.cu and the aligned
+#      kernel, the fastest CORRECT one tabled;
 #   then the summary: every run's line, those not CORRECT again, the table.
 # Outputs: $OUT/lnfix.txt (the runs; the tail of any not CORRECT),
 # $OUT/gallery.txt (the table), $OUT/calibrate.txt (if it ran).
@@ -28,7 +29,7 @@ set -u
 START=$(date +%s)
 BUDGET=${BUDGET:-55}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
-GALLERY_LIB=1 LIMIT=30
+GALLERY_LIB=1 LIMIT=25
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
 END=$((START + ${TOTAL:-117}))

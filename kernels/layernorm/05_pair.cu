@@ -24,7 +24,9 @@
 // them; a pass's slices must fit at once, ROWS * ceil(PER / CH) <= NSLOT:
 // ROWS = 2 at CLUSTER 2 at 50257, 8 at 200003; ROWS = 4 with THREADS = 480
 // (128 registers a thread where 544 threads get 96) and NSLOT = 28 at
-// CLUSTER 4 at 50257, 16 at 200003.
+// CLUSTER 4 at 50257, 16 at 200003.  ROWS = 1 is 04_ring.cu with these
+// weight loads (one load and a shuffle, a chunk ahead): beside ROWS = 2 it
+// says what the weights' L2 bytes cost, apart from how they were loaded.
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -45,7 +47,7 @@
 //! tune    THREADS = 512, 480, 256   // 480 (+ 32): 128 registers a thread, not 96
 //! tune    U = 1
 //! tune    NSLOT = 26, 28, 24, 13
-//! tune    ROWS = 2, 4
+//! tune    ROWS = 2, 4, 1   // 1: the ring with these weight loads, for comparison
 
 #include <cooperative_groups.h>
 
@@ -64,7 +66,7 @@ namespace cg = cooperative_groups;
 #define NSLOT 26 /* chunks in the ring: 26 * 8 KiB = 208 KiB */
 #endif
 #ifndef ROWS
-#define ROWS 2 /* rows a pass: each load of w and b serves ROWS rows */
+#define ROWS 2 /* rows a pass: each load of w and b serves ROWS rows (1, 2 or 4) */
 #endif
 #define CH (THREADS * U)     /* float4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */

@@ -16,7 +16,8 @@
 // chunk's through the exchange.  Chunks of THREADS * U uint4 (8 KiB at
 // 512 x 1), NSLOT = 26: a pass's slices must fit at once (ROWS = 2: CLUSTER
 // 1 at 50257, 4 at 200003; ROWS = 4 with THREADS = 480 and NSLOT = 28, 128
-// registers a thread: 2 and 8).
+// registers a thread: 2 and 8).  ROWS = 1: layernorm_bf16_ring.cu with
+// these weight loads, to compare.
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192
@@ -38,7 +39,7 @@
 //! tune    THREADS = 512, 480, 256   // 480 (+ 32): 128 registers a thread, not 96
 //! tune    U = 1
 //! tune    NSLOT = 26, 28, 24, 13
-//! tune    ROWS = 2, 4
+//! tune    ROWS = 2, 4, 1   // 1: the ring with these weight loads, for comparison
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -58,7 +59,7 @@ namespace cg = cooperative_groups;
 #define NSLOT 26 /* chunks in the ring: 26 * 8 KiB = 208 KiB */
 #endif
 #ifndef ROWS
-#define ROWS 2 /* rows a pass: each load of w and b serves ROWS rows */
+#define ROWS 2 /* rows a pass: each load of w and b serves ROWS rows (1, 2 or 4) */
 #endif
 #define CH (THREADS * U)     /* uint4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
