@@ -19,7 +19,8 @@
 #             file on an H200)
 #   ncux      the entries NCUX_LIST names, REPS=3 with ncu's cc=none and
 #             CUPTI's kernel durations beside (what separates the two)
-#   gal-OP    scripts/gpu-gallery.sh table OP (issue 31's gallery table)
+#   gal-OP    scripts/gpu-gallery.sh table OP (issue 31's gallery table);
+#             gal-OP:DTYPE the rows of one dtype
 #   replay    kbench replay sessions/softmax (issue 31)
 #   gmem      scripts/gpu-gallery.sh memcheck (the gallery's newer kernels
 #             under compute-sanitizer)
@@ -50,6 +51,7 @@ job() {
 		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=${NCU_COUNT:-20} CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
 	ncux) echo "$(( $(wc -w <"$NCUX_LIST") * 45 + 20 )) env NCU_NONE=1 REPS=3 PROGS='default cupti' NCU_COUNT=15 CLOCKS=1 sh bench/ncu_gallery.sh $(cat "$NCUX_LIST")" ;;
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
+	gal-*:*) g=${1#gal-}; echo "240 env BUDGET=220 sh scripts/gpu-gallery.sh table ${g%:*} ${g#*:}" ;;
 	gal-*) echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
 	gmem) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh memcheck" ;;
@@ -98,7 +100,7 @@ for name in "$@"; do
 	echo "==== $name" >>"$OUT/all.txt"
 	cat "$Q/out.$k" >>"$OUT/all.txt" 2>/dev/null
 	cat "$Q/sum.$k" >>"$OUT/summary.txt" 2>/dev/null
-	[ "$k" -le 5 ] && cp "$Q/out.$k" "$OUT/$(echo "$name" | tr '/' '_').txt" 2>/dev/null
+	[ "$k" -le 5 ] && cp "$Q/out.$k" "$OUT/$(echo "$name" | tr '/:' '__').txt" 2>/dev/null
 done
 (cd /tmp/fj && tar czf "$OUT/parts.tgz" */out) 2>/dev/null
 echo "total $(( $(date +%s) - T0 )) s" >>"$OUT/summary.txt"
