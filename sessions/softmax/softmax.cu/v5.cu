@@ -16,6 +16,7 @@
 //! flops   5*M*N
 //! sweep   N = 4096, 8192, 16384, 5003
 //! tune    VPT = 4, 8
+//! require N <= 1024 * 4 * VPT   // a block of at most 1024 threads, 4 * VPT floats each
 
 #include <math_constants.h>
 

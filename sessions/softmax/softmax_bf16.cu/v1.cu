@@ -14,6 +14,7 @@
 //! tol     rtol=8e-3 atol=1e-7
 //! flops   5*M*N
 //! sweep   N = 4096, 8192, 16384, 5003
+//! require N <= 1024 * 32   // a block of at most 1024 threads, 32 bf16 each
 
 #include <cuda_bf16.h>
 #include <math_constants.h>

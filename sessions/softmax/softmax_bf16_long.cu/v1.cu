@@ -4,7 +4,9 @@
 // a thread (32 bf16 in 16 registers, 16384 a block of 512), unpacked on
 // each use.  The exponential is computed twice (for the sum, then the
 // output), which the SFUs afford at bf16's bandwidth.
-// CLUSTER = N / 16384 (4, 8, 16: kbench allows the non-portable 16).
+// CLUSTER = N / 16384 (4, 8, 16: kbench allows the non-portable 16); a
+// cluster holds CLUSTER * THREADS * 8 * VPT elements, and a longer row is
+// UNSUPPORTED (the require line), not half written.
 //
 //! kernel  softmax_bf16
 //! arg     M = 4096
@@ -15,8 +17,9 @@
 //! ref     softmax(x, dim=1) -> y
 //! tol     rtol=8e-3 atol=1e-9
 //! flops   5*M*N
-//! sweep   N = 65536, 131072, 262144, 200003
-//! tune    CLUSTER = 4, 8, 16
+//! sweep   N = 65536, 131072, 262144, 200003, 100003
+//! require N <= CLUSTER * THREADS * 8 * VPT   // VPT uint4 (8 bf16) a thread, in registers
+//! tune    CLUSTER = 8, 4, 16
 //! tune    THREADS = 512, 1024
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 3, 4

@@ -8,7 +8,9 @@
 // reads the others' pairs directly (ld.shared::cluster) and merges them as
 // the online softmax merges lanes, then writes.  Two blocks fit an SM (64
 // registers a thread), so one cluster's loads run while another reduces.
-// CLUSTER = N / 16384 (4, 8, 16: kbench allows the non-portable 16).
+// CLUSTER = N / 16384 (4, 8, 16: kbench allows the non-portable 16); a
+// cluster holds CLUSTER * THREADS * 32 floats, and a longer row is
+// UNSUPPORTED (the require line), not half written.
 //
 //! kernel  softmax_f32
 //! arg     M = 4096
@@ -19,8 +21,9 @@
 //! ref     softmax(x, dim=1) -> y
 //! tol     rtol=1e-5 atol=1e-8
 //! flops   5*M*N
-//! sweep   N = 65536, 131072, 262144, 200003
-//! tune    CLUSTER = 4, 8, 16
+//! sweep   N = 65536, 131072, 262144, 200003, 100003
+//! require N <= CLUSTER * THREADS * 32   // 4 * VPT floats a thread in registers (VPT = 8)
+//! tune    CLUSTER = 8, 4, 16
 //! tune    THREADS = 512, 1024
 
 #include <cooperative_groups.h>
