@@ -51,8 +51,9 @@ job() {
 		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=${NCU_COUNT:-20} CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
 	ncux) echo "$(( $(wc -w <"$NCUX_LIST") * 45 + 20 )) env NCU_NONE=1 REPS=3 PROGS='default cupti' NCU_COUNT=15 CLOCKS=1 sh bench/ncu_gallery.sh $(cat "$NCUX_LIST")" ;;
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
-	gal-*:*) g=${1#gal-}; echo "240 env BUDGET=220 sh scripts/gpu-gallery.sh table ${g%:*} ${g#*:}" ;;
-	gal-*) echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
+	gal-*:*) g=${1#gal-}; echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${g%:*} ${g#*:}" ;;
+	gal-layernorm | gal-rmsnorm) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
+	gal-*) echo "60 env BUDGET=50 sh scripts/gpu-gallery.sh table ${1#gal-}" ;; # 20-30 s on an H200
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
 	gmem) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh memcheck" ;;
 	rec-*) echo "${T:-300} sh -c 'sh scripts/record-gallery.sh $(echo "${1#rec-}" | tr + " ") && build/kbench replay sessions/softmax'" ;;
