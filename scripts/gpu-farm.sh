@@ -78,7 +78,8 @@ run_one() { # GPU ORDINAL NAME
 	[ $(( now - T0 + secs )) -gt "$BUDGET" ] && secs=$(( BUDGET - (now - T0) ))
 	d=/tmp/fj/$2; mkdir -p "$d/out" "$d/tmp" "$d/cache" "$d/data" "$d/run" "$d/config"
 	chmod 700 "$d/run"
-	(CUDA_VISIBLE_DEVICES=$1 OUT=$d/out TMPDIR=$d/tmp XDG_CACHE_HOME=$d/cache XDG_DATA_HOME=$d/data \
+	(unset BUDGET # the call's, not a job's own
+	 CUDA_VISIBLE_DEVICES=$1 OUT=$d/out TMPDIR=$d/tmp XDG_CACHE_HOME=$d/cache XDG_DATA_HOME=$d/data \
 	 XDG_RUNTIME_DIR=$d/run XDG_CONFIG_HOME=$d/config PYTHONUNBUFFERED=1 \
 	 timeout "$secs" sh -c "$cmd") >"$Q/out.$2" 2>&1
 	echo "$3: gpu $1, rc $?, $(( $(date +%s) - now )) s (from +$(( now - T0 )) s)" >>"$Q/sum.$2"
