@@ -4,7 +4,9 @@ bench/ncu_gallery.sh runs (several shards or calls on one machine kind):
 each entry's last row in the order given, sorted by file, with the run that
 gave it, then how many rows are within 2% of ncu and which are not.
 
-Usage: bench/ncu_table.py all1.txt all2.txt   (prints the table)
+Usage: bench/ncu_table.py [--entries LIST] all1.txt all2.txt   (prints the
+table; LIST: the entries to show, e.g. `bench/ncu_gallery.sh --list`'s,
+the others dropped and the missing ones named)
 """
 import re
 import sys
@@ -38,7 +40,13 @@ def diff(line):
 
 
 def main():
-    got, gpu = rows(sys.argv[1:])
+    args, want = sys.argv[1:], None
+    if args[:1] == ["--entries"]:
+        want = [l.strip() for l in open(args[1]) if l.strip()]
+        args = args[2:]
+    got, gpu = rows(args)
+    if want is not None:
+        got = {e: got[e] for e in got if e in want}
     print("kbench vs ncu, every kernels/ entry (bench/ncu_gallery.sh REPS=1 NCU_COUNT=20 CLOCKS=1), %s" % gpu)
     print("%-44s %-24s %10s %12s %7s %8s %8s  %s" % ("file", "kernel", "ncu us", "default", "diff",
                                                       "ncu MHz", "kb MHz", "run"))
@@ -55,6 +63,9 @@ def main():
             outside.append("%s %+.1f%%" % (entry, d))
     print("within 2%% of ncu: %d of %d timed; outside: %s; not timed: %s" % (
         inside, inside + len(outside), ", ".join(outside) or "none", ", ".join(untimed) or "none"))
+    if want is not None:
+        missing = [e for e in want if e not in got]
+        print("not measured: %s" % (", ".join(missing) or "none"))
 
 
 if __name__ == "__main__":
