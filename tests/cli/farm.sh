@@ -1,0 +1,53 @@
+#!/bin/sh
+# farm.sh - scripts/gpu-farm.sh's scheduling without a GPU (a stand-in
+# nvidia-smi names two): every job runs once and is summed up once; the
+# ncu shards split the entries with none lost or twice; a job whose
+# estimate passes the call's budget is SKIPPED, not started.  The ncu
+# job's kbench runs answer no_gpu here, which ncu_gallery.sh prints as
+# "not timed", one line an entry.
+. tests/cli/lib.sh
+
+BIN=$T_TMP/bin
+mkdir -p "$BIN"
+cat >"$BIN/nvidia-smi" <<'EOF'
+#!/bin/sh
+case "$*" in *-L*) echo "GPU 0: Stand-in"; echo "GPU 1: Stand-in" ;; *) echo "0, Stand-in, 0" ;; esac
+EOF
+cat >"$BIN/ncu" <<'EOF'
+#!/bin/sh
+echo "Version 0 (stand-in)"
+EOF
+chmod +x "$BIN/nvidia-smi" "$BIN/ncu"
+printf '%s\n' kernels/softmax.cu kernels/vector_add.cu kernels/saxpy.ptx \
+	kernels/kernelbench/97_sdpa.cu@B=4 kernels/reduce/02_vec4.cu >"$T_TMP/list"
+
+farm() { # OUT BUDGET JOB...
+	o=$1 b=$2
+	shift 2
+	PATH="$BIN:$PATH" OUT=$o BUDGET=$b NCU_LIST="$T_TMP/list" KB=$KB \
+		sh scripts/gpu-farm.sh "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+	RC=$?
+}
+
+farm "$T_TMP/o1" 300 ncu0/3 ncu1/3 ncu2/3
+expect_rc farm_runs 0
+n=$(grep -c ': gpu [01], rc ' "$T_TMP/o1/summary.txt")
+[ "$n" -eq 3 ] && pass farm_each_job_once || fail farm_each_job_once "$n summary lines: $(cat "$T_TMP/o1/summary.txt")"
+grep -oE '^kernels/[^ ]+' "$T_TMP/o1/all.txt" | sort >"$T_TMP/got"
+sort "$T_TMP/list" >"$T_TMP/want"
+if cmp -s "$T_TMP/got" "$T_TMP/want"; then pass farm_shards_cover_each_entry_once
+else fail farm_shards_cover_each_entry_once "$(diff "$T_TMP/want" "$T_TMP/got" | head -8)"; fi
+grep -q 'not timed: ' "$T_TMP/o1/all.txt" && pass farm_no_gpu_is_not_timed ||
+	fail farm_no_gpu_is_not_timed "$(head -c 400 "$T_TMP/o1/all.txt")"
+[ "$(grep -c '^==== ncu' "$T_TMP/o1/all.txt")" -eq 3 ] && pass farm_sections_in_order ||
+	fail farm_sections_in_order "$(grep '^====' "$T_TMP/o1/all.txt")"
+
+# an estimate past the budget: skipped, named, never started
+farm "$T_TMP/o2" 10 ncu0/1
+expect_rc farm_skip_runs 0
+grep -q '^ncu0/1: SKIPPED' "$T_TMP/o2/summary.txt" && pass farm_skips_past_budget ||
+	fail farm_skips_past_budget "$(cat "$T_TMP/o2/summary.txt")"
+[ ! -s "$T_TMP/o2/ncu0_1.txt" ] && pass farm_skipped_job_not_started ||
+	fail farm_skipped_job_not_started "$(head -c 300 "$T_TMP/o2/ncu0_1.txt")"
+
+finish
