@@ -275,7 +275,8 @@ expect_in attn_rows_alpha_exact out "alpha[i_] = kb_exp_sub_row(m[i_], mn[i_], s
 # it), except with one row tile at D = 128 (the call's would cost a block an SM)
 expect_in attn_rows_copy_slow_call out "kb_rows_copy_slow<64, 64, 128>(b_, p_, rows_, cols_, D);"
 expect_in attn_rows_lazy_rescale out "if (!(KB_LAZY_RESCALE < 0 ? 1 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
-run "$KB" compile "$AT" -D HD=128 --emit-cuda
+# (attention.tile takes BM = 128 at D = 128 by default: these pin the one-tile path)
+run "$KB" compile "$AT" -D HD=128 -D BM=64 --emit-cuda
 expect_not_in attn_rows_d128_copy_inline out "kb_rows_copy_slow<"
 expect_in attn_rows_d128_eager out "if (!(KB_LAZY_RESCALE < 0 ? 0 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 run "$KB" compile "$AT" -D THREADS=256 -D BM=64 --emit-cuda
@@ -283,9 +284,12 @@ expect_in attn_2d_kb_dot out "kb_dot_"
 run "$KB" compile "$AT" --no-cache
 expect_rc attn_rows_d64 0
 expect_in attn_rows_d64_no_spills out "(no spills)"
-run "$KB" compile "$AT" -D HD=128 --no-cache
+run "$KB" compile "$AT" -D HD=128 -D BM=64 --no-cache
 expect_rc attn_rows_d128 0
 expect_in attn_rows_d128_no_spills out "(no spills)"
+# the default at D = 128 is the two-tile one (BM = 128)
+run "$KB" compile "$AT" -D HD=128 --emit-cuda
+expect_in attn_rows_d128_default_two_tiles out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(2176 + k_ * 16) * 2);"
 # -D BM=128 at 4 warps: two m16 row tiles a warp, each ldmatrix'd B
 # fragment of k and v feeding an mma of each (four mma a ldmatrix.x4, two
 # at BM = 64), the statistics' shuffles over the four rows a thread holds;
@@ -302,7 +306,7 @@ expect_json attn_rows2_d64_no_spills "j['build']['kernels'][0]['resources']['loc
 # it goes to shared memory, its A fragments by ldmatrix (02_fa2.cu's QREG = 0)
 run "$KB" compile "$AT" -D BM=128 -D HD=128 --emit-cuda
 expect_in attn_rows2_d128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(2176 + k_ * 16) * 2);"
-run "$KB" compile "$AT" -D HD=128 --emit-cuda
+run "$KB" compile "$AT" -D HD=128 -D BM=64 --emit-cuda
 expect_not_in attn_rows_d128_q_regs out "kb_ldmatrix_x4(af_, al_"
 run "$KB" compile "$AT" -D BM=128 --emit-cuda
 expect_not_in attn_rows2_d64_q_regs out "kb_ldmatrix_x4(af1_, al_"

@@ -23,6 +23,13 @@ trap 'for L in 80x24 100x30 200x50; do tm kill-server 2>/dev/null; done; rm -rf 
 . tests/cli/lib_tui.sh
 ROOT=$PWD
 NSTEPS=$(wc -l < sessions/softmax/journal.jsonl)
+# the last step's file and variant, and how many variants that file has
+LAST_FILE=$(tail -1 sessions/softmax/journal.jsonl | sed 's/.*"file":"\([^"]*\)".*/\1/')
+LAST_V=$(tail -1 sessions/softmax/journal.jsonl | sed 's/.*"variant":"\([^"]*\)".*/\1/')
+LAST_N=$(grep '"event":"run"' sessions/softmax/journal.jsonl | grep -c "\"file\":\"$LAST_FILE\"")
+# its diff's new side: a file's first variant is named with its file (its
+# old side is another file's), a later one by its variant alone
+LAST_PLUS="+++ $LAST_V"; [ "$LAST_V" = v1 ] && LAST_PLUS="+++ $LAST_FILE v1"
 # the result pane: each row's text right of the editor's separator
 pane() { screen | awk -F'│' 'NR > 2 && NF > 1 { print $2 }'; }
 keep() { [ -n "${TUI_CAPTURES:-}" ] && mkdir -p "$TUI_CAPTURES" && tm capture-pane -e -p -t $S > "$TUI_CAPTURES/$1.ansi"; return 0; }
@@ -82,14 +89,14 @@ for size in 80x24 100x30 200x50; do
 	# whole ones do not fit)
 	screen | sed -n 2p | grep -q "│.*Diff" && pass tab_in_view_$size || fail tab_in_view_$size "$(screen | sed -n 2p)"
 	keep "diff-$size"
-	# the last step: the file's first variant, against the one before it
+	# the last step: the last file's last variant, against the one before it
 	keys '>'
 	check replay_last_$size "step $NSTEPS/$NSTEPS"
-	check diff_last_$size "+++ softmax_bf16_long.cu v1"
+	check diff_last_$size "$LAST_PLUS"
 	screen | grep -q "No diff yet" && fail diff_last_not_empty_$size "$(pane | head -6)" \
 		|| pass diff_last_not_empty_$size
 	keys Escape 7
-	check variants_last_$size "softmax_bf16_long.cu: 1 variant"
+	check variants_last_$size "$LAST_FILE: $LAST_N variant"
 	screen | grep -q "no session" && fail variants_last_no_session_$size "$(pane | head -8)" \
 		|| pass variants_last_no_session_$size
 	table_fits variants_last_table_fits_$size
