@@ -148,6 +148,8 @@ CANDIDATES = {
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)), (L + "03_bulk.cu", clus(8192)),
                            (L + "03_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None),
                            (L + "04_ring.cu", ring_f32),
+                           (L + "04_ring.cu", ring32(False, ("--define", "OUT=1", "--define", "STATS=1"))),
+                           (L + "04_ring.cu", ring32(True, ("--define", "OUT=1", "--define", "STATS=1"))),
                            (L + "05_pair.cu", pair_of(4)), (L + "05_pair.cu", pair_of(4, 4))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
