@@ -154,6 +154,7 @@ CANDIDATES = {
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
                             (L + "layernorm_bf16_ring.cu", ring),
+                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + ["--define", "OUT=1", "--define", "STATS=1"]),
                             (L + "layernorm_bf16_pair.cu", pair_of(8)), (L + "layernorm_bf16_pair.cu", pair_of(8, 4))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8")))],
