@@ -10,21 +10,21 @@
 #   0. the copy ceiling every % is of (`kbench calibrate`), where this GPU
 #      has none cached;
 #   1. `kbench profile` (sections sol, memory, compute, occupancy, stalls
-#      and quick, one trial, --json) at 8192 x 50257 of 04_ring.cu (plain,
-#      and OUT = 1 STATS = 1: the output loop specialised on the row's head,
-#      shifted sums for the statistics), rmsnorm/04_ring.cu, 03_bulk.cu,
-#      05_pair.cu and layernorm_bf16_ring.cu: a row each of its verdict,
-#      % of copy, DRAM, L2, L1 and SM throughput, issue slots busy
-#      (smsp__issue_active), IPC, eligible warps a scheduler and the three
-#      largest stall reasons;
-#   2. CORRECT (`kbench run --trials 2`, with its % of copy): 04_ring.cu
-#      OUT = 1 STATS = 1 at 1024 x N for N = 13, 5003, 50257, 200003
-#      (cluster 2, 2, 2, 8), then OUT = 1 and STATS = 1 alone at 8192 x
-#      50257;
-#   3. compute-sanitizer memcheck of OUT = 1 STATS = 1 at 2000 x 5003 and
-#      64 x 200003 (cluster 8);
-#   4. `bench/gallery.py layernorm f32 50257,200003` (the new candidates
-#      beside the old kernels; GALLERY_COMPILE=0 unless set);
+#      and quick, one trial, --json) at 8192 x 50257 of 04_ring.cu and
+#      layernorm_bf16_ring.cu, each plain and with OUT = 1 STATS = 1 (the
+#      output loop specialised on the row's head, shifted sums for the
+#      statistics), rmsnorm/04_ring.cu, 03_bulk.cu and 05_pair.cu: a row
+#      each of its verdict, % of copy, DRAM, L2, L1 and SM throughput,
+#      issue slots busy (smsp__issue_active), IPC, eligible warps a
+#      scheduler and the three largest stall reasons;
+#   2. CORRECT (`kbench run --trials 2`, with its % of copy): both rings
+#      with OUT = 1 STATS = 1 at 1024 x N for N = 13, 5003, 50257, 200003
+#      (f32 cluster 2, 2, 2, 8; bf16 1, 1, 1, 4);
+#   3. compute-sanitizer memcheck of OUT = 1 STATS = 1: f32 at 2000 x 5003
+#      and 64 x 200003, bf16 at 64 x 200003;
+#   4. 04_ring.cu with OUT = 1 and with STATS = 1 alone at 8192 x 50257;
+#   5. `bench/gallery.py layernorm f32,bf16 50257,200003` (the new
+#      candidates beside the old kernels; GALLERY_COMPILE=0 unless set);
 #   then the summary: the runs, the profile table, the gallery rows.
 # What to look for: issue% near or above 50 and short_scoreboard/wait/
 # long_scoreboard on the LayerNorm rings against RMSNorm's lower issue% at
@@ -126,30 +126,34 @@ EOF
 	prof ln-04_ring $L/04_ring.cu --define CLUSTER=2
 	prof ln-04_ring-OUT-STATS $L/04_ring.cu --define CLUSTER=2 $F
 	prof rms-04_ring kernels/rmsnorm/04_ring.cu --define CLUSTER=2
+	prof ln-bf16_ring $L/layernorm_bf16_ring.cu --define CLUSTER=1
+	prof ln-bf16_ring-OUT-STATS $L/layernorm_bf16_ring.cu --define CLUSTER=1 $F
 	prof ln-03_bulk $L/03_bulk.cu --define CLUSTER=8
 	prof ln-05_pair $L/05_pair.cu --define CLUSTER=2
-	prof ln-bf16_ring $L/layernorm_bf16_ring.cu --define CLUSTER=1
-	echo "== 2. CORRECT: 04_ring.cu $F (1024 x N), then each define alone at 8192 x 50257"
-	for w in 13:2 5003:2 50257:2 200003:8; do
-		one $L/04_ring.cu 1024 "${w%:*}" --define CLUSTER="${w#*:}" $F
+	echo "== 2. CORRECT: OUT = 1 STATS = 1 at 1024 x N"
+	for w in 13:2:1 5003:2:1 50257:2:1 200003:8:4; do
+		n=${w%%:*} r=${w#*:}
+		one $L/04_ring.cu 1024 "$n" --define CLUSTER="${r%:*}" $F
+		one $L/layernorm_bf16_ring.cu 1024 "$n" --define CLUSTER="${r#*:}" $F
 	done
-	one $L/04_ring.cu 8192 50257 --define CLUSTER=2 --define OUT=1
-	one $L/04_ring.cu 8192 50257 --define CLUSTER=2 --define STATS=1
 	echo "== 3. memcheck"
-	for spec in "2000 5003 2" "64 200003 8"; do
+	for spec in "04_ring 2000 5003 2" "04_ring 64 200003 8" "layernorm_bf16_ring 64 200003 4"; do
 		set -- $spec
 		if [ "$(date +%s)" -ge "$DEADLINE" ]; then
-			echo "layernorm/04_ring $F M=$1 N=$2 SKIPPED (BUDGET)" | tee -a "$SUM"
+			echo "layernorm/$1 $F M=$2 N=$3 SKIPPED (BUDGET)" | tee -a "$SUM"
 			continue
 		fi
-		sanitize layernorm/04_ring "$1" "$2" --define CLUSTER="$3" $F
+		sanitize "layernorm/$1" "$2" "$3" --define CLUSTER="$4" $F
 	done
+	echo "== 4. each define alone, 8192 x 50257"
+	one $L/04_ring.cu 8192 50257 --define CLUSTER=2 --define OUT=1
+	one $L/04_ring.cu 8192 50257 --define CLUSTER=2 --define STATS=1
 } 2>&1 | tee "$OUT/lndiag.txt"
 
-echo "== 4. bench/gallery.py layernorm f32 50257,200003 ($((END - $(date +%s))) s left)"
+echo "== 5. bench/gallery.py layernorm f32,bf16 50257,200003 ($((END - $(date +%s))) s left)"
 left=$((END - $(date +%s)))
 if [ "$left" -gt 15 ]; then
-	GALLERY_COMPILE=${GALLERY_COMPILE:-0} timeout "$left" python3 bench/gallery.py layernorm f32 50257,200003 2>&1 |
+	GALLERY_COMPILE=${GALLERY_COMPILE:-0} timeout "$left" python3 bench/gallery.py layernorm f32,bf16 50257,200003 2>&1 |
 		grep -v '^W11' | tee "$OUT/gallery.txt"
 else
 	echo "table SKIPPED (TOTAL)" | tee "$OUT/gallery.txt"
