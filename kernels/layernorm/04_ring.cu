@@ -35,6 +35,19 @@
 // WS = 1: w and b from shared memory, layernorm_bf16_ring.cu's window (PER
 // + 1 float4 of each after the ring, filled once; NSLOT = 9 and a cluster
 // with PER <= 2048: 8 at 50257 and 65536, 16 at 131072; none past that).
+// OUT = 1 and STATS = 1 (issue 31, bench/layernorm_accounting.txt): on an
+// H200 this ring runs at 46% of copy where RMSNorm's runs at 78%, and it
+// issues 2.5x their instructions an element (SASS, every path of the chunk
+// loops: 57 a float against 17; at copy rate an SM has 63 a float to spend,
+// with 16 consumer warps).  OUT = 1 writes the output loop once for each
+// head (0..3: a row's offset from its first 16-byte boundary, one a row),
+// so w and b are one aligned float4 and the next, shifted at compile time:
+// no 4-way branch a vector whose register moves wait on each load before
+// the next is issued (w and b 16-byte aligned, WS = 0; else the loop below).
+// STATS = 1 sums (x - K) and its square a thread (K its first vector
+// element of the row) and makes the triple once a row: no division or
+// merge a chunk (a CPU model in f32 of that order, N = 200003 with mean
+// 100: the variance within 8e-8 of double's, relative).
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -56,6 +69,8 @@
 //! tune    U = 2, 1
 //! tune    NSLOT = 13, 12, 8, 9
 //! tune    WS = 0, 1
+//! tune    OUT = 0, 1
+//! tune    STATS = 0, 1
 
 #include <cooperative_groups.h>
 
@@ -75,6 +90,12 @@ namespace cg = cooperative_groups;
 #endif
 #ifndef WS
 #define WS 0 /* 1: the block's window of w and b in shared memory, after the ring */
+#endif
+#ifndef OUT
+#define OUT 0 /* 1: the output loop specialised on the row's head (w and b aligned) */
+#endif
+#ifndef STATS
+#define STATS 0 /* 1: shifted sums a thread, the triple once a row (no merge a chunk) */
 #endif
 #define CH (THREADS * U)     /* float4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
@@ -277,6 +298,78 @@ __device__ void produce(const float *x, int M, int N, int rank, int first, unsig
 	}
 }
 
+#if OUT
+/* The 4 floats from element H (a constant: a choice of registers, no moves)
+ * of the 8 at a, c. */
+template <int H>
+__device__ float4 shiftc(float4 a, float4 c)
+{
+	return H == 0 ? a
+	     : H == 1 ? make_float4(a.y, a.z, a.w, c.x)
+	     : H == 2 ? make_float4(a.z, a.w, c.x, c.y) : make_float4(a.w, c.x, c.y, c.z);
+}
+
+/* The 4 floats from w[4 * j + H] on (w 16-byte aligned): aligned float4 j
+ * and, where H > 0, j + 1, or only j + 1's first H floats where it would
+ * reach past N (a row's last vector: those H are inside w). */
+template <int H>
+__device__ float4 wvec(const float *w, int j, int N)
+{
+	const float4 a = __ldg((const float4 *)w + j);
+	if (H == 0)
+		return a;
+	const int e = 4 * j + 4;
+	float4 c = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	if (e + 4 <= N)
+		c = __ldg((const float4 *)w + j + 1);
+	else
+		c = make_float4(w[e], H > 1 ? w[e + 1] : 0.0f, H > 2 ? w[e + 2] : 0.0f, 0.0f);
+	return shiftc<H>(a, c);
+}
+
+/* The output pass of a row whose head is H (s.head == H): chunks q ..
+ * q + s.nc - 1, (v - mean) * rstd * w + b into o (the slice's first
+ * element), releasing each slot.  Element head + 4 * (g0 + gi) of w is
+ * float4 g0 + gi's element H. */
+template <int H>
+__device__ void out_pass(const unsigned char *ring, unsigned q, const Split &s, float mean, float rstd,
+			 const float *w, const float *b, float *o, bool ovec, int N, unsigned long long *empty)
+{
+	const int t = threadIdx.x;
+	for (int c = 0; c < s.nc; c++) {
+		const unsigned sl = (q + c) % NSLOT;
+		const float4 *buf = (const float4 *)(ring + sl * (CH * 16));
+		float4 gw[U], gb[U], v[U];
+#pragma unroll
+		for (int k = 0; k < U; k++) { /* every load issued before any is used (past ng: the slice's last vector again) */
+			const int gi = c * CH + t + k * THREADS, j = s.g0 + min(gi, s.ng - 1);
+			gw[k] = wvec<H>(w, j, N);
+			gb[k] = wvec<H>(b, j, N);
+			v[k] = buf[t + k * THREADS];
+		}
+#pragma unroll
+		for (int k = 0; k < U; k++) {
+			const int gi = c * CH + t + k * THREADS;
+			if (gi >= s.ng)
+				continue;
+			const float4 r = make_float4(fmaf((v[k].x - mean) * rstd, gw[k].x, gb[k].x),
+						     fmaf((v[k].y - mean) * rstd, gw[k].y, gb[k].y),
+						     fmaf((v[k].z - mean) * rstd, gw[k].z, gb[k].z),
+						     fmaf((v[k].w - mean) * rstd, gw[k].w, gb[k].w));
+			if (ovec) {
+				__stcs((float4 *)o + gi, r);
+			} else {
+				__stcs(o + 4 * gi, r.x), __stcs(o + 4 * gi + 1, r.y);
+				__stcs(o + 4 * gi + 2, r.z), __stcs(o + 4 * gi + 3, r.w);
+			}
+		}
+		__syncwarp();
+		if (t % 32 == 0) /* this warp has read the slot */
+			bar_arrive(smem(&empty[sl]));
+	}
+}
+#endif
+
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS + 32, 1)
 layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
 	      float *__restrict__ y, int M, int N)
@@ -292,6 +385,9 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	const float3 none = make_float3(0.0f, 0.0f, 0.0f);
 	const int rank = (int)cluster.block_rank(), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	const int t = threadIdx.x, clusters = gridDim.x / CLUSTER;
+#if OUT && !WS
+	const bool wal = (((size_t)w | (size_t)b) & 15) == 0; /* out_pass's vector loads */
+#endif
 	if (t == 0) {
 		for (int i = 0; i < NSLOT; i++) {
 			bar_init(smem(&full[i]), 1);
@@ -337,6 +433,43 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			float hv = 0.0f, tv = 0.0f;
 			/* 1. the running (count, mean, M2) of this thread's part of each chunk */
 			float3 p = none;
+#if STATS
+			/* or: the count, the sum of x - k and of its square (k the thread's
+			 * first vector element of the row, 0 if it has none), the triple
+			 * once at the end; the padding is left out by ok */
+			{
+				float n1 = 0.0f, s1 = 0.0f, s2 = 0.0f, k0 = 0.0f;
+				for (int c = 0; c < s.nc; c++) {
+					const unsigned sl = (q + c) % NSLOT;
+					bar_wait(smem(&full[sl]), ((q + c) / NSLOT) & 1);
+					const float4 *buf = (const float4 *)(ring + sl * (CH * 16));
+					if (c == 0 && t < s.ng)
+						k0 = buf[t].x;
+#pragma unroll
+					for (int k = 0; k < U; k++) {
+						if (c * CH + t + k * THREADS >= s.ng)
+							continue;
+						const float4 v = buf[t + k * THREADS];
+						const float d0 = v.x - k0, d1 = v.y - k0, d2 = v.z - k0, d3 = v.w - k0;
+						n1 += 4.0f;
+						s1 += (d0 + d1) + (d2 + d3);
+						s2 = fmaf(d0, d0, fmaf(d1, d1, fmaf(d2, d2, fmaf(d3, d3, s2))));
+					}
+					if (c == s.nc - 1) {
+						hv = hok ? edge[sl][t] : 0.0f;
+						tv = tok ? edge[sl][8 + t] : 0.0f;
+						if (hok)
+							n1 += 1.0f, s1 += hv - k0, s2 = fmaf(hv - k0, hv - k0, s2);
+						if (tok)
+							n1 += 1.0f, s1 += tv - k0, s2 = fmaf(tv - k0, tv - k0, s2);
+					}
+				}
+				if (n1 > 0.0f) {
+					const float d = s1 / n1;
+					p = make_float3(n1, k0 + d, fmaxf(s2 - s1 * d, 0.0f));
+				}
+			}
+#else
 			for (int c = 0; c < s.nc; c++) {
 				const unsigned sl = (q + c) % NSLOT;
 				bar_wait(smem(&full[sl]), ((q + c) / NSLOT) & 1);
@@ -377,6 +510,7 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 				}
 				p = merge(p, make_float3(cnt, mc, m2));
 			}
+#endif
 			/* 2. the block's triple, then the cluster's */
 			p = warp_merge(p);
 			if (lane == 0)
@@ -406,6 +540,18 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 			float *o = out + s.head + 4 * s.g0;
 #define NORM(v, wi, bi) fmaf(((v) - mean) * rstd, (wi), (bi))
+#if OUT && !WS
+			if (wal && s.ng > 0) {
+				if (s.head == 0)
+					out_pass<0>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty);
+				else if (s.head == 1)
+					out_pass<1>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty);
+				else if (s.head == 2)
+					out_pass<2>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty);
+				else
+					out_pass<3>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty);
+			} else
+#endif
 			for (int c = 0; c < s.nc; c++) {
 				const unsigned sl = (q + c) % NSLOT;
 				const float4 *buf = (const float4 *)(ring + sl * (CH * 16));

@@ -58,6 +58,13 @@
 // ring: NSLOT = 9 and a cluster with PER <= 2048 (64 KiB of weights: 4 at
 // 50257 and 65536, 8 at 131072, 16 at 200003 and 262144).  Which is faster
 // is the GPU's to say: the gallery runs both.
+// OUT = 1 and STATS = 1: 04_ring.cu's (issue 31, bench/layernorm_accounting.txt:
+// this ring issues 45 instructions an element, 143% of what the copy time
+// leaves an SM, where softmax_bf16_ring.cu issues 17).  OUT = 1 writes the
+// output loop once for each head (0..7), w and b two aligned uint4 each
+// shifted at compile time, every load issued before any is used (w and b
+// 16-byte aligned, WS = 0); STATS = 1 sums x - K and its square a thread
+// (K its first element of the row), the triple once a row.
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192
@@ -79,6 +86,8 @@
 //! tune    U = 2, 1
 //! tune    NSLOT = 13, 12, 8, 9
 //! tune    WS = 0, 1
+//! tune    OUT = 0, 1
+//! tune    STATS = 0, 1
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -99,6 +108,12 @@ namespace cg = cooperative_groups;
 #endif
 #ifndef WS
 #define WS 0 /* 1: the block's window of w and b in shared memory, after the ring */
+#endif
+#ifndef OUT
+#define OUT 0 /* 1: the output loop specialised on the row's head (w and b aligned) */
+#endif
+#ifndef STATS
+#define STATS 0 /* 1: shifted sums a thread, the triple once a row (no merge a chunk) */
 #endif
 #define CH (THREADS * U)     /* uint4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
@@ -322,6 +337,100 @@ __device__ void produce(const __nv_bfloat16 *x, int M, int N, int rank, int firs
 	}
 }
 
+#if OUT
+/* (v - mean) * rstd * w + b for the 8 bf16 of v, w and b, stored at uint4
+ * gi of o: one 16-byte streaming store, or element by element where the
+ * output row is aligned unlike the input (ovec false): the loop in the
+ * kernel's step 3, written out there so that OUT = 0 compiles as before. */
+__device__ void norm_store(__nv_bfloat16 *o, int gi, uint4 v, uint4 gw, uint4 gb, float mean, float rstd, bool ovec)
+{
+	unsigned xv[4] = {v.x, v.y, v.z, v.w};
+	const unsigned wv[4] = {gw.x, gw.y, gw.z, gw.w}, bv[4] = {gb.x, gb.y, gb.z, gb.w};
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const float2 f = bf2(xv[j]), fw = bf2(wv[j]), fb = bf2(bv[j]);
+		xv[j] = pack2(fmaf((f.x - mean) * rstd, fw.x, fb.x), fmaf((f.y - mean) * rstd, fw.y, fb.y));
+	}
+	if (ovec) {
+		__stcs((uint4 *)o + gi, make_uint4(xv[0], xv[1], xv[2], xv[3]));
+	} else {
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			((unsigned short *)o)[8 * gi + j] = (unsigned short)(xv[j / 2] >> (16 * (j % 2)));
+	}
+}
+
+/* The 8 bf16 from element H (a constant: a choice of registers, and a
+ * funnel shift a word where H is odd) of the 16 at a, c. */
+template <int H>
+__device__ uint4 shiftc(uint4 a, uint4 c)
+{
+	const unsigned u[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+	unsigned r[4];
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		r[k] = H % 2 ? __funnelshift_r(u[k + H / 2], u[k + H / 2 + 1], 16) : u[k + H / 2];
+	return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
+/* The 8 bf16 from w[8 * j + H] on (w 16-byte aligned): aligned uint4 j
+ * and, where H > 0, j + 1, or only j + 1's first H elements where it would
+ * reach past N (a row's last vector: those H are inside w). */
+template <int H>
+__device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
+{
+	const uint4 a = __ldg((const uint4 *)w + j);
+	if (H == 0)
+		return a;
+	const int e = 8 * j + 8;
+	uint4 c = make_uint4(0, 0, 0, 0);
+	if (e + 8 <= N) {
+		c = __ldg((const uint4 *)w + j + 1);
+	} else {
+		const unsigned short *h = (const unsigned short *)w + e;
+		unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+		for (int k = 0; k < H; k++)
+			v[k / 2] |= (unsigned)h[k] << (16 * (k % 2));
+		c = make_uint4(v[0], v[1], v[2], v[3]);
+	}
+	return shiftc<H>(a, c);
+}
+
+/* The output pass of a row whose head is H (s.head == H): chunks q ..
+ * q + s.nc - 1, (v - mean) * rstd * w + b into o (the slice's first
+ * element), releasing each slot.  Element head + 8 * (g0 + gi) of w is
+ * uint4 g0 + gi's element H. */
+template <int H>
+__device__ void out_pass(const unsigned char *ring, unsigned q, const Split &s, float mean, float rstd,
+			 const __nv_bfloat16 *w, const __nv_bfloat16 *b, __nv_bfloat16 *o, bool ovec, int N,
+			 unsigned long long *empty)
+{
+	const int t = threadIdx.x;
+	for (int c = 0; c < s.nc; c++) {
+		const unsigned sl = (q + c) % NSLOT;
+		const uint4 *buf = (const uint4 *)(ring + sl * (CH * 16));
+		uint4 gw[U], gb[U], v[U];
+#pragma unroll
+		for (int k = 0; k < U; k++) { /* every load issued before any is used (past ng: the slice's last vector again) */
+			const int gi = c * CH + t + k * THREADS, j = s.g0 + min(gi, s.ng - 1);
+			gw[k] = wvec<H>(w, j, N);
+			gb[k] = wvec<H>(b, j, N);
+			v[k] = buf[t + k * THREADS];
+		}
+#pragma unroll
+		for (int k = 0; k < U; k++) {
+			const int gi = c * CH + t + k * THREADS;
+			if (gi < s.ng)
+				norm_store(o, gi, v[k], gw[k], gb[k], mean, rstd, ovec);
+		}
+		__syncwarp();
+		if (t % 32 == 0) /* this warp has read the slot */
+			bar_arrive(smem(&empty[sl]));
+	}
+}
+#endif
+
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS + 32, 1)
 layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
 	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
@@ -337,6 +446,9 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	const float3 none = make_float3(0.0f, 0.0f, 0.0f);
 	const int rank = (int)cluster.block_rank(), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	const int t = threadIdx.x, clusters = gridDim.x / CLUSTER;
+#if OUT && !WS
+	const bool wal = (((size_t)w | (size_t)b) & 15) == 0; /* out_pass's vector loads */
+#endif
 	if (t == 0) {
 		for (int i = 0; i < NSLOT; i++) {
 			bar_init(smem(&full[i]), 1);
@@ -383,6 +495,50 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			float hv = 0.0f, tv = 0.0f;
 			/* 1. the running (count, mean, M2) of this thread's part of each chunk */
 			float3 p = none;
+#if STATS
+			/* or: the count, the sum of x - k and of its square (k the thread's
+			 * first vector element of the row, 0 if it has none), the triple
+			 * once at the end; the padding is left out */
+			{
+				float n1 = 0.0f, s1 = 0.0f, s2 = 0.0f, k0 = 0.0f;
+				for (int c = 0; c < s.nc; c++) {
+					const unsigned sl = (q + c) % NSLOT;
+					bar_wait(smem(&full[sl]), ((q + c) / NSLOT) & 1);
+					const uint4 *buf = (const uint4 *)(ring + sl * (CH * 16));
+					if (c == 0 && t < s.ng)
+						k0 = bf2(buf[t].x).x;
+#pragma unroll
+					for (int k = 0; k < U; k++) {
+						if (c * CH + t + k * THREADS >= s.ng)
+							continue;
+						const uint4 v = buf[t + k * THREADS];
+						const unsigned u[4] = {v.x, v.y, v.z, v.w};
+						float a1 = 0.0f;
+#pragma unroll
+						for (int j = 0; j < 4; j++) {
+							const float2 f = bf2(u[j]);
+							const float d0 = f.x - k0, d1 = f.y - k0;
+							a1 += d0 + d1;
+							s2 = fmaf(d0, d0, fmaf(d1, d1, s2));
+						}
+						n1 += 8.0f;
+						s1 += a1;
+					}
+					if (c == s.nc - 1) {
+						hv = hok ? edge[sl][t] : 0.0f;
+						tv = tok ? edge[sl][8 + t] : 0.0f;
+						if (hok)
+							n1 += 1.0f, s1 += hv - k0, s2 = fmaf(hv - k0, hv - k0, s2);
+						if (tok)
+							n1 += 1.0f, s1 += tv - k0, s2 = fmaf(tv - k0, tv - k0, s2);
+					}
+				}
+				if (n1 > 0.0f) {
+					const float d = s1 / n1;
+					p = make_float3(n1, k0 + d, fmaxf(s2 - s1 * d, 0.0f));
+				}
+			}
+#else
 			for (int c = 0; c < s.nc; c++) {
 				const unsigned sl = (q + c) % NSLOT;
 				bar_wait(smem(&full[sl]), ((q + c) / NSLOT) & 1);
@@ -427,6 +583,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 				}
 				p = merge(p, make_float3(cnt, mc, m2));
 			}
+#endif
 			/* 2. the block's triple, then the cluster's */
 			p = warp_merge(p);
 			if (lane == 0)
@@ -455,6 +612,20 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			__nv_bfloat16 *out = y + (size_t)row * N;
 			const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 			__nv_bfloat16 *o = out + s.head + 8 * s.g0;
+#if OUT && !WS
+			if (wal && s.ng > 0) {
+				switch (s.head) {
+				case 0: out_pass<0>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				case 1: out_pass<1>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				case 2: out_pass<2>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				case 3: out_pass<3>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				case 4: out_pass<4>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				case 5: out_pass<5>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				case 6: out_pass<6>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				default: out_pass<7>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				}
+			} else
+#endif
 			for (int c = 0; c < s.nc; c++) {
 				const unsigned sl = (q + c) % NSLOT;
 				const uint4 *buf = (const uint4 *)(ring + sl * (CH * 16));
