@@ -211,11 +211,14 @@ emu transpose_cols tests/emu/transpose_cols.tile --size M=1030,N=13 --size M=204
 emu transpose_cols_misaligned tests/emu/transpose_cols.tile --offset 4 --size M=1030,N=13
 # kernels/fused/ with a built-in reference, the .tile and the hand .cu at
 # ragged sizes: cross-entropy (a vocabulary of 50257 and one off a
-# multiple of 4), the column sum by atomics, the transpose (trans() of a
+# multiple of 4; 5 rows of 32003 start at each of the four offsets from a
+# 16-byte boundary, the .tile's h = 0..3, and again from a base that is
+# not aligned), the column sum by atomics, the transpose (trans() of a
 # 2-d tile in the .tile)
 for k in cross_entropy.tile cross_entropy.cu; do
-	emu "fused_$k" "kernels/fused/$k" --size M=3,V=50257 --size M=2,V=32001
+	emu "fused_$k" "kernels/fused/$k" --size M=3,V=50257 --size M=2,V=32001 --size M=5,V=32003
 done
+emu fused_cross_entropy_misaligned kernels/fused/cross_entropy.tile --offset 4 --size M=5,V=32003
 for k in colsum.tile colsum.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=130,N=1029 --size M=64,N=1024 --size M=1,N=3
 done
