@@ -239,6 +239,12 @@ for x in tile cu; do
 	emu "fused_rope_$x" "kernels/fused/rope.$x" --size BH=3,T=7,R=21 --size BH=2,T=9,R=18 \
 		--size BH=10,T=5,R=50
 done
+# the causal mask decides which groups are read: whole-row float4s (N % 4
+# == 0) with groups the diagonal cuts, and the streamed three-pass branch
+# (rows longer than BLOCK) with whole trips past the diagonal
+emu fused_causal_softmax_mask_reads kernels/fused/causal_softmax.tile --size T=68,M=136,N=68
+emu fused_causal_softmax_streamed kernels/fused/causal_softmax.tile -D BLOCK=256 -D THREADS=64 \
+	--size T=259,M=518,N=259
 # a dot's epilogue: bias row, tanh, a cast, a [BM, BN] residual load
 emu gemm_epilogue tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
 	--size M=1,N=3,K=5
@@ -439,6 +445,10 @@ mutant dot_nt_pieces_swapped 's/this->b\[buf\]\[nt\]\[1\] = r\[1\];/this->b[buf]
 	'elements wrong' tests/emu/gemm_nt.tile --size M=100,N=72,K=136
 mutant dot_nt_lane_xor 's/xbt = lane \/ 8 % 2 ^ /xbt = lane \/ 16 ^ /' 'elements wrong' \
 	tests/emu/gemm_nt.tile --size M=100,N=72,K=136
+# a group read only when every slot of it is in the mask (not any): the
+# diagonal's group reads as zeros
+mutant mask_group_read_all 's/)) || (/)) \&\& (/g' 'elements wrong' kernels/fused/causal_softmax.tile \
+	--size T=68,M=136,N=68
 mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
 	--size M=37,N=50
 mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT -D THREADS=256 -D BM=64 \
