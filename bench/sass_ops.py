@@ -9,8 +9,13 @@ local array -> LDL and STL, ...).
 The main loop is the longest backward BRA whose body holds an HMMA; its
 body's inner backward loops (the element-by-element copy fallback, never
 run at aligned rows) are left out of the counts and reported apart.
-Usage: python3 bench/sass_ops.py FILE.cubin...  (kbench compile leaves the
-cubin in $XDG_CACHE_HOME/kbench/compile/*/*/out.cubin)"""
+A kernel without HMMA (a row kernel) has no such loop: --whole counts its
+whole text instead (every path: fast, fallback and tail), and --key LDG
+takes the longest backward BRA whose body holds an LDG as the main loop.
+LDG and STG count instructions, not their width (the width bits are not
+calibrated).
+Usage: python3 bench/sass_ops.py [--whole | --key OP] FILE.cubin...  (kbench
+compile leaves the cubin in $XDG_CACHE_HOME/kbench/compile/*/*/out.cubin)"""
 import collections
 import struct
 import sys
@@ -24,6 +29,8 @@ INT = {0x024: 'IMAD', 0x025: 'IMAD.WIDE', 0x010: 'IADD3', 0x036: 'VIADD', 0x012:
        0x027: 'IMAD.HI', 0x01c: 'PLOP3', 0x003: 'P2R', 0x004: 'R2P'}
 COLS = ['HMMA', 'LDSM', 'LDS', 'STS', 'MUFU', 'FFMA', 'FMUL', 'FADD', 'FMNMX', 'F2FP', 'FSEL', 'FSETP',
         'SHFL', 'VOTE', 'BAR', 'LDGSTS', 'LDL', 'STL', 'int/addr', 'other']
+ROW_COLS = ['LDG', 'STG', 'MUFU', 'FFMA', 'FMUL', 'FADD', 'FMNMX', 'FSEL', 'FSETP', 'SHFL', 'BAR', 'LDS',
+            'STS', 'BRA', 'int/addr', 'other']
 
 
 def texts(path):
@@ -53,20 +60,29 @@ def name(op):
     return 'int/addr' if op in INT else 'other'
 
 
-def loop(ins):
-    """(first, last) of the main loop, and the inner loops' (first, last)."""
+def loop(ins, key=0x03c):
+    """(first, last) of the main loop (the longest backward BRA around a
+    key opcode), and the inner loops' (first, last)."""
     back = [(target(i, lo, hi), i) for i, (lo, hi) in enumerate(ins)
             if lo & 0x1ff == 0x147 and target(i, lo, hi) < i]
-    main = max(((t, i) for t, i in back if any(ins[j][0] & 0x1ff == 0x03c for j in range(t, i))),
+    main = max(((t, i) for t, i in back if any(ins[j][0] & 0x1ff == key for j in range(t, i))),
                key=lambda x: x[1] - x[0], default=None)
     if not main:
         return None, []
     return main, [(t, i) for t, i in back if main[0] <= t and i < main[1]]
 
 
-def count(path):
+def whole(path):
+    """Each kernel's whole text: its length, backward branches, mix."""
     for kern, ins in texts(path):
-        main, inner = loop(ins)
+        back = sum(1 for i, (lo, hi) in enumerate(ins) if lo & 0x1ff == 0x147 and target(i, lo, hi) < i)
+        c = collections.Counter(name(lo) for lo, hi in ins if lo & 0x1ff != 0x118)
+        yield kern, len(ins), back, c
+
+
+def count(path, key=0x03c):
+    for kern, ins in texts(path):
+        main, inner = loop(ins, key)
         if not main:
             continue
         cold = set(j for t, i in inner for j in range(t, i + 1))
@@ -76,7 +92,18 @@ def count(path):
 
 
 if __name__ == '__main__':
-    print('%-26s %5s %5s ' % ('cubin', 'loop', 'cold') + ' '.join('%6s' % c[:6] for c in COLS))
-    for p in sys.argv[1:]:
-        for kern, n, cold, c in count(p):
-            print('%-26s %5d %5d ' % (p.split('/')[-1][:26], n, cold) + ' '.join('%6d' % c[k] for k in COLS))
+    args = sys.argv[1:]
+    if args[:1] == ['--whole']:
+        print('%-26s %5s %5s ' % ('kernel', 'insts', 'loops') + ' '.join('%6s' % c[:6] for c in ROW_COLS))
+        for p in args[1:]:
+            for kern, n, back, c in whole(p):
+                print('%-26s %5d %5d ' % (kern[:26], n, back) + ' '.join('%6d' % c[k] for k in ROW_COLS))
+        sys.exit(0)
+    key, cols = 0x03c, COLS
+    if args[:1] == ['--key']:
+        key = [k for k, v in OPS.items() if v == args[1]][0]
+        args, cols = args[2:], ROW_COLS
+    print('%-26s %5s %5s ' % ('cubin', 'loop', 'cold') + ' '.join('%6s' % c[:6] for c in cols))
+    for p in args:
+        for kern, n, cold, c in count(p, key):
+            print('%-26s %5d %5d ' % (kern[:26], n, cold) + ' '.join('%6d' % c[k] for k in cols))

@@ -228,19 +228,47 @@ const kb_tile__expr *kb_tile__load_kws(kb_tile__lw *L, const kb_tile__expr *e, k
 	return mask;
 }
 
+/* The load-side test of a mask= that reads no memory: " && m(slot)" for
+ * slot k_ * V + j_ (one), or " && (m(k_ * V) || ... )" (any slot of group
+ * k_, which decides its 16-byte load), else "".  So a masked-out group is
+ * never read: a causal row's columns past the diagonal cost no bytes. */
+static void mask_test(kb_tile__lw *L, const kb_tile__expr *mask, bool any, kb_buf *b)
+{
+	if (!mask || kb_tile__reads_mem(mask))
+		return;
+	char i[48];
+	kb_buf_cat(b, any ? " && (" : " && ");
+	for (int j = 0; j < (any ? L->V : 1); j++) {
+		if (any)
+			snprintf(i, sizeof i, "k_ * %d + %d", L->V, j);
+		else
+			snprintf(i, sizeof i, "k_ * %d + j_", L->V);
+		kb_buf_cat(b, j ? " || (" : "(");
+		kb_tile__cexpr(L, mask, i, b);
+		kb_buf_cat(b, ")");
+	}
+	if (any)
+		kb_buf_cat(b, ")");
+}
+
 /* One group of a load, in a group loop (e_ set): dst[at j] for j < V from
  * the access named by P, 16 bytes at a time where aligned and in range,
- * else element by element (other out of range). */
+ * else element by element (other out of range); with a mask (or NULL),
+ * what it leaves out is not read. */
 void kb_tile__load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t E, const char *dst,
-		       const char *at, const char *P, const char *other, bool once)
+		       const char *at, const char *P, const char *other, bool once,
+		       const kb_tile__expr *mask)
 {
 	bool vec = kb_tile__vectorizable(t);
 	char b1[96], b2[32], p[48];
+	kb_buf any = KB_BUF_INIT, one = KB_BUF_INIT;
+	mask_test(L, mask, true, &any);
+	mask_test(L, mask, false, &one);
 	if (vec) {
 		kb_tile__ind(L);
 		snprintf(b2, sizeof b2, "e_ + %d", L->V - 1);
-		kb_buf_catf(L->o, "if (%sok_ && %sal_ && e_ + %d <= %slim_%s) {\n", P, P, L->V, P,
-			    kb_tile__past_end(L, E, b2, b1, sizeof b1));
+		kb_buf_catf(L->o, "if (%sok_ && %sal_ && e_ + %d <= %slim_%s%s) {\n", P, P, L->V, P,
+			    kb_tile__past_end(L, E, b2, b1, sizeof b1), any.len ? any.s : "");
 		L->depth++;
 		vector_load(L, t, dst, at, P, once);
 		L->depth--;
@@ -251,13 +279,15 @@ void kb_tile__load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int j_ = 0; j_ < %d; j_++)\n", L->V);
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "\t%s[%sj_] = %sok_ && e_ + j_ < %slim_%s ? ", dst, at, P, P,
-		    kb_tile__past_end(L, E, "e_ + j_", b1, sizeof b1));
+	kb_buf_catf(L->o, "\t%s[%sj_] = %sok_ && e_ + j_ < %slim_%s%s ? ", dst, at, P, P,
+		    kb_tile__past_end(L, E, "e_ + j_", b1, sizeof b1), one.len ? one.s : "");
 	snprintf(p, sizeof p, "%sp_", P);
 	load_elem(t, p, "e_ + j_", L->o);
 	kb_buf_catf(L->o, " : (%s)(%s);\n", ct, other);
 	if (vec)
 		kb_tile__block_close(L, 1);
+	kb_buf_free(&any);
+	kb_buf_free(&one);
 }
 
 /* The condition under which every group of a tile of E elements that the
@@ -329,14 +359,15 @@ static void unpack_group(kb_tile__lw *L, kb_tile_dtype t, const char *dst, const
  * then the groups are unpacked.  The element path (load_group) stays for
  * the rest, in the else branch this opens. */
 static void whole_groups(kb_tile__lw *L, kb_tile_dtype t, int64_t E, int64_t S, const char *dst,
-			 const char *other, bool once)
+			 const char *other, bool once, const kb_tile__expr *mask)
 {
-	kb_buf c = KB_BUF_INIT, in = KB_BUF_INIT;
+	kb_buf c = KB_BUF_INIT, in = KB_BUF_INIT, any = KB_BUF_INIT;
 	int C = L->V / (16 / kb_tile__elem_size(t)), per = 16 / kb_tile__elem_size(t);
 	const char *rt = raw_type(t);
 	bool cs = once; /* read once: streaming loads, as in vector_load */
 	whole_cond(L, E, "", &c);
 	group_in(L, E, "", &in);
+	mask_test(L, mask, true, &any);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (%s) { /* whole groups: every load in flight before the first is used */\n", c.s);
 	L->depth++;
@@ -346,8 +377,9 @@ static void whole_groups(kb_tile__lw *L, kb_tile_dtype t, int64_t E, int64_t S, 
 	char at[32];
 	for (int k = 0; k < C; k++) {
 		kb_tile__ind(L);
-		kb_buf_catf(L->o, "raw_[%s] = %s ? %s(const %s *)(p_ + e_ + %d)%s : make_%s(0, 0, 0, 0);\n",
-			    raw_at(C, k, at, sizeof at), in.s, cs ? "__ldcs(" : "*", rt, k * per, cs ? ")" : "", rt);
+		kb_buf_catf(L->o, "raw_[%s] = %s%s ? %s(const %s *)(p_ + e_ + %d)%s : make_%s(0, 0, 0, 0);\n",
+			    raw_at(C, k, at, sizeof at), in.s, any.len ? any.s : "", cs ? "__ldcs(" : "*",
+			    rt, k * per, cs ? ")" : "", rt);
 	}
 	kb_tile__block_close(L, 1);
 	kb_tile__group_for(L, S);
@@ -361,6 +393,7 @@ static void whole_groups(kb_tile__lw *L, kb_tile_dtype t, int64_t E, int64_t S, 
 	L->depth++;
 	kb_buf_free(&c);
 	kb_buf_free(&in);
+	kb_buf_free(&any);
 }
 
 /* dst = load(slice, other = ..., mask = ...): a scalar, or dst[S] by a group loop,
@@ -390,10 +423,10 @@ static void load_into(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, b
 	}
 	kb_tile__group_open(L, &a, true, vec);
 	if (vec)
-		whole_groups(L, a.t->dtype, E, S, dst, other.s, once);
+		whole_groups(L, a.t->dtype, E, S, dst, other.s, once, mask);
 	kb_tile__group_for(L, S);
 	kb_buf_catf(&at, "k_ * %d + ", L->V);
-	kb_tile__load_group(L, a.t->dtype, ct, E, dst, at.s, "", other.s, once);
+	kb_tile__load_group(L, a.t->dtype, ct, E, dst, at.s, "", other.s, once, mask);
 	kb_tile__block_close(L, vec ? 3 : 2);
 	if (mask) /* the elements the mask leaves out read as other (loaded or not) */
 		mask_slots(L, mask, dst, ct, other.s, S);

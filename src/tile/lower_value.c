@@ -126,7 +126,7 @@ static void stream_groups(kb_tile__lw *L)
 		kb_tile__ind(L);
 		kb_buf_catf(L->o, "%s %s[%d];\n", ct, c, L->V);
 		kb_tile__load_group(L, t->dtype, ct, e->args[0]->idx[e->args[0]->nidx - 1].extent, c, "", c,
-			   other.s, false);
+			   other.s, false, mask);
 		if (mask) {
 			kb_buf m = KB_BUF_INIT, i = KB_BUF_INIT;
 			kb_buf_catf(&i, "k_ * %d + j_", L->V);

@@ -547,9 +547,11 @@ const char *kb_tile__past_end(const kb_tile__lw *L, int64_t E, const char *what,
 const kb_tile__expr *kb_tile__load_kws(kb_tile__lw *L, const kb_tile__expr *e, kb_buf *other);
 /* One group of a load in a group loop (e_ set): dst[at j] for j < V from
  * the access named by P, 16 bytes at a time where it can be (streaming
- * loads when once), other out of range. */
+ * loads when once), other out of range; what mask (or NULL) leaves out is
+ * not read. */
 void kb_tile__load_group(kb_tile__lw *L, kb_tile_dtype t, const char *ct, int64_t E, const char *dst,
-			 const char *at, const char *P, const char *other, bool once);
+			 const char *at, const char *P, const char *other, bool once,
+			 const kb_tile__expr *mask);
 /* Whether e reads memory (a load or a reduction under it, keywords too). */
 bool kb_tile__reads_mem(const kb_tile__expr *e);
 /* A load's key: its slice and keywords as text, the loop variable var

@@ -211,11 +211,14 @@ emu transpose_cols tests/emu/transpose_cols.tile --size M=1030,N=13 --size M=204
 emu transpose_cols_misaligned tests/emu/transpose_cols.tile --offset 4 --size M=1030,N=13
 # kernels/fused/ with a built-in reference, the .tile and the hand .cu at
 # ragged sizes: cross-entropy (a vocabulary of 50257 and one off a
-# multiple of 4), the column sum by atomics, the transpose (trans() of a
+# multiple of 4; 5 rows of 32003 start at each of the four offsets from a
+# 16-byte boundary, the .tile's h = 0..3, and again from a base that is
+# not aligned), the column sum by atomics, the transpose (trans() of a
 # 2-d tile in the .tile)
 for k in cross_entropy.tile cross_entropy.cu; do
-	emu "fused_$k" "kernels/fused/$k" --size M=3,V=50257 --size M=2,V=32001
+	emu "fused_$k" "kernels/fused/$k" --size M=3,V=50257 --size M=2,V=32001 --size M=5,V=32003
 done
+emu fused_cross_entropy_misaligned kernels/fused/cross_entropy.tile --offset 4 --size M=5,V=32003
 for k in colsum.tile colsum.cu; do
 	emu "fused_$k" "kernels/fused/$k" --size M=130,N=1029 --size M=64,N=1024 --size M=1,N=3
 done
@@ -236,6 +239,12 @@ for x in tile cu; do
 	emu "fused_rope_$x" "kernels/fused/rope.$x" --size BH=3,T=7,R=21 --size BH=2,T=9,R=18 \
 		--size BH=10,T=5,R=50
 done
+# the causal mask decides which groups are read: whole-row float4s (N % 4
+# == 0) with groups the diagonal cuts, and the streamed three-pass branch
+# (rows longer than BLOCK) with whole trips past the diagonal
+emu fused_causal_softmax_mask_reads kernels/fused/causal_softmax.tile --size T=68,M=136,N=68
+emu fused_causal_softmax_streamed kernels/fused/causal_softmax.tile -D BLOCK=256 -D THREADS=64 \
+	--size T=259,M=518,N=259
 # a dot's epilogue: bias row, tanh, a cast, a [BM, BN] residual load
 emu gemm_epilogue tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
 	--size M=1,N=3,K=5
@@ -436,6 +445,10 @@ mutant dot_nt_pieces_swapped 's/this->b\[buf\]\[nt\]\[1\] = r\[1\];/this->b[buf]
 	'elements wrong' tests/emu/gemm_nt.tile --size M=100,N=72,K=136
 mutant dot_nt_lane_xor 's/xbt = lane \/ 8 % 2 ^ /xbt = lane \/ 16 ^ /' 'elements wrong' \
 	tests/emu/gemm_nt.tile --size M=100,N=72,K=136
+# a group read only when every slot of it is in the mask (not any): the
+# diagonal's group reads as zeros
+mutant mask_group_read_all 's/)) || (/)) \&\& (/g' 'elements wrong' kernels/fused/causal_softmax.tile \
+	--size T=68,M=136,N=68
 mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
 	--size M=37,N=50
 mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT -D THREADS=256 -D BM=64 \

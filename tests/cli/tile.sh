@@ -161,6 +161,20 @@ run "$KB" compile --emit-cuda kernels/fused/rope.tile
 expect_in rope_beside_2d_read_there out "/* c: read where a 2-d tile uses it, at its slots' columns */"
 expect_not_in rope_beside_2d_no_array out "float c[4];"
 
+# A load's mask= decides which 16-byte groups are read, not only what
+# they read as: causal_softmax.tile's rows read no column past the diagonal
+# (an H200, 2026-11-28: 128 us reading the whole row, the hand kernel 101 us
+# reading the triangle).  Every load of x (the whole-tile float4s, the
+# guarded float4s, the element path) is under the mask's `<= q`
+# (the reference kernel after it reads the whole row).
+run "$KB" compile --emit-cuda kernels/fused/causal_softmax.tile
+awk '/^causal_softmax_ref\(/ { exit } # the reference reads every column
+     /\? __ldcs\(|p_\[e_ \+ j_\] :/ && !/<= q/ { print "line " NR ": " $0 }
+     /\{ float4 v_ = / && prev !~ /<= q/ { print "line " NR - 1 ": " prev }
+     { prev = $0 }' "$T_TMP/out" >"$T_TMP/unmasked"
+if [ -s "$T_TMP/unmasked" ]; then fail causal_mask_skips_loads "loads the mask does not guard: $(head -c 600 "$T_TMP/unmasked")"
+else expect_in causal_mask_skips_loads out "<= q"; fi
+
 # A reference kernel runs with the tested kernel's launch: its threads(N)
 # (__launch_bounds__(N)) must be that block, or the check could not launch it.
 cat >"$T_TMP/ref.tile" <<'TILE'
