@@ -120,6 +120,16 @@ def col_deep(n):
     return ["--define", "UNROLL=16"]
 
 
+def col_vec(n):
+    """col_sum_f32_vec.cu (512 threads, 32 KB in flight a block, 4 blocks an
+    SM): the largest cluster whose blocks all fit at once on 132 SMs (528):
+    N = 5003's 41 strips of 124 columns x 8, 8192's 67 x 4, 50257's 406 x 1."""
+    strips, c = -(-n // 124), 16
+    while c > 1 and strips * c > 528:
+        c //= 2
+    return ["--define", f"CLUSTER={c}"]
+
+
 def col_wide(extra, limit):
     """col_sum_bf16_vec.cu at CLUSTER = 16 with twice the default's 16 KB in
     flight a block (THREADS = 512 at 32 registers: 4 blocks an SM, or U = 8
@@ -182,7 +192,8 @@ CANDIDATES = {
                       (N_ + "row_sum_bf16_aligned.cu", warp_rows)],
     ("max", "f32"): [(N_ + "row_max_f32.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "row_max_f32_aligned.cu", fixed(1 << 30))],
     ("max", "bf16"): [(N_ + "row_max_bf16_aligned.cu", fixed(1 << 30)), (N_ + "row_max_bf16_aligned.cu", warp_rows)],
-    ("colsum", "f32"): [(N_ + "col_sum_f32.cu", fixed(1 << 30)), (N_ + "col_sum_f32.cu", col_deep)],
+    ("colsum", "f32"): [(N_ + "col_sum_f32.cu", fixed(1 << 30)), (N_ + "col_sum_f32.cu", col_deep),
+                        (N_ + "col_sum_f32_vec.cu", col_vec)],
     ("colsum", "bf16"): [(N_ + "col_sum_bf16.cu", fixed(1 << 30)), (N_ + "col_sum_bf16_vec.cu", col_cluster),
                          (N_ + "col_sum_bf16_vec.cu", lambda n: ["--define", "CLUSTER=8", "--define", "THREADS=512"]
                           if n <= 16384 else None),
