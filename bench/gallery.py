@@ -113,6 +113,33 @@ def col_cluster(n):
     return ["--define", f"CLUSTER={16 if n <= 16384 else 4}"]
 
 
+def col_deep(n):
+    """col_sum_f32.cu with 16 loads in flight a thread (still 32 registers,
+    two blocks of 1024 an SM): 64 KB a block, 10 MB over N = 5003's 157
+    blocks where UNROLL = 8's 5 MB gave 78.5% of copy (H200)."""
+    return ["--define", "UNROLL=16"]
+
+
+def col_vec(n):
+    """col_sum_f32_vec.cu (512 threads, 32 KB in flight a block, 4 blocks an
+    SM): the largest cluster whose blocks all fit at once on 132 SMs (528):
+    N = 5003's 41 strips of 124 columns x 8, 8192's 67 x 4, 50257's 406 x 1."""
+    strips, c = -(-n // 124), 16
+    while c > 1 and strips * c > 528:
+        c //= 2
+    return ["--define", f"CLUSTER={c}"]
+
+
+def col_wide(extra, limit):
+    """col_sum_bf16_vec.cu at CLUSTER = 16 with twice the default's 16 KB in
+    flight a block (THREADS = 512 at 32 registers: 4 blocks an SM, or U = 8
+    at 40: 6 of 256 threads), up to limit columns (past it the clusters
+    would not all fit at once: 33 strips of 16 x 512 threads at 8192, 203
+    of 4 at 50257): N = 5003's 21 strips x 16 = 336 blocks keep 10.7 MB in
+    flight, where the 5.4 MB of CLUSTER = 16 (or 8 x 512) gave 68.7%."""
+    return lambda n: ["--define", "CLUSTER=16", *extra] if n <= limit else None
+
+
 def pair_of(per16, rows=2):
     """The LayerNorms that take rows a pass (layernorm/05_pair.cu,
     layernorm_bf16_pair.cu) past 16384: the smallest cluster whose rows'
@@ -165,10 +192,13 @@ CANDIDATES = {
                       (N_ + "row_sum_bf16_aligned.cu", warp_rows)],
     ("max", "f32"): [(N_ + "row_max_f32.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "row_max_f32_aligned.cu", fixed(1 << 30))],
     ("max", "bf16"): [(N_ + "row_max_bf16_aligned.cu", fixed(1 << 30)), (N_ + "row_max_bf16_aligned.cu", warp_rows)],
-    ("colsum", "f32"): [(N_ + "col_sum_f32.cu", fixed(1 << 30))],
+    ("colsum", "f32"): [(N_ + "col_sum_f32.cu", fixed(1 << 30)), (N_ + "col_sum_f32.cu", col_deep),
+                        (N_ + "col_sum_f32_vec.cu", col_vec)],
     ("colsum", "bf16"): [(N_ + "col_sum_bf16.cu", fixed(1 << 30)), (N_ + "col_sum_bf16_vec.cu", col_cluster),
                          (N_ + "col_sum_bf16_vec.cu", lambda n: ["--define", "CLUSTER=8", "--define", "THREADS=512"]
-                          if n <= 16384 else None)],
+                          if n <= 16384 else None),
+                         (N_ + "col_sum_bf16_vec.cu", col_wide(["--define", "THREADS=512"], 8191)),
+                         (N_ + "col_sum_bf16_vec.cu", col_wide(["--define", "U=8"], 16384))],
     ("transpose", "f32"): [(T + "03_tile64.cu", fixed(1 << 30))],
     ("transpose", "bf16"): [(T + "transpose_bf16.cu", fixed(1 << 30)), (T + "transpose_bf16_aligned.cu", fixed(1 << 30))],
 }

@@ -350,6 +350,21 @@ emu cu_col_sum_bf16_vec kernels/reduce/col_sum_bf16_vec.cu -D CLUSTER=1 --size M
 	--size M=70,N=1 --size M=41,N=4093 --size M=3,N=50257 --size M=24,N=256
 emu cu_col_sum_bf16_vec_512 kernels/reduce/col_sum_bf16_vec.cu -D CLUSTER=1 -D THREADS=512 --size M=100,N=5003 \
 	--size M=33,N=7
+# the gallery's deeper variants: U = 8 (several trips of 8 rows a warp, then
+# fewer than 8 left), UNROLL = 16 (16 x 32 rows a trip, then the one-row loop)
+emu cu_col_sum_bf16_vec_u8 kernels/reduce/col_sum_bf16_vec.cu -D CLUSTER=1 -D U=8 --size M=300,N=5003 --size M=97,N=4093 \
+	--size M=33,N=7 --size M=70,N=1
+emu cu_col_sum_f32_unroll16 kernels/reduce/col_sum_f32.cu -D UNROLL=16 --size M=1000,N=37 --size M=515,N=5003 \
+	--size M=3,N=13
+# f32 with float4 loads from each row class's 16-byte boundary (rows m and
+# m + 4 share it): every N mod 4, N < 4 (the last rows' chunks pass x's
+# end), a strip part empty, 512 / 1024 / 128 threads
+emu cu_col_sum_f32_vec kernels/reduce/col_sum_f32_vec.cu -D CLUSTER=1 --size M=100,N=5003 --size M=33,N=7 \
+	--size M=70,N=1 --size M=41,N=4093 --size M=3,N=50257 --size M=24,N=256 --size M=9,N=2 --size M=130,N=3
+emu cu_col_sum_f32_vec_1024 kernels/reduce/col_sum_f32_vec.cu -D CLUSTER=1 -D THREADS=1024 --size M=100,N=5003 \
+	--size M=33,N=7 --size M=9,N=2
+emu cu_col_sum_f32_vec_128 kernels/reduce/col_sum_f32_vec.cu -D CLUSTER=1 -D THREADS=128 -D U=2 --size M=100,N=5003 \
+	--size M=41,N=4093 --size M=130,N=3
 emu cu_layernorm_bf16_aligned_vpt8 kernels/layernorm/layernorm_bf16_aligned.cu -D VPT=8 --size M=2,N=50257 --size M=2,N=7
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
