@@ -58,7 +58,7 @@ check() {
 		one kernels/$f.cu 8192 50257 --define VPT=8
 	done
 	for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16 \
-		col_sum_bf16_vec; do
+		col_sum_bf16_vec col_sum_f32_vec; do
 		one kernels/reduce/$f.cu 32768 5003
 		one kernels/reduce/$f.cu 8192 50257
 		one kernels/reduce/$f.cu 1000 200003
@@ -91,7 +91,7 @@ check() {
 		one kernels/layernorm/layernorm_bf16_aligned.cu 4096 $n
 		one kernels/rmsnorm/rmsnorm_bf16_aligned.cu 4096 $n
 		for f in 03_aligned row_max_f32_aligned row_sum_bf16_aligned row_max_bf16_aligned col_sum_f32 col_sum_bf16 \
-			col_sum_bf16_vec; do
+			col_sum_bf16_vec col_sum_f32_vec; do
 			one kernels/reduce/$f.cu 4096 $n
 		done
 		one kernels/reduce/row_sum_bf16_aligned.cu 4093 $n --define ROWS=8 # a last block part empty
@@ -149,7 +149,7 @@ memcheck() {
 		"layernorm/layernorm_bf16_ring 200003 --define CLUSTER=16 --define WS=1 --define NSLOT=9" \
 		"softmax/09_ring 50257 --define CLUSTER=2" "rmsnorm/04_ring 5003 --define CLUSTER=2" \
 		"reduce/col_sum_bf16_vec 5003 --define CLUSTER=16" "reduce/row_sum_bf16_aligned 5003 --define ROWS=8" \
-		"reduce/row_max_bf16_aligned 5003 --define ROWS=8"; do
+		"reduce/row_max_bf16_aligned 5003 --define ROWS=8" "reduce/col_sum_f32_vec 5003 --define CLUSTER=8"; do
 		set -- $spec
 		f=$1 n=$2
 		shift 2
