@@ -119,20 +119,34 @@ static void sweep_stale(const char *base)
 		closedir(d);
 }
 
+/* $TMPDIR, else /tmp. */
+static const char *tmp_base(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	return tmp && *tmp ? tmp : "/tmp";
+}
+
+/* Makes this process's folder under base into buf (stale ones of dead
+ * processes swept first); false, and buf "", when it cannot. */
+static bool make_private_dir(const char *base, char *buf, size_t n)
+{
+	sweep_stale(base);
+	snprintf(buf, n, "%s/kbench-pyref.%d.XXXXXX", base, (int)getpid());
+	if (mkdtemp(buf))
+		return true;
+	buf[0] = 0;
+	return false;
+}
+
 /* A private folder in shared memory for this process's server. */
 static int make_dir(kb_err *err)
 {
 	if (srv.dir[0] && access(srv.dir, W_OK) == 0)
 		return KB_OK; /* (a server that stopped removed it) */
-	const char *tmp = getenv("TMPDIR");
-	const char *bases[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp"};
-	for (size_t i = 0; i < KB_ARRAY_LEN(bases); i++) {
-		sweep_stale(bases[i]);
-		snprintf(srv.dir, sizeof srv.dir, "%s/kbench-pyref.%d.XXXXXX", bases[i], (int)getpid());
-		if (mkdtemp(srv.dir))
+	const char *bases[] = {"/dev/shm", tmp_base()};
+	for (size_t i = 0; i < KB_ARRAY_LEN(bases); i++)
+		if (make_private_dir(bases[i], srv.dir, sizeof srv.dir))
 			return KB_OK;
-	}
-	srv.dir[0] = 0;
 	return kb_err_set(err, KB_EIO, KB_DOM_PYTHON, errno, "no folder for the Python reference's "
 			  "data in /dev/shm or %s: %s", bases[1], strerror(errno));
 }
@@ -145,7 +159,9 @@ static void path_in_dir(char *buf, size_t n, const char *name)
 /* A file of this request's data (in.N.bin, out.N.bin). */
 static void data_path(char *buf, size_t n, const char *name)
 {
-	snprintf(buf, n, "%s/%s", srv.data ? srv.data : srv.dir, name);
+	int k = snprintf(buf, n, "%s/%s", srv.data ? srv.data : srv.dir, name);
+	if (k < 0 || (size_t)k >= n)
+		buf[0] = 0; /* a cut path would name another file: "" fails at open */
 }
 
 static double free_bytes(const char *dir)
@@ -166,16 +182,9 @@ static void choose_data_dir(double bytes)
 	srv.data = srv.dir;
 	if (bytes <= room)
 		return;
-	if (!srv.spill[0] || access(srv.spill, W_OK) != 0) {
-		const char *tmp = getenv("TMPDIR");
-		const char *base = tmp && *tmp ? tmp : "/tmp";
-		sweep_stale(base);
-		snprintf(srv.spill, sizeof srv.spill, "%s/kbench-pyref.%d.XXXXXX", base, (int)getpid());
-		if (!mkdtemp(srv.spill)) {
-			srv.spill[0] = 0;
-			return;
-		}
-	}
+	if ((!srv.spill[0] || access(srv.spill, W_OK) != 0) &&
+	    !make_private_dir(tmp_base(), srv.spill, sizeof srv.spill))
+		return;
 	srv.data = srv.spill;
 	kb_log("pyref: %.1f GB of data in %s (shared memory has %.1f GB free)", bytes / 1e9,
 	       srv.spill, free_bytes(srv.dir) / 1e9);
@@ -282,10 +291,16 @@ static bool is_float(kb_dtype t)
 	return t == KB_DT_F64 || t == KB_DT_F32 || t == KB_DT_F16 || t == KB_DT_BF16;
 }
 
+/* Bytes an element of t takes in its file: floats widened to f64. */
+static size_t file_elem_size(kb_dtype t)
+{
+	return is_float(t) ? 8 : (size_t)kb_dtype_size(t);
+}
+
 /* Writes t into the folder's file `name` (floats as f64); 0 or KB_EIO. */
 static int write_input(const kb_tensor *t, const char *path, kb_err *err)
 {
-	size_t es = is_float(t->dtype) ? 8 : (size_t)kb_dtype_size(t->dtype);
+	size_t es = file_elem_size(t->dtype);
 	size_t bytes = (size_t)t->n * es;
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || (errno = reserve(fd, bytes)) != 0)
@@ -377,8 +392,7 @@ static double request_bytes(const kb_profile__refcall *c)
 {
 	double b = 0;
 	for (int i = 0; i < c->nins; i++)
-		b += (double)c->ins[i].n * (is_float(c->ins[i].dtype) ? 8
-					    : kb_dtype_size(c->ins[i].dtype));
+		b += (double)c->ins[i].n * (double)file_elem_size(c->ins[i].dtype);
 	for (int i = 0; i < c->ref->nouts; i++) {
 		int64_t dims[KB_MAX_RANK], n = 1;
 		int rank = kb_profile__ref_spec_dims(c, c->ref->outs[i], dims);
