@@ -17,6 +17,8 @@
 # CLOCKS=1: also the SM clock each side ran at (ncu's
 # sm__cycles_elapsed.avg.per_second, median of its launches; kbench's NVML
 # samples while timing, timing.gpu.sm_clock_mhz, median of the runs).
+# NCU_FILTER=EXPR: ncu's --target-processes-filter (e.g. exclude-tree:python3,
+# so a Python reference's server is not followed by the profiler).
 # FILE@A=1,B=2 times FILE at those args instead of its default size (the
 # KernelBench problems, whose own sizes take minutes of reference each).
 # Usage: bench/ncu_gallery.sh [--list | FILE...] (repo root, GPU; prints a
@@ -29,6 +31,7 @@ PROGS=${PROGS:-default}
 CLOCKS=${CLOCKS:-0}
 NCU_NONE=${NCU_NONE:-0}
 NCU_COUNT=${NCU_COUNT:-30}
+FILTER=; [ -n "${NCU_FILTER:-}" ] && FILTER="--target-processes-filter $NCU_FILTER"
 KILL=; $NCU --help 2>/dev/null | grep -q -- '--kill' && KILL="--kill on"
 METRICS=gpu__time_duration.sum
 [ "$CLOCKS" = 1 ] && METRICS=$METRICS,sm__cycles_elapsed.avg.per_second
@@ -59,7 +62,7 @@ for entry in "$@"; do
 	for cc in all none; do
 		[ $cc = none ] && [ "$NCU_NONE" != 1 ] && continue
 		$NCU --csv --print-units base --metrics "$METRICS" --cache-control $cc \
-		     --clock-control none --target-processes all -k "regex:^$k\$" --launch-skip 4 \
+		     --clock-control none --target-processes all $FILTER -k "regex:^$k\$" --launch-skip 4 \
 		     --launch-count "$NCU_COUNT" $KILL "$KB" run "$f" $A --no-sweep --trials 1 --seed 1 \
 		     --timeout 300 >"$TMP/ncu-$cc.csv" 2>"$TMP/ncu.err"
 	done
