@@ -17,8 +17,10 @@
 # CLOCKS=1: also the SM clock each side ran at (ncu's
 # sm__cycles_elapsed.avg.per_second, median of its launches; kbench's NVML
 # samples while timing, timing.gpu.sm_clock_mhz, median of the runs).
-# NCU_FILTER=EXPR: ncu's --target-processes-filter (e.g. exclude-tree:python3,
-# so a Python reference's server is not followed by the profiler).
+# NCU_FILTER=EXPR: ncu's --target-processes-filter; by default
+# exclude-tree:python3, so the server of a Python reference (a python3 child
+# of kbench's runner) is not followed: followed, KernelBench's 23_softmax
+# ran past its limit, not followed it agrees within 0.1% (H200, 2026-11-28).
 # FILE@A=1,B=2 times FILE at those args instead of its default size (the
 # KernelBench problems, whose own sizes take minutes of reference each).
 # Usage: bench/ncu_gallery.sh [--list | FILE...] (repo root, GPU; prints a
@@ -31,7 +33,8 @@ PROGS=${PROGS:-default}
 CLOCKS=${CLOCKS:-0}
 NCU_NONE=${NCU_NONE:-0}
 NCU_COUNT=${NCU_COUNT:-30}
-FILTER=; [ -n "${NCU_FILTER:-}" ] && FILTER="--target-processes-filter $NCU_FILTER"
+NCU_FILTER=${NCU_FILTER-exclude-tree:python3}
+FILTER=; [ -n "$NCU_FILTER" ] && FILTER="--target-processes-filter $NCU_FILTER"
 KILL=; $NCU --help 2>/dev/null | grep -q -- '--kill' && KILL="--kill on"
 METRICS=gpu__time_duration.sum
 [ "$CLOCKS" = 1 ] && METRICS=$METRICS,sm__cycles_elapsed.avg.per_second

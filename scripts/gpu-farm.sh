@@ -37,6 +37,16 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 NGPU=${NGPU:-$(nvidia-smi -L | grep -c '^GPU')}
 BUDGET=${BUDGET:-570}
 Q=/tmp/farm; rm -rf "$Q"; mkdir -p "$Q"
+# a job's nvidia-smi queries name its own GPU, not the host's four (the
+# tables' headers): a shim before the real one adds -i GPU to --query-gpu
+SMI=$(command -v nvidia-smi)
+mkdir -p "$Q/bin"
+cat >"$Q/bin/nvidia-smi" <<SHIM
+#!/bin/sh
+case " \$* " in *" --query-gpu"*) case " \$* " in *" -i "* | *" --id"*) ;; *) exec "$SMI" -i "\$FARM_GPU" "\$@" ;; esac ;; esac
+exec "$SMI" "\$@"
+SHIM
+chmod +x "$Q/bin/nvidia-smi"
 T0=$(date +%s)
 { nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tr '\n' ';'
   echo " $(date -u +%Y-%m-%dT%H:%MZ), kbench $(git rev-parse --short HEAD 2>/dev/null), $NGPU GPUs"; } >"$OUT/summary.txt"
@@ -49,7 +59,7 @@ job() {
 			sh bench/ncu_gallery.sh --list; fi; } |
 			grep . | sort | awk -v i="$i" -v n="$n" 'NR % n == i % n')
 		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=${NCU_COUNT:-20} CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
-	ncux) echo "$(( $(wc -w <"$NCUX_LIST") * 45 + 20 )) env NCU_NONE=1 REPS=3 PROGS='default cupti' NCU_COUNT=15 CLOCKS=1 sh bench/ncu_gallery.sh $(cat "$NCUX_LIST")" ;;
+	ncux) echo "$(( $(wc -w <"$NCUX_LIST") * 45 + 20 )) env NCU_NONE=1 REPS=3 PROGS='default cupti' NCU_COUNT=15 CLOCKS=1 sh bench/ncu_gallery.sh $(tr '\n' ' ' <"$NCUX_LIST")" ;;
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
 	gal-*:*) g=${1#gal-}; echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${g%:*} ${g#*:}" ;;
 	gal-layernorm | gal-rmsnorm) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
@@ -79,7 +89,7 @@ run_one() { # GPU ORDINAL NAME
 	d=/tmp/fj/$2; mkdir -p "$d/out" "$d/tmp" "$d/cache" "$d/data" "$d/run" "$d/config"
 	chmod 700 "$d/run"
 	(unset BUDGET # the call's, not a job's own
-	 CUDA_VISIBLE_DEVICES=$1 OUT=$d/out TMPDIR=$d/tmp XDG_CACHE_HOME=$d/cache XDG_DATA_HOME=$d/data \
+	 CUDA_VISIBLE_DEVICES=$1 FARM_GPU=$1 PATH=$Q/bin:$PATH OUT=$d/out TMPDIR=$d/tmp XDG_CACHE_HOME=$d/cache XDG_DATA_HOME=$d/data \
 	 XDG_RUNTIME_DIR=$d/run XDG_CONFIG_HOME=$d/config PYTHONUNBUFFERED=1 \
 	 timeout "$secs" sh -c "$cmd") >"$Q/out.$2" 2>&1
 	echo "$3: gpu $1, rc $?, $(( $(date +%s) - now )) s (from +$(( now - T0 )) s)" >>"$Q/sum.$2"

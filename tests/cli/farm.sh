@@ -1,6 +1,7 @@
 #!/bin/sh
 # farm.sh - scripts/gpu-farm.sh's scheduling without a GPU (a stand-in
-# nvidia-smi names two): every job runs once and is summed up once; the
+# nvidia-smi names two): every job runs once and is summed up once, and its
+# nvidia-smi queries name only its GPU; the
 # ncu shards split the entries with none lost or twice; a job whose
 # estimate passes the call's budget is SKIPPED, not started.  The ncu
 # job's kbench runs answer no_gpu here, which ncu_gallery.sh prints as
@@ -11,7 +12,11 @@ BIN=$T_TMP/bin
 mkdir -p "$BIN"
 cat >"$BIN/nvidia-smi" <<'EOF'
 #!/bin/sh
-case "$*" in *-L*) echo "GPU 0: Stand-in"; echo "GPU 1: Stand-in" ;; *) echo "0, Stand-in, 0" ;; esac
+case "$*" in
+*-L*) echo "GPU 0: Stand-in"; echo "GPU 1: Stand-in" ;;
+*"-i 0"* | *"-i 1"*) i=${*#*-i }; echo "Stand-in ${i%% *}, 0" ;;
+*) echo "Stand-in 0, 0"; echo "Stand-in 1, 0" ;;
+esac
 EOF
 cat >"$BIN/ncu" <<'EOF'
 #!/bin/sh
@@ -24,7 +29,7 @@ printf '%s\n' kernels/softmax.cu kernels/vector_add.cu kernels/saxpy.ptx \
 farm() { # OUT BUDGET JOB...
 	o=$1 b=$2
 	shift 2
-	PATH="$BIN:$PATH" OUT=$o BUDGET=$b NCU_LIST="$T_TMP/list" KB=$KB \
+	PATH="$BIN:$PATH" OUT=$o BUDGET=$b NCU_LIST="$T_TMP/list" NCUX_LIST="$T_TMP/list" KB=$KB \
 		sh scripts/gpu-farm.sh "$@" >"$T_TMP/out" 2>"$T_TMP/err"
 	RC=$?
 }
@@ -42,6 +47,12 @@ grep -q 'not timed: ' "$T_TMP/o1/all.txt" && pass farm_no_gpu_is_not_timed ||
 [ "$(grep -c '^==== ncu' "$T_TMP/o1/all.txt")" -eq 3 ] && pass farm_sections_in_order ||
 	fail farm_sections_in_order "$(grep '^====' "$T_TMP/o1/all.txt")"
 
+# a job's nvidia-smi names its own GPU (a table's header), not the host's two
+h=$(grep '^kbench vs ncu' "$T_TMP/o1/all.txt")
+if [ "$(echo "$h" | grep -cE 'Stand-in [01], 0')" -eq 3 ] && ! grep -q '^Stand-in' "$T_TMP/o1/all.txt"; then
+	pass farm_job_names_its_gpu
+else fail farm_job_names_its_gpu "$(grep -A1 '^kbench vs ncu' "$T_TMP/o1/all.txt" | head -6)"; fi
+
 # an estimate past the budget: skipped, named, never started
 farm "$T_TMP/o2" 10 ncu0/1
 expect_rc farm_skip_runs 0
@@ -49,5 +60,11 @@ grep -q '^ncu0/1: SKIPPED' "$T_TMP/o2/summary.txt" && pass farm_skips_past_budge
 	fail farm_skips_past_budget "$(cat "$T_TMP/o2/summary.txt")"
 [ ! -s "$T_TMP/o2/ncu0_1.txt" ] && pass farm_skipped_job_not_started ||
 	fail farm_skipped_job_not_started "$(head -c 300 "$T_TMP/o2/ncu0_1.txt")"
+
+# ncux: every entry of a list written a line each
+farm "$T_TMP/o3" 400 ncux
+grep -oE '^kernels/[^ ]+' "$T_TMP/o3/all.txt" | sort >"$T_TMP/got"
+if cmp -s "$T_TMP/got" "$T_TMP/want"; then pass farm_ncux_takes_each_line
+else fail farm_ncux_takes_each_line "$(head -c 400 "$T_TMP/o3/all.txt")"; fi
 
 finish
