@@ -13,13 +13,13 @@
 #   profile  kbench profile --hot of 02_fa2.cu at N = 8192, D = 128  (~45 s)
 # Output: $OUT/attn-PART.txt, $OUT/attention-PART.jsonl (5 + 3 files), and a
 # summary last.
-# Usage: scripts/gpu-attn.sh  (repo root, GPU machine, a make dist tarball
-# under build/dist*/)
+# Usage: scripts/gpu-attn.sh [PART...]  (repo root, GPU machine, a make dist
+# tarball under build/dist*/; the parts named, all four by default)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
 [ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
-export XDG_CACHE_HOME=/tmp/kc KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc} KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 : >"$OUT/summary.txt"
 part() { # NAME SECONDS [ENV=V...]
@@ -29,15 +29,18 @@ part() { # NAME SECONDS [ENV=V...]
 	env "$@" timeout "$secs" python3 bench/attention.py "$name" >"$OUT/attn-$name.txt" 2>&1
 	echo "$name: rc $?, $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
 }
-part correct 160 BUDGET=150
-part table 230 BUDGET=190
-part warm 45 BUDGET=40
+PARTS=${*:-correct table warm profile}
+case " $PARTS " in *" correct "*) part correct 160 BUDGET=150 ;; esac
+case " $PARTS " in *" table "*) part table 230 BUDGET=190 ;; esac
+case " $PARTS " in *" warm "*) part warm 45 BUDGET=40 ;; esac
 # 02_fa2's counters for phase 2's tuning: tensor pipe, issue slots, stalls, hot lines
-t0=$(date +%s)
-timeout 45 build/kbench profile kernels/attention/02_fa2.cu --define D=128 --arg N=8192 --arg B=2 \
-	--arg H=16 --no-sweep --trials 1 --hot >"$OUT/attn-profile.txt" 2>&1
-echo "profile: rc $?, $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt"
-for p in correct table warm profile; do
+case " $PARTS " in *" profile "*)
+	t0=$(date +%s)
+	timeout 45 build/kbench profile kernels/attention/02_fa2.cu --define D=128 --arg N=8192 --arg B=2 \
+		--arg H=16 --no-sweep --trials 1 --hot >"$OUT/attn-profile.txt" 2>&1
+	echo "profile: rc $?, $(( $(date +%s) - t0 )) s" >>"$OUT/summary.txt" ;;
+esac
+for p in $PARTS; do
 	echo "==== $p"
 	grep -v '^W11' "$OUT/attn-$p.txt" | tail -50
 done

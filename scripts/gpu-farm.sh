@@ -26,6 +26,7 @@
 #             under compute-sanitizer)
 #   rec-OP+OP scripts/record-gallery.sh OP OP (sessions.tgz), then a replay
 #             of sessions/softmax on the same GPU
+#   attn:P+P  scripts/gpu-attn.sh's parts P (correct, table, warm, profile)
 #   guard     bench/timing_guard.sh over the nine kernels, NOD=1 (issue 24;
 #             needs .gpu/kbench-old.tar.gz carried)
 #   NAME      scripts/gpu-NAME.sh (attn-speed, tile-fused, lnodd, mbg, ...)
@@ -67,6 +68,7 @@ job() {
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
 	gmem) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh memcheck" ;;
 	rec-*) echo "${T:-300} sh -c 'sh scripts/record-gallery.sh $(echo "${1#rec-}" | tr + " ") && build/kbench replay sessions/softmax'" ;;
+	attn:*) echo "${T:-250} sh scripts/gpu-attn.sh $(echo "${1#attn:}" | tr + ' ')" ;;
 	guard) echo "240 sh -c 'mkdir -p /tmp/oldkb && tar xzf .gpu/kbench-old.tar.gz -C /tmp/oldkb && NOD=1 REPS=3 sh bench/timing_guard.sh /tmp/oldkb/old/build/kbench'" ;;
 	*) echo "${T:-150} sh scripts/gpu-$1.sh" ;;
 	esac
