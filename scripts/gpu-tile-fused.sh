@@ -12,7 +12,7 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
 [ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
-export XDG_CACHE_HOME=/tmp/kc KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc} KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 timeout 460 python3 bench/tile_fused.py "${1:-}" 2>"$OUT/tile-fused.err" | tee "$OUT/tile-fused.txt"
 echo "exit $? (124: the 460 s limit; rows printed above are complete)"
