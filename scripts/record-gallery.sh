@@ -63,7 +63,7 @@ record() {
 		for s in 01_naive 02_fa2 03_fa3; do
 			step attention attention.cu $s --arg N=4096 --arg B=4 --arg H=16 --timeout 120
 		done
-		step attention attention.tile attention.tile --arg N=4096 --arg B=4 --arg H=16 --arg D=128 ;;
+		step attention attention.tile attention.tile --arg N=4096 --arg B=4 --arg H=16 --arg D=128 --define HD=128 ;;
 	layernorm)
 		for s in 01_naive 02_registers; do step layernorm layernorm.cu $s; done
 		step layernorm layernorm_bf16.cu layernorm_bf16
