@@ -103,14 +103,19 @@ static void stalls(json_t *s, kb_buf *out)
 
 static void roof(json_t *s, kb_buf *out)
 {
+	bool tensor = get(s, "tensor_pipe_pct") != NULL;
 	kb_buf_cat(out, "  Roofline (from measured DRAM bytes and FLOPs)\n");
 	row(out, "DRAM bytes", s, "dram_bytes", "%.4g", 1);
-	row(out, "FP32 FLOPs", s, "fp32_flops", "%.4g", 1);
+	row(out, tensor ? "FP32 FLOPs (CUDA cores only)" : "FP32 FLOPs", s, "fp32_flops", "%.4g", 1);
 	row(out, "achieved DRAM bandwidth", s, "dram_GBps", "%.1f GB/s", 1);
 	row(out, "  of the bandwidth ceiling", s, "pct_of_bandwidth_ceiling", "%.1f %%", 1);
 	row(out, "arithmetic intensity", s, "arithmetic_intensity", "%.3g FLOP/B", 1);
-	row(out, "achieved", s, "TFLOPs", "%.3f TFLOP/s", 1);
+	row(out, tensor ? "achieved (CUDA cores only)" : "achieved", s, "TFLOPs", "%.3f TFLOP/s", 1);
 	row(out, "  of the roof at this intensity", s, "pct_of_roof", "%.1f %%", 1);
+	if (tensor)
+		kb_buf_catf(out, "    the tensor pipe was busy %.1f %% of the time, and no counter here counts its FLOPs:\n"
+				 "    the run's compute line rates //! flops against the tensor-core ceiling\n",
+			    json_number_value(get(s, "tensor_pipe_pct")));
 	if (get(s, "side"))
 		kb_buf_catf(out, "    %s side of the ridge (%.3g FLOP/B); ceilings: %s\n",
 			    kb_app__str(s, "side"), json_number_value(get(s, "ridge_flop_per_byte")),
