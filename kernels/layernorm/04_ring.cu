@@ -48,6 +48,15 @@
 // element of the row) and makes the triple once a row: no division or
 // merge a chunk (a CPU model in f32 of that order, N = 200003 with mean
 // 100: the variance within 8e-8 of double's, relative).
+// PF = 1 (with OUT = 1; issue 31: at OUT = 1 STATS = 1 this ring waits on
+// the output pass's L2 loads of w and b, long_scoreboard, 62% of copy on an
+// H200): a rank's slice starts at the same float4 in every row, so the
+// aligned vectors of w and b a thread reads are the same in every row (only
+// the shift, the head, changes): each chunk's are loaded during the chunk
+// before, the next row's first chunk's during this row's last, in flight
+// through the statistics and the exchange (92 registers).  WS = 1 with
+// OUT = 1: the window at compile-time heads, no L2 in the output pass, at
+// the smaller slices the window leaves room for (bench/gallery.py ws_of()).
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192

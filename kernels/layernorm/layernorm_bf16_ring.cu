@@ -65,6 +65,9 @@
 // shifted at compile time, every load issued before any is used (w and b
 // 16-byte aligned, WS = 0); STATS = 1 sums x - K and its square a thread
 // (K its first element of the row), the triple once a row.
+// PF = 1 and WS = 1 with OUT = 1: 04_ring.cu's (w and b a chunk ahead in
+// registers, the next row's first chunk's during this row's last; or the
+// window at compile-time heads).
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192

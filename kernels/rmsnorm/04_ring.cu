@@ -17,6 +17,10 @@
 // the row's bytes); NSLOT = 8 leaves more of L1 to them than 13 does.
 // CLUSTER: the smallest with a slice of at most 8 chunks (2 at 50257 and
 // 65536), or twice that at NSLOT = 8.
+// PF = 1 (issue 31: 78% of copy at 8192 x 50257 on an H200, long_scoreboard
+// first among the stalls): each chunk's w loaded during the chunk before,
+// the row's first chunk's before its sum of squares, so the loads are in
+// flight through the sum and the exchange.
 //
 //! kernel  rmsnorm_f32
 //! arg     M = 8192
