@@ -19,6 +19,7 @@
 #        rmsnorm/04_ring.cu PF = 1 (2, 2, 2, 8); layernorm/02_registers.cu
 #          VPT = 8 (16384, 5003, 13); layernorm_bf16_aligned.cu OUT = 1
 #          (5003, 4099, 13, 7);
+#      (their % of copy ran beside three other jobs: the table's are alone);
 #   2. compute-sanitizer memcheck of each new path at one odd width (the
 #      rings at 16 x 50257: several chunks a row, every head; 02_registers
 #      at 16383, the aligned kernel at 5003), in the same pool;
@@ -103,6 +104,7 @@ mem() {
 	job mem layernorm/02_registers 64 16383 --define VPT=8
 	job mem layernorm/layernorm_bf16_aligned 64 5003 --define OUT=1
 	drain
+	echo "== 1, 2. done ($(($(date +%s) - START)) s)"
 } 2>&1 | tee "$OUT/lnsmem.txt"
 
 # table ARGS...: bench/gallery.py with what is left of TOTAL, appended
