@@ -8,7 +8,7 @@
 #   0. the copy ceiling every % is of (`kbench calibrate`), where this GPU
 #      has none cached;
 #   1. CORRECT (`kbench run --trials 2`, with its % of copy), four runs at a
-#      time: each new path at ragged widths (13, 5003, 50257, 200003, and
+#      time (four lanes, each its share in order): each new path at ragged widths (13, 5003, 50257, 200003, and
 #      65536 where the WS window fills the ring exactly):
 #        04_ring.cu / layernorm_bf16_ring.cu OUT = 1 STATS = 1 PF = 1 (w and b
 #          a chunk ahead, the next row's first chunk's during the statistics)
@@ -41,7 +41,7 @@ set -u
 START=$(date +%s)
 TOTAL=${TOTAL:-195}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
-GALLERY_LIB=1 LIMIT=60 BUDGET=${BUDGET:-100}
+GALLERY_LIB=1 LIMIT=60 BUDGET=${BUDGET:-90}
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
 END=$((START + TOTAL))
@@ -51,17 +51,21 @@ JOBS=$(mktemp -d)
 "$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
 DEADLINE=$(($(date +%s) + BUDGET)) # no run or memcheck starts after it (the calibration not counted)
 
-# job CMD...: CMD (one or sanitize) in the background, its output to a file
-# of its own, four at a time; `drain` waits for the rest
+# job CMD...: CMD (one or mem; words without spaces or quotes) queued on
+# lane nj % 4, its output to a file of its own; `drain` runs the four lanes
+# at once, each its jobs in order, then prints every job's output in order
 nj=0
 job() {
 	nj=$((nj + 1))
-	"$@" >"$JOBS/$(printf %03d $nj)" 2>&1 &
-	[ $((nj % 4)) -ne 0 ] || wait
+	echo "$* >$JOBS/$(printf %03d $nj).out 2>&1" >>"$JOBS/lane.$((nj % 4))"
 }
 drain() {
+	for l in "$JOBS"/lane.*; do
+		# shellcheck disable=SC1090 # the lane's queued calls, written by job
+		(. "$l") &
+	done
 	wait
-	cat "$JOBS"/* 2>/dev/null
+	cat "$JOBS"/*.out 2>/dev/null
 }
 
 # mem FILE M N [kbench args...]: a memcheck, or SKIPPED past the budget
