@@ -48,6 +48,15 @@
 // element of the row) and makes the triple once a row: no division or
 // merge a chunk (a CPU model in f32 of that order, N = 200003 with mean
 // 100: the variance within 8e-8 of double's, relative).
+// PF = 1 (with OUT = 1; issue 31: at OUT = 1 STATS = 1 this ring waits on
+// the output pass's L2 loads of w and b, long_scoreboard, 62% of copy on an
+// H200): a rank's slice starts at the same float4 in every row, so the
+// aligned vectors of w and b a thread reads are the same in every row (only
+// the shift, the head, changes): each chunk's are loaded during the chunk
+// before, the next row's first chunk's during this row's last, in flight
+// through the statistics and the exchange (92 registers).  WS = 1 with
+// OUT = 1: the window at compile-time heads, no L2 in the output pass, at
+// the smaller slices the window leaves room for (bench/gallery.py ws_of()).
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -71,6 +80,7 @@
 //! tune    WS = 0, 1
 //! tune    OUT = 0, 1
 //! tune    STATS = 0, 1
+//! tune    PF = 0, 1
 
 #include <cooperative_groups.h>
 
@@ -96,6 +106,9 @@ namespace cg = cooperative_groups;
 #endif
 #ifndef STATS
 #define STATS 0 /* 1: shifted sums a thread, the triple once a row (no merge a chunk) */
+#endif
+#ifndef PF
+#define PF 0 /* 1 (OUT = 1, WS = 0): w and b loaded a chunk ahead, the next row's first during this row's statistics */
 #endif
 #define CH (THREADS * U)     /* float4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
@@ -327,19 +340,76 @@ __device__ float4 wvec(const float *w, int j, int N)
 	return shiftc<H>(a, c);
 }
 
+#if WS
+#define OUT_EXTRA , const float4 *ww, const float4 *wb
+#define OUT_ARGS , ww, wb
+#elif PF
+/* A vector's weights before the shift: aligned float4 j of w and of b and
+ * the next (where it would reach past N, its floats inside w, 0 past N):
+ * the same in every row, whatever its head. */
+struct Wt {
+	float4 wa, wc, ba, bc;
+};
+
+__device__ float4 next4(const float *w, int j, int N)
+{
+	const int e = 4 * j + 4;
+	if (e + 4 <= N)
+		return __ldg((const float4 *)w + j + 1);
+	return make_float4(e < N ? w[e] : 0.0f, e + 1 < N ? w[e + 1] : 0.0f, e + 2 < N ? w[e + 2] : 0.0f, 0.0f);
+}
+
+__device__ Wt wt_load(const float *w, const float *b, int j, int N)
+{
+	Wt r;
+	r.wa = __ldg((const float4 *)w + j);
+	r.ba = __ldg((const float4 *)b + j);
+	r.wc = next4(w, j, N);
+	r.bc = next4(b, j, N);
+	return r;
+}
+#define OUT_EXTRA , Wt *pw, int jlim
+#define OUT_ARGS , pw, jlim
+#else
+#define OUT_EXTRA
+#define OUT_ARGS
+#endif
+
 /* The output pass of a row whose head is H (s.head == H): chunks q ..
  * q + s.nc - 1, (v - mean) * rstd * w + b into o (the slice's first
  * element), releasing each slot.  Element head + 4 * (g0 + gi) of w is
- * float4 g0 + gi's element H. */
+ * float4 g0 + gi's element H.  WS = 1: w and b from the window (ww, wb);
+ * PF = 1: from pw, each chunk's as loaded during the one before (the
+ * first's during the statistics), the next chunk's (or the next row's
+ * first) loaded in their place. */
 template <int H>
 __device__ void out_pass(const unsigned char *ring, unsigned q, const Split &s, float mean, float rstd,
-			 const float *w, const float *b, float *o, bool ovec, int N, unsigned long long *empty)
+			 const float *w, const float *b, float *o, bool ovec, int N, unsigned long long *empty OUT_EXTRA)
 {
 	const int t = threadIdx.x;
 	for (int c = 0; c < s.nc; c++) {
 		const unsigned sl = (q + c) % NSLOT;
 		const float4 *buf = (const float4 *)(ring + sl * (CH * 16));
 		float4 gw[U], gb[U], v[U];
+#if WS
+#pragma unroll
+		for (int k = 0; k < U; k++) { /* the window: float4 gi and gi + 1 of w and of b */
+			const int gi = min(c * CH + t + k * THREADS, s.ng - 1);
+			gw[k] = shiftc<H>(ww[gi], ww[gi + 1]);
+			gb[k] = shiftc<H>(wb[gi], wb[gi + 1]);
+			v[k] = buf[t + k * THREADS];
+		}
+#elif PF
+		const int cn = c + 1 < s.nc ? c + 1 : 0; /* the chunk whose weights load now (0: the next row's first) */
+#pragma unroll
+		for (int k = 0; k < U; k++) {
+			const Wt cur = pw[k];
+			pw[k] = wt_load(w, b, min(s.g0 + cn * CH + t + k * THREADS, jlim), N);
+			gw[k] = shiftc<H>(cur.wa, cur.wc);
+			gb[k] = shiftc<H>(cur.ba, cur.bc);
+			v[k] = buf[t + k * THREADS];
+		}
+#else
 #pragma unroll
 		for (int k = 0; k < U; k++) { /* every load issued before any is used (past ng: the slice's last vector again) */
 			const int gi = c * CH + t + k * THREADS, j = s.g0 + min(gi, s.ng - 1);
@@ -347,6 +417,7 @@ __device__ void out_pass(const unsigned char *ring, unsigned q, const Split &s, 
 			gb[k] = wvec<H>(b, j, N);
 			v[k] = buf[t + k * THREADS];
 		}
+#endif
 #pragma unroll
 		for (int k = 0; k < U; k++) {
 			const int gi = c * CH + t + k * THREADS;
@@ -385,8 +456,8 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	const float3 none = make_float3(0.0f, 0.0f, 0.0f);
 	const int rank = (int)cluster.block_rank(), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	const int t = threadIdx.x, clusters = gridDim.x / CLUSTER;
-#if OUT && !WS
-	const bool wal = (((size_t)w | (size_t)b) & 15) == 0; /* out_pass's vector loads */
+#if OUT
+	const bool wal = WS || (((size_t)w | (size_t)b) & 15) == 0; /* out_pass's vector loads (the window's are) */
 #endif
 	if (t == 0) {
 		for (int i = 0; i < NSLOT; i++) {
@@ -419,6 +490,15 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			}
 			consumers_sync();
 		}
+#elif OUT && PF
+		/* the weights of the first chunk of every row (the same vectors: a
+		 * rank's slice starts at float4 g0 whatever the row's head), each
+		 * vector clamped to jlim, the last whole float4 of w in the slice */
+		const int jlim = min(rank * PER(N) + PER(N), N / 4) - 1;
+		Wt pw[U];
+#pragma unroll
+		for (int k = 0; k < U; k++)
+			pw[k] = wal && jlim >= 0 ? wt_load(w, b, min(rank * PER(N) + t + k * THREADS, jlim), N) : Wt{};
 #endif
 		unsigned q = 0; /* chunks consumed */
 		for (unsigned it = 0; row < M; it++) {
@@ -540,16 +620,16 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 			float *o = out + s.head + 4 * s.g0;
 #define NORM(v, wi, bi) fmaf(((v) - mean) * rstd, (wi), (bi))
-#if OUT && !WS
+#if OUT
 			if (wal && s.ng > 0) {
 				if (s.head == 0)
-					out_pass<0>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty);
+					out_pass<0>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS);
 				else if (s.head == 1)
-					out_pass<1>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty);
+					out_pass<1>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS);
 				else if (s.head == 2)
-					out_pass<2>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty);
+					out_pass<2>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS);
 				else
-					out_pass<3>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty);
+					out_pass<3>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS);
 			} else
 #endif
 			for (int c = 0; c < s.nc; c++) {

@@ -9,6 +9,12 @@
 // the first row) shifted by e's offset, the same for every group of the row
 // (rmsnorm_bf16_aligned.cu's load8).  The row stays packed in registers (VPT
 // uint4 a thread), so VPT = 8 holds rows up to 65536.
+// OUT = 1 (issue 31: 70% of copy at 32768 x 5003 on an H200, where the
+// RMSNorm kernel with one weight gives 88%): the output loop written once
+// for each head (0..7: w + head + 8i is uint4 i's element head, w 16-byte
+// aligned), w and b two aligned uint4 shifted at compile time (the ring
+// kernels' OUT = 1), not load8's run-time 4-way select and branch a
+// vector of each.
 //
 //! kernel  layernorm_bf16
 //! arg     M = 32768
@@ -25,11 +31,15 @@
 //! sweep   N = 5003, 4096, 8192, 16384, 4093
 //! require N <= 1024 * 8 * VPT   // a block of at most 1024 threads, 8 * VPT bf16 each
 //! tune    VPT = 4, 8, 2
+//! tune    OUT = 0, 1
 
 #include <cuda_bf16.h>
 
 #ifndef VPT
 #define VPT 4 /* uint4 (8 bf16) per thread */
+#endif
+#ifndef OUT
+#define OUT 0 /* 1: the output loop specialised on the row's head (w and b aligned) */
 #endif
 
 __device__ float block_sum(float v, float *scratch)
@@ -101,6 +111,69 @@ __device__ uint4 load8(const __nv_bfloat16 *p, const __nv_bfloat16 *lo, const __
 	return v;
 }
 
+#if OUT
+/* The 8 bf16 from element H (a constant: a choice of registers, and a
+ * funnel shift a word where H is odd, written as load8's shifts) of the 16
+ * at a, c. */
+template <int H>
+__device__ uint4 shiftc(uint4 a, uint4 c)
+{
+	const unsigned u[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+	unsigned r[4];
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		r[k] = H % 2 ? (u[k + H / 2] >> 16) | (u[k + H / 2 + 1] << 16) : u[k + H / 2];
+	return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
+/* The 8 bf16 from w[8 * j + H] on (w 16-byte aligned): aligned uint4 j
+ * and, where H > 0, j + 1, or only j + 1's first H elements where it would
+ * reach past N (a row's last vector: those H are inside w). */
+template <int H>
+__device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
+{
+	const uint4 a = __ldg((const uint4 *)w + j);
+	if (H == 0)
+		return a;
+	const int e = 8 * j + 8;
+	uint4 c = make_uint4(0, 0, 0, 0);
+	if (e + 8 <= N) {
+		c = __ldg((const uint4 *)w + j + 1);
+	} else {
+		const unsigned short *h = (const unsigned short *)w + e;
+		unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+		for (int k = 0; k < H; k++)
+			v[k / 2] |= (unsigned)h[k] << (16 * (k % 2));
+		c = make_uint4(v[0], v[1], v[2], v[3]);
+	}
+	return shiftc<H>(a, c);
+}
+
+/* The body of a row whose head is H: (v - mean) * rstd * w + b for this
+ * thread's vectors, stored at obody.  Vector i of the row is w's uint4 i
+ * from element H on. */
+template <int H>
+__device__ void out_body(const uint4 *v, uint4 *obody, const __nv_bfloat16 *w, const __nv_bfloat16 *b, int n8, int N,
+			 float mean, float rstd)
+{
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = threadIdx.x + k * blockDim.x;
+		if (i < n8) {
+			float f[8], g[8], c[8];
+			unpack8(v[k], f);
+			unpack8(wvec<H>(w, i, N), g);
+			unpack8(wvec<H>(b, i, N), c);
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+				f[j] = (f[j] - mean) * rstd * g[j] + c[j];
+			__stcs(obody + i, pack8(f));
+		}
+	}
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(1024)
 layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
 	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
@@ -152,6 +225,20 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	}
 	const float rstd = rsqrtf(block_sum(q, scratch) / N + 1e-5f);
 	uint4 *obody = (uint4 *)(out + head);
+#if OUT
+	if (n8 > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
+		switch (head) {
+		case 0: out_body<0>(v, obody, w, b, n8, N, mean, rstd); break;
+		case 1: out_body<1>(v, obody, w, b, n8, N, mean, rstd); break;
+		case 2: out_body<2>(v, obody, w, b, n8, N, mean, rstd); break;
+		case 3: out_body<3>(v, obody, w, b, n8, N, mean, rstd); break;
+		case 4: out_body<4>(v, obody, w, b, n8, N, mean, rstd); break;
+		case 5: out_body<5>(v, obody, w, b, n8, N, mean, rstd); break;
+		case 6: out_body<6>(v, obody, w, b, n8, N, mean, rstd); break;
+		default: out_body<7>(v, obody, w, b, n8, N, mean, rstd); break;
+		}
+	} else
+#endif
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		int i = t + k * blockDim.x;

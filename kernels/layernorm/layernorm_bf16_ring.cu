@@ -65,6 +65,9 @@
 // shifted at compile time, every load issued before any is used (w and b
 // 16-byte aligned, WS = 0); STATS = 1 sums x - K and its square a thread
 // (K its first element of the row), the triple once a row.
+// PF = 1 and WS = 1 with OUT = 1: 04_ring.cu's (w and b a chunk ahead in
+// registers, the next row's first chunk's during this row's last; or the
+// window at compile-time heads).
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192
@@ -88,6 +91,7 @@
 //! tune    WS = 0, 1
 //! tune    OUT = 0, 1
 //! tune    STATS = 0, 1
+//! tune    PF = 0, 1
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -114,6 +118,9 @@ namespace cg = cooperative_groups;
 #endif
 #ifndef STATS
 #define STATS 0 /* 1: shifted sums a thread, the triple once a row (no merge a chunk) */
+#endif
+#ifndef PF
+#define PF 0 /* 1 (OUT = 1, WS = 0): w and b loaded a chunk ahead, the next row's first during this row's statistics */
 #endif
 #define CH (THREADS * U)     /* uint4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
@@ -397,20 +404,83 @@ __device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
 	return shiftc<H>(a, c);
 }
 
+#if WS
+#define OUT_EXTRA , const uint4 *ww, const uint4 *wb
+#define OUT_ARGS , ww, wb
+#elif PF
+/* A vector's weights before the shift: aligned uint4 j of w and of b and
+ * the next (where it would reach past N, its elements inside w, 0 past N):
+ * the same in every row, whatever its head. */
+struct Wt {
+	uint4 wa, wc, ba, bc;
+};
+
+__device__ uint4 next8(const __nv_bfloat16 *w, int j, int N)
+{
+	const int e = 8 * j + 8;
+	if (e + 8 <= N)
+		return __ldg((const uint4 *)w + j + 1);
+	const unsigned short *h = (const unsigned short *)w + e;
+	unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+	for (int k = 0; k < 7; k++)
+		if (e + k < N)
+			v[k / 2] |= (unsigned)h[k] << (16 * (k % 2));
+	return make_uint4(v[0], v[1], v[2], v[3]);
+}
+
+__device__ Wt wt_load(const __nv_bfloat16 *w, const __nv_bfloat16 *b, int j, int N)
+{
+	Wt r;
+	r.wa = __ldg((const uint4 *)w + j);
+	r.ba = __ldg((const uint4 *)b + j);
+	r.wc = next8(w, j, N);
+	r.bc = next8(b, j, N);
+	return r;
+}
+#define OUT_EXTRA , Wt *pw, int jlim
+#define OUT_ARGS , pw, jlim
+#else
+#define OUT_EXTRA
+#define OUT_ARGS
+#endif
+
 /* The output pass of a row whose head is H (s.head == H): chunks q ..
  * q + s.nc - 1, (v - mean) * rstd * w + b into o (the slice's first
  * element), releasing each slot.  Element head + 8 * (g0 + gi) of w is
- * uint4 g0 + gi's element H. */
+ * uint4 g0 + gi's element H.  WS = 1: w and b from the window (ww, wb);
+ * PF = 1: from pw, each chunk's as loaded during the one before (the
+ * first's during the statistics), the next chunk's (or the next row's
+ * first) loaded in their place. */
 template <int H>
 __device__ void out_pass(const unsigned char *ring, unsigned q, const Split &s, float mean, float rstd,
 			 const __nv_bfloat16 *w, const __nv_bfloat16 *b, __nv_bfloat16 *o, bool ovec, int N,
-			 unsigned long long *empty)
+			 unsigned long long *empty OUT_EXTRA)
 {
 	const int t = threadIdx.x;
 	for (int c = 0; c < s.nc; c++) {
 		const unsigned sl = (q + c) % NSLOT;
 		const uint4 *buf = (const uint4 *)(ring + sl * (CH * 16));
 		uint4 gw[U], gb[U], v[U];
+#if WS
+#pragma unroll
+		for (int k = 0; k < U; k++) { /* the window: uint4 gi and gi + 1 of w and of b */
+			const int gi = min(c * CH + t + k * THREADS, s.ng - 1);
+			gw[k] = shiftc<H>(ww[gi], ww[gi + 1]);
+			gb[k] = shiftc<H>(wb[gi], wb[gi + 1]);
+			v[k] = buf[t + k * THREADS];
+		}
+#elif PF
+		const int cn = c + 1 < s.nc ? c + 1 : 0; /* the chunk whose weights load now (0: the next row's first) */
+#pragma unroll
+		for (int k = 0; k < U; k++) {
+			const Wt cur = pw[k];
+			pw[k] = wt_load(w, b, min(s.g0 + cn * CH + t + k * THREADS, jlim), N);
+			gw[k] = shiftc<H>(cur.wa, cur.wc);
+			gb[k] = shiftc<H>(cur.ba, cur.bc);
+			v[k] = buf[t + k * THREADS];
+		}
+#else
 #pragma unroll
 		for (int k = 0; k < U; k++) { /* every load issued before any is used (past ng: the slice's last vector again) */
 			const int gi = c * CH + t + k * THREADS, j = s.g0 + min(gi, s.ng - 1);
@@ -418,6 +488,7 @@ __device__ void out_pass(const unsigned char *ring, unsigned q, const Split &s, 
 			gb[k] = wvec<H>(b, j, N);
 			v[k] = buf[t + k * THREADS];
 		}
+#endif
 #pragma unroll
 		for (int k = 0; k < U; k++) {
 			const int gi = c * CH + t + k * THREADS;
@@ -446,8 +517,8 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	const float3 none = make_float3(0.0f, 0.0f, 0.0f);
 	const int rank = (int)cluster.block_rank(), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	const int t = threadIdx.x, clusters = gridDim.x / CLUSTER;
-#if OUT && !WS
-	const bool wal = (((size_t)w | (size_t)b) & 15) == 0; /* out_pass's vector loads */
+#if OUT
+	const bool wal = WS || (((size_t)w | (size_t)b) & 15) == 0; /* out_pass's vector loads (the window's are) */
 #endif
 	if (t == 0) {
 		for (int i = 0; i < NSLOT; i++) {
@@ -481,6 +552,15 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			}
 			consumers_sync();
 		}
+#elif OUT && PF
+		/* the weights of the first chunk of every row (the same vectors: a
+		 * rank's slice starts at uint4 g0 whatever the row's head), each
+		 * vector clamped to jlim, the last whole uint4 of w in the slice */
+		const int jlim = min(rank * PER(N) + PER(N), N / 8) - 1;
+		Wt pw[U];
+#pragma unroll
+		for (int k = 0; k < U; k++)
+			pw[k] = wal && jlim >= 0 ? wt_load(w, b, min(rank * PER(N) + t + k * THREADS, jlim), N) : Wt{};
 #endif
 		unsigned q = 0; /* chunks consumed */
 		for (unsigned it = 0; row < M; it++) {
@@ -612,17 +692,17 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			__nv_bfloat16 *out = y + (size_t)row * N;
 			const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 			__nv_bfloat16 *o = out + s.head + 8 * s.g0;
-#if OUT && !WS
+#if OUT
 			if (wal && s.ng > 0) {
 				switch (s.head) {
-				case 0: out_pass<0>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
-				case 1: out_pass<1>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
-				case 2: out_pass<2>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
-				case 3: out_pass<3>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
-				case 4: out_pass<4>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
-				case 5: out_pass<5>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
-				case 6: out_pass<6>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
-				default: out_pass<7>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty); break;
+				case 0: out_pass<0>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS); break;
+				case 1: out_pass<1>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS); break;
+				case 2: out_pass<2>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS); break;
+				case 3: out_pass<3>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS); break;
+				case 4: out_pass<4>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS); break;
+				case 5: out_pass<5>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS); break;
+				case 6: out_pass<6>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS); break;
+				default: out_pass<7>(ring, q, s, mean, rstd, w, b, o, ovec, N, empty OUT_ARGS); break;
 				}
 			} else
 #endif

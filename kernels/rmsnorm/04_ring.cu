@@ -17,6 +17,10 @@
 // the row's bytes); NSLOT = 8 leaves more of L1 to them than 13 does.
 // CLUSTER: the smallest with a slice of at most 8 chunks (2 at 50257 and
 // 65536), or twice that at NSLOT = 8.
+// PF = 1 (issue 31: 78% of copy at 8192 x 50257 on an H200, long_scoreboard
+// first among the stalls): each chunk's w loaded during the chunk before,
+// the row's first chunk's before its sum of squares, so the loads are in
+// flight through the sum and the exchange.
 //
 //! kernel  rmsnorm_f32
 //! arg     M = 8192
@@ -35,6 +39,7 @@
 //! tune    THREADS = 512, 256, 992   // plus the producer warp: at most 1024
 //! tune    U = 2, 1
 //! tune    NSLOT = 13, 8
+//! tune    PF = 0, 1
 
 #define F32 1
 /* ===== the ring (written out in each ring kernel, as every kernels/ file is
@@ -446,6 +451,10 @@ __device__ __forceinline__ void ring_rows(const elem *x, int M, int N, unsigned 
 }
 /* ===== end of the ring ===== */
 
+#ifndef PF
+#define PF 0 /* 1: w loaded a chunk ahead, the row's first chunk's before its sum of squares */
+#endif
+
 __device__ float2 add(float2 a, float2 b)
 {
 	return make_float2(a.x + b.x, a.y + b.y);
@@ -459,6 +468,20 @@ rmsnorm_f32(const float *__restrict__ x, const float *__restrict__ w, float *__r
 	const int rank = (int)cg::this_cluster().block_rank(), t = threadIdx.x;
 	ring_rows(x, M, N, ring, r, [&](int row, const Split &s, unsigned q, unsigned it, int further) {
 		const bool has_h = rank == 0 && t < s.head, has_t = rank == CLUSTER - 1 && t < s.tail;
+#if PF
+		const float *wo = w + s.head + 4 * s.g0;
+		/* w of this thread's vectors of chunk c (past ng: the slice's last
+		 * vector again; none where the slice is empty) */
+		auto wload = [&](int c, int k) {
+			const float *wi = wo + 4 * min(c * CH + t + k * THREADS, s.ng - 1);
+			return s.ng > 0 ? make_float4(__ldg(wi), __ldg(wi + 1), __ldg(wi + 2), __ldg(wi + 3))
+					: make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+		};
+		float4 pw[U]; /* chunk 0's, in flight through the sum and the exchange */
+#pragma unroll
+		for (int k = 0; k < U; k++)
+			pw[k] = wload(0, k);
+#endif
 		/* 1. this thread's sum of squares */
 		float q2 = 0.0f, hv = 0.0f, tv = 0.0f;
 		for (int c = 0; c < s.nc; c++) {
@@ -485,9 +508,30 @@ rmsnorm_f32(const float *__restrict__ x, const float *__restrict__ w, float *__r
 		float *out = y + (size_t)row * N;
 		const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 		float *o = out + s.head + 4 * s.g0;
+#if !PF
 		const float *wo = w + s.head + 4 * s.g0;
+#endif
 		for (int c = 0; c < s.nc; c++) {
 			const float4 *buf = (const float4 *)(ring + (q + c) % NSLOT * (CH * 16));
+#if PF
+			float4 cw[U]; /* this chunk's; the next chunk's load in their place */
+#pragma unroll
+			for (int k = 0; k < U; k++) {
+				cw[k] = pw[k];
+				if (c + 1 < s.nc)
+					pw[k] = wload(c + 1, k);
+			}
+#pragma unroll
+			for (int k = 0; k < U; k++) {
+				const int i = t + k * THREADS, gi = c * CH + i;
+				if (gi < s.ng) {
+					const float4 v = buf[i];
+					unsigned ow[4] = {__float_as_uint(v.x * rs * cw[k].x), __float_as_uint(v.y * rs * cw[k].y),
+							  __float_as_uint(v.z * rs * cw[k].z), __float_as_uint(v.w * rs * cw[k].w)};
+					store_words(o, gi, ow, ovec);
+				}
+			}
+#else
 #pragma unroll
 			for (int k = 0; k < U; k++) {
 				const int i = t + k * THREADS, gi = c * CH + i;
@@ -499,6 +543,7 @@ rmsnorm_f32(const float *__restrict__ x, const float *__restrict__ w, float *__r
 					store_words(o, gi, ow, ovec);
 				}
 			}
+#endif
 			release(r, q + c); /* this warp has read the slot */
 		}
 		if (has_h)

@@ -366,6 +366,13 @@ emu cu_col_sum_f32_vec_1024 kernels/reduce/col_sum_f32_vec.cu -D CLUSTER=1 -D TH
 emu cu_col_sum_f32_vec_128 kernels/reduce/col_sum_f32_vec.cu -D CLUSTER=1 -D THREADS=128 -D U=2 --size M=100,N=5003 \
 	--size M=41,N=4093 --size M=130,N=3
 emu cu_layernorm_bf16_aligned_vpt8 kernels/layernorm/layernorm_bf16_aligned.cu -D VPT=8 --size M=2,N=50257 --size M=2,N=7
+# issue 31's gallery candidates: the bf16 output loop at compile-time heads
+# (every head at N = 5003 and 4099, N < 8, buffers off 16 bytes: the loop
+# above), and the f32 row at VPT = 8 (512 threads at 16384, the scalar path)
+emu cu_layernorm_bf16_aligned_out kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 --size M=16,N=5003 \
+	--size M=9,N=4099 --size M=5,N=13 --size M=9,N=7 --size M=3,N=1 --size M=2,N=4096 --size M=2,N=8
+emu cu_layernorm_bf16_aligned_out_off kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 --offset 4 --size M=5,N=1003
+emu cu_layernorm_vpt8 kernels/layernorm/02_registers.cu -D VPT=8 --size M=2,N=16384 --size M=3,N=5003 --size M=2,N=13
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
 # (the cp.async copies, zero-filled past M, N and K), K = 0 and K = 8,
