@@ -23,7 +23,8 @@
 //
 // Phase 2 of issue 30, the softmax of one tile overlapped with the
 // products of the next, behind two defines (0 by default: each wgmma group
-// waited for before the code goes on, the version measured so far):
+// waited for before the code goes on, the version measured so far; H200,
+// 2026-11-28: 89.8-102% of cuDNN at D = 128, N = 4096-16384):
 //  - PINGPONG=1: the consumers take turns at the tensor cores on named
 //    barriers 1 and 2 (bar.sync by the consumer whose turn it is, bar.arrive
 //    by the other, 256 threads), so that one's softmax runs while the
@@ -35,8 +36,8 @@
 //    S, O and P live at once (64 + 64 + 32 f32/b32 registers at D = 128,
 //    within setmaxnreg's 232; ptxas keeps it without spills).
 // Either hands a stage's K back once S has read it and its V once P V has
-// (KV_APART: two "empty" mbarriers a stage), so the producer refills K a
-// step earlier.  Both together are FlashAttention-3's schedule.  Not yet
+// (KV_APART: two "empty" mbarriers a stage), so the producer refills K
+// sooner.  Both together are FlashAttention-3's schedule.  Not yet
 // measured on a GPU (written without one: the SASS shows the intended
 // order, HGMMA x16, WARPGROUP.DEPBAR 1, the softmax's MUFUs, then DEPBAR 0;
 // ptxas first scheduled DEPBAR 0 above the softmax, to write P early, until
