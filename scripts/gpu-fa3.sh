@@ -17,6 +17,9 @@
 #   3. while time is left: both variants with a third K/V stage
 #      (-D STAGES=3, 225 KiB of shared memory) at N = 16384 and 8192, not
 #      causal.
+#   4. the SASS order of the OVERLAP variants (nvdisasm of kbench compile's
+#      cubin): HGMMA x16, WARPGROUP.DEPBAR 1, the MUFU.EX2s, then DEPBAR 0 is
+#      the overlap as written; DEPBAR 0 before the MUFUs would undo it.
 # The summary is printed last: us and TFLOP/s (4 B H N^2 D, half when
 # causal) of each, and each kbench row as a % of the fastest backend (issue
 # 30 asks >= 90% at D = 128, N >= 4096, causal and not).  Builds nothing:
@@ -33,7 +36,7 @@ export BUDGET="${BUDGET:-175}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 |
 	tee "$OUT/fa3.txt"
 python3 - <<'EOF' 2>&1 | tee -a "$OUT/fa3.txt"
-import json, os, sys, time
+import glob, json, os, re, shutil, subprocess, sys, tempfile, time
 sys.path.insert(0, "bench")
 OUT = os.environ.pop("OUT")  # attention.py would open its own jsonl under OUT
 import attention as A  # noqa: E402  (run_json, summary_of, sdpa_us: bench/attention.py's)
@@ -109,6 +112,33 @@ for name, defs, n, c in EXTRA:
     r = run(name, defs, 128, n, max(1, 16384 // n), 16, c)
     table[(n, c)][name] = r
     print(f"  {name} N={n} causal={int(c)}: {r['verdict'][:24]} {r.get('us') or '-'} us", flush=True)
+
+# 4. the SASS order of the overlap variants (nvdisasm on kbench compile's
+# cubin): HGMMA, WARPGROUP.ARRIVE/DEPBAR, BAR and MUFU.EX2, runs counted
+print("\n4. SASS order (HGMMA, WARPGROUP, BAR, MUFU.EX2; xN: a run of N)", flush=True)
+for name, defs in VARIANTS[2:]:
+    if A.left() < 8:
+        print(f"  {name}: skipped (budget)")
+        continue
+    tmp = tempfile.mkdtemp()
+    try:
+        subprocess.run([A.KB, "compile", FA3, *[x for v in defs for x in ("--define", v)]],
+                       capture_output=True, timeout=30, env=dict(os.environ, XDG_CACHE_HOME=tmp))
+        cubin = glob.glob(os.path.join(tmp, "kbench/compile/*/*/out.cubin"))[0]
+        nvd = shutil.which("nvdisasm") or "/usr/local/cuda/bin/nvdisasm"
+        sass = subprocess.run([nvd, "-c", cubin], capture_output=True, text=True, timeout=30).stdout
+        ops = [m.group(1) for m in re.finditer(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)", sass)
+               if re.match(r"HGMMA|WARPGROUP|BAR\.|MUFU\.EX2", m.group(1))]
+        runs = []
+        for op in ops:
+            if runs and runs[-1][0] == op:
+                runs[-1][1] += 1
+            else:
+                runs.append([op, 1])
+        print(f"  {name}: " + " ".join(o + (f" x{k}" if k > 1 else "") for o, k in runs), flush=True)
+    except Exception as e:
+        print(f"  {name}: {type(e).__name__}: {str(e)[:100]}")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 print(f"\n{time.time() - A.T0:.0f} s in all")
 print("\nsummary: 03_fa3 at D = 128 (old = the defaults, PINGPONG=0 OVERLAP=0), bf16, L2 flushed, median us,"
