@@ -2,7 +2,8 @@
 # gpu-fa3.sh - issue 30's FlashAttention-3-style kernel (kernels/attention/03_fa3.cu):
 # its softmax/product overlap variants against the version measured so far
 # and against torch's cuDNN and flash backends, on one GPU in about 3 minutes.
-#   1. correct: each new variant (-D PINGPONG=1, -D OVERLAP=1, both) at D = 64
+#   1. correct: each new variant (-D PINGPONG=1, -D OVERLAP=1, both, both with
+#      -D EX2=1: one MUFU.EX2 an exponential) at D = 64
 #      and 128, N = 1000 and 4097, causal and not, B = 1, H = 2, every row
 #      checked (KBENCH_ATTENTION_BUDGET=inf): CORRECT at each?  A variant that
 #      faults or hangs (a named barrier waited for and never passed) is not
@@ -14,9 +15,9 @@
 #      bench/attention.py times them (its run_json and sdpa_us: the L2
 #      flushed before every launch, median of 30; kbench times with its own
 #      flush).  Each kbench row is checked too (sampled rows).
-#   3. while time is left: both variants with a third K/V stage
-#      (-D STAGES=3, 225 KiB of shared memory) at N = 16384 and 8192, not
-#      causal.
+#   3. while time is left, not causal: both+ex2 with a third K/V stage
+#      (-D STAGES=3, 225 KiB of shared memory) at N = 16384 and 8192, and
+#      the defaults with EX2=1 alone at N = 16384.
 #   4. the SASS order of the OVERLAP variants (nvdisasm of kbench compile's
 #      cubin): HGMMA x16, WARPGROUP.DEPBAR 1, the MUFU.EX2s, then DEPBAR 0 is
 #      the overlap as written; DEPBAR 0 before the MUFUs would undo it.
@@ -43,7 +44,7 @@ import attention as A  # noqa: E402  (run_json, summary_of, sdpa_us: bench/atten
 FA3 = "kernels/attention/03_fa3.cu"
 LOG = open(os.path.join(OUT, "fa3.jsonl"), "w")
 VARIANTS = [("old", []), ("pingpong", ["PINGPONG=1"]), ("overlap", ["OVERLAP=1"]),
-            ("both", ["PINGPONG=1", "OVERLAP=1"])]
+            ("both", ["PINGPONG=1", "OVERLAP=1"]), ("both+ex2", ["PINGPONG=1", "OVERLAP=1", "EX2=1"])]
 BROKEN = {}  # variant -> the verdict that stopped it
 A.header()
 
@@ -93,8 +94,9 @@ del os.environ["KBENCH_ATTENTION_BUDGET"]
 print("\n2. D = 128, B*H filling the GPU (us, checked rows)", flush=True)
 BACKENDS = [(n, be) for n, be in A.BACKENDS if n in ("cudnn", "flash")]
 POINTS = [(16384, False), (4096, False), (8192, False), (8192, True), (4096, True), (16384, True)]
-EXTRA = [("both-s3", ["PINGPONG=1", "OVERLAP=1", "STAGES=3"], 16384, False),
-         ("both-s3", ["PINGPONG=1", "OVERLAP=1", "STAGES=3"], 8192, False)]
+EXTRA = [("both+ex2+s3", ["PINGPONG=1", "OVERLAP=1", "EX2=1", "STAGES=3"], 16384, False),
+         ("ex2", ["EX2=1"], 16384, False),
+         ("both+ex2+s3", ["PINGPONG=1", "OVERLAP=1", "EX2=1", "STAGES=3"], 8192, False)]
 table = {}
 for n, c in POINTS:
     b, h = max(1, 16384 // n), 16
@@ -108,9 +110,10 @@ for n, c in POINTS:
     print(f"  N={n:5d} causal={int(c)} " + "  ".join(
         f"{k} {v['us']:.1f}" if v.get("us") else f"{k} {v['verdict'][:16]}" for k, v in cells.items()),
         flush=True)
+extra = []
 for name, defs, n, c in EXTRA:
     r = run(name, defs, 128, n, max(1, 16384 // n), 16, c)
-    table[(n, c)][name] = r
+    extra.append((n, c, name, r))
     print(f"  {name} N={n} causal={int(c)}: {r['verdict'][:24]} {r.get('us') or '-'} us", flush=True)
 
 # 4. the SASS order of the overlap variants (nvdisasm on kbench compile's
@@ -141,20 +144,20 @@ for name, defs in VARIANTS[2:]:
     shutil.rmtree(tmp, ignore_errors=True)
 
 print(f"\n{time.time() - A.T0:.0f} s in all")
-print("\nsummary: 03_fa3 at D = 128 (old = the defaults, PINGPONG=0 OVERLAP=0), bf16, L2 flushed, median us,"
+print("\nsummary: 03_fa3 at D = 128 (old = the defaults: PINGPONG, OVERLAP, EX2 0), bf16, L2 flushed, median us,"
       " TFLOP/s, % of the fastest of cuDNN and flash")
-names = [v[0] for v in VARIANTS] + ["both-s3"]
+names = [v[0] for v in VARIANTS]
 print(f"{'N':>5s} {'causal':6s} {'B':>2s} | " + " | ".join(f"{k:>8s} {'TF/s':>4s} {'%':>6s}" for k in names)
       + " | " + " | ".join(f"{k:>8s} {'TF/s':>4s}" for k, _ in BACKENDS))
+def fastest(cells):
+    return min([cells[k]["us"] for k, _ in BACKENDS if cells[k].get("us")] or [None],
+               key=lambda x: x or 1e30)
 for (n, c), cells in table.items():
     b = max(1, 16384 // n)
     fl = A.flops(b, 16, n, 128, c)
-    best = min([cells[k]["us"] for k, _ in BACKENDS if cells[k].get("us")] or [None],
-               key=lambda x: x or 1e30)
+    best = fastest(cells)
     def cell(k):
         r = cells.get(k)
-        if r is None:
-            return f"{'-':>8s} {'-':>4s} {'-':>6s}"
         if not ok(r):
             return f"{r['verdict'][:8]:>8s} {'-':>4s} {'-':>6s}"
         pct = best / r["us"] * 100 if best else None
@@ -163,6 +166,10 @@ for (n, c), cells in table.items():
                       f"{A.fmt(fl / cells[k]['us'] / 1e6 if cells[k].get('us') else None, '%4.0f', 4)}"
                       for k, _ in BACKENDS)
     print(f"{n:5d} {str(c):6s} {b:2d} | " + " | ".join(cell(k) for k in names) + " | " + back)
+for n, c, name, r in extra:  # 3's rows
+    fl, best = A.flops(max(1, 16384 // n), 16, n, 128, c), fastest(table[(n, c)])
+    print(f"{n:5d} {str(c):6s} {name:>12s}: " + (f"{r['us']:8.1f} us {fl / r['us'] / 1e6:4.0f} TF/s "
+          f"{A.fmt(best / r['us'] * 100 if best else None, '%5.1f%%', 6)}" if ok(r) else r["verdict"]))
 print(f"correct (part 1): {ran - len(bad)} of {ran} CORRECT" + "".join(f"\n  not: {x}" for x in bad[:6])
       + (f"\n  ... and {len(bad) - 6} more (part 1 above)" if len(bad) > 6 else ""))
 print("broken variants (not run again): " + (", ".join(f"{k} ({v})" for k, v in BROKEN.items()) or "none"))

@@ -49,7 +49,8 @@
 // against the wgmma ceiling.
 //
 // D is compile-time: `--define D=64` for the other head size; so are
-// PINGPONG, OVERLAP and STAGES (`--define OVERLAP=1`).
+// PINGPONG, OVERLAP, STAGES and EX2 (`--define OVERLAP=1`; EX2=1: each
+// exponential one MUFU.EX2, ex2.approx.ftz, as 02_fa2.cu's default).
 //
 //! kernel    attn_fa3
 //! arch      sm_90a
@@ -91,6 +92,9 @@
 #define OVERLAP 0                   /* 1: S of step j + 1 issued before softmax j */
 #endif
 #define KV_APART (PINGPONG || OVERLAP) /* K and V handed back apart (kempty, vempty) */
+#ifndef EX2
+#define EX2 0                       /* 1: 2^x as one ex2.approx.ftz; 0: exp2f */
+#endif
 #define SLAB_Q (BM * 128)           /* 64 columns of Q: 128-byte rows */
 #define SLAB_KV (BN * 128)
 #define Q_BYTES (BM * D * 2)
@@ -329,6 +333,20 @@ __device__ __forceinline__ void mask_tile(float (&sc)[BN / 2], int n0, int N, in
 		}
 }
 
+/* 2^x: one MUFU.EX2 with EX2 (ex2.approx.ftz, as 02_fa2.cu); exp2f adds
+ * a range test and two multiplies to keep subnormal results, which P
+ * rounded to bf16 does not need. */
+__device__ __forceinline__ float ex2(float x)
+{
+#if EX2
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+#else
+	return exp2f(x);
+#endif
+}
+
 /* The online softmax of one step over S (the C layout: S[4j + 2h + e] is
  * row row0 + 8h, key 8j + 2(lane % 4) + e), P left in S; corr[h] is what
  * O's row h must be scaled by (rescale), before P V of this step. */
@@ -346,12 +364,12 @@ __device__ __forceinline__ void softmax_rows(float (&s)[BN / 2], float *mrow, fl
 		mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 2));
 		float mnew = fmaxf(mrow[h], mx * sl2);
 		float muse = mnew == NEG_INF ? 0.f : mnew, sum = 0;
-		corr[h] = exp2f(mrow[h] - muse);
+		corr[h] = ex2(mrow[h] - muse);
 		mrow[h] = mnew;
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++) {
-			s[4 * j + 2 * h] = exp2f(s[4 * j + 2 * h] * sl2 - muse);
-			s[4 * j + 2 * h + 1] = exp2f(s[4 * j + 2 * h + 1] * sl2 - muse);
+			s[4 * j + 2 * h] = ex2(s[4 * j + 2 * h] * sl2 - muse);
+			s[4 * j + 2 * h + 1] = ex2(s[4 * j + 2 * h + 1] * sl2 - muse);
 			sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
 		}
 		lrow[h] = lrow[h] * corr[h] + sum;
