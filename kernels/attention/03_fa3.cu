@@ -21,16 +21,36 @@
 // Tails: the tensormaps are 4-d ([B, H, N, D]), so TMA zero-fills keys and
 // queries past N within their own head; keys past N are masked to -inf.
 //
-// Not yet here (phase 2 of issue 30): the softmax of one tile overlapped
-// with the products of the next (ping-pong between the consumers, and the
-// S wgmma of step j+1 issued before the softmax of step j): this version
-// waits for each wgmma group before it goes on.
+// Phase 2 of issue 30, the softmax of one tile overlapped with the
+// products of the next, behind two defines (0 by default: each wgmma group
+// waited for before the code goes on, the version measured so far; H200,
+// 2026-11-28: 89.8-102% of cuDNN at D = 128, N = 4096-16384):
+//  - PINGPONG=1: the consumers take turns at the tensor cores on named
+//    barriers 1 and 2 (bar.sync by the consumer whose turn it is, bar.arrive
+//    by the other, 256 threads), so that one's softmax runs while the
+//    other's products hold the tensor cores (FlashAttention-3's warp
+//    scheduler barriers);
+//  - OVERLAP=1: a step issues S of step j and P V of step j - 1 as two
+//    groups, waits for S alone (wait_group 1), runs the softmax of step j
+//    while P V runs, and rescales O and rewrites P only after wait_group 0:
+//    S, O and P live at once (64 + 64 + 32 f32/b32 registers at D = 128,
+//    within setmaxnreg's 232; ptxas keeps it without spills).
+// Either hands a stage's K back once S has read it and its V once P V has
+// (KV_APART: two "empty" mbarriers a stage), so the producer refills K
+// sooner.  Both together are FlashAttention-3's schedule.  Not yet
+// measured on a GPU (written without one: the SASS shows the intended
+// order, HGMMA x16, WARPGROUP.DEPBAR 1, the softmax's MUFUs, then DEPBAR 0;
+// ptxas first scheduled DEPBAR 0 above the softmax, to write P early, until
+// the wait for the next V tile went between them).  STAGES=3 (a third K/V
+// stage, 225 KiB at D = 128) is there to try.
 //
 // What to look at in kbench: HGMMA.64x128x16 and UTMALDG in SASS (no HMMA,
 // LDSM or LDGSTS); the warp roles in `compile` (setmaxnreg); the roofline
 // against the wgmma ceiling.
 //
-// D is compile-time: `--define D=64` for the other head size.
+// D is compile-time: `--define D=64` for the other head size; so are
+// PINGPONG, OVERLAP, STAGES and EX2 (`--define OVERLAP=1`; EX2=1: each
+// exponential one MUFU.EX2, ex2.approx.ftz, as 02_fa2.cu's default).
 //
 //! kernel    attn_fa3
 //! arch      sm_90a
@@ -39,6 +59,7 @@
 //! arg       H = 16
 //! arg       CAUSAL = 0
 //! tune      D = 128
+//! tune      STAGES = 2
 //! in        q : bf16[B, H, N, D] = randn(seed=1)
 //! in        k : bf16[B, H, N, D] = randn(seed=2)
 //! in        v : bf16[B, H, N, D] = randn(seed=3)
@@ -46,7 +67,7 @@
 //! tensormap tq : q box=(1, 1, 128, 64) swizzle=128
 //! tensormap tk : k box=(1, 1, 128, 64) swizzle=128
 //! tensormap tv : v box=(1, 1, 128, 64) swizzle=128
-//! launch    grid=(cdiv(N, 128), B * H) block=(384) smem=(128 + 4 * 128) * D * 2 + 1024
+//! launch    grid=(cdiv(N, 128), B * H) block=(384) smem=(128 + 2 * STAGES * 128) * D * 2 + 1024
 //! ref       attention(q, k, v, causal=CAUSAL) -> o
 //! tol       rtol=2e-2 atol=1e-2
 //! bytes     4*B*H*N*D*2
@@ -61,7 +82,19 @@
 #endif
 #define BM 128                      /* query rows a block: 64 a consumer */
 #define BN 128                      /* keys a step (the tensormaps' box) */
-#define STAGES 2
+#ifndef STAGES
+#define STAGES 2                    /* K/V ring depth (3 fits at D = 128: 225 KiB) */
+#endif
+#ifndef PINGPONG
+#define PINGPONG 0                  /* 1: the consumers take turns at the tensor cores */
+#endif
+#ifndef OVERLAP
+#define OVERLAP 0                   /* 1: S of step j + 1 issued before softmax j */
+#endif
+#define KV_APART (PINGPONG || OVERLAP) /* K and V handed back apart (kempty, vempty) */
+#ifndef EX2
+#define EX2 0                       /* 1: 2^x as one ex2.approx.ftz; 0: exp2f */
+#endif
 #define SLAB_Q (BM * 128)           /* 64 columns of Q: 128-byte rows */
 #define SLAB_KV (BN * 128)
 #define Q_BYTES (BM * D * 2)
@@ -220,13 +253,50 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
 	return *(unsigned *)&v;
 }
 
+/* ---- operand fences, the consumers' turns -------------------------------- */
+
+/* An empty asm that reads and writes r: the compiler may not move a use of
+ * r across it (a wgmma owns its registers until its wait_group). */
+template <int n> __device__ __forceinline__ void fence_f(float (&r)[n])
+{
+#pragma unroll
+	for (int i = 0; i < n; i++)
+		asm volatile("" : "+f"(r[i])::"memory");
+}
+
+template <int n> __device__ __forceinline__ void fence_u(unsigned (&r)[n][4])
+{
+#pragma unroll
+	for (int i = 0; i < n; i++)
+		asm volatile("" : "+r"(r[i][0]), "+r"(r[i][1]), "+r"(r[i][2]), "+r"(r[i][3])::"memory");
+}
+
+/* PINGPONG: consumer c's turn at the tensor cores is named barrier 1 + c
+ * (0 is __syncthreads'), of 256 threads: c's 128 wait on it (bar.sync), the
+ * other consumer's 128 pass the turn to c (bar.arrive).  Empty otherwise. */
+__device__ __forceinline__ void turn_wait(int c)
+{
+#if PINGPONG
+	asm volatile("bar.sync %0, 256;" ::"r"(1 + c) : "memory");
+#endif
+}
+
+__device__ __forceinline__ void turn_pass(int c)
+{
+#if PINGPONG
+	asm volatile("bar.arrive %0, 256;" ::"r"(2 - c) : "memory");
+#endif
+}
+
 /* ---- the kernel ------------------------------------------------------------ */
 
-/* The producer: one thread loads Q, then keeps the K/V ring full. */
+/* The producer: one thread loads Q, then keeps the K/V ring full.  With
+ * KV_APART a stage's K is refilled once the consumers have read it (S), its
+ * V once P V is done; otherwise both wait for P V. */
 __device__ void produce(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
 			unsigned ring, unsigned bars, int m0, int h, int b, int steps)
 {
-	unsigned qfull = bars, kfull = bars + 8, vfull = kfull + 8 * STAGES, empty = vfull + 8 * STAGES;
+	unsigned qfull = bars, kfull = bars + 8, vfull = kfull + 8 * STAGES, kempty = vfull + 8 * STAGES;
 	unsigned kring = ring + Q_BYTES, vring = kring + STAGES * KV_BYTES;
 	bar_expect_tx(qfull, Q_BYTES);
 	for (int j = 0; j < D / 64; j++)
@@ -234,20 +304,54 @@ __device__ void produce(const CUtensorMap *tq, const CUtensorMap *tk, const CUte
 	for (int it = 0; it < steps; it++) {
 		int s = it % STAGES;
 		if (it >= STAGES) /* both consumers' (it / STAGES)-th release of s */
-			bar_wait(empty + 8 * s, (it / STAGES - 1) & 1);
+			bar_wait(kempty + 8 * s, (it / STAGES - 1) & 1);
 		bar_expect_tx(kfull + 8 * s, KV_BYTES);
 		for (int j = 0; j < D / 64; j++)
 			tma_load(kring + s * KV_BYTES + j * SLAB_KV, tk, kfull + 8 * s, 64 * j, it * BN, h, b);
+#if KV_APART
+		if (it >= STAGES) /* vempty[s] */
+			bar_wait(kempty + 8 * STAGES + 8 * s, (it / STAGES - 1) & 1);
+#endif
 		bar_expect_tx(vfull + 8 * s, KV_BYTES);
 		for (int j = 0; j < D / 64; j++)
 			tma_load(vring + s * KV_BYTES + j * SLAB_KV, tv, vfull + 8 * s, 64 * j, it * BN, h, b);
 	}
 }
 
+/* Keys past N, and with CAUSAL keys past the row, to -inf in the S of the
+ * step at key n0 (w0: the warp's first row, row0: the thread's). */
+__device__ __forceinline__ void mask_tile(float (&sc)[BN / 2], int n0, int N, int CAUSAL, int w0,
+					  int row0, int lane)
+{
+	if (n0 + BN > N || (CAUSAL && n0 + BN > w0))
+#pragma unroll
+		for (int i = 0; i < BN / 2; i++) {
+			int key = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i & 1);
+			int row = row0 + 8 * (i / 2 % 2);
+			if (key >= N || (CAUSAL && key > row))
+				sc[i] = NEG_INF;
+		}
+}
+
+/* 2^x: one MUFU.EX2 with EX2 (ex2.approx.ftz, as 02_fa2.cu); exp2f adds
+ * a range test and two multiplies to keep subnormal results, which P
+ * rounded to bf16 does not need. */
+__device__ __forceinline__ float ex2(float x)
+{
+#if EX2
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+#else
+	return exp2f(x);
+#endif
+}
+
 /* The online softmax of one step over S (the C layout: S[4j + 2h + e] is
- * row row0 + 8h, key 8j + 2(lane % 4) + e), P left in S; O rescaled. */
-__device__ __forceinline__ void softmax_step(float (&s)[BN / 2], float (&acc)[D / 2], float *mrow,
-					     float *lrow)
+ * row row0 + 8h, key 8j + 2(lane % 4) + e), P left in S; corr[h] is what
+ * O's row h must be scaled by (rescale), before P V of this step. */
+__device__ __forceinline__ void softmax_rows(float (&s)[BN / 2], float *mrow, float *lrow,
+					     float *corr)
 {
 	const float sl2 = 1.44269504f * rsqrtf((float)D); /* scale * log2(e) */
 #pragma unroll
@@ -259,76 +363,67 @@ __device__ __forceinline__ void softmax_step(float (&s)[BN / 2], float (&acc)[D 
 		mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 1));
 		mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 2));
 		float mnew = fmaxf(mrow[h], mx * sl2);
-		float muse = mnew == NEG_INF ? 0.f : mnew;
-		float corr = exp2f(mrow[h] - muse), sum = 0;
+		float muse = mnew == NEG_INF ? 0.f : mnew, sum = 0;
+		corr[h] = ex2(mrow[h] - muse);
 		mrow[h] = mnew;
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++) {
-			s[4 * j + 2 * h] = exp2f(s[4 * j + 2 * h] * sl2 - muse);
-			s[4 * j + 2 * h + 1] = exp2f(s[4 * j + 2 * h + 1] * sl2 - muse);
+			s[4 * j + 2 * h] = ex2(s[4 * j + 2 * h] * sl2 - muse);
+			s[4 * j + 2 * h + 1] = ex2(s[4 * j + 2 * h + 1] * sl2 - muse);
 			sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
 		}
-		lrow[h] = lrow[h] * corr + sum;
-#pragma unroll
-		for (int j = 0; j < D / 8; j++) {
-			acc[4 * j + 2 * h] *= corr;
-			acc[4 * j + 2 * h + 1] *= corr;
-		}
+		lrow[h] = lrow[h] * corr[h] + sum;
 	}
 }
 
-/* A consumer warpgroup: rows [m0 + 64 c, m0 + 64 c + 64). */
-__device__ void consume(bf16 *o, size_t base, int N, int CAUSAL, unsigned ring, unsigned bars,
-			int m0, int c, int steps)
+__device__ __forceinline__ void rescale(float (&acc)[D / 2], const float *corr)
 {
-	unsigned qfull = bars, kfull = bars + 8, vfull = kfull + 8 * STAGES, empty = vfull + 8 * STAGES;
-	unsigned kring = ring + Q_BYTES, vring = kring + STAGES * KV_BYTES;
-	int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
-	int row0 = m0 + 64 * c + 16 * warp + lane / 4; /* rows row0, row0 + 8 */
-	float acc[D / 2], mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0, 0};
 #pragma unroll
-	for (int i = 0; i < D / 2; i++)
-		acc[i] = 0;
-	bar_wait(qfull, 0);
-	for (int it = 0; it < steps; it++) {
-		int s = it % STAGES, n0 = it * BN;
-		unsigned kt = kring + s * KV_BYTES, vt = vring + s * KV_BYTES;
-		float sc[BN / 2];
-		bar_wait(kfull + 8 * s, (it / STAGES) & 1);
-		wgmma_fence();
+	for (int h = 0; h < 2; h++)
 #pragma unroll
-		for (int kk = 0; kk < D / 16; kk++)
-			wgmma_ss_n128(sc, desc_k(ring + kk / 4 * SLAB_Q + c * 64 * 128 + 32 * (kk % 4)),
-				      desc_k(kt + kk / 4 * SLAB_KV + 32 * (kk % 4)), kk > 0);
-		wgmma_commit();
-		wgmma_wait<0>();
-		if (n0 + BN > N || (CAUSAL && n0 + BN > m0 + 64 * c + 16 * warp))
-#pragma unroll
-			for (int i = 0; i < BN / 2; i++) {
-				int key = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i & 1);
-				int row = row0 + 8 * (i / 2 % 2);
-				if (key >= N || (CAUSAL && key > row))
-					sc[i] = NEG_INF;
-			}
-		softmax_step(sc, acc, mrow, lrow);
-		unsigned a[BN / 16][4];
-#pragma unroll
-		for (int kk = 0; kk < BN / 16; kk++) {
-			a[kk][0] = pack_bf16(sc[8 * kk], sc[8 * kk + 1]);
-			a[kk][1] = pack_bf16(sc[8 * kk + 2], sc[8 * kk + 3]);
-			a[kk][2] = pack_bf16(sc[8 * kk + 4], sc[8 * kk + 5]);
-			a[kk][3] = pack_bf16(sc[8 * kk + 6], sc[8 * kk + 7]);
+		for (int j = 0; j < D / 8; j++) {
+			acc[4 * j + 2 * h] *= corr[h];
+			acc[4 * j + 2 * h + 1] *= corr[h];
 		}
-		bar_wait(vfull + 8 * s, (it / STAGES) & 1);
-		wgmma_fence();
+}
+
+/* P (f32, the C layout) as bf16 A fragments: the C layout of 16 keys is the
+ * A layout of a k16 step, as with mma.sync. */
+__device__ __forceinline__ void pack_p(unsigned (&a)[BN / 16][4], const float (&sc)[BN / 2])
+{
 #pragma unroll
-		for (int kk = 0; kk < BN / 16; kk++)
-			WGMMA_PV(acc, a[kk], desc_mn(vt + kk * 16 * 128));
-		wgmma_commit();
-		wgmma_wait<0>();
-		if (lane == 0)
-			bar_arrive(empty + 8 * s);
+	for (int kk = 0; kk < BN / 16; kk++) {
+		a[kk][0] = pack_bf16(sc[8 * kk], sc[8 * kk + 1]);
+		a[kk][1] = pack_bf16(sc[8 * kk + 2], sc[8 * kk + 3]);
+		a[kk][2] = pack_bf16(sc[8 * kk + 4], sc[8 * kk + 5]);
+		a[kk][3] = pack_bf16(sc[8 * kk + 6], sc[8 * kk + 7]);
 	}
+}
+
+/* S = Q K^T of consumer c's 64 rows and the K tile at kt: D / 16 wgmmas
+ * from shared memory, not committed. */
+__device__ __forceinline__ void issue_s(float (&sc)[BN / 2], unsigned q, unsigned kt, int c)
+{
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++)
+		wgmma_ss_n128(sc, desc_k(q + kk / 4 * SLAB_Q + c * 64 * 128 + 32 * (kk % 4)),
+			      desc_k(kt + kk / 4 * SLAB_KV + 32 * (kk % 4)), kk > 0);
+}
+
+/* O += P V with the V tile at vt: BN / 16 wgmmas, P from registers, not
+ * committed. */
+__device__ __forceinline__ void issue_pv(float (&acc)[D / 2], const unsigned (&a)[BN / 16][4],
+					 unsigned vt)
+{
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++)
+		WGMMA_PV(acc, a[kk], desc_mn(vt + kk * 16 * 128));
+}
+
+/* O / l of the thread's rows row0 and row0 + 8 (those below N) as bf16. */
+__device__ __forceinline__ void store_o(bf16 *o, size_t base, int N, const float (&acc)[D / 2],
+				       const float *lrow, int row0, int lane)
+{
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
 		float l = lrow[h];
@@ -346,12 +441,145 @@ __device__ void consume(bf16 *o, size_t base, int N, int CAUSAL, unsigned ring, 
 	}
 }
 
+#if !OVERLAP
+/* A consumer warpgroup: rows [m0 + 64 c, m0 + 64 c + 64), each step's S
+ * waited for before its softmax, P V before the next S.  With PINGPONG a
+ * turn is P V of step j and S of step j + 1 (consumer 0 first), so one
+ * consumer's softmax runs while the other's products hold the tensor cores
+ * (FlashAttention-3's schedule without the intra-warpgroup overlap). */
+__device__ void consume(bf16 *o, size_t base, int N, int CAUSAL, unsigned ring, unsigned bars,
+			int m0, int c, int steps)
+{
+	unsigned qfull = bars, kfull = bars + 8, vfull = kfull + 8 * STAGES, kempty = vfull + 8 * STAGES;
+	unsigned vempty = kempty + (KV_APART ? 8 * STAGES : 0);
+	unsigned kring = ring + Q_BYTES, vring = kring + STAGES * KV_BYTES;
+	int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
+	int row0 = m0 + 64 * c + 16 * warp + lane / 4; /* rows row0, row0 + 8 */
+	float acc[D / 2], mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0, 0};
+#pragma unroll
+	for (int i = 0; i < D / 2; i++)
+		acc[i] = 0;
+	bar_wait(qfull, 0);
+	if (c == 1) /* consumer 0 takes the first turn; one wait and one pass a step each */
+		turn_pass(c);
+	turn_wait(c);
+	for (int it = 0; it < steps; it++) {
+		int s = it % STAGES, n0 = it * BN;
+		unsigned kt = kring + s * KV_BYTES, vt = vring + s * KV_BYTES;
+		float sc[BN / 2], corr[2];
+		unsigned a[BN / 16][4];
+		bar_wait(kfull + 8 * s, (it / STAGES) & 1);
+		wgmma_fence();
+		issue_s(sc, ring, kt, c);
+		wgmma_commit();
+		turn_pass(c);
+		wgmma_wait<0>();
+#if KV_APART
+		if (lane == 0)
+			bar_arrive(kempty + 8 * s);
+#endif
+		mask_tile(sc, n0, N, CAUSAL, m0 + 64 * c + 16 * warp, row0, lane);
+		softmax_rows(sc, mrow, lrow, corr);
+		rescale(acc, corr);
+		pack_p(a, sc);
+		bar_wait(vfull + 8 * s, (it / STAGES) & 1);
+		turn_wait(c);
+		wgmma_fence();
+		issue_pv(acc, a, vt);
+		wgmma_commit();
+		wgmma_wait<0>();
+		if (lane == 0)
+			bar_arrive(vempty + 8 * s);
+	}
+	if (c == 0) /* consumer 1's last turn; consumer 1 passes none back (none is waited for) */
+		turn_pass(c);
+	store_o(o, base, N, acc, lrow, row0, lane);
+}
+#else
+/* A consumer warpgroup, OVERLAP: step j issues S of step j and P V of step
+ * j - 1 as two wgmma groups, waits for the first (wait_group 1), runs the
+ * softmax of step j while P V runs, then waits for P V (wait_group 0) and
+ * only then rescales O and overwrites P: S, O and P live together (64 + 64
+ * + 32 registers at D = BN = 128).  The wait for V of step j sits between
+ * the softmax and the wait_group 0: its try_wait loop ends ptxas's basic
+ * block, which keeps ptxas from scheduling the wait_group (and the writes
+ * of P it guards) into the softmax.  With PINGPONG a turn is the two
+ * groups' issue (FlashAttention-3's schedule). */
+__device__ void consume(bf16 *o, size_t base, int N, int CAUSAL, unsigned ring, unsigned bars,
+			int m0, int c, int steps)
+{
+	unsigned qfull = bars, kfull = bars + 8, vfull = kfull + 8 * STAGES, kempty = vfull + 8 * STAGES;
+	unsigned vempty = kempty + 8 * STAGES;
+	unsigned kring = ring + Q_BYTES, vring = kring + STAGES * KV_BYTES;
+	int lane = threadIdx.x % 32, warp = threadIdx.x % 128 / 32;
+	int row0 = m0 + 64 * c + 16 * warp + lane / 4, w0 = m0 + 64 * c + 16 * warp;
+	float acc[D / 2], sc[BN / 2], mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0, 0}, corr[2];
+	unsigned a[BN / 16][4];
+#pragma unroll
+	for (int i = 0; i < D / 2; i++)
+		acc[i] = 0;
+	bar_wait(qfull, 0);
+	bar_wait(kfull, 0); /* step 0: S alone; O is 0, nothing to rescale */
+	wgmma_fence();
+	issue_s(sc, ring, kring, c);
+	wgmma_commit();
+	wgmma_wait<0>();
+	fence_f(sc);
+	if (lane == 0)
+		bar_arrive(kempty);
+	mask_tile(sc, 0, N, CAUSAL, w0, row0, lane);
+	softmax_rows(sc, mrow, lrow, corr);
+	bar_wait(vfull, 0);
+	pack_p(a, sc);
+	if (c == 1 && steps > 1) /* consumer 0 takes the first turn */
+		turn_pass(c);
+	for (int it = 1; it < steps; it++) {
+		int s = it % STAGES, p = (it - 1) % STAGES;
+		bar_wait(kfull + 8 * s, (it / STAGES) & 1);
+		turn_wait(c);
+		wgmma_fence();
+		issue_s(sc, ring, kring + s * KV_BYTES, c);
+		wgmma_commit();
+		issue_pv(acc, a, vring + p * KV_BYTES);
+		wgmma_commit();
+		turn_pass(c);
+		wgmma_wait<1>(); /* S of step it */
+		fence_f(sc);
+		if (lane == 0)
+			bar_arrive(kempty + 8 * s);
+		mask_tile(sc, it * BN, N, CAUSAL, w0, row0, lane);
+		softmax_rows(sc, mrow, lrow, corr);
+		fence_f(sc);
+		bar_wait(vfull + 8 * s, (it / STAGES) & 1); /* for the next turn; ends the block */
+		wgmma_wait<0>(); /* P V of step it - 1: O and P are ours again */
+		fence_f(acc);
+		fence_u(a);
+		if (lane == 0)
+			bar_arrive(vempty + 8 * p);
+		rescale(acc, corr);
+		pack_p(a, sc);
+	}
+	int p = (steps - 1) % STAGES;
+	wgmma_fence();
+	issue_pv(acc, a, vring + p * KV_BYTES);
+	wgmma_commit();
+	wgmma_wait<0>();
+	fence_f(acc);
+	if (lane == 0)
+		bar_arrive(vempty + 8 * p);
+	if (c == 0 && steps > 1) /* consumer 1's last pass (each waits as often as it is passed) */
+		turn_wait(c);
+	store_o(o, base, N, acc, lrow, row0, lane);
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(384, 1)
 attn_fa3(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
 	 const __grid_constant__ CUtensorMap tv, bf16 *o, int N, int H, int CAUSAL)
 {
 	extern __shared__ unsigned char smem[];
-	__shared__ alignas(8) u64 bars[1 + 3 * STAGES]; /* qfull, kfull[s], vfull[s], empty[s] */
+	/* qfull, kfull[s], vfull[s], kempty[s] (K's and V's), vempty[s] (KV_APART) */
+	__shared__ alignas(8) u64 bars[1 + (3 + KV_APART) * STAGES];
 	unsigned ring = (smem_addr(smem) + 1023) & ~1023u; /* the 128-byte swizzle's 1 KiB atoms */
 	unsigned b0 = smem_addr(bars);
 	int mb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x; /* longest rows first */
@@ -363,6 +591,8 @@ attn_fa3(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
 			bar_init(b0 + 8 + 8 * s, 1);
 			bar_init(b0 + 8 + 8 * STAGES + 8 * s, 1);
 			bar_init(b0 + 8 + 16 * STAGES + 8 * s, CONSUMER_WARPS);
+			if (KV_APART)
+				bar_init(b0 + 8 + 24 * STAGES + 8 * s, CONSUMER_WARPS);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
