@@ -20,7 +20,8 @@
 #   ncux      the entries NCUX_LIST names, REPS=3 with ncu's cc=none and
 #             CUPTI's kernel durations beside (what separates the two)
 #   gal-OP    scripts/gpu-gallery.sh table OP (issue 31's gallery table);
-#             gal-OP:DTYPE the rows of one dtype
+#             gal-OP:DTYPE the rows of one dtype, gal-OP:DTYPE:N,N of those
+#             sizes (the N of bench/gallery.py's rows)
 #   replay    kbench replay sessions/softmax (issue 31)
 #   gmem      scripts/gpu-gallery.sh memcheck (the gallery's newer kernels
 #             under compute-sanitizer)
@@ -62,6 +63,7 @@ job() {
 		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=${NCU_COUNT:-20} CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
 	ncux) echo "$(( $(wc -w <"$NCUX_LIST") * 45 + 20 )) env NCU_NONE=1 REPS=3 PROGS='default cupti' NCU_COUNT=15 CLOCKS=1 sh bench/ncu_gallery.sh $(tr '\n' ' ' <"$NCUX_LIST")" ;;
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
+	gal-*:*:*) g=${1#gal-}; echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table $(echo "$g" | tr : ' ')" ;;
 	gal-*:*) g=${1#gal-}; echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${g%:*} ${g#*:}" ;;
 	gal-layernorm | gal-rmsnorm) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
 	gal-*) echo "60 env BUDGET=50 sh scripts/gpu-gallery.sh table ${1#gal-}" ;; # 20-30 s on an H200
