@@ -22,9 +22,10 @@
 // queries past N within their own head; keys past N are masked to -inf.
 //
 // Phase 2 of issue 30, the softmax of one tile overlapped with the
-// products of the next, behind two defines (0 by default: each wgmma group
-// waited for before the code goes on, the version measured so far; H200,
-// 2026-11-28: 89.8-102% of cuDNN at D = 128, N = 4096-16384):
+// products of the next, on by default since its first GPU run (H200,
+// 2026-11-28, scripts/gpu-fa3.sh, D = 128, N = 4096-16384, causal and not:
+// 98.5-116.9% of the fastest of cuDNN and flash, 570-677 TFLOP/s, where the
+// version that waited for each wgmma group read 86.2-104.0%):
 //  - PINGPONG=1: the consumers take turns at the tensor cores on named
 //    barriers 1 and 2 (bar.sync by the consumer whose turn it is, bar.arrive
 //    by the other, 256 threads), so that one's softmax runs while the
@@ -34,15 +35,18 @@
 //    groups, waits for S alone (wait_group 1), runs the softmax of step j
 //    while P V runs, and rescales O and rewrites P only after wait_group 0:
 //    S, O and P live at once (64 + 64 + 32 f32/b32 registers at D = 128,
-//    within setmaxnreg's 232; ptxas keeps it without spills).
-// Either hands a stage's K back once S has read it and its V once P V has
-// (KV_APART: two "empty" mbarriers a stage), so the producer refills K
-// sooner.  Both together are FlashAttention-3's schedule.  Not yet
-// measured on a GPU (written without one: the SASS shows the intended
-// order, HGMMA x16, WARPGROUP.DEPBAR 1, the softmax's MUFUs, then DEPBAR 0;
-// ptxas first scheduled DEPBAR 0 above the softmax, to write P early, until
-// the wait for the next V tile went between them).  STAGES=3 (a third K/V
-// stage, 225 KiB at D = 128) is there to try.
+//    within setmaxnreg's 232; ptxas keeps it without spills);
+//  - EX2=1: each exponential one ex2.approx.ftz (MUFU.EX2), as 02_fa2.cu.
+// Either of the first two hands a stage's K back once S has read it and
+// its V once P V has (KV_APART: two "empty" mbarriers a stage), so the
+// producer refills K sooner.  Measured alone (same run): PINGPONG 90.7-
+// 108.6%, OVERLAP 94.2-110.9%, both without EX2 88.0-103.5% (the turns
+// then wait on the slower exp2f softmax), all three 98.5-116.9%; STAGES=3
+// changes nothing (108.5 vs 108.4% at N = 16384).  The SASS shows the
+// order: HGMMA x16, WARPGROUP.DEPBAR 1, the softmax's MUFUs, then DEPBAR 0
+// (ptxas first scheduled DEPBAR 0 above the softmax, to write P early,
+// until the wait for the next V tile went between them).  `-D PINGPONG=0
+// -D OVERLAP=0 -D EX2=0` is the version that waited.
 //
 // What to look at in kbench: HGMMA.64x128x16 and UTMALDG in SASS (no HMMA,
 // LDSM or LDGSTS); the warp roles in `compile` (setmaxnreg); the roofline
@@ -86,14 +90,14 @@
 #define STAGES 2                    /* K/V ring depth (3 fits at D = 128: 225 KiB) */
 #endif
 #ifndef PINGPONG
-#define PINGPONG 0                  /* 1: the consumers take turns at the tensor cores */
+#define PINGPONG 1                  /* 1: the consumers take turns at the tensor cores */
 #endif
 #ifndef OVERLAP
-#define OVERLAP 0                   /* 1: S of step j + 1 issued before softmax j */
+#define OVERLAP 1                   /* 1: S of step j + 1 issued before softmax j */
 #endif
 #define KV_APART (PINGPONG || OVERLAP) /* K and V handed back apart (kempty, vempty) */
 #ifndef EX2
-#define EX2 0                       /* 1: 2^x as one ex2.approx.ftz; 0: exp2f */
+#define EX2 1                       /* 1: 2^x as one ex2.approx.ftz; 0: exp2f */
 #endif
 #define SLAB_Q (BM * 128)           /* 64 columns of Q: 128-byte rows */
 #define SLAB_KV (BN * 128)
