@@ -38,7 +38,9 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
 NGPU=${NGPU:-$(nvidia-smi -L | grep -c '^GPU')}
 BUDGET=${BUDGET:-570}
-Q=/tmp/farm; rm -rf "$Q"; mkdir -p "$Q"
+# the queue and the jobs' folders are this call's own: a job may run
+# gpu-farm.sh itself (the test suite's farm.sh), which must not take them
+Q=$(mktemp -d /tmp/farm.XXXXXX)
 # a job's nvidia-smi queries name its own GPU, not the host's four (the
 # tables' headers): a shim before the real one adds -i GPU to --query-gpu
 SMI=$(command -v nvidia-smi)
@@ -90,7 +92,7 @@ run_one() { # GPU ORDINAL NAME
 		echo "$3: SKIPPED (${secs} s would pass the call's ${BUDGET} s)" >>"$Q/sum.$2"; return
 	fi
 	[ $(( now - T0 + secs )) -gt "$BUDGET" ] && secs=$(( BUDGET - (now - T0) ))
-	d=/tmp/fj/$2; mkdir -p "$d/out" "$d/tmp" "$d/cache" "$d/data" "$d/run" "$d/config"
+	d=$Q/jobs/$2; mkdir -p "$d/out" "$d/tmp" "$d/cache" "$d/data" "$d/run" "$d/config"
 	chmod 700 "$d/run"
 	(unset BUDGET # the call's, not a job's own
 	 CUDA_VISIBLE_DEVICES=$1 FARM_GPU=$1 PATH=$Q/bin:$PATH OUT=$d/out TMPDIR=$d/tmp XDG_CACHE_HOME=$d/cache XDG_DATA_HOME=$d/data \
@@ -118,6 +120,6 @@ for name in "$@"; do
 	cat "$Q/sum.$k" >>"$OUT/summary.txt" 2>/dev/null
 	[ "$k" -le 5 ] && cp "$Q/out.$k" "$OUT/$(echo "$name" | tr '/:' '__').txt" 2>/dev/null
 done
-(cd /tmp/fj && tar czf "$OUT/parts.tgz" */out) 2>/dev/null
+(cd "$Q/jobs" && tar czf "$OUT/parts.tgz" */out) 2>/dev/null
 echo "total $(( $(date +%s) - T0 )) s" >>"$OUT/summary.txt"
 cat "$OUT/summary.txt"

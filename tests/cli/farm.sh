@@ -61,6 +61,21 @@ grep -q '^ncu0/1: SKIPPED' "$T_TMP/o2/summary.txt" && pass farm_skips_past_budge
 [ ! -s "$T_TMP/o2/ncu0_1.txt" ] && pass farm_skipped_job_not_started ||
 	fail farm_skipped_job_not_started "$(head -c 300 "$T_TMP/o2/ncu0_1.txt")"
 
+# two calls at once (a job may run the farm itself: the test suite's farm.sh
+# on a GPU machine): each keeps its own queue, jobs and outputs
+for k in 4 5; do
+	PATH="$BIN:$PATH" OUT=$T_TMP/o$k BUDGET=300 NCU_LIST="$T_TMP/list" KB=$KB \
+		sh scripts/gpu-farm.sh ncu0/2 ncu1/2 >"$T_TMP/out$k" 2>&1 &
+done
+wait
+ok=1
+for k in 4 5; do
+	[ "$(grep -c ': gpu [01], rc ' "$T_TMP/o$k/summary.txt")" -eq 2 ] || ok=0
+	grep -oE '^kernels/[^ ]+' "$T_TMP/o$k/all.txt" | sort | cmp -s - "$T_TMP/want" || ok=0
+done
+[ $ok = 1 ] && pass farm_two_calls_at_once ||
+	fail farm_two_calls_at_once "$(cat "$T_TMP/o4/summary.txt" "$T_TMP/o5/summary.txt")"
+
 # ncux: every entry of a list written a line each
 farm "$T_TMP/o3" 400 ncux
 grep -oE '^kernels/[^ ]+' "$T_TMP/o3/all.txt" | sort >"$T_TMP/got"
