@@ -365,6 +365,7 @@ static void signature(kb_tile__lw *L)
 		else
 			kb_buf_catf(L->o, "%s %s", p->is_size ? "int" : kb_tile_ctype(p->dtype), p->name);
 	}
+	kb_tile__wgmma_params(L);
 	kb_buf_cat(L->o, ")\n{\n");
 }
 
@@ -409,6 +410,9 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 		L->wgmma = true;
 		L->wg_T = L->T;
 	}
+	L->wgmma_tma = L->wgmma_tma || (L->mma.wg && L->mma.tma);
+	free(k->k.spec);
+	k->k.spec = kb_tile__wgmma_spec(L);
 	signature(L);
 	L->depth = 1;
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
@@ -511,7 +515,7 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 				kernel(&L, &f->kernels[i]);
 			}
 	if (L.wgmma)
-		kb_tile__wgmma_prologue(out);
+		kb_tile__wgmma_prologue(out, L.wgmma_tma);
 	if (L.rows_any)
 		kb_tile__rows_prologue(out);
 	for (int i = 0; i < f->nkernels; i++) {

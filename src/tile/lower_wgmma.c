@@ -28,11 +28,19 @@
  * with the 128-byte swizzle (16-byte chunk c of row r at c ^ r % 8), the
  * layouts the descriptors name.
  *
- * The copies are cp.async (16 bytes, zeros past the tensor's edges, the
- * stage's mbarrier told by cp.async.mbarrier.arrive) where the rows are
- * 16-byte aligned, else element by element: not TMA, whose descriptors
- * need every row a multiple of 16 bytes (no S = 1001) and a host-side
- * encoding a .tile kernel's spec has no line for.
+ * The copies are TMA, as 04_wgmma.cu's: the kernel takes two CUtensorMaps
+ * after its own parameters (kb_tma_a, kb_tma_b) and the lowering gives the
+ * spec the `//! tensormap` lines that bind them (kb_tile_kernel.spec: a's
+ * [BM][64] box, b's [64][64], 128-byte swizzle, unaligned=zero); one
+ * producer thread puts a stage's byte count on its full mbarrier and issues
+ * 1 + BN / 64 box copies, which land in the layout below (the copy engine
+ * swizzles) with zeros past the tensor's edges, through the async proxy
+ * wgmma reads (no proxy fence).  Where the runner passed zeros (rows that
+ * are no 16-byte multiples, S = 1001), and always with --define KB_TMA=0
+ * (the lowering before), every producer thread copies with cp.async (16
+ * bytes, zeros past the edges, cp.async.mbarrier.arrive) where the rows
+ * are 16-byte aligned, else element by element, and the consumers fence
+ * the proxies each trip.
  *
  * What falls back to mma.sync (plan_wgmma says which): a target other than
  * sm_90a; more than one dot loop or update; operands that are not bf16 or
@@ -131,6 +139,28 @@ void kb_tile__plan_wgmma(kb_tile__lw *L)
 	m->NT = (int)(BN / 8);
 	m->MS = 64;
 	m->smem = smem;
+	m->tma = !L->f->no_tma;
+}
+
+/* ===== TMA: the tensormaps the spec gets and the kernel takes ===== */
+
+void kb_tile__wgmma_params(kb_tile__lw *L)
+{
+	if (L->mma.wg && L->mma.tma)
+		kb_buf_cat(L->o, ", const __grid_constant__ CUtensorMap kb_tma_a, "
+			   "const __grid_constant__ CUtensorMap kb_tma_b");
+}
+
+char *kb_tile__wgmma_spec(const kb_tile__lw *L)
+{
+	if (!L->mma.wg || !L->mma.tma)
+		return NULL;
+	const kb_tile__dotloop *lp = &L->dloops[0];
+	const kb_tile__dotupd *u = &lp->upds[0];
+	const char *a = lp->ops[u->a].load->args[0]->name, *b = lp->ops[u->b].load->args[0]->name;
+	return kb_xasprintf("//! tensormap kb_tma_a : %s box=(%lld, %d) swizzle=128 unaligned=zero\n"
+			    "//! tensormap kb_tma_b : %s box=(%d, %d) swizzle=128 unaligned=zero\n",
+			    a, (long long)L->mma.BM, WG_BK, b, WG_BK, WG_BK);
 }
 
 void kb_tile__wgmma_decls(kb_tile__lw *L)
@@ -173,14 +203,33 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const unsigned full_ = (unsigned)__cvta_generic_to_shared(kb_bars_), empty_ = "
 		    "full_ + %d;\n", 8 * S);
+	if (m->tma) {
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "const bool tma_ = kb_wg_tma_ok(&kb_tma_a) && kb_wg_tma_ok(&kb_tma_b); "
+			   "/* zeros: rows TMA cannot copy */\n");
+	}
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "kb_wg_bars_init<%d, %d>(full_, empty_);\n", S, 4 * cons);
+	kb_buf_catf(L->o, "kb_wg_bars_init<%d, %d>(full_, empty_, %s);\n", S, 4 * cons,
+		    m->tma ? "tma_ ? 1 : 128" : "128");
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (threadIdx.x >= %d) { /* the producer warpgroup */\n", L->T);
 	L->depth++;
 	if (cons == 2) {
 		kb_tile__ind(L);
 		kb_buf_cat(L->o, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
+	}
+	if (m->tma) {
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "if (tma_) { /* one thread's TMA copies */\n");
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\tif (threadIdx.x == %d)\n", L->T);
+		kb_tile__ind(L);
+		kb_buf_catf(L->o, "\t\tkb_wg_produce_tma<%lld, %lld, %d>(&kb_tma_a, &kb_tma_b, %s, %s, lo_, step_, "
+			    "trips_, ring_, full_, empty_);\n", (long long)m->BM, (long long)m->BN, S, r0.s, c0.s);
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "\treturn;\n");
+		kb_tile__ind(L);
+		kb_buf_cat(L->o, "}\n");
 	}
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "const bool vec_ = %s %% 8 == 0 && %s %% 8 == 0 && ((unsigned long long)%s & 15) "
@@ -211,9 +260,9 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	}
 	kb_tile__line_of(L, u->line);
 	kb_tile__ind(L);
-	kb_buf_catf(L->o, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_);\n",
+	kb_buf_catf(L->o, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_, %s);\n",
 		    (long long)m->BM, (long long)m->BN, S, cons, ta->dtype == KB_TILE_F16 ? "true" : "false",
-		    acc ? acc->c : u->acc);
+		    acc ? acc->c : u->acc, m->tma ? "!tma_" : "true");
 	L->depth--;
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, "}\n");
@@ -258,14 +307,15 @@ static const char wgmma_helpers[] =
 	"	asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" ::\"r\"(bar) : \"memory\");\n"
 	"}\n"
 	"\n"
-	"/* Every stage's full (the producer's 128 threads) and empty (the consumers'\n"
-	" * WARPS warps) mbarriers, made before any thread uses them. */\n"
+	"/* Every stage's full (FULL arrivals: the producer's 128 threads, or its\n"
+	" * one TMA thread) and empty (the consumers' WARPS warps) mbarriers, made\n"
+	" * before any thread uses them. */\n"
 	"template <int STAGES, int WARPS>\n"
-	"__device__ __forceinline__ void kb_wg_bars_init(unsigned full, unsigned empty)\n"
+	"__device__ __forceinline__ void kb_wg_bars_init(unsigned full, unsigned empty, unsigned FULL)\n"
 	"{\n"
 	"	if (threadIdx.x == 0) {\n"
 	"		for (int s = 0; s < STAGES; s++) {\n"
-	"			asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" ::\"r\"(full + 8 * s), \"r\"(128));\n"
+	"			asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" ::\"r\"(full + 8 * s), \"r\"(FULL));\n"
 	"			asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" ::\"r\"(empty + 8 * s), \"r\"(WARPS));\n"
 	"		}\n"
 	"		asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
@@ -343,6 +393,58 @@ static const char wgmma_helpers[] =
 	"	       (unsigned long long)(sbo >> 4) << 32 | 1ull << 62;\n"
 	"}\n";
 
+/* The TMA path's helpers (they name CUtensorMap). */
+static const char wgmma_tma_helpers[] =
+	"/* Whether the runner encoded the tensormap: it passes 128 zero bytes where\n"
+	" * TMA cannot describe the tensor (rows that are no 16-byte multiples). */\n"
+	"__device__ __forceinline__ bool kb_wg_tma_ok(const CUtensorMap *m)\n"
+	"{\n"
+	"	const unsigned long long *w = (const unsigned long long *)m;\n"
+	"	unsigned long long any = 0;\n"
+	"#pragma unroll\n"
+	"	for (int i = 0; i < 16; i++)\n"
+	"		any |= w[i];\n"
+	"	return any != 0;\n"
+	"}\n"
+	"\n"
+	"/* The box of map at (inner, outer) into shared memory at dst, swizzled by\n"
+	" * the copy engine as the map says, zeros outside the tensor; completes\n"
+	" * its bytes on bar. */\n"
+	"__device__ __forceinline__ void kb_wg_tma(unsigned dst, const CUtensorMap *map, unsigned bar, int inner,\n"
+	"					  int outer)\n"
+	"{\n"
+	"	asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n"
+	"		     \" [%0], [%1, {%2, %3}], [%4];\" ::\"r\"(dst), \"l\"(map), \"r\"(inner), \"r\"(outer),\n"
+	"		     \"r\"(bar) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"/* The producer as one thread with TMA (kernels/gemm/04_wgmma.cu's): per\n"
+	" * trip, once the consumers gave the stage back, the stage's byte count on\n"
+	" * its full mbarrier, then a's [BM][64] box at (k, m0) and b's BN / 64\n"
+	" * [64][64] boxes at (n0 + 64 j, k), each landing in the layout\n"
+	" * kb_wg_produce writes by hand (128-byte swizzle, b's blocks 8 KiB\n"
+	" * apart).  The copy engine writes through the async proxy, which wgmma\n"
+	" * reads: no proxy fence, no copy instructions in the SM's load path. */\n"
+	"template <int BM, int BN, int STAGES>\n"
+	"__device__ __forceinline__ void kb_wg_produce_tma(const CUtensorMap *ta, const CUtensorMap *tb, int m0,\n"
+	"						  int n0, int lo, int step, int trips, unsigned ring,\n"
+	"						  unsigned full, unsigned empty)\n"
+	"{\n"
+	"	for (int t = 0; t < trips; t++) {\n"
+	"		const int s = t % STAGES, k = lo + t * step;\n"
+	"		if (t >= STAGES)\n"
+	"			kb_bar_wait(empty + 8 * s, (t / STAGES - 1) & 1);\n"
+	"		const unsigned sa = ring + s * (BM + BN) * 128, bar = full + 8 * s;\n"
+	"		asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" ::\"r\"(bar),\n"
+	"			     \"r\"((BM + BN) * 128) : \"memory\");\n"
+	"		kb_wg_tma(sa, ta, bar, k, m0);\n"
+	"#pragma unroll\n"
+	"		for (int j = 0; j < BN / 64; j++)\n"
+	"			kb_wg_tma(sa + BM * 128 + j * 8192, tb, bar, n0 + 64 * j, k);\n"
+	"	}\n"
+	"}\n"
+	"\n";
+
 static const char wgmma_consume[] =
 	"\n"
 	"template <int N, bool F16>\n"
@@ -365,15 +467,15 @@ static const char wgmma_consume[] =
 	" * and 8 rows of k 1024 bytes apart (the stride offset). */\n"
 	"template <int BM, int BN, int STAGES, int CONS, bool F16>\n"
 	"__device__ __forceinline__ void kb_wg_consume(float *acc, unsigned ring, unsigned full, unsigned empty,\n"
-	"					      int trips)\n"
+	"					      int trips, bool fence)\n"
 	"{\n"
 	"	const int w = threadIdx.x / 128;\n"
 	"	const bool lane0 = threadIdx.x % 32 == 0;\n"
 	"	for (int t = 0; t < trips; t++) {\n"
 	"		const int s = t % STAGES;\n"
 	"		kb_bar_wait(full + 8 * s, t / STAGES & 1);\n"
-	"		/* the copies wrote through the generic proxy; wgmma reads through the async one */\n"
-	"		asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+	"		if (fence) /* cp.async wrote through the generic proxy; wgmma reads through the async one */\n"
+	"			asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
 	"		asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
 	"		const unsigned a = ring + s * (BM + BN) * 128 + w * (BM / CONS) * 128, b = ring + s * (BM + BN) * 128 + BM * 128;\n"
 	"#pragma unroll\n"
@@ -392,9 +494,13 @@ static const char wgmma_consume[] =
 	"	asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
 	"}\n";
 
-void kb_tile__wgmma_prologue(kb_buf *out)
+void kb_tile__wgmma_prologue(kb_buf *out, bool tma)
 {
+	if (tma) /* CUtensorMap (NVRTC: kbench's one-type cuda.h) */
+		kb_buf_cat(out, "\n#include <cuda.h>\n");
 	kb_buf_cat(out, wgmma_helpers);
+	if (tma)
+		kb_buf_cat(out, wgmma_tma_helpers);
 	for (int n = 64; n <= 256; n *= 2) {
 		wgmma_fn(out, n, "bf16");
 		wgmma_fn(out, n, "f16");
