@@ -483,13 +483,13 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, ")");
 	} else if (!strcmp(e->name, "cdiv") && e->nargs == 2) {
-		kb_buf_cat(b, "((");
+		kb_buf_cat(b, "(((");
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, ") + (");
 		kb_tile__cexpr(L, e->args[1], i, b);
 		kb_buf_cat(b, ") - 1) / (");
 		kb_tile__cexpr(L, e->args[1], i, b);
-		kb_buf_cat(b, ")");
+		kb_buf_cat(b, "))"); /* whole: x * cdiv(a, b) is not (x * (a + b - 1)) / b */
 	} else if (!strcmp(e->name, "sum") || !strcmp(e->name, "max") || !strcmp(e->name, "min")) {
 		kb_tile__fail(L, e->line, e->col, e->len, "a reduction along an axis");
 	} else {
