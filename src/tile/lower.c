@@ -388,6 +388,25 @@ static bool takes_wgmma_launch(const kb_tile__lw *L, const kb_tile__kernel_ast *
 	       !kb_tile__walk_stmts(k->body, k->nbody, NULL, is_reduction, NULL);
 }
 
+/* A persistent kernel's blocks (min(sm_count, grid) of them) each loop over
+ * programs pid(0) = blockIdx.x, + gridDim.x, ...: a wgmma kernel's ring and
+ * warp roles are made once before the loop, so its producer copies the
+ * next tile's operands while the consumers run this tile's epilogue
+ * (kernels/gemm/04_wgmma.cu's schedule); a kernel launched as it (a `//!
+ * ref kernel`) loops over its own grid(). */
+static void persist_head(kb_tile__lw *L)
+{
+	kb_buf g = KB_BUF_INIT;
+	if (L->mma.wg)
+		kb_tile__wgmma_persist_head(L);
+	kb_tile__cexpr(L, L->k->grid[0], "0", &g);
+	kb_tile__line_of(L, L->k->k.line);
+	kb_buf_catf(L->o, "\tfor (int kb_pid_ = (int)blockIdx.x; kb_pid_ < %s; kb_pid_ += (int)gridDim.x) { "
+		    "/* persistent: the programs a block runs */\n", g.s);
+	L->depth++;
+	kb_buf_free(&g);
+}
+
 static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 {
 	L->k = k;
@@ -409,7 +428,11 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (L->mma.wg && !L->wgmma) {
 		L->wgmma = true;
 		L->wg_T = L->T;
+		L->wg_persist = L->mma.tma && !k->grid[1];
 	}
+	/* persistent: a wgmma kernel with TMA and a 1-d grid, and a kernel launched as it */
+	L->persist = k->grid[0] && !k->grid[1] && (L->mma.wg ? L->mma.tma : L->wide && L->wg_persist);
+	k->k.persistent = L->persist;
 	L->wgmma_tma = L->wgmma_tma || (L->mma.wg && L->mma.tma);
 	free(k->k.spec);
 	k->k.spec = kb_tile__wgmma_spec(L);
@@ -426,7 +449,13 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	L->dot_bytes = 0;
 	for (int i = 0; i < k->nbody; i++)
 		k->body[i]->named = false;
+	if (L->persist)
+		persist_head(L);
 	lower_body(L);
+	if (L->persist) {
+		L->depth--;
+		kb_buf_cat(L->o, "\t}\n");
+	}
 	L->o = whole;
 	if (L->mma.on)
 		kb_tile__mma_decls(L);

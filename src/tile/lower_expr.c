@@ -467,6 +467,8 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 			kb_tile__cexpr(L, e->args[k], i, b);
 		}
 		kb_buf_cat(b, ")");
+	} else if (!strcmp(e->name, "pid") && L->persist && e->args[0]->cval == 0) {
+		kb_buf_cat(b, "kb_pid_"); /* a persistent block's program */
 	} else if (!strcmp(e->name, "pid")) {
 		kb_buf_catf(b, "(int)blockIdx.%c", "xyz"[e->args[0]->cval % 3]);
 	} else if (!strcmp(e->name, "zeros")) {

@@ -66,8 +66,12 @@ static void copy_kernels(const kb_tile__file *f, bool checked, kb_tile_out *out)
 		for (int g = 0; g < 3; g++) {
 			const kb_tile__expr *ge = f->kernels[i].grid[g];
 			kb_buf t = KB_BUF_INIT;
+			if (ge && checked && g == 0 && a->persistent)
+				kb_buf_cat(&t, "min(sm_count, "); /* a block an SM, each looping over programs */
 			if (ge && checked)
 				spec_text(ge, &t);
+			if (ge && checked && g == 0 && a->persistent)
+				kb_buf_cat(&t, ")");
 			b->grid[g] = t.len ? kb_buf_detach(&t) : a->grid[g] ? kb_xstrdup(a->grid[g]) : NULL;
 			kb_buf_free(&t);
 		}

@@ -38,6 +38,7 @@ typedef struct {
 	int64_t smem;         /* dynamic shared memory the generated kernel needs (dot operands) */
 	char **consts;        /* "NAME=VALUE" of the top-level consts, overrides applied */
 	int nconsts;
+	bool persistent;      /* launched with min(sm_count, grid) blocks, each looping over programs */
 	char *spec;           /* `//! ` lines the kernel's launch needs beside the file's spec
 			       * (wgmma's TMA tensormaps), or NULL */
 } kb_tile_kernel;

@@ -452,6 +452,8 @@ typedef struct kb_tile__lw {
 	bool wgmma_tma;         /* ... and copies its operands by TMA (tensormap parameters) */
 	int wg_T;               /* there: its threads() (a kernel of those takes its launch) */
 	bool wide;              /* the kernel takes that launch (lower.c) */
+	bool wg_persist;        /* that launch is persistent: min(sm_count, grid) blocks */
+	bool persist;           /* this kernel's blocks loop over its programs (pid(0) is kb_pid_) */
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
 	bool rows;              /* the kernel's 2-d tiles are in the row layout (lower_rows.c) */
@@ -713,6 +715,9 @@ bool kb_tile__wgmma_target(const kb_tile__file *f);
 void kb_tile__plan_wgmma(kb_tile__lw *L);
 void kb_tile__wgmma_decls(kb_tile__lw *L);
 void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp);
+/* A persistent wgmma kernel's part before its loop over programs: the
+ * ring, its mbarriers, the warp roles (setmaxnreg), the ring's trip count. */
+void kb_tile__wgmma_persist_head(kb_tile__lw *L);
 /* The TMA path's two CUtensorMap parameters after the kernel's own (none
  * on cp.async); the `//! tensormap` lines that bind them, or NULL. */
 void kb_tile__wgmma_params(kb_tile__lw *L);
