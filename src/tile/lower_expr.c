@@ -149,13 +149,13 @@ bool kb_tile__is_reduction(const kb_tile__expr *e)
 /* Emits one line (printf-style, under 512 bytes) at the current depth. */
 void kb_tile__line(kb_tile__lw *L, const char *fmt, ...)
 {
-	char t[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t, sizeof t, fmt, ap);
+	char *t = kb_xvasprintf(fmt, ap); /* any length: a line naming long tensors */
 	va_end(ap);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, t);
+	free(t);
 }
 
 /* The axis a reduction call reduces along (sum(t, 1), max(t, axis = 0)). */

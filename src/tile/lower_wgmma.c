@@ -65,7 +65,6 @@
  */
 #include "tile_int.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,49 +184,36 @@ void kb_tile__wgmma_decls(kb_tile__lw *L)
 		    (long long)(m->BM / (m->WM / 4)), (long long)m->BM, (long long)m->BN);
 }
 
-/* A line at the current depth. */
-static void line(kb_tile__lw *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void line(kb_tile__lw *L, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	kb_tile__ind(L);
-	char *t = kb_xvasprintf(fmt, ap);
-	kb_buf_cat(L->o, t);
-	free(t);
-	va_end(ap);
-}
-
 /* The ring and its mbarriers (and whether the runner encoded the
  * tensormaps), made once a block. */
 static void ring_decls(kb_tile__lw *L)
 {
 	const kb_tile__mma *m = &L->mma;
 	int S = m->stages;
-	line(L, "__shared__ __align__(8) unsigned long long kb_bars_[%d]; /* full[s], then empty[s] */\n", 2 * S);
-	line(L, "const unsigned ring_ = ((unsigned)__cvta_generic_to_shared(kb_smem) + 1023) & "
+	kb_tile__line(L, "__shared__ __align__(8) unsigned long long kb_bars_[%d]; /* full[s], then empty[s] */\n", 2 * S);
+	kb_tile__line(L, "const unsigned ring_ = ((unsigned)__cvta_generic_to_shared(kb_smem) + 1023) & "
 	     "~1023u; /* the swizzle's 1 KiB atoms */\n");
-	line(L, "const unsigned full_ = (unsigned)__cvta_generic_to_shared(kb_bars_), empty_ = full_ + %d;\n", 8 * S);
+	kb_tile__line(L, "const unsigned full_ = (unsigned)__cvta_generic_to_shared(kb_bars_), empty_ = full_ + %d;\n", 8 * S);
 	if (m->tma)
-		line(L, "const bool tma_ = kb_wg_tma_ok(&kb_tma_a) && kb_wg_tma_ok(&kb_tma_b); "
+		kb_tile__line(L, "const bool tma_ = kb_wg_tma_ok(&kb_tma_a) && kb_wg_tma_ok(&kb_tma_b); "
 		     "/* zeros: rows TMA cannot copy */\n");
-	line(L, "kb_wg_bars_init<%d, %d>(full_, empty_, %s);\n", S, L->T / 32,
+	kb_tile__line(L, "kb_wg_bars_init<%d, %d>(full_, empty_, %s);\n", S, L->T / 32,
 	     m->tma ? "tma_ ? 1 : 128" : "128");
 }
 
 void kb_tile__wgmma_persist_head(kb_tile__lw *L)
 {
 	ring_decls(L);
-	line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", L->T);
+	kb_tile__line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", L->T);
 	if (L->T == 256) {
-		line(L, "if (producer_)\n");
-		line(L, "\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
-		line(L, "else\n");
-		line(L, "\tasm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
+		kb_tile__line(L, "if (producer_)\n");
+		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
+		kb_tile__line(L, "else\n");
+		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
 	}
-	line(L, "if (producer_ && tma_ && threadIdx.x != %d)\n", L->T);
-	line(L, "\treturn; /* one thread copies by TMA */\n");
-	line(L, "int it_ = 0; /* the ring's trips so far, every tile's (both roles count them) */\n");
+	kb_tile__line(L, "if (producer_ && tma_ && threadIdx.x != %d)\n", L->T);
+	kb_tile__line(L, "\treturn; /* one thread copies by TMA */\n");
+	kb_tile__line(L, "int it_ = 0; /* the ring's trips so far, every tile's (both roles count them) */\n");
 }
 
 /* The producer's copies of one tile: trip t into stage (IT + t) % S. */
@@ -240,38 +226,38 @@ static void produce(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *it, 
 	const kb_tile_param *ta = kb_tile__param(L, sa->name), *tb = kb_tile__param(L, sb->name);
 	int S = m->stages;
 	if (m->tma) {
-		line(L, "if (tma_) { /* one thread's TMA copies */\n");
+		kb_tile__line(L, "if (tma_) { /* one thread's TMA copies */\n");
 		if (!L->persist)
-			line(L, "\tif (threadIdx.x == %d)\n\t", L->T);
-		line(L, "\tkb_wg_produce_tma<%lld, %lld, %d>(&kb_tma_a, &kb_tma_b, %s, %s, lo_, step_, "
+			kb_tile__line(L, "\tif (threadIdx.x == %d)\n\t", L->T);
+		kb_tile__line(L, "\tkb_wg_produce_tma<%lld, %lld, %d>(&kb_tma_a, &kb_tma_b, %s, %s, lo_, step_, "
 		     "trips_, %s, ring_, full_, empty_);\n", (long long)m->BM, (long long)m->BN, S, r0, c0, it);
-		line(L, L->persist ? "} else {\n" : "\treturn;\n");
+		kb_tile__line(L, "%s", L->persist ? "} else {\n" : "\treturn;\n");
 		if (!L->persist)
-			line(L, "}\n");
+			kb_tile__line(L, "}\n");
 	}
 	if (L->persist)
 		L->depth++;
-	line(L, "const bool vec_ = %s %% 8 == 0 && %s %% 8 == 0 && ((unsigned long long)%s & 15) == 0 && "
+	kb_tile__line(L, "const bool vec_ = %s %% 8 == 0 && %s %% 8 == 0 && ((unsigned long long)%s & 15) == 0 && "
 	     "((unsigned long long)%s & 15) == 0 && (%s) %% 8 == 0 && lo_ %% 8 == 0 && step_ %% 8 == 0;\n",
 	     ta->dims[1], tb->dims[1], ta->name, tb->name, c0);
 	char *call = kb_xasprintf("<%lld, %lld, %d, %%s>(%s, %s, %s, %s, lo_, step_, trips_, %s, %s, %s, %s, "
 				  "%s, ring_, full_, empty_);\n", (long long)m->BM, (long long)m->BN, S, ta->name,
 				  tb->name, r0, c0, ta->dims[0], ta->dims[1], tb->dims[0], tb->dims[1], it);
-	line(L, "if (vec_)\n");
-	line(L, "\tkb_wg_produce");
+	kb_tile__line(L, "if (vec_)\n");
+	kb_tile__line(L, "\tkb_wg_produce");
 	kb_buf_catf(L->o, call, "true");
-	line(L, "else\n");
-	line(L, "\tkb_wg_produce");
+	kb_tile__line(L, "else\n");
+	kb_tile__line(L, "\tkb_wg_produce");
 	kb_buf_catf(L->o, call, "false");
 	free(call);
 	if (L->persist) {
 		L->depth--;
 		if (m->tma)
-			line(L, "}\n");
-		line(L, "it_ += trips_;\n");
-		line(L, "continue; /* the next tile's copies: the consumers alone run what follows */\n");
+			kb_tile__line(L, "}\n");
+		kb_tile__line(L, "it_ += trips_;\n");
+		kb_tile__line(L, "continue; /* the next tile's copies: the consumers alone run what follows */\n");
 	} else {
-		line(L, "return; /* the consumers alone run what follows */\n");
+		kb_tile__line(L, "return; /* the consumers alone run what follows */\n");
 	}
 }
 
@@ -288,33 +274,33 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	kb_tile__cexpr(L, sa->idx[0].lo, "0", &r0);
 	kb_tile__cexpr(L, sb->idx[1].lo, "0", &c0);
 	kb_tile__line_of(L, lp->loop->line);
-	line(L, "{ /* the operands through shared memory, %d stages: a producer warpgroup's "
+	kb_tile__line(L, "{ /* the operands through shared memory, %d stages: a producer warpgroup's "
 	     "copies, the consumers' wgmma (sm_90a) */\n", S);
 	L->depth++;
-	line(L, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
-	line(L, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
+	kb_tile__line(L, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
+	kb_tile__line(L, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
 	if (!L->persist)
 		ring_decls(L);
 	if (L->persist)
-		line(L, "if (producer_) { /* the producer warpgroup */\n");
+		kb_tile__line(L, "if (producer_) { /* the producer warpgroup */\n");
 	else
-		line(L, "if (threadIdx.x >= %d) { /* the producer warpgroup */\n", L->T);
+		kb_tile__line(L, "if (threadIdx.x >= %d) { /* the producer warpgroup */\n", L->T);
 	L->depth++;
 	if (cons == 2 && !L->persist)
-		line(L, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
+		kb_tile__line(L, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
 	produce(L, lp, L->persist ? "it_" : "0", r0.s, c0.s);
 	L->depth--;
-	line(L, "}\n");
+	kb_tile__line(L, "}\n");
 	if (cons == 2 && !L->persist)
-		line(L, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
+		kb_tile__line(L, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
 	kb_tile__line_of(L, u->line);
-	line(L, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_, %s, %s);\n",
+	kb_tile__line(L, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_, %s, %s);\n",
 	     (long long)m->BM, (long long)m->BN, S, cons, ta->dtype == KB_TILE_F16 ? "true" : "false",
 	     acc ? acc->c : u->acc, L->persist ? "it_" : "0", m->tma ? "!tma_" : "true");
 	if (L->persist)
-		line(L, "it_ += trips_;\n");
+		kb_tile__line(L, "it_ += trips_;\n");
 	L->depth--;
-	line(L, "}\n");
+	kb_tile__line(L, "}\n");
 	kb_buf_free(&lo);
 	kb_buf_free(&hi);
 	kb_buf_free(&step);
