@@ -126,6 +126,22 @@ for s in 8192 4096; do
 	one 04_wgmma.cu kernels/gemm/04_wgmma.cu "$s" 0
 done
 one mbg.cu-hand kernels/fused/matmul_bias_gelu.cu 4096 0
+# the runner's side alone: unaligned=zero passes zeros at N = 100 (200-byte rows), a map at 256
+t=$(lim 20)
+if [ "$t" != 0 ]; then
+	timeout "$t" $KB run tests/fixtures/kernels/tma_zero.cu --trials 1 --seed 1 --json >"$TMPJ/z.json" 2>>"$LOG"
+	echo "tma_zero: rc $?" >>"$LOG"
+	python3 - "$TMPJ/z.json" >>"$TAB" 2>>"$LOG" <<'EOF'
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception as e:
+    j = {"result": {"verdict": "NO-JSON(%s)" % type(e).__name__}}
+for w in [{"args": {"N": 100}, "result": j.get("result", j)}] + (j.get("sweep") or []):
+    r = w.get("result") or {}
+    print("tma_zero.cu\tN=%s\t%s\t-" % ((w.get("args") or {}).get("N"), r.get("verdict") or r.get("status")))
+EOF
+fi
 
 # the table: matmul rows against cuBLAS at their size, row (9) against the
 # faster of eager and torch.compile (targets: matmul.tile >= 90% of cuBLAS
