@@ -136,7 +136,8 @@ static const kb_tile_kernel *launched_kernel(const char *text, const kb_tile_out
 /* A .tile file: lowered to CUDA C (r->gen, what discovery, binding and the
  * compiler see); *spec_src gets the text the spec is read from: the file,
  * with a `//! launch` line from the kernel's grid() and threads() when it
- * has a spec but no launch line; *out keeps the kernels as the .tile file
+ * has a spec but no launch line, and the `//! tensormap` lines the lowering
+ * asks for (a wgmma dot's TMA copies); *out keeps the kernels as the .tile file
  * declares them.  Returns 0 or KB_ESPEC (errors in r->diags at the .tile
  * lines). */
 static int lower_tile(kb_compile_unit *r, const kb_compile_unit_opts *o, kb_source *spec_src,
@@ -162,6 +163,8 @@ static int lower_tile(kb_compile_unit *r, const kb_compile_unit_opts *o, kb_sour
 			kb_buf_catf(&text, " smem=%lld", (long long)k->smem);
 		kb_buf_cat(&text, "\n");
 	}
+	if (rc == KB_OK && k && k->spec && has_spec_line(r->src.text, NULL))
+		kb_buf_catf(&text, "\n%s", k->spec); /* the TMA tensormaps of a wgmma dot */
 	kb_compile_source_init(spec_src, r->src.path, text.s ? text.s : "", KB_SRC_TILE);
 	kb_buf_free(&text);
 	if (rc == KB_OK)

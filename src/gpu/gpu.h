@@ -219,6 +219,7 @@ typedef struct {
 	cuuint64_t dims[KB_MAX_RANK];    /* the tensor's, innermost first, as the driver wants them */
 	cuuint64_t strides[KB_MAX_RANK]; /* bytes, of dims 1 .. rank-1 */
 	cuuint32_t box[KB_MAX_RANK];
+	bool zero;                       /* unaligned=zero and TMA cannot describe it: 128 zero bytes */
 } kb_profile__tmap;
 
 typedef struct {

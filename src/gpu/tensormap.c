@@ -9,7 +9,10 @@
  * The spec writes dims outermost first, as the tensors are declared; the
  * driver wants them innermost first, so both dims and box are reversed here.
  * Elements outside the tensor read as zero (no OOB NaN fill), which is what
- * a GEMM's ragged edge tile needs.
+ * a GEMM's ragged edge tile needs.  A line with unaligned=zero whose tensor
+ * TMA cannot describe (a stride that is no multiple of 16 bytes, a buffer
+ * the driver refuses) passes 128 zero bytes instead of failing the run:
+ * its kernel checks for them and copies another way.
  */
 #include "gpu.h"
 
@@ -68,17 +71,34 @@ static int check_box(const kb_profile__tmap *m, const kb_profile__buf *b, kb_err
 		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "line %d: tensormap %s: the box's "
 				  "innermost extent is %zu bytes, more than its %d-byte swizzle span",
 				  s->loc.line, s->name, inner, s->swizzle);
+	return KB_OK;
+}
+
+/* Whether every stride of the tensor is a multiple of 16 bytes, which TMA
+ * needs; *bad gets the first that is not. */
+static bool strides_ok(const kb_profile__buf *b, size_t *bad)
+{
 	const int64_t *dims = b->host.dims;
-	size_t stride = esize;
+	size_t stride = (size_t)kb_dtype_size(b->spec->dtype);
 	for (int d = b->spec->rank - 1; d > 0; d--) {
 		stride *= (size_t)dims[d];
 		if (stride % 16)
-			return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "line %d: tensormap %s: a "
-					  "row of %s is %zu bytes; TMA needs every stride to be a "
-					  "multiple of 16 bytes (pad the tensor or use another copy)",
-					  s->loc.line, s->name, b->spec->name, stride);
+			return *bad = stride, false;
 	}
-	return KB_OK;
+	return true;
+}
+
+static int check_strides(kb_profile__tmap *m, const kb_profile__buf *b, kb_err *err)
+{
+	size_t stride;
+	if (strides_ok(b, &stride))
+		return KB_OK;
+	if (m->spec->zero_unaligned)
+		return m->zero = true, KB_OK;
+	return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "line %d: tensormap %s: a row of %s is "
+			  "%zu bytes; TMA needs every stride to be a multiple of 16 bytes (pad the "
+			  "tensor, use another copy, or say unaligned=zero)", m->spec->loc.line,
+			  m->spec->name, b->spec->name, stride);
 }
 
 /* What was asked of the driver, innermost first as it takes them. */
@@ -102,6 +122,10 @@ static int encode(kb_profile__bound *bd, int j, kb_err *err)
 	int rank = m->rank;
 	const cuuint64_t *gdim = m->dims, *gstride = m->strides;
 	CUtensorMapDataType dt;
+	if (m->zero) {
+		memset(&bd->tmap_store[j], 0, sizeof bd->tmap_store[j]);
+		return KB_OK;
+	}
 	if (tmap_dtype(b->spec->dtype, &dt))
 		return kb_err_set(err, KB_ESPEC, KB_DOM_SPEC, 0, "line %d: tensormap %s: TMA has no "
 				  "%s element type", m->spec->loc.line, m->spec->name,
@@ -113,6 +137,10 @@ static int encode(kb_profile__bound *bd, int j, kb_err *err)
 						   tmap_swizzle(m->spec->swizzle),
 						   CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 						   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (r != CUDA_SUCCESS && m->spec->zero_unaligned) {
+		memset(&bd->tmap_store[j], 0, sizeof bd->tmap_store[j]);
+		return KB_OK;
+	}
 	if (r != CUDA_SUCCESS) {
 		const char *name = NULL;
 		kb_cu.cuGetErrorName(r, &name);
@@ -197,7 +225,8 @@ int kb_profile__tmaps_bind(const kb_source *src, const kb_spec *spec, const kb_k
 		*m = (kb_profile__tmap){.param = p, .buf = buf, .spec = s};
 		plan_dims(m, &bd->bufs[buf]);
 		int rc = eval_box(src, spec, m, err);
-		if (rc < 0 || (rc = check_box(m, &bd->bufs[buf], err)) < 0)
+		if (rc < 0 || (rc = check_box(m, &bd->bufs[buf], err)) < 0 ||
+		    (rc = check_strides(m, &bd->bufs[buf], err)) < 0)
 			return rc;
 	}
 	return kb_profile__tmaps_encode(bd, err);

@@ -118,10 +118,13 @@ typedef struct {
 	kb_loc loc;
 } kb_spec_tensor;
 
-/* `//! tensormap NAME : TENSOR box=(E, ...) [swizzle=none|32|64|128]`: a
- * TMA descriptor (CUtensorMap) of TENSOR's buffer that the runner encodes
- * and passes as the kernel's `const __grid_constant__ CUtensorMap NAME`;
- * the box is a tile of the tensor, in its dims' order (outermost first). */
+/* `//! tensormap NAME : TENSOR box=(E, ...) [swizzle=none|32|64|128]
+ * [unaligned=zero]`: a TMA descriptor (CUtensorMap) of TENSOR's buffer that
+ * the runner encodes and passes as the kernel's `const __grid_constant__
+ * CUtensorMap NAME`; the box is a tile of the tensor, in its dims' order
+ * (outermost first).  With unaligned=zero a tensor TMA cannot describe (a
+ * row that is no multiple of 16 bytes) is passed as 128 zero bytes, not
+ * refused: the kernel copies it another way (the tile DSL's wgmma). */
 typedef struct {
 	char *name;
 	char *tensor;
@@ -129,6 +132,7 @@ typedef struct {
 	kb_expr *box[KB_MAX_RANK];
 	int nbox;
 	int swizzle;        /* bytes: 0 (none), 32, 64 or 128 */
+	bool zero_unaligned; /* unaligned=zero: zeros where TMA cannot describe it */
 	kb_loc loc;
 } kb_spec_tmap;
 

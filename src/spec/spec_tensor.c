@@ -450,6 +450,21 @@ static int parse_swizzle(kb_spec__parser *P, kb_spec_tmap *m)
 	return 0;
 }
 
+/* unaligned=zero (or error, the default): what a tensor TMA cannot
+ * describe is passed as, 128 zero bytes or a refusal. */
+static int parse_unaligned(kb_spec__parser *P, kb_spec_tmap *m)
+{
+	kb_spec__tok t = P->tok;
+	bool zero = t.kind == KB_TK_IDENT && kb_spec__tok_is(&t, "zero");
+	if (!zero && !(t.kind == KB_TK_IDENT && kb_spec__tok_is(&t, "error"))) {
+		kb_spec__perr(P, t.col, t.len, "unaligned is zero or error, got '%.*s'", t.len, t.p);
+		return P->failed = true, -1;
+	}
+	m->zero_unaligned = zero;
+	kb_spec__lex(P);
+	return 0;
+}
+
 void kb_spec__dir_tensormap(kb_spec__parser *P, const kb_spec__tok *dir)
 {
 	kb_spec__tok name, tensor;
@@ -465,24 +480,26 @@ void kb_spec__dir_tensormap(kb_spec__parser *P, const kb_spec__tok *dir)
 		return;
 	m->tensor = kb_xstrndup(tensor.p, (size_t)tensor.len);
 	m->tensor_loc = kb_spec__loc_at(P, tensor.col);
-	bool box = false, swz = false;
+	bool seen[3] = {false, false, false}; /* box, swizzle, unaligned */
 	while (P->tok.kind != KB_TK_EOF) {
 		kb_spec__tok key;
-		if (kb_spec__expect_ident(P, "box= or swizzle=", &key))
+		if (kb_spec__expect_ident(P, "box=, swizzle= or unaligned=", &key))
 			return;
-		int k = kb_spec__tok_is(&key, "box") ? 0 : kb_spec__tok_is(&key, "swizzle") ? 1 : -1;
-		if (k < 0 || (k == 0 ? box : swz)) {
+		int k = kb_spec__tok_is(&key, "box") ? 0 : kb_spec__tok_is(&key, "swizzle") ? 1
+			: kb_spec__tok_is(&key, "unaligned") ? 2 : -1;
+		if (k < 0 || seen[k]) {
 			kb_spec__perr(P, key.col, key.len, k < 0 ? "unknown tensormap key '%.*s' (known: box, "
-				      "swizzle)" : "'%.*s' is given twice", key.len, key.p);
+				      "swizzle, unaligned)" : "'%.*s' is given twice", key.len, key.p);
 			P->failed = true;
 			return;
 		}
-		if (kb_spec__expect(P, '=', "'='") || (k == 0 ? parse_box(P, m) : parse_swizzle(P, m)))
+		if (kb_spec__expect(P, '=', "'='") ||
+		    (k == 0 ? parse_box(P, m) : k == 1 ? parse_swizzle(P, m) : parse_unaligned(P, m)))
 			return;
-		*(k == 0 ? &box : &swz) = true;
+		seen[k] = true;
 		if (kb_spec__is_punct(P, ','))
 			kb_spec__lex(P);
 	}
-	if (!box)
+	if (!seen[0])
 		kb_spec__perr(P, dir->col, dir->len, "tensormap needs box=(...): the tile one copy moves");
 }

@@ -365,6 +365,7 @@ static void signature(kb_tile__lw *L)
 		else
 			kb_buf_catf(L->o, "%s %s", p->is_size ? "int" : kb_tile_ctype(p->dtype), p->name);
 	}
+	kb_tile__wgmma_params(L);
 	kb_buf_cat(L->o, ")\n{\n");
 }
 
@@ -385,6 +386,25 @@ static bool takes_wgmma_launch(const kb_tile__lw *L, const kb_tile__kernel_ast *
 {
 	return L->wg_T && L->T == L->wg_T && !kb_tile__kernel_has_dot(k) &&
 	       !kb_tile__walk_stmts(k->body, k->nbody, NULL, is_reduction, NULL);
+}
+
+/* A persistent kernel's blocks (min(sm_count, grid) of them) each loop over
+ * programs pid(0) = blockIdx.x, + gridDim.x, ...: a wgmma kernel's ring and
+ * warp roles are made once before the loop, so its producer copies the
+ * next tile's operands while the consumers run this tile's epilogue
+ * (kernels/gemm/04_wgmma.cu's schedule); a kernel launched as it (a `//!
+ * ref kernel`) loops over its own grid(). */
+static void persist_head(kb_tile__lw *L)
+{
+	kb_buf g = KB_BUF_INIT;
+	if (L->mma.wg)
+		kb_tile__wgmma_persist_head(L);
+	kb_tile__cexpr(L, L->k->grid[0], "0", &g);
+	kb_tile__line_of(L, L->k->k.line);
+	kb_buf_catf(L->o, "\tfor (int kb_pid_ = (int)blockIdx.x; kb_pid_ < %s; kb_pid_ += (int)gridDim.x) { "
+		    "/* persistent: the programs a block runs */\n", g.s);
+	L->depth++;
+	kb_buf_free(&g);
 }
 
 static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
@@ -408,7 +428,14 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (L->mma.wg && !L->wgmma) {
 		L->wgmma = true;
 		L->wg_T = L->T;
+		L->wg_persist = L->mma.tma && !k->grid[1];
 	}
+	/* persistent: a wgmma kernel with TMA and a 1-d grid, and a kernel launched as it */
+	L->persist = k->grid[0] && !k->grid[1] && (L->mma.wg ? L->mma.tma : L->wide && L->wg_persist);
+	k->k.persistent = L->persist;
+	L->wgmma_tma = L->wgmma_tma || (L->mma.wg && L->mma.tma);
+	free(k->k.spec);
+	k->k.spec = kb_tile__wgmma_spec(L);
 	signature(L);
 	L->depth = 1;
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
@@ -422,7 +449,13 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	L->dot_bytes = 0;
 	for (int i = 0; i < k->nbody; i++)
 		k->body[i]->named = false;
+	if (L->persist)
+		persist_head(L);
 	lower_body(L);
+	if (L->persist) {
+		L->depth--;
+		kb_buf_cat(L->o, "\t}\n");
+	}
 	L->o = whole;
 	if (L->mma.on)
 		kb_tile__mma_decls(L);
@@ -511,7 +544,7 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 				kernel(&L, &f->kernels[i]);
 			}
 	if (L.wgmma)
-		kb_tile__wgmma_prologue(out);
+		kb_tile__wgmma_prologue(out, L.wgmma_tma);
 	if (L.rows_any)
 		kb_tile__rows_prologue(out);
 	for (int i = 0; i < f->nkernels; i++) {

@@ -149,13 +149,13 @@ bool kb_tile__is_reduction(const kb_tile__expr *e)
 /* Emits one line (printf-style, under 512 bytes) at the current depth. */
 void kb_tile__line(kb_tile__lw *L, const char *fmt, ...)
 {
-	char t[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t, sizeof t, fmt, ap);
+	char *t = kb_xvasprintf(fmt, ap); /* any length: a line naming long tensors */
 	va_end(ap);
 	kb_tile__ind(L);
 	kb_buf_cat(L->o, t);
+	free(t);
 }
 
 /* The axis a reduction call reduces along (sum(t, 1), max(t, axis = 0)). */
@@ -467,6 +467,8 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 			kb_tile__cexpr(L, e->args[k], i, b);
 		}
 		kb_buf_cat(b, ")");
+	} else if (!strcmp(e->name, "pid") && L->persist && e->args[0]->cval == 0) {
+		kb_buf_cat(b, "kb_pid_"); /* a persistent block's program */
 	} else if (!strcmp(e->name, "pid")) {
 		kb_buf_catf(b, "(int)blockIdx.%c", "xyz"[e->args[0]->cval % 3]);
 	} else if (!strcmp(e->name, "zeros")) {
@@ -483,13 +485,13 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, ")");
 	} else if (!strcmp(e->name, "cdiv") && e->nargs == 2) {
-		kb_buf_cat(b, "((");
+		kb_buf_cat(b, "(((");
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, ") + (");
 		kb_tile__cexpr(L, e->args[1], i, b);
 		kb_buf_cat(b, ") - 1) / (");
 		kb_tile__cexpr(L, e->args[1], i, b);
-		kb_buf_cat(b, ")");
+		kb_buf_cat(b, "))"); /* whole: x * cdiv(a, b) is not (x * (a + b - 1)) / b */
 	} else if (!strcmp(e->name, "sum") || !strcmp(e->name, "max") || !strcmp(e->name, "min")) {
 		kb_tile__fail(L, e->line, e->col, e->len, "a reduction along an axis");
 	} else {

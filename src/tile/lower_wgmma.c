@@ -23,16 +23,35 @@
  * kernel`, which runs with the tested kernel's launch) takes the launch,
  * threads() + 128, its extra warpgroup returning at once (lower.c).
  *
+ * Persistent (with TMA and a 1-d grid, as 04_wgmma.cu): min(sm_count,
+ * grid) blocks, each looping over programs pid(0) = blockIdx.x, +
+ * gridDim.x, ... (lower.c).  The ring, its mbarriers and the warp roles are
+ * made once before that loop (kb_tile__wgmma_persist_head); both roles
+ * count the ring's trips across tiles (it_) so stages and mbarrier phases
+ * carry on, the producer goes on to the next tile's copies (`continue`)
+ * while the consumers run this tile's epilogue, and the consumers hand back
+ * every stage, the last one too.  The statements before the loop (scalars)
+ * run in both roles each tile; those after it have no barrier (around_ok),
+ * so the roles never wait on each other but through the ring.
+ *
  * Shared memory: a's [BM][64] tile K-major, 128-byte rows, b's [64][BN]
  * tile as BN / 64 blocks of [64][64] N-major (wgmma transposes it), both
  * with the 128-byte swizzle (16-byte chunk c of row r at c ^ r % 8), the
  * layouts the descriptors name.
  *
- * The copies are cp.async (16 bytes, zeros past the tensor's edges, the
- * stage's mbarrier told by cp.async.mbarrier.arrive) where the rows are
- * 16-byte aligned, else element by element: not TMA, whose descriptors
- * need every row a multiple of 16 bytes (no S = 1001) and a host-side
- * encoding a .tile kernel's spec has no line for.
+ * The copies are TMA, as 04_wgmma.cu's: the kernel takes two CUtensorMaps
+ * after its own parameters (kb_tma_a, kb_tma_b) and the lowering gives the
+ * spec the `//! tensormap` lines that bind them (kb_tile_kernel.spec: a's
+ * [BM][64] box, b's [64][64], 128-byte swizzle, unaligned=zero); one
+ * producer thread puts a stage's byte count on its full mbarrier and issues
+ * 1 + BN / 64 box copies, which land in the layout below (the copy engine
+ * swizzles) with zeros past the tensor's edges, through the async proxy
+ * wgmma reads (no proxy fence).  Where the runner passed zeros (rows that
+ * are no 16-byte multiples, S = 1001), and always with --define KB_TMA=0
+ * (the lowering before), every producer thread copies with cp.async (16
+ * bytes, zeros past the edges, cp.async.mbarrier.arrive) where the rows
+ * are 16-byte aligned, else element by element, and the consumers fence
+ * the proxies each trip.
  *
  * What falls back to mma.sync (plan_wgmma says which): a target other than
  * sm_90a; more than one dot loop or update; operands that are not bf16 or
@@ -131,6 +150,28 @@ void kb_tile__plan_wgmma(kb_tile__lw *L)
 	m->NT = (int)(BN / 8);
 	m->MS = 64;
 	m->smem = smem;
+	m->tma = !L->f->no_tma;
+}
+
+/* ===== TMA: the tensormaps the spec gets and the kernel takes ===== */
+
+void kb_tile__wgmma_params(kb_tile__lw *L)
+{
+	if (L->mma.wg && L->mma.tma)
+		kb_buf_cat(L->o, ", const __grid_constant__ CUtensorMap kb_tma_a, "
+			   "const __grid_constant__ CUtensorMap kb_tma_b");
+}
+
+char *kb_tile__wgmma_spec(const kb_tile__lw *L)
+{
+	if (!L->mma.wg || !L->mma.tma)
+		return NULL;
+	const kb_tile__dotloop *lp = &L->dloops[0];
+	const kb_tile__dotupd *u = &lp->upds[0];
+	const char *a = lp->ops[u->a].load->args[0]->name, *b = lp->ops[u->b].load->args[0]->name;
+	return kb_xasprintf("//! tensormap kb_tma_a : %s box=(%lld, %d) swizzle=128 unaligned=zero\n"
+			    "//! tensormap kb_tma_b : %s box=(%d, %d) swizzle=128 unaligned=zero\n",
+			    a, (long long)L->mma.BM, WG_BK, b, WG_BK, WG_BK);
 }
 
 void kb_tile__wgmma_decls(kb_tile__lw *L)
@@ -143,12 +184,89 @@ void kb_tile__wgmma_decls(kb_tile__lw *L)
 		    (long long)(m->BM / (m->WM / 4)), (long long)m->BM, (long long)m->BN);
 }
 
-void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
+/* The ring and its mbarriers (and whether the runner encoded the
+ * tensormaps), made once a block. */
+static void ring_decls(kb_tile__lw *L)
+{
+	const kb_tile__mma *m = &L->mma;
+	int S = m->stages;
+	kb_tile__line(L, "__shared__ __align__(8) unsigned long long kb_bars_[%d]; /* full[s], then empty[s] */\n", 2 * S);
+	kb_tile__line(L, "const unsigned ring_ = ((unsigned)__cvta_generic_to_shared(kb_smem) + 1023) & "
+	     "~1023u; /* the swizzle's 1 KiB atoms */\n");
+	kb_tile__line(L, "const unsigned full_ = (unsigned)__cvta_generic_to_shared(kb_bars_), empty_ = full_ + %d;\n", 8 * S);
+	if (m->tma)
+		kb_tile__line(L, "const bool tma_ = kb_wg_tma_ok(&kb_tma_a) && kb_wg_tma_ok(&kb_tma_b); "
+		     "/* zeros: rows TMA cannot copy */\n");
+	kb_tile__line(L, "kb_wg_bars_init<%d, %d>(full_, empty_, %s);\n", S, L->T / 32,
+	     m->tma ? "tma_ ? 1 : 128" : "128");
+}
+
+void kb_tile__wgmma_persist_head(kb_tile__lw *L)
+{
+	ring_decls(L);
+	kb_tile__line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", L->T);
+	if (L->T == 256) {
+		kb_tile__line(L, "if (producer_)\n");
+		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
+		kb_tile__line(L, "else\n");
+		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
+	}
+	kb_tile__line(L, "if (producer_ && tma_ && threadIdx.x != %d)\n", L->T);
+	kb_tile__line(L, "\treturn; /* one thread copies by TMA */\n");
+	kb_tile__line(L, "int it_ = 0; /* the ring's trips so far, every tile's (both roles count them) */\n");
+}
+
+/* The producer's copies of one tile: trip t into stage (IT + t) % S. */
+static void produce(kb_tile__lw *L, const kb_tile__dotloop *lp, const char *it, const char *r0,
+		    const char *c0)
 {
 	const kb_tile__mma *m = &L->mma;
 	const kb_tile__dotupd *u = &lp->upds[0];
 	const kb_tile__expr *sa = lp->ops[u->a].load->args[0], *sb = lp->ops[u->b].load->args[0];
 	const kb_tile_param *ta = kb_tile__param(L, sa->name), *tb = kb_tile__param(L, sb->name);
+	int S = m->stages;
+	if (m->tma) {
+		kb_tile__line(L, "if (tma_) { /* one thread's TMA copies */\n");
+		if (!L->persist)
+			kb_tile__line(L, "\tif (threadIdx.x == %d)\n\t", L->T);
+		kb_tile__line(L, "\tkb_wg_produce_tma<%lld, %lld, %d>(&kb_tma_a, &kb_tma_b, %s, %s, lo_, step_, "
+		     "trips_, %s, ring_, full_, empty_);\n", (long long)m->BM, (long long)m->BN, S, r0, c0, it);
+		kb_tile__line(L, "%s", L->persist ? "} else {\n" : "\treturn;\n");
+		if (!L->persist)
+			kb_tile__line(L, "}\n");
+	}
+	if (L->persist)
+		L->depth++;
+	kb_tile__line(L, "const bool vec_ = %s %% 8 == 0 && %s %% 8 == 0 && ((unsigned long long)%s & 15) == 0 && "
+	     "((unsigned long long)%s & 15) == 0 && (%s) %% 8 == 0 && lo_ %% 8 == 0 && step_ %% 8 == 0;\n",
+	     ta->dims[1], tb->dims[1], ta->name, tb->name, c0);
+	char *call = kb_xasprintf("<%lld, %lld, %d, %%s>(%s, %s, %s, %s, lo_, step_, trips_, %s, %s, %s, %s, "
+				  "%s, ring_, full_, empty_);\n", (long long)m->BM, (long long)m->BN, S, ta->name,
+				  tb->name, r0, c0, ta->dims[0], ta->dims[1], tb->dims[0], tb->dims[1], it);
+	kb_tile__line(L, "if (vec_)\n");
+	kb_tile__line(L, "\tkb_wg_produce");
+	kb_buf_catf(L->o, call, "true");
+	kb_tile__line(L, "else\n");
+	kb_tile__line(L, "\tkb_wg_produce");
+	kb_buf_catf(L->o, call, "false");
+	free(call);
+	if (L->persist) {
+		L->depth--;
+		if (m->tma)
+			kb_tile__line(L, "}\n");
+		kb_tile__line(L, "it_ += trips_;\n");
+		kb_tile__line(L, "continue; /* the next tile's copies: the consumers alone run what follows */\n");
+	} else {
+		kb_tile__line(L, "return; /* the consumers alone run what follows */\n");
+	}
+}
+
+void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
+{
+	const kb_tile__mma *m = &L->mma;
+	const kb_tile__dotupd *u = &lp->upds[0];
+	const kb_tile__expr *sa = lp->ops[u->a].load->args[0], *sb = lp->ops[u->b].load->args[0];
+	const kb_tile_param *ta = kb_tile__param(L, sa->name);
 	const kb_tile__lsym *acc = kb_tile__lw_lookup(L, u->acc);
 	int S = m->stages, cons = L->T / 128;
 	kb_buf lo = KB_BUF_INIT, hi = KB_BUF_INIT, step = KB_BUF_INIT, r0 = KB_BUF_INIT, c0 = KB_BUF_INIT;
@@ -156,67 +274,33 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	kb_tile__cexpr(L, sa->idx[0].lo, "0", &r0);
 	kb_tile__cexpr(L, sb->idx[1].lo, "0", &c0);
 	kb_tile__line_of(L, lp->loop->line);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "{ /* the operands through shared memory, %d stages: a producer warpgroup's "
-		    "copies, the consumers' wgmma (sm_90a) */\n", S);
+	kb_tile__line(L, "{ /* the operands through shared memory, %d stages: a producer warpgroup's "
+	     "copies, the consumers' wgmma (sm_90a) */\n", S);
 	L->depth++;
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "__shared__ __align__(8) unsigned long long kb_bars_[%d]; /* full[s], then "
-		    "empty[s] */\n", 2 * S);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "const unsigned ring_ = ((unsigned)__cvta_generic_to_shared(kb_smem) + 1023) & "
-		   "~1023u; /* the swizzle's 1 KiB atoms */\n");
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const unsigned full_ = (unsigned)__cvta_generic_to_shared(kb_bars_), empty_ = "
-		    "full_ + %d;\n", 8 * S);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "kb_wg_bars_init<%d, %d>(full_, empty_);\n", S, 4 * cons);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "if (threadIdx.x >= %d) { /* the producer warpgroup */\n", L->T);
+	kb_tile__line(L, "const int lo_ = %s, step_ = %s;\n", lo.s, step.s);
+	kb_tile__line(L, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
+	if (!L->persist)
+		ring_decls(L);
+	if (L->persist)
+		kb_tile__line(L, "if (producer_) { /* the producer warpgroup */\n");
+	else
+		kb_tile__line(L, "if (threadIdx.x >= %d) { /* the producer warpgroup */\n", L->T);
 	L->depth++;
-	if (cons == 2) {
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
-	}
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "const bool vec_ = %s %% 8 == 0 && %s %% 8 == 0 && ((unsigned long long)%s & 15) "
-		    "== 0 && ((unsigned long long)%s & 15) == 0 && (%s) %% 8 == 0 && lo_ %% 8 == 0 && "
-		    "step_ %% 8 == 0;\n", ta->dims[1], tb->dims[1], ta->name, tb->name, c0.s);
-	char *call = kb_xasprintf("<%lld, %lld, %d, %%s>(%s, %s, %s, %s, lo_, step_, trips_, %s, %s, %s, %s, "
-				  "ring_, full_, empty_);\n", (long long)m->BM, (long long)m->BN, S, ta->name,
-				  tb->name, r0.s, c0.s, ta->dims[0], ta->dims[1], tb->dims[0], tb->dims[1]);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "if (vec_)\n");
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "\tkb_wg_produce");
-	kb_buf_catf(L->o, call, "true");
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "else\n");
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "\tkb_wg_produce");
-	kb_buf_catf(L->o, call, "false");
-	free(call);
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "return; /* the consumers alone run what follows */\n");
+	if (cons == 2 && !L->persist)
+		kb_tile__line(L, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
+	produce(L, lp, L->persist ? "it_" : "0", r0.s, c0.s);
 	L->depth--;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "}\n");
-	if (cons == 2) {
-		kb_tile__ind(L);
-		kb_buf_cat(L->o, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
-	}
+	kb_tile__line(L, "}\n");
+	if (cons == 2 && !L->persist)
+		kb_tile__line(L, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
 	kb_tile__line_of(L, u->line);
-	kb_tile__ind(L);
-	kb_buf_catf(L->o, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_);\n",
-		    (long long)m->BM, (long long)m->BN, S, cons, ta->dtype == KB_TILE_F16 ? "true" : "false",
-		    acc ? acc->c : u->acc);
+	kb_tile__line(L, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_, %s, %s);\n",
+	     (long long)m->BM, (long long)m->BN, S, cons, ta->dtype == KB_TILE_F16 ? "true" : "false",
+	     acc ? acc->c : u->acc, L->persist ? "it_" : "0", m->tma ? "!tma_" : "true");
+	if (L->persist)
+		kb_tile__line(L, "it_ += trips_;\n");
 	L->depth--;
-	kb_tile__ind(L);
-	kb_buf_cat(L->o, "}\n");
+	kb_tile__line(L, "}\n");
 	kb_buf_free(&lo);
 	kb_buf_free(&hi);
 	kb_buf_free(&step);
@@ -258,14 +342,15 @@ static const char wgmma_helpers[] =
 	"	asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" ::\"r\"(bar) : \"memory\");\n"
 	"}\n"
 	"\n"
-	"/* Every stage's full (the producer's 128 threads) and empty (the consumers'\n"
-	" * WARPS warps) mbarriers, made before any thread uses them. */\n"
+	"/* Every stage's full (FULL arrivals: the producer's 128 threads, or its\n"
+	" * one TMA thread) and empty (the consumers' WARPS warps) mbarriers, made\n"
+	" * before any thread uses them. */\n"
 	"template <int STAGES, int WARPS>\n"
-	"__device__ __forceinline__ void kb_wg_bars_init(unsigned full, unsigned empty)\n"
+	"__device__ __forceinline__ void kb_wg_bars_init(unsigned full, unsigned empty, unsigned FULL)\n"
 	"{\n"
 	"	if (threadIdx.x == 0) {\n"
 	"		for (int s = 0; s < STAGES; s++) {\n"
-	"			asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" ::\"r\"(full + 8 * s), \"r\"(128));\n"
+	"			asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" ::\"r\"(full + 8 * s), \"r\"(FULL));\n"
 	"			asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" ::\"r\"(empty + 8 * s), \"r\"(WARPS));\n"
 	"		}\n"
 	"		asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
@@ -295,8 +380,9 @@ static const char wgmma_helpers[] =
 	"}\n"
 	"\n"
 	"/* The producer warpgroup: trip t's a[m0 : m0 + BM, k : k + 64] and\n"
-	" * b[k : k + 64, n0 : n0 + BN] (k = lo + t step) into stage t % STAGES once\n"
-	" * the consumers gave it back, swizzled as the descriptors read it; each\n"
+	" * b[k : k + 64, n0 : n0 + BN] (k = lo + t step) into stage (it0 + t) %\n"
+	" * STAGES (it0: the ring's trips of the block's earlier tiles) once the\n"
+	" * consumers gave it back, swizzled as the descriptors read it; each\n"
 	" * thread arrives on the stage's full mbarrier when its copies have landed.\n"
 	" * Thread tid copies chunk tid % 8 of a's rows tid / 8 + 16 j and chunk\n"
 	" * tid % (BN / 8) of b's rows tid / (BN / 8) + RB j, so its addresses,\n"
@@ -306,7 +392,7 @@ static const char wgmma_helpers[] =
 	" * copy was what bound it (3946 us at 8192^3 on an H200, 2026-11-28). */\n"
 	"template <int BM, int BN, int STAGES, bool VEC, typename E>\n"
 	"__device__ __forceinline__ void kb_wg_produce(const E *a, const E *b, int m0, int n0, int lo, int step,\n"
-	"					      int trips, int am, int ak, int bk, int bn, unsigned ring,\n"
+	"					      int trips, int am, int ak, int bk, int bn, int it0, unsigned ring,\n"
 	"					      unsigned full, unsigned empty)\n"
 	"{\n"
 	"	const int tid = threadIdx.x % 128;\n"
@@ -315,10 +401,10 @@ static const char wgmma_helpers[] =
 	"	const unsigned aoff = ar * 128 + ((ac ^ ar % 8) << 4), boff = bc / 8 * 8192 + br * 128;\n"
 	"	const int bx = (bc ^ br) % 8, arows = am - m0 - ar, bcols = min(max(bn - n0 - bc * 8, 0), 8);\n"
 	"	const E *ag = a + (size_t)(m0 + ar) * ak + ac * 8, *bg = b + (size_t)br * bn + n0 + bc * 8;\n"
-	"	for (int t = 0; t < trips; t++) {\n"
-	"		const int s = t % STAGES, k = lo + t * step;\n"
-	"		if (t >= STAGES) /* the consumers' (t / STAGES)-th release of s */\n"
-	"			kb_bar_wait(empty + 8 * s, (t / STAGES - 1) & 1);\n"
+	"	for (int t = 0, it = it0; t < trips; t++, it++) {\n"
+	"		const int s = it % STAGES, k = lo + t * step;\n"
+	"		if (it >= STAGES) /* the consumers' (it / STAGES)-th release of s */\n"
+	"			kb_bar_wait(empty + 8 * s, (it / STAGES - 1) & 1);\n"
 	"		const unsigned sa = ring + s * (BM + BN) * 128, sb = sa + BM * 128;\n"
 	"		const int acols = min(max(ak - k - ac * 8, 0), 8), brows = bk - k - br;\n"
 	"		const E *pa = ag + k, *pb = bg + (size_t)k * bn;\n"
@@ -343,6 +429,59 @@ static const char wgmma_helpers[] =
 	"	       (unsigned long long)(sbo >> 4) << 32 | 1ull << 62;\n"
 	"}\n";
 
+/* The TMA path's helpers (they name CUtensorMap). */
+static const char wgmma_tma_helpers[] =
+	"/* Whether the runner encoded the tensormap: it passes 128 zero bytes where\n"
+	" * TMA cannot describe the tensor (rows that are no 16-byte multiples). */\n"
+	"__device__ __forceinline__ bool kb_wg_tma_ok(const CUtensorMap *m)\n"
+	"{\n"
+	"	const unsigned long long *w = (const unsigned long long *)m;\n"
+	"	unsigned long long any = 0;\n"
+	"#pragma unroll\n"
+	"	for (int i = 0; i < 16; i++)\n"
+	"		any |= w[i];\n"
+	"	return any != 0;\n"
+	"}\n"
+	"\n"
+	"/* The box of map at (inner, outer) into shared memory at dst, swizzled by\n"
+	" * the copy engine as the map says, zeros outside the tensor; completes\n"
+	" * its bytes on bar. */\n"
+	"__device__ __forceinline__ void kb_wg_tma(unsigned dst, const CUtensorMap *map, unsigned bar, int inner,\n"
+	"					  int outer)\n"
+	"{\n"
+	"	asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes\"\n"
+	"		     \" [%0], [%1, {%2, %3}], [%4];\" ::\"r\"(dst), \"l\"(map), \"r\"(inner), \"r\"(outer),\n"
+	"		     \"r\"(bar) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"/* The producer as one thread with TMA (kernels/gemm/04_wgmma.cu's): per\n"
+	" * trip (stage (it0 + t) % STAGES, as kb_wg_produce's), once the consumers\n"
+	" * gave the stage back, the stage's byte count on\n"
+	" * its full mbarrier, then a's [BM][64] box at (k, m0) and b's BN / 64\n"
+	" * [64][64] boxes at (n0 + 64 j, k), each landing in the layout\n"
+	" * kb_wg_produce writes by hand (128-byte swizzle, b's blocks 8 KiB\n"
+	" * apart).  The copy engine writes through the async proxy, which wgmma\n"
+	" * reads: no proxy fence, no copy instructions in the SM's load path. */\n"
+	"template <int BM, int BN, int STAGES>\n"
+	"__device__ __forceinline__ void kb_wg_produce_tma(const CUtensorMap *ta, const CUtensorMap *tb, int m0,\n"
+	"						  int n0, int lo, int step, int trips, int it0, unsigned ring,\n"
+	"						  unsigned full, unsigned empty)\n"
+	"{\n"
+	"	for (int t = 0, it = it0; t < trips; t++, it++) {\n"
+	"		const int s = it % STAGES, k = lo + t * step;\n"
+	"		if (it >= STAGES)\n"
+	"			kb_bar_wait(empty + 8 * s, (it / STAGES - 1) & 1);\n"
+	"		const unsigned sa = ring + s * (BM + BN) * 128, bar = full + 8 * s;\n"
+	"		asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" ::\"r\"(bar),\n"
+	"			     \"r\"((BM + BN) * 128) : \"memory\");\n"
+	"		kb_wg_tma(sa, ta, bar, k, m0);\n"
+	"#pragma unroll\n"
+	"		for (int j = 0; j < BN / 64; j++)\n"
+	"			kb_wg_tma(sa + BM * 128 + j * 8192, tb, bar, n0 + 64 * j, k);\n"
+	"	}\n"
+	"}\n"
+	"\n";
+
 static const char wgmma_consume[] =
 	"\n"
 	"template <int N, bool F16>\n"
@@ -360,20 +499,22 @@ static const char wgmma_consume[] =
 	" * BM / CONS / 64 m64 pieces, acc slot (mt BN / 8 + j) 4 + q (the mma\n"
 	" * layout's).  Per trip: wait for the stage, four k16 steps of wgmma, one\n"
 	" * group in flight; the previous trip's stage goes back when its group is\n"
-	" * done.  A descriptor: a's K-major rows 128 bytes apart (8-row atoms 1024\n"
+	" * done, and the last one after the last group (a persistent block's\n"
+	" * producer refills it for the next tile; it0 counts the earlier tiles'\n"
+	" * trips).  A descriptor: a's K-major rows 128 bytes apart (8-row atoms 1024\n"
 	" * bytes), b's N-major [64][64] blocks 8192 bytes apart (the leading offset)\n"
 	" * and 8 rows of k 1024 bytes apart (the stride offset). */\n"
 	"template <int BM, int BN, int STAGES, int CONS, bool F16>\n"
 	"__device__ __forceinline__ void kb_wg_consume(float *acc, unsigned ring, unsigned full, unsigned empty,\n"
-	"					      int trips)\n"
+	"					      int trips, int it0, bool fence)\n"
 	"{\n"
 	"	const int w = threadIdx.x / 128;\n"
 	"	const bool lane0 = threadIdx.x % 32 == 0;\n"
-	"	for (int t = 0; t < trips; t++) {\n"
-	"		const int s = t % STAGES;\n"
-	"		kb_bar_wait(full + 8 * s, t / STAGES & 1);\n"
-	"		/* the copies wrote through the generic proxy; wgmma reads through the async one */\n"
-	"		asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+	"	for (int t = 0, it = it0; t < trips; t++, it++) {\n"
+	"		const int s = it % STAGES;\n"
+	"		kb_bar_wait(full + 8 * s, it / STAGES & 1);\n"
+	"		if (fence) /* cp.async wrote through the generic proxy; wgmma reads through the async one */\n"
+	"			asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
 	"		asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
 	"		const unsigned a = ring + s * (BM + BN) * 128 + w * (BM / CONS) * 128, b = ring + s * (BM + BN) * 128 + BM * 128;\n"
 	"#pragma unroll\n"
@@ -386,15 +527,21 @@ static const char wgmma_consume[] =
 	"		if (t > 0) { /* the previous stage's wgmmas are done: give it back */\n"
 	"			asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\");\n"
 	"			if (lane0)\n"
-	"				kb_bar_arrive(empty + 8 * ((t - 1) % STAGES));\n"
+	"				kb_bar_arrive(empty + 8 * ((it - 1) % STAGES));\n"
 	"		}\n"
 	"	}\n"
 	"	asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+	"	if (trips > 0 && lane0)\n"
+	"		kb_bar_arrive(empty + 8 * ((it0 + trips - 1) % STAGES));\n"
 	"}\n";
 
-void kb_tile__wgmma_prologue(kb_buf *out)
+void kb_tile__wgmma_prologue(kb_buf *out, bool tma)
 {
+	if (tma) /* CUtensorMap (NVRTC: kbench's one-type cuda.h) */
+		kb_buf_cat(out, "\n#include <cuda.h>\n");
 	kb_buf_cat(out, wgmma_helpers);
+	if (tma)
+		kb_buf_cat(out, wgmma_tma_helpers);
 	for (int n = 64; n <= 256; n *= 2) {
 		wgmma_fn(out, n, "bf16");
 		wgmma_fn(out, n, "f16");

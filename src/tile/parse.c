@@ -72,6 +72,7 @@ static void kernel_free(kb_tile__kernel_ast *ka)
 	}
 	free(ka->k.params);
 	free(ka->k.name);
+	free(ka->k.spec);
 	for (int j = 0; j < 3; j++) {
 		free(ka->k.grid[j]);
 		kb_tile__expr_free(ka->grid[j]);

@@ -47,6 +47,7 @@ static void copy_kernels(const kb_tile__file *f, bool checked, kb_tile_out *out)
 		kb_tile_kernel *b = &out->kernels[i];
 		*b = *a;
 		b->name = kb_xstrdup(a->name ? a->name : "");
+		b->spec = a->spec && checked ? kb_xstrdup(a->spec) : NULL;
 		b->params = kb_xcalloc((size_t)a->nparams + 1, sizeof *b->params);
 		for (int j = 0; j < a->nparams; j++) {
 			b->params[j] = a->params[j];
@@ -65,8 +66,12 @@ static void copy_kernels(const kb_tile__file *f, bool checked, kb_tile_out *out)
 		for (int g = 0; g < 3; g++) {
 			const kb_tile__expr *ge = f->kernels[i].grid[g];
 			kb_buf t = KB_BUF_INIT;
+			if (ge && checked && g == 0 && a->persistent)
+				kb_buf_cat(&t, "min(sm_count, "); /* a block an SM, each looping over programs */
 			if (ge && checked)
 				spec_text(ge, &t);
+			if (ge && checked && g == 0 && a->persistent)
+				kb_buf_cat(&t, ")");
 			b->grid[g] = t.len ? kb_buf_detach(&t) : a->grid[g] ? kb_xstrdup(a->grid[g]) : NULL;
 			kb_buf_free(&t);
 		}
@@ -81,6 +86,8 @@ int kb_tile_compile(const char *path, const char *text, size_t len, const kb_til
 	kb_tile__toks toks = {0};
 	kb_tile__file f = {.path = path, .text = text, .arch = o ? o->arch : NULL};
 	memset(out, 0, sizeof *out);
+	for (int i = 0; o && i < o->ndefines; i++)
+		f.no_tma = f.no_tma || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_TMA));
 	int before = kb_diag_count(diags, KB_DIAG_ERROR);
 	kb_tile__tokenize(path, text, len, &toks, diags);
 	kb_tile__parse(&toks, &f, diags);
@@ -114,6 +121,7 @@ void kb_tile_out_free(kb_tile_out *o)
 		}
 		free(k->params);
 		free(k->name);
+		free(k->spec);
 		for (int j = 0; j < k->nconsts; j++)
 			free(k->consts[j]);
 		free(k->consts);

@@ -38,6 +38,9 @@ typedef struct {
 	int64_t smem;         /* dynamic shared memory the generated kernel needs (dot operands) */
 	char **consts;        /* "NAME=VALUE" of the top-level consts, overrides applied */
 	int nconsts;
+	bool persistent;      /* launched with min(sm_count, grid) blocks, each looping over programs */
+	char *spec;           /* `//! ` lines the kernel's launch needs beside the file's spec
+			       * (wgmma's TMA tensormaps), or NULL */
 } kb_tile_kernel;
 
 /* ===== tokenize.c: the words and numbers of the language, for
@@ -66,6 +69,10 @@ typedef struct {
 	int ndefines;
 	const char *arch;           /* the target ("sm_90a": a dot may lower to wgmma); NULL: none */
 } kb_tile_opts;
+
+/* The define that keeps wgmma's operand copies on cp.async (the lowering
+ * before TMA): `--define KB_TMA=0`. */
+#define KB_TILE_NO_TMA "KB_TMA=0"
 
 typedef struct {
 	kb_buf cuda;             /* the generated CUDA C (#line into the .tile file) */

@@ -155,6 +155,7 @@ typedef struct {
 	kb_tile__kernel_ast *kernels;
 	int nkernels;
 	const char *arch;        /* the target, or NULL (kb_tile_opts) */
+	bool no_tma;             /* KB_TILE_NO_TMA among the defines: wgmma's copies stay cp.async */
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
@@ -421,6 +422,7 @@ typedef struct {
 	int MT, NT;                /* m16 and n8 pieces a warp holds */
 	int MS;                    /* rows between a warp's m pieces: 16 (mma.sync), 64 (wgmma) */
 	bool wg;                   /* wgmma on sm_90a (lower_wgmma.c) */
+	bool tma;                  /* wgmma's operands by TMA where the tensors allow (else cp.async) */
 	int stages;                /* operand tiles in flight (const STAGES, else 3) */
 	int64_t smem;              /* dynamic shared memory bytes */
 } kb_tile__mma;
@@ -447,8 +449,11 @@ typedef struct kb_tile__lw {
 	int nstrs, capstrs, nstream;
 	kb_tile__mma mma;
 	bool wgmma;             /* a kernel of the file lowers its dot to wgmma */
+	bool wgmma_tma;         /* ... and copies its operands by TMA (tensormap parameters) */
 	int wg_T;               /* there: its threads() (a kernel of those takes its launch) */
 	bool wide;              /* the kernel takes that launch (lower.c) */
+	bool wg_persist;        /* that launch is persistent: min(sm_count, grid) blocks */
+	bool persist;           /* this kernel's blocks loop over its programs (pid(0) is kb_pid_) */
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
 	bool rows;              /* the kernel's 2-d tiles are in the row layout (lower_rows.c) */
@@ -710,7 +715,15 @@ bool kb_tile__wgmma_target(const kb_tile__file *f);
 void kb_tile__plan_wgmma(kb_tile__lw *L);
 void kb_tile__wgmma_decls(kb_tile__lw *L);
 void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp);
-void kb_tile__wgmma_prologue(kb_buf *out);
+/* A persistent wgmma kernel's part before its loop over programs: the
+ * ring, its mbarriers, the warp roles (setmaxnreg), the ring's trip count. */
+void kb_tile__wgmma_persist_head(kb_tile__lw *L);
+/* The TMA path's two CUtensorMap parameters after the kernel's own (none
+ * on cp.async); the `//! tensormap` lines that bind them, or NULL. */
+void kb_tile__wgmma_params(kb_tile__lw *L);
+char *kb_tile__wgmma_spec(const kb_tile__lw *L);
+/* The helpers every wgmma kernel calls, and with tma the TMA producer's. */
+void kb_tile__wgmma_prologue(kb_buf *out, bool tma);
 
 /* ===== lower.c ===== */
 

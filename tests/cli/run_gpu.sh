@@ -64,6 +64,9 @@ run "$KB" run tests/fixtures/kernels/tma_copy.cu --json
 expect_json tma_copy "j['result']['verdict'] == 'CORRECT' and [r['result']['verdict'] for r in j['sweep']] == ['CORRECT', 'CORRECT'] and [t['result']['verdict'] for t in j['tune']] == ['CORRECT', 'CORRECT'] and j['result']['timing']['median_us'] > 0"
 run "$KB" run tests/fixtures/kernels/tma_copy.cu --arg N=100 --no-sweep
 expect_in tma_bad_stride out "a row of x is 200 bytes; TMA needs every stride to be a multiple of 16 bytes"
+# ... unless the line says unaligned=zero: then the map comes as zeros and the kernel copies another way
+run "$KB" run tests/fixtures/kernels/tma_zero.cu --json
+expect_json tma_zero "j['result']['verdict'] == 'CORRECT' and [r['result']['verdict'] for r in j['sweep']] == ['CORRECT', 'CORRECT']"
 # SASS metrics in a fresh worker: twice in a row (the shared runner stays
 # warm), each time the 32-way conflicted load counted and the hot spots annotated.
 for n in 1 2; do

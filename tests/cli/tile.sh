@@ -235,6 +235,17 @@ expect_in wgmma_no_spills out "(no spills)"
 # (256 x 64 + 64 x 128) bf16 is 24 chunks of 16 bytes for each of 128 threads.
 run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --json
 expect_json wgmma_copies_unrolled "j['build']['ptx'].count('cp.async.cg.shared.global') == 24"
+# ... that is the fallback (rows that are no 16-byte multiples): by default
+# one producer thread copies a stage with TMA, a's box and b's two [64][64]
+# boxes (BN 128 at BM 256 here: -D BM=256), after the stage's byte count on
+# its mbarrier; --define KB_TMA=0 leaves cp.async alone (the lowering before).
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D BM=256 --json
+expect_json wgmma_tma "j['build']['ptx'].count('mbarrier.arrive.expect_tx') >= 1 and j['build']['ptx'].count('cp.async.bulk.tensor.2d.shared::cluster.global') == 3 * j['build']['ptx'].count('mbarrier.arrive.expect_tx') and j['build']['kernels'][0]['resources']['spill_store_bytes'] == 0"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D KB_TMA=0 --no-cache
+expect_rc wgmma_no_tma_cubin 0
+expect_in wgmma_no_tma_no_spills out "(no spills)"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D KB_TMA=0 --json
+expect_json wgmma_no_tma "'cp.async.bulk.tensor' not in j['build']['ptx'] and j['build']['ptx'].count('cp.async.cg.shared.global') == 24"
 run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --emit-cuda
 expect_in wgmma_emitted out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
 expect_not_in wgmma_no_mma_sync out "kb_mma_warp<"

@@ -1183,6 +1183,17 @@ static void test_compile_spec__tensormap(void)
 	snprintf(text, sizeof text, "%s//! tensormap ta : a box=(8, 8)\n", base);
 	T_EQ_INT(parse(text, &s, &d), 0);
 	T_EQ_INT(s.tmaps[0].swizzle, 0);
+	T_OK(!s.tmaps[0].zero_unaligned); /* a tensor TMA cannot describe fails the run */
+	kb_compile_spec_free(&s);
+	/* unaligned=zero: such a tensor's map is passed as zeros (the tile DSL's wgmma) */
+	snprintf(text, sizeof text, "%s//! tensormap ta : a box=(8, 8) swizzle=128 unaligned=zero\n", base);
+	T_EQ_INT(parse(text, &s, &d), 0);
+	T_OK(s.tmaps[0].zero_unaligned);
+	T_EQ_INT(s.tmaps[0].swizzle, 128);
+	kb_compile_spec_free(&s);
+	snprintf(text, sizeof text, "%s//! tensormap ta : a unaligned=error, box=(8, 8)\n", base);
+	T_EQ_INT(parse(text, &s, &d), 0);
+	T_OK(!s.tmaps[0].zero_unaligned);
 	kb_compile_spec_free(&s);
 	kb_diags_free(&d);
 
@@ -1200,6 +1211,10 @@ static void test_compile_spec__tensormap(void)
 		    "box extent 1 of tensormap 'ta' must be positive");
 	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : a box=(4, 4) tile=3\n", 2, 33, 4,
 		    "unknown tensormap key 'tile'");
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : a box=(4, 4) unaligned=pad\n", 2, 43, 3,
+		    "unaligned is zero or error, got 'pad'");
+	T_ONE_ERROR("//! in a : f32[4, 4]\n//! tensormap ta : a box=(4, 4) unaligned=zero unaligned=zero\n",
+		    2, 48, 9, "'unaligned' is given twice");
 
 	/* `//! arch`: one target, checked; given once. */
 	T_EQ_INT(parse("//! arch sm_90a\n", &s, &d), 0);

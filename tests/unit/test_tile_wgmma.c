@@ -1,7 +1,9 @@
 /* test_tile_wgmma.c - a dot on sm_90a (src/tile/lower_wgmma.c): the
  * canonical loop lowers to a producer warpgroup's copies and consumer
  * warpgroups' wgmma, its launch grows by the producer, its epilogue keeps
- * the mma layout with m pieces 64 rows apart; every other target, and each
+ * the mma layout with m pieces 64 rows apart; its operands come by TMA
+ * (tensormaps the spec gets from the lowering) with cp.async where the
+ * runner passes zeros, or always with KB_TMA=0; every other target, and each
  * shape or program the wgmma path does not take, keeps mma.sync.  NVRTC
  * compiles the sm_90a CUDA in tests/cli/tile.sh; no GPU here runs it. */
 #include "../../src/tile/tile_int.h"
@@ -72,13 +74,46 @@ static void test_tile_wgmma__matmul(void)
 	/* two consumer warpgroups of 128 rows (two m64 pieces each) and the producer */
 	T_EQ_INT(l.out.kernels[0].threads, 384);
 	T_CONTAINS(cuda(&l), "__launch_bounds__(384, 1)");
-	T_CONTAINS(cuda(&l), "if (threadIdx.x >= 256) { /* the producer warpgroup */");
-	T_CONTAINS(cuda(&l), "setmaxnreg.dec.sync.aligned.u32 40;");
-	T_CONTAINS(cuda(&l), "setmaxnreg.inc.sync.aligned.u32 232;");
-	T_CONTAINS(cuda(&l), "kb_wg_consume<256, 128, 4, 2, false>(acc, ring_, full_, empty_, trips_);");
+	/* persistent: a block an SM, each looping over the programs; the ring,
+	 * its mbarriers and the warp roles made once before the loop */
+	T_OK(l.out.kernels[0].persistent);
+	T_EQ_STR(l.out.kernels[0].grid[0], "min(sm_count, (cdiv(M, 256) * cdiv(N, 128)))");
+	T_CONTAINS(cuda(&l), "\tfor (int kb_pid_ = (int)blockIdx.x; kb_pid_ < ((((M) + (BM) - 1) / (BM)) * "
+		   "(((N) + (BN) - 1) / (BN))); kb_pid_ += (int)gridDim.x) {");
+	T_CONTAINS(cuda(&l), "int m0 = ((kb_pid_ / tiles_n) * BM);");
+	T_OK(!strstr(cuda(&l), "((int)blockIdx.x")); /* pid(0) is the loop's program */
+	T_CONTAINS(cuda(&l), "\tconst bool producer_ = threadIdx.x >= 256; /* the warpgroup after the consumers */\n"
+		   "\tif (producer_)\n\t\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n\telse\n"
+		   "\t\tasm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n"
+		   "\tif (producer_ && tma_ && threadIdx.x != 256)\n\t\treturn; /* one thread copies by TMA */\n"
+		   "\tint it_ = 0;");
+	T_OK(strstr(cuda(&l), "kb_wg_bars_init<") < strstr(cuda(&l), "for (int kb_pid_"));
+	/* the producer goes on to the next tile's copies: the ring's trip count
+	 * carries the stages and mbarrier phases across tiles */
+	T_CONTAINS(cuda(&l), "\t\t\t\tit_ += trips_;\n\t\t\t\tcontinue;");
+	T_CONTAINS(cuda(&l), "kb_wg_consume<256, 128, 4, 2, false>(acc, ring_, full_, empty_, trips_, it_, !tma_);\n"
+		   "\t\t\tit_ += trips_;\n");
+	/* the last stage goes back too (the producer refills it for the next tile) */
+	T_CONTAINS(cuda(&l), "	if (trips > 0 && lane0)\n		kb_bar_arrive(empty + 8 * ((it0 + trips - 1) % STAGES));\n");
 	T_CONTAINS(cuda(&l), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
-	/* 16-byte copies where the rows allow, element by element elsewhere (S = 1001) */
-	T_CONTAINS(cuda(&l), "kb_wg_produce<256, 128, 4, true>(a, b, m0, n0, lo_, step_, trips_, M, K, K, N, ");
+	/* TMA: two tensormaps the kernel takes after its own parameters, the
+	 * spec's lines for them (a's [BM][64] box, b's [64][64]), zeros where a
+	 * row is no 16-byte multiple; one producer thread copies, one arrival a
+	 * stage, and the consumers need no proxy fence */
+	T_CONTAINS(cuda(&l), "int M, int K, int N, const __grid_constant__ CUtensorMap kb_tma_a, "
+		   "const __grid_constant__ CUtensorMap kb_tma_b)\n{");
+	T_CONTAINS(cuda(&l), "#include <cuda.h>");
+	T_EQ_STR(l.out.kernels[0].spec, "//! tensormap kb_tma_a : a box=(256, 64) swizzle=128 unaligned=zero\n"
+		 "//! tensormap kb_tma_b : b box=(64, 64) swizzle=128 unaligned=zero\n");
+	T_CONTAINS(cuda(&l), "const bool tma_ = kb_wg_tma_ok(&kb_tma_a) && kb_wg_tma_ok(&kb_tma_b);");
+	T_CONTAINS(cuda(&l), "kb_wg_bars_init<4, 8>(full_, empty_, tma_ ? 1 : 128);");
+	T_CONTAINS(cuda(&l), "\t\t\t\tif (tma_) { /* one thread's TMA copies */\n"
+		   "\t\t\t\t\tkb_wg_produce_tma<256, 128, 4>(&kb_tma_a, &kb_tma_b, m0, n0, lo_, step_, trips_, "
+		   "it_, ring_, full_, empty_);\n\t\t\t\t} else {\n");
+	T_CONTAINS(cuda(&l), "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+	T_CONTAINS(cuda(&l), "kb_wg_tma(sa + BM * 128 + j * 8192, tb, bar, n0 + 64 * j, k);");
+	/* else 16-byte copies where the rows allow, element by element elsewhere (S = 1001) */
+	T_CONTAINS(cuda(&l), "kb_wg_produce<256, 128, 4, true>(a, b, m0, n0, lo_, step_, trips_, M, K, K, N, it_, ");
 	T_CONTAINS(cuda(&l), "kb_wg_produce<256, 128, 4, false>(a, b, m0, n0, ");
 	T_CONTAINS(cuda(&l), "const bool vec_ = K % 8 == 0 && N % 8 == 0 &&");
 	/* 4 stages of a [256][64] and a [64][128] bf16 tile, and 1 KiB to align the ring */
@@ -88,6 +123,35 @@ static void test_tile_wgmma__matmul(void)
 	T_CONTAINS(cuda(&l), "const int r_ = wm0_ + i_ / 64 * 64 + lane_ / 4 + i_ % 4 / 2 * 8;");
 	T_CONTAINS(cuda(&l), "struct { /* at this thread's columns of the dot's result, read where used */");
 	T_OK(!strstr(cuda(&l), "kb_mma_warp<"));
+	lowered_free(&l);
+}
+
+/* --define KB_TMA=0 keeps the lowering before TMA: every producer thread
+ * copies with cp.async (or element by element), the consumers fence the
+ * proxies each trip, the kernel takes no tensormap and is a block a tile. */
+static void test_tile_wgmma__no_tma(void)
+{
+	lowered l;
+	lower(&l, matmul, "sm_90a", KB_TILE_NO_TMA);
+	T_EQ_INT(l.rc, 0);
+	T_OK(wgmma(&l));
+	T_EQ_INT(l.out.kernels[0].threads, 384);
+	T_OK(l.out.kernels[0].spec == NULL);
+	T_OK(!strstr(cuda(&l), "CUtensorMap"));
+	T_OK(!strstr(cuda(&l), "#include <cuda.h>"));
+	T_OK(!strstr(cuda(&l), "tma_"));
+	T_CONTAINS(cuda(&l), "kb_wg_bars_init<4, 8>(full_, empty_, 128);");
+	T_CONTAINS(cuda(&l), "kb_wg_produce<256, 128, 4, true>(a, b, m0, n0, lo_, step_, trips_, M, K, K, N, 0, ");
+	T_CONTAINS(cuda(&l), "kb_wg_consume<256, 128, 4, 2, false>(acc, ring_, full_, empty_, trips_, 0, true);");
+	/* a block a tile, its grid as written, the roles split at the loop */
+	T_OK(!l.out.kernels[0].persistent);
+	T_EQ_STR(l.out.kernels[0].grid[0], "(cdiv(M, 256) * cdiv(N, 128))");
+	T_OK(!strstr(cuda(&l), "kb_pid_"));
+	T_CONTAINS(cuda(&l), "int m0 = (((int)blockIdx.x / tiles_n) * BM);");
+	T_CONTAINS(cuda(&l), "if (threadIdx.x >= 256) { /* the producer warpgroup */\n"
+		   "\t\t\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");");
+	T_CONTAINS(cuda(&l), "return; /* the consumers alone run what follows */");
+	T_CONTAINS(cuda(&l), "fence.proxy.async.shared::cta;");
 	lowered_free(&l);
 }
 
@@ -108,6 +172,14 @@ static void test_tile_wgmma__one_consumer(void)
 	lower(&l, mm, "sm_90a", NULL);
 	T_EQ_INT(l.rc, 0);
 	T_CONTAINS(cuda(&l), "kb_wg_consume<64, 64, 3, 1, true>(acc, ");
+	/* a 2-d grid: TMA, but a block a tile (one thread of the producer copies) */
+	T_CONTAINS(cuda(&l), "\t\t\tif (tma_) { /* one thread's TMA copies */\n\t\t\t\tif (threadIdx.x == 128)\n"
+		   "\t\t\t\t\tkb_wg_produce_tma<64, 64, 3>(&kb_tma_a, &kb_tma_b, m0, n0, lo_, step_, trips_, 0, "
+		   "ring_, full_, empty_);\n\t\t\t\treturn;\n\t\t\t}\n");
+	T_OK(!l.out.kernels[0].persistent && !strstr(cuda(&l), "kb_pid_"));
+	T_EQ_STR(l.out.kernels[0].grid[0], "cdiv(M, 64)");
+	T_EQ_STR(l.out.kernels[0].spec, "//! tensormap kb_tma_a : a box=(64, 64) swizzle=128 unaligned=zero\n"
+		 "//! tensormap kb_tma_b : b box=(64, 64) swizzle=128 unaligned=zero\n");
 	T_EQ_INT(l.out.kernels[0].threads, 256);
 	T_OK(!strstr(cuda(&l), "setmaxnreg"));
 	lowered_free(&l);
@@ -143,6 +215,9 @@ static void test_tile_wgmma__fallbacks(void)
 		T_OK(!strstr(cuda(&l), "wgmma"));
 		T_CONTAINS(cuda(&l), "kb_mma_warp<");
 		T_OK(l.out.nkernels && l.out.kernels[0].threads != 384);
+		T_OK(!strstr(cuda(&l), "CUtensorMap"));
+		T_OK(l.out.kernels[0].spec == NULL);
+		T_OK(!l.out.kernels[0].persistent && !strstr(cuda(&l), "kb_pid_"));
 		lowered_free(&l);
 	}
 }
@@ -184,6 +259,16 @@ static void test_tile_wgmma__ref_kernel(void)
 	const char *mm = strstr(cuda(&l), "__launch_bounds__(384, 1)\nmm(");
 	T_OK(r && mm && r < mm);
 	T_CONTAINS(cuda(&l), "\tif (threadIdx.x >= 256) /* launched as the wgmma kernel beside it: threads() + 128 */\n\t\treturn;\n");
+	/* ... and loops over its own grid(), as the persistent dot kernel's blocks do */
+	T_OK(l.out.kernels[0].persistent && l.out.kernels[1].persistent);
+	T_EQ_STR(l.out.kernels[0].grid[0], "min(sm_count, (cdiv(M, 256) * cdiv(N, 128)))");
+	T_CONTAINS(cuda(&l), "\t\treturn;\n#line 1 \"t.tile\"\n\tfor (int kb_pid_ = (int)blockIdx.x; kb_pid_ < "
+		   "((((M) + (256) - 1) / (256)) * (((N) + (128) - 1) / (128))); kb_pid_ += (int)gridDim.x) {");
+	T_CONTAINS(cuda(&l), "int i = kb_pid_;");
+	/* the tensormaps are the dot kernel's alone: the reference takes its own parameters */
+	T_CONTAINS(cuda(&l), "ref(const __nv_bfloat16 *__restrict__ a, const __nv_bfloat16 *__restrict__ b, "
+		   "const float *__restrict__ bias, __nv_bfloat16 *__restrict__ c, int M, int K, int N)\n{");
+	T_OK(l.out.kernels[0].spec == NULL && l.out.kernels[1].spec != NULL);
 	/* the epilogue on the wgmma result: the bias at its columns, read where used */
 	T_CONTAINS(cuda(&l), "kb_wg_consume<256, 128, 4, 2, false>(acc, ");
 	T_CONTAINS(cuda(&l), "} _t1;\n");
@@ -199,6 +284,7 @@ static void test_tile_wgmma__ref_kernel(void)
 	T_EQ_INT(l.out.kernels[0].threads, 256);
 	T_EQ_INT(l.out.kernels[1].threads, 256);
 	T_OK(!strstr(cuda(&l), "launched as the wgmma kernel"));
+	T_OK(!l.out.kernels[0].persistent && !l.out.kernels[1].persistent && !strstr(cuda(&l), "kb_pid_"));
 	lowered_free(&l);
 	static const char *const keep[] = {reduce, other};
 	for (int i = 0; i < 2; i++) {
@@ -216,6 +302,7 @@ static void test_tile_wgmma__ref_kernel(void)
 int main(void)
 {
 	T_RUN(test_tile_wgmma__matmul);
+	T_RUN(test_tile_wgmma__no_tma);
 	T_RUN(test_tile_wgmma__one_consumer);
 	T_RUN(test_tile_wgmma__fallbacks);
 	T_RUN(test_tile_wgmma__ref_kernel);
