@@ -27,6 +27,7 @@
 #             under compute-sanitizer)
 #   rec-OP+OP scripts/record-gallery.sh OP OP (sessions.tgz), then a replay
 #             of sessions/softmax on the same GPU
+#   tests:A+B scripts/gpu-tests.sh A B (tests/cli/A.sh, B.sh on a GPU)
 #   attn:P+P  scripts/gpu-attn.sh's parts P (correct, table, warm, profile)
 #   guard     bench/timing_guard.sh over the nine kernels, NOD=1 (issue 24;
 #             needs .gpu/kbench-old.tar.gz carried)
@@ -72,6 +73,7 @@ job() {
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
 	gmem) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh memcheck" ;;
 	rec-*) echo "${T:-300} sh -c 'sh scripts/record-gallery.sh $(echo "${1#rec-}" | tr + " ") && build/kbench replay sessions/softmax'" ;;
+	tests:*) echo "${T:-250} env LIMIT=$(( ${T:-250} - 10 )) sh scripts/gpu-tests.sh $(echo "${1#tests:}" | tr + ' ')" ;;
 	attn:*) echo "${T:-250} sh scripts/gpu-attn.sh $(echo "${1#attn:}" | tr + ' ')" ;;
 	guard) echo "240 sh -c 'mkdir -p /tmp/oldkb && tar xzf .gpu/kbench-old.tar.gz -C /tmp/oldkb && NOD=1 REPS=3 sh bench/timing_guard.sh /tmp/oldkb/old/build/kbench'" ;;
 	*) echo "${T:-150} sh scripts/gpu-$1.sh" ;;
