@@ -395,6 +395,8 @@ emu attn_02_mt2 $A2 -D MT=2 -D BN=32 --size N=300,B=1,H=1,CAUSAL=1 --size N=150,
 emu attn_02_mt1_as_before $A2 -D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0 \
 	--size N=200,B=1,H=1,CAUSAL=1 --size N=129,B=1,H=1,CAUSAL=0
 emu attn_02_d64_bn128 $A2 -D D=64 -D BN=128 --size N=300,B=1,H=1,CAUSAL=1 --size N=1,B=1,H=1,CAUSAL=0
+# its default at D = 64 (the tune line's BN = 0): 128 keys a step
+emu attn_02_d64_default $A2 -D D=64 --size N=300,B=1,H=1,CAUSAL=1 --size N=257,B=1,H=1,CAUSAL=0
 emu attn_02_copies_at_issue $A2 -D D=64 --copies issue --sched shuffle --seed 3 --size N=150,B=1,H=1,CAUSAL=1
 [ -n "$SAN" ] || start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
 
