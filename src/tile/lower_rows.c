@@ -141,10 +141,31 @@ bool kb_tile__rows_plan(kb_tile__lw *L)
 	}
 	L->rows_smem = 0;
 	L->npf = 0;
+	L->ndsum = L->nhoisted = 0;
 	return L->rows;
 }
 
 /* ===== kept reductions along axis 1 ===== */
+
+/* c's rows folded across the quad: two XOR shuffles (1, 2) a row. */
+static void quad_fold(kb_tile__lw *L, const char *c, bool sum, const char *op)
+{
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int o_ = 1; o_ < 4; o_ *= 2)\n");
+	if (L->rows_mt != 1) {
+		kb_tile__line(L, "\tfor (int h_ = 0; h_ < %d; h_++) /* each row the thread holds */\n", L->rows_mt * 2);
+		if (sum)
+			kb_tile__line(L, "\t\t%s[h_] += __shfl_xor_sync(0xffffffff, %s[h_], o_);\n", c, c);
+		else
+			kb_tile__line(L, "\t\t%s[h_] = %s(%s[h_], __shfl_xor_sync(0xffffffff, %s[h_], o_));\n", c, op,
+				      c, c);
+	} else if (sum)
+		kb_tile__line(L, "\t%s[0] += __shfl_xor_sync(0xffffffff, %s[0], o_), %s[1] += __shfl_xor_sync(0xffffffff, "
+			      "%s[1], o_);\n", c, c, c, c);
+	else
+		kb_tile__line(L, "\t%s[0] = %s(%s[0], __shfl_xor_sync(0xffffffff, %s[0], o_)), %s[1] = %s(%s[1], "
+			      "__shfl_xor_sync(0xffffffff, %s[1], o_));\n", c, op, c, c, c, op, c, c);
+}
 
 void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
 {
@@ -172,21 +193,10 @@ void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
 	else
 		kb_tile__line(L, "%s[i_ %% %d / 2] = %s(%s[i_ %% %d / 2], v_);\n", c, S, op, c, S);
 	kb_tile__block_close(L, 1);
-	kb_tile__line(L, "#pragma unroll\n");
-	kb_tile__line(L, "for (int o_ = 1; o_ < 4; o_ *= 2)\n");
-	if (L->rows_mt != 1) {
-		kb_tile__line(L, "\tfor (int h_ = 0; h_ < %d; h_++) /* each row the thread holds */\n", S / 2);
-		if (sum)
-			kb_tile__line(L, "\t\t%s[h_] += __shfl_xor_sync(0xffffffff, %s[h_], o_);\n", c, c);
-		else
-			kb_tile__line(L, "\t\t%s[h_] = %s(%s[h_], __shfl_xor_sync(0xffffffff, %s[h_], o_));\n", c, op,
-				      c, c);
-	} else if (sum)
-		kb_tile__line(L, "\t%s[0] += __shfl_xor_sync(0xffffffff, %s[0], o_), %s[1] += __shfl_xor_sync(0xffffffff, "
-			      "%s[1], o_);\n", c, c, c, c);
+	if (kb_tile__rows_deferred(L, e))
+		kb_tile__line(L, "/* the quad's parts: folded after the loop (lower_rowacc.c) */\n");
 	else
-		kb_tile__line(L, "\t%s[0] = %s(%s[0], __shfl_xor_sync(0xffffffff, %s[0], o_)), %s[1] = %s(%s[1], "
-			      "__shfl_xor_sync(0xffffffff, %s[1], o_));\n", c, op, c, c, c, op, c, c);
+		quad_fold(L, c, sum, op);
 	kb_tile__add_mat(L, e, c, false);
 	if (C != 1)
 		L->mats[L->nmats - 1].rowpick = true;
@@ -495,31 +505,14 @@ static void start_slots(kb_tile__lw *L, const kb_tile__expr *x, const char *c)
 static bool lazy_start(kb_tile__lw *L, const kb_tile__expr *init, const char *c, long long C)
 {
 	long long n = C / 2 * L->rows_mt;
-	if (init->kind != KB_TE_BINARY || init->op != KB_TOP_MUL ||
-	    kb_tile__compute(init->type.dtype) != KB_TILE_F32)
-		return false;
 	for (int k = 0; k < 2; k++) {
-		const kb_tile__expr *r = init->args[k], *x = init->args[1 - k];
-		const kb_tile__lsym *rs = r->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, r->name) : NULL;
-		if (!rs || rs->packed || rs->stream || rs->type.rank != 2 || rs->type.ext[1] != 1 ||
-		    rs->type.dtype != KB_TILE_F32 || x->type.rank != 2 || x->type.ext[1] == 1 ||
-		    kb_tile__compute(x->type.dtype) != KB_TILE_F32)
+		const kb_tile__expr *r = kb_tile__rows_lazy_factor(L, init, k);
+		if (!r)
 			continue;
 		kb_tile__line(L, "#pragma unroll\n");
 		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", n);
-		start_slots(L, x, c);
-		kb_tile__line(L, "bool kb_one_ = true; /* %s is 1 in this thread's rows */\n", r->name);
-		kb_tile__line(L, "#pragma unroll\n");
-		kb_tile__line(L, "for (int rr_ = 0; rr_ < %d; rr_++)\n", 2 * L->rows_mt);
-		kb_tile__line(L, "\tkb_one_ = kb_one_ && %s[rr_] == 1.0f;\n", rs->c);
-		kb_tile__line(L, "if (!(KB_LAZY_RESCALE < 0 ? %d : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_)) /* a row of "
-			      "the warp is rescaled (else x * 1: x) */\n", L->rows_mt == 2 || C <= 64);
-		kb_tile__line(L, "\t#pragma unroll\n");
-		kb_tile__line(L, "\tfor (int i_ = 0; i_ < %lld; i_++)\n", n);
-		kb_buf rv = KB_BUF_INIT;
-		kb_tile__cexpr(L, r, "i_", &rv);
-		kb_tile__line(L, "\t\t%s[i_] *= %s;\n", c, rv.s);
-		kb_buf_free(&rv);
+		start_slots(L, init->args[1 - k], c);
+		kb_tile__rows_lazy_scale(L, c, kb_tile__lw_lookup(L, r->name)->c, C);
 		return true;
 	}
 	return false;
@@ -565,7 +558,11 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
 			      "(((int)threadIdx.x / 32 * %d + l_ %% 16) * %lld + l_ / 16 * 8) * 2;\n",
 			      (long long)as->qsmem - 1, 16 * MT, PA);
-	if (init && lazy_start(L, init, c, C)) {
+	if (init && kb_tile__rows_prescaled(L, init)) { /* x * r: x was rescaled in place already */
+		kb_tile__line(L, "#pragma unroll\n");
+		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
+		start_slots(L, kb_tile__rows_prescaled(L, init), c);
+	} else if (init && lazy_start(L, init, c, C)) {
 		/* x * r + dot(...), r all 1 in the warp's rows: x */
 	} else if (init) { /* x + dot(...): the mma accumulates onto x */
 		kb_tile__line(L, "#pragma unroll\n");
