@@ -254,8 +254,8 @@ void kb_tile__rows_hoist(kb_tile__lw *L, kb_tile__stmt *const *v, int n, int i)
 		if (refs(&v[k], 1, def->name).assigns)
 			return; /* r assigned again before a dot starts from x * r */
 	const kb_tile__lsym *x = init ? kb_tile__lw_lookup(L, v[k]->name) : NULL;
-	if (!x || x->packed || x->stream)
-		return;
+	if (!x || x->packed || x->stream || x->type.rank != 2 || x->type.dtype != KB_TILE_F32)
+		return; /* (a 16-bit x would be rounded once more, in place) */
 	for (int j = i + 1; j < k; j++) {
 		refs_ctx c = refs(&v[j], 1, v[k]->name);
 		if (c.reads || c.assigns)
