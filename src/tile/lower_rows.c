@@ -319,20 +319,34 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 	kb_tile__line(L, "\tconst unsigned s_ = (unsigned)__cvta_generic_to_shared(b_);\n");
 	if (WR * WC / 8 % L->T == 0 && L->T % (WC / 8) == 0) {
 		/* a thread's chunks: one column, rows T / (WC / 8) apart (unrolled: addresses by immediates) */
+		/* the bounds as one 32-bit compare a chunk; the source a fixed step past the thread's first
+		 * chunk's, read where the chunk is in the tensor (src-size 16) and not at all past it
+		 * (src-size 0: 16 zeros; the address, past the tensor there, is not read, as CUTLASS's
+		 * zero-fill copies pass theirs).  Selecting a valid address instead (KB_COPY_ZFILL 0) cost
+		 * attention.tile's main loop 136 instructions at D = 64 and 156 at D = 128 (nvrtc 13.0,
+		 * sm_90) */
 		kb_tile__line(L, "\tconst int r0_ = (int)threadIdx.x / %lld, c_ = (int)threadIdx.x %% %lld * 8;\n", WC / 8,
 			      WC / 8);
+		kb_tile__line(L, "\tconst int n_ = c_ < cols_ ? (int)(rows_ < %lld ? rows_ : %lld) : 0; /* the tile's rows in "
+			      "the tensor (at this column) */\n", WR, WR);
+		kb_tile__line(L, "\tconst auto g_ = p_ + (size_t)r0_ * %s + c_;\n", ld.s);
 		kb_tile__line(L, "\t#pragma unroll\n");
 		kb_tile__line(L, "\tfor (int u_ = 0; u_ < %lld; u_++) {\n", WR * WC / 8 / L->T);
 		kb_tile__line(L, "\t\tconst int r_ = r0_ + u_ * %lld;\n", L->T / (WC / 8));
+		kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
+			      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(KB_COPY_ZFILL ? g_ + (size_t)(u_ * %lld) * %s : r_ < n_ ? "
+			      "p_ + (size_t)r_ * %s + c_ : %s), \"r\"(r_ < n_ ? 16 : 0));\n", P, L->T / (WC / 8), ld.s, ld.s,
+			      t->name);
+		kb_tile__line(L, "\t}\n");
 	} else {
 		kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC / 8, L->T);
 		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
+		kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
+		kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
+			      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : "
+			      "0));\n", P, ld.s, t->name);
+		kb_tile__line(L, "\t}\n");
 	}
-	kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
-	kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
-		      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : 0));\n",
-		      P, ld.s, t->name);
-	kb_tile__line(L, "\t}\n");
 	/* out of line (a call) takes the loop's registers from it: attention.tile at
 	 * D = 64, 134 to 123 (4 blocks an SM), two tiles at D = 128 168 B of
 	 * spill loads to 48; but one tile at D = 128 168 to 172 (the call's own,
@@ -717,6 +731,13 @@ static const char rows_helpers[] =
 	"\t\t((unsigned short *)b)[r * (WC + 8) + c] = r < rows && c < cols ? ((const unsigned short *)p)[r * ld + c] : 0;\n"
 	"\t}\n"
 	"}\n"
+	"/* 1: a b tile's chunk past the tensor is copied with src-size 0 from its\n"
+	" * own address (past the tensor, not read: 16 zeros); 0: from the tensor's\n"
+	" * first element (an address selected a chunk, as before 2026-11-28).\n"
+	" * `kbench run --option -DKB_COPY_ZFILL=0` sets it. */\n"
+	"#ifndef KB_COPY_ZFILL\n"
+	"#define KB_COPY_ZFILL 1\n"
+	"#endif\n"
 	"/* 1: a dot's start x * r is x where r is 1 in every row of the warp, the\n"
 	" * multiplies skipped (attention's acc * alpha); 0: always multiplied;\n"
 	" * -1 (default): 1, but 0 with one row tile a warp of more than 64\n"

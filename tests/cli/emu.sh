@@ -272,6 +272,13 @@ emu attention_tile_default $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=12
 emu attention_tile_default_shuffled $AT --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=300,CAUSAL=0 \
 	--size B=1,H=1,N=200,CAUSAL=1
 emu attention_tile_default_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
+# KB_COPY_ZFILL 0: a chunk past the tensor copied from the tensor's first
+# element (an address selected), not with src-size 0 from its own
+[ -n "$SAN" ] || { "$KB" compile --emit-cuda "$AT" | sed 's/^#define KB_COPY_ZFILL 1$/#define KB_COPY_ZFILL 0/' \
+	>"$T_TMP/copy_select.cu" && grep -q '^#define KB_COPY_ZFILL 0$' "$T_TMP/copy_select.cu" ||
+	fail attention_tile_copy_select "KB_COPY_ZFILL not found in the generated CUDA"; }
+emu attention_tile_copy_select $AT --cuda "$T_TMP/copy_select.cu" --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=0
 emu attention_tile $AT $A1T --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
 	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
 	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
@@ -502,7 +509,7 @@ mutant rows_a_fragment_order 's/qt\[k_ \* 4 + 1\], qt\[k_ \* 4 + 2\]/qt[k_ * 4 +
 mutant rows_b_pieces_swapped 's/n_ \* 8 + 4, af_, bf_\[1\]/n_ * 8 + 4, af_, bf_[0]/' 'elements wrong' $AT $AR
 mutant rows_k_lane_rows 's/(unsigned)((l_ \/ 16 \* 8 + l_ % 8)/(unsigned)((l_ \/ 8 % 2 * 8 + l_ % 8)/' \
 	'elements wrong' $AT $AR
-mutant rows_copy_row_past 's/const bool in_ = r_ < rows_ \&\& c_ < cols_;/const bool in_ = r_ <= rows_ \&\& c_ < cols_;/' \
+mutant rows_copy_row_past 's/"r"(r_ < n_ ? 16 : 0)/"r"(r_ <= n_ ? 16 : 0)/' \
 	'past the end of' $AT $A1T --size B=1,H=1,N=100,CAUSAL=0
 mutant rows_dot_init_dropped 's/acc\[i_\] \*= alpha\[(i_) % 4 \/ 2\];/(void)0;/' \
 	'elements wrong' $AT $AR
