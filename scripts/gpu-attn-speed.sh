@@ -15,9 +15,15 @@
 #                        default before: one row tile a warp, 64 keys)
 #   attention.tile-eager N = 8192, not causal: --option -DKB_LAZY_RESCALE=0
 #                        (acc * alpha every trip, no branch)
+#   attention.tile-select N = 8192, causal and not: --option -DKB_COPY_ZFILL=0
+#                        (k and v chunks past the tensor copied from a selected
+#                        valid address, as before: 136 more instructions a trip
+#                        at D = 64, 156 at D = 128, but at D = 64 no spill loads
+#                        in the loop and 89% of the MUFU among the mmas, not 68%)
 # Ragged sizes, CORRECT or not: attention.tile at N = 4097 with its spec's
 # sweep (1024, 1000), D = 64 and 128, causal and not; 02_fa2 at D = 64 (its
-# new default BN) with its sweep (1024, 4096, 1000, 4097).  Then, time
+# new default BN) with its sweep (1024, 4096, 1000, 4097); the .tile's
+# default under compute-sanitizer memcheck at N = 300.  Then, time
 # left, the SASS of both at D = 64 (nvdisasm through kbench compile) and
 # bench/sass_ops.py --overlap: how many of the main loop's MUFU come after
 # the first HMMA of the second product (the exponentials that overlap it).
@@ -124,6 +130,9 @@ for c in 0 1; do
 done
 for d in 64 128; do
 	tile -eager "$d" 8192 2 16 0 --option -DKB_LAZY_RESCALE=0
+	for c in 0 1; do
+		tile -select "$d" 8192 2 16 "$c" --option -DKB_COPY_ZFILL=0
+	done
 done
 # the ragged sizes (B, H: the spec's)
 SWEEP=1
@@ -136,6 +145,17 @@ for c in 0 1; do
 	fa2 "" 64 4097 - - "$c"
 done
 SWEEP=0
+# compute-sanitizer memcheck of the .tile's default at N = 300 (B = H = 1:
+# the last trip's k and v rows 300..383 lie past the tensors, copied with
+# src-size 0 from their own addresses, KB_COPY_ZFILL): 0 errors expected
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+MC=""
+for d in 64 128; do
+	[ "$(left)" -ge 30 ] || break
+	MC="$MC D=$d: $(timeout 30 "$CS" --tool memcheck --target-processes all $KB run $A/attention.tile --define HD=$d \
+		--arg D=$d --arg N=300 --arg B=1 --arg H=1 --arg CAUSAL=0 --no-sweep --trials 1 --timeout 25 2>&1 |
+		tee -a "$LOG" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo "no summary");"
+done
 # time left: the main loops' SASS (nvdisasm) and their MUFU after the
 # second product's first HMMA
 for v in "attention.tile:" "02_fa2.cu:--define D=64"; do
@@ -171,3 +191,4 @@ for r in rows:
 ok = sum(r[6] == "CORRECT" for r in rows)
 print("%d of %d CORRECT" % (ok, len(rows)))
 EOF
+echo "memcheck attention.tile N=300 (k, v chunks past the tensors at src-size 0):${MC:- not run}" | tee -a "$LOG"
