@@ -13,8 +13,10 @@ A kernel without HMMA (a row kernel) has no such loop: --whole counts its
 whole text instead (every path: fast, fallback and tail), and --key LDG
 takes the longest backward BRA whose body holds an LDG as the main loop.
 LDG and STG count instructions, not their width (the width bits are not
-calibrated).
-Usage: python3 bench/sass_ops.py [--whole | --key OP] FILE.cubin...  (kbench
+calibrated).  --overlap: the main loop's MUFU and how many come after the
+first HMMA that follows the first MUFU (attention's exponentials among the
+mmas of its second product).
+Usage: python3 bench/sass_ops.py [--whole | --key OP | --overlap] FILE.cubin...  (kbench
 compile leaves the cubin in $XDG_CACHE_HOME/kbench/compile/*/*/out.cubin)"""
 import collections
 import struct
@@ -91,8 +93,30 @@ def count(path, key=0x03c):
         yield kern, main[1] - main[0] + 1 - len(cold), len(cold), c
 
 
+def overlap(path):
+    """Each kernel's main loop: its MUFU, and how many of them come after
+    the first HMMA that follows the first MUFU (attention: the exponentials
+    issued among the second product's mmas, not all before them)."""
+    for kern, ins in texts(path):
+        main, inner = loop(ins)
+        if not main:
+            continue
+        ops = [name(ins[j][0]) for j in range(main[0], main[1] + 1)]
+        if 'MUFU' not in ops:
+            continue
+        first = ops.index('MUFU')
+        hmma = next((i for i in range(first, len(ops)) if ops[i] == 'HMMA'), len(ops))
+        yield kern, ops.count('MUFU'), ops[hmma:].count('MUFU')
+
+
 if __name__ == '__main__':
     args = sys.argv[1:]
+    if args[:1] == ['--overlap']:
+        print('%-26s %5s %13s' % ('kernel', 'MUFU', 'after 1st mma'))
+        for p in args[1:]:
+            for kern, n, after in overlap(p):
+                print('%-26s %5d %6d (%3.0f%%)' % (kern[:26], n, after, 100.0 * after / n))
+        sys.exit(0)
     if args[:1] == ['--whole']:
         print('%-26s %5s %5s ' % ('kernel', 'insts', 'loops') + ' '.join('%6s' % c[:6] for c in ROW_COLS))
         for p in args[1:]:

@@ -38,18 +38,21 @@
 // instructions an exponential (the subnormal range kept), 32 of them a
 // thread a step; the rescale of O, 64 (MT = 1) to 128 FMULs a step.
 //
-// Tune: MT row tiles of 16 a warp, BM rows a block, BN keys a step.  The
-// kernel as it was before (issue 30's first H100 table): `-D MT=1 -D QREG=1
-// -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0` (XADDR: the ldmatrix addresses
-// as this lane's offset XOR a chunk constant, one LOP3 each, not swz()).
+// Tune: MT row tiles of 16 a warp, BM rows a block, BN keys a step (0:
+// 128 at D = 64, the faster there on an H100 and an H200, 2026-11-28; 64
+// at D = 128).  The kernel as it was before (issue 30's first H100
+// table): `-D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0
+// -D BN=64` (XADDR: the ldmatrix addresses as this lane's offset XOR a
+// chunk constant, one LOP3 each, not swz()).
 //
 // What to look at in kbench: HMMA.16816.F32.BF16 in SASS, LDSM and
 // LDGSTS; MUFU.EX2 for the exponentials (the softmax's share of issue
 // slots); registers (NVRTC 13.0, sm_90): MT = 2, BN = 64: 255 at D = 128
 // (two words spilled: 8 B stored, 24 B loaded), 213 at D = 64, two blocks
 // of 4 warps an SM; BN = 128: 255 at D = 64, 8 B spilled, and 12-14%
-// faster there than BN = 64 (H100, bench/attention_h100.txt; the tune
-// line finds it); BN = 32: 238 at D = 128, 160 at D = 64 (3 blocks); as
+// faster there than BN = 64 (H100, bench/attention_h100.txt; 11% on an
+// H200): the default at D = 64 (BN = 0 on the tune line); BN = 32: 238 at
+// D = 128, 160 at D = 64 (3 blocks); as
 // before: 182 at D = 128 (178 before the K/V copies shared one offset),
 // 136 at D = 64, one block of 8 warps an SM.  Step 3 moves to wgmma with
 // TMA and warp specialisation.
@@ -71,12 +74,12 @@
 //! tune    D = 128
 //! tune    BM = 128, 64
 //! tune    MT = 2, 1
-//! tune    BN = 64, 32, 128
+//! tune    BN = 0, 32, 64, 128
 //! in      q : bf16[B, H, N, D] = randn(seed=1)
 //! in      k : bf16[B, H, N, D] = randn(seed=2)
 //! in      v : bf16[B, H, N, D] = randn(seed=3)
 //! out     o : bf16[B, H, N, D]
-//! launch  grid=(cdiv(N, BM), B * H) block=(BM / MT * 2) smem=((BM + 4 * BN) * D * 2)
+//! launch  grid=(cdiv(N, BM), B * H) block=(BM / MT * 2) smem=((BM + 4 * (BN + max(0, 1 - BN) * 8192 / D)) * D * 2)
 //! ref     attention(q, k, v, causal=CAUSAL) -> o
 //! tol     rtol=2e-2 atol=1e-2
 //! bytes   4*B*H*N*D*2
@@ -94,8 +97,9 @@
 #ifndef MT
 #define MT 2                  /* 16-row tiles a warp */
 #endif
-#ifndef BN
-#define BN 64                 /* keys a step */
+#if !defined(BN) || BN == 0   /* keys a step; 0 (the tune line's first): the head dim's best */
+#undef BN
+#define BN (8192 / D)         /* 128 at D = 64 (12-14% faster than 64 on an H100), 64 at D = 128 */
 #endif
 #ifndef QREG
 #define QREG (MT == 1)        /* 1: Q in registers for the walk; 0: from shared memory each step */

@@ -141,10 +141,31 @@ bool kb_tile__rows_plan(kb_tile__lw *L)
 	}
 	L->rows_smem = 0;
 	L->npf = 0;
+	L->ndsum = L->nhoisted = 0;
 	return L->rows;
 }
 
 /* ===== kept reductions along axis 1 ===== */
+
+/* c's rows folded across the quad: two XOR shuffles (1, 2) a row. */
+static void quad_fold(kb_tile__lw *L, const char *c, bool sum, const char *op)
+{
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int o_ = 1; o_ < 4; o_ *= 2)\n");
+	if (L->rows_mt != 1) {
+		kb_tile__line(L, "\tfor (int h_ = 0; h_ < %d; h_++) /* each row the thread holds */\n", L->rows_mt * 2);
+		if (sum)
+			kb_tile__line(L, "\t\t%s[h_] += __shfl_xor_sync(0xffffffff, %s[h_], o_);\n", c, c);
+		else
+			kb_tile__line(L, "\t\t%s[h_] = %s(%s[h_], __shfl_xor_sync(0xffffffff, %s[h_], o_));\n", c, op,
+				      c, c);
+	} else if (sum)
+		kb_tile__line(L, "\t%s[0] += __shfl_xor_sync(0xffffffff, %s[0], o_), %s[1] += __shfl_xor_sync(0xffffffff, "
+			      "%s[1], o_);\n", c, c, c, c);
+	else
+		kb_tile__line(L, "\t%s[0] = %s(%s[0], __shfl_xor_sync(0xffffffff, %s[0], o_)), %s[1] = %s(%s[1], "
+			      "__shfl_xor_sync(0xffffffff, %s[1], o_));\n", c, op, c, c, c, op, c, c);
+}
 
 void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
 {
@@ -172,21 +193,10 @@ void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
 	else
 		kb_tile__line(L, "%s[i_ %% %d / 2] = %s(%s[i_ %% %d / 2], v_);\n", c, S, op, c, S);
 	kb_tile__block_close(L, 1);
-	kb_tile__line(L, "#pragma unroll\n");
-	kb_tile__line(L, "for (int o_ = 1; o_ < 4; o_ *= 2)\n");
-	if (L->rows_mt != 1) {
-		kb_tile__line(L, "\tfor (int h_ = 0; h_ < %d; h_++) /* each row the thread holds */\n", S / 2);
-		if (sum)
-			kb_tile__line(L, "\t\t%s[h_] += __shfl_xor_sync(0xffffffff, %s[h_], o_);\n", c, c);
-		else
-			kb_tile__line(L, "\t\t%s[h_] = %s(%s[h_], __shfl_xor_sync(0xffffffff, %s[h_], o_));\n", c, op,
-				      c, c);
-	} else if (sum)
-		kb_tile__line(L, "\t%s[0] += __shfl_xor_sync(0xffffffff, %s[0], o_), %s[1] += __shfl_xor_sync(0xffffffff, "
-			      "%s[1], o_);\n", c, c, c, c);
+	if (kb_tile__rows_deferred(L, e))
+		kb_tile__line(L, "/* the quad's parts: folded after the loop (lower_rowacc.c) */\n");
 	else
-		kb_tile__line(L, "\t%s[0] = %s(%s[0], __shfl_xor_sync(0xffffffff, %s[0], o_)), %s[1] = %s(%s[1], "
-			      "__shfl_xor_sync(0xffffffff, %s[1], o_));\n", c, op, c, c, c, op, c, c);
+		quad_fold(L, c, sum, op);
 	kb_tile__add_mat(L, e, c, false);
 	if (C != 1)
 		L->mats[L->nmats - 1].rowpick = true;
@@ -309,20 +319,34 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 	kb_tile__line(L, "\tconst unsigned s_ = (unsigned)__cvta_generic_to_shared(b_);\n");
 	if (WR * WC / 8 % L->T == 0 && L->T % (WC / 8) == 0) {
 		/* a thread's chunks: one column, rows T / (WC / 8) apart (unrolled: addresses by immediates) */
+		/* the bounds as one 32-bit compare a chunk; the source a fixed step past the thread's first
+		 * chunk's, read where the chunk is in the tensor (src-size 16) and not at all past it
+		 * (src-size 0: 16 zeros; the address, past the tensor there, is not read, as CUTLASS's
+		 * zero-fill copies pass theirs).  Selecting a valid address instead (KB_COPY_ZFILL 0) cost
+		 * attention.tile's main loop 136 instructions at D = 64 and 156 at D = 128 (nvrtc 13.0,
+		 * sm_90) */
 		kb_tile__line(L, "\tconst int r0_ = (int)threadIdx.x / %lld, c_ = (int)threadIdx.x %% %lld * 8;\n", WC / 8,
 			      WC / 8);
+		kb_tile__line(L, "\tconst int n_ = c_ < cols_ ? (int)(rows_ < %lld ? rows_ : %lld) : 0; /* the tile's rows in "
+			      "the tensor (at this column) */\n", WR, WR);
+		kb_tile__line(L, "\tconst auto g_ = p_ + (size_t)r0_ * %s + c_;\n", ld.s);
 		kb_tile__line(L, "\t#pragma unroll\n");
 		kb_tile__line(L, "\tfor (int u_ = 0; u_ < %lld; u_++) {\n", WR * WC / 8 / L->T);
 		kb_tile__line(L, "\t\tconst int r_ = r0_ + u_ * %lld;\n", L->T / (WC / 8));
+		kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
+			      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(KB_COPY_ZFILL ? g_ + (size_t)(u_ * %lld) * %s : r_ < n_ ? "
+			      "p_ + (size_t)r_ * %s + c_ : %s), \"r\"(r_ < n_ ? 16 : 0));\n", P, L->T / (WC / 8), ld.s, ld.s,
+			      t->name);
+		kb_tile__line(L, "\t}\n");
 	} else {
 		kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC / 8, L->T);
 		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
+		kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
+		kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
+			      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : "
+			      "0));\n", P, ld.s, t->name);
+		kb_tile__line(L, "\t}\n");
 	}
-	kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
-	kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
-		      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : 0));\n",
-		      P, ld.s, t->name);
-	kb_tile__line(L, "\t}\n");
 	/* out of line (a call) takes the loop's registers from it: attention.tile at
 	 * D = 64, 134 to 123 (4 blocks an SM), two tiles at D = 128 168 B of
 	 * spill loads to 48; but one tile at D = 128 168 to 172 (the call's own,
@@ -495,31 +519,14 @@ static void start_slots(kb_tile__lw *L, const kb_tile__expr *x, const char *c)
 static bool lazy_start(kb_tile__lw *L, const kb_tile__expr *init, const char *c, long long C)
 {
 	long long n = C / 2 * L->rows_mt;
-	if (init->kind != KB_TE_BINARY || init->op != KB_TOP_MUL ||
-	    kb_tile__compute(init->type.dtype) != KB_TILE_F32)
-		return false;
 	for (int k = 0; k < 2; k++) {
-		const kb_tile__expr *r = init->args[k], *x = init->args[1 - k];
-		const kb_tile__lsym *rs = r->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, r->name) : NULL;
-		if (!rs || rs->packed || rs->stream || rs->type.rank != 2 || rs->type.ext[1] != 1 ||
-		    rs->type.dtype != KB_TILE_F32 || x->type.rank != 2 || x->type.ext[1] == 1 ||
-		    kb_tile__compute(x->type.dtype) != KB_TILE_F32)
+		const kb_tile__expr *r = kb_tile__rows_lazy_factor(L, init, k);
+		if (!r)
 			continue;
 		kb_tile__line(L, "#pragma unroll\n");
 		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", n);
-		start_slots(L, x, c);
-		kb_tile__line(L, "bool kb_one_ = true; /* %s is 1 in this thread's rows */\n", r->name);
-		kb_tile__line(L, "#pragma unroll\n");
-		kb_tile__line(L, "for (int rr_ = 0; rr_ < %d; rr_++)\n", 2 * L->rows_mt);
-		kb_tile__line(L, "\tkb_one_ = kb_one_ && %s[rr_] == 1.0f;\n", rs->c);
-		kb_tile__line(L, "if (!(KB_LAZY_RESCALE < 0 ? %d : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_)) /* a row of "
-			      "the warp is rescaled (else x * 1: x) */\n", L->rows_mt == 2 || C <= 64);
-		kb_tile__line(L, "\t#pragma unroll\n");
-		kb_tile__line(L, "\tfor (int i_ = 0; i_ < %lld; i_++)\n", n);
-		kb_buf rv = KB_BUF_INIT;
-		kb_tile__cexpr(L, r, "i_", &rv);
-		kb_tile__line(L, "\t\t%s[i_] *= %s;\n", c, rv.s);
-		kb_buf_free(&rv);
+		start_slots(L, init->args[1 - k], c);
+		kb_tile__rows_lazy_scale(L, c, kb_tile__lw_lookup(L, r->name)->c, C);
 		return true;
 	}
 	return false;
@@ -565,7 +572,11 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
 			      "(((int)threadIdx.x / 32 * %d + l_ %% 16) * %lld + l_ / 16 * 8) * 2;\n",
 			      (long long)as->qsmem - 1, 16 * MT, PA);
-	if (init && lazy_start(L, init, c, C)) {
+	if (init && kb_tile__rows_prescaled(L, init)) { /* x * r: x was rescaled in place already */
+		kb_tile__line(L, "#pragma unroll\n");
+		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
+		start_slots(L, kb_tile__rows_prescaled(L, init), c);
+	} else if (init && lazy_start(L, init, c, C)) {
 		/* x * r + dot(...), r all 1 in the warp's rows: x */
 	} else if (init) { /* x + dot(...): the mma accumulates onto x */
 		kb_tile__line(L, "#pragma unroll\n");
@@ -720,6 +731,13 @@ static const char rows_helpers[] =
 	"\t\t((unsigned short *)b)[r * (WC + 8) + c] = r < rows && c < cols ? ((const unsigned short *)p)[r * ld + c] : 0;\n"
 	"\t}\n"
 	"}\n"
+	"/* 1: a b tile's chunk past the tensor is copied with src-size 0 from its\n"
+	" * own address (past the tensor, not read: 16 zeros); 0: from the tensor's\n"
+	" * first element (an address selected a chunk, as before 2026-11-28).\n"
+	" * `kbench run --option -DKB_COPY_ZFILL=0` sets it. */\n"
+	"#ifndef KB_COPY_ZFILL\n"
+	"#define KB_COPY_ZFILL 1\n"
+	"#endif\n"
 	"/* 1: a dot's start x * r is x where r is 1 in every row of the warp, the\n"
 	" * multiplies skipped (attention's acc * alpha); 0: always multiplied;\n"
 	" * -1 (default): 1, but 0 with one row tile a warp of more than 64\n"

@@ -258,6 +258,7 @@ static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_tile__materialize(L, st->step, NULL);
 	kb_tile__range_text(L, st, &lo, &hi, &step);
 	char *cn = kb_tile__cname(st->name);
+	int dmark = L->rows ? kb_tile__rows_defer_open(L, st) : 0;
 	bool pf = L->rows && kb_tile__rows_loop_open(L, st, cn, lo.s, hi.s);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int %s = %s; %s < %s; %s += %s) {\n", cn, lo.s, cn, hi.s, cn, step.s);
@@ -274,6 +275,8 @@ static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_cat(L->o, "}\n");
 	if (pf)
 		kb_tile__rows_loop_close(L);
+	if (L->rows)
+		kb_tile__rows_defer_close(L, dmark);
 	free(cn);
 	kb_buf_free(&lo);
 	kb_buf_free(&hi);
@@ -361,6 +364,8 @@ void kb_tile__lower_stmts(kb_tile__lw *L, kb_tile__stmt *const *v, int n)
 	for (int i = 0; i < n; i++) {
 		L->list = v, L->nlist = n, L->at = i;
 		kb_tile__lower_stmt(L, v[i]);
+		if (L->rows)
+			kb_tile__rows_hoist(L, v, n, i);
 	}
 }
 

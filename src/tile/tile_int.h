@@ -463,6 +463,13 @@ typedef struct kb_tile__lw {
 	const kb_tile__expr *pf[8]; /* the row layout's loop: dots whose b is copied a trip ahead */
 	int64_t pf_off[8], pf_bytes[8]; /* their two buffers: at off and off + bytes */
 	int npf;
+#define KB_TILE_NDSUM 8
+	const kb_tile__expr *dsum[KB_TILE_NDSUM]; /* row sums whose quad fold waits for their loop's end */
+	char *dvar[KB_TILE_NDSUM];                /* (lower_rowacc.c): their variables' C names */
+	int ndsum;
+	const kb_tile__expr *hoisted[KB_TILE_NDSUM]; /* dot starts x * r whose x was rescaled where r */
+	int hoisted_x[KB_TILE_NDSUM];                /* was assigned: x's side (args[hoisted_x]) */
+	int nhoisted;
 } kb_tile__lw;
 
 /* lower_expr.c: the materialized value of e (a load or reduction lower_reduce.c
@@ -703,6 +710,25 @@ void kb_tile__rows_loop_close(kb_tile__lw *L);
 /* dot e (its a materialized) into a new temporary of the result's slots,
  * which start as init's (materialized; NULL: zeros). */
 void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__expr *init);
+
+/* lower_rowacc.c: a loop's row sums folded across the quad after it, and
+ * the lazy rescale moved to its factor's statement */
+/* The lazy rescale of the C * MT / 2 slots of c by the [RW, 1] registers r:
+ * skipped where r is 1 in every row of the warp (KB_LAZY_RESCALE). */
+void kb_tile__rows_lazy_scale(kb_tile__lw *L, const char *c, const char *r, long long C);
+/* init's factor r (args[k]) when init is x * r of an [RW, C] f32 x and an
+ * f32 [RW, 1] variable r; else NULL. */
+const kb_tile__expr *kb_tile__rows_lazy_factor(const kb_tile__lw *L, const kb_tile__expr *init, int k);
+/* Before loop's `for`: its row sums kept as lanes' parts (their lane-0 start
+ * written); returns the mark kb_tile__rows_defer_close takes after it. */
+int kb_tile__rows_defer_open(kb_tile__lw *L, const kb_tile__stmt *loop);
+void kb_tile__rows_defer_close(kb_tile__lw *L, int mark);
+/* Whether sum (a kept reduction) skips its quad shuffles. */
+bool kb_tile__rows_deferred(const kb_tile__lw *L, const kb_tile__expr *sum);
+/* After v[i]: a later dot's start x * r rescaled here when v[i] assigns r. */
+void kb_tile__rows_hoist(kb_tile__lw *L, kb_tile__stmt *const *v, int n, int i);
+/* x when init (a dot's start x * r) was rescaled in place already; else NULL. */
+const kb_tile__expr *kb_tile__rows_prescaled(const kb_tile__lw *L, const kb_tile__expr *init);
 void kb_tile__rows_decls(kb_tile__lw *L);
 void kb_tile__rows_prologue(kb_buf *out);
 

@@ -259,20 +259,38 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 # accumulator's registers, row statistics by quad shuffles, k and v by
 # cp.async and ldmatrix), ragged N, causal and not; misaligned rows take the
 # element copy.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps the 2-d layout
-# (operands, results and [BM, 1] statistics through shared memory).
+# (operands, results and [BM, 1] statistics through shared memory).  Its
+# default: two row tiles a warp, 128 keys a step at D = 64 (64 at D = 128),
+# l's sum folded across the quad after the loop and acc's rescale where
+# alpha is assigned (lower_rowacc.c); at D = 64 q in shared memory (its
+# registers and s's would be too many).  A1T: one row tile a warp, 64 keys
+# (the default before).
 AT='kernels/attention/attention.tile'
-emu attention_tile $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
+A1T='-D BM=64 -D BN=64'
+emu attention_tile_default $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=257,CAUSAL=0 --size B=1,H=1,N=1,CAUSAL=1
+emu attention_tile_default_shuffled $AT --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=300,CAUSAL=0 \
+	--size B=1,H=1,N=200,CAUSAL=1
+emu attention_tile_default_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
+# KB_COPY_ZFILL 0: a chunk past the tensor copied from the tensor's first
+# element (an address selected), not with src-size 0 from its own
+[ -n "$SAN" ] || { "$KB" compile --emit-cuda "$AT" | sed 's/^#define KB_COPY_ZFILL 1$/#define KB_COPY_ZFILL 0/' \
+	>"$T_TMP/copy_select.cu" && grep -q '^#define KB_COPY_ZFILL 0$' "$T_TMP/copy_select.cu" ||
+	fail attention_tile_copy_select "KB_COPY_ZFILL not found in the generated CUDA"; }
+emu attention_tile_copy_select $AT --cuda "$T_TMP/copy_select.cu" --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=0
+emu attention_tile $AT $A1T --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
 	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
 	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
-emu attention_tile_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
-emu attention_tile_shuffled $AT --sched shuffle --copies issue --size B=1,H=2,N=300,CAUSAL=0 \
+emu attention_tile_warp_by_warp $AT $A1T --sched warp --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_shuffled $AT $A1T --sched shuffle --copies issue --size B=1,H=2,N=300,CAUSAL=0 \
 	--size B=1,H=1,N=200,CAUSAL=1
-emu attention_tile_misaligned $AT --offset 2 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
-emu attention_tile_8warps $AT -D THREADS=256 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
+emu attention_tile_misaligned $AT $A1T --offset 2 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_8warps $AT -D THREADS=256 -D BM=128 -D BN=64 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
 emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128
 # -D BM=128 at 4 warps: two m16 row tiles a warp (each B fragment feeds both)
-A2T='-D BM=128'
+A2T='-D BM=128 -D BN=64'
 emu attention_tile_2tiles $AT $A2T --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
 	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
 	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
@@ -288,17 +306,15 @@ emu attention_tile_2tiles_d128_warp_misaligned $AT $A2T -D HD=128 --sched warp -
 	--size B=2,H=1,N=129,CAUSAL=1,D=128
 emu attention_tile_2tiles_d128_shuffled $AT $A2T -D HD=128 --sched shuffle --copies issue \
 	--size B=1,H=1,N=200,CAUSAL=1,D=128
-# 128 keys a step at D = 64: q in shared memory too (its registers and s's would be too many)
-emu attention_tile_2tiles_bn128 $AT $A2T -D BN=128 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
-	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=0
-emu attention_tile_2tiles_bn128_shuffled $AT $A2T -D BN=128 --sched shuffle --copies issue --offset 2 \
-	--size B=1,H=1,N=300,CAUSAL=0
-emu attention_tile_2d $AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
-emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
+emu attention_tile_2d $AT -D THREADS=256 -D BM=64 -D BN=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D BN=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
 # the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
 emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
 emu rows_mix tests/emu/rows_mix.tile --size M=100,N=29,K=75 --size M=64,N=32,K=64 --size M=1,N=1,K=1
+# row sums folded after their loop, a dot's start rescaled where its factor is assigned (lower_rowacc.c)
+emu rows_acc tests/emu/rows_acc.tile --size M=100,N=29,K=75 --size M=64,N=32,K=32 --size M=3,N=5,K=7
+emu rows_acc_2tiles tests/emu/rows_acc.tile -D BM=128 --sched shuffle --copies issue --size M=130,N=29,K=75
 emu dot_rows_here tests/emu/dot_rows_here.tile --size M=130,N=70,K=75 --size M=64,N=64,K=64 --size M=1,N=3,K=5
 # the same with two row tiles a warp (-D BM=128 at 4 warps): x packed and read back, the bias row, the
 # [M, 1] column, kept reductions and the stores
@@ -402,6 +418,8 @@ emu attn_02_mt2 $A2 -D MT=2 -D BN=32 --size N=300,B=1,H=1,CAUSAL=1 --size N=150,
 emu attn_02_mt1_as_before $A2 -D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0 \
 	--size N=200,B=1,H=1,CAUSAL=1 --size N=129,B=1,H=1,CAUSAL=0
 emu attn_02_d64_bn128 $A2 -D D=64 -D BN=128 --size N=300,B=1,H=1,CAUSAL=1 --size N=1,B=1,H=1,CAUSAL=0
+# its default at D = 64 (the tune line's BN = 0): 128 keys a step
+emu attn_02_d64_default $A2 -D D=64 --size N=300,B=1,H=1,CAUSAL=1 --size N=257,B=1,H=1,CAUSAL=0
 emu attn_02_copies_at_issue $A2 -D D=64 --copies issue --sched shuffle --seed 3 --size N=150,B=1,H=1,CAUSAL=1
 [ -n "$SAN" ] || start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
 
@@ -473,20 +491,20 @@ mutant mask_group_read_all 's/)) || (/)) \&\& (/g' 'elements wrong' kernels/fuse
 	--size T=68,M=136,N=68
 mutant arange_rows_as_columns 's/\(_t[0-9]*\[i_\]\) = r_;/\1 = c_;/' 'elements wrong' tests/emu/causal2d.tile \
 	--size M=37,N=50
-mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT -D THREADS=256 -D BM=64 \
+mutant dot2_w_not_transposed 's/\(kb_dot_ + [0-9]*))\)\[r_\]\[c_\]/\1[c_][r_]/' 'elements wrong' $AT -D THREADS=256 -D BM=64 -D BN=64 \
 	--size B=1,H=2,N=100,CAUSAL=0
 mutant dot2_b_fragment_k 's/&b_\[n_ + g_\]\[k_ + 2 \* t_ + 8\]}/\&b_[n_ + g_][k_ + 2 * t_]}/' 'elements wrong' \
-	$AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0
+	$AT -D THREADS=256 -D BM=64 -D BN=64 --size B=1,H=2,N=100,CAUSAL=0
 mutant dot2_f16_as_bf16 's/(const __half \*)0);$/(const __nv_bfloat16 *)0);/' 'elements wrong' \
 	tests/emu/dot_regs.tile --size M=130,N=70,K=75
-mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT -D THREADS=256 -D BM=64 \
+mutant dot2_result_over_unread_operands '/every warp has read the operands/d' 'elements wrong' $AT -D THREADS=256 -D BM=64 -D BN=64 \
 	--sched warp --size B=1,H=2,N=100,CAUSAL=0
-mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT -D THREADS=256 -D BM=64 \
+mutant row_broadcast_by_column 's/\(kb_bc[0-9]*_\)\[r_\]\[0\]/\1[c_][0]/' 'elements wrong' $AT -D THREADS=256 -D BM=64 -D BN=64 \
 	--size B=1,H=2,N=100,CAUSAL=1
 mutant kept_row_unguarded 's/\(_t[0-9]*\[i_\]\) = f_ < 64 ? \(kb_ax[0-9]*_\[r_\]\) : 0;/\1 = \2;/' \
-	'out of bounds' $AT -D THREADS=256 -D BM=64 --size B=1,H=2,N=100,CAUSAL=0
-# the row layout (attention.tile as it is)
-AR='--size B=1,H=2,N=100,CAUSAL=1'
+	'out of bounds' $AT -D THREADS=256 -D BM=64 -D BN=64 --size B=1,H=2,N=100,CAUSAL=0
+# the row layout (attention.tile with one row tile a warp: A1T)
+AR="$A1T --size B=1,H=2,N=100,CAUSAL=1"
 mutant rows_quad_shuffle_short 's/for (int o_ = 1; o_ < 4; o_ \*= 2)/for (int o_ = 1; o_ < 2; o_ *= 2)/' \
 	'elements wrong' $AT $AR
 mutant rows_pick_by_column 's/\[(i_) % 4 \/ 2\]/[(i_) % 2]/g' 'elements wrong' $AT $AR
@@ -498,15 +516,15 @@ mutant rows_a_fragment_order 's/qt\[k_ \* 4 + 1\], qt\[k_ \* 4 + 2\]/qt[k_ * 4 +
 mutant rows_b_pieces_swapped 's/n_ \* 8 + 4, af_, bf_\[1\]/n_ * 8 + 4, af_, bf_[0]/' 'elements wrong' $AT $AR
 mutant rows_k_lane_rows 's/(unsigned)((l_ \/ 16 \* 8 + l_ % 8)/(unsigned)((l_ \/ 8 % 2 * 8 + l_ % 8)/' \
 	'elements wrong' $AT $AR
-mutant rows_copy_row_past 's/const bool in_ = r_ < rows_ \&\& c_ < cols_;/const bool in_ = r_ <= rows_ \&\& c_ < cols_;/' \
-	'past the end of' $AT --size B=1,H=1,N=100,CAUSAL=0
-mutant rows_dot_init_dropped 's/_t\([0-9]*\)\[i_\] \*= alpha\[(i_) % 4 \/ 2\];/(void)_t\1;/' \
+mutant rows_copy_row_past 's/"r"(r_ < n_ ? 16 : 0)/"r"(r_ <= n_ ? 16 : 0)/' \
+	'past the end of' $AT $A1T --size B=1,H=1,N=100,CAUSAL=0
+mutant rows_dot_init_dropped 's/acc\[i_\] \*= alpha\[(i_) % 4 \/ 2\];/(void)0;/' \
 	'elements wrong' $AT $AR
 # the rescale skipped where alpha is 1 in every row of the warp (02_fa2.cu's LAZY)
-mutant rows_lazy_inverted 's/|| kb_warp_any(!kb_one_))/|| kb_warp_any(kb_one_))/' 'elements wrong' $AT \
+mutant rows_lazy_inverted 's/|| kb_warp_any(!kb_one_))/|| kb_warp_any(kb_one_))/' 'elements wrong' $AT $A1T \
 	--size B=1,H=1,N=300,CAUSAL=0
 mutant rows_lazy_one_row 's/for (int rr_ = 0; rr_ < 2; rr_++)/for (int rr_ = 0; rr_ < 1; rr_++)/' 'elements wrong' \
-	$AT --size B=1,H=1,N=300,CAUSAL=0
+	$AT $A1T --size B=1,H=1,N=300,CAUSAL=0
 mutant rows_p_pair_swapped 's/kb_pack2(p\[(k_ \* 8 + 0)\], p\[(k_ \* 8 + 1)\]/kb_pack2(p[(k_ * 8 + 1)], p[(k_ * 8 + 0)]/' \
 	'elements wrong' $AT $AR
 mutant rows_exp_sign 's/x = fmaf(a, k, -b \* k)/x = fmaf(a, k, b * k)/' 'elements wrong' $AT $AR
@@ -514,14 +532,31 @@ mutant rows_exp_unscaled 's/const float k = c \* 1.44269504088896341f/const floa
 	'elements wrong' $AT $AR
 mutant rows_bf16_unpack_halves 's/hi ? v \& 0xffff0000u : v << 16/hi ? v << 16 : v \& 0xffff0000u/' 'elements wrong' \
 	tests/emu/rows_mix.tile --size M=100,N=29,K=75
+# lower_rowacc.c: a loop's row sums as lanes' parts, folded after it (l
+# starts from a load: only lane 0 of a quad may keep it); a sum read
+# elsewhere in its loop folded every trip (c); acc's rescale where r2 is
+# assigned, once
+RA='--size M=100,N=29,K=75'
+mutant rowacc_start_every_lane 's/(int)threadIdx.x % 4 == 0 ? l\[h_\] : 0.0f/l[h_]/' 'elements wrong' \
+	tests/emu/rows_acc.tile $RA
+mutant rowacc_fold_dropped 's/l\[h_\] += __shfl_xor_sync(0xffffffff, l\[h_\], o_);/(void)0;/' 'elements wrong' \
+	tests/emu/rows_acc.tile $RA
+mutant rowacc_read_sum_unfolded 's/_t[0-9]*\[0\] += __shfl_xor_sync.*;$/(void)0;/' 'elements wrong' \
+	tests/emu/rows_acc.tile $RA
+mutant rowacc_hoisted_rescale_dropped 's/acc\[i_\] \*= r2\[(i_) % 4 \/ 2\];/(void)0;/' 'elements wrong' \
+	tests/emu/rows_acc.tile $RA
+mutant rowacc_attention_rescaled_twice 's/\(_t[0-9]*\)\[i_\] = acc\[i_\];/\1[i_] = acc[i_] * alpha[i_ % 8 \/ 2];/' \
+	'elements wrong' $AT --size B=1,H=1,N=300,CAUSAL=0
+mutant rowacc_attention_fold_dropped 's/l\[h_\] += __shfl_xor_sync(0xffffffff, l\[h_\], o_);/(void)0;/' \
+	'elements wrong' $AT --size B=1,H=1,N=300,CAUSAL=1
 # the mask only on tiles past N or across the diagonal (N = 256: interior tiles)
-mutant rows_mask_diagonal_skipped 's/ || ((CAUSAL != 0) \&\& ((j + BN) > m0))//' 'elements wrong' $AT \
+mutant rows_mask_diagonal_skipped 's/ || ((CAUSAL != 0) \&\& ((j + BN) > m0))//' 'elements wrong' $AT $A1T \
 	--size B=1,H=1,N=256,CAUSAL=1
 # k and v copied a trip ahead into the other of two buffers
 mutant rows_wait_too_short 's/kb_cp_async_wait<1>(); \/\* this trip/kb_cp_async_wait<2>(); \/* this trip/' \
 	'is in flight' $AT $AR
 mutant rows_no_barrier_after_copy '/this trip.s b tiles are in shared memory/d' 'cp.async' $AT --sched warp $AR
-mutant rows_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --sched warp \
+mutant rows_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT $A1T --sched warp \
 	--size B=1,H=1,N=300,CAUSAL=0
 mutant rows_next_into_current 's/(kb_par_ ^ 1) \* /(kb_par_) * /g' 'cp.async' $AT $AR
 mutant rows_parity_kept '/kb_par_ ^= 1;/d' 'elements wrong' $AT $AR

@@ -286,9 +286,11 @@ expect_in mbg_hand_no_spills out "(no spills)"
 # the dots' operands and results (kb_dot_), k and v copied a trip ahead, the
 # row statistics by quad shuffles, exp as one FFMA and ex2; NVRTC compiles it
 # without spills at D = 64 and 128.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps
-# the 2-d layout.
+# the 2-d layout.  A1T: one row tile a warp, 64 keys a step (the default
+# before two row tiles and 128 keys at D = 64 were).
 AT=kernels/attention/attention.tile
-run "$KB" compile "$AT" --emit-cuda
+A1T='-D BM=64 -D BN=64'
+run "$KB" compile "$AT" $A1T --emit-cuda
 expect_not_in attn_rows_no_kb_dot out "kb_dot_"
 expect_in attn_rows_trip_ahead out "int kb_par_ = 0;"
 expect_in attn_rows_quad_shuffle out "for (int o_ = 1; o_ < 4; o_ *= 2)"
@@ -306,7 +308,7 @@ expect_not_in attn_rows_d128_copy_inline out "kb_rows_copy_slow<"
 expect_in attn_rows_d128_eager out "if (!(KB_LAZY_RESCALE < 0 ? 0 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 run "$KB" compile "$AT" -D THREADS=256 -D BM=64 --emit-cuda
 expect_in attn_2d_kb_dot out "kb_dot_"
-run "$KB" compile "$AT" --no-cache
+run "$KB" compile "$AT" $A1T --no-cache
 expect_rc attn_rows_d64 0
 expect_in attn_rows_d64_no_spills out "(no spills)"
 run "$KB" compile "$AT" -D HD=128 -D BM=64 --no-cache
@@ -319,11 +321,11 @@ expect_in attn_rows_d128_default_two_tiles out "kb_ldmatrix_x4(af1_, al_ + (unsi
 # fragment of k and v feeding an mma of each (four mma a ldmatrix.x4, two
 # at BM = 64), the statistics' shuffles over the four rows a thread holds;
 # no spills at D = 64.
-run "$KB" compile "$AT" -D BM=128 --emit-cuda
+run "$KB" compile "$AT" -D BM=128 -D BN=64 --emit-cuda
 expect_in attn_rows2_b_reused out "kb_mma(_t1 + n_ * 16 + 4, af1_, bf_[0], (const __nv_bfloat16 *)0);"
 expect_in attn_rows2_lazy_rescale out "if (!(KB_LAZY_RESCALE < 0 ? 1 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 expect_in attn_rows2_quad_shuffle out "for (int h_ = 0; h_ < 4; h_++) /* each row the thread holds */"
-run "$KB" compile "$AT" -D BM=128 --json --no-cache
+run "$KB" compile "$AT" -D BM=128 -D BN=64 --json --no-cache
 expect_json attn_rows2_mma_per_ldmatrix \
 	"j['build']['ptx'].count('mma.sync') == 4 * j['build']['ptx'].count('ldmatrix') > 0"
 expect_json attn_rows2_d64_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
@@ -333,13 +335,33 @@ run "$KB" compile "$AT" -D BM=128 -D HD=128 --emit-cuda
 expect_in attn_rows2_d128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(2176 + k_ * 16) * 2);"
 run "$KB" compile "$AT" -D HD=128 -D BM=64 --emit-cuda
 expect_not_in attn_rows_d128_q_regs out "kb_ldmatrix_x4(af_, al_"
-run "$KB" compile "$AT" -D BM=128 --emit-cuda
+run "$KB" compile "$AT" -D BM=128 -D BN=64 --emit-cuda
 expect_not_in attn_rows2_d64_q_regs out "kb_ldmatrix_x4(af1_, al_"
 run "$KB" compile "$AT" -D BM=128 -D BN=128 --emit-cuda
 expect_in attn_rows2_bn128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(1152 + k_ * 16) * 2);"
-run "$KB" compile "$AT" --json
+run "$KB" compile "$AT" $A1T --json
 expect_json attn_rows_mma_per_ldmatrix \
 	"j['build']['ptx'].count('mma.sync') == 2 * j['build']['ptx'].count('ldmatrix') > 0"
+# The default (two row tiles, 128 keys at D = 64): l's sum folded across
+# the quad once after the loop (no shuffle of it in a trip), acc's lazy
+# rescale where alpha is assigned, before p's exponentials: in the PTX only
+# alpha's four ex2 come before the vote (the other 128 after it, free to
+# overlap the mmas of acc's dot; at the dot all 132 were before it)
+run "$KB" compile "$AT" --emit-cuda
+expect_in attn_rowacc_sum_unfolded out "/* the quad's parts: folded after the loop (lower_rowacc.c) */"
+expect_in attn_rowacc_fold_after out "l[h_] += __shfl_xor_sync(0xffffffff, l[h_], o_);"
+expect_in attn_rowacc_rescale_hoisted out "'s acc * alpha, here where alpha is assigned"
+expect_in attn_rowacc_dot_from_acc out "_t4[i_] = acc[i_];"
+# k and v chunks past the tensor copied with src-size 0 from their own
+# address (KB_COPY_ZFILL, on by default), a fixed step off the thread's first
+expect_in attn_rows_copy_zfill out '"l"(KB_COPY_ZFILL ? g_ + (size_t)(u_ * 16) * D : r_ < n_ ?'
+expect_in attn_rows_copy_zfill_default out "#define KB_COPY_ZFILL 1"
+run "$KB" compile "$AT" --json --no-cache
+expect_rc attn_default 0
+expect_json attn_rowacc_ex2_after_vote \
+	"(lambda p: p[:p.index('vote.sync')].count('ex2.approx') == 4 and p.count('ex2.approx') == 132)(j['build']['ptx'])"
+run "$KB" compile "$AT" -D HD=128 --no-cache
+expect_rc attn_default_d128 0
 
 # A .tile run on a machine without a GPU: compiled, then the usual answer.
 run "$KB" run kernels/vector_add.tile
