@@ -2,7 +2,8 @@
 """A CPU model of layernorm/04_ring.cu's SUMS = 1 and WN = 1 (issue 31; the
 host emulator has no mbarriers, bulk copies or clusters, so the ring cannot
 run there):
-  SUMS = 1  every rank's consumers sum x - K and (x - K)^2 over their part
+  SUMS = 1  (and layernorm_bf16_ring.cu's, 8 bf16 a vector, heads 0..7,
+            the values rounded to bf16) every rank's consumers sum x - K and (x - K)^2 over their part
             of the slice (the padding past ng left out), rank 0's head and
             the last rank's tail beside them; the sums are added in the
             warp (a butterfly), the block (warp 0 over the warps' sums) and
@@ -43,12 +44,20 @@ def f32(v):
     return struct.unpack("f", struct.pack("f", v))[0]
 
 
-def split(N, head, CLUSTER, rank, CH):
-    """04_ring.cu's split(): head, whole float4 n4, tail, g0, ng, nc."""
+def bf16(v):
+    """v rounded to bf16 (nearest, ties to even), as f32."""
+    u = struct.unpack("I", struct.pack("f", v))[0]
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("f", struct.pack("I", u))[0]
+
+
+def split(N, head, CLUSTER, rank, CH, EPV=4):
+    """04_ring.cu's split() (EPV 8: layernorm_bf16_ring.cu's): head, whole
+    vectors n4, tail, g0, ng, nc."""
     head = min(N, head)
-    n4 = (N - head) // 4
-    tail = N - head - 4 * n4
-    per = (N // 4 + CLUSTER - 1) // CLUSTER
+    n4 = (N - head) // EPV
+    tail = N - head - EPV * n4
+    per = (N // EPV + CLUSTER - 1) // CLUSTER
     g0 = rank * per
     ng = max(0, min(n4 - g0, per))
     nc = max(1, (ng + CH - 1) // CH)
@@ -66,7 +75,7 @@ def butterfly(vals):
     return v[0]
 
 
-def sums_stats(x, CLUSTER, THREADS, U):
+def sums_stats(x, CLUSTER, THREADS, U, EPV=4):
     """SUMS = 1's (mean, var) of row x (its head is x's own: the row starts at
     element 0 of an array whose first 16-byte boundary is `head` on, given
     as x[0] of the pair) in f32, and the elements it summed (index -> count)."""
@@ -76,12 +85,12 @@ def sums_stats(x, CLUSTER, THREADS, U):
     seen = [0] * N
     ranks = []
     for rank in range(CLUSTER):
-        h, n4, tail, g0, ng, nc = split(N, head, CLUSTER, rank, CH)
+        h, n4, tail, g0, ng, nc = split(N, head, CLUSTER, rank, CH, EPV)
         k = row[0]
         if MUT == "k0":
             k = 0.0
         if MUT == "krank":
-            k = row[h + 4 * g0] if ng else row[0]
+            k = row[h + EPV * g0] if ng else row[0]
         thread = []
         for t in range(THREADS):
             s1 = s2 = 0.0
@@ -90,17 +99,24 @@ def sums_stats(x, CLUSTER, THREADS, U):
                     gi = c * CH + t + u * THREADS
                     if gi >= ng and MUT != "nopad":
                         continue
-                    e = h + 4 * (g0 + gi)
-                    v = [row[e + i] if gi < ng else 0.0 for i in range(4)]
+                    e = h + EPV * (g0 + gi)
+                    v = [row[e + i] if gi < ng else 0.0 for i in range(EPV)]
                     if gi < ng:
-                        for i in range(4):
+                        for i in range(EPV):
                             seen[e + i] += 1
                     d = [f32(vi - k) for vi in v]
-                    s1 = f32(s1 + f32(f32(d[0] + d[1]) + f32(d[2] + d[3])))
-                    for di in reversed(d):  # fmaf(d0, d0, fmaf(d1, .. fmaf(d3, d3, s2)))
-                        s2 = f32(di * di + s2)
+                    if EPV == 4:
+                        s1 = f32(s1 + f32(f32(d[0] + d[1]) + f32(d[2] + d[3])))
+                        for di in reversed(d):  # fmaf(d0, d0, fmaf(d1, .. fmaf(d3, d3, s2)))
+                            s2 = f32(di * di + s2)
+                    else:  # a word (2 elements) at a time: a1 += d0 + d1, s2 = fmaf(d0, d0, fmaf(d1, d1, s2))
+                        a1 = 0.0
+                        for j in range(0, 8, 2):
+                            a1 = f32(a1 + f32(d[j] + d[j + 1]))
+                            s2 = f32(d[j] * d[j] + f32(d[j + 1] * d[j + 1] + s2))
+                        s1 = f32(s1 + a1)
                 if c == nc - 1:
-                    for ok, idx in ((rank == 0 and t < h, t), (rank == CLUSTER - 1 and t < tail, h + 4 * n4 + t)):
+                    for ok, idx in ((rank == 0 and t < h, t), (rank == CLUSTER - 1 and t < tail, h + EPV * n4 + t)):
                         if ok:
                             d = f32(row[idx] - k)
                             seen[idx] += 1
@@ -115,11 +131,11 @@ def sums_stats(x, CLUSTER, THREADS, U):
     return mean, var, seen
 
 
-def check_sums(N, CLUSTER, THREADS, U, heads, mu):
+def check_sums(N, CLUSTER, THREADS, U, heads, mu, EPV=4):
     for head in heads:
         rng = random.Random(N * 31 + head)
-        row = [f32(rng.gauss(mu, 1.0)) for _ in range(N)]
-        mean, var, seen = sums_stats((head, row), CLUSTER, THREADS, U)
+        row = [(f32 if EPV == 4 else bf16)(rng.gauss(mu, 1.0)) for _ in range(N)]
+        mean, var, seen = sums_stats((head, row), CLUSTER, THREADS, U, EPV)
         bad = [i for i in range(N) if seen[i] != 1]
         if bad:
             return f"head {head}: element {bad[0]} summed {seen[bad[0]]} times"
@@ -194,6 +210,16 @@ def main():
                 continue  # the long rows at mean 100 only (time)
             err = check_sums(N, CLUSTER, THREADS, U, heads if N < 60000 else heads[1:2], mu)
             print(f"N={N} CLUSTER={CLUSTER} THREADS={THREADS} U={U} SUMS mean {mu:g}: {err or 'ok'}")
+            bad += bool(err)
+    # layernorm_bf16_ring.cu SUMS = 1: 8 bf16 a vector, heads 0..7
+    for N, CLUSTER, THREADS, U in [(13, 2, 512, 2), (7, 1, 32, 2), (5003, 2, 512, 2), (4099, 4, 32, 1),
+                                   (50257, 1, 512, 2), (200003, 4, 512, 2)]:
+        heads = [h for h in range(8) if h <= N]
+        for mu in (0.0, 100.0):
+            if N > 60000 and mu == 0.0:
+                continue
+            err = check_sums(N, CLUSTER, THREADS, U, heads if N < 60000 else heads[5:6], mu, 8)
+            print(f"bf16 N={N} CLUSTER={CLUSTER} THREADS={THREADS} U={U} SUMS mean {mu:g}: {err or 'ok'}")
             bad += bool(err)
     sys.exit(1 if bad else 0)
 
