@@ -105,8 +105,11 @@ def ring32(twice=False, extra=()):
 
 OS = ("--define", "OUT=1", "--define", "STATS=1")
 # issue 31's per-row protocol of RMSNorm (layernorm/04_ring.cu SUMS = 1:
-# one shift a row, sums added), and with one load of w and b a vector (WN)
+# one shift a row, sums added), with one load of w and b a vector (WN), or
+# in 32 KiB chunks (U4: half the chunks a row, so half the output pass's
+# serial L2 round trips for w and b; 7 slots, 224 KiB)
 SUMS = ("--define", "OUT=1", "--define", "SUMS=1")
+U4 = ("--define", "U=4", "--define", "NSLOT=7")
 
 
 def warp_rows(n):
@@ -164,16 +167,15 @@ CANDIDATES = {
                           (S + "softmax_bf16_bulk.cu", lean), (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)),
                            (L + "02_registers.cu", lambda n: ["--define", "VPT=8"] if 8192 < n <= 16384 else None),
-                           (L + "03_bulk.cu", clus(8192)),
-                           (L + "03_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None),
                            (L + "04_ring.cu", ring32(False, OS)), (L + "04_ring.cu", ring32(False, SUMS)),
-                           (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1")))],
+                           (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
+                           (L + "04_ring.cu", ring32(False, SUMS + U4))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
-                            (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*OS]),
-                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS])],
+                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
+                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4])],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),
                          (R + "04_ring.cu", ring32(False, ("--define", "PF=1")))],

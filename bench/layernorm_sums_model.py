@@ -17,7 +17,7 @@ run there):
             or, on lane 31 and the slice's last vector (`own`), its own load
             of vector j + 1 (wnext: the whole float4 where inside w, else its
             first H floats).
-Checks, for widths, clusters, chunk sizes and every head: every element of
+Checks, for widths, clusters, chunk sizes (U = 1, 2, 4) and every head: every element of
 the row is summed once (rank slices, head, tail); the statistics are within
 2e-6 standard deviations plus 1e-6 relative (mean: f32's rounding of 100)
 and 2e-5 relative (variance) of double's, rows with mean 0 and 100; every weight load is inside
@@ -200,7 +200,8 @@ def check_wn(N, CLUSTER, THREADS, U, heads):
 def main():
     bad = 0
     for N, CLUSTER, THREADS, U in [(13, 2, 512, 2), (7, 1, 32, 2), (3, 2, 32, 1), (5003, 2, 512, 2),
-                                   (5003, 8, 64, 2), (4099, 4, 32, 1), (50257, 2, 512, 2), (200003, 8, 512, 2)]:
+                                   (5003, 8, 64, 2), (4099, 4, 32, 1), (50257, 2, 512, 2), (200003, 8, 512, 2),
+                                   (50257, 2, 512, 4), (200003, 8, 512, 4), (5003, 2, 64, 4)]:
         heads = [h for h in range(4) if h <= N]
         wn = check_wn(N, CLUSTER, THREADS, U, heads)
         print(f"N={N} CLUSTER={CLUSTER} THREADS={THREADS} U={U} WN: {wn or 'ok'}")
@@ -213,7 +214,7 @@ def main():
             bad += bool(err)
     # layernorm_bf16_ring.cu SUMS = 1: 8 bf16 a vector, heads 0..7
     for N, CLUSTER, THREADS, U in [(13, 2, 512, 2), (7, 1, 32, 2), (5003, 2, 512, 2), (4099, 4, 32, 1),
-                                   (50257, 1, 512, 2), (200003, 4, 512, 2)]:
+                                   (50257, 1, 512, 2), (200003, 4, 512, 2), (50257, 1, 512, 4), (5003, 1, 64, 4)]:
         heads = [h for h in range(8) if h <= N]
         for mu in (0.0, 100.0):
             if N > 60000 and mu == 0.0:
