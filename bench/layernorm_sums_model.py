@@ -7,9 +7,12 @@ run there):
             of the slice (the padding past ng left out), rank 0's head and
             the last rank's tail beside them; the sums are added in the
             warp (a butterfly), the block (warp 0 over the warps' sums) and
-            the cluster (every rank's pair); K is the row's first element,
-            which every rank's producer loads and leaves beside the first
-            chunk: the same K in every rank.  mean = K + S1 / N, var =
+            the cluster (every rank's pair); K is the median of the row's
+            elements 0, (N - 1) / 2 and twice that, which every rank's
+            producer loads and leaves in edge[][7] beside the first chunk
+            (after the last chunk's edges, which a one-chunk row shares): the
+            same K in every rank, near the mean where element 0 is a channel
+            of outliers.  mean = K + S1 / N, var =
             S2 / N - (S1 / N)^2, in f32 as the kernel rounds them.
   WN = 1    (OUT = 1) a thread's weights for vector gi at head H: its own
             aligned float4 j = g0 + min(gi, ng - 1) and, for H > 0, the next
@@ -17,15 +20,18 @@ run there):
             or, on lane 31 and the slice's last vector (`own`), its own load
             of vector j + 1 (wnext: the whole float4 where inside w, else its
             first H floats).
-Checks, for widths, clusters, chunk sizes (U = 1, 2, 4) and every head: every element of
-the row is summed once (rank slices, head, tail); the statistics are within
-2e-6 standard deviations plus 1e-6 relative (mean: f32's rounding of 100)
-and 2e-5 relative (variance) of double's, rows with mean 0 and 100; every weight load is inside
+Checks, for widths, clusters, chunk sizes (U = 1, 2, 4) and every head:
+every element of the row is summed once (rank slices, head, tail); the
+statistics are within 2e-6 standard deviations plus 1e-6 relative (mean:
+f32's rounding of 100) and 2e-5 relative (variance) of double's, rows with
+mean 0 and 100 and with element 0 raised by 3000; every weight load is inside
 w and every used vector's 4 weights are w[head + 4 * (g0 + gi) + i].  The
 kernel's text is not read: a change to its indexing needs the same change
 here.  --mutant NAME breaks one rule the way a slip in the kernel would
 (each must make the model fail):
   k0         K = 0 (no shift): the variance's digits lost at mean 100;
+  kfirst     K = element 0 alone: lost where it is an outlier (+3000);
+  korder     K written before the edges: a one-chunk row's K overwritten;
   krank      K each rank's own first element: the ranks' sums disagree;
   nopad      the padding past ng summed (its 0 - K and square);
   noown      only lane 31 loads its own next (not the slice's last vector);
@@ -75,6 +81,38 @@ def butterfly(vals):
     return v[0]
 
 
+def producer_edges(row, h, n4, tail, rank, CLUSTER, nc, EPV):
+    """What the producer leaves in edge[] beside a row's chunks (by chunk
+    index), in its order: at the last chunk, lanes 0..15's e (the head on
+    rank 0, lanes 0..h-1; the tail on the last rank, lanes 8..); then at
+    the first, K in edge[][7]: the median of elements 0, (N - 1) / 2 and
+    twice that, loaded by lanes 16..18 (K = 0 where nothing set it)."""
+    N = len(row)
+    e = [0.0] * 19
+    for lane in range(8):
+        if rank == 0 and lane < h:
+            e[lane] = row[lane]
+        if rank == CLUSTER - 1 and lane < tail:
+            e[8 + lane] = row[h + EPV * n4 + lane]
+    for lane in range(16, 19):
+        e[lane] = row[(lane - 16) * ((N - 1) // 2)]
+    a, b, c = e[16:19]
+    k = max(min(a, b), min(max(a, b), c))
+    if MUT == "k0":
+        k = 0.0
+    if MUT == "kfirst":
+        k = a
+    edge = {c: [0.0] * 16 for c in range(nc)}
+    for c in range(nc):
+        if MUT == "korder" and c == 0:
+            edge[c][7] = k
+        if c == nc - 1:
+            edge[c][:] = e[:16]
+        if MUT != "korder" and c == 0:
+            edge[c][7] = k
+    return edge
+
+
 def sums_stats(x, CLUSTER, THREADS, U, EPV=4):
     """SUMS = 1's (mean, var) of row x (its head is x's own: the row starts at
     element 0 of an array whose first 16-byte boundary is `head` on, given
@@ -86,9 +124,8 @@ def sums_stats(x, CLUSTER, THREADS, U, EPV=4):
     ranks = []
     for rank in range(CLUSTER):
         h, n4, tail, g0, ng, nc = split(N, head, CLUSTER, rank, CH, EPV)
-        k = row[0]
-        if MUT == "k0":
-            k = 0.0
+        edge = producer_edges(row, h, n4, tail, rank, CLUSTER, nc, EPV)
+        k = edge[0][7]  # the consumers' K: beside the row's first chunk
         if MUT == "krank":
             k = row[h + EPV * g0] if ng else row[0]
         thread = []
@@ -116,9 +153,10 @@ def sums_stats(x, CLUSTER, THREADS, U, EPV=4):
                             s2 = f32(d[j] * d[j] + f32(d[j + 1] * d[j + 1] + s2))
                         s1 = f32(s1 + a1)
                 if c == nc - 1:
-                    for ok, idx in ((rank == 0 and t < h, t), (rank == CLUSTER - 1 and t < tail, h + EPV * n4 + t)):
+                    for ok, idx, v in ((rank == 0 and t < h, t, edge[nc - 1][t] if t < 8 else 0),
+                                       (rank == CLUSTER - 1 and t < tail, h + EPV * n4 + t, edge[nc - 1][8 + t] if t < 8 else 0)):
                         if ok:
-                            d = f32(row[idx] - k)
+                            d = f32(v - k)
                             seen[idx] += 1
                             s1, s2 = f32(s1 + d), f32(d * d + s2)
             thread.append((s1, s2))
@@ -126,15 +164,17 @@ def sums_stats(x, CLUSTER, THREADS, U, EPV=4):
         ranks.append(butterfly(warps + [(0.0, 0.0)] * (32 - len(warps))))
     g = butterfly(ranks + [(0.0, 0.0)] * (32 - CLUSTER))
     dm = f32(g[0] / N)
-    mean = f32(row[0] + dm) if MUT != "k0" else dm
+    mean = f32(k + dm)
     var = max(f32(f32(g[1] / N) - f32(dm * dm)), 0.0)
     return mean, var, seen
 
 
-def check_sums(N, CLUSTER, THREADS, U, heads, mu, EPV=4):
+def check_sums(N, CLUSTER, THREADS, U, heads, mu, EPV=4, spike=0.0):
+    """spike: added to element 0 (a channel of massive activations)."""
     for head in heads:
         rng = random.Random(N * 31 + head)
         row = [(f32 if EPV == 4 else bf16)(rng.gauss(mu, 1.0)) for _ in range(N)]
+        row[0] = (f32 if EPV == 4 else bf16)(row[0] + spike)
         mean, var, seen = sums_stats((head, row), CLUSTER, THREADS, U, EPV)
         bad = [i for i in range(N) if seen[i] != 1]
         if bad:
@@ -211,6 +251,10 @@ def main():
                 continue  # the long rows at mean 100 only (time)
             err = check_sums(N, CLUSTER, THREADS, U, heads if N < 60000 else heads[1:2], mu)
             print(f"N={N} CLUSTER={CLUSTER} THREADS={THREADS} U={U} SUMS mean {mu:g}: {err or 'ok'}")
+            bad += bool(err)
+        if N > 1000:
+            err = check_sums(N, CLUSTER, THREADS, U, heads[:1], 0.0, 4, 3000.0)
+            print(f"N={N} CLUSTER={CLUSTER} THREADS={THREADS} U={U} SUMS element 0 + 3000: {err or 'ok'}")
             bad += bool(err)
     # layernorm_bf16_ring.cu SUMS = 1: 8 bf16 a vector, heads 0..7
     for N, CLUSTER, THREADS, U in [(13, 2, 512, 2), (7, 1, 32, 2), (5003, 2, 512, 2), (4099, 4, 32, 1),

@@ -64,12 +64,13 @@
 // pass's first release): Chan's merge (a division, a branch) at each of the
 // 15 levels of the warp, block and cluster reductions, each thread's
 // triple's division, the head's and tail's w and b loaded after the output
-// pass.  SUMS = 1 is RMSNorm's protocol: one shift K a row (its first
-// element, loaded by every rank's producer, left in edge[][7] beside the
-// first chunk), sums of x - K and its square added in the warp, block and
-// cluster; mean = K + S1 / N, var = S2 / N - (S1 / N)^2 (f32 within 2e-5 of
-// double at mean 100: bench/layernorm_sums_model.py); the edges' weights
-// load at the row's start.  WN = 1 (OUT = 1): one aligned float4 of w and b
+// pass.  SUMS = 1 is RMSNorm's protocol: one shift K a row (the median of
+// its elements 0, (N - 1) / 2 and twice that, loaded by every rank's
+// producer, left in edge[][7] beside the first chunk: near the mean even
+// where element 0 is an outlier channel), sums of x - K and its square
+// added in the warp, block and cluster; mean = K + S1 / N, var = S2 / N -
+// (S1 / N)^2 (f32 within 2e-5 of double at mean 100:
+// bench/layernorm_sums_model.py); the edges' weights load at the row's start.  WN = 1 (OUT = 1): one aligned float4 of w and b
 // a vector, not two, at a head off a boundary; the next lane's by a shuffle
 // (lane 31 and the slice's last load theirs).  Not yet measured on a GPU.
 //
@@ -128,7 +129,7 @@ namespace cg = cooperative_groups;
 #define PF 0 /* 1 (OUT = 1, WS = 0): w and b loaded a chunk ahead, the next row's first during this row's statistics */
 #endif
 #ifndef SUMS
-#define SUMS 0 /* 1: sums of x - K (K the row's first element, from the producer), added like RMSNorm's */
+#define SUMS 0 /* 1: sums of x - K (K one a row, from the producer), added like RMSNorm's */
 #endif
 #ifndef WN
 #define WN 0 /* 1 (OUT = 1, WS = 0, PF = 0): w and b one aligned float4 a vector, the next by a shuffle */
@@ -326,19 +327,12 @@ __device__ void produce(const float *x, int M, int N, int rank, int first, unsig
 		if (lane >= 8 && lane < 16 && rank == CLUSTER - 1 && lane - 8 < s.tail)
 			e = __ldcs(in + s.head + 4 * s.n4 + lane - 8);
 #if SUMS
-		if (lane == 7) /* K, the row's first element (a head is at most 3: lanes 0..2) */
-			e = __ldg(in);
+		if (lane >= 16 && lane < 19) /* K's candidates: elements 0, (N - 1) / 2 and twice that */
+			e = __ldg(in + (lane - 16) * ((N - 1) / 2));
 #endif
 		for (int c = 0; c < s.nc; c++, q++) {
 			const unsigned slot = q % NSLOT;
 			bar_wait(smem(&empty[slot]), ((q / NSLOT) & 1) ^ 1); /* the first round: free */
-#if SUMS
-			if (c == 0) { /* K beside the first chunk too: the statistics start there */
-				const float k7 = __shfl_sync(0xffffffff, e, 7);
-				if (lane == 0)
-					edge[slot][7] = k7;
-			}
-#endif
 			if (c == s.nc - 1) { /* lane 0 stores them, so its arrive releases them */
 #pragma unroll
 				for (int j = 0; j < 16; j++) {
@@ -347,6 +341,14 @@ __device__ void produce(const float *x, int M, int N, int rank, int first, unsig
 						edge[slot][j] = ej;
 				}
 			}
+#if SUMS
+			if (c == 0) { /* K (after the edges: at one chunk a row, the same slot) */
+				const float ka = __shfl_sync(0xffffffff, e, 16), kb = __shfl_sync(0xffffffff, e, 17);
+				const float kc = __shfl_sync(0xffffffff, e, 18);
+				if (lane == 0)
+					edge[slot][7] = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc));
+			}
+#endif
 			if (lane == 0) {
 				const int n = min(CH, s.ng - c * CH);
 				bulk_load(smem(ring + slot * (CH * 16)), in + s.head + 4 * (s.g0 + c * CH), 16 * max(n, 0),

@@ -68,8 +68,8 @@
 // PF = 1 and WS = 1 with OUT = 1: 04_ring.cu's (w and b a chunk ahead in
 // registers, the next row's first chunk's during this row's last; or the
 // window at compile-time heads).
-// SUMS = 1: 04_ring.cu's (one shift K a row from the producer, sums added
-// in the reductions, RMSNorm's protocol).  Not yet measured on a GPU.
+// SUMS = 1: 04_ring.cu's (one shift K a row from the producer, the median
+// of three elements; sums added in the reductions, RMSNorm's protocol).
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192
@@ -126,7 +126,7 @@ namespace cg = cooperative_groups;
 #define PF 0 /* 1 (OUT = 1, WS = 0): w and b loaded a chunk ahead, the next row's first during this row's statistics */
 #endif
 #ifndef SUMS
-#define SUMS 0 /* 1: sums of x - K (K the row's first element, from the producer), added like RMSNorm's */
+#define SUMS 0 /* 1: sums of x - K (K one a row, from the producer), added like RMSNorm's */
 #endif
 #define CH (THREADS * U)     /* uint4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
@@ -342,19 +342,12 @@ __device__ void produce(const __nv_bfloat16 *x, int M, int N, int rank, int firs
 		if (lane >= 8 && lane < 16 && rank == CLUSTER - 1 && lane - 8 < s.tail)
 			e = __bfloat162float(__ldcs(in + s.head + 8 * s.n8 + lane - 8));
 #if SUMS
-		if (lane == 7) /* K, the row's first element (a head is at most 7: lanes 0..6) */
-			e = __bfloat162float(__ldg(in));
+		if (lane >= 16 && lane < 19) /* K's candidates: elements 0, (N - 1) / 2 and twice that */
+			e = __bfloat162float(__ldg(in + (lane - 16) * ((N - 1) / 2)));
 #endif
 		for (int c = 0; c < s.nc; c++, q++) {
 			const unsigned slot = q % NSLOT;
 			bar_wait(smem(&empty[slot]), ((q / NSLOT) & 1) ^ 1); /* the first round: free */
-#if SUMS
-			if (c == 0) { /* K beside the first chunk too: the statistics start there */
-				const float k7 = __shfl_sync(0xffffffff, e, 7);
-				if (lane == 0)
-					edge[slot][7] = k7;
-			}
-#endif
 			if (c == s.nc - 1) { /* lane 0 stores them, so its arrive releases them */
 #pragma unroll
 				for (int j = 0; j < 16; j++) {
@@ -363,6 +356,14 @@ __device__ void produce(const __nv_bfloat16 *x, int M, int N, int rank, int firs
 						edge[slot][j] = ej;
 				}
 			}
+#if SUMS
+			if (c == 0) { /* K (after the edges: at one chunk a row, the same slot) */
+				const float ka = __shfl_sync(0xffffffff, e, 16), kb = __shfl_sync(0xffffffff, e, 17);
+				const float kc = __shfl_sync(0xffffffff, e, 18);
+				if (lane == 0)
+					edge[slot][7] = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc));
+			}
+#endif
 			if (lane == 0) {
 				const int n = min(CH, s.ng - c * CH);
 				bulk_load(smem(ring + slot * (CH * 16)), in + s.head + 8 * (s.g0 + c * CH), 16 * max(n, 0),
