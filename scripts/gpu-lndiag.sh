@@ -88,7 +88,7 @@ echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORR
 cat "$SUM"
 grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
 grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
-echo "profiles, 8192 x 50257 (label verdict %copy | DRAM% L2% L1% SM% issue% IPC eligible | top stalls per issue):"
+echo "profiles, 8192 x 50257 (label verdict %copy | DRAM% L2% L1% SM% issue% IPC eligible | L1hit% L2hit% ld-sectors/request | top stalls per issue):"
 cat "$PT"
 echo "table (op dtype size best-kernel verdict us GB/s %copy | torch | others):"
 grep -E '^layernorm' "$OUT/gallery.txt" || echo "  no table rows"
