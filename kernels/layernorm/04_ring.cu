@@ -58,20 +58,21 @@
 // OUT = 1: the window at compile-time heads, no L2 in the output pass, at
 // the smaller slices the window leaves room for (bench/gallery.py ws_of()).
 // SUMS = 1, WN = 1 (issue 31: OUT = 1 STATS = 1 62% of copy at 8192 x 50257
-// on an H200, rmsnorm/04_ring.cu 85% on the same ring and occupancy): what
-// a row costs here and not there sits on the serial path (the ring holds
-// one slice: nothing loads between the last chunk's landing and the output
-// pass's first release): Chan's merge (a division, a branch) at each of the
-// 15 levels of the warp, block and cluster reductions, each thread's
-// triple's division, the head's and tail's w and b loaded after the output
-// pass.  SUMS = 1 is RMSNorm's protocol: one shift K a row (the median of
-// its elements 0, (N - 1) / 2 and twice that, loaded by every rank's
-// producer, left in edge[][7] beside the first chunk: near the mean even
-// where element 0 is an outlier channel), sums of x - K and its square
-// added in the warp, block and cluster; mean = K + S1 / N, var = S2 / N -
-// (S1 / N)^2 (f32 within 2e-5 of double at mean 100:
-// bench/layernorm_sums_model.py); the edges' weights load at the row's start.  WN = 1 (OUT = 1): one aligned float4 of w and b
-// a vector, not two, at a head off a boundary; the next lane's by a shuffle
+// on an H200, rmsnorm/04_ring.cu 85% on the same ring and occupancy): what a
+// row costs here and not there is on the consumers' path, which sets the pace
+// (a slice is 7 of the 13 slots at 50257, so the producer is most of a row
+// ahead; every consumer warp runs a row's statistics, exchange and output
+// pass one after another): Chan's merge (a division, a branch) at each of the
+// 15 levels of the warp, block and cluster reductions, each thread's triple's
+// division, the head's and tail's w and b loaded after the output pass.  SUMS
+// = 1 is RMSNorm's protocol: one shift K a row (the median of its elements 0,
+// (N - 1) / 2 and twice that, loaded by every rank's producer, left in
+// edge[][7] beside the first chunk: near the mean even where element 0 is an
+// outlier channel), sums of x - K and its square added in the warp, block and
+// cluster; mean = K + S1 / N, var = S2 / N - (S1 / N)^2 (f32 within 2e-5 of
+// double at mean 100: bench/layernorm_sums_model.py); the edges' weights load
+// at the row's start.  WN = 1 (OUT = 1): one aligned float4 of w and b a
+// vector, not two, at a head off a boundary; the next lane's by a shuffle
 // (lane 31 and the slice's last load theirs).  Not yet measured on a GPU.
 //
 //! kernel  layernorm_f32
