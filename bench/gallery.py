@@ -80,8 +80,8 @@ def ring_of(per16):
     cluster whose slices are at most 8 of its 16 KiB chunks (5 of the 13 left
     to load the next row).  (The LayerNorm rings' WS = 1, weights in shared
     memory, needs slices a quarter the size: 26.8-32.8% of copy on an H200,
-    bench/layernorm_ring_h200.txt, with the statistics merged a chunk and
-    run-time shifts; ws_of() offers it again with OUT = 1 STATS = 1.)"""
+    bench/layernorm_ring_h200.txt, and 41-61% with OUT = 1 STATS = 1,
+    2026-11-28, lost at every long row.)"""
     def f(n):
         c = 1
         while c <= 16 and -(-(n // per16) // c) > 8 * 1024:
@@ -104,36 +104,12 @@ def ring32(twice=False, extra=()):
 
 
 OS = ("--define", "OUT=1", "--define", "STATS=1")
-
-
-def ws_of(per16):
-    """The LayerNorm rings with w and b in shared memory (WS = 1, with OUT = 1
-    STATS = 1; issue 31): a rank's window of them (2 x (PER + 1) vectors) is
-    loaded once and the output pass reads no L2, where 04_ring.cu OUT = 1
-    STATS = 1 waited on w and b every row (long_scoreboard, 62% of copy at
-    8192 x 50257 on an H200).  The window must leave room for the slice and
-    two chunks more: the smallest cluster up to 8 where it does, THREADS 512
-    or 544 (chunks of 1024 or 1088 vectors: the one that pads the slice
-    least) and the slots that fit.  f32: 4 x 544 at 50257, 4 and 8 x 512 at
-    65536 and 131072, none past; bf16: 2 x 544 at 50257, 2, 4, 8 x 512 at
-    65536..262144, 8 x 544 at 200003."""
-    def f(n):
-        c = 1
-        while n > 16384 and c <= 8:
-            per = -(-(n // per16) // c)
-            fits = []
-            for th in (512, 544):
-                ch = 2 * th
-                chunks, slots = -(-per // ch), (225 * 1024 - 32 * (per + 1)) // (16 * ch)
-                if slots >= chunks + 2:
-                    fits.append((chunks * ch - per, th, min(slots, 13)))
-            if fits:
-                _, th, slots = min(fits)
-                return ["--define", f"CLUSTER={c}", "--define", "WS=1", "--define", f"THREADS={th}",
-                        "--define", f"NSLOT={slots}", *OS]
-            c *= 2
-        return None
-    return f
+# issue 31's per-row protocol of RMSNorm (layernorm/04_ring.cu SUMS = 1:
+# one shift a row, sums added), with one load of w and b a vector (WN), or
+# in 32 KiB chunks (U4: half the chunks a row, so half the output pass's
+# serial L2 round trips for w and b; 7 slots, 224 KiB)
+SUMS = ("--define", "OUT=1", "--define", "SUMS=1")
+U4 = ("--define", "U=4", "--define", "NSLOT=7")
 
 
 def warp_rows(n):
@@ -174,23 +150,6 @@ def col_wide(extra, limit):
     return lambda n: ["--define", "CLUSTER=16", *extra] if n <= limit else None
 
 
-def pair_of(per16, rows=2):
-    """The LayerNorms that take rows a pass (layernorm/05_pair.cu,
-    layernorm_bf16_pair.cu) past 16384: the smallest cluster whose rows'
-    slices fit the ring at once (rows 2: 26 slots of 512 vectors, bf16 1 at
-    50257, 4 at 200003, f32 2 and 8; rows 4: 28 of 480, bf16 2 and 8, f32 4
-    and 16)."""
-    ch, slots = (512, 26) if rows == 2 else (480, 28)
-    extra = [] if rows == 2 else ["--define", "ROWS=4", "--define", "THREADS=480", "--define", "NSLOT=28"]
-
-    def f(n):
-        c = 1
-        while c <= 16 and rows * -(-(-(-(n // per16) // c)) // ch) > slots:
-            c *= 2
-        return ["--define", f"CLUSTER={c}", *extra] if c <= 16 and n > 16384 else None
-    return f
-
-
 S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "kernels/reduce/", "kernels/transpose/"
 # (op, dtype) -> [(file, defines(n) -> kbench arguments, or None where it cannot run n)]
 CANDIDATES = {
@@ -208,22 +167,15 @@ CANDIDATES = {
                           (S + "softmax_bf16_bulk.cu", lean), (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)),
                            (L + "02_registers.cu", lambda n: ["--define", "VPT=8"] if 8192 < n <= 16384 else None),
-                           (L + "03_bulk.cu", clus(8192)),
-                           (L + "03_bulk.cu", lambda n: clus(16384, ("--define", "VPT=8", "--define", "NBUF=2"))(n) if n > 131072 else None),
-                           (L + "04_ring.cu", ring_f32),
-                           (L + "04_ring.cu", ring32(False, ("--define", "OUT=1", "--define", "STATS=1"))),
-                           (L + "04_ring.cu", ring32(True, ("--define", "OUT=1", "--define", "STATS=1"))),
-                           (L + "04_ring.cu", ring32(False, OS + ("--define", "PF=1"))), (L + "04_ring.cu", ws_of(4)),
-                           (L + "05_pair.cu", pair_of(4)), (L + "05_pair.cu", pair_of(4, 4))],
+                           (L + "04_ring.cu", ring32(False, OS)), (L + "04_ring.cu", ring32(False, SUMS)),
+                           (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
+                           (L + "04_ring.cu", ring32(False, SUMS + U4))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
-                            (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
-                            (L + "layernorm_bf16_ring.cu", ring),
-                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + ["--define", "OUT=1", "--define", "STATS=1"]),
-                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*OS, "--define", "PF=1"]),
-                            (L + "layernorm_bf16_ring.cu", ws_of(8)),
-                            (L + "layernorm_bf16_pair.cu", pair_of(8)), (L + "layernorm_bf16_pair.cu", pair_of(8, 4))],
+                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*OS]),
+                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
+                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4])],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),
                          (R + "04_ring.cu", ring32(False, ("--define", "PF=1")))],

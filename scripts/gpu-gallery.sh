@@ -178,8 +178,35 @@ long() {
 	done
 }
 
+# prof LABEL FILE [kbench args...]: `kbench profile` of FILE at 8192 x
+# 50257 (one trial, the sections of PROF_SECTIONS: sol memory compute
+# occupancy stalls quick unless set), one row of $PT by
+# scripts/profile_row.py, every counter in $OUT/profiles.txt; SKIPPED
+# after DEADLINE
+prof() {
+	_l=$1 _f=$2 _s=
+	shift 2
+	if [ "$(date +%s)" -ge "$DEADLINE" ]; then
+		echo "$_l SKIPPED (BUDGET)" | tee -a "$PT"
+		return
+	fi
+	for _x in ${PROF_SECTIONS:-sol memory compute occupancy stalls quick}; do
+		_s="$_s --section $_x"
+	done
+	_j=$(mktemp)
+	# shellcheck disable=SC2086 # the --section flags, split on purpose
+	timeout 40 "$KB" profile "$_f" --arg M=8192 --arg N=50257 --no-sweep --trials 1 --timeout 30 $_s --json "$@" \
+		>"$_j" 2>>"$OUT/profiles.txt"
+	{
+		echo "== $_l: $_f $*"
+		python3 scripts/profile_row.py "$_l" "$_j" "$PT"
+	} >>"$OUT/profiles.txt" 2>&1
+	tail -1 "$PT"
+	rm -f "$_j"
+}
+
 # GALLERY_LIB=1 . scripts/gpu-gallery.sh: the functions above for another
-# script (one, sanitize; OUT, KB, SUM, DEADLINE set), no mode run
+# script (one, sanitize, prof; OUT, KB, SUM, DEADLINE set), no mode run
 [ -z "${GALLERY_LIB:-}" ] || return 0
 if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
 	shift

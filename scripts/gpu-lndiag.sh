@@ -38,88 +38,13 @@ START=$(date +%s)
 BUDGET=${BUDGET:-100}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
 GALLERY_LIB=1 LIMIT=30
-# one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
+# one, sanitize, prof, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
 END=$((START + ${TOTAL:-140}))
 L=kernels/layernorm F="--define OUT=1 --define STATS=1"
 PT=$(mktemp)
 "$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
 "$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
-
-# prof LABEL FILE [kbench args...]: one profile at 8192 x 50257, its JSON's
-# counters as one row of $PT and whole in profiles.txt
-prof() {
-	_l=$1 _f=$2
-	shift 2
-	if [ "$(date +%s)" -ge "$DEADLINE" ]; then
-		echo "$_l SKIPPED (BUDGET)" | tee -a "$PT"
-		return
-	fi
-	_j=$(mktemp)
-	timeout 40 "$KB" profile "$_f" --arg M=8192 --arg N=50257 --no-sweep --trials 1 --timeout 30 --section sol \
-		--section memory --section compute --section occupancy --section stalls --section quick --json "$@" \
-		>"$_j" 2>>"$OUT/profiles.txt"
-	{
-		echo "== $_l: $_f $*"
-		python3 - "$_l" "$_j" "$PT" <<'EOF'
-import json, sys
-label, path, table = sys.argv[1:4]
-try:
-    r = json.load(open(path))
-except ValueError as e:
-    print('no JSON:', e, open(path).read()[-400:])
-    open(table, 'a').write('%-22s no result\n' % label)
-    sys.exit()
-
-def find(o, key):
-    if isinstance(o, dict):
-        if key in o:
-            return o[key]
-        o = list(o.values())
-    if isinstance(o, list):
-        for v in o:
-            x = find(v, key)
-            if x is not None:
-                return x
-    return None
-
-def verdict(o):
-    ok = find(o, 'correct')
-    if isinstance(ok, bool):
-        return 'CORRECT' if ok else 'INCORRECT'
-    return word(o)
-
-def word(o):
-    if isinstance(o, str) and o.upper() in ('CORRECT', 'INCORRECT', 'FAULT', 'TIMEOUT', 'UNSUPPORTED'):
-        return o.upper()
-    for v in (o.values() if isinstance(o, dict) else o if isinstance(o, list) else []):
-        x = word(v)
-        if x:
-            return x
-    return None
-
-c = find(r, 'counters') or {}
-for k in sorted(c):
-    print('  %-72s %s' % (k, c[k]))
-g = lambda k: c.get(k) if isinstance(c.get(k), (int, float)) else float('nan')
-pre, post = 'smsp__average_warps_issue_stalled_', '_per_issue_active.ratio'
-st = sorted(((v, k[len(pre):-len(post)]) for k, v in c.items()
-             if k.startswith(pre) and not k.startswith(pre + 'selected') and isinstance(v, (int, float))),
-            reverse=True)[:3]
-cp = find(r, 'pct_of_measured_copy')
-row = '%-22s %-9s %5s %5.1f %5.1f %5.1f %5.1f %6.1f %5.2f %5.2f  %s\n' % (
-    label, verdict(r) or '?', '%.1f' % cp if isinstance(cp, (int, float)) else '-',
-    g('gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed'), g('lts__throughput.avg.pct_of_peak_sustained_elapsed'),
-    g('l1tex__throughput.avg.pct_of_peak_sustained_active'), g('sm__throughput.avg.pct_of_peak_sustained_elapsed'),
-    g('smsp__issue_active.avg.pct_of_peak_sustained_active'), g('sm__inst_executed.avg.per_cycle_active'),
-    g('smsp__warps_eligible.avg.per_cycle_active'), ' '.join('%s %.1f' % (k, v) for v, k in st))
-open(table, 'a').write(row)
-print(row, end='')
-EOF
-	} >>"$OUT/profiles.txt" 2>&1
-	tail -1 "$PT"
-	rm -f "$_j"
-}
 
 {
 	echo "== 1. kbench profile, 8192 x 50257"
@@ -163,7 +88,7 @@ echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORR
 cat "$SUM"
 grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
 grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
-echo "profiles, 8192 x 50257 (label verdict %copy | DRAM% L2% L1% SM% issue% IPC eligible | top stalls per issue):"
+echo "profiles, 8192 x 50257 (label verdict %copy | DRAM% L2% L1% SM% issue% IPC eligible | L1hit% L2hit% ld-sectors/request | top stalls per issue):"
 cat "$PT"
 echo "table (op dtype size best-kernel verdict us GB/s %copy | torch | others):"
 grep -E '^layernorm' "$OUT/gallery.txt" || echo "  no table rows"

@@ -57,6 +57,23 @@
 // through the statistics and the exchange (92 registers).  WS = 1 with
 // OUT = 1: the window at compile-time heads, no L2 in the output pass, at
 // the smaller slices the window leaves room for (bench/gallery.py ws_of()).
+// SUMS = 1, WN = 1 (issue 31: OUT = 1 STATS = 1 62% of copy at 8192 x 50257
+// on an H200, rmsnorm/04_ring.cu 85% on the same ring and occupancy): what a
+// row costs here and not there is on the consumers' path, which sets the pace
+// (a slice is 7 of the 13 slots at 50257, so the producer is most of a row
+// ahead; every consumer warp runs a row's statistics, exchange and output
+// pass one after another): Chan's merge (a division, a branch) at each of the
+// 15 levels of the warp, block and cluster reductions, each thread's triple's
+// division, the head's and tail's w and b loaded after the output pass.  SUMS
+// = 1 is RMSNorm's protocol: one shift K a row (the median of its elements 0,
+// (N - 1) / 2 and twice that, loaded by every rank's producer, left in
+// edge[][7] beside the first chunk: near the mean even where element 0 is an
+// outlier channel), sums of x - K and its square added in the warp, block and
+// cluster; mean = K + S1 / N, var = S2 / N - (S1 / N)^2 (f32 within 2e-5 of
+// double at mean 100: bench/layernorm_sums_model.py); the edges' weights load
+// at the row's start.  WN = 1 (OUT = 1): one aligned float4 of w and b a
+// vector, not two, at a head off a boundary; the next lane's by a shuffle
+// (lane 31 and the slice's last load theirs).  Not yet measured on a GPU.
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -81,6 +98,8 @@
 //! tune    OUT = 0, 1
 //! tune    STATS = 0, 1
 //! tune    PF = 0, 1
+//! tune    SUMS = 0, 1
+//! tune    WN = 0, 1
 
 #include <cooperative_groups.h>
 
@@ -110,6 +129,12 @@ namespace cg = cooperative_groups;
 #ifndef PF
 #define PF 0 /* 1 (OUT = 1, WS = 0): w and b loaded a chunk ahead, the next row's first during this row's statistics */
 #endif
+#ifndef SUMS
+#define SUMS 0 /* 1: sums of x - K (K one a row, from the producer), added like RMSNorm's */
+#endif
+#ifndef WN
+#define WN 0 /* 1 (OUT = 1, WS = 0, PF = 0): w and b one aligned float4 a vector, the next by a shuffle */
+#endif
 #define CH (THREADS * U)     /* float4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
@@ -124,10 +149,21 @@ __device__ float3 merge(float3 a, float3 b)
 	return make_float3(n, a.y + d * f, a.z + b.z + d * d * a.x * f);
 }
 
+/* How two threads' statistics combine: Chan's merge, or (SUMS = 1) the
+ * sums added (z unused). */
+__device__ float3 comb(float3 a, float3 b)
+{
+#if SUMS
+	return make_float3(a.x + b.x, a.y + b.y, 0.0f);
+#else
+	return merge(a, b);
+#endif
+}
+
 __device__ float3 warp_merge(float3 p)
 {
 	for (int o = 16; o > 0; o /= 2)
-		p = merge(p, make_float3(__shfl_xor_sync(0xffffffff, p.x, o), __shfl_xor_sync(0xffffffff, p.y, o),
+		p = comb(p, make_float3(__shfl_xor_sync(0xffffffff, p.x, o), __shfl_xor_sync(0xffffffff, p.y, o),
 					 __shfl_xor_sync(0xffffffff, p.z, o)));
 	return p;
 }
@@ -291,6 +327,10 @@ __device__ void produce(const float *x, int M, int N, int rank, int first, unsig
 			e = __ldcs(in + lane);
 		if (lane >= 8 && lane < 16 && rank == CLUSTER - 1 && lane - 8 < s.tail)
 			e = __ldcs(in + s.head + 4 * s.n4 + lane - 8);
+#if SUMS
+		if (lane >= 16 && lane < 19) /* K's candidates: elements 0, (N - 1) / 2 and twice that */
+			e = __ldg(in + (lane - 16) * ((N - 1) / 2));
+#endif
 		for (int c = 0; c < s.nc; c++, q++) {
 			const unsigned slot = q % NSLOT;
 			bar_wait(smem(&empty[slot]), ((q / NSLOT) & 1) ^ 1); /* the first round: free */
@@ -302,6 +342,14 @@ __device__ void produce(const float *x, int M, int N, int rank, int first, unsig
 						edge[slot][j] = ej;
 				}
 			}
+#if SUMS
+			if (c == 0) { /* K (after the edges: at one chunk a row, the same slot) */
+				const float ka = __shfl_sync(0xffffffff, e, 16), kb = __shfl_sync(0xffffffff, e, 17);
+				const float kc = __shfl_sync(0xffffffff, e, 18);
+				if (lane == 0)
+					edge[slot][7] = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc));
+			}
+#endif
 			if (lane == 0) {
 				const int n = min(CH, s.ng - c * CH);
 				bulk_load(smem(ring + slot * (CH * 16)), in + s.head + 4 * (s.g0 + c * CH), 16 * max(n, 0),
@@ -326,19 +374,36 @@ __device__ float4 shiftc(float4 a, float4 c)
  * and, where H > 0, j + 1, or only j + 1's first H floats where it would
  * reach past N (a row's last vector: those H are inside w). */
 template <int H>
+__device__ float4 wnext(const float *w, int j, int N)
+{
+	const int e = 4 * j + 4;
+	if (e + 4 <= N)
+		return __ldg((const float4 *)w + j + 1);
+	return make_float4(w[e], H > 1 ? w[e + 1] : 0.0f, H > 2 ? w[e + 2] : 0.0f, 0.0f);
+}
+
+template <int H>
 __device__ float4 wvec(const float *w, int j, int N)
 {
 	const float4 a = __ldg((const float4 *)w + j);
 	if (H == 0)
 		return a;
-	const int e = 4 * j + 4;
-	float4 c = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-	if (e + 4 <= N)
-		c = __ldg((const float4 *)w + j + 1);
-	else
-		c = make_float4(w[e], H > 1 ? w[e + 1] : 0.0f, H > 2 ? w[e + 2] : 0.0f, 0.0f);
-	return shiftc<H>(a, c);
+	return shiftc<H>(a, wnext<H>(w, j, N));
 }
+
+#if WN
+/* The 4 floats from element H of aligned float4 a (this lane's j) and the
+ * next lane's (j + 1 where !own: its first H floats by a shuffle; the lane
+ * itself loaded c where own: lane 31, or the slice's last vector). */
+template <int H>
+__device__ float4 wshift(float4 a, float4 c, bool own)
+{
+	const float x = __shfl_down_sync(0xffffffff, a.x, 1);
+	const float y = H > 1 ? __shfl_down_sync(0xffffffff, a.y, 1) : 0.0f;
+	const float z = H > 2 ? __shfl_down_sync(0xffffffff, a.z, 1) : 0.0f;
+	return shiftc<H>(a, own ? c : make_float4(x, y, z, 0.0f));
+}
+#endif
 
 #if WS
 #define OUT_EXTRA , const float4 *ww, const float4 *wb
@@ -408,6 +473,29 @@ __device__ void out_pass(const unsigned char *ring, unsigned q, const Split &s, 
 			gw[k] = shiftc<H>(cur.wa, cur.wc);
 			gb[k] = shiftc<H>(cur.ba, cur.bc);
 			v[k] = buf[t + k * THREADS];
+		}
+#elif WN
+		/* one aligned float4 of w and of b a vector (past ng: the slice's last
+		 * again), all issued before any is used; a row off a boundary (H > 0)
+		 * takes the next lane's too (its vector j + 1, a shuffle), where lane
+		 * 31 and the slice's last vector load their own next (wnext) */
+		float4 cw[U], cb[U];
+		bool own[U];
+#pragma unroll
+		for (int k = 0; k < U; k++) {
+			const int gi = c * CH + t + k * THREADS, j = s.g0 + min(gi, s.ng - 1);
+			own[k] = t % 32 == 31 || gi + 1 >= s.ng;
+			gw[k] = __ldg((const float4 *)w + j);
+			gb[k] = __ldg((const float4 *)b + j);
+			cw[k] = cb[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+			if (H > 0 && own[k])
+				cw[k] = wnext<H>(w, j, N), cb[k] = wnext<H>(b, j, N);
+			v[k] = buf[t + k * THREADS];
+		}
+#pragma unroll
+		for (int k = 0; k < U && H > 0; k++) {
+			gw[k] = wshift<H>(gw[k], cw[k], own[k]);
+			gb[k] = wshift<H>(gb[k], cb[k], own[k]);
 		}
 #else
 #pragma unroll
@@ -513,18 +601,33 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			float hv = 0.0f, tv = 0.0f;
 			/* 1. the running (count, mean, M2) of this thread's part of each chunk */
 			float3 p = none;
-#if STATS
+#if SUMS
+			/* the head's and tail's w and b, in flight through the statistics */
+			const int ti = s.head + 4 * s.n4 + t;
+			const float wh = hok ? w[t] : 0.0f, bh = hok ? b[t] : 0.0f;
+			const float wt = tok ? w[ti] : 0.0f, bt = tok ? b[ti] : 0.0f;
+			float kk = 0.0f; /* the row's K */
+#endif
+#if STATS || SUMS
 			/* or: the count, the sum of x - k and of its square (k the thread's
 			 * first vector element of the row, 0 if it has none), the triple
-			 * once at the end; the padding is left out by ok */
+			 * once at the end; the padding is left out by ok.  SUMS = 1
+			 * (RMSNorm's protocol): k the row's K, the same in every rank (the
+			 * producer's, beside the first chunk), the sums added as they are
+			 * in the warp, the block and the cluster (comb) */
 			{
 				float n1 = 0.0f, s1 = 0.0f, s2 = 0.0f, k0 = 0.0f;
 				for (int c = 0; c < s.nc; c++) {
 					const unsigned sl = (q + c) % NSLOT;
 					bar_wait(smem(&full[sl]), ((q + c) / NSLOT) & 1);
 					const float4 *buf = (const float4 *)(ring + sl * (CH * 16));
+#if SUMS
+					if (c == 0)
+						k0 = edge[sl][7];
+#else
 					if (c == 0 && t < s.ng)
 						k0 = buf[t].x;
+#endif
 #pragma unroll
 					for (int k = 0; k < U; k++) {
 						if (c * CH + t + k * THREADS >= s.ng)
@@ -544,10 +647,14 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 							n1 += 1.0f, s1 += tv - k0, s2 = fmaf(tv - k0, tv - k0, s2);
 					}
 				}
+#if SUMS
+				p = make_float3(s1, s2, 0.0f), kk = k0;
+#else
 				if (n1 > 0.0f) {
 					const float d = s1 / n1;
 					p = make_float3(n1, k0 + d, fmaxf(s2 - s1 * d, 0.0f));
 				}
+#endif
 			}
 #else
 			for (int c = 0; c < s.nc; c++) {
@@ -615,7 +722,11 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 				bar_arrive(smem(&rowbar[bp]));
 			}
 			/* 3. (x - mean) * rstd * w + b */
+#if SUMS
+			const float dm = g.x / N, mean = kk + dm, rstd = rsqrtf(fmaxf(g.y / N - dm * dm, 0.0f) + 1e-5f);
+#else
 			const float mean = g.y, rstd = rsqrtf(g.z / N + 1e-5f);
+#endif
 			float *out = y + (size_t)row * N;
 			const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 			float *o = out + s.head + 4 * s.g0;
@@ -660,12 +771,19 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 				if (lane == 0) /* this warp has read the slot */
 					bar_arrive(smem(&empty[sl]));
 			}
+#if SUMS
+			if (hok)
+				__stcs(out + t, NORM(hv, wh, bh));
+			if (tok)
+				__stcs(out + ti, NORM(tv, wt, bt));
+#else
 			if (hok)
 				__stcs(out + t, NORM(hv, w[t], b[t]));
 			if (tok) {
 				const int i = s.head + 4 * s.n4 + t;
 				__stcs(out + i, NORM(tv, w[i], b[i]));
 			}
+#endif
 #undef NORM
 			q += s.nc;
 			row = after;

@@ -68,6 +68,8 @@
 // PF = 1 and WS = 1 with OUT = 1: 04_ring.cu's (w and b a chunk ahead in
 // registers, the next row's first chunk's during this row's last; or the
 // window at compile-time heads).
+// SUMS = 1: 04_ring.cu's (one shift K a row from the producer, the median
+// of three elements; sums added in the reductions, RMSNorm's protocol).
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192
@@ -91,6 +93,7 @@
 //! tune    WS = 0, 1
 //! tune    OUT = 0, 1
 //! tune    STATS = 0, 1
+//! tune    SUMS = 0, 1
 //! tune    PF = 0, 1
 
 #include <cooperative_groups.h>
@@ -122,6 +125,9 @@ namespace cg = cooperative_groups;
 #ifndef PF
 #define PF 0 /* 1 (OUT = 1, WS = 0): w and b loaded a chunk ahead, the next row's first during this row's statistics */
 #endif
+#ifndef SUMS
+#define SUMS 0 /* 1: sums of x - K (K one a row, from the producer), added like RMSNorm's */
+#endif
 #define CH (THREADS * U)     /* uint4 a chunk */
 #define WARPS (THREADS / 32) /* consumer warps; the producer is warp WARPS */
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
@@ -136,10 +142,21 @@ __device__ float3 merge(float3 a, float3 b)
 	return make_float3(n, a.y + d * f, a.z + b.z + d * d * a.x * f);
 }
 
+/* How two threads' statistics combine: Chan's merge, or (SUMS = 1) the
+ * sums added (z unused). */
+__device__ float3 comb(float3 a, float3 b)
+{
+#if SUMS
+	return make_float3(a.x + b.x, a.y + b.y, 0.0f);
+#else
+	return merge(a, b);
+#endif
+}
+
 __device__ float3 warp_merge(float3 p)
 {
 	for (int o = 16; o > 0; o /= 2)
-		p = merge(p, make_float3(__shfl_xor_sync(0xffffffff, p.x, o), __shfl_xor_sync(0xffffffff, p.y, o),
+		p = comb(p, make_float3(__shfl_xor_sync(0xffffffff, p.x, o), __shfl_xor_sync(0xffffffff, p.y, o),
 					 __shfl_xor_sync(0xffffffff, p.z, o)));
 	return p;
 }
@@ -324,6 +341,10 @@ __device__ void produce(const __nv_bfloat16 *x, int M, int N, int rank, int firs
 			e = __bfloat162float(__ldcs(in + lane));
 		if (lane >= 8 && lane < 16 && rank == CLUSTER - 1 && lane - 8 < s.tail)
 			e = __bfloat162float(__ldcs(in + s.head + 8 * s.n8 + lane - 8));
+#if SUMS
+		if (lane >= 16 && lane < 19) /* K's candidates: elements 0, (N - 1) / 2 and twice that */
+			e = __bfloat162float(__ldg(in + (lane - 16) * ((N - 1) / 2)));
+#endif
 		for (int c = 0; c < s.nc; c++, q++) {
 			const unsigned slot = q % NSLOT;
 			bar_wait(smem(&empty[slot]), ((q / NSLOT) & 1) ^ 1); /* the first round: free */
@@ -335,6 +356,14 @@ __device__ void produce(const __nv_bfloat16 *x, int M, int N, int rank, int firs
 						edge[slot][j] = ej;
 				}
 			}
+#if SUMS
+			if (c == 0) { /* K (after the edges: at one chunk a row, the same slot) */
+				const float ka = __shfl_sync(0xffffffff, e, 16), kb = __shfl_sync(0xffffffff, e, 17);
+				const float kc = __shfl_sync(0xffffffff, e, 18);
+				if (lane == 0)
+					edge[slot][7] = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc));
+			}
+#endif
 			if (lane == 0) {
 				const int n = min(CH, s.ng - c * CH);
 				bulk_load(smem(ring + slot * (CH * 16)), in + s.head + 8 * (s.g0 + c * CH), 16 * max(n, 0),
@@ -575,18 +604,33 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			float hv = 0.0f, tv = 0.0f;
 			/* 1. the running (count, mean, M2) of this thread's part of each chunk */
 			float3 p = none;
-#if STATS
+#if SUMS
+			/* the head's and tail's w and b, in flight through the statistics */
+			const int ti = s.head + 8 * s.n8 + t;
+			const float wh = hok ? __bfloat162float(w[t]) : 0.0f, bh = hok ? __bfloat162float(b[t]) : 0.0f;
+			const float wt = tok ? __bfloat162float(w[ti]) : 0.0f, bt = tok ? __bfloat162float(b[ti]) : 0.0f;
+			float kk = 0.0f; /* the row's K */
+#endif
+#if STATS || SUMS
 			/* or: the count, the sum of x - k and of its square (k the thread's
 			 * first vector element of the row, 0 if it has none), the triple
-			 * once at the end; the padding is left out */
+			 * once at the end; the padding is left out.  SUMS = 1 (RMSNorm's
+			 * protocol, 04_ring.cu's): k the row's K, the same in every rank
+			 * (the producer's, beside the first chunk), the sums added as they
+			 * are in the warp, the block and the cluster (comb) */
 			{
 				float n1 = 0.0f, s1 = 0.0f, s2 = 0.0f, k0 = 0.0f;
 				for (int c = 0; c < s.nc; c++) {
 					const unsigned sl = (q + c) % NSLOT;
 					bar_wait(smem(&full[sl]), ((q + c) / NSLOT) & 1);
 					const uint4 *buf = (const uint4 *)(ring + sl * (CH * 16));
+#if SUMS
+					if (c == 0)
+						k0 = edge[sl][7];
+#else
 					if (c == 0 && t < s.ng)
 						k0 = bf2(buf[t].x).x;
+#endif
 #pragma unroll
 					for (int k = 0; k < U; k++) {
 						if (c * CH + t + k * THREADS >= s.ng)
@@ -613,10 +657,14 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 							n1 += 1.0f, s1 += tv - k0, s2 = fmaf(tv - k0, tv - k0, s2);
 					}
 				}
+#if SUMS
+				p = make_float3(s1, s2, 0.0f), kk = k0;
+#else
 				if (n1 > 0.0f) {
 					const float d = s1 / n1;
 					p = make_float3(n1, k0 + d, fmaxf(s2 - s1 * d, 0.0f));
 				}
+#endif
 			}
 #else
 			for (int c = 0; c < s.nc; c++) {
@@ -688,7 +736,11 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 				bar_arrive(smem(&rowbar[bp]));
 			}
 			/* 3. (x - mean) * rstd * w + b */
+#if SUMS
+			const float dm = g.x / N, mean = kk + dm, rstd = rsqrtf(fmaxf(g.y / N - dm * dm, 0.0f) + 1e-5f);
+#else
 			const float mean = g.y, rstd = rsqrtf(g.z / N + 1e-5f);
+#endif
 			__nv_bfloat16 *out = y + (size_t)row * N;
 			const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 			__nv_bfloat16 *o = out + s.head + 8 * s.g0;
@@ -741,6 +793,12 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 				if (lane == 0) /* this warp has read the slot */
 					bar_arrive(smem(&empty[sl]));
 			}
+#if SUMS
+			if (hok)
+				out[t] = __float2bfloat16_rn(fmaf((hv - mean) * rstd, wh, bh));
+			if (tok)
+				out[ti] = __float2bfloat16_rn(fmaf((tv - mean) * rstd, wt, bt));
+#else
 			if (hok)
 				out[t] = __float2bfloat16_rn(
 					fmaf((hv - mean) * rstd, __bfloat162float(w[t]), __bfloat162float(b[t])));
@@ -749,6 +807,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 				out[i] = __float2bfloat16_rn(
 					fmaf((tv - mean) * rstd, __bfloat162float(w[i]), __bfloat162float(b[i])));
 			}
+#endif
 			q += s.nc;
 			row = after;
 			after = next_after;
