@@ -25,7 +25,8 @@
 # 02_fa2 at D = 64 with its sweep (1024, 4096, 1000, 4097); the .tile's
 # default under compute-sanitizer memcheck at N = 300.  Then, time
 # left, bench/sass_ops.py --overlap of both at D = 64: how many of the main
-# loop's MUFU come after the first HMMA of the second product.
+# loop's MUFU come after the first HMMA of the second product; --outside:
+# the instructions before and after the main loop (prologue, epilogue).
 # Builds nothing: runs from the repo root with the make dist tarball
 # (build/dist*/).  Under BUDGET seconds (default 185): a row that could not
 # start in time is listed SKIPPED, and the table is printed in any case.
@@ -166,6 +167,7 @@ for v in "attention.tile:" "02_fa2.cu:--define D=64"; do
 	# shellcheck disable=SC2086
 	XDG_CACHE_HOME=$x timeout 15 $KB compile "$A/${v%%:*}" ${v#*:} >>"$LOG" 2>&1
 	python3 bench/sass_ops.py --overlap "$x"/kbench/compile/*/*/out.cubin >>"$LOG" 2>&1
+	python3 bench/sass_ops.py --outside "$x"/kbench/compile/*/*/out.cubin >>"$LOG" 2>&1
 	rm -rf "$x"
 done
 echo "wall $(($(date +%s) - T0)) s" >>"$LOG"

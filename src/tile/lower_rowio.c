@@ -48,10 +48,12 @@ void kb_tile__rows_store_pairs(kb_tile__lw *L, int64_t R, int64_t C, const char 
 	kb_tile__line(L, "(void)f_;\n");
 	kb_tile__line(L, "if (al_ && in_[0] && in_[1])\n");
 	kb_tile__line(L, "\t*(kb_pair<%s> *)(p_ + (size_t)r_ * %s + c_) = kb_pair<%s>{w_[0], w_[1]};\n", ct, ld, ct);
-	kb_tile__line(L, "else\n");
+	kb_tile__line(L, "else {\n");
+	kb_tile__line(L, "\t#pragma unroll /* w_ stays in registers */\n");
 	kb_tile__line(L, "\tfor (int e_ = 0; e_ < 2; e_++)\n");
 	kb_tile__line(L, "\t\tif (in_[e_])\n");
 	kb_tile__line(L, "\t\t\tp_[(size_t)r_ * %s + c_ + e_] = w_[e_];\n", ld);
+	kb_tile__line(L, "}\n");
 	kb_tile__block_close(L, 1);
 	kb_buf_free(&at);
 }
