@@ -16,7 +16,9 @@ LDG and STG count instructions, not their width (the width bits are not
 calibrated).  --overlap: the main loop's MUFU and how many come after the
 first HMMA that follows the first MUFU (attention's exponentials among the
 mmas of its second product).
-Usage: python3 bench/sass_ops.py [--whole | --key OP | --overlap] FILE.cubin...  (kbench
+--outside: each kernel's text before its main loop and after it (the
+prologue and the epilogue; every path, cold ones too).
+Usage: python3 bench/sass_ops.py [--whole | --key OP | --overlap | --outside] FILE.cubin...  (kbench
 compile leaves the cubin in $XDG_CACHE_HOME/kbench/compile/*/*/out.cubin)"""
 import collections
 import struct
@@ -109,8 +111,27 @@ def overlap(path):
         yield kern, ops.count('MUFU'), ops[hmma:].count('MUFU')
 
 
+def outside(path):
+    """Each kernel's text before its main loop and after it (the
+    prologue: setup and the first copies; the epilogue: the stores), each
+    path counted, cold ones too."""
+    for kern, ins in texts(path):
+        main, inner = loop(ins)
+        if not main:
+            continue
+        for part, rng in (('before', range(0, main[0])), ('after', range(main[1] + 1, len(ins)))):
+            c = collections.Counter(name(ins[j][0]) for j in rng if ins[j][0] & 0x1ff != 0x118)
+            yield kern, part, sum(c.values()), c
+
+
 if __name__ == '__main__':
     args = sys.argv[1:]
+    if args[:1] == ['--outside']:
+        print('%-26s %6s %5s ' % ('kernel', 'part', 'insts') + ' '.join('%6s' % c[:6] for c in ROW_COLS))
+        for p in args[1:]:
+            for kern, part, n, c in outside(p):
+                print('%-26s %6s %5d ' % (kern[:26], part, n) + ' '.join('%6d' % c[k] for k in ROW_COLS))
+        sys.exit(0)
     if args[:1] == ['--overlap']:
         print('%-26s %5s %13s' % ('kernel', 'MUFU', 'after 1st mma'))
         for p in args[1:]:

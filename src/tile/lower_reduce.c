@@ -665,6 +665,11 @@ void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st)
 		kb_buf_free(&v4);
 		goto out;
 	}
+	if (L->rows && C > 1 && C % 2 == 0) { /* two slots a store where aligned (lower_rowio.c) */
+		kb_tile__rows_store_pairs(L, R, C, ld.s, el.s, m.len ? m.s : "", kb_tile_ctype(t->dtype));
+		kb_tile__block_close(L, 1);
+		goto out;
+	}
 	kb_tile__slot_loop(L, kb_tile__slots_rc(L, R, C), C);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "if (f_ < %lld && r_ < rows_ && c_ < cols_%s%s%s)\n", (long long)(R * C),

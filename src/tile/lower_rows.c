@@ -45,7 +45,11 @@
  *   (lazy_start), by default but with one row tile of more than 64 columns.
  * - A 2-d variable that a bf16 or f16 load defines and nothing assigns
  *   again (attention's q) is kept as pairs of slots in 32-bit registers:
- *   half the registers, and a dot's A fragments as they are.
+ *   half the registers, and a dot's A fragments as they are (a pair one
+ *   32-bit load where aligned); in kb_smem where the registers would be too
+ *   many, its copy waited for with the first dot's b tiles.
+ * - A store of an [RW, C > 1] tile: two slots a store where aligned
+ *   (lower_rowio.c).
  *
  * Which kernels: every 2-d tile [RW, C] with C = 1 or a multiple of 8
  * (16 for a dot's n and k), the dot's b a load of bf16/f16 without
@@ -222,6 +226,7 @@ bool kb_tile__rows_packable(const kb_tile__lw *L, const kb_tile__stmt *st)
 }
 
 static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et);
+static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et);
 
 typedef struct {
 	const char *name;
@@ -268,7 +273,15 @@ int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const
 		L->rows_smem += (st->type.ext[0] * (C + 8) * 2 + 127) / 128 * 128;
 		kb_tile__line(L, "/* %s: in kb_smem at %s as [%lld][%lld], a dot's A fragments by ldmatrix */\n", c,
 			      off, (long long)st->type.ext[0], (long long)C + 8);
-		copy_b(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
+		if (L->npf) { /* in a loop copied a trip ahead: waited for here */
+			copy_b(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
+		} else { /* the wait goes with the first dot's: its b copy (copy_b) or its loop's trip
+			  * (a trip ahead) waits for every older group, then a barrier; so the q and first
+			  * k, v copies are in flight together, as 02_fa2.cu's */
+			kb_tile__line(L, "__syncthreads(); /* the last reads of this tile are done */\n");
+			copy_issue(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
+			kb_tile__line(L, "kb_cp_async_commit(); /* waited for with the first dot's b tiles */\n");
+		}
 		free(off);
 		return qsmem;
 	}
@@ -278,6 +291,8 @@ int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const
 	kb_tile__line(L, "unsigned %s[%lld]; /* slots 2 j and 2 j + 1 a register */\n", c, J);
 	kb_tile__access2_open(L, t, true, &base, &rows, &cols);
 	kb_tile__line(L, "const unsigned short *u_ = (const unsigned short *)p_;\n");
+	kb_tile__line(L, "const bool al_ = ((unsigned long long)p_ & 3) == 0 && %s %% 2 == 0; /* a pair a 32-bit load */\n",
+		      ld.s);
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int j_ = 0; j_ < %lld; j_++) {\n", J);
 	L->depth++;
@@ -285,9 +300,11 @@ int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const
 	kb_tile__rows_at(L, C, &at);
 	kb_tile__line(L, "%s", at.s);
 	kb_tile__line(L, "(void)f_;\n");
-	kb_tile__line(L, "const unsigned lo_ = r_ < rows_ && c_ < cols_ ? u_[(size_t)r_ * %s + c_] : 0u;\n", ld.s);
-	kb_tile__line(L, "const unsigned hi_ = r_ < rows_ && c_ + 1 < cols_ ? u_[(size_t)r_ * %s + c_ + 1] : 0u;\n",
-		      ld.s);
+	kb_tile__line(L, "const unsigned short *e_ = u_ + (size_t)r_ * %s + c_;\n", ld.s);
+	kb_tile__line(L, "const bool in0_ = r_ < rows_ && c_ < cols_, in1_ = r_ < rows_ && c_ + 1 < cols_;\n");
+	kb_tile__line(L, "const unsigned w_ = al_ && in1_ ? *(const unsigned *)e_ : 0u; /* c_ even: in1_ has in0_ */\n");
+	kb_tile__line(L, "const unsigned lo_ = al_ && in1_ ? w_ & 0xffffu : in0_ ? e_[0] : 0u;\n");
+	kb_tile__line(L, "const unsigned hi_ = al_ && in1_ ? w_ >> 16 : in1_ ? e_[1] : 0u;\n");
 	kb_tile__line(L, "%s[j_] = lo_ | hi_ << 16;\n", c);
 	kb_tile__block_close(L, 2);
 out:
@@ -694,6 +711,11 @@ static const char rows_helpers[] =
 	"{\n"
 	"\treturn __half2float(__ushort_as_half((unsigned short)(hi ? v >> 16 : v)));\n"
 	"}\n"
+	"/* Two elements of a row as one store (lower_rowio.c): 32 bits of 16-bit\n"
+	" * elements, 64 of 32-bit ones. */\n"
+	"template <typename T> struct __align__(2 * sizeof(T)) kb_pair {\n"
+	"\tT x, y;\n"
+	"};\n"
 	"/* 2^x as ex2.approx (what __expf takes); the host emulator (tests/emu)\n"
 	" * takes exp2f. */\n"
 	"__device__ __forceinline__ float kb_ex2(float x)\n"

@@ -732,6 +732,12 @@ const kb_tile__expr *kb_tile__rows_prescaled(const kb_tile__lw *L, const kb_tile
 void kb_tile__rows_decls(kb_tile__lw *L);
 void kb_tile__rows_prologue(kb_buf *out);
 
+/* lower_rowio.c: a row-layout store's slot loop, two slots (columns c, c +
+ * 1 of a row) a store where the row's start is aligned to a pair and both
+ * are stored; el and m (or "") texts in slot i_, ct the element's type. */
+void kb_tile__rows_store_pairs(kb_tile__lw *L, int64_t R, int64_t C, const char *ld, const char *el,
+			       const char *m, const char *ct);
+
 /* lower_wgmma.c: a dot loop on sm_90a as a producer warpgroup's copies
  * and consumer warpgroups' wgmma (below plan_dot.c, above lower_expr.c). */
 /* Whether f's target has wgmma (sm_90a). */

@@ -313,6 +313,13 @@ emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
 emu rows_mix tests/emu/rows_mix.tile --size M=100,N=29,K=75 --size M=64,N=32,K=64 --size M=1,N=1,K=1
 # row sums folded after their loop, a dot's start rescaled where its factor is assigned (lower_rowacc.c)
+# stores two slots (columns c, c + 1) at a time where the row's start is
+# aligned to the pair (lower_rowio.c): f32 pairs at even N, the column
+# mask cutting the last pair or not; at odd N and --offset 4 every element
+# alone
+emu rows_mix_store_pairs tests/emu/rows_mix.tile --size M=100,N=30,K=75 --size M=64,N=26,K=64 \
+	--size M=3,N=2,K=7
+emu rows_mix_store_pairs_misaligned tests/emu/rows_mix.tile --offset 4 --size M=100,N=30,K=75
 emu rows_acc tests/emu/rows_acc.tile --size M=100,N=29,K=75 --size M=64,N=32,K=32 --size M=3,N=5,K=7
 emu rows_acc_2tiles tests/emu/rows_acc.tile -D BM=128 --sched shuffle --copies issue --size M=130,N=29,K=75
 emu dot_rows_here tests/emu/dot_rows_here.tile --size M=130,N=70,K=75 --size M=64,N=64,K=64 --size M=1,N=3,K=5
@@ -511,6 +518,7 @@ mutant rows_pick_by_column 's/\[(i_) % 4 \/ 2\]/[(i_) % 2]/g' 'elements wrong' $
 mutant rows_arange_pairs 's/ + (int)threadIdx.x % 4 \* 2 + (i_) % 2)/ + (int)threadIdx.x % 4 * 2)/g' \
 	'elements wrong' $AT $AR
 mutant rows_q_halves_swapped 's/= lo_ | hi_ << 16;/= hi_ | lo_ << 16;/' 'elements wrong' $AT $AR
+mutant rows_q_pair_halves_swapped 's/? w_ \& 0xffffu :/? w_ >> 16 :/' 'elements wrong' $AT $AR
 mutant rows_a_fragment_order 's/qt\[k_ \* 4 + 1\], qt\[k_ \* 4 + 2\]/qt[k_ * 4 + 2], qt[k_ * 4 + 1]/' \
 	'elements wrong' $AT $AR
 mutant rows_b_pieces_swapped 's/n_ \* 8 + 4, af_, bf_\[1\]/n_ * 8 + 4, af_, bf_[0]/' 'elements wrong' $AT $AR
@@ -532,6 +540,14 @@ mutant rows_exp_unscaled 's/const float k = c \* 1.44269504088896341f/const floa
 	'elements wrong' $AT $AR
 mutant rows_bf16_unpack_halves 's/hi ? v \& 0xffff0000u : v << 16/hi ? v << 16 : v \& 0xffff0000u/' 'elements wrong' \
 	tests/emu/rows_mix.tile --size M=100,N=29,K=75
+# o stored two bf16 a 32-bit store (lower_rowio.c): the pair's halves, and
+# the pair stored where its elements are masked (rows past N)
+mutant rows_store_pair_halves_swapped 's/kb_pair<__nv_bfloat16>{w_\[0\], w_\[1\]}/kb_pair<__nv_bfloat16>{w_[1], w_[0]}/' \
+	'elements wrong' $AT --size B=1,H=2,N=100,CAUSAL=1
+mutant rows_store_pair_unmasked 's/if (al_ \&\& in_\[0\] \&\& in_\[1\])$/if (al_)/' "past the end of 'o'" \
+	$AT --size B=1,H=1,N=100,CAUSAL=0
+mutant rows_store_pair_f32_halves_swapped 's/kb_pair<float>{w_\[0\], w_\[1\]}/kb_pair<float>{w_[1], w_[0]}/' \
+	'elements wrong' tests/emu/rows_mix.tile --size M=100,N=30,K=75
 # lower_rowacc.c: a loop's row sums as lanes' parts, folded after it (l
 # starts from a load: only lane 0 of a quad may keep it); a sum read
 # elsewhere in its loop folded every trip (c); acc's rescale where r2 is

@@ -356,12 +356,21 @@ expect_in attn_rowacc_dot_from_acc out "_t4[i_] = acc[i_];"
 # address (KB_COPY_ZFILL, on by default), a fixed step off the thread's first
 expect_in attn_rows_copy_zfill out '"l"(KB_COPY_ZFILL ? g_ + (size_t)(u_ * 16) * D : r_ < n_ ?'
 expect_in attn_rows_copy_zfill_default out "#define KB_COPY_ZFILL 1"
+# o stored two bf16 a 32-bit store where aligned (lower_rowio.c: 02_fa2.cu's
+# pairs, not 64 STG.U16 a thread), and q's copy waited for with the first
+# trip's k and v (in flight together), not alone before them
+expect_in attn_rows_store_pairs out \
+	"*(kb_pair<__nv_bfloat16> *)(p_ + (size_t)r_ * D + c_) = kb_pair<__nv_bfloat16>{w_[0], w_[1]};"
+expect_not_in attn_rows_q_copy_not_waited_alone out "__syncthreads(); /* the b tile is in shared memory */"
 run "$KB" compile "$AT" --json --no-cache
 expect_rc attn_default 0
+expect_json attn_rows_store_pairs_ptx "j['build']['ptx'].count('st.global.v2.u16') == 64 // 2"
+expect_json attn_default_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 expect_json attn_rowacc_ex2_after_vote \
 	"(lambda p: p[:p.index('vote.sync')].count('ex2.approx') == 4 and p.count('ex2.approx') == 132)(j['build']['ptx'])"
-run "$KB" compile "$AT" -D HD=128 --no-cache
+run "$KB" compile "$AT" -D HD=128 --json --no-cache
 expect_rc attn_default_d128 0
+expect_json attn_default_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 
 # A .tile run on a machine without a GPU: compiled, then the usual answer.
 run "$KB" run kernels/vector_add.tile
