@@ -299,7 +299,7 @@ def main():
     print(f"kbench gallery vs PyTorch {torch.__version__}  {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}"
           f"  {torch.cuda.get_device_name(0)}  (L2 flushed before every launch, medians; the best"
           f" CORRECT kernel of bench/gallery.py's CANDIDATES, the others' %copy after |)")
-    print(f"{'op':9s} {'dtype':5s} {'size':>12s} {'best kernel':34s} {'verdict':9s} {'kbench us':>10s} {'GB/s':>6s}"
+    print(f"{'op':9s} {'dtype':5s} {'size':>12s} {'best kernel':50s} {'verdict':9s} {'kbench us':>10s} {'GB/s':>6s}"
           f" {'%copy':>6s} | {'torch us':>9s} {'%copy':>6s} {'which':7s} {'speedup':>7s} | others")
     for op in ops:
         for dt in dts:
@@ -321,7 +321,7 @@ def main():
                         log.flush()
                 f = lambda v, fmt: (fmt % v) if isinstance(v, (int, float)) else "-"
                 if not runs:
-                    print(f"{op:9s} {dt:5s} {f'{m}x{n}':>12s} {'no kernel':34s}", flush=True)
+                    print(f"{op:9s} {dt:5s} {f'{m}x{n}':>12s} {'no kernel':50s}", flush=True)
                     continue
                 good = [r for r in runs if r[1].get("verdict") == "CORRECT" and r[1].get("us")]
                 name, k = min(good, key=lambda r: r[1]["us"]) if good else runs[0]
@@ -338,7 +338,7 @@ def main():
                 copy = k["GBps"] * 100 / k["pct_copy"] if k.get("pct_copy") else None
                 tpct = k["bytes"] / (t_best * 1e-6) / 1e9 * 100 / copy if copy and k.get("bytes") and t_best else None
                 sp = t_best / k["us"] if k.get("us") and t_best else None
-                print(f"{op:9s} {dt:5s} {f'{m}x{n}':>12s} {name[:34]:34s} {str(k['verdict'])[:9]:9s}"
+                print(f"{op:9s} {dt:5s} {f'{m}x{n}':>12s} {name:50s} {str(k['verdict'])[:9]:9s}"
                       f" {f(k.get('us'), '%10.1f')} {f(k.get('GBps'), '%6.0f')} {f(k.get('pct_copy'), '%5.1f%%')}"
                       f" | {f(t_best, '%9.1f')} {f(tpct, '%5.1f%%')} {which:7s} {f(sp, '%6.2fx')} | {others}", flush=True)
                 if log:
