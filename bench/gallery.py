@@ -112,6 +112,37 @@ SUMS = ("--define", "OUT=1", "--define", "SUMS=1")
 U4 = ("--define", "U=4", "--define", "NSLOT=7")
 
 
+def fit3(per16, u, cmax=16):
+    """issue 31 (lnodd2): at an odd long width (50257, 200003) a LayerNorm
+    ring's slice is 6282 or 6250 vectors a rank, and U = 4 NSLOT = 7's 2048
+    a chunk cut it into 3 whole chunks and a 4th of 138 or 106: every chunk
+    costs the consumers a trip of the statistics and output loops (about 335
+    SASS instructions a thread, w and b from L2, whatever the chunk holds),
+    so a row costs 65536's 4 trips for 77% of its bytes.  Here THREADS (a
+    multiple of 32) is the fewest that cut the slice into 3 chunks of U
+    vectors a thread, 6 slots (2 rows) in 204-210 KiB: 544 x 4 or 352 x 6.
+    Only at widths no multiple of the vector (the powers of two already cut
+    whole), and clusters up to cmax (bf16 544 x 4 spills at CLUSTER = 4).
+    Not yet measured on a GPU."""
+    def f(n):
+        a = ring_of(per16)(n)
+        if not a or n % per16 == 0:
+            return None
+        c = int(a[1].split("=")[1])
+        per = -(-(n // per16) // c)
+        t = 32 * -(-per // (3 * u * 32))
+        if c > cmax or t + 32 > 1024 or 6 * t * u * 16 > 210 * 1024:
+            return None
+        return ["--define", f"CLUSTER={c}", *SUMS, "--define", f"U={u}", "--define", "NSLOT=6", "--define", f"THREADS={t}"]
+    return f
+
+
+def even(g):
+    """g only at widths a multiple of 4 (where fit3's candidates take the odd
+    ones' places, at most 4 a long row)."""
+    return lambda n: g(n) if n % 4 == 0 else None
+
+
 def warp_rows(n):
     """A warp a row (ROWS = 8 of 256 threads) for rows up to 16384 bf16."""
     return ["--define", "ROWS=8"] if n <= 16384 else None
@@ -167,15 +198,17 @@ CANDIDATES = {
                           (S + "softmax_bf16_bulk.cu", lean), (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)),
                            (L + "02_registers.cu", lambda n: ["--define", "VPT=8"] if 8192 < n <= 16384 else None),
-                           (L + "04_ring.cu", ring32(False, OS)), (L + "04_ring.cu", ring32(False, SUMS)),
+                           (L + "04_ring.cu", even(ring32(False, OS))), (L + "04_ring.cu", even(ring32(False, SUMS))),
                            (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
-                           (L + "04_ring.cu", ring32(False, SUMS + U4))],
+                           (L + "04_ring.cu", ring32(False, SUMS + U4)),
+                           (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
-                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*OS]),
+                            (L + "layernorm_bf16_ring.cu", even(lambda n: ring(n) and ring(n) + [*OS])),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
-                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4])],
+                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
+                            (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),
                          (R + "04_ring.cu", ring32(False, ("--define", "PF=1")))],

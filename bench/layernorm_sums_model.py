@@ -35,7 +35,13 @@ here.  --mutant NAME breaks one rule the way a slip in the kernel would
   krank      K each rank's own first element: the ranks' sums disagree;
   nopad      the padding past ng summed (its 0 - K and square);
   noown      only lane 31 loads its own next (not the slice's last vector);
-  nolane31   only the slice's last vector loads its own next.
+  nolane31   only the slice's last vector loads its own next;
+  fitfloor   fit3's THREADS rounded down (bench/gallery.py): a 4th chunk.
+FIT (lnodd2, bench/gallery.py fit3): at 50257 and 200003 THREADS = 32 *
+ceil(per / (96 U)) (544 at U = 4, 352 at U = 6), 6 slots: every rank's
+slice, at every head, in at most 3 chunks of THREADS * U (2 rows in the
+ring), and the cases above run again at those THREADS and U (11 and 17
+warps: no power of two).
 Usage: python3 bench/layernorm_sums_model.py [--mutant NAME]   (a line a
 case, `ok` or the first mismatch; exits 1 on any)"""
 import math
@@ -237,8 +243,49 @@ def check_wn(N, CLUSTER, THREADS, U, heads):
     return ""
 
 
+def fit_threads(N, per16, c, u):
+    """bench/gallery.py fit3's THREADS for a row of N at cluster c."""
+    per = -(-(N // per16) // c)
+    if MUT == "fitfloor":
+        return 32 * (per // (3 * u * 32))
+    return 32 * -(-per // (3 * u * 32))
+
+
+def check_fit(N, CLUSTER, u, EPV):
+    """fit3's config: every rank's slice at every head in at most 3 chunks,
+    so 2 rows fit the 6 slots; the thread count a multiple of 32 that fits a
+    block with the producer warp."""
+    t = fit_threads(N, EPV, CLUSTER, u)
+    if t % 32 or t + 32 > 1024 or 6 * t * u * 16 > 210 * 1024:
+        return t, f"THREADS {t} U {u}: no block"
+    for rank in range(CLUSTER):
+        for head in range(EPV):
+            h, n4, tail, g0, ng, nc = split(N, head, CLUSTER, rank, t * u, EPV)
+            if nc > 3:
+                return t, f"rank {rank} head {head}: {ng} vectors in {nc} chunks of {t * u}"
+    return t, ""
+
+
 def main():
     bad = 0
+    # fit3's configs (f32 50257 / 200003 at clusters 2 / 8; bf16 at 1 / 4):
+    # the chunks, then the sums and weights at those THREADS and U
+    fits = []
+    for N, CLUSTER, u, EPV in [(50257, 2, 4, 4), (50257, 2, 6, 4), (200003, 8, 4, 4), (200003, 8, 6, 4),
+                               (50257, 1, 4, 8), (50257, 1, 6, 8), (200003, 4, 6, 8)]:
+        t, err = check_fit(N, CLUSTER, u, EPV)
+        print(f"{'bf16 ' if EPV == 8 else ''}N={N} CLUSTER={CLUSTER} THREADS={t} U={u} FIT: {err or 'ok'}")
+        bad += bool(err)
+        fits.append((N, CLUSTER, t, u, EPV))
+    for N, CLUSTER, THREADS, U, EPV in fits:
+        tag = f"{'bf16 ' if EPV == 8 else ''}N={N} CLUSTER={CLUSTER} THREADS={THREADS} U={U}"
+        if EPV == 4:
+            wn = check_wn(N, CLUSTER, THREADS, U, list(range(4)))
+            print(f"{tag} WN: {wn or 'ok'}")
+            bad += bool(wn)
+        err = check_sums(N, CLUSTER, THREADS, U, [1 if EPV == 4 else 5], 100.0, EPV)
+        print(f"{tag} SUMS mean 100: {err or 'ok'}")
+        bad += bool(err)
     for N, CLUSTER, THREADS, U in [(13, 2, 512, 2), (7, 1, 32, 2), (3, 2, 32, 1), (5003, 2, 512, 2),
                                    (5003, 8, 64, 2), (4099, 4, 32, 1), (50257, 2, 512, 2), (200003, 8, 512, 2),
                                    (50257, 2, 512, 4), (200003, 8, 512, 4), (5003, 2, 64, 4)]:
