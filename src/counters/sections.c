@@ -52,6 +52,10 @@ static const char *const memory[] = {
 	"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
 };
 
+/* The tensor pipe's busy share: the compute section shows it, the roofline
+ * reads it to tell a tensor-core kernel from one on the CUDA cores. */
+#define TENSOR_PIPE "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
+
 static const char *const compute[] = {
 	"smsp__inst_executed.sum",
 	"sm__inst_executed.avg.per_cycle_active",
@@ -64,7 +68,7 @@ static const char *const compute[] = {
 	"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
 	"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
 	"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
-	"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+	TENSOR_PIPE,
 };
 
 static const char *const occupancy[] = {
@@ -84,7 +88,7 @@ static const char *const stalls[] = {
 
 static const char *const roofline[] = {
 	"dram__bytes.sum",
-	"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+	TENSOR_PIPE,
 	"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
 	"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
 	"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
@@ -213,7 +217,7 @@ static json_t *derive_compute(json_t *c)
 	put(o, "fp64_flops", flops(c, "d"));
 	/* HFMA2 and friends count as one thread instruction for two lanes. */
 	put(o, "fp16_flops", 2 * flops(c, "h"));
-	put(o, "tensor_pipe_pct", ctr(c, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"));
+	put(o, "tensor_pipe_pct", ctr(c, TENSOR_PIPE));
 	return o;
 }
 
@@ -276,7 +280,7 @@ static json_t *derive_roofline(json_t *c, const kb_device_info *info, json_t *ce
 	 * point is not placed against the FP32 roof (a 350 TFLOP/s attention
 	 * read "3.2 TFLOP/s, 4.9% of the roof"); the run's compute line rates
 	 * the spec's //! flops against the tensor-core ceiling instead. */
-	double tensor = ctr(c, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active");
+	double tensor = ctr(c, TENSOR_PIPE);
 	if (tensor >= 1)
 		put(o, "tensor_pipe_pct", tensor);
 	if (!(bytes > 0 && secs > 0))
