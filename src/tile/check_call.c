@@ -206,7 +206,8 @@ static bool check_reduce(kb_tile__checker *C, kb_tile__expr *e)
 }
 
 /* The element-wise math (float results; abs, floor and ceil keep an
- * integer an integer); exact = true (exp, sigmoid) is a bool literal. */
+ * integer an integer); exact = true (exp, sigmoid) or exact = false (tanh)
+ * is a bool literal. */
 static bool check_math(kb_tile__checker *C, kb_tile__expr *e)
 {
 	kb_tile__expr *x = e->args[0], *exact = kwarg(e, "exact");
@@ -373,7 +374,7 @@ static const struct kb_tile__builtin {
 	{"sqrt", 1, 1, "", check_math, "sqrt(x)"},
 	{"rsqrt", 1, 1, "", check_math, "rsqrt(x)"},
 	{"abs", 1, 1, "", check_math, "abs(x)"},
-	{"tanh", 1, 1, "", check_math, "tanh(x)"},
+	{"tanh", 1, 1, "exact", check_math, "tanh(x) or tanh(x, exact = false)"},
 	{"erf", 1, 1, "", check_math, "erf(x)"},
 	{"sigmoid", 1, 1, "exact", check_math, "sigmoid(x) or sigmoid(x, exact = true)"},
 	{"sin", 1, 1, "", check_math, "sin(x)"},

@@ -512,6 +512,21 @@ static const char helpers[] =
 	"KB_BLOCK_REDUCE(kb_block_max_i, int, max, -2147483647 - 1)\n"
 	"KB_BLOCK_REDUCE(kb_block_min_i, int, min, 2147483647)\n";
 
+/* tanh(x, exact = false)'s function, written where a kernel calls it. */
+static const char tanh_approx_helper[] =
+	"/* tanh(x, exact = false): tanh.approx.f32, relative error at most\n"
+	" * 2^-10.987 (PTX ISA); the host emulator (tests/emu) takes tanhf. */\n"
+	"__device__ __forceinline__ float kb_tanh_approx(float x)\n"
+	"{\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\tfloat r;\n"
+	"\tasm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n"
+	"\treturn r;\n"
+	"#else\n"
+	"\treturn tanhf(x);\n"
+	"#endif\n"
+	"}\n";
+
 void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 {
 	kb_tile__lw L = {.f = f, .o = out, .diags = diags};
@@ -547,6 +562,8 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 		kb_tile__wgmma_prologue(out, L.wgmma_tma);
 	if (L.rows_any)
 		kb_tile__rows_prologue(out);
+	if (L.tanh_approx)
+		kb_buf_cat(out, tanh_approx_helper);
 	for (int i = 0; i < f->nkernels; i++) {
 		kb_buf_catn(out, code[i].s ? code[i].s : "", code[i].len);
 		kb_buf_free(&code[i]);

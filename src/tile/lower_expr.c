@@ -331,28 +331,37 @@ static const char *binop(int op)
 
 /* The element-wise math functions: their C form for f32 (the default;
  * exp's is the approximate __expf), for f32 with exact = true, for f64;
- * an integer keeps abs, floor and ceil as integers.  docs/tile.md lists
- * which are approximate. */
+ * an integer keeps abs, floor and ceil as integers; approx, the f32 form
+ * of exact = false where the default is exact (tanh: MUFU.TANH, for an
+ * epilogue whose output is bf16).  docs/tile.md lists which are
+ * approximate. */
 static const struct {
-	const char *dsl, *f32, *exact, *f64, *i;
+	const char *dsl, *f32, *exact, *f64, *i, *approx;
 } math_fns[] = {
-	{"exp", "__expf", "expf", "exp", NULL},     {"exp2", "exp2f", "exp2f", "exp2", NULL},
-	{"log", "logf", "logf", "log", NULL},       {"sqrt", "sqrtf", "sqrtf", "sqrt", NULL},
-	{"rsqrt", "rsqrtf", "rsqrtf", "rsqrt", NULL}, {"abs", "fabsf", "fabsf", "fabs", "abs"},
-	{"tanh", "tanhf", "tanhf", "tanh", NULL},   {"erf", "erff", "erff", "erf", NULL},
-	{"sin", "sinf", "sinf", "sin", NULL},       {"cos", "cosf", "cosf", "cos", NULL},
-	{"log1p", "log1pf", "log1pf", "log1p", NULL}, {"expm1", "expm1f", "expm1f", "expm1", NULL},
-	{"floor", "floorf", "floorf", "floor", ""}, {"ceil", "ceilf", "ceilf", "ceil", ""},
-	{"sigmoid", "__expf", "expf", "exp", NULL}, /* 1 / (1 + exp(-x)) */
+	{"exp", "__expf", "expf", "exp", NULL, NULL},
+	{"exp2", "exp2f", "exp2f", "exp2", NULL, NULL},
+	{"log", "logf", "logf", "log", NULL, NULL},
+	{"sqrt", "sqrtf", "sqrtf", "sqrt", NULL, NULL},
+	{"rsqrt", "rsqrtf", "rsqrtf", "rsqrt", NULL, NULL},
+	{"abs", "fabsf", "fabsf", "fabs", "abs", NULL},
+	{"tanh", "tanhf", "tanhf", "tanh", NULL, "kb_tanh_approx"},
+	{"erf", "erff", "erff", "erf", NULL, NULL},
+	{"sin", "sinf", "sinf", "sin", NULL, NULL},
+	{"cos", "cosf", "cosf", "cos", NULL, NULL},
+	{"log1p", "log1pf", "log1pf", "log1p", NULL, NULL},
+	{"expm1", "expm1f", "expm1f", "expm1", NULL, NULL},
+	{"floor", "floorf", "floorf", "floor", "", NULL},
+	{"ceil", "ceilf", "ceilf", "ceil", "", NULL},
+	{"sigmoid", "__expf", "expf", "exp", NULL, NULL}, /* 1 / (1 + exp(-x)) */
 };
 
-/* Whether call e has `exact = true`. */
-static bool exact_of(const kb_tile__expr *e)
+/* Call e's `exact =`: 1 true, 0 false, -1 not given. */
+static int exact_of(const kb_tile__expr *e)
 {
 	for (int k = 0; k < e->nkw; k++)
 		if (!strcmp(e->kw[k], "exact"))
 			return e->kwv[k]->kind == KB_TE_BOOL && e->kwv[k]->bval;
-	return false;
+	return -1;
 }
 
 /* The C function of an element-wise math call e on dtype t ("" for the
@@ -365,7 +374,10 @@ static const char *math_fn(const kb_tile__expr *e, kb_tile_dtype t)
 				return math_fns[k].f64;
 			if (!kb_tile__is_float(t))
 				return math_fns[k].i;
-			return exact_of(e) ? math_fns[k].exact : math_fns[k].f32;
+			int exact = exact_of(e);
+			if (exact == 0 && math_fns[k].approx)
+				return math_fns[k].approx;
+			return exact == 1 ? math_fns[k].exact : math_fns[k].f32;
 		}
 	return NULL;
 }
@@ -449,6 +461,7 @@ static void call(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_buf *
 	} else if (fn && e->nargs == 1 && L->rows && !strcmp(fn, "__expf") && exp_fold(L, e->args[0], i, b)) {
 		/* kb_exp_sub */
 	} else if (fn && e->nargs == 1) {
+		L->tanh_approx = L->tanh_approx || !strcmp(fn, "kb_tanh_approx");
 		kb_buf_catf(b, "%s(", fn);
 		kb_tile__cexpr(L, e->args[0], i, b);
 		kb_buf_cat(b, ")");

@@ -459,6 +459,7 @@ typedef struct kb_tile__lw {
 	bool rows;              /* the kernel's 2-d tiles are in the row layout (lower_rows.c) */
 	int rows_mt;            /* there: a warp's m16 row tiles, 1 or 2 (RW = 16 rows_mt warps) */
 	bool rows_any;          /* a kernel of the file is (its helpers go before them) */
+	bool tanh_approx;       /* a kernel calls tanh(x, exact = false): kb_tanh_approx */
 	int64_t rows_smem;      /* the row layout's dynamic shared memory: the dots' b tiles */
 	const kb_tile__expr *pf[8]; /* the row layout's loop: dots whose b is copied a trip ahead */
 	int64_t pf_off[8], pf_bytes[8]; /* their two buffers: at off and off + bytes */

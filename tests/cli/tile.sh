@@ -261,6 +261,11 @@ expect_in mbg_wgmma_roles out "setmaxnreg: warps that give registers back keep 4
 expect_in mbg_wgmma_no_spills out "(no spills)"
 run "$KB" compile "$MBG" --emit-cuda
 expect_in mbg_wgmma_emitted out "kb_wg_consume<128, 256, 4, 2, false>(acc, "
+# its GELU's tanh(..., exact = false): tanh.approx.f32 (MUFU.TANH), the
+# function written once, only into a file that calls it (the goldens: none)
+expect_in mbg_tanh_approx_call out "(1.0f + kb_tanh_approx((0.797884561f * (u[i_]"
+expect_in mbg_tanh_approx_fn out 'asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));'
+expect_in mbg_ref_tanh_exact out "(1.0 + tanh((0.79788456080286541 * (u[k_ * V_ + j_]"
 if grep -xF -A1 'extern "C" __global__ void __launch_bounds__(384)' "$T_TMP/out" | grep -q '^matmul_bias_gelu_ref('
 then pass mbg_ref_launch; else fail mbg_ref_launch "the reference is not __launch_bounds__(384)"; fi
 expect_in mbg_ref_returns out "if (threadIdx.x >= 256) /* launched as the wgmma kernel beside it"

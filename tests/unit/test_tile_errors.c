@@ -16,7 +16,9 @@ static const struct {
 } bad[] = {
 	/* the math of issue 29: operators and functions */
 	{__LINE__, H "    r = tanh(1.0, approximate = true)\n}\n", 2, 33,
-	 "tanh has no argument approximate= (tanh(x))"},
+	 "tanh has no argument approximate= (tanh(x) or tanh(x, exact = false))"},
+	{__LINE__, H "    r = tanh(1.0, exact = 1)\n}\n", 2, 27,
+	 "exact= is true or false (a literal), got i32 scalar"},
 	{__LINE__, H "    e = true\n    r = exp(1.0, exact = e)\n}\n", 3, 26,
 	 "exact= is true or false (a literal), got bool scalar"},
 	{__LINE__, H "    r = sigmoid(1.0 > 0.0)\n}\n", 2, 17, "sigmoid needs a number, got bool scalar"},
