@@ -5,8 +5,10 @@ launch, as it does under ncu's serialized, one-launch-a-pass replay?
 torch.mm (cuBLAS) bf16 at 4096^3 and 8192^3, L2 flushed before every
 launch as kbench does, timed by CUDA events, with an idle wait of 0, 1, 5,
 20 and 100 ms on the host before each launch (synchronized, so the GPU has
-nothing queued), and the SM clock the driver reports (nvidia-smi
-clocks.sm) sampled right after the launch ends.  Prints a row a (size,
+nothing queued), each launch's kernel duration from CUPTI (torch.profiler:
+an event pair on an idle stream would hold the host's launch latency
+too), and the SM clock the driver reports (nvidia-smi clocks.sm) sampled
+after some launches.  Prints a row a (size,
 gap): median us, spread, the median as % of gap 0, the clocks seen.
 Usage: python3 scripts/gpu-clockgap.py [REPS] (GPU machine, PyTorch)."""
 import statistics
@@ -30,27 +32,32 @@ def smi_clock():
 
 
 def run(n, gap_ms):
+    """The mm kernel's own durations (CUPTI, through torch.profiler: the
+    host's launch latency after an idle wait is not in them, as it is in
+    events recorded on an idle stream) over REPS launches, each after an
+    L2 flush and gap_ms of idle."""
+    from torch.profiler import profile, ProfilerActivity
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     for _ in range(5):
         torch.mm(a, b)
     torch.cuda.synchronize()
-    times, clocks = [], []
-    for r in range(REPS):
-        flush.zero_()
+    clocks = []
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for r in range(REPS):
+            if gap_ms:
+                torch.cuda.synchronize()
+                time.sleep(gap_ms / 1000.0)
+            flush.zero_()
+            torch.mm(a, b)
+            if r % 8 == 0 and gap_ms:
+                clocks.append(smi_clock())
         torch.cuda.synchronize()
-        if gap_ms:
-            time.sleep(gap_ms / 1000.0)
-            flush.zero_()  # the flush right before, as kbench's: the gap is before the flush
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        torch.mm(a, b)
-        e1.record()
-        e1.synchronize()
-        times.append(e0.elapsed_time(e1) * 1000.0)
-        if r % 8 == 0:
-            clocks.append(smi_clock())
+    times = [e.time_range.elapsed_us() for e in prof.events()
+             if str(e.device_type).endswith("CUDA") and any(k in e.name.lower() for k in ("gemm", "nvjet", "xmma"))]
+    if not times:
+        return float("nan"), float("nan"), float("nan"), clocks
     return statistics.median(times), min(times), max(times), clocks
 
 
