@@ -5,10 +5,14 @@
 // every chunk of a slice through shared memory and runs its statistics and
 // output loops once a chunk (73.8% of copy at 8192 x 50257 and 68.2% at
 // 4096 x 200003 on an H200).  Here a thread holds VPT float4 (4 or 8: 16 or
-// 32 registers), THREADS <= 512 at <= 64 registers so that two blocks share
-// an SM.  Loads: float4 from the row's first 16-byte boundary, the head (up
-// to 3 elements) read by rank 0, the tail (up to 3) by the last rank; vector
-// gi of the row in rank gi / PER, PER = ceil((N / 4) / CLUSTER).
+// 32 registers), sized so that two blocks share an SM (512 threads at 64
+// registers, 416 at 72; MINB = 2): one cluster's loads are in flight
+// through another's exchange and stores.  PF = 1 prefetches into L2 the
+// slice of the row a wave of clusters later (layernorm_bf16_cluster.cu's
+// PF; GPU only).  Loads: float4 from the row's first 16-byte boundary, the
+// head (up to 3 elements) read by rank 0, the tail (up to 3) by the last
+// rank; vector gi of the row in rank gi / PER, PER = ceil((N / 4) /
+// CLUSTER).
 // Statistics: 04_ring.cu's SUMS = 1 (one shift K a row, the median of its
 // elements 0, (N - 1) / 2 and twice that; sums of x - K and its square),
 // each block's pair stored into every block's part[rank] (DSMEM), one
@@ -36,6 +40,7 @@
 //! tune    THREADS = 416, 512, 256
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
+//! tune    PF = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -48,6 +53,9 @@
 #endif
 #ifndef MINB
 #define MINB 2 /* blocks an SM the registers must leave room for */
+#endif
+#ifndef PF
+#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
@@ -145,6 +153,30 @@ __device__ void out_body(const float4 *v, float4 *obody, const float *w, const f
 	}
 }
 
+#if PF
+/* The rank's slice of the row one wave of clusters after row r (as many
+ * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
+ * a thread, into L2: its cluster is launched when one of this wave's
+ * leaves, and finds its loads in L2, so DRAM stays busy through this
+ * wave's exchange and stores (a slice is PER vectors from the rank's first,
+ * give or take the row's head and tail: 32 bytes more each side). */
+__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
+{
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	const size_t ahead = r + nsm * MINB / CLUSTER;
+	if (ahead >= (size_t)M)
+		return;
+	const char *row = (const char *)x + ahead * N * 4;
+	const char *lo = row + (size_t)rank * PER(N) * 16, *hi = row + (size_t)N * 4;
+	lo = lo - 32 > row ? lo - 32 : row;
+	hi = lo + (size_t)PER(N) * 16 + 64 < hi ? lo + (size_t)PER(N) * 16 + 64 : hi;
+	const char *a = (const char *)((size_t)lo & ~(size_t)127);
+	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+#endif
+
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
 layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
 	      float *__restrict__ y, int M, int N)
@@ -173,6 +205,9 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		const int i = t + k * THREADS;
 		v[k] = i < ng ? __ldcs(body + g0 + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 	}
+#if PF
+	prefetch_ahead(x, r, M, N, rank);
+#endif
 	const float ka = row[0], kb = row[(N - 1) / 2], kc = row[(N - 1) / 2 * 2];
 	const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 	float s1 = 0.0f, s2 = 0.0f;

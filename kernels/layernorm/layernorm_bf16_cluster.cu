@@ -25,9 +25,15 @@
 // the top (relaxed) and waited on before the stores, behind the loads.
 // No block touches a peer after the second phase, so each leaves on its
 // own once its stores are issued: no barrier at the end.
-// Overlap: one row a cluster, M clusters; THREADS <= 512 at <= 64
-// registers (MINB = 2) so two blocks share an SM and one cluster's loads
-// are in flight while another adds, exchanges and stores.
+// Overlap: one row a cluster, M clusters; 512 threads at 64 registers or
+// 416 at 72 (MINB = 2) so two blocks share an SM and one cluster's loads
+// are in flight while another adds, exchanges and stores.  PF = 1: each
+// rank also prefetches into L2 its slice of the row one wave of clusters
+// later (%nsmid x MINB / CLUSTER rows on), whose cluster starts as one of
+// this wave leaves: DRAM busy through this wave's exchange and stores (a
+// slice at VPT = 8 is 53-64 KB a block, 2 a SM, where an H200 needs about
+// 55 KB in flight an SM at copy rate).  The emulator has no %nsmid: PF = 1
+// runs on a GPU only.
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
@@ -52,6 +58,7 @@
 //! tune    THREADS = 416, 512, 256
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
+//! tune    PF = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -66,6 +73,9 @@
 #endif
 #ifndef MINB
 #define MINB 2 /* blocks an SM the registers must leave room for */
+#endif
+#ifndef PF
+#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
@@ -202,6 +212,30 @@ __device__ void out_body(const uint4 *v, uint4 *obody, const __nv_bfloat16 *w, c
 	}
 }
 
+#if PF
+/* The rank's slice of the row one wave of clusters after row r (as many
+ * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
+ * a thread, into L2: its cluster is launched when one of this wave's
+ * leaves, and finds its loads in L2, so DRAM stays busy through this
+ * wave's exchange and stores (a slice is PER vectors from the rank's first,
+ * give or take the row's head and tail: 32 bytes more each side). */
+__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
+{
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	const size_t ahead = r + nsm * MINB / CLUSTER;
+	if (ahead >= (size_t)M)
+		return;
+	const char *row = (const char *)x + ahead * N * 2;
+	const char *lo = row + (size_t)rank * PER(N) * 16, *hi = row + (size_t)N * 2;
+	lo = lo - 32 > row ? lo - 32 : row;
+	hi = lo + (size_t)PER(N) * 16 + 64 < hi ? lo + (size_t)PER(N) * 16 + 64 : hi;
+	const char *a = (const char *)((size_t)lo & ~(size_t)127);
+	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+#endif
+
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
 layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
 	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
@@ -230,6 +264,9 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		const int i = t + k * THREADS;
 		v[k] = i < ng ? __ldcs(body + g0 + i) : make_uint4(0, 0, 0, 0);
 	}
+#if PF
+	prefetch_ahead(x, r, M, N, rank);
+#endif
 	const float ka = __bfloat162float(row[0]), kb = __bfloat162float(row[(N - 1) / 2]),
 		    kc = __bfloat162float(row[(N - 1) / 2 * 2]);
 	const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
