@@ -138,6 +138,7 @@ def fit3(per16, u, cmax=16):
 
 
 PF = ("--define", "PF=1")
+PFPRE = PF + ("--define", "PRE=1")
 
 
 def clu(per16, vpt, extra=()):
@@ -146,7 +147,8 @@ def clu(per16, vpt, extra=()):
     cluster (2..16) whose ranks hold a slice at VPT vectors a thread in at
     most 512 threads, and the fewest warps that hold it (416 at 50257 and
     200003, 512 at the powers of two); extra: PF = 1, the slice a wave of
-    clusters ahead prefetched into L2.  Not yet measured on a GPU."""
+    clusters ahead prefetched into L2, and PRE = 1, w and b prefetched into
+    L1 through the cluster's wait.  Not yet measured on a GPU."""
     def f(n):
         if n <= 16384:
             return None
@@ -226,7 +228,7 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
                            (L + "06_cluster.cu", clu(4, 4)), (L + "06_cluster.cu", clu(4, 8)),
-                           (L + "06_cluster.cu", clu(4, 8, PF))],
+                           (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PFPRE))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
@@ -235,7 +237,8 @@ CANDIDATES = {
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 4)), (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
-                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF))],
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PFPRE))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),
                          (R + "04_ring.cu", ring32(False, ("--define", "PF=1")))],

@@ -11,11 +11,12 @@
 #   1. CORRECT (`kbench run --trials 2`, % of copy beside three other jobs)
 #      at 1024 x 13, 5003, 50257, 65536, 200003, 262144 of each kernel at
 #      bench/gallery.py's candidates (clu: VPT = 4 and 8, the smallest
-#      cluster and the fewest warps that hold a slice, and VPT = 8 with PF
-#      = 1, the next wave's slices prefetched into L2; 13 and 5003, which
-#      the table leaves to the one-block kernels, at CLUSTER = 2 and 16:
-#      ranks with no vector, only a head or a tail), and compute-sanitizer
-#      memcheck of each candidate at 16 x 50257 and 16 x 200003;
+#      cluster and the fewest warps that hold a slice; VPT = 8 also with PF
+#      = 1 PRE = 1, the next wave's slices prefetched into L2 and w and b
+#      into L1), 13 and 5003 (which the table leaves to the one-block
+#      kernels) at CLUSTER = 2 and 16: ranks with no vector, only a head or
+#      a tail; compute-sanitizer memcheck of each candidate at 16 x 50257
+#      and 16 x 200003 (PF = 1 PRE = 1 at 50257);
 #   2. `bench/gallery.py layernorm f32,bf16 50257,65536,131072,200003,262144`
 #      (GALLERY_COMPILE=0 unless set) with what is left of TOTAL;
 #   then the summary: the runs and memchecks, the table rows.
@@ -42,6 +43,7 @@ DEADLINE=$(($(date +%s) + BUDGET)) # no run or memcheck starts after it (the cal
 
 # cfg C VPT THREADS: the defines of one configuration
 cfg() { echo "--define CLUSTER=$1 --define VPT=$2 --define THREADS=$3"; }
+PP="--define PF=1 --define PRE=1" # the prefetches (hints: the same results)
 # the jobs of step 1, a line each (one or sanitize and its arguments):
 # FILE then WIDTH:C:VPT:THREADS, bench/gallery.py clu(4 or 8, VPT)'s at
 # 50257 and past, two of the kernel's own below
@@ -59,8 +61,11 @@ cfg() { echo "--define CLUSTER=$1 --define VPT=$2 --define THREADS=$3"; }
 $w
 EOF
 			echo "one kernels/layernorm/$f.cu 1024 $n $(cfg "$c" "$v" "$t")"
-			[ "$v" = 8 ] && [ "$n" -gt 16384 ] && echo "one kernels/layernorm/$f.cu 1024 $n $(cfg "$c" "$v" "$t") --define PF=1"
 			case $n in 50257 | 200003) echo "sanitize layernorm/$f 16 $n $(cfg "$c" "$v" "$t")" ;; esac
+			if [ "$v" = 8 ] && [ "$n" -gt 16384 ]; then
+				echo "one kernels/layernorm/$f.cu 1024 $n $(cfg "$c" "$v" "$t") $PP"
+				[ "$n" = 50257 ] && echo "sanitize layernorm/$f 16 $n $(cfg "$c" "$v" "$t") $PP"
+			fi
 		done
 	done
 } >"$JOBS/list"

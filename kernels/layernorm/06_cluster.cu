@@ -8,8 +8,9 @@
 // 32 registers), sized so that two blocks share an SM (512 threads at 64
 // registers, 416 at 72; MINB = 2): one cluster's loads are in flight
 // through another's exchange and stores.  PF = 1 prefetches into L2 the
-// slice of the row a wave of clusters later (layernorm_bf16_cluster.cu's
-// PF; GPU only).  Loads: float4 from the row's first 16-byte boundary, the
+// slice of the row a wave of clusters later, PRE = 1 this thread's w and b
+// into L1 through the cluster's wait (layernorm_bf16_cluster.cu's PF and
+// PRE; GPU only).  Loads: float4 from the row's first 16-byte boundary, the
 // head (up to 3 elements) read by rank 0, the tail (up to 3) by the last
 // rank; vector gi of the row in rank gi / PER, PER = ceil((N / 4) /
 // CLUSTER).
@@ -41,6 +42,7 @@
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
 //! tune    PF = 0, 1
+//! tune    PRE = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -56,6 +58,9 @@
 #endif
 #ifndef PF
 #define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
+#endif
+#ifndef PRE
+#define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
@@ -254,6 +259,16 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	}
 #if CLUSTER > 1
 	cluster_arrive(); /* phase 2: this block's pair is in every peer */
+#if PRE
+	/* the aligned vectors of w and b the output pass reads first (the
+	 * second of a shifted pair is the next thread's), from L2 into L1 */
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		if (t + k * THREADS < ng) {
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const float4 *)w + g0 + t + k * THREADS));
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const float4 *)b + g0 + t + k * THREADS));
+		}
+#endif
 	cluster_wait();
 #else
 	__syncthreads();

@@ -32,8 +32,12 @@
 // later (%nsmid x MINB / CLUSTER rows on), whose cluster starts as one of
 // this wave leaves: DRAM busy through this wave's exchange and stores (a
 // slice at VPT = 8 is 53-64 KB a block, 2 a SM, where an H200 needs about
-// 55 KB in flight an SM at copy rate).  The emulator has no %nsmid: PF = 1
-// runs on a GPU only.
+// 55 KB in flight an SM at copy rate).  PRE = 1: each thread prefetches
+// its aligned vectors of w and b into L1 between the cluster's arrive and
+// wait, so the output pass's loads (L2 hits: the same columns every row)
+// are not one L2 round trip after the wait (loading them into registers
+// there spills at every configuration).  The emulator has no %nsmid or
+// prefetch: PF = 1 and PRE = 1 run on a GPU only.
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
@@ -59,6 +63,7 @@
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
 //! tune    PF = 0, 1
+//! tune    PRE = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -76,6 +81,9 @@
 #endif
 #ifndef PF
 #define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
+#endif
+#ifndef PRE
+#define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
@@ -318,6 +326,16 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	}
 #if CLUSTER > 1
 	cluster_arrive(); /* phase 2: this block's pair is in every peer */
+#if PRE
+	/* the aligned vectors of w and b the output pass reads first (the
+	 * second of a shifted pair is the next thread's), from L2 into L1 */
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		if (t + k * THREADS < ng) {
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)w + g0 + t + k * THREADS));
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)b + g0 + t + k * THREADS));
+		}
+#endif
 	cluster_wait();
 #else
 	__syncthreads();
