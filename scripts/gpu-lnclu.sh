@@ -18,7 +18,10 @@
 #      a tail; compute-sanitizer memcheck of each candidate at 16 x 50257
 #      and 16 x 200003 (PF = 1 PRE = 1 at 50257);
 #   2. `bench/gallery.py layernorm f32,bf16 50257,65536,131072,200003,262144`
-#      (GALLERY_COMPILE=0 unless set) with what is left of TOTAL;
+#      (GALLERY_COMPILE=0 unless set) with what is left of TOTAL, as three
+#      calls so that the rows the rings miss come first: bf16 at every
+#      width, f32 at 50257 and 200003, then f32 at 65536, 131072, 262144
+#      (one call takes 8-10 kbench runs a row: it would reach bf16 last);
 #   then the summary: the runs and memchecks, the table rows.
 # What to look for: every run CORRECT, every memcheck 0 errors; in the
 # table, 06_cluster.cu / layernorm_bf16_cluster.cu the best at the seven rows
@@ -86,16 +89,24 @@ EOF
 	echo "== 1. done ($(($(date +%s) - START)) s)"
 } 2>&1 | tee "$OUT/lnclu.txt"
 
-left=$((END - $(date +%s)))
+# the table in three calls, the seven rows the rings miss first (bf16 at
+# every long width, f32 at 50257 and 200003), then f32's powers of two;
+# each stops at TOTAL (a call's finished kernel runs are in its jsonl)
 : >"$OUT/gallery.txt"
-if [ "$left" -le 20 ]; then
-	echo "table SKIPPED (TOTAL)" | tee -a "$OUT/gallery.txt"
-else
-	echo "== 2. bench/gallery.py layernorm f32,bf16 50257,65536,131072,200003,262144 ($left s left)"
-	GALLERY_COMPILE=${GALLERY_COMPILE:-0} OUT=$JOBS timeout "$left" python3 bench/gallery.py layernorm f32,bf16 \
-		50257,65536,131072,200003,262144 2>&1 | grep -v '^W11' | tee -a "$OUT/gallery.txt"
-	cp "$JOBS/gallery.jsonl" "$OUT/gallery.jsonl" 2>/dev/null
-fi
+: >"$OUT/gallery.jsonl"
+for part in "bf16 50257,65536,131072,200003,262144" "f32 50257,200003" "f32 65536,131072,262144"; do
+	left=$((END - $(date +%s)))
+	if [ "$left" -le 20 ]; then
+		echo "table layernorm $part SKIPPED (TOTAL)" | tee -a "$OUT/gallery.txt"
+		continue
+	fi
+	echo "== 2. bench/gallery.py layernorm $part ($left s left)"
+	# shellcheck disable=SC2086 # the dtype and the sizes, two arguments
+	GALLERY_COMPILE=${GALLERY_COMPILE:-0} OUT=$JOBS timeout "$left" python3 bench/gallery.py layernorm $part 2>&1 |
+		grep -v '^W11' | tee -a "$OUT/gallery.txt"
+	cat "$JOBS/gallery.jsonl" >>"$OUT/gallery.jsonl" 2>/dev/null
+	rm -f "$JOBS/gallery.jsonl"
+done
 
 echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") runs and memchecks"
 sort "$SUM"
