@@ -35,7 +35,7 @@
 //! tol     rtol=1e-4 atol=1e-5
 //! bytes   2*M*N*4
 //! flops   7*M*N
-//! sweep   N = 50257, 1, 7, 13, 5003, 65536
+//! sweep   N = 50257, 1, 7, 13, 5003, 32771
 //! require (N / 4 + CLUSTER - 1) / CLUSTER <= THREADS * VPT   // a rank's slice in registers
 //! tune    CLUSTER = 8, 4, 16, 2
 //! tune    THREADS = 416, 512, 256

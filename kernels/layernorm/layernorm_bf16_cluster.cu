@@ -56,7 +56,7 @@
 //! tol     rtol=1e-2 atol=1e-2
 //! bytes   2*M*N*2
 //! flops   7*M*N
-//! sweep   N = 50257, 1, 7, 13, 5003, 65536
+//! sweep   N = 50257, 1, 7, 13, 5003, 32771
 //! require (N / 8 + CLUSTER - 1) / CLUSTER <= THREADS * VPT   // a rank's slice in registers
 //! tune    CLUSTER = 4, 2, 8, 16
 //! tune    THREADS = 416, 512, 256
