@@ -137,6 +137,31 @@ def fit3(per16, u, cmax=16):
     return f
 
 
+PF = ("--define", "PF=1")
+PFPRE = PF + ("--define", "PRE=1")
+
+
+def clu(per16, vpt, extra=()):
+    """layernorm/06_cluster.cu, layernorm_bf16_cluster.cu (issue 31: a row
+    in registers across a cluster, two blocks an SM) past 16384: the smallest
+    cluster (2..16) whose ranks hold a slice at VPT vectors a thread in at
+    most 512 threads, and the fewest warps that hold it (416 at 50257 and
+    200003, 512 at the powers of two); extra: PF = 1, the slice a wave of
+    clusters ahead prefetched into L2, and PRE = 1, w and b prefetched into
+    L1 through the cluster's wait.  Not yet measured on a GPU."""
+    def f(n):
+        if n <= 16384:
+            return None
+        c = 2
+        while c <= 16 and -(-(n // per16) // c) > 512 * vpt:
+            c *= 2
+        if c > 16:
+            return None
+        t = 32 * -(-(-(-(n // per16) // c)) // (32 * vpt))
+        return ["--define", f"CLUSTER={c}", "--define", f"VPT={vpt}", "--define", f"THREADS={t}", *extra]
+    return f
+
+
 def even(g):
     """g only at widths a multiple of 4 (where fit3's candidates take the odd
     ones' places, at most 4 a long row)."""
@@ -201,14 +226,19 @@ CANDIDATES = {
                            (L + "04_ring.cu", even(ring32(False, OS))), (L + "04_ring.cu", even(ring32(False, SUMS))),
                            (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
-                           (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6))],
+                           (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
+                           (L + "06_cluster.cu", clu(4, 4)), (L + "06_cluster.cu", clu(4, 8)),
+                           (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PFPRE))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
                             (L + "layernorm_bf16_ring.cu", even(lambda n: ring(n) and ring(n) + [*OS])),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
-                            (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6))],
+                            (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 4)), (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PFPRE))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),
                          (R + "04_ring.cu", ring32(False, ("--define", "PF=1")))],

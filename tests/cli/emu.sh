@@ -396,6 +396,15 @@ emu cu_layernorm_bf16_aligned_out kernels/layernorm/layernorm_bf16_aligned.cu -D
 	--size M=9,N=4099 --size M=5,N=13 --size M=9,N=7 --size M=3,N=1 --size M=2,N=4096 --size M=2,N=8
 emu cu_layernorm_bf16_aligned_out_off kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 --offset 4 --size M=5,N=1003
 emu cu_layernorm_vpt8 kernels/layernorm/02_registers.cu -D VPT=8 --size M=2,N=16384 --size M=3,N=5003 --size M=2,N=13
+# issue 31's cluster-split LayerNorm with CLUSTER = 1 (the emulator has no
+# clusters: the exchange is then a block's own pair): every head and tail,
+# N < a vector, the shift K at every residue, 5 warps (no power of two),
+# buffers off 16 bytes (w and b by load4/load8, not the compile-time heads)
+for f in 06_cluster layernorm_bf16_cluster; do
+	emu "cu_$f" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 --size M=9,N=5003 --size M=5,N=13 \
+		--size M=3,N=1 --size M=3,N=4099 --size M=2,N=4096 --size M=9,N=7
+	emu "cu_${f}_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 --offset 4 --size M=5,N=503
+done
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
 # (the cp.async copies, zero-filled past M, N and K), K = 0 and K = 8,

@@ -1,0 +1,305 @@
+// LayerNorm forward over long and odd-width rows of f32: a cluster of CLUSTER
+// blocks a row, each block's slice of the row in registers (issue 31), as
+// layernorm_bf16_cluster.cu does for bf16 (its comment says why and how).
+// 02_registers.cu holds a row in one block up to 16384; 04_ring.cu passes
+// every chunk of a slice through shared memory and runs its statistics and
+// output loops once a chunk (73.8% of copy at 8192 x 50257 and 68.2% at
+// 4096 x 200003 on an H200).  Here a thread holds VPT float4 (4 or 8: 16 or
+// 32 registers), sized so that two blocks share an SM (512 threads at 64
+// registers, 416 at 72; MINB = 2): one cluster's loads are in flight
+// through another's exchange and stores.  PF = 1 prefetches into L2 the
+// slice of the row a wave of clusters later, PRE = 1 this thread's w and b
+// into L1 through the cluster's wait (layernorm_bf16_cluster.cu's PF and
+// PRE; GPU only).  Loads: float4 from the row's first 16-byte boundary, the
+// head (up to 3 elements) read by rank 0, the tail (up to 3) by the last
+// rank; vector gi of the row in rank gi / PER, PER = ceil((N / 4) /
+// CLUSTER).
+// Statistics: 04_ring.cu's SUMS = 1 (one shift K a row, the median of its
+// elements 0, (N - 1) / 2 and twice that; sums of x - K and its square),
+// each block's pair stored into every block's part[rank] (DSMEM), one
+// cluster barrier phase, the pairs added in rank order in every block
+// (f32 within 2e-5 of double at mean 100: bench/layernorm_sums_model.py).
+// Output: w and b from L2, two aligned float4 shifted by the row's head at
+// compile time (the loop once for each head 0..3), or load4 where w or b
+// is off 16 bytes.
+//
+//! kernel  layernorm_f32
+//! arg     M = 8192
+//! arg     N = 50257
+//! in      x : f32[M, N] = randn(seed=1)
+//! in      w : f32[N] = rand(0.5, 1.5)
+//! in      b : f32[N] = randn(seed=3)
+//! out     y : f32[M, N]
+//! launch  grid=(M * CLUSTER) block=(THREADS)
+//! ref     layernorm(x, w, b, eps=1e-5) -> y
+//! tol     rtol=1e-4 atol=1e-5
+//! bytes   2*M*N*4
+//! flops   7*M*N
+//! sweep   N = 50257, 1, 7, 13, 5003, 32771
+//! require (N / 4 + CLUSTER - 1) / CLUSTER <= THREADS * VPT   // a rank's slice in registers
+//! tune    CLUSTER = 8, 4, 16, 2
+//! tune    THREADS = 416, 512, 256
+//! tune    VPT = 4, 8
+//! tune    MINB = 2, 1
+//! tune    PF = 0, 1
+//! tune    PRE = 0, 1
+
+#ifndef CLUSTER
+#define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
+#endif
+#ifndef THREADS
+#define THREADS 416 /* 13 warps x 4 float4 hold 50257 / 8 ranks */
+#endif
+#ifndef VPT
+#define VPT 4 /* float4 a thread */
+#endif
+#ifndef MINB
+#define MINB 2 /* blocks an SM the registers must leave room for */
+#endif
+#ifndef PF
+#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
+#endif
+#ifndef PRE
+#define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
+#endif
+#define WARPS (THREADS / 32)
+#define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
+static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
+
+#if CLUSTER > 1
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__device__ void cluster_arrive_relaxed(void)
+{
+	asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+__device__ void cluster_arrive(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ void cluster_wait(void)
+{
+	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+#endif
+
+/* The elements of a row of n f32 at p before its first 16-byte boundary. */
+__device__ int head_of(const void *p, int n)
+{
+	return min(n, (int)((16u - ((unsigned)(size_t)p & 15u)) & 15u) / 4);
+}
+
+/* The 4 floats from element h (0..3) of the 8 at a, c. */
+__device__ float4 shift4(float4 a, float4 c, unsigned h)
+{
+	return h == 0 ? a
+	     : h == 1 ? make_float4(a.y, a.z, a.w, c.x)
+	     : h == 2 ? make_float4(a.z, a.w, c.x, c.y) : make_float4(a.w, c.x, c.y, c.z);
+}
+
+/* The 4 floats at p (any 4-byte alignment) of the array [lo, hi): two
+ * aligned float4 shifted by p's offset, or 4 scalar loads where those would
+ * reach outside the array. */
+__device__ float4 load4(const float *p, const float *lo, const float *hi)
+{
+	const unsigned mis = (unsigned)(size_t)p & 15u;
+	const float4 *q = (const float4 *)((const char *)p - mis);
+	if (mis == 0)
+		return __ldg(q);
+	if ((const char *)q >= (const char *)lo && (const char *)(q + 2) <= (const char *)hi)
+		return shift4(__ldg(q), __ldg(q + 1), mis / 4);
+	return make_float4(p[0], p[1], p[2], p[3]);
+}
+
+/* The 4 floats from w[4 * j + H] on (w 16-byte aligned; H a constant):
+ * aligned float4 j and, where H > 0, j + 1 (or only its first H floats
+ * where it would reach past N), shifted by H. */
+template <int H>
+__device__ float4 wvec(const float *w, int j, int N)
+{
+	const float4 a = __ldg((const float4 *)w + j);
+	if (H == 0)
+		return a;
+	const int e = 4 * j + 4;
+	float4 c = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	if (e + 4 <= N) {
+		c = __ldg((const float4 *)w + j + 1);
+	} else {
+		c.x = __ldg(w + e);
+		if (H > 1)
+			c.y = __ldg(w + e + 1);
+		if (H > 2)
+			c.z = __ldg(w + e + 2);
+	}
+	return shift4(a, c, H);
+}
+
+/* (x - mean) * rstd * w + b of a float4. */
+__device__ float4 norm4(float4 x, float4 w, float4 b, float mean, float rstd)
+{
+	return make_float4((x.x - mean) * rstd * w.x + b.x, (x.y - mean) * rstd * w.y + b.y,
+			   (x.z - mean) * rstd * w.z + b.z, (x.w - mean) * rstd * w.w + b.w);
+}
+
+/* This thread's vectors of the row (row vector g0 + t + k * THREADS, the
+ * first ng of the rank's) normalised and stored at obody, the row's head H. */
+template <int H>
+__device__ void out_body(const float4 *v, float4 *obody, const float *w, const float *b, int g0, int ng, int N,
+			 float mean, float rstd)
+{
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = threadIdx.x + k * THREADS, gi = g0 + i;
+		if (i < ng)
+			__stcs(obody + gi, norm4(v[k], wvec<H>(w, gi, N), wvec<H>(b, gi, N), mean, rstd));
+	}
+}
+
+#if PF
+/* The rank's slice of the row one wave of clusters after row r (as many
+ * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
+ * a thread, into L2: its cluster is launched when one of this wave's
+ * leaves, and finds its loads in L2, so DRAM stays busy through this
+ * wave's exchange and stores (a slice is PER vectors from the rank's first,
+ * give or take the row's head and tail: 32 bytes more each side). */
+__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
+{
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	const size_t ahead = r + nsm * MINB / CLUSTER;
+	if (ahead >= (size_t)M)
+		return;
+	const char *row = (const char *)x + ahead * N * 4;
+	const char *lo = row + (size_t)rank * PER(N) * 16, *hi = row + (size_t)N * 4;
+	lo = lo - 32 > row ? lo - 32 : row;
+	hi = lo + (size_t)PER(N) * 16 + 64 < hi ? lo + (size_t)PER(N) * 16 + 64 : hi;
+	const char *a = (const char *)((size_t)lo & ~(size_t)127);
+	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+#endif
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
+layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
+	      float *__restrict__ y, int M, int N)
+{
+	__shared__ float2 scratch[WARPS];
+	__shared__ float2 part[CLUSTER]; /* each rank's (S1, S2), by rank */
+#if CLUSTER > 1
+	cg::cluster_group cluster = cg::this_cluster();
+	const int rank = (int)cluster.block_rank();
+	cluster_arrive_relaxed(); /* phase 1: this block has started */
+#else
+	const int rank = 0;
+#endif
+	const size_t r = blockIdx.x / CLUSTER;
+	const float *row = x + r * N;
+	float *out = y + r * N;
+	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+	/* input and output rows aligned alike (else all scalar: head = N) */
+	const int head = ((size_t)row ^ (size_t)out) & 15 ? N : head_of(row, N);
+	const int n4 = (N - head) / 4, tail = N - head - 4 * n4;
+	const int g0 = rank * PER(N), ng = max(0, min(n4 - g0, PER(N)));
+	const float4 *body = (const float4 *)(row + head);
+	float4 v[VPT];
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = t + k * THREADS;
+		v[k] = i < ng ? __ldcs(body + g0 + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	}
+#if PF
+	prefetch_ahead(x, r, M, N, rank);
+#endif
+	const float ka = row[0], kb = row[(N - 1) / 2], kc = row[(N - 1) / 2 * 2];
+	const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
+	float s1 = 0.0f, s2 = 0.0f;
+	if (rank == 0)
+		for (int i = t; i < head; i += THREADS) { /* up to 3, or the row */
+			const float d = row[i] - K;
+			s1 += d, s2 += d * d;
+		}
+	const bool mytail = rank == CLUSTER - 1 && t < tail;
+	const float tv = mytail ? row[head + 4 * n4 + t] : 0.0f;
+	if (mytail)
+		s1 += tv - K, s2 += (tv - K) * (tv - K);
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		if (t + k * THREADS < ng) {
+			const float d0 = v[k].x - K, d1 = v[k].y - K, d2 = v[k].z - K, d3 = v[k].w - K;
+			s1 += (d0 + d1) + (d2 + d3);
+			s2 += (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
+		}
+	}
+	for (int o = 16; o > 0; o /= 2) {
+		s1 += __shfl_xor_sync(0xffffffff, s1, o);
+		s2 += __shfl_xor_sync(0xffffffff, s2, o);
+	}
+	if (lane == 0)
+		scratch[warp] = make_float2(s1, s2);
+	__syncthreads();
+#if CLUSTER > 1
+	cluster_wait(); /* phase 1: every peer has started */
+#endif
+	if (warp == 0) {
+		float2 p = lane < WARPS ? scratch[lane] : make_float2(0.0f, 0.0f);
+		for (int o = 16; o > 0; o /= 2) {
+			p.x += __shfl_xor_sync(0xffffffff, p.x, o);
+			p.y += __shfl_xor_sync(0xffffffff, p.y, o);
+		}
+#if CLUSTER > 1
+		if (lane < CLUSTER) /* into block lane's part[rank] */
+			*cluster.map_shared_rank(&part[rank], lane) = p;
+#else
+		if (lane == 0)
+			part[0] = p;
+#endif
+	}
+#if CLUSTER > 1
+	cluster_arrive(); /* phase 2: this block's pair is in every peer */
+#if PRE
+	/* the aligned vectors of w and b the output pass reads first (the
+	 * second of a shifted pair is the next thread's), from L2 into L1 */
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		if (t + k * THREADS < ng) {
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const float4 *)w + g0 + t + k * THREADS));
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const float4 *)b + g0 + t + k * THREADS));
+		}
+#endif
+	cluster_wait();
+#else
+	__syncthreads();
+#endif
+	float S1 = 0.0f, S2 = 0.0f;
+#pragma unroll
+	for (int q = 0; q < CLUSTER; q++)
+		S1 += part[q].x, S2 += part[q].y;
+	const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
+	float4 *obody = (float4 *)(out + head);
+	if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
+		switch (head) {
+		case 0: out_body<0>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		case 1: out_body<1>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		case 2: out_body<2>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		default: out_body<3>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		}
+	} else {
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			const int i = t + k * THREADS, gi = g0 + i;
+			if (i < ng)
+				__stcs(obody + gi, norm4(v[k], load4(w + head + 4 * gi, w, w + N),
+							 load4(b + head + 4 * gi, b, b + N), mean, rstd));
+		}
+	}
+	if (rank == 0)
+		for (int i = t; i < head; i += THREADS)
+			out[i] = (row[i] - mean) * rstd * w[i] + b[i];
+	if (mytail) {
+		const int i = head + 4 * n4 + t;
+		out[i] = (tv - mean) * rstd * w[i] + b[i];
+	}
+}

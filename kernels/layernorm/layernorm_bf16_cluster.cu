@@ -1,0 +1,377 @@
+// LayerNorm forward in bf16 over long and odd-width rows (statistics in f32):
+// a cluster of CLUSTER blocks a row, each block's slice of the row held in
+// registers (issue 31).  layernorm_bf16_aligned.cu holds a whole row in one
+// block and spills at VPT = 8 (50257 needs 64 registers of row a thread);
+// the rings (layernorm_bf16_ring.cu) pass every chunk through shared memory
+// and run the statistics and output loops once a chunk.  Here the row is
+// read once into registers, as RMSNorm's one-block kernel does (81% of copy
+// at 8192 x 50257 on an H200), but cut among the cluster's blocks so that a
+// thread holds VPT uint4 (4 or 8: 16 or 32 registers) at 64 registers.
+//
+// Loads: 16-byte vectors from the row's first 16-byte boundary (the head,
+// up to 7 elements, read by rank 0's threads; the tail, up to 7, by the last
+// rank's), vector gi of the row in rank gi / PER, PER = ceil((N / 8) /
+// CLUSTER) the same in every row whatever its head.
+// Statistics: SUMS = 1 of layernorm/04_ring.cu (RMSNorm's protocol): one
+// shift K a row, the median of its elements 0, (N - 1) / 2 and twice that
+// (every thread loads the three), sums of x - K and its square a thread,
+// added in the warp and the block; each block stores its pair into every
+// block's part[rank] (DSMEM) and the cluster meets once (barrier.cluster
+// arrive.release / wait.acquire); every block then adds the CLUSTER pairs in
+// rank order (the same mean and rstd in every block): mean = K + S1 / N,
+// var = S2 / N - (S1 / N)^2 (within 2e-5 of double at mean 100:
+// bench/layernorm_sums_model.py).  A peer's shared memory is only written
+// once it has started: the cluster's first barrier phase is arrived on at
+// the top (relaxed) and waited on before the stores, behind the loads.
+// No block touches a peer after the second phase, so each leaves on its
+// own once its stores are issued: no barrier at the end.
+// Overlap: one row a cluster, M clusters; 512 threads at 64 registers or
+// 416 at 72 (MINB = 2) so two blocks share an SM and one cluster's loads
+// are in flight while another adds, exchanges and stores.  PF = 1: each
+// rank also prefetches into L2 its slice of the row one wave of clusters
+// later (%nsmid x MINB / CLUSTER rows on), whose cluster starts as one of
+// this wave leaves: DRAM busy through this wave's exchange and stores (a
+// slice at VPT = 8 is 53-64 KB a block, 2 a SM, where an H200 needs about
+// 55 KB in flight an SM at copy rate).  PRE = 1: each thread prefetches
+// its aligned vectors of w and b into L1 between the cluster's arrive and
+// wait, so the output pass's loads (L2 hits: the same columns every row)
+// are not one L2 round trip after the wait (loading them into registers
+// there spills at every configuration).  The emulator has no %nsmid or
+// prefetch: PF = 1 and PRE = 1 run on a GPU only.
+// Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
+// the same in every row: L2 hits after the first cluster), two aligned
+// uint4 shifted by the row's head at compile time (the loop written once
+// for each head 0..7, layernorm_bf16_aligned.cu's OUT = 1), or load8's
+// run-time shift where w or b is off 16 bytes.
+//
+//! kernel  layernorm_bf16
+//! arg     M = 8192
+//! arg     N = 50257
+//! in      x : bf16[M, N] = randn(seed=1)
+//! in      w : bf16[N] = rand(0.5, 1.5)
+//! in      b : bf16[N] = randn(seed=3)
+//! out     y : bf16[M, N]
+//! launch  grid=(M * CLUSTER) block=(THREADS)
+//! ref     layernorm(x, w, b, eps=1e-5) -> y
+//! tol     rtol=1e-2 atol=1e-2
+//! bytes   2*M*N*2
+//! flops   7*M*N
+//! sweep   N = 50257, 1, 7, 13, 5003, 32771
+//! require (N / 8 + CLUSTER - 1) / CLUSTER <= THREADS * VPT   // a rank's slice in registers
+//! tune    CLUSTER = 4, 2, 8, 16
+//! tune    THREADS = 416, 512, 256
+//! tune    VPT = 4, 8
+//! tune    MINB = 2, 1
+//! tune    PF = 0, 1
+//! tune    PRE = 0, 1
+
+#include <cuda_bf16.h>
+
+#ifndef CLUSTER
+#define CLUSTER 4 /* blocks a row (16: kbench allows the non-portable size) */
+#endif
+#ifndef THREADS
+#define THREADS 416 /* 13 warps x 4 uint4 hold 50257 / 4 ranks */
+#endif
+#ifndef VPT
+#define VPT 4 /* uint4 (8 bf16) a thread */
+#endif
+#ifndef MINB
+#define MINB 2 /* blocks an SM the registers must leave room for */
+#endif
+#ifndef PF
+#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
+#endif
+#ifndef PRE
+#define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
+#endif
+#define WARPS (THREADS / 32)
+#define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
+static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
+
+#if CLUSTER > 1
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__device__ void cluster_arrive_relaxed(void)
+{
+	asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+__device__ void cluster_arrive(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ void cluster_wait(void)
+{
+	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+#endif
+
+__device__ void unpack8(uint4 u, float *f)
+{
+	const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		float2 t = __bfloat1622float2(h[j]);
+		f[2 * j] = t.x, f[2 * j + 1] = t.y;
+	}
+}
+
+__device__ uint4 pack8(const float *f)
+{
+	uint4 u;
+	__nv_bfloat162 *h = (__nv_bfloat162 *)&u;
+#pragma unroll
+	for (int j = 0; j < 4; j++)
+		h[j] = __floats2bfloat162_rn(f[2 * j], f[2 * j + 1]);
+	return u;
+}
+
+/* The elements of a row of n bf16 at p before its first 16-byte boundary. */
+__device__ int head_of(const void *p, int n)
+{
+	return min(n, (int)((16u - ((unsigned)(size_t)p & 15u)) & 15u) / 2);
+}
+
+/* The 8 bf16 at p (any 2-byte alignment) of the array [lo, hi): two aligned
+ * uint4 shifted by p's offset, or 8 scalar loads where those would reach
+ * outside the array. */
+__device__ uint4 load8(const __nv_bfloat16 *p, const __nv_bfloat16 *lo, const __nv_bfloat16 *hi)
+{
+	const unsigned mis = (unsigned)(size_t)p & 15u;
+	const uint4 *q = (const uint4 *)((const char *)p - mis);
+	if (mis == 0)
+		return __ldg(q);
+	if ((const char *)q >= (const char *)lo && (const char *)(q + 2) <= (const char *)hi) {
+		uint4 a = __ldg(q), b = __ldg(q + 1);
+		unsigned u[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}, o[5], r[4];
+		const unsigned d = mis / 4; /* whole words, then half a word */
+#pragma unroll
+		for (int k = 0; k < 5; k++)
+			o[k] = d == 0 ? u[k] : d == 1 ? u[k + 1] : d == 2 ? u[k + 2] : u[k + 3];
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			r[k] = mis & 2 ? (o[k] >> 16) | (o[k + 1] << 16) : o[k];
+		return make_uint4(r[0], r[1], r[2], r[3]);
+	}
+	uint4 v;
+	__nv_bfloat16 *h = (__nv_bfloat16 *)&v;
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+		h[j] = p[j];
+	return v;
+}
+
+/* The 8 bf16 from w[8 * j + H] on (w 16-byte aligned; H a constant):
+ * aligned uint4 j and, where H > 0, j + 1 (or only its first H elements
+ * where it would reach past N), shifted by H elements. */
+template <int H>
+__device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
+{
+	const uint4 a = __ldg((const uint4 *)w + j);
+	if (H == 0)
+		return a;
+	const int e = 8 * j + 8;
+	uint4 c;
+	if (e + 8 <= N) {
+		c = __ldg((const uint4 *)w + j + 1);
+	} else {
+		const unsigned short *h = (const unsigned short *)w + e;
+		unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+		for (int k = 0; k < H; k++)
+			v[k / 2] |= (unsigned)h[k] << (16 * (k % 2));
+		c = make_uint4(v[0], v[1], v[2], v[3]);
+	}
+	const unsigned u[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+	unsigned r[4];
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		r[k] = H % 2 ? (u[k + H / 2] >> 16) | (u[k + H / 2 + 1] << 16) : u[k + H / 2];
+	return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
+/* (x - mean) * rstd * w + b of 8 packed bf16, w and b packed. */
+__device__ uint4 norm8(uint4 x, uint4 w, uint4 b, float mean, float rstd)
+{
+	float f[8], g[8], c[8];
+	unpack8(x, f);
+	unpack8(w, g);
+	unpack8(b, c);
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+		f[j] = (f[j] - mean) * rstd * g[j] + c[j];
+	return pack8(f);
+}
+
+/* This thread's vectors of the row (row vector g0 + t + k * THREADS, the
+ * first ng of the rank's) normalised and stored at obody, the row's head H. */
+template <int H>
+__device__ void out_body(const uint4 *v, uint4 *obody, const __nv_bfloat16 *w, const __nv_bfloat16 *b, int g0, int ng,
+			 int N, float mean, float rstd)
+{
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = threadIdx.x + k * THREADS, gi = g0 + i;
+		if (i < ng)
+			__stcs(obody + gi, norm8(v[k], wvec<H>(w, gi, N), wvec<H>(b, gi, N), mean, rstd));
+	}
+}
+
+#if PF
+/* The rank's slice of the row one wave of clusters after row r (as many
+ * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
+ * a thread, into L2: its cluster is launched when one of this wave's
+ * leaves, and finds its loads in L2, so DRAM stays busy through this
+ * wave's exchange and stores (a slice is PER vectors from the rank's first,
+ * give or take the row's head and tail: 32 bytes more each side). */
+__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
+{
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	const size_t ahead = r + nsm * MINB / CLUSTER;
+	if (ahead >= (size_t)M)
+		return;
+	const char *row = (const char *)x + ahead * N * 2;
+	const char *lo = row + (size_t)rank * PER(N) * 16, *hi = row + (size_t)N * 2;
+	lo = lo - 32 > row ? lo - 32 : row;
+	hi = lo + (size_t)PER(N) * 16 + 64 < hi ? lo + (size_t)PER(N) * 16 + 64 : hi;
+	const char *a = (const char *)((size_t)lo & ~(size_t)127);
+	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+#endif
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
+layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
+	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
+{
+	__shared__ float2 scratch[WARPS];
+	__shared__ float2 part[CLUSTER]; /* each rank's (S1, S2), by rank */
+#if CLUSTER > 1
+	cg::cluster_group cluster = cg::this_cluster();
+	const int rank = (int)cluster.block_rank();
+	cluster_arrive_relaxed(); /* phase 1: this block has started */
+#else
+	const int rank = 0;
+#endif
+	const size_t r = blockIdx.x / CLUSTER;
+	const __nv_bfloat16 *row = x + r * N;
+	__nv_bfloat16 *out = y + r * N;
+	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+	/* input and output rows aligned alike (else all scalar: head = N) */
+	const int head = ((size_t)row ^ (size_t)out) & 15 ? N : head_of(row, N);
+	const int n8 = (N - head) / 8, tail = N - head - 8 * n8;
+	const int g0 = rank * PER(N), ng = max(0, min(n8 - g0, PER(N)));
+	const uint4 *body = (const uint4 *)(row + head);
+	uint4 v[VPT];
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = t + k * THREADS;
+		v[k] = i < ng ? __ldcs(body + g0 + i) : make_uint4(0, 0, 0, 0);
+	}
+#if PF
+	prefetch_ahead(x, r, M, N, rank);
+#endif
+	const float ka = __bfloat162float(row[0]), kb = __bfloat162float(row[(N - 1) / 2]),
+		    kc = __bfloat162float(row[(N - 1) / 2 * 2]);
+	const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
+	float s1 = 0.0f, s2 = 0.0f;
+	if (rank == 0)
+		for (int i = t; i < head; i += THREADS) { /* up to 7, or the row */
+			const float d = __bfloat162float(row[i]) - K;
+			s1 += d, s2 += d * d;
+		}
+	const bool mytail = rank == CLUSTER - 1 && t < tail;
+	const float tv = mytail ? __bfloat162float(row[head + 8 * n8 + t]) : 0.0f;
+	if (mytail)
+		s1 += tv - K, s2 += (tv - K) * (tv - K);
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		if (t + k * THREADS < ng) {
+			float f[8];
+			unpack8(v[k], f);
+#pragma unroll
+			for (int j = 0; j < 8; j++) {
+				const float d = f[j] - K;
+				s1 += d, s2 += d * d;
+			}
+		}
+	}
+	for (int o = 16; o > 0; o /= 2) {
+		s1 += __shfl_xor_sync(0xffffffff, s1, o);
+		s2 += __shfl_xor_sync(0xffffffff, s2, o);
+	}
+	if (lane == 0)
+		scratch[warp] = make_float2(s1, s2);
+	__syncthreads();
+#if CLUSTER > 1
+	cluster_wait(); /* phase 1: every peer has started */
+#endif
+	if (warp == 0) {
+		float2 p = lane < WARPS ? scratch[lane] : make_float2(0.0f, 0.0f);
+		for (int o = 16; o > 0; o /= 2) {
+			p.x += __shfl_xor_sync(0xffffffff, p.x, o);
+			p.y += __shfl_xor_sync(0xffffffff, p.y, o);
+		}
+#if CLUSTER > 1
+		if (lane < CLUSTER) /* into block lane's part[rank] */
+			*cluster.map_shared_rank(&part[rank], lane) = p;
+#else
+		if (lane == 0)
+			part[0] = p;
+#endif
+	}
+#if CLUSTER > 1
+	cluster_arrive(); /* phase 2: this block's pair is in every peer */
+#if PRE
+	/* the aligned vectors of w and b the output pass reads first (the
+	 * second of a shifted pair is the next thread's), from L2 into L1 */
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		if (t + k * THREADS < ng) {
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)w + g0 + t + k * THREADS));
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)b + g0 + t + k * THREADS));
+		}
+#endif
+	cluster_wait();
+#else
+	__syncthreads();
+#endif
+	float S1 = 0.0f, S2 = 0.0f;
+#pragma unroll
+	for (int q = 0; q < CLUSTER; q++)
+		S1 += part[q].x, S2 += part[q].y;
+	const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
+	uint4 *obody = (uint4 *)(out + head);
+	if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
+		switch (head) {
+		case 0: out_body<0>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		case 1: out_body<1>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		case 2: out_body<2>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		case 3: out_body<3>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		case 4: out_body<4>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		case 5: out_body<5>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		case 6: out_body<6>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		default: out_body<7>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+		}
+	} else {
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			const int i = t + k * THREADS, gi = g0 + i;
+			if (i < ng)
+				__stcs(obody + gi, norm8(v[k], load8(w + head + 8 * gi, w, w + N),
+							 load8(b + head + 8 * gi, b, b + N), mean, rstd));
+		}
+	}
+	if (rank == 0)
+		for (int i = t; i < head; i += THREADS)
+			out[i] = __float2bfloat16_rn((__bfloat162float(row[i]) - mean) * rstd * __bfloat162float(w[i]) +
+						     __bfloat162float(b[i]));
+	if (mytail) {
+		const int i = head + 8 * n8 + t;
+		out[i] = __float2bfloat16_rn((tv - mean) * rstd * __bfloat162float(w[i]) + __bfloat162float(b[i]));
+	}
+}
