@@ -44,7 +44,7 @@ for r in rows[head + 1:]:
 units = rows[head + 1] if len(rows) > head + 1 else []
 tu = units[t] if len(units) > t else "?"
 cu = units[c] if len(units) > c else "?"
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(tu, 1.0)
+scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}.get(tu, 1e-3 if statistics.median(v[0] for v in vals) > 1e4 else 1.0)
 big = [v for v in vals if "gemm" in v[2].lower() or "nvjet" in v[2].lower() or "xmma" in v[2].lower()] or vals
 ts = [v[0] * scale for v in big]; cs = [v[1] for v in big]
 print("ncu n=%s: %d launches of %s, gpu__time_duration median %.1f us (min %.1f max %.1f), SM clock median %.4g %s"
