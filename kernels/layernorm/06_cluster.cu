@@ -22,10 +22,11 @@
 // Output: w and b from L2, two aligned float4 shifted by the row's head at
 // compile time (the loop once for each head 0..3), or load4 where w or b
 // is off 16 bytes.
-// PIPE = 1: WAVE persistent clusters stride the rows, the next row's slice
-// loaded into a second VPT registers before this row's sums, exchange and
-// output (layernorm_bf16_cluster.cu's PIPE; VPT = 8 spills at MINB = 1 and
-// 416 threads, f32's 128-register cap: VPT = 4 at MINB = 2 holds it).
+// PIPE = 1: WAVE persistent clusters, their rows after the first two from
+// a counter, the next row's slice loaded into a second VPT registers
+// before this row's sums, exchange and output (layernorm_bf16_cluster.cu's
+// PIPE; VPT = 8 at MINB = 1 and 416 threads is 128 registers, no spills;
+// VPT = 4 at MINB = 2 spills 20 bytes).
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -48,7 +49,7 @@
 //! tune    PF = 0, 1
 //! tune    PRE = 0, 1
 //! tune    PIPE = 0, 1
-//! tune    WAVE = 66, 32, 16
+//! tune    WAVE = 66, 33, 16
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -72,7 +73,7 @@
 #define PIPE 0 /* 1: WAVE clusters stride the rows, the next row's slice loaded before this one's exchange */
 #endif
 #ifndef WAVE
-#define WAVE 66 /* PIPE = 1: clusters launched (all at once: 66 of 2 on 132 SMs, 32 of 4, 16 of 8) */
+#define WAVE 66 /* PIPE = 1: clusters launched (as fit at once: 132 / CLUSTER x MINB on an H200) */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
@@ -204,6 +205,24 @@ __device__ void load_slice(const float *x, const float *y, size_t r, int N, int 
 	k3[0] = row[0], k3[1] = row[(N - 1) / 2], k3[2] = row[(N - 1) / 2 * 2];
 }
 
+#if PIPE
+/* PIPE = 1: rows handed out past each cluster's first two (2 x WAVE on),
+ * and the clusters that are done (the last one sets both back to 0 for
+ * the next launch). */
+__device__ unsigned rows_taken, clusters_done;
+
+/* The cluster leaves: the last one to leave resets the counters. */
+__device__ void leave(unsigned clusters)
+{
+	__threadfence();
+	if (atomicAdd(&clusters_done, 1u) == clusters - 1) {
+		rows_taken = 0;
+		clusters_done = 0;
+		__threadfence();
+	}
+}
+#endif
+
 #if PF
 /* The rank's slice of the row one wave of clusters after row r (as many
  * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
@@ -234,6 +253,9 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 {
 	__shared__ float2 scratch[WARPS];
 	__shared__ float2 part[PIPE + 1][CLUSTER]; /* each rank's (S1, S2), by rank (PIPE: by row parity) */
+#if PIPE
+	__shared__ unsigned after[2]; /* rank 0's row after the next, by row parity */
+#endif
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
@@ -242,16 +264,15 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	const int rank = 0;
 #endif
 	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-#if PIPE
-	const size_t G = gridDim.x / CLUSTER; /* the clusters launched, each striding the rows */
-#else
-	const size_t G = M; /* one row a cluster */
-#endif
 	size_t r = blockIdx.x / CLUSTER;
+#if PIPE
+	const size_t G = gridDim.x / CLUSTER; /* the clusters launched */
+	size_t rn = r + G; /* the next row (a cluster's first two its own, the others from rows_taken) */
+#endif
 	float4 v[VPT];
 	float k3[3];
 	load_slice(x, y, r, N, rank, v, k3);
-	for (int it = 0; r < (size_t)M; r += G, it++) {
+	for (int it = 0; r < (size_t)M; it++) {
 		const float *row = x + r * N;
 		float *out = y + r * N;
 		const slice s = slice_of(row, out, N, rank);
@@ -260,8 +281,11 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		/* the next row's slice, in flight through this row's sums, exchange and output */
 		float4 nv[VPT];
 		float nk3[3];
-		if (r + G < (size_t)M)
-			load_slice(x, y, r + G, N, rank, nv, nk3);
+		if (rn < (size_t)M)
+			load_slice(x, y, rn, N, rank, nv, nk3);
+		unsigned grab = 0; /* the row after rn, sent with rank 0's pair */
+		if (rank == 0 && t == 0)
+			grab = 2 * (unsigned)G + atomicAdd(&rows_taken, 1u);
 #elif PF
 		prefetch_ahead(x, r, M, N, rank);
 #endif
@@ -302,12 +326,24 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 				p.x += __shfl_xor_sync(0xffffffff, p.x, o);
 				p.y += __shfl_xor_sync(0xffffffff, p.y, o);
 			}
+#if PIPE
+			grab = __shfl_sync(0xffffffff, grab, 0);
+#endif
 #if CLUSTER > 1
-			if (lane < CLUSTER) /* into block lane's part[rank] */
+			if (lane < CLUSTER) { /* into block lane's part[rank] */
 				*cluster.map_shared_rank(&part[it & PIPE][rank], lane) = p;
+#if PIPE
+				if (rank == 0)
+					*cluster.map_shared_rank(&after[it & 1], lane) = grab;
+#endif
+			}
 #else
-			if (lane == 0)
+			if (lane == 0) {
 				part[it & PIPE][0] = p;
+#if PIPE
+				after[it & 1] = grab;
+#endif
+			}
 #endif
 		}
 #if CLUSTER > 1
@@ -360,8 +396,14 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		for (int k = 0; k < VPT; k++)
 			v[k] = nv[k];
 		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
+		r = rn;
+		rn = after[it & 1];
 #else
 		break; /* one row a cluster */
 #endif
 	}
+#if PIPE
+	if (rank == 0 && t == 0)
+		leave((unsigned)G);
+#endif
 }

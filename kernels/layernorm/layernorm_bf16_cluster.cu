@@ -39,9 +39,12 @@
 // there spills at every configuration).  The emulator has no %nsmid or
 // prefetch: PF = 1 and PRE = 1 run on a GPU only.
 // PIPE = 1, the rows pipelined through a persistent cluster: WAVE clusters
-// are launched (all on the GPU at once: 66 of 2, 32 of 4 or 16 of 8 on an
-// H200's 132 SMs at one block an SM, its GPCs of 16 and 18), cluster c
-// taking rows c, c + WAVE, ...  Each thread issues the next row's slice
+// are launched (as many as fit at once: 132 / CLUSTER x MINB on an H200,
+// give or take its GPCs), cluster c taking rows c and c + WAVE, then rows
+// from 2 x WAVE on from a counter (rows_taken: rank 0 takes the row after
+// the next and sends it with its pair; the last cluster to leave sets the
+// counter back to 0), so a cluster that only starts once another leaves
+// does 2 rows, not M / WAVE.  Each thread issues the next row's slice
 // (and its three candidates for K) into a second VPT registers before this
 // row's sums, exchange and output, so a block's loads stay in flight
 // through every phase, where at PIPE = 0 a block reads nothing from its
@@ -51,8 +54,7 @@
 // arrived at after reading row i - 1's: still one barrier a row.  2 x VPT
 // x 4 registers of row a thread: VPT = 8 at MINB = 1 (128 registers, no
 // spills at 512 threads) or VPT = 4 at MINB = 2 (72).  PF is not used
-// there (the next row is in registers already).  A WAVE larger than the
-// GPU holds at once runs its last clusters a second round alone.
+// there (the next row is in registers already).
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
@@ -80,7 +82,7 @@
 //! tune    PF = 0, 1
 //! tune    PRE = 0, 1
 //! tune    PIPE = 0, 1
-//! tune    WAVE = 66, 32, 16
+//! tune    WAVE = 66, 33, 16
 
 #include <cuda_bf16.h>
 
@@ -106,7 +108,7 @@
 #define PIPE 0 /* 1: WAVE clusters stride the rows, the next row's slice loaded before this one's exchange */
 #endif
 #ifndef WAVE
-#define WAVE 66 /* PIPE = 1: clusters launched (all at once: 66 of 2 on 132 SMs, 32 of 4, 16 of 8) */
+#define WAVE 66 /* PIPE = 1: clusters launched (as fit at once: 132 / CLUSTER x MINB on an H200) */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
@@ -277,6 +279,24 @@ __device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_
 	k3[0] = __bfloat162float(row[0]), k3[1] = __bfloat162float(row[(N - 1) / 2]), k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
 }
 
+#if PIPE
+/* PIPE = 1: rows handed out past each cluster's first two (2 x WAVE on),
+ * and the clusters that are done (the last one sets both back to 0 for
+ * the next launch). */
+__device__ unsigned rows_taken, clusters_done;
+
+/* The cluster leaves: the last one to leave resets the counters. */
+__device__ void leave(unsigned clusters)
+{
+	__threadfence();
+	if (atomicAdd(&clusters_done, 1u) == clusters - 1) {
+		rows_taken = 0;
+		clusters_done = 0;
+		__threadfence();
+	}
+}
+#endif
+
 #if PF
 /* The rank's slice of the row one wave of clusters after row r (as many
  * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
@@ -307,6 +327,9 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 {
 	__shared__ float2 scratch[WARPS];
 	__shared__ float2 part[PIPE + 1][CLUSTER]; /* each rank's (S1, S2), by rank (PIPE: by row parity) */
+#if PIPE
+	__shared__ unsigned after[2]; /* rank 0's row after the next, by row parity */
+#endif
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
@@ -315,16 +338,15 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	const int rank = 0;
 #endif
 	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-#if PIPE
-	const size_t G = gridDim.x / CLUSTER; /* the clusters launched, each striding the rows */
-#else
-	const size_t G = M; /* one row a cluster */
-#endif
 	size_t r = blockIdx.x / CLUSTER;
+#if PIPE
+	const size_t G = gridDim.x / CLUSTER; /* the clusters launched */
+	size_t rn = r + G; /* the next row (a cluster's first two its own, the others from rows_taken) */
+#endif
 	uint4 v[VPT];
 	float k3[3];
 	load_slice(x, y, r, N, rank, v, k3);
-	for (int it = 0; r < (size_t)M; r += G, it++) {
+	for (int it = 0; r < (size_t)M; it++) {
 		const __nv_bfloat16 *row = x + r * N;
 		__nv_bfloat16 *out = y + r * N;
 		const slice s = slice_of(row, out, N, rank);
@@ -333,8 +355,11 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		/* the next row's slice, in flight through this row's sums, exchange and output */
 		uint4 nv[VPT];
 		float nk3[3];
-		if (r + G < (size_t)M)
-			load_slice(x, y, r + G, N, rank, nv, nk3);
+		if (rn < (size_t)M)
+			load_slice(x, y, rn, N, rank, nv, nk3);
+		unsigned grab = 0; /* the row after rn, sent with rank 0's pair */
+		if (rank == 0 && t == 0)
+			grab = 2 * (unsigned)G + atomicAdd(&rows_taken, 1u);
 #elif PF
 		prefetch_ahead(x, r, M, N, rank);
 #endif
@@ -379,12 +404,24 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 				p.x += __shfl_xor_sync(0xffffffff, p.x, o);
 				p.y += __shfl_xor_sync(0xffffffff, p.y, o);
 			}
+#if PIPE
+			grab = __shfl_sync(0xffffffff, grab, 0);
+#endif
 #if CLUSTER > 1
-			if (lane < CLUSTER) /* into block lane's part[rank] */
+			if (lane < CLUSTER) { /* into block lane's part[rank] */
 				*cluster.map_shared_rank(&part[it & PIPE][rank], lane) = p;
+#if PIPE
+				if (rank == 0)
+					*cluster.map_shared_rank(&after[it & 1], lane) = grab;
+#endif
+			}
 #else
-			if (lane == 0)
+			if (lane == 0) {
 				part[it & PIPE][0] = p;
+#if PIPE
+				after[it & 1] = grab;
+#endif
+			}
 #endif
 		}
 #if CLUSTER > 1
@@ -442,8 +479,14 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		for (int k = 0; k < VPT; k++)
 			v[k] = nv[k];
 		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
+		r = rn;
+		rn = after[it & 1];
 #else
 		break; /* one row a cluster */
 #endif
 	}
+#if PIPE
+	if (rank == 0 && t == 0)
+		leave((unsigned)G);
+#endif
 }
