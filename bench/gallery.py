@@ -18,8 +18,8 @@ $OUT/gallery.jsonl when OUT is set.  A size no kernel takes prints
 
 Usage: bench/gallery.py [OPS [DTYPES [SIZES]]]   (repo root, GPU machine;
 each a comma list, or all: softmax,sum f32 5003,50257; GALLERY_COMPILE=0
-skips torch.compile; GALLERY_SKIP=REGEX skips the candidates whose name,
-file and defines as the table prints them, it matches)
+skips torch.compile; GALLERY_SKIP=REGEX skips each candidate whose name,
+the file and defines as the table prints them, it matches)
 """
 import json, os, re, statistics, subprocess, sys, time
 
