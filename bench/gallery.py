@@ -18,9 +18,10 @@ $OUT/gallery.jsonl when OUT is set.  A size no kernel takes prints
 
 Usage: bench/gallery.py [OPS [DTYPES [SIZES]]]   (repo root, GPU machine;
 each a comma list, or all: softmax,sum f32 5003,50257; GALLERY_COMPILE=0
-skips torch.compile)
+skips torch.compile; GALLERY_SKIP=REGEX skips each candidate whose name,
+the file and defines as the table prints them, it matches)
 """
-import json, os, statistics, subprocess, sys, time
+import json, os, re, statistics, subprocess, sys, time
 
 import torch
 import torch.nn.functional as F
@@ -141,6 +142,22 @@ PF = ("--define", "PF=1")
 PFPRE = PF + ("--define", "PRE=1")
 
 
+def piped(per16, vpt, minb, widths=(50257, 131072, 200003, 262144)):
+    """issue 31 round 2 (lnclu2): clu(per16, vpt)'s cluster and threads with
+    PIPE = 1, persistent clusters that load the next row's slice before this
+    row's exchange and output (VPT registers twice: MINB = 1 at VPT = 8, 2
+    at VPT = 4), WAVE = 132 / CLUSTER x MINB of them (an H200's; a late
+    cluster takes 2 rows, the rest come from a counter); only at the rows
+    under their target.  Not yet measured on a GPU."""
+    def f(n):
+        d = clu(per16, vpt)(n) if n in widths else None
+        if d is None:
+            return None
+        c = int(d[1].split("=")[1])
+        return d + ["--define", f"MINB={minb}", "--define", "PIPE=1", "--define", f"WAVE={132 // c * minb}"]
+    return f
+
+
 def clu(per16, vpt, extra=()):
     """layernorm/06_cluster.cu, layernorm_bf16_cluster.cu (issue 31: a row
     in registers across a cluster, two blocks an SM) past 16384: the smallest
@@ -228,7 +245,8 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
                            (L + "06_cluster.cu", clu(4, 4)), (L + "06_cluster.cu", clu(4, 8)),
-                           (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PFPRE))],
+                           (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PFPRE)),
+                           (L + "06_cluster.cu", piped(4, 8, 1, (50257, 200003)))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
@@ -238,7 +256,9 @@ CANDIDATES = {
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 4)), (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
-                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PFPRE))],
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PFPRE)),
+                            (L + "layernorm_bf16_cluster.cu", piped(8, 8, 1)),
+                            (L + "layernorm_bf16_cluster.cu", piped(8, 4, 2, (50257, 200003)))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),
                          (R + "04_ring.cu", ring32(False, ("--define", "PF=1")))],
@@ -373,6 +393,7 @@ def main():
     ops = pick(sys.argv[1] if len(sys.argv) > 1 else None, list(SIZES))
     dts = pick(sys.argv[2] if len(sys.argv) > 2 else None, ["f32", "bf16"])
     ns = pick(sys.argv[3] if len(sys.argv) > 3 else None, [0])
+    skip = os.environ.get("GALLERY_SKIP")  # a regex: the candidates whose name it matches are not run
     print(f"kbench gallery vs PyTorch {torch.__version__}  {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}"
           f"  {torch.cuda.get_device_name(0)}  (L2 flushed before every launch, medians; the best"
           f" CORRECT kernel of bench/gallery.py's CANDIDATES, the others' %copy after |)")
@@ -390,6 +411,8 @@ def main():
                         continue
                     name = os.path.basename(path) + "".join(" " + a.split("=")[0] + "=" + a.split("=")[1]
                                                             for a in extra if "=" in a)
+                    if skip and re.search(skip, name):
+                        continue
                     k = kbench(path, m, n, op, extra)
                     runs.append((name, k))
                     if log:

@@ -22,6 +22,11 @@
 // Output: w and b from L2, two aligned float4 shifted by the row's head at
 // compile time (the loop once for each head 0..3), or load4 where w or b
 // is off 16 bytes.
+// PIPE = 1: WAVE persistent clusters, their rows after the first two from
+// a counter, the next row's slice loaded into a second VPT registers
+// before this row's sums, exchange and output (layernorm_bf16_cluster.cu's
+// PIPE; VPT = 8 at MINB = 1 and 416 threads is 128 registers, no spills;
+// VPT = 4 at MINB = 2 spills 20 bytes).
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -30,7 +35,7 @@
 //! in      w : f32[N] = rand(0.5, 1.5)
 //! in      b : f32[N] = randn(seed=3)
 //! out     y : f32[M, N]
-//! launch  grid=(M * CLUSTER) block=(THREADS)
+//! launch  grid=(min(M, PIPE * WAVE + (1 - PIPE) * M) * CLUSTER) block=(THREADS)
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-4 atol=1e-5
 //! bytes   2*M*N*4
@@ -43,6 +48,8 @@
 //! tune    MINB = 2, 1
 //! tune    PF = 0, 1
 //! tune    PRE = 0, 1
+//! tune    PIPE = 0, 1
+//! tune    WAVE = 66, 33, 16
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -61,6 +68,12 @@
 #endif
 #ifndef PRE
 #define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
+#endif
+#ifndef PIPE
+#define PIPE 0 /* 1: WAVE clusters stride the rows, the next row's slice loaded before this one's exchange */
+#endif
+#ifndef WAVE
+#define WAVE 66 /* PIPE = 1: clusters launched (as fit at once: 132 / CLUSTER x MINB on an H200) */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
@@ -158,6 +171,58 @@ __device__ void out_body(const float4 *v, float4 *obody, const float *w, const f
 	}
 }
 
+/* Where this rank's slice of a row lies (input row at row, output at out):
+ * the row's head (elements before its first 16-byte boundary, or the whole
+ * row where input and output are aligned differently), its whole vectors,
+ * the rank's first vector and how many it holds. */
+struct slice {
+	int head, nv, g0, ng;
+};
+
+__device__ slice slice_of(const float *row, const float *out, int N, int rank)
+{
+	slice s;
+	s.head = ((size_t)row ^ (size_t)out) & 15 ? N : head_of(row, N);
+	s.nv = (N - s.head) / 4;
+	s.g0 = rank * PER(N);
+	s.ng = max(0, min(s.nv - s.g0, PER(N)));
+	return s;
+}
+
+/* Row r's slice of this rank into v (its vectors g0 + t + k * THREADS,
+ * zero past the slice) and the row's elements 0, (N - 1) / 2 and twice that
+ * (the shift K's candidates) into k3. */
+__device__ void load_slice(const float *x, const float *y, size_t r, int N, int rank, float4 *v, float *k3)
+{
+	const float *row = x + r * N;
+	const slice s = slice_of(row, y + r * N, N, rank);
+	const float4 *body = (const float4 *)(row + s.head);
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = threadIdx.x + k * THREADS;
+		v[k] = i < s.ng ? __ldcs(body + s.g0 + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	}
+	k3[0] = row[0], k3[1] = row[(N - 1) / 2], k3[2] = row[(N - 1) / 2 * 2];
+}
+
+#if PIPE
+/* PIPE = 1: rows handed out past each cluster's first two (2 x WAVE on),
+ * and the clusters that are done (the last one sets both back to 0 for
+ * the next launch). */
+__device__ unsigned rows_taken, clusters_done;
+
+/* The cluster leaves: the last one to leave resets the counters. */
+__device__ void leave(unsigned clusters)
+{
+	__threadfence();
+	if (atomicAdd(&clusters_done, 1u) == clusters - 1) {
+		rows_taken = 0;
+		clusters_done = 0;
+		__threadfence();
+	}
+}
+#endif
+
 #if PF
 /* The rank's slice of the row one wave of clusters after row r (as many
  * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
@@ -187,7 +252,10 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	      float *__restrict__ y, int M, int N)
 {
 	__shared__ float2 scratch[WARPS];
-	__shared__ float2 part[CLUSTER]; /* each rank's (S1, S2), by rank */
+	__shared__ float2 part[PIPE + 1][CLUSTER]; /* each rank's (S1, S2), by rank (PIPE: by row parity) */
+#if PIPE
+	__shared__ unsigned after[2]; /* rank 0's row after the next, by row parity */
+#endif
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
@@ -195,111 +263,147 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 #else
 	const int rank = 0;
 #endif
-	const size_t r = blockIdx.x / CLUSTER;
-	const float *row = x + r * N;
-	float *out = y + r * N;
 	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-	/* input and output rows aligned alike (else all scalar: head = N) */
-	const int head = ((size_t)row ^ (size_t)out) & 15 ? N : head_of(row, N);
-	const int n4 = (N - head) / 4, tail = N - head - 4 * n4;
-	const int g0 = rank * PER(N), ng = max(0, min(n4 - g0, PER(N)));
-	const float4 *body = (const float4 *)(row + head);
+	size_t r = blockIdx.x / CLUSTER;
+#if PIPE
+	const size_t G = gridDim.x / CLUSTER; /* the clusters launched */
+	size_t rn = r + G; /* the next row (a cluster's first two its own, the others from rows_taken) */
+#endif
 	float4 v[VPT];
-#pragma unroll
-	for (int k = 0; k < VPT; k++) {
-		const int i = t + k * THREADS;
-		v[k] = i < ng ? __ldcs(body + g0 + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-	}
-#if PF
-	prefetch_ahead(x, r, M, N, rank);
+	float k3[3];
+	load_slice(x, y, r, N, rank, v, k3);
+	for (int it = 0; r < (size_t)M; it++) {
+		const float *row = x + r * N;
+		float *out = y + r * N;
+		const slice s = slice_of(row, out, N, rank);
+		const int head = s.head, n4 = s.nv, tail = N - head - 4 * n4, g0 = s.g0, ng = s.ng;
+#if PIPE
+		/* the next row's slice, in flight through this row's sums, exchange and output */
+		float4 nv[VPT];
+		float nk3[3];
+		if (rn < (size_t)M)
+			load_slice(x, y, rn, N, rank, nv, nk3);
+		unsigned grab = 0; /* the row after rn, sent with rank 0's pair */
+		if (rank == 0 && t == 0)
+			grab = 2 * (unsigned)G + atomicAdd(&rows_taken, 1u);
+#elif PF
+		prefetch_ahead(x, r, M, N, rank);
 #endif
-	const float ka = row[0], kb = row[(N - 1) / 2], kc = row[(N - 1) / 2 * 2];
-	const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
-	float s1 = 0.0f, s2 = 0.0f;
-	if (rank == 0)
-		for (int i = t; i < head; i += THREADS) { /* up to 3, or the row */
-			const float d = row[i] - K;
-			s1 += d, s2 += d * d;
-		}
-	const bool mytail = rank == CLUSTER - 1 && t < tail;
-	const float tv = mytail ? row[head + 4 * n4 + t] : 0.0f;
-	if (mytail)
-		s1 += tv - K, s2 += (tv - K) * (tv - K);
-#pragma unroll
-	for (int k = 0; k < VPT; k++) {
-		if (t + k * THREADS < ng) {
-			const float d0 = v[k].x - K, d1 = v[k].y - K, d2 = v[k].z - K, d3 = v[k].w - K;
-			s1 += (d0 + d1) + (d2 + d3);
-			s2 += (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
-		}
-	}
-	for (int o = 16; o > 0; o /= 2) {
-		s1 += __shfl_xor_sync(0xffffffff, s1, o);
-		s2 += __shfl_xor_sync(0xffffffff, s2, o);
-	}
-	if (lane == 0)
-		scratch[warp] = make_float2(s1, s2);
-	__syncthreads();
-#if CLUSTER > 1
-	cluster_wait(); /* phase 1: every peer has started */
-#endif
-	if (warp == 0) {
-		float2 p = lane < WARPS ? scratch[lane] : make_float2(0.0f, 0.0f);
-		for (int o = 16; o > 0; o /= 2) {
-			p.x += __shfl_xor_sync(0xffffffff, p.x, o);
-			p.y += __shfl_xor_sync(0xffffffff, p.y, o);
-		}
-#if CLUSTER > 1
-		if (lane < CLUSTER) /* into block lane's part[rank] */
-			*cluster.map_shared_rank(&part[rank], lane) = p;
-#else
-		if (lane == 0)
-			part[0] = p;
-#endif
-	}
-#if CLUSTER > 1
-	cluster_arrive(); /* phase 2: this block's pair is in every peer */
-#if PRE
-	/* the aligned vectors of w and b the output pass reads first (the
-	 * second of a shifted pair is the next thread's), from L2 into L1 */
-#pragma unroll
-	for (int k = 0; k < VPT; k++)
-		if (t + k * THREADS < ng) {
-			asm volatile("prefetch.global.L1 [%0];" ::"l"((const float4 *)w + g0 + t + k * THREADS));
-			asm volatile("prefetch.global.L1 [%0];" ::"l"((const float4 *)b + g0 + t + k * THREADS));
-		}
-#endif
-	cluster_wait();
-#else
-	__syncthreads();
-#endif
-	float S1 = 0.0f, S2 = 0.0f;
-#pragma unroll
-	for (int q = 0; q < CLUSTER; q++)
-		S1 += part[q].x, S2 += part[q].y;
-	const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
-	float4 *obody = (float4 *)(out + head);
-	if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
-		switch (head) {
-		case 0: out_body<0>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		case 1: out_body<1>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		case 2: out_body<2>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		default: out_body<3>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		}
-	} else {
+		const float ka = k3[0], kb = k3[1], kc = k3[2];
+		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
+		float s1 = 0.0f, s2 = 0.0f;
+		if (rank == 0)
+			for (int i = t; i < head; i += THREADS) { /* up to 3, or the row */
+				const float d = row[i] - K;
+				s1 += d, s2 += d * d;
+			}
+		const bool mytail = rank == CLUSTER - 1 && t < tail;
+		const float tv = mytail ? row[head + 4 * n4 + t] : 0.0f;
+		if (mytail)
+			s1 += tv - K, s2 += (tv - K) * (tv - K);
 #pragma unroll
 		for (int k = 0; k < VPT; k++) {
-			const int i = t + k * THREADS, gi = g0 + i;
-			if (i < ng)
-				__stcs(obody + gi, norm4(v[k], load4(w + head + 4 * gi, w, w + N),
-							 load4(b + head + 4 * gi, b, b + N), mean, rstd));
+			if (t + k * THREADS < ng) {
+				const float d0 = v[k].x - K, d1 = v[k].y - K, d2 = v[k].z - K, d3 = v[k].w - K;
+				s1 += (d0 + d1) + (d2 + d3);
+				s2 += (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
+			}
 		}
+		for (int o = 16; o > 0; o /= 2) {
+			s1 += __shfl_xor_sync(0xffffffff, s1, o);
+			s2 += __shfl_xor_sync(0xffffffff, s2, o);
+		}
+		if (lane == 0)
+			scratch[warp] = make_float2(s1, s2);
+		__syncthreads();
+#if CLUSTER > 1
+		if (it == 0)
+			cluster_wait(); /* phase 1: every peer has started */
+#endif
+		if (warp == 0) {
+			float2 p = lane < WARPS ? scratch[lane] : make_float2(0.0f, 0.0f);
+			for (int o = 16; o > 0; o /= 2) {
+				p.x += __shfl_xor_sync(0xffffffff, p.x, o);
+				p.y += __shfl_xor_sync(0xffffffff, p.y, o);
+			}
+#if PIPE
+			grab = __shfl_sync(0xffffffff, grab, 0);
+#endif
+#if CLUSTER > 1
+			if (lane < CLUSTER) { /* into block lane's part[rank] */
+				*cluster.map_shared_rank(&part[it & PIPE][rank], lane) = p;
+#if PIPE
+				if (rank == 0)
+					*cluster.map_shared_rank(&after[it & 1], lane) = grab;
+#endif
+			}
+#else
+			if (lane == 0) {
+				part[it & PIPE][0] = p;
+#if PIPE
+				after[it & 1] = grab;
+#endif
+			}
+#endif
+		}
+#if CLUSTER > 1
+		cluster_arrive(); /* phase 2: this block's pair is in every peer */
+#if PRE
+		/* the aligned vectors of w and b the output pass reads first (the
+		 * second of a shifted pair is the next thread's), from L2 into L1 */
+#pragma unroll
+		for (int k = 0; k < VPT; k++)
+			if (t + k * THREADS < ng) {
+				asm volatile("prefetch.global.L1 [%0];" ::"l"((const float4 *)w + g0 + t + k * THREADS));
+				asm volatile("prefetch.global.L1 [%0];" ::"l"((const float4 *)b + g0 + t + k * THREADS));
+			}
+#endif
+		cluster_wait();
+#else
+		__syncthreads();
+#endif
+		float S1 = 0.0f, S2 = 0.0f;
+#pragma unroll
+		for (int q = 0; q < CLUSTER; q++)
+			S1 += part[it & PIPE][q].x, S2 += part[it & PIPE][q].y;
+		const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
+		float4 *obody = (float4 *)(out + head);
+		if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
+			switch (head) {
+			case 0: out_body<0>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 1: out_body<1>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 2: out_body<2>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			default: out_body<3>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			}
+		} else {
+#pragma unroll
+			for (int k = 0; k < VPT; k++) {
+				const int i = t + k * THREADS, gi = g0 + i;
+				if (i < ng)
+					__stcs(obody + gi, norm4(v[k], load4(w + head + 4 * gi, w, w + N),
+								 load4(b + head + 4 * gi, b, b + N), mean, rstd));
+			}
+		}
+		if (rank == 0)
+			for (int i = t; i < head; i += THREADS)
+				out[i] = (row[i] - mean) * rstd * w[i] + b[i];
+		if (mytail) {
+			const int i = head + 4 * n4 + t;
+			out[i] = (tv - mean) * rstd * w[i] + b[i];
+		}
+#if PIPE
+#pragma unroll
+		for (int k = 0; k < VPT; k++)
+			v[k] = nv[k];
+		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
+		r = rn;
+		rn = after[it & 1];
+#else
+		break; /* one row a cluster */
+#endif
 	}
-	if (rank == 0)
-		for (int i = t; i < head; i += THREADS)
-			out[i] = (row[i] - mean) * rstd * w[i] + b[i];
-	if (mytail) {
-		const int i = head + 4 * n4 + t;
-		out[i] = (tv - mean) * rstd * w[i] + b[i];
-	}
+#if PIPE
+	if (rank == 0 && t == 0)
+		leave((unsigned)G);
+#endif
 }

@@ -38,6 +38,23 @@
 // are not one L2 round trip after the wait (loading them into registers
 // there spills at every configuration).  The emulator has no %nsmid or
 // prefetch: PF = 1 and PRE = 1 run on a GPU only.
+// PIPE = 1, the rows pipelined through a persistent cluster: WAVE clusters
+// are launched (as many as fit at once: 132 / CLUSTER x MINB on an H200,
+// give or take its GPCs), cluster c taking rows c and c + WAVE, then rows
+// from 2 x WAVE on from a counter (rows_taken: rank 0 takes the row after
+// the next and sends it with its pair; the last cluster to leave sets the
+// counter back to 0), so a cluster that only starts once another leaves
+// does 2 rows, not M / WAVE.  Each thread issues the next row's slice
+// (and its three candidates for K) into a second VPT registers before this
+// row's sums, exchange and output, so a block's loads stay in flight
+// through every phase, where at PIPE = 0 a block reads nothing from its
+// sums to its exit (two blocks an SM only half cover that).  The pairs are
+// double-buffered by the row's parity: a block stores row i + 1's pair
+// into a peer only after the cluster's wait of row i, which the peer
+// arrived at after reading row i - 1's: still one barrier a row.  2 x VPT
+// x 4 registers of row a thread: VPT = 8 at MINB = 1 (128 registers, no
+// spills at 512 threads) or VPT = 4 at MINB = 2 (72).  PF is not used
+// there (the next row is in registers already).
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
@@ -51,7 +68,7 @@
 //! in      w : bf16[N] = rand(0.5, 1.5)
 //! in      b : bf16[N] = randn(seed=3)
 //! out     y : bf16[M, N]
-//! launch  grid=(M * CLUSTER) block=(THREADS)
+//! launch  grid=(min(M, PIPE * WAVE + (1 - PIPE) * M) * CLUSTER) block=(THREADS)
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-2 atol=1e-2
 //! bytes   2*M*N*2
@@ -64,6 +81,8 @@
 //! tune    MINB = 2, 1
 //! tune    PF = 0, 1
 //! tune    PRE = 0, 1
+//! tune    PIPE = 0, 1
+//! tune    WAVE = 66, 33, 16
 
 #include <cuda_bf16.h>
 
@@ -84,6 +103,12 @@
 #endif
 #ifndef PRE
 #define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
+#endif
+#ifndef PIPE
+#define PIPE 0 /* 1: WAVE clusters stride the rows, the next row's slice loaded before this one's exchange */
+#endif
+#ifndef WAVE
+#define WAVE 66 /* PIPE = 1: clusters launched (as fit at once: 132 / CLUSTER x MINB on an H200) */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
@@ -220,6 +245,58 @@ __device__ void out_body(const uint4 *v, uint4 *obody, const __nv_bfloat16 *w, c
 	}
 }
 
+/* Where this rank's slice of a row lies (input row at row, output at out):
+ * the row's head (elements before its first 16-byte boundary, or the whole
+ * row where input and output are aligned differently), its whole vectors,
+ * the rank's first vector and how many it holds. */
+struct slice {
+	int head, nv, g0, ng;
+};
+
+__device__ slice slice_of(const __nv_bfloat16 *row, const __nv_bfloat16 *out, int N, int rank)
+{
+	slice s;
+	s.head = ((size_t)row ^ (size_t)out) & 15 ? N : head_of(row, N);
+	s.nv = (N - s.head) / 8;
+	s.g0 = rank * PER(N);
+	s.ng = max(0, min(s.nv - s.g0, PER(N)));
+	return s;
+}
+
+/* Row r's slice of this rank into v (its vectors g0 + t + k * THREADS,
+ * zero past the slice) and the row's elements 0, (N - 1) / 2 and twice that
+ * (the shift K's candidates) into k3. */
+__device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_t r, int N, int rank, uint4 *v, float *k3)
+{
+	const __nv_bfloat16 *row = x + r * N;
+	const slice s = slice_of(row, y + r * N, N, rank);
+	const uint4 *body = (const uint4 *)(row + s.head);
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = threadIdx.x + k * THREADS;
+		v[k] = i < s.ng ? __ldcs(body + s.g0 + i) : make_uint4(0, 0, 0, 0);
+	}
+	k3[0] = __bfloat162float(row[0]), k3[1] = __bfloat162float(row[(N - 1) / 2]), k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
+}
+
+#if PIPE
+/* PIPE = 1: rows handed out past each cluster's first two (2 x WAVE on),
+ * and the clusters that are done (the last one sets both back to 0 for
+ * the next launch). */
+__device__ unsigned rows_taken, clusters_done;
+
+/* The cluster leaves: the last one to leave resets the counters. */
+__device__ void leave(unsigned clusters)
+{
+	__threadfence();
+	if (atomicAdd(&clusters_done, 1u) == clusters - 1) {
+		rows_taken = 0;
+		clusters_done = 0;
+		__threadfence();
+	}
+}
+#endif
+
 #if PF
 /* The rank's slice of the row one wave of clusters after row r (as many
  * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
@@ -249,7 +326,10 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
 {
 	__shared__ float2 scratch[WARPS];
-	__shared__ float2 part[CLUSTER]; /* each rank's (S1, S2), by rank */
+	__shared__ float2 part[PIPE + 1][CLUSTER]; /* each rank's (S1, S2), by rank (PIPE: by row parity) */
+#if PIPE
+	__shared__ unsigned after[2]; /* rank 0's row after the next, by row parity */
+#endif
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
@@ -257,121 +337,156 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 #else
 	const int rank = 0;
 #endif
-	const size_t r = blockIdx.x / CLUSTER;
-	const __nv_bfloat16 *row = x + r * N;
-	__nv_bfloat16 *out = y + r * N;
 	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-	/* input and output rows aligned alike (else all scalar: head = N) */
-	const int head = ((size_t)row ^ (size_t)out) & 15 ? N : head_of(row, N);
-	const int n8 = (N - head) / 8, tail = N - head - 8 * n8;
-	const int g0 = rank * PER(N), ng = max(0, min(n8 - g0, PER(N)));
-	const uint4 *body = (const uint4 *)(row + head);
-	uint4 v[VPT];
-#pragma unroll
-	for (int k = 0; k < VPT; k++) {
-		const int i = t + k * THREADS;
-		v[k] = i < ng ? __ldcs(body + g0 + i) : make_uint4(0, 0, 0, 0);
-	}
-#if PF
-	prefetch_ahead(x, r, M, N, rank);
+	size_t r = blockIdx.x / CLUSTER;
+#if PIPE
+	const size_t G = gridDim.x / CLUSTER; /* the clusters launched */
+	size_t rn = r + G; /* the next row (a cluster's first two its own, the others from rows_taken) */
 #endif
-	const float ka = __bfloat162float(row[0]), kb = __bfloat162float(row[(N - 1) / 2]),
-		    kc = __bfloat162float(row[(N - 1) / 2 * 2]);
-	const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
-	float s1 = 0.0f, s2 = 0.0f;
-	if (rank == 0)
-		for (int i = t; i < head; i += THREADS) { /* up to 7, or the row */
-			const float d = __bfloat162float(row[i]) - K;
-			s1 += d, s2 += d * d;
-		}
-	const bool mytail = rank == CLUSTER - 1 && t < tail;
-	const float tv = mytail ? __bfloat162float(row[head + 8 * n8 + t]) : 0.0f;
-	if (mytail)
-		s1 += tv - K, s2 += (tv - K) * (tv - K);
-#pragma unroll
-	for (int k = 0; k < VPT; k++) {
-		if (t + k * THREADS < ng) {
-			float f[8];
-			unpack8(v[k], f);
-#pragma unroll
-			for (int j = 0; j < 8; j++) {
-				const float d = f[j] - K;
+	uint4 v[VPT];
+	float k3[3];
+	load_slice(x, y, r, N, rank, v, k3);
+	for (int it = 0; r < (size_t)M; it++) {
+		const __nv_bfloat16 *row = x + r * N;
+		__nv_bfloat16 *out = y + r * N;
+		const slice s = slice_of(row, out, N, rank);
+		const int head = s.head, n8 = s.nv, tail = N - head - 8 * n8, g0 = s.g0, ng = s.ng;
+#if PIPE
+		/* the next row's slice, in flight through this row's sums, exchange and output */
+		uint4 nv[VPT];
+		float nk3[3];
+		if (rn < (size_t)M)
+			load_slice(x, y, rn, N, rank, nv, nk3);
+		unsigned grab = 0; /* the row after rn, sent with rank 0's pair */
+		if (rank == 0 && t == 0)
+			grab = 2 * (unsigned)G + atomicAdd(&rows_taken, 1u);
+#elif PF
+		prefetch_ahead(x, r, M, N, rank);
+#endif
+		const float ka = k3[0], kb = k3[1], kc = k3[2];
+		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
+		float s1 = 0.0f, s2 = 0.0f;
+		if (rank == 0)
+			for (int i = t; i < head; i += THREADS) { /* up to 7, or the row */
+				const float d = __bfloat162float(row[i]) - K;
 				s1 += d, s2 += d * d;
 			}
-		}
-	}
-	for (int o = 16; o > 0; o /= 2) {
-		s1 += __shfl_xor_sync(0xffffffff, s1, o);
-		s2 += __shfl_xor_sync(0xffffffff, s2, o);
-	}
-	if (lane == 0)
-		scratch[warp] = make_float2(s1, s2);
-	__syncthreads();
-#if CLUSTER > 1
-	cluster_wait(); /* phase 1: every peer has started */
-#endif
-	if (warp == 0) {
-		float2 p = lane < WARPS ? scratch[lane] : make_float2(0.0f, 0.0f);
-		for (int o = 16; o > 0; o /= 2) {
-			p.x += __shfl_xor_sync(0xffffffff, p.x, o);
-			p.y += __shfl_xor_sync(0xffffffff, p.y, o);
-		}
-#if CLUSTER > 1
-		if (lane < CLUSTER) /* into block lane's part[rank] */
-			*cluster.map_shared_rank(&part[rank], lane) = p;
-#else
-		if (lane == 0)
-			part[0] = p;
-#endif
-	}
-#if CLUSTER > 1
-	cluster_arrive(); /* phase 2: this block's pair is in every peer */
-#if PRE
-	/* the aligned vectors of w and b the output pass reads first (the
-	 * second of a shifted pair is the next thread's), from L2 into L1 */
-#pragma unroll
-	for (int k = 0; k < VPT; k++)
-		if (t + k * THREADS < ng) {
-			asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)w + g0 + t + k * THREADS));
-			asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)b + g0 + t + k * THREADS));
-		}
-#endif
-	cluster_wait();
-#else
-	__syncthreads();
-#endif
-	float S1 = 0.0f, S2 = 0.0f;
-#pragma unroll
-	for (int q = 0; q < CLUSTER; q++)
-		S1 += part[q].x, S2 += part[q].y;
-	const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
-	uint4 *obody = (uint4 *)(out + head);
-	if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
-		switch (head) {
-		case 0: out_body<0>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		case 1: out_body<1>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		case 2: out_body<2>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		case 3: out_body<3>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		case 4: out_body<4>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		case 5: out_body<5>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		case 6: out_body<6>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		default: out_body<7>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-		}
-	} else {
+		const bool mytail = rank == CLUSTER - 1 && t < tail;
+		const float tv = mytail ? __bfloat162float(row[head + 8 * n8 + t]) : 0.0f;
+		if (mytail)
+			s1 += tv - K, s2 += (tv - K) * (tv - K);
 #pragma unroll
 		for (int k = 0; k < VPT; k++) {
-			const int i = t + k * THREADS, gi = g0 + i;
-			if (i < ng)
-				__stcs(obody + gi, norm8(v[k], load8(w + head + 8 * gi, w, w + N),
-							 load8(b + head + 8 * gi, b, b + N), mean, rstd));
+			if (t + k * THREADS < ng) {
+				float f[8];
+				unpack8(v[k], f);
+#pragma unroll
+				for (int j = 0; j < 8; j++) {
+					const float d = f[j] - K;
+					s1 += d, s2 += d * d;
+				}
+			}
 		}
+		for (int o = 16; o > 0; o /= 2) {
+			s1 += __shfl_xor_sync(0xffffffff, s1, o);
+			s2 += __shfl_xor_sync(0xffffffff, s2, o);
+		}
+		if (lane == 0)
+			scratch[warp] = make_float2(s1, s2);
+		__syncthreads();
+#if CLUSTER > 1
+		if (it == 0)
+			cluster_wait(); /* phase 1: every peer has started */
+#endif
+		if (warp == 0) {
+			float2 p = lane < WARPS ? scratch[lane] : make_float2(0.0f, 0.0f);
+			for (int o = 16; o > 0; o /= 2) {
+				p.x += __shfl_xor_sync(0xffffffff, p.x, o);
+				p.y += __shfl_xor_sync(0xffffffff, p.y, o);
+			}
+#if PIPE
+			grab = __shfl_sync(0xffffffff, grab, 0);
+#endif
+#if CLUSTER > 1
+			if (lane < CLUSTER) { /* into block lane's part[rank] */
+				*cluster.map_shared_rank(&part[it & PIPE][rank], lane) = p;
+#if PIPE
+				if (rank == 0)
+					*cluster.map_shared_rank(&after[it & 1], lane) = grab;
+#endif
+			}
+#else
+			if (lane == 0) {
+				part[it & PIPE][0] = p;
+#if PIPE
+				after[it & 1] = grab;
+#endif
+			}
+#endif
+		}
+#if CLUSTER > 1
+		cluster_arrive(); /* phase 2: this block's pair is in every peer */
+#if PRE
+		/* the aligned vectors of w and b the output pass reads first (the
+		 * second of a shifted pair is the next thread's), from L2 into L1 */
+#pragma unroll
+		for (int k = 0; k < VPT; k++)
+			if (t + k * THREADS < ng) {
+				asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)w + g0 + t + k * THREADS));
+				asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)b + g0 + t + k * THREADS));
+			}
+#endif
+		cluster_wait();
+#else
+		__syncthreads();
+#endif
+		float S1 = 0.0f, S2 = 0.0f;
+#pragma unroll
+		for (int q = 0; q < CLUSTER; q++)
+			S1 += part[it & PIPE][q].x, S2 += part[it & PIPE][q].y;
+		const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
+		uint4 *obody = (uint4 *)(out + head);
+		if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
+			switch (head) {
+			case 0: out_body<0>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 1: out_body<1>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 2: out_body<2>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 3: out_body<3>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 4: out_body<4>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 5: out_body<5>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 6: out_body<6>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			default: out_body<7>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			}
+		} else {
+#pragma unroll
+			for (int k = 0; k < VPT; k++) {
+				const int i = t + k * THREADS, gi = g0 + i;
+				if (i < ng)
+					__stcs(obody + gi, norm8(v[k], load8(w + head + 8 * gi, w, w + N),
+								 load8(b + head + 8 * gi, b, b + N), mean, rstd));
+			}
+		}
+		if (rank == 0)
+			for (int i = t; i < head; i += THREADS)
+				out[i] = __float2bfloat16_rn((__bfloat162float(row[i]) - mean) * rstd * __bfloat162float(w[i]) +
+							     __bfloat162float(b[i]));
+		if (mytail) {
+			const int i = head + 8 * n8 + t;
+			out[i] = __float2bfloat16_rn((tv - mean) * rstd * __bfloat162float(w[i]) + __bfloat162float(b[i]));
+		}
+#if PIPE
+#pragma unroll
+		for (int k = 0; k < VPT; k++)
+			v[k] = nv[k];
+		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
+		r = rn;
+		rn = after[it & 1];
+#else
+		break; /* one row a cluster */
+#endif
 	}
-	if (rank == 0)
-		for (int i = t; i < head; i += THREADS)
-			out[i] = __float2bfloat16_rn((__bfloat162float(row[i]) - mean) * rstd * __bfloat162float(w[i]) +
-						     __bfloat162float(b[i]));
-	if (mytail) {
-		const int i = head + 8 * n8 + t;
-		out[i] = __float2bfloat16_rn((tv - mean) * rstd * __bfloat162float(w[i]) + __bfloat162float(b[i]));
-	}
+#if PIPE
+	if (rank == 0 && t == 0)
+		leave((unsigned)G);
+#endif
 }

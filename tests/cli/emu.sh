@@ -404,6 +404,13 @@ for f in 06_cluster layernorm_bf16_cluster; do
 	emu "cu_$f" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 --size M=9,N=5003 --size M=5,N=13 \
 		--size M=3,N=1 --size M=3,N=4099 --size M=2,N=4096 --size M=9,N=7
 	emu "cu_${f}_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 --offset 4 --size M=5,N=503
+	# PIPE = 1: 2 or 3 persistent blocks, rows past their first two from the
+	# counter (odd rows: a new head each row), the next row's slice loaded
+	# before this one's sums and output
+	emu "cu_${f}_pipe" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D PIPE=1 -D WAVE=2 \
+		--size M=9,N=5003 --size M=5,N=13 --size M=1,N=5003 --size M=3,N=4099 --size M=2,N=4096 --size M=9,N=7
+	emu "cu_${f}_pipe_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D MINB=2 -D PIPE=1 \
+		-D WAVE=3 --offset 4 --size M=7,N=503
 done
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned

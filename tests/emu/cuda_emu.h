@@ -151,6 +151,8 @@ inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 template <class T> inline T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
 template <class T> inline T atomicMax(T *p, T v) { T old = *p; *p = old < v ? v : old; return old; }
 template <class T> inline T atomicMin(T *p, T v) { T old = *p; *p = v < old ? v : old; return old; }
+/* One OS thread: every write is seen by the next fiber in order, so a fence has nothing to do. */
+inline void __threadfence() {}
 inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
 inline unsigned int __float_as_uint(float f) { unsigned int i; memcpy(&i, &f, 4); return i; }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
