@@ -139,23 +139,6 @@ def fit3(per16, u, cmax=16):
 
 
 PF = ("--define", "PF=1")
-PFPRE = PF + ("--define", "PRE=1")
-
-
-def piped(per16, vpt, minb, widths=(50257, 131072, 200003, 262144)):
-    """issue 31 round 2 (lnclu2): clu(per16, vpt)'s cluster and threads with
-    PIPE = 1, persistent clusters that load the next row's slice before this
-    row's exchange and output (VPT registers twice: MINB = 1 at VPT = 8, 2
-    at VPT = 4), WAVE = 132 / CLUSTER x MINB of them (an H200's; a late
-    cluster takes 2 rows, the rest come from a counter); only at the rows
-    under their target.  Not yet measured on a GPU."""
-    def f(n):
-        d = clu(per16, vpt)(n) if n in widths else None
-        if d is None:
-            return None
-        c = int(d[1].split("=")[1])
-        return d + ["--define", f"MINB={minb}", "--define", "PIPE=1", "--define", f"WAVE={132 // c * minb}"]
-    return f
 
 
 def clu(per16, vpt, extra=()):
@@ -244,9 +227,7 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
-                           (L + "06_cluster.cu", clu(4, 4)), (L + "06_cluster.cu", clu(4, 8)),
-                           (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PFPRE)),
-                           (L + "06_cluster.cu", piped(4, 8, 1, (50257, 200003)))],
+                           (L + "06_cluster.cu", clu(4, 8)), (L + "06_cluster.cu", clu(4, 8, PF))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
@@ -254,11 +235,8 @@ CANDIDATES = {
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
-                            (L + "layernorm_bf16_cluster.cu", clu(8, 4)), (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
-                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
-                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PFPRE)),
-                            (L + "layernorm_bf16_cluster.cu", piped(8, 8, 1)),
-                            (L + "layernorm_bf16_cluster.cu", piped(8, 4, 2, (50257, 200003)))],
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),
                          (R + "04_ring.cu", ring32(False, ("--define", "PF=1")))],

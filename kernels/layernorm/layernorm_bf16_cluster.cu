@@ -54,7 +54,11 @@
 // arrived at after reading row i - 1's: still one barrier a row.  2 x VPT
 // x 4 registers of row a thread: VPT = 8 at MINB = 1 (128 registers, no
 // spills at 512 threads) or VPT = 4 at MINB = 2 (72).  PF is not used
-// there (the next row is in registers already).
+// there (the next row is in registers already).  Measured, it loses
+// every row: 42.7-56.9% of copy against PIPE = 0's 65-82% (H200,
+// 2026-11-28T11:26Z, bench/layernorm_cluster_h200.txt): one block an SM
+// (MINB = 1) or a cluster of 16 is worse than what the overlap gains, so
+// bench/gallery.py does not run it.
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
