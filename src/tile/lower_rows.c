@@ -270,21 +270,28 @@ int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const
 	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT, at = KB_BUF_INIT;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
 	use_ctx u = {.name = st->name, .mt = L->rows_mt};
-	if (L->rows_mt > 1 && !kb_tile__walk_stmts(L->k->body, L->k->nbody, NULL, use_expr, &u) &&
-	    C / 4 * L->rows_mt + u.dots > 192) {
+	bool wg = L->rows_wg && C % 64 == 0; /* wgmma reads it from shared memory (lower_rowwg.c) */
+	if ((wg || L->rows_mt > 1) && !kb_tile__walk_stmts(L->k->body, L->k->nbody, NULL, use_expr, &u) &&
+	    (wg || C / 4 * L->rows_mt + u.dots > 192)) {
+		if (wg)
+			L->rows_smem = (L->rows_smem + 1023) / 1024 * 1024;
 		char *off = kb_xasprintf("%lld", (long long)L->rows_smem);
 		qsmem = L->rows_smem + 1;
-		L->rows_smem += (st->type.ext[0] * (C + 8) * 2 + 127) / 128 * 128;
-		kb_tile__line(L, "/* %s: in kb_smem at %s as [%lld][%lld], a dot's A fragments by ldmatrix */\n", c,
-			      off, (long long)st->type.ext[0], (long long)C + 8);
+		L->rows_smem += wg ? st->type.ext[0] * C * 2 : (st->type.ext[0] * (C + 8) * 2 + 127) / 128 * 128;
+		if (wg)
+			kb_tile__line(L, "/* %s: in kb_smem at %s as [%lld][%lld], swizzled: wgmma's A by descriptor */\n",
+				      c, off, (long long)st->type.ext[0], (long long)C);
+		else
+			kb_tile__line(L, "/* %s: in kb_smem at %s as [%lld][%lld], a dot's A fragments by ldmatrix */\n",
+				      c, off, (long long)st->type.ext[0], (long long)C + 8);
 		if (L->npf) { /* in a loop copied a trip ahead: waited for here */
-			copy_b(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16", false);
+			copy_b(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16", wg);
 		} else { /* the wait goes with the first dot's: its b copy (copy_b) or its loop's trip
 			  * (a trip ahead) waits for every older group, then a barrier; so the q and first
 			  * k, v copies are in flight together, as 02_fa2.cu's */
 			kb_tile__line(L, "__syncthreads(); /* the last reads of this tile are done */\n");
 			copy_issue(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16",
-				   false);
+				   wg);
 			kb_tile__line(L, "kb_cp_async_commit(); /* waited for with the first dot's b tiles */\n");
 		}
 		free(off);
@@ -610,7 +617,8 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	kb_tile__line(L, "{\n");
 	L->depth++;
 	const kb_tile__lsym *as = a->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, a->name) : NULL;
-	if (!L->rows_wg || (as && as->packed && as->qsmem))
+	bool ss = L->rows_wg && as && as->packed && as->qsmem; /* a in shared memory: wgmma reads it there */
+	if (!L->rows_wg)
 		kb_tile__line(L, "const int l_ = (int)threadIdx.x %% 32;\n");
 	/* w [C][K]: matrices (n pair, k half) at rows 16 np + l / 16 * 8 + l % 8, column 16 kk + l / 8 % 2 * 8;
 	 * w [K][C], transposed by ldmatrix: rows 16 kk + l / 8 % 2 * 8 + l % 8, column 16 np + l / 16 * 8 */
@@ -623,11 +631,9 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s) + (unsigned)((l_ / 8 "
 			      "%% 2 * 8 + l_ %% 8) * %lld + l_ / 16 * 8) * 2;\n", off, P);
 	long long PA = K + 8;
-	bool wg2 = L->rows_wg && MT > 1; /* a warp's row tiles 64 rows apart (lower_rowwg.c) */
-	if (as && as->packed && as->qsmem && wg2)
+	if (ss) /* the warpgroup's first row */
 		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
-			      "(((int)threadIdx.x / 128 * %d + (int)threadIdx.x / 32 %% 4 * 16 + l_ %% 16) * %lld + l_ / 16 * "
-			      "8) * 2;\n", (long long)as->qsmem - 1, 64 * MT, PA);
+			      "((int)threadIdx.x / 128 * %d * 128);\n", (long long)as->qsmem - 1, 64 * MT);
 	else if (as && as->packed && as->qsmem) /* a's rows l_ % 16 of each row tile, columns l_ / 16 * 8 */
 		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
 			      "(((int)threadIdx.x / 32 * %d + l_ %% 16) * %lld + l_ / 16 * 8) * 2;\n",
@@ -647,13 +653,18 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
 		kb_tile__line(L, "\t%s[i_] = 0.0f;\n", c);
 	}
+	kb_buf x[8] = {KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT,
+		       KB_BUF_INIT, KB_BUF_INIT};
+	if (ss) {
+		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, a->type.ext[0]);
+		kb_tile__block_close(L, 1);
+		goto done;
+	}
 	if (L->rows_wg) /* every A fragment before the first wgmma (wgmma.fence orders them) */
 		kb_tile__line(L, "unsigned aw_[%lld][%d][4];\n", K / 16, MT);
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int k_ = 0; k_ < %lld; k_++) {\n", K / 16);
 	L->depth++;
-	kb_buf x[8] = {KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT,
-		       KB_BUF_INIT, KB_BUF_INIT};
 	if (MT == 1)
 		kb_tile__line(L, "/* a's slots 8 k_ .. 8 k_ + 7: rows g, g + 8 at columns 16 k_ + 2 t, then + 8 */\n");
 	else /* row tile mt's A fragment: slots 2 S k_ + 4 mt .. + 3, then S on */
@@ -670,7 +681,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		if (as && as->packed && as->qsmem) {
 			kb_tile__line(L, "unsigned %s[4];\n", af);
 			kb_tile__line(L, "kb_ldmatrix_x4(%s, al_ + (unsigned)(%lld + k_ * 16) * 2);\n", af,
-				      (long long)mt * (wg2 ? 64 : 16) * PA);
+				      (long long)mt * 16 * PA);
 			continue;
 		}
 		if (as && as->packed) {
@@ -704,7 +715,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 				      MT == 1 ? "" : mt ? "1" : "0", mt, MT == 1 ? "" : mt ? "1" : "0", mt,
 				      MT == 1 ? "" : mt ? "1" : "0");
 		kb_tile__block_close(L, 1);
-		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16);
+		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, 0);
 		kb_tile__block_close(L, 1);
 		goto done;
 	}

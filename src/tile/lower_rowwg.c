@@ -27,11 +27,15 @@
  * proxy, so each thread fences the proxies (fence.proxy.async) after its
  * copies landed, before the barrier that publishes them to wgmma.
  *
- * A dot: its A fragments first (q's registers, or ldmatrix of q in shared
- * memory, or p packed as it is computed), all of them, then wgmma.fence
- * (registers written before it are what wgmma reads), the wgmmas of every
- * k16 step and m64 piece, one commit group and a wait for it: the result
- * is in registers when the statement after the dot reads it.  The
+ * A dot: its A fragments first (p packed as it is computed, q's registers
+ * or ldmatrix), all of them, then wgmma.fence (registers written before
+ * it are what wgmma reads), the wgmmas of every k16 step and m64 piece, one
+ * commit group and a wait for it: the result is in registers when the
+ * statement after the dot reads it.  A 16-bit load that only dots read as
+ * their a (attention's q) is kept in shared memory, swizzled as b's tiles
+ * (lower_rows.c), and is A from there (K-major, the warpgroup's rows at
+ * al_, its m64 pieces 64 rows apart): no registers, no ldmatrix a trip, as
+ * 03_fa3.cu's Q.  The
  * accumulators are pinned around the group (kb_rwg_fence) so the compiler
  * does not move them while wgmma owns them.
  *
@@ -74,11 +78,13 @@ bool kb_tile__rows_wg_plan(const kb_tile__lw *L)
 	return p.ok;
 }
 
-void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16)
+void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16,
+			    long long RA)
 {
 	int MT = L->rows_mt;
 	long long n = C / 2 * MT;
 	L->rows_wg_n |= 1u << (C / 16);
+	L->rows_wg_ss |= RA > 0;
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s); /* wgmma owns the accumulators from here */\n", n, c);
 	kb_tile__line(L, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); /* the A fragments are written */\n");
 	kb_tile__line(L, "#pragma unroll\n");
@@ -90,32 +96,42 @@ void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K,
 		kb_tile__line(L, "\tconst unsigned long long db_ = kb_wg_desc(bl_ + (unsigned)(k_ * 2048), %lld, 1024);\n",
 			      K * 128);
 	for (int mt = 0; mt < MT; mt++)
-		kb_tile__line(L, "\tkb_rwg_%s_n%lld<%d, %d>(%s + %d, aw_[k_][%d], db_); /* m64 piece %d */\n",
-			      f16 ? "f16" : "bf16", C, 4 * MT, bt ? 0 : 1, c, 4 * mt, mt, mt);
+		if (RA) /* a [RA][K] K-major at al_ (the warpgroup's rows), piece mt 64 rows on */
+			kb_tile__line(L, "\tkb_rwg_ss_%s_n%lld<%d, %d>(%s + %d, kb_wg_desc(al_ + (unsigned)(k_ / 4 * %lld + "
+				      "k_ %% 4 * 32 + %d), 16, 1024), db_); /* m64 piece %d */\n", f16 ? "f16" : "bf16", C,
+				      4 * MT, bt ? 0 : 1, c, 4 * mt, RA * 128, mt * 64 * 128, mt);
+		else
+			kb_tile__line(L, "\tkb_rwg_%s_n%lld<%d, %d>(%s + %d, aw_[k_][%d], db_); /* m64 piece %d */\n",
+				      f16 ? "f16" : "bf16", C, 4 * MT, bt ? 0 : 1, c, 4 * mt, mt, mt);
 	kb_tile__line(L, "}\n");
 	kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n");
 	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n");
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, c);
 }
 
-/* wgmma m64nNk16 of type ty, A from registers: d[j S + q] is register 4 j +
- * q of the warp's part (S = 4 MT: the row layout's slots of one m64 piece,
- * d the piece's first), TB imm-trans-b (0: b K-major, 1: MN-major). */
-static void rs_fn(kb_buf *out, int n, const char *ty)
+/* wgmma m64nNk16 of type ty, A from registers (ss: from shared memory,
+ * K-major, its descriptor da): d[j S + q] is register 4 j + q of the warp's
+ * part (S = 4 MT: the row layout's slots of one m64 piece, d the piece's
+ * first), TB imm-trans-b (0: b K-major, 1: MN-major). */
+static void wg_fn(kb_buf *out, int n, const char *ty, bool ss)
 {
-	int regs = n / 2;
-	kb_buf_catf(out, "template <int S, int TB>\n__device__ __forceinline__ void kb_rwg_%s_n%d(float *d, const "
-		    "unsigned *a, unsigned long long db)\n{\n\tasm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, "
-		    "0;\\n\"\n\t\t\"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {\"\n\t\t\"", ty, n, regs + 5, n,
-		    ty, ty);
+	int regs = n / 2, na = ss ? 1 : 4; /* A's operands */
+	kb_buf_catf(out, "template <int S, int TB>\n__device__ __forceinline__ void kb_rwg_%s%s_n%d(float *d, %s, "
+		    "unsigned long long db)\n{\n\tasm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, "
+		    "0;\\n\"\n\t\t\"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {\"\n\t\t\"", ss ? "ss_" : "", ty, n,
+		    ss ? "unsigned long long da" : "const unsigned *a", regs + na + 1, n, ty, ty);
 	for (int i = 0; i < regs; i++)
 		kb_buf_catf(out, "%%%d%s%s", i, i + 1 < regs ? ", " : "", i % 16 == 15 && i + 1 < regs ? "\"\n\t\t\"" : "");
-	kb_buf_catf(out, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %%%d;\\n}\\n\"\n\t\t: ", regs, regs + 1,
-		    regs + 2, regs + 3, regs + 4, regs + 6);
+	if (ss)
+		kb_buf_catf(out, "}, %%%d, %%%d, p, 1, 1, 0, %%%d;\\n}\\n\"\n\t\t: ", regs, regs + 1, regs + 3);
+	else
+		kb_buf_catf(out, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %%%d;\\n}\\n\"\n\t\t: ", regs, regs + 1,
+			    regs + 2, regs + 3, regs + 4, regs + 6);
 	for (int i = 0; i < regs; i++)
 		kb_buf_catf(out, "\"+f\"(d[%d * S + %d])%s%s", i / 4, i % 4, i + 1 < regs ? ", " : "",
 			    i % 8 == 7 && i + 1 < regs ? "\n\t\t  " : "");
-	kb_buf_cat(out, "\n\t\t: \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"n\"(1), \"n\"(TB));\n}\n");
+	kb_buf_catf(out, "\n\t\t: %s\"l\"(db), \"n\"(1), \"n\"(TB));\n}\n",
+		    ss ? "\"l\"(da), " : "\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), ");
 }
 
 static const char rwg_helpers[] =
@@ -130,7 +146,7 @@ static const char rwg_helpers[] =
 	"\t\tasm volatile(\"\" : \"+f\"(d[i])::\"memory\");\n"
 	"}\n";
 
-void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool wgmma)
+void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma)
 {
 	if (!ns)
 		return;
@@ -139,7 +155,9 @@ void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool wgmma)
 	kb_buf_cat(out, rwg_helpers);
 	for (int n = 16; n <= RWG_NMAX; n += 16)
 		if (ns & 1u << (n / 16)) {
-			rs_fn(out, n, "bf16");
-			rs_fn(out, n, "f16");
+			for (int k = 0; k < (ss ? 2 : 1); k++) {
+				wg_fn(out, n, "bf16", k);
+				wg_fn(out, n, "f16", k);
+			}
 		}
 }

@@ -462,6 +462,7 @@ typedef struct kb_tile__lw {
 	bool rows_wg;           /* there: the dots are wgmma (sm_90a, lower_rowwg.c): a warpgroup's
 				 * m64 pieces, warp w's rows 16 (w % 4) + 64 mt */
 	unsigned rows_wg_n;     /* the file's row-layout wgmma widths: bit N / 16 (their helpers) */
+	bool rows_wg_ss;        /* ... and one with A from shared memory */
 	bool rows_any;          /* a kernel of the file is (its helpers go before them) */
 	int64_t rows_smem;      /* the row layout's dynamic shared memory: the dots' b tiles */
 	const kb_tile__expr *pf[8]; /* the row layout's loop: dots whose b is copied a trip ahead */
@@ -740,12 +741,13 @@ void kb_tile__rows_prologue(kb_buf *out);
  * warp: kb_tile__rows_row). */
 /* Whether the kernel's row-layout dots can be wgmma (L->rows_wg). */
 bool kb_tile__rows_wg_plan(const kb_tile__lw *L);
-/* The wgmmas of a dot into c (A fragments in aw_[k][mt], b's tile at bl_),
- * waited for. */
-void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16);
+/* The wgmmas of a dot into c (A fragments in aw_[k][mt], or with RA > 0 an
+ * [RA][K] tile in shared memory at al_; b's tile at bl_), waited for. */
+void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16,
+			    long long RA);
 /* Their helpers, for the widths in ns (wgmma: the file has the wgmma
  * prologue already). */
-void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool wgmma);
+void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma);
 
 /* lower_rowio.c: a row-layout store's slot loop, two slots (columns c, c +
  * 1 of a row) a store where the row's start is aligned to a pair and both

@@ -373,13 +373,15 @@ run "$KB" compile "$AT" --arch sm_90 -D HD=128 --json --no-cache
 expect_rc attn_default_d128 0
 expect_json attn_default_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 # On sm_90a (the file's `//! arch sm_90a`) its two dots are wgmma
-# (lower_rowwg.c), as 03_fa3.cu's: S = Q K^T with k K-major, O += P V with
-# p's registers as A and v MN-major (imm-trans-b 1), each an m64 piece a
-# warpgroup's row tile (two at BM = 128: rows 64 apart); k and v copied a
-# trip ahead as before, swizzled (kb_swz128) and fenced for wgmma's proxy;
-# no mma.sync.  -D KB_WGMMA=0 keeps mma.sync on sm_90a.
+# (lower_rowwg.c), as 03_fa3.cu's: S = Q K^T with q and k in shared memory,
+# both K-major, O += P V with p's registers as A and v MN-major (imm-trans-b
+# 1), each an m64 piece a warpgroup's row tile (two at BM = 128: rows 64
+# apart); q, k and v swizzled (kb_swz128), k and v copied a trip ahead as
+# before, and fenced for wgmma's proxy; no mma.sync, no ldmatrix.
+# -D KB_WGMMA=0 keeps mma.sync on sm_90a.
 run "$KB" compile "$AT" --emit-cuda
-expect_in attn_wg_s out "kb_rwg_bf16_n128<8, 0>(_t1 + 4, aw_[k_][1], db_);"
+expect_in attn_wg_s out "kb_rwg_ss_bf16_n128<8, 0>(_t1 + 4, kb_wg_desc(al_ + (unsigned)(k_ / 4 * 16384 + k_ % 4 * 32 + 8192), 16, 1024), db_);"
+expect_in attn_wg_q_rows out "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + 0) + (unsigned)((int)threadIdx.x / 128 * 128 * 128);"
 expect_in attn_wg_pv out "kb_rwg_bf16_n64<8, 1>(_t4 + 4, aw_[k_][1], db_);"
 expect_in attn_wg_k_desc out "kb_wg_desc(bl_ + (unsigned)(k_ / 4 * 16384 + k_ % 4 * 32), 16, 1024);"
 expect_in attn_wg_v_desc out "kb_wg_desc(bl_ + (unsigned)(k_ * 2048), 16384, 1024);"
@@ -391,13 +393,16 @@ expect_not_in attn_wg_no_mma_sync out "kb_mma(_t"
 run "$KB" compile "$AT" --json --no-cache
 expect_rc attn_wg 0
 expect_json attn_wg_arch "j['build']['arch'] == 'sm_90a'"
-expect_json attn_wg_ptx "(lambda p: p.count('wgmma.mma_async') == 24 and 'mma.sync' not in p and p.index('fence.proxy.async') < p.index('bar.sync', p.index('fence.proxy.async')))(j['build']['ptx'])"
+expect_json attn_wg_ptx "(lambda p: p.count('wgmma.mma_async') == 24 and 'mma.sync' not in p and 'ldmatrix' not in p and p.index('fence.proxy.async') < p.index('bar.sync', p.index('fence.proxy.async')))(j['build']['ptx'])"
 run "$KB" compile "$AT" -D HD=128 --json --no-cache
 expect_rc attn_wg_d128 0
 expect_json attn_wg_d128_ptx "j['build']['ptx'].count('wgmma.mma_async') == 2 * (8 + 4)"
+expect_json attn_wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 # 03_fa3.cu's shape, two warpgroups of 64 rows (one row tile a warp): no spills
 run "$KB" compile "$AT" -D THREADS=256 -D BM=128 --json --no-cache
 expect_json attn_wg_2wg_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0 and j['build']['ptx'].count('wgmma.mma_async') == 4 + 8"
+run "$KB" compile "$AT" -D THREADS=256 -D BM=128 -D HD=128 --json --no-cache
+expect_json attn_wg_2wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 run "$KB" compile "$AT" -D KB_WGMMA=0 --json
 expect_json attn_wg_off "'wgmma' not in j['build']['ptx'] and j['build']['ptx'].count('mma.sync') > 0 and j['build']['arch'] == 'sm_90a'"
 

@@ -200,11 +200,14 @@ static bool shape_ok(const Insn &in)
 				a[1].kind == A_ADDR;
 	case P_NOP: return true;
 	case P_SETP: return a.size() == 3 && a[0].kind == A_PRED && a[1].kind == A_REG && a[2].kind == A_IMM;
-	case P_WGMMA: /* d, a (registers), b's descriptor, scale-d, imm-scale-a, imm-scale-b, imm-trans-b */
-		return a.size() == 7 && a[0].kind == A_VEC && a[0].nregs == in.n / 2 && a[1].kind == A_VEC &&
-		       a[1].nregs == 4 && a[2].kind == A_REG && a[3].kind == A_PRED && a[4].kind == A_IMM &&
-		       a[4].imm == 1 && a[5].kind == A_IMM && a[5].imm == 1 &&
-		       (a[6].kind == A_IMM || a[6].kind == A_REG);
+	case P_WGMMA: /* d, a (registers, or a's descriptor), b's descriptor, scale-d, imm-scale-a,
+		       * imm-scale-b[, imm-trans-a (0: a K-major)], imm-trans-b */
+		if (a.size() == 8 && (a[1].kind != A_REG || a[6].kind != A_IMM || a[6].imm != 0))
+			return false;
+		return (a.size() == 7 || a.size() == 8) && a[0].kind == A_VEC && a[0].nregs == in.n / 2 &&
+		       (a.size() == 8 || (a[1].kind == A_VEC && a[1].nregs == 4)) && a[2].kind == A_REG &&
+		       a[3].kind == A_PRED && a[4].kind == A_IMM && a[4].imm == 1 && a[5].kind == A_IMM &&
+		       a[5].imm == 1 && (a.back().kind == A_IMM || a.back().kind == A_REG);
 	default:
 		return a.size() == 4 && a[0].kind == A_VEC && a[0].nregs == 4 && a[1].kind == A_VEC &&
 		       a[1].nregs == 4 && a[2].kind == A_VEC && a[2].nregs == 2 &&
@@ -331,8 +334,26 @@ static void mma_compute(Warp &w, const void *vctx)
  * the 128-byte swizzle, B K-major (imm-trans-b 0) holds element (k, n) at
  * start + n / 8 SBO + n % 8 * 128 + 2 k; MN-major (1) at start + n / 64 LBO
  * + k / 8 SBO + k % 8 * 128 + 2 (n % 64); then bits 4-6 of the address are
- * XORed with bits 7-9 (16-byte chunk c of a 128-byte row r at c ^ r % 8). */
+ * XORed with bits 7-9 (16-byte chunk c of a 128-byte row r at c ^ r % 8).
+ * A from shared memory (K-major, imm-trans-a 0): row m of the m64 piece at
+ * start + m / 8 SBO + m % 8 128 + 2 k, swizzled so, warp w % 4 taking rows
+ * 16 (w % 4) .. + 15. */
 struct WgCtx { const Insn *in; const char *file; int line; };
+
+/* The element a 128-byte-swizzle descriptor d names at byte offset off
+ * (before the swizzle) from its start. */
+static float desc_elem(uint64_t d, uint32_t off, bool f16, int warp, const WgCtx *c)
+{
+	if (d >> 62 != 1 || (d >> 46 & 0xFFFF))
+		fatal(c->file, c->line, "wgmma: descriptor 0x%llx is not a 128-byte swizzle one", (unsigned long long)d);
+	uint32_t a = ((uint32_t)(d & 0x3FFF) << 4) + off;
+	a ^= (a >> 7 & 7) << 4;
+	check_shared("wgmma", a, 2, 2, c->file, c->line);
+	shadow_read(warp, a, 2, c->file, c->line);
+	uint16_t h;
+	memcpy(&h, shared_bytes() + a, 2);
+	return f16 ? f16_to_f32(h) : bf16_to_f32(h);
+}
 
 static void wgmma_compute(Warp &w, const void *vctx)
 {
@@ -341,31 +362,31 @@ static void wgmma_compute(Warp &w, const void *vctx)
 	int warp = warp_index(w), N = in->n;
 	float A[16][16];
 	static float B[16][256];
+	bool ss = in->args.size() == 8; /* A from shared memory: words 0, 1 its descriptor */
 	for (int l = 0; l < 32; l++) {
 		int g = l / 4, t = l % 4;
-		for (int i = 0; i < 8; i++)
+		for (int i = 0; i < 8 && !ss; i++)
 			A[g + (i / 2 % 2) * 8][2 * t + i % 2 + (i / 4) * 8] = half_elem(w.in[l][i / 2], i % 2, in->f16);
-		for (int k = 0; k < 6; k++)
-			if (w.in[l][k] != w.in[0][k] && k >= 4)
-				fatal(c->file, c->line, "wgmma: the lanes of warp %d disagree on B's descriptor", warp);
+		for (int k = ss ? 0 : 4; k < 6; k++)
+			if (w.in[l][k] != w.in[0][k])
+				fatal(c->file, c->line, "wgmma: the lanes of warp %d disagree on a descriptor", warp);
 	}
 	uint64_t d = (uint64_t)w.in[0][5] << 32 | w.in[0][4];
-	uint32_t start = (uint32_t)(d & 0x3FFF) << 4, lbo = (uint32_t)(d >> 16 & 0x3FFF) << 4,
-		 sbo = (uint32_t)(d >> 32 & 0x3FFF) << 4;
+	uint32_t lbo = (uint32_t)(d >> 16 & 0x3FFF) << 4, sbo = (uint32_t)(d >> 32 & 0x3FFF) << 4;
 	int tb = (int)w.in[0][6 + N / 2];
-	if (d >> 62 != 1 || (d >> 46 & 0xFFFF))
-		fatal(c->file, c->line, "wgmma: B's descriptor 0x%llx is not a 128-byte swizzle one", (unsigned long long)d);
-	for (int k = 0; k < 16; k++)
-		for (int n = 0; n < N; n++) {
-			uint32_t a = tb ? start + n / 64 * lbo + k / 8 * sbo + k % 8 * 128 + 2 * (n % 64)
-					: start + n / 8 * sbo + n % 8 * 128 + 2 * k;
-			a ^= (a >> 7 & 7) << 4;
-			check_shared("wgmma", a, 2, 2, c->file, c->line);
-			shadow_read(warp, a, 2, c->file, c->line);
-			uint16_t h;
-			memcpy(&h, shared_bytes() + a, 2);
-			B[k][n] = in->f16 ? f16_to_f32(h) : bf16_to_f32(h);
+	if (ss) {
+		uint64_t da = (uint64_t)w.in[0][1] << 32 | w.in[0][0];
+		uint32_t sa = (uint32_t)(da >> 32 & 0x3FFF) << 4;
+		for (int r = 0; r < 16; r++) {
+			int m = 16 * (warp % 4) + r;
+			for (int k = 0; k < 16; k++)
+				A[r][k] = desc_elem(da, m / 8 * sa + m % 8 * 128 + 2 * k, in->f16, warp, c);
 		}
+	}
+	for (int k = 0; k < 16; k++)
+		for (int n = 0; n < N; n++)
+			B[k][n] = desc_elem(d, tb ? n / 64 * lbo + k / 8 * sbo + k % 8 * 128 + 2 * (n % 64)
+						  : n / 8 * sbo + n % 8 * 128 + 2 * k, in->f16, warp, c);
 	for (int l = 0; l < 32; l++) {
 		int g = l / 4, t = l % 4;
 		bool scale = w.in[l][6 + N / 2 + 1] != 0;
@@ -406,15 +427,22 @@ static void store(const Operand *ops, int nops, int reg, uint32_t v, const char 
 static void run_wgmma(const Insn &in, const Operand *ops, int n, bool pred, const char *file, int line)
 {
 	int N = in.n;
-	uint32_t words[136]; /* A's 4, B's descriptor (2), the N / 2 accumulators, imm-trans-b, scale-d */
-	for (int i = 0; i < 4; i++)
+	uint32_t words[136]; /* A's 4 (or its descriptor), B's descriptor (2), the N / 2 accumulators,
+			      * imm-trans-b, scale-d */
+	if (in.args.size() == 8) {
+		uint64_t da = value(ops, n, in.args[1], file, line);
+		words[0] = (uint32_t)da;
+		words[1] = (uint32_t)(da >> 32);
+		words[2] = words[3] = 0;
+	}
+	for (int i = 0; i < 4 && in.args.size() == 7; i++)
 		words[i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[1].regs[i]}, 1, 0}, file, line);
 	uint64_t desc = value(ops, n, in.args[2], file, line);
 	words[4] = (uint32_t)desc;
 	words[5] = (uint32_t)(desc >> 32);
 	for (int i = 0; i < N / 2; i++)
 		words[6 + i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[0].regs[i]}, 1, 0}, file, line);
-	words[6 + N / 2] = (uint32_t)value(ops, n, in.args[6], file, line);
+	words[6 + N / 2] = (uint32_t)value(ops, n, in.args.back(), file, line);
 	words[7 + N / 2] = pred;
 	WgCtx ctx = {&in, file, line};
 	Warp &w = rendezvous(&in, words, 8 + N / 2, file, line, wgmma_compute, &ctx);
