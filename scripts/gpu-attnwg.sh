@@ -17,6 +17,8 @@
 #                       each product waited for (wait_group 0)
 #   attention.tile-2wg  -D THREADS=256 -D BM=128: 03_fa3.cu's shape, two
 #                       warpgroups of 64 rows (one m64 piece each)
+#   attention.tile-bn64 D = 64, -D BN=64: 64 keys a step (the default's 128
+#                       spill 56 B at D = 64, nvrtc 13.0)
 #   attention.tile-mma  -D KB_WGMMA=0: the same file on mma.sync (sm_90a)
 # Builds nothing: runs from the repo root with the make dist tarball
 # (build/dist*/).  Under BUDGET seconds (default 230): a row that could not
@@ -137,11 +139,14 @@ for d in 64 128; do
 		--timeout 25 2>&1 | tee -a "$LOG" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo "no summary");"
 done
 # the variants, time left: 03_fa3.cu's shape (two warpgroups of 64 rows),
-# then mma.sync on sm_90a
+# 64 keys a step at D = 64, then mma.sync on sm_90a
 for d in 128 64; do
 	for c in 0 1; do
 		tile -2wg "$d" 8192 2 16 "$c" --define THREADS=256 --define BM=128
 	done
+done
+for c in 0 1; do
+	tile -bn64 64 8192 2 16 "$c" --define BN=64
 done
 for d in 128 64; do
 	tile -mma "$d" 8192 2 16 0 --define KB_WGMMA=0
@@ -176,7 +181,7 @@ for r in rows:
                                                               r[7], pct(r, fa2.get(k)), pct(r, fa3.get(k))))
 ok = sum(r[6] == "CORRECT" for r in rows)
 print("%d of %d CORRECT" % (ok, len(rows)))
-for name in ("attention.tile", "attention.tile-2wg"):
+for name in ("attention.tile", "attention.tile-2wg", "attention.tile-bn64"):
     p = [100.0 * float(fa3[key(r)]) / float(r[7]) for r in rows
          if r[0] == name and key(r) and fa3.get(key(r), "-") != "-" and r[7] != "-"]
     if p:
