@@ -648,6 +648,9 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "#pragma unroll\n");
 		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
 		start_slots(L, init, c);
+	} else if (L->rows_wg) { /* wgmma's first k16 step ignores them (scale-d 0) */
+		kb_tile__line(L, "kb_rwg_undef<%lld>(%s); /* the first k16 step starts the sum (scale-d 0) */\n",
+			      C / 2 * MT, c);
 	} else {
 		kb_tile__line(L, "#pragma unroll\n");
 		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
@@ -656,7 +659,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	kb_buf x[8] = {KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT,
 		       KB_BUF_INIT, KB_BUF_INIT};
 	if (ss) {
-		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, a->type.ext[0]);
+		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, a->type.ext[0], !init);
 		kb_tile__block_close(L, 1);
 		goto done;
 	}
@@ -715,7 +718,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 				      MT == 1 ? "" : mt ? "1" : "0", mt, MT == 1 ? "" : mt ? "1" : "0", mt,
 				      MT == 1 ? "" : mt ? "1" : "0");
 		kb_tile__block_close(L, 1);
-		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, 0);
+		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, 0, !init);
 		kb_tile__block_close(L, 1);
 		goto done;
 	}

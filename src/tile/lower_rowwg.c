@@ -79,8 +79,9 @@ bool kb_tile__rows_wg_plan(const kb_tile__lw *L)
 }
 
 void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16,
-			    long long RA)
+			    long long RA, bool zero)
 {
+	const char *sc = zero ? "k_ > 0" : "1"; /* scale-d: 0 starts the sum */
 	int MT = L->rows_mt;
 	long long n = C / 2 * MT;
 	L->rows_wg_n |= 1u << (C / 16);
@@ -98,11 +99,11 @@ void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K,
 	for (int mt = 0; mt < MT; mt++)
 		if (RA) /* a [RA][K] K-major at al_ (the warpgroup's rows), piece mt 64 rows on */
 			kb_tile__line(L, "\tkb_rwg_ss_%s_n%lld<%d, %d>(%s + %d, kb_wg_desc(al_ + (unsigned)(k_ / 4 * %lld + "
-				      "k_ %% 4 * 32 + %d), 16, 1024), db_); /* m64 piece %d */\n", f16 ? "f16" : "bf16", C,
-				      4 * MT, bt ? 0 : 1, c, 4 * mt, RA * 128, mt * 64 * 128, mt);
+				      "k_ %% 4 * 32 + %d), 16, 1024), db_, %s); /* m64 piece %d */\n", f16 ? "f16" : "bf16", C,
+				      4 * MT, bt ? 0 : 1, c, 4 * mt, RA * 128, mt * 64 * 128, sc, mt);
 		else
-			kb_tile__line(L, "\tkb_rwg_%s_n%lld<%d, %d>(%s + %d, aw_[k_][%d], db_); /* m64 piece %d */\n",
-				      f16 ? "f16" : "bf16", C, 4 * MT, bt ? 0 : 1, c, 4 * mt, mt, mt);
+			kb_tile__line(L, "\tkb_rwg_%s_n%lld<%d, %d>(%s + %d, aw_[k_][%d], db_, %s); /* m64 piece %d */\n",
+				      f16 ? "f16" : "bf16", C, 4 * MT, bt ? 0 : 1, c, 4 * mt, mt, sc, mt);
 	kb_tile__line(L, "}\n");
 	kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n");
 	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n");
@@ -112,12 +113,13 @@ void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K,
 /* wgmma m64nNk16 of type ty, A from registers (ss: from shared memory,
  * K-major, its descriptor da): d[j S + q] is register 4 j + q of the warp's
  * part (S = 4 MT: the row layout's slots of one m64 piece, d the piece's
- * first), TB imm-trans-b (0: b K-major, 1: MN-major). */
+ * first), TB imm-trans-b (0: b K-major, 1: MN-major), sc scale-d (0: D =
+ * A B, the sum's first step; else D += A B). */
 static void wg_fn(kb_buf *out, int n, const char *ty, bool ss)
 {
 	int regs = n / 2, na = ss ? 1 : 4; /* A's operands */
 	kb_buf_catf(out, "template <int S, int TB>\n__device__ __forceinline__ void kb_rwg_%s%s_n%d(float *d, %s, "
-		    "unsigned long long db)\n{\n\tasm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, "
+		    "unsigned long long db, int sc)\n{\n\tasm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, "
 		    "0;\\n\"\n\t\t\"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {\"\n\t\t\"", ss ? "ss_" : "", ty, n,
 		    ss ? "unsigned long long da" : "const unsigned *a", regs + na + 1, n, ty, ty);
 	for (int i = 0; i < regs; i++)
@@ -130,7 +132,7 @@ static void wg_fn(kb_buf *out, int n, const char *ty, bool ss)
 	for (int i = 0; i < regs; i++)
 		kb_buf_catf(out, "\"+f\"(d[%d * S + %d])%s%s", i / 4, i % 4, i + 1 < regs ? ", " : "",
 			    i % 8 == 7 && i + 1 < regs ? "\n\t\t  " : "");
-	kb_buf_catf(out, "\n\t\t: %s\"l\"(db), \"n\"(1), \"n\"(TB));\n}\n",
+	kb_buf_catf(out, "\n\t\t: %s\"l\"(db), \"r\"(sc), \"n\"(TB));\n}\n",
 		    ss ? "\"l\"(da), " : "\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), ");
 }
 
@@ -144,6 +146,15 @@ static const char rwg_helpers[] =
 	"#pragma unroll\n"
 	"\tfor (int i = 0; i < N; i++)\n"
 	"\t\tasm volatile(\"\" : \"+f\"(d[i])::\"memory\");\n"
+	"}\n"
+	"/* The n accumulators at d defined, not written (what a wgmma with scale-d\n"
+	" * 0 reads and ignores): no zeros a trip. */\n"
+	"template <int N>\n"
+	"__device__ __forceinline__ void kb_rwg_undef(float *d)\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int i = 0; i < N; i++)\n"
+	"\t\tasm volatile(\"\" : \"=f\"(d[i]));\n"
 	"}\n";
 
 void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma)

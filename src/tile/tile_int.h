@@ -742,9 +742,10 @@ void kb_tile__rows_prologue(kb_buf *out);
 /* Whether the kernel's row-layout dots can be wgmma (L->rows_wg). */
 bool kb_tile__rows_wg_plan(const kb_tile__lw *L);
 /* The wgmmas of a dot into c (A fragments in aw_[k][mt], or with RA > 0 an
- * [RA][K] tile in shared memory at al_; b's tile at bl_), waited for. */
+ * [RA][K] tile in shared memory at al_; b's tile at bl_), waited for; zero:
+ * c holds no start (the first k16 step's scale-d is 0). */
 void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16,
-			    long long RA);
+			    long long RA, bool zero);
 /* Their helpers, for the widths in ns (wgmma: the file has the wgmma
  * prologue already). */
 void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma);

@@ -622,9 +622,9 @@ mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \
 	'elements wrong' $AT $A2T --size B=1,H=1,N=256,CAUSAL=1
 # the row layout's wgmma (lower_rowwg.c): k's k16 steps, v read K-major,
 # the copy unswizzled, a warp's m64 pieces 16 rows apart, q's second piece
-# read as its first, every warpgroup reading the first's q rows, both
-# pieces into one's accumulators, no barrier before the refill of what
-# wgmma read
+# read as its first, every warpgroup reading the first's q rows, s's first
+# k16 step overwritten by the second (scale-d), both pieces into one's
+# accumulators, no barrier before the refill of what wgmma read
 AW="--arch sm_90a --size B=1,H=2,N=100,CAUSAL=1"
 mutant wg_k_step 's/k_ % 4 \* 32), 16, 1024)/k_ % 4 * 16), 16, 1024)/' 'elements wrong' $AT $AW
 mutant wg_v_k_major 's/kb_rwg_bf16_n64<8, 1>/kb_rwg_bf16_n64<8, 0>/g' 'elements wrong' $AT $AW
@@ -633,6 +633,7 @@ mutant wg_pieces_16_apart 's/(i_) % 8 \/ 4 \* 64/(i_) % 8 \/ 4 * 16/g' 'elements
 mutant wg_q_one_piece 's/k_ % 4 \* 32 + 8192), 16, 1024)/k_ % 4 * 32 + 0), 16, 1024)/' 'elements wrong' $AT $AW
 mutant wg_q_warpgroups 's/(int)threadIdx.x \/ 128 \* 64 \* 128)/0)/' 'elements wrong' $AT --arch sm_90a \
 	-D THREADS=256 -D BM=128 --size B=1,H=1,N=300,CAUSAL=1
+mutant wg_s_first_step_dropped 's/db_, k_ > 0);/db_, k_ > 1);/g' 'elements wrong' $AT $AW
 mutant wg_one_piece 's/(_t4 + 4, aw_\[k_\]\[1\]/(_t4 + 0, aw_[k_][1]/' 'elements wrong' $AT $AW
 mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a --sched warp \
 	--size B=1,H=1,N=300,CAUSAL=0

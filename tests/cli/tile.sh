@@ -380,9 +380,11 @@ expect_json attn_default_d128_no_spills "j['build']['kernels'][0]['resources']['
 # before, and fenced for wgmma's proxy; no mma.sync, no ldmatrix.
 # -D KB_WGMMA=0 keeps mma.sync on sm_90a.
 run "$KB" compile "$AT" --emit-cuda
-expect_in attn_wg_s out "kb_rwg_ss_bf16_n128<8, 0>(_t1 + 4, kb_wg_desc(al_ + (unsigned)(k_ / 4 * 16384 + k_ % 4 * 32 + 8192), 16, 1024), db_);"
+expect_in attn_wg_s out "kb_rwg_ss_bf16_n128<8, 0>(_t1 + 4, kb_wg_desc(al_ + (unsigned)(k_ / 4 * 16384 + k_ % 4 * 32 + 8192), 16, 1024), db_, k_ > 0);"
+# s starts from nothing: no zeros written a trip, the first k16 step's scale-d is 0
+expect_in attn_wg_s_undef out "kb_rwg_undef<128>(_t1);"
 expect_in attn_wg_q_rows out "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + 0) + (unsigned)((int)threadIdx.x / 128 * 128 * 128);"
-expect_in attn_wg_pv out "kb_rwg_bf16_n64<8, 1>(_t4 + 4, aw_[k_][1], db_);"
+expect_in attn_wg_pv out "kb_rwg_bf16_n64<8, 1>(_t4 + 4, aw_[k_][1], db_, 1);"
 expect_in attn_wg_k_desc out "kb_wg_desc(bl_ + (unsigned)(k_ / 4 * 16384 + k_ % 4 * 32), 16, 1024);"
 expect_in attn_wg_v_desc out "kb_wg_desc(bl_ + (unsigned)(k_ * 2048), 16384, 1024);"
 expect_in attn_wg_swizzled out '"r"(s_ + kb_swz128(r_, c_, 128))'
