@@ -560,6 +560,7 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 			}
 	if (L.wgmma)
 		kb_tile__wgmma_prologue(out, L.wgmma_tma);
+	kb_tile__rows_wg_prologue(out, L.rows_wg_n, L.rows_wg_ss, L.wgmma);
 	if (L.rows_any)
 		kb_tile__rows_prologue(out);
 	if (L.tanh_approx)

@@ -223,13 +223,35 @@ int64_t kb_tile__slots_rc(const kb_tile__lw *L, int64_t R, int64_t C)
 void kb_tile__rows_at(const kb_tile__lw *L, int64_t C, kb_buf *at)
 {
 	int mt = L->rows_mt;
+	kb_buf_cat(at, "const int r_ = ");
+	kb_tile__rows_row(L, "i_", C == 1, at);
 	if (C == 1)
-		kb_buf_catf(at, "const int r_ = (int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + i_ * 8, "
-			    "c_ = 0, f_ = r_;\n", 16 * mt);
+		kb_buf_cat(at, ", c_ = 0, f_ = r_;\n");
 	else
-		kb_buf_catf(at, "const int r_ = (int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + i_ %% %d "
-			    "/ 2 * 8, c_ = i_ / %d * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2, f_ = r_ * %lld + c_;\n",
-			    16 * mt, 4 * mt, 4 * mt, (long long)C);
+		kb_buf_catf(at, ", c_ = i_ / %d * 8 + (int)threadIdx.x %% 4 * 2 + i_ %% 2, f_ = r_ * %lld + c_;\n",
+			    4 * mt, (long long)C);
+}
+
+/* The row of slot i (stat: of an [RW, 1] tile's slot i) in the row layout:
+ * 16 MT w + g + i % (4 MT) / 2 * 8 (stat: + 8 i); with wgmma's two m64
+ * pieces a warpgroup (lower_rowwg.c) 64 MT (w / 4) + 16 (w % 4) + g + 64 mt
+ * + 8 h, mt = i % (4 MT) / 4 and h = i % 4 / 2 (stat: i / 2 and i % 2). */
+void kb_tile__rows_row(const kb_tile__lw *L, const char *i, bool stat, kb_buf *b)
+{
+	int mt = L->rows_mt;
+	if (L->rows_wg && mt > 1) {
+		kb_buf_catf(b, "(int)threadIdx.x / 128 * %d + (int)threadIdx.x / 32 %% 4 * 16 + (int)threadIdx.x %% 32 / 4", 64 * mt);
+		if (stat)
+			kb_buf_catf(b, " + (%s) / 2 * 64 + (%s) %% 2 * 8", i, i);
+		else
+			kb_buf_catf(b, " + (%s) %% %d / 4 * 64 + (%s) %% 4 / 2 * 8", i, 4 * mt, i);
+		return;
+	}
+	kb_buf_catf(b, "(int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + ", 16 * mt);
+	if (stat)
+		kb_buf_catf(b, "%s * 8", i);
+	else
+		kb_buf_catf(b, "%s %% %d / 2 * 8", i, 4 * mt);
 }
 
 int64_t kb_tile__mma_slots(const kb_tile__lw *L)
@@ -550,12 +572,13 @@ void kb_tile__cexpr(kb_tile__lw *L, const kb_tile__expr *e, const char *i, kb_bu
 		kb_buf_catf(b, "%s[(%s) %% %d / 2]", m->c, i, 4 * L->rows_mt);
 	else if (m && m->rowsat == 1) /* the row layout's arange: the slot's column, its row */
 		kb_buf_catf(b, "((%s) / %d * 8 + (int)threadIdx.x %% 4 * 2 + (%s) %% 2)", i, 4 * L->rows_mt, i);
-	else if (m && m->rowsat == 2)
-		kb_buf_catf(b, "((int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + (%s) %% %d / 2 * 8)",
-			    16 * L->rows_mt, i, 4 * L->rows_mt);
-	else if (m && m->rowsat)
-		kb_buf_catf(b, "((int)threadIdx.x / 32 * %d + (int)threadIdx.x %% 32 / 4 + (%s) * 8)",
-			    16 * L->rows_mt, i);
+	else if (m && m->rowsat) { /* 2: an [RW, C] slot's row, 3: an [RW, 1] one's */
+		char *pi = kb_xasprintf("(%s)", i);
+		kb_buf_cat(b, "(");
+		kb_tile__rows_row(L, pi, m->rowsat == 3, b);
+		kb_buf_cat(b, ")");
+		free(pi);
+	}
 	else if (m)
 		kb_buf_catf(b, e->type.rank ? "%s[%s]" : "%s", m->c, i);
 	if (m)

@@ -15,6 +15,10 @@
  * A slot of the row layout always lies inside its [RW, C] tile, so the
  * 2-d layout's f_ < R C test is left out (attention.tile's epilogue: 231
  * fewer instructions at D = 64, over all its paths; nvrtc 13.0, sm_90).
+ *
+ * Also the helpers the row layout's generated code calls (its prologue):
+ * the fragments' 16-bit pairs, the pair store, exp as ex2, the copies'
+ * element path and the wgmma tiles' swizzle.
  */
 #include "tile_int.h"
 
@@ -56,4 +60,109 @@ void kb_tile__rows_store_pairs(kb_tile__lw *L, int64_t R, int64_t C, const char 
 	kb_tile__line(L, "}\n");
 	kb_tile__block_close(L, 1);
 	kb_buf_free(&at);
+}
+
+/* ===== the row layout's helpers ===== */
+
+static const char rows_helpers[] =
+	"/* Two f32 as the 16-bit pair of an mma fragment register (lo in the low\n"
+	" * half), each rounded to nearest even: one cvt.rn.bf16x2.f32 (f16x2). */\n"
+	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __nv_bfloat16 *)\n"
+	"{\n"
+	"\tconst __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);\n"
+	"\treturn *(const unsigned *)&v;\n"
+	"}\n"
+	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __half *)\n"
+	"{\n"
+	"\tconst __half2 v = __floats2half2_rn(lo, hi);\n"
+	"\treturn *(const unsigned *)&v;\n"
+	"}\n"
+	"/* The low (hi 0) or high half of such a register as f32. */\n"
+	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __nv_bfloat16 *)\n"
+	"{\n"
+	"\treturn __int_as_float((int)(hi ? v & 0xffff0000u : v << 16));\n"
+	"}\n"
+	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __half *)\n"
+	"{\n"
+	"\treturn __half2float(__ushort_as_half((unsigned short)(hi ? v >> 16 : v)));\n"
+	"}\n"
+	"/* Two elements of a row as one store (lower_rowio.c): 32 bits of 16-bit\n"
+	" * elements, 64 of 32-bit ones. */\n"
+	"template <typename T> struct __align__(2 * sizeof(T)) kb_pair {\n"
+	"\tT x, y;\n"
+	"};\n"
+	"/* 2^x as ex2.approx (what __expf takes); the host emulator (tests/emu)\n"
+	" * takes exp2f. */\n"
+	"__device__ __forceinline__ float kb_ex2(float x)\n"
+	"{\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\tfloat r;\n"
+	"\tasm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n"
+	"\treturn r;\n"
+	"#else\n"
+	"\treturn exp2f(x);\n"
+	"#endif\n"
+	"}\n"
+	"/* exp((a - b) c) as kb_ex2 of one FFMA. */\n"
+	"__device__ __forceinline__ float kb_exp_sub(float a, float b, float c)\n"
+	"{\n"
+	"\tconst float k = c * 1.44269504088896341f, x = fmaf(a, k, -b * k);\n"
+	"\treturn kb_ex2(x);\n"
+	"}\n"
+	"/* The same of two row statistics (alpha = exp((m - mn) c)): a c log2(e) -\n"
+	" * b c log2(e) as two rounded products, so that a == b gives exactly 1. */\n"
+	"__device__ __forceinline__ float kb_exp_sub_row(float a, float b, float c)\n"
+	"{\n"
+	"\tconst float k = c * 1.44269504088896341f, x = __fmul_rn(a, k) - __fmul_rn(b, k);\n"
+	"\treturn kb_ex2(x);\n"
+	"}\n"
+	"/* The byte offset of the 16-byte chunk of column c (of 16-bit elements)\n"
+	" * of row r in an [R][C] tile laid out for wgmma (lower_rowwg.c): C / 64\n"
+	" * blocks of [R][64], 128-byte rows, chunk c / 8 % 8 at (c / 8 ^ r) % 8. */\n"
+	"__device__ __forceinline__ unsigned kb_swz128(int r, int c, int R)\n"
+	"{\n"
+	"\treturn (unsigned)((c >> 6) * R * 128 + r * 128 + ((((c >> 3) ^ r) & 7) << 4));\n"
+	"}\n"
+	"/* A [WR][WC] tile of 16-bit elements from p (rows ld apart) into [WR][WC\n"
+	" * + 8] at b (SW: swizzled) element by element, zeros past rows and cols: the copy where\n"
+	" * the rows are not 16-byte aligned, a call (__noinline__), so that the\n"
+	" * main loop's registers are the cp.async path's alone. */\n"
+	"template <int WR, int WC, int T, bool SW = false>\n"
+	"__device__ __noinline__ void kb_rows_copy_slow(void *b, const void *p, long long rows, long long cols, long long ld)\n"
+	"{\n"
+	"\tfor (int q = (int)threadIdx.x; q < WR * WC; q += T) {\n"
+	"\t\tconst int r = q / WC, c = q % WC;\n"
+	"\t\t((unsigned short *)b)[SW ? kb_swz128(r, c, WR) / 2 + c % 8 : r * (WC + 8) + c] =\n"
+	"\t\t\tr < rows && c < cols ? ((const unsigned short *)p)[r * ld + c] : 0;\n"
+	"\t}\n"
+	"}\n"
+	"/* 1: a b tile's chunk past the tensor is copied with src-size 0 from its\n"
+	" * own address (past the tensor, not read: 16 zeros); 0: from the tensor's\n"
+	" * first element (an address selected a chunk, as before 2026-11-28).\n"
+	" * `kbench run --option -DKB_COPY_ZFILL=0` sets it. */\n"
+	"#ifndef KB_COPY_ZFILL\n"
+	"#define KB_COPY_ZFILL 1\n"
+	"#endif\n"
+	"/* 1: a dot's start x * r is x where r is 1 in every row of the warp, the\n"
+	" * multiplies skipped (attention's acc * alpha); 0: always multiplied;\n"
+	" * -1 (default): 1, but 0 with one row tile a warp of more than 64\n"
+	" * columns (attention.tile at D = 128: there the branch's registers cost\n"
+	" * a block an SM).  `kbench run --option -DKB_LAZY_RESCALE=0` sets it. */\n"
+	"#ifndef KB_LAZY_RESCALE\n"
+	"#define KB_LAZY_RESCALE -1\n"
+	"#endif\n"
+	"/* Whether p holds in any lane of the warp (the host emulator: this lane,\n"
+	" * which gives the same results where it is used: a multiply by 1 skipped). */\n"
+	"__device__ __forceinline__ bool kb_warp_any(bool p)\n"
+	"{\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\treturn __any_sync(0xffffffffu, p);\n"
+	"#else\n"
+	"\treturn p;\n"
+	"#endif\n"
+	"}\n\n";
+
+void kb_tile__rows_prologue(kb_buf *out)
+{
+	kb_buf_cat(out, rows_helpers);
 }

@@ -50,6 +50,9 @@
  *   many, its copy waited for with the first dot's b tiles.
  * - A store of an [RW, C > 1] tile: two slots a store where aligned
  *   (lower_rowio.c).
+ * - On sm_90a (kb_tile__rows_wg_plan) the dots are wgmma instead
+ *   (lower_rowwg.c): the b tiles swizzled in shared memory, the A
+ *   fragments the same registers, each m64 piece a warpgroup's row tile.
  *
  * Which kernels: every 2-d tile [RW, C] with C = 1 or a multiple of 8
  * (16 for a dot's n and k), the dot's b a load of bf16/f16 without
@@ -143,6 +146,7 @@ bool kb_tile__rows_plan(kb_tile__lw *L)
 		L->rows = p.ok;
 		L->rows_mt = mt;
 	}
+	L->rows_wg = L->rows && kb_tile__rows_wg_plan(L);
 	L->rows_smem = 0;
 	L->npf = 0;
 	L->ndsum = L->nhoisted = 0;
@@ -225,8 +229,8 @@ bool kb_tile__rows_packable(const kb_tile__lw *L, const kb_tile__stmt *st)
 	       v->args[0]->kind == KB_TE_SLICE && !kb_tile__reads_mem(v->args[0]);
 }
 
-static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et);
-static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et);
+static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw);
+static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw);
 
 typedef struct {
 	const char *name;
@@ -266,20 +270,28 @@ int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const
 	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT, at = KB_BUF_INIT;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
 	use_ctx u = {.name = st->name, .mt = L->rows_mt};
-	if (L->rows_mt > 1 && !kb_tile__walk_stmts(L->k->body, L->k->nbody, NULL, use_expr, &u) &&
-	    C / 4 * L->rows_mt + u.dots > 192) {
+	bool wg = L->rows_wg && C % 64 == 0; /* wgmma reads it from shared memory (lower_rowwg.c) */
+	if ((wg || L->rows_mt > 1) && !kb_tile__walk_stmts(L->k->body, L->k->nbody, NULL, use_expr, &u) &&
+	    (wg || C / 4 * L->rows_mt + u.dots > 192)) {
+		if (wg)
+			L->rows_smem = (L->rows_smem + 1023) / 1024 * 1024;
 		char *off = kb_xasprintf("%lld", (long long)L->rows_smem);
 		qsmem = L->rows_smem + 1;
-		L->rows_smem += (st->type.ext[0] * (C + 8) * 2 + 127) / 128 * 128;
-		kb_tile__line(L, "/* %s: in kb_smem at %s as [%lld][%lld], a dot's A fragments by ldmatrix */\n", c,
-			      off, (long long)st->type.ext[0], (long long)C + 8);
+		L->rows_smem += wg ? st->type.ext[0] * C * 2 : (st->type.ext[0] * (C + 8) * 2 + 127) / 128 * 128;
+		if (wg)
+			kb_tile__line(L, "/* %s: in kb_smem at %s as [%lld][%lld], swizzled: wgmma's A by descriptor */\n",
+				      c, off, (long long)st->type.ext[0], (long long)C);
+		else
+			kb_tile__line(L, "/* %s: in kb_smem at %s as [%lld][%lld], a dot's A fragments by ldmatrix */\n",
+				      c, off, (long long)st->type.ext[0], (long long)C + 8);
 		if (L->npf) { /* in a loop copied a trip ahead: waited for here */
-			copy_b(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
+			copy_b(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16", wg);
 		} else { /* the wait goes with the first dot's: its b copy (copy_b) or its loop's trip
 			  * (a trip ahead) waits for every older group, then a barrier; so the q and first
 			  * k, v copies are in flight together, as 02_fa2.cu's */
 			kb_tile__line(L, "__syncthreads(); /* the last reads of this tile are done */\n");
-			copy_issue(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
+			copy_issue(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16",
+				   wg);
 			kb_tile__line(L, "kb_cp_async_commit(); /* waited for with the first dot's b tiles */\n");
 		}
 		free(off);
@@ -319,19 +331,30 @@ out:
 /* ===== dot ===== */
 
 /* Issues the copy of b's tile (w, a [WR, WC] load) to the shared bytes at
- * offset `off` (C text) as [WR][WC + 8]: 16-byte cp.async where the rows are
- * aligned (one commit group), else element by element; zeros past the
- * tensor.  The caller waits and synchronises. */
-static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et)
+ * offset `off` (C text) as [WR][WC + 8] (sw: swizzled for wgmma, kb_swz128,
+ * lower_rowwg.c): 16-byte cp.async where the rows are aligned (one commit
+ * group), else element by element; zeros past the tensor.  The caller
+ * waits and synchronises. */
+static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw)
 {
 	const kb_tile__expr *s = w->args[0];
 	long long WR = w->type.ext[0], WC = w->type.ext[1], P = WC + 8;
 	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
+	char dst[64], el[64];
 	if (!kb_tile__slice2(L, s, &base, &rows, &cols, &ld))
 		goto out;
 	kb_tile__access2_open(L, t, true, &base, &rows, &cols);
-	kb_tile__line(L, "%s *b_ = (%s *)(kb_smem + %s); /* [%lld][%lld] */\n", et, et, off, WR, P);
+	if (sw) {
+		kb_tile__line(L, "%s *b_ = (%s *)(kb_smem + %s); /* [%lld][%lld], swizzled for wgmma */\n", et, et, off,
+			      WR, WC);
+		snprintf(dst, sizeof dst, "kb_swz128(r_, c_, %lld)", WR);
+		snprintf(el, sizeof el, "kb_swz128(r_, c_, %lld) / 2 + c_ %% 8", WR);
+	} else {
+		kb_tile__line(L, "%s *b_ = (%s *)(kb_smem + %s); /* [%lld][%lld] */\n", et, et, off, WR, P);
+		snprintf(dst, sizeof dst, "(unsigned)(r_ * %lld + c_) * 2", P);
+		snprintf(el, sizeof el, "r_ * %lld + c_", P);
+	}
 	kb_tile__line(L, "if (((unsigned long long)p_ & 15) == 0 && %s %% 8 == 0) {\n", ld.s);
 	kb_tile__line(L, "\tconst unsigned s_ = (unsigned)__cvta_generic_to_shared(b_);\n");
 	if (WR * WC / 8 % L->T == 0 && L->T % (WC / 8) == 0) {
@@ -351,8 +374,8 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 		kb_tile__line(L, "\tfor (int u_ = 0; u_ < %lld; u_++) {\n", WR * WC / 8 / L->T);
 		kb_tile__line(L, "\t\tconst int r_ = r0_ + u_ * %lld;\n", L->T / (WC / 8));
 		kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
-			      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(KB_COPY_ZFILL ? g_ + (size_t)(u_ * %lld) * %s : r_ < n_ ? "
-			      "p_ + (size_t)r_ * %s + c_ : %s), \"r\"(r_ < n_ ? 16 : 0));\n", P, L->T / (WC / 8), ld.s, ld.s,
+			      "%s), \"l\"(KB_COPY_ZFILL ? g_ + (size_t)(u_ * %lld) * %s : r_ < n_ ? "
+			      "p_ + (size_t)r_ * %s + c_ : %s), \"r\"(r_ < n_ ? 16 : 0));\n", dst, L->T / (WC / 8), ld.s, ld.s,
 			      t->name);
 		kb_tile__line(L, "\t}\n");
 	} else {
@@ -360,8 +383,8 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
 		kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
 		kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
-			      "(unsigned)(r_ * %lld + c_) * 2), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : "
-			      "0));\n", P, ld.s, t->name);
+			      "%s), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : "
+			      "0));\n", dst, ld.s, t->name);
 		kb_tile__line(L, "\t}\n");
 	}
 	/* out of line (a call) takes the loop's registers from it: attention.tile at
@@ -370,13 +393,14 @@ static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, 
 	 * 3 blocks to 2), so there the copy stays inline (nvrtc 13.0, sm_90) */
 	if (L->rows_mt == 2 || WC <= 64) {
 		kb_tile__line(L, "} else { /* out of line: the loop keeps no registers for it */\n");
-		kb_tile__line(L, "\tkb_rows_copy_slow<%lld, %lld, %d>(b_, p_, rows_, cols_, %s);\n", WR, WC, L->T, ld.s);
+		kb_tile__line(L, "\tkb_rows_copy_slow<%lld, %lld, %d%s>(b_, p_, rows_, cols_, %s);\n", WR, WC, L->T,
+			      sw ? ", true" : "", ld.s);
 	} else {
 		kb_tile__line(L, "} else {\n");
 		kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC, L->T);
 		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld;\n", WC, WC);
-		kb_tile__line(L, "\t\tb_[r_ * %lld + c_] = r_ < rows_ && c_ < cols_ ? p_[(size_t)r_ * %s + c_] : "
-			      "%s(0.0f);\n", P, ld.s, t->dtype == KB_TILE_F16 ? "__float2half_rn" : "__float2bfloat16_rn");
+		kb_tile__line(L, "\t\tb_[%s] = r_ < rows_ && c_ < cols_ ? p_[(size_t)r_ * %s + c_] : "
+			      "%s(0.0f);\n", el, ld.s, t->dtype == KB_TILE_F16 ? "__float2half_rn" : "__float2bfloat16_rn");
 		kb_tile__line(L, "\t}\n");
 	}
 	kb_tile__line(L, "}\n");
@@ -388,14 +412,23 @@ out:
 	kb_buf_free(&ld);
 }
 
+/* This thread's copies, landed through the generic proxy, made visible to
+ * wgmma's reads (the async proxy); the barrier after publishes them. */
+static void proxy_fence(kb_tile__lw *L)
+{
+	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for wgmma */\n");
+}
+
 /* The copy where the dot is: barriers before (the buffer's last readers)
  * and after. */
-static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et)
+static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw)
 {
 	kb_tile__line(L, "__syncthreads(); /* the last reads of this b tile are done */\n");
-	copy_issue(L, w, off, et);
+	copy_issue(L, w, off, et, sw);
 	kb_tile__line(L, "kb_cp_async_commit();\n");
 	kb_tile__line(L, "kb_cp_async_wait<0>();\n");
+	if (sw)
+		proxy_fence(L);
 	kb_tile__line(L, "__syncthreads(); /* the b tile is in shared memory */\n");
 }
 
@@ -442,6 +475,10 @@ static kb_tile__walkret pf_dot(const kb_tile__expr *e, void *vctx)
 	if (p->ok && L->npf < 8) {
 		const kb_tile__expr *w = dot_b(e);
 		int64_t bytes = (w->type.ext[0] * (w->type.ext[1] + 8) * 2 + 127) / 128 * 128;
+		if (L->rows_wg) { /* swizzled: 1024-byte atoms */
+			bytes = w->type.ext[0] * w->type.ext[1] * 2;
+			L->rows_smem = (L->rows_smem + 1023) / 1024 * 1024;
+		}
 		L->pf[L->npf] = e;
 		L->pf_off[L->npf] = L->rows_smem;
 		L->pf_bytes[L->npf++] = bytes;
@@ -456,7 +493,8 @@ static void pf_issue(kb_tile__lw *L, const char *parity)
 		const kb_tile__expr *a = L->pf[i]->args[0];
 		char *off = kb_xasprintf("%lld + (%s) * %lld", (long long)L->pf_off[i], parity,
 					 (long long)L->pf_bytes[i]);
-		copy_issue(L, dot_b(L->pf[i]), off, a->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16");
+		copy_issue(L, dot_b(L->pf[i]), off, a->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16",
+			   L->rows_wg);
 		free(off);
 	}
 }
@@ -502,6 +540,8 @@ void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, cons
 	kb_tile__block_close(L, 2);
 	kb_tile__line(L, "kb_cp_async_commit();\n");
 	kb_tile__line(L, "kb_cp_async_wait<1>(); /* this trip's copies have landed */\n");
+	if (L->rows_wg)
+		proxy_fence(L);
 	kb_tile__line(L, "__syncthreads(); /* this trip's b tiles are in shared memory */\n");
 }
 
@@ -568,24 +608,33 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "float %s[%lld]; /* dot: this warp's %d m16 bands, %lld n8 pieces each */\n", c,
 			      C / 2 * MT, MT, C / 8);
 	if (!off) { /* copied here */
+		if (L->rows_wg)
+			L->rows_smem = (L->rows_smem + 1023) / 1024 * 1024;
 		off = kb_xasprintf("%lld", (long long)L->rows_smem);
-		L->rows_smem += (w->type.ext[0] * P * 2 + 127) / 128 * 128;
-		copy_b(L, w, off, et);
+		L->rows_smem += L->rows_wg ? w->type.ext[0] * WC * 2 : (w->type.ext[0] * P * 2 + 127) / 128 * 128;
+		copy_b(L, w, off, et, L->rows_wg);
 	}
 	kb_tile__line(L, "{\n");
 	L->depth++;
-	kb_tile__line(L, "const int l_ = (int)threadIdx.x %% 32;\n");
+	const kb_tile__lsym *as = a->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, a->name) : NULL;
+	bool ss = L->rows_wg && as && as->packed && as->qsmem; /* a in shared memory: wgmma reads it there */
+	if (!L->rows_wg)
+		kb_tile__line(L, "const int l_ = (int)threadIdx.x %% 32;\n");
 	/* w [C][K]: matrices (n pair, k half) at rows 16 np + l / 16 * 8 + l % 8, column 16 kk + l / 8 % 2 * 8;
 	 * w [K][C], transposed by ldmatrix: rows 16 kk + l / 8 % 2 * 8 + l % 8, column 16 np + l / 16 * 8 */
-	if (bt)
+	if (L->rows_wg) /* the swizzled tile's start: wgmma's descriptors step from it */
+		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s);\n", off);
+	else if (bt)
 		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s) + (unsigned)((l_ / 16 "
 			      "* 8 + l_ %% 8) * %lld + l_ / 8 %% 2 * 8) * 2;\n", off, P);
 	else
 		kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %s) + (unsigned)((l_ / 8 "
 			      "%% 2 * 8 + l_ %% 8) * %lld + l_ / 16 * 8) * 2;\n", off, P);
-	const kb_tile__lsym *as = a->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, a->name) : NULL;
 	long long PA = K + 8;
-	if (as && as->packed && as->qsmem) /* a's rows l_ % 16 of each row tile, columns l_ / 16 * 8 */
+	if (ss) /* the warpgroup's first row */
+		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
+			      "((int)threadIdx.x / 128 * %d * 128);\n", (long long)as->qsmem - 1, 64 * MT);
+	else if (as && as->packed && as->qsmem) /* a's rows l_ % 16 of each row tile, columns l_ / 16 * 8 */
 		kb_tile__line(L, "const unsigned al_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld) + (unsigned)"
 			      "(((int)threadIdx.x / 32 * %d + l_ %% 16) * %lld + l_ / 16 * 8) * 2;\n",
 			      (long long)as->qsmem - 1, 16 * MT, PA);
@@ -599,16 +648,26 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 		kb_tile__line(L, "#pragma unroll\n");
 		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
 		start_slots(L, init, c);
+	} else if (L->rows_wg) { /* wgmma's first k16 step ignores them (scale-d 0) */
+		kb_tile__line(L, "kb_rwg_undef<%lld>(%s); /* the first k16 step starts the sum (scale-d 0) */\n",
+			      C / 2 * MT, c);
 	} else {
 		kb_tile__line(L, "#pragma unroll\n");
 		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", C / 2 * MT);
 		kb_tile__line(L, "\t%s[i_] = 0.0f;\n", c);
 	}
+	kb_buf x[8] = {KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT,
+		       KB_BUF_INIT, KB_BUF_INIT};
+	if (ss) {
+		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, a->type.ext[0], !init);
+		kb_tile__block_close(L, 1);
+		goto done;
+	}
+	if (L->rows_wg) /* every A fragment before the first wgmma (wgmma.fence orders them) */
+		kb_tile__line(L, "unsigned aw_[%lld][%d][4];\n", K / 16, MT);
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int k_ = 0; k_ < %lld; k_++) {\n", K / 16);
 	L->depth++;
-	kb_buf x[8] = {KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT,
-		       KB_BUF_INIT, KB_BUF_INIT};
 	if (MT == 1)
 		kb_tile__line(L, "/* a's slots 8 k_ .. 8 k_ + 7: rows g, g + 8 at columns 16 k_ + 2 t, then + 8 */\n");
 	else /* row tile mt's A fragment: slots 2 S k_ + 4 mt .. + 3, then S on */
@@ -652,6 +711,17 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 				    j < 3 ? "," : "};");
 		}
 	}
+	if (L->rows_wg) {
+		for (int mt = 0; mt < MT; mt++)
+			kb_tile__line(L, "aw_[k_][%d][0] = af%s_[0], aw_[k_][%d][1] = af%s_[1], aw_[k_][%d][2] = af%s_[2], "
+				      "aw_[k_][%d][3] = af%s_[3];\n", mt, MT == 1 ? "" : mt ? "1" : "0", mt,
+				      MT == 1 ? "" : mt ? "1" : "0", mt, MT == 1 ? "" : mt ? "1" : "0", mt,
+				      MT == 1 ? "" : mt ? "1" : "0");
+		kb_tile__block_close(L, 1);
+		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, 0, !init);
+		kb_tile__block_close(L, 1);
+		goto done;
+	}
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int n_ = 0; n_ < %lld; n_++) {\n", C / 16);
 	kb_tile__line(L, "\tunsigned bf_[2][2];\n");
@@ -675,6 +745,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	}
 	kb_tile__line(L, "}\n");
 	kb_tile__block_close(L, 2);
+done:
 	for (int j = 0; j < 8; j++)
 		kb_buf_free(&x[j]);
 	kb_tile__add_mat(L, e, c, false);
@@ -685,101 +756,14 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 
 void kb_tile__rows_decls(kb_tile__lw *L)
 {
-	kb_buf_catf(L->o, "\textern __shared__ __align__(128) unsigned char kb_smem[]; /* the dots' b tiles: "
-		    "%lld bytes */\n", (long long)L->rows_smem);
-}
-
-static const char rows_helpers[] =
-	"/* Two f32 as the 16-bit pair of an mma fragment register (lo in the low\n"
-	" * half), each rounded to nearest even: one cvt.rn.bf16x2.f32 (f16x2). */\n"
-	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __nv_bfloat16 *)\n"
-	"{\n"
-	"\tconst __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);\n"
-	"\treturn *(const unsigned *)&v;\n"
-	"}\n"
-	"__device__ __forceinline__ unsigned kb_pack2(float lo, float hi, const __half *)\n"
-	"{\n"
-	"\tconst __half2 v = __floats2half2_rn(lo, hi);\n"
-	"\treturn *(const unsigned *)&v;\n"
-	"}\n"
-	"/* The low (hi 0) or high half of such a register as f32. */\n"
-	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __nv_bfloat16 *)\n"
-	"{\n"
-	"\treturn __int_as_float((int)(hi ? v & 0xffff0000u : v << 16));\n"
-	"}\n"
-	"__device__ __forceinline__ float kb_unpack2(unsigned v, int hi, const __half *)\n"
-	"{\n"
-	"\treturn __half2float(__ushort_as_half((unsigned short)(hi ? v >> 16 : v)));\n"
-	"}\n"
-	"/* Two elements of a row as one store (lower_rowio.c): 32 bits of 16-bit\n"
-	" * elements, 64 of 32-bit ones. */\n"
-	"template <typename T> struct __align__(2 * sizeof(T)) kb_pair {\n"
-	"\tT x, y;\n"
-	"};\n"
-	"/* 2^x as ex2.approx (what __expf takes); the host emulator (tests/emu)\n"
-	" * takes exp2f. */\n"
-	"__device__ __forceinline__ float kb_ex2(float x)\n"
-	"{\n"
-	"#ifdef __CUDA_ARCH__\n"
-	"\tfloat r;\n"
-	"\tasm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n"
-	"\treturn r;\n"
-	"#else\n"
-	"\treturn exp2f(x);\n"
-	"#endif\n"
-	"}\n"
-	"/* exp((a - b) c) as kb_ex2 of one FFMA. */\n"
-	"__device__ __forceinline__ float kb_exp_sub(float a, float b, float c)\n"
-	"{\n"
-	"\tconst float k = c * 1.44269504088896341f, x = fmaf(a, k, -b * k);\n"
-	"\treturn kb_ex2(x);\n"
-	"}\n"
-	"/* The same of two row statistics (alpha = exp((m - mn) c)): a c log2(e) -\n"
-	" * b c log2(e) as two rounded products, so that a == b gives exactly 1. */\n"
-	"__device__ __forceinline__ float kb_exp_sub_row(float a, float b, float c)\n"
-	"{\n"
-	"\tconst float k = c * 1.44269504088896341f, x = __fmul_rn(a, k) - __fmul_rn(b, k);\n"
-	"\treturn kb_ex2(x);\n"
-	"}\n"
-	"/* A [WR][WC] tile of 16-bit elements from p (rows ld apart) into [WR][WC\n"
-	" * + 8] at b element by element, zeros past rows and cols: the copy where\n"
-	" * the rows are not 16-byte aligned, a call (__noinline__), so that the\n"
-	" * main loop's registers are the cp.async path's alone. */\n"
-	"template <int WR, int WC, int T>\n"
-	"__device__ __noinline__ void kb_rows_copy_slow(void *b, const void *p, long long rows, long long cols, long long ld)\n"
-	"{\n"
-	"\tfor (int q = (int)threadIdx.x; q < WR * WC; q += T) {\n"
-	"\t\tconst int r = q / WC, c = q % WC;\n"
-	"\t\t((unsigned short *)b)[r * (WC + 8) + c] = r < rows && c < cols ? ((const unsigned short *)p)[r * ld + c] : 0;\n"
-	"\t}\n"
-	"}\n"
-	"/* 1: a b tile's chunk past the tensor is copied with src-size 0 from its\n"
-	" * own address (past the tensor, not read: 16 zeros); 0: from the tensor's\n"
-	" * first element (an address selected a chunk, as before 2026-11-28).\n"
-	" * `kbench run --option -DKB_COPY_ZFILL=0` sets it. */\n"
-	"#ifndef KB_COPY_ZFILL\n"
-	"#define KB_COPY_ZFILL 1\n"
-	"#endif\n"
-	"/* 1: a dot's start x * r is x where r is 1 in every row of the warp, the\n"
-	" * multiplies skipped (attention's acc * alpha); 0: always multiplied;\n"
-	" * -1 (default): 1, but 0 with one row tile a warp of more than 64\n"
-	" * columns (attention.tile at D = 128: there the branch's registers cost\n"
-	" * a block an SM).  `kbench run --option -DKB_LAZY_RESCALE=0` sets it. */\n"
-	"#ifndef KB_LAZY_RESCALE\n"
-	"#define KB_LAZY_RESCALE -1\n"
-	"#endif\n"
-	"/* Whether p holds in any lane of the warp (the host emulator: this lane,\n"
-	" * which gives the same results where it is used: a multiply by 1 skipped). */\n"
-	"__device__ __forceinline__ bool kb_warp_any(bool p)\n"
-	"{\n"
-	"#ifdef __CUDA_ARCH__\n"
-	"\treturn __any_sync(0xffffffffu, p);\n"
-	"#else\n"
-	"\treturn p;\n"
-	"#endif\n"
-	"}\n\n";
-
-void kb_tile__rows_prologue(kb_buf *out)
-{
-	kb_buf_cat(out, rows_helpers);
+	if (!L->rows_wg) {
+		kb_buf_catf(L->o, "\textern __shared__ __align__(128) unsigned char kb_smem[]; /* the dots' b tiles: "
+			    "%lld bytes */\n", (long long)L->rows_smem);
+		return;
+	}
+	L->rows_smem += 1024; /* the swizzled tiles' 1 KiB atoms: kb_smem rounded up to one */
+	kb_buf_catf(L->o, "\textern __shared__ __align__(1024) unsigned char kb_smem_raw_[]; /* the dots' b tiles "
+		    "(swizzled for wgmma): %lld bytes */\n", (long long)L->rows_smem);
+	kb_buf_cat(L->o, "\tunsigned char *const kb_smem = kb_smem_raw_ + ((1024u - ((unsigned)__cvta_generic_to_shared("
+		   "kb_smem_raw_) & 1023u)) & 1023u);\n");
 }

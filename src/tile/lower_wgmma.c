@@ -419,7 +419,10 @@ static const char wgmma_helpers[] =
 	"		else\n"
 	"			kb_bar_arrive(full + 8 * s);\n"
 	"	}\n"
-	"}\n"
+	"}\n";
+
+/* (also the row layout's wgmma, lower_rowwg.c) */
+static const char wgmma_desc[] =
 	"\n"
 	"/* A wgmma matrix descriptor with the 128-byte swizzle: start, leading and\n"
 	" * stride byte offsets. */\n"
@@ -535,11 +538,17 @@ static const char wgmma_consume[] =
 	"		kb_bar_arrive(empty + 8 * ((it0 + trips - 1) % STAGES));\n"
 	"}\n";
 
+void kb_tile__wgmma_desc_prologue(kb_buf *out)
+{
+	kb_buf_cat(out, wgmma_desc);
+}
+
 void kb_tile__wgmma_prologue(kb_buf *out, bool tma)
 {
 	if (tma) /* CUtensorMap (NVRTC: kbench's one-type cuda.h) */
 		kb_buf_cat(out, "\n#include <cuda.h>\n");
 	kb_buf_cat(out, wgmma_helpers);
+	kb_tile__wgmma_desc_prologue(out);
 	if (tma)
 		kb_buf_cat(out, wgmma_tma_helpers);
 	for (int n = 64; n <= 256; n *= 2) {

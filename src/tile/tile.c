@@ -86,8 +86,10 @@ int kb_tile_compile(const char *path, const char *text, size_t len, const kb_til
 	kb_tile__toks toks = {0};
 	kb_tile__file f = {.path = path, .text = text, .arch = o ? o->arch : NULL};
 	memset(out, 0, sizeof *out);
-	for (int i = 0; o && i < o->ndefines; i++)
+	for (int i = 0; o && i < o->ndefines; i++) {
 		f.no_tma = f.no_tma || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_TMA));
+		f.no_wgmma = f.no_wgmma || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WGMMA));
+	}
 	int before = kb_diag_count(diags, KB_DIAG_ERROR);
 	kb_tile__tokenize(path, text, len, &toks, diags);
 	kb_tile__parse(&toks, &f, diags);

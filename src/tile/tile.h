@@ -73,6 +73,9 @@ typedef struct {
 /* The define that keeps wgmma's operand copies on cp.async (the lowering
  * before TMA): `--define KB_TMA=0`. */
 #define KB_TILE_NO_TMA "KB_TMA=0"
+/* The define that keeps the row layout's dots (attention) on mma.sync on
+ * sm_90a: `--define KB_WGMMA=0`. */
+#define KB_TILE_NO_WGMMA "KB_WGMMA=0"
 
 typedef struct {
 	kb_buf cuda;             /* the generated CUDA C (#line into the .tile file) */

@@ -156,6 +156,7 @@ typedef struct {
 	int nkernels;
 	const char *arch;        /* the target, or NULL (kb_tile_opts) */
 	bool no_tma;             /* KB_TILE_NO_TMA among the defines: wgmma's copies stay cp.async */
+	bool no_wgmma;           /* KB_TILE_NO_WGMMA: the row layout's dots stay mma.sync */
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
@@ -458,6 +459,10 @@ typedef struct kb_tile__lw {
 	int ndloops, capdloops;
 	bool rows;              /* the kernel's 2-d tiles are in the row layout (lower_rows.c) */
 	int rows_mt;            /* there: a warp's m16 row tiles, 1 or 2 (RW = 16 rows_mt warps) */
+	bool rows_wg;           /* there: the dots are wgmma (sm_90a, lower_rowwg.c): a warpgroup's
+				 * m64 pieces, warp w's rows 16 (w % 4) + 64 mt */
+	unsigned rows_wg_n;     /* the file's row-layout wgmma widths: bit N / 16 (their helpers) */
+	bool rows_wg_ss;        /* ... and one with A from shared memory */
 	bool rows_any;          /* a kernel of the file is (its helpers go before them) */
 	bool tanh_approx;       /* a kernel calls tanh(x, exact = false): kb_tanh_approx */
 	int64_t rows_smem;      /* the row layout's dynamic shared memory: the dots' b tiles */
@@ -517,6 +522,7 @@ void kb_tile__cat_el(const kb_tile__lw *L, kb_buf *b, const char *i);
  * row layout's line defining r_, c_, f_ of slot i_ of an [RW, C] tile. */
 int64_t kb_tile__slots_rc(const kb_tile__lw *L, int64_t R, int64_t C);
 void kb_tile__rows_at(const kb_tile__lw *L, int64_t C, kb_buf *at);
+void kb_tile__rows_row(const kb_tile__lw *L, const char *i, bool stat, kb_buf *b);
 /* The axis reduction call e reduces along (sum(t, 1), max(t, axis = 0));
  * its identity (sum, max, min) in its dtype, as C. */
 int kb_tile__axis_of(const kb_tile__expr *e);
@@ -732,6 +738,18 @@ void kb_tile__rows_hoist(kb_tile__lw *L, kb_tile__stmt *const *v, int n, int i);
 const kb_tile__expr *kb_tile__rows_prescaled(const kb_tile__lw *L, const kb_tile__expr *init);
 void kb_tile__rows_decls(kb_tile__lw *L);
 void kb_tile__rows_prologue(kb_buf *out);
+/* lower_rowwg.c: the row layout's dots as wgmma on sm_90a (the rows of a
+ * warp: kb_tile__rows_row). */
+/* Whether the kernel's row-layout dots can be wgmma (L->rows_wg). */
+bool kb_tile__rows_wg_plan(const kb_tile__lw *L);
+/* The wgmmas of a dot into c (A fragments in aw_[k][mt], or with RA > 0 an
+ * [RA][K] tile in shared memory at al_; b's tile at bl_), waited for; zero:
+ * c holds no start (the first k16 step's scale-d is 0). */
+void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16,
+			    long long RA, bool zero);
+/* Their helpers, for the widths in ns (wgmma: the file has the wgmma
+ * prologue already). */
+void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma);
 
 /* lower_rowio.c: a row-layout store's slot loop, two slots (columns c, c +
  * 1 of a row) a store where the row's start is aligned to a pair and both
@@ -757,6 +775,8 @@ void kb_tile__wgmma_params(kb_tile__lw *L);
 char *kb_tile__wgmma_spec(const kb_tile__lw *L);
 /* The helpers every wgmma kernel calls, and with tma the TMA producer's. */
 void kb_tile__wgmma_prologue(kb_buf *out, bool tma);
+/* kb_wg_desc alone (a wgmma matrix descriptor, 128-byte swizzle). */
+void kb_tile__wgmma_desc_prologue(kb_buf *out);
 
 /* ===== lower.c ===== */
 

@@ -308,6 +308,32 @@ emu attention_tile_2tiles_d128_shuffled $AT $A2T -D HD=128 --sched shuffle --cop
 	--size B=1,H=1,N=200,CAUSAL=1,D=128
 emu attention_tile_2d $AT -D THREADS=256 -D BM=64 -D BN=64 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
 emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D BN=64 -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128
+# ... and on sm_90a (the file's `//! arch sm_90a`; the emulator takes sm_90
+# unless --arch says) its dots are wgmma (lower_rowwg.c), run by the
+# emulator from PTX's semantics (register fragments, matrix descriptors, the
+# 128-byte swizzle): the default (two m64 pieces a warpgroup, q in shared
+# memory), D = 128, 8 warps (03_fa3.cu's two warpgroups of 64 rows), one
+# tile a warp, misaligned rows (the element copy, swizzled), shuffled, warp
+# by warp, copies at issue; -D KB_WGMMA=0 keeps mma.sync there
+WG='--arch sm_90a'
+emu attention_tile_wgmma $AT $WG --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=1
+emu attention_tile_wgmma_shuffled $AT $WG --sched shuffle --copies issue --offset 2 \
+	--size B=1,H=1,N=300,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_wgmma_warp_by_warp $AT $WG --sched warp --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_wgmma_d128 $AT $WG -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 \
+	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=300,CAUSAL=1,D=128
+emu attention_tile_wgmma_d128_misaligned $AT $WG -D HD=128 --sched warp --offset 2 --size B=2,H=1,N=129,CAUSAL=1,D=128
+emu attention_tile_wgmma_2wg $AT $WG -D THREADS=256 -D BM=128 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=2,N=300,CAUSAL=0
+emu attention_tile_wgmma_2wg_d128 $AT $WG -D THREADS=256 -D BM=128 -D HD=128 --sched shuffle --copies issue \
+	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=2,N=300,CAUSAL=0,D=128
+emu attention_tile_wgmma_1tile $AT $WG $A1T --offset 2 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
+emu attention_tile_wgmma_off $AT $WG -D KB_WGMMA=0 --size B=2,H=1,N=129,CAUSAL=1
+# a dot's b copied where the dot is, f16, a start x * 0.5, on wgmma (BK = 64: a swizzle row)
+emu dot_rows_here_wgmma tests/emu/dot_rows_here.tile $WG -D BK=64 --size M=130,N=70,K=75 --size M=100,N=129,K=150
+emu dot_rows_here_wgmma_2wg tests/emu/dot_rows_here.tile $WG -D BK=64 -D THREADS=256 -D BM=128 --sched shuffle \
+	--copies issue --size M=130,N=70,K=75
 # the same dot alone: a register operand, f16, 2 to 8 warps, 12 pieces over 8
 emu dot_regs tests/emu/dot_regs.tile --size M=130,N=70,K=75 --size M=1,N=3,K=5
 emu dot_regs_8warps tests/emu/dot_regs.tile -D THREADS=256 -D BM=32 -D BN=48 -D BK=32 --size M=100,N=97,K=70
@@ -459,7 +485,8 @@ mutant() {
 	name=mutant_$1 expr=$2 want=$3
 	shift 3
 	defs=$(echo " $*" | grep -o ' -D [^ ]*' | tr '\n' ' ')
-	"$KB" compile --emit-cuda $defs "$1" >"$T_TMP/orig.cu" 2>"$T_TMP/err"
+	arch=$(echo " $*" | grep -o ' --arch [^ ]*' || echo ' --arch sm_90') # the emulator's, unless ARGS say
+	"$KB" compile --emit-cuda $arch $defs "$1" >"$T_TMP/orig.cu" 2>"$T_TMP/err"
 	sed "$expr" "$T_TMP/orig.cu" >"$T_TMP/$name.cu"
 	if cmp -s "$T_TMP/orig.cu" "$T_TMP/$name.cu"; then
 		fail "$name" "the edit $expr changed nothing: update the mutant to the lowering"
@@ -609,6 +636,23 @@ mutant rows2_column_rows_of_tile0 's/+ i_ \* 8, c_ = 0, f_ = r_;/+ i_ % 2 * 8, c
 	tests/emu/rows_mix.tile -D BM=128 --size M=100,N=29,K=75
 mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \
 	'elements wrong' $AT $A2T --size B=1,H=1,N=256,CAUSAL=1
+# the row layout's wgmma (lower_rowwg.c): k's k16 steps, v read K-major,
+# the copy unswizzled, a warp's m64 pieces 16 rows apart, q's second piece
+# read as its first, every warpgroup reading the first's q rows, s's first
+# k16 step overwritten by the second (scale-d), both pieces into one's
+# accumulators, no barrier before the refill of what wgmma read
+AW="--arch sm_90a --size B=1,H=2,N=100,CAUSAL=1"
+mutant wg_k_step 's/k_ % 4 \* 32), 16, 1024)/k_ % 4 * 16), 16, 1024)/' 'elements wrong' $AT $AW
+mutant wg_v_k_major 's/kb_rwg_bf16_n64<8, 1>/kb_rwg_bf16_n64<8, 0>/g' 'elements wrong' $AT $AW
+mutant wg_copy_unswizzled 's/((((c >> 3) ^ r) \& 7) << 4)/(((c >> 3) \& 7) << 4)/' 'elements wrong' $AT $AW
+mutant wg_pieces_16_apart 's/(i_) % 8 \/ 4 \* 64/(i_) % 8 \/ 4 * 16/g' 'elements wrong' $AT $AW
+mutant wg_q_one_piece 's/k_ % 4 \* 32 + 8192), 16, 1024)/k_ % 4 * 32 + 0), 16, 1024)/' 'elements wrong' $AT $AW
+mutant wg_q_warpgroups 's/(int)threadIdx.x \/ 128 \* 64 \* 128)/0)/' 'elements wrong' $AT --arch sm_90a \
+	-D THREADS=256 -D BM=128 --size B=1,H=1,N=300,CAUSAL=1
+mutant wg_s_first_step_dropped 's/db_, k_ > 0);/db_, k_ > 1);/g' 'elements wrong' $AT $AW
+mutant wg_one_piece 's/(_t4 + 4, aw_\[k_\]\[1\]/(_t4 + 0, aw_[k_][1]/' 'elements wrong' $AT $AW
+mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a --sched warp \
+	--size B=1,H=1,N=300,CAUSAL=0
 # q in shared memory (two row tiles at D = 128)
 A2Q="$A2T -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128"
 mutant rows2_q_smem_tile0_twice 's/af1_, al_ + (unsigned)(2176 + k_/af1_, al_ + (unsigned)(0 + k_/' 'elements wrong' \

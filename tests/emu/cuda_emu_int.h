@@ -40,8 +40,8 @@ struct Warp {
 	const void *id;         /* which collective the arrived lanes are at */
 	const char *file;
 	int line;
-	uint32_t in[32][10];
-	uint32_t out[32][4];
+	uint32_t in[32][136];   /* (wgmma m64n256k16: A, a descriptor, 128 accumulators, scale-d) */
+	uint32_t out[32][128];
 };
 
 /* The shadow of one 2-byte unit of dynamic shared memory. */

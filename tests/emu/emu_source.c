@@ -106,7 +106,7 @@ typedef struct {
 
 typedef struct {
 	kb_buf text;     /* the string literals, as written */
-	asm_op ops[32];
+	asm_op ops[160];     /* (wgmma m64n256k16: 128 accumulators and 7 more) */
 	int nout, nops;
 } asm_stmt;
 
@@ -116,7 +116,7 @@ static size_t parse_ops(const char *s, size_t i, asm_stmt *st, kb_err *err)
 	for (i = skip_space(s, i); s[i] == '"'; i = skip_space(s, i + 1)) {
 		size_t e = skip_lexeme(s, i), p = skip_space(s, e);
 		size_t q = s[p] == '(' ? group_end(s, p) : 0;
-		if (!q || st->nops == 32) {
+		if (!q || st->nops == 160) {
 			kb_err_set(err, KB_EINVAL, KB_DOM_NONE, 0, "asm operand at \"%.40s\"", s + i);
 			return 0;
 		}

@@ -1,10 +1,19 @@
 /*
  * ptx_emu.cpp - the emulator's interpreter for the PTX the tile compiler
- * writes inline (cp.async, commit/wait_group, ldmatrix, mma.sync m16n8k16):
+ * writes inline (cp.async, commit/wait_group, ldmatrix, mma.sync m16n8k16,
+ * and wgmma.mma_async m64nNk16 with A from registers):
  * each statement's text parsed once, then run on the calling lane's
  * operands; the warp-wide ones through a rendezvous of the warp's lanes.
  * Semantics from NVIDIA's PTX ISA (9.7.9.25 cp.async, 9.7.14.5.8 the
- * m16n8k16 fragments of mma, 9.7.14.5.15 ldmatrix), not from kbench.
+ * m16n8k16 fragments of mma, 9.7.14.5.15 ldmatrix; 9.7.15 wgmma: its
+ * register fragments, matrix descriptors and the 128-byte swizzle), not
+ * from kbench.
+ *
+ * wgmma runs at once, warp by warp: a warp's part of an m64nNk16 product
+ * (its 16 rows: A's fragment from its registers, B from shared memory for
+ * every warp) needs nothing from the other warps of its warpgroup, so its
+ * wgmma.fence, commit_group and wait_group, and fence.proxy.async (the
+ * emulator has one proxy), have nothing left to do.
  */
 #include "cuda_emu_int.h"
 
@@ -18,12 +27,12 @@ namespace emu {
 
 /* ===== PTX: parsing ===== */
 
-enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA };
-enum { A_REG, A_IMM, A_VEC, A_ADDR };
+enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA };
+enum { A_REG, A_IMM, A_VEC, A_ADDR, A_PRED };
 
 struct Arg {
 	int kind;
-	int regs[4], nregs;  /* A_REG: regs[0]; A_VEC: all; A_ADDR: regs[0] (+ imm) */
+	int regs[128], nregs; /* A_REG: regs[0]; A_VEC: all; A_ADDR: regs[0] (+ imm) */
 	long long imm;
 };
 
@@ -33,6 +42,7 @@ struct Insn {
 	bool trans = false;
 	bool f16 = false;     /* mma .f16 operands (else .bf16) */
 	bool cg = false;      /* cp.async .cg */
+	int n = 0;            /* wgmma's N */
 	std::vector<Arg> args;
 };
 
@@ -76,8 +86,12 @@ static bool parse_arg(const std::string &s, Arg *a)
 	if (s[0] == '{' && s.back() == '}') {
 		a->kind = A_VEC;
 		for (const std::string &e : split(s.substr(1, s.size() - 2), ','))
-			if (a->nregs == 4 || !parse_reg(e, &a->regs[a->nregs++]))
+			if (a->nregs == 128 || !parse_reg(e, &a->regs[a->nregs++]))
 				return false;
+		return true;
+	}
+	if (s == "p") { /* the block's one predicate (setp, then wgmma's scale-d) */
+		a->kind = A_PRED;
 		return true;
 	}
 	if (s[0] == '[' && s.back() == ']') {
@@ -145,6 +159,20 @@ static std::string classify(const std::string &opcode, Insn *in)
 				   "shared::cta", "b16"});
 		return ok ? "" : bad;
 	}
+	if (opcode == ".reg" || opcode == "wgmma.fence.sync.aligned" || opcode == "wgmma.commit_group.sync.aligned" ||
+	    opcode == "wgmma.wait_group.sync.aligned" || opcode == "fence.proxy.async.shared::cta") {
+		in->op = P_NOP; /* (wgmma runs at once: see the top) */
+		return "";
+	}
+	if (opcode == "setp.ne.b32") { in->op = P_SETP; return ""; }
+	if (q[0] == "wgmma" && q.size() == 8 && q[1] == "mma_async" && q[2] == "sync" && q[3] == "aligned" &&
+	    q[4].compare(0, 4, "m64n") == 0 && q[5] == "f32" && q[6] == q[7] && (q[6] == "bf16" || q[6] == "f16")) {
+		in->op = P_WGMMA;
+		in->n = atoi(q[4].c_str() + 4);
+		in->f16 = q[6] == "f16";
+		bool ok = in->n >= 8 && in->n <= 256 && in->n % 8 == 0 && q[4] == "m64n" + std::to_string(in->n) + "k16";
+		return ok ? "" : bad;
+	}
 	if (q[0] == "mma") {
 		in->op = P_MMA;
 		bool bf = opcode.find(".f32.bf16.bf16.f32") != std::string::npos;
@@ -170,6 +198,16 @@ static bool shape_ok(const Insn &in)
 		       (a.size() == 3 || a[3].kind == A_IMM || a[3].kind == A_REG);
 	case P_LDMATRIX: return a.size() == 2 && a[0].kind == A_VEC && a[0].nregs == in.num &&
 				a[1].kind == A_ADDR;
+	case P_NOP: return true;
+	case P_SETP: return a.size() == 3 && a[0].kind == A_PRED && a[1].kind == A_REG && a[2].kind == A_IMM;
+	case P_WGMMA: /* d, a (registers, or a's descriptor), b's descriptor, scale-d, imm-scale-a,
+		       * imm-scale-b[, imm-trans-a (0: a K-major)], imm-trans-b */
+		if (a.size() == 8 && (a[1].kind != A_REG || a[6].kind != A_IMM || a[6].imm != 0))
+			return false;
+		return (a.size() == 7 || a.size() == 8) && a[0].kind == A_VEC && a[0].nregs == in.n / 2 &&
+		       (a.size() == 8 || (a[1].kind == A_VEC && a[1].nregs == 4)) && a[2].kind == A_REG &&
+		       a[3].kind == A_PRED && a[4].kind == A_IMM && a[4].imm == 1 && a[5].kind == A_IMM &&
+		       a[5].imm == 1 && (a.back().kind == A_IMM || a.back().kind == A_REG);
 	default:
 		return a.size() == 4 && a[0].kind == A_VEC && a[0].nregs == 4 && a[1].kind == A_VEC &&
 		       a[1].nregs == 4 && a[2].kind == A_VEC && a[2].nregs == 2 &&
@@ -180,14 +218,25 @@ static bool shape_ok(const Insn &in)
 static Parsed *parse(const char *text)
 {
 	Parsed *p = new Parsed;
-	for (std::string st : split(text, ';')) {
+	std::string t = text; /* a `{ ... }` block: its statements */
+	size_t b = t.find_first_not_of(" \t\n"), e = t.find_last_not_of(" \t\n");
+	if (b != std::string::npos && t[b] == '{' && t[e] == '}')
+		t = t.substr(b + 1, e - b - 1);
+	for (std::string st : split(t, ';')) {
+		if (st.empty())
+			continue;
+		st.erase(0, st.find_first_not_of(" \t\n"));
 		if (st.empty())
 			continue;
 		size_t sp = st.find_first_of(" \t\n");
 		std::string opcode = st.substr(0, sp);
 		Insn in;
 		std::string err = classify(opcode, &in);
-		if (err.empty() && sp != std::string::npos)
+		if (opcode == ".reg" && st != ".reg .pred p") /* the one register a block declares */
+			err = "PTX '" + st + "' is not emulated";
+		else if (opcode == ".reg")
+			;
+		else if (err.empty() && sp != std::string::npos)
 			for (const std::string &s : split(st.substr(sp), ',')) {
 				Arg a;
 				if (!parse_arg(s, &a)) {
@@ -275,6 +324,82 @@ static void mma_compute(Warp &w, const void *vctx)
 	}
 }
 
+/* wgmma.mma_async m64nNk16, A from registers (PTX ISA 9.7.15.5): warp w %
+ * 4 of the warpgroup gives rows 16 (w % 4) .. + 15 of A as an m16n8k16 A
+ * fragment and gets those rows of D as m16n8 C fragments, register 4 j + i
+ * the C fragment's i of columns 8 j ..; B [16][N] is read from shared
+ * memory through its descriptor: start, leading (LBO) and stride (SBO)
+ * byte offsets, bits 0-13, 16-29 and 32-45 in 16-byte units, the swizzle in
+ * bits 62-63 (1: 128-byte, the only one the tile compiler writes).  With
+ * the 128-byte swizzle, B K-major (imm-trans-b 0) holds element (k, n) at
+ * start + n / 8 SBO + n % 8 * 128 + 2 k; MN-major (1) at start + n / 64 LBO
+ * + k / 8 SBO + k % 8 * 128 + 2 (n % 64); then bits 4-6 of the address are
+ * XORed with bits 7-9 (16-byte chunk c of a 128-byte row r at c ^ r % 8).
+ * A from shared memory (K-major, imm-trans-a 0): row m of the m64 piece at
+ * start + m / 8 SBO + m % 8 128 + 2 k, swizzled so, warp w % 4 taking rows
+ * 16 (w % 4) .. + 15. */
+struct WgCtx { const Insn *in; const char *file; int line; };
+
+/* The element a 128-byte-swizzle descriptor d names at byte offset off
+ * (before the swizzle) from its start. */
+static float desc_elem(uint64_t d, uint32_t off, bool f16, int warp, const WgCtx *c)
+{
+	if (d >> 62 != 1 || (d >> 46 & 0xFFFF))
+		fatal(c->file, c->line, "wgmma: descriptor 0x%llx is not a 128-byte swizzle one", (unsigned long long)d);
+	uint32_t a = ((uint32_t)(d & 0x3FFF) << 4) + off;
+	a ^= (a >> 7 & 7) << 4;
+	check_shared("wgmma", a, 2, 2, c->file, c->line);
+	shadow_read(warp, a, 2, c->file, c->line);
+	uint16_t h;
+	memcpy(&h, shared_bytes() + a, 2);
+	return f16 ? f16_to_f32(h) : bf16_to_f32(h);
+}
+
+static void wgmma_compute(Warp &w, const void *vctx)
+{
+	const WgCtx *c = (const WgCtx *)vctx;
+	const Insn *in = c->in;
+	int warp = warp_index(w), N = in->n;
+	float A[16][16];
+	static float B[16][256];
+	bool ss = in->args.size() == 8; /* A from shared memory: words 0, 1 its descriptor */
+	for (int l = 0; l < 32; l++) {
+		int g = l / 4, t = l % 4;
+		for (int i = 0; i < 8 && !ss; i++)
+			A[g + (i / 2 % 2) * 8][2 * t + i % 2 + (i / 4) * 8] = half_elem(w.in[l][i / 2], i % 2, in->f16);
+		for (int k = ss ? 0 : 4; k < 6; k++)
+			if (w.in[l][k] != w.in[0][k])
+				fatal(c->file, c->line, "wgmma: the lanes of warp %d disagree on a descriptor", warp);
+	}
+	uint64_t d = (uint64_t)w.in[0][5] << 32 | w.in[0][4];
+	uint32_t lbo = (uint32_t)(d >> 16 & 0x3FFF) << 4, sbo = (uint32_t)(d >> 32 & 0x3FFF) << 4;
+	int tb = (int)w.in[0][6 + N / 2];
+	if (ss) {
+		uint64_t da = (uint64_t)w.in[0][1] << 32 | w.in[0][0];
+		uint32_t sa = (uint32_t)(da >> 32 & 0x3FFF) << 4;
+		for (int r = 0; r < 16; r++) {
+			int m = 16 * (warp % 4) + r;
+			for (int k = 0; k < 16; k++)
+				A[r][k] = desc_elem(da, m / 8 * sa + m % 8 * 128 + 2 * k, in->f16, warp, c);
+		}
+	}
+	for (int k = 0; k < 16; k++)
+		for (int n = 0; n < N; n++)
+			B[k][n] = desc_elem(d, tb ? n / 64 * lbo + k / 8 * sbo + k % 8 * 128 + 2 * (n % 64)
+						  : n / 8 * sbo + n % 8 * 128 + 2 * k, in->f16, warp, c);
+	for (int l = 0; l < 32; l++) {
+		int g = l / 4, t = l % 4;
+		bool scale = w.in[l][6 + N / 2 + 1] != 0;
+		for (int i = 0; i < N / 2; i++) {
+			int r = g + (i % 4 / 2) * 8, n = i / 4 * 8 + 2 * t + i % 2;
+			double s = 0;
+			for (int k = 0; k < 16; k++)
+				s += (double)A[r][k] * (double)B[k][n];
+			w.out[l][i] = f32_bits((float)(s + (scale ? (double)bits_f32(w.in[l][6 + i]) : 0.0)));
+		}
+	}
+}
+
 /* ===== PTX: running ===== */
 
 static uint64_t value(const Operand *ops, int nops, const Arg &a, const char *file, int line)
@@ -297,6 +422,32 @@ static void store(const Operand *ops, int nops, int reg, uint32_t v, const char 
 	if (reg >= nops || !ops[reg].out || (ops[reg].kind != 'r' && ops[reg].kind != 'f'))
 		fatal(file, line, "PTX operand %%%d is not a 32-bit output", reg);
 	memcpy(ops[reg].ptr, &v, 4);
+}
+
+static void run_wgmma(const Insn &in, const Operand *ops, int n, bool pred, const char *file, int line)
+{
+	int N = in.n;
+	uint32_t words[136]; /* A's 4 (or its descriptor), B's descriptor (2), the N / 2 accumulators,
+			      * imm-trans-b, scale-d */
+	if (in.args.size() == 8) {
+		uint64_t da = value(ops, n, in.args[1], file, line);
+		words[0] = (uint32_t)da;
+		words[1] = (uint32_t)(da >> 32);
+		words[2] = words[3] = 0;
+	}
+	for (int i = 0; i < 4 && in.args.size() == 7; i++)
+		words[i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[1].regs[i]}, 1, 0}, file, line);
+	uint64_t desc = value(ops, n, in.args[2], file, line);
+	words[4] = (uint32_t)desc;
+	words[5] = (uint32_t)(desc >> 32);
+	for (int i = 0; i < N / 2; i++)
+		words[6 + i] = (uint32_t)value(ops, n, Arg{A_REG, {in.args[0].regs[i]}, 1, 0}, file, line);
+	words[6 + N / 2] = (uint32_t)value(ops, n, in.args.back(), file, line);
+	words[7 + N / 2] = pred;
+	WgCtx ctx = {&in, file, line};
+	Warp &w = rendezvous(&in, words, 8 + N / 2, file, line, wgmma_compute, &ctx);
+	for (int i = 0; i < N / 2; i++)
+		store(ops, n, in.args[0].regs[i], w.out[current_lane()][i], file, line);
 }
 
 static void run_matrix(const Insn &in, const Operand *ops, int n, const char *file, int line)
@@ -330,8 +481,12 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 		fatal(file, line, "%s (in \"%s\")", p->error.c_str(), text_);
 	const Operand *ops = opl.begin();
 	int n = (int)opl.size();
+	bool pred = false;
 	for (const Insn &in : p->insns) {
 		switch (in.op) {
+		case P_NOP: break;
+		case P_SETP: pred = value(ops, n, in.args[1], file, line) != (uint64_t)in.args[2].imm; break;
+		case P_WGMMA: run_wgmma(in, ops, n, pred, file, line); break;
 		case P_COMMIT: commit_group(); break;
 		case P_WAIT_ALL: commit_group(); wait_group(0); break;
 		case P_WAIT_GROUP: wait_group((long long)value(ops, n, in.args[0], file, line)); break;

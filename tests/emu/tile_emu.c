@@ -48,6 +48,7 @@ typedef struct {
 	const char *work, *emu_dir, *runtime;
 	const char *cuda;         /* run this CUDA instead of the lowering's (a mutant) */
 	const char *specs[16];    /* `//! ...` lines added to the file's (a corpus file has none) */
+	const char *arch;         /* the target the lowering sees: sm_90, or sm_90a (the row layout's wgmma) */
 	int nspecs;
 } options;
 
@@ -79,6 +80,7 @@ static const char usage[] =
 	"usage: tile_emu FILE.tile|FILE.cu [-D NAME=V]... --size \"M=64 N=100\"... [--copies wait|issue]\n"
 	"                [--sched order|shuffle|warp] [--offset BYTES] [--seed S] [--work DIR]\n"
 	"                [--emu-dir DIR] [--runtime FILE.o] [--cuda FILE.cu] [--spec '//! LINE']...\n"
+	"                [--arch sm_90|sm_90a]\n"
 	"(--work, --emu-dir and --runtime default to this program's own files: work/ and\n"
 	"cuda_emu.o beside it, the checkout's tests/emu two folders up)\n";
 
@@ -109,7 +111,7 @@ static int parse_options(int argc, char **argv, options *o)
 		{"offset", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'r'},
 		{"work", required_argument, NULL, 'w'}, {"emu-dir", required_argument, NULL, 'e'},
 		{"runtime", required_argument, NULL, 'R'}, {"cuda", required_argument, NULL, 'C'},
-		{"spec", required_argument, NULL, 'P'},
+		{"spec", required_argument, NULL, 'P'}, {"arch", required_argument, NULL, 'A'},
 		{NULL, 0, NULL, 0},
 	};
 	*o = (options){.seed = 1};
@@ -129,6 +131,7 @@ static int parse_options(int argc, char **argv, options *o)
 		case 'R': o->runtime = optarg; break;
 		case 'C': o->cuda = optarg; break;
 		case 'P': if (o->nspecs < 16) o->specs[o->nspecs++] = optarg; break;
+		case 'A': o->arch = optarg; break;
 		default: return -1;
 		}
 	}
@@ -165,7 +168,7 @@ static int compile_unit(const options *o, kb_compile_unit *u)
 	free(header);
 	if (gone)
 		return -1;
-	kb_compile_unit_opts co = {.arch = "sm_90", .defines = (const char **)o->defines,
+	kb_compile_unit_opts co = {.arch = o->arch ? o->arch : "sm_90", .defines = (const char **)o->defines,
 				   .ndefines = o->ndefines};
 	kb_err err = {0};
 	kb_buf text = KB_BUF_INIT;

@@ -1,0 +1,174 @@
+/*
+ * lower_rowwg.c - the row layout's dots (lower_rows.c: attention's S = Q K^T
+ * and O += P V) as wgmma on sm_90a, as kernels/attention/03_fa3.cu issues
+ * them: wgmma.mma_async m64nNk16 with A from registers and B from shared
+ * memory through a matrix descriptor, no ldmatrix and no mma.sync.
+ *
+ * Why the row layout carries over: a warp's part of an m64nN wgmma
+ * accumulator is the C fragment of an m16n8 mma.sync for each of its n8
+ * pieces (d[4 j + 2 h + e] at row g + 8 h of the warp's 16, column 8 j + 2
+ * t + e), and wgmma's register A fragment is mma.sync's, warp by warp.  So
+ * the statistics, exponentials, masks, rescale and stores of lower_rows.c
+ * stay as they are; only which rows a warp holds changes with two row
+ * tiles a warp: a warpgroup runs two m64 pieces, so warp w holds rows
+ * 64 MT (w / 4) + 16 (w % 4) + 64 mt (kb_tile__rows_row), not 32 w + 16 mt.
+ * With one row tile a warp the rows are the same as mma.sync's.
+ *
+ * The b tiles (k and v) go to shared memory as wgmma's descriptors read
+ * them, both in one layout: [R][C] of 16-bit elements as C / 64 blocks of
+ * [R][64], 128-byte rows, the 128-byte swizzle (16-byte chunk c of row r at
+ * c ^ r % 8), each block 1024-byte aligned (kb_swz128).  dot(q, trans(k)):
+ * k [C][K] is B K-major (a k16 step 32 bytes on within the block of its
+ * 64 columns, the blocks 128 C bytes apart; stride offset 1024, 8 rows);
+ * dot(p, v): v [K][C] is B MN-major (imm-trans-b 1; 16 rows of K,
+ * 2048 bytes, a step; leading offset the block's R 128 bytes, stride 1024),
+ * as 03_fa3.cu's desc_k and desc_mn.  The copies stay lower_rows.c's
+ * (cp.async by every thread, a trip ahead), written through the generic
+ * proxy, so each thread fences the proxies (fence.proxy.async) after its
+ * copies landed, before the barrier that publishes them to wgmma.
+ *
+ * A dot: its A fragments first (p packed as it is computed, q's registers
+ * or ldmatrix), all of them, then wgmma.fence (registers written before
+ * it are what wgmma reads), the wgmmas of every k16 step and m64 piece, one
+ * commit group and a wait for it: the result is in registers when the
+ * statement after the dot reads it.  A 16-bit load that only dots read as
+ * their a (attention's q) is kept in shared memory, swizzled as b's tiles
+ * (lower_rows.c), and is A from there (K-major, the warpgroup's rows at
+ * al_, its m64 pieces 64 rows apart): no registers, no ldmatrix a trip, as
+ * 03_fa3.cu's Q.  The
+ * accumulators are pinned around the group (kb_rwg_fence) so the compiler
+ * does not move them while wgmma owns them.
+ *
+ * Which kernels (kb_tile__rows_wg_plan): the target sm_90a and not
+ * `--define KB_WGMMA=0`, threads() a multiple of 128 (whole warpgroups),
+ * each dot's result at most 256 columns, a K-major b's K and an MN-major
+ * b's columns multiples of 64 (a swizzle row).  Others keep mma.sync.
+ */
+#include "tile_int.h"
+
+#include <string.h>
+
+enum { RWG_NMAX = 256 };
+
+typedef struct {
+	bool ok;
+} wg_ctx;
+
+static kb_tile__walkret wg_dot_ok(const kb_tile__expr *e, void *vctx)
+{
+	wg_ctx *p = vctx;
+	if (e->kind != KB_TE_CALL || strcmp(e->name, "dot"))
+		return KB_TWALK_ON;
+	const kb_tile__expr *b = e->args[1];
+	bool bt = b->kind == KB_TE_CALL && !strcmp(b->name, "trans");
+	int64_t K = e->args[0]->type.ext[1], C = e->type.ext[1];
+	if (C > RWG_NMAX || (bt ? K % 64 : C % 64)) {
+		p->ok = false;
+		return KB_TWALK_STOP;
+	}
+	return KB_TWALK_ON;
+}
+
+bool kb_tile__rows_wg_plan(const kb_tile__lw *L)
+{
+	if (!kb_tile__wgmma_target(L->f) || L->f->no_wgmma || L->T % 128)
+		return false;
+	wg_ctx p = {.ok = true};
+	kb_tile__walk_stmts(L->k->body, L->k->nbody, NULL, wg_dot_ok, &p);
+	return p.ok;
+}
+
+void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16,
+			    long long RA, bool zero)
+{
+	const char *sc = zero ? "k_ > 0" : "1"; /* scale-d: 0 starts the sum */
+	int MT = L->rows_mt;
+	long long n = C / 2 * MT;
+	L->rows_wg_n |= 1u << (C / 16);
+	L->rows_wg_ss |= RA > 0;
+	kb_tile__line(L, "kb_rwg_fence<%lld>(%s); /* wgmma owns the accumulators from here */\n", n, c);
+	kb_tile__line(L, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); /* the A fragments are written */\n");
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int k_ = 0; k_ < %lld; k_++) {\n", K / 16);
+	if (bt) /* b [C][K], K-major: k16 step k_ at 32 bytes within its 64-column block */
+		kb_tile__line(L, "\tconst unsigned long long db_ = kb_wg_desc(bl_ + (unsigned)(k_ / 4 * %lld + k_ %% 4 * 32), "
+			      "16, 1024);\n", C * 128);
+	else /* b [K][C], MN-major: 16 rows of K a step; the next 64 columns a block on */
+		kb_tile__line(L, "\tconst unsigned long long db_ = kb_wg_desc(bl_ + (unsigned)(k_ * 2048), %lld, 1024);\n",
+			      K * 128);
+	for (int mt = 0; mt < MT; mt++)
+		if (RA) /* a [RA][K] K-major at al_ (the warpgroup's rows), piece mt 64 rows on */
+			kb_tile__line(L, "\tkb_rwg_ss_%s_n%lld<%d, %d>(%s + %d, kb_wg_desc(al_ + (unsigned)(k_ / 4 * %lld + "
+				      "k_ %% 4 * 32 + %d), 16, 1024), db_, %s); /* m64 piece %d */\n", f16 ? "f16" : "bf16", C,
+				      4 * MT, bt ? 0 : 1, c, 4 * mt, RA * 128, mt * 64 * 128, sc, mt);
+		else
+			kb_tile__line(L, "\tkb_rwg_%s_n%lld<%d, %d>(%s + %d, aw_[k_][%d], db_, %s); /* m64 piece %d */\n",
+				      f16 ? "f16" : "bf16", C, 4 * MT, bt ? 0 : 1, c, 4 * mt, mt, sc, mt);
+	kb_tile__line(L, "}\n");
+	kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n");
+	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n");
+	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, c);
+}
+
+/* wgmma m64nNk16 of type ty, A from registers (ss: from shared memory,
+ * K-major, its descriptor da): d[j S + q] is register 4 j + q of the warp's
+ * part (S = 4 MT: the row layout's slots of one m64 piece, d the piece's
+ * first), TB imm-trans-b (0: b K-major, 1: MN-major), sc scale-d (0: D =
+ * A B, the sum's first step; else D += A B). */
+static void wg_fn(kb_buf *out, int n, const char *ty, bool ss)
+{
+	int regs = n / 2, na = ss ? 1 : 4; /* A's operands */
+	kb_buf_catf(out, "template <int S, int TB>\n__device__ __forceinline__ void kb_rwg_%s%s_n%d(float *d, %s, "
+		    "unsigned long long db, int sc)\n{\n\tasm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, "
+		    "0;\\n\"\n\t\t\"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {\"\n\t\t\"", ss ? "ss_" : "", ty, n,
+		    ss ? "unsigned long long da" : "const unsigned *a", regs + na + 1, n, ty, ty);
+	for (int i = 0; i < regs; i++)
+		kb_buf_catf(out, "%%%d%s%s", i, i + 1 < regs ? ", " : "", i % 16 == 15 && i + 1 < regs ? "\"\n\t\t\"" : "");
+	if (ss)
+		kb_buf_catf(out, "}, %%%d, %%%d, p, 1, 1, 0, %%%d;\\n}\\n\"\n\t\t: ", regs, regs + 1, regs + 3);
+	else
+		kb_buf_catf(out, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %%%d;\\n}\\n\"\n\t\t: ", regs, regs + 1,
+			    regs + 2, regs + 3, regs + 4, regs + 6);
+	for (int i = 0; i < regs; i++)
+		kb_buf_catf(out, "\"+f\"(d[%d * S + %d])%s%s", i / 4, i % 4, i + 1 < regs ? ", " : "",
+			    i % 8 == 7 && i + 1 < regs ? "\n\t\t  " : "");
+	kb_buf_catf(out, "\n\t\t: %s\"l\"(db), \"r\"(sc), \"n\"(TB));\n}\n",
+		    ss ? "\"l\"(da), " : "\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), ");
+}
+
+static const char rwg_helpers[] =
+	"\n/* ---- the row layout's dots as wgmma (sm_90a) ---- */\n"
+	"/* The n accumulators at d held in place (registers wgmma reads and writes\n"
+	" * until its wait): an empty asm that reads and writes each. */\n"
+	"template <int N>\n"
+	"__device__ __forceinline__ void kb_rwg_fence(float *d)\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int i = 0; i < N; i++)\n"
+	"\t\tasm volatile(\"\" : \"+f\"(d[i])::\"memory\");\n"
+	"}\n"
+	"/* The n accumulators at d defined, not written (what a wgmma with scale-d\n"
+	" * 0 reads and ignores): no zeros a trip. */\n"
+	"template <int N>\n"
+	"__device__ __forceinline__ void kb_rwg_undef(float *d)\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int i = 0; i < N; i++)\n"
+	"\t\tasm volatile(\"\" : \"=f\"(d[i]));\n"
+	"}\n";
+
+void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma)
+{
+	if (!ns)
+		return;
+	if (!wgmma) /* kb_wg_desc (the wgmma prologue has it) */
+		kb_tile__wgmma_desc_prologue(out);
+	kb_buf_cat(out, rwg_helpers);
+	for (int n = 16; n <= RWG_NMAX; n += 16)
+		if (ns & 1u << (n / 16)) {
+			for (int k = 0; k < (ss ? 2 : 1); k++) {
+				wg_fn(out, n, "bf16", k);
+				wg_fn(out, n, "f16", k);
+			}
+		}
+}
