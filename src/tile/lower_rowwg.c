@@ -123,19 +123,6 @@ void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, const char *aw, bool 
 
 /* ===== the overlap: S of this trip over the last trip's P V ===== */
 
-typedef struct {
-	const char *name;
-	int n;
-} ovl_ref;
-
-static kb_tile__walkret ovl_name(const kb_tile__expr *e, void *vctx)
-{
-	ovl_ref *r = vctx;
-	if (e->kind == KB_TE_NAME && !strcmp(e->name, r->name))
-		r->n++;
-	return KB_TWALK_ON;
-}
-
 bool kb_tile__rows_wg_ovl_plan(kb_tile__lw *L, const kb_tile__stmt *st)
 {
 	L->rows_ovl = false;
@@ -162,14 +149,12 @@ bool kb_tile__rows_wg_ovl_plan(kb_tile__lw *L, const kb_tile__stmt *st)
 	if (!x || x->packed || x->stream || x->type.rank != 2 || x->type.dtype != KB_TILE_F32 ||
 	    (as && as->packed && as->qsmem))
 		return false;
-	ovl_ref r = {.name = px->name};
-	for (int i = 0; i < st->nbody; i++) /* x is read and written by its statement alone */
-		if (i != i1)
-			kb_tile__stmt_exprs(st->body[i], ovl_name, &r);
-	kb_tile__walk_expr(a, ovl_name, &r);
+	bool other = kb_tile__names(a, px->name);
+	for (int i = 0; i < st->nbody && !other; i++) /* x is read and written by its statement alone */
+		other = i != i1 && kb_tile__stmt_names(st->body[i], px->name);
 	long long MT = L->rows_mt, regs = (L->pf[0]->type.ext[1] + L->pf[1]->type.ext[1]) / 2 * MT +
 					  a->type.ext[1] / 4 * MT; /* S, x and P's fragments */
-	if (r.n || regs > RWG_OVL_REGS)
+	if (other || regs > RWG_OVL_REGS)
 		return false;
 	L->rows_ovl = true;
 	L->ovl_acc = kb_xstrdup(x->c);
@@ -192,7 +177,8 @@ static void ovl_pv(kb_tile__lw *L, int mode)
 	ovl_shape(L, &K, &C, &bt);
 	kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld + (kb_par_ ^ 1) * %lld); "
 		      "/* the last trip's b tile */\n", (long long)L->pf_off[1], (long long)L->pf_bytes[1]);
-	kb_tile__rows_wg_issue(L, L->ovl_acc, "kb_pw_", bt, K, C, L->pf[1]->args[0]->type.dtype == KB_TILE_F16, 0, false, mode);
+	kb_tile__rows_wg_issue(L, L->ovl_acc, "kb_pw_", bt, K, C, L->pf[1]->args[0]->type.dtype == KB_TILE_F16, 0, false,
+			       mode);
 }
 
 void kb_tile__rows_wg_ovl_issue(kb_tile__lw *L, const char *c, long long n)
@@ -202,16 +188,14 @@ void kb_tile__rows_wg_ovl_issue(kb_tile__lw *L, const char *c, long long n)
 	L->depth++;
 	ovl_pv(L, 2);
 	kb_tile__block_close(L, 1);
-	kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); /* (empty on the first trip) */\n");
+	kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); /* (empty on the first "
+		      "trip) */\n");
 	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); /* this trip's dot alone */\n");
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, c);
 }
 
 void kb_tile__rows_wg_ovl_close(kb_tile__lw *L)
 {
-	long long K, C;
-	bool bt;
-	ovl_shape(L, &K, &C, &bt);
 	kb_tile__line(L, "if (kb_pv_) { /* the last trip's %s += dot */\n", L->ovl_acc);
 	L->depth++;
 	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for wgmma */\n");
@@ -260,8 +244,8 @@ static const char rwg_helpers[] =
 	"\tfor (int i = 0; i < N; i++)\n"
 	"\t\tasm volatile(\"\" : \"+f\"(d[i])::\"memory\");\n"
 	"}\n"
-	"/* The n accumulators at d defined, not written (what a wgmma with scale-d\n"
-	" * 0 reads and ignores): no zeros a trip. */\n"
+	"/* ... and n A fragments (kb_pw_: the overlap's P, read by a wgmma in\n"
+	" * flight until its wait). */\n"
 	"template <int N>\n"
 	"__device__ __forceinline__ void kb_rwg_fenceu(unsigned *d)\n"
 	"{\n"
@@ -269,6 +253,8 @@ static const char rwg_helpers[] =
 	"\tfor (int i = 0; i < N; i++)\n"
 	"\t\tasm volatile(\"\" : \"+r\"(d[i])::\"memory\");\n"
 	"}\n"
+	"/* The n accumulators at d defined, not written (what a wgmma with scale-d\n"
+	" * 0 reads and ignores): no zeros a trip. */\n"
 	"template <int N>\n"
 	"__device__ __forceinline__ void kb_rwg_undef(float *d)\n"
 	"{\n"

@@ -416,6 +416,16 @@ expect_in attn_wg_ovl_pv_late out "kb_rwg_bf16_n128<8, 1>(acc + 4, kb_pw_[k_][1]
 expect_in attn_wg_ovl_v_buffer out "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + 65536 + (kb_par_ ^ 1) * 16384);"
 expect_in attn_wg_ovl_copies out "kb_cp_async_wait<2>(); /* this trip's first b and the last trip's second have landed */"
 expect_not_in attn_wg_ovl_no_rescale_in_flight out "here where alpha is assigned"
+# ... but not where the loop reads acc between its dots (it is in flight there)
+sed 's/^\( *mn = max(m, max(s, axis = 1, keep = true))\)$/\1 + 0.0 * max(acc, axis = 1, keep = true)/' "$AT" \
+	>"$T_TMP/attn_acc_read.tile"
+run "$KB" compile --emit-cuda -D HD=128 "$T_TMP/attn_acc_read.tile"
+expect_rc attn_wg_ovl_refused_acc_read_rc 0
+if grep -qF "max(acc, axis = 1, keep = true)" "$T_TMP/attn_acc_read.tile"; then
+	expect_not_in attn_wg_ovl_refused_acc_read out "kb_pv_"
+else
+	fail attn_wg_ovl_refused_acc_read "the edit of $AT changed nothing: update it to the file"
+fi
 # -D KB_WG_OVERLAP=0 waits for each dot where it is (the version before)
 run "$KB" compile "$AT" -D HD=128 -D KB_WG_OVERLAP=0 --json --no-cache
 expect_json attn_wg_d128_ovl_off "(lambda p: p.count('wgmma.mma_async') == 2 * (8 + 4) and 'wgmma.wait_group.sync.aligned 1' not in p)(j['build']['ptx'])"
