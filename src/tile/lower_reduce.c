@@ -427,6 +427,8 @@ static void materialize2(kb_tile__lw *L, const kb_tile__expr *e, int64_t R, int6
 			if (dt->kind != KB_TE_CALL || strcmp(dt->name, "dot") || kb_tile__mat_of(L, dt) ||
 			    !kb_tile__type_eq(&dt->type, &e->type) || !kb_tile__type_eq(&x->type, &e->type))
 				continue;
+			if (L->rows_ovl && dt == L->pf[1]) /* x is in flight until here (lower_rowwg.c) */
+				kb_tile__rows_wg_ovl_wait(L);
 			materialize2(L, x, R, C);
 			materialize2(L, dt->args[0], R, dt->args[0]->type.ext[1]);
 			kb_tile__rows_dot(L, dt, x);

@@ -243,8 +243,8 @@ static const kb_tile__expr *dot_start(const kb_tile__lw *L, const kb_tile__stmt 
 void kb_tile__rows_hoist(kb_tile__lw *L, kb_tile__stmt *const *v, int n, int i)
 {
 	const kb_tile__stmt *def = v[i];
-	if (def->kind != KB_TS_ASSIGN || L->nhoisted >= KB_TILE_NDSUM)
-		return;
+	if (def->kind != KB_TS_ASSIGN || L->nhoisted >= KB_TILE_NDSUM || L->rows_ovl)
+		return; /* (overlapped, x is in flight there: lower_rowwg.c) */
 	const kb_tile__lsym *r = kb_tile__lw_lookup(L, def->name);
 	if (!r || r->packed || r->stream || !is_row_f32(&r->type))
 		return;

@@ -487,9 +487,10 @@ static kb_tile__walkret pf_dot(const kb_tile__expr *e, void *vctx)
 	return KB_TWALK_ON;
 }
 
-static void pf_issue(kb_tile__lw *L, const char *parity)
+/* The copies of the dots pf[i0 .. i1 - 1]. */
+static void pf_issue(kb_tile__lw *L, const char *parity, int i0, int i1)
 {
-	for (int i = 0; i < L->npf; i++) {
+	for (int i = i0; i < i1; i++) {
 		const kb_tile__expr *a = L->pf[i]->args[0];
 		char *off = kb_xasprintf("%lld + (%s) * %lld", (long long)L->pf_off[i], parity,
 					 (long long)L->pf_bytes[i]);
@@ -521,9 +522,19 @@ bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char
 	kb_tile__line(L, "if (%s < %s) { /* the first trip's b tiles */\n", lo, hi);
 	L->depth++;
 	kb_tile__line(L, "const int %s = %s;\n", cn, lo);
-	pf_issue(L, "0");
+	pf_issue(L, "0", 0, L->npf);
 	kb_tile__block_close(L, 1);
 	kb_tile__line(L, "kb_cp_async_commit();\n");
+	if (kb_tile__rows_wg_ovl_plan(L, st)) {
+		const kb_tile__expr *a = L->pf[1]->args[0];
+		kb_tile__line(L, "kb_cp_async_commit(); /* (empty) two groups a trip: the next trip's first b, then "
+			      "its second once the last trip's second dot is done */\n");
+		kb_tile__line(L, "int kb_pv_ = 0; /* a trip's second dot waits to be issued in the next trip */\n");
+		kb_tile__line(L, "unsigned kb_pw_[%lld][%d][4]; /* its A fragments */\n",
+			      (long long)a->type.ext[1] / 16, L->rows_mt);
+		L->ovl_cn = kb_xstrdup(cn);
+		L->ovl_hi = kb_xstrdup(hi);
+	}
 	return true;
 }
 
@@ -536,10 +547,15 @@ void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, cons
 	kb_tile__line(L, "{\n");
 	L->depth++;
 	kb_tile__line(L, "const int %s = kb_next_;\n", cn);
-	pf_issue(L, "kb_par_ ^ 1");
+	pf_issue(L, "kb_par_ ^ 1", 0, L->rows_ovl ? 1 : L->npf); /* overlapped: the second in the trip */
 	kb_tile__block_close(L, 2);
 	kb_tile__line(L, "kb_cp_async_commit();\n");
-	kb_tile__line(L, "kb_cp_async_wait<1>(); /* this trip's copies have landed */\n");
+	if (L->rows_ovl) {
+		L->ovl_step = kb_xstrdup(step);
+		kb_tile__line(L, "kb_cp_async_wait<2>(); /* this trip's first b and the last trip's second have "
+			      "landed */\n");
+	} else
+		kb_tile__line(L, "kb_cp_async_wait<1>(); /* this trip's copies have landed */\n");
 	if (L->rows_wg)
 		proxy_fence(L);
 	kb_tile__line(L, "__syncthreads(); /* this trip's b tiles are in shared memory */\n");
@@ -547,6 +563,10 @@ void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, cons
 
 void kb_tile__rows_loop_end(kb_tile__lw *L)
 {
+	if (L->rows_ovl) { /* (the barrier before the second copy: every warp's first dot is done) */
+		kb_tile__line(L, "kb_par_ ^= 1;\n");
+		return;
+	}
 	kb_tile__line(L, "__syncthreads(); /* every warp has read this trip's b tiles: the next trip refills "
 		      "them */\n");
 	kb_tile__line(L, "kb_par_ ^= 1;\n");
@@ -555,8 +575,37 @@ void kb_tile__rows_loop_end(kb_tile__lw *L)
 void kb_tile__rows_loop_close(kb_tile__lw *L)
 {
 	kb_tile__line(L, "kb_cp_async_wait<0>(); /* the last (empty) group */\n");
+	if (L->rows_ovl) {
+		kb_tile__rows_wg_ovl_close(L);
+		free(L->ovl_cn);
+		free(L->ovl_hi);
+		free(L->ovl_step);
+		L->ovl_cn = L->ovl_hi = L->ovl_step = NULL;
+	}
 	kb_tile__block_close(L, 1);
 	L->npf = 0;
+}
+
+void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L)
+{
+	const kb_tile__expr *e = L->pf[1];
+	long long n = e->type.ext[1] / 2 * L->rows_mt, na = e->args[0]->type.ext[1] / 16 * L->rows_mt * 4;
+	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); /* the last trip's %s "
+		      "+= dot: %s and kb_pw_ are ours again */\n", L->ovl_acc, L->ovl_acc);
+	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, L->ovl_acc);
+	kb_tile__line(L, "kb_rwg_fenceu<%lld>(&kb_pw_[0][0][0]);\n", na);
+	kb_tile__line(L, "kb_pv_ = 1;\n");
+	kb_tile__line(L, "__syncthreads(); /* every warp's dots are done: their b buffers are free */\n");
+	kb_tile__line(L, "if (%s + %s < %s) { /* the next trip's second b tile, into the buffer the last trip's "
+		      "read */\n", L->ovl_cn, L->ovl_step, L->ovl_hi);
+	L->depth++;
+	kb_tile__line(L, "const int kb_next_ = %s + %s;\n", L->ovl_cn, L->ovl_step);
+	kb_tile__line(L, "{\n");
+	L->depth++;
+	kb_tile__line(L, "const int %s = kb_next_;\n", L->ovl_cn);
+	pf_issue(L, "kb_par_ ^ 1", 1, 2);
+	kb_tile__block_close(L, 2);
+	kb_tile__line(L, "kb_cp_async_commit();\n");
 }
 
 /* c[i_] = x at slot i_, the body of a loop over the slots. */
@@ -602,6 +651,7 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 			off = kb_xasprintf("%lld + kb_par_ * %lld", (long long)L->pf_off[i], (long long)L->pf_bytes[i]);
 	char *c = kb_tile__new_tmp(L);
 	int MT = L->rows_mt, S = 4 * MT;
+	bool ovl_s = L->rows_ovl && e == L->pf[0], ovl_pv = L->rows_ovl && e == L->pf[1]; /* lower_rowwg.c */
 	if (MT == 1)
 		kb_tile__line(L, "float %s[%lld]; /* dot: this warp's m16 band, %lld n8 pieces */\n", c, C / 2, C / 8);
 	else
@@ -659,11 +709,15 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	kb_buf x[8] = {KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT, KB_BUF_INIT,
 		       KB_BUF_INIT, KB_BUF_INIT};
 	if (ss) {
-		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, a->type.ext[0], !init);
+		kb_tile__rows_wg_issue(L, c, "aw_", bt, K, C, a->type.dtype == KB_TILE_F16, a->type.ext[0], !init,
+				       ovl_s ? 1 : 0);
+		if (ovl_s)
+			kb_tile__rows_wg_ovl_issue(L, c, C / 2 * MT);
 		kb_tile__block_close(L, 1);
 		goto done;
 	}
-	if (L->rows_wg) /* every A fragment before the first wgmma (wgmma.fence orders them) */
+	const char *aw = ovl_pv ? "kb_pw_" : "aw_"; /* overlapped: issued in the next trip */
+	if (L->rows_wg && !ovl_pv) /* every A fragment before the first wgmma (wgmma.fence orders them) */
 		kb_tile__line(L, "unsigned aw_[%lld][%d][4];\n", K / 16, MT);
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int k_ = 0; k_ < %lld; k_++) {\n", K / 16);
@@ -713,12 +767,15 @@ void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__ex
 	}
 	if (L->rows_wg) {
 		for (int mt = 0; mt < MT; mt++)
-			kb_tile__line(L, "aw_[k_][%d][0] = af%s_[0], aw_[k_][%d][1] = af%s_[1], aw_[k_][%d][2] = af%s_[2], "
-				      "aw_[k_][%d][3] = af%s_[3];\n", mt, MT == 1 ? "" : mt ? "1" : "0", mt,
-				      MT == 1 ? "" : mt ? "1" : "0", mt, MT == 1 ? "" : mt ? "1" : "0", mt,
+			kb_tile__line(L, "%s[k_][%d][0] = af%s_[0], %s[k_][%d][1] = af%s_[1], %s[k_][%d][2] = af%s_[2], "
+				      "%s[k_][%d][3] = af%s_[3];\n", aw, mt, MT == 1 ? "" : mt ? "1" : "0", aw, mt,
+				      MT == 1 ? "" : mt ? "1" : "0", aw, mt, MT == 1 ? "" : mt ? "1" : "0", aw, mt,
 				      MT == 1 ? "" : mt ? "1" : "0");
 		kb_tile__block_close(L, 1);
-		kb_tile__rows_wg_issue(L, c, bt, K, C, a->type.dtype == KB_TILE_F16, 0, !init);
+		if (!ovl_pv)
+			kb_tile__rows_wg_issue(L, c, aw, bt, K, C, a->type.dtype == KB_TILE_F16, 0, !init, ovl_s ? 1 : 0);
+		if (ovl_s)
+			kb_tile__rows_wg_ovl_issue(L, c, C / 2 * MT);
 		kb_tile__block_close(L, 1);
 		goto done;
 	}

@@ -46,9 +46,16 @@
  */
 #include "tile_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-enum { RWG_NMAX = 256 };
+/* RWG_OVL_REGS: the overlap keeps S, x and P's A fragments in registers
+ * at once, a thread's part of them at most this many 32-bit registers (of
+ * 255): attention at D = 128, BN = 64 is 64 + 128 + 32 = 224 without
+ * spills; at D = 64, BN = 128 (128 + 64 + 64 = 256) ptxas spills and
+ * serializes the wgmmas, so that one waits for each dot (H200 compile,
+ * 2026-11-28). */
+enum { RWG_NMAX = 256, RWG_OVL_REGS = 224 };
 
 typedef struct {
 	bool ok;
@@ -78,8 +85,8 @@ bool kb_tile__rows_wg_plan(const kb_tile__lw *L)
 	return p.ok;
 }
 
-void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16,
-			    long long RA, bool zero)
+void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, const char *aw, bool bt, long long K, long long C,
+			    bool f16, long long RA, bool zero, int mode)
 {
 	const char *sc = zero ? "k_ > 0" : "1"; /* scale-d: 0 starts the sum */
 	int MT = L->rows_mt;
@@ -87,7 +94,8 @@ void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K,
 	L->rows_wg_n |= 1u << (C / 16);
 	L->rows_wg_ss |= RA > 0;
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s); /* wgmma owns the accumulators from here */\n", n, c);
-	kb_tile__line(L, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); /* the A fragments are written */\n");
+	if (mode < 2)
+		kb_tile__line(L, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); /* the A fragments are written */\n");
 	kb_tile__line(L, "#pragma unroll\n");
 	kb_tile__line(L, "for (int k_ = 0; k_ < %lld; k_++) {\n", K / 16);
 	if (bt) /* b [C][K], K-major: k16 step k_ at 32 bytes within its 64-column block */
@@ -102,12 +110,101 @@ void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K,
 				      "k_ %% 4 * 32 + %d), 16, 1024), db_, %s); /* m64 piece %d */\n", f16 ? "f16" : "bf16", C,
 				      4 * MT, bt ? 0 : 1, c, 4 * mt, RA * 128, mt * 64 * 128, sc, mt);
 		else
-			kb_tile__line(L, "\tkb_rwg_%s_n%lld<%d, %d>(%s + %d, aw_[k_][%d], db_, %s); /* m64 piece %d */\n",
-				      f16 ? "f16" : "bf16", C, 4 * MT, bt ? 0 : 1, c, 4 * mt, mt, sc, mt);
+			kb_tile__line(L, "\tkb_rwg_%s_n%lld<%d, %d>(%s + %d, %s[k_][%d], db_, %s); /* m64 piece %d */\n",
+				      f16 ? "f16" : "bf16", C, 4 * MT, bt ? 0 : 1, c, 4 * mt, aw, mt, sc, mt);
 	kb_tile__line(L, "}\n");
-	kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n");
+	if (mode < 2)
+		kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n");
+	if (mode)
+		return;
 	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n");
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, c);
+}
+
+/* ===== the overlap: S of this trip over the last trip's P V ===== */
+
+bool kb_tile__rows_wg_ovl_plan(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	L->rows_ovl = false;
+	if (!L->rows_wg || L->f->no_wg_overlap || L->npf != 2)
+		return false;
+	int i0 = -1, i1 = -1;
+	for (int i = 0; i < st->nbody; i++) {
+		const kb_tile__stmt *b = st->body[i];
+		if (b->kind != KB_TS_ASSIGN || b->op || !b->value)
+			continue;
+		if (b->value == L->pf[0])
+			i0 = i;
+		const kb_tile__expr *v = b->value;
+		if (i0 >= 0 && v->kind == KB_TE_BINARY && v->op == KB_TOP_ADD && (v->args[0] == L->pf[1] ||
+										   v->args[1] == L->pf[1]))
+			i1 = i;
+	}
+	if (i0 < 0 || i1 < 0 || st->body[i1]->defines)
+		return false;
+	const kb_tile__stmt *px = st->body[i1];
+	const kb_tile__lsym *x = kb_tile__lw_lookup(L, px->name);
+	const kb_tile__expr *a = L->pf[1]->args[0];
+	const kb_tile__lsym *as = a->kind == KB_TE_NAME ? kb_tile__lw_lookup(L, a->name) : NULL;
+	if (!x || x->packed || x->stream || x->type.rank != 2 || x->type.dtype != KB_TILE_F32 ||
+	    (as && as->packed && as->qsmem))
+		return false;
+	bool other = kb_tile__names(a, px->name);
+	for (int i = 0; i < st->nbody && !other; i++) /* x is read and written by its statement alone */
+		other = i != i1 && kb_tile__stmt_names(st->body[i], px->name);
+	long long MT = L->rows_mt, regs = (L->pf[0]->type.ext[1] + L->pf[1]->type.ext[1]) / 2 * MT +
+					  a->type.ext[1] / 4 * MT; /* S, x and P's fragments */
+	if (other || regs > RWG_OVL_REGS)
+		return false;
+	L->rows_ovl = true;
+	L->ovl_acc = kb_xstrdup(x->c);
+	return true;
+}
+
+/* The second dot's shape: its A's k16 steps, its accumulators. */
+static void ovl_shape(const kb_tile__lw *L, long long *K, long long *C, bool *bt)
+{
+	const kb_tile__expr *e = L->pf[1], *b = e->args[1];
+	*K = e->args[0]->type.ext[1];
+	*C = e->type.ext[1];
+	*bt = b->kind == KB_TE_CALL && !strcmp(b->name, "trans");
+}
+
+static void ovl_pv(kb_tile__lw *L, int mode)
+{
+	long long K, C;
+	bool bt;
+	ovl_shape(L, &K, &C, &bt);
+	kb_tile__line(L, "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + %lld + (kb_par_ ^ 1) * %lld); "
+		      "/* the last trip's b tile */\n", (long long)L->pf_off[1], (long long)L->pf_bytes[1]);
+	kb_tile__rows_wg_issue(L, L->ovl_acc, "kb_pw_", bt, K, C, L->pf[1]->args[0]->type.dtype == KB_TILE_F16, 0, false,
+			       mode);
+}
+
+void kb_tile__rows_wg_ovl_issue(kb_tile__lw *L, const char *c, long long n)
+{
+	kb_tile__line(L, "if (kb_pv_) { /* the last trip's %s += dot: the tensor cores' work over this trip's softmax */\n",
+		      L->ovl_acc);
+	L->depth++;
+	ovl_pv(L, 2);
+	kb_tile__block_close(L, 1);
+	kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); /* (empty on the first "
+		      "trip) */\n");
+	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); /* this trip's dot alone */\n");
+	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, c);
+}
+
+void kb_tile__rows_wg_ovl_close(kb_tile__lw *L)
+{
+	kb_tile__line(L, "if (kb_pv_) { /* the last trip's %s += dot */\n", L->ovl_acc);
+	L->depth++;
+	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for wgmma */\n");
+	kb_tile__line(L, "__syncthreads(); /* its b tile is in shared memory */\n");
+	ovl_pv(L, 0);
+	kb_tile__block_close(L, 1);
+	free(L->ovl_acc);
+	L->ovl_acc = NULL;
+	L->rows_ovl = false;
 }
 
 /* wgmma m64nNk16 of type ty, A from registers (ss: from shared memory,
@@ -146,6 +243,15 @@ static const char rwg_helpers[] =
 	"#pragma unroll\n"
 	"\tfor (int i = 0; i < N; i++)\n"
 	"\t\tasm volatile(\"\" : \"+f\"(d[i])::\"memory\");\n"
+	"}\n"
+	"/* ... and n A fragments (kb_pw_: the overlap's P, read by a wgmma in\n"
+	" * flight until its wait). */\n"
+	"template <int N>\n"
+	"__device__ __forceinline__ void kb_rwg_fenceu(unsigned *d)\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int i = 0; i < N; i++)\n"
+	"\t\tasm volatile(\"\" : \"+r\"(d[i])::\"memory\");\n"
 	"}\n"
 	"/* The n accumulators at d defined, not written (what a wgmma with scale-d\n"
 	" * 0 reads and ignores): no zeros a trip. */\n"

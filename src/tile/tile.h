@@ -76,6 +76,10 @@ typedef struct {
 /* The define that keeps the row layout's dots (attention) on mma.sync on
  * sm_90a: `--define KB_WGMMA=0`. */
 #define KB_TILE_NO_WGMMA "KB_WGMMA=0"
+/* The define that keeps each wgmma dot of the row layout waited for where
+ * it is (no S of the next trip over this one's softmax): `--define
+ * KB_WG_OVERLAP=0`. */
+#define KB_TILE_NO_WG_OVERLAP "KB_WG_OVERLAP=0"
 
 typedef struct {
 	kb_buf cuda;             /* the generated CUDA C (#line into the .tile file) */

@@ -157,6 +157,7 @@ typedef struct {
 	const char *arch;        /* the target, or NULL (kb_tile_opts) */
 	bool no_tma;             /* KB_TILE_NO_TMA among the defines: wgmma's copies stay cp.async */
 	bool no_wgmma;           /* KB_TILE_NO_WGMMA: the row layout's dots stay mma.sync */
+	bool no_wg_overlap;      /* KB_TILE_NO_WG_OVERLAP: each wgmma dot waited for where it is */
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
@@ -469,6 +470,8 @@ typedef struct kb_tile__lw {
 	const kb_tile__expr *pf[8]; /* the row layout's loop: dots whose b is copied a trip ahead */
 	int64_t pf_off[8], pf_bytes[8]; /* their two buffers: at off and off + bytes */
 	int npf;
+	bool rows_ovl;          /* that loop's two dots overlap (lower_rowwg.c): pf[1] issued a trip late */
+	char *ovl_acc, *ovl_cn, *ovl_hi, *ovl_step; /* its x (x = x * r + dot), the loop's variable, end, step */
 #define KB_TILE_NDSUM 8
 	const kb_tile__expr *dsum[KB_TILE_NDSUM]; /* row sums whose quad fold waits for their loop's end */
 	char *dvar[KB_TILE_NDSUM];                /* (lower_rowacc.c): their variables' C names */
@@ -742,11 +745,26 @@ void kb_tile__rows_prologue(kb_buf *out);
  * warp: kb_tile__rows_row). */
 /* Whether the kernel's row-layout dots can be wgmma (L->rows_wg). */
 bool kb_tile__rows_wg_plan(const kb_tile__lw *L);
-/* The wgmmas of a dot into c (A fragments in aw_[k][mt], or with RA > 0 an
- * [RA][K] tile in shared memory at al_; b's tile at bl_), waited for; zero:
- * c holds no start (the first k16 step's scale-d is 0). */
-void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, bool bt, long long K, long long C, bool f16,
-			    long long RA, bool zero);
+/* The wgmmas of a dot into c (A fragments in aw[k][mt], or with RA > 0 an
+ * [RA][K] tile in shared memory at al_; b's tile at bl_); zero: c holds no
+ * start (the first k16 step's scale-d is 0).  mode 0: waited for (c in
+ * registers after it); 1: committed, not waited for; 2: neither the
+ * wgmma.fence before nor the commit (the caller's). */
+void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, const char *aw, bool bt, long long K, long long C,
+			    bool f16, long long RA, bool zero, int mode);
+/* Whether loop st's two dots (L->pf, copied a trip ahead) overlap: S =
+ * dot(a, b) first, then x = x * r + dot(p, v) with x read nowhere else in
+ * the loop; sets L->rows_ovl and its names. */
+bool kb_tile__rows_wg_ovl_plan(kb_tile__lw *L, const kb_tile__stmt *st);
+/* After the first dot's wgmmas (its group committed): the second dot of
+ * the last trip into x, then the wait for the first alone. */
+void kb_tile__rows_wg_ovl_issue(kb_tile__lw *L, const char *c, long long n);
+/* Before the second dot's statement: the wait for the last trip's, then
+ * the next trip's copy of its b tile into the buffer that dot read
+ * (lower_rows.c, beside the other copies). */
+void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L);
+/* After the loop: the last trip's second dot. */
+void kb_tile__rows_wg_ovl_close(kb_tile__lw *L);
 /* Their helpers, for the widths in ns (wgmma: the file has the wgmma
  * prologue already). */
 void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma);

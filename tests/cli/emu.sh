@@ -330,6 +330,17 @@ emu attention_tile_wgmma_2wg_d128 $AT $WG -D THREADS=256 -D BM=128 -D HD=128 --s
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=2,N=300,CAUSAL=0,D=128
 emu attention_tile_wgmma_1tile $AT $WG $A1T --offset 2 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
 emu attention_tile_wgmma_off $AT $WG -D KB_WGMMA=0 --size B=2,H=1,N=129,CAUSAL=1
+# D = 128 overlapped (lower_rowwg.c, 03_fa3.cu's OVERLAP): S of a trip,
+# then the last trip's P V behind it, v of the next trip copied once that
+# is done; one trip (N = 1, 64), two (65, 129), ragged ends; the 2wg shape
+# and 64 keys a step at D = 64 overlap too; -D KB_WG_OVERLAP=0 waits
+emu attention_tile_wgmma_d128_ovl $AT $WG -D HD=128 --sched shuffle --copies issue --offset 2 \
+	--size B=1,H=1,N=1,CAUSAL=0,D=128 --size B=1,H=1,N=64,CAUSAL=1,D=128 --size B=1,H=1,N=65,CAUSAL=0,D=128 \
+	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=257,CAUSAL=0,D=128
+emu attention_tile_wgmma_bn64_ovl $AT $WG -D BN=64 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=2,N=300,CAUSAL=0
+emu attention_tile_wgmma_d128_ovl_off $AT $WG -D HD=128 -D KB_WG_OVERLAP=0 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
+	--size B=1,H=1,N=257,CAUSAL=0,D=128
 # a dot's b copied where the dot is, f16, a start x * 0.5, on wgmma (BK = 64: a swizzle row)
 emu dot_rows_here_wgmma tests/emu/dot_rows_here.tile $WG -D BK=64 --size M=130,N=70,K=75 --size M=100,N=129,K=150
 emu dot_rows_here_wgmma_2wg tests/emu/dot_rows_here.tile $WG -D BK=64 -D THREADS=256 -D BM=128 --sched shuffle \
@@ -653,6 +664,20 @@ mutant wg_s_first_step_dropped 's/db_, k_ > 0);/db_, k_ > 1);/g' 'elements wrong
 mutant wg_one_piece 's/(_t4 + 4, aw_\[k_\]\[1\]/(_t4 + 0, aw_[k_][1]/' 'elements wrong' $AT $AW
 mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a --sched warp \
 	--size B=1,H=1,N=300,CAUSAL=0
+# the overlap (D = 128): the last trip's P V reading this trip's v buffer,
+# the last trip's P V never issued, P V never marked pending (none issued),
+# a P V issued on the first trip (of nothing), this trip's k waited for one
+# group short, no barrier before v's refill (the buffer the last trip's P V
+# read)
+AO="--arch sm_90a -D HD=128 --size B=1,H=1,N=200,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128"
+mutant wg_ovl_v_this_trip 's|(kb_par_ ^ 1) \* 16384); /\* the last trip|kb_par_ * 16384); /* the last trip|' \
+	'in flight' $AT $AO
+mutant wg_ovl_last_pv_dropped 's|if (kb_pv_) { /\* the last trip.s acc += dot \*/|if (0) {|' 'elements wrong' $AT $AO
+mutant wg_ovl_pv_never_pending 's|kb_pv_ = 1;|;|' 'elements wrong' $AT $AO
+mutant wg_ovl_pv_on_first_trip 's|int kb_pv_ = 0;|int kb_pv_ = 1;|' 'elements wrong' $AT $AO
+mutant wg_ovl_wait_short 's|kb_cp_async_wait<2>();|kb_cp_async_wait<3>();|' 'in flight' $AT $AO
+mutant wg_ovl_no_v_refill_barrier '/every warp.s dots are done: their b buffers are free/d' 'no __syncthreads' $AT $AO \
+	--sched warp
 # q in shared memory (two row tiles at D = 128)
 A2Q="$A2T -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128"
 mutant rows2_q_smem_tile0_twice 's/af1_, al_ + (unsigned)(2176 + k_/af1_, al_ + (unsigned)(0 + k_/' 'elements wrong' \

@@ -404,11 +404,36 @@ expect_json attn_wg_arch "j['build']['arch'] == 'sm_90a'"
 expect_json attn_wg_ptx "(lambda p: p.count('wgmma.mma_async') == 24 and 'mma.sync' not in p and 'ldmatrix' not in p and p.index('fence.proxy.async') < p.index('bar.sync', p.index('fence.proxy.async')))(j['build']['ptx'])"
 run "$KB" compile "$AT" -D HD=128 --json --no-cache
 expect_rc attn_wg_d128 0
-expect_json attn_wg_d128_ptx "j['build']['ptx'].count('wgmma.mma_async') == 2 * (8 + 4)"
+expect_json attn_wg_d128_ptx "j['build']['ptx'].count('wgmma.mma_async') == 2 * (8 + 4 + 4)"
 expect_json attn_wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
-# 03_fa3.cu's shape, two warpgroups of 64 rows (one row tile a warp): no spills
+# ... overlapped (03_fa3.cu's OVERLAP, lower_rowwg.c): the softmax's
+# exponentials between wait_group 1 (this trip's S alone) and wait_group 0
+# (the last trip's P V, issued behind S), and ptxas serializes no wgmma
+expect_json attn_wg_d128_ovl_ptx "(lambda p: p.count('ex2.approx', p.index('wgmma.wait_group.sync.aligned 1'), p.index('wgmma.wait_group.sync.aligned 0', p.index('wgmma.wait_group.sync.aligned 1'))) >= 64)(j['build']['ptx']) and 'C7510' not in j['build']['log'] and 'C7511' not in j['build']['log']"
+run "$KB" compile "$AT" -D HD=128 --emit-cuda
+expect_in attn_wg_ovl_s_alone out 'asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); /* this trip'"'"'s dot alone */'
+expect_in attn_wg_ovl_pv_late out "kb_rwg_bf16_n128<8, 1>(acc + 4, kb_pw_[k_][1], db_, 1); /* m64 piece 1 */"
+expect_in attn_wg_ovl_v_buffer out "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + 65536 + (kb_par_ ^ 1) * 16384);"
+expect_in attn_wg_ovl_copies out "kb_cp_async_wait<2>(); /* this trip's first b and the last trip's second have landed */"
+expect_not_in attn_wg_ovl_no_rescale_in_flight out "here where alpha is assigned"
+# ... but not where the loop reads acc between its dots (it is in flight there)
+sed 's/^\( *mn = max(m, max(s, axis = 1, keep = true))\)$/\1 + 0.0 * max(acc, axis = 1, keep = true)/' "$AT" \
+	>"$T_TMP/attn_acc_read.tile"
+run "$KB" compile --emit-cuda -D HD=128 "$T_TMP/attn_acc_read.tile"
+expect_rc attn_wg_ovl_refused_acc_read_rc 0
+if grep -qF "max(acc, axis = 1, keep = true)" "$T_TMP/attn_acc_read.tile"; then
+	expect_not_in attn_wg_ovl_refused_acc_read out "kb_pv_"
+else
+	fail attn_wg_ovl_refused_acc_read "the edit of $AT changed nothing: update it to the file"
+fi
+# -D KB_WG_OVERLAP=0 waits for each dot where it is (the version before)
+run "$KB" compile "$AT" -D HD=128 -D KB_WG_OVERLAP=0 --json --no-cache
+expect_json attn_wg_d128_ovl_off "(lambda p: p.count('wgmma.mma_async') == 2 * (8 + 4) and 'wgmma.wait_group.sync.aligned 1' not in p)(j['build']['ptx'])"
+# 03_fa3.cu's shape, two warpgroups of 64 rows (one row tile a warp): no
+# spills, overlapped; at the default D = 64 (BN = 128: S, acc and P would
+# need 256 registers) each dot is waited for (attn_wg_ptx's 24)
 run "$KB" compile "$AT" -D THREADS=256 -D BM=128 --json --no-cache
-expect_json attn_wg_2wg_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0 and j['build']['ptx'].count('wgmma.mma_async') == 4 + 8"
+expect_json attn_wg_2wg_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0 and j['build']['ptx'].count('wgmma.mma_async') == 4 + 8 + 8"
 run "$KB" compile "$AT" -D THREADS=256 -D BM=128 -D HD=128 --json --no-cache
 expect_json attn_wg_2wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 run "$KB" compile "$AT" -D KB_WGMMA=0 --json
