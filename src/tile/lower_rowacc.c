@@ -1,8 +1,9 @@
 /*
- * lower_rowacc.c - two rewrites of the row layout (lower_rows.c) that keep
- * a loop's softmax off the path of its second product, as 02_fa2.cu's
- * hand-written order does; both change where code goes, not what it
- * computes.
+ * lower_rowacc.c - the row layout's reductions along axis 1 (a thread's
+ * slots, then its quad: `max(s, axis = 1, keep = true)`), and two rewrites
+ * of the row layout (lower_rows.c) that keep a loop's softmax off the path
+ * of its second product, as 02_fa2.cu's hand-written order does; both
+ * change where code goes, not what it computes.
  *
  * - A row sum carried by a loop (attention's l = l * alpha + sum(p, axis =
  *   1, keep = true)) is kept as each lane's part of its rows' sums while
@@ -268,4 +269,70 @@ void kb_tile__rows_hoist(kb_tile__lw *L, kb_tile__stmt *const *v, int n, int i)
 	L->depth++;
 	kb_tile__rows_lazy_scale(L, x->c, r->c, init->type.ext[1]);
 	kb_tile__block_close(L, 1);
+}
+
+/* ===== kept reductions along axis 1 ===== */
+
+/* c's rows folded across the quad: two XOR shuffles (1, 2) a row. */
+static void quad_fold(kb_tile__lw *L, const char *c, bool sum, const char *op)
+{
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int o_ = 1; o_ < 4; o_ *= 2)\n");
+	if (L->rows_mt != 1) {
+		kb_tile__line(L, "\tfor (int h_ = 0; h_ < %d; h_++) /* each row the thread holds */\n", L->rows_mt * 2);
+		if (sum)
+			kb_tile__line(L, "\t\t%s[h_] += __shfl_xor_sync(0xffffffff, %s[h_], o_);\n", c, c);
+		else
+			kb_tile__line(L, "\t\t%s[h_] = %s(%s[h_], __shfl_xor_sync(0xffffffff, %s[h_], o_));\n", c, op,
+				      c, c);
+	} else if (sum)
+		kb_tile__line(L, "\t%s[0] += __shfl_xor_sync(0xffffffff, %s[0], o_), %s[1] += __shfl_xor_sync(0xffffffff, "
+			      "%s[1], o_);\n", c, c, c, c);
+	else
+		kb_tile__line(L, "\t%s[0] = %s(%s[0], __shfl_xor_sync(0xffffffff, %s[0], o_)), %s[1] = %s(%s[1], "
+			      "__shfl_xor_sync(0xffffffff, %s[1], o_));\n", c, op, c, c, c, op, c, c);
+}
+
+void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C)
+{
+	const kb_tile__expr *t = e->args[0];
+	int64_t TC = t->type.ext[1];
+	bool sum = !strcmp(e->name, "sum");
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	const char *op = sum ? NULL : kb_tile__minmax(e->name, e->type.dtype);
+	const char *id = kb_tile__reduce_id(e);
+	kb_buf x = KB_BUF_INIT, at = KB_BUF_INIT;
+	kb_tile__cexpr(L, t, "i_", &x);
+	kb_tile__rows_at(L, TC, &at);
+	char *c = kb_tile__new_tmp(L);
+	int S = 4 * L->rows_mt;
+	if (L->rows_mt == 1)
+		kb_tile__line(L, "%s %s[2] = {%s, %s}; /* %s along axis 1: a thread's slots, then its quad */\n", ct, c,
+			      id, id, e->name);
+	else
+		kb_tile__line(L, "%s %s[%d] = {%s, %s, %s, %s}; /* %s along axis 1: a thread's slots (two row tiles), "
+			      "then its quad */\n", ct, c, S / 2, id, id, id, id, e->name);
+	kb_tile__slot_head(L, kb_tile__slots_rc(L, 0, TC), at.s, "(void)r_, (void)c_, (void)f_;\n");
+	kb_tile__line(L, "const %s v_ = %s;\n", ct, x.s);
+	if (sum)
+		kb_tile__line(L, "%s[i_ %% %d / 2] += v_;\n", c, S);
+	else
+		kb_tile__line(L, "%s[i_ %% %d / 2] = %s(%s[i_ %% %d / 2], v_);\n", c, S, op, c, S);
+	kb_tile__block_close(L, 1);
+	if (kb_tile__rows_deferred(L, e))
+		kb_tile__line(L, "/* the quad's parts: folded after the loop (lower_rowacc.c) */\n");
+	else
+		quad_fold(L, c, sum, op);
+	kb_tile__add_mat(L, e, c, false);
+	if (C != 1)
+		L->mats[L->nmats - 1].rowpick = true;
+	kb_buf_free(&x);
+	kb_buf_free(&at);
+}
+
+void kb_tile__rows_pick(kb_tile__lw *L, const kb_tile__expr *e)
+{
+	const kb_tile__lsym *s = kb_tile__lw_lookup(L, e->name);
+	kb_tile__add_mat(L, e, kb_xstrdup(s ? s->c : e->name), false);
+	L->mats[L->nmats - 1].rowpick = true;
 }

@@ -695,11 +695,6 @@ void kb_tile__mma_prologue_nt(kb_buf *out);
  * statements (below lower_reduce.c, above lower_load.c). */
 /* Whether the kernel's 2-d tiles take the row layout (sets L->rows). */
 bool kb_tile__rows_plan(kb_tile__lw *L);
-/* A kept reduction along axis 1 (its operand materialized) into a new
- * [RW, 1] temporary, read beside an [RW, C] value (C > 1) at the slot's row. */
-void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C);
-/* An [RW, 1] variable e read beside an [RW, C] value: at the slot's row. */
-void kb_tile__rows_pick(kb_tile__lw *L, const kb_tile__expr *e);
 /* Whether st defines a 2-d variable as a 16-bit load the row layout keeps
  * packed (the caller knows it is never assigned again); the load into
  * c, packed: 0, or where with two row tiles it and the dots' results would
@@ -721,8 +716,14 @@ void kb_tile__rows_loop_close(kb_tile__lw *L);
  * which start as init's (materialized; NULL: zeros). */
 void kb_tile__rows_dot(kb_tile__lw *L, const kb_tile__expr *e, const kb_tile__expr *init);
 
-/* lower_rowacc.c: a loop's row sums folded across the quad after it, and
+/* lower_rowacc.c: the row layout's kept reductions along axis 1, a loop's row
+ * sums folded across the quad after it, and
  * the lazy rescale moved to its factor's statement */
+/* A kept reduction along axis 1 (its operand materialized) into a new
+ * [RW, 1] temporary, read beside an [RW, C] value (C > 1) at the slot's row. */
+void kb_tile__rows_reduce(kb_tile__lw *L, const kb_tile__expr *e, int64_t C);
+/* An [RW, 1] variable e read beside an [RW, C] value: at the slot's row. */
+void kb_tile__rows_pick(kb_tile__lw *L, const kb_tile__expr *e);
 /* The lazy rescale of the C * MT / 2 slots of c by the [RW, 1] registers r:
  * skipped where r is 1 in every row of the warp (KB_LAZY_RESCALE). */
 void kb_tile__rows_lazy_scale(kb_tile__lw *L, const char *c, const char *r, long long C);
