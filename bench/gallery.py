@@ -285,25 +285,26 @@ FLUSH = torch.empty(2 * L2 // 4, dtype=torch.float32, device="cuda")
 # torch.cuda._sleep's cycles for PAD_US: the GPU kept busy after the flush
 # while the host queues the first event, the operation and the second
 PAD_US = 300
-PAD_CYCLES = int(PAD_US * getattr(torch.cuda.get_device_properties(0), "clock_rate", 1980000) / 1000)
+CLOCK_KHZ = getattr(torch.cuda.get_device_properties(0), "clock_rate", 1980000)  # _sleep counts cycles
 
 
-def time_op(fn, reps=30):
+def time_op(fn, reps=30, pad_us=PAD_US):
     """Median ms of fn over reps launches, each after an L2 flush.  The GPU
-    spins PAD_US after the flush (one block, no memory traffic), so the
+    spins pad_us after the flush (one block, no memory traffic), so the
     whole operation is queued before the first event is reached: the span
     is the GPU's time for it, not PyTorch's host dispatch as well.  Without
     the pad, an operation whose first kernel took the host longer to queue
     than the flush took to run was charged for the wait: SDPA at 16 x 16 x
     1024 x 128 read 6.8% slower, torch.mm 4096^3 1.9% (H200, 2026-11-28,
-    bench/torch_timing_check.py)."""
+    bench/torch_timing_check.py; pad_us = 0 times as before)."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
     ts = []
     for _ in range(reps):
         FLUSH.zero_()
-        torch.cuda._sleep(PAD_CYCLES)
+        if pad_us:
+            torch.cuda._sleep(int(pad_us * CLOCK_KHZ / 1000))
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         fn()

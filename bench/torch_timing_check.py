@@ -13,7 +13,6 @@ GPU time alone, gaps between the op's own kernels included); and the sum
 of its kernels' durations from CUPTI (torch.profiler).  Medians of 30.
 Usage: python3 bench/torch_timing_check.py   (GPU machine, repo root)."""
 import os
-import statistics
 import sys
 import time
 
@@ -21,44 +20,18 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gallery  # noqa: E402  (time_op, FLUSH)
+import gallery  # noqa: E402  (time_op, FLUSH, CLOCK_KHZ)
 
 REPS = 30
-CLOCK_KHZ = getattr(torch.cuda.get_device_properties(0), "clock_rate", 1980000)  # kHz: _sleep counts cycles
 
 
 def unpadded(fn, reps=REPS):
     """time_op as it was: the first event queued right behind the flush."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        gallery.FLUSH.zero_()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+    return gallery.time_op(fn, reps, pad_us=0)
 
 
 def padded(fn, reps=REPS, pad_us=150):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        gallery.FLUSH.zero_()
-        torch.cuda._sleep(int(pad_us * CLOCK_KHZ / 1000))
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+    return gallery.time_op(fn, reps, pad_us=pad_us)
 
 
 def cupti(fn, reps=REPS):
@@ -69,7 +42,7 @@ def cupti(fn, reps=REPS):
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(reps):
             gallery.FLUSH.zero_()
-            torch.cuda._sleep(int(150 * CLOCK_KHZ / 1000))
+            torch.cuda._sleep(int(150 * gallery.CLOCK_KHZ / 1000))
             fn()
         torch.cuda.synchronize()
     per = {}

@@ -39,74 +39,8 @@
 # 02_fa2 row there; then the N = 1024 percentages on one line.
 # Usage: sh scripts/gpu-attn-speed.sh   (BUDGET=SECONDS to change the limit)
 set -u
-cd "$(dirname "$0")/.." || exit
-T0=$(date +%s)
-BUDGET=${BUDGET:-185}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
-export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc-attnspeed} KBENCH_NO_SESSION=1
-KB=build/kbench
-LOG=$OUT/attn-speed.txt
-TAB=$OUT/attn-speed-table.txt
-: >"$LOG"; : >"$TAB"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$LOG" 2>&1
-date -u +%Y-%m-%dT%H:%MZ >>"$LOG"
-A=kernels/attention
-
-# seconds left of BUDGET (at most 40 a run)
-left() {
-	l=$((BUDGET - ($(date +%s) - T0)))
-	[ "$l" -le 40 ] || l=40
-	echo "$l"
-}
-
-# one kbench run: NAME D N B H CAUSAL FILE [OPTIONS...] -> a table row each
-# size (B, H "-": the spec's; SWEEP=1: also the spec's sweep sizes)
-one() {
-	kern=$1 d=$2 n=$3 b=$4 h=$5 c=$6 file=$7
-	shift 7
-	t=$(left)
-	if [ "$t" -lt 8 ]; then
-		printf '%s\t%s\t%s\t%s\t%s\t%s\tSKIPPED\t-\n' "$kern" "$d" "$n" "$b" "$h" "$c" >>"$TAB"
-		return
-	fi
-	j="$OUT/attn-speed-run.json"
-	bh=""
-	[ "$b" = - ] || bh="--arg B=$b --arg H=$h"
-	sw=--no-sweep
-	[ "${SWEEP:-0}" = 0 ] || sw=""
-	# shellcheck disable=SC2086
-	timeout "$t" $KB run "$file" "$@" --arg N="$n" $bh --arg CAUSAL="$c" $sw --trials 1 \
-		--seed 1 --timeout 20 --json >"$j" 2>>"$LOG"
-	echo "$kern D=$d N=$n B=$b H=$h CAUSAL=$c rc $?" >>"$LOG"
-	python3 - "$j" "$kern" "$d" "$c" "$n" "$b" "$h" >>"$TAB" 2>>"$LOG" <<'EOF'
-import json, sys
-j, kern, d, c, n, b, h = sys.argv[1:]
-try:
-    top = json.load(open(j))
-except Exception as e:
-    print("\t".join([kern, d, n, b, h, c, "NO-JSON(%s)" % type(e).__name__, "-"]))
-    sys.exit()
-rows = [(top.get("result", top), {"N": n, "B": b, "H": h})]
-rows += [(s.get("result") or {}, s.get("args") or {}) for s in top.get("sweep") or []]
-for r, a in rows:
-    us = (r.get("timing") or {}).get("median_us")
-    print("\t".join([kern, d, str(a.get("N", "?")), str(a.get("B", "-")), str(a.get("H", "-")), c,
-                     r.get("verdict") or r.get("status") or "?", "%.1f" % us if us else "-"]))
-EOF
-}
-# attention.tile at head dim D (its const HD and the spec's arg D); a name
-# suffix and its options follow
-tile() {
-	sfx=$1 d=$2 n=$3 b=$4 h=$5 c=$6
-	shift 6
-	one "attention.tile$sfx" "$d" "$n" "$b" "$h" "$c" $A/attention.tile --define HD="$d" --arg D="$d" "$@"
-}
-fa2() {
-	sfx=$1 d=$2 n=$3 b=$4 h=$5 c=$6
-	shift 6
-	one "02_fa2$sfx" "$d" "$n" "$b" "$h" "$c" $A/02_fa2.cu --define D="$d" "$@"
-}
+NAME=attn-speed BUDGET=${BUDGET:-185} WG=""
+. "$(dirname "$0")/gpu-attn-lib.sh" # cd, OUT, KB, LOG, TAB, A; left, one, tile, fa2, fa3, fa_table
 
 # the short sequences first (issue 30's rows that missed): N = 1024 with
 # bench/attention.py's B and H (B = 16; H = 32 at D = 64, 16 at D = 128)

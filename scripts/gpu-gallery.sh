@@ -141,6 +141,25 @@ sanitize() {
 }
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
+# lanes K LIST DIR: LIST's lines (each a command: one, sanitize and its
+# arguments) K at a time, line i in lane i % K, each lane's output to
+# DIR/lane.L; a line reached after DEADLINE is listed SKIPPED instead
+lanes() {
+	_l=0
+	while [ "$_l" -lt "$1" ]; do
+		awk -v l="$_l" -v k="$1" 'NR % k == l' "$2" | while read -r cmd; do
+			if [ "$(date +%s)" -ge "$DEADLINE" ]; then
+				echo "$cmd SKIPPED (BUDGET)" | tee -a "$SUM"
+				continue
+			fi
+			# shellcheck disable=SC2086 # the job's words, split on purpose
+			$cmd </dev/null
+		done >"$3/lane.$_l" 2>&1 &
+		_l=$((_l + 1))
+	done
+	wait
+}
+
 memcheck() {
 	for spec in "softmax/softmax_bf16_aligned 5003" "layernorm/layernorm_bf16_aligned 5003" \
 		"rmsnorm/rmsnorm_bf16_aligned 4093" "reduce/row_sum_bf16_aligned 5003" "reduce/03_aligned 5003" \

@@ -62,17 +62,7 @@ DEADLINE=$(($(date +%s) + BUDGET)) # no run or memcheck starts after it (the cal
 } >"$JOBS/list"
 {
 	echo "== 1. CORRECT at 1024 x N and memcheck at 16 x N, four at a time"
-	for l in 0 1 2 3; do
-		awk -v l=$l 'NR % 4 == l' "$JOBS/list" | while read -r cmd; do
-			if [ "$(date +%s)" -ge "$DEADLINE" ]; then
-				echo "$cmd SKIPPED (BUDGET)" | tee -a "$SUM"
-				continue
-			fi
-			# shellcheck disable=SC2086 # the job's words, split on purpose
-			$cmd </dev/null
-		done >"$JOBS/lane.$l" 2>&1 &
-	done
-	wait
+	lanes 4 "$JOBS/list" "$JOBS"
 	cat "$JOBS"/lane.*
 	echo "== 1. done ($(($(date +%s) - START)) s)"
 } 2>&1 | tee "$OUT/lnodd2.txt"
