@@ -1,28 +1,48 @@
 // (7) The column sum over [M, N] by hand, as colsum.tile does it: a block
-// of 256 adds 64 rows of 1024 columns (a float4 a thread a row) and adds
-// its sums into y with atomicAdd; y is zeroed before each run.
+// of 256 adds ROWS rows of 1024 columns (a float4 a thread a row, RB rows'
+// loads in flight) and adds its sums into y with atomicAdd; y is zeroed
+// before each run.
 //! kernel  colsum
 //! arg     M = 16384
 //! arg     N = 4096
 //! in      x : f32[M, N] = randn(seed=1)
 //! out     y : f32[N] = zeros
-//! launch  grid=(cdiv(M, 64), cdiv(N, 1024)) block=(256)
+//! launch  grid=(cdiv(M, ROWS), cdiv(N, 1024)) block=(256)
 //! ref     sum(x, dim=0) -> y
 //! tol     rtol=1e-4 atol=1e-3
 //! bytes   M*N*4
 //! flops   M*N
 //! sweep   N = 4096, 4099
+//! tune    ROWS = 128, 64, 256
+//! tune    RB = 4, 2, 8
+
+#ifndef ROWS
+#define ROWS 128
+#endif
+#ifndef RB
+#define RB 4 /* rows a step: RB float4 loads in flight a thread */
+#endif
 
 extern "C" __global__ void __launch_bounds__(256)
 colsum(const float *__restrict__ x, float *__restrict__ y, int M, int N)
 {
-	const int r0 = blockIdx.x * 64, r1 = min(r0 + 64, M);
+	const int r0 = blockIdx.x * ROWS, r1 = min(r0 + ROWS, M);
 	const int c = blockIdx.y * 1024 + threadIdx.x * 4;
 	if (c >= N)
 		return;
 	float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 	if ((N & 3) == 0) {
-		for (int r = r0; r < r1; r++) {
+		int r = r0;
+		for (; r + RB <= r1; r += RB) {
+			float4 v[RB];
+#pragma unroll
+			for (int k = 0; k < RB; k++)
+				v[k] = __ldcs((const float4 *)(x + (size_t)(r + k) * N + c));
+#pragma unroll
+			for (int k = 0; k < RB; k++)
+				s.x += v[k].x, s.y += v[k].y, s.z += v[k].z, s.w += v[k].w;
+		}
+		for (; r < r1; r++) {
 			const float4 v = __ldcs((const float4 *)(x + (size_t)r * N + c));
 			s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
 		}

@@ -578,10 +578,49 @@ static char *reduce_smem(kb_tile__lw *L, const kb_tile__expr *e)
 	return a;
 }
 
+/* Reduction e of an [R, C] operand along axis 0 into dst, where a row is a
+ * whole number m of the block's T V-element strides: slot i of a thread then
+ * holds column ((i / V % m) T + t) V + i % V, the column of slot
+ * (i / V % m) V + i % V of the [C] result in the same thread, so each thread
+ * folds its own slots, with no shared memory and no barrier (a column sum
+ * over rows of a [RB, C] load: bench/tile_fused.txt's (7)).  False where
+ * the layout does not allow it. */
+static bool reduce_in_thread(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
+{
+	const kb_tile__expr *t = e->args[0];
+	int64_t R = t->type.ext[0], C = t->type.ext[1], g = (int64_t)L->T * L->V;
+	if (L->rows || kb_tile__axis_of(e) != 0 || e->type.rank != 1 || C % g)
+		return false;
+	materialize2(L, t, R, C);
+	const char *ct = kb_tile__ctype(e->type.dtype);
+	int64_t S = kb_tile__slots(L, C);
+	kb_buf x = KB_BUF_INIT;
+	kb_tile__cexpr(L, t, "i_", &x);
+	if (declare)
+		kb_tile__line(L, "%s %s[%lld];\n", ct, dst, (long long)S);
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)S);
+	kb_tile__line(L, "\t%s[i_] = %s; /* %s along axis 0: the columns this thread holds */\n", dst,
+		      kb_tile__reduce_id(e), e->name);
+	kb_tile__line(L, "{\n");
+	L->depth++;
+	kb_tile__slot_loop(L, kb_tile__slots_rc(L, R, C), C);
+	kb_tile__line(L, "const int o_ = i_ / %d %% %lld * %d + i_ %% %d;\n", L->V, (long long)(C / g), L->V,
+		      L->V);
+	if (!strcmp(e->name, "sum"))
+		kb_tile__line(L, "%s[o_] += (%s)(%s);\n", dst, ct, x.s);
+	else
+		kb_tile__line(L, "%s[o_] = %s(%s[o_], (%s)(%s));\n", dst, kb_tile__minmax(e->name, e->type.dtype),
+			      dst, ct, x.s);
+	kb_tile__block_close(L, 2);
+	kb_buf_free(&x);
+	return true;
+}
+
 void kb_tile__reduce2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare)
 {
 	const kb_tile__type *a = &e->args[0]->type;
-	if (!value_ok(L, e, a->ext[0], a->ext[1]))
+	if (!value_ok(L, e, a->ext[0], a->ext[1]) || reduce_in_thread(L, e, dst, declare))
 		return;
 	char *arr = reduce_smem(L, e);
 	int64_t K = e->type.ext[0], S = kb_tile__slots(L, K);

@@ -439,6 +439,12 @@ expect_json attn_wg_2wg_d128_no_spills "j['build']['kernels'][0]['resources']['l
 run "$KB" compile "$AT" -D KB_WGMMA=0 --json
 expect_json attn_wg_off "'wgmma' not in j['build']['ptx'] and j['build']['ptx'].count('mma.sync') > 0 and j['build']['arch'] == 'sm_90a'"
 
+# a reduction along axis 0 whose rows are whole strides of the block folds in
+# each thread (two strides a row here): no shared memory, no barrier
+run "$KB" compile tests/emu/colmax_rows.tile --emit-cuda
+expect_in colmax_in_thread out "const int o_ = i_ / 4 % 2 * 4 + i_ % 4;"
+expect_not_in colmax_no_smem out "__shared__"
+
 # A .tile run on a machine without a GPU: compiled, then the usual answer.
 run "$KB" run kernels/vector_add.tile
 if [ -e /dev/nvidia0 ]; then skip run_nogpu "a GPU is present"; else expect_rc run_nogpu 3; fi
