@@ -168,6 +168,26 @@ def even(g):
     return lambda n: g(n) if n % 4 == 0 else None
 
 
+def twopass(vec, threads, limit=16384):
+    """The two-pass kernels (05_twopass.cu, 08_twopass.cu and their bf16
+    twins: the row read again from cache, as torch.compile's Triton does)
+    at THREADS threads with the whole row's loads in flight in one step
+    (U = n / (THREADS vec), 1 to 8: the best tune point, or within 1% of
+    it, at the rows scripts/gpu-twopass.sh tuned on an H200), for rows a
+    multiple of their vector up to limit elements (past it the rows in
+    flight outgrow L2)."""
+    def f(n):
+        u = n // (threads * vec)
+        if n % vec or n > limit or u not in (1, 2, 4, 8) or u * threads * vec != n:
+            return None
+        return ["--define", f"THREADS={threads}", "--define", f"U={u}"]
+    return f
+
+
+def twopasses(path, vec, limit=16384):
+    return [(path, twopass(vec, t, limit)) for t in (256, 512, 1024)]
+
+
 def warp_rows(n):
     """A warp a row (ROWS = 8 of 256 threads) for rows up to 16384 bf16."""
     return ["--define", "ROWS=8"] if n <= 16384 else None
@@ -227,7 +247,8 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
-                           (L + "06_cluster.cu", clu(4, 8)), (L + "06_cluster.cu", clu(4, 8, PF))],
+                           (L + "06_cluster.cu", clu(4, 8)), (L + "06_cluster.cu", clu(4, 8, PF)),
+                           *twopasses(L + "08_twopass.cu", 4)],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
@@ -236,12 +257,15 @@ CANDIDATES = {
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
-                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF))],
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
+                            *twopasses(L + "layernorm_bf16_twopass.cu", 8, 32768)],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),
-                         (R + "04_ring.cu", ring32(False, ("--define", "PF=1")))],
+                         (R + "04_ring.cu", ring32(False, ("--define", "PF=1"))),
+                         *twopasses(R + "05_twopass.cu", 4)],
     ("rmsnorm", "bf16"): [(R + "rmsnorm_bf16.cu", pow8(fixed(32768))), (R + "rmsnorm_bf16_aligned.cu", regs(4, 8)),
-                          (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None)],
+                          (R + "rmsnorm_bf16_aligned.cu", lambda n: ["--define", "VPT=8"] if 32768 < n <= 65536 else None),
+                          *twopasses(R + "rmsnorm_bf16_twopass.cu", 8, 32768)],
     ("sum", "f32"): [(N_ + "02_vec4.cu", lambda n: [] if n % 4 == 0 else None), (N_ + "03_aligned.cu", fixed(1 << 30))],
     ("sum", "bf16"): [(N_ + "row_sum_bf16.cu", pow8(fixed(1 << 30))), (N_ + "row_sum_bf16_aligned.cu", fixed(1 << 30)),
                       (N_ + "row_sum_bf16_aligned.cu", warp_rows)],

@@ -193,6 +193,7 @@ emu math_fns_misaligned tests/emu/math_fns.tile --offset 4 --size N=1001
 emu gelu_erf tests/emu/gelu_erf.tile --size N=1001 --size N=5
 emu colsum_atomic tests/emu/colsum_atomic.tile --size M=300,N=1001 --size M=17,N=5 --size M=40,N=1536
 emu max_atomic tests/emu/max_atomic.tile --size N=100003 --size N=7
+emu colmax_rows tests/emu/colmax_rows.tile --size M=100,N=1500 --size M=3,N=1024 --size M=9,N=2049
 # a gather (x[row, t[row]]) against the cross_entropy reference
 emu cross_entropy tests/emu/cross_entropy.tile --size M=7,V=5003 --size M=3,V=1001 --size M=2,V=2048
 # 2-d tiles (issue 29, item 1): a bias row and arange beside a 2-d tile
@@ -432,6 +433,13 @@ emu cu_layernorm_bf16_aligned_vpt8 kernels/layernorm/layernorm_bf16_aligned.cu -
 emu cu_layernorm_bf16_aligned_out kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 --size M=16,N=5003 \
 	--size M=9,N=4099 --size M=5,N=13 --size M=9,N=7 --size M=3,N=1 --size M=2,N=4096 --size M=2,N=8
 emu cu_layernorm_bf16_aligned_out_off kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 --offset 4 --size M=5,N=1003
+# the two-pass norms (the row read again from cache: createpolicy and
+# ld.global with an L2 cache hint, run here as plain reads), a row in one
+# step, in several, and with a remainder of single loads
+for f in rmsnorm/05_twopass layernorm/08_twopass rmsnorm/rmsnorm_bf16_twopass layernorm/layernorm_bf16_twopass; do
+	emu "cu_$(basename $f)" kernels/$f.cu -D THREADS=64 -D U=2 -D U2=2 --size M=3,N=4096 --size M=2,N=8 \
+		--size M=4,N=1288
+done
 emu cu_layernorm_vpt8 kernels/layernorm/02_registers.cu -D VPT=8 --size M=2,N=16384 --size M=3,N=5003 --size M=2,N=13
 # issue 31's cluster-split LayerNorm with CLUSTER = 1 (the emulator has no
 # clusters: the exchange is then a block's own pair): every head and tail,

@@ -1,7 +1,10 @@
 /*
  * ptx_emu.cpp - the emulator's interpreter for the PTX the tile compiler
  * writes inline (cp.async, commit/wait_group, ldmatrix, mma.sync m16n8k16,
- * and wgmma.mma_async m64nNk16 with A from registers):
+ * and wgmma.mma_async m64nNk16 with A from registers), and the cache-hinted
+ * loads hand kernels write (createpolicy, ld.global.v4 with an L1 eviction
+ * priority or an L2 cache hint: the emulator has no cache, so a policy is
+ * 0 and the load a plain read):
  * each statement's text parsed once, then run on the calling lane's
  * operands; the warp-wide ones through a rendezvous of the warp's lanes.
  * Semantics from NVIDIA's PTX ISA (9.7.9.25 cp.async, 9.7.14.5.8 the
@@ -27,7 +30,8 @@ namespace emu {
 
 /* ===== PTX: parsing ===== */
 
-enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA };
+enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA, P_POLICY,
+       P_LDG };
 enum { A_REG, A_IMM, A_VEC, A_ADDR, A_PRED };
 
 struct Arg {
@@ -150,6 +154,19 @@ static std::string classify(const std::string &opcode, Insn *in)
 			  only(q, {"async", "ca", "cg", "shared", "shared::cta", "global"});
 		return ok ? "" : bad;
 	}
+	if (q[0] == "createpolicy") { /* a policy without an address range: its fraction alone */
+		in->op = P_POLICY;
+		return q.size() == 4 && q[1] == "fractional" && q[3] == "b64" ? "" : bad;
+	}
+	if (q[0] == "ld" && has(q, "global") && has(q, "v4")) {
+		in->op = P_LDG;
+		in->cg = has(q, "L2::cache_hint"); /* a policy operand after the address */
+		bool ok = (has(q, "f32") || has(q, "b32") || has(q, "u32")) &&
+			  only(q, {"global", "nc", "v4", "f32", "b32", "u32", "L1::evict_last", "L1::evict_first",
+				   "L1::evict_normal", "L1::evict_unchanged", "L1::no_allocate", "L2::cache_hint",
+				   "L2::evict_last", "L2::evict_first", "L2::evict_normal"});
+		return ok ? "" : bad;
+	}
 	if (q[0] == "ldmatrix") {
 		in->op = P_LDMATRIX;
 		in->num = has(q, "x4") ? 4 : has(q, "x2") ? 2 : 1;
@@ -199,6 +216,9 @@ static bool shape_ok(const Insn &in)
 	case P_LDMATRIX: return a.size() == 2 && a[0].kind == A_VEC && a[0].nregs == in.num &&
 				a[1].kind == A_ADDR;
 	case P_NOP: return true;
+	case P_POLICY: return a.size() == 1 && a[0].kind == A_REG;
+	case P_LDG: return a.size() == 2u + in.cg && a[0].kind == A_VEC && a[0].nregs == 4 && a[1].kind == A_ADDR &&
+			   (!in.cg || a[2].kind == A_REG);
 	case P_SETP: return a.size() == 3 && a[0].kind == A_PRED && a[1].kind == A_REG && a[2].kind == A_IMM;
 	case P_WGMMA: /* d, a (registers, or a's descriptor), b's descriptor, scale-d, imm-scale-a,
 		       * imm-scale-b[, imm-trans-a (0: a K-major)], imm-trans-b */
@@ -424,6 +444,27 @@ static void store(const Operand *ops, int nops, int reg, uint32_t v, const char 
 	memcpy(ops[reg].ptr, &v, 4);
 }
 
+/* createpolicy: the emulator has no cache, so every policy is 0. */
+static void run_policy(const Insn &in, const Operand *ops, int nops, const char *file, int line)
+{
+	int reg = in.args[0].regs[0];
+	if (reg >= nops || !ops[reg].out || ops[reg].kind != 'l')
+		fatal(file, line, "PTX operand %%%d is not a 64-bit output", reg);
+	memset(ops[reg].ptr, 0, 8);
+}
+
+/* ld.global.v4 of 32-bit words: a plain read of 16 aligned bytes. */
+static void run_ldg(const Insn &in, const Operand *ops, int n, const char *file, int line)
+{
+	uint64_t src = value(ops, n, in.args[1], file, line);
+	if (src % 16)
+		fatal(file, line, "ld.global.v4: address 0x%llx is not 16-byte aligned", (unsigned long long)src);
+	uint32_t w[4];
+	memcpy(w, (const void *)src, sizeof w);
+	for (int k = 0; k < 4; k++)
+		store(ops, n, in.args[0].regs[k], w[k], file, line);
+}
+
 static void run_wgmma(const Insn &in, const Operand *ops, int n, bool pred, const char *file, int line)
 {
 	int N = in.n;
@@ -487,6 +528,8 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 		case P_NOP: break;
 		case P_SETP: pred = value(ops, n, in.args[1], file, line) != (uint64_t)in.args[2].imm; break;
 		case P_WGMMA: run_wgmma(in, ops, n, pred, file, line); break;
+		case P_POLICY: run_policy(in, ops, n, file, line); break;
+		case P_LDG: run_ldg(in, ops, n, file, line); break;
 		case P_COMMIT: commit_group(); break;
 		case P_WAIT_ALL: commit_group(); wait_group(0); break;
 		case P_WAIT_GROUP: wait_group((long long)value(ops, n, in.args[0], file, line)); break;
