@@ -168,7 +168,7 @@ def even(g):
     return lambda n: g(n) if n % 4 == 0 else None
 
 
-def twopass(vec, threads, limit=16384):
+def twopass(vec, threads, limit=16384, extra=()):
     """The two-pass kernels (05_twopass.cu, 08_twopass.cu and their bf16
     twins: the row read again from cache, as torch.compile's Triton does)
     at THREADS threads with the whole row's loads in flight in one step
@@ -180,12 +180,17 @@ def twopass(vec, threads, limit=16384):
         u = n // (threads * vec)
         if n % vec or n > limit or u not in (1, 2, 4, 8) or u * threads * vec != n:
             return None
-        return ["--define", f"THREADS={threads}", "--define", f"U={u}"]
+        return ["--define", f"THREADS={threads}", "--define", f"U={u}", *extra]
     return f
 
 
-def twopasses(path, vec, limit=16384):
-    return [(path, twopass(vec, t, limit)) for t in (256, 512, 1024)]
+def twopasses(path, vec, limit=16384, extra=()):
+    """A two-pass file at 256, 512 and 1024 threads (H200, 13:23Z: the
+    best block size was 512 at rows of 16 and 32 KB, 1024 at 64 KB, 256
+    for LayerNorm f32 at 16 KB); extra: its other defines (U2 = 2, the
+    second pass's loads two a thread, for LayerNorm f32: 249.1 against
+    259.3 us at 32768 x 4096)."""
+    return [(path, twopass(vec, t, limit, extra)) for t in (256, 512, 1024)]
 
 
 def warp_rows(n):
@@ -248,7 +253,7 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
                            (L + "06_cluster.cu", clu(4, 8)), (L + "06_cluster.cu", clu(4, 8, PF)),
-                           *twopasses(L + "08_twopass.cu", 4)],
+                           *twopasses(L + "08_twopass.cu", 4, extra=("--define", "U2=2"))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),

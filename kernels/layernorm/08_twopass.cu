@@ -23,7 +23,7 @@
 //! require N % 4 == 0   // float4 rows (02_registers.cu takes any width)
 //! tune    THREADS = 512, 256, 1024
 //! tune    U = 4, 2, 8
-//! tune    U2 = 1, 2
+//! tune    U2 = 2, 1
 
 #ifndef THREADS
 #define THREADS 512
@@ -32,7 +32,7 @@
 #define U 4 /* float4 loads in flight a thread */
 #endif
 #ifndef U2
-#define U2 1 /* the second pass's loads in flight a thread (of x, w and b) */
+#define U2 2 /* the second pass's loads in flight a thread (of x, w and b) */
 #endif
 #ifndef EL
 #define EL 1 /* the first pass keeps the row in cache (evict_last); 0: plain loads */
