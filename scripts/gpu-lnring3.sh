@@ -11,7 +11,7 @@
 #   1. CORRECT (`kbench run --trials 2`) of both new files at 1024 x 1, 7,
 #      13, 5003 (CLUSTER 1, 2 and 4: ranks with nothing, with only an edge,
 #      every head) and at their tune options (WPF = 1, U = 4, THREADS =
-#      480), W = 0 on a copy whose spec has w = ones, b = zeros (so that it
+#      480, HF2 = 1), W = 0 on a copy whose spec has w = ones, b = zeros (so that it
 #      can be CORRECT and timed: kbench never times an INCORRECT kernel);
 #      compute-sanitizer memcheck at 16 x 50257 and 16 x 200003;
 #   2. one timed run at a time (`kbench run --trials 1`, each its verdict
@@ -24,7 +24,8 @@
 #      W = 0; then the new ring's tune options at each row: THREADS = 480
 #      NSLOT = 14 WPF = 1 (w and b a chunk ahead: 122-128 registers, which
 #      16 warps leave room for), THREADS = 480 U = 4 NSLOT = 7 (32 KiB
-#      chunks).
+#      chunks), and in bf16 HF2 = 1 (w and b never unpacked: one packed
+#      bf16x2 fma a word).
 #   Last, the table: a line a row, % of copy of each column.
 # What to look for: every check CORRECT and every memcheck 0 errors; in
 # the table, softmax - W0 is what LayerNorm's arithmetic on the same ring
@@ -78,6 +79,9 @@ F32=$L/07_ring.cu BF=$L/layernorm_bf16_ring2.cu F32W0=$JOBS/07_ring_w0.cu BFW0=$
 	done
 	echo "one $F32 1024 65536 --define CLUSTER=2 --define WPF=1" # WPF at 96 registers (spills a little)
 	echo "one $BF 1024 65536 --define CLUSTER=2 --define THREADS=480 --define WPF=1"
+	for n in 7 5003; do
+		echo "one $BF 1024 $n --define CLUSTER=2 --define HF2=1"
+	done
 } >"$JOBS/list"
 {
 	echo "== 1. CORRECT at 1024 x N and memcheck at 16 x N, four at a time"
@@ -131,6 +135,7 @@ defs() { # a comma list as --define arguments
 			else
 				timed WPF "$d" "$m" "$n" "$new" --define CLUSTER="$sc" --define THREADS=480 --define NSLOT=14 --define WPF=1
 				timed U4 "$d" "$m" "$n" "$new" --define CLUSTER="$sc" --define THREADS=480 --define U=4 --define NSLOT=7
+				[ "$d" = f32 ] || timed HF2 "$d" "$m" "$n" "$new" --define CLUSTER="$sc" --define HF2=1
 			fi
 		done
 	done
@@ -143,11 +148,12 @@ defs() { # a comma list as --define arguments
 	echo "timed runs not CORRECT:"
 	grep -v ' CORRECT ' "$RES" | sed 's/^/  /'
 	echo "% of copy (best: the H200 table's pick; softmax: its ring; W1: 07_ring.cu / layernorm_bf16_ring2.cu at"
-	echo "softmax's cluster; W0: the same without w and b; WPF: THREADS=480 NSLOT=14 WPF=1; U4: THREADS=480 U=4 NSLOT=7)"
-	printf '%-4s %-12s %8s %8s %8s %8s %8s %8s\n' dtype size best softmax W1 W0 WPF U4
+	echo "softmax's cluster; W0: the same without w and b; WPF: THREADS=480 NSLOT=14 WPF=1; U4: THREADS=480 U=4 NSLOT=7;"
+	echo "HF2: bf16, w and b by packed bf16x2 fma)"
+	printf '%-4s %-12s %8s %8s %8s %8s %8s %8s %8s\n' dtype size best softmax W1 W0 WPF U4 HF2
 	echo "$ROWS" | while IFS=: read -r d m n _; do
 		printf '%-4s %-12s' "$d" "${m}x$n"
-		for k in best softmax W1 W0 WPF U4; do
+		for k in best softmax W1 W0 WPF U4 HF2; do
 			v=$(awk -v k="$k" -v d="$d" -v s="${m}x$n" '$1 == k && $2 == d && $3 == s { print ($4 == "CORRECT" ? $5 : $4) }' "$RES")
 			printf ' %8s' "${v:--}"
 		done

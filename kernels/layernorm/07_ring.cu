@@ -490,6 +490,9 @@ __device__ __forceinline__ void ring_rows(const elem *x, int M, int N, unsigned 
 #ifndef WPF
 #define WPF 0 /* 1: a chunk's w and b loaded during the chunk before (0: at its top) */
 #endif
+#ifndef HF2
+#define HF2 0 /* bf16, 1: (v - mean) * rstd rounded to bf16, then w and b by one packed bf16x2 fma a word */
+#endif
 
 __device__ float2 add2(float2 a, float2 b)
 {
@@ -621,6 +624,14 @@ __device__ void out_pass(Ring &r, const unsigned char *ring, unsigned q, const S
 			for (int j = 0; j < 4; j++) {
 				float f[EPW];
 				unpack(x[j], f);
+#if W && !F32 && HF2
+				if (H >= 0) { /* w and b stay packed: no unpacking, no rounding of the result apart */
+					const __nv_bfloat162 r = __hfma2(__floats2bfloat162_rn((f[0] - mean) * rstd, (f[1] - mean) * rstd),
+									 *(const __nv_bfloat162 *)&ww[j], *(const __nv_bfloat162 *)&bb[j]);
+					x[j] = *(const unsigned *)&r;
+					continue;
+				}
+#endif
 #if W
 				float fw[EPW], fb[EPW];
 				if (H >= 0) {

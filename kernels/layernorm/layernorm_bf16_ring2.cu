@@ -9,7 +9,13 @@
 // (mean, M2) sent and merged about one shift; softmax's output loop written
 // once a head (0..7: w and b as aligned uint4 j and j + 1, a byte permute a
 // word at an odd head), chunk 0's weights in flight through the exchange,
-// WPF = 1 a chunk ahead.  W = 0 reads no w or b (CORRECT only against w =
+// WPF = 1 a chunk ahead.  HF2 = 1: (v - mean) * rstd rounded to bf16 and
+// w and b applied by one packed bf16x2 fma a word (__hfma2, one rounding),
+// so w and b are never unpacked: 2.5 instructions an element fewer, where
+// the bf16 output loop at W = 1 issues 230-425 SASS instructions a trip of
+// 16 elements (every path; softmax's 137, W = 0's 131), near the 31 an
+// element an SM can issue at copy rate; error at most a bf16 ulp of the
+// normalised value more.  W = 0 reads no w or b (CORRECT only against w =
 // ones, b = zeros: scripts/gpu-lnring3.sh runs a copy whose spec says so).
 // CLUSTER: softmax_bf16_ring.cu's: 1 at 50257 and 65536, 2 at 131072, 4 at
 // 200003 and 262144.
@@ -34,6 +40,7 @@
 //! tune    NSLOT = 13, 14, 7, 12, 8
 //! tune    W = 1, 0
 //! tune    WPF = 0, 1
+//! tune    HF2 = 0, 1
 /* ===== the ring: softmax/softmax_bf16_ring.cu's, byte for byte but for
  * exchange()'s two maps (written out in each ring kernel, as every kernels/
  * file is whole: a session records one file a variant, so a variant must
@@ -455,6 +462,9 @@ __device__ __forceinline__ void ring_rows(const elem *x, int M, int N, unsigned 
 #ifndef WPF
 #define WPF 0 /* 1: a chunk's w and b loaded during the chunk before (0: at its top) */
 #endif
+#ifndef HF2
+#define HF2 0 /* bf16, 1: (v - mean) * rstd rounded to bf16, then w and b by one packed bf16x2 fma a word */
+#endif
 
 __device__ float2 add2(float2 a, float2 b)
 {
@@ -586,6 +596,14 @@ __device__ void out_pass(Ring &r, const unsigned char *ring, unsigned q, const S
 			for (int j = 0; j < 4; j++) {
 				float f[EPW];
 				unpack(x[j], f);
+#if W && !F32 && HF2
+				if (H >= 0) { /* w and b stay packed: no unpacking, no rounding of the result apart */
+					const __nv_bfloat162 r = __hfma2(__floats2bfloat162_rn((f[0] - mean) * rstd, (f[1] - mean) * rstd),
+									 *(const __nv_bfloat162 *)&ww[j], *(const __nv_bfloat162 *)&bb[j]);
+					x[j] = *(const unsigned *)&r;
+					continue;
+				}
+#endif
 #if W
 				float fw[EPW], fb[EPW];
 				if (H >= 0) {

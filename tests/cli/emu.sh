@@ -480,6 +480,9 @@ for f in 07_ring layernorm_bf16_ring2; do
 		kernels/layernorm/$f.cu >"$T_TMP/${f}_w0.cu"
 	emu "cu_${f}_w0" "$T_TMP/${f}_w0.cu" -D CLUSTER=1 -D THREADS=64 -D W=0 --size M=9,N=5003 --size M=9,N=7
 done
+# bf16 with w and b applied by packed bf16x2 fma (HF2 = 1): every head
+emu cu_layernorm_bf16_ring2_hf2 kernels/layernorm/layernorm_bf16_ring2.cu -D CLUSTER=1 -D THREADS=64 -D HF2=1 \
+	--size M=9,N=5003 --size M=9,N=7 --size M=3,N=4099 --size M=2,N=4096
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
 # (the cp.async copies, zero-filled past M, N and K), K = 0 and K = 8,

@@ -118,6 +118,25 @@ inline __nv_bfloat162 __hmax2(__nv_bfloat162 a, __nv_bfloat162 b)
 {
 	return __nv_bfloat162{emu_bf16_max(a.x, b.x), emu_bf16_max(a.y, b.y)};
 }
+/* a * b + c of each pair, rounded once to bf16 (the product of two bf16 is
+ * exact in double, and so is its sum with a third but for far exponents). */
+inline __nv_bfloat16 emu_bf16_fma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c)
+{
+	double d = (double)__bfloat162float(a) * (double)__bfloat162float(b) + (double)__bfloat162float(c);
+	float f = (float)d; /* to 24 bits; a tie for the bf16 rounding below is nudged off by what was dropped */
+	if ((double)f != d) {
+		uint32_t u;
+		memcpy(&u, &f, 4);
+		if ((u & 0xffff) == 0x8000)
+			u += (d > (double)f) == (f > 0.0f) ? 1 : -1;
+		memcpy(&f, &u, 4);
+	}
+	return __float2bfloat16_rn(f);
+}
+inline __nv_bfloat162 __hfma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c)
+{
+	return __nv_bfloat162{emu_bf16_fma(a.x, b.x, c.x), emu_bf16_fma(a.y, b.y, c.y)};
+}
 inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.bits; }
 inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short b) { return emu_bf16_bits(b); }
 
