@@ -46,6 +46,10 @@
 // of this file whose spec says so.
 // CLUSTER: softmax's (09_ring.cu): 2 at 50257 and 65536, 4 at 131072, 8 at
 // 200003 and 262144.
+// Checked on the CPU: tests/cli/emu.sh runs both files on the host emulator
+// at CLUSTER = 1 (every head, N = 1..5003, the options, W = 0);
+// bench/layernorm_ring3_model.py models what a cluster of several blocks
+// adds (the ranks' shares and counts, the merge about one shift).
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
