@@ -34,8 +34,13 @@
 # new ring against `best` (targets: 80% at 50257 and 200003, 85% at the
 # powers of two).  A ring that beats `best` is in bench/gallery.py's
 # candidates already (the default at softmax's cluster).
-# Outputs: $OUT/lnring3.txt (every check and run), $OUT/calibrate.txt.
-# Usage: OUT=DIR sh scripts/gpu-lnring3.sh   (repo root, GPU machine)
+# PROF=1 adds step 3 (up to PROF_TOTAL = 200 s more): kbench profile at
+# 8192 x 50257 of softmax's ring, W = 1 and W = 0 (f32, bf16, HF2), a row
+# each (issue slots busy, L2 throughput, the top stalls).
+# Outputs: $OUT/lnring3.txt (every check, run and profile), $OUT/profiles.txt
+# (PROF=1), $OUT/calibrate.txt.
+# Usage: OUT=DIR sh scripts/gpu-lnring3.sh   (repo root, GPU machine;
+#        PROF=1 OUT=DIR sh scripts/gpu-lnring3.sh with the profiles)
 set -u
 START=$(date +%s)
 TOTAL=${TOTAL:-330}
@@ -141,6 +146,26 @@ defs() { # a comma list as --define arguments
 	done
 } 2>&1 | tee -a "$OUT/lnring3.txt"
 
+# 3. (PROF=1 only, PROF_TOTAL seconds more, default 200) kbench profile at
+# 8192 x 50257 of softmax's ring, the new ring and W = 0, f32 and bf16 (and
+# HF2 = 1): issue slots busy, L2 throughput and the top stalls say whether
+# W = 1's loss is latency (long_scoreboard), issue, or L2
+PT=$(mktemp)
+if [ "${PROF:-0}" = 1 ]; then
+	# shellcheck disable=SC2034 # read by gpu-gallery.sh's prof
+	DEADLINE=$((END + ${PROF_TOTAL:-200}))
+	{
+		echo "== 3. kbench profile, 8192 x 50257"
+		prof f32-softmax-ring $S/09_ring.cu --define CLUSTER=2
+		prof f32-W1 "$F32" --define CLUSTER=2
+		prof f32-W0 "$F32W0" --define CLUSTER=2 --define W=0
+		prof bf16-softmax-ring $S/softmax_bf16_ring.cu --define CLUSTER=1
+		prof bf16-W1 "$BF" --define CLUSTER=1
+		prof bf16-W0 "$BFW0" --define CLUSTER=1 --define W=0
+		prof bf16-HF2 "$BF" --define CLUSTER=1 --define HF2=1
+	} 2>&1 | tee -a "$OUT/lnring3.txt"
+fi
+
 {
 	echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") checks"
 	grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
@@ -159,5 +184,10 @@ defs() { # a comma list as --define arguments
 		done
 		echo
 	done
+	if [ -s "$PT" ]; then
+		echo "profiles, 8192 x 50257 (label verdict %copy | DRAM% L2% L1% SM% issue% IPC eligible | L1hit% L2hit%" \
+			"ld-sectors/request | top stalls a issue):"
+		cat "$PT"
+	fi
 } 2>&1 | tee -a "$OUT/lnring3.txt"
-rm -rf "$SUM" "$RES" "$JOBS"
+rm -rf "$SUM" "$RES" "$PT" "$JOBS"
