@@ -19,7 +19,8 @@
 //    1) where softmax's are float2;
 //  - the configs the gallery runs: 32 KiB chunks (U = 4 NSLOT = 7) or
 //    fit3's 544 x 4 / 352 x 6 in 6 slots, where softmax's best is 512 x 2 in
-//    13 (more slots ahead of the consumers: 6 of 13 free at 50257, 1-2 of 6);
+//    13 (more slots ahead of the consumers: at 50257 6 of 13 load the next
+//    row while the consumers hold this one, against 3 of 7 or of 6);
 // not in the statistics' shape (sums of x - K and its square a thread, as
 // softmax's max and sum) nor the occupancy.  Here, softmax's ring byte for
 // byte but for exchange()'s two maps:
@@ -29,7 +30,8 @@
 //    per-vector skip past the slice, the edges beside the last chunk); the
 //    block adds them (softmax's butterflies, float2); warp 0 sends the rank's
 //    (mean, M2) (exchange()'s out map), and each lane r < CLUSTER turns rank
-//    r's back into sums about rank 0's mean with r's count (every rank
+//    r's back into sums about rank 0's mean (the last rank's where rank 0
+//    has no element) with r's count (every rank
 //    knows every rank's count from the split), which the lanes add (its in
 //    map): mean = g + S1 / N, var = S2 / N - (S1 / N)^2;
 //  - the output loop is softmax's (a vector a guarded step: the slot's
@@ -39,6 +41,10 @@
 //    every row: the same vectors every row); chunk 0's are loaded before the
 //    exchange (in flight through it), chunk c's at chunk c's top, or (WPF =
 //    1) during chunk c - 1.  w or b off 16 bytes: element by element.
+// Registers: 92 (W = 0: 45, softmax's 43); WPF = 1 and U = 4 spill at 512
+// consumers (17 warps cap a thread at 96) but not at THREADS = 480 (16
+// warps, 128): 122 and 127, a chunk of 960 or 1920 vectors (NSLOT = 14 or
+// 7 in 210 KiB).
 // W = 0 reads no w or b (w = 1, b = 0 in registers) and still computes
 // LayerNorm's statistics and normalisation: the gap from softmax's ring is
 // then the arithmetic, and from W = 1 the weights.  It is CORRECT only
