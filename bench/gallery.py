@@ -104,7 +104,10 @@ def ring32(twice=False, extra=()):
     return f
 
 
-OS = ("--define", "OUT=1", "--define", "STATS=1")
+# (issue 31, lnring3: the rings' OUT = 1 STATS = 1 lost at every long row on
+# the H200 of 2026-11-28T11:49Z, 57-71% of copy; in its place, 07_ring.cu and
+# layernorm_bf16_ring2.cu, softmax's ring with LayerNorm's arithmetic, at
+# softmax's cluster: not yet measured, scripts/gpu-lnring3.sh)
 # issue 31's per-row protocol of RMSNorm (layernorm/04_ring.cu SUMS = 1:
 # one shift a row, sums added), with one load of w and b a vector (WN), or
 # in 32 KiB chunks (U4: half the chunks a row, so half the output pass's
@@ -248,7 +251,7 @@ CANDIDATES = {
                           (S + "softmax_bf16_bulk.cu", lean), (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)),
                            (L + "02_registers.cu", lambda n: ["--define", "VPT=8"] if 8192 < n <= 16384 else None),
-                           (L + "04_ring.cu", even(ring32(False, OS))), (L + "04_ring.cu", even(ring32(False, SUMS))),
+                           (L + "07_ring.cu", ring32()), (L + "04_ring.cu", even(ring32(False, SUMS))),
                            (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
@@ -257,7 +260,7 @@ CANDIDATES = {
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
-                            (L + "layernorm_bf16_ring.cu", even(lambda n: ring(n) and ring(n) + [*OS])),
+                            (L + "layernorm_bf16_ring2.cu", ring),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),

@@ -457,6 +457,40 @@ for f in 06_cluster layernorm_bf16_cluster; do
 	emu "cu_${f}_pipe_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D MINB=2 -D PIPE=1 \
 		-D WAVE=3 --offset 4 --size M=7,N=503
 done
+# the rings (softmax/09_ring.cu's mbarrier ring: a producer warp's bulk
+# copies into NSLOT slots, the consumers' named barrier) at CLUSTER = 1 (the
+# emulator's cluster is one block), 2 consumer warps and the producer: one
+# block takes every row from the counter (M = 9: the ring wraps), every head
+# and tail, N < a vector, one element, a slice of 10 chunks in 13 slots
+# (5003); issue 31's 07_ring.cu and layernorm_bf16_ring2.cu also with w and
+# b a chunk ahead, 32 KiB chunks, buffers off 16 bytes (w and b element by
+# element), copies at issue with shuffled threads, and W = 0 (no w or b
+# read) on a copy whose spec has w = ones, b = zeros
+RS='--size M=9,N=5003 --size M=5,N=13 --size M=3,N=1 --size M=9,N=7 --size M=3,N=4099 --size M=2,N=4096'
+for f in layernorm/07_ring layernorm/layernorm_bf16_ring2 softmax/09_ring softmax/softmax_bf16_ring rmsnorm/04_ring \
+	layernorm/04_ring layernorm/layernorm_bf16_ring; do
+	# shellcheck disable=SC2086 # the sizes, split on purpose
+	emu "cu_ring_$(echo "$f" | tr / _)" kernels/$f.cu -D CLUSTER=1 -D THREADS=64 $RS
+done
+for f in 04_ring layernorm_bf16_ring; do
+	emu "cu_ring_${f}_sums" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D OUT=1 -D SUMS=1 --size M=9,N=5003 \
+		--size M=9,N=7 --size M=3,N=1
+done
+for f in 07_ring layernorm_bf16_ring2; do
+	emu "cu_${f}_wpf" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D WPF=1 --size M=9,N=5003 --size M=9,N=7 \
+		--size M=3,N=4099
+	emu "cu_${f}_u4" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D U=4 -D NSLOT=7 --size M=9,N=5003 \
+		--size M=9,N=7 --size M=3,N=1
+	emu "cu_${f}_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 --offset 4 --size M=5,N=503
+	emu "cu_${f}_issue" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 --copies issue --sched shuffle --seed 5 \
+		--size M=9,N=5003
+	sed -e 's/^\(\/\/! in *w : [a-z0-9]*\[N\]\) = .*/\1 = ones/' -e 's/^\(\/\/! in *b : [a-z0-9]*\[N\]\) = .*/\1 = zeros/' \
+		kernels/layernorm/$f.cu >"$T_TMP/${f}_w0.cu"
+	emu "cu_${f}_w0" "$T_TMP/${f}_w0.cu" -D CLUSTER=1 -D THREADS=64 -D W=0 --size M=9,N=5003 --size M=9,N=7
+done
+# bf16 with w and b applied by packed bf16x2 fma (HF2 = 1): every head
+emu cu_layernorm_bf16_ring2_hf2 kernels/layernorm/layernorm_bf16_ring2.cu -D CLUSTER=1 -D THREADS=64 -D HF2=1 \
+	--size M=9,N=5003 --size M=9,N=7 --size M=3,N=4099 --size M=2,N=4096
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
 # (the cp.async copies, zero-filled past M, N and K), K = 0 and K = 8,
@@ -538,6 +572,18 @@ mutant_cu attn_02_v_unswizzled 's/tv + (voff ^ (t << 4))/tv + 2 * ((8 * (lane \/
 	'elements wrong' $A2 $AS
 mutant_cu attn_02_no_refill_barrier 's|__syncthreads(); /\* this buffer is refilled|/* this buffer is refilled|' \
 	'with no __syncthreads between' $A2 --sched warp --size N=200,B=1,H=1,CAUSAL=0
+# the rings: consumers that never wait for their slot's copy (a bulk copy
+# lands at the first wait on its mbarrier, so the slot still holds the
+# block-start NaNs, and the producer's next copy finds the phase open);
+# 07_ring.cu with w and b unshifted at rows off a boundary; consumers that
+# never release a slot (the producer waits for it: a deadlock, not a hang)
+R7=kernels/layernorm/07_ring.cu
+mutant_cu ring_read_before_wait 's/^\tbar_wait(smem(\&r.full\[sl\]), (q \/ NSLOT) \& 1);/\t;/' 'more arrivals than' $R7 \
+	-D CLUSTER=1 -D THREADS=64 --size M=9,N=5003
+mutant_cu ring_weights_unshifted 's/shiftv<(H < 0 ? 0 : H)>(cur\[k\].wa/shiftv<0>(cur[k].wa/' 'elements wrong' $R7 \
+	-D CLUSTER=1 -D THREADS=64 --size M=9,N=5003
+mutant_cu ring_no_release 's/bar_arrive(smem(\&r.empty\[q % NSLOT\]));/;/' 'deadlock' $R7 \
+	-D CLUSTER=1 -D THREADS=64 --size M=9,N=5003
 MS='--size M=130,N=70,K=75 --size M=200,N=264,K=136'
 mutant atomic_as_store 's/atomicAdd(p_ + e_ + j_, \(.*\));$/*(p_ + e_ + j_) = \1;/' 'elements wrong' \
 	tests/emu/colsum_atomic.tile --size M=40,N=1001

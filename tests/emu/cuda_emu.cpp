@@ -110,6 +110,12 @@ static unsigned char *stacks, *smem_region, *smem;
 static size_t stacks_len, smem_region_len, smem_size;
 static std::vector<Unit> shadow;
 static int problems;
+unsigned long long events;
+static int named_arrived[16], named_count[16];
+/* static __shared__ variables (host statics here) as shared addresses:
+ * 0x80000000 + their offset from anchor, so address arithmetic holds */
+static const unsigned char *anchor;
+static const uint64_t STATIC_SHARED = 0x80000000u;
 
 int warp_index(const Warp &w) { return (int)(&w - warps.data()); }
 unsigned char *shared_bytes() { return smem; }
@@ -202,6 +208,7 @@ void syncthreads(const char *file, int line)
 	} else if (bar_line != line || strcmp(bar_file, file)) {
 		fatal(file, line, "divergent __syncthreads: others wait at %s:%d", bar_file, bar_line);
 	}
+	events++;
 	if (++bar_arrived < nlive) {
 		yield(AT_BARRIER, file, line);
 		return;
@@ -233,6 +240,7 @@ Warp &rendezvous(const void *id, const uint32_t *in, int nin, const char *file, 
 		      w.line);
 	}
 	memcpy(w.in[f->lane.lane], in, (size_t)nin * 4);
+	events++;
 	if (++w.arrived < w.live) {
 		yield(AT_WARP, file, line);
 		return w;
@@ -296,18 +304,96 @@ void syncwarp(unsigned mask, const char *file, int line)
 	rendezvous(&site, nullptr, 0, file, line, nothing, nullptr);
 }
 
+void spin(const char *file, int line)
+{
+	running->spinning = true;
+	yield(RUNNABLE, file, line);
+	running->spinning = false;
+}
+
+void named_barrier(int id, int count, const char *file, int line)
+{
+	if (id <= 0 || id >= 16 || count <= 0 || count % 32 || count > nthreads)
+		fatal(file, line, "bar.sync %d, %d: a named barrier 1..15 of whole warps of the block's %d threads", id,
+		      count, nthreads);
+	if (named_arrived[id] && named_count[id] != count)
+		fatal(file, line, "bar.sync %d, %d while %d threads wait there for %d", id, count, named_arrived[id],
+		      named_count[id]);
+	named_count[id] = count;
+	events++;
+	if (++named_arrived[id] < count) {
+		running->nbar = id;
+		yield(AT_NAMED, file, line);
+		return;
+	}
+	for (Fiber &f : fibers)
+		if (f.state == AT_NAMED && f.nbar == id)
+			f.state = RUNNABLE;
+	named_arrived[id] = 0;
+	epoch++;
+}
+
 /* ===== shared memory ===== */
 
 unsigned char *dyn_smem() { return smem; }
 
+void fatal_rank(unsigned rank)
+{
+	fatal("<cooperative_groups>", 0, "map_shared_rank(p, %u): the emulator's cluster is one block", rank);
+}
+
+/* Whether c is in a thread's stack or one of the launch's buffers (so no
+ * static __shared__ variable). */
+static bool local_or_global(const unsigned char *c)
+{
+	if (c >= stacks && c < stacks + stacks_len)
+		return true;
+	for (int i = 0; i < cfg->nbufs; i++) {
+		const unsigned char *b = (const unsigned char *)cfg->bufs[i].base;
+		if (c >= b && c < b + cfg->bufs[i].bytes)
+			return true;
+	}
+	return false;
+}
+
 unsigned long long cvta_shared(const void *p, const char *file, int line)
 {
 	const unsigned char *c = (const unsigned char *)p;
-	if (c < smem || c > smem + smem_size)
-		fatal(file, line, "__cvta_generic_to_shared of %p, outside the dynamic shared memory "
-		      "(%zu bytes)", p, smem_size);
-	return (unsigned long long)(c - smem);
+	if (c >= smem && c <= smem + smem_size)
+		return (unsigned long long)(c - smem);
+	if (local_or_global(c))
+		fatal(file, line, "__cvta_generic_to_shared of %p, a local or global address", p);
+	if (!anchor)
+		anchor = c - (STATIC_SHARED >> 1);
+	if (c < anchor || c >= anchor + STATIC_SHARED)
+		fatal(file, line, "__cvta_generic_to_shared of %p, outside the shared memory", p);
+	return STATIC_SHARED + (unsigned long long)(c - anchor);
 }
+
+unsigned char *shared_at(uint64_t a, int n, const char *what, const char *file, int line)
+{
+	if (a < STATIC_SHARED) {
+		check_shared(what, a, n, n, file, line);
+		return smem + a;
+	}
+	unsigned char *c = (unsigned char *)anchor + (a - STATIC_SHARED);
+	if (!anchor || a >= 2 * STATIC_SHARED || local_or_global(c))
+		fatal(file, line, "%s: shared address 0x%llx is no shared variable's", what, (unsigned long long)a);
+	if (a % (uint64_t)n)
+		fatal(file, line, "%s: shared address 0x%llx is not %d-byte aligned", what, (unsigned long long)a, n);
+	return c;
+}
+
+void copy_global(void *dst, const void *src, size_t n, const char *what, const char *file, int line)
+{
+	doing = what;
+	doing_file = file;
+	doing_line = line;
+	memcpy(dst, src, n);
+	doing = nullptr;
+}
+
+bool copies_at_issue() { return cfg->copies == EMU_COPY_AT_ISSUE; }
 
 /* Shared bytes [a, a + n) as an operand: in bounds and aligned, or fatal. */
 void check_shared(const char *what, uint64_t a, int n, int align, const char *file, int line)
@@ -487,6 +573,7 @@ static void fiber_main(int i)
 		f->groups.pop_front();
 	}
 	f->state = DONE;
+	events++;
 	ndone++;
 	nlive--;
 	Warp &w = warps[(size_t)(i / 32)];
@@ -507,18 +594,24 @@ static uint64_t rng_next(uint64_t *s)
 
 [[noreturn]] static void deadlock()
 {
-	int bar = 0, warp = 0;
-	const Fiber *wf = nullptr;
+	int bar = 0, warp = 0, named = 0, spins = 0;
+	const Fiber *wf = nullptr, *sf = nullptr;
 	for (const Fiber &f : fibers) {
 		bar += f.state == AT_BARRIER;
 		if (f.state == AT_WARP && !wf)
 			wf = &f;
+		if (f.state == RUNNABLE && f.spinning && !sf)
+			sf = &f;
 		warp += f.state == AT_WARP;
+		named += f.state == AT_NAMED;
+		spins += f.state == RUNNABLE && f.spinning;
 	}
 	running = nullptr;
+	if (!wf)
+		wf = sf;
 	fatal(wf ? wf->file : bar_file, wf ? wf->line : bar_line, "deadlock: %d threads at "
-	      "__syncthreads (%s:%d), %d at warp collectives, %d exited", bar,
-	      bar_file ? bar_file : "-", bar_line, warp, ndone);
+	      "__syncthreads (%s:%d), %d at warp collectives, %d at named barriers, %d in mbarrier waits "
+	      "that cannot complete, %d exited", bar, bar_file ? bar_file : "-", bar_line, warp, named, spins, ndone);
 }
 
 static void start_block()
@@ -531,6 +624,8 @@ static void start_block()
 	bar_arrived = 0;
 	ndone = 0;
 	nlive = nthreads;
+	memset(named_arrived, 0, sizeof named_arrived);
+	mbar_reset();
 	for (int w = 0; w < (nthreads + 31) / 32; w++)
 		warps[(size_t)w] = Warp{nthreads - 32 * w < 32 ? nthreads - 32 * w : 32, 0, nullptr,
 					nullptr, 0, {}, {}};
@@ -544,6 +639,8 @@ static void start_block()
 		f.state = RUNNABLE;
 		f.open.clear();
 		f.groups.clear();
+		f.nbar = -1;
+		f.spinning = false;
 		getcontext(&f.ctx);
 		f.ctx.uc_stack.ss_sp = stacks + (size_t)i * (STACK + PAGE) + PAGE;
 		f.ctx.uc_stack.ss_size = STACK;
@@ -562,7 +659,8 @@ static void run_block(uint64_t *rng)
 		if (cfg->sched == EMU_SCHED_SHUFFLE)
 			for (int i = nthreads - 1; i > 0; i--)
 				std::swap(order[(size_t)i], order[rng_next(rng) % (uint64_t)(i + 1)]);
-		bool ran = false;
+		bool ran = false, spun_only = true;
+		unsigned long long before = events;
 		int warp = -1; /* EMU_SCHED_WARP: the lowest warp with a runnable lane */
 		for (int i = 0; i < nthreads && cfg->sched == EMU_SCHED_WARP && warp < 0; i++)
 			if (fibers[(size_t)i].state == RUNNABLE)
@@ -575,8 +673,9 @@ static void run_block(uint64_t *rng)
 			cur = &f.lane;
 			swapcontext(&sched_ctx, &f.ctx);
 			ran = true;
+			spun_only = spun_only && f.state == RUNNABLE && f.spinning;
 		}
-		if (!ran)
+		if (!ran || (spun_only && events == before))
 			deadlock();
 	}
 	running = nullptr;
@@ -611,6 +710,7 @@ int emu_launch(const emu_launch_cfg *c, void **args)
 	kargs = args;
 	problems = 0;
 	epoch = 0;
+	anchor = nullptr;
 	block_dim = dim3{c->block[0], c->block[1], c->block[2]};
 	grid_dim = dim3{c->grid[0], c->grid[1], c->grid[2]};
 	nthreads = (int)(c->block[0] * c->block[1] * c->block[2]);

@@ -50,6 +50,7 @@
 struct uint3 { unsigned x, y, z; };
 struct dim3 { unsigned x, y, z; };
 struct __attribute__((aligned(8))) float2 { float x, y; };
+struct float3 { float x, y, z; };
 struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
 struct __attribute__((aligned(8))) int2 { int x, y; };
 struct __attribute__((aligned(16))) int4 { int x, y, z, w; };
@@ -57,6 +58,7 @@ struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
 struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 
 inline float2 make_float2(float x, float y) { return float2{x, y}; }
+inline float3 make_float3(float x, float y, float z) { return float3{x, y, z}; }
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 inline int2 make_int2(int x, int y) { return int2{x, y}; }
 inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
@@ -104,6 +106,37 @@ inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b)
 }
 inline __nv_bfloat162 __float22bfloat162_rn(float2 f) { return __floats2bfloat162_rn(f.x, f.y); }
 inline float2 __bfloat1622float2(__nv_bfloat162 h) { return float2{__bfloat162float(h.x), __bfloat162float(h.y)}; }
+inline float __low2float(__nv_bfloat162 h) { return __bfloat162float(h.x); }
+inline float __high2float(__nv_bfloat162 h) { return __bfloat162float(h.y); }
+/* The larger of each pair (a NaN loses to a number, as the instruction's). */
+inline __nv_bfloat16 emu_bf16_max(__nv_bfloat16 a, __nv_bfloat16 b)
+{
+	float x = __bfloat162float(a), y = __bfloat162float(b);
+	return x != x ? b : y != y ? a : x < y ? b : a;
+}
+inline __nv_bfloat162 __hmax2(__nv_bfloat162 a, __nv_bfloat162 b)
+{
+	return __nv_bfloat162{emu_bf16_max(a.x, b.x), emu_bf16_max(a.y, b.y)};
+}
+/* a * b + c of each pair, rounded once to bf16 (the product of two bf16 is
+ * exact in double, and so is its sum with a third but for far exponents). */
+inline __nv_bfloat16 emu_bf16_fma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c)
+{
+	double d = (double)__bfloat162float(a) * (double)__bfloat162float(b) + (double)__bfloat162float(c);
+	float f = (float)d; /* to 24 bits; a tie for the bf16 rounding below is nudged off by what was dropped */
+	if ((double)f != d) {
+		uint32_t u;
+		memcpy(&u, &f, 4);
+		if ((u & 0xffff) == 0x8000)
+			u += (d > (double)f) == (f > 0.0f) ? 1 : -1;
+		memcpy(&f, &u, 4);
+	}
+	return __float2bfloat16_rn(f);
+}
+inline __nv_bfloat162 __hfma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c)
+{
+	return __nv_bfloat162{emu_bf16_fma(a.x, b.x, c.x), emu_bf16_fma(a.y, b.y, c.y)};
+}
 inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.bits; }
 inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short b) { return emu_bf16_bits(b); }
 
@@ -134,6 +167,7 @@ template <class T> inline void __stwt(T *p, T v) { *p = v; }
 
 #define CUDART_INF_F __builtin_huge_valf()
 #define CUDART_NAN_F __builtin_nanf("")
+#define CUDART_L2E_F 1.442695041f /* log2(e) */
 #define CUDART_INF __builtin_huge_val()
 #define CUDART_NAN __builtin_nan("")
 
@@ -141,6 +175,7 @@ template <class T> inline void __stwt(T *p, T v) { *p = v; }
  * rounding of that product is most of its error, so it is kept. */
 inline float __expf(float x) { return exp2f(x * 1.44269504088896341f); }
 inline float __logf(float x) { return logf(x); }
+inline float __log2f(float x) { return log2f(x); }
 inline float __powf(float x, float y) { return powf(x, y); }
 inline float __fdividef(float x, float y) { return x / y; }
 /* A product rounded on its own (never fused into an add). */
@@ -157,6 +192,25 @@ inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
 inline unsigned int __float_as_uint(float f) { unsigned int i; memcpy(&i, &f, 4); return i; }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, sizeof f); return f; }
+inline float __uint_as_float(unsigned int u) { float f; memcpy(&f, &u, sizeof f); return f; }
+/* The 64 bits hi:lo shifted by shift % 32: the low word (right), the high word (left). */
+inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift)
+{
+	return (unsigned int)(((unsigned long long)hi << 32 | lo) >> (shift & 31));
+}
+inline unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int shift)
+{
+	return (unsigned int)((((unsigned long long)hi << 32 | lo) << (shift & 31)) >> 32);
+}
+/* Byte i of the result is byte (s >> 4i) & 7 of the 8 bytes y:x (x's the low four). */
+inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s)
+{
+	unsigned long long b = (unsigned long long)y << 32 | x;
+	unsigned int r = 0;
+	for (int i = 0; i < 4; i++)
+		r |= (unsigned int)(b >> 8 * (s >> 4 * i & 7) & 0xff) << 8 * i;
+	return r;
+}
 
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
@@ -190,13 +244,22 @@ void syncthreads(const char *file, int line);
 /* The __shfl_*_sync family on 64 bits: every lane of mask must come. */
 uint64_t shfl(int kind, unsigned mask, uint64_t v, int arg, int width, const char *file, int line);
 void syncwarp(unsigned mask, const char *file, int line);
-inline void syncwarp_at(const char *file, int line, unsigned mask = 0xffffffffu) { syncwarp(mask, file, line); }
+/* __syncwarp() and __syncwarp(mask) at file:line (a call object: an empty
+ * __VA_ARGS__ needs no comma elision) */
+struct SyncwarpAt {
+	const char *file;
+	int line;
+	void operator()(unsigned mask = 0xffffffffu) const { syncwarp(mask, file, line); }
+};
+inline SyncwarpAt syncwarp_at(const char *file, int line) { return SyncwarpAt{file, line}; }
 /* The shared-window address of p, which must point into the dynamic
  * shared memory (the only shared memory PTX operands here address). */
 unsigned long long cvta_shared(const void *p, const char *file, int line);
 /* The block's dynamic shared memory (NaNs of every float type at block
  * start: 16-bit units 0x7fa5, not the outputs' 0xff poison). */
 unsigned char *dyn_smem();
+/* A cluster rank other than 0 asked for (the emulator's cluster is one block): fatal. */
+[[noreturn]] void fatal_rank(unsigned rank);
 
 template <class T> T shfl_t(int kind, const char *file, int line, unsigned mask, T v, int arg,
 			    int width = 32)
@@ -268,7 +331,7 @@ private:
 #define blockDim (emu::block_dim)
 #define gridDim (emu::grid_dim)
 #define __syncthreads() emu::syncthreads(__FILE__, __LINE__)
-#define __syncwarp(...) emu::syncwarp_at(__FILE__, __LINE__, ##__VA_ARGS__)
+#define __syncwarp(...) emu::syncwarp_at(__FILE__, __LINE__)(__VA_ARGS__)
 #define __shfl_xor_sync(...) emu::shfl_t(emu::SHFL_XOR, __FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_down_sync(...) emu::shfl_t(emu::SHFL_DOWN, __FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_up_sync(...) emu::shfl_t(emu::SHFL_UP, __FILE__, __LINE__, __VA_ARGS__)

@@ -16,7 +16,7 @@
 
 namespace emu {
 
-enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
+enum { RUNNABLE, AT_BARRIER, AT_WARP, AT_NAMED, DONE };
 
 struct Copy {
 	uint32_t dst;
@@ -33,6 +33,8 @@ struct Fiber {
 	int line;
 	std::vector<Copy> open;                   /* cp.async not yet committed */
 	std::deque<std::vector<Copy>> groups;     /* committed, oldest first */
+	int nbar;               /* AT_NAMED: the named barrier it waits at */
+	bool spinning;          /* its last run ended in a failed mbarrier wait */
 };
 
 struct Warp {
@@ -77,6 +79,36 @@ void shadow_read(int warp, uint32_t a, int n, const char *file, int line);
 void cp_async(uint64_t dst, uint64_t src, int cp_size, int src_size, const char *file, int line);
 void commit_group();
 void wait_group(long long n);
+
+/* Things that can let a waiting thread go on: barrier and warp arrivals,
+ * exits, mbarrier arrivals and completed waits.  A pass of the scheduler
+ * over the block in which none happened and every thread that ran only
+ * failed an mbarrier wait is a deadlock. */
+extern unsigned long long events;
+/* The running thread's mbarrier wait failed: the others run before it
+ * tries again. */
+void spin(const char *file, int line);
+/* bar.sync id, count (id > 0): waits until count threads have arrived at
+ * named barrier id. */
+void named_barrier(int id, int count, const char *file, int line);
+/* The host bytes [a, a + n) of shared address a (the dynamic shared memory,
+ * or a static __shared__ variable's address from __cvta_generic_to_shared),
+ * n-byte aligned, or fatal. */
+unsigned char *shared_at(uint64_t a, int n, const char *what, const char *file, int line);
+/* memcpy from global memory, a fault in it named as `what` at file:line */
+void copy_global(void *dst, const void *src, size_t n, const char *what, const char *file, int line);
+/* whether copies land at issue (--copies issue) rather than at the wait */
+bool copies_at_issue();
+
+/* mbarriers and the bulk copies that complete on them (mbar_emu.cpp) */
+void mbar_reset();
+void mbar_init(uint64_t a, long long count, const char *file, int line);
+/* an arrival (tx: the bytes it expects more this phase, or 0) */
+void mbar_arrive(uint64_t a, long long tx, const char *file, int line);
+/* whether the phase of this parity has completed; spins if not */
+bool mbar_try_wait(uint64_t a, unsigned parity, const char *file, int line);
+/* cp.async.bulk of bytes from global src to shared dst, completing on bar */
+void bulk_copy(uint64_t dst, uint64_t src, long long bytes, uint64_t bar, const char *file, int line);
 
 } // namespace emu
 

@@ -30,9 +30,9 @@ namespace emu {
 
 /* ===== PTX: parsing ===== */
 
-enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA, P_POLICY,
-       P_LDG };
-enum { A_REG, A_IMM, A_VEC, A_ADDR, A_PRED };
+enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA, P_MBAR_INIT,
+       P_MBAR_ARRIVE, P_MBAR_WAIT, P_SELP, P_BAR, P_BULK, P_EX2, P_POLICY, P_LDG };
+enum { A_REG, A_IMM, A_VEC, A_ADDR, A_PRED, A_SINK };
 
 struct Arg {
 	int kind;
@@ -46,6 +46,7 @@ struct Insn {
 	bool trans = false;
 	bool f16 = false;     /* mma .f16 operands (else .bf16) */
 	bool cg = false;      /* cp.async .cg */
+	bool tx = false;      /* mbarrier.arrive .expect_tx */
 	int n = 0;            /* wgmma's N */
 	std::vector<Arg> args;
 };
@@ -94,7 +95,11 @@ static bool parse_arg(const std::string &s, Arg *a)
 				return false;
 		return true;
 	}
-	if (s == "p") { /* the block's one predicate (setp, then wgmma's scale-d) */
+	if (s == "_") { /* mbarrier.arrive's state, not kept */
+		a->kind = A_SINK;
+		return true;
+	}
+	if (s == "p") { /* the block's one predicate (setp, then wgmma's scale-d; try_wait, then selp) */
 		a->kind = A_PRED;
 		return true;
 	}
@@ -143,6 +148,7 @@ static std::string classify(const std::string &opcode, Insn *in)
 {
 	std::vector<std::string> q = split(opcode, '.');
 	std::string bad = "PTX '" + opcode + "' is not emulated";
+	if (opcode == "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes") { in->op = P_BULK; return ""; }
 	if (opcode == "cp.async.commit_group") { in->op = P_COMMIT; return ""; }
 	if (opcode == "cp.async.wait_group") { in->op = P_WAIT_GROUP; return ""; }
 	if (opcode == "cp.async.wait_all") { in->op = P_WAIT_ALL; return ""; }
@@ -182,6 +188,19 @@ static std::string classify(const std::string &opcode, Insn *in)
 		return "";
 	}
 	if (opcode == "setp.ne.b32") { in->op = P_SETP; return ""; }
+	if (opcode == "selp.u32") { in->op = P_SELP; return ""; }
+	if (opcode == "ex2.approx.ftz.f32") { in->op = P_EX2; return ""; }
+	if (opcode == "fence.mbarrier_init.release.cluster") { in->op = P_NOP; return ""; }
+	if (opcode == "bar.sync") { in->op = P_BAR; return ""; }
+	if (q[0] == "mbarrier" && q.size() > 2 && has(q, "b64") && (has(q, "shared::cta") || has(q, "shared"))) {
+		in->op = q[1] == "init" ? P_MBAR_INIT : q[1] == "arrive" ? P_MBAR_ARRIVE : P_MBAR_WAIT;
+		in->tx = has(q, "expect_tx");
+		bool ok = q[1] == "init" ? only(q, {"init", "shared", "shared::cta", "b64"})
+			: q[1] == "arrive" ? only(q, {"arrive", "expect_tx", "release", "cta", "shared", "shared::cta", "b64"})
+			: q[1] == "try_wait" && has(q, "parity") &&
+			  only(q, {"try_wait", "parity", "acquire", "cta", "cluster", "shared", "shared::cta", "b64"});
+		return ok ? "" : bad;
+	}
 	if (q[0] == "wgmma" && q.size() == 8 && q[1] == "mma_async" && q[2] == "sync" && q[3] == "aligned" &&
 	    q[4].compare(0, 4, "m64n") == 0 && q[5] == "f32" && q[6] == q[7] && (q[6] == "bf16" || q[6] == "f16")) {
 		in->op = P_WGMMA;
@@ -219,6 +238,19 @@ static bool shape_ok(const Insn &in)
 	case P_POLICY: return a.size() == 1 && a[0].kind == A_REG;
 	case P_LDG: return a.size() == 2u + in.cg && a[0].kind == A_VEC && a[0].nregs == 4 && a[1].kind == A_ADDR &&
 			   (!in.cg || a[2].kind == A_REG);
+	case P_MBAR_INIT: return a.size() == 2 && a[0].kind == A_ADDR && (a[1].kind == A_REG || a[1].kind == A_IMM);
+	case P_MBAR_ARRIVE:
+		return a.size() == (in.tx ? 3u : 2u) && a[0].kind == A_SINK && a[1].kind == A_ADDR &&
+		       (!in.tx || a[2].kind == A_REG || a[2].kind == A_IMM);
+	case P_MBAR_WAIT: return a.size() == 3 && a[0].kind == A_PRED && a[1].kind == A_ADDR &&
+				 (a[2].kind == A_REG || a[2].kind == A_IMM);
+	case P_SELP: return a.size() == 4 && a[0].kind == A_REG && a[1].kind == A_IMM && a[2].kind == A_IMM &&
+			    a[3].kind == A_PRED;
+	case P_EX2: return a.size() == 2 && a[0].kind == A_REG && a[1].kind == A_REG;
+	case P_BAR: return a.size() == 2 && (a[0].kind == A_REG || a[0].kind == A_IMM) &&
+			   (a[1].kind == A_REG || a[1].kind == A_IMM);
+	case P_BULK: return a.size() == 4 && a[0].kind == A_ADDR && a[1].kind == A_ADDR &&
+			    (a[2].kind == A_REG || a[2].kind == A_IMM) && a[3].kind == A_ADDR;
 	case P_SETP: return a.size() == 3 && a[0].kind == A_PRED && a[1].kind == A_REG && a[2].kind == A_IMM;
 	case P_WGMMA: /* d, a (registers, or a's descriptor), b's descriptor, scale-d, imm-scale-a,
 		       * imm-scale-b[, imm-trans-a (0: a K-major)], imm-trans-b */
@@ -422,6 +454,16 @@ static void wgmma_compute(Warp &w, const void *vctx)
 
 /* ===== PTX: running ===== */
 
+/* ex2.approx.ftz.f32 (PTX ISA 9.7.4.9): 2^x, subnormals flushed to 0
+ * (its error, 2 ulp on the GPU, is not modelled: exact here) */
+static float ex2_ftz(float x)
+{
+	if (x != 0.0f && fabsf(x) < 1.17549435e-38f)
+		x = 0.0f;
+	float y = exp2f(x);
+	return fabsf(y) < 1.17549435e-38f ? 0.0f : y;
+}
+
 static uint64_t value(const Operand *ops, int nops, const Arg &a, const char *file, int line)
 {
 	if (a.kind == A_IMM)
@@ -527,6 +569,34 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 		switch (in.op) {
 		case P_NOP: break;
 		case P_SETP: pred = value(ops, n, in.args[1], file, line) != (uint64_t)in.args[2].imm; break;
+		case P_SELP:
+			store(ops, n, in.args[0].regs[0], (uint32_t)(pred ? in.args[1].imm : in.args[2].imm), file, line);
+			break;
+		case P_EX2: /* 2^x, subnormal inputs and results flushed to 0 */
+			store(ops, n, in.args[0].regs[0], f32_bits(ex2_ftz(bits_f32((uint32_t)value(ops, n, in.args[1], file,
+													   line)))), file, line);
+			break;
+		case P_MBAR_INIT:
+			mbar_init(value(ops, n, in.args[0], file, line), (long long)value(ops, n, in.args[1], file, line), file,
+				  line);
+			break;
+		case P_MBAR_ARRIVE:
+			mbar_arrive(value(ops, n, in.args[1], file, line),
+				    in.tx ? (long long)(uint32_t)value(ops, n, in.args[2], file, line) : 0, file, line);
+			break;
+		case P_MBAR_WAIT:
+			pred = mbar_try_wait(value(ops, n, in.args[1], file, line),
+					     (unsigned)value(ops, n, in.args[2], file, line), file, line);
+			break;
+		case P_BAR:
+			named_barrier((int)value(ops, n, in.args[0], file, line), (int)value(ops, n, in.args[1], file, line),
+				      file, line);
+			break;
+		case P_BULK:
+			bulk_copy(value(ops, n, in.args[0], file, line), value(ops, n, in.args[1], file, line),
+				  (long long)(uint32_t)value(ops, n, in.args[2], file, line),
+				  value(ops, n, in.args[3], file, line), file, line);
+			break;
 		case P_WGMMA: run_wgmma(in, ops, n, pred, file, line); break;
 		case P_POLICY: run_policy(in, ops, n, file, line); break;
 		case P_LDG: run_ldg(in, ops, n, file, line); break;

@@ -3,8 +3,8 @@
  * (cuda_emu.cpp) on its own, without the tile compiler: the 16-bit float
  * conversions against their definitions, the warp collectives used the way
  * the PTX ISA describes them (an unswizzled ldmatrix + mma.sync product,
- * .x2 and .x4, shuffles), cp.async group accounting, and the problems it
- * must report.  Kernels here are written as the emulator's driver rewrites
+ * .x2 and .x4, shuffles), cp.async group accounting, mbarrier phases with
+ * a bulk copy landing at the wait, and the problems it must report.  Kernels here are written as the emulator's driver rewrites
  * generated code (emu::Ptx with operands).
  */
 #include "cuda_emu.h"
@@ -184,6 +184,73 @@ static void test_emu__race_reported(void)
 	T_OK(launch(race_kernel, 32, 512, args) > 0);
 }
 
+/* ===== mbarriers and bulk copies (mbar_emu.cpp) ===== */
+
+static const emu::Ptx mb_init("mbarrier.init.shared::cta.b64 [%0], %1;");
+static const emu::Ptx mb_expect("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;");
+static const emu::Ptx mb_wait("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+			      "selp.u32 %0, 1, 0, p;\n\t}");
+static const emu::Ptx bulk("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];");
+static const emu::Ptx named("bar.sync 1, %0;");
+
+static unsigned try_wait(unsigned bar, unsigned parity)
+{
+	unsigned done;
+	mb_wait.run({emu::out_r(done), emu::in_r(bar), emu::in_r(parity)}, __FILE__, __LINE__);
+	return done;
+}
+
+/* Thread 32 copies 32 bytes into shared memory on a barrier (a static
+ * __shared__ variable, as the rings' are) that thread 0 waits on: a fresh
+ * barrier's parity-1 wait passes at once, the bytes are stale until the
+ * parity-0 wait passes, then that phase is complete and parity 1 waits
+ * again; the two warps meet at named barrier 1. */
+static void mbar_kernel(void **args)
+{
+	const unsigned char *g = (const unsigned char *)args[0];
+	int *seen = (int *)args[1];
+	unsigned char *s = emu::dyn_smem();
+	static unsigned long long bar; /* what `__shared__` becomes here */
+	unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+	if (threadIdx.x == 0) {
+		mb_init.run({emu::in_r(b), emu::in_r(1u)}, __FILE__, __LINE__);
+		seen[0] = (int)try_wait(b, 1);
+	}
+	named.run({emu::in_n(64)}, __FILE__, __LINE__);
+	if (threadIdx.x == 32) {
+		mb_expect.run({emu::in_r(b), emu::in_r(32u)}, __FILE__, __LINE__);
+		bulk.run({emu::in_r((unsigned)__cvta_generic_to_shared(s + 16)), emu::in_l((unsigned long long)g),
+			  emu::in_r(32u), emu::in_r(b)}, __FILE__, __LINE__);
+	}
+	named.run({emu::in_n(64)}, __FILE__, __LINE__);
+	if (threadIdx.x == 0) {
+		seen[1] = s[16];
+		int spins = 0;
+		while (!try_wait(b, 0))
+			spins++;
+		seen[2] = s[16] + s[47];
+		seen[3] = spins;
+		seen[4] = (int)try_wait(b, 1);
+	}
+}
+
+static void test_emu__mbarrier_bulk(void)
+{
+	alignas(16) unsigned char g[32];
+	int seen[5];
+	for (int i = 0; i < 32; i++)
+		g[i] = (unsigned char)(i + 1);
+	void *args[] = {g, seen};
+	T_EQ_INT(launch(mbar_kernel, 64, 64, args), 0);
+	T_EQ_INT(seen[0], 1);
+	T_EQ_INT(seen[1], 0xa5);      /* landed at the wait, not at issue */
+	T_EQ_INT(seen[2], 1 + 32);
+	T_EQ_INT(seen[3], 0);         /* the wait completed the phase */
+	T_EQ_INT(seen[4], 0);
+	T_EQ_INT(launch(mbar_kernel, 64, 64, args, EMU_COPY_AT_ISSUE), 0);
+	T_EQ_INT(seen[1], 1);
+}
+
 /* ===== 16-bit floats ===== */
 
 /* Every f16 and bf16 value converts to float and back unchanged (NaNs stay
@@ -238,5 +305,6 @@ int main(void)
 	T_RUN(test_emu__mma_f16);
 	T_RUN(test_emu__cp_async_groups);
 	T_RUN(test_emu__race_reported);
+	T_RUN(test_emu__mbarrier_bulk);
 	return t_report();
 }
