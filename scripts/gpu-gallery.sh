@@ -160,6 +160,16 @@ lanes() {
 	wait
 }
 
+# checks_summary cat|sort: the runs and memchecks SUM holds since START:
+# their count, every line (as written or sorted), those not CORRECT (a "no
+# fit" line is neither), and the memchecks that found errors
+checks_summary() {
+	echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(grep -vc 'no fit' "$SUM") runs and memchecks"
+	$1 "$SUM"
+	grep -v -e ' CORRECT ' -e 'no fit' "$SUM" | sed 's/^/  NOT: /'
+	grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+}
+
 memcheck() {
 	for spec in "softmax/softmax_bf16_aligned 5003" "layernorm/layernorm_bf16_aligned 5003" \
 		"rmsnorm/rmsnorm_bf16_aligned 4093" "reduce/row_sum_bf16_aligned 5003" "reduce/03_aligned 5003" \

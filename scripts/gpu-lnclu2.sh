@@ -114,10 +114,7 @@ for part in "f32 50257,200003" "bf16 50257,131072,200003,262144"; do
 	rm -f "$JOBS/gallery.jsonl"
 done
 
-echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(grep -vc 'no fit' "$SUM") runs and memchecks"
-sort "$SUM"
-grep -v -e ' CORRECT ' -e 'no fit' "$SUM" | sed 's/^/  NOT: /'
-grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+checks_summary sort
 echo "table (op dtype size best-kernel verdict us GB/s %copy | torch | others):"
 grep -E '^layernorm' "$OUT/gallery.txt" || echo "  no table rows"
 rm -rf "$SUM" "$JOBS"

@@ -84,10 +84,7 @@ else
 	echo "table SKIPPED (TOTAL)" | tee "$OUT/gallery.txt"
 fi
 
-echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") runs and memchecks"
-cat "$SUM"
-grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
-grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+checks_summary cat
 echo "profiles, 8192 x 50257 (label verdict %copy | DRAM% L2% L1% SM% issue% IPC eligible | L1hit% L2hit% ld-sectors/request | top stalls per issue):"
 cat "$PT"
 echo "table (op dtype size best-kernel verdict us GB/s %copy | torch | others):"

@@ -71,10 +71,7 @@ else
 	echo "table SKIPPED (TOTAL)" | tee "$OUT/gallery.txt"
 fi
 
-echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") runs and memchecks"
-cat "$SUM"
-grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
-grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+checks_summary cat
 echo "table (op dtype size best-kernel verdict us GB/s %copy | torch | others):"
 grep -E '^layernorm' "$OUT/gallery.txt" || echo "  no table rows"
 rm -f "$SUM"

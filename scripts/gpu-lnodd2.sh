@@ -78,10 +78,7 @@ else
 	cp "$JOBS/gallery.jsonl" "$OUT/gallery.jsonl" 2>/dev/null
 fi
 
-echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") runs and memchecks"
-sort "$SUM"
-grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
-grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+checks_summary sort
 echo "table (op dtype size best-kernel verdict us GB/s %copy | torch | others):"
 grep -E '^layernorm' "$OUT/gallery.txt" || echo "  no table rows"
 rm -rf "$SUM" "$JOBS"

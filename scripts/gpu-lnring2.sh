@@ -94,10 +94,7 @@ else
 	cp "$JOBS/gallery.jsonl" "$OUT/gallery.jsonl" 2>/dev/null
 fi
 
-echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") runs and memchecks"
-sort "$SUM"
-grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
-grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+checks_summary sort
 echo "profiles, 8192 x 50257 (label verdict %copy | DRAM% L2% L1% SM% issue% IPC eligible | L1hit% L2hit%" \
 	"ld-sectors/request | top stalls a issue):"
 cat "$PT"

@@ -128,10 +128,7 @@ table() {
 table rmsnorm f32 50257
 table layernorm f32,bf16 "${GALLERY_SIZES:-16384,5003,50257,65536,131072,262144,200003}"
 
-echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") runs and memchecks"
-sort "$SUM"
-grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
-grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+checks_summary sort
 echo "table (op dtype size best-kernel verdict us GB/s %copy | torch | others):"
 grep -E '^(layernorm|rmsnorm)' "$OUT/gallery.txt" || echo "  no table rows"
 rm -rf "$SUM" "$JOBS"
