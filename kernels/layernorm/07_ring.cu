@@ -50,6 +50,25 @@
 // then the arithmetic, and from W = 1 the weights.  It is CORRECT only
 // against w = ones and b = zeros: scripts/gpu-lnring3.sh times it on a copy
 // of this file whose spec says so.
+// WS = 1 (issue 31's lnring4): the weights from shared memory.  Measured
+// on the H200 at 13:38Z (bench/layernorm_ring3_h200.txt, % of copy): W = 0
+// is at softmax's ring (91-95 f32, 91-95 bf16), W = 1 20-35 points under
+// it, WPF = 1 (a chunk ahead in registers) and U = 4 take back 1-12: the
+// cost is the L2 reads of w and b on the consumers' path, not their
+// arithmetic.  But a rank reads the same w and b every row: its slice
+// starts at uint4 g0 = rank * per of the row, per = ceil(nv / CLUSTER),
+// which the row's head (its alignment, 0..3) moves by at most one, so g0
+// by at most rank.  WS = 1 loads that window (WSPAN = per + CLUSTER uint4
+// of w and of b, win_load(), every thread, before the ring starts) into
+// shared memory after the ring, once a launch, and the output loop reads
+// uint4 j - lo of it where W = 1 reads uint4 j of w from L2: a shared load
+// instead of an L2 round trip, no alignment branch (the window is aligned
+// whatever w is).  The price: 32 bytes a uint4 of the slice beside the
+// ring, so a smaller slice (a larger cluster) and fewer slots: 4 x NSLOT
+// = 7 at 50257 (210 KiB), 8 x 10, 16 x 7 at 200003 and 16 x 5 at 262144
+// (the slice is then 4 chunks: 1 slot ahead).  Registers: 80 (W = 1 92),
+// no spills (kbench compile --arch sm_90a, CPU VM, 2026-11-28).  Not yet
+// run on a GPU: scripts/gpu-lnring4.sh.
 // CLUSTER: softmax's (09_ring.cu): 2 at 50257 and 65536, 4 at 131072, 8 at
 // 200003 and 262144.
 // Checked on the CPU: tests/cli/emu.sh runs both files on the host emulator

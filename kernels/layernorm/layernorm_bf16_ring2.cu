@@ -9,13 +9,18 @@
 // (mean, M2) sent and merged about one shift; softmax's output loop written
 // once a head (0..7: w and b as aligned uint4 j and j + 1, a byte permute a
 // word at an odd head), chunk 0's weights in flight through the exchange,
-// WPF = 1 a chunk ahead.  HF2 = 1: (v - mean) * rstd rounded to bf16 and
-// w and b applied by one packed bf16x2 fma a word (__hfma2, one rounding),
-// so w and b are never unpacked: 2.5 instructions an element fewer, where
-// the bf16 output loop at W = 1 issues 230-425 SASS instructions a trip of
-// 16 elements (every path; softmax's 137, W = 0's 131), near the 31 an
-// element an SM can issue at copy rate; error at most a bf16 ulp of the
-// normalised value more.  W = 0 reads no w or b (CORRECT only against w =
+// WPF = 1 a chunk ahead.  (HF2, w and b by packed bf16x2 fma, is gone: it
+// failed the tolerance on the H200 at 8192 x 50257 and up, 13:38Z.)
+// WS = 1 / 2: the rank's window of w and b in shared memory after the ring,
+// loaded once a launch (as bf16 / as f32, so that the output loop reads
+// 2-3 float4 of each and unpacks nothing): 07_ring.cu's header says why.
+// The window is 32 / 64 bytes a uint4 of the slice, so it needs the slice
+// small: WS = 1 CLUSTER = 2 NSLOT = 7 at 50257 (93 registers, 210 KiB),
+// WS = 2 CLUSTER = 4 NSLOT = 7 (72 registers, 210 KiB; the f32 window, no
+// byte permutes nor unpacking), CLUSTER = 8 NSLOT = 5 at 131072, 16 at
+// 200003 and 262144 (non-portable).  kbench compile --arch sm_90a, CPU VM,
+// 2026-11-28; W = 1's default 96 registers, no spills anywhere.
+// W = 0 reads no w or b (CORRECT only against w =
 // ones, b = zeros: scripts/gpu-lnring3.sh runs a copy whose spec says so).
 // CLUSTER: softmax_bf16_ring.cu's: 1 at 50257 and 65536, 2 at 131072, 4 at
 // 200003 and 262144.
