@@ -495,6 +495,8 @@ for f in 07_ring layernorm_bf16_ring2; do
 	emu "cu_${f}_ws" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D WS=1 $RS
 	emu "cu_${f}_ws_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D WS=1 --offset 4 --size M=5,N=503 \
 		--size M=9,N=5003
+	emu "cu_${f}_ws_issue" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D WS=1 -D U=4 -D NSLOT=7 \
+		--copies issue --sched shuffle --seed 5 --size M=9,N=5003
 done
 # shellcheck disable=SC2086 # the sizes, split on purpose
 emu cu_layernorm_bf16_ring2_ws2 kernels/layernorm/layernorm_bf16_ring2.cu -D CLUSTER=1 -D THREADS=64 -D WS=2 $RS
