@@ -67,8 +67,11 @@
 // ring, so a smaller slice (a larger cluster) and fewer slots: 4 x NSLOT
 // = 7 at 50257 (210 KiB), 8 x 10, 16 x 7 at 200003 and 16 x 5 at 262144
 // (the slice is then 4 chunks: 1 slot ahead).  Registers: 80 (W = 1 92),
-// no spills (kbench compile --arch sm_90a, CPU VM, 2026-11-28).  Not yet
-// run on a GPU: scripts/gpu-lnring4.sh.
+// no spills (kbench compile --arch sm_90a, CPU VM, 2026-11-28); the
+// window's bounds at clusters 1..16 and every head are checked by
+// bench/layernorm_ring3_model.py (its mutants winhead0, winspan fail), the
+// kernel at CLUSTER = 1 by tests/cli/emu.sh.  Not yet run on a GPU:
+// scripts/gpu-lnring4.sh.
 // CLUSTER: softmax's (09_ring.cu): 2 at 50257 and 65536, 4 at 131072, 8 at
 // 200003 and 262144.
 // Checked on the CPU: tests/cli/emu.sh runs both files on the host emulator
