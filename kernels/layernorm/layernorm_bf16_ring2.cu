@@ -39,7 +39,7 @@
 //! flops   7*M*N
 //! sweep   N = 50257, 1, 7, 13, 5003, 65536
 //! require (N / 8 + CLUSTER - 1) / CLUSTER <= NSLOT * THREADS * U   // a slice fits the ring
-//! require NSLOT * THREADS * U * 16 + WS * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + CLUSTER) <= 225 * 1024   // with the window of w and b (WS = 1)
+//! require NSLOT * THREADS * U * 16 + WS * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + CLUSTER) <= 225 * 1024   // the window fits
 //! tune    CLUSTER = 1, 2, 4, 8, 16
 //! tune    THREADS = 512, 480, 256, 992   // plus the producer warp: at most 1024 (480: 16 warps, 128 registers)
 //! tune    U = 2, 4, 1
@@ -469,7 +469,7 @@ __device__ __forceinline__ void ring_rows(const elem *x, int M, int N, unsigned 
 #define WPF 0 /* 1: a chunk's w and b loaded during the chunk before (0: at its top) */
 #endif
 #ifndef WS
-#define WS 0 /* 1: the rank's window of w and b in shared memory after the ring, loaded once a launch; 2 (bf16): as f32 */
+#define WS 0 /* 1: the rank's window of w and b in shared memory, loaded once; 2 (bf16): as f32 */
 #endif
 #if WS == 2 && F32
 #error "WS = 2 is bf16's window as f32: f32's WS = 1 is that"
