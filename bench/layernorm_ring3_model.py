@@ -15,7 +15,10 @@ rounds it:
     each rank's count; mean = g + S1 / N, var = S2 / N - (S1 / N)^2;
   - the weights a vector reads: aligned vector j = g0 + gi (always whole:
     no load past w) and, at a head H > 0, vector j + 1, element by element
-    where it reaches past N, whose first H elements are all inside w.
+    where it reaches past N, whose first H elements are all inside w;
+  - WS = 1 / 2 (lnring4): those vectors j and j + 1 inside the rank's window
+    in shared memory, WSPAN = per + CLUSTER vectors from lo, the least g0
+    over the heads 0..EPV - 1 (win_load()).
 Rows of mean 0 and 100 and with an outlier (+3000) at element 0, at widths
 1..50257, clusters 1..16, f32 (4 a vector) and bf16 (8, values rounded to
 bf16), every head.  The statistics must be within 1e-6 relative (mean, plus
@@ -25,7 +28,9 @@ here.  --mutant NAME breaks one rule (each must make the model fail):
   nohead     count() leaves the head out;
   g0rank0    g is always rank 0's mean (wrong where rank 0 is empty);
   nocenter   the ranks' M2 added without n d^2 (no parallel-axis term);
-  kzero      K = 0 in every rank (the variance's digits lost at mean 100).
+  kzero      K = 0 in every rank (the variance's digits lost at mean 100);
+  winhead0   the window's lo from head 0's split only;
+  winspan    the window CLUSTER - 1 vectors shorter.
 Usage: python3 bench/layernorm_ring3_model.py [--mutant NAME]; prints one
 line a failure and exits 1 on any.
 """
@@ -123,9 +128,15 @@ def row_stats(x, head_off, c, epv):
         s1, s2 = acc[0]
         d = f32(s1 / nb) if nb > 0 else 0.0
         msgs.append((f32(k + d), max(f32(s2 - f32(s1 * d)), 0.0)))
-        # the weights of each of the rank's vectors at this head
+        # the weights of each of the rank's vectors at this head, and the
+        # window of WS = 1 / 2 they must lie in
+        heads = range(1 if MUT == "winhead0" else epv)
+        lo = min(r * (((n - min(n, h)) // epv + c - 1) // c) for h in heads)
+        span = (n // epv + c - 1) // c + (1 if MUT == "winspan" else c)
         for gi in range(ng):
             j = g0 + gi
+            if not lo <= j < lo + span or (head > 0 and not j + 1 < lo + span):
+                bad.append(f"rank {r}: vectors {j}, {j + 1} outside the window {lo} .. {lo + span - 1}")
             if epv * (j + 1) > n:
                 bad.append(f"rank {r}: w's vector {j} reaches past N = {n}")
             for e in range(epv):

@@ -50,6 +50,28 @@
 // then the arithmetic, and from W = 1 the weights.  It is CORRECT only
 // against w = ones and b = zeros: scripts/gpu-lnring3.sh times it on a copy
 // of this file whose spec says so.
+// WS = 1 (issue 31's lnring4): the weights from shared memory.  Measured
+// on the H200 at 13:38Z (bench/layernorm_ring3_h200.txt, % of copy): W = 0
+// is at softmax's ring (91-95 f32, 91-95 bf16), W = 1 20-35 points under
+// it, WPF = 1 (a chunk ahead in registers) and U = 4 take back 1-12: the
+// cost is the L2 reads of w and b on the consumers' path, not their
+// arithmetic.  But a rank reads the same w and b every row: its slice
+// starts at uint4 g0 = rank * per of the row, per = ceil(nv / CLUSTER),
+// which the row's head (its alignment, 0..3) moves by at most one, so g0
+// by at most rank.  WS = 1 loads that window (WSPAN = per + CLUSTER uint4
+// of w and of b, win_load(), every thread, before the ring starts) into
+// shared memory after the ring, once a launch, and the output loop reads
+// uint4 j - lo of it where W = 1 reads uint4 j of w from L2: a shared load
+// instead of an L2 round trip, no alignment branch (the window is aligned
+// whatever w is).  The price: 32 bytes a uint4 of the slice beside the
+// ring, so a smaller slice (a larger cluster) and fewer slots: 4 x NSLOT
+// = 7 at 50257 (210 KiB), 8 x 10, 16 x 7 at 200003 and 16 x 5 at 262144
+// (the slice is then 4 chunks: 1 slot ahead).  Registers: 80 (W = 1 92),
+// no spills (kbench compile --arch sm_90a, CPU VM, 2026-11-28); the
+// window's bounds at clusters 1..16 and every head are checked by
+// bench/layernorm_ring3_model.py (its mutants winhead0, winspan fail), the
+// kernel at CLUSTER = 1 by tests/cli/emu.sh.  Not yet run on a GPU:
+// scripts/gpu-lnring4.sh.
 // CLUSTER: softmax's (09_ring.cu): 2 at 50257 and 65536, 4 at 131072, 8 at
 // 200003 and 262144.
 // Checked on the CPU: tests/cli/emu.sh runs both files on the host emulator
@@ -64,19 +86,21 @@
 //! in      w : f32[N] = rand(0.5, 1.5)
 //! in      b : f32[N] = randn(seed=3)
 //! out     y : f32[M, N]
-//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16)
+//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(min(NSLOT * THREADS * U * 16 + WS * 32 * ((N / 4 + CLUSTER - 1) / CLUSTER + CLUSTER), 225 * 1024))
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-4 atol=1e-5
 //! bytes   2*M*N*4
 //! flops   7*M*N
 //! sweep   N = 50257, 1, 7, 13, 5003, 65536
 //! require (N / 4 + CLUSTER - 1) / CLUSTER <= NSLOT * THREADS * U   // a slice fits the ring
+//! require NSLOT * THREADS * U * 16 + WS * 32 * ((N / 4 + CLUSTER - 1) / CLUSTER + CLUSTER) <= 225 * 1024   // the window fits
 //! tune    CLUSTER = 2, 1, 4, 8, 16
 //! tune    THREADS = 512, 480, 256, 992   // plus the producer warp: at most 1024 (480: 16 warps, 128 registers)
 //! tune    U = 2, 4, 1
 //! tune    NSLOT = 13, 14, 7, 12, 8
 //! tune    W = 1, 0
 //! tune    WPF = 0, 1
+//! tune    WS = 0, 1
 
 #define F32 1
 /* ===== the ring: softmax/softmax_bf16_ring.cu's, byte for byte but for
@@ -500,8 +524,11 @@ __device__ __forceinline__ void ring_rows(const elem *x, int M, int N, unsigned 
 #ifndef WPF
 #define WPF 0 /* 1: a chunk's w and b loaded during the chunk before (0: at its top) */
 #endif
-#ifndef HF2
-#define HF2 0 /* bf16, 1: (v - mean) * rstd rounded to bf16, then w and b by one packed bf16x2 fma a word */
+#ifndef WS
+#define WS 0 /* 1: the rank's window of w and b in shared memory, loaded once; 2 (bf16): as f32 */
+#endif
+#if WS == 2 && F32
+#error "WS = 2 is bf16's window as f32: f32's WS = 1 is that"
 #endif
 
 __device__ float2 add2(float2 a, float2 b)
@@ -544,11 +571,11 @@ __device__ float shift_of(const Ring &r, const unsigned char *ring, unsigned sl,
 	return 0.0f;
 }
 
-/* uint4 j of a (16-byte aligned, n elements): one load, or element by
- * element where it reaches past n (0 there). */
-__device__ uint4 vec_at(const elem *a, int j, int n)
+/* uint4 j of a (n elements; 16-byte aligned where al): one load, or
+ * element by element where it reaches past n (0 there) or a is not aligned. */
+__device__ uint4 vec_at(const elem *a, int j, int n, bool al = true)
 {
-	if (EPV * (j + 1) <= n)
+	if (al && EPV * (j + 1) <= n)
 		return __ldg((const uint4 *)a + j);
 	unsigned v[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
@@ -556,6 +583,49 @@ __device__ uint4 vec_at(const elem *a, int j, int n)
 		if (EPV * j + k < n)
 			v[k / EPW] |= (unsigned)__ldg((const bits *)a + EPV * j + k) << (16 * (k % EPW));
 	return make_uint4(v[0], v[1], v[2], v[3]);
+}
+
+/* WS = 1: the uint4 of w and of b that rank `rank` reads in any row, in
+ * shared memory (after the ring), loaded once a launch.  A rank's slice
+ * starts at uint4 g0 = rank * per, per from the row's head (0..EPV - 1, the
+ * row's alignment): over the heads g0 and per move by at most 1 and rank,
+ * so the window from the least g0 is at most WSPAN uint4 (the last slice's
+ * uint4 j + 1 included, which a head off a boundary reads). */
+#define WSPAN(n) (((n) / EPV + CLUSTER - 1) / CLUSTER + CLUSTER)
+struct Win {
+	const uint4 *w, *b; /* the window's uint4 lo .. lo + WSPAN(N) - 1 (WS = 2: float4 pairs) */
+	int lo;
+};
+
+/* Fill the window from w and b (any alignment; past N: 0) with every thread
+ * of the block; ring_start's cluster sync orders it before the first row. */
+__device__ Win win_load(unsigned char *at, const elem *w, const elem *b, int N, int rank)
+{
+	int lo = 1 << 30;
+	for (int h = 0; h < EPV; h++) {
+		const int nv = (N - min(N, h)) / EPV;
+		lo = min(lo, rank * ((nv + CLUSTER - 1) / CLUSTER));
+	}
+	const int n = WSPAN(N);
+	const bool al = ((((size_t)w | (size_t)b) & 15) == 0);
+	uint4 *sw = (uint4 *)at, *sb = sw + n * WS;
+	for (int i = threadIdx.x; i < n; i += blockDim.x) {
+		const uint4 vw = vec_at(w, lo + i, N, al), vb = vec_at(b, lo + i, N, al);
+#if WS == 2 /* each uint4's 8 bf16 as 8 f32, two float4 */
+		const unsigned uw[4] = {vw.x, vw.y, vw.z, vw.w}, ub[4] = {vb.x, vb.y, vb.z, vb.w};
+		float fw[EPV], fb[EPV];
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			unpack(uw[k], fw + EPW * k), unpack(ub[k], fb + EPW * k);
+		((float4 *)sw)[2 * i] = make_float4(fw[0], fw[1], fw[2], fw[3]);
+		((float4 *)sw)[2 * i + 1] = make_float4(fw[4], fw[5], fw[6], fw[7]);
+		((float4 *)sb)[2 * i] = make_float4(fb[0], fb[1], fb[2], fb[3]);
+		((float4 *)sb)[2 * i + 1] = make_float4(fb[4], fb[5], fb[6], fb[7]);
+#else
+		sw[i] = vw, sb[i] = vb;
+#endif
+	}
+	return Win{sw, sb, lo};
 }
 
 /* A thread's weights for one uint4 of its chunk: aligned uint4 j of w and
@@ -568,13 +638,21 @@ struct Wv {
 };
 
 /* The weights of chunk c (of this thread's U uint4) into v. */
-__device__ void wload(Wv *v, const elem *w, const elem *b, const Split &s, int c, int N)
+__device__ void wload(Wv *v, const elem *w, const elem *b, const Split &s, int c, int N, const Win &win)
 {
 #pragma unroll
 	for (int k = 0; k < U; k++) {
 		const int gi = c * CH + threadIdx.x + k * THREADS, j = s.g0 + gi;
 		if (gi >= s.ng)
 			continue;
+#if WS == 2
+		continue; /* read in the output loop, as f32 */
+#elif WS
+		v[k].wa = win.w[j - win.lo], v[k].ba = win.b[j - win.lo];
+		if (s.head > 0)
+			v[k].wc = win.w[j + 1 - win.lo], v[k].bc = win.b[j + 1 - win.lo];
+		continue;
+#endif
 		v[k].wa = __ldg((const uint4 *)w + j); /* whole: the row's uint4 j is, and w's starts no later */
 		v[k].ba = __ldg((const uint4 *)b + j);
 		if (s.head > 0) { /* only its first head elements are used, and they are inside w */
@@ -604,7 +682,7 @@ __device__ uint4 shiftv(uint4 a, uint4 c)
  * 0's weights, loaded during the statistics' exchange. */
 template <int H>
 __device__ void out_pass(Ring &r, const unsigned char *ring, unsigned q, const Split &s, float mean, float rstd,
-			 const elem *w, const elem *b, elem *o, bool ovec, int N, Wv *cur)
+			 const elem *w, const elem *b, elem *o, bool ovec, int N, Wv *cur, const Win &win)
 {
 	const int t = threadIdx.x;
 	for (int c = 0; c < s.nc; c++) {
@@ -612,10 +690,10 @@ __device__ void out_pass(Ring &r, const unsigned char *ring, unsigned q, const S
 #if W && WPF
 		Wv nxt[U];
 		if (H >= 0 && c + 1 < s.nc)
-			wload(nxt, w, b, s, c + 1, N);
+			wload(nxt, w, b, s, c + 1, N, win);
 #elif W
 		if (H >= 0 && c > 0)
-			wload(cur, w, b, s, c, N);
+			wload(cur, w, b, s, c, N, win);
 #endif
 #pragma unroll
 		for (int k = 0; k < U; k++) {
@@ -626,27 +704,37 @@ __device__ void out_pass(Ring &r, const unsigned char *ring, unsigned q, const S
 			unsigned x[4] = {v.x, v.y, v.z, v.w};
 #if W
 			const int e0 = s.head + EPV * (s.g0 + gi); /* w's element of x's first */
+#if WS == 2 /* its EPV weights as f32 from float H % 4 of the window's float4 2 (j - lo) + H / 4 on */
+			constexpr int h = H < 0 ? 0 : H;
+			float ww4[12], bb4[12];
+#pragma unroll
+			for (int m = 0; m < (h % 4 ? 3 : 2); m++) {
+				const float4 a = ((const float4 *)win.w)[2 * (s.g0 + gi - win.lo) + h / 4 + m];
+				const float4 c4 = ((const float4 *)win.b)[2 * (s.g0 + gi - win.lo) + h / 4 + m];
+				ww4[4 * m] = a.x, ww4[4 * m + 1] = a.y, ww4[4 * m + 2] = a.z, ww4[4 * m + 3] = a.w;
+				bb4[4 * m] = c4.x, bb4[4 * m + 1] = c4.y, bb4[4 * m + 2] = c4.z, bb4[4 * m + 3] = c4.w;
+			}
+#else
 			const uint4 gw = shiftv<(H < 0 ? 0 : H)>(cur[k].wa, cur[k].wc);
 			const uint4 gb = shiftv<(H < 0 ? 0 : H)>(cur[k].ba, cur[k].bc);
 			const unsigned ww[4] = {gw.x, gw.y, gw.z, gw.w}, bb[4] = {gb.x, gb.y, gb.z, gb.w};
+#endif
 #endif
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
 				float f[EPW];
 				unpack(x[j], f);
-#if W && !F32 && HF2
-				if (H >= 0) { /* w and b stay packed: no unpacking, no rounding of the result apart */
-					const __nv_bfloat162 r = __hfma2(__floats2bfloat162_rn((f[0] - mean) * rstd, (f[1] - mean) * rstd),
-									 *(const __nv_bfloat162 *)&ww[j], *(const __nv_bfloat162 *)&bb[j]);
-					x[j] = *(const unsigned *)&r;
-					continue;
-				}
-#endif
 #if W
 				float fw[EPW], fb[EPW];
 				if (H >= 0) {
+#if WS == 2
+#pragma unroll
+					for (int e = 0; e < EPW; e++)
+						fw[e] = ww4[h % 4 + EPW * j + e], fb[e] = bb4[h % 4 + EPW * j + e];
+#else
 					unpack(ww[j], fw);
 					unpack(bb[j], fb);
+#endif
 				} else {
 #pragma unroll
 					for (int e = 0; e < EPW; e++)
@@ -681,7 +769,12 @@ __device__ __forceinline__ void layernorm_ring(const elem *__restrict__ x, const
 	__shared__ Ring r;
 	const int rank = (int)cg::this_cluster().block_rank(), t = threadIdx.x;
 	/* the output pass's vector loads of w and b (else element by element) */
-	const bool wal = ((((size_t)w | (size_t)b) & 15) == 0);
+	const bool wal = WS || ((((size_t)w | (size_t)b) & 15) == 0);
+#if W && WS
+	const Win win = win_load(ring + NSLOT * CH * 16, w, b, N, rank);
+#else
+	const Win win = {nullptr, nullptr, 0};
+#endif
 	ring_rows(x, M, N, ring, r, [&](int row, const Split &s, unsigned q, unsigned it, int further) {
 		const elem *in = x + (size_t)row * N;
 		elem *out = y + (size_t)row * N;
@@ -729,7 +822,7 @@ __device__ __forceinline__ void layernorm_ring(const elem *__restrict__ x, const
 		Wv cur[U];
 #if W
 		if (wal)
-			wload(cur, w, b, s, 0, N);
+			wload(cur, w, b, s, 0, N, win);
 #endif
 		/* 2. the block's sums, the rank's (mean, M2) sent, the cluster's sums
 		 * about one shift g (rank 0's mean, or the last rank's where rank 0
@@ -753,24 +846,24 @@ __device__ __forceinline__ void layernorm_ring(const elem *__restrict__ x, const
 		const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 		elem *o = out + s.head + EPV * s.g0;
 		if (W && !wal)
-			out_pass<-1>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<-1>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (!W || s.head == 0)
-			out_pass<0>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<0>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 1)
-			out_pass<1>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<1>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 2)
-			out_pass<2>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<2>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 3 || EPV == 4)
-			out_pass<3>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<3>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 #if !F32
 		else if (s.head == 4)
-			out_pass<4>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<4>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 5)
-			out_pass<5>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<5>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 6)
-			out_pass<6>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<6>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else
-			out_pass<7>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<7>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 #endif
 		if (hok)
 			out[t] = (elem)fmaf((hv - mean) * rstd, wh, bh);

@@ -9,13 +9,18 @@
 // (mean, M2) sent and merged about one shift; softmax's output loop written
 // once a head (0..7: w and b as aligned uint4 j and j + 1, a byte permute a
 // word at an odd head), chunk 0's weights in flight through the exchange,
-// WPF = 1 a chunk ahead.  HF2 = 1: (v - mean) * rstd rounded to bf16 and
-// w and b applied by one packed bf16x2 fma a word (__hfma2, one rounding),
-// so w and b are never unpacked: 2.5 instructions an element fewer, where
-// the bf16 output loop at W = 1 issues 230-425 SASS instructions a trip of
-// 16 elements (every path; softmax's 137, W = 0's 131), near the 31 an
-// element an SM can issue at copy rate; error at most a bf16 ulp of the
-// normalised value more.  W = 0 reads no w or b (CORRECT only against w =
+// WPF = 1 a chunk ahead.  (HF2, w and b by packed bf16x2 fma, is gone: it
+// failed the tolerance on the H200 at 8192 x 50257 and up, 13:38Z.)
+// WS = 1 / 2: the rank's window of w and b in shared memory after the ring,
+// loaded once a launch (as bf16 / as f32, so that the output loop reads
+// 2-3 float4 of each and unpacks nothing): 07_ring.cu's header says why.
+// The window is 32 / 64 bytes a uint4 of the slice, so it needs the slice
+// small: WS = 1 CLUSTER = 2 NSLOT = 7 at 50257 (93 registers, 210 KiB),
+// WS = 2 CLUSTER = 4 NSLOT = 7 (72 registers, 210 KiB; the f32 window, no
+// byte permutes nor unpacking), CLUSTER = 8 NSLOT = 5 at 131072, 16 at
+// 200003 and 262144 (non-portable).  kbench compile --arch sm_90a, CPU VM,
+// 2026-11-28; W = 1's default 96 registers, no spills anywhere.
+// W = 0 reads no w or b (CORRECT only against w =
 // ones, b = zeros: scripts/gpu-lnring3.sh runs a copy whose spec says so).
 // CLUSTER: softmax_bf16_ring.cu's: 1 at 50257 and 65536, 2 at 131072, 4 at
 // 200003 and 262144.
@@ -27,20 +32,21 @@
 //! in      w : bf16[N] = rand(0.5, 1.5)
 //! in      b : bf16[N] = randn(seed=3)
 //! out     y : bf16[M, N]
-//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(NSLOT * THREADS * U * 16)
+//! launch  grid=(min(M, sm_count / CLUSTER) * CLUSTER) block=(THREADS + 32) smem=(min(NSLOT * THREADS * U * 16 + WS * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + CLUSTER), 225 * 1024))
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-2 atol=1e-2
 //! bytes   2*M*N*2
 //! flops   7*M*N
 //! sweep   N = 50257, 1, 7, 13, 5003, 65536
 //! require (N / 8 + CLUSTER - 1) / CLUSTER <= NSLOT * THREADS * U   // a slice fits the ring
+//! require NSLOT * THREADS * U * 16 + WS * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + CLUSTER) <= 225 * 1024   // the window fits
 //! tune    CLUSTER = 1, 2, 4, 8, 16
 //! tune    THREADS = 512, 480, 256, 992   // plus the producer warp: at most 1024 (480: 16 warps, 128 registers)
 //! tune    U = 2, 4, 1
 //! tune    NSLOT = 13, 14, 7, 12, 8
 //! tune    W = 1, 0
 //! tune    WPF = 0, 1
-//! tune    HF2 = 0, 1
+//! tune    WS = 0, 1, 2
 /* ===== the ring: softmax/softmax_bf16_ring.cu's, byte for byte but for
  * exchange()'s two maps (written out in each ring kernel, as every kernels/
  * file is whole: a session records one file a variant, so a variant must
@@ -462,8 +468,11 @@ __device__ __forceinline__ void ring_rows(const elem *x, int M, int N, unsigned 
 #ifndef WPF
 #define WPF 0 /* 1: a chunk's w and b loaded during the chunk before (0: at its top) */
 #endif
-#ifndef HF2
-#define HF2 0 /* bf16, 1: (v - mean) * rstd rounded to bf16, then w and b by one packed bf16x2 fma a word */
+#ifndef WS
+#define WS 0 /* 1: the rank's window of w and b in shared memory, loaded once; 2 (bf16): as f32 */
+#endif
+#if WS == 2 && F32
+#error "WS = 2 is bf16's window as f32: f32's WS = 1 is that"
 #endif
 
 __device__ float2 add2(float2 a, float2 b)
@@ -506,11 +515,11 @@ __device__ float shift_of(const Ring &r, const unsigned char *ring, unsigned sl,
 	return 0.0f;
 }
 
-/* uint4 j of a (16-byte aligned, n elements): one load, or element by
- * element where it reaches past n (0 there). */
-__device__ uint4 vec_at(const elem *a, int j, int n)
+/* uint4 j of a (n elements; 16-byte aligned where al): one load, or
+ * element by element where it reaches past n (0 there) or a is not aligned. */
+__device__ uint4 vec_at(const elem *a, int j, int n, bool al = true)
 {
-	if (EPV * (j + 1) <= n)
+	if (al && EPV * (j + 1) <= n)
 		return __ldg((const uint4 *)a + j);
 	unsigned v[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
@@ -518,6 +527,49 @@ __device__ uint4 vec_at(const elem *a, int j, int n)
 		if (EPV * j + k < n)
 			v[k / EPW] |= (unsigned)__ldg((const bits *)a + EPV * j + k) << (16 * (k % EPW));
 	return make_uint4(v[0], v[1], v[2], v[3]);
+}
+
+/* WS = 1: the uint4 of w and of b that rank `rank` reads in any row, in
+ * shared memory (after the ring), loaded once a launch.  A rank's slice
+ * starts at uint4 g0 = rank * per, per from the row's head (0..EPV - 1, the
+ * row's alignment): over the heads g0 and per move by at most 1 and rank,
+ * so the window from the least g0 is at most WSPAN uint4 (the last slice's
+ * uint4 j + 1 included, which a head off a boundary reads). */
+#define WSPAN(n) (((n) / EPV + CLUSTER - 1) / CLUSTER + CLUSTER)
+struct Win {
+	const uint4 *w, *b; /* the window's uint4 lo .. lo + WSPAN(N) - 1 (WS = 2: float4 pairs) */
+	int lo;
+};
+
+/* Fill the window from w and b (any alignment; past N: 0) with every thread
+ * of the block; ring_start's cluster sync orders it before the first row. */
+__device__ Win win_load(unsigned char *at, const elem *w, const elem *b, int N, int rank)
+{
+	int lo = 1 << 30;
+	for (int h = 0; h < EPV; h++) {
+		const int nv = (N - min(N, h)) / EPV;
+		lo = min(lo, rank * ((nv + CLUSTER - 1) / CLUSTER));
+	}
+	const int n = WSPAN(N);
+	const bool al = ((((size_t)w | (size_t)b) & 15) == 0);
+	uint4 *sw = (uint4 *)at, *sb = sw + n * WS;
+	for (int i = threadIdx.x; i < n; i += blockDim.x) {
+		const uint4 vw = vec_at(w, lo + i, N, al), vb = vec_at(b, lo + i, N, al);
+#if WS == 2 /* each uint4's 8 bf16 as 8 f32, two float4 */
+		const unsigned uw[4] = {vw.x, vw.y, vw.z, vw.w}, ub[4] = {vb.x, vb.y, vb.z, vb.w};
+		float fw[EPV], fb[EPV];
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			unpack(uw[k], fw + EPW * k), unpack(ub[k], fb + EPW * k);
+		((float4 *)sw)[2 * i] = make_float4(fw[0], fw[1], fw[2], fw[3]);
+		((float4 *)sw)[2 * i + 1] = make_float4(fw[4], fw[5], fw[6], fw[7]);
+		((float4 *)sb)[2 * i] = make_float4(fb[0], fb[1], fb[2], fb[3]);
+		((float4 *)sb)[2 * i + 1] = make_float4(fb[4], fb[5], fb[6], fb[7]);
+#else
+		sw[i] = vw, sb[i] = vb;
+#endif
+	}
+	return Win{sw, sb, lo};
 }
 
 /* A thread's weights for one uint4 of its chunk: aligned uint4 j of w and
@@ -530,13 +582,21 @@ struct Wv {
 };
 
 /* The weights of chunk c (of this thread's U uint4) into v. */
-__device__ void wload(Wv *v, const elem *w, const elem *b, const Split &s, int c, int N)
+__device__ void wload(Wv *v, const elem *w, const elem *b, const Split &s, int c, int N, const Win &win)
 {
 #pragma unroll
 	for (int k = 0; k < U; k++) {
 		const int gi = c * CH + threadIdx.x + k * THREADS, j = s.g0 + gi;
 		if (gi >= s.ng)
 			continue;
+#if WS == 2
+		continue; /* read in the output loop, as f32 */
+#elif WS
+		v[k].wa = win.w[j - win.lo], v[k].ba = win.b[j - win.lo];
+		if (s.head > 0)
+			v[k].wc = win.w[j + 1 - win.lo], v[k].bc = win.b[j + 1 - win.lo];
+		continue;
+#endif
 		v[k].wa = __ldg((const uint4 *)w + j); /* whole: the row's uint4 j is, and w's starts no later */
 		v[k].ba = __ldg((const uint4 *)b + j);
 		if (s.head > 0) { /* only its first head elements are used, and they are inside w */
@@ -566,7 +626,7 @@ __device__ uint4 shiftv(uint4 a, uint4 c)
  * 0's weights, loaded during the statistics' exchange. */
 template <int H>
 __device__ void out_pass(Ring &r, const unsigned char *ring, unsigned q, const Split &s, float mean, float rstd,
-			 const elem *w, const elem *b, elem *o, bool ovec, int N, Wv *cur)
+			 const elem *w, const elem *b, elem *o, bool ovec, int N, Wv *cur, const Win &win)
 {
 	const int t = threadIdx.x;
 	for (int c = 0; c < s.nc; c++) {
@@ -574,10 +634,10 @@ __device__ void out_pass(Ring &r, const unsigned char *ring, unsigned q, const S
 #if W && WPF
 		Wv nxt[U];
 		if (H >= 0 && c + 1 < s.nc)
-			wload(nxt, w, b, s, c + 1, N);
+			wload(nxt, w, b, s, c + 1, N, win);
 #elif W
 		if (H >= 0 && c > 0)
-			wload(cur, w, b, s, c, N);
+			wload(cur, w, b, s, c, N, win);
 #endif
 #pragma unroll
 		for (int k = 0; k < U; k++) {
@@ -588,27 +648,37 @@ __device__ void out_pass(Ring &r, const unsigned char *ring, unsigned q, const S
 			unsigned x[4] = {v.x, v.y, v.z, v.w};
 #if W
 			const int e0 = s.head + EPV * (s.g0 + gi); /* w's element of x's first */
+#if WS == 2 /* its EPV weights as f32 from float H % 4 of the window's float4 2 (j - lo) + H / 4 on */
+			constexpr int h = H < 0 ? 0 : H;
+			float ww4[12], bb4[12];
+#pragma unroll
+			for (int m = 0; m < (h % 4 ? 3 : 2); m++) {
+				const float4 a = ((const float4 *)win.w)[2 * (s.g0 + gi - win.lo) + h / 4 + m];
+				const float4 c4 = ((const float4 *)win.b)[2 * (s.g0 + gi - win.lo) + h / 4 + m];
+				ww4[4 * m] = a.x, ww4[4 * m + 1] = a.y, ww4[4 * m + 2] = a.z, ww4[4 * m + 3] = a.w;
+				bb4[4 * m] = c4.x, bb4[4 * m + 1] = c4.y, bb4[4 * m + 2] = c4.z, bb4[4 * m + 3] = c4.w;
+			}
+#else
 			const uint4 gw = shiftv<(H < 0 ? 0 : H)>(cur[k].wa, cur[k].wc);
 			const uint4 gb = shiftv<(H < 0 ? 0 : H)>(cur[k].ba, cur[k].bc);
 			const unsigned ww[4] = {gw.x, gw.y, gw.z, gw.w}, bb[4] = {gb.x, gb.y, gb.z, gb.w};
+#endif
 #endif
 #pragma unroll
 			for (int j = 0; j < 4; j++) {
 				float f[EPW];
 				unpack(x[j], f);
-#if W && !F32 && HF2
-				if (H >= 0) { /* w and b stay packed: no unpacking, no rounding of the result apart */
-					const __nv_bfloat162 r = __hfma2(__floats2bfloat162_rn((f[0] - mean) * rstd, (f[1] - mean) * rstd),
-									 *(const __nv_bfloat162 *)&ww[j], *(const __nv_bfloat162 *)&bb[j]);
-					x[j] = *(const unsigned *)&r;
-					continue;
-				}
-#endif
 #if W
 				float fw[EPW], fb[EPW];
 				if (H >= 0) {
+#if WS == 2
+#pragma unroll
+					for (int e = 0; e < EPW; e++)
+						fw[e] = ww4[h % 4 + EPW * j + e], fb[e] = bb4[h % 4 + EPW * j + e];
+#else
 					unpack(ww[j], fw);
 					unpack(bb[j], fb);
+#endif
 				} else {
 #pragma unroll
 					for (int e = 0; e < EPW; e++)
@@ -643,7 +713,12 @@ __device__ __forceinline__ void layernorm_ring(const elem *__restrict__ x, const
 	__shared__ Ring r;
 	const int rank = (int)cg::this_cluster().block_rank(), t = threadIdx.x;
 	/* the output pass's vector loads of w and b (else element by element) */
-	const bool wal = ((((size_t)w | (size_t)b) & 15) == 0);
+	const bool wal = WS || ((((size_t)w | (size_t)b) & 15) == 0);
+#if W && WS
+	const Win win = win_load(ring + NSLOT * CH * 16, w, b, N, rank);
+#else
+	const Win win = {nullptr, nullptr, 0};
+#endif
 	ring_rows(x, M, N, ring, r, [&](int row, const Split &s, unsigned q, unsigned it, int further) {
 		const elem *in = x + (size_t)row * N;
 		elem *out = y + (size_t)row * N;
@@ -691,7 +766,7 @@ __device__ __forceinline__ void layernorm_ring(const elem *__restrict__ x, const
 		Wv cur[U];
 #if W
 		if (wal)
-			wload(cur, w, b, s, 0, N);
+			wload(cur, w, b, s, 0, N, win);
 #endif
 		/* 2. the block's sums, the rank's (mean, M2) sent, the cluster's sums
 		 * about one shift g (rank 0's mean, or the last rank's where rank 0
@@ -715,24 +790,24 @@ __device__ __forceinline__ void layernorm_ring(const elem *__restrict__ x, const
 		const bool ovec = (((size_t)in ^ (size_t)out) & 15) == 0;
 		elem *o = out + s.head + EPV * s.g0;
 		if (W && !wal)
-			out_pass<-1>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<-1>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (!W || s.head == 0)
-			out_pass<0>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<0>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 1)
-			out_pass<1>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<1>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 2)
-			out_pass<2>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<2>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 3 || EPV == 4)
-			out_pass<3>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<3>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 #if !F32
 		else if (s.head == 4)
-			out_pass<4>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<4>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 5)
-			out_pass<5>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<5>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else if (s.head == 6)
-			out_pass<6>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<6>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 		else
-			out_pass<7>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur);
+			out_pass<7>(r, ring, q, s, mean, rstd, w, b, o, ovec, N, cur, win);
 #endif
 		if (hok)
 			out[t] = (elem)fmaf((hv - mean) * rstd, wh, bh);

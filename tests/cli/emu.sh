@@ -488,9 +488,20 @@ for f in 07_ring layernorm_bf16_ring2; do
 		kernels/layernorm/$f.cu >"$T_TMP/${f}_w0.cu"
 	emu "cu_${f}_w0" "$T_TMP/${f}_w0.cu" -D CLUSTER=1 -D THREADS=64 -D W=0 --size M=9,N=5003 --size M=9,N=7
 done
-# bf16 with w and b applied by packed bf16x2 fma (HF2 = 1): every head
-emu cu_layernorm_bf16_ring2_hf2 kernels/layernorm/layernorm_bf16_ring2.cu -D CLUSTER=1 -D THREADS=64 -D HF2=1 \
-	--size M=9,N=5003 --size M=9,N=7 --size M=3,N=4099 --size M=2,N=4096
+# w and b from the rank's window in shared memory (WS = 1, loaded once a
+# launch; bf16 WS = 2: as f32): every head, N = 1, 7, 13, 5003, and buffers off 16 bytes
+for f in 07_ring layernorm_bf16_ring2; do
+	# shellcheck disable=SC2086 # the sizes, split on purpose
+	emu "cu_${f}_ws" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D WS=1 $RS
+	emu "cu_${f}_ws_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D WS=1 --offset 4 --size M=5,N=503 \
+		--size M=9,N=5003
+	emu "cu_${f}_ws_issue" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=64 -D WS=1 -D U=4 -D NSLOT=7 \
+		--copies issue --sched shuffle --seed 5 --size M=9,N=5003
+done
+# shellcheck disable=SC2086 # the sizes, split on purpose
+emu cu_layernorm_bf16_ring2_ws2 kernels/layernorm/layernorm_bf16_ring2.cu -D CLUSTER=1 -D THREADS=64 -D WS=2 $RS
+emu cu_layernorm_bf16_ring2_ws2_off kernels/layernorm/layernorm_bf16_ring2.cu -D CLUSTER=1 -D THREADS=64 -D WS=2 \
+	--offset 4 --size M=5,N=503 --size M=9,N=5003
 # kernels/gemm, the hand-written tensor-core steps: a tail in every dim
 # (75, 70: no multiple of 8, so the scalar copies), rows 16-byte aligned
 # (the cp.async copies, zero-filled past M, N and K), K = 0 and K = 8,
