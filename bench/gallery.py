@@ -104,12 +104,13 @@ def ring32(twice=False, extra=()):
     return f
 
 
-# (issue 31, lnring3: the rings' OUT = 1 STATS = 1 lost at every long row on
-# the H200 of 2026-11-28T11:49Z, 57-71% of copy; in its place, 07_ring.cu and
-# layernorm_bf16_ring2.cu, softmax's ring with LayerNorm's arithmetic, at
-# softmax's cluster: 56-71% on the H200 at 13:38Z, under the best at every
-# long row; in its place the same rings with w and b from shared memory,
-# ws_ring() below)
+# (issue 31: the rings' OUT = 1 STATS = 1 lost at every long row on the H200
+# of 2026-11-28T11:49Z, 57-71% of copy; so did softmax's ring with
+# LayerNorm's arithmetic, 07_ring.cu and layernorm_bf16_ring2.cu, 56-71% at
+# 13:38Z, and the same with w and b in a shared-memory window, WS = 1 or 2,
+# 36-75% at 13:53Z, its larger clusters and fewer slots costing more than
+# the L2 reads it saves: bench/layernorm_ring3_h200.txt.  None is a
+# candidate; the files stay in kernels/layernorm as the record.)
 # issue 31's per-row protocol of RMSNorm (layernorm/04_ring.cu SUMS = 1:
 # one shift a row, sums added), with one load of w and b a vector (WN), or
 # in 32 KiB chunks (U4: half the chunks a row, so half the output pass's
@@ -117,26 +118,6 @@ def ring32(twice=False, extra=()):
 SUMS = ("--define", "OUT=1", "--define", "SUMS=1")
 
 
-def ws_ring(per16, ws):
-    """issue 31 (lnring4): 07_ring.cu / layernorm_bf16_ring2.cu with the
-    rank's window of w and b in shared memory after the ring, loaded once a
-    launch (WS = 1; bf16 WS = 2: as f32), in place of W = 1's L2 reads, which
-    cost 20-35 points of copy on the H200 (bench/layernorm_ring3_h200.txt,
-    13:38Z: W = 1 56-71%, W = 0 91-95%).  The window is ws x 32 bytes a
-    vector of the slice (+ CLUSTER), so: the smallest cluster whose slice
-    leaves at least 2 chunks of 16 KiB to load ahead beside the window, in
-    225 KiB, and the most slots (up to 13) that fit.  Not yet measured on a
-    GPU: scripts/gpu-lnring4.sh."""
-    def f(n):
-        c = 1
-        while c <= 16 and n > 16384:
-            per = -(-(n // per16) // c)
-            nslot = min(13, (225 * 1024 - ws * 32 * (per + c)) // 16384)
-            if per <= nslot * 1024 and nslot * 16384 - 16 * per >= 32768:
-                return ["--define", f"CLUSTER={c}", "--define", f"WS={ws}", "--define", f"NSLOT={nslot}"]
-            c *= 2
-        return None
-    return f
 U4 = ("--define", "U=4", "--define", "NSLOT=7")
 
 
@@ -275,7 +256,7 @@ CANDIDATES = {
                           (S + "softmax_bf16_bulk.cu", lean), (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)),
                            (L + "02_registers.cu", lambda n: ["--define", "VPT=8"] if 8192 < n <= 16384 else None),
-                           (L + "07_ring.cu", ws_ring(4, 1)), (L + "04_ring.cu", even(ring32(False, SUMS))),
+                           (L + "04_ring.cu", even(ring32(False, SUMS))),
                            (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
@@ -284,7 +265,6 @@ CANDIDATES = {
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
-                            (L + "layernorm_bf16_ring2.cu", ws_ring(8, 2)),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
