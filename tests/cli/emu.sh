@@ -260,7 +260,7 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 # cp.async and ldmatrix), ragged N, causal and not; misaligned rows take the
 # element copy.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps the 2-d layout
 # (operands, results and [BM, 1] statistics through shared memory).  Its
-# default: two row tiles a warp, 128 keys a step at D = 64 (64 at D = 128),
+# default: two row tiles a warp, 96 keys a step at D = 64 (64 at D = 128),
 # l's sum folded across the quad after the loop and acc's rescale where
 # alpha is assigned (lower_rowacc.c); at D = 64 q in shared memory (its
 # registers and s's would be too many).  A1T: one row tile a warp, 64 keys
@@ -274,7 +274,7 @@ emu attention_tile_default_shuffled $AT --sched shuffle --copies issue --offset 
 emu attention_tile_default_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
 # KB_COPY_ZFILL 0: a chunk past the tensor copied from the tensor's first
 # element (an address selected), not with src-size 0 from its own
-[ -n "$SAN" ] || { "$KB" compile --emit-cuda "$AT" | sed 's/^#define KB_COPY_ZFILL 1$/#define KB_COPY_ZFILL 0/' \
+[ -n "$SAN" ] || { "$KB" compile --emit-cuda --arch sm_90 "$AT" | sed 's/^#define KB_COPY_ZFILL 1$/#define KB_COPY_ZFILL 0/' \
 	>"$T_TMP/copy_select.cu" && grep -q '^#define KB_COPY_ZFILL 0$' "$T_TMP/copy_select.cu" ||
 	fail attention_tile_copy_select "KB_COPY_ZFILL not found in the generated CUDA"; }
 emu attention_tile_copy_select $AT --cuda "$T_TMP/copy_select.cu" --size B=2,H=1,N=129,CAUSAL=1 \
@@ -337,6 +337,13 @@ emu attention_tile_wgmma_off $AT $WG -D KB_WGMMA=0 --size B=2,H=1,N=129,CAUSAL=1
 emu attention_tile_wgmma_d128_ovl $AT $WG -D HD=128 --sched shuffle --copies issue --offset 2 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128 --size B=1,H=1,N=64,CAUSAL=1,D=128 --size B=1,H=1,N=65,CAUSAL=0,D=128 \
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=257,CAUSAL=0,D=128
+# the default at D = 64 takes 96 keys a step (128 spilled 56 B): a trip's
+# keys no multiple of 64, ragged ends (97, 193, 1000), overlapped; -D
+# BN=128 (the default before) waits for each dot
+emu attention_tile_wgmma_bn96 $AT $WG --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=97,CAUSAL=0 \
+	--size B=1,H=1,N=96,CAUSAL=1 --size B=1,H=1,N=193,CAUSAL=1 --size B=1,H=1,N=1000,CAUSAL=1
+emu attention_tile_wgmma_bn128 $AT $WG -D BN=128 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=0
 emu attention_tile_wgmma_bn64_ovl $AT $WG -D BN=64 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=2,N=300,CAUSAL=0
 emu attention_tile_wgmma_d128_ovl_off $AT $WG -D HD=128 -D KB_WG_OVERLAP=0 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
@@ -652,7 +659,7 @@ mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \
 # read as its first, every warpgroup reading the first's q rows, s's first
 # k16 step overwritten by the second (scale-d), both pieces into one's
 # accumulators, no barrier before the refill of what wgmma read
-AW="--arch sm_90a --size B=1,H=2,N=100,CAUSAL=1"
+AW="--arch sm_90a -D BN=128 --size B=1,H=2,N=100,CAUSAL=1" # (the default before 96 keys a step)
 mutant wg_k_step 's/k_ % 4 \* 32), 16, 1024)/k_ % 4 * 16), 16, 1024)/' 'elements wrong' $AT $AW
 mutant wg_v_k_major 's/kb_rwg_bf16_n64<8, 1>/kb_rwg_bf16_n64<8, 0>/g' 'elements wrong' $AT $AW
 mutant wg_copy_unswizzled 's/((((c >> 3) ^ r) \& 7) << 4)/(((c >> 3) \& 7) << 4)/' 'elements wrong' $AT $AW
@@ -662,8 +669,14 @@ mutant wg_q_warpgroups 's/(int)threadIdx.x \/ 128 \* 64 \* 128)/0)/' 'elements w
 	-D THREADS=256 -D BM=128 --size B=1,H=1,N=300,CAUSAL=1
 mutant wg_s_first_step_dropped 's/db_, k_ > 0);/db_, k_ > 1);/g' 'elements wrong' $AT $AW
 mutant wg_one_piece 's/(_t4 + 4, aw_\[k_\]\[1\]/(_t4 + 0, aw_[k_][1]/' 'elements wrong' $AT $AW
-mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a --sched warp \
+mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a -D BN=128 --sched warp \
 	--size B=1,H=1,N=300,CAUSAL=0
+# the overlap at the default D = 64 (96 keys a step): the last trip's P V
+# never issued, v's refill before it
+A96="--arch sm_90a --size B=1,H=1,N=300,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1"
+mutant wg_ovl96_last_pv_dropped 's|if (kb_pv_) { /\* the last trip.s acc += dot \*/|if (0) {|' 'elements wrong' $AT $A96
+mutant wg_ovl96_no_v_refill_barrier '/every warp.s dots are done: their b buffers are free/d' 'no __syncthreads' $AT \
+	$A96 --sched warp
 # the overlap (D = 128): the last trip's P V reading this trip's v buffer,
 # the last trip's P V never issued, P V never marked pending (none issued),
 # a P V issued on the first trip (of nothing), this trip's k waited for one

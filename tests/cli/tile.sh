@@ -349,12 +349,14 @@ expect_in attn_rows2_bn128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(115
 run "$KB" compile "$AT" --arch sm_90 $A1T --json
 expect_json attn_rows_mma_per_ldmatrix \
 	"j['build']['ptx'].count('mma.sync') == 2 * j['build']['ptx'].count('ldmatrix') > 0"
-# The default (two row tiles, 128 keys at D = 64): l's sum folded across
+# Two row tiles, 128 keys at D = 64 (the default before 96 on sm_90a; BN128
+# pins it): l's sum folded across
 # the quad once after the loop (no shuffle of it in a trip), acc's lazy
 # rescale where alpha is assigned, before p's exponentials: in the PTX only
 # alpha's four ex2 come before the vote (the other 128 after it, free to
 # overlap the mmas of acc's dot; at the dot all 132 were before it)
-run "$KB" compile "$AT" --arch sm_90 --emit-cuda
+BN128='-D BN=128'
+run "$KB" compile "$AT" --arch sm_90 $BN128 --emit-cuda
 expect_in attn_rowacc_sum_unfolded out "/* the quad's parts: folded after the loop (lower_rowacc.c) */"
 expect_in attn_rowacc_fold_after out "l[h_] += __shfl_xor_sync(0xffffffff, l[h_], o_);"
 expect_in attn_rowacc_rescale_hoisted out "'s acc * alpha, here where alpha is assigned"
@@ -369,7 +371,7 @@ expect_in attn_rows_copy_zfill_default out "#define KB_COPY_ZFILL 1"
 expect_in attn_rows_store_pairs out \
 	"*(kb_pair<__nv_bfloat16> *)(p_ + (size_t)r_ * D + c_) = kb_pair<__nv_bfloat16>{w_[0], w_[1]};"
 expect_not_in attn_rows_q_copy_not_waited_alone out "__syncthreads(); /* the b tile is in shared memory */"
-run "$KB" compile "$AT" --arch sm_90 --json --no-cache
+run "$KB" compile "$AT" --arch sm_90 $BN128 --json --no-cache
 expect_rc attn_default 0
 expect_json attn_rows_store_pairs_ptx "j['build']['ptx'].count('st.global.v2.u16') == 64 // 2"
 expect_json attn_default_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
@@ -385,7 +387,7 @@ expect_json attn_default_d128_no_spills "j['build']['kernels'][0]['resources']['
 # apart); q, k and v swizzled (kb_swz128), k and v copied a trip ahead as
 # before, and fenced for wgmma's proxy; no mma.sync, no ldmatrix.
 # -D KB_WGMMA=0 keeps mma.sync on sm_90a.
-run "$KB" compile "$AT" --emit-cuda
+run "$KB" compile "$AT" $BN128 --emit-cuda
 expect_in attn_wg_s out "kb_rwg_ss_bf16_n128<8, 0>(_t1 + 4, kb_wg_desc(al_ + (unsigned)(k_ / 4 * 16384 + k_ % 4 * 32 + 8192), 16, 1024), db_, k_ > 0);"
 # s starts from nothing: no zeros written a trip, the first k16 step's scale-d is 0
 expect_in attn_wg_s_undef out "kb_rwg_undef<128>(_t1);"
@@ -398,7 +400,7 @@ expect_in attn_wg_slow_swizzled out "kb_rows_copy_slow<128, 64, 128, true>(b_, p
 expect_in attn_wg_rows out "(int)threadIdx.x / 128 * 128 + (int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 / 4 + (i_) % 8 / 4 * 64"
 expect_in attn_wg_waited out 'asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");'
 expect_not_in attn_wg_no_mma_sync out "kb_mma(_t"
-run "$KB" compile "$AT" --json --no-cache
+run "$KB" compile "$AT" $BN128 --json --no-cache
 expect_rc attn_wg 0
 expect_json attn_wg_arch "j['build']['arch'] == 'sm_90a'"
 expect_json attn_wg_ptx "(lambda p: p.count('wgmma.mma_async') == 24 and 'mma.sync' not in p and 'ldmatrix' not in p and p.index('fence.proxy.async') < p.index('bar.sync', p.index('fence.proxy.async')))(j['build']['ptx'])"
@@ -406,6 +408,11 @@ run "$KB" compile "$AT" -D HD=128 --json --no-cache
 expect_rc attn_wg_d128 0
 expect_json attn_wg_d128_ptx "j['build']['ptx'].count('wgmma.mma_async') == 2 * (8 + 4 + 4)"
 expect_json attn_wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
+# the default at D = 64, 96 keys a step: S, acc and P in 208 registers, so
+# overlapped too, and no spills (128 keys: 255 registers, 56 B spilled)
+run "$KB" compile "$AT" --json --no-cache
+expect_json attn_wg_d64_bn96 "(lambda p: p.count('m64n96k16') == 2 * 4 and p.count('wgmma.mma_async') == 2 * (4 + 6 + 6) and 'wgmma.wait_group.sync.aligned 1' in p)(j['build']['ptx'])"
+expect_json attn_wg_d64_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 # ... overlapped (03_fa3.cu's OVERLAP, lower_rowwg.c): the softmax's
 # exponentials between wait_group 1 (this trip's S alone) and wait_group 0
 # (the last trip's P V, issued behind S), and ptxas serializes no wgmma
@@ -430,9 +437,9 @@ fi
 run "$KB" compile "$AT" -D HD=128 -D KB_WG_OVERLAP=0 --json --no-cache
 expect_json attn_wg_d128_ovl_off "(lambda p: p.count('wgmma.mma_async') == 2 * (8 + 4) and 'wgmma.wait_group.sync.aligned 1' not in p)(j['build']['ptx'])"
 # 03_fa3.cu's shape, two warpgroups of 64 rows (one row tile a warp): no
-# spills, overlapped; at the default D = 64 (BN = 128: S, acc and P would
-# need 256 registers) each dot is waited for (attn_wg_ptx's 24)
-run "$KB" compile "$AT" -D THREADS=256 -D BM=128 --json --no-cache
+# spills, overlapped; at one warpgroup, D = 64 and BN = 128 (S, acc and P
+# would need 256 registers) each dot is waited for (attn_wg_ptx's 24)
+run "$KB" compile "$AT" -D THREADS=256 -D BM=128 $BN128 --json --no-cache
 expect_json attn_wg_2wg_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0 and j['build']['ptx'].count('wgmma.mma_async') == 4 + 8 + 8"
 run "$KB" compile "$AT" -D THREADS=256 -D BM=128 -D HD=128 --json --no-cache
 expect_json attn_wg_2wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
