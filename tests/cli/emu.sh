@@ -328,6 +328,23 @@ emu attention_tile_wgmma_2wg $AT $WG -D THREADS=256 -D BM=128 --size B=2,H=1,N=1
 	--size B=1,H=2,N=300,CAUSAL=0
 emu attention_tile_wgmma_2wg_d128 $AT $WG -D THREADS=256 -D BM=128 -D HD=128 --sched shuffle --copies issue \
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=2,N=300,CAUSAL=0,D=128
+# threads(256) with one row tile a warp (two warpgroups of 64 rows):
+# 03_fa3.cu's roles (lower_rowwg.c), a producer warpgroup copying k and v
+# into two stages, the consumers waiting on named barriers (bar.sync) and
+# taking turns at the tensor cores; D = 64 and 128, 128 keys a step,
+# ragged, causal, one trip and several, shuffled, warp by warp, copies at
+# issue, misaligned rows (the producer's element copy), overlapped or not;
+# -D KB_WG_WS=0 keeps every thread copying
+AWS="-D THREADS=256 -D BM=128 -D BN=128"
+emu attention_tile_wgmma_ws $AT $WG $AWS --size B=1,H=1,N=300,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=1000,CAUSAL=1 --size B=1,H=2,N=128,CAUSAL=1
+emu attention_tile_wgmma_ws_d128 $AT $WG $AWS -D HD=128 --sched shuffle --copies issue --offset 2 \
+	--size B=1,H=1,N=300,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=257,CAUSAL=1,D=128
+emu attention_tile_wgmma_ws_warp $AT $WG $AWS --sched warp --offset 2 --size B=1,H=1,N=385,CAUSAL=0 \
+	--size B=1,H=1,N=200,CAUSAL=1
+emu attention_tile_wgmma_ws_waited $AT $WG $AWS -D KB_WG_OVERLAP=0 --sched shuffle --size B=1,H=1,N=300,CAUSAL=1 \
+	--size B=1,H=1,N=129,CAUSAL=0
+emu attention_tile_wgmma_ws_off $AT $WG $AWS -D KB_WG_WS=0 --size B=1,H=1,N=300,CAUSAL=1
 emu attention_tile_wgmma_1tile $AT $WG $A1T --offset 2 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
 emu attention_tile_wgmma_off $AT $WG -D KB_WGMMA=0 --size B=2,H=1,N=129,CAUSAL=1
 # D = 128 overlapped (lower_rowwg.c, 03_fa3.cu's OVERLAP): S of a trip,
@@ -691,6 +708,20 @@ mutant wg_ovl_pv_on_first_trip 's|int kb_pv_ = 0;|int kb_pv_ = 1;|' 'elements wr
 mutant wg_ovl_wait_short 's|kb_cp_async_wait<2>();|kb_cp_async_wait<3>();|' 'in flight' $AT $AO
 mutant wg_ovl_no_v_refill_barrier '/every warp.s dots are done: their b buffers are free/d' 'no __syncthreads' $AT $AO \
 	--sched warp
+# the producer warpgroup: a consumer not waiting for a trip's copies (its
+# full barrier), the producer refilling a stage before both consumers read
+# it (the empty one), or arriving before its copies landed, a consumer not
+# handing a stage back, a turn not passed, warpgroup 0 not taking the last
+# pass, the producer's element copy from thread 0 (not 256)
+AWM="--arch sm_90a $AWS --size B=1,H=1,N=300,CAUSAL=0"
+mutant ws_full_not_waited '/the producer.s copies of this trip.s b tiles have landed/d' 'elements wrong' $AT $AWM
+mutant ws_empty_not_waited '/both warpgroups have read this stage.s trip before last/d' 'overwrites' $AT $AWM --sched warp
+mutant ws_copies_not_landed '/the last trip.s copies have landed (before/{n;d;}' 'in flight' $AT $AWM
+mutant ws_stage_kept '/the last trip.s b tiles are read/d' 'deadlock' $AT $AWM
+mutant ws_turn_kept '/the turn passes: its softmax runs/d' 'deadlock' $AT $AWM
+mutant ws_last_pass_left 's|asm volatile("bar.sync %0, 256;" :: "r"(8) : "memory"); /\* warpgroup 1.s last pass \*/|;|' \
+	'the block ends with' $AT $AWM
+mutant ws_slow_copy_t0 's/, true, 256>/, true>/' 'elements wrong' $AT $AWM --offset 2
 # q in shared memory (two row tiles at D = 128)
 A2Q="$A2T -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128"
 mutant rows2_q_smem_tile0_twice 's/af1_, al_ + (unsigned)(2176 + k_/af1_, al_ + (unsigned)(0 + k_/' 'elements wrong' \

@@ -443,6 +443,30 @@ run "$KB" compile "$AT" -D THREADS=256 -D BM=128 $BN128 --json --no-cache
 expect_json attn_wg_2wg_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0 and j['build']['ptx'].count('wgmma.mma_async') == 4 + 8 + 8"
 run "$KB" compile "$AT" -D THREADS=256 -D BM=128 -D HD=128 --json --no-cache
 expect_json attn_wg_2wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
+# ... with 128 keys a step: 03_fa3.cu's roles (lower_rowwg.c): 384 threads,
+# the producer warpgroup (setmaxnreg 40) copying every trip's k and v, the
+# consumers (232) on named barriers (full, empty, the turns), no
+# __syncthreads in the loop, no spills at D = 64 and 128 (every thread
+# copying and 202 registers at D = 128, ptxas serialized the wgmmas:
+# C7520), no wgmma serialized
+AWS='-D THREADS=256 -D BM=128 -D BN=128'
+for d in 64 128; do
+	run "$KB" compile "$AT" $AWS -D HD=$d --json --no-cache
+	expect_json attn_ws_d${d} "(lambda k, p: k['resources']['local_bytes'] == 0 and k['resources']['setmaxnreg'] == {'dec': 40, 'inc': 232} and k['resources']['max_threads_per_block'] == 384 and 'C7520' not in j['build']['log'] and p.count('setmaxnreg') == 2 and p.count('bar.arrive') >= 4)(j['build']['kernels'][0], j['build']['ptx'])"
+done
+run "$KB" compile "$AT" $AWS --emit-cuda
+expect_in attn_ws_producer out "if ((int)threadIdx.x >= 256) { /* the producer warpgroup"
+expect_in attn_ws_producer_rows out "const int r0_ = ((int)threadIdx.x - 256) / 8, c_ = ((int)threadIdx.x - 256) % 8 * 8;"
+expect_in attn_ws_full out 'asm volatile("bar.sync %0, 256;" :: "r"(1 + kb_par_ * 2 + (int)threadIdx.x / 128) : "memory");'
+expect_in attn_ws_turn out 'asm volatile("bar.sync %0, 256;" :: "r"(8 + (int)threadIdx.x / 128) : "memory");'
+expect_in attn_ws_q_consumers out "if ((int)threadIdx.x < 256) {"
+if sed -n '/setmaxnreg.inc/,$p' "$T_TMP/out" | grep -q "__syncthreads"; then
+	fail attn_ws_no_block_barrier "a __syncthreads after the producer returned"
+else
+	pass attn_ws_no_block_barrier
+fi
+run "$KB" compile "$AT" $AWS -D HD=128 -D KB_WG_WS=0 --json --no-cache
+expect_json attn_ws_off "j['build']['kernels'][0]['resources']['max_threads_per_block'] == 256 and 'bar.arrive' not in j['build']['ptx']"
 run "$KB" compile "$AT" -D KB_WGMMA=0 --json
 expect_json attn_wg_off "'wgmma' not in j['build']['ptx'] and j['build']['ptx'].count('mma.sync') > 0 and j['build']['arch'] == 'sm_90a'"
 

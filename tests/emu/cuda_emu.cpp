@@ -105,6 +105,10 @@ static ucontext_t sched_ctx;
 static int nthreads, nlive, ndone;
 static int bar_arrived, bar_line;
 static const char *bar_file;
+static struct {
+	int arrived, count, line;
+	const char *file;
+} named[16];                /* bar.sync / bar.arrive's barriers 1-15 (0 is __syncthreads') */
 static uint32_t epoch;
 static unsigned char *stacks, *smem_region, *smem;
 static size_t stacks_len, smem_region_len, smem_size;
@@ -213,6 +217,39 @@ void syncthreads(const char *file, int line)
 		if (f.state == AT_BARRIER)
 			f.state = RUNNABLE;
 	bar_arrived = 0;
+	epoch++;
+}
+
+/* bar.sync (wait) or bar.arrive of named barrier id for count threads
+ * (PTX ISA 9.7.13.1; whole warps arrive): the barrier completes when count
+ * threads have arrived, and releases those that wait.  Its completion
+ * orders shared memory as __syncthreads does (the shadow's epoch: one for
+ * the block, so a barrier of some threads orders the others' accesses too;
+ * races between threads it does not join can go unseen). */
+void named_barrier(long long id, long long count, bool wait, const char *file, int line)
+{
+	if (id < 1 || id > 15 || count < 32 || count % 32 || count > nthreads)
+		fatal(file, line, "bar %lld, %lld: the id 1 to 15, the count whole warps of the block's %d threads",
+		      id, count, nthreads);
+	auto &b = named[id];
+	if (b.arrived == 0) {
+		b.count = (int)count;
+		b.file = file;
+		b.line = line;
+	} else if (b.count != count) {
+		fatal(file, line, "bar %lld: %lld threads here, %d at %s:%d", id, count, b.count, b.file, b.line);
+	}
+	if (++b.arrived < b.count) {
+		if (wait) {
+			running->named = (int)id;
+			yield(AT_NAMED, file, line);
+		}
+		return;
+	}
+	for (Fiber &f : fibers)
+		if (f.state == AT_NAMED && f.named == id)
+			f.state = RUNNABLE;
+	b.arrived = 0;
 	epoch++;
 }
 
@@ -510,6 +547,16 @@ static uint64_t rng_next(uint64_t *s)
 	int bar = 0, warp = 0;
 	const Fiber *wf = nullptr;
 	for (const Fiber &f : fibers) {
+		if (f.state == AT_NAMED) {
+			char more[256] = "";
+			for (int id = 1, n = 0; id < 16; id++) /* every named barrier that holds arrivals */
+				if (named[id].arrived)
+					n += snprintf(more + n, sizeof more - (size_t)n, "; bar %d: %d of %d", id,
+						      named[id].arrived, named[id].count);
+			running = nullptr;
+			fatal(f.file, f.line, "deadlock: thread %d waits at bar %d (%d exited%s)", f.index, f.named, ndone,
+			      more);
+		}
 		bar += f.state == AT_BARRIER;
 		if (f.state == AT_WARP && !wf)
 			wf = &f;
@@ -529,6 +576,8 @@ static void start_block()
 	}
 	shadow.assign(smem_size / 2 + 1, Unit{0, 0, -1, -1, 0, -1});
 	bar_arrived = 0;
+	for (auto &b : named)
+		b.arrived = 0;
 	ndone = 0;
 	nlive = nthreads;
 	for (int w = 0; w < (nthreads + 31) / 32; w++)
@@ -580,6 +629,10 @@ static void run_block(uint64_t *rng)
 			deadlock();
 	}
 	running = nullptr;
+	for (int id = 1; id < 16; id++) /* an arrival no thread waited for: a turn passed too often */
+		if (named[id].arrived)
+			problem(named[id].file, named[id].line, "the block ends with %d of bar %d's %d threads arrived",
+				named[id].arrived, id, named[id].count);
 }
 
 /* Fiber stacks (a guard page below each) and the dynamic shared memory

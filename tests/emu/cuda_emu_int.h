@@ -16,7 +16,7 @@
 
 namespace emu {
 
-enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
+enum { RUNNABLE, AT_BARRIER, AT_WARP, AT_NAMED, DONE };
 
 struct Copy {
 	uint32_t dst;
@@ -29,6 +29,7 @@ struct Fiber {
 	int index;
 	ucontext_t ctx;
 	int state;
+	int named;              /* AT_NAMED: the barrier's id */
 	const char *file;       /* where it waits */
 	int line;
 	std::vector<Copy> open;                   /* cp.async not yet committed */
@@ -77,6 +78,8 @@ void shadow_read(int warp, uint32_t a, int n, const char *file, int line);
 void cp_async(uint64_t dst, uint64_t src, int cp_size, int src_size, const char *file, int line);
 void commit_group();
 void wait_group(long long n);
+/* bar.sync (wait) or bar.arrive id, count: named barrier id (1-15) of count threads */
+void named_barrier(long long id, long long count, bool wait, const char *file, int line);
 
 } // namespace emu
 

@@ -1,7 +1,8 @@
 /*
  * ptx_emu.cpp - the emulator's interpreter for the PTX the tile compiler
  * writes inline (cp.async, commit/wait_group, ldmatrix, mma.sync m16n8k16,
- * and wgmma.mma_async m64nNk16 with A from registers):
+ * wgmma.mma_async m64nNk16 with A from registers, bar.sync and bar.arrive
+ * of named barriers, setmaxnreg as nothing):
  * each statement's text parsed once, then run on the calling lane's
  * operands; the warp-wide ones through a rendezvous of the warp's lanes.
  * Semantics from NVIDIA's PTX ISA (9.7.9.25 cp.async, 9.7.14.5.8 the
@@ -27,7 +28,8 @@ namespace emu {
 
 /* ===== PTX: parsing ===== */
 
-enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA };
+enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA, P_BAR, P_ARRIVE,
+       P_MAXNREG };
 enum { A_REG, A_IMM, A_VEC, A_ADDR, A_PRED };
 
 struct Arg {
@@ -165,6 +167,12 @@ static std::string classify(const std::string &opcode, Insn *in)
 		return "";
 	}
 	if (opcode == "setp.ne.b32") { in->op = P_SETP; return ""; }
+	if (opcode == "bar.sync") { in->op = P_BAR; return ""; }
+	if (opcode == "bar.arrive") { in->op = P_ARRIVE; return ""; }
+	if (opcode == "setmaxnreg.inc.sync.aligned.u32" || opcode == "setmaxnreg.dec.sync.aligned.u32") {
+		in->op = P_MAXNREG; /* (the emulator's threads have what registers they need) */
+		return "";
+	}
 	if (q[0] == "wgmma" && q.size() == 8 && q[1] == "mma_async" && q[2] == "sync" && q[3] == "aligned" &&
 	    q[4].compare(0, 4, "m64n") == 0 && q[5] == "f32" && q[6] == q[7] && (q[6] == "bf16" || q[6] == "f16")) {
 		in->op = P_WGMMA;
@@ -199,6 +207,10 @@ static bool shape_ok(const Insn &in)
 	case P_LDMATRIX: return a.size() == 2 && a[0].kind == A_VEC && a[0].nregs == in.num &&
 				a[1].kind == A_ADDR;
 	case P_NOP: return true;
+	case P_BAR: case P_ARRIVE:
+		return a.size() == 2 && (a[0].kind == A_IMM || a[0].kind == A_REG) &&
+		       (a[1].kind == A_IMM || a[1].kind == A_REG);
+	case P_MAXNREG: return a.size() == 1 && a[0].kind == A_IMM && a[0].imm >= 24 && a[0].imm <= 256 && a[0].imm % 8 == 0;
 	case P_SETP: return a.size() == 3 && a[0].kind == A_PRED && a[1].kind == A_REG && a[2].kind == A_IMM;
 	case P_WGMMA: /* d, a (registers, or a's descriptor), b's descriptor, scale-d, imm-scale-a,
 		       * imm-scale-b[, imm-trans-a (0: a K-major)], imm-trans-b */
@@ -484,7 +496,11 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 	bool pred = false;
 	for (const Insn &in : p->insns) {
 		switch (in.op) {
-		case P_NOP: break;
+		case P_NOP: case P_MAXNREG: break;
+		case P_BAR: case P_ARRIVE:
+			named_barrier((long long)value(ops, n, in.args[0], file, line),
+				      (long long)value(ops, n, in.args[1], file, line), in.op == P_BAR, file, line);
+			break;
 		case P_SETP: pred = value(ops, n, in.args[1], file, line) != (uint64_t)in.args[2].imm; break;
 		case P_WGMMA: run_wgmma(in, ops, n, pred, file, line); break;
 		case P_COMMIT: commit_group(); break;
