@@ -5,17 +5,18 @@
 # 16; N = 1024: B = 16, H = 32 at D = 64), every timed run checked (kbench
 # run's verdict); then the ragged sizes (N = 4097 with the spec's sweep,
 # 1024 and 1000: CORRECT or not), compute-sanitizer memcheck at N = 300,
-# and, time left, the variants:
-#   attention.tile        its defaults on sm_90a: 96 keys a step at D = 64
-#                         (no spills, 241 registers, S of a trip overlapped
-#                         with the last trip's P V), 64 at D = 128
-#   attention.tile-bn128  D = 64, -D BN=128: the default before (255
-#                         registers, 56 B spilled, each dot waited for)
-#   attention.tile-2wg128 -D THREADS=256 -D BM=128 -D BN=128: 03_fa3.cu's
-#                         consumer shape (two warpgroups of 64 rows, 128
-#                         keys) without its producer: one block an SM
-#                         (162-202 registers), both warpgroups in step at
-#                         the trip's two barriers
+# and, time left, the variants (each row's name):
+#   attention.tile        its defaults on sm_90a: two consumer warpgroups of
+#                         64 rows and a producer warpgroup (03_fa3.cu's
+#                         roles, src/tile/lower_rowwg.c: cp.async into two
+#                         stages, named barriers, the consumers' turns at
+#                         the tensor cores), 128 keys a step, D = 64 and 128
+#   attention.tile-1wg    -D THREADS=128: the structure before (the
+#                         default of 11:49Z), one warpgroup of 128 rows,
+#                         128 keys a step at D = 64 (56 B spilled), 64 at
+#                         D = 128, every size
+#   attention.tile-ws0    -D KB_WG_WS=0: the default's shape without the
+#                         producer (every thread copies, __syncthreads)
 # Builds nothing: runs from the repo root with the make dist tarball
 # (build/dist*/).  Under BUDGET seconds (default 280): a row that could not
 # start in time is listed SKIPPED, the table is printed in any case; each
@@ -37,12 +38,13 @@ bh() {
 	[ "$1" != 1024 ] || b=16
 	[ "$1" != 1024 ] || [ "$2" != 64 ] || h=32
 }
-# every size: the .tile's default and 03_fa3
+# every size: the .tile's default, its structure before and 03_fa3
 for n in 1024 4096 8192 16384; do
 	for d in 64 128; do
 		bh "$n" "$d"
 		for c in 0 1; do
 			tile "" "$d" "$n" "$b" "$h" "$c"
+			tile -1wg "$d" "$n" "$b" "$h" "$c" --define THREADS=128
 			fa3 "" "$d" "$n" "$b" "$h" "$c"
 		done
 	done
@@ -51,21 +53,16 @@ done
 # and 1000), and compute-sanitizer memcheck at N = 300 (gpu-attn-lib.sh)
 ragged ""
 memcheck
-# the variants, time left: the D = 64 default before, then 03_fa3.cu's
-# consumer shape
-for n in 8192 16384 4096 1024; do
-	bh "$n" 64
-	for c in 0 1; do
-		tile -bn128 64 "$n" "$b" "$h" "$c" --define BN=128
-	done
-done
+# the variants, time left: without the producer, then the structure
+# before at the ragged sizes
 for d in 128 64; do
 	for c in 0 1; do
-		tile -2wg128 "$d" 8192 2 16 "$c" --define THREADS=256 --define BM=128 --define BN=128
+		tile -ws0 "$d" 8192 2 16 "$c" --define KB_WG_WS=0
 	done
 done
+ragged -1wg --define THREADS=128
 # the registers and spills NVRTC reports for each
-for v in "64 " "128 " "64 -DBN=128" "128 -DTHREADS=256 -DBM=128 -DBN=128"; do
+for v in "64 " "128 " "64 -DTHREADS=128" "128 -DTHREADS=128" "128 -DKB_WG_WS=0"; do
 	t=$(left)
 	[ "$t" -ge 5 ] || break
 	d=${v%% *} x=${v#* }
@@ -77,4 +74,4 @@ echo "wall $(($(date +%s) - T0)) s" >>"$LOG"
 
 # the table: every row CORRECT, and the % of 03_fa3 (>= 80%), are what to look for
 echo "memcheck attention.tile (wgmma) N=300 causal:${MC:- not run}" | tee -a "$LOG"
-fa_table attention.tile attention.tile-bn128 attention.tile-2wg128
+fa_table attention.tile attention.tile-1wg attention.tile-ws0

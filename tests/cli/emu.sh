@@ -260,13 +260,15 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 # cp.async and ldmatrix), ragged N, causal and not; misaligned rows take the
 # element copy.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps the 2-d layout
 # (operands, results and [BM, 1] statistics through shared memory).  Its
-# default: two row tiles a warp, 96 keys a step at D = 64 (64 at D = 128),
+# default: 16 rows a warp at 8 warps, 128 keys a step; T1 (4 warps): two
+# row tiles a warp, 128 keys a step at D = 64 (64 at D = 128),
 # l's sum folded across the quad after the loop and acc's rescale where
 # alpha is assigned (lower_rowacc.c); at D = 64 q in shared memory (its
 # registers and s's would be too many).  A1T: one row tile a warp, 64 keys
 # (the default before).
 AT='kernels/attention/attention.tile'
-A1T='-D BM=64 -D BN=64'
+T1='-D THREADS=128' # one warpgroup: the default before two (and a producer on sm_90a)
+A1T="$T1 -D BM=64 -D BN=64"
 emu attention_tile_default $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=257,CAUSAL=0 --size B=1,H=1,N=1,CAUSAL=1
 emu attention_tile_default_shuffled $AT --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=300,CAUSAL=0 \
@@ -290,7 +292,7 @@ emu attention_tile_8warps $AT -D THREADS=256 -D BM=128 -D BN=64 --size B=2,H=1,N
 emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128
 # -D BM=128 at 4 warps: two m16 row tiles a warp (each B fragment feeds both)
-A2T='-D BM=128 -D BN=64'
+A2T="$T1 -D BM=128 -D BN=64"
 emu attention_tile_2tiles $AT $A2T --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
 	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
 	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
@@ -311,10 +313,11 @@ emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D BN=64 -D HD=128 --size
 # ... and on sm_90a (the file's `//! arch sm_90a`; the emulator takes sm_90
 # unless --arch says) its dots are wgmma (lower_rowwg.c), run by the
 # emulator from PTX's semantics (register fragments, matrix descriptors, the
-# 128-byte swizzle): the default (two m64 pieces a warpgroup, q in shared
-# memory), D = 128, 8 warps (03_fa3.cu's two warpgroups of 64 rows), one
-# tile a warp, misaligned rows (the element copy, swizzled), shuffled, warp
-# by warp, copies at issue; -D KB_WGMMA=0 keeps mma.sync there
+# 128-byte swizzle): the default (8 warps, 03_fa3.cu's two warpgroups of 64
+# rows and a producer, below), D = 128, T1 (one warpgroup: two m64 pieces a
+# warpgroup, q in shared memory), one tile a warp, misaligned rows (the
+# element copy, swizzled), shuffled, warp by warp, copies at issue; -D
+# KB_WGMMA=0 keeps mma.sync there
 WG='--arch sm_90a'
 emu attention_tile_wgmma $AT $WG --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=1,N=300,CAUSAL=1
@@ -324,6 +327,10 @@ emu attention_tile_wgmma_warp_by_warp $AT $WG --sched warp --size B=2,H=1,N=129,
 emu attention_tile_wgmma_d128 $AT $WG -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 \
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=300,CAUSAL=1,D=128
 emu attention_tile_wgmma_d128_misaligned $AT $WG -D HD=128 --sched warp --offset 2 --size B=2,H=1,N=129,CAUSAL=1,D=128
+emu attention_tile_wgmma_1wg $AT $WG $T1 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=1
+emu attention_tile_wgmma_1wg_d128 $AT $WG $T1 -D HD=128 --sched warp --offset 2 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
+	--size B=1,H=2,N=100,CAUSAL=0,D=128
 emu attention_tile_wgmma_2wg $AT $WG -D THREADS=256 -D BM=128 --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=2,N=300,CAUSAL=0
 emu attention_tile_wgmma_2wg_d128 $AT $WG -D THREADS=256 -D BM=128 -D HD=128 --sched shuffle --copies issue \
@@ -351,19 +358,19 @@ emu attention_tile_wgmma_off $AT $WG -D KB_WGMMA=0 --size B=2,H=1,N=129,CAUSAL=1
 # then the last trip's P V behind it, v of the next trip copied once that
 # is done; one trip (N = 1, 64), two (65, 129), ragged ends; the 2wg shape
 # and 64 keys a step at D = 64 overlap too; -D KB_WG_OVERLAP=0 waits
-emu attention_tile_wgmma_d128_ovl $AT $WG -D HD=128 --sched shuffle --copies issue --offset 2 \
+emu attention_tile_wgmma_d128_ovl $AT $WG $T1 -D HD=128 --sched shuffle --copies issue --offset 2 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128 --size B=1,H=1,N=64,CAUSAL=1,D=128 --size B=1,H=1,N=65,CAUSAL=0,D=128 \
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=257,CAUSAL=0,D=128
-# the default at D = 64 takes 96 keys a step (128 spilled 56 B): a trip's
-# keys no multiple of 64, ragged ends (97, 193, 1000), overlapped; -D
-# BN=128 (the default before) waits for each dot
-emu attention_tile_wgmma_bn96 $AT $WG --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=97,CAUSAL=0 \
+# one warpgroup at D = 64 with 96 keys a step (without 128's 56 B of
+# spills): a trip's keys no multiple of 64, ragged ends (97, 193, 1000),
+# overlapped; with 128 each dot is waited for
+emu attention_tile_wgmma_bn96 $AT $WG $T1 -D BN=96 --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=97,CAUSAL=0 \
 	--size B=1,H=1,N=96,CAUSAL=1 --size B=1,H=1,N=193,CAUSAL=1 --size B=1,H=1,N=1000,CAUSAL=1
-emu attention_tile_wgmma_bn128 $AT $WG -D BN=128 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
+emu attention_tile_wgmma_bn128 $AT $WG $T1 -D BN=128 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=1,N=300,CAUSAL=0
-emu attention_tile_wgmma_bn64_ovl $AT $WG -D BN=64 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
+emu attention_tile_wgmma_bn64_ovl $AT $WG $T1 -D BN=64 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=2,N=300,CAUSAL=0
-emu attention_tile_wgmma_d128_ovl_off $AT $WG -D HD=128 -D KB_WG_OVERLAP=0 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
+emu attention_tile_wgmma_d128_ovl_off $AT $WG $T1 -D HD=128 -D KB_WG_OVERLAP=0 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
 	--size B=1,H=1,N=257,CAUSAL=0,D=128
 # a dot's b copied where the dot is, f16, a start x * 0.5, on wgmma (BK = 64: a swizzle row)
 emu dot_rows_here_wgmma tests/emu/dot_rows_here.tile $WG -D BK=64 --size M=130,N=70,K=75 --size M=100,N=129,K=150
@@ -640,9 +647,9 @@ mutant rowacc_read_sum_unfolded 's/_t[0-9]*\[0\] += __shfl_xor_sync.*;$/(void)0;
 mutant rowacc_hoisted_rescale_dropped 's/acc\[i_\] \*= r2\[(i_) % 4 \/ 2\];/(void)0;/' 'elements wrong' \
 	tests/emu/rows_acc.tile $RA
 mutant rowacc_attention_rescaled_twice 's/\(_t[0-9]*\)\[i_\] = acc\[i_\];/\1[i_] = acc[i_] * alpha[i_ % 8 \/ 2];/' \
-	'elements wrong' $AT --size B=1,H=1,N=300,CAUSAL=0
+	'elements wrong' $AT $T1 --size B=1,H=1,N=300,CAUSAL=0
 mutant rowacc_attention_fold_dropped 's/l\[h_\] += __shfl_xor_sync(0xffffffff, l\[h_\], o_);/(void)0;/' \
-	'elements wrong' $AT --size B=1,H=1,N=300,CAUSAL=1
+	'elements wrong' $AT $T1 --size B=1,H=1,N=300,CAUSAL=1
 # the mask only on tiles past N or across the diagonal (N = 256: interior tiles)
 mutant rows_mask_diagonal_skipped 's/ || ((CAUSAL != 0) \&\& ((j + BN) > m0))//' 'elements wrong' $AT $A1T \
 	--size B=1,H=1,N=256,CAUSAL=1
@@ -676,7 +683,7 @@ mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \
 # read as its first, every warpgroup reading the first's q rows, s's first
 # k16 step overwritten by the second (scale-d), both pieces into one's
 # accumulators, no barrier before the refill of what wgmma read
-AW="--arch sm_90a -D BN=128 --size B=1,H=2,N=100,CAUSAL=1" # (the default before 96 keys a step)
+AW="--arch sm_90a $T1 -D BN=128 --size B=1,H=2,N=100,CAUSAL=1"
 mutant wg_k_step 's/k_ % 4 \* 32), 16, 1024)/k_ % 4 * 16), 16, 1024)/' 'elements wrong' $AT $AW
 mutant wg_v_k_major 's/kb_rwg_bf16_n64<8, 1>/kb_rwg_bf16_n64<8, 0>/g' 'elements wrong' $AT $AW
 mutant wg_copy_unswizzled 's/((((c >> 3) ^ r) \& 7) << 4)/(((c >> 3) \& 7) << 4)/' 'elements wrong' $AT $AW
@@ -686,11 +693,11 @@ mutant wg_q_warpgroups 's/(int)threadIdx.x \/ 128 \* 64 \* 128)/0)/' 'elements w
 	-D THREADS=256 -D BM=128 --size B=1,H=1,N=300,CAUSAL=1
 mutant wg_s_first_step_dropped 's/db_, k_ > 0);/db_, k_ > 1);/g' 'elements wrong' $AT $AW
 mutant wg_one_piece 's/(_t4 + 4, aw_\[k_\]\[1\]/(_t4 + 0, aw_[k_][1]/' 'elements wrong' $AT $AW
-mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a -D BN=128 --sched warp \
+mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a $T1 -D BN=128 --sched warp \
 	--size B=1,H=1,N=300,CAUSAL=0
-# the overlap at the default D = 64 (96 keys a step): the last trip's P V
+# the overlap at D = 64 with 96 keys a step: the last trip's P V
 # never issued, v's refill before it
-A96="--arch sm_90a --size B=1,H=1,N=300,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1"
+A96="--arch sm_90a $T1 -D BN=96 --size B=1,H=1,N=300,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1"
 mutant wg_ovl96_last_pv_dropped 's|if (kb_pv_) { /\* the last trip.s acc += dot \*/|if (0) {|' 'elements wrong' $AT $A96
 mutant wg_ovl96_no_v_refill_barrier '/every warp.s dots are done: their b buffers are free/d' 'no __syncthreads' $AT \
 	$A96 --sched warp
@@ -699,7 +706,7 @@ mutant wg_ovl96_no_v_refill_barrier '/every warp.s dots are done: their b buffer
 # a P V issued on the first trip (of nothing), this trip's k waited for one
 # group short, no barrier before v's refill (the buffer the last trip's P V
 # read)
-AO="--arch sm_90a -D HD=128 --size B=1,H=1,N=200,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128"
+AO="--arch sm_90a $T1 -D HD=128 --size B=1,H=1,N=200,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128"
 mutant wg_ovl_v_this_trip 's|(kb_par_ ^ 1) \* 16384); /\* the last trip|kb_par_ * 16384); /* the last trip|' \
 	'in flight' $AT $AO
 mutant wg_ovl_last_pv_dropped 's|if (kb_pv_) { /\* the last trip.s acc += dot \*/|if (0) {|' 'elements wrong' $AT $AO
