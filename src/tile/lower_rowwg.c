@@ -61,7 +61,7 @@
  * first, warpgroup 0 takes the last pass after the loop.  At threads(256)
  * without it (every thread copying, __syncthreads twice a trip) both
  * warpgroups' softmax coincide at one block an SM, and at D = 128 ptxas
- * serialized the wgmmas (C7520; H200: 47-60% of 03_fa3.cu).
+ * serialized the wgmmas (C7520; H200: 47-61% of 03_fa3.cu).
  *
  * Which kernels (kb_tile__rows_wg_plan): the target sm_90a and not
  * `--define KB_WGMMA=0`, threads() a multiple of 128 (whole warpgroups),
@@ -200,7 +200,7 @@ static void ws_full(kb_tile__lw *L, const char *st)
 		char id[48];
 		snprintf(id, sizeof id, "1 + (%s) * %d + %d", st, RWG_WS_CONS, c);
 		kb_tile__rows_ws_bar(L, false, id, 256, c ? "... and warpgroup 1's" :
-				     "stage st's copies landed: warpgroup 0 may read them");
+				     "the stage's copies landed: warpgroup 0 may read them");
 	}
 }
 
@@ -361,7 +361,8 @@ void kb_tile__rows_wg_ovl_close(kb_tile__lw *L)
 }
 
 /* Before the second dot's statement: the wait for the last trip's, then
- * the next trip's copy of its b tile into the buffer that dot read. */
+ * the next trip's copy of its b tile into the buffer that dot read (with
+ * the producer warpgroup: the last trip's stage handed back to it). */
 void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L)
 {
 	const kb_tile__expr *e = L->pf[1];
@@ -391,7 +392,6 @@ void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L)
 	kb_tile__block_close(L, 2);
 	kb_tile__line(L, "kb_cp_async_commit();\n");
 }
-
 
 /* wgmma m64nNk16 of type ty, A from registers (ss: from shared memory,
  * K-major, its descriptor da): d[j S + q] is register 4 j + q of the warp's
