@@ -4,7 +4,8 @@
 # WG (options every attention.tile run takes, e.g. --arch sm_90a; may be
 # empty); this file goes to the repo root, unpacks the make dist tarball
 # where nothing is built, and sets T0, OUT, KB, LOG ($OUT/NAME.txt), TAB
-# ($OUT/NAME-table.txt, a tab-separated row a run) and A.
+# ($OUT/NAME-table.txt, a tab-separated row a run) and A; ragged and
+# memcheck run what every script checks.
 # shellcheck shell=sh
 cd "$(dirname "$0")/.." || exit
 T0=$(date +%s)
@@ -69,6 +70,35 @@ tile() {
 	shift 6
 	# shellcheck disable=SC2086
 	one "attention.tile$sfx" "$d" "$n" "$b" "$h" "$c" $A/attention.tile $WG --define HD="$d" --arg D="$d" "$@"
+}
+# the ragged sizes, CORRECT or not: attention.tile at N = 4097 and its
+# spec's sweep (1024, 1000), the spec's B and H, D = 64 and 128, causal
+# and not; a name suffix and its options follow
+ragged() {
+	rsfx=$1
+	shift
+	SWEEP=1
+	for d in 64 128; do
+		for c in 0 1; do
+			tile "$rsfx" "$d" 4097 - - "$c" "$@"
+		done
+	done
+	SWEEP=0
+}
+# compute-sanitizer memcheck of attention.tile at N = 300 (B = H = 1,
+# causal: the last trip's k and v rows past the tensors, zero-filled; o's
+# rows past 300 not stored), D = 64 and 128, time left: "D=64: ERROR
+# SUMMARY: 0 error..." each into MC (0 errors expected)
+memcheck() {
+	CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+	MC=""
+	for d in 64 128; do
+		[ "$(left)" -ge 30 ] || break
+		# shellcheck disable=SC2086
+		MC="$MC D=$d: $(timeout 30 "$CS" --tool memcheck --target-processes all $KB run $A/attention.tile $WG \
+			--define HD=$d --arg D=$d --arg N=300 --arg B=1 --arg H=1 --arg CAUSAL=1 --no-sweep --trials 1 \
+			--timeout 25 2>&1 | tee -a "$LOG" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo "no summary");"
+	done
 }
 # the hand kernels at head dim D: a name suffix, then D N B H CAUSAL and options
 fa2() {

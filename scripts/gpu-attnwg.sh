@@ -48,27 +48,10 @@ for n in 1024 8192 4096; do
 		done
 	done
 done
-# the ragged sizes, CORRECT or not: N = 4097 and the spec's sweep (1024,
-# 1000), the spec's B and H
-SWEEP=1
-for d in 64 128; do
-	for c in 0 1; do
-		tile "" "$d" 4097 - - "$c"
-	done
-done
-SWEEP=0
-# compute-sanitizer memcheck of the wgmma path at N = 300 (B = H = 1: the
-# last trip's k and v rows past the tensors, zero-filled; o's rows past 300
-# not stored): 0 errors expected
-CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-MC=""
-for d in 64 128; do
-	[ "$(left)" -ge 30 ] || break
-	# shellcheck disable=SC2086
-	MC="$MC D=$d: $(timeout 30 "$CS" --tool memcheck --target-processes all $KB run $A/attention.tile $WG \
-		--define HD=$d --arg D=$d --arg N=300 --arg B=1 --arg H=1 --arg CAUSAL=1 --no-sweep --trials 1 \
-		--timeout 25 2>&1 | tee -a "$LOG" | grep -m1 -oE 'ERROR SUMMARY: [0-9]+ error' || echo "no summary");"
-done
+# the ragged sizes, CORRECT or not; compute-sanitizer memcheck of the
+# wgmma path at N = 300 (gpu-attn-lib.sh): 0 errors expected
+ragged ""
+memcheck
 # the variants, time left: 03_fa3.cu's shape (two warpgroups of 64 rows),
 # 64 keys a step at D = 64, then mma.sync on sm_90a
 for d in 128 64; do

@@ -339,7 +339,7 @@ static int64_t widest(kb_tile__stmt *const *v, int n)
 static void launch_bounds(kb_tile__lw *L)
 {
 	int64_t S = kb_tile__slots(L, widest(L->k->body, L->k->nbody));
-	if (L->mma.wg) /* the consumers and a producer warpgroup, one block an SM */
+	if (L->mma.wg || L->rows_ws) /* the consumers and a producer warpgroup, one block an SM */
 		kb_buf_catf(L->o, "__launch_bounds__(%d, 1)", L->T + 128);
 	else if (L->wide) /* a wgmma kernel's launch (its extra warpgroup returns at once) */
 		kb_buf_catf(L->o, "__launch_bounds__(%d)", L->T + 128);
@@ -423,7 +423,7 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (kb_tile__kernel_has_dot(k) && kb_tile__rows_plan(L))
 		L->rows_any = true;
 	L->wide = !L->mma.wg && takes_wgmma_launch(L, k);
-	if (L->mma.wg || L->wide)
+	if (L->mma.wg || L->wide || L->rows_ws)
 		k->k.threads = L->T + 128; /* threads() consumers and the producer warpgroup */
 	if (L->mma.wg && !L->wgmma) {
 		L->wgmma = true;

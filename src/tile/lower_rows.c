@@ -133,6 +133,8 @@ static kb_tile__walkret plan_stmt(const kb_tile__stmt *st, void *vctx)
 	return KB_TWALK_ON;
 }
 
+static bool pf_all(const kb_tile__stmt *st);
+
 bool kb_tile__rows_plan(kb_tile__lw *L)
 {
 	plan_ctx p = {.L = L};
@@ -147,6 +149,8 @@ bool kb_tile__rows_plan(kb_tile__lw *L)
 		L->rows_mt = mt;
 	}
 	L->rows_wg = L->rows && kb_tile__rows_wg_plan(L);
+	const kb_tile__stmt *wl = L->rows_wg ? kb_tile__rows_ws_loop(L) : NULL;
+	L->rows_ws = wl && pf_all(wl);
 	L->rows_smem = 0;
 	L->npf = 0;
 	L->ndsum = L->nhoisted = 0;
@@ -164,7 +168,6 @@ bool kb_tile__rows_packable(const kb_tile__lw *L, const kb_tile__stmt *st)
 }
 
 static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw);
-static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw);
 
 typedef struct {
 	const char *name;
@@ -224,8 +227,14 @@ int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const
 			  * (a trip ahead) waits for every older group, then a barrier; so the q and first
 			  * k, v copies are in flight together, as 02_fa2.cu's */
 			kb_tile__line(L, "__syncthreads(); /* the last reads of this tile are done */\n");
-			copy_issue(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16",
+			if (L->rows_ws) { /* (the producer warpgroup copies the loop's b tiles alone) */
+				kb_tile__line(L, "if ((int)threadIdx.x < %d) {\n", L->T);
+				L->depth++;
+			}
+			kb_tile__rows_copy_issue(L, st->value, off, st->value->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16",
 				   wg);
+			if (L->rows_ws)
+				kb_tile__block_close(L, 1);
 			kb_tile__line(L, "kb_cp_async_commit(); /* waited for with the first dot's b tiles */\n");
 		}
 		free(off);
@@ -264,88 +273,6 @@ out:
 
 /* ===== dot ===== */
 
-/* Issues the copy of b's tile (w, a [WR, WC] load) to the shared bytes at
- * offset `off` (C text) as [WR][WC + 8] (sw: swizzled for wgmma, kb_swz128,
- * lower_rowwg.c): 16-byte cp.async where the rows are aligned (one commit
- * group), else element by element; zeros past the tensor.  The caller
- * waits and synchronises. */
-static void copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw)
-{
-	const kb_tile__expr *s = w->args[0];
-	long long WR = w->type.ext[0], WC = w->type.ext[1], P = WC + 8;
-	kb_buf base = KB_BUF_INIT, rows = KB_BUF_INIT, cols = KB_BUF_INIT, ld = KB_BUF_INIT;
-	const kb_tile_param *t = kb_tile__param(L, s->name);
-	char dst[64], el[64];
-	if (!kb_tile__slice2(L, s, &base, &rows, &cols, &ld))
-		goto out;
-	kb_tile__access2_open(L, t, true, &base, &rows, &cols);
-	if (sw) {
-		kb_tile__line(L, "%s *b_ = (%s *)(kb_smem + %s); /* [%lld][%lld], swizzled for wgmma */\n", et, et, off,
-			      WR, WC);
-		snprintf(dst, sizeof dst, "kb_swz128(r_, c_, %lld)", WR);
-		snprintf(el, sizeof el, "kb_swz128(r_, c_, %lld) / 2 + c_ %% 8", WR);
-	} else {
-		kb_tile__line(L, "%s *b_ = (%s *)(kb_smem + %s); /* [%lld][%lld] */\n", et, et, off, WR, P);
-		snprintf(dst, sizeof dst, "(unsigned)(r_ * %lld + c_) * 2", P);
-		snprintf(el, sizeof el, "r_ * %lld + c_", P);
-	}
-	kb_tile__line(L, "if (((unsigned long long)p_ & 15) == 0 && %s %% 8 == 0) {\n", ld.s);
-	kb_tile__line(L, "\tconst unsigned s_ = (unsigned)__cvta_generic_to_shared(b_);\n");
-	if (WR * WC / 8 % L->T == 0 && L->T % (WC / 8) == 0) {
-		/* a thread's chunks: one column, rows T / (WC / 8) apart (unrolled: addresses by immediates) */
-		/* the bounds as one 32-bit compare a chunk; the source a fixed step past the thread's first
-		 * chunk's, read where the chunk is in the tensor (src-size 16) and not at all past it
-		 * (src-size 0: 16 zeros; the address, past the tensor there, is not read, as CUTLASS's
-		 * zero-fill copies pass theirs).  Selecting a valid address instead (KB_COPY_ZFILL 0) cost
-		 * attention.tile's main loop 136 instructions at D = 64 and 156 at D = 128 (nvrtc 13.0,
-		 * sm_90) */
-		kb_tile__line(L, "\tconst int r0_ = (int)threadIdx.x / %lld, c_ = (int)threadIdx.x %% %lld * 8;\n", WC / 8,
-			      WC / 8);
-		kb_tile__line(L, "\tconst int n_ = c_ < cols_ ? (int)(rows_ < %lld ? rows_ : %lld) : 0; /* the tile's rows in "
-			      "the tensor (at this column) */\n", WR, WR);
-		kb_tile__line(L, "\tconst auto g_ = p_ + (size_t)r0_ * %s + c_;\n", ld.s);
-		kb_tile__line(L, "\t#pragma unroll\n");
-		kb_tile__line(L, "\tfor (int u_ = 0; u_ < %lld; u_++) {\n", WR * WC / 8 / L->T);
-		kb_tile__line(L, "\t\tconst int r_ = r0_ + u_ * %lld;\n", L->T / (WC / 8));
-		kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
-			      "%s), \"l\"(KB_COPY_ZFILL ? g_ + (size_t)(u_ * %lld) * %s : r_ < n_ ? "
-			      "p_ + (size_t)r_ * %s + c_ : %s), \"r\"(r_ < n_ ? 16 : 0));\n", dst, L->T / (WC / 8), ld.s, ld.s,
-			      t->name);
-		kb_tile__line(L, "\t}\n");
-	} else {
-		kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC / 8, L->T);
-		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld * 8;\n", WC / 8, WC / 8);
-		kb_tile__line(L, "\t\tconst bool in_ = r_ < rows_ && c_ < cols_;\n");
-		kb_tile__line(L, "\t\tasm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(s_ + "
-			      "%s), \"l\"(in_ ? p_ + (size_t)r_ * %s + c_ : %s), \"r\"(in_ ? 16 : "
-			      "0));\n", dst, ld.s, t->name);
-		kb_tile__line(L, "\t}\n");
-	}
-	/* out of line (a call) takes the loop's registers from it: attention.tile at
-	 * D = 64, 134 to 123 (4 blocks an SM), two tiles at D = 128 168 B of
-	 * spill loads to 48; but one tile at D = 128 168 to 172 (the call's own,
-	 * 3 blocks to 2), so there the copy stays inline (nvrtc 13.0, sm_90) */
-	if (L->rows_mt == 2 || WC <= 64) {
-		kb_tile__line(L, "} else { /* out of line: the loop keeps no registers for it */\n");
-		kb_tile__line(L, "\tkb_rows_copy_slow<%lld, %lld, %d%s>(b_, p_, rows_, cols_, %s);\n", WR, WC, L->T,
-			      sw ? ", true" : "", ld.s);
-	} else {
-		kb_tile__line(L, "} else {\n");
-		kb_tile__line(L, "\tfor (int q_ = (int)threadIdx.x; q_ < %lld; q_ += %d) {\n", WR * WC, L->T);
-		kb_tile__line(L, "\t\tconst int r_ = q_ / %lld, c_ = q_ %% %lld;\n", WC, WC);
-		kb_tile__line(L, "\t\tb_[%s] = r_ < rows_ && c_ < cols_ ? p_[(size_t)r_ * %s + c_] : "
-			      "%s(0.0f);\n", el, ld.s, t->dtype == KB_TILE_F16 ? "__float2half_rn" : "__float2bfloat16_rn");
-		kb_tile__line(L, "\t}\n");
-	}
-	kb_tile__line(L, "}\n");
-	kb_tile__block_close(L, 1);
-out:
-	kb_buf_free(&base);
-	kb_buf_free(&rows);
-	kb_buf_free(&cols);
-	kb_buf_free(&ld);
-}
-
 /* This thread's copies, landed through the generic proxy, made visible to
  * wgmma's reads (the async proxy); the barrier after publishes them. */
 static void proxy_fence(kb_tile__lw *L)
@@ -358,7 +285,7 @@ static void proxy_fence(kb_tile__lw *L)
 static void copy_b(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw)
 {
 	kb_tile__line(L, "__syncthreads(); /* the last reads of this b tile are done */\n");
-	copy_issue(L, w, off, et, sw);
+	kb_tile__rows_copy_issue(L, w, off, et, sw);
 	kb_tile__line(L, "kb_cp_async_commit();\n");
 	kb_tile__line(L, "kb_cp_async_wait<0>();\n");
 	if (sw)
@@ -378,6 +305,7 @@ typedef struct {
 	kb_tile__lw *L;
 	const kb_tile__stmt *loop;
 	bool ok;
+	int dots; /* (pf_count) */
 } pf_ctx;
 
 static kb_tile__walkret assigned_in(const kb_tile__stmt *st, void *name)
@@ -421,21 +349,38 @@ static kb_tile__walkret pf_dot(const kb_tile__expr *e, void *vctx)
 	return KB_TWALK_ON;
 }
 
-/* The copies of the dots pf[i0 .. i1 - 1]. */
-static void pf_issue(kb_tile__lw *L, const char *parity, int i0, int i1)
+static kb_tile__walkret pf_count(const kb_tile__expr *e, void *vctx)
 {
-	for (int i = i0; i < i1; i++) {
-		const kb_tile__expr *a = L->pf[i]->args[0];
-		char *off = kb_xasprintf("%lld + (%s) * %lld", (long long)L->pf_off[i], parity,
-					 (long long)L->pf_bytes[i]);
-		copy_issue(L, dot_b(L->pf[i]), off, a->type.dtype == KB_TILE_F16 ? "__half" : "__nv_bfloat16",
-			   L->rows_wg);
-		free(off);
+	pf_ctx *p = vctx;
+	if (is_call(e, "dot")) {
+		p->dots++;
+		kb_tile__walk_expr(dot_b(e)->args[0], pf_name, p);
 	}
+	return p->ok ? KB_TWALK_ON : KB_TWALK_STOP;
+}
+
+/* Whether loop st copies every dot's b a trip ahead: each in a statement of
+ * its own body, its slice naming only the loop's variable and what the loop
+ * does not assign (the producer warpgroup copies them all). */
+static bool pf_all(const kb_tile__stmt *st)
+{
+	pf_ctx p = {.loop = st, .ok = true};
+	kb_tile__walk_expr(st->hi, pf_name, &p);
+	kb_tile__walk_expr(st->step, pf_name, &p);
+	for (int i = 0; i < st->nbody && p.ok; i++) {
+		const kb_tile__stmt *b = st->body[i];
+		int n = p.dots;
+		if (b->kind == KB_TS_ASSIGN || b->kind == KB_TS_STORE)
+			kb_tile__stmt_exprs(b, pf_count, &p);
+		else /* a nested statement's dots are copied where they are */
+			p.ok = !kb_tile__walk_stmt(b, NULL, pf_count, &p) && p.dots == n;
+	}
+	return p.ok && p.dots > 0 && p.dots <= 8 &&
+	       !kb_tile__walk_stmts(st->body, st->nbody, assigned_in, NULL, (void *)st->name);
 }
 
 bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char *cn, const char *lo,
-			     const char *hi)
+			     const char *hi, const char *step)
 {
 	if (L->npf)
 		return false; /* an inner loop of one copied ahead copies where its dots are */
@@ -453,16 +398,22 @@ bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char
 	L->depth++;
 	kb_tile__line(L, "int kb_par_ = 0; /* the b buffers this trip reads; the next trip's are copied "
 		      "meanwhile */\n");
-	kb_tile__line(L, "if (%s < %s) { /* the first trip's b tiles */\n", lo, hi);
-	L->depth++;
-	kb_tile__line(L, "const int %s = %s;\n", cn, lo);
-	pf_issue(L, "0", 0, L->npf);
-	kb_tile__block_close(L, 1);
-	kb_tile__line(L, "kb_cp_async_commit();\n");
-	if (kb_tile__rows_wg_ovl_plan(L, st)) {
+	bool ovl = kb_tile__rows_wg_ovl_plan(L, st);
+	if (L->rows_ws) { /* the producer warpgroup copies them (lower_rowwg.c) */
+		kb_tile__rows_ws_open(L, cn, lo, hi, step);
+	} else {
+		kb_tile__line(L, "if (%s < %s) { /* the first trip's b tiles */\n", lo, hi);
+		L->depth++;
+		kb_tile__line(L, "const int %s = %s;\n", cn, lo);
+		kb_tile__rows_pf_issue(L, "0", 0, L->npf);
+		kb_tile__block_close(L, 1);
+		kb_tile__line(L, "kb_cp_async_commit();\n");
+	}
+	if (ovl) {
 		const kb_tile__expr *a = L->pf[1]->args[0];
-		kb_tile__line(L, "kb_cp_async_commit(); /* (empty) two groups a trip: the next trip's first b, then "
-			      "its second once the last trip's second dot is done */\n");
+		if (!L->rows_ws)
+			kb_tile__line(L, "kb_cp_async_commit(); /* (empty) two groups a trip: the next trip's first b, "
+				      "then its second once the last trip's second dot is done */\n");
 		kb_tile__line(L, "int kb_pv_ = 0; /* a trip's second dot waits to be issued in the next trip */\n");
 		kb_tile__line(L, "unsigned kb_pw_[%lld][%d][4]; /* its A fragments */\n",
 			      (long long)a->type.ext[1] / 16, L->rows_mt);
@@ -474,6 +425,11 @@ bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char
 
 void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, const char *step)
 {
+	if (L->rows_ws) {
+		kb_tile__rows_ws_bar(L, true, "1 + kb_par_ * 2 + (int)threadIdx.x / 128", 256,
+				     "the producer's copies of this trip's b tiles have landed");
+		return;
+	}
 	kb_tile__line(L, "if (%s + %s < %s) { /* the next trip's b tiles, into the other buffers */\n", cn, step,
 		      hi);
 	L->depth++;
@@ -481,7 +437,7 @@ void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, cons
 	kb_tile__line(L, "{\n");
 	L->depth++;
 	kb_tile__line(L, "const int %s = kb_next_;\n", cn);
-	pf_issue(L, "kb_par_ ^ 1", 0, L->rows_ovl ? 1 : L->npf); /* overlapped: the second in the trip */
+	kb_tile__rows_pf_issue(L, "kb_par_ ^ 1", 0, L->rows_ovl ? 1 : L->npf); /* overlapped: the second in the trip */
 	kb_tile__block_close(L, 2);
 	kb_tile__line(L, "kb_cp_async_commit();\n");
 	if (L->rows_ovl) {
@@ -501,14 +457,18 @@ void kb_tile__rows_loop_end(kb_tile__lw *L)
 		kb_tile__line(L, "kb_par_ ^= 1;\n");
 		return;
 	}
-	kb_tile__line(L, "__syncthreads(); /* every warp has read this trip's b tiles: the next trip refills "
-		      "them */\n");
+	if (L->rows_ws)
+		kb_tile__rows_ws_bar(L, false, "5 + kb_par_", L->T + 128, "this warpgroup has read this trip's b tiles");
+	else
+		kb_tile__line(L, "__syncthreads(); /* every warp has read this trip's b tiles: the next trip refills "
+			      "them */\n");
 	kb_tile__line(L, "kb_par_ ^= 1;\n");
 }
 
 void kb_tile__rows_loop_close(kb_tile__lw *L)
 {
-	kb_tile__line(L, "kb_cp_async_wait<0>(); /* the last (empty) group */\n");
+	if (!L->rows_ws)
+		kb_tile__line(L, "kb_cp_async_wait<0>(); /* the last (empty) group */\n");
 	if (L->rows_ovl) {
 		kb_tile__rows_wg_ovl_close(L);
 		free(L->ovl_cn);
@@ -518,28 +478,6 @@ void kb_tile__rows_loop_close(kb_tile__lw *L)
 	}
 	kb_tile__block_close(L, 1);
 	L->npf = 0;
-}
-
-void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L)
-{
-	const kb_tile__expr *e = L->pf[1];
-	long long n = e->type.ext[1] / 2 * L->rows_mt, na = e->args[0]->type.ext[1] / 16 * L->rows_mt * 4;
-	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); /* the last trip's %s "
-		      "+= dot: %s and kb_pw_ are ours again */\n", L->ovl_acc, L->ovl_acc);
-	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, L->ovl_acc);
-	kb_tile__line(L, "kb_rwg_fenceu<%lld>(&kb_pw_[0][0][0]);\n", na);
-	kb_tile__line(L, "kb_pv_ = 1;\n");
-	kb_tile__line(L, "__syncthreads(); /* every warp's dots are done: their b buffers are free */\n");
-	kb_tile__line(L, "if (%s + %s < %s) { /* the next trip's second b tile, into the buffer the last trip's "
-		      "read */\n", L->ovl_cn, L->ovl_step, L->ovl_hi);
-	L->depth++;
-	kb_tile__line(L, "const int kb_next_ = %s + %s;\n", L->ovl_cn, L->ovl_step);
-	kb_tile__line(L, "{\n");
-	L->depth++;
-	kb_tile__line(L, "const int %s = kb_next_;\n", L->ovl_cn);
-	pf_issue(L, "kb_par_ ^ 1", 1, 2);
-	kb_tile__block_close(L, 2);
-	kb_tile__line(L, "kb_cp_async_commit();\n");
 }
 
 /* c[i_] = x at slot i_, the body of a loop over the slots. */

@@ -39,6 +39,30 @@
  * accumulators are pinned around the group (kb_rwg_fence) so the compiler
  * does not move them while wgmma owns them.
  *
+ * A producer warpgroup (kb_tile__rows_ws_loop: threads(256) with one row
+ * tile a warp, i.e. two consumer warpgroups of 64 rows, 03_fa3.cu's roles;
+ * one loop whose dots all have their b copied a trip ahead, no other dot,
+ * no reduction across rows, no store before the loop; not `--define
+ * KB_WG_WS=0`): the block is 384 threads; everything before the loop runs
+ * in all of them (q's copy in the consumers), then the producer (threads
+ * 256-383, setmaxnreg.dec 40) runs the loop's trips copying every b tile
+ * by cp.async into two stages and returns, and the consumers (setmaxnreg.inc
+ * 232) run the loop with named barriers instead of __syncthreads: full 1 +
+ * 2 stage + warpgroup (the producer's bar.arrive once its copies landed,
+ * the warpgroup's bar.sync), empty 5 + stage (both warpgroups' bar.arrive
+ * once their dots read the stage, the producer's bar.sync before it
+ * refills it), 7 for q.  The producer arrives on a trip's full barrier
+ * before it waits for the stage of the next trip's copies to be empty:
+ * the overlapped consumers hand a trip's stage back in the next trip.
+ * With the overlap the two warpgroups take turns at the tensor cores
+ * (03_fa3.cu's PINGPONG): a trip's S and the last trip's P V are issued
+ * between bar.sync 8 + warpgroup and bar.arrive 9 - warpgroup, so one
+ * warpgroup's softmax runs while the other's dots do; warpgroup 1 passes
+ * first, warpgroup 0 takes the last pass after the loop.  At threads(256)
+ * without it (every thread copying, __syncthreads twice a trip) both
+ * warpgroups' softmax coincide at one block an SM, and at D = 128 ptxas
+ * serialized the wgmmas (C7520; H200: 47-61% of 03_fa3.cu).
+ *
  * Which kernels (kb_tile__rows_wg_plan): the target sm_90a and not
  * `--define KB_WGMMA=0`, threads() a multiple of 128 (whole warpgroups),
  * each dot's result at most 256 columns, a K-major b's K and an MN-major
@@ -46,6 +70,7 @@
  */
 #include "tile_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +80,7 @@
  * spills; at D = 64, BN = 128 (128 + 64 + 64 = 256) ptxas spills and
  * serializes the wgmmas, so that one waits for each dot (H200 compile,
  * 2026-11-28). */
-enum { RWG_NMAX = 256, RWG_OVL_REGS = 224 };
+enum { RWG_NMAX = 256, RWG_OVL_REGS = 224, RWG_WS_CONS = 2 };
 
 typedef struct {
 	bool ok;
@@ -93,6 +118,8 @@ void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, const char *aw, bool 
 	long long n = C / 2 * MT;
 	L->rows_wg_n |= 1u << (C / 16);
 	L->rows_wg_ss |= RA > 0;
+	if (mode == 1 && L->rows_ws) /* the pingpong: this warpgroup's turn at the tensor cores */
+		kb_tile__rows_ws_bar(L, true, "8 + (int)threadIdx.x / 128", 256, "the other warpgroup passed the turn");
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s); /* wgmma owns the accumulators from here */\n", n, c);
 	if (mode < 2)
 		kb_tile__line(L, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); /* the A fragments are written */\n");
@@ -119,6 +146,119 @@ void kb_tile__rows_wg_issue(kb_tile__lw *L, const char *c, const char *aw, bool 
 		return;
 	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n");
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, c);
+}
+
+/* ===== a producer warpgroup and two consumers: 03_fa3.cu's roles ===== */
+
+/* An expression the consumers alone may run (the producer has returned)
+ * or that the producer may run too: no reduction across rows (those have
+ * barriers; a kept row reduction is quad shuffles), and no dot. */
+static kb_tile__walkret ws_expr(const kb_tile__expr *e, void *vctx)
+{
+	bool dots = vctx != NULL, row = e->type.rank == 2 && e->type.ext[1] == 1;
+	if ((kb_tile__is_reduction(e) && !row) || (dots && e->kind == KB_TE_CALL && !strcmp(e->name, "dot")))
+		return KB_TWALK_STOP;
+	return KB_TWALK_ON;
+}
+
+/* A statement the producer may not run before the loop: a store, a loop. */
+static kb_tile__walkret ws_stmt(const kb_tile__stmt *st, void *vctx)
+{
+	(void)vctx;
+	return st->kind == KB_TS_STORE || st->kind == KB_TS_FOR ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
+const kb_tile__stmt *kb_tile__rows_ws_loop(const kb_tile__lw *L)
+{
+	const kb_tile__kernel_ast *k = L->k;
+	if (L->f->no_wg_ws || L->T != 128 * RWG_WS_CONS || L->rows_mt != 1)
+		return NULL;
+	int loop = -1;
+	for (int i = 0; i < k->nbody; i++) {
+		const kb_tile__stmt *st = k->body[i];
+		bool dot = kb_tile__walk_stmt(st, NULL, ws_expr, (void *)1);
+		if (kb_tile__walk_stmt(st, NULL, ws_expr, NULL))
+			return NULL;
+		if (dot && st->kind == KB_TS_FOR && loop < 0)
+			loop = i;
+		else if (dot || (loop < 0 && kb_tile__walk_stmt(st, ws_stmt, NULL, NULL)))
+			return NULL;
+	}
+	return loop >= 0 ? k->body[loop] : NULL;
+}
+
+void kb_tile__rows_ws_bar(kb_tile__lw *L, bool wait, const char *id, int n, const char *why)
+{
+	kb_tile__line(L, "asm volatile(\"bar.%s %%0, %d;\" :: \"r\"(%s) : \"memory\"); /* %s */\n",
+		      wait ? "sync" : "arrive", n, id, why);
+}
+
+/* The producer's arrival on each consumer's full barrier of stage st. */
+static void ws_full(kb_tile__lw *L, const char *st)
+{
+	for (int c = 0; c < RWG_WS_CONS; c++) {
+		char id[48];
+		snprintf(id, sizeof id, "1 + (%s) * %d + %d", st, RWG_WS_CONS, c);
+		kb_tile__rows_ws_bar(L, false, id, 256, c ? "... and warpgroup 1's" :
+				     "the stage's copies landed: warpgroup 0 may read them");
+	}
+}
+
+void kb_tile__rows_ws_open(kb_tile__lw *L, const char *cn, const char *lo, const char *hi, const char *step)
+{
+	int T = L->T, all = T + 128;
+	kb_tile__line(L, "if ((int)threadIdx.x >= %d) { /* the producer warpgroup: every trip's b tiles, two stages "
+		      "(kb_par_), its named barriers 1 + 2 stage + warpgroup full, 5 + stage empty */\n", T);
+	L->depth++;
+	kb_tile__line(L, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\"); /* its registers to the consumers */\n");
+	kb_tile__line(L, "int kb_it_ = 0;\n");
+	kb_tile__line(L, "for (int %s = %s; %s < %s; %s += %s, kb_it_++) {\n", cn, lo, cn, hi, cn, step);
+	L->depth++;
+	kb_tile__line(L, "if (kb_it_ > 0) { /* the last trip's copies have landed (before this stage's wait: the "
+		      "overlapped consumers free it in the last trip) */\n");
+	L->depth++;
+	kb_tile__line(L, "kb_cp_async_wait<0>();\n");
+	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for wgmma */\n");
+	ws_full(L, "kb_par_ ^ 1");
+	kb_tile__block_close(L, 1);
+	kb_tile__line(L, "if (kb_it_ >= 2)\n");
+	L->depth++;
+	kb_tile__rows_ws_bar(L, true, "5 + kb_par_", all, "both warpgroups have read this stage's trip before last");
+	L->depth--;
+	L->ws_prod = true; /* (copy_issue: its 128 threads) */
+	kb_tile__rows_pf_issue(L, "kb_par_", 0, L->npf);
+	L->ws_prod = false;
+	kb_tile__line(L, "kb_cp_async_commit();\n");
+	kb_tile__line(L, "kb_par_ ^= 1;\n");
+	kb_tile__block_close(L, 1);
+	kb_tile__line(L, "kb_cp_async_wait<0>(); /* the last trip's */\n");
+	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n");
+	kb_tile__line(L, "if (kb_it_ > 0) {\n");
+	L->depth++;
+	ws_full(L, "kb_par_ ^ 1");
+	kb_tile__block_close(L, 1);
+	kb_tile__line(L, "if (kb_it_ > 1) /* the last two trips' reads: every arrival waited for */\n");
+	L->depth++;
+	kb_tile__rows_ws_bar(L, true, "5 + kb_par_", all, "the trip before last");
+	L->depth--;
+	kb_tile__line(L, "if (kb_it_ > 0)\n");
+	L->depth++;
+	kb_tile__rows_ws_bar(L, true, "5 + (kb_par_ ^ 1)", all, "the last trip");
+	L->depth--;
+	kb_tile__line(L, "return;\n");
+	kb_tile__block_close(L, 1);
+	kb_tile__line(L, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\"); /* the consumers: two warpgroups, "
+		      "warp w's rows 16 w */\n");
+	kb_tile__line(L, "kb_cp_async_wait<0>(); /* what they copied before the loop */\n");
+	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n");
+	kb_tile__rows_ws_bar(L, true, "7", T, "... has landed: both warpgroups may read it");
+	if (L->rows_ovl) {
+		kb_tile__line(L, "if ((int)threadIdx.x / 128 == 1)\n");
+		L->depth++;
+		kb_tile__rows_ws_bar(L, false, "8", 256, "the pingpong (named barrier 8 + warpgroup, its turn at the "
+				     "tensor cores): warpgroup 0 takes the first");
+		L->depth--;
+	}
 }
 
 /* ===== the overlap: S of this trip over the last trip's P V ===== */
@@ -190,6 +330,9 @@ void kb_tile__rows_wg_ovl_issue(kb_tile__lw *L, const char *c, long long n)
 	kb_tile__block_close(L, 1);
 	kb_tile__line(L, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); /* (empty on the first "
 		      "trip) */\n");
+	if (L->rows_ws)
+		kb_tile__rows_ws_bar(L, false, "9 - (int)threadIdx.x / 128", 256, "the turn passes: its softmax runs "
+				     "while the other warpgroup's dots do");
 	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); /* this trip's dot alone */\n");
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, c);
 }
@@ -198,13 +341,56 @@ void kb_tile__rows_wg_ovl_close(kb_tile__lw *L)
 {
 	kb_tile__line(L, "if (kb_pv_) { /* the last trip's %s += dot */\n", L->ovl_acc);
 	L->depth++;
-	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for wgmma */\n");
-	kb_tile__line(L, "__syncthreads(); /* its b tile is in shared memory */\n");
+	if (!L->rows_ws) { /* (the producer's copy landed before the trip) */
+		kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for wgmma */\n");
+		kb_tile__line(L, "__syncthreads(); /* its b tile is in shared memory */\n");
+	}
 	ovl_pv(L, 0);
+	if (L->rows_ws)
+		kb_tile__rows_ws_bar(L, false, "5 + (kb_par_ ^ 1)", L->T + 128, "the last trip's b tiles are read");
 	kb_tile__block_close(L, 1);
+	if (L->rows_ws) { /* as often as it was passed the turn: once more than it took it */
+		kb_tile__line(L, "if ((int)threadIdx.x / 128 == 0)\n");
+		L->depth++;
+		kb_tile__rows_ws_bar(L, true, "8", 256, "warpgroup 1's last pass");
+		L->depth--;
+	}
 	free(L->ovl_acc);
 	L->ovl_acc = NULL;
 	L->rows_ovl = false;
+}
+
+/* Before the second dot's statement: the wait for the last trip's, then
+ * the next trip's copy of its b tile into the buffer that dot read (with
+ * the producer warpgroup: the last trip's stage handed back to it). */
+void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L)
+{
+	const kb_tile__expr *e = L->pf[1];
+	long long n = e->type.ext[1] / 2 * L->rows_mt, na = e->args[0]->type.ext[1] / 16 * L->rows_mt * 4;
+	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); /* the last trip's %s "
+		      "+= dot: %s and kb_pw_ are ours again */\n", L->ovl_acc, L->ovl_acc);
+	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, L->ovl_acc);
+	kb_tile__line(L, "kb_rwg_fenceu<%lld>(&kb_pw_[0][0][0]);\n", na);
+	if (L->rows_ws) { /* the producer refills the last trip's stage once both warpgroups are done */
+		kb_tile__line(L, "if (kb_pv_)\n");
+		L->depth++;
+		kb_tile__rows_ws_bar(L, false, "5 + (kb_par_ ^ 1)", L->T + 128, "the last trip's b tiles are read");
+		L->depth--;
+		kb_tile__line(L, "kb_pv_ = 1;\n");
+		return;
+	}
+	kb_tile__line(L, "kb_pv_ = 1;\n");
+	kb_tile__line(L, "__syncthreads(); /* every warp's dots are done: their b buffers are free */\n");
+	kb_tile__line(L, "if (%s + %s < %s) { /* the next trip's second b tile, into the buffer the last trip's "
+		      "read */\n", L->ovl_cn, L->ovl_step, L->ovl_hi);
+	L->depth++;
+	kb_tile__line(L, "const int kb_next_ = %s + %s;\n", L->ovl_cn, L->ovl_step);
+	kb_tile__line(L, "{\n");
+	L->depth++;
+	kb_tile__line(L, "const int %s = kb_next_;\n", L->ovl_cn);
+	kb_tile__rows_pf_issue(L, "kb_par_ ^ 1", 1, 2);
+	kb_tile__block_close(L, 2);
+	kb_tile__line(L, "kb_cp_async_commit();\n");
 }
 
 /* wgmma m64nNk16 of type ty, A from registers (ss: from shared memory,

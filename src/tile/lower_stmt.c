@@ -259,7 +259,7 @@ static void lower_for(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_tile__range_text(L, st, &lo, &hi, &step);
 	char *cn = kb_tile__cname(st->name);
 	int dmark = L->rows ? kb_tile__rows_defer_open(L, st) : 0;
-	bool pf = L->rows && kb_tile__rows_loop_open(L, st, cn, lo.s, hi.s);
+	bool pf = L->rows && kb_tile__rows_loop_open(L, st, cn, lo.s, hi.s, step.s);
 	kb_tile__ind(L);
 	kb_buf_catf(L->o, "for (int %s = %s; %s < %s; %s += %s) {\n", cn, lo.s, cn, hi.s, cn, step.s);
 	L->depth++;

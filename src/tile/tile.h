@@ -80,6 +80,10 @@ typedef struct {
  * it is (no S of the next trip over this one's softmax): `--define
  * KB_WG_OVERLAP=0`. */
 #define KB_TILE_NO_WG_OVERLAP "KB_WG_OVERLAP=0"
+/* The define that keeps a row-layout wgmma loop at threads(256) without
+ * its producer warpgroup (every thread copies, __syncthreads a trip):
+ * `--define KB_WG_WS=0`. */
+#define KB_TILE_NO_WG_WS "KB_WG_WS=0"
 
 typedef struct {
 	kb_buf cuda;             /* the generated CUDA C (#line into the .tile file) */

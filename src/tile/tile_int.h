@@ -158,6 +158,7 @@ typedef struct {
 	bool no_tma;             /* KB_TILE_NO_TMA among the defines: wgmma's copies stay cp.async */
 	bool no_wgmma;           /* KB_TILE_NO_WGMMA: the row layout's dots stay mma.sync */
 	bool no_wg_overlap;      /* KB_TILE_NO_WG_OVERLAP: each wgmma dot waited for where it is */
+	bool no_wg_ws;           /* KB_TILE_NO_WG_WS: no producer warpgroup in the row layout */
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
@@ -471,6 +472,7 @@ typedef struct kb_tile__lw {
 	int64_t pf_off[8], pf_bytes[8]; /* their two buffers: at off and off + bytes */
 	int npf;
 	bool rows_ovl;          /* that loop's two dots overlap (lower_rowwg.c): pf[1] issued a trip late */
+	bool rows_ws, ws_prod;  /* ... b copied by a producer warpgroup (lower_rowwg.c); its copies now */
 	char *ovl_acc, *ovl_cn, *ovl_hi, *ovl_step; /* its x (x = x * r + dot), the loop's variable, end, step */
 #define KB_TILE_NDSUM 8
 	const kb_tile__expr *dsum[KB_TILE_NDSUM]; /* row sums whose quad fold waits for their loop's end */
@@ -708,7 +710,7 @@ int64_t kb_tile__rows_load_packed(kb_tile__lw *L, const kb_tile__stmt *st, const
  * (the next trip's, then a wait and a barrier), at the end of its body
  * (a barrier) and after it. */
 bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char *cn, const char *lo,
-			     const char *hi);
+			     const char *hi, const char *step);
 void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, const char *step);
 void kb_tile__rows_loop_end(kb_tile__lw *L);
 void kb_tile__rows_loop_close(kb_tile__lw *L);
@@ -766,6 +768,14 @@ void kb_tile__rows_wg_ovl_issue(kb_tile__lw *L, const char *c, long long n);
 void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L);
 /* After the loop: the last trip's second dot. */
 void kb_tile__rows_wg_ovl_close(kb_tile__lw *L);
+/* The producer warpgroup (L->rows_ws): ws_loop, the kernel's loop it may copy for (lower_rows.c
+ * checks its copies); ws_open: its copies, then the consumers' start; ws_bar: bar.sync (wait)
+ * or bar.arrive of named barrier id for n threads.  lower_rowio.c: b's copy, the loop's. */
+const kb_tile__stmt *kb_tile__rows_ws_loop(const kb_tile__lw *L);
+void kb_tile__rows_copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw);
+void kb_tile__rows_pf_issue(kb_tile__lw *L, const char *parity, int i0, int i1);
+void kb_tile__rows_ws_open(kb_tile__lw *L, const char *cn, const char *lo, const char *hi, const char *step);
+void kb_tile__rows_ws_bar(kb_tile__lw *L, bool wait, const char *id, int n, const char *why);
 /* Their helpers, for the widths in ns (wgmma: the file has the wgmma
  * prologue already). */
 void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma);

@@ -261,13 +261,15 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 # cp.async and ldmatrix), ragged N, causal and not; misaligned rows take the
 # element copy.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps the 2-d layout
 # (operands, results and [BM, 1] statistics through shared memory).  Its
-# default: two row tiles a warp, 128 keys a step at D = 64 (64 at D = 128),
+# default: 16 rows a warp at 8 warps, 128 keys a step; T1 (4 warps): two
+# row tiles a warp, 128 keys a step at D = 64 (64 at D = 128),
 # l's sum folded across the quad after the loop and acc's rescale where
 # alpha is assigned (lower_rowacc.c); at D = 64 q in shared memory (its
 # registers and s's would be too many).  A1T: one row tile a warp, 64 keys
 # (the default before).
 AT='kernels/attention/attention.tile'
-A1T='-D BM=64 -D BN=64'
+T1='-D THREADS=128' # one warpgroup: the default before two (and a producer on sm_90a)
+A1T="$T1 -D BM=64 -D BN=64"
 emu attention_tile_default $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=257,CAUSAL=0 --size B=1,H=1,N=1,CAUSAL=1
 emu attention_tile_default_shuffled $AT --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=300,CAUSAL=0 \
@@ -275,7 +277,7 @@ emu attention_tile_default_shuffled $AT --sched shuffle --copies issue --offset 
 emu attention_tile_default_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
 # KB_COPY_ZFILL 0: a chunk past the tensor copied from the tensor's first
 # element (an address selected), not with src-size 0 from its own
-[ -n "$SAN" ] || { "$KB" compile --emit-cuda "$AT" | sed 's/^#define KB_COPY_ZFILL 1$/#define KB_COPY_ZFILL 0/' \
+[ -n "$SAN" ] || { "$KB" compile --emit-cuda --arch sm_90 "$AT" | sed 's/^#define KB_COPY_ZFILL 1$/#define KB_COPY_ZFILL 0/' \
 	>"$T_TMP/copy_select.cu" && grep -q '^#define KB_COPY_ZFILL 0$' "$T_TMP/copy_select.cu" ||
 	fail attention_tile_copy_select "KB_COPY_ZFILL not found in the generated CUDA"; }
 emu attention_tile_copy_select $AT --cuda "$T_TMP/copy_select.cu" --size B=2,H=1,N=129,CAUSAL=1 \
@@ -291,7 +293,7 @@ emu attention_tile_8warps $AT -D THREADS=256 -D BM=128 -D BN=64 --size B=2,H=1,N
 emu attention_tile_d128 $AT -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128
 # -D BM=128 at 4 warps: two m16 row tiles a warp (each B fragment feeds both)
-A2T='-D BM=128 -D BN=64'
+A2T="$T1 -D BM=128 -D BN=64"
 emu attention_tile_2tiles $AT $A2T --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=0 \
 	--size B=1,H=2,N=100,CAUSAL=1 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=1,N=1,CAUSAL=1 \
 	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=256,CAUSAL=1 --size B=1,H=1,N=256,CAUSAL=0
@@ -312,10 +314,11 @@ emu attention_tile_2d_d128 $AT -D THREADS=256 -D BM=64 -D BN=64 -D HD=128 --size
 # ... and on sm_90a (the file's `//! arch sm_90a`; the emulator takes sm_90
 # unless --arch says) its dots are wgmma (lower_rowwg.c), run by the
 # emulator from PTX's semantics (register fragments, matrix descriptors, the
-# 128-byte swizzle): the default (two m64 pieces a warpgroup, q in shared
-# memory), D = 128, 8 warps (03_fa3.cu's two warpgroups of 64 rows), one
-# tile a warp, misaligned rows (the element copy, swizzled), shuffled, warp
-# by warp, copies at issue; -D KB_WGMMA=0 keeps mma.sync there
+# 128-byte swizzle): the default (8 warps, 03_fa3.cu's two warpgroups of 64
+# rows and a producer, below), D = 128, T1 (one warpgroup: two m64 pieces a
+# warpgroup, q in shared memory), one tile a warp, misaligned rows (the
+# element copy, swizzled), shuffled, warp by warp, copies at issue; -D
+# KB_WGMMA=0 keeps mma.sync there
 WG='--arch sm_90a'
 emu attention_tile_wgmma $AT $WG --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=1,N=300,CAUSAL=1
@@ -325,22 +328,50 @@ emu attention_tile_wgmma_warp_by_warp $AT $WG --sched warp --size B=2,H=1,N=129,
 emu attention_tile_wgmma_d128 $AT $WG -D HD=128 --size B=1,H=2,N=100,CAUSAL=0,D=128 \
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=300,CAUSAL=1,D=128
 emu attention_tile_wgmma_d128_misaligned $AT $WG -D HD=128 --sched warp --offset 2 --size B=2,H=1,N=129,CAUSAL=1,D=128
+emu attention_tile_wgmma_1wg $AT $WG $T1 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=1
+emu attention_tile_wgmma_1wg_d128 $AT $WG $T1 -D HD=128 --sched warp --offset 2 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
+	--size B=1,H=2,N=100,CAUSAL=0,D=128
 emu attention_tile_wgmma_2wg $AT $WG -D THREADS=256 -D BM=128 --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=2,N=300,CAUSAL=0
 emu attention_tile_wgmma_2wg_d128 $AT $WG -D THREADS=256 -D BM=128 -D HD=128 --sched shuffle --copies issue \
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=2,N=300,CAUSAL=0,D=128
+# threads(256) with one row tile a warp (two warpgroups of 64 rows):
+# 03_fa3.cu's roles (lower_rowwg.c), a producer warpgroup copying k and v
+# into two stages, the consumers waiting on named barriers (bar.sync) and
+# taking turns at the tensor cores; D = 64 and 128, 128 keys a step,
+# ragged, causal, one trip and several, shuffled, warp by warp, copies at
+# issue, misaligned rows (the producer's element copy), overlapped or not;
+# -D KB_WG_WS=0 keeps every thread copying
+AWS="-D THREADS=256 -D BM=128 -D BN=128"
+emu attention_tile_wgmma_ws $AT $WG $AWS --size B=1,H=1,N=300,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=1000,CAUSAL=1 --size B=1,H=2,N=128,CAUSAL=1
+emu attention_tile_wgmma_ws_d128 $AT $WG $AWS -D HD=128 --sched shuffle --copies issue --offset 2 \
+	--size B=1,H=1,N=300,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=257,CAUSAL=1,D=128
+emu attention_tile_wgmma_ws_warp $AT $WG $AWS --sched warp --offset 2 --size B=1,H=1,N=385,CAUSAL=0 \
+	--size B=1,H=1,N=200,CAUSAL=1
+emu attention_tile_wgmma_ws_waited $AT $WG $AWS -D KB_WG_OVERLAP=0 --sched shuffle --size B=1,H=1,N=300,CAUSAL=1 \
+	--size B=1,H=1,N=129,CAUSAL=0
+emu attention_tile_wgmma_ws_off $AT $WG $AWS -D KB_WG_WS=0 --size B=1,H=1,N=300,CAUSAL=1
 emu attention_tile_wgmma_1tile $AT $WG $A1T --offset 2 --size B=2,H=1,N=129,CAUSAL=1 --size B=1,H=2,N=100,CAUSAL=0
 emu attention_tile_wgmma_off $AT $WG -D KB_WGMMA=0 --size B=2,H=1,N=129,CAUSAL=1
 # D = 128 overlapped (lower_rowwg.c, 03_fa3.cu's OVERLAP): S of a trip,
 # then the last trip's P V behind it, v of the next trip copied once that
 # is done; one trip (N = 1, 64), two (65, 129), ragged ends; the 2wg shape
 # and 64 keys a step at D = 64 overlap too; -D KB_WG_OVERLAP=0 waits
-emu attention_tile_wgmma_d128_ovl $AT $WG -D HD=128 --sched shuffle --copies issue --offset 2 \
+emu attention_tile_wgmma_d128_ovl $AT $WG $T1 -D HD=128 --sched shuffle --copies issue --offset 2 \
 	--size B=1,H=1,N=1,CAUSAL=0,D=128 --size B=1,H=1,N=64,CAUSAL=1,D=128 --size B=1,H=1,N=65,CAUSAL=0,D=128 \
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=257,CAUSAL=0,D=128
-emu attention_tile_wgmma_bn64_ovl $AT $WG -D BN=64 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
+# one warpgroup at D = 64 with 96 keys a step (without 128's 56 B of
+# spills): a trip's keys no multiple of 64, ragged ends (97, 193, 1000),
+# overlapped; with 128 each dot is waited for
+emu attention_tile_wgmma_bn96 $AT $WG $T1 -D BN=96 --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=97,CAUSAL=0 \
+	--size B=1,H=1,N=96,CAUSAL=1 --size B=1,H=1,N=193,CAUSAL=1 --size B=1,H=1,N=1000,CAUSAL=1
+emu attention_tile_wgmma_bn128 $AT $WG $T1 -D BN=128 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=0
+emu attention_tile_wgmma_bn64_ovl $AT $WG $T1 -D BN=64 --sched warp --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=2,N=300,CAUSAL=0
-emu attention_tile_wgmma_d128_ovl_off $AT $WG -D HD=128 -D KB_WG_OVERLAP=0 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
+emu attention_tile_wgmma_d128_ovl_off $AT $WG $T1 -D HD=128 -D KB_WG_OVERLAP=0 --size B=2,H=1,N=129,CAUSAL=1,D=128 \
 	--size B=1,H=1,N=257,CAUSAL=0,D=128
 # a dot's b copied where the dot is, f16, a start x * 0.5, on wgmma (BK = 64: a swizzle row)
 emu dot_rows_here_wgmma tests/emu/dot_rows_here.tile $WG -D BK=64 --size M=130,N=70,K=75 --size M=100,N=129,K=150
@@ -681,9 +712,9 @@ mutant rowacc_read_sum_unfolded 's/_t[0-9]*\[0\] += __shfl_xor_sync.*;$/(void)0;
 mutant rowacc_hoisted_rescale_dropped 's/acc\[i_\] \*= r2\[(i_) % 4 \/ 2\];/(void)0;/' 'elements wrong' \
 	tests/emu/rows_acc.tile $RA
 mutant rowacc_attention_rescaled_twice 's/\(_t[0-9]*\)\[i_\] = acc\[i_\];/\1[i_] = acc[i_] * alpha[i_ % 8 \/ 2];/' \
-	'elements wrong' $AT --size B=1,H=1,N=300,CAUSAL=0
+	'elements wrong' $AT $T1 --size B=1,H=1,N=300,CAUSAL=0
 mutant rowacc_attention_fold_dropped 's/l\[h_\] += __shfl_xor_sync(0xffffffff, l\[h_\], o_);/(void)0;/' \
-	'elements wrong' $AT --size B=1,H=1,N=300,CAUSAL=1
+	'elements wrong' $AT $T1 --size B=1,H=1,N=300,CAUSAL=1
 # the mask only on tiles past N or across the diagonal (N = 256: interior tiles)
 mutant rows_mask_diagonal_skipped 's/ || ((CAUSAL != 0) \&\& ((j + BN) > m0))//' 'elements wrong' $AT $A1T \
 	--size B=1,H=1,N=256,CAUSAL=1
@@ -717,7 +748,7 @@ mutant rows2_arange_row_tile 's/+ (i_) \* 8)/+ (i_) % 2 * 8)/g' \
 # read as its first, every warpgroup reading the first's q rows, s's first
 # k16 step overwritten by the second (scale-d), both pieces into one's
 # accumulators, no barrier before the refill of what wgmma read
-AW="--arch sm_90a --size B=1,H=2,N=100,CAUSAL=1"
+AW="--arch sm_90a $T1 -D BN=128 --size B=1,H=2,N=100,CAUSAL=1"
 mutant wg_k_step 's/k_ % 4 \* 32), 16, 1024)/k_ % 4 * 16), 16, 1024)/' 'elements wrong' $AT $AW
 mutant wg_v_k_major 's/kb_rwg_bf16_n64<8, 1>/kb_rwg_bf16_n64<8, 0>/g' 'elements wrong' $AT $AW
 mutant wg_copy_unswizzled 's/((((c >> 3) ^ r) \& 7) << 4)/(((c >> 3) \& 7) << 4)/' 'elements wrong' $AT $AW
@@ -727,14 +758,20 @@ mutant wg_q_warpgroups 's/(int)threadIdx.x \/ 128 \* 64 \* 128)/0)/' 'elements w
 	-D THREADS=256 -D BM=128 --size B=1,H=1,N=300,CAUSAL=1
 mutant wg_s_first_step_dropped 's/db_, k_ > 0);/db_, k_ > 1);/g' 'elements wrong' $AT $AW
 mutant wg_one_piece 's/(_t4 + 4, aw_\[k_\]\[1\]/(_t4 + 0, aw_[k_][1]/' 'elements wrong' $AT $AW
-mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a --sched warp \
+mutant wg_no_refill_barrier '/every warp has read this trip/d' 'cp.async' $AT --arch sm_90a $T1 -D BN=128 --sched warp \
 	--size B=1,H=1,N=300,CAUSAL=0
+# the overlap at D = 64 with 96 keys a step: the last trip's P V
+# never issued, v's refill before it
+A96="--arch sm_90a $T1 -D BN=96 --size B=1,H=1,N=300,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1"
+mutant wg_ovl96_last_pv_dropped 's|if (kb_pv_) { /\* the last trip.s acc += dot \*/|if (0) {|' 'elements wrong' $AT $A96
+mutant wg_ovl96_no_v_refill_barrier '/every warp.s dots are done: their b buffers are free/d' 'no __syncthreads' $AT \
+	$A96 --sched warp
 # the overlap (D = 128): the last trip's P V reading this trip's v buffer,
 # the last trip's P V never issued, P V never marked pending (none issued),
 # a P V issued on the first trip (of nothing), this trip's k waited for one
 # group short, no barrier before v's refill (the buffer the last trip's P V
 # read)
-AO="--arch sm_90a -D HD=128 --size B=1,H=1,N=200,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128"
+AO="--arch sm_90a $T1 -D HD=128 --size B=1,H=1,N=200,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128"
 mutant wg_ovl_v_this_trip 's|(kb_par_ ^ 1) \* 16384); /\* the last trip|kb_par_ * 16384); /* the last trip|' \
 	'in flight' $AT $AO
 mutant wg_ovl_last_pv_dropped 's|if (kb_pv_) { /\* the last trip.s acc += dot \*/|if (0) {|' 'elements wrong' $AT $AO
@@ -743,6 +780,20 @@ mutant wg_ovl_pv_on_first_trip 's|int kb_pv_ = 0;|int kb_pv_ = 1;|' 'elements wr
 mutant wg_ovl_wait_short 's|kb_cp_async_wait<2>();|kb_cp_async_wait<3>();|' 'in flight' $AT $AO
 mutant wg_ovl_no_v_refill_barrier '/every warp.s dots are done: their b buffers are free/d' 'no __syncthreads' $AT $AO \
 	--sched warp
+# the producer warpgroup: a consumer not waiting for a trip's copies (its
+# full barrier), the producer refilling a stage before both consumers read
+# it (the empty one), or arriving before its copies landed, a consumer not
+# handing a stage back, a turn not passed, warpgroup 0 not taking the last
+# pass, the producer's element copy from thread 0 (not 256)
+AWM="--arch sm_90a $AWS --size B=1,H=1,N=300,CAUSAL=0"
+mutant ws_full_not_waited '/the producer.s copies of this trip.s b tiles have landed/d' 'elements wrong' $AT $AWM
+mutant ws_empty_not_waited '/both warpgroups have read this stage.s trip before last/d' 'overwrites' $AT $AWM --sched warp
+mutant ws_copies_not_landed '/the last trip.s copies have landed (before/{n;d;}' 'in flight' $AT $AWM
+mutant ws_stage_kept '/the last trip.s b tiles are read/d' 'deadlock' $AT $AWM
+mutant ws_turn_kept '/the turn passes: its softmax runs/d' 'deadlock' $AT $AWM
+mutant ws_last_pass_left 's|asm volatile("bar.sync %0, 256;" :: "r"(8) : "memory"); /\* warpgroup 1.s last pass \*/|;|' \
+	'the block ends with' $AT $AWM
+mutant ws_slow_copy_t0 's/, true, 256>/, true>/' 'elements wrong' $AT $AWM --offset 2
 # q in shared memory (two row tiles at D = 128)
 A2Q="$A2T -D HD=128 --size B=1,H=2,N=100,CAUSAL=1,D=128"
 mutant rows2_q_smem_tile0_twice 's/af1_, al_ + (unsigned)(2176 + k_/af1_, al_ + (unsigned)(0 + k_/' 'elements wrong' \

@@ -296,7 +296,9 @@ expect_in mbg_hand_no_spills out "(no spills)"
 # before two row tiles and 128 keys at D = 64 were).
 # (--arch sm_90 here: mma.sync; the file's `//! arch sm_90a` takes wgmma, below)
 AT=kernels/attention/attention.tile
-A1T='-D BM=64 -D BN=64'
+# T1: one warpgroup (four warps), the default before two (and a producer)
+T1='-D THREADS=128'
+A1T="$T1 -D BM=64 -D BN=64"
 run "$KB" compile "$AT" --arch sm_90 $A1T --emit-cuda
 expect_not_in attn_rows_no_kb_dot out "kb_dot_"
 expect_in attn_rows_trip_ahead out "int kb_par_ = 0;"
@@ -310,7 +312,7 @@ expect_in attn_rows_alpha_exact out "alpha[i_] = kb_exp_sub_row(m[i_], mn[i_], s
 expect_in attn_rows_copy_slow_call out "kb_rows_copy_slow<64, 64, 128>(b_, p_, rows_, cols_, D);"
 expect_in attn_rows_lazy_rescale out "if (!(KB_LAZY_RESCALE < 0 ? 1 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 # (attention.tile takes BM = 128 at D = 128 by default: these pin the one-tile path)
-run "$KB" compile "$AT" --arch sm_90 -D HD=128 -D BM=64 --emit-cuda
+run "$KB" compile "$AT" --arch sm_90 $T1 -D HD=128 -D BM=64 --emit-cuda
 expect_not_in attn_rows_d128_copy_inline out "kb_rows_copy_slow<"
 expect_in attn_rows_d128_eager out "if (!(KB_LAZY_RESCALE < 0 ? 0 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 run "$KB" compile "$AT" --arch sm_90 -D THREADS=256 -D BM=64 --emit-cuda
@@ -318,43 +320,45 @@ expect_in attn_2d_kb_dot out "kb_dot_"
 run "$KB" compile "$AT" --arch sm_90 $A1T --no-cache
 expect_rc attn_rows_d64 0
 expect_in attn_rows_d64_no_spills out "(no spills)"
-run "$KB" compile "$AT" --arch sm_90 -D HD=128 -D BM=64 --no-cache
+run "$KB" compile "$AT" --arch sm_90 $T1 -D HD=128 -D BM=64 --no-cache
 expect_rc attn_rows_d128 0
 expect_in attn_rows_d128_no_spills out "(no spills)"
 # the default at D = 128 is the two-tile one (BM = 128)
-run "$KB" compile "$AT" --arch sm_90 -D HD=128 --emit-cuda
+run "$KB" compile "$AT" --arch sm_90 $T1 -D HD=128 --emit-cuda
 expect_in attn_rows_d128_default_two_tiles out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(2176 + k_ * 16) * 2);"
 # -D BM=128 at 4 warps: two m16 row tiles a warp, each ldmatrix'd B
 # fragment of k and v feeding an mma of each (four mma a ldmatrix.x4, two
 # at BM = 64), the statistics' shuffles over the four rows a thread holds;
 # no spills at D = 64.
-run "$KB" compile "$AT" --arch sm_90 -D BM=128 -D BN=64 --emit-cuda
+run "$KB" compile "$AT" --arch sm_90 $T1 -D BM=128 -D BN=64 --emit-cuda
 expect_in attn_rows2_b_reused out "kb_mma(_t1 + n_ * 16 + 4, af1_, bf_[0], (const __nv_bfloat16 *)0);"
 expect_in attn_rows2_lazy_rescale out "if (!(KB_LAZY_RESCALE < 0 ? 1 : KB_LAZY_RESCALE) || kb_warp_any(!kb_one_))"
 expect_in attn_rows2_quad_shuffle out "for (int h_ = 0; h_ < 4; h_++) /* each row the thread holds */"
-run "$KB" compile "$AT" --arch sm_90 -D BM=128 -D BN=64 --json --no-cache
+run "$KB" compile "$AT" --arch sm_90 $T1 -D BM=128 -D BN=64 --json --no-cache
 expect_json attn_rows2_mma_per_ldmatrix \
 	"j['build']['ptx'].count('mma.sync') == 4 * j['build']['ptx'].count('ldmatrix') > 0"
 expect_json attn_rows2_d64_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 # at D = 128 q's 64 registers a thread would be too many beside o's 128:
 # it goes to shared memory, its A fragments by ldmatrix (02_fa2.cu's QREG = 0)
-run "$KB" compile "$AT" --arch sm_90 -D BM=128 -D HD=128 --emit-cuda
+run "$KB" compile "$AT" --arch sm_90 $T1 -D BM=128 -D HD=128 --emit-cuda
 expect_in attn_rows2_d128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(2176 + k_ * 16) * 2);"
-run "$KB" compile "$AT" --arch sm_90 -D HD=128 -D BM=64 --emit-cuda
+run "$KB" compile "$AT" --arch sm_90 $T1 -D HD=128 -D BM=64 --emit-cuda
 expect_not_in attn_rows_d128_q_regs out "kb_ldmatrix_x4(af_, al_"
-run "$KB" compile "$AT" --arch sm_90 -D BM=128 -D BN=64 --emit-cuda
+run "$KB" compile "$AT" --arch sm_90 $T1 -D BM=128 -D BN=64 --emit-cuda
 expect_not_in attn_rows2_d64_q_regs out "kb_ldmatrix_x4(af1_, al_"
-run "$KB" compile "$AT" --arch sm_90 -D BM=128 -D BN=128 --emit-cuda
+run "$KB" compile "$AT" --arch sm_90 $T1 -D BM=128 -D BN=128 --emit-cuda
 expect_in attn_rows2_bn128_q_smem out "kb_ldmatrix_x4(af1_, al_ + (unsigned)(1152 + k_ * 16) * 2);"
 run "$KB" compile "$AT" --arch sm_90 $A1T --json
 expect_json attn_rows_mma_per_ldmatrix \
 	"j['build']['ptx'].count('mma.sync') == 2 * j['build']['ptx'].count('ldmatrix') > 0"
-# The default (two row tiles, 128 keys at D = 64): l's sum folded across
+# Two row tiles, 128 keys at D = 64 (the default before 96 on sm_90a; BN128
+# pins it): l's sum folded across
 # the quad once after the loop (no shuffle of it in a trip), acc's lazy
 # rescale where alpha is assigned, before p's exponentials: in the PTX only
 # alpha's four ex2 come before the vote (the other 128 after it, free to
 # overlap the mmas of acc's dot; at the dot all 132 were before it)
-run "$KB" compile "$AT" --arch sm_90 --emit-cuda
+BN128="$T1 -D BN=128"
+run "$KB" compile "$AT" --arch sm_90 $BN128 --emit-cuda
 expect_in attn_rowacc_sum_unfolded out "/* the quad's parts: folded after the loop (lower_rowacc.c) */"
 expect_in attn_rowacc_fold_after out "l[h_] += __shfl_xor_sync(0xffffffff, l[h_], o_);"
 expect_in attn_rowacc_rescale_hoisted out "'s acc * alpha, here where alpha is assigned"
@@ -369,13 +373,13 @@ expect_in attn_rows_copy_zfill_default out "#define KB_COPY_ZFILL 1"
 expect_in attn_rows_store_pairs out \
 	"*(kb_pair<__nv_bfloat16> *)(p_ + (size_t)r_ * D + c_) = kb_pair<__nv_bfloat16>{w_[0], w_[1]};"
 expect_not_in attn_rows_q_copy_not_waited_alone out "__syncthreads(); /* the b tile is in shared memory */"
-run "$KB" compile "$AT" --arch sm_90 --json --no-cache
+run "$KB" compile "$AT" --arch sm_90 $BN128 --json --no-cache
 expect_rc attn_default 0
 expect_json attn_rows_store_pairs_ptx "j['build']['ptx'].count('st.global.v2.u16') == 64 // 2"
 expect_json attn_default_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 expect_json attn_rowacc_ex2_after_vote \
 	"(lambda p: p[:p.index('vote.sync')].count('ex2.approx') == 4 and p.count('ex2.approx') == 132)(j['build']['ptx'])"
-run "$KB" compile "$AT" --arch sm_90 -D HD=128 --json --no-cache
+run "$KB" compile "$AT" --arch sm_90 $T1 -D HD=128 --json --no-cache
 expect_rc attn_default_d128 0
 expect_json attn_default_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 # On sm_90a (the file's `//! arch sm_90a`) its two dots are wgmma
@@ -385,7 +389,7 @@ expect_json attn_default_d128_no_spills "j['build']['kernels'][0]['resources']['
 # apart); q, k and v swizzled (kb_swz128), k and v copied a trip ahead as
 # before, and fenced for wgmma's proxy; no mma.sync, no ldmatrix.
 # -D KB_WGMMA=0 keeps mma.sync on sm_90a.
-run "$KB" compile "$AT" --emit-cuda
+run "$KB" compile "$AT" $BN128 --emit-cuda
 expect_in attn_wg_s out "kb_rwg_ss_bf16_n128<8, 0>(_t1 + 4, kb_wg_desc(al_ + (unsigned)(k_ / 4 * 16384 + k_ % 4 * 32 + 8192), 16, 1024), db_, k_ > 0);"
 # s starts from nothing: no zeros written a trip, the first k16 step's scale-d is 0
 expect_in attn_wg_s_undef out "kb_rwg_undef<128>(_t1);"
@@ -398,19 +402,25 @@ expect_in attn_wg_slow_swizzled out "kb_rows_copy_slow<128, 64, 128, true>(b_, p
 expect_in attn_wg_rows out "(int)threadIdx.x / 128 * 128 + (int)threadIdx.x / 32 % 4 * 16 + (int)threadIdx.x % 32 / 4 + (i_) % 8 / 4 * 64"
 expect_in attn_wg_waited out 'asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");'
 expect_not_in attn_wg_no_mma_sync out "kb_mma(_t"
-run "$KB" compile "$AT" --json --no-cache
+run "$KB" compile "$AT" $BN128 --json --no-cache
 expect_rc attn_wg 0
 expect_json attn_wg_arch "j['build']['arch'] == 'sm_90a'"
 expect_json attn_wg_ptx "(lambda p: p.count('wgmma.mma_async') == 24 and 'mma.sync' not in p and 'ldmatrix' not in p and p.index('fence.proxy.async') < p.index('bar.sync', p.index('fence.proxy.async')))(j['build']['ptx'])"
-run "$KB" compile "$AT" -D HD=128 --json --no-cache
+run "$KB" compile "$AT" $T1 -D HD=128 --json --no-cache
 expect_rc attn_wg_d128 0
 expect_json attn_wg_d128_ptx "j['build']['ptx'].count('wgmma.mma_async') == 2 * (8 + 4 + 4)"
 expect_json attn_wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
+# one warpgroup at D = 64 with 96 keys a step: S, acc and P in 208
+# registers, so overlapped too, and no spills (128 keys: 255 registers, 56 B
+# spilled, but 2-3% faster on an H200)
+run "$KB" compile "$AT" $T1 -D BN=96 --json --no-cache
+expect_json attn_wg_d64_bn96 "(lambda p: p.count('m64n96k16') == 2 * 4 and p.count('wgmma.mma_async') == 2 * (4 + 6 + 6) and 'wgmma.wait_group.sync.aligned 1' in p)(j['build']['ptx'])"
+expect_json attn_wg_d64_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 # ... overlapped (03_fa3.cu's OVERLAP, lower_rowwg.c): the softmax's
 # exponentials between wait_group 1 (this trip's S alone) and wait_group 0
 # (the last trip's P V, issued behind S), and ptxas serializes no wgmma
 expect_json attn_wg_d128_ovl_ptx "(lambda p: p.count('ex2.approx', p.index('wgmma.wait_group.sync.aligned 1'), p.index('wgmma.wait_group.sync.aligned 0', p.index('wgmma.wait_group.sync.aligned 1'))) >= 64)(j['build']['ptx']) and 'C7510' not in j['build']['log'] and 'C7511' not in j['build']['log']"
-run "$KB" compile "$AT" -D HD=128 --emit-cuda
+run "$KB" compile "$AT" $T1 -D HD=128 --emit-cuda
 expect_in attn_wg_ovl_s_alone out 'asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); /* this trip'"'"'s dot alone */'
 expect_in attn_wg_ovl_pv_late out "kb_rwg_bf16_n128<8, 1>(acc + 4, kb_pw_[k_][1], db_, 1); /* m64 piece 1 */"
 expect_in attn_wg_ovl_v_buffer out "const unsigned bl_ = (unsigned)__cvta_generic_to_shared(kb_smem + 65536 + (kb_par_ ^ 1) * 16384);"
@@ -419,7 +429,7 @@ expect_not_in attn_wg_ovl_no_rescale_in_flight out "here where alpha is assigned
 # ... but not where the loop reads acc between its dots (it is in flight there)
 sed 's/^\( *mn = max(m, max(s, axis = 1, keep = true))\)$/\1 + 0.0 * max(acc, axis = 1, keep = true)/' "$AT" \
 	>"$T_TMP/attn_acc_read.tile"
-run "$KB" compile --emit-cuda -D HD=128 "$T_TMP/attn_acc_read.tile"
+run "$KB" compile --emit-cuda $T1 -D HD=128 "$T_TMP/attn_acc_read.tile"
 expect_rc attn_wg_ovl_refused_acc_read_rc 0
 if grep -qF "max(acc, axis = 1, keep = true)" "$T_TMP/attn_acc_read.tile"; then
 	expect_not_in attn_wg_ovl_refused_acc_read out "kb_pv_"
@@ -427,15 +437,41 @@ else
 	fail attn_wg_ovl_refused_acc_read "the edit of $AT changed nothing: update it to the file"
 fi
 # -D KB_WG_OVERLAP=0 waits for each dot where it is (the version before)
-run "$KB" compile "$AT" -D HD=128 -D KB_WG_OVERLAP=0 --json --no-cache
+run "$KB" compile "$AT" $T1 -D HD=128 -D KB_WG_OVERLAP=0 --json --no-cache
 expect_json attn_wg_d128_ovl_off "(lambda p: p.count('wgmma.mma_async') == 2 * (8 + 4) and 'wgmma.wait_group.sync.aligned 1' not in p)(j['build']['ptx'])"
 # 03_fa3.cu's shape, two warpgroups of 64 rows (one row tile a warp): no
-# spills, overlapped; at the default D = 64 (BN = 128: S, acc and P would
-# need 256 registers) each dot is waited for (attn_wg_ptx's 24)
-run "$KB" compile "$AT" -D THREADS=256 -D BM=128 --json --no-cache
+# spills, overlapped; at one warpgroup, D = 64 and BN = 128 (S, acc and P
+# would need 256 registers) each dot is waited for (attn_wg_ptx's 24)
+run "$KB" compile "$AT" -D THREADS=256 -D BM=128 -D BN=128 --json --no-cache
 expect_json attn_wg_2wg_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0 and j['build']['ptx'].count('wgmma.mma_async') == 4 + 8 + 8"
 run "$KB" compile "$AT" -D THREADS=256 -D BM=128 -D HD=128 --json --no-cache
 expect_json attn_wg_2wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
+# ... with 128 keys a step: 03_fa3.cu's roles (lower_rowwg.c): 384 threads,
+# the producer warpgroup (setmaxnreg 40) copying every trip's k and v, the
+# consumers (232) on named barriers (full, empty, the turns), no
+# __syncthreads in the loop, no spills at D = 64 and 128 (every thread
+# copying and 202 registers at D = 128, ptxas serialized the wgmmas:
+# C7520), no wgmma serialized
+AWS='-D THREADS=256 -D BM=128 -D BN=128'
+for d in 64 128; do
+	run "$KB" compile "$AT" $AWS -D HD=$d --json --no-cache
+	expect_json attn_ws_d${d} "(lambda k, p: k['resources']['local_bytes'] == 0 and k['resources']['setmaxnreg'] == {'dec': 40, 'inc': 232} and k['resources']['max_threads_per_block'] == 384 and 'C7520' not in j['build']['log'] and p.count('setmaxnreg') == 2 and p.count('bar.arrive') >= 4)(j['build']['kernels'][0], j['build']['ptx'])"
+done
+run "$KB" compile "$AT" --json
+expect_json attn_ws_default "j['build']['kernels'][0]['resources']['max_threads_per_block'] == 384"
+run "$KB" compile "$AT" $AWS --emit-cuda
+expect_in attn_ws_producer out "if ((int)threadIdx.x >= 256) { /* the producer warpgroup"
+expect_in attn_ws_producer_rows out "const int r0_ = ((int)threadIdx.x - 256) / 8, c_ = ((int)threadIdx.x - 256) % 8 * 8;"
+expect_in attn_ws_full out 'asm volatile("bar.sync %0, 256;" :: "r"(1 + kb_par_ * 2 + (int)threadIdx.x / 128) : "memory");'
+expect_in attn_ws_turn out 'asm volatile("bar.sync %0, 256;" :: "r"(8 + (int)threadIdx.x / 128) : "memory");'
+expect_in attn_ws_q_consumers out "if ((int)threadIdx.x < 256) {"
+if sed -n '/setmaxnreg.inc/,$p' "$T_TMP/out" | grep -q "__syncthreads"; then
+	fail attn_ws_no_block_barrier "a __syncthreads after the producer returned"
+else
+	pass attn_ws_no_block_barrier
+fi
+run "$KB" compile "$AT" $AWS -D HD=128 -D KB_WG_WS=0 --json --no-cache
+expect_json attn_ws_off "j['build']['kernels'][0]['resources']['max_threads_per_block'] == 256 and 'bar.arrive' not in j['build']['ptx']"
 run "$KB" compile "$AT" -D KB_WGMMA=0 --json
 expect_json attn_wg_off "'wgmma' not in j['build']['ptx'] and j['build']['ptx'].count('mma.sync') > 0 and j['build']['arch'] == 'sm_90a'"
 

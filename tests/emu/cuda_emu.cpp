@@ -105,13 +105,16 @@ static ucontext_t sched_ctx;
 static int nthreads, nlive, ndone;
 static int bar_arrived, bar_line;
 static const char *bar_file;
+static struct {
+	int arrived, count, line;
+	const char *file;
+} named[16];                /* bar.sync / bar.arrive's barriers 1-15 (0 is __syncthreads') */
 static uint32_t epoch;
 static unsigned char *stacks, *smem_region, *smem;
 static size_t stacks_len, smem_region_len, smem_size;
 static std::vector<Unit> shadow;
 static int problems;
 unsigned long long events;
-static int named_arrived[16], named_count[16];
 /* static __shared__ variables (host statics here) as shared addresses:
  * 0x80000000 + their offset from anchor, so address arithmetic holds */
 static const unsigned char *anchor;
@@ -223,6 +226,39 @@ void syncthreads(const char *file, int line)
 	epoch++;
 }
 
+/* bar.sync (wait) or bar.arrive of named barrier id for count threads
+ * (PTX ISA 9.7.13.1; whole warps arrive): the barrier completes when count
+ * threads have arrived, and releases those that wait.  Its completion
+ * orders shared memory as __syncthreads does (the shadow's epoch: one for
+ * the block, so a barrier of some threads orders the others' accesses too;
+ * races between threads it does not join can go unseen). */
+void named_barrier(long long id, long long count, bool wait, const char *file, int line)
+{
+	if (id < 1 || id > 15 || count < 32 || count % 32 || count > nthreads)
+		fatal(file, line, "bar %lld, %lld: the id 1 to 15, the count whole warps of the block's %d threads",
+		      id, count, nthreads);
+	auto &b = named[id];
+	if (b.arrived == 0) {
+		b.count = (int)count;
+		b.file = file;
+		b.line = line;
+	} else if (b.count != count) {
+		fatal(file, line, "bar %lld: %lld threads here, %d at %s:%d", id, count, b.count, b.file, b.line);
+	}
+	if (++b.arrived < b.count) {
+		if (wait) {
+			running->named = (int)id;
+			yield(AT_NAMED, file, line);
+		}
+		return;
+	}
+	for (Fiber &f : fibers)
+		if (f.state == AT_NAMED && f.named == id)
+			f.state = RUNNABLE;
+	b.arrived = 0;
+	epoch++;
+}
+
 /* Brings the running lane to its warp's collective `id`; the lane that
  * completes it runs compute(w, ctx) for all lanes.  in: this lane's words;
  * afterwards w.out[lane] holds its result. */
@@ -309,28 +345,6 @@ void spin(const char *file, int line)
 	running->spinning = true;
 	yield(RUNNABLE, file, line);
 	running->spinning = false;
-}
-
-void named_barrier(int id, int count, const char *file, int line)
-{
-	if (id <= 0 || id >= 16 || count <= 0 || count % 32 || count > nthreads)
-		fatal(file, line, "bar.sync %d, %d: a named barrier 1..15 of whole warps of the block's %d threads", id,
-		      count, nthreads);
-	if (named_arrived[id] && named_count[id] != count)
-		fatal(file, line, "bar.sync %d, %d while %d threads wait there for %d", id, count, named_arrived[id],
-		      named_count[id]);
-	named_count[id] = count;
-	events++;
-	if (++named_arrived[id] < count) {
-		running->nbar = id;
-		yield(AT_NAMED, file, line);
-		return;
-	}
-	for (Fiber &f : fibers)
-		if (f.state == AT_NAMED && f.nbar == id)
-			f.state = RUNNABLE;
-	named_arrived[id] = 0;
-	epoch++;
 }
 
 /* ===== shared memory ===== */
@@ -594,16 +608,26 @@ static uint64_t rng_next(uint64_t *s)
 
 [[noreturn]] static void deadlock()
 {
-	int bar = 0, warp = 0, named = 0, spins = 0;
+	int bar = 0, warp = 0, at_named = 0, spins = 0;
 	const Fiber *wf = nullptr, *sf = nullptr;
 	for (const Fiber &f : fibers) {
+		if (f.state == AT_NAMED) {
+			char more[256] = "";
+			for (int id = 1, n = 0; id < 16; id++) /* every named barrier that holds arrivals */
+				if (named[id].arrived)
+					n += snprintf(more + n, sizeof more - (size_t)n, "; bar %d: %d of %d", id,
+						      named[id].arrived, named[id].count);
+			running = nullptr;
+			fatal(f.file, f.line, "deadlock: thread %d waits at bar %d (%d exited%s)", f.index, f.named, ndone,
+			      more);
+		}
 		bar += f.state == AT_BARRIER;
 		if (f.state == AT_WARP && !wf)
 			wf = &f;
 		if (f.state == RUNNABLE && f.spinning && !sf)
 			sf = &f;
 		warp += f.state == AT_WARP;
-		named += f.state == AT_NAMED;
+		at_named += f.state == AT_NAMED;
 		spins += f.state == RUNNABLE && f.spinning;
 	}
 	running = nullptr;
@@ -611,7 +635,7 @@ static uint64_t rng_next(uint64_t *s)
 		wf = sf;
 	fatal(wf ? wf->file : bar_file, wf ? wf->line : bar_line, "deadlock: %d threads at "
 	      "__syncthreads (%s:%d), %d at warp collectives, %d at named barriers, %d in mbarrier waits "
-	      "that cannot complete, %d exited", bar, bar_file ? bar_file : "-", bar_line, warp, named, spins, ndone);
+	      "that cannot complete, %d exited", bar, bar_file ? bar_file : "-", bar_line, warp, at_named, spins, ndone);
 }
 
 static void start_block()
@@ -622,9 +646,10 @@ static void start_block()
 	}
 	shadow.assign(smem_size / 2 + 1, Unit{0, 0, -1, -1, 0, -1});
 	bar_arrived = 0;
+	for (auto &b : named)
+		b.arrived = 0;
 	ndone = 0;
 	nlive = nthreads;
-	memset(named_arrived, 0, sizeof named_arrived);
 	mbar_reset();
 	for (int w = 0; w < (nthreads + 31) / 32; w++)
 		warps[(size_t)w] = Warp{nthreads - 32 * w < 32 ? nthreads - 32 * w : 32, 0, nullptr,
@@ -639,7 +664,6 @@ static void start_block()
 		f.state = RUNNABLE;
 		f.open.clear();
 		f.groups.clear();
-		f.nbar = -1;
 		f.spinning = false;
 		getcontext(&f.ctx);
 		f.ctx.uc_stack.ss_sp = stacks + (size_t)i * (STACK + PAGE) + PAGE;
@@ -679,6 +703,10 @@ static void run_block(uint64_t *rng)
 			deadlock();
 	}
 	running = nullptr;
+	for (int id = 1; id < 16; id++) /* an arrival no thread waited for: a turn passed too often */
+		if (named[id].arrived)
+			problem(named[id].file, named[id].line, "the block ends with %d of bar %d's %d threads arrived",
+				named[id].arrived, id, named[id].count);
 }
 
 /* Fiber stacks (a guard page below each) and the dynamic shared memory

@@ -29,11 +29,11 @@ struct Fiber {
 	int index;
 	ucontext_t ctx;
 	int state;
+	int named;              /* AT_NAMED: the barrier's id */
 	const char *file;       /* where it waits */
 	int line;
 	std::vector<Copy> open;                   /* cp.async not yet committed */
 	std::deque<std::vector<Copy>> groups;     /* committed, oldest first */
-	int nbar;               /* AT_NAMED: the named barrier it waits at */
 	bool spinning;          /* its last run ended in a failed mbarrier wait */
 };
 
@@ -79,6 +79,8 @@ void shadow_read(int warp, uint32_t a, int n, const char *file, int line);
 void cp_async(uint64_t dst, uint64_t src, int cp_size, int src_size, const char *file, int line);
 void commit_group();
 void wait_group(long long n);
+/* bar.sync (wait) or bar.arrive id, count: named barrier id (1-15) of count threads */
+void named_barrier(long long id, long long count, bool wait, const char *file, int line);
 
 /* Things that can let a waiting thread go on: barrier and warp arrivals,
  * exits, mbarrier arrivals and completed waits.  A pass of the scheduler
@@ -88,9 +90,6 @@ extern unsigned long long events;
 /* The running thread's mbarrier wait failed: the others run before it
  * tries again. */
 void spin(const char *file, int line);
-/* bar.sync id, count (id > 0): waits until count threads have arrived at
- * named barrier id. */
-void named_barrier(int id, int count, const char *file, int line);
 /* The host bytes [a, a + n) of shared address a (the dynamic shared memory,
  * or a static __shared__ variable's address from __cvta_generic_to_shared),
  * n-byte aligned, or fatal. */

@@ -1,10 +1,12 @@
 /*
  * ptx_emu.cpp - the emulator's interpreter for the PTX the tile compiler
  * writes inline (cp.async, commit/wait_group, ldmatrix, mma.sync m16n8k16,
- * and wgmma.mma_async m64nNk16 with A from registers), and the cache-hinted
- * loads hand kernels write (createpolicy, ld.global.v4 with an L1 eviction
- * priority or an L2 cache hint: the emulator has no cache, so a policy is
- * 0 and the load a plain read):
+ * wgmma.mma_async m64nNk16 with A from registers, bar.sync and bar.arrive
+ * of named barriers, setmaxnreg as nothing), the mbarriers and bulk copies
+ * of the hand-written rings, and the cache-hinted loads hand kernels write
+ * (createpolicy, ld.global.v4 with an L1 eviction priority or an L2 cache
+ * hint: the emulator has no cache, so a policy is 0 and the load a plain
+ * read):
  * each statement's text parsed once, then run on the calling lane's
  * operands; the warp-wide ones through a rendezvous of the warp's lanes.
  * Semantics from NVIDIA's PTX ISA (9.7.9.25 cp.async, 9.7.14.5.8 the
@@ -31,7 +33,7 @@ namespace emu {
 /* ===== PTX: parsing ===== */
 
 enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA, P_MBAR_INIT,
-       P_MBAR_ARRIVE, P_MBAR_WAIT, P_SELP, P_BAR, P_BULK, P_EX2, P_POLICY, P_LDG };
+       P_MBAR_ARRIVE, P_MBAR_WAIT, P_SELP, P_BAR, P_ARRIVE, P_MAXNREG, P_BULK, P_EX2, P_POLICY, P_LDG };
 enum { A_REG, A_IMM, A_VEC, A_ADDR, A_PRED, A_SINK };
 
 struct Arg {
@@ -191,7 +193,6 @@ static std::string classify(const std::string &opcode, Insn *in)
 	if (opcode == "selp.u32") { in->op = P_SELP; return ""; }
 	if (opcode == "ex2.approx.ftz.f32") { in->op = P_EX2; return ""; }
 	if (opcode == "fence.mbarrier_init.release.cluster") { in->op = P_NOP; return ""; }
-	if (opcode == "bar.sync") { in->op = P_BAR; return ""; }
 	if (q[0] == "mbarrier" && q.size() > 2 && has(q, "b64") && (has(q, "shared::cta") || has(q, "shared"))) {
 		in->op = q[1] == "init" ? P_MBAR_INIT : q[1] == "arrive" ? P_MBAR_ARRIVE : P_MBAR_WAIT;
 		in->tx = has(q, "expect_tx");
@@ -200,6 +201,12 @@ static std::string classify(const std::string &opcode, Insn *in)
 			: q[1] == "try_wait" && has(q, "parity") &&
 			  only(q, {"try_wait", "parity", "acquire", "cta", "cluster", "shared", "shared::cta", "b64"});
 		return ok ? "" : bad;
+	}
+	if (opcode == "bar.sync") { in->op = P_BAR; return ""; }
+	if (opcode == "bar.arrive") { in->op = P_ARRIVE; return ""; }
+	if (opcode == "setmaxnreg.inc.sync.aligned.u32" || opcode == "setmaxnreg.dec.sync.aligned.u32") {
+		in->op = P_MAXNREG; /* (the emulator's threads have what registers they need) */
+		return "";
 	}
 	if (q[0] == "wgmma" && q.size() == 8 && q[1] == "mma_async" && q[2] == "sync" && q[3] == "aligned" &&
 	    q[4].compare(0, 4, "m64n") == 0 && q[5] == "f32" && q[6] == q[7] && (q[6] == "bf16" || q[6] == "f16")) {
@@ -247,8 +254,10 @@ static bool shape_ok(const Insn &in)
 	case P_SELP: return a.size() == 4 && a[0].kind == A_REG && a[1].kind == A_IMM && a[2].kind == A_IMM &&
 			    a[3].kind == A_PRED;
 	case P_EX2: return a.size() == 2 && a[0].kind == A_REG && a[1].kind == A_REG;
-	case P_BAR: return a.size() == 2 && (a[0].kind == A_REG || a[0].kind == A_IMM) &&
-			   (a[1].kind == A_REG || a[1].kind == A_IMM);
+	case P_BAR: case P_ARRIVE:
+		return a.size() == 2 && (a[0].kind == A_IMM || a[0].kind == A_REG) &&
+		       (a[1].kind == A_IMM || a[1].kind == A_REG);
+	case P_MAXNREG: return a.size() == 1 && a[0].kind == A_IMM && a[0].imm >= 24 && a[0].imm <= 256 && a[0].imm % 8 == 0;
 	case P_BULK: return a.size() == 4 && a[0].kind == A_ADDR && a[1].kind == A_ADDR &&
 			    (a[2].kind == A_REG || a[2].kind == A_IMM) && a[3].kind == A_ADDR;
 	case P_SETP: return a.size() == 3 && a[0].kind == A_PRED && a[1].kind == A_REG && a[2].kind == A_IMM;
@@ -567,7 +576,11 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 	bool pred = false;
 	for (const Insn &in : p->insns) {
 		switch (in.op) {
-		case P_NOP: break;
+		case P_NOP: case P_MAXNREG: break;
+		case P_BAR: case P_ARRIVE:
+			named_barrier((long long)value(ops, n, in.args[0], file, line),
+				      (long long)value(ops, n, in.args[1], file, line), in.op == P_BAR, file, line);
+			break;
 		case P_SETP: pred = value(ops, n, in.args[1], file, line) != (uint64_t)in.args[2].imm; break;
 		case P_SELP:
 			store(ops, n, in.args[0].regs[0], (uint32_t)(pred ? in.args[1].imm : in.args[2].imm), file, line);
@@ -587,10 +600,6 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 		case P_MBAR_WAIT:
 			pred = mbar_try_wait(value(ops, n, in.args[1], file, line),
 					     (unsigned)value(ops, n, in.args[2], file, line), file, line);
-			break;
-		case P_BAR:
-			named_barrier((int)value(ops, n, in.args[0], file, line), (int)value(ops, n, in.args[1], file, line),
-				      file, line);
 			break;
 		case P_BULK:
 			bulk_copy(value(ops, n, in.args[0], file, line), value(ops, n, in.args[1], file, line),

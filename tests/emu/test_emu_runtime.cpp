@@ -4,7 +4,9 @@
  * conversions against their definitions, the warp collectives used the way
  * the PTX ISA describes them (an unswizzled ldmatrix + mma.sync product,
  * .x2 and .x4, shuffles), cp.async group accounting, mbarrier phases with
- * a bulk copy landing at the wait, and the problems it must report.  Kernels here are written as the emulator's driver rewrites
+ * a bulk copy landing at the wait, named barriers (bar.sync, bar.arrive),
+ * and the problems it must report.  Kernels here are written as the
+ * emulator's driver rewrites
  * generated code (emu::Ptx with operands).
  */
 #include "cuda_emu.h"
@@ -251,6 +253,40 @@ static void test_emu__mbarrier_bulk(void)
 	T_EQ_INT(seen[1], 1);
 }
 
+/* ===== named barriers ===== */
+
+/* Warp 1 writes shared memory and passes (bar.arrive 1, 64); warp 0 waits
+ * (bar.sync 1, 64) and reads it; args[1] (when set) makes warp 1 arrive at
+ * bar 3 too, where no one waits.  Then all meet at bar 2 of 64. */
+static void named_kernel(void **args)
+{
+	int *out = (int *)args[0], l = (int)threadIdx.x;
+	bool twice = args[1] != nullptr;
+	int *s = (int *)emu::dyn_smem();
+	static emu::Ptx sync("bar.sync %0, %1;"), pass("bar.arrive %0, 64;");
+	if (l >= 32) {
+		s[l - 32] = 100 + l;
+		pass.run({emu::in_n(1)}, __FILE__, __LINE__);
+		if (twice)
+			pass.run({emu::in_n(3)}, __FILE__, __LINE__);
+	} else {
+		sync.run({emu::in_n(1), emu::in_n(64)}, __FILE__, __LINE__);
+		out[l] = s[l];
+	}
+	sync.run({emu::in_n(2), emu::in_n(64)}, __FILE__, __LINE__);
+}
+
+static void test_emu__named_barriers(void)
+{
+	int out[32], one = 1;
+	void *args[] = {out, nullptr};
+	T_EQ_INT(launch(named_kernel, 64, 128, args), 0);
+	for (int l = 0; l < 32; l++)
+		T_EQ_INT(out[l], 132 + l);
+	args[1] = &one; /* an arrival no one waits for: reported at the block's end */
+	T_OK(launch(named_kernel, 64, 128, args) > 0);
+}
+
 /* ===== 16-bit floats ===== */
 
 /* Every f16 and bf16 value converts to float and back unchanged (NaNs stay
@@ -306,5 +342,6 @@ int main(void)
 	T_RUN(test_emu__cp_async_groups);
 	T_RUN(test_emu__race_reported);
 	T_RUN(test_emu__mbarrier_bulk);
+	T_RUN(test_emu__named_barriers);
 	return t_report();
 }
