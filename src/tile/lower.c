@@ -455,6 +455,8 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (L->persist) {
 		L->depth--;
 		kb_buf_cat(L->o, "\t}\n");
+		if (L->mma.wg)
+			kb_tile__wgmma_persist_tail(L);
 	}
 	L->o = whole;
 	if (L->mma.on)

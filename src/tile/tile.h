@@ -80,6 +80,9 @@ typedef struct {
  * it is (no S of the next trip over this one's softmax): `--define
  * KB_WG_OVERLAP=0`. */
 #define KB_TILE_NO_WG_OVERLAP "KB_WG_OVERLAP=0"
+/* The define that keeps a wgmma dot's epilogue storing from registers (no
+ * shared-memory staging and TMA store): `--define KB_WG_STORE=0`. */
+#define KB_TILE_NO_WG_STORE "KB_WG_STORE=0"
 
 typedef struct {
 	kb_buf cuda;             /* the generated CUDA C (#line into the .tile file) */

@@ -158,6 +158,7 @@ typedef struct {
 	bool no_tma;             /* KB_TILE_NO_TMA among the defines: wgmma's copies stay cp.async */
 	bool no_wgmma;           /* KB_TILE_NO_WGMMA: the row layout's dots stay mma.sync */
 	bool no_wg_overlap;      /* KB_TILE_NO_WG_OVERLAP: each wgmma dot waited for where it is */
+	bool no_wg_store;        /* KB_TILE_NO_WG_STORE: a wgmma dot's result stored from registers */
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
@@ -427,6 +428,7 @@ typedef struct {
 	bool tma;                  /* wgmma's operands by TMA where the tensors allow (else cp.async) */
 	int stages;                /* operand tiles in flight (const STAGES, else 3) */
 	int64_t smem;              /* dynamic shared memory bytes */
+	const kb_tile__stmt *tstore; /* wgmma: the store staged in shared memory and sent by TMA */
 } kb_tile__mma;
 
 typedef struct kb_tile__lw {
@@ -788,8 +790,11 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp);
 /* A persistent wgmma kernel's part before its loop over programs: the
  * ring, its mbarriers, the warp roles (setmaxnreg), the ring's trip count. */
 void kb_tile__wgmma_persist_head(kb_tile__lw *L);
-/* The TMA path's two CUtensorMap parameters after the kernel's own (none
- * on cp.async); the `//! tensormap` lines that bind them, or NULL. */
+/* ... after it (the TMA stores done reading); L->mma.tstore's TMA store, `if (...) {...} else`. */
+void kb_tile__wgmma_persist_tail(kb_tile__lw *L);
+void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st);
+/* The TMA path's CUtensorMap parameters (a's, b's, the store's) after the
+ * kernel's own; the `//! tensormap` lines that bind them, or NULL. */
 void kb_tile__wgmma_params(kb_tile__lw *L);
 char *kb_tile__wgmma_spec(const kb_tile__lw *L);
 /* The helpers every wgmma kernel calls, and with tma the TMA producer's. */
