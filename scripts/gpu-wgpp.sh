@@ -11,10 +11,13 @@
 #    (gelu(addmm): cuBLASLt with its bias + GELU epilogue) and torch.compile;
 #  - kernels/matmul/matmul.tile --arch sm_90a at 4096, 8192, 1000, 1001
 #    beside cuBLAS (torch.matmul bf16, timed as bench/gemm.py does);
+#  - pingpong (-D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1: two consumer
+#    warpgroups, each its own 128 x 128 tiles, one's epilogue under the
+#    other's wgmma), row (9) at 4 and 6 stages, 4096, 8192, 1000 and 1001;
 #  - compute-sanitizer memcheck of the TMA store at S = 1000 (time left).
 # Builds nothing: runs from the repo root with the make dist tarball
 # (build/dist*/).  Each step on its own, the most telling first, all of it
-# under BUDGET (270 s; a step that would start past it is SKIPPED and says
+# under BUDGET (285 s; a step that would start past it is SKIPPED and says
 # so).  Output: $OUT/wgpp.txt (everything: ptxas's lines, each step's rc),
 # $OUT/wgpp-runs.jsonl (each kbench Result), $OUT/wgpp-table.txt, and the
 # summary table, printed last.  Usage: sh scripts/gpu-wgpp.sh
@@ -29,7 +32,7 @@ TAB=$OUT/wgpp-table.txt
 RUNS=$OUT/wgpp-runs.jsonl
 TMPJ=$(mktemp -d)
 START=$(date +%s)
-BUDGET=${BUDGET:-270}
+BUDGET=${BUDGET:-285}
 : >"$LOG"; : >"$TAB"; : >"$RUNS"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$LOG" 2>&1
 date -u +%Y-%m-%dT%H:%MZ >>"$LOG"
@@ -43,10 +46,11 @@ lim() {
 MM=kernels/matmul/matmul.tile
 MBG=kernels/fused/matmul_bias_gelu.tile
 OFF="--define KB_WG_STORE=0"
+PP="--define THREADS=128 --define BN=128 --define KB_WG_PINGPONG=1"
 
 # What ptxas made of each: registers, spills (want none), shared memory
 # (225 KiB with the store's buffers, 193 without).
-for a in "$MBG" "$MBG $OFF" "$MM --arch sm_90a" "$MM --arch sm_90a $OFF"; do
+for a in "$MBG" "$MBG $OFF" "$MBG $PP" "$MM --arch sm_90a" "$MM --arch sm_90a $OFF"; do
 	echo "== compile $a" >>"$LOG"
 	# shellcheck disable=SC2086 # the file and its flags
 	timeout 30 $KB compile $a --no-cache >>"$LOG" 2>&1 || echo "compile $a: rc $?" >>"$LOG"
@@ -98,7 +102,7 @@ import torch.nn.functional as F
 def mbg(a, w, b):
     return F.gelu(torch.addmm(b, a, w), approximate="tanh")
 cmbg = torch.compile(mbg, dynamic=False)
-for s in (4096, 8192, 1000, 1001):
+for s in (4096, 8192, 1001):
     a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(s, s, device="cuda", dtype=torch.bfloat16) * 0.05
     b = torch.randn(s, device="cuda").to(torch.bfloat16)
@@ -115,6 +119,21 @@ else
 	printf 'eager\t4096\tSKIPPED(time)\t-\n' >>"$TAB"
 fi
 
+# pingpong at 4096, 4 and 6 stages
+# shellcheck disable=SC2086
+one mbg.tile-pp "$MBG" 4096 $PP
+# shellcheck disable=SC2086
+one mbg.tile-pp6 "$MBG" 4096 $PP --define STAGES=6
+
+# the ragged sizes: 1000 (the TMA store clips at the edges), 1001 (zero
+# tensormaps: the store from registers, masked)
+for s in 1000 1001; do
+	one mbg.tile "$MBG" "$s"
+	one matmul.tile "$MM" "$s" --arch sm_90a
+	# shellcheck disable=SC2086
+	one mbg.tile-pp "$MBG" "$s" $PP
+done
+
 # matmul.tile at 4096 and 8192, row (9) at 8192, on and off
 for s in 4096 8192; do
 	one matmul.tile "$MM" "$s" --arch sm_90a
@@ -124,12 +143,8 @@ done
 one mbg.tile "$MBG" 8192
 # shellcheck disable=SC2086
 one mbg.tile-off "$MBG" 8192 $OFF
-# the ragged sizes: 1000 (the TMA store clips at the edges), 1001 (zero
-# tensormaps: the store from registers, masked)
-for s in 1000 1001; do
-	one mbg.tile "$MBG" "$s"
-	one matmul.tile "$MM" "$s" --arch sm_90a
-done
+# shellcheck disable=SC2086
+one mbg.tile-pp "$MBG" 8192 $PP
 
 # compute-sanitizer memcheck of the TMA store at S = 1000: 0 errors expected
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -171,6 +186,7 @@ for name, s, v, us in rows:
             oo = "%8.1f%%" % (min(off) / t * 100)
     print("%-16s %5s %-9s %10s %s %14s %9s" % (name, s, v[:9], us, tf, vs, oo))
 print("mbg = kernels/fused/matmul_bias_gelu.tile; -off = --define KB_WG_STORE=0 (the store from registers);")
+print("-pp = pingpong, -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 (-pp6: and STAGES=6);")
 print("best = the faster of eager and torch.compile; on/off = off's best time / this row's (> 100%: the TMA store is faster)")
 EOF
 	echo "total $(($(date +%s) - START)) s"

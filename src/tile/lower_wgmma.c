@@ -66,6 +66,15 @@
  * that map (S = 1001) the store from registers runs, as it always does
  * with --define KB_WG_STORE=0 or where the buffers do not fit.
  *
+ * Pingpong (--define KB_WG_PINGPONG=1, persistent threads(128) kernels
+ * whose loop has the same trips in every program): two consumer
+ * warpgroups, each running every other program of the block's with its
+ * own accumulators, store buffers and named barrier, the producer after
+ * them filling the ring for all the block's tiles in order (a stage's
+ * "empty" counts one warpgroup's warps); each warpgroup's ring trips count
+ * the other's tiles too.  The ring orders them: one warpgroup's epilogue
+ * runs while the other's wgmma use the tensor cores.
+ *
  * What falls back to mma.sync (plan_wgmma says which): a target other than
  * sm_90a; more than one dot loop or update; operands that are not bf16 or
  * f16 loads without keywords, sliced as above (k the loop variable, 64 of
@@ -141,7 +150,7 @@ static void plan_store(kb_tile__lw *L, int at)
 {
 	kb_tile__mma *m = &L->mma;
 	const kb_tile__kernel_ast *k = L->k;
-	int64_t more = (int64_t)L->T / 128 * 2 * WG_ST_BLOCK;
+	int64_t more = (int64_t)(m->pp ? 2 : L->T / 128) * 2 * WG_ST_BLOCK; /* the consumer warpgroups' */
 	if (!m->tma || L->f->no_wg_store || !k->grid[0] || k->grid[1] || m->smem + more > WG_SMEM_MAX)
 		return;
 	for (int i = at + 1; i < k->nbody; i++) {
@@ -156,6 +165,39 @@ static void plan_store(kb_tile__lw *L, int at)
 		m->smem += more;
 		return;
 	}
+}
+
+static kb_tile__walkret is_pid(const kb_tile__expr *e, void *ctx)
+{
+	(void)ctx;
+	return e->kind == KB_TE_CALL && !strcmp(e->name, "pid") ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
+/* Whether e is the same in every program: no pid(), no variable of the body. */
+static bool same_each_program(const kb_tile__kernel_ast *k, const kb_tile__expr *e)
+{
+	if (!e)
+		return true;
+	if (kb_tile__walk_expr(e, is_pid, NULL))
+		return false;
+	for (int i = 0; i < k->nbody; i++)
+		if (k->body[i]->kind == KB_TS_ASSIGN && kb_tile__names(e, k->body[i]->name))
+			return false;
+	return true;
+}
+
+/* Pingpong (--define KB_WG_PINGPONG=1): a persistent threads(128) kernel
+ * runs two consumer warpgroups, each its own programs (every other one of
+ * the block's), the producer filling the ring for both in order, so one's
+ * epilogue runs under the other's wgmma (CUTLASS's
+ * KernelTmaWarpSpecializedPingpong).  Each counts the ring's trips of the
+ * other's tiles too, so its loop's trips must be the same in every program. */
+static bool plan_pingpong(const kb_tile__lw *L, const kb_tile__dotloop *lp)
+{
+	const kb_tile__stmt *f = lp->loop;
+	return L->f->wg_pingpong && L->T == 128 && !L->f->no_tma && L->k->grid[0] && !L->k->grid[1] &&
+	       same_each_program(L->k, f->lo) && same_each_program(L->k, f->hi) &&
+	       same_each_program(L->k, f->step);
 }
 
 void kb_tile__plan_wgmma(kb_tile__lw *L)
@@ -189,6 +231,7 @@ void kb_tile__plan_wgmma(kb_tile__lw *L)
 	m->MS = 64;
 	m->smem = smem;
 	m->tma = !L->f->no_tma;
+	m->pp = plan_pingpong(L, lp);
 	plan_store(L, at);
 }
 
@@ -225,9 +268,13 @@ void kb_tile__wgmma_decls(kb_tile__lw *L)
 	kb_buf_catf(L->o, "\textern __shared__ __align__(128) unsigned char kb_smem[]; /* dot operands, "
 		    "%d stages%s: %lld bytes */\n", m->stages, m->tstore ? ", the store's buffers" : "",
 		    (long long)m->smem);
-	kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 128 * %lld + (int)threadIdx.x / 32 %% 4 * 16, "
-		    "wn0_ = 0; /* this warp's rows of a [%lld, %lld] dot result (and + 64 mt) */\n",
-		    (long long)(m->BM / (m->WM / 4)), (long long)m->BM, (long long)m->BN);
+	if (m->pp) /* each consumer warpgroup the whole of its own program's result */
+		kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 32 %% 4 * 16, wn0_ = 0; /* this warp's "
+			    "rows of a [%lld, %lld] dot result (and + 64 mt) */\n", (long long)m->BM, (long long)m->BN);
+	else
+		kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 128 * %lld + (int)threadIdx.x / 32 %% 4 * 16, "
+			    "wn0_ = 0; /* this warp's rows of a [%lld, %lld] dot result (and + 64 mt) */\n",
+			    (long long)(m->BM / (m->WM / 4)), (long long)m->BM, (long long)m->BN);
 }
 
 /* The ring and its mbarriers (and whether the runner encoded the
@@ -251,17 +298,23 @@ static void ring_decls(kb_tile__lw *L)
 
 void kb_tile__wgmma_persist_head(kb_tile__lw *L)
 {
+	const kb_tile__mma *m = &L->mma;
 	ring_decls(L);
-	kb_tile__line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", L->T);
-	if (L->T == 256) {
+	int P = m->pp ? 256 : L->T; /* the producer's first thread */
+	kb_tile__line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", P);
+	if (P == 256) {
 		kb_tile__line(L, "if (producer_)\n");
 		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
 		kb_tile__line(L, "else\n");
 		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
 	}
-	kb_tile__line(L, "if (producer_ && tma_ && threadIdx.x != %d)\n", L->T);
+	kb_tile__line(L, "if (producer_ && tma_ && threadIdx.x != %d)\n", P);
 	kb_tile__line(L, "\treturn; /* one thread copies by TMA */\n");
 	kb_tile__line(L, "int it_ = 0; /* the ring's trips so far, every tile's (both roles count them) */\n");
+	if (m->pp)
+		kb_tile__line(L, "const int pp_first_ = producer_ ? 0 : (int)threadIdx.x / 128 * (int)gridDim.x, "
+			      "pp_step_ = producer_ ? (int)gridDim.x : 2 * (int)gridDim.x; /* pingpong: every other "
+			      "program a consumer warpgroup */\n");
 }
 
 void kb_tile__wgmma_persist_tail(kb_tile__lw *L)
@@ -324,8 +377,10 @@ void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for the copy engine */\n");
 	kb_tile__line(L, "kb_wg_st_bar(w_);\n");
 	kb_tile__line(L, "if (threadIdx.x %% 128 == 0)\n");
-	kb_tile__line(L, "\tkb_wg_st_tma(&kb_tma_out, buf_, (%s) + b_ %% %d * 64, (%s) + w_ * %lld + b_ / %d * 64);\n",
-		      c0.s, CB, r0.s, (long long)(m->BM / cons), CB);
+	char *wr = m->pp ? kb_xstrdup("") : kb_xasprintf(" + w_ * %lld", (long long)(m->BM / cons));
+	kb_tile__line(L, "\tkb_wg_st_tma(&kb_tma_out, buf_, (%s) + b_ %% %d * 64, (%s)%s + b_ / %d * 64);\n",
+		      c0.s, CB, r0.s, wr, CB);
+	free(wr);
 	L->depth--;
 	kb_tile__line(L, "}\n");
 	L->depth--;
@@ -413,11 +468,20 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	if (cons == 2 && !L->persist)
 		kb_tile__line(L, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
 	kb_tile__line_of(L, u->line);
+	if (m->pp) { /* the other warpgroup's wgmma are done: its waits will not run ahead of the ring */
+		kb_tile__line(L, "if (kb_pid_ != (int)blockIdx.x)\n");
+		kb_tile__line(L, "\tkb_wg_turn_wait((int)threadIdx.x / 128);\n");
+	}
 	kb_tile__line(L, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_, %s, %s);\n",
 	     (long long)m->BM, (long long)m->BN, S, cons, ta->dtype == KB_TILE_F16 ? "true" : "false",
-	     acc ? acc->c : u->acc, L->persist ? "it_" : "0", m->tma ? "!tma_" : "true");
-	if (L->persist)
-		kb_tile__line(L, "it_ += trips_;\n");
+	     acc ? acc->c : u->acc, m->pp ? "it_ + (int)threadIdx.x / 128 * trips_" : L->persist ? "it_" : "0",
+	     m->tma ? "!tma_" : "true");
+	if (m->pp) { /* the other warpgroup's turn, if it has a next tile */
+		kb_tile__line(L, "if (kb_pid_ + (int)gridDim.x < kb_programs_)\n");
+		kb_tile__line(L, "\tkb_wg_turn_give((int)threadIdx.x / 128);\n");
+	}
+	if (L->persist) /* pingpong: this tile's trips and the other warpgroup's */
+		kb_tile__line(L, "%s", m->pp ? "it_ += 2 * trips_;\n" : "it_ += trips_;\n");
 	L->depth--;
 	kb_tile__line(L, "}\n");
 	kb_buf_free(&lo);
@@ -459,6 +523,20 @@ static const char wgmma_helpers[] =
 	"__device__ __forceinline__ void kb_bar_arrive(unsigned bar)\n"
 	"{\n"
 	"	asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" ::\"r\"(bar) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"/* Pingpong's turns (named barriers 3 and 4, both consumer warpgroups'\n"
+	" * 256 threads): warpgroup w waits for its turn before its tile's wgmma\n"
+	" * (the other's are done, so no wait of its own runs more than a phase\n"
+	" * ahead of the ring's mbarriers), and gives the other its turn after. */\n"
+	"__device__ __forceinline__ void kb_wg_turn_wait(int w)\n"
+	"{\n"
+	"	asm volatile(\"bar.sync %0, 256;\" ::\"r\"(3 + w) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_wg_turn_give(int w)\n"
+	"{\n"
+	"	asm volatile(\"bar.arrive %0, 256;\" ::\"r\"(4 - w) : \"memory\");\n"
 	"}\n"
 	"\n"
 	"/* Every stage's full (FULL arrivals: the producer's 128 threads, or its\n"
@@ -657,7 +735,7 @@ static const char wgmma_consume[] =
 	"__device__ __forceinline__ void kb_wg_consume(float *acc, unsigned ring, unsigned full, unsigned empty,\n"
 	"					      int trips, int it0, bool fence)\n"
 	"{\n"
-	"	const int w = threadIdx.x / 128;\n"
+	"	const int w = threadIdx.x / 128 % CONS; /* (pingpong: each warpgroup its own tile) */\n"
 	"	const bool lane0 = threadIdx.x % 32 == 0;\n"
 	"	for (int t = 0, it = it0; t < trips; t++, it++) {\n"
 	"		const int s = it % STAGES;\n"

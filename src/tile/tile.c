@@ -91,6 +91,7 @@ int kb_tile_compile(const char *path, const char *text, size_t len, const kb_til
 		f.no_wgmma = f.no_wgmma || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WGMMA));
 		f.no_wg_overlap = f.no_wg_overlap || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WG_OVERLAP));
 		f.no_wg_store = f.no_wg_store || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WG_STORE));
+		f.wg_pingpong = f.wg_pingpong || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_WG_PINGPONG));
 	}
 	int before = kb_diag_count(diags, KB_DIAG_ERROR);
 	kb_tile__tokenize(path, text, len, &toks, diags);

@@ -83,6 +83,10 @@ typedef struct {
 /* The define that keeps a wgmma dot's epilogue storing from registers (no
  * shared-memory staging and TMA store): `--define KB_WG_STORE=0`. */
 #define KB_TILE_NO_WG_STORE "KB_WG_STORE=0"
+/* The define that runs a persistent threads(128) wgmma dot as two consumer
+ * warpgroups, each its own program, one's epilogue under the other's wgmma
+ * (pingpong): `--define KB_WG_PINGPONG=1`. */
+#define KB_TILE_WG_PINGPONG "KB_WG_PINGPONG=1"
 
 typedef struct {
 	kb_buf cuda;             /* the generated CUDA C (#line into the .tile file) */

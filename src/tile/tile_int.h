@@ -159,6 +159,7 @@ typedef struct {
 	bool no_wgmma;           /* KB_TILE_NO_WGMMA: the row layout's dots stay mma.sync */
 	bool no_wg_overlap;      /* KB_TILE_NO_WG_OVERLAP: each wgmma dot waited for where it is */
 	bool no_wg_store;        /* KB_TILE_NO_WG_STORE: a wgmma dot's result stored from registers */
+	bool wg_pingpong;        /* KB_TILE_WG_PINGPONG: threads(128) wgmma as two warpgroups' own tiles */
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
@@ -429,6 +430,7 @@ typedef struct {
 	int stages;                /* operand tiles in flight (const STAGES, else 3) */
 	int64_t smem;              /* dynamic shared memory bytes */
 	const kb_tile__stmt *tstore; /* wgmma: the store staged in shared memory and sent by TMA */
+	bool pp;                   /* wgmma pingpong: two consumer warpgroups, a program each */
 } kb_tile__mma;
 
 typedef struct kb_tile__lw {
@@ -457,6 +459,7 @@ typedef struct kb_tile__lw {
 	int wg_T;               /* there: its threads() (a kernel of those takes its launch) */
 	bool wide;              /* the kernel takes that launch (lower.c) */
 	bool wg_persist;        /* that launch is persistent: min(sm_count, grid) blocks */
+	int wg_more;            /* the threads it adds to threads(): 128, 256 in pingpong */
 	bool persist;           /* this kernel's blocks loop over its programs (pid(0) is kb_pid_) */
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;

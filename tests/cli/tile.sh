@@ -278,6 +278,13 @@ expect_json mbg_tma_store_off "all(x not in j['build']['ptx'] for x in ('cp.asyn
 run "$KB" compile "$MBG" --no-cache
 expect_in mbg_tma_store_smem out "225 KiB dynamic"
 expect_in mbg_tma_store_no_spills out "(no spills)"
+# pingpong (-D KB_WG_PINGPONG=1 at threads(128), 128 x 128 tiles): two
+# consumer warpgroups and the producer, 232 and 40 registers, no spills
+run "$KB" compile "$MBG" -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --no-cache
+expect_in mbg_pingpong_roles out "warps that give registers back keep 40, warps that take more get 232"
+expect_in mbg_pingpong_no_spills out "(no spills)"
+run "$KB" compile "$MBG" -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --json
+expect_json mbg_pingpong "j['build']['ptx'].count('cp.async.bulk.tensor.2d.global.shared::cta.bulk_group') == 4 and '.maxntid 384, 1, 1' in j['build']['ptx'] and 'wgmma.mma_async.sync.aligned.m64n128k16' in j['build']['ptx']"
 run "$KB" compile "$MBG" --arch sm_90 --emit-cuda
 expect_in mbg_sm90_mma_sync out "kb_mma_warp<"
 expect_not_in mbg_sm90_no_tma_store out "kb_wg_st_"

@@ -39,6 +39,16 @@ static void lowered_free(lowered *l)
 	kb_diags_free(&l->d);
 }
 
+/* text (the case `what`) lowered for sm_90a with define: no error, wgmma. */
+static void lower_wgmma(lowered *l, const char *what, const char *text, const char *define)
+{
+	lower(l, text, "sm_90a", define);
+	if (l->rc)
+		printf("  %s: %s\n", what, l->d.n ? l->d.v[0].msg : "?");
+	T_EQ_INT(l->rc, 0);
+	T_OK(wgmma(l));
+}
+
 /* matmul.tile's kernel, with room for a statement before the loop (PRE)
  * and the epilogue (POST). */
 #define MATMUL(THREADS, PRE, POST)                                                        \
@@ -181,16 +191,80 @@ static void test_tile_wgmma__tma_store(void)
 		 "    store(c[m0 : m0 + 128, n0 : n0 + 256], acc)\n}\n", NULL, 3},
 	};
 	for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
-		lower(&l, none[i].text, "sm_90a", none[i].define);
-		if (l.rc)
-			printf("  %s: %s\n", none[i].what, l.d.n ? l.d.v[0].msg : "?");
-		T_EQ_INT(l.rc, 0);
-		T_OK(wgmma(&l));
+		lower_wgmma(&l, none[i].what, none[i].text, none[i].define);
 		T_OK(!strstr(cuda(&l), "kb_tma_out") && !strstr(cuda(&l), "tma_st_") && !strstr(cuda(&l), "kb_wg_st_pair(buf_"));
 		T_OK(!l.out.kernels[0].spec || !strstr(l.out.kernels[0].spec, "kb_tma_out"));
 		T_EQ_INT(l.out.kernels[0].smem, none[i].stages * 384 * 64 * 2 + 1024);
 		lowered_free(&l);
 	}
+}
+
+/* --define KB_WG_PINGPONG=1 at threads(128) (a [128, 128] tile, two m64
+ * pieces): two consumer warpgroups, each its own programs (every other one
+ * of the block's) and its own store buffers and rows, the producer
+ * warpgroup after them filling the ring for both in order; each counts the
+ * other's trips too.  Not where the loop's trips depend on the program, nor
+ * at threads(256), nor without the define. */
+static void test_tile_wgmma__pingpong(void)
+{
+#define PP(HI)                                                                                    \
+	"kernel p(a: bf16[M, K], b: bf16[K, N], c: bf16[M, N]) grid(cdiv(M, 128) * cdiv(N, 128)) " \
+	"threads(128) {\n"                                                                           \
+	"    const STAGES = 4\n"                                                                     \
+	"    m0 = pid(0) / cdiv(N, 128) * 128\n"                                                     \
+	"    n0 = pid(0) % cdiv(N, 128) * 128\n"                                                     \
+	"    acc = zeros(128, 128)\n"                                                                \
+	"    for k in range(0, " HI ", 64) {\n"                                                      \
+	"        acc += dot(load(a[m0 : m0 + 128, k : k + 64]), load(b[k : k + 64, n0 : n0 + 128]))\n" \
+	"    }\n"                                                                                    \
+	"    store(c[m0 : m0 + 128, n0 : n0 + 128], acc)\n"                                          \
+	"}\n"
+	lowered l;
+	lower(&l, PP("K"), "sm_90a", KB_TILE_WG_PINGPONG);
+	T_EQ_INT(l.rc, 0);
+	T_EQ_INT(l.out.kernels[0].threads, 384);
+	T_CONTAINS(cuda(&l), "__launch_bounds__(384, 1)");
+	T_CONTAINS(cuda(&l), "const int wm0_ = (int)threadIdx.x / 32 % 4 * 16, wn0_ = 0;");
+	T_CONTAINS(cuda(&l), "\tconst bool producer_ = threadIdx.x >= 256;");
+	T_CONTAINS(cuda(&l), "setmaxnreg.inc.sync.aligned.u32 232;");
+	T_CONTAINS(cuda(&l), "if (producer_ && tma_ && threadIdx.x != 256)");
+	T_CONTAINS(cuda(&l), "const int pp_first_ = producer_ ? 0 : (int)threadIdx.x / 128 * (int)gridDim.x, "
+		   "pp_step_ = producer_ ? (int)gridDim.x : 2 * (int)gridDim.x;");
+	T_CONTAINS(cuda(&l), "\tconst int kb_programs_ = ((((M) + (128) - 1) / (128)) * (((N) + (128) - 1) / (128)));\n"
+		   "\tfor (int kb_pid_ = (int)blockIdx.x + pp_first_; kb_pid_ < kb_programs_; kb_pid_ += pp_step_) {");
+	/* the producer counts every tile's trips, a consumer its own and the other's */
+	T_CONTAINS(cuda(&l), "\t\t\t\tit_ += trips_;\n\t\t\t\tcontinue;");
+	/* ... in turns: a warpgroup's wgmma once the other's are done (but for
+	 * the block's first tile), the other's turn after if it has a tile */
+	T_CONTAINS(cuda(&l), "\t\t\tif (kb_pid_ != (int)blockIdx.x)\n\t\t\t\tkb_wg_turn_wait((int)threadIdx.x / 128);\n"
+		   "\t\t\tkb_wg_consume<128, 128, 4, 1, false>(acc, ring_, full_, empty_, trips_, "
+		   "it_ + (int)threadIdx.x / 128 * trips_, !tma_);\n"
+		   "\t\t\tif (kb_pid_ + (int)gridDim.x < kb_programs_)\n\t\t\t\tkb_wg_turn_give((int)threadIdx.x / 128);\n"
+		   "\t\t\tit_ += 2 * trips_;\n");
+	T_CONTAINS(cuda(&l), "asm volatile(\"bar.sync %0, 256;\" ::\"r\"(3 + w) : \"memory\");");
+	T_CONTAINS(cuda(&l), "asm volatile(\"bar.arrive %0, 256;\" ::\"r\"(4 - w) : \"memory\");");
+	T_CONTAINS(cuda(&l), "const int w = threadIdx.x / 128 % CONS;");
+	/* a stage goes back once one warpgroup's 4 warps are done with it */
+	T_CONTAINS(cuda(&l), "kb_wg_bars_init<4, 4>(full_, empty_, tma_ ? 1 : 128);");
+	T_CONTAINS(cuda(&l), "const unsigned sb_ = ring_ + 131072 + w_ * 16384;");
+	T_CONTAINS(cuda(&l), "kb_wg_st_tma(&kb_tma_out, buf_, (n0) + b_ % 2 * 64, (m0) + b_ / 2 * 64);");
+	T_EQ_INT(l.out.kernels[0].smem, 4 * (128 + 128) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2);
+	T_OK(l.out.kernels[0].persistent);
+	lowered_free(&l);
+	static const struct {
+		const char *what, *text, *define;
+	} none[] = {
+		{"trips that depend on the program", PP("n0 + 64"), KB_TILE_WG_PINGPONG},
+		{"threads(256)", matmul, KB_TILE_WG_PINGPONG},
+		{"no define", PP("K"), NULL},
+	};
+	for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+		lower_wgmma(&l, none[i].what, none[i].text, none[i].define);
+		T_OK(!strstr(cuda(&l), "pp_first_") && !strstr(cuda(&l), "it_ += 2 * trips_"));
+		T_EQ_INT(l.out.kernels[0].threads, i == 1 ? 384 : 256);
+		lowered_free(&l);
+	}
+#undef PP
 }
 
 /* --define KB_TMA=0 keeps the lowering before TMA: every producer thread
@@ -370,6 +444,7 @@ int main(void)
 {
 	T_RUN(test_tile_wgmma__matmul);
 	T_RUN(test_tile_wgmma__tma_store);
+	T_RUN(test_tile_wgmma__pingpong);
 	T_RUN(test_tile_wgmma__no_tma);
 	T_RUN(test_tile_wgmma__one_consumer);
 	T_RUN(test_tile_wgmma__fallbacks);
