@@ -16,12 +16,19 @@
 
 namespace emu {
 
-enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
+enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE, AT_SPIN /* waits on an mbarrier or a named barrier */ };
 
 struct Copy {
 	uint32_t dst;
 	int bytes;
 	unsigned char data[16]; /* what the source held at issue, zero-filled */
+};
+
+/* A TMA store (tma_emu.cpp): its tensormap, box origin and shared source. */
+struct Bulk {
+	const uint64_t *map;
+	int x, y;
+	uint32_t src;
 };
 
 struct Fiber {
@@ -33,6 +40,8 @@ struct Fiber {
 	int line;
 	std::vector<Copy> open;                   /* cp.async not yet committed */
 	std::deque<std::vector<Copy>> groups;     /* committed, oldest first */
+	std::vector<Bulk> bulk_open;              /* TMA stores not yet committed */
+	std::deque<std::vector<Bulk>> bulk;       /* committed bulk groups, oldest first */
 };
 
 struct Warp {
@@ -77,6 +86,23 @@ void shadow_read(int warp, uint32_t a, int n, const char *file, int line);
 void cp_async(uint64_t dst, uint64_t src, int cp_size, int src_size, const char *file, int line);
 void commit_group();
 void wait_group(long long n);
+/* the running fiber; a wait's n-th turn (it yields; fatal past a bound:
+ * a deadlock); a barrier completed (shared memory ordered as by one) */
+Fiber *current_fiber();
+void spin(long n, const char *what, const char *file, int line);
+void sync_point();
+
+/* tma_emu.cpp: mbarriers, TMA copies, bulk groups, named barriers */
+void tma_block_start();
+void mbar_init(uint32_t a, int count);
+void mbar_arrive(uint32_t a, long long expect_tx, const char *file, int line);
+void mbar_wait(uint32_t a, unsigned parity, const char *file, int line);
+void named_bar(int id, int count, bool wait, const char *file, int line);
+void tma_load(uint32_t dst, const void *map, int x, int y, uint32_t bar, const char *file, int line);
+void tma_store(const void *map, int x, int y, uint32_t src, const char *file, int line);
+void bulk_commit();
+void bulk_wait_read(Fiber *f, size_t n);
+void st_shared32(uint32_t a, uint32_t v, const char *file, int line);
 
 } // namespace emu
 
