@@ -54,8 +54,9 @@
  * the proxies each trip.
  *
  * The epilogue's store, on the TMA path (persistent): the first store after
- * the loop of the [BM, BN] result to a bf16 or f16 tensor, unmasked, goes
- * out by TMA (kb_tile__wgmma_store): each consumer warpgroup converts its
+ * the loop of the [BM, BN] result to a bf16 or f16 tensor, unmasked, whose
+ * value calls no transcendental (plan_store says why), goes out by TMA
+ * (kb_tile__wgmma_store): each consumer warpgroup converts its
  * part into two 8 KiB shared buffers after the ring ([64][64] blocks,
  * 128-byte swizzled, so a warp's pair stores hit eight bank groups), and
  * one thread of it sends each block with cp.async.bulk.tensor, which clips
@@ -64,7 +65,8 @@
  * the next tile's wgmma without the 4-byte global stores of the mma
  * layout (8 rows a warp instruction).  Where the runner passed zeros for
  * that map (S = 1001) the store from registers runs, as it always does
- * with --define KB_WG_STORE=0 or where the buffers do not fit.
+ * with --define KB_WG_STORE=0 or where the buffers do not fit;
+ * --define KB_WG_STORE=1 takes the TMA store whatever the value.
  *
  * Pingpong (--define KB_WG_PINGPONG=1, persistent threads(128) kernels
  * whose loop has the same trips in every program): two consumer
@@ -142,16 +144,31 @@ static bool operand_ok(const kb_tile__lw *L, const kb_tile__dotop *o, int d, con
 	return k0->kind == KB_TE_NAME && !strcmp(k0->name, v) && !kb_tile__names(s->idx[1 - d].lo, v);
 }
 
+static kb_tile__walkret is_transcendental(const kb_tile__expr *e, void *ctx)
+{
+	static const char *const fns[] = {"exp", "exp2", "log", "tanh", "erf", "sigmoid", "sin", "cos",
+					  "log1p", "expm1", "pow"};
+	(void)ctx;
+	for (size_t i = 0; e->kind == KB_TE_CALL && i < sizeof fns / sizeof fns[0]; i++)
+		if (!strcmp(e->name, fns[i]))
+			return KB_TWALK_STOP;
+	return KB_TWALK_ON;
+}
+
 /* The store a persistent TMA kernel sends from shared memory (m->tstore):
  * the first after the loop of a [BM, BN] value to a bf16 or f16 tensor,
  * unmasked, where each consumer warpgroup's two [64][64] buffers fit
- * beside the ring; none with --define KB_WG_STORE=0. */
+ * beside the ring; none with --define KB_WG_STORE=0.  By default not one
+ * whose value calls a transcendental (a GELU): on an H200 (2026-11-28) the
+ * TMA store took matmul.tile from 197.6 to 178.6 us at 4096^3 but row
+ * (9)'s GELU epilogue from 208.6 to 225.8 us (--define KB_WG_STORE=1
+ * takes it anyway). */
 static void plan_store(kb_tile__lw *L, int at)
 {
 	kb_tile__mma *m = &L->mma;
 	const kb_tile__kernel_ast *k = L->k;
 	int64_t more = (int64_t)(m->pp ? 2 : L->T / 128) * 2 * WG_ST_BLOCK; /* the consumer warpgroups' */
-	if (!m->tma || L->f->no_wg_store || !k->grid[0] || k->grid[1] || m->smem + more > WG_SMEM_MAX)
+	if (!m->tma || !L->f->wg_store || !k->grid[0] || k->grid[1] || m->smem + more > WG_SMEM_MAX)
 		return;
 	for (int i = at + 1; i < k->nbody; i++) {
 		const kb_tile__stmt *st = k->body[i];
@@ -161,6 +178,8 @@ static void plan_store(kb_tile__lw *L, int at)
 		const kb_tile_param *t = kb_tile__param(L, st->slice->name);
 		if (!t || t->rank != 2 || (t->dtype != KB_TILE_BF16 && t->dtype != KB_TILE_F16))
 			continue;
+		if (L->f->wg_store < 0 && kb_tile__walk_expr(st->value, is_transcendental, NULL))
+			return;
 		m->tstore = st;
 		m->smem += more;
 		return;

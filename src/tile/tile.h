@@ -80,9 +80,11 @@ typedef struct {
  * it is (no S of the next trip over this one's softmax): `--define
  * KB_WG_OVERLAP=0`. */
 #define KB_TILE_NO_WG_OVERLAP "KB_WG_OVERLAP=0"
-/* The define that keeps a wgmma dot's epilogue storing from registers (no
- * shared-memory staging and TMA store): `--define KB_WG_STORE=0`. */
+/* The defines that make a wgmma dot's epilogue store from registers, or
+ * through shared memory by TMA, whatever its value (by default by TMA
+ * unless the value calls a transcendental): `--define KB_WG_STORE=0`, `=1`. */
 #define KB_TILE_NO_WG_STORE "KB_WG_STORE=0"
+#define KB_TILE_WG_STORE "KB_WG_STORE=1"
 /* The define that runs a persistent threads(128) wgmma dot as two consumer
  * warpgroups, each its own program, one's epilogue under the other's wgmma
  * (pingpong): `--define KB_WG_PINGPONG=1`. */

@@ -147,9 +147,19 @@ static void test_tile_wgmma__matmul(void)
  * block's last stores are waited for after its loop.  None with
  * --define KB_WG_STORE=0, a masked store, an f32 result, or a block a tile
  * (-D KB_TMA=0). */
+#define GELU_MM                                                                           \
+	MATMUL("256", "", "    bb = load(bias[n0 : n0 + BN])\n    u = acc + bb\n"                \
+	       "    store(c[m0 : m0 + BM, n0 : n0 + BN], 0.5 * u * (1.0 + tanh(0.79788456 * u)))\n")
+
 static void test_tile_wgmma__tma_store(void)
 {
 	lowered l;
+	/* ... which --define KB_WG_STORE=1 takes anyway */
+	lower_wgmma(&l, "KB_WG_STORE=1", GELU_MM, KB_TILE_WG_STORE);
+	T_CONTAINS(cuda(&l), "\t\t\tkb_st_[i_] = ((0.5f * u[i_]) * (1.0f + tanhf((0.79788456f * u[i_]))));\n");
+	T_CONTAINS(cuda(&l), "kb_wg_st_tma(&kb_tma_out, buf_, ");
+	T_EQ_INT(l.out.kernels[0].smem, 4 * (256 + 128) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2);
+	lowered_free(&l);
 	lower(&l, matmul, "sm_90a", NULL);
 	T_EQ_INT(l.rc, 0);
 	T_CONTAINS(cuda(&l), "const __grid_constant__ CUtensorMap kb_tma_b, const __grid_constant__ CUtensorMap kb_tma_out)\n{");
@@ -182,6 +192,7 @@ static void test_tile_wgmma__tma_store(void)
 		int stages; /* the ring's, alone in shared memory */
 	} none[] = {
 		{"KB_WG_STORE=0", matmul, KB_TILE_NO_WG_STORE, 4},
+		{"a transcendental in the value (a GELU: faster from registers, H200)", GELU_MM, NULL, 4},
 		{"KB_TMA=0", matmul, KB_TILE_NO_TMA, 4},
 		{"a masked store", MATMUL("256", "", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc, mask = acc > 0.0)\n"), NULL, 4},
 		{"an f32 result", "kernel f(a: bf16[M, K], b: bf16[K, N], c: f32[M, N]) grid(cdiv(M, 128) * cdiv(N, 256)) "
