@@ -70,12 +70,11 @@
  *
  * Pingpong (--define KB_WG_PINGPONG=1, persistent threads(128) kernels
  * whose loop has the same trips in every program): two consumer
- * warpgroups, each running every other program of the block's with its
- * own accumulators, store buffers and named barrier, the producer after
- * them filling the ring for all the block's tiles in order (a stage's
- * "empty" counts one warpgroup's warps); each warpgroup's ring trips count
- * the other's tiles too.  The ring orders them: one warpgroup's epilogue
- * runs while the other's wgmma use the tensor cores.
+ * warpgroups, each every other program of the block's with its own
+ * accumulators and store buffers, the producer filling the ring for all
+ * the block's tiles in order; they take turns (named barriers 3 and 4), so
+ * one's epilogue runs under the other's wgmma and no wait runs ahead of
+ * the ring's mbarrier phases.
  *
  * What falls back to mma.sync (plan_wgmma says which): a target other than
  * sm_90a; more than one dot loop or update; operands that are not bf16 or
@@ -205,11 +204,8 @@ static bool same_each_program(const kb_tile__kernel_ast *k, const kb_tile__expr 
 	return true;
 }
 
-/* Pingpong (--define KB_WG_PINGPONG=1): a persistent threads(128) kernel
- * runs two consumer warpgroups, each its own programs (every other one of
- * the block's), the producer filling the ring for both in order, so one's
- * epilogue runs under the other's wgmma (CUTLASS's
- * KernelTmaWarpSpecializedPingpong).  Each counts the ring's trips of the
+/* Whether pingpong applies (CUTLASS's KernelTmaWarpSpecializedPingpong,
+ * written from the ring): each consumer counts the ring's trips of the
  * other's tiles too, so its loop's trips must be the same in every program. */
 static bool plan_pingpong(const kb_tile__lw *L, const kb_tile__dotloop *lp)
 {

@@ -248,21 +248,24 @@ emu fused_causal_softmax_streamed kernels/fused/causal_softmax.tile -D BLOCK=256
 # ... and as written (`//! arch sm_90a`): the dot lowered to wgmma
 # (src/tile/lower_wgmma.c) with a producer warpgroup's TMA copies (cp.async
 # where a row is no 16-byte multiple: N = 300), the ring's mbarriers,
-# persistent blocks (--sm-count 2: two or three tiles a block) and the
-# epilogue's TMA store from swizzled shared buffers, run by the emulator's
-# mbarriers, TMA and named barriers (tests/emu/tma_emu.cpp); M, N and K
-# ragged (the store clips at the edges), shuffled, warp by warp;
-# -D KB_WG_STORE=0 stores from registers; pingpong (-D KB_WG_PINGPONG=1,
-# 128 x 128 tiles a warpgroup in turns; K = 520: nine trips, past two
-# rounds of the ring); matmul.tile's two wgmma shapes
+# persistent blocks (--sm-count 2: two or three tiles a block) and, with
+# -D KB_WG_STORE=1 (matmul.tile's default), the epilogue's TMA store from
+# swizzled shared buffers, run by the emulator's mbarriers, TMA and named
+# barriers (tests/emu/tma_emu.cpp); M, N and K ragged (the store clips at
+# the edges), shuffled, warp by warp; pingpong (-D KB_WG_PINGPONG=1, 128 x
+# 128 tiles a warpgroup in turns; K = 520: nine trips, past two rounds of
+# the ring); matmul.tile's two wgmma shapes
 WGF='kernels/fused/matmul_bias_gelu.tile --arch sm_90a --sm-count 2'
 WPP='-D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1'
-emu wgmma_mbg $WGF --size M=200,N=264,K=136 --size M=257,N=520,K=64 --size M=130,N=300,K=72 --size M=1,N=8,K=8
-emu wgmma_mbg_shuffled $WGF --sched shuffle --copies issue --size M=200,N=264,K=136 --size M=130,N=300,K=72
-emu wgmma_mbg_warp_by_warp $WGF --sched warp --size M=200,N=264,K=136
-emu wgmma_mbg_store_off $WGF -D KB_WG_STORE=0 --size M=200,N=264,K=136 --size M=130,N=300,K=72
+emu wgmma_mbg $WGF --size M=200,N=264,K=136 --size M=130,N=300,K=72
+emu wgmma_mbg_tma_store $WGF -D KB_WG_STORE=1 --size M=200,N=264,K=136 --size M=257,N=520,K=64 \
+	--size M=130,N=300,K=72 --size M=1,N=8,K=8
+emu wgmma_mbg_tma_store_shuffled $WGF -D KB_WG_STORE=1 --sched shuffle --copies issue --size M=200,N=264,K=136 \
+	--size M=130,N=300,K=72
+emu wgmma_mbg_tma_store_warp_by_warp $WGF -D KB_WG_STORE=1 --sched warp --size M=200,N=264,K=136
 emu wgmma_mbg_pingpong $WGF $WPP --size M=300,N=264,K=520 --size M=130,N=300,K=72 --size M=200,N=136,K=200
 emu wgmma_mbg_pingpong_warp_by_warp $WGF $WPP --sm-count 3 --sched warp --size M=300,N=264,K=136
+emu wgmma_mbg_pingpong_tma_store $WGF $WPP -D KB_WG_STORE=1 --size M=300,N=264,K=520 --size M=130,N=300,K=72
 emu wgmma_matmul kernels/matmul/matmul.tile --arch sm_90a --sm-count 2 --size M=200,N=264,K=136 \
 	--size M=130,N=260,K=200
 emu wgmma_matmul_bm256 kernels/matmul/matmul.tile --arch sm_90a --sm-count 2 -D BM=256 --size M=300,N=136,K=200
@@ -562,7 +565,7 @@ mutant dot_reduce_read_by_column 's/\(_t[0-9]*\[i_\] = kb_ax[0-9]*_\)\[r_\]/\1[c
 # store read it, unswizzled writes, the second warpgroup's rows; pingpong
 # without its turns (a warpgroup's waits run ahead of the ring), reading
 # the other warpgroup's a rows
-WGS='--arch sm_90a --sm-count 2 --size M=200,N=264,K=136'
+WGS='-D KB_WG_STORE=1 --arch sm_90a --sm-count 2 --size M=200,N=264,K=136'
 mutant wg_store_no_wait 's/b_ == 0 ? kb_wg_st_wait<0>() : kb_wg_st_wait<1>();/;/' 'elements wrong' \
 	kernels/fused/matmul_bias_gelu.tile $WGS
 mutant wg_store_unswizzled 's/((j_ \/ 2 ^ r_ % 8) << 4)/((j_ \/ 2) << 4)/' 'elements wrong' \
