@@ -49,6 +49,7 @@ MM=kernels/matmul/matmul.tile
 MBG=kernels/fused/matmul_bias_gelu.tile
 OFF="--define KB_WG_STORE=0"
 TMA="--define KB_WG_STORE=1"
+TMA2="--define KB_WG_STORE=2"
 PP="--define THREADS=128 --define BN=128 --define KB_WG_PINGPONG=1"
 
 # What ptxas made of each: registers, spills (want none), shared memory
@@ -91,6 +92,8 @@ for _ in 1 2; do
 	one mbg.tile "$MBG" 4096
 	# shellcheck disable=SC2086
 	one mbg.tile-tma "$MBG" 4096 $TMA
+	# shellcheck disable=SC2086
+	one mbg.tile-tma2 "$MBG" 4096 $TMA2
 done
 
 # PyTorch: row (9) eager and torch.compile, and cuBLAS, this GPU, this run
@@ -149,6 +152,8 @@ one mbg.tile "$MBG" 8192
 # shellcheck disable=SC2086
 one mbg.tile-tma "$MBG" 8192 $TMA
 # shellcheck disable=SC2086
+one mbg.tile-tma2 "$MBG" 8192 $TMA2
+# shellcheck disable=SC2086
 one mbg.tile-pp "$MBG" 8192 $PP
 
 # compute-sanitizer memcheck of the TMA store at S = 1000: 0 errors expected
@@ -187,14 +192,16 @@ for name, s, v, us in rows:
             vs = "%6.1f%% best" % (best / t * 100) if best else ""
         elif ("cuBLAS", s) in ref:
             vs = "%6.1f%% cuBLAS" % (ref[("cuBLAS", s)] / t * 100)
-        off = runs.get((name + "-off", s)) or (name.endswith("-tma") and runs.get((name[:-4], s)))
+        base = name.rsplit("-", 1)[0] if name.endswith(("-tma", "-tma2")) else None
+        off = runs.get((name + "-off", s)) or (base and runs.get((base, s)))
         if off:
             oo = "%8.1f%%" % (min(off) / t * 100)
     print("%-16s %5s %-9s %10s %s %14s %9s" % (name, s, v[:9], us, tf, vs, oo))
 print("mbg = kernels/fused/matmul_bias_gelu.tile (its default: the store from registers, a GELU);")
-print("-tma = --define KB_WG_STORE=1 (the store by TMA); matmul.tile's default is by TMA, -off = KB_WG_STORE=0;")
+print("-tma = --define KB_WG_STORE=1 (the store by TMA), -tma2 = =2 (each value worked out where written);")
+print("matmul.tile's default is by TMA, -off = KB_WG_STORE=0;")
 print("-pp = pingpong, -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 (-pp6: and STAGES=6);")
-print("best = the faster of eager and torch.compile; on/off = the -off row's (for -tma: the default's) best time")
+print("best = the faster of eager and torch.compile; on/off = the -off row's (for -tma, -tma2: the default's) best time")
 print("  / this row's (> 100%: this row is faster)")
 EOF
 	echo "total $(($(date +%s) - START)) s"

@@ -357,15 +357,23 @@ void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st)
 	const kb_tile__expr *s = st->slice;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
 	int cons = L->T / 128, CB = (int)(m->BN / 64);
-	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT, v = KB_BUF_INIT;
+	bool inl = L->f->wg_store == 2; /* each pair's value where it is written */
+	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT, v = KB_BUF_INIT, v1 = KB_BUF_INIT;
 	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
 	kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
 	kb_tile__cexpr(L, st->value, "i_", &v);
-	kb_tile__line(L, "float kb_st_[%lld]; /* the value, worked out once for either store */\n",
-		      (long long)kb_tile__mma_slots(L));
-	kb_tile__line(L, "#pragma unroll\n");
-	kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)kb_tile__mma_slots(L));
-	kb_tile__line(L, "\tkb_st_[i_] = %s;\n", v.s);
+	if (inl) {
+		kb_tile__cexpr(L, st->value, "i_ + 1", &v1);
+	} else {
+		kb_tile__line(L, "float kb_st_[%lld]; /* the value, worked out once for either store */\n",
+			      (long long)kb_tile__mma_slots(L));
+		kb_tile__line(L, "#pragma unroll\n");
+		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)kb_tile__mma_slots(L));
+		kb_tile__line(L, "\tkb_st_[i_] = %s;\n", v.s);
+		kb_buf_free(&v);
+		kb_buf_cat(&v, "kb_st_[i_]");
+		kb_buf_cat(&v1, "kb_st_[i_ + 1]");
+	}
 	kb_tile__line(L, "if (tma_st_) { /* through shared memory, [64][64] blocks out by TMA */\n");
 	L->depth++;
 	kb_tile__line(L, "const int w_ = (int)threadIdx.x / 128, lane_ = (int)threadIdx.x %% 32;\n");
@@ -385,8 +393,8 @@ void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st)
 	L->depth++;
 	kb_tile__line(L, "const int i_ = (b_ / %d * %d + b_ %% %d * 8 + j_ / 2) * 4 + j_ %% 2 * 2, r_ = rr_ + j_ %% 2 * 8;\n",
 		      CB, m->NT, CB);
-	kb_tile__line(L, "kb_wg_st_pair(buf_ + r_ * 128 + ((j_ / 2 ^ r_ %% 8) << 4) + lane_ %% 4 * 4, %s(kb_st_[i_], kb_st_[i_ + 1]));\n",
-		      t->dtype == KB_TILE_BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn");
+	kb_tile__line(L, "kb_wg_st_pair(buf_ + r_ * 128 + ((j_ / 2 ^ r_ %% 8) << 4) + lane_ %% 4 * 4, %s(%s, %s));\n",
+		      t->dtype == KB_TILE_BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn", v.s, v1.s);
 	L->depth--;
 	kb_tile__line(L, "}\n");
 	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for the copy engine */\n");
@@ -403,6 +411,7 @@ void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf_free(&r0);
 	kb_buf_free(&c0);
 	kb_buf_free(&v);
+	kb_buf_free(&v1);
 }
 
 /* The producer's copies of one tile: trip t into stage (IT + t) % S. */

@@ -85,6 +85,9 @@ typedef struct {
  * unless the value calls a transcendental): `--define KB_WG_STORE=0`, `=1`. */
 #define KB_TILE_NO_WG_STORE "KB_WG_STORE=0"
 #define KB_TILE_WG_STORE "KB_WG_STORE=1"
+/* ... by TMA with each pair's value worked out where it is written (not all
+ * of them before the staging): `--define KB_WG_STORE=2`. */
+#define KB_TILE_WG_STORE_INLINE "KB_WG_STORE=2"
 /* The define that runs a persistent threads(128) wgmma dot as two consumer
  * warpgroups, each its own program, one's epilogue under the other's wgmma
  * (pingpong): `--define KB_WG_PINGPONG=1`. */

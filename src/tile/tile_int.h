@@ -158,7 +158,8 @@ typedef struct {
 	bool no_tma;             /* KB_TILE_NO_TMA among the defines: wgmma's copies stay cp.async */
 	bool no_wgmma;           /* KB_TILE_NO_WGMMA: the row layout's dots stay mma.sync */
 	bool no_wg_overlap;      /* KB_TILE_NO_WG_OVERLAP: each wgmma dot waited for where it is */
-	int wg_store;            /* KB_WG_STORE=0, =1: a wgmma dot's result stored from registers, by TMA; -1 auto */
+	int wg_store;            /* KB_WG_STORE=0, =1 (=2): a wgmma dot's result stored from registers, by TMA
+				  * (each value where written); -1 auto */
 	bool wg_pingpong;        /* KB_TILE_WG_PINGPONG: threads(128) wgmma as two warpgroups' own tiles */
 } kb_tile__file;
 

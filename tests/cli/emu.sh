@@ -263,6 +263,7 @@ emu wgmma_mbg_tma_store $WGF -D KB_WG_STORE=1 --size M=200,N=264,K=136 --size M=
 emu wgmma_mbg_tma_store_shuffled $WGF -D KB_WG_STORE=1 --sched shuffle --copies issue --size M=200,N=264,K=136 \
 	--size M=130,N=300,K=72
 emu wgmma_mbg_tma_store_warp_by_warp $WGF -D KB_WG_STORE=1 --sched warp --size M=200,N=264,K=136
+emu wgmma_mbg_tma_store_inline $WGF -D KB_WG_STORE=2 --size M=200,N=264,K=136 --size M=130,N=300,K=72
 emu wgmma_mbg_pingpong $WGF $WPP --size M=300,N=264,K=520 --size M=130,N=300,K=72 --size M=200,N=136,K=200
 emu wgmma_mbg_pingpong_warp_by_warp $WGF $WPP --sm-count 3 --sched warp --size M=300,N=264,K=136
 emu wgmma_mbg_pingpong_tma_store $WGF $WPP -D KB_WG_STORE=1 --size M=300,N=264,K=520 --size M=130,N=300,K=72

@@ -160,6 +160,13 @@ static void test_tile_wgmma__tma_store(void)
 	T_CONTAINS(cuda(&l), "kb_wg_st_tma(&kb_tma_out, buf_, ");
 	T_EQ_INT(l.out.kernels[0].smem, 4 * (256 + 128) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2);
 	lowered_free(&l);
+	/* ... and =2 with each pair's value worked out where it is written */
+	lower_wgmma(&l, "KB_WG_STORE=2", GELU_MM, KB_TILE_WG_STORE_INLINE);
+	T_OK(!strstr(cuda(&l), "kb_st_"));
+	T_CONTAINS(cuda(&l), "lane_ % 4 * 4, __floats2bfloat162_rn(((0.5f * u[i_]) * (1.0f + tanhf((0.79788456f * u[i_])))), "
+		   "((0.5f * u[i_ + 1]) * (1.0f + tanhf((0.79788456f * u[i_ + 1]))))));\n");
+	T_CONTAINS(cuda(&l), "const float v_[2] = {((0.5f * u[i_]) * (1.0f + tanhf(");
+	lowered_free(&l);
 	lower(&l, matmul, "sm_90a", NULL);
 	T_EQ_INT(l.rc, 0);
 	T_CONTAINS(cuda(&l), "const __grid_constant__ CUtensorMap kb_tma_b, const __grid_constant__ CUtensorMap kb_tma_out)\n{");
