@@ -307,7 +307,7 @@ EMU_BIN := $(B)/emu/tile_emu
 EMU_RT  := $(B)/emu/cuda_emu.o
 EMU_OBJ := $(B)/obj/tests/emu/tile_emu.o $(B)/obj/tests/emu/emu_source.o
 
-EMU_RT_PARTS := $(B)/emu/rt/cuda_emu.o $(B)/emu/rt/ptx_emu.o $(B)/emu/rt/mbar_emu.o
+EMU_RT_PARTS := $(B)/emu/rt/cuda_emu.o $(B)/emu/rt/ptx_emu.o $(B)/emu/rt/mbar_emu.o $(B)/emu/rt/tma_emu.o
 
 $(B)/emu/rt/%.o: tests/emu/%.cpp tests/emu/cuda_emu.h tests/emu/cuda_emu_int.h tests/emu/emu.h
 	@mkdir -p $(@D)

@@ -339,10 +339,12 @@ static int64_t widest(kb_tile__stmt *const *v, int n)
 static void launch_bounds(kb_tile__lw *L)
 {
 	int64_t S = kb_tile__slots(L, widest(L->k->body, L->k->nbody));
-	if (L->mma.wg || L->rows_ws) /* the consumers and a producer warpgroup, one block an SM */
+	if (L->mma.wg) /* the consumers and a producer warpgroup, one block an SM */
+		kb_buf_catf(L->o, "__launch_bounds__(%d, 1)", L->T + L->wg_more);
+	else if (L->rows_ws) /* the row layout's consumers and its producer warpgroup, one block an SM */
 		kb_buf_catf(L->o, "__launch_bounds__(%d, 1)", L->T + 128);
-	else if (L->wide) /* a wgmma kernel's launch (its extra warpgroup returns at once) */
-		kb_buf_catf(L->o, "__launch_bounds__(%d)", L->T + 128);
+	else if (L->wide) /* a wgmma kernel's launch (its extra warpgroups return at once) */
+		kb_buf_catf(L->o, "__launch_bounds__(%d)", L->T + L->wg_more);
 	else if (!L->mma.on && L->T < 1024 && S > 16 && S <= 32)
 		kb_buf_catf(L->o, "__launch_bounds__(%d, %d)", L->T, 1024 / L->T);
 	else
@@ -401,8 +403,13 @@ static void persist_head(kb_tile__lw *L)
 		kb_tile__wgmma_persist_head(L);
 	kb_tile__cexpr(L, L->k->grid[0], "0", &g);
 	kb_tile__line_of(L, L->k->k.line);
-	kb_buf_catf(L->o, "\tfor (int kb_pid_ = (int)blockIdx.x; kb_pid_ < %s; kb_pid_ += (int)gridDim.x) { "
-		    "/* persistent: the programs a block runs */\n", g.s);
+	if (L->mma.pp) /* a consumer warpgroup every other program of the block's */
+		kb_buf_catf(L->o, "\tconst int kb_programs_ = %s;\n\tfor (int kb_pid_ = (int)blockIdx.x + pp_first_; "
+			    "kb_pid_ < kb_programs_; kb_pid_ += pp_step_) { /* persistent: the programs this "
+			    "warpgroup runs */\n", g.s);
+	else
+		kb_buf_catf(L->o, "\tfor (int kb_pid_ = (int)blockIdx.x; kb_pid_ < %s; kb_pid_ += (int)gridDim.x) { "
+			    "/* persistent: the programs a block runs */\n", g.s);
 	L->depth++;
 	kb_buf_free(&g);
 }
@@ -423,13 +430,16 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (kb_tile__kernel_has_dot(k) && kb_tile__rows_plan(L))
 		L->rows_any = true;
 	L->wide = !L->mma.wg && takes_wgmma_launch(L, k);
-	if (L->mma.wg || L->wide || L->rows_ws)
-		k->k.threads = L->T + 128; /* threads() consumers and the producer warpgroup */
 	if (L->mma.wg && !L->wgmma) {
 		L->wgmma = true;
 		L->wg_T = L->T;
 		L->wg_persist = L->mma.tma && !k->grid[1];
+		L->wg_more = L->mma.pp ? 256 : 128;
 	}
+	if (L->mma.wg || L->wide) /* threads() consumers (twice in pingpong) and the producer warpgroup */
+		k->k.threads = L->T + L->wg_more;
+	else if (L->rows_ws) /* the row layout's consumers and its producer warpgroup */
+		k->k.threads = L->T + 128;
 	/* persistent: a wgmma kernel with TMA and a 1-d grid, and a kernel launched as it */
 	L->persist = k->grid[0] && !k->grid[1] && (L->mma.wg ? L->mma.tma : L->wide && L->wg_persist);
 	k->k.persistent = L->persist;
@@ -443,7 +453,7 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (L->wide) {
 		kb_tile__line_of(L, k->k.line);
 		kb_buf_catf(L->o, "\tif (threadIdx.x >= %d) /* launched as the wgmma kernel beside it: "
-			    "threads() + 128 */\n\t\treturn;\n", L->T);
+			    "threads() + %d */\n\t\treturn;\n", L->T, L->wg_more);
 	}
 	L->scratch = false;
 	L->dot_bytes = 0;
@@ -455,6 +465,8 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	if (L->persist) {
 		L->depth--;
 		kb_buf_cat(L->o, "\t}\n");
+		if (L->mma.wg)
+			kb_tile__wgmma_persist_tail(L);
 	}
 	L->o = whole;
 	if (L->mma.on)

@@ -467,12 +467,19 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 			      "other than f32, f16 or bf16");
 		return;
 	}
+	if (m->tstore == st) /* through shared memory by TMA, else (zero tensormaps) as below */
+		kb_tile__wgmma_store(L, st);
 	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT, v0 = KB_BUF_INIT, v1 = KB_BUF_INIT;
 	kb_buf e0 = KB_BUF_INIT, e1 = KB_BUF_INIT, m0 = KB_BUF_INIT, m1 = KB_BUF_INIT;
 	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
 	kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
-	kb_tile__cexpr(L, st->value, "i_", &v0);
-	kb_tile__cexpr(L, st->value, "i_ + 1", &v1);
+	if (m->tstore == st && L->f->wg_store != 2) { /* worked out before the TMA store's branch */
+		kb_buf_cat(&v0, "kb_st_[i_]");
+		kb_buf_cat(&v1, "kb_st_[i_ + 1]");
+	} else {
+		kb_tile__cexpr(L, st->value, "i_", &v0);
+		kb_tile__cexpr(L, st->value, "i_ + 1", &v1);
+	}
 	if (st->mask) { /* each element's, in the pair's test and the element path's */
 		kb_buf_cat(&m0, " && (");
 		kb_tile__cexpr(L, st->mask, "i_", &m0);

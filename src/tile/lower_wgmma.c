@@ -53,6 +53,29 @@
  * are 16-byte aligned, else element by element, and the consumers fence
  * the proxies each trip.
  *
+ * The epilogue's store, on the TMA path (persistent): the first store after
+ * the loop of the [BM, BN] result to a bf16 or f16 tensor, unmasked, whose
+ * value calls no transcendental (plan_store says why), goes out by TMA
+ * (kb_tile__wgmma_store): each consumer warpgroup converts its
+ * part into two 8 KiB shared buffers after the ring ([64][64] blocks,
+ * 128-byte swizzled, so a warp's pair stores hit eight bank groups), and
+ * one thread of it sends each block with cp.async.bulk.tensor, which clips
+ * at the tensor's edges (a third tensormap, kb_tma_out), waiting only
+ * until a buffer's last store has read it; the consumers then go back to
+ * the next tile's wgmma without the 4-byte global stores of the mma
+ * layout (8 rows a warp instruction).  Where the runner passed zeros for
+ * that map (S = 1001) the store from registers runs, as it always does
+ * with --define KB_WG_STORE=0 or where the buffers do not fit;
+ * --define KB_WG_STORE=1 takes the TMA store whatever the value.
+ *
+ * Pingpong (--define KB_WG_PINGPONG=1, persistent threads(128) kernels
+ * whose loop has the same trips in every program): two consumer
+ * warpgroups, each every other program of the block's with its own
+ * accumulators and store buffers, the producer filling the ring for all
+ * the block's tiles in order; they take turns (named barriers 3 and 4), so
+ * one's epilogue runs under the other's wgmma and no wait runs ahead of
+ * the ring's mbarrier phases.
+ *
  * What falls back to mma.sync (plan_wgmma says which): a target other than
  * sm_90a; more than one dot loop or update; operands that are not bf16 or
  * f16 loads without keywords, sliced as above (k the loop variable, 64 of
@@ -69,7 +92,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { WG_BK = 64, WG_SMEM_MAX = 227 * 1024 };
+enum { WG_BK = 64, WG_SMEM_MAX = 227 * 1024, WG_ST_BLOCK = 64 * 64 * 2 /* a [64][64] store buffer */ };
 
 bool kb_tile__wgmma_target(const kb_tile__file *f)
 {
@@ -120,6 +143,78 @@ static bool operand_ok(const kb_tile__lw *L, const kb_tile__dotop *o, int d, con
 	return k0->kind == KB_TE_NAME && !strcmp(k0->name, v) && !kb_tile__names(s->idx[1 - d].lo, v);
 }
 
+static kb_tile__walkret is_transcendental(const kb_tile__expr *e, void *ctx)
+{
+	static const char *const fns[] = {"exp", "exp2", "log", "tanh", "erf", "sigmoid", "sin", "cos",
+					  "log1p", "expm1", "pow"};
+	(void)ctx;
+	for (size_t i = 0; e->kind == KB_TE_CALL && i < sizeof fns / sizeof fns[0]; i++)
+		if (!strcmp(e->name, fns[i]))
+			return KB_TWALK_STOP;
+	return KB_TWALK_ON;
+}
+
+/* The store a persistent TMA kernel sends from shared memory (m->tstore):
+ * the first after the loop of a [BM, BN] value to a bf16 or f16 tensor,
+ * unmasked, where each consumer warpgroup's two [64][64] buffers fit
+ * beside the ring; none with --define KB_WG_STORE=0.  By default not one
+ * whose value calls a transcendental (a GELU): on an H200 (2026-11-28) the
+ * TMA store took matmul.tile from 197.6 to 178.6 us at 4096^3 but row
+ * (9)'s GELU epilogue from 208.6 to 225.8 us (--define KB_WG_STORE=1
+ * takes it anyway). */
+static void plan_store(kb_tile__lw *L, int at)
+{
+	kb_tile__mma *m = &L->mma;
+	const kb_tile__kernel_ast *k = L->k;
+	int64_t more = (int64_t)(m->pp ? 2 : L->T / 128) * 2 * WG_ST_BLOCK; /* the consumer warpgroups' */
+	if (!m->tma || !L->f->wg_store || !k->grid[0] || k->grid[1] || m->smem + more > WG_SMEM_MAX)
+		return;
+	for (int i = at + 1; i < k->nbody; i++) {
+		const kb_tile__stmt *st = k->body[i];
+		if (st->kind != KB_TS_STORE || st->op || st->mask || st->slice->type.rank != 2 ||
+		    st->slice->type.ext[0] != m->BM || st->slice->type.ext[1] != m->BN)
+			continue;
+		const kb_tile_param *t = kb_tile__param(L, st->slice->name);
+		if (!t || t->rank != 2 || (t->dtype != KB_TILE_BF16 && t->dtype != KB_TILE_F16))
+			continue;
+		if (L->f->wg_store < 0 && kb_tile__walk_expr(st->value, is_transcendental, NULL))
+			return;
+		m->tstore = st;
+		m->smem += more;
+		return;
+	}
+}
+
+static kb_tile__walkret is_pid(const kb_tile__expr *e, void *ctx)
+{
+	(void)ctx;
+	return e->kind == KB_TE_CALL && !strcmp(e->name, "pid") ? KB_TWALK_STOP : KB_TWALK_ON;
+}
+
+/* Whether e is the same in every program: no pid(), no variable of the body. */
+static bool same_each_program(const kb_tile__kernel_ast *k, const kb_tile__expr *e)
+{
+	if (!e)
+		return true;
+	if (kb_tile__walk_expr(e, is_pid, NULL))
+		return false;
+	for (int i = 0; i < k->nbody; i++)
+		if (k->body[i]->kind == KB_TS_ASSIGN && kb_tile__names(e, k->body[i]->name))
+			return false;
+	return true;
+}
+
+/* Whether pingpong applies (CUTLASS's KernelTmaWarpSpecializedPingpong,
+ * written from the ring): each consumer counts the ring's trips of the
+ * other's tiles too, so its loop's trips must be the same in every program. */
+static bool plan_pingpong(const kb_tile__lw *L, const kb_tile__dotloop *lp)
+{
+	const kb_tile__stmt *f = lp->loop;
+	return L->f->wg_pingpong && L->T == 128 && !L->f->no_tma && L->k->grid[0] && !L->k->grid[1] &&
+	       same_each_program(L->k, f->lo) && same_each_program(L->k, f->hi) &&
+	       same_each_program(L->k, f->step);
+}
+
 void kb_tile__plan_wgmma(kb_tile__lw *L)
 {
 	kb_tile__mma *m = &L->mma;
@@ -151,6 +246,8 @@ void kb_tile__plan_wgmma(kb_tile__lw *L)
 	m->MS = 64;
 	m->smem = smem;
 	m->tma = !L->f->no_tma;
+	m->pp = plan_pingpong(L, lp);
+	plan_store(L, at);
 }
 
 /* ===== TMA: the tensormaps the spec gets and the kernel takes ===== */
@@ -159,7 +256,8 @@ void kb_tile__wgmma_params(kb_tile__lw *L)
 {
 	if (L->mma.wg && L->mma.tma)
 		kb_buf_cat(L->o, ", const __grid_constant__ CUtensorMap kb_tma_a, "
-			   "const __grid_constant__ CUtensorMap kb_tma_b");
+			   "const __grid_constant__ CUtensorMap kb_tma_b");	if (L->mma.wg && L->mma.tstore)
+		kb_buf_cat(L->o, ", const __grid_constant__ CUtensorMap kb_tma_out");
 }
 
 char *kb_tile__wgmma_spec(const kb_tile__lw *L)
@@ -169,19 +267,29 @@ char *kb_tile__wgmma_spec(const kb_tile__lw *L)
 	const kb_tile__dotloop *lp = &L->dloops[0];
 	const kb_tile__dotupd *u = &lp->upds[0];
 	const char *a = lp->ops[u->a].load->args[0]->name, *b = lp->ops[u->b].load->args[0]->name;
-	return kb_xasprintf("//! tensormap kb_tma_a : %s box=(%lld, %d) swizzle=128 unaligned=zero\n"
-			    "//! tensormap kb_tma_b : %s box=(%d, %d) swizzle=128 unaligned=zero\n",
-			    a, (long long)L->mma.BM, WG_BK, b, WG_BK, WG_BK);
+	const kb_tile__stmt *st = L->mma.tstore;
+	char *out = st ? kb_xasprintf("//! tensormap kb_tma_out : %s box=(64, 64) swizzle=128 unaligned=zero\n",
+				      st->slice->name) : NULL;
+	char *r = kb_xasprintf("//! tensormap kb_tma_a : %s box=(%lld, %d) swizzle=128 unaligned=zero\n"
+			       "//! tensormap kb_tma_b : %s box=(%d, %d) swizzle=128 unaligned=zero\n%s",
+			       a, (long long)L->mma.BM, WG_BK, b, WG_BK, WG_BK, out ? out : "");
+	free(out);
+	return r;
 }
 
 void kb_tile__wgmma_decls(kb_tile__lw *L)
 {
 	const kb_tile__mma *m = &L->mma;
 	kb_buf_catf(L->o, "\textern __shared__ __align__(128) unsigned char kb_smem[]; /* dot operands, "
-		    "%d stages: %lld bytes */\n", m->stages, (long long)m->smem);
-	kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 128 * %lld + (int)threadIdx.x / 32 %% 4 * 16, "
-		    "wn0_ = 0; /* this warp's rows of a [%lld, %lld] dot result (and + 64 mt) */\n",
-		    (long long)(m->BM / (m->WM / 4)), (long long)m->BM, (long long)m->BN);
+		    "%d stages%s: %lld bytes */\n", m->stages, m->tstore ? ", the store's buffers" : "",
+		    (long long)m->smem);
+	if (m->pp) /* each consumer warpgroup the whole of its own program's result */
+		kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 32 %% 4 * 16, wn0_ = 0; /* this warp's "
+			    "rows of a [%lld, %lld] dot result (and + 64 mt) */\n", (long long)m->BM, (long long)m->BN);
+	else
+		kb_buf_catf(L->o, "\tconst int wm0_ = (int)threadIdx.x / 128 * %lld + (int)threadIdx.x / 32 %% 4 * 16, "
+			    "wn0_ = 0; /* this warp's rows of a [%lld, %lld] dot result (and + 64 mt) */\n",
+			    (long long)(m->BM / (m->WM / 4)), (long long)m->BM, (long long)m->BN);
 }
 
 /* The ring and its mbarriers (and whether the runner encoded the
@@ -197,23 +305,113 @@ static void ring_decls(kb_tile__lw *L)
 	if (m->tma)
 		kb_tile__line(L, "const bool tma_ = kb_wg_tma_ok(&kb_tma_a) && kb_wg_tma_ok(&kb_tma_b); "
 		     "/* zeros: rows TMA cannot copy */\n");
+	if (m->tstore)
+		kb_tile__line(L, "const bool tma_st_ = kb_wg_tma_ok(&kb_tma_out); /* else stored from registers */\n");
 	kb_tile__line(L, "kb_wg_bars_init<%d, %d>(full_, empty_, %s);\n", S, L->T / 32,
 	     m->tma ? "tma_ ? 1 : 128" : "128");
 }
 
 void kb_tile__wgmma_persist_head(kb_tile__lw *L)
 {
+	const kb_tile__mma *m = &L->mma;
 	ring_decls(L);
-	kb_tile__line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", L->T);
-	if (L->T == 256) {
+	int P = m->pp ? 256 : L->T; /* the producer's first thread */
+	kb_tile__line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", P);
+	if (P == 256) {
 		kb_tile__line(L, "if (producer_)\n");
 		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
 		kb_tile__line(L, "else\n");
 		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
 	}
-	kb_tile__line(L, "if (producer_ && tma_ && threadIdx.x != %d)\n", L->T);
+	kb_tile__line(L, "if (producer_ && tma_ && threadIdx.x != %d)\n", P);
 	kb_tile__line(L, "\treturn; /* one thread copies by TMA */\n");
 	kb_tile__line(L, "int it_ = 0; /* the ring's trips so far, every tile's (both roles count them) */\n");
+	if (m->pp)
+		kb_tile__line(L, "const int pp_first_ = producer_ ? 0 : (int)threadIdx.x / 128 * (int)gridDim.x, "
+			      "pp_step_ = producer_ ? (int)gridDim.x : 2 * (int)gridDim.x; /* pingpong: every other "
+			      "program a consumer warpgroup */\n");
+}
+
+void kb_tile__wgmma_persist_tail(kb_tile__lw *L)
+{
+	if (!L->mma.tstore)
+		return;
+	kb_tile__line(L, "if (tma_st_ && !producer_ && threadIdx.x %% 128 == 0)\n");
+	kb_tile__line(L, "\tkb_wg_st_wait<0>(); /* the last stores have read shared memory */\n");
+}
+
+/* store(t[r0 : r0 + BM, c0 : c0 + BN], v), the value in the wgmma layout:
+ * each consumer warpgroup's [BM / CONS, BN] part as [64][64] blocks (m
+ * piece, 64 columns), each written in bf16 or f16 pairs into one of its two
+ * shared buffers (128-byte swizzle: a warp's eight rows of a pair column
+ * fall in eight bank groups) and sent by one thread's TMA store, which
+ * clips at the tensor's edges; the block two on waits until that store has
+ * read its buffer (cp.async.bulk.wait_group.read), so the consumers go
+ * back to the next tile's wgmma without waiting on global memory.  The
+ * value is worked out once into kb_st_ (the code of one epilogue, not of
+ * two), then `if (tma_st_) {...} else`: the store from registers, of
+ * kb_st_, follows. */
+void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st)
+{
+	const kb_tile__mma *m = &L->mma;
+	const kb_tile__expr *s = st->slice;
+	const kb_tile_param *t = kb_tile__param(L, s->name);
+	int cons = L->T / 128, CB = (int)(m->BN / 64);
+	bool inl = L->f->wg_store == 2; /* each pair's value where it is written */
+	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT, v = KB_BUF_INIT, v1 = KB_BUF_INIT;
+	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
+	kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
+	kb_tile__cexpr(L, st->value, "i_", &v);
+	if (inl) {
+		kb_tile__cexpr(L, st->value, "i_ + 1", &v1);
+	} else {
+		kb_tile__line(L, "float kb_st_[%lld]; /* the value, worked out once for either store */\n",
+			      (long long)kb_tile__mma_slots(L));
+		kb_tile__line(L, "#pragma unroll\n");
+		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)kb_tile__mma_slots(L));
+		kb_tile__line(L, "\tkb_st_[i_] = %s;\n", v.s);
+		kb_buf_free(&v);
+		kb_buf_cat(&v, "kb_st_[i_]");
+		kb_buf_cat(&v1, "kb_st_[i_ + 1]");
+	}
+	kb_tile__line(L, "if (tma_st_) { /* through shared memory, [64][64] blocks out by TMA */\n");
+	L->depth++;
+	kb_tile__line(L, "const int w_ = (int)threadIdx.x / 128, lane_ = (int)threadIdx.x %% 32;\n");
+	kb_tile__line(L, "const int rr_ = (int)threadIdx.x %% 128 / 32 * 16 + lane_ / 4; /* the thread's row of a block (and + 8) */\n");
+	kb_tile__line(L, "const unsigned sb_ = ring_ + %lld + w_ * %d; /* the warpgroup's two buffers, after the ring */\n",
+		      (long long)m->stages * (m->BM + m->BN) * 128, 2 * WG_ST_BLOCK);
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int b_ = 0; b_ < %lld; b_++) { /* m piece b_ / %d, columns 64 (b_ %% %d) */\n",
+		      (long long)m->MT * CB, CB, CB);
+	L->depth++;
+	kb_tile__line(L, "const unsigned buf_ = sb_ + b_ %% 2 * %d;\n", WG_ST_BLOCK);
+	kb_tile__line(L, "if (threadIdx.x %% 128 == 0) /* the buffer's last store has read it */\n");
+	kb_tile__line(L, "\tb_ == 0 ? kb_wg_st_wait<0>() : kb_wg_st_wait<1>();\n");
+	kb_tile__line(L, "kb_wg_st_bar(w_);\n");
+	kb_tile__line(L, "#pragma unroll\n");
+	kb_tile__line(L, "for (int j_ = 0; j_ < 16; j_++) { /* n piece j_ / 2, rows + 8 (j_ %% 2) */\n");
+	L->depth++;
+	kb_tile__line(L, "const int i_ = (b_ / %d * %d + b_ %% %d * 8 + j_ / 2) * 4 + j_ %% 2 * 2, r_ = rr_ + j_ %% 2 * 8;\n",
+		      CB, m->NT, CB);
+	kb_tile__line(L, "kb_wg_st_pair(buf_ + r_ * 128 + ((j_ / 2 ^ r_ %% 8) << 4) + lane_ %% 4 * 4, %s(%s, %s));\n",
+		      t->dtype == KB_TILE_BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn", v.s, v1.s);
+	L->depth--;
+	kb_tile__line(L, "}\n");
+	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for the copy engine */\n");
+	kb_tile__line(L, "kb_wg_st_bar(w_);\n");
+	kb_tile__line(L, "if (threadIdx.x %% 128 == 0)\n");
+	char *wr = m->pp ? kb_xstrdup("") : kb_xasprintf(" + w_ * %lld", (long long)(m->BM / cons));
+	kb_tile__line(L, "\tkb_wg_st_tma(&kb_tma_out, buf_, (%s) + b_ %% %d * 64, (%s)%s + b_ / %d * 64);\n",
+		      c0.s, CB, r0.s, wr, CB);
+	free(wr);
+	L->depth--;
+	kb_tile__line(L, "}\n");
+	L->depth--;
+	kb_tile__line(L, "} else\n");
+	kb_buf_free(&r0);
+	kb_buf_free(&c0);
+	kb_buf_free(&v);
+	kb_buf_free(&v1);
 }
 
 /* The producer's copies of one tile: trip t into stage (IT + t) % S. */
@@ -294,11 +492,20 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	if (cons == 2 && !L->persist)
 		kb_tile__line(L, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
 	kb_tile__line_of(L, u->line);
+	if (m->pp) { /* the other warpgroup's wgmma are done: its waits will not run ahead of the ring */
+		kb_tile__line(L, "if (kb_pid_ != (int)blockIdx.x)\n");
+		kb_tile__line(L, "\tkb_wg_turn_wait((int)threadIdx.x / 128);\n");
+	}
 	kb_tile__line(L, "kb_wg_consume<%lld, %lld, %d, %d, %s>(%s, ring_, full_, empty_, trips_, %s, %s);\n",
 	     (long long)m->BM, (long long)m->BN, S, cons, ta->dtype == KB_TILE_F16 ? "true" : "false",
-	     acc ? acc->c : u->acc, L->persist ? "it_" : "0", m->tma ? "!tma_" : "true");
-	if (L->persist)
-		kb_tile__line(L, "it_ += trips_;\n");
+	     acc ? acc->c : u->acc, m->pp ? "it_ + (int)threadIdx.x / 128 * trips_" : L->persist ? "it_" : "0",
+	     m->tma ? "!tma_" : "true");
+	if (m->pp) { /* the other warpgroup's turn, if it has a next tile */
+		kb_tile__line(L, "if (kb_pid_ + (int)gridDim.x < kb_programs_)\n");
+		kb_tile__line(L, "\tkb_wg_turn_give((int)threadIdx.x / 128);\n");
+	}
+	if (L->persist) /* pingpong: this tile's trips and the other warpgroup's */
+		kb_tile__line(L, "%s", m->pp ? "it_ += 2 * trips_;\n" : "it_ += trips_;\n");
 	L->depth--;
 	kb_tile__line(L, "}\n");
 	kb_buf_free(&lo);
@@ -340,6 +547,20 @@ static const char wgmma_helpers[] =
 	"__device__ __forceinline__ void kb_bar_arrive(unsigned bar)\n"
 	"{\n"
 	"	asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" ::\"r\"(bar) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"/* Pingpong's turns (named barriers 3 and 4, both consumer warpgroups'\n"
+	" * 256 threads): warpgroup w waits for its turn before its tile's wgmma\n"
+	" * (the other's are done, so no wait of its own runs more than a phase\n"
+	" * ahead of the ring's mbarriers), and gives the other its turn after. */\n"
+	"__device__ __forceinline__ void kb_wg_turn_wait(int w)\n"
+	"{\n"
+	"	asm volatile(\"bar.sync %0, 256;\" ::\"r\"(3 + w) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_wg_turn_give(int w)\n"
+	"{\n"
+	"	asm volatile(\"bar.arrive %0, 256;\" ::\"r\"(4 - w) : \"memory\");\n"
 	"}\n"
 	"\n"
 	"/* Every stage's full (FULL arrivals: the producer's 128 threads, or its\n"
@@ -483,6 +704,33 @@ static const char wgmma_tma_helpers[] =
 	"			kb_wg_tma(sa + BM * 128 + j * 8192, tb, bar, n0 + 64 * j, k);\n"
 	"	}\n"
 	"}\n"
+	"\n"
+	"/* The epilogue's TMA store (lower_wgmma.c, kb_tile__wgmma_store): a\n"
+	" * consumer warpgroup's named barrier (1 + w, its 128 threads), a pair of\n"
+	" * 16-bit values into shared memory, the wait until at most N of this\n"
+	" * thread's stores have still to read theirs, and the [64][64] box at src\n"
+	" * out to map's tensor at (inner, outer), clipped at its edges. */\n"
+	"__device__ __forceinline__ void kb_wg_st_bar(int w)\n"
+	"{\n"
+	"	asm volatile(\"bar.sync %0, 128;\" ::\"r\"(1 + w) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"template <typename P> __device__ __forceinline__ void kb_wg_st_pair(unsigned addr, P p)\n"
+	"{\n"
+	"	asm volatile(\"st.shared.b32 [%0], %1;\" ::\"r\"(addr), \"r\"(*(const unsigned *)&p) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"template <int N> __device__ __forceinline__ void kb_wg_st_wait()\n"
+	"{\n"
+	"	asm volatile(\"cp.async.bulk.wait_group.read %0;\" ::\"n\"(N) : \"memory\");\n"
+	"}\n"
+	"\n"
+	"__device__ __forceinline__ void kb_wg_st_tma(const CUtensorMap *map, unsigned src, int inner, int outer)\n"
+	"{\n"
+	"	asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\"\n"
+	"		     ::\"l\"(map), \"r\"(inner), \"r\"(outer), \"r\"(src) : \"memory\");\n"
+	"	asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");\n"
+	"}\n"
 	"\n";
 
 static const char wgmma_consume[] =
@@ -511,7 +759,7 @@ static const char wgmma_consume[] =
 	"__device__ __forceinline__ void kb_wg_consume(float *acc, unsigned ring, unsigned full, unsigned empty,\n"
 	"					      int trips, int it0, bool fence)\n"
 	"{\n"
-	"	const int w = threadIdx.x / 128;\n"
+	"	const int w = threadIdx.x / 128 % CONS; /* (pingpong: each warpgroup its own tile) */\n"
 	"	const bool lane0 = threadIdx.x % 32 == 0;\n"
 	"	for (int t = 0, it = it0; t < trips; t++, it++) {\n"
 	"		const int s = it % STAGES;\n"

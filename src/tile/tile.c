@@ -84,13 +84,20 @@ int kb_tile_compile(const char *path, const char *text, size_t len, const kb_til
 	double t0 = kb_now_ms();
 	kb_tile_opts none = {0};
 	kb_tile__toks toks = {0};
-	kb_tile__file f = {.path = path, .text = text, .arch = o ? o->arch : NULL};
+	kb_tile__file f = {.path = path, .text = text, .arch = o ? o->arch : NULL, .wg_store = -1};
 	memset(out, 0, sizeof *out);
 	for (int i = 0; o && i < o->ndefines; i++) {
 		f.no_tma = f.no_tma || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_TMA));
 		f.no_wgmma = f.no_wgmma || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WGMMA));
 		f.no_wg_overlap = f.no_wg_overlap || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WG_OVERLAP));
 		f.no_wg_ws = f.no_wg_ws || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WG_WS));
+		if (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WG_STORE))
+			f.wg_store = 0;
+		else if (o->defines[i] && !strcmp(o->defines[i], KB_TILE_WG_STORE))
+			f.wg_store = 1;
+		else if (o->defines[i] && !strcmp(o->defines[i], KB_TILE_WG_STORE_INLINE))
+			f.wg_store = 2;
+		f.wg_pingpong = f.wg_pingpong || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_WG_PINGPONG));
 	}
 	int before = kb_diag_count(diags, KB_DIAG_ERROR);
 	kb_tile__tokenize(path, text, len, &toks, diags);

@@ -84,6 +84,18 @@ typedef struct {
  * its producer warpgroup (every thread copies, __syncthreads a trip):
  * `--define KB_WG_WS=0`. */
 #define KB_TILE_NO_WG_WS "KB_WG_WS=0"
+/* The defines that make a wgmma dot's epilogue store from registers, or
+ * through shared memory by TMA, whatever its value (by default by TMA
+ * unless the value calls a transcendental): `--define KB_WG_STORE=0`, `=1`. */
+#define KB_TILE_NO_WG_STORE "KB_WG_STORE=0"
+#define KB_TILE_WG_STORE "KB_WG_STORE=1"
+/* ... by TMA with each pair's value worked out where it is written (not all
+ * of them before the staging): `--define KB_WG_STORE=2`. */
+#define KB_TILE_WG_STORE_INLINE "KB_WG_STORE=2"
+/* The define that runs a persistent threads(128) wgmma dot as two consumer
+ * warpgroups, each its own program, one's epilogue under the other's wgmma
+ * (pingpong): `--define KB_WG_PINGPONG=1`. */
+#define KB_TILE_WG_PINGPONG "KB_WG_PINGPONG=1"
 
 typedef struct {
 	kb_buf cuda;             /* the generated CUDA C (#line into the .tile file) */

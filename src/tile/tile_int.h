@@ -159,6 +159,9 @@ typedef struct {
 	bool no_wgmma;           /* KB_TILE_NO_WGMMA: the row layout's dots stay mma.sync */
 	bool no_wg_overlap;      /* KB_TILE_NO_WG_OVERLAP: each wgmma dot waited for where it is */
 	bool no_wg_ws;           /* KB_TILE_NO_WG_WS: no producer warpgroup in the row layout */
+	int wg_store;            /* KB_WG_STORE=0, =1 (=2): a wgmma dot's result stored from registers, by TMA
+				  * (each value where written); -1 auto */
+	bool wg_pingpong;        /* KB_TILE_WG_PINGPONG: threads(128) wgmma as two warpgroups' own tiles */
 } kb_tile__file;
 
 /* Parses the tokens into f (kernels as far as they parse); every syntax
@@ -428,6 +431,8 @@ typedef struct {
 	bool tma;                  /* wgmma's operands by TMA where the tensors allow (else cp.async) */
 	int stages;                /* operand tiles in flight (const STAGES, else 3) */
 	int64_t smem;              /* dynamic shared memory bytes */
+	const kb_tile__stmt *tstore; /* wgmma: the store staged in shared memory and sent by TMA */
+	bool pp;                   /* wgmma pingpong: two consumer warpgroups, a program each */
 } kb_tile__mma;
 
 typedef struct kb_tile__lw {
@@ -456,6 +461,7 @@ typedef struct kb_tile__lw {
 	int wg_T;               /* there: its threads() (a kernel of those takes its launch) */
 	bool wide;              /* the kernel takes that launch (lower.c) */
 	bool wg_persist;        /* that launch is persistent: min(sm_count, grid) blocks */
+	int wg_more;            /* the threads it adds to threads(): 128, 256 in pingpong */
 	bool persist;           /* this kernel's blocks loop over its programs (pid(0) is kb_pid_) */
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
@@ -798,8 +804,11 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp);
 /* A persistent wgmma kernel's part before its loop over programs: the
  * ring, its mbarriers, the warp roles (setmaxnreg), the ring's trip count. */
 void kb_tile__wgmma_persist_head(kb_tile__lw *L);
-/* The TMA path's two CUtensorMap parameters after the kernel's own (none
- * on cp.async); the `//! tensormap` lines that bind them, or NULL. */
+/* ... after it (the TMA stores done reading); L->mma.tstore's TMA store, `if (...) {...} else`. */
+void kb_tile__wgmma_persist_tail(kb_tile__lw *L);
+void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st);
+/* The TMA path's CUtensorMap parameters (a's, b's, the store's) after the
+ * kernel's own; the `//! tensormap` lines that bind them, or NULL. */
 void kb_tile__wgmma_params(kb_tile__lw *L);
 char *kb_tile__wgmma_spec(const kb_tile__lw *L);
 /* The helpers every wgmma kernel calls, and with tma the TMA producer's. */

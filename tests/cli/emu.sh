@@ -226,7 +226,7 @@ done
 # ... and those whose reference is a kernel of the file (in double), run
 # here after the kernel on the same inputs (matmul_bias_gelu.tile on the
 # emulator's sm_90: mma.sync, its reference as written; its sm_90a wgmma
-# and the hand .cu, all wgmma, are for the GPU: scripts/gpu-mbg.sh)
+# below; the hand .cu is for the GPU: scripts/gpu-mbg.sh)
 for k in bias_gelu swiglu add_rmsnorm; do
 	for x in tile cu; do
 		emu "fused_${k}_$x" "kernels/fused/$k.$x" --size M=3,N=4099 --size M=2,N=1000
@@ -246,6 +246,31 @@ done
 emu fused_causal_softmax_mask_reads kernels/fused/causal_softmax.tile --size T=68,M=136,N=68
 emu fused_causal_softmax_streamed kernels/fused/causal_softmax.tile -D BLOCK=256 -D THREADS=64 \
 	--size T=259,M=518,N=259
+# ... and as written (`//! arch sm_90a`): the dot lowered to wgmma
+# (src/tile/lower_wgmma.c) with a producer warpgroup's TMA copies (cp.async
+# where a row is no 16-byte multiple: N = 300), the ring's mbarriers,
+# persistent blocks (--sm-count 2: two or three tiles a block) and, with
+# -D KB_WG_STORE=1 (matmul.tile's default), the epilogue's TMA store from
+# swizzled shared buffers, run by the emulator's mbarriers, TMA and named
+# barriers (tests/emu/tma_emu.cpp); M, N and K ragged (the store clips at
+# the edges), shuffled, warp by warp; pingpong (-D KB_WG_PINGPONG=1, 128 x
+# 128 tiles a warpgroup in turns; K = 520: nine trips, past two rounds of
+# the ring); matmul.tile's two wgmma shapes
+WGF='kernels/fused/matmul_bias_gelu.tile --arch sm_90a --sm-count 2'
+WPP='-D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1'
+emu wgmma_mbg $WGF --size M=200,N=264,K=136 --size M=130,N=300,K=72
+emu wgmma_mbg_tma_store $WGF -D KB_WG_STORE=1 --size M=200,N=264,K=136 --size M=257,N=520,K=64 \
+	--size M=130,N=300,K=72 --size M=1,N=8,K=8
+emu wgmma_mbg_tma_store_shuffled $WGF -D KB_WG_STORE=1 --sched shuffle --copies issue --size M=200,N=264,K=136 \
+	--size M=130,N=300,K=72
+emu wgmma_mbg_tma_store_warp_by_warp $WGF -D KB_WG_STORE=1 --sched warp --size M=200,N=264,K=136
+emu wgmma_mbg_tma_store_inline $WGF -D KB_WG_STORE=2 --size M=200,N=264,K=136 --size M=130,N=300,K=72
+emu wgmma_mbg_pingpong $WGF $WPP --size M=300,N=264,K=520 --size M=130,N=300,K=72 --size M=200,N=136,K=200
+emu wgmma_mbg_pingpong_warp_by_warp $WGF $WPP --sm-count 3 --sched warp --size M=300,N=264,K=136
+emu wgmma_mbg_pingpong_tma_store $WGF $WPP -D KB_WG_STORE=1 --size M=300,N=264,K=520 --size M=130,N=300,K=72
+emu wgmma_matmul kernels/matmul/matmul.tile --arch sm_90a --sm-count 2 --size M=200,N=264,K=136 \
+	--size M=130,N=260,K=200
+emu wgmma_matmul_bm256 kernels/matmul/matmul.tile --arch sm_90a --sm-count 2 -D BM=256 --size M=300,N=136,K=200
 # a dot's epilogue: bias row, tanh, a cast, a [BM, BN] residual load
 emu gemm_epilogue tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75 --size M=64,N=64,K=16 \
 	--size M=1,N=3,K=5
@@ -633,6 +658,23 @@ mutant residual_wrong_stride 's/) \* N + (wn0_ + (i_/) * M + (wn0_ + (i_/g' "pas
 	tests/emu/gemm_epilogue.tile --size M=130,N=70,K=75
 mutant dot_reduce_read_by_column 's/\(_t[0-9]*\[i_\] = kb_ax[0-9]*_\)\[r_\]/\1[c_]/' 'elements wrong' \
 	tests/emu/dot_softmax.tile --size M=130,N=50,K=75
+# the wgmma epilogue's TMA store: a buffer written again before its last
+# store read it, unswizzled writes, the second warpgroup's rows; pingpong
+# without its turns (a warpgroup's waits run ahead of the ring), reading
+# the other warpgroup's a rows
+WGS='-D KB_WG_STORE=1 --arch sm_90a --sm-count 2 --size M=200,N=264,K=136'
+mutant wg_store_no_wait 's/b_ == 0 ? kb_wg_st_wait<0>() : kb_wg_st_wait<1>();/;/' 'elements wrong' \
+	kernels/fused/matmul_bias_gelu.tile $WGS
+mutant wg_store_unswizzled 's/((j_ \/ 2 ^ r_ % 8) << 4)/((j_ \/ 2) << 4)/' 'elements wrong' \
+	kernels/fused/matmul_bias_gelu.tile $WGS
+mutant wg_store_rows 's/(m0) + w_ \* 64 + b_ \/ 4 \* 64/(m0) + b_ \/ 4 * 64/' 'elements wrong' \
+	kernels/fused/matmul_bias_gelu.tile $WGS
+mutant wg_pingpong_no_turns 's/^\(\t*\)kb_wg_turn_wait((int)threadIdx.x \/ 128);$/\1;/' 'deadlock' \
+	kernels/fused/matmul_bias_gelu.tile -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --arch sm_90a --sm-count 2 \
+	--size M=300,N=264,K=520
+mutant wg_pingpong_a_rows 's/threadIdx.x \/ 128 % CONS;/threadIdx.x \/ 128;/' 'elements wrong' \
+	kernels/fused/matmul_bias_gelu.tile -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --arch sm_90a --sm-count 2 \
+	--size M=300,N=264,K=520
 mutant dot_arange_pairs 's/ + j_ % 2;$/;/' 'elements wrong' tests/emu/dot_softmax.tile --size M=130,N=49,K=75
 mutant dot_store_mask_pair 's/ \&\& m_\[0\] \&\& m_\[1\])$/)/' 'elements wrong' tests/emu/dot_store_mask.tile \
 	--size M=130,N=70,K=75

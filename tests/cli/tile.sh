@@ -266,8 +266,34 @@ expect_not_in mbg_no_tanh_approx_fn out "kb_tanh_approx"
 if grep -xF -A1 'extern "C" __global__ void __launch_bounds__(384)' "$T_TMP/out" | grep -q '^matmul_bias_gelu_ref('
 then pass mbg_ref_launch; else fail mbg_ref_launch "the reference is not __launch_bounds__(384)"; fi
 expect_in mbg_ref_returns out "if (threadIdx.x >= 256) /* launched as the wgmma kernel beside it"
+# its epilogue stores from registers (a GELU: faster so on an H200), and
+# with --define KB_WG_STORE=1 by TMA: each consumer warpgroup's [64, 256]
+# part as four [64][64] blocks through two shared buffers (225 KiB with the
+# ring, 193 without), one TMA store a block, a wait before a buffer is
+# written again and after the loop, the store from registers kept for zero
+# tensormaps (S = 1001); matmul.tile (the value a cast) by TMA by default,
+# --define KB_WG_STORE=0 from registers
+run "$KB" compile "$MBG" -D KB_WG_STORE=1 --json
+expect_json mbg_tma_store "j['build']['ptx'].count('cp.async.bulk.tensor.2d.global.shared::cta.bulk_group') == 4 and j['build']['ptx'].count('cp.async.bulk.wait_group.read') == 5 and j['build']['ptx'].count('st.shared.b32') == 64 and j['build']['kernels'][0]['resources']['spill_store_bytes'] == 0"
+run "$KB" compile "$MBG" --json
+expect_json mbg_tma_store_default_off "all(x not in j['build']['ptx'] for x in ('cp.async.bulk.tensor.2d.global.shared::cta', 'cp.async.bulk.wait_group', 'st.shared.b32'))"
+run "$KB" compile "$MBG" -D KB_WG_STORE=1 --no-cache
+expect_in mbg_tma_store_smem out "225 KiB dynamic"
+expect_in mbg_tma_store_no_spills out "(no spills)"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --json
+expect_json matmul_tma_store "j['build']['ptx'].count('cp.async.bulk.tensor.2d.global.shared::cta.bulk_group') == 4"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D KB_WG_STORE=0 --json
+expect_json matmul_tma_store_off "'cp.async.bulk.tensor.2d.global.shared::cta' not in j['build']['ptx']"
+# pingpong (-D KB_WG_PINGPONG=1 at threads(128), 128 x 128 tiles): two
+# consumer warpgroups and the producer, 232 and 40 registers, no spills
+run "$KB" compile "$MBG" -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --no-cache
+expect_in mbg_pingpong_roles out "warps that give registers back keep 40, warps that take more get 232"
+expect_in mbg_pingpong_no_spills out "(no spills)"
+run "$KB" compile "$MBG" -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --json
+expect_json mbg_pingpong "'bar.arrive' in j['build']['ptx'] and '.maxntid 384, 1, 1' in j['build']['ptx'] and 'wgmma.mma_async.sync.aligned.m64n128k16' in j['build']['ptx']"
 run "$KB" compile "$MBG" --arch sm_90 --emit-cuda
 expect_in mbg_sm90_mma_sync out "kb_mma_warp<"
+expect_not_in mbg_sm90_no_tma_store out "kb_wg_st_"
 expect_not_in mbg_sm90_no_wgmma out "wgmma"
 # the emulator's epilogue file (f16, a bias row, tanh, a cast, a [BM, BN]
 # residual load) at BK = 64 takes wgmma too, its reference at 256 threads

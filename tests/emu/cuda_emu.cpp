@@ -384,6 +384,8 @@ unsigned long long cvta_shared(const void *p, const char *file, int line)
 	return STATIC_SHARED + (unsigned long long)(c - anchor);
 }
 
+Fiber *current_fiber() { return running; }
+
 unsigned char *shared_at(uint64_t a, int n, const char *what, const char *file, int line)
 {
 	if (a < STATIC_SHARED) {
@@ -582,6 +584,9 @@ static void fiber_main(int i)
 	if (!f->open.empty() || !f->groups.empty())
 		problem("<kernel end>", 0, "thread %d ends with %zu cp.async group(s) and %zu uncommitted "
 			"copies in flight", i, f->groups.size(), f->open.size());
+	if (!f->bulk_open.empty())
+		problem("<kernel end>", 0, "thread %d ends with %zu uncommitted TMA stores", i, f->bulk_open.size());
+	bulk_wait_read(f, 0);
 	while (!f->groups.empty()) {
 		land(f, f->groups.front());
 		f->groups.pop_front();
@@ -665,6 +670,8 @@ static void start_block()
 		f.open.clear();
 		f.groups.clear();
 		f.spinning = false;
+		f.bulk_open.clear();
+		f.bulk.clear();
 		getcontext(&f.ctx);
 		f.ctx.uc_stack.ss_sp = stacks + (size_t)i * (STACK + PAGE) + PAGE;
 		f.ctx.uc_stack.ss_size = STACK;
@@ -685,9 +692,10 @@ static void run_block(uint64_t *rng)
 				std::swap(order[(size_t)i], order[rng_next(rng) % (uint64_t)(i + 1)]);
 		bool ran = false, spun_only = true;
 		unsigned long long before = events;
-		int warp = -1; /* EMU_SCHED_WARP: the lowest warp with a runnable lane */
+		int warp = -1; /* EMU_SCHED_WARP: the lowest warp with a runnable lane not in a failed
+				* mbarrier wait (when every runnable lane is, all of them run) */
 		for (int i = 0; i < nthreads && cfg->sched == EMU_SCHED_WARP && warp < 0; i++)
-			if (fibers[(size_t)i].state == RUNNABLE)
+			if (fibers[(size_t)i].state == RUNNABLE && !fibers[(size_t)i].spinning)
 				warp = i / 32;
 		for (int i : order) {
 			Fiber &f = fibers[(size_t)i];
@@ -699,7 +707,7 @@ static void run_block(uint64_t *rng)
 			ran = true;
 			spun_only = spun_only && f.state == RUNNABLE && f.spinning;
 		}
-		if (!ran || (spun_only && events == before))
+		if (!ran || (spun_only && events == before && warp < 0)) /* (one warp's pass proves nothing) */
 			deadlock();
 	}
 	running = nullptr;

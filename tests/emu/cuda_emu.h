@@ -42,6 +42,7 @@
 #define __launch_bounds__(...)
 #define __cluster_dims__(...) /* one block a cluster: cooperative groups are not emulated */
 #define __restrict__ __restrict
+#define __grid_constant__
 #define __align__(n) __attribute__((aligned(n)))
 #define warpSize 32
 

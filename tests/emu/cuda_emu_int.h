@@ -24,6 +24,13 @@ struct Copy {
 	unsigned char data[16]; /* what the source held at issue, zero-filled */
 };
 
+/* A TMA store (tma_emu.cpp): its tensormap, box origin and shared source. */
+struct Bulk {
+	const uint64_t *map;
+	int x, y;
+	uint32_t src;
+};
+
 struct Fiber {
 	Lane lane;
 	int index;
@@ -35,6 +42,8 @@ struct Fiber {
 	std::vector<Copy> open;                   /* cp.async not yet committed */
 	std::deque<std::vector<Copy>> groups;     /* committed, oldest first */
 	bool spinning;          /* its last run ended in a failed mbarrier wait */
+	std::vector<Bulk> bulk_open;              /* TMA stores not yet committed */
+	std::deque<std::vector<Bulk>> bulk;       /* committed bulk groups, oldest first */
 };
 
 struct Warp {
@@ -108,6 +117,18 @@ void mbar_arrive(uint64_t a, long long tx, const char *file, int line);
 bool mbar_try_wait(uint64_t a, unsigned parity, const char *file, int line);
 /* cp.async.bulk of bytes from global src to shared dst, completing on bar */
 void bulk_copy(uint64_t dst, uint64_t src, long long bytes, uint64_t bar, const char *file, int line);
+/* mbar_emu.cpp: a TMA load's bytes, landed at issue, complete on barrier a */
+void mbar_complete_tx(uint64_t a, long long bytes, const char *file, int line);
+
+/* the running fiber */
+Fiber *current_fiber();
+
+/* tma_emu.cpp: TMA copies (their mbarriers are mbar_emu.cpp's) and bulk groups */
+void tma_load(uint32_t dst, const void *map, int x, int y, uint32_t bar, const char *file, int line);
+void tma_store(const void *map, int x, int y, uint32_t src, const char *file, int line);
+void bulk_commit();
+void bulk_wait_read(Fiber *f, size_t n);
+void st_shared32(uint32_t a, uint32_t v, const char *file, int line);
 
 } // namespace emu
 

@@ -58,6 +58,13 @@ typedef struct {
  * or PTX the emulator does not know ends the process with status 3 after
  * saying where.  args: one pointer per kernel parameter, to the value
  * (a scalar) or the buffer itself (a pointer parameter). */
+/* The emulator's CUtensorMap (tests/emu/include/cuda.h): 64-bit words
+ * tile_emu.c fills from a `//! tensormap` line (all zeros where TMA could
+ * not describe the tensor) and tma_emu.cpp reads.  Dims and the box are
+ * innermost first; the stride is a row's bytes. */
+enum { EMU_TMAP_BASE, EMU_TMAP_ESIZE, EMU_TMAP_DIM0, EMU_TMAP_DIM1, EMU_TMAP_STRIDE, EMU_TMAP_BOX0,
+       EMU_TMAP_BOX1, EMU_TMAP_SWIZZLE };
+
 typedef int (*emu_launch_fn)(const emu_launch_cfg *cfg, void **args);
 int emu_launch(const emu_launch_cfg *cfg, void **args);
 

@@ -8,7 +8,8 @@
  * both reach zero, then starts the next with the count it was initialised
  * with; try_wait.parity P succeeds once the phase of parity P has completed,
  * so a fresh barrier's parity-1 wait succeeds at once; 9.7.9.25.4
- * cp.async.bulk), not from kbench.
+ * cp.async.bulk), not from kbench.  The TMA loads of the wgmma lowering
+ * (tma_emu.cpp) complete their bytes here too, at issue.
  *
  * A barrier's state lives here, keyed by its shared address (the dynamic
  * shared memory, or a static __shared__ variable's handle), and is cleared
@@ -29,7 +30,7 @@
 
 namespace emu {
 
-struct Bulk {
+struct Landing {
 	uint64_t dst, src;
 	long long bytes;
 	const char *file;
@@ -39,7 +40,7 @@ struct Bulk {
 struct Mbar {
 	long long count, pending, tx;
 	unsigned phase;            /* phases completed */
-	std::vector<Bulk> copies;  /* issued, not landed */
+	std::vector<Landing> copies;  /* issued, not landed */
 };
 
 static std::map<uint64_t, Mbar> bars;
@@ -88,7 +89,7 @@ void mbar_arrive(uint64_t a, long long tx, const char *file, int line)
 	complete(m);
 }
 
-static void land(Mbar &m, const Bulk &b)
+static void land(Mbar &m, const Landing &b)
 {
 	unsigned char *d = shared_at(b.dst, 16, "cp.async.bulk", b.file, b.line);
 	copy_global(d, (const void *)b.src, (size_t)b.bytes, "cp.async.bulk reading global memory", b.file, b.line);
@@ -97,12 +98,20 @@ static void land(Mbar &m, const Bulk &b)
 	complete(m);
 }
 
+void mbar_complete_tx(uint64_t a, long long bytes, const char *file, int line)
+{
+	Mbar &m = bar_at(a, "cp.async.bulk.tensor's mbarrier", file, line);
+	m.tx -= bytes;
+	events++;
+	complete(m);
+}
+
 bool mbar_try_wait(uint64_t a, unsigned parity, const char *file, int line)
 {
 	Mbar &m = bar_at(a, "mbarrier.try_wait", file, line);
-	std::vector<Bulk> c;
+	std::vector<Landing> c;
 	c.swap(m.copies);
-	for (const Bulk &b : c)
+	for (const Landing &b : c)
 		land(m, b);
 	if ((m.phase & 1) != (parity & 1)) {
 		events++;
@@ -120,7 +129,7 @@ void bulk_copy(uint64_t dst, uint64_t src, long long bytes, uint64_t bar, const 
 	shared_at(dst, 16, "cp.async.bulk", file, line);
 	shared_at(dst + (uint64_t)bytes - 16, 16, "cp.async.bulk (its end)", file, line);
 	Mbar &m = bar_at(bar, "cp.async.bulk's mbarrier", file, line);
-	Bulk b = {dst, src, bytes, file, line};
+	Landing b = {dst, src, bytes, file, line};
 	if (copies_at_issue())
 		land(m, b);
 	else

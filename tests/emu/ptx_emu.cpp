@@ -33,12 +33,15 @@ namespace emu {
 /* ===== PTX: parsing ===== */
 
 enum { P_CP_ASYNC, P_COMMIT, P_WAIT_GROUP, P_WAIT_ALL, P_LDMATRIX, P_MMA, P_NOP, P_SETP, P_WGMMA, P_MBAR_INIT,
-       P_MBAR_ARRIVE, P_MBAR_WAIT, P_SELP, P_BAR, P_ARRIVE, P_MAXNREG, P_BULK, P_EX2, P_POLICY, P_LDG };
-enum { A_REG, A_IMM, A_VEC, A_ADDR, A_PRED, A_SINK };
+       P_MBAR_ARRIVE, P_MBAR_WAIT, P_RETRY, P_SELP, P_BAR, P_ARRIVE, P_MAXNREG, P_BULK, P_EX2, P_POLICY, P_LDG,
+       /* tma_emu.cpp's */
+       P_CPA_MBAR, P_TMA_LOAD, P_TMA_STORE, P_BULK_COMMIT, P_BULK_WAIT, P_ST_SHARED };
+enum { A_REG, A_IMM, A_VEC, A_ADDR, A_PRED, A_SINK, A_TMAP };
 
 struct Arg {
 	int kind;
-	int regs[128], nregs; /* A_REG: regs[0]; A_VEC: all; A_ADDR: regs[0] (+ imm) */
+	int regs[128], nregs; /* A_REG: regs[0]; A_VEC: all; A_ADDR: regs[0] (+ imm);
+			       * A_TMAP [map, {x, y}]: map, x, y */
 	long long imm;
 };
 
@@ -101,9 +104,24 @@ static bool parse_arg(const std::string &s, Arg *a)
 		a->kind = A_SINK;
 		return true;
 	}
-	if (s == "p") { /* the block's one predicate (setp, then wgmma's scale-d; try_wait, then selp) */
+	if (s == "p" || s == "done") { /* the block's one predicate (setp, then wgmma's scale-d; try_wait, then
+					* selp, or its retry) */
 		a->kind = A_PRED;
 		return true;
+	}
+	if (s == "_") { /* the sink an mbarrier arrival's state goes to */
+		a->kind = A_IMM;
+		return true;
+	}
+	if (s[0] == '[' && s.back() == ']' && s.find('{') != std::string::npos) {
+		std::vector<std::string> v = split(s.substr(1, s.size() - 2), ',');
+		if (v.size() != 2 || v[1].size() < 2 || v[1][0] != '{' || v[1].back() != '}')
+			return false;
+		std::vector<std::string> xy = split(v[1].substr(1, v[1].size() - 2), ',');
+		a->kind = A_TMAP;
+		a->nregs = 3;
+		return xy.size() == 2 && parse_reg(v[0], &a->regs[0]) && parse_reg(xy[0], &a->regs[1]) &&
+		       parse_reg(xy[1], &a->regs[2]);
 	}
 	if (s[0] == '[' && s.back() == ']') {
 		a->kind = A_ADDR;
@@ -151,6 +169,20 @@ static std::string classify(const std::string &opcode, Insn *in)
 	std::vector<std::string> q = split(opcode, '.');
 	std::string bad = "PTX '" + opcode + "' is not emulated";
 	if (opcode == "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes") { in->op = P_BULK; return ""; }
+	static const struct { const char *op; int p; } tma[] = {
+		{"cp.async.mbarrier.arrive.noinc.shared::cta.b64", P_CPA_MBAR},
+		{"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", P_TMA_LOAD},
+		{"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", P_TMA_STORE},
+		{"cp.async.bulk.commit_group", P_BULK_COMMIT}, {"cp.async.bulk.wait_group.read", P_BULK_WAIT},
+		{"st.shared.b32", P_ST_SHARED}, {"st.shared.v4.b32", P_ST_SHARED},
+	};
+	for (const auto &t : tma)
+		if (opcode == t.op) {
+			in->op = t.p;
+			return "";
+		}
+	if (opcode[0] == '@' || opcode == "bra") /* try_wait's loop: back to the wait while it fails */
+		return opcode == "@!done" ? (in->op = P_RETRY, "") : bad;
 	if (opcode == "cp.async.commit_group") { in->op = P_COMMIT; return ""; }
 	if (opcode == "cp.async.wait_group") { in->op = P_WAIT_GROUP; return ""; }
 	if (opcode == "cp.async.wait_all") { in->op = P_WAIT_ALL; return ""; }
@@ -260,6 +292,14 @@ static bool shape_ok(const Insn &in)
 	case P_MAXNREG: return a.size() == 1 && a[0].kind == A_IMM && a[0].imm >= 24 && a[0].imm <= 256 && a[0].imm % 8 == 0;
 	case P_BULK: return a.size() == 4 && a[0].kind == A_ADDR && a[1].kind == A_ADDR &&
 			    (a[2].kind == A_REG || a[2].kind == A_IMM) && a[3].kind == A_ADDR;
+	case P_RETRY: return true;
+	case P_CPA_MBAR: return a.size() == 1 && a[0].kind == A_ADDR;
+	case P_TMA_LOAD: return a.size() == 3 && a[0].kind == A_ADDR && a[1].kind == A_TMAP && a[2].kind == A_ADDR;
+	case P_TMA_STORE: return a.size() == 2 && a[0].kind == A_TMAP && a[1].kind == A_ADDR;
+	case P_BULK_COMMIT: return a.empty();
+	case P_BULK_WAIT: return a.size() == 1 && (a[0].kind == A_IMM || a[0].kind == A_REG);
+	case P_ST_SHARED: /* .b32 or .v4.b32 */
+		return a.size() == 2 && a[0].kind == A_ADDR && (a[1].kind == A_REG || (a[1].kind == A_VEC && a[1].nregs == 4));
 	case P_SETP: return a.size() == 3 && a[0].kind == A_PRED && a[1].kind == A_REG && a[2].kind == A_IMM;
 	case P_WGMMA: /* d, a (registers, or a's descriptor), b's descriptor, scale-d, imm-scale-a,
 		       * imm-scale-b[, imm-trans-a (0: a K-major)], imm-trans-b */
@@ -289,13 +329,17 @@ static Parsed *parse(const char *text)
 		st.erase(0, st.find_first_not_of(" \t\n"));
 		if (st.empty())
 			continue;
-		size_t sp = st.find_first_of(" \t\n");
+		size_t colon = st.find(':'), sp = st.find_first_of(" \t\n");
+		if (colon != std::string::npos && colon < sp && st.compare(0, 3, "KB_") == 0) { /* a label */
+			st.erase(0, st.find_first_not_of(" \t\n", colon + 1));
+			sp = st.find_first_of(" \t\n");
+		}
 		std::string opcode = st.substr(0, sp);
 		Insn in;
 		std::string err = classify(opcode, &in);
-		if (opcode == ".reg" && st != ".reg .pred p") /* the one register a block declares */
+		if (opcode == ".reg" && st != ".reg .pred p" && st != ".reg .pred done") /* the one register a block declares */
 			err = "PTX '" + st + "' is not emulated";
-		else if (opcode == ".reg")
+		else if (opcode == ".reg" || opcode[0] == '@')
 			;
 		else if (err.empty() && sp != std::string::npos)
 			for (const std::string &s : split(st.substr(sp), ',')) {
@@ -574,7 +618,9 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 	const Operand *ops = opl.begin();
 	int n = (int)opl.size();
 	bool pred = false;
-	for (const Insn &in : p->insns) {
+	size_t wait_at = 0; /* the last mbarrier wait: where a failed one's retry goes back to */
+	for (size_t k = 0; k < p->insns.size(); k++) {
+		const Insn &in = p->insns[k];
 		switch (in.op) {
 		case P_NOP: case P_MAXNREG: break;
 		case P_BAR: case P_ARRIVE:
@@ -597,7 +643,12 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 			mbar_arrive(value(ops, n, in.args[1], file, line),
 				    in.tx ? (long long)(uint32_t)value(ops, n, in.args[2], file, line) : 0, file, line);
 			break;
+		case P_RETRY: /* @!done bra: the wait again (it yielded to the others when it failed) */
+			if (!pred)
+				k = wait_at - 1;
+			break;
 		case P_MBAR_WAIT:
+			wait_at = k;
 			pred = mbar_try_wait(value(ops, n, in.args[1], file, line),
 					     (unsigned)value(ops, n, in.args[2], file, line), file, line);
 			break;
@@ -609,6 +660,36 @@ void Ptx::run(std::initializer_list<Operand> opl, const char *file, int line) co
 		case P_WGMMA: run_wgmma(in, ops, n, pred, file, line); break;
 		case P_POLICY: run_policy(in, ops, n, file, line); break;
 		case P_LDG: run_ldg(in, ops, n, file, line); break;
+		case P_CPA_MBAR: /* when this thread's copies have landed */
+			commit_group();
+			wait_group(0);
+			mbar_arrive((uint32_t)value(ops, n, in.args[0], file, line), 0, file, line);
+			break;
+		case P_TMA_LOAD: {
+			const Arg &m = in.args[1];
+			tma_load((uint32_t)value(ops, n, in.args[0], file, line),
+				 (const void *)value(ops, n, Arg{A_REG, {m.regs[0]}, 1, 0}, file, line),
+				 (int)value(ops, n, Arg{A_REG, {m.regs[1]}, 1, 0}, file, line),
+				 (int)value(ops, n, Arg{A_REG, {m.regs[2]}, 1, 0}, file, line),
+				 (uint32_t)value(ops, n, in.args[2], file, line), file, line);
+			break;
+		}
+		case P_TMA_STORE: {
+			const Arg &m = in.args[0];
+			tma_store((const void *)value(ops, n, Arg{A_REG, {m.regs[0]}, 1, 0}, file, line),
+				  (int)value(ops, n, Arg{A_REG, {m.regs[1]}, 1, 0}, file, line),
+				  (int)value(ops, n, Arg{A_REG, {m.regs[2]}, 1, 0}, file, line),
+				  (uint32_t)value(ops, n, in.args[1], file, line), file, line);
+			break;
+		}
+		case P_BULK_COMMIT: bulk_commit(); break;
+		case P_BULK_WAIT: bulk_wait_read(current_fiber(), (size_t)value(ops, n, in.args[0], file, line)); break;
+		case P_ST_SHARED:
+			for (int k = 0; k < in.args[1].nregs; k++)
+				st_shared32((uint32_t)value(ops, n, in.args[0], file, line) + 4 * (uint32_t)k,
+					    (uint32_t)value(ops, n, Arg{A_REG, {in.args[1].regs[k]}, 1, 0}, file, line),
+					    file, line);
+			break;
 		case P_COMMIT: commit_group(); break;
 		case P_WAIT_ALL: commit_group(); wait_group(0); break;
 		case P_WAIT_GROUP: wait_group((long long)value(ops, n, in.args[0], file, line)); break;

@@ -49,6 +49,7 @@ typedef struct {
 	const char *cuda;         /* run this CUDA instead of the lowering's (a mutant) */
 	const char *specs[16];    /* `//! ...` lines added to the file's (a corpus file has none) */
 	const char *arch;         /* the target the lowering sees: sm_90, or sm_90a (the row layout's wgmma) */
+	int sm_count;             /* `sm_count` of the spec (a persistent launch's blocks); 0: the spec's default */
 	int nspecs;
 } options;
 
@@ -80,7 +81,7 @@ static const char usage[] =
 	"usage: tile_emu FILE.tile|FILE.cu [-D NAME=V]... --size \"M=64 N=100\"... [--copies wait|issue]\n"
 	"                [--sched order|shuffle|warp] [--offset BYTES] [--seed S] [--work DIR]\n"
 	"                [--emu-dir DIR] [--runtime FILE.o] [--cuda FILE.cu] [--spec '//! LINE']...\n"
-	"                [--arch sm_90|sm_90a]\n"
+	"                [--arch sm_90|sm_90a] [--sm-count N]\n"
 	"(--work, --emu-dir and --runtime default to this program's own files: work/ and\n"
 	"cuda_emu.o beside it, the checkout's tests/emu two folders up)\n";
 
@@ -112,7 +113,7 @@ static int parse_options(int argc, char **argv, options *o)
 		{"work", required_argument, NULL, 'w'}, {"emu-dir", required_argument, NULL, 'e'},
 		{"runtime", required_argument, NULL, 'R'}, {"cuda", required_argument, NULL, 'C'},
 		{"spec", required_argument, NULL, 'P'}, {"arch", required_argument, NULL, 'A'},
-		{NULL, 0, NULL, 0},
+		{"sm-count", required_argument, NULL, 'N'}, {NULL, 0, NULL, 0},
 	};
 	*o = (options){.seed = 1};
 	for (int c; (c = getopt_long(argc, argv, "D:", longs, NULL)) != -1;) {
@@ -132,6 +133,7 @@ static int parse_options(int argc, char **argv, options *o)
 		case 'C': o->cuda = optarg; break;
 		case 'P': if (o->nspecs < 16) o->specs[o->nspecs++] = optarg; break;
 		case 'A': o->arch = optarg; break;
+		case 'N': o->sm_count = atoi(optarg); break;
 		default: return -1;
 		}
 	}
@@ -169,7 +171,7 @@ static int compile_unit(const options *o, kb_compile_unit *u)
 	if (gone)
 		return -1;
 	kb_compile_unit_opts co = {.arch = o->arch ? o->arch : "sm_90", .defines = (const char **)o->defines,
-				   .ndefines = o->ndefines};
+				   .ndefines = o->ndefines, .sm_count = o->sm_count};
 	kb_err err = {0};
 	kb_buf text = KB_BUF_INIT;
 	if (o->nspecs && kb_file_read(o->file, &text, &err) == 0)
@@ -367,13 +369,60 @@ static int set_sizes(kb_spec *sp, const char *text)
 	return rc;
 }
 
+/* The emulator's tensormap (emu.h) of the spec's line m into map: the
+ * tensor's buffer, dims and row stride, the box innermost first, the
+ * swizzle; all zeros where a row or the buffer is no 16-byte multiple (the
+ * runner's unaligned=zero; src/gpu/tensormap.c). */
+static int bind_tmap(emu_case *c, const kb_spec_tmap *m, uint64_t *map, kb_buf *why)
+{
+	memset(map, 0, 128);
+	for (int i = 0; i < c->nt; i++) {
+		const tensor *t = &c->t[i];
+		if (strcmp(t->spec->name, m->tensor))
+			continue;
+		if (t->host.rank != 2 || m->nbox != 2) {
+			kb_buf_catf(why, "    tensormap %s: only 2-d tensors are emulated\n", m->name);
+			return -1;
+		}
+		uint64_t es = (uint64_t)kb_dtype_size(t->spec->dtype), stride = es * (uint64_t)t->host.dims[1];
+		if (stride % 16 || (uintptr_t)t->dev % 16)
+			return 0;
+		map[EMU_TMAP_BASE] = (uintptr_t)t->dev;
+		map[EMU_TMAP_ESIZE] = es;
+		map[EMU_TMAP_DIM0] = (uint64_t)t->host.dims[1];
+		map[EMU_TMAP_DIM1] = (uint64_t)t->host.dims[0];
+		map[EMU_TMAP_STRIDE] = stride;
+		map[EMU_TMAP_SWIZZLE] = (uint64_t)m->swizzle;
+		for (int d = 0; d < 2; d++) {
+			kb_value v;
+			if (kb_compile_spec_eval(&c->u->spec, m->box[d], &v, &c->u->src, NULL) < 0 || v.is_float) {
+				kb_buf_catf(why, "    tensormap %s: its box does not evaluate\n", m->name);
+				return -1;
+			}
+			map[d ? EMU_TMAP_BOX0 : EMU_TMAP_BOX1] = (uint64_t)v.i;
+		}
+		return 0;
+	}
+	kb_buf_catf(why, "    tensormap %s: no tensor %s\n", m->name, m->tensor);
+	return -1;
+}
+
 /* The kernel's arguments, bound by name: tensors to their device buffers,
- * scalars to the spec's args in the parameter's C type. */
-static int bind_args(emu_case *c, const kb_kernel *k, void **args, uint64_t *vals, kb_buf *why)
+ * scalars to the spec's args in the parameter's C type, tensormaps to
+ * maps (16 words each). */
+static int bind_args(emu_case *c, const kb_kernel *k, void **args, uint64_t *vals, uint64_t (*maps)[16],
+		     kb_buf *why)
 {
 	for (int p = 0; p < k->nparams; p++) {
 		const kb_param *pa = &k->params[p];
+		const kb_spec_tmap *m = kb_compile_spec_tmap(&c->u->spec, pa->name);
 		args[p] = NULL;
+		if (m) {
+			if (bind_tmap(c, m, maps[p], why) < 0)
+				return -1;
+			args[p] = maps[p];
+			continue;
+		}
 		for (int i = 0; i < c->nt && pa->is_pointer; i++)
 			if (!strcmp(c->t[i].spec->name, pa->name))
 				args[p] = c->t[i].dev;
@@ -539,9 +588,10 @@ static int run_ref_kernel(emu_case *c, const emu_launch_cfg *cfg, kb_buf *why)
 {
 	void *args[64];
 	uint64_t vals[64];
+	uint64_t maps[64][16] __attribute__((aligned(64)));
 	unsigned char *saved[MAXT] = {NULL};
 	kb_buf msgs = KB_BUF_INIT;
-	if (bind_args(c, c->refk, args, vals, why) < 0)
+	if (bind_args(c, c->refk, args, vals, maps, why) < 0)
 		return -1;
 	for (int i = 0; i < c->nt; i++) {
 		tensor *t = &c->t[i];
@@ -623,7 +673,7 @@ static void make_label(emu_case *c, const char *size)
 /* A case's sizes, launch geometry, tensors and arguments; 0, or -1 with
  * why said. */
 static int set_up(emu_case *c, const char *size, kb_launch_dims *dims, void **args,
-		  uint64_t *vals, kb_buf *why)
+		  uint64_t *vals, uint64_t (*maps)[16], kb_buf *why)
 {
 	kb_diags diags = {0};
 	int rc = 0;
@@ -636,7 +686,7 @@ static int set_up(emu_case *c, const char *size, kb_launch_dims *dims, void **ar
 		indent(why, d.s);
 		kb_buf_free(&d);
 		rc = -1;
-	} else if (bind_args(c, c->u->chosen, args, vals, why) < 0) {
+	} else if (bind_args(c, c->u->chosen, args, vals, maps, why) < 0) {
 		rc = -1;
 	}
 	kb_diags_free(&diags);
@@ -651,12 +701,13 @@ static bool run_case(emu_case *c, const char *size)
 	kb_launch_dims dims;
 	void *args[64];
 	uint64_t vals[64];
+	uint64_t maps[64][16] __attribute__((aligned(64)));
 	emu_buffer bufs[MAXT];
 	double t0 = kb_now_ms(), max_abs = NAN;
 	bool ok = false;
 	memset(&dims, 0, sizeof dims);
 	make_label(c, size);
-	if (set_up(c, size, &dims, args, vals, &why) == 0) {
+	if (set_up(c, size, &dims, args, vals, maps, &why) == 0) {
 		for (int i = 0; i < c->nt; i++)
 			bufs[i] = (emu_buffer){c->t[i].spec->name, c->t[i].dev, c->t[i].bytes};
 		emu_launch_cfg cfg = {

@@ -39,6 +39,16 @@ static void lowered_free(lowered *l)
 	kb_diags_free(&l->d);
 }
 
+/* text (the case `what`) lowered for sm_90a with define: no error, wgmma. */
+static void lower_wgmma(lowered *l, const char *what, const char *text, const char *define)
+{
+	lower(l, text, "sm_90a", define);
+	if (l->rc)
+		printf("  %s: %s\n", what, l->d.n ? l->d.v[0].msg : "?");
+	T_EQ_INT(l->rc, 0);
+	T_OK(wgmma(l));
+}
+
 /* matmul.tile's kernel, with room for a statement before the loop (PRE)
  * and the epilogue (POST). */
 #define MATMUL(THREADS, PRE, POST)                                                        \
@@ -101,10 +111,11 @@ static void test_tile_wgmma__matmul(void)
 	 * row is no 16-byte multiple; one producer thread copies, one arrival a
 	 * stage, and the consumers need no proxy fence */
 	T_CONTAINS(cuda(&l), "int M, int K, int N, const __grid_constant__ CUtensorMap kb_tma_a, "
-		   "const __grid_constant__ CUtensorMap kb_tma_b)\n{");
+		   "const __grid_constant__ CUtensorMap kb_tma_b, ");
 	T_CONTAINS(cuda(&l), "#include <cuda.h>");
 	T_EQ_STR(l.out.kernels[0].spec, "//! tensormap kb_tma_a : a box=(256, 64) swizzle=128 unaligned=zero\n"
-		 "//! tensormap kb_tma_b : b box=(64, 64) swizzle=128 unaligned=zero\n");
+		 "//! tensormap kb_tma_b : b box=(64, 64) swizzle=128 unaligned=zero\n"
+		 "//! tensormap kb_tma_out : c box=(64, 64) swizzle=128 unaligned=zero\n");
 	T_CONTAINS(cuda(&l), "const bool tma_ = kb_wg_tma_ok(&kb_tma_a) && kb_wg_tma_ok(&kb_tma_b);");
 	T_CONTAINS(cuda(&l), "kb_wg_bars_init<4, 8>(full_, empty_, tma_ ? 1 : 128);");
 	T_CONTAINS(cuda(&l), "\t\t\t\tif (tma_) { /* one thread's TMA copies */\n"
@@ -116,14 +127,162 @@ static void test_tile_wgmma__matmul(void)
 	T_CONTAINS(cuda(&l), "kb_wg_produce<256, 128, 4, true>(a, b, m0, n0, lo_, step_, trips_, M, K, K, N, it_, ");
 	T_CONTAINS(cuda(&l), "kb_wg_produce<256, 128, 4, false>(a, b, m0, n0, ");
 	T_CONTAINS(cuda(&l), "const bool vec_ = K % 8 == 0 && N % 8 == 0 &&");
-	/* 4 stages of a [256][64] and a [64][128] bf16 tile, and 1 KiB to align the ring */
-	T_EQ_INT(l.out.kernels[0].smem, 4 * (256 + 128) * 64 * 2 + 1024);
+	/* 4 stages of a [256][64] and a [64][128] bf16 tile, 1 KiB to align the
+	 * ring, and each consumer warpgroup's two [64][64] bf16 store buffers */
+	T_EQ_INT(l.out.kernels[0].smem, 4 * (256 + 128) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2);
 	/* the epilogue: the mma layout, m pieces 64 rows apart, a warp's 16 rows */
 	T_CONTAINS(cuda(&l), "const int wm0_ = (int)threadIdx.x / 128 * 128 + (int)threadIdx.x / 32 % 4 * 16, wn0_ = 0;");
 	T_CONTAINS(cuda(&l), "const int r_ = wm0_ + i_ / 64 * 64 + lane_ / 4 + i_ % 4 / 2 * 8;");
 	T_CONTAINS(cuda(&l), "struct { /* at this thread's columns of the dot's result, read where used */");
 	T_OK(!strstr(cuda(&l), "kb_mma_warp<"));
 	lowered_free(&l);
+}
+
+/* The epilogue's store on the TMA path: each consumer warpgroup writes its
+ * [128, 128] part (two m pieces, two 64-column blocks) as four [64][64]
+ * blocks into two swizzled shared buffers, each sent by its first thread's
+ * TMA store at the block's place (m0 + 128 w + 64 mt, n0 + 64 cb), the
+ * buffer reused once its last store has read it; where the runner passed
+ * zeros (rows no 16-byte multiple) the store from registers runs, and the
+ * block's last stores are waited for after its loop.  None with
+ * --define KB_WG_STORE=0, a masked store, an f32 result, or a block a tile
+ * (-D KB_TMA=0). */
+#define GELU_MM                                                                           \
+	MATMUL("256", "", "    bb = load(bias[n0 : n0 + BN])\n    u = acc + bb\n"                \
+	       "    store(c[m0 : m0 + BM, n0 : n0 + BN], 0.5 * u * (1.0 + tanh(0.79788456 * u)))\n")
+
+static void test_tile_wgmma__tma_store(void)
+{
+	lowered l;
+	/* ... which --define KB_WG_STORE=1 takes anyway */
+	lower_wgmma(&l, "KB_WG_STORE=1", GELU_MM, KB_TILE_WG_STORE);
+	T_CONTAINS(cuda(&l), "\t\t\tkb_st_[i_] = ((0.5f * u[i_]) * (1.0f + tanhf((0.79788456f * u[i_]))));\n");
+	T_CONTAINS(cuda(&l), "kb_wg_st_tma(&kb_tma_out, buf_, ");
+	T_EQ_INT(l.out.kernels[0].smem, 4 * (256 + 128) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2);
+	lowered_free(&l);
+	/* ... and =2 with each pair's value worked out where it is written */
+	lower_wgmma(&l, "KB_WG_STORE=2", GELU_MM, KB_TILE_WG_STORE_INLINE);
+	T_OK(!strstr(cuda(&l), "kb_st_"));
+	T_CONTAINS(cuda(&l), "lane_ % 4 * 4, __floats2bfloat162_rn(((0.5f * u[i_]) * (1.0f + tanhf((0.79788456f * u[i_])))), "
+		   "((0.5f * u[i_ + 1]) * (1.0f + tanhf((0.79788456f * u[i_ + 1]))))));\n");
+	T_CONTAINS(cuda(&l), "const float v_[2] = {((0.5f * u[i_]) * (1.0f + tanhf(");
+	lowered_free(&l);
+	lower(&l, matmul, "sm_90a", NULL);
+	T_EQ_INT(l.rc, 0);
+	T_CONTAINS(cuda(&l), "const __grid_constant__ CUtensorMap kb_tma_b, const __grid_constant__ CUtensorMap kb_tma_out)\n{");
+	T_CONTAINS(cuda(&l), "const bool tma_st_ = kb_wg_tma_ok(&kb_tma_out);");
+	T_CONTAINS(cuda(&l), "const unsigned sb_ = ring_ + 196608 + w_ * 16384;");
+	T_CONTAINS(cuda(&l), "for (int b_ = 0; b_ < 4; b_++) { /* m piece b_ / 2, columns 64 (b_ % 2) */");
+	T_CONTAINS(cuda(&l), "const unsigned buf_ = sb_ + b_ % 2 * 8192;\n");
+	T_CONTAINS(cuda(&l), "b_ == 0 ? kb_wg_st_wait<0>() : kb_wg_st_wait<1>();\n");
+	T_CONTAINS(cuda(&l), "const int i_ = (b_ / 2 * 16 + b_ % 2 * 8 + j_ / 2) * 4 + j_ % 2 * 2, r_ = rr_ + j_ % 2 * 8;\n");
+	/* the value worked out once, before either store */
+	T_CONTAINS(cuda(&l), "\t\tfloat kb_st_[128];");
+	T_CONTAINS(cuda(&l), "\t\t\tkb_st_[i_] = fmaxf((acc[i_] + _t1[(i_) / 4 % 16 * 2 + (i_) % 2]), 0.0f);\n"
+		   "\t\tif (tma_st_) {");
+	T_CONTAINS(cuda(&l), "kb_wg_st_pair(buf_ + r_ * 128 + ((j_ / 2 ^ r_ % 8) << 4) + lane_ % 4 * 4, "
+		   "__floats2bfloat162_rn(kb_st_[i_], kb_st_[i_ + 1]));\n");
+	T_CONTAINS(cuda(&l), "const float v_[2] = {kb_st_[i_], kb_st_[i_ + 1]};\n");
+	T_OK(!strstr(cuda(&l), "fmaxf((acc[i_ + 1]"));
+	T_CONTAINS(cuda(&l), "kb_wg_st_tma(&kb_tma_out, buf_, (n0) + b_ % 2 * 64, (m0) + w_ * 128 + b_ / 2 * 64);\n");
+	T_CONTAINS(cuda(&l), "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group");
+	/* fenced for the copy engine, then the warpgroup's barrier, before the store */
+	const char *f = strstr(cuda(&l), "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for the copy engine */");
+	const char *t = strstr(cuda(&l), "kb_wg_st_tma(&kb_tma_out");
+	T_OK(f && t && f < t && strstr(f, "kb_wg_st_bar(w_);") < t);
+	/* the store from registers stays, for zero tensormaps */
+	T_CONTAINS(cuda(&l), "\t\t} else\n\t\t{\n\t\t\t__nv_bfloat16 *p_ = c + (size_t)(m0) * N + (size_t)(n0);");
+	T_CONTAINS(cuda(&l), "\t}\n\tif (tma_st_ && !producer_ && threadIdx.x % 128 == 0)\n\t\tkb_wg_st_wait<0>();");
+	lowered_free(&l);
+	static const struct {
+		const char *what, *text, *define;
+		int stages; /* the ring's, alone in shared memory */
+	} none[] = {
+		{"KB_WG_STORE=0", matmul, KB_TILE_NO_WG_STORE, 4},
+		{"a transcendental in the value (a GELU: faster from registers, H200)", GELU_MM, NULL, 4},
+		{"KB_TMA=0", matmul, KB_TILE_NO_TMA, 4},
+		{"a masked store", MATMUL("256", "", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc, mask = acc > 0.0)\n"), NULL, 4},
+		{"an f32 result", "kernel f(a: bf16[M, K], b: bf16[K, N], c: f32[M, N]) grid(cdiv(M, 128) * cdiv(N, 256)) "
+		 "threads(256) {\n    m0 = pid(0) / cdiv(N, 256) * 128\n    n0 = pid(0) % cdiv(N, 256) * 256\n"
+		 "    acc = zeros(128, 256)\n    for k in range(0, K, 64) {\n"
+		 "        acc += dot(load(a[m0 : m0 + 128, k : k + 64]), load(b[k : k + 64, n0 : n0 + 256]))\n    }\n"
+		 "    store(c[m0 : m0 + 128, n0 : n0 + 256], acc)\n}\n", NULL, 3},
+	};
+	for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+		lower_wgmma(&l, none[i].what, none[i].text, none[i].define);
+		T_OK(!strstr(cuda(&l), "kb_tma_out") && !strstr(cuda(&l), "tma_st_") && !strstr(cuda(&l), "kb_wg_st_pair(buf_"));
+		T_OK(!l.out.kernels[0].spec || !strstr(l.out.kernels[0].spec, "kb_tma_out"));
+		T_EQ_INT(l.out.kernels[0].smem, none[i].stages * 384 * 64 * 2 + 1024);
+		lowered_free(&l);
+	}
+}
+
+/* --define KB_WG_PINGPONG=1 at threads(128) (a [128, 128] tile, two m64
+ * pieces): two consumer warpgroups, each its own programs (every other one
+ * of the block's) and its own store buffers and rows, the producer
+ * warpgroup after them filling the ring for both in order; each counts the
+ * other's trips too.  Not where the loop's trips depend on the program, nor
+ * at threads(256), nor without the define. */
+static void test_tile_wgmma__pingpong(void)
+{
+#define PP(HI)                                                                                    \
+	"kernel p(a: bf16[M, K], b: bf16[K, N], c: bf16[M, N]) grid(cdiv(M, 128) * cdiv(N, 128)) " \
+	"threads(128) {\n"                                                                           \
+	"    const STAGES = 4\n"                                                                     \
+	"    m0 = pid(0) / cdiv(N, 128) * 128\n"                                                     \
+	"    n0 = pid(0) % cdiv(N, 128) * 128\n"                                                     \
+	"    acc = zeros(128, 128)\n"                                                                \
+	"    for k in range(0, " HI ", 64) {\n"                                                      \
+	"        acc += dot(load(a[m0 : m0 + 128, k : k + 64]), load(b[k : k + 64, n0 : n0 + 128]))\n" \
+	"    }\n"                                                                                    \
+	"    store(c[m0 : m0 + 128, n0 : n0 + 128], acc)\n"                                          \
+	"}\n"
+	lowered l;
+	lower(&l, PP("K"), "sm_90a", KB_TILE_WG_PINGPONG);
+	T_EQ_INT(l.rc, 0);
+	T_EQ_INT(l.out.kernels[0].threads, 384);
+	T_CONTAINS(cuda(&l), "__launch_bounds__(384, 1)");
+	T_CONTAINS(cuda(&l), "const int wm0_ = (int)threadIdx.x / 32 % 4 * 16, wn0_ = 0;");
+	T_CONTAINS(cuda(&l), "\tconst bool producer_ = threadIdx.x >= 256;");
+	T_CONTAINS(cuda(&l), "setmaxnreg.inc.sync.aligned.u32 232;");
+	T_CONTAINS(cuda(&l), "if (producer_ && tma_ && threadIdx.x != 256)");
+	T_CONTAINS(cuda(&l), "const int pp_first_ = producer_ ? 0 : (int)threadIdx.x / 128 * (int)gridDim.x, "
+		   "pp_step_ = producer_ ? (int)gridDim.x : 2 * (int)gridDim.x;");
+	T_CONTAINS(cuda(&l), "\tconst int kb_programs_ = ((((M) + (128) - 1) / (128)) * (((N) + (128) - 1) / (128)));\n"
+		   "\tfor (int kb_pid_ = (int)blockIdx.x + pp_first_; kb_pid_ < kb_programs_; kb_pid_ += pp_step_) {");
+	/* the producer counts every tile's trips, a consumer its own and the other's */
+	T_CONTAINS(cuda(&l), "\t\t\t\tit_ += trips_;\n\t\t\t\tcontinue;");
+	/* ... in turns: a warpgroup's wgmma once the other's are done (but for
+	 * the block's first tile), the other's turn after if it has a tile */
+	T_CONTAINS(cuda(&l), "\t\t\tif (kb_pid_ != (int)blockIdx.x)\n\t\t\t\tkb_wg_turn_wait((int)threadIdx.x / 128);\n"
+		   "\t\t\tkb_wg_consume<128, 128, 4, 1, false>(acc, ring_, full_, empty_, trips_, "
+		   "it_ + (int)threadIdx.x / 128 * trips_, !tma_);\n"
+		   "\t\t\tif (kb_pid_ + (int)gridDim.x < kb_programs_)\n\t\t\t\tkb_wg_turn_give((int)threadIdx.x / 128);\n"
+		   "\t\t\tit_ += 2 * trips_;\n");
+	T_CONTAINS(cuda(&l), "asm volatile(\"bar.sync %0, 256;\" ::\"r\"(3 + w) : \"memory\");");
+	T_CONTAINS(cuda(&l), "asm volatile(\"bar.arrive %0, 256;\" ::\"r\"(4 - w) : \"memory\");");
+	T_CONTAINS(cuda(&l), "const int w = threadIdx.x / 128 % CONS;");
+	/* a stage goes back once one warpgroup's 4 warps are done with it */
+	T_CONTAINS(cuda(&l), "kb_wg_bars_init<4, 4>(full_, empty_, tma_ ? 1 : 128);");
+	T_CONTAINS(cuda(&l), "const unsigned sb_ = ring_ + 131072 + w_ * 16384;");
+	T_CONTAINS(cuda(&l), "kb_wg_st_tma(&kb_tma_out, buf_, (n0) + b_ % 2 * 64, (m0) + b_ / 2 * 64);");
+	T_EQ_INT(l.out.kernels[0].smem, 4 * (128 + 128) * 64 * 2 + 1024 + 2 * 2 * 64 * 64 * 2);
+	T_OK(l.out.kernels[0].persistent);
+	lowered_free(&l);
+	static const struct {
+		const char *what, *text, *define;
+	} none[] = {
+		{"trips that depend on the program", PP("n0 + 64"), KB_TILE_WG_PINGPONG},
+		{"threads(256)", matmul, KB_TILE_WG_PINGPONG},
+		{"no define", PP("K"), NULL},
+	};
+	for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+		lower_wgmma(&l, none[i].what, none[i].text, none[i].define);
+		T_OK(!strstr(cuda(&l), "pp_first_") && !strstr(cuda(&l), "it_ += 2 * trips_"));
+		T_EQ_INT(l.out.kernels[0].threads, i == 1 ? 384 : 256);
+		lowered_free(&l);
+	}
+#undef PP
 }
 
 /* --define KB_TMA=0 keeps the lowering before TMA: every producer thread
@@ -302,6 +461,8 @@ static void test_tile_wgmma__ref_kernel(void)
 int main(void)
 {
 	T_RUN(test_tile_wgmma__matmul);
+	T_RUN(test_tile_wgmma__tma_store);
+	T_RUN(test_tile_wgmma__pingpong);
 	T_RUN(test_tile_wgmma__no_tma);
 	T_RUN(test_tile_wgmma__one_consumer);
 	T_RUN(test_tile_wgmma__fallbacks);
