@@ -483,8 +483,9 @@ for d in 64 128; do
 	run "$KB" compile "$AT" $AWS -D HD=$d --json --no-cache
 	expect_json attn_ws_d${d} "(lambda k, p: k['resources']['local_bytes'] == 0 and k['resources']['setmaxnreg'] == {'dec': 40, 'inc': 232} and k['resources']['max_threads_per_block'] == 384 and 'C7520' not in j['build']['log'] and p.count('setmaxnreg') == 2 and p.count('bar.arrive') >= 4)(j['build']['kernels'][0], j['build']['ptx'])"
 done
+# (the default is one warpgroup: the producer's shape read 45-69% of 03_fa3 on an H200, one warpgroup 67-93%)
 run "$KB" compile "$AT" --json
-expect_json attn_ws_default "j['build']['kernels'][0]['resources']['max_threads_per_block'] == 384"
+expect_json attn_default_one_warpgroup "j['build']['kernels'][0]['resources']['max_threads_per_block'] == 128"
 run "$KB" compile "$AT" $AWS --emit-cuda
 expect_in attn_ws_producer out "if ((int)threadIdx.x >= 256) { /* the producer warpgroup"
 expect_in attn_ws_producer_rows out "const int r0_ = ((int)threadIdx.x - 256) / 8, c_ = ((int)threadIdx.x - 256) % 8 * 8;"
