@@ -256,7 +256,8 @@ void kb_tile__wgmma_params(kb_tile__lw *L)
 {
 	if (L->mma.wg && L->mma.tma)
 		kb_buf_cat(L->o, ", const __grid_constant__ CUtensorMap kb_tma_a, "
-			   "const __grid_constant__ CUtensorMap kb_tma_b");	if (L->mma.wg && L->mma.tstore)
+			   "const __grid_constant__ CUtensorMap kb_tma_b");
+	if (L->mma.wg && L->mma.tstore)
 		kb_buf_cat(L->o, ", const __grid_constant__ CUtensorMap kb_tma_out");
 }
 
