@@ -48,7 +48,7 @@
 // W = 0 reads no w or b (w = 1, b = 0 in registers) and still computes
 // LayerNorm's statistics and normalisation: the gap from softmax's ring is
 // then the arithmetic, and from W = 1 the weights.  It is CORRECT only
-// against w = ones and b = zeros: scripts/gpu-lnring3.sh times it on a copy
+// against w = ones and b = zeros: scripts/gpu-lnring4.sh times it on a copy
 // of this file whose spec says so.
 // WS = 1 (issue 31's lnring4): the weights from shared memory.  Measured
 // on the H200 at 13:38Z (bench/layernorm_ring3_h200.txt, % of copy): W = 0

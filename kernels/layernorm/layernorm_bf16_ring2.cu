@@ -21,7 +21,7 @@
 // 200003 and 262144 (non-portable).  kbench compile --arch sm_90a, CPU VM,
 // 2026-11-28; W = 1's default 96 registers, no spills anywhere.
 // W = 0 reads no w or b (CORRECT only against w =
-// ones, b = zeros: scripts/gpu-lnring3.sh runs a copy whose spec says so).
+// ones, b = zeros: scripts/gpu-lnring4.sh runs a copy whose spec says so).
 // CLUSTER: softmax_bf16_ring.cu's: 1 at 50257 and 65536, 2 at 131072, 4 at
 // 200003 and 262144.
 //
