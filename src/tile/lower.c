@@ -328,6 +328,16 @@ static int64_t widest(kb_tile__stmt *const *v, int n)
 	return w;
 }
 
+/* The threads a kernel adds to its threads(): a wgmma dot's producer
+ * warpgroup (and pingpong's second consumers: wg_more), as many for a kernel
+ * launched beside it, the row layout's producer warpgroup; 0 else. */
+static int extra_threads(const kb_tile__lw *L)
+{
+	if (L->mma.wg || L->wide)
+		return L->wg_more;
+	return L->rows_ws ? 128 : 0;
+}
+
 /* __launch_bounds__: the block's threads, and, for a kernel without dot
  * whose widest tile takes a thread 17 to 32 slots, 1024 / T blocks an SM:
  * at most 64 registers a thread, which the hand kernels get from their
@@ -339,12 +349,10 @@ static int64_t widest(kb_tile__stmt *const *v, int n)
 static void launch_bounds(kb_tile__lw *L)
 {
 	int64_t S = kb_tile__slots(L, widest(L->k->body, L->k->nbody));
-	if (L->mma.wg) /* the consumers and a producer warpgroup, one block an SM */
-		kb_buf_catf(L->o, "__launch_bounds__(%d, 1)", L->T + L->wg_more);
-	else if (L->rows_ws) /* the row layout's consumers and its producer warpgroup, one block an SM */
-		kb_buf_catf(L->o, "__launch_bounds__(%d, 1)", L->T + 128);
+	if (L->mma.wg || L->rows_ws) /* the consumers and a producer warpgroup, one block an SM */
+		kb_buf_catf(L->o, "__launch_bounds__(%d, 1)", L->T + extra_threads(L));
 	else if (L->wide) /* a wgmma kernel's launch (its extra warpgroups return at once) */
-		kb_buf_catf(L->o, "__launch_bounds__(%d)", L->T + L->wg_more);
+		kb_buf_catf(L->o, "__launch_bounds__(%d)", L->T + extra_threads(L));
 	else if (!L->mma.on && L->T < 1024 && S > 16 && S <= 32)
 		kb_buf_catf(L->o, "__launch_bounds__(%d, %d)", L->T, 1024 / L->T);
 	else
@@ -436,10 +444,8 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 		L->wg_persist = L->mma.tma && !k->grid[1];
 		L->wg_more = L->mma.pp ? 256 : 128;
 	}
-	if (L->mma.wg || L->wide) /* threads() consumers (twice in pingpong) and the producer warpgroup */
-		k->k.threads = L->T + L->wg_more;
-	else if (L->rows_ws) /* the row layout's consumers and its producer warpgroup */
-		k->k.threads = L->T + 128;
+	if (extra_threads(L)) /* threads() consumers and the warpgroups beside them */
+		k->k.threads = L->T + extra_threads(L);
 	/* persistent: a wgmma kernel with TMA and a 1-d grid, and a kernel launched as it */
 	L->persist = k->grid[0] && !k->grid[1] && (L->mma.wg ? L->mma.tma : L->wide && L->wg_persist);
 	k->k.persistent = L->persist;
