@@ -545,6 +545,53 @@ static const char tanh_approx_helper[] =
 	"#endif\n"
 	"}\n";
 
+/* A slice whose range steps through another dim than the last (a column,
+ * x[r0 : r0 + B, c]) is read and written through this pointer: p_[i] and
+ * p_ + i step by s.  Emitted only for a file that has one. */
+static const char strided_helper[] =
+	"template <class T> struct kb_strided {\n"
+	"\tT *p;\n"
+	"\tlong long s;\n"
+	"\t__device__ T &operator[](long long i) const { return p[i * s]; }\n"
+	"\t__device__ T *operator+(long long i) const { return p + i * s; }\n"
+	"};\n";
+
+static bool expr_strided(const kb_tile__expr *e)
+{
+	if (!e)
+		return false;
+	for (int d = 0; e->kind == KB_TE_SLICE && d + 1 < e->nidx; d++)
+		if (e->idx[d].hi && !e->idx[e->nidx - 1].hi)
+			return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (expr_strided(e->args[i]))
+			return true;
+	for (int i = 0; i < e->nkw; i++)
+		if (expr_strided(e->kwv[i]))
+			return true;
+	return false;
+}
+
+static bool stmts_strided(kb_tile__stmt *const *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const kb_tile__stmt *st = v[i];
+		if (expr_strided(st->value) || expr_strided(st->slice) || expr_strided(st->mask) ||
+		    stmts_strided(st->body, st->nbody) || stmts_strided(st->els, st->nels))
+			return true;
+	}
+	return false;
+}
+
+static void strided_prologue(const kb_tile__file *f, kb_buf *out)
+{
+	for (int i = 0; i < f->nkernels; i++)
+		if (stmts_strided(f->kernels[i].body, f->kernels[i].nbody)) {
+			kb_buf_cat(out, strided_helper);
+			return;
+		}
+}
+
 void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 {
 	kb_tile__lw L = {.f = f, .o = out, .diags = diags};
@@ -554,7 +601,7 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 	kb_buf_cat(out, "#line 3 \"<kbench tile prologue>\"\n");
 	kb_buf_cat(out, "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <math_constants.h>\n\n");
 	kb_buf_cat(out, helpers);
-	kb_tile__strided_prologue(f, out);
+	strided_prologue(f, out);
 	kb_buf_cat(out, "\n");
 	bool dot = false;
 	for (int i = 0; i < f->nkernels; i++)

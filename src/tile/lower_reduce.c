@@ -140,7 +140,8 @@ void kb_tile__materialize(kb_tile__lw *L, const kb_tile__expr *e, const char *in
  * here (a reduction along an axis, a [C] variable that arithmetic
  * defines) is reported at its place.
  *
- * Also the prologue's kb_strided, for a file with a column slice.
+ * A column slice is read through kb_strided (lower.c writes it into the
+ * prologue of a file that has one).
  *
  * Invariants: every slot past R * C reads `other` and is never stored; a
  * statement's operands are materialized before its loop, in its layout.
@@ -726,55 +727,6 @@ out:
 	kb_buf_free(&v);
 	kb_buf_free(&m);
 	kb_buf_free(&el);
-}
-
-/* ===== column slices ===== */
-
-/* A slice whose range steps through another dim than the last (a column,
- * x[r0 : r0 + B, c]) is read and written through this pointer: p_[i] and
- * p_ + i step by s.  Emitted only for a file that has one. */
-static const char strided_helper[] =
-	"template <class T> struct kb_strided {\n"
-	"\tT *p;\n"
-	"\tlong long s;\n"
-	"\t__device__ T &operator[](long long i) const { return p[i * s]; }\n"
-	"\t__device__ T *operator+(long long i) const { return p + i * s; }\n"
-	"};\n";
-
-static bool expr_strided(const kb_tile__expr *e)
-{
-	if (!e)
-		return false;
-	for (int d = 0; e->kind == KB_TE_SLICE && d + 1 < e->nidx; d++)
-		if (e->idx[d].hi && !e->idx[e->nidx - 1].hi)
-			return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (expr_strided(e->args[i]))
-			return true;
-	for (int i = 0; i < e->nkw; i++)
-		if (expr_strided(e->kwv[i]))
-			return true;
-	return false;
-}
-
-static bool stmts_strided(kb_tile__stmt *const *v, int n)
-{
-	for (int i = 0; i < n; i++) {
-		const kb_tile__stmt *st = v[i];
-		if (expr_strided(st->value) || expr_strided(st->slice) || expr_strided(st->mask) ||
-		    stmts_strided(st->body, st->nbody) || stmts_strided(st->els, st->nels))
-			return true;
-	}
-	return false;
-}
-
-void kb_tile__strided_prologue(const kb_tile__file *f, kb_buf *out)
-{
-	for (int i = 0; i < f->nkernels; i++)
-		if (stmts_strided(f->kernels[i].body, f->kernels[i].nbody)) {
-			kb_buf_cat(out, strided_helper);
-			return;
-		}
 }
 
 /* A kept reduction of a dot's [BM, BN] result (max(s, axis = 1, keep =

@@ -660,7 +660,6 @@ void kb_tile__assign2(kb_tile__lw *L, const kb_tile__stmt *st, const char *c, bo
 void kb_tile__lower_store2(kb_tile__lw *L, const kb_tile__stmt *st);
 /* The kb_strided helper (p_[i] steps by a stride), when a slice of the
  * file has its range in another dim than the last. */
-void kb_tile__strided_prologue(const kb_tile__file *f, kb_buf *out);
 /* dst[S] (declared when declare) = a reduction of an [R, C] tile along an
  * axis, as a rank-1 tile. */
 void kb_tile__reduce2(kb_tile__lw *L, const kb_tile__expr *e, const char *dst, bool declare);
