@@ -4,7 +4,13 @@
 # ~3% slower under ncu than in kbench's loop?  ncu_gallery.sh over the wgmma
 # kernels with gpu__time_duration alone (CLOCKS=0), then with the clock
 # counter beside it (CLOCKS=1), nvidia-smi sampling the SM clock, the power
-# and the clock-event reasons every 20 ms through both.  Repo root, GPU,
+# and the clock-event reasons every 20 ms through both.  H200 15:50Z: the
+# counter changes nothing (-2.9% and -3.8% without it), the power stays
+# under 210 W with no cap reason, and ncu's cc=none reads the .tile kernels
+# 2.2-3.0% faster than its cc=all (04_wgmma.cu: the same), kbench 0.7% under
+# cc=none.  MTCLK=caches: what of ncu's cache control they feel: kbench's
+# span programs with the instruction caches thrashed (I) or the TLBs swept
+# (T) before each launch, beside ncu cc=all and cc=none.  Repo root, GPU,
 # make-dist tarball unpacked.  Out: $OUT/mtclk.txt.
 set -u
 cd "$(dirname "$0")/.."
@@ -16,6 +22,11 @@ smi() { # smi TAG: sample until killed
 	nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
 		--format=csv,noheader -lms 20 | sed "s/^/$1, /" >>"$OUT/smi.csv" 2>/dev/null
 }
+if [ "${MTCLK:-}" = caches ]; then
+	PROGS="default PFDIeFDWKe-FDIeFDWe PFDTeFDWKe-FDTeFDWe PFDTIeFDWKe-FDTIeFDWe" NCU_NONE=1 REPS=3 \
+		timeout 300 sh bench/ncu_gallery.sh $F 2>&1 | tee "$R"
+	exit 0
+fi
 {
 for c in 0 1; do
 	echo "== CLOCKS=$c (ncu --metrics gpu__time_duration.sum$([ $c = 1 ] && echo ,sm__cycles_elapsed.avg.per_second))"
