@@ -10,7 +10,8 @@
 # 2.2-3.0% faster than its cc=all (04_wgmma.cu: the same), kbench 0.7% under
 # cc=none.  MTCLK=caches: what of ncu's cache control they feel: kbench's
 # span programs with the instruction caches thrashed (I) or the TLBs swept
-# (T) before each launch, beside ncu cc=all and cc=none.  Repo root, GPU,
+# (T) before each launch, or every L2 line discarded and the instruction
+# caches thrashed (QI), beside ncu cc=all and cc=none.  Repo root, GPU,
 # make-dist tarball unpacked.  Out: $OUT/mtclk.txt.
 set -u
 cd "$(dirname "$0")/.."
@@ -23,8 +24,8 @@ smi() { # smi TAG: sample until killed
 		--format=csv,noheader -lms 20 | sed "s/^/$1, /" >>"$OUT/smi.csv" 2>/dev/null
 }
 if [ "${MTCLK:-}" = caches ]; then
-	PROGS="default PFDIeFDWKe-FDIeFDWe PFDTeFDWKe-FDTeFDWe PFDTIeFDWKe-FDTIeFDWe" NCU_NONE=1 REPS=3 \
-		timeout 300 sh bench/ncu_gallery.sh $F 2>&1 | tee "$R"
+	PROGS="default PFDIeFDWKe-FDIeFDWe PFDTeFDWKe-FDTeFDWe PQIeFDWKe-QIeFDWe" NCU_NONE=1 REPS=3 \
+		timeout 420 sh bench/ncu_gallery.sh $F 2>&1 | tee "$R"
 	exit 0
 fi
 {
