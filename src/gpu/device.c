@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const char kb_profile__icache_src[];
-
 
 static int attr(kb_device *d, CUdevice_attribute a, kb_err *err)
 {
@@ -81,11 +79,11 @@ out:
 
 /* Compiles kbench's own CUDA source `text` for the device (through the
  * compile cache) and loads it into *mod. */
-static int load_own_module(kb_device *d, const char *name, const char *text, CUmodule *mod,
-			   kb_err *err)
+static int load_own_module(kb_device *d, const char *name, const char *text, kb_src_kind kind,
+			   CUmodule *mod, kb_err *err)
 {
 	kb_source src;
-	kb_compile_source_init(&src, name, text, KB_SRC_CUDA);
+	kb_compile_source_init(&src, name, text, kind);
 	char *arch = kb_xasprintf("sm_%d", d->info.sm);
 	kb_build_opts o = {.arch = arch};
 	kb_build b;
@@ -138,7 +136,7 @@ const char *kb_profile__util_kernel(int i)
 
 static int load_util(kb_device *d, kb_err *err)
 {
-	int rc = load_own_module(d, "<kbench util>.cu", kb_profile__util_src, &d->util, err);
+	int rc = load_own_module(d, "<kbench util>.cu", kb_profile__util_src, KB_SRC_CUDA, &d->util, err);
 	if (rc < 0)
 		return rc;
 	for (int t = 0; t < KB_DT_COUNT && rc == 0; t++)
@@ -368,8 +366,9 @@ int kb_profile__icache_thrash(kb_device *d, kb_err *err)
 {
 	int rc = KB_OK;
 	if (!d->icache) {
-		rc = load_own_module(d, "<kbench icache>.cu", kb_profile__icache_src, &d->icache_mod,
-				     err);
+		char *ptx = kb_profile__icache_ptx();
+		rc = load_own_module(d, "<kbench icache>.ptx", ptx, KB_SRC_PTX, &d->icache_mod, err);
+		free(ptx);
 		if (rc < 0)
 			return rc;
 		if ((rc = KB_CU(err, cuModuleGetFunction(&d->icache, d->icache_mod,

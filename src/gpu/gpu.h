@@ -157,6 +157,8 @@ int kb_profile__flush_l2(kb_device *d, kb_err *err);
 int kb_profile__l2_discard(kb_device *d, kb_err *err);
 /* The CUDA source of kbench's own kernels (fills, flush, checks, guard). */
 extern const char kb_profile__util_src[];
+/* The PTX of kb_icache, the instruction-cache thrash (a new string). */
+char *kb_profile__icache_ptx(void);
 /* The i-th name of the utility kernels a device loads from
  * kb_profile__util_src (NULL past the last): what a test compiles for. */
 const char *kb_profile__util_kernel(int i);

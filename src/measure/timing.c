@@ -66,10 +66,16 @@
  * kernels); the wait makes the kernel start as it does under ncu, which
  * serializes each profiled launch: right behind the flush it started while
  * the flush's memory traffic was still draining, which cost it up to 5% at
- * 12 us (H100, bench/timing_exp.txt).  KBENCH_TIMING_EXP="A-B" times with
- * another program (for such experiments). */
-#define KB_DIFF_PROG "PFDeFDWKe-FDeFDWe"
-#define KB_EVENTS_PROG "PFDeKe"
+ * 12 us (H100, bench/timing_exp.txt).  Before both spans the
+ * SMs' instruction and constant caches are emptied (I), as ncu's
+ * --cache-control all does and as the launches around a kernel in a model
+ * do: the kernel's code is fetched cold.  Without it the wgmma GEMMs of the
+ * tile compiler (50-150 KB of SASS) read 2.5-3.3% under ncu, with it 0.2-0.4%
+ * (H200, bench/ncu_clocks_h200.txt, 16:04Z); the I kernel runs outside the
+ * spans, so it adds only to the wall time of a sample.  KBENCH_TIMING_EXP="A-B"
+ * times with another program (for such experiments). */
+#define KB_DIFF_PROG "PFDIeFDWKe-FDIeFDWe"
+#define KB_EVENTS_PROG "PFDIeKe"
 #define KB_IDLE_NS 5000ull
 
 /* A host function the stream waits for: the GPU idle for a millisecond, as

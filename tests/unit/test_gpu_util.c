@@ -4,7 +4,9 @@
  * the real NVRTC, and every kernel the device loader looks up by name is in
  * the result with the parameters its launch passes.  They are compiled only
  * when a GPU opens, so without this a slip there would pass every CPU test
- * and break every run on a GPU.
+ * and break every run on a GPU.  The instruction-cache thrash (kb_icache,
+ * PTX written by a loop) must assemble and stay larger than an SM's
+ * instruction caches, or the default timing program stops emptying them.
  */
 #include "../../src/compile/compile.h"
 #include "../../src/gpu/gpu.h"
@@ -77,6 +79,31 @@ static void test_gpu_util__discard_signature(void)
 	T_CONTAINS(build.ptx, "%smid");
 }
 
+/* kb_icache assembles for sm_90 through nvJitLink, takes the three
+ * parameters device.c passes, and its cubin holds at least its 12288
+ * instructions of 16 bytes: more than an SM's 128 KB of instruction cache. */
+static void test_gpu_util__icache_thrash_is_large(void)
+{
+	char *ptx = kb_profile__icache_ptx();
+	kb_source src;
+	kb_compile_source_init(&src, "<kbench icache>.ptx", ptx, KB_SRC_PTX);
+	kb_build_opts o = {.arch = "sm_90"};
+	kb_build b;
+	kb_err err = {0};
+	int rc = kb_compile_build(&src, NULL, NULL, &o, &b, &err);
+	if (rc < 0)
+		printf("  compile: %s\n", err.msg);
+	T_EQ_INT(rc, 0);
+	T_OK(b.ok);
+	T_OK(b.cubin_len >= 12288 * 16);
+	const char *params = strstr(ptx, ".entry kb_icache(");
+	T_OK(params != NULL);
+	T_EQ_INT(count_params(params ? params + strlen(".entry kb_icache(") : NULL), 3);
+	kb_compile_build_free(&b);
+	kb_compile_source_free(&src);
+	free(ptx);
+}
+
 int main(void)
 {
 	/* a fresh cache: a hit would bring back the cubin without its PTX */
@@ -88,6 +115,7 @@ int main(void)
 	T_RUN(test_gpu_util__compiles);
 	T_RUN(test_gpu_util__every_loaded_kernel_is_there);
 	T_RUN(test_gpu_util__discard_signature);
+	T_RUN(test_gpu_util__icache_thrash_is_large);
 	kb_compile_build_free(&build);
 	char *rm = kb_xasprintf("rm -rf %s", cache_dir);
 	if (system(rm) != 0)
