@@ -11,20 +11,21 @@
 # cc=none.  MTCLK=caches: what of ncu's cache control they feel: kbench's
 # span programs with the instruction caches thrashed (I) or the TLBs swept
 # (T) before each launch, or every L2 line discarded and the instruction
-# caches thrashed (QI), beside ncu cc=all and cc=none.  Repo root, GPU,
+# caches thrashed (QI), beside ncu cc=all and cc=none (MTCLK_FILES and
+# MTCLK_PROGS: other entries and programs, ncu_gallery.sh's PROGS).  Repo root, GPU,
 # make-dist tarball unpacked.  Out: $OUT/mtclk.txt.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
-F="kernels/matmul/matmul.tile kernels/fused/matmul_bias_gelu.tile kernels/gemm/04_wgmma.cu"
+F=${MTCLK_FILES:-"kernels/matmul/matmul.tile kernels/fused/matmul_bias_gelu.tile kernels/gemm/04_wgmma.cu"}
 R="$OUT/mtclk.txt"
 smi() { # smi TAG: sample until killed
 	nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
 		--format=csv,noheader -lms 20 | sed "s/^/$1, /" >>"$OUT/smi.csv" 2>/dev/null
 }
 if [ "${MTCLK:-}" = caches ]; then
-	PROGS="default PFDIeFDWKe-FDIeFDWe PFDTeFDWKe-FDTeFDWe PQIeFDWKe-QIeFDWe" NCU_NONE=1 REPS=3 \
+	PROGS=${MTCLK_PROGS:-"default PFDIeFDWKe-FDIeFDWe PFDTeFDWKe-FDTeFDWe PQIeFDWKe-QIeFDWe"} NCU_NONE=1 REPS=3 \
 		timeout 420 sh bench/ncu_gallery.sh $F 2>&1 | tee "$R"
 	exit 0
 fi
