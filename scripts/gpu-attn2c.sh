@@ -4,22 +4,25 @@
 # of src/tile/lower_rowwg_tma.c (two stages each, full and empty mbarriers
 # a stage, k handed back once S has read it and v once P V has, TMA boxes
 # issued by one producer thread) against one warpgroup (-D THREADS=128,
-# the default) and the hand 03_fa3.cu, on one GPU: bf16, D = 64 and 128,
-# N = 4096 and 16384 (B = 16384 / N, H = 16), causal and not, every timed
-# run checked (kbench run's verdict); then the ring's ragged sizes (N =
-# 4097 and the spec's sweep, 1024 and 1000: CORRECT or not), one
+# the default before) and the hand 03_fa3.cu, on one GPU: bf16, D = 64 and
+# 128, N = 4096, 16384, 1024 and 8192 (B = 16384 / N, H = 16), causal and
+# not, every timed run checked (kbench run's verdict); then the ring's
+# ragged sizes (N = 4097 and the spec's sweep, 1024 and 1000: CORRECT or
+# not), one
 # compute-sanitizer memcheck of it at N = 1000 (D = 128, causal), and one
 # `kbench profile` of it at D = 128, N = 8192 (B = 2, H = 16, not causal:
 # the tensor pipe % and the stall reasons, beside 03_fa3's, time left).
 # Row names: attention.tile-1wg (THREADS = 128), attention.tile-ws
-# (THREADS = 256: the rings), 03_fa3.
+# (THREADS = 256: the rings, the default since 2026-11-28T16Z), 03_fa3.
 # Builds nothing: runs from the repo root with the make dist tarball
 # (build/dist*/).  Under BUDGET seconds (default 270): a row that could not
 # start in time is listed SKIPPED, the table is printed in any case; each
 # run is under `timeout` and kbench's --timeout, so one failing step does
 # not stop the others.
 # Output: $OUT/attn2c.txt (everything: the registers NVRTC reports, the
-# profile), $OUT/attn2c-table.txt, $OUT/attn2c-prof.txt; printed last: each
+# profile), $OUT/attn2c-table.txt, $OUT/attn2c-prof.txt, $OUT/attn2c-mc.txt
+# (compute-sanitizer's output); printed last: compute-sanitizer's ERROR
+# SUMMARY and kbench's verdict under it, the profile's lines, each
 # run's verdict and median us, each attention.tile row's time as a % of
 # 03_fa3's at the same D, N, B, H and causal (100% is as fast; issue 30
 # asks >= 80% on every row), then per variant and D its range.
@@ -28,7 +31,7 @@ set -u
 NAME=attn2c BUDGET=${BUDGET:-270} WG="--arch sm_90a"
 . "$(dirname "$0")/gpu-attn-lib.sh" # cd, OUT, KB, LOG, TAB, A; left, one, tile, fa3, ragged, fa_table
 
-for n in 4096 16384; do
+for n in 4096 16384 1024 8192; do
 	b=$((16384 / n))
 	for d in 128 64; do
 		for c in 0 1; do
@@ -45,9 +48,12 @@ CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 MC="not run"
 if [ "$(left)" -ge 30 ]; then
 	# shellcheck disable=SC2086
-	MC=$(timeout 40 "$CS" --tool memcheck --target-processes all $KB run $A/attention.tile $WG --define THREADS=256 \
+	timeout 40 "$CS" --tool memcheck --target-processes all $KB run $A/attention.tile $WG --define THREADS=256 \
 		--define HD=128 --arg D=128 --arg N=1000 --arg B=1 --arg H=2 --arg CAUSAL=1 --no-sweep --trials 1 \
-		--timeout 35 2>&1 | tee -a "$LOG" | grep -E -m2 'ERROR SUMMARY: [0-9]+ error|CORRECT|WRONG' | tr '\n' ' ')
+		--timeout 35 >"$OUT/attn2c-mc.txt" 2>&1
+	cat "$OUT/attn2c-mc.txt" >>"$LOG"
+	MC="$(grep -m1 -oE 'ERROR SUMMARY: [0-9]+ errors?' "$OUT/attn2c-mc.txt" || echo "no ERROR SUMMARY"), kbench:"
+	MC="$MC $(grep -m1 -oE 'CORRECT|WRONG|UNSUPPORTED|ERROR|TIMEOUT' "$OUT/attn2c-mc.txt" || echo "no verdict")"
 fi
 # registers and spills of both shapes
 for v in "64 256" "128 256" "64 128" "128 128"; do

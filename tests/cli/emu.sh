@@ -286,20 +286,23 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 # cp.async and ldmatrix), ragged N, causal and not; misaligned rows take the
 # element copy.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps the 2-d layout
 # (operands, results and [BM, 1] statistics through shared memory).  Its
-# default, T1 (4 warps): two
+# default (8 warps, 16 rows a warp, 128 keys a step; on sm_90a 03_fa3.cu's
+# roles, below), and T1 (4 warps, the default before 2026-11-28T16Z): two
 # row tiles a warp, 128 keys a step at D = 64 (64 at D = 128),
 # l's sum folded across the quad after the loop and acc's rescale where
 # alpha is assigned (lower_rowacc.c); at D = 64 q in shared memory (its
 # registers and s's would be too many).  A1T: one row tile a warp, 64 keys
 # (the default before).
 AT='kernels/attention/attention.tile'
-T1='-D THREADS=128' # one warpgroup (the default; TWS below: two and a producer on sm_90a)
+T1='-D THREADS=128' # one warpgroup (TWS below, the default: two and a producer on sm_90a)
 A1T="$T1 -D BM=64 -D BN=64"
 emu attention_tile_default $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=257,CAUSAL=0 --size B=1,H=1,N=1,CAUSAL=1
 emu attention_tile_default_shuffled $AT --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=300,CAUSAL=0 \
 	--size B=1,H=1,N=200,CAUSAL=1
 emu attention_tile_default_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_1wg $AT $T1 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=257,CAUSAL=0
 # the producer warpgroup's shape (-D THREADS=256: 16 rows a warp, 03_fa3.cu's roles on sm_90a)
 TWS='-D THREADS=256'
 emu attention_tile_ws $AT $TWS --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
