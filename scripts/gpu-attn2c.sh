@@ -13,7 +13,10 @@
 # `kbench profile` of it at D = 128, N = 8192 (B = 2, H = 16, not causal:
 # the tensor pipe % and the stall reasons, beside 03_fa3's, time left).
 # Row names: attention.tile-1wg (THREADS = 128), attention.tile-ws
-# (THREADS = 256: the rings, the default since 2026-11-28T16Z), 03_fa3.
+# (THREADS = 256: the rings, the default since 2026-11-28T16Z), 03_fa3;
+# time left, at N = 8192: attention.tile-ws-cp (-D KB_TMA=0: the rings
+# filled by cp.async) and attention.tile-ws-eager (D = 64, acc rescaled
+# every trip).
 # Builds nothing: runs from the repo root with the make dist tarball
 # (build/dist*/).  Under BUDGET seconds (default 270): a row that could not
 # start in time is listed SKIPPED, the table is printed in any case; each
@@ -75,9 +78,21 @@ for v in "ws:$A/attention.tile $WG -D HD=128 --arg D=128 -D THREADS=256" "fa3:$A
 	done
 done >"$OUT/attn2c-prof.txt" 2>&1
 cat "$OUT/attn2c-prof.txt" >>"$LOG"
+# the variants, time left, at N = 8192: the rings filled by the producer's
+# cp.async (-D KB_TMA=0: what TMA itself brings beside the rings), and at
+# D = 64 acc rescaled every trip (KB_LAZY_RESCALE=0, as 03_fa3.cu; D = 128
+# already is)
+for d in 128 64; do
+	for c in 0 1; do
+		tile -ws-cp "$d" 8192 2 16 "$c" --define THREADS=256 --define KB_TMA=0
+	done
+done
+for c in 0 1; do
+	tile -ws-eager 64 8192 2 16 "$c" --define THREADS=256 --option -DKB_LAZY_RESCALE=0
+done
 echo "wall $(($(date +%s) - T0)) s" >>"$LOG"
 
 echo "memcheck attention.tile -D THREADS=256 D=128 N=1000 causal: $MC" | tee -a "$LOG"
 echo "profile (ws, then fa3), tensor pipe and stalls:"
 grep -iE '^==|tensor|pipe|stall|barrier|wait' "$OUT/attn2c-prof.txt" | head -40
-fa_table attention.tile-ws attention.tile-1wg
+fa_table attention.tile-ws attention.tile-1wg attention.tile-ws-cp attention.tile-ws-eager
