@@ -197,7 +197,7 @@ void kb_tile__rows_ring_open(kb_tile__lw *L, const char *cn, const char *lo, con
 	for (int i = 0; tma && i < L->npf; i++)
 		tma = dot_w(L->pf[i]) == L->ring_w[i];
 	L->rows_ring_any = true;
-	L->rows_ring_tma_any |= tma;
+	L->rows_ring_tma_any |= L->rows_tma; /* (its parameters name CUtensorMap either way) */
 	kb_tile__line(L, "__shared__ __align__(8) unsigned long long kb_rbars_[%d]; /* b tile i's stage s: full "
 		      "[%d i + s], then empty */\n", 2 * nb, RING_S);
 	kb_tile__line(L, "const unsigned kb_full_ = (unsigned)__cvta_generic_to_shared(kb_rbars_), kb_empty_ = "
