@@ -175,13 +175,18 @@ int kb_profile__tmaps_encode(kb_profile__bound *bd, kb_err *err)
 }
 
 /* The tensor's dims and strides, innermost first: taken once, from the
- * buffer bind made (the timer's copies of it keep no host shape). */
+ * buffer bind made (the timer's copies of it keep no host shape).  A box of
+ * fewer dims than the tensor reads its leading dims as one: [B, H, N, D]
+ * with box=(BN, 64) as [B H N, D] rows (a tile kernel's [R, D] parameter). */
 static void plan_dims(kb_profile__tmap *m, const kb_profile__buf *b)
 {
 	size_t stride = (size_t)kb_dtype_size(b->spec->dtype);
-	m->rank = b->spec->rank;
+	int rank = b->spec->rank;
+	m->rank = m->spec->nbox && m->spec->nbox < rank ? m->spec->nbox : rank;
 	for (int d = 0; d < m->rank; d++) {
-		int64_t n = b->host.dims[m->rank - 1 - d];
+		int64_t n = b->host.dims[rank - 1 - d];
+		for (int o = rank - 1 - d - 1; d + 1 == m->rank && o >= 0; o--) /* the leading dims, merged */
+			n *= b->host.dims[o];
 		m->dims[d] = (cuuint64_t)(n ? n : 1);
 		stride *= (size_t)m->dims[d];
 		if (d + 1 < m->rank)

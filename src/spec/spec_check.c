@@ -101,7 +101,8 @@ static void check_lists(kb_spec__parser *P)
 	}
 }
 
-/* A tensormap describes a tensor of the spec, with one box extent per dim. */
+/* A tensormap describes a tensor of the spec, with one box extent per dim,
+ * or fewer: the tensor's leading dims read as one (tensormap.c). */
 static void check_tmaps(kb_spec__parser *P)
 {
 	const kb_spec *s = P->spec;
@@ -117,10 +118,11 @@ static void check_tmaps(kb_spec__parser *P)
 			kb_spec__diag_err(P->diags, P->src, m->tensor_loc.line, m->tensor_loc.col, len,
 					  "tensormap '%s' describes '%s', which is not a tensor of "
 					  "this spec", m->name, m->tensor);
-		else if (m->nbox && m->nbox != s->tensors[t].rank)
+		else if (m->nbox > s->tensors[t].rank)
 			kb_spec__diag_err(P->diags, P->src, m->tensor_loc.line, m->tensor_loc.col, len,
 					  "'%s' has %d dims but the box has %d (one extent per dim, "
-					  "outermost first)", m->tensor, s->tensors[t].rank, m->nbox);
+					  "outermost first, or fewer: the leading dims as one)", m->tensor,
+					  s->tensors[t].rank, m->nbox);
 	}
 }
 

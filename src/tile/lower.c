@@ -376,6 +376,7 @@ static void signature(kb_tile__lw *L)
 			kb_buf_catf(L->o, "%s %s", p->is_size ? "int" : kb_tile_ctype(p->dtype), p->name);
 	}
 	kb_tile__wgmma_params(L);
+	kb_tile__rows_ring_params(L);
 	kb_buf_cat(L->o, ")\n{\n");
 }
 
@@ -451,7 +452,7 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	k->k.persistent = L->persist;
 	L->wgmma_tma = L->wgmma_tma || (L->mma.wg && L->mma.tma);
 	free(k->k.spec);
-	k->k.spec = kb_tile__wgmma_spec(L);
+	k->k.spec = L->rows_ws ? kb_tile__rows_ring_spec(L) : kb_tile__wgmma_spec(L);
 	signature(L);
 	L->depth = 1;
 	kb_buf *whole = L->o, code = KB_BUF_INIT;
@@ -623,9 +624,9 @@ void kb_tile__lower(kb_tile__file *f, kb_buf *out, kb_diags *diags)
 				L.o = &code[i];
 				kernel(&L, &f->kernels[i]);
 			}
-	if (L.wgmma)
-		kb_tile__wgmma_prologue(out, L.wgmma_tma);
-	kb_tile__rows_wg_prologue(out, L.rows_wg_n, L.rows_wg_ss, L.wgmma);
+	if (L.wgmma || L.rows_ring_any) /* (the row layout's ring: its mbarriers and TMA) */
+		kb_tile__wgmma_prologue(out, L.wgmma_tma || L.rows_ring_tma_any);
+	kb_tile__rows_wg_prologue(out, L.rows_wg_n, L.rows_wg_ss, L.wgmma || L.rows_ring_any);
 	if (L.rows_any)
 		kb_tile__rows_prologue(out);
 	if (L.tanh_approx)

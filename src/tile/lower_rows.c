@@ -151,6 +151,7 @@ bool kb_tile__rows_plan(kb_tile__lw *L)
 	L->rows_wg = L->rows && kb_tile__rows_wg_plan(L);
 	const kb_tile__stmt *wl = L->rows_wg ? kb_tile__rows_ws_loop(L) : NULL;
 	L->rows_ws = wl && pf_all(wl);
+	kb_tile__rows_ring_plan(L, L->rows_ws ? wl : NULL);
 	L->rows_smem = 0;
 	L->npf = 0;
 	L->ndsum = L->nhoisted = 0;
@@ -400,7 +401,7 @@ bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char
 		      "meanwhile */\n");
 	bool ovl = kb_tile__rows_wg_ovl_plan(L, st);
 	if (L->rows_ws) { /* the producer warpgroup copies them (lower_rowwg.c) */
-		kb_tile__rows_ws_open(L, cn, lo, hi, step);
+		kb_tile__rows_ring_open(L, cn, lo, hi, step);
 	} else {
 		kb_tile__line(L, "if (%s < %s) { /* the first trip's b tiles */\n", lo, hi);
 		L->depth++;
@@ -425,9 +426,9 @@ bool kb_tile__rows_loop_open(kb_tile__lw *L, const kb_tile__stmt *st, const char
 
 void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, const char *step)
 {
-	if (L->rows_ws) {
-		kb_tile__rows_ws_bar(L, true, "1 + kb_par_ * 2 + (int)threadIdx.x / 128", 256,
-				     "the producer's copies of this trip's b tiles have landed");
+	if (L->rows_ws) { /* overlapped: the second dot's b tile waited for in its trip (lower_rowwg.c) */
+		for (int i = 0; i < (L->rows_ovl ? 1 : L->npf); i++)
+			kb_tile__rows_ring_wait(L, i, "kb_par_", "kb_it_", "the producer's copy of this trip's b tile");
 		return;
 	}
 	kb_tile__line(L, "if (%s + %s < %s) { /* the next trip's b tiles, into the other buffers */\n", cn, step,
@@ -454,12 +455,14 @@ void kb_tile__rows_loop_top(kb_tile__lw *L, const char *cn, const char *hi, cons
 void kb_tile__rows_loop_end(kb_tile__lw *L)
 {
 	if (L->rows_ovl) { /* (the barrier before the second copy: every warp's first dot is done) */
-		kb_tile__line(L, "kb_par_ ^= 1;\n");
+		kb_tile__line(L, L->rows_ws ? "kb_par_ ^= 1, kb_it_++;\n" : "kb_par_ ^= 1;\n");
 		return;
 	}
-	if (L->rows_ws)
-		kb_tile__rows_ws_bar(L, false, "5 + kb_par_", L->T + 128, "this warpgroup has read this trip's b tiles");
-	else
+	if (L->rows_ws) {
+		for (int i = 0; i < L->npf; i++)
+			kb_tile__rows_ring_free(L, i, "kb_par_", "this warp's dots read this trip's b tiles");
+		kb_tile__line(L, "kb_it_++;\n");
+	} else
 		kb_tile__line(L, "__syncthreads(); /* every warp has read this trip's b tiles: the next trip refills "
 			      "them */\n");
 	kb_tile__line(L, "kb_par_ ^= 1;\n");

@@ -45,16 +45,15 @@
  * no reduction across rows, no store before the loop; not `--define
  * KB_WG_WS=0`): the block is 384 threads; everything before the loop runs
  * in all of them (q's copy in the consumers), then the producer (threads
- * 256-383, setmaxnreg.dec 40) runs the loop's trips copying every b tile
- * by cp.async into two stages and returns, and the consumers (setmaxnreg.inc
- * 232) run the loop with named barriers instead of __syncthreads: full 1 +
- * 2 stage + warpgroup (the producer's bar.arrive once its copies landed,
- * the warpgroup's bar.sync), empty 5 + stage (both warpgroups' bar.arrive
- * once their dots read the stage, the producer's bar.sync before it
- * refills it), 7 for q.  The producer arrives on a trip's full barrier
- * before it waits for the stage of the next trip's copies to be empty:
- * the overlapped consumers hand a trip's stage back in the next trip.
- * With the overlap the two warpgroups take turns at the tensor cores
+ * 256-383, setmaxnreg.dec 40) runs the loop's trips filling each b tile's
+ * ring of two stages (lower_rowwg_tma.c: TMA by one thread, or cp.async)
+ * and returns, and the consumers (setmaxnreg.inc 232) run the loop on the
+ * rings' mbarriers instead of __syncthreads: a tile's full one waited for
+ * before the dot that reads it (overlapped: the second's in the trip
+ * before its issue, where 03_fa3.cu waits for v), its empty one arrived
+ * on once that dot's group is done (overlapped: the first's after the
+ * wait for it alone, the second's in the next trip); named barrier 7 for
+ * q.  With the overlap the two warpgroups take turns at the tensor cores
  * (03_fa3.cu's PINGPONG): a trip's S and the last trip's P V are issued
  * between bar.sync 8 + warpgroup and bar.arrive 9 - warpgroup, so one
  * warpgroup's softmax runs while the other's dots do; warpgroup 1 passes
@@ -70,7 +69,6 @@
  */
 #include "tile_int.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,80 +185,6 @@ const kb_tile__stmt *kb_tile__rows_ws_loop(const kb_tile__lw *L)
 	return loop >= 0 ? k->body[loop] : NULL;
 }
 
-void kb_tile__rows_ws_bar(kb_tile__lw *L, bool wait, const char *id, int n, const char *why)
-{
-	kb_tile__line(L, "asm volatile(\"bar.%s %%0, %d;\" :: \"r\"(%s) : \"memory\"); /* %s */\n",
-		      wait ? "sync" : "arrive", n, id, why);
-}
-
-/* The producer's arrival on each consumer's full barrier of stage st. */
-static void ws_full(kb_tile__lw *L, const char *st)
-{
-	for (int c = 0; c < RWG_WS_CONS; c++) {
-		char id[48];
-		snprintf(id, sizeof id, "1 + (%s) * %d + %d", st, RWG_WS_CONS, c);
-		kb_tile__rows_ws_bar(L, false, id, 256, c ? "... and warpgroup 1's" :
-				     "the stage's copies landed: warpgroup 0 may read them");
-	}
-}
-
-void kb_tile__rows_ws_open(kb_tile__lw *L, const char *cn, const char *lo, const char *hi, const char *step)
-{
-	int T = L->T, all = T + 128;
-	kb_tile__line(L, "if ((int)threadIdx.x >= %d) { /* the producer warpgroup: every trip's b tiles, two stages "
-		      "(kb_par_), its named barriers 1 + 2 stage + warpgroup full, 5 + stage empty */\n", T);
-	L->depth++;
-	kb_tile__line(L, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\"); /* its registers to the consumers */\n");
-	kb_tile__line(L, "int kb_it_ = 0;\n");
-	kb_tile__line(L, "for (int %s = %s; %s < %s; %s += %s, kb_it_++) {\n", cn, lo, cn, hi, cn, step);
-	L->depth++;
-	kb_tile__line(L, "if (kb_it_ > 0) { /* the last trip's copies have landed (before this stage's wait: the "
-		      "overlapped consumers free it in the last trip) */\n");
-	L->depth++;
-	kb_tile__line(L, "kb_cp_async_wait<0>();\n");
-	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for wgmma */\n");
-	ws_full(L, "kb_par_ ^ 1");
-	kb_tile__block_close(L, 1);
-	kb_tile__line(L, "if (kb_it_ >= 2)\n");
-	L->depth++;
-	kb_tile__rows_ws_bar(L, true, "5 + kb_par_", all, "both warpgroups have read this stage's trip before last");
-	L->depth--;
-	L->ws_prod = true; /* (copy_issue: its 128 threads) */
-	kb_tile__rows_pf_issue(L, "kb_par_", 0, L->npf);
-	L->ws_prod = false;
-	kb_tile__line(L, "kb_cp_async_commit();\n");
-	kb_tile__line(L, "kb_par_ ^= 1;\n");
-	kb_tile__block_close(L, 1);
-	kb_tile__line(L, "kb_cp_async_wait<0>(); /* the last trip's */\n");
-	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n");
-	kb_tile__line(L, "if (kb_it_ > 0) {\n");
-	L->depth++;
-	ws_full(L, "kb_par_ ^ 1");
-	kb_tile__block_close(L, 1);
-	kb_tile__line(L, "if (kb_it_ > 1) /* the last two trips' reads: every arrival waited for */\n");
-	L->depth++;
-	kb_tile__rows_ws_bar(L, true, "5 + kb_par_", all, "the trip before last");
-	L->depth--;
-	kb_tile__line(L, "if (kb_it_ > 0)\n");
-	L->depth++;
-	kb_tile__rows_ws_bar(L, true, "5 + (kb_par_ ^ 1)", all, "the last trip");
-	L->depth--;
-	kb_tile__line(L, "return;\n");
-	kb_tile__block_close(L, 1);
-	kb_tile__line(L, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\"); /* the consumers: two warpgroups, "
-		      "warp w's rows 16 w */\n");
-	kb_tile__line(L, "kb_cp_async_wait<0>(); /* what they copied before the loop */\n");
-	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n");
-	kb_tile__rows_ws_bar(L, true, "7", T, "... has landed: both warpgroups may read it");
-	if (L->rows_ovl) {
-		kb_tile__line(L, "if ((int)threadIdx.x / 128 == 1)\n");
-		L->depth++;
-		kb_tile__rows_ws_bar(L, false, "8", 256, "the pingpong (named barrier 8 + warpgroup, its turn at the "
-				     "tensor cores): warpgroup 0 takes the first");
-		L->depth--;
-	}
-}
-
 /* ===== the overlap: S of this trip over the last trip's P V ===== */
 
 bool kb_tile__rows_wg_ovl_plan(kb_tile__lw *L, const kb_tile__stmt *st)
@@ -335,6 +259,8 @@ void kb_tile__rows_wg_ovl_issue(kb_tile__lw *L, const char *c, long long n)
 				     "while the other warpgroup's dots do");
 	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); /* this trip's dot alone */\n");
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, c);
+	if (L->rows_ws)
+		kb_tile__rows_ring_free(L, 0, "kb_par_", "the first dot read its b tile: the producer refills it");
 }
 
 void kb_tile__rows_wg_ovl_close(kb_tile__lw *L)
@@ -347,7 +273,7 @@ void kb_tile__rows_wg_ovl_close(kb_tile__lw *L)
 	}
 	ovl_pv(L, 0);
 	if (L->rows_ws)
-		kb_tile__rows_ws_bar(L, false, "5 + (kb_par_ ^ 1)", L->T + 128, "the last trip's b tiles are read");
+		kb_tile__rows_ring_free(L, 1, "(kb_par_ ^ 1)", "the last trip's second b tile is read");
 	kb_tile__block_close(L, 1);
 	if (L->rows_ws) { /* as often as it was passed the turn: once more than it took it */
 		kb_tile__line(L, "if ((int)threadIdx.x / 128 == 0)\n");
@@ -367,15 +293,17 @@ void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L)
 {
 	const kb_tile__expr *e = L->pf[1];
 	long long n = e->type.ext[1] / 2 * L->rows_mt, na = e->args[0]->type.ext[1] / 16 * L->rows_mt * 4;
+	if (L->rows_ws) /* (03_fa3.cu's place: its try_wait loop ends the block, so ptxas keeps the wait below it) */
+		kb_tile__rows_ring_wait(L, 1, "kb_par_", "kb_it_", "this trip's second b tile, for the next trip");
 	kb_tile__line(L, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); /* the last trip's %s "
 		      "+= dot: %s and kb_pw_ are ours again */\n", L->ovl_acc, L->ovl_acc);
 	kb_tile__line(L, "kb_rwg_fence<%lld>(%s);\n", n, L->ovl_acc);
 	kb_tile__line(L, "kb_rwg_fenceu<%lld>(&kb_pw_[0][0][0]);\n", na);
-	if (L->rows_ws) { /* the producer refills the last trip's stage once both warpgroups are done */
-		kb_tile__line(L, "if (kb_pv_)\n");
+	if (L->rows_ws) { /* the producer refills the last trip's stage */
+		kb_tile__line(L, "if (kb_pv_) {\n");
 		L->depth++;
-		kb_tile__rows_ws_bar(L, false, "5 + (kb_par_ ^ 1)", L->T + 128, "the last trip's b tiles are read");
-		L->depth--;
+		kb_tile__rows_ring_free(L, 1, "(kb_par_ ^ 1)", "the last trip's second b tile is read");
+		kb_tile__block_close(L, 1);
 		kb_tile__line(L, "kb_pv_ = 1;\n");
 		return;
 	}

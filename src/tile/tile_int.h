@@ -480,6 +480,10 @@ typedef struct kb_tile__lw {
 	bool rows_ovl;          /* that loop's two dots overlap (lower_rowwg.c): pf[1] issued a trip late */
 	bool rows_ws, ws_prod;  /* ... b copied by a producer warpgroup (lower_rowwg.c); its copies now */
 	char *ovl_acc, *ovl_cn, *ovl_hi, *ovl_step; /* its x (x = x * r + dot), the loop's variable, end, step */
+	bool rows_tma;          /* ... its b tiles (ring_w, pf's order) by TMA (lower_rowwg_tma.c) */
+	const kb_tile__expr *ring_w[8];
+	int nring;
+	bool rows_ring_any, rows_ring_tma_any; /* a kernel of the file has the ring (its helpers) */
 #define KB_TILE_NDSUM 8
 	const kb_tile__expr *dsum[KB_TILE_NDSUM]; /* row sums whose quad fold waits for their loop's end */
 	char *dvar[KB_TILE_NDSUM];                /* (lower_rowacc.c): their variables' C names */
@@ -774,13 +778,23 @@ void kb_tile__rows_wg_ovl_wait(kb_tile__lw *L);
 /* After the loop: the last trip's second dot. */
 void kb_tile__rows_wg_ovl_close(kb_tile__lw *L);
 /* The producer warpgroup (L->rows_ws): ws_loop, the kernel's loop it may copy for (lower_rows.c
- * checks its copies); ws_open: its copies, then the consumers' start; ws_bar: bar.sync (wait)
- * or bar.arrive of named barrier id for n threads.  lower_rowio.c: b's copy, the loop's. */
+ * checks its copies); ws_bar (lower_rowwg_tma.c): bar.sync (wait) or bar.arrive of named
+ * barrier id for n threads.  lower_rowio.c: b's copy, the loop's. */
 const kb_tile__stmt *kb_tile__rows_ws_loop(const kb_tile__lw *L);
 void kb_tile__rows_copy_issue(kb_tile__lw *L, const kb_tile__expr *w, const char *off, const char *et, bool sw);
 void kb_tile__rows_pf_issue(kb_tile__lw *L, const char *parity, int i0, int i1);
-void kb_tile__rows_ws_open(kb_tile__lw *L, const char *cn, const char *lo, const char *hi, const char *step);
 void kb_tile__rows_ws_bar(kb_tile__lw *L, bool wait, const char *id, int n, const char *why);
+/* lower_rowwg_tma.c: the producer's rings of the loop's b tiles (mbarriers, TMA where
+ * the plan found every tile a box copy): plan (loop: the producer's, or NULL), the
+ * spec's tensormap lines and the kernel's parameters for them; open: the barriers,
+ * the producer, the consumers' start; wait (full) and free (empty, each consumer
+ * warp's lane 0) of b tile i's stage st (C text) in trip it. */
+void kb_tile__rows_ring_plan(kb_tile__lw *L, const kb_tile__stmt *loop);
+char *kb_tile__rows_ring_spec(const kb_tile__lw *L);
+void kb_tile__rows_ring_params(kb_tile__lw *L);
+void kb_tile__rows_ring_open(kb_tile__lw *L, const char *cn, const char *lo, const char *hi, const char *step);
+void kb_tile__rows_ring_wait(kb_tile__lw *L, int i, const char *st, const char *it, const char *why);
+void kb_tile__rows_ring_free(kb_tile__lw *L, int i, const char *st, const char *why);
 /* Their helpers, for the widths in ns (wgmma: the file has the wgmma
  * prologue already). */
 void kb_tile__rows_wg_prologue(kb_buf *out, unsigned ns, bool ss, bool wgmma);

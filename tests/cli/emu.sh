@@ -286,20 +286,23 @@ emu dot_store_mask tests/emu/dot_store_mask.tile --size M=130,N=70,K=75 --size M
 # cp.async and ldmatrix), ragged N, causal and not; misaligned rows take the
 # element copy.  -D THREADS=256 -D BM=64 (not 16 rows a warp) keeps the 2-d layout
 # (operands, results and [BM, 1] statistics through shared memory).  Its
-# default, T1 (4 warps): two
+# default (8 warps, 16 rows a warp, 128 keys a step; on sm_90a 03_fa3.cu's
+# roles, below), and T1 (4 warps, the default before 2026-11-28T16Z): two
 # row tiles a warp, 128 keys a step at D = 64 (64 at D = 128),
 # l's sum folded across the quad after the loop and acc's rescale where
 # alpha is assigned (lower_rowacc.c); at D = 64 q in shared memory (its
 # registers and s's would be too many).  A1T: one row tile a warp, 64 keys
 # (the default before).
 AT='kernels/attention/attention.tile'
-T1='-D THREADS=128' # one warpgroup (the default; TWS below: two and a producer on sm_90a)
+T1='-D THREADS=128' # one warpgroup (TWS below, the default: two and a producer on sm_90a)
 A1T="$T1 -D BM=64 -D BN=64"
 emu attention_tile_default $AT --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
 	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=257,CAUSAL=0 --size B=1,H=1,N=1,CAUSAL=1
 emu attention_tile_default_shuffled $AT --sched shuffle --copies issue --offset 2 --size B=1,H=1,N=300,CAUSAL=0 \
 	--size B=1,H=1,N=200,CAUSAL=1
 emu attention_tile_default_warp_by_warp $AT --sched warp --size B=2,H=1,N=129,CAUSAL=1
+emu attention_tile_1wg $AT $T1 --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
+	--size B=1,H=1,N=300,CAUSAL=1 --size B=1,H=1,N=257,CAUSAL=0
 # the producer warpgroup's shape (-D THREADS=256: 16 rows a warp, 03_fa3.cu's roles on sm_90a)
 TWS='-D THREADS=256'
 emu attention_tile_ws $AT $TWS --size B=1,H=2,N=100,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
@@ -370,15 +373,23 @@ emu attention_tile_wgmma_2wg $AT $WG -D THREADS=256 -D BM=128 --size B=2,H=1,N=1
 emu attention_tile_wgmma_2wg_d128 $AT $WG -D THREADS=256 -D BM=128 -D HD=128 --sched shuffle --copies issue \
 	--size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=2,N=300,CAUSAL=0,D=128
 # threads(256) with one row tile a warp (two warpgroups of 64 rows):
-# 03_fa3.cu's roles (lower_rowwg.c), a producer warpgroup copying k and v
-# into two stages, the consumers waiting on named barriers (bar.sync) and
-# taking turns at the tensor cores; D = 64 and 128, 128 keys a step,
-# ragged, causal, one trip and several, shuffled, warp by warp, copies at
-# issue, misaligned rows (the producer's element copy), overlapped or not;
-# -D KB_WG_WS=0 keeps every thread copying
+# 03_fa3.cu's roles (lower_rowwg.c), a producer warpgroup filling k's and
+# v's rings (lower_rowwg_tma.c: TMA boxes by one thread, each stage's full
+# and empty mbarriers), the consumers taking turns at the tensor cores on
+# named barriers; D = 64 and 128, 128 keys a step, ragged (N = 1000, 1025:
+# one key in the last trip, the rings wrapped four times), causal, one trip
+# and several, several heads (TMA reads [B, H, N, D] as rows), shuffled,
+# warp by warp, copies at issue, misaligned rows (no tensormap: the
+# producer's cp.async and element copies), -D KB_TMA=0 (cp.async at aligned
+# rows), overlapped or not; -D KB_WG_WS=0 keeps every thread copying
 AWS="-D THREADS=256 -D BM=128 -D BN=128"
 emu attention_tile_wgmma_ws $AT $WG $AWS --size B=1,H=1,N=300,CAUSAL=0 --size B=2,H=1,N=129,CAUSAL=1 \
-	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=1000,CAUSAL=1 --size B=1,H=2,N=128,CAUSAL=1
+	--size B=1,H=1,N=1,CAUSAL=0 --size B=1,H=1,N=1000,CAUSAL=1 --size B=1,H=2,N=128,CAUSAL=1 \
+	--size B=1,H=1,N=1000,CAUSAL=0 --size B=1,H=2,N=1025,CAUSAL=0
+emu attention_tile_wgmma_ws_d128_ragged $AT $WG $AWS -D HD=128 --size B=1,H=1,N=1000,CAUSAL=1,D=128 \
+	--size B=2,H=1,N=1000,CAUSAL=0,D=128 --size B=1,H=1,N=1025,CAUSAL=1,D=128
+emu attention_tile_wgmma_ws_cp_async $AT $WG $AWS -D KB_TMA=0 --sched shuffle --size B=1,H=1,N=1000,CAUSAL=1 \
+	--size B=2,H=1,N=300,CAUSAL=0
 emu attention_tile_wgmma_ws_d128 $AT $WG $AWS -D HD=128 --sched shuffle --copies issue --offset 2 \
 	--size B=1,H=1,N=300,CAUSAL=0,D=128 --size B=2,H=1,N=129,CAUSAL=1,D=128 --size B=1,H=1,N=257,CAUSAL=1,D=128
 emu attention_tile_wgmma_ws_warp $AT $WG $AWS --sched warp --offset 2 --size B=1,H=1,N=385,CAUSAL=0 \
@@ -830,16 +841,26 @@ mutant wg_ovl_pv_on_first_trip 's|int kb_pv_ = 0;|int kb_pv_ = 1;|' 'elements wr
 mutant wg_ovl_wait_short 's|kb_cp_async_wait<2>();|kb_cp_async_wait<3>();|' 'in flight' $AT $AO
 mutant wg_ovl_no_v_refill_barrier '/every warp.s dots are done: their b buffers are free/d' 'no __syncthreads' $AT $AO \
 	--sched warp
-# the producer warpgroup: a consumer not waiting for a trip's copies (its
-# full barrier), the producer refilling a stage before both consumers read
-# it (the empty one), or arriving before its copies landed, a consumer not
-# handing a stage back, a turn not passed, warpgroup 0 not taking the last
-# pass, the producer's element copy from thread 0 (not 256)
+# the producer warpgroup: a consumer not waiting for k's copy (its full
+# mbarrier), the producer refilling k's stage without waiting for its
+# empty one (its full one then completes a phase early), the cp.async
+# producer arriving before its copies landed, a consumer not handing k's or
+# v's stage back, the TMA boxes all into stage 0 or k's second box over its
+# first (D = 128), a turn not passed, warpgroup 0 not taking the last
+# pass, the producer's element copy from thread 0 (not 256).  (v's full
+# wait dropped is not caught: the emulator's TMA lands at issue, and v's
+# boxes go out before the next trip's k, which is waited for.)
 AWM="--arch sm_90a $AWS --size B=1,H=1,N=300,CAUSAL=0"
-mutant ws_full_not_waited '/the producer.s copies of this trip.s b tiles have landed/d' 'elements wrong' $AT $AWM
-mutant ws_empty_not_waited '/both warpgroups have read this stage.s trip before last/d' 'overwrites' $AT $AWM --sched warp
-mutant ws_copies_not_landed '/the last trip.s copies have landed (before/{n;d;}' 'in flight' $AT $AWM
-mutant ws_stage_kept '/the last trip.s b tiles are read/d' 'deadlock' $AT $AWM
+mutant ws_full_not_waited '/the producer.s copy of this trip.s b tile/d' 'elements wrong' $AT $AWM --sched warp
+mutant ws_empty_not_waited 's/kb_bar_wait(kb_empty_ + 8 \* (0 + kb_s_), (kb_it_ \/ 2 - 1) \& 1);/(void)0;/' 'deadlock' \
+	$AT $AWM --sched warp
+mutant ws_copies_not_landed 's|kb_cp_async_wait<0>(); /\* its copies landed|/* its copies landed|' 'in flight' $AT $AWM \
+	--offset 2
+mutant ws_k_stage_kept 's/kb_bar_arrive(kb_empty_ + 8 \* (0 + kb_par_));/(void)0;/' 'deadlock' $AT $AWM
+mutant ws_v_stage_kept 's/kb_bar_arrive(kb_empty_ + 8 \* (2 + (kb_par_ ^ 1)));/(void)0;/g' 'deadlock' $AT $AWM
+mutant ws_tma_one_stage 's/(unsigned)kb_s_ \* 16384u/0u/g' 'elements wrong' $AT $AWM
+mutant ws_tma_box_column 's/(0) + 64, (r0 + j)/(0) + 0, (r0 + j)/' 'elements wrong' $AT --arch sm_90a $AWS -D HD=128 \
+	--size B=1,H=1,N=300,CAUSAL=0,D=128
 mutant ws_turn_kept '/the turn passes: its softmax runs/d' 'deadlock' $AT $AWM
 mutant ws_last_pass_left 's|asm volatile("bar.sync %0, 256;" :: "r"(8) : "memory"); /\* warpgroup 1.s last pass \*/|;|' \
 	'the block ends with' $AT $AWM

@@ -473,23 +473,27 @@ expect_json attn_wg_2wg_no_spills "j['build']['kernels'][0]['resources']['local_
 run "$KB" compile "$AT" -D THREADS=256 -D BM=128 -D HD=128 --json --no-cache
 expect_json attn_wg_2wg_d128_no_spills "j['build']['kernels'][0]['resources']['local_bytes'] == 0"
 # ... with 128 keys a step: 03_fa3.cu's roles (lower_rowwg.c): 384 threads,
-# the producer warpgroup (setmaxnreg 40) copying every trip's k and v, the
-# consumers (232) on named barriers (full, empty, the turns), no
-# __syncthreads in the loop, no spills at D = 64 and 128 (every thread
-# copying and 202 registers at D = 128, ptxas serialized the wgmmas:
-# C7520), no wgmma serialized
+# the producer warpgroup (setmaxnreg 40) filling k's and v's rings by TMA
+# (lower_rowwg_tma.c: one thread's boxes, two stages each, full and empty
+# mbarriers), the consumers (232) waiting on full, handing back on empty,
+# taking turns on named barriers, no __syncthreads in the loop, no spills
+# at D = 64 and 128 (every thread copying and 202 registers at D = 128,
+# ptxas serialized the wgmmas: C7520), no wgmma serialized
 AWS='-D THREADS=256 -D BM=128 -D BN=128'
 for d in 64 128; do
 	run "$KB" compile "$AT" $AWS -D HD=$d --json --no-cache
-	expect_json attn_ws_d${d} "(lambda k, p: k['resources']['local_bytes'] == 0 and k['resources']['setmaxnreg'] == {'dec': 40, 'inc': 232} and k['resources']['max_threads_per_block'] == 384 and 'C7520' not in j['build']['log'] and p.count('setmaxnreg') == 2 and p.count('bar.arrive') >= 4)(j['build']['kernels'][0], j['build']['ptx'])"
+	expect_json attn_ws_d${d} "(lambda k, p: k['resources']['local_bytes'] == 0 and k['resources']['setmaxnreg'] == {'dec': 40, 'inc': 232} and k['resources']['max_threads_per_block'] == 384 and 'C7520' not in j['build']['log'] and p.count('setmaxnreg') == 2 and p.count('bar.arrive') >= 2 and p.count('cp.async.bulk.tensor.2d.shared::cluster.global') >= 2 * $d / 64 and 'mbarrier.arrive.expect_tx' in p and p.count('mbarrier.try_wait') >= 3)(j['build']['kernels'][0], j['build']['ptx'])"
 done
-# (the default is one warpgroup: the producer's shape read 45-69% of 03_fa3 on an H200, one warpgroup 67-93%)
+# (the default since the rings: 94-97% of 03_fa3 on an H200, one warpgroup 67-81%, 2026-11-28T16:04Z)
 run "$KB" compile "$AT" --json
-expect_json attn_default_one_warpgroup "j['build']['kernels'][0]['resources']['max_threads_per_block'] == 128"
+expect_json attn_default_rings "j['build']['kernels'][0]['resources']['max_threads_per_block'] == 384 and 'mbarrier.arrive.expect_tx' in j['build']['ptx']"
 run "$KB" compile "$AT" $AWS --emit-cuda
 expect_in attn_ws_producer out "if ((int)threadIdx.x >= 256) { /* the producer warpgroup"
 expect_in attn_ws_producer_rows out "const int r0_ = ((int)threadIdx.x - 256) / 8, c_ = ((int)threadIdx.x - 256) % 8 * 8;"
-expect_in attn_ws_full out 'asm volatile("bar.sync %0, 256;" :: "r"(1 + kb_par_ * 2 + (int)threadIdx.x / 128) : "memory");'
+expect_in attn_ws_full out 'kb_bar_wait(kb_full_ + 8 * (0 + kb_par_), (kb_it_) / 2 & 1); /* the producer'"'"'s copy of this trip'"'"'s b tile */'
+expect_in attn_ws_v_full out 'kb_bar_wait(kb_full_ + 8 * (2 + kb_par_), (kb_it_) / 2 & 1); /* this trip'"'"'s second b tile'
+expect_in attn_ws_k_empty out 'kb_bar_arrive(kb_empty_ + 8 * (0 + kb_par_)); /* the first dot read its b tile'
+expect_in attn_ws_tma out 'kb_wg_tma(d_ + 0, &kb_tma_r1, f_, (0) + 0, (r0 + j));'
 expect_in attn_ws_turn out 'asm volatile("bar.sync %0, 256;" :: "r"(8 + (int)threadIdx.x / 128) : "memory");'
 expect_in attn_ws_q_consumers out "if ((int)threadIdx.x < 256) {"
 if sed -n '/setmaxnreg.inc/,$p' "$T_TMP/out" | grep -q "__syncthreads"; then

@@ -442,6 +442,12 @@ void shadow_read(int warp, uint32_t a, int n, const char *file, int line)
 	}
 }
 
+/* An mbarrier's phase completed (mbar_emu.cpp): its waiters' reads and
+ * writes after it are ordered after its arrivers' before it, as a named
+ * barrier's are (one epoch for the block: races between threads it does not
+ * join can go unseen). */
+void shadow_order() { epoch++; }
+
 /* Thread t starts a copy into shared [a, a + n). */
 static void shadow_issue(int t, uint32_t a, int n, const char *file, int line)
 {

@@ -84,6 +84,8 @@ void check_mask(unsigned mask, const char *file, int line);
 /* shared memory: bounds and alignment of an access; a warp's read in the shadow */
 void check_shared(const char *what, uint64_t a, int n, int align, const char *file, int line);
 void shadow_read(int warp, uint32_t a, int n, const char *file, int line);
+/* a completed mbarrier phase orders shared memory as a named barrier does */
+void shadow_order();
 /* cp.async of cp_size bytes, src_size of them read, the rest zeros */
 void cp_async(uint64_t dst, uint64_t src, int cp_size, int src_size, const char *file, int line);
 void commit_group();

@@ -20,6 +20,10 @@
  * with --copies issue): a consumer that reads a slot before its wait reads
  * the block-start NaNs.
  *
+ * A completed phase orders shared memory (cuda_emu.cpp's shadow) as a
+ * named barrier does: a producer's cp.async into a slot its consumers
+ * handed back on an empty barrier is no race.
+ *
  * Does not: model the cluster (one block: shared::cluster is this block's),
  * timing, or the order of copies beyond that.
  */
@@ -63,6 +67,7 @@ static void complete(Mbar &m)
 		m.phase++;
 		m.pending = m.count;
 		events++;
+		shadow_order();
 	}
 }
 

@@ -380,17 +380,21 @@ static int bind_tmap(emu_case *c, const kb_spec_tmap *m, uint64_t *map, kb_buf *
 		const tensor *t = &c->t[i];
 		if (strcmp(t->spec->name, m->tensor))
 			continue;
-		if (t->host.rank != 2 || m->nbox != 2) {
-			kb_buf_catf(why, "    tensormap %s: only 2-d tensors are emulated\n", m->name);
+		if (t->host.rank < 2 || m->nbox != 2) {
+			kb_buf_catf(why, "    tensormap %s: only 2-d boxes are emulated\n", m->name);
 			return -1;
 		}
-		uint64_t es = (uint64_t)kb_dtype_size(t->spec->dtype), stride = es * (uint64_t)t->host.dims[1];
+		uint64_t rows = 1; /* a higher-rank tensor's leading dims as one (src/gpu/tensormap.c) */
+		for (int d = 0; d + 1 < t->host.rank; d++)
+			rows *= (uint64_t)t->host.dims[d];
+		int64_t cols = t->host.dims[t->host.rank - 1];
+		uint64_t es = (uint64_t)kb_dtype_size(t->spec->dtype), stride = es * (uint64_t)cols;
 		if (stride % 16 || (uintptr_t)t->dev % 16)
 			return 0;
 		map[EMU_TMAP_BASE] = (uintptr_t)t->dev;
 		map[EMU_TMAP_ESIZE] = es;
-		map[EMU_TMAP_DIM0] = (uint64_t)t->host.dims[1];
-		map[EMU_TMAP_DIM1] = (uint64_t)t->host.dims[0];
+		map[EMU_TMAP_DIM0] = (uint64_t)cols;
+		map[EMU_TMAP_DIM1] = rows;
 		map[EMU_TMAP_STRIDE] = stride;
 		map[EMU_TMAP_SWIZZLE] = (uint64_t)m->swizzle;
 		for (int d = 0; d < 2; d++) {
