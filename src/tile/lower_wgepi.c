@@ -108,8 +108,8 @@ void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st)
 	const kb_tile__expr *s = st->slice;
 	const kb_tile_param *t = kb_tile__param(L, s->name);
 	int cons = L->T / 128, CB = (int)(m->BN / 64);
-	bool inl = L->f->wg_store >= 2; /* each pair's value where it is written */
-	bool chunk = L->f->wg_store == 3; /* ... a block's before its buffer's wait (lower_wgepi.c) */
+	bool inl = m->tmode >= 2; /* each pair's value where it is written */
+	bool chunk = m->tmode == 3; /* ... a block's before its buffer's wait */
 	const char *pair = t->dtype == KB_TILE_BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
 	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT, v = KB_BUF_INIT, v1 = KB_BUF_INIT;
 	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);

@@ -97,6 +97,9 @@
 #include <string.h>
 
 enum { WG_BK = 64, WG_SMEM_MAX = 227 * 1024, WG_ST_BLOCK = 64 * 64 * 2 /* a [64][64] store buffer */ };
+/* The TMA store of a value that calls a transcendental, by default: 0
+ * none (from registers), else its way (kb_tile__mma.tmode). */
+enum { WG_STORE_MATH = 0 };
 
 bool kb_tile__wgmma_target(const kb_tile__file *f)
 {
@@ -162,10 +165,11 @@ static kb_tile__walkret is_transcendental(const kb_tile__expr *e, void *ctx)
  * the first after the loop of a [BM, BN] value to a bf16 or f16 tensor,
  * unmasked, where each consumer warpgroup's two [64][64] buffers fit
  * beside the ring; none with --define KB_WG_STORE=0.  By default not one
- * whose value calls a transcendental (a GELU): on an H200 (2026-11-28) the
- * TMA store took matmul.tile from 197.6 to 178.6 us at 4096^3 but row
- * (9)'s GELU epilogue from 208.6 to 225.8 us (--define KB_WG_STORE=1
- * takes it anyway). */
+ * whose value calls a transcendental (a GELU; WG_STORE_MATH): on an H200
+ * (2026-11-28) the TMA store took matmul.tile from 197.6 to 178.6 us at
+ * 4096^3 but row (9)'s GELU epilogue from 208.6 to 225.8 us, its
+ * consumers then on 168 registers (lower_wgepi.c); --define KB_WG_STORE=1,
+ * 2 or 3 takes it anyway, its values worked out as m->tmode says. */
 static void plan_store(kb_tile__lw *L, int at)
 {
 	kb_tile__mma *m = &L->mma;
@@ -181,9 +185,11 @@ static void plan_store(kb_tile__lw *L, int at)
 		const kb_tile_param *t = kb_tile__param(L, st->slice->name);
 		if (!t || t->rank != 2 || (t->dtype != KB_TILE_BF16 && t->dtype != KB_TILE_F16))
 			continue;
-		if (L->f->wg_store < 0 && kb_tile__walk_expr(st->value, is_transcendental, NULL))
+		bool math = kb_tile__walk_expr(st->value, is_transcendental, NULL);
+		if (L->f->wg_store < 0 && math && !WG_STORE_MATH)
 			return;
 		m->tstore = st;
+		m->tmode = L->f->wg_store > 0 ? L->f->wg_store : math ? WG_STORE_MATH : 1;
 		m->smem += more;
 		return;
 	}

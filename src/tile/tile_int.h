@@ -433,6 +433,8 @@ typedef struct {
 	int stages;                /* operand tiles in flight (const STAGES, else 3) */
 	int64_t smem;              /* dynamic shared memory bytes */
 	const kb_tile__stmt *tstore; /* wgmma: the store staged in shared memory and sent by TMA */
+	int tmode;                 /* ... its values worked out all first (1), each where written (2),
+				    * a [64][64] block's before its buffer's wait (3): KB_WG_STORE */
 	bool pp;                   /* wgmma pingpong: two consumer warpgroups, a program each */
 } kb_tile__mma;
 
