@@ -237,6 +237,10 @@ run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --json
 expect_json wgmma_roles_kept "'C7507' not in j['build']['log'] and j['build']['ptx'].count('setmaxnreg') == 2"
 run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D KB_WG_ROLES=0 --json
 expect_json wgmma_one_loop_roles_dropped "'C7507' in j['build']['log']"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D KB_WG_ROLES=0
+expect_in wgmma_one_loop_roles_said out "IGNORED by ptxas (C7507 in the build log)"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a
+expect_not_in wgmma_roles_not_said_ignored out "IGNORED"
 # The producer's copies are unrolled, one cp.async each (addresses, bounds
 # and swizzle worked out once a thread, not per copy): a stage's
 # (256 x 64 + 64 x 128) bf16 is 24 chunks of 16 bytes for each of 128 threads.
