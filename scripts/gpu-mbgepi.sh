@@ -16,7 +16,7 @@
 #  - the same file with tanh(x, exact = false) (one MUFU.TANH) and without
 #    the GELU (store(y, u): matmul + bias), KB_WG_STORE=3: what the math
 #    costs; pingpong (-D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1) with
-#    KB_WG_STORE=3 and 0;
+#    KB_WG_STORE=3 and 0; KB_WG_STORE=3 at 3 stages;
 #  - kernels/matmul/matmul.tile --arch sm_90a (TMA store, its default),
 #    roles apart and in one loop, and KB_WG_STORE=0;
 #  - kernels/fused/matmul_bias_gelu.cu (the hand kernel);
@@ -168,6 +168,7 @@ EOF
 	one mbg-nogelu-s3 "$NOG" $S3
 	one mbg-pp-s3 "$MBG" $PP $S3
 	one mbg-pp-s0 "$MBG" $PP $S0
+	one mbg-s3-st3 "$MBG" $S3 --define STAGES=3
 	pass
 	one mbg-s2 "$MBG" $S2
 	one mbg-s2-old "$MBG" $S2 $OLD
@@ -198,7 +199,8 @@ print("mbg = matmul_bias_gelu.tile, -sN = --define KB_WG_STORE=N (0 registers, 1
 print("  2 TMA each value where written, 3 TMA a block at a time); -old = --define KB_WG_ROLES=0 (both")
 print("  roles in one loop: ptxas drops setmaxnreg, the lowering before); mm = matmul.tile --arch sm_90a;")
 print("  approx = tanh(x, exact = false); nogelu = store(y, u); pp = pingpong (-D THREADS=128 -D BN=128")
-print("  -D KB_WG_PINGPONG=1: 128 x 128 tiles, two consumer warpgroups in turns); hand = matmul_bias_gelu.cu.")
+print("  -D KB_WG_PINGPONG=1: 128 x 128 tiles, two consumer warpgroups in turns); -st3 = -D STAGES=3;")
+print("  hand = matmul_bias_gelu.cu.")
 print("% eager = eager / this (> 100%: faster than eager; the mm rows: cuBLAS's matmul / this);")
 print("% best: the faster of eager and torch.compile / this;")
 print("% old = the -old row's best / this (> 100%: the roles apart are faster)")
