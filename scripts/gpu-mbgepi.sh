@@ -7,24 +7,26 @@
 # ran on the launch's 168 registers; --define KB_WG_ROLES=0 keeps that),
 # and the TMA store a block at a time (--define KB_WG_STORE=3: a block's
 # values worked out and packed before its buffer's wait).  All at 4096^3
-# bf16, CORRECT checked, in one call, the most telling first, each pair
-# ABAB:
-#  - kernels/fused/matmul_bias_gelu.tile: KB_WG_STORE = 0 (registers, the
-#    default for a GELU), 1 (TMA, all values first), 2 (TMA, each value
-#    where written), 3 (TMA, a block at a time), each with the roles apart
-#    (the default now) and in one loop (-old: the lowering before);
-#  - the same file with tanh(x, exact = false) (one MUFU.TANH) and without
-#    the GELU (store(y, u): matmul + bias), KB_WG_STORE=3: what the math
-#    costs; pingpong (-D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1) with
-#    KB_WG_STORE=3 and 0; KB_WG_STORE=3 at 3 stages;
+# bf16, CORRECT checked, in one call, the most telling first, the main
+# pairs ABAB:
+#  - kernels/fused/matmul_bias_gelu.tile (its GELU's tanh(x, exact =
+#    false): one MUFU.TANH): the default (no -D), KB_WG_STORE = 0
+#    (registers), 1 (TMA, all values first), 2 (TMA, each value where
+#    written), 3 (TMA, a block at a time), 0 and 3 with the roles in one
+#    loop (-old: the lowering before) and with the bias row read once into
+#    registers (-cols: --define KB_WG_COLS=1);
+#  - a copy with the exact tanhf (-exact), KB_WG_STORE=3 and 0, and one
+#    without the GELU (store(y, u): matmul + bias), KB_WG_STORE=3: what the
+#    math costs; pingpong (-D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1)
+#    and 3 stages, KB_WG_STORE=3;
 #  - kernels/matmul/matmul.tile --arch sm_90a (TMA store, its default),
 #    roles apart and in one loop, and KB_WG_STORE=0;
 #  - kernels/fused/matmul_bias_gelu.cu (the hand kernel);
 #  - PyTorch eager gelu(addmm) (cuBLASLt's epilogue) and torch.compile,
 #    and cuBLAS's matmul, this process, L2 flushed (bench/gallery.py).
 # Also ptxas's lines for each variant (C7507 where setmaxnreg is dropped)
-# and the SASS of row (9) with KB_WG_STORE=3 (roles apart) and =1 (one
-# loop), gzipped, with an opcode count of each.
+# and the SASS of row (9) with KB_WG_STORE=3 and =0, gzipped, with an
+# opcode count of each.
 # Builds nothing: runs from the repo root with the make dist tarball
 # (build/dist*/).  Every step on its own; none starts past BUDGET (270 s).
 # Output: $OUT/mbgepi.txt (everything), mbgepi-runs.jsonl (each kbench
@@ -53,12 +55,12 @@ lim() {
 
 MM=kernels/matmul/matmul.tile
 MBG=kernels/fused/matmul_bias_gelu.tile
-# the diagnostics' copies of row (9): the approximate tanh, and no GELU
-APX=$TMPJ/mbg_approx.tile
+# the diagnostics' copies of row (9): the exact tanhf, and no GELU
+EXA=$TMPJ/mbg_exact.tile
 NOG=$TMPJ/mbg_bias.tile
-sed '/^    store(y\[m0/s/u \* u \* u))))$/u * u * u), exact = false)))/' "$MBG" >"$APX"
+sed 's/, exact = false)))$/)))/' "$MBG" >"$EXA"
 sed 's/^\( *store(y\[[^]]*\], \)0\.5 \* u \* .*$/\1u)/' "$MBG" >"$NOG"
-grep -c 'exact = false' "$APX" >>"$LOG"
+grep -c 'exact = false' "$MBG" "$EXA" >>"$LOG"
 grep -n 'store(y' "$NOG" >>"$LOG"
 
 # one LABEL FILE [FLAGS...]: a kbench run at S = 4096 alone, "label verdict us" into the table
@@ -87,14 +89,15 @@ print("%s\t%s\t%s" % (label, r.get("verdict") or r.get("status") or "?", "%.1f" 
 EOF
 }
 
-OLD="--define KB_WG_ROLES=0"
+OLD="--define KB_WG_ROLES=0" COLS="--define KB_WG_COLS=1"
 PP="--define THREADS=128 --define BN=128 --define KB_WG_PINGPONG=1"
 S0="--define KB_WG_STORE=0" S1="--define KB_WG_STORE=1" S2="--define KB_WG_STORE=2" S3="--define KB_WG_STORE=3"
 # row (9)'s variants, the roles apart and in one loop (the lowering before)
 pass() {
 	# shellcheck disable=SC2086 # the flags
-	for v in "s3:$S3" "s1:$S1" "s0:$S0"; do
+	for v in "s3:$S3" "s0:$S0"; do
 		one "mbg-${v%%:*}" "$MBG" ${v#*:}
+		one "mbg-${v%%:*}-cols" "$MBG" ${v#*:} $COLS
 		one "mbg-${v%%:*}-old" "$MBG" ${v#*:} $OLD
 	done
 }
@@ -129,7 +132,7 @@ else
 fi
 
 # ptxas's lines (C7507: setmaxnreg dropped) and the SASS of the two main
-# variants: KB_WG_STORE=3 with the roles apart, =1 in one loop
+# variants: KB_WG_STORE=3 and =0, the roles apart
 sass() { # NAME FLAGS...: the compile's JSON, its ptxas log, the SASS gzipped, an opcode count
 	name=$1
 	shift
@@ -159,19 +162,21 @@ EOF
 }
 # shellcheck disable=SC2086 # the flags
 {
+	one mbg "$MBG"
+	one mbg-exact-s3 "$EXA" $S3
+	one mbg-exact-s0 "$EXA" $S0
+	one mbg-nogelu-s3 "$NOG" $S3
 	one mm "$MM" --arch sm_90a
 	one mm-old "$MM" --arch sm_90a $OLD
 	sass s3 $S3
-	sass s1-old $S1 $OLD
+	sass s0 $S0
 	one hand "${MBG%.tile}.cu"
-	one mbg-approx-s3 "$APX" $S3
-	one mbg-nogelu-s3 "$NOG" $S3
-	one mbg-pp-s3 "$MBG" $PP $S3
-	one mbg-pp-s0 "$MBG" $PP $S0
-	one mbg-s3-st3 "$MBG" $S3 --define STAGES=3
-	pass
 	one mbg-s2 "$MBG" $S2
-	one mbg-s2-old "$MBG" $S2 $OLD
+	one mbg-s1 "$MBG" $S1
+	one mbg-nogelu-s3-cols "$NOG" $S3 $COLS
+	pass
+	one mbg-pp-s3 "$MBG" $PP $S3
+	one mbg-s3-st3 "$MBG" $S3 --define STAGES=3
 	one mm-s0 "$MM" --arch sm_90a $S0
 }
 
@@ -195,10 +200,10 @@ for n, v, us in rows:
     old = runs.get(n + "-old")
     po = "%8.1f%%" % (min(old) / t * 100) if t and old and v != "REF" else "%9s" % "-"
     print("%-16s %-9s %9s %s %s %s" % (n, v[:9], us, pe, pb, po))
-print("mbg = matmul_bias_gelu.tile, -sN = --define KB_WG_STORE=N (0 registers, 1 TMA all values first,")
+print("mbg = matmul_bias_gelu.tile (tanh(x, exact = false)), -sN = --define KB_WG_STORE=N (0 registers, 1 TMA all values first,")
 print("  2 TMA each value where written, 3 TMA a block at a time); -old = --define KB_WG_ROLES=0 (both")
 print("  roles in one loop: ptxas drops setmaxnreg, the lowering before); mm = matmul.tile --arch sm_90a;")
-print("  approx = tanh(x, exact = false); nogelu = store(y, u); pp = pingpong (-D THREADS=128 -D BN=128")
+print("  -cols = --define KB_WG_COLS=1 (the bias row read once); exact = tanhf; nogelu = store(y, u); pp = pingpong (-D THREADS=128 -D BN=128")
 print("  -D KB_WG_PINGPONG=1: 128 x 128 tiles, two consumer warpgroups in turns); -st3 = -D STAGES=3;")
 print("  hand = matmul_bias_gelu.cu.")
 print("% eager = eager / this (> 100%: faster than eager; the mm rows: cuBLAS's matmul / this);")

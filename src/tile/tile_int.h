@@ -162,6 +162,7 @@ typedef struct {
 	int wg_store;            /* KB_WG_STORE=0, =1 (=2, =3): a wgmma dot's result stored from registers, by TMA
 				  * (each value where written, a block's before its buffer's wait); -1 auto */
 	bool no_wg_roles;        /* KB_TILE_NO_WG_ROLES: a persistent wgmma kernel's roles in one loop */
+	bool wg_cols;            /* KB_TILE_WG_COLS: a [BN] row at a wgmma result's columns read once */
 	bool wg_pingpong;        /* KB_TILE_WG_PINGPONG: threads(128) wgmma as two warpgroups' own tiles */
 } kb_tile__file;
 
