@@ -98,8 +98,9 @@
 
 enum { WG_BK = 64, WG_SMEM_MAX = 227 * 1024, WG_ST_BLOCK = 64 * 64 * 2 /* a [64][64] store buffer */ };
 /* The TMA store of a value that calls a transcendental, by default: 0
- * none (from registers), else its way (kb_tile__mma.tmode). */
-enum { WG_STORE_MATH = 0 };
+ * none (from registers), else its way (kb_tile__mma.tmode): each value
+ * where it is written (plan_store says why). */
+enum { WG_STORE_MATH = 2 };
 
 bool kb_tile__wgmma_target(const kb_tile__file *f)
 {
@@ -164,12 +165,14 @@ static kb_tile__walkret is_transcendental(const kb_tile__expr *e, void *ctx)
 /* The store a persistent TMA kernel sends from shared memory (m->tstore):
  * the first after the loop of a [BM, BN] value to a bf16 or f16 tensor,
  * unmasked, where each consumer warpgroup's two [64][64] buffers fit
- * beside the ring; none with --define KB_WG_STORE=0.  By default not one
- * whose value calls a transcendental (a GELU; WG_STORE_MATH): on an H200
- * (2026-11-28) the TMA store took matmul.tile from 197.6 to 178.6 us at
- * 4096^3 but row (9)'s GELU epilogue from 208.6 to 225.8 us, its
- * consumers then on 168 registers (lower_wgepi.c); --define KB_WG_STORE=1,
- * 2 or 3 takes it anyway, its values worked out as m->tmode says. */
+ * beside the ring; none with --define KB_WG_STORE=0, and its values
+ * worked out as m->tmode says (KB_WG_STORE=1, 2, 3).  A value that calls
+ * a transcendental (a GELU) takes it too, each value where it is written
+ * (WG_STORE_MATH), since the consumers have their registers (lower_wgepi.c;
+ * with 168 the TMA store took row (9) from 208.6 to 225.8 us): on an H200
+ * (2026-11-28T16:31Z) row (9) with tanh(x, exact = false) 189.8 us against
+ * 205.3 from registers (a block at a time 191.8, all values first 191.2),
+ * with tanhf 212.4 (a block at a time) against 211.0. */
 static void plan_store(kb_tile__lw *L, int at)
 {
 	kb_tile__mma *m = &L->mma;
