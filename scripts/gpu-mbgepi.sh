@@ -10,7 +10,8 @@
 # bf16, CORRECT checked, in one call, the most telling first, the main
 # pairs ABAB:
 #  - kernels/fused/matmul_bias_gelu.tile (its GELU's tanh(x, exact =
-#    false): one MUFU.TANH): the default (no -D), KB_WG_STORE = 0
+#    false): one MUFU.TANH): the default (no -D: KB_WG_STORE=2 since
+#    4966551, =0 before), KB_WG_STORE = 0
 #    (registers), 1 (TMA, all values first), 2 (TMA, each value where
 #    written), 3 (TMA, a block at a time), 0 and 3 with the roles in one
 #    loop (-old: the lowering before) and with the bias row read once into
