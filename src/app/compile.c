@@ -47,7 +47,7 @@ static void render_options(const kb_build *b, kb_buf *out)
 	kb_buf_catc(out, '\n');
 }
 
-static void render_resources(const kb_build_kernel *k, kb_buf *out)
+static void render_resources(const kb_build_kernel *k, const char *log, kb_buf *out)
 {
 	char smem[32], local[32];
 	fmt_bytes(smem, sizeof smem, k->res.smem_static);
@@ -70,6 +70,9 @@ static void render_resources(const kb_build_kernel *k, kb_buf *out)
 		kb_buf_catf(out, "  warp roles  setmaxnreg: warps that give registers back keep %d, "
 			    "warps that take more get %d (of %d at launch)\n", k->res.maxnreg_dec,
 			    k->res.maxnreg_inc, k->res.regs);
+	if ((k->res.maxnreg_dec || k->res.maxnreg_inc) && log && strstr(log, "(C7507)")) /* the module's */
+		kb_buf_cat(out, "              IGNORED by ptxas (C7507 in the build log): every warp keeps the "
+			   "launch's count; the code after a dec must fit in it\n");
 }
 
 static void render_occupancy(const kb_compile_unit *r, const kb_build_kernel *k, kb_buf *out)
@@ -114,7 +117,7 @@ static void render_kernel(const kb_compile_unit *r, const kb_build_kernel *k, kb
 	kb_buf_catf(out, "%s  %s  %s  %s\n", r->src.path, k->name, r->build.arch,
 		    r->build.compiler);
 	render_options(&r->build, out);
-	render_resources(k, out);
+	render_resources(k, r->build.log, out);
 	render_occupancy(r, k, out);
 	render_mix(r, k, out);
 }

@@ -466,6 +466,17 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 	L->dot_bytes = 0;
 	for (int i = 0; i < k->nbody; i++)
 		k->body[i]->named = false;
+	if (kb_tile__wgepi_roles(L)) { /* the producer's own loop first (lower_wgepi.c) */
+		L->wg_role = KB_TILE_WG_PRODUCER;
+		persist_head(L);
+		kb_tile__stmt **v = kb_xcalloc((size_t)k->nbody, sizeof *v);
+		kb_tile__lower_stmts(L, v, kb_tile__wgepi_producer_stmts(L, v));
+		free(v);
+		kb_tile__leave_scope(L);
+		L->depth--;
+		kb_buf_cat(L->o, "\t}\n");
+		L->wg_role = KB_TILE_WG_CONSUMERS;
+	}
 	if (L->persist)
 		persist_head(L);
 	lower_body(L);
@@ -475,6 +486,7 @@ static void kernel(kb_tile__lw *L, kb_tile__kernel_ast *k)
 		if (L->mma.wg)
 			kb_tile__wgmma_persist_tail(L);
 	}
+	L->wg_role = 0;
 	L->o = whole;
 	if (L->mma.on)
 		kb_tile__mma_decls(L);

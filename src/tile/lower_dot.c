@@ -473,7 +473,7 @@ void kb_tile__lower_store_mma(kb_tile__lw *L, const kb_tile__stmt *st)
 	kb_buf e0 = KB_BUF_INIT, e1 = KB_BUF_INIT, m0 = KB_BUF_INIT, m1 = KB_BUF_INIT;
 	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
 	kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
-	if (m->tstore == st && L->f->wg_store != 2) { /* worked out before the TMA store's branch */
+	if (m->tstore == st && m->tmode < 2) { /* worked out before the TMA store's branch */
 		kb_buf_cat(&v0, "kb_st_[i_]");
 		kb_buf_cat(&v1, "kb_st_[i_ + 1]");
 	} else {

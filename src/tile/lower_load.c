@@ -512,7 +512,7 @@ void kb_tile__lower_load_cols(kb_tile__lw *L, const kb_tile__expr *e, const char
 			kb_tile__cexpr(L, e->kwv[k], "0", &other);
 	const char *ct = kb_tile__ctype(e->type.dtype);
 	int n = L->mma.NT * 2;
-	if (L->mma.wg) {
+	if (L->mma.wg && !L->f->wg_cols) {
 		cols_at_use(L, &a, ct, other.len ? other.s : "0", dst);
 		kb_buf_free(&other);
 		kb_tile__access_free(&a);

@@ -26,13 +26,15 @@
  * Persistent (with TMA and a 1-d grid, as 04_wgmma.cu): min(sm_count,
  * grid) blocks, each looping over programs pid(0) = blockIdx.x, +
  * gridDim.x, ... (lower.c).  The ring, its mbarriers and the warp roles are
- * made once before that loop (kb_tile__wgmma_persist_head); both roles
- * count the ring's trips across tiles (it_) so stages and mbarrier phases
- * carry on, the producer goes on to the next tile's copies (`continue`)
- * while the consumers run this tile's epilogue, and the consumers hand back
- * every stage, the last one too.  The statements before the loop (scalars)
- * run in both roles each tile; those after it have no barrier (around_ok),
- * so the roles never wait on each other but through the ring.
+ * made once before that loop (kb_tile__wgmma_persist_head), and each role
+ * gets a loop over the programs of its own (lower_wgepi.c: else ptxas
+ * drops setmaxnreg; --define KB_WG_ROLES=0 keeps one); both roles count
+ * the ring's trips across tiles (it_) so stages and mbarrier phases carry
+ * on, the producer goes on to the next tile's copies while the consumers
+ * run this tile's epilogue, and the consumers hand back every stage, the
+ * last one too.  The statements before the loop (scalars) run in both
+ * roles each tile; those after it have no barrier (around_ok), so the
+ * roles never wait on each other but through the ring.
  *
  * Shared memory: a's [BM][64] tile K-major, 128-byte rows, b's [64][BN]
  * tile as BN / 64 blocks of [64][64] N-major (wgmma transposes it), both
@@ -56,7 +58,7 @@
  * The epilogue's store, on the TMA path (persistent): the first store after
  * the loop of the [BM, BN] result to a bf16 or f16 tensor, unmasked, whose
  * value calls no transcendental (plan_store says why), goes out by TMA
- * (kb_tile__wgmma_store): each consumer warpgroup converts its
+ * (kb_tile__wgmma_store, lower_wgepi.c): each consumer warpgroup converts its
  * part into two 8 KiB shared buffers after the ring ([64][64] blocks,
  * 128-byte swizzled, so a warp's pair stores hit eight bank groups), and
  * one thread of it sends each block with cp.async.bulk.tensor, which clips
@@ -66,7 +68,9 @@
  * layout (8 rows a warp instruction).  Where the runner passed zeros for
  * that map (S = 1001) the store from registers runs, as it always does
  * with --define KB_WG_STORE=0 or where the buffers do not fit;
- * --define KB_WG_STORE=1 takes the TMA store whatever the value.
+ * --define KB_WG_STORE=1 takes the TMA store whatever the value (=2 each
+ * pair's value worked out where it is written, =3 a block's 16 pairs
+ * before the wait for its buffer).
  *
  * Pingpong (--define KB_WG_PINGPONG=1, persistent threads(128) kernels
  * whose loop has the same trips in every program): two consumer
@@ -93,6 +97,10 @@
 #include <string.h>
 
 enum { WG_BK = 64, WG_SMEM_MAX = 227 * 1024, WG_ST_BLOCK = 64 * 64 * 2 /* a [64][64] store buffer */ };
+/* The TMA store of a value that calls a transcendental, by default: 0
+ * none (from registers), else its way (kb_tile__mma.tmode): each value
+ * where it is written (plan_store says why). */
+enum { WG_STORE_MATH = 2 };
 
 bool kb_tile__wgmma_target(const kb_tile__file *f)
 {
@@ -157,11 +165,14 @@ static kb_tile__walkret is_transcendental(const kb_tile__expr *e, void *ctx)
 /* The store a persistent TMA kernel sends from shared memory (m->tstore):
  * the first after the loop of a [BM, BN] value to a bf16 or f16 tensor,
  * unmasked, where each consumer warpgroup's two [64][64] buffers fit
- * beside the ring; none with --define KB_WG_STORE=0.  By default not one
- * whose value calls a transcendental (a GELU): on an H200 (2026-11-28) the
- * TMA store took matmul.tile from 197.6 to 178.6 us at 4096^3 but row
- * (9)'s GELU epilogue from 208.6 to 225.8 us (--define KB_WG_STORE=1
- * takes it anyway). */
+ * beside the ring; none with --define KB_WG_STORE=0, and its values
+ * worked out as m->tmode says (KB_WG_STORE=1, 2, 3).  A value that calls
+ * a transcendental (a GELU) takes it too, each value where it is written
+ * (WG_STORE_MATH), since the consumers have their registers (lower_wgepi.c;
+ * with 168 the TMA store took row (9) from 208.6 to 225.8 us): on an H200
+ * (2026-11-28T16:31Z) row (9) with tanh(x, exact = false) 189.8 us against
+ * 205.3 from registers (a block at a time 191.8, all values first 191.2),
+ * with tanhf 212.4 (a block at a time) against 211.0. */
 static void plan_store(kb_tile__lw *L, int at)
 {
 	kb_tile__mma *m = &L->mma;
@@ -177,9 +188,11 @@ static void plan_store(kb_tile__lw *L, int at)
 		const kb_tile_param *t = kb_tile__param(L, st->slice->name);
 		if (!t || t->rank != 2 || (t->dtype != KB_TILE_BF16 && t->dtype != KB_TILE_F16))
 			continue;
-		if (L->f->wg_store < 0 && kb_tile__walk_expr(st->value, is_transcendental, NULL))
+		bool math = kb_tile__walk_expr(st->value, is_transcendental, NULL);
+		if (L->f->wg_store < 0 && math && !WG_STORE_MATH)
 			return;
 		m->tstore = st;
+		m->tmode = L->f->wg_store > 0 ? L->f->wg_store : math ? WG_STORE_MATH : 1;
 		m->smem += more;
 		return;
 	}
@@ -315,9 +328,15 @@ static void ring_decls(kb_tile__lw *L)
 void kb_tile__wgmma_persist_head(kb_tile__lw *L)
 {
 	const kb_tile__mma *m = &L->mma;
-	ring_decls(L);
 	int P = m->pp ? 256 : L->T; /* the producer's first thread */
-	kb_tile__line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", P);
+	if (L->wg_role != KB_TILE_WG_CONSUMERS) {
+		ring_decls(L);
+		kb_tile__line(L, "const bool producer_ = threadIdx.x >= %d; /* the warpgroup after the consumers */\n", P);
+	}
+	if (L->wg_role) { /* each role its own loop (lower_wgepi.c) */
+		kb_tile__wgepi_head(L, P);
+		return;
+	}
 	if (P == 256) {
 		kb_tile__line(L, "if (producer_)\n");
 		kb_tile__line(L, "\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
@@ -339,80 +358,6 @@ void kb_tile__wgmma_persist_tail(kb_tile__lw *L)
 		return;
 	kb_tile__line(L, "if (tma_st_ && !producer_ && threadIdx.x %% 128 == 0)\n");
 	kb_tile__line(L, "\tkb_wg_st_wait<0>(); /* the last stores have read shared memory */\n");
-}
-
-/* store(t[r0 : r0 + BM, c0 : c0 + BN], v), the value in the wgmma layout:
- * each consumer warpgroup's [BM / CONS, BN] part as [64][64] blocks (m
- * piece, 64 columns), each written in bf16 or f16 pairs into one of its two
- * shared buffers (128-byte swizzle: a warp's eight rows of a pair column
- * fall in eight bank groups) and sent by one thread's TMA store, which
- * clips at the tensor's edges; the block two on waits until that store has
- * read its buffer (cp.async.bulk.wait_group.read), so the consumers go
- * back to the next tile's wgmma without waiting on global memory.  The
- * value is worked out once into kb_st_ (the code of one epilogue, not of
- * two), then `if (tma_st_) {...} else`: the store from registers, of
- * kb_st_, follows. */
-void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st)
-{
-	const kb_tile__mma *m = &L->mma;
-	const kb_tile__expr *s = st->slice;
-	const kb_tile_param *t = kb_tile__param(L, s->name);
-	int cons = L->T / 128, CB = (int)(m->BN / 64);
-	bool inl = L->f->wg_store == 2; /* each pair's value where it is written */
-	kb_buf r0 = KB_BUF_INIT, c0 = KB_BUF_INIT, v = KB_BUF_INIT, v1 = KB_BUF_INIT;
-	kb_tile__cexpr(L, s->idx[0].lo, "0", &r0);
-	kb_tile__cexpr(L, s->idx[1].lo, "0", &c0);
-	kb_tile__cexpr(L, st->value, "i_", &v);
-	if (inl) {
-		kb_tile__cexpr(L, st->value, "i_ + 1", &v1);
-	} else {
-		kb_tile__line(L, "float kb_st_[%lld]; /* the value, worked out once for either store */\n",
-			      (long long)kb_tile__mma_slots(L));
-		kb_tile__line(L, "#pragma unroll\n");
-		kb_tile__line(L, "for (int i_ = 0; i_ < %lld; i_++)\n", (long long)kb_tile__mma_slots(L));
-		kb_tile__line(L, "\tkb_st_[i_] = %s;\n", v.s);
-		kb_buf_free(&v);
-		kb_buf_cat(&v, "kb_st_[i_]");
-		kb_buf_cat(&v1, "kb_st_[i_ + 1]");
-	}
-	kb_tile__line(L, "if (tma_st_) { /* through shared memory, [64][64] blocks out by TMA */\n");
-	L->depth++;
-	kb_tile__line(L, "const int w_ = (int)threadIdx.x / 128, lane_ = (int)threadIdx.x %% 32;\n");
-	kb_tile__line(L, "const int rr_ = (int)threadIdx.x %% 128 / 32 * 16 + lane_ / 4; /* the thread's row of a block (and + 8) */\n");
-	kb_tile__line(L, "const unsigned sb_ = ring_ + %lld + w_ * %d; /* the warpgroup's two buffers, after the ring */\n",
-		      (long long)m->stages * (m->BM + m->BN) * 128, 2 * WG_ST_BLOCK);
-	kb_tile__line(L, "#pragma unroll\n");
-	kb_tile__line(L, "for (int b_ = 0; b_ < %lld; b_++) { /* m piece b_ / %d, columns 64 (b_ %% %d) */\n",
-		      (long long)m->MT * CB, CB, CB);
-	L->depth++;
-	kb_tile__line(L, "const unsigned buf_ = sb_ + b_ %% 2 * %d;\n", WG_ST_BLOCK);
-	kb_tile__line(L, "if (threadIdx.x %% 128 == 0) /* the buffer's last store has read it */\n");
-	kb_tile__line(L, "\tb_ == 0 ? kb_wg_st_wait<0>() : kb_wg_st_wait<1>();\n");
-	kb_tile__line(L, "kb_wg_st_bar(w_);\n");
-	kb_tile__line(L, "#pragma unroll\n");
-	kb_tile__line(L, "for (int j_ = 0; j_ < 16; j_++) { /* n piece j_ / 2, rows + 8 (j_ %% 2) */\n");
-	L->depth++;
-	kb_tile__line(L, "const int i_ = (b_ / %d * %d + b_ %% %d * 8 + j_ / 2) * 4 + j_ %% 2 * 2, r_ = rr_ + j_ %% 2 * 8;\n",
-		      CB, m->NT, CB);
-	kb_tile__line(L, "kb_wg_st_pair(buf_ + r_ * 128 + ((j_ / 2 ^ r_ %% 8) << 4) + lane_ %% 4 * 4, %s(%s, %s));\n",
-		      t->dtype == KB_TILE_BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn", v.s, v1.s);
-	L->depth--;
-	kb_tile__line(L, "}\n");
-	kb_tile__line(L, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* for the copy engine */\n");
-	kb_tile__line(L, "kb_wg_st_bar(w_);\n");
-	kb_tile__line(L, "if (threadIdx.x %% 128 == 0)\n");
-	char *wr = m->pp ? kb_xstrdup("") : kb_xasprintf(" + w_ * %lld", (long long)(m->BM / cons));
-	kb_tile__line(L, "\tkb_wg_st_tma(&kb_tma_out, buf_, (%s) + b_ %% %d * 64, (%s)%s + b_ / %d * 64);\n",
-		      c0.s, CB, r0.s, wr, CB);
-	free(wr);
-	L->depth--;
-	kb_tile__line(L, "}\n");
-	L->depth--;
-	kb_tile__line(L, "} else\n");
-	kb_buf_free(&r0);
-	kb_buf_free(&c0);
-	kb_buf_free(&v);
-	kb_buf_free(&v1);
 }
 
 /* The producer's copies of one tile: trip t into stage (IT + t) % S. */
@@ -480,16 +425,22 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	kb_tile__line(L, "const int trips_ = %s > lo_ ? (%s - lo_ + step_ - 1) / step_ : 0;\n", hi.s, hi.s);
 	if (!L->persist)
 		ring_decls(L);
-	if (L->persist)
-		kb_tile__line(L, "if (producer_) { /* the producer warpgroup */\n");
+	if (L->wg_role == KB_TILE_WG_CONSUMERS)
+		; /* the producer's loop copies */
+	else if (L->persist)
+		kb_tile__line(L, "%s /* the producer warpgroup */\n", L->wg_role ? "{" : "if (producer_) {");
 	else
 		kb_tile__line(L, "if (threadIdx.x >= %d) { /* the producer warpgroup */\n", L->T);
 	L->depth++;
 	if (cons == 2 && !L->persist)
 		kb_tile__line(L, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n");
-	produce(L, lp, L->persist ? "it_" : "0", r0.s, c0.s);
+	if (L->wg_role != KB_TILE_WG_CONSUMERS)
+		produce(L, lp, L->persist ? "it_" : "0", r0.s, c0.s);
 	L->depth--;
-	kb_tile__line(L, "}\n");
+	if (L->wg_role != KB_TILE_WG_CONSUMERS)
+		kb_tile__line(L, "}\n");
+	if (L->wg_role == KB_TILE_WG_PRODUCER) /* the consumers' loop multiplies */
+		goto done;
 	if (cons == 2 && !L->persist)
 		kb_tile__line(L, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n");
 	kb_tile__line_of(L, u->line);
@@ -507,6 +458,7 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp)
 	}
 	if (L->persist) /* pingpong: this tile's trips and the other warpgroup's */
 		kb_tile__line(L, "%s", m->pp ? "it_ += 2 * trips_;\n" : "it_ += trips_;\n");
+done:
 	L->depth--;
 	kb_tile__line(L, "}\n");
 	kb_buf_free(&lo);

@@ -97,6 +97,10 @@ int kb_tile_compile(const char *path, const char *text, size_t len, const kb_til
 			f.wg_store = 1;
 		else if (o->defines[i] && !strcmp(o->defines[i], KB_TILE_WG_STORE_INLINE))
 			f.wg_store = 2;
+		else if (o->defines[i] && !strcmp(o->defines[i], KB_TILE_WG_STORE_CHUNK))
+			f.wg_store = 3;
+		f.no_wg_roles = f.no_wg_roles || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_NO_WG_ROLES));
+		f.wg_cols = f.wg_cols || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_WG_COLS));
 		f.wg_pingpong = f.wg_pingpong || (o->defines[i] && !strcmp(o->defines[i], KB_TILE_WG_PINGPONG));
 	}
 	int before = kb_diag_count(diags, KB_DIAG_ERROR);

@@ -92,6 +92,17 @@ typedef struct {
 /* ... by TMA with each pair's value worked out where it is written (not all
  * of them before the staging): `--define KB_WG_STORE=2`. */
 #define KB_TILE_WG_STORE_INLINE "KB_WG_STORE=2"
+/* ... by TMA with each [64][64] block's values worked out and packed before
+ * the wait for its buffer, one block at a time (lower_wgepi.c): `=3`. */
+#define KB_TILE_WG_STORE_CHUNK "KB_WG_STORE=3"
+/* The define that runs a persistent wgmma kernel's producer and consumers
+ * in one loop over the programs (the lowering before; ptxas then ignores
+ * setmaxnreg): `--define KB_WG_ROLES=0`. */
+#define KB_TILE_NO_WG_ROLES "KB_WG_ROLES=0"
+/* The define that reads a [BN] row at a wgmma result's columns into
+ * registers once after the loop (2 BN / 8 a thread, as mma.sync's), not
+ * where the epilogue uses it: `--define KB_WG_COLS=1`. */
+#define KB_TILE_WG_COLS "KB_WG_COLS=1"
 /* The define that runs a persistent threads(128) wgmma dot as two consumer
  * warpgroups, each its own program, one's epilogue under the other's wgmma
  * (pingpong): `--define KB_WG_PINGPONG=1`. */

@@ -159,8 +159,10 @@ typedef struct {
 	bool no_wgmma;           /* KB_TILE_NO_WGMMA: the row layout's dots stay mma.sync */
 	bool no_wg_overlap;      /* KB_TILE_NO_WG_OVERLAP: each wgmma dot waited for where it is */
 	bool no_wg_ws;           /* KB_TILE_NO_WG_WS: no producer warpgroup in the row layout */
-	int wg_store;            /* KB_WG_STORE=0, =1 (=2): a wgmma dot's result stored from registers, by TMA
-				  * (each value where written); -1 auto */
+	int wg_store;            /* KB_WG_STORE=0, =1 (=2, =3): a wgmma dot's result stored from registers, by TMA
+				  * (each value where written, a block's before its buffer's wait); -1 auto */
+	bool no_wg_roles;        /* KB_TILE_NO_WG_ROLES: a persistent wgmma kernel's roles in one loop */
+	bool wg_cols;            /* KB_TILE_WG_COLS: a [BN] row at a wgmma result's columns read once */
 	bool wg_pingpong;        /* KB_TILE_WG_PINGPONG: threads(128) wgmma as two warpgroups' own tiles */
 } kb_tile__file;
 
@@ -432,6 +434,8 @@ typedef struct {
 	int stages;                /* operand tiles in flight (const STAGES, else 3) */
 	int64_t smem;              /* dynamic shared memory bytes */
 	const kb_tile__stmt *tstore; /* wgmma: the store staged in shared memory and sent by TMA */
+	int tmode;                 /* ... its values worked out all first (1), each where written (2),
+				    * a [64][64] block's before its buffer's wait (3): KB_WG_STORE */
 	bool pp;                   /* wgmma pingpong: two consumer warpgroups, a program each */
 } kb_tile__mma;
 
@@ -463,6 +467,8 @@ typedef struct kb_tile__lw {
 	bool wg_persist;        /* that launch is persistent: min(sm_count, grid) blocks */
 	int wg_more;            /* the threads it adds to threads(): 128, 256 in pingpong */
 	bool persist;           /* this kernel's blocks loop over its programs (pid(0) is kb_pid_) */
+	int wg_role;            /* persistent wgmma: 0 both roles in one loop, else the loop being
+				 * lowered, KB_TILE_WG_PRODUCER's or KB_TILE_WG_CONSUMERS' (lower_wgepi.c) */
 	kb_tile__dotloop *dloops;        /* the loops that feed a dot */
 	int ndloops, capdloops;
 	bool rows;              /* the kernel's 2-d tiles are in the row layout (lower_rows.c) */
@@ -817,15 +823,31 @@ void kb_tile__lower_wgmma_loop(kb_tile__lw *L, const kb_tile__dotloop *lp);
 /* A persistent wgmma kernel's part before its loop over programs: the
  * ring, its mbarriers, the warp roles (setmaxnreg), the ring's trip count. */
 void kb_tile__wgmma_persist_head(kb_tile__lw *L);
-/* ... after it (the TMA stores done reading); L->mma.tstore's TMA store, `if (...) {...} else`. */
+/* ... after it (the TMA stores done reading). */
 void kb_tile__wgmma_persist_tail(kb_tile__lw *L);
-void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st);
 /* The TMA path's CUtensorMap parameters (a's, b's, the store's) after the
  * kernel's own; the `//! tensormap` lines that bind them, or NULL. */
 void kb_tile__wgmma_params(kb_tile__lw *L);
 char *kb_tile__wgmma_spec(const kb_tile__lw *L);
 /* The helpers every wgmma kernel calls, and with tma the TMA producer's. */
 void kb_tile__wgmma_prologue(kb_buf *out, bool tma);
+
+/* lower_wgepi.c: a persistent wgmma kernel's loop over the programs as
+ * two, the producer's and the consumers' (setmaxnreg kept by ptxas; below
+ * lower.c and lower_wgmma.c, above lower_expr.c). */
+enum { KB_TILE_WG_PRODUCER = 1, KB_TILE_WG_CONSUMERS = 2 };
+/* Whether the persistent kernel's roles get loops of their own. */
+bool kb_tile__wgepi_roles(const kb_tile__lw *L);
+/* The statements of the producer's loop into v (room for the body's):
+ * the consts and scalars before the dot loop, and the loop; their count. */
+int kb_tile__wgepi_producer_stmts(const kb_tile__lw *L, kb_tile__stmt **v);
+/* The head of the producer's part (`if (producer_) {`, its registers
+ * given back, the TMA thread alone going on), then after its loop the
+ * consumers' (its `return; }`, their registers taken); P the producer's
+ * first thread. */
+void kb_tile__wgepi_head(kb_tile__lw *L, int P);
+/* L->mma.tstore's TMA store (lower_wgepi.c), `if (...) {...} else`. */
+void kb_tile__wgmma_store(kb_tile__lw *L, const kb_tile__stmt *st);
 /* kb_wg_desc alone (a wgmma matrix descriptor, 128-byte swizzle). */
 void kb_tile__wgmma_desc_prologue(kb_buf *out);
 

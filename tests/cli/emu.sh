@@ -265,6 +265,19 @@ emu wgmma_mbg_tma_store_shuffled $WGF -D KB_WG_STORE=1 --sched shuffle --copies 
 	--size M=130,N=300,K=72
 emu wgmma_mbg_tma_store_warp_by_warp $WGF -D KB_WG_STORE=1 --sched warp --size M=200,N=264,K=136
 emu wgmma_mbg_tma_store_inline $WGF -D KB_WG_STORE=2 --size M=200,N=264,K=136 --size M=130,N=300,K=72
+# -D KB_WG_STORE=3: the TMA store a block at a time (its values packed
+# before its buffer's wait, lower_wgepi.c; row (9)'s default is =2), the
+# GELU's math on it; and
+# -D KB_WG_ROLES=0: both roles in one loop over the programs (the lowering
+# before the roles got a loop each)
+emu wgmma_mbg_tma_store_chunk $WGF -D KB_WG_STORE=3 --size M=200,N=264,K=136 --size M=257,N=520,K=64 \
+	--size M=130,N=300,K=72 --size M=1,N=8,K=8
+emu wgmma_mbg_tma_store_chunk_shuffled $WGF -D KB_WG_STORE=3 --sched shuffle --copies issue --size M=257,N=520,K=64
+emu wgmma_mbg_tma_store_chunk_pingpong $WGF $WPP -D KB_WG_STORE=3 --sched warp --sm-count 3 --size M=300,N=264,K=520
+emu wgmma_mbg_roles_one_loop $WGF -D KB_WG_ROLES=0 --size M=200,N=264,K=136 --size M=130,N=300,K=72
+# -D KB_WG_COLS=1: the bias row read once into registers after the loop
+emu wgmma_mbg_cols_once $WGF -D KB_WG_COLS=1 --size M=200,N=264,K=136 --size M=257,N=520,K=64 --size M=130,N=300,K=72
+emu wgmma_mbg_roles_one_loop_tma_store $WGF -D KB_WG_ROLES=0 -D KB_WG_STORE=1 --size M=257,N=520,K=64
 emu wgmma_mbg_pingpong $WGF $WPP --size M=300,N=264,K=520 --size M=130,N=300,K=72 --size M=200,N=136,K=200
 emu wgmma_mbg_pingpong_warp_by_warp $WGF $WPP --sm-count 3 --sched warp --size M=300,N=264,K=136
 emu wgmma_mbg_pingpong_tma_store $WGF $WPP -D KB_WG_STORE=1 --size M=300,N=264,K=520 --size M=130,N=300,K=72
@@ -687,6 +700,12 @@ mutant wg_store_no_wait 's/b_ == 0 ? kb_wg_st_wait<0>() : kb_wg_st_wait<1>();/;/
 mutant wg_store_unswizzled 's/((j_ \/ 2 ^ r_ % 8) << 4)/((j_ \/ 2) << 4)/' 'elements wrong' \
 	kernels/fused/matmul_bias_gelu.tile $WGS
 mutant wg_store_rows 's/(m0) + w_ \* 64 + b_ \/ 4 \* 64/(m0) + b_ \/ 4 * 64/' 'elements wrong' \
+	kernels/fused/matmul_bias_gelu.tile $WGS
+# ... a block's pairs written to each other's places; the producer's own
+# loop a trip ahead of the consumers' (its stages and phases theirs no more)
+mutant wg_store_chunk_pairs 's/, pk_\[j_\]);$/, pk_[j_ ^ 1]);/' 'elements wrong' \
+	kernels/fused/matmul_bias_gelu.tile -D KB_WG_STORE=3 --arch sm_90a --sm-count 2 --size M=200,N=264,K=136
+mutant wg_roles_producer_ahead 's/^\t\tint it_ = 0;/\t\tint it_ = 1;/' 'deadlock' \
 	kernels/fused/matmul_bias_gelu.tile $WGS
 mutant wg_pingpong_no_turns 's/^\(\t*\)kb_wg_turn_wait((int)threadIdx.x \/ 128);$/\1;/' 'deadlock' \
 	kernels/fused/matmul_bias_gelu.tile -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --arch sm_90a --sm-count 2 \

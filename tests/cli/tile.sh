@@ -228,8 +228,19 @@ expect_not_in session_generated_no_line out "#line \""
 # roles and no spills; sm_90 keeps mma.sync (the golden above).
 run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --no-cache
 expect_rc wgmma_cubin 0
-expect_in wgmma_roles out "setmaxnreg: warps that give registers back keep 40, warps that take more get 232"
+expect_in wgmma_roles out "setmaxnreg: warps that give registers back keep 48, warps that take more get 224"
 expect_in wgmma_no_spills out "(no spills)"
+# ... which ptxas keeps: each role its own loop over the programs
+# (lower_wgepi.c); with both in one loop (-D KB_WG_ROLES=0, the lowering
+# before) it drops them (C7507) and the consumers keep the launch's 168
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a --json
+expect_json wgmma_roles_kept "'C7507' not in j['build']['log'] and j['build']['ptx'].count('setmaxnreg') == 2"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D KB_WG_ROLES=0 --json
+expect_json wgmma_one_loop_roles_dropped "'C7507' in j['build']['log']"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D KB_WG_ROLES=0
+expect_in wgmma_one_loop_roles_said out "IGNORED by ptxas (C7507 in the build log)"
+run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a
+expect_not_in wgmma_roles_not_said_ignored out "IGNORED"
 # The producer's copies are unrolled, one cp.async each (addresses, bounds
 # and swizzle worked out once a thread, not per copy): a stage's
 # (256 x 64 + 64 x 128) bf16 is 24 chunks of 16 bytes for each of 128 threads.
@@ -257,17 +268,19 @@ MBG=kernels/fused/matmul_bias_gelu.tile
 run "$KB" compile "$MBG" --no-cache
 expect_rc mbg_wgmma_cubin 0
 expect_in mbg_wgmma_arch out "matmul_bias_gelu  sm_90a"
-expect_in mbg_wgmma_roles out "setmaxnreg: warps that give registers back keep 40"
+expect_in mbg_wgmma_roles out "setmaxnreg: warps that give registers back keep 48"
 expect_in mbg_wgmma_no_spills out "(no spills)"
 run "$KB" compile "$MBG" --emit-cuda
 expect_in mbg_wgmma_emitted out "kb_wg_consume<128, 256, 4, 2, false>(acc, "
-expect_in mbg_tanh_exact out "(1.0f + tanhf((0.797884561f * (u[i_]"
-expect_not_in mbg_no_tanh_approx_fn out "kb_tanh_approx"
+# its GELU's tanh(..., exact = false) (tanh.approx.f32; the reference's exact, in double)
+expect_in mbg_tanh_approx out "(1.0f + kb_tanh_approx((0.797884561f * (u[i_]"
+expect_not_in mbg_no_tanhf out "(1.0f + tanhf("
 if grep -xF -A1 'extern "C" __global__ void __launch_bounds__(384)' "$T_TMP/out" | grep -q '^matmul_bias_gelu_ref('
 then pass mbg_ref_launch; else fail mbg_ref_launch "the reference is not __launch_bounds__(384)"; fi
 expect_in mbg_ref_returns out "if (threadIdx.x >= 256) /* launched as the wgmma kernel beside it"
-# its epilogue stores from registers (a GELU: faster so on an H200), and
-# with --define KB_WG_STORE=1 by TMA: each consumer warpgroup's [64, 256]
+# its epilogue stores by TMA, each value worked out where it is written
+# (a GELU's default, faster so on an H200), and with --define KB_WG_STORE=1
+# by TMA all values first: each consumer warpgroup's [64, 256]
 # part as four [64][64] blocks through two shared buffers (225 KiB with the
 # ring, 193 without), one TMA store a block, a wait before a buffer is
 # written again and after the loop, the store from registers kept for zero
@@ -275,8 +288,16 @@ expect_in mbg_ref_returns out "if (threadIdx.x >= 256) /* launched as the wgmma 
 # --define KB_WG_STORE=0 from registers
 run "$KB" compile "$MBG" -D KB_WG_STORE=1 --json
 expect_json mbg_tma_store "j['build']['ptx'].count('cp.async.bulk.tensor.2d.global.shared::cta.bulk_group') == 4 and j['build']['ptx'].count('cp.async.bulk.wait_group.read') == 5 and j['build']['ptx'].count('st.shared.b32') == 64 and j['build']['kernels'][0]['resources']['spill_store_bytes'] == 0"
+# ... and with --define KB_WG_STORE=3 a block at a time (its 16 pairs
+# worked out before its buffer's wait), no spills, setmaxnreg kept
+run "$KB" compile "$MBG" -D KB_WG_STORE=3 --json
+expect_json mbg_tma_store_chunk "j['build']['ptx'].count('cp.async.bulk.tensor.2d.global.shared::cta.bulk_group') == 4 and j['build']['ptx'].count('st.shared.b32') == 64 and j['build']['kernels'][0]['resources']['spill_store_bytes'] == 0 and 'C7507' not in j['build']['log']"
 run "$KB" compile "$MBG" --json
-expect_json mbg_tma_store_default_off "all(x not in j['build']['ptx'] for x in ('cp.async.bulk.tensor.2d.global.shared::cta', 'cp.async.bulk.wait_group', 'st.shared.b32'))"
+expect_json mbg_tma_store_default "j['build']['ptx'].count('cp.async.bulk.tensor.2d.global.shared::cta.bulk_group') == 4 and j['build']['ptx'].count('st.shared.b32') == 64"
+run "$KB" compile "$MBG" --emit-cuda
+expect_in mbg_tma_store_default_inline out "lane_ % 4 * 4, __floats2bfloat162_rn(((0.5f * u[i_]) * (1.0f + kb_tanh_approx("
+run "$KB" compile "$MBG" -D KB_WG_STORE=0 --json
+expect_json mbg_tma_store_off "all(x not in j['build']['ptx'] for x in ('cp.async.bulk.tensor.2d.global.shared::cta', 'cp.async.bulk.wait_group', 'st.shared.b32'))"
 run "$KB" compile "$MBG" -D KB_WG_STORE=1 --no-cache
 expect_in mbg_tma_store_smem out "225 KiB dynamic"
 expect_in mbg_tma_store_no_spills out "(no spills)"
@@ -285,9 +306,9 @@ expect_json matmul_tma_store "j['build']['ptx'].count('cp.async.bulk.tensor.2d.g
 run "$KB" compile kernels/matmul/matmul.tile --arch sm_90a -D KB_WG_STORE=0 --json
 expect_json matmul_tma_store_off "'cp.async.bulk.tensor.2d.global.shared::cta' not in j['build']['ptx']"
 # pingpong (-D KB_WG_PINGPONG=1 at threads(128), 128 x 128 tiles): two
-# consumer warpgroups and the producer, 232 and 40 registers, no spills
+# consumer warpgroups and the producer, 224 and 48 registers, no spills
 run "$KB" compile "$MBG" -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --no-cache
-expect_in mbg_pingpong_roles out "warps that give registers back keep 40, warps that take more get 232"
+expect_in mbg_pingpong_roles out "warps that give registers back keep 48, warps that take more get 224"
 expect_in mbg_pingpong_no_spills out "(no spills)"
 run "$KB" compile "$MBG" -D THREADS=128 -D BN=128 -D KB_WG_PINGPONG=1 --json
 expect_json mbg_pingpong "'bar.arrive' in j['build']['ptx'] and '.maxntid 384, 1, 1' in j['build']['ptx'] and 'wgmma.mma_async.sync.aligned.m64n128k16' in j['build']['ptx']"

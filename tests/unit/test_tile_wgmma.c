@@ -92,12 +92,34 @@ static void test_tile_wgmma__matmul(void)
 		   "(((N) + (BN) - 1) / (BN))); kb_pid_ += (int)gridDim.x) {");
 	T_CONTAINS(cuda(&l), "int m0 = ((kb_pid_ / tiles_n) * BM);");
 	T_OK(!strstr(cuda(&l), "((int)blockIdx.x")); /* pid(0) is the loop's program */
+	/* each role its own loop over the programs (lower_wgepi.c), so that
+	 * ptxas keeps setmaxnreg: the producer's first (its registers given
+	 * back, the TMA thread alone going on), the scalars and the copies */
 	T_CONTAINS(cuda(&l), "\tconst bool producer_ = threadIdx.x >= 256; /* the warpgroup after the consumers */\n"
+		   "\tif (producer_) { /* the producer warpgroup, its own loop over the programs (so that ptxas "
+		   "keeps setmaxnreg) */\n\t\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 48;\");\n"
+		   "\t\tif (tma_ && threadIdx.x != 256)\n\t\t\treturn; /* one thread copies by TMA */\n"
+		   "\t\tint it_ = 0;");
+	T_OK(strstr(cuda(&l), "kb_wg_bars_init<") < strstr(cuda(&l), "for (int kb_pid_"));
+	/* ... then the consumers' (their registers taken): the accumulator,
+	 * the wgmma and the epilogue are theirs alone */
+	const char *cons = strstr(cuda(&l), "\t\treturn;\n\t}\n\tasm volatile(\"setmaxnreg.inc.sync.aligned.u32 224;\");");
+	T_OK(cons && strstr(cons, "\tint it_ = 0;") && strstr(cons, "for (int kb_pid_"));
+	T_OK(cons && strstr(cuda(&l), "kb_wg_produce_tma<256, 128, 4>(") < cons && !strstr(cons, "kb_wg_produce"));
+	T_OK(cons && strstr(cuda(&l), "float acc[") > cons && strstr(cuda(&l), "kb_wg_consume<") > cons);
+	T_OK(cons && strstr(cons, "int m0 = ((kb_pid_ / tiles_n) * BM);"));
+	/* --define KB_WG_ROLES=0: both in one loop, the lowering before (ptxas
+	 * then drops setmaxnreg: C7507) */
+	lowered o;
+	lower(&o, matmul, "sm_90a", KB_TILE_NO_WG_ROLES);
+	T_EQ_INT(o.rc, 0);
+	T_CONTAINS(cuda(&o), "\tconst bool producer_ = threadIdx.x >= 256; /* the warpgroup after the consumers */\n"
 		   "\tif (producer_)\n\t\tasm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n\telse\n"
 		   "\t\tasm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n"
 		   "\tif (producer_ && tma_ && threadIdx.x != 256)\n\t\treturn; /* one thread copies by TMA */\n"
 		   "\tint it_ = 0;");
-	T_OK(strstr(cuda(&l), "kb_wg_bars_init<") < strstr(cuda(&l), "for (int kb_pid_"));
+	T_OK(strstr(cuda(&o), "for (int kb_pid_") && !strstr(strstr(cuda(&o), "for (int kb_pid_") + 1, "for (int kb_pid_"));
+	lowered_free(&o);
 	/* the producer goes on to the next tile's copies: the ring's trip count
 	 * carries the stages and mbarrier phases across tiles */
 	T_CONTAINS(cuda(&l), "\t\t\t\tit_ += trips_;\n\t\t\t\tcontinue;");
@@ -167,6 +189,26 @@ static void test_tile_wgmma__tma_store(void)
 		   "((0.5f * u[i_ + 1]) * (1.0f + tanhf((0.79788456f * u[i_ + 1]))))));\n");
 	T_CONTAINS(cuda(&l), "const float v_[2] = {((0.5f * u[i_]) * (1.0f + tanhf(");
 	lowered_free(&l);
+	/* ... and =3 a block at a time: its 16 pairs worked out before the
+	 * wait for its buffer, then written; the store from registers each
+	 * value where it is written */
+	lower_wgmma(&l, "KB_WG_STORE=3", GELU_MM, KB_TILE_WG_STORE_CHUNK);
+	T_OK(!strstr(cuda(&l), "kb_st_"));
+	T_CONTAINS(cuda(&l), "\t\t\t\t__nv_bfloat162 pk_[16]; /* the block's pairs: n piece j_ / 2, rows + 8 (j_ % 2) */\n"
+		   "\t\t\t\t#pragma unroll\n\t\t\t\tfor (int j_ = 0; j_ < 16; j_++) {\n"
+		   "\t\t\t\t\tconst int i_ = (b_ / 2 * 16 + b_ % 2 * 8 + j_ / 2) * 4 + j_ % 2 * 2;\n"
+		   "\t\t\t\t\tpk_[j_] = __floats2bfloat162_rn(((0.5f * u[i_]) * (1.0f + tanhf((0.79788456f * u[i_])))), "
+		   "((0.5f * u[i_ + 1]) * (1.0f + tanhf((0.79788456f * u[i_ + 1])))));\n\t\t\t\t}\n"
+		   "\t\t\t\tconst unsigned buf_ = sb_ + b_ % 2 * 8192;\n");
+	T_CONTAINS(cuda(&l), "const int r_ = rr_ + j_ % 2 * 8;\n"
+		   "\t\t\t\t\tkb_wg_st_pair(buf_ + r_ * 128 + ((j_ / 2 ^ r_ % 8) << 4) + lane_ % 4 * 4, pk_[j_]);\n");
+	T_CONTAINS(cuda(&l), "const float v_[2] = {((0.5f * u[i_]) * (1.0f + tanhf(");
+	lowered_free(&l);
+	/* ... which a value that calls a transcendental takes by default */
+	lower_wgmma(&l, "a GELU, no define", GELU_MM, NULL);
+	T_OK(!strstr(cuda(&l), "kb_st_") && !strstr(cuda(&l), "pk_"));
+	T_CONTAINS(cuda(&l), "lane_ % 4 * 4, __floats2bfloat162_rn(((0.5f * u[i_]) * (1.0f + tanhf((0.79788456f * u[i_])))), ");
+	lowered_free(&l);
 	lower(&l, matmul, "sm_90a", NULL);
 	T_EQ_INT(l.rc, 0);
 	T_CONTAINS(cuda(&l), "const __grid_constant__ CUtensorMap kb_tma_b, const __grid_constant__ CUtensorMap kb_tma_out)\n{");
@@ -199,7 +241,6 @@ static void test_tile_wgmma__tma_store(void)
 		int stages; /* the ring's, alone in shared memory */
 	} none[] = {
 		{"KB_WG_STORE=0", matmul, KB_TILE_NO_WG_STORE, 4},
-		{"a transcendental in the value (a GELU: faster from registers, H200)", GELU_MM, NULL, 4},
 		{"KB_TMA=0", matmul, KB_TILE_NO_TMA, 4},
 		{"a masked store", MATMUL("256", "", "    store(c[m0 : m0 + BM, n0 : n0 + BN], acc, mask = acc > 0.0)\n"), NULL, 4},
 		{"an f32 result", "kernel f(a: bf16[M, K], b: bf16[K, N], c: f32[M, N]) grid(cdiv(M, 128) * cdiv(N, 256)) "
@@ -244,10 +285,13 @@ static void test_tile_wgmma__pingpong(void)
 	T_CONTAINS(cuda(&l), "__launch_bounds__(384, 1)");
 	T_CONTAINS(cuda(&l), "const int wm0_ = (int)threadIdx.x / 32 % 4 * 16, wn0_ = 0;");
 	T_CONTAINS(cuda(&l), "\tconst bool producer_ = threadIdx.x >= 256;");
-	T_CONTAINS(cuda(&l), "setmaxnreg.inc.sync.aligned.u32 232;");
-	T_CONTAINS(cuda(&l), "if (producer_ && tma_ && threadIdx.x != 256)");
-	T_CONTAINS(cuda(&l), "const int pp_first_ = producer_ ? 0 : (int)threadIdx.x / 128 * (int)gridDim.x, "
-		   "pp_step_ = producer_ ? (int)gridDim.x : 2 * (int)gridDim.x;");
+	T_CONTAINS(cuda(&l), "setmaxnreg.inc.sync.aligned.u32 224;");
+	T_CONTAINS(cuda(&l), "if (tma_ && threadIdx.x != 256)");
+	/* each role its loop: the producer every program of the block's, a
+	 * consumer warpgroup every other */
+	T_CONTAINS(cuda(&l), "\t\tconst int pp_first_ = 0, pp_step_ = (int)gridDim.x;");
+	T_CONTAINS(cuda(&l), "\tconst int pp_first_ = (int)threadIdx.x / 128 * (int)gridDim.x, pp_step_ = 2 * "
+		   "(int)gridDim.x;");
 	T_CONTAINS(cuda(&l), "\tconst int kb_programs_ = ((((M) + (128) - 1) / (128)) * (((N) + (128) - 1) / (128)));\n"
 		   "\tfor (int kb_pid_ = (int)blockIdx.x + pp_first_; kb_pid_ < kb_programs_; kb_pid_ += pp_step_) {");
 	/* the producer counts every tile's trips, a consumer its own and the other's */
