@@ -18,8 +18,9 @@
 #      of copy) at f32 8192 x 50257, 4096 x 200003, 4096 x 262144; bf16
 #      8192 x 50257, 4096 x 131072, 4096 x 262144, 4096 x 200003: the
 #      gallery's best there (bench/gallery_h200.txt), resident A (VPT = 8,
-#      one block an SM: bench/gallery.py's resident(.., 8, 1)) and B
-#      (VPT = 4, two: resident(.., 4, 2), where it fits);
+#      one block an SM: bench/gallery.py's resident(.., 8, 1)), A+PF (the
+#      same, the slice of the row after the next prefetched into L2) and B
+#      (VPT = 4, two blocks an SM: resident(.., 4, 2), where it fits);
 #   3. while TOTAL lasts, other configurations of the resident kernels
 #      at two rows (f32 4096 x 200003, bf16 4096 x 200003): a small tune.
 # Last, the table: a line a run, size, kernel and defines, us, % of copy.
@@ -60,6 +61,8 @@ F32=$L/09_resident.cu BF=$L/layernorm_bf16_resident.cu
 	echo "one $BF 1 200003 --define CLUSTER=16 --define VPT=4 --define THREADS=416"
 	echo "one $F32 300 50257 --define CLUSTER=8"
 	echo "one $BF 300 50257 --define CLUSTER=4"
+	echo "one $F32 300 50257 --define CLUSTER=16 --define VPT=8 --define THREADS=416 --define MINB=1 --define PF=1"
+	echo "one $BF 300 5003 --define CLUSTER=4 --define PF=1"
 } >"$JOBS/list"
 {
 	echo "== 1. CORRECT at 300 x N and memcheck at 16 x N, four at a time"
@@ -82,7 +85,7 @@ timed() {
 	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' | head -1)
 	_u=$(printf '%s\n' "$_r" | grep -m1 -oE '^ *time +[0-9.]+ us' | grep -oE '[0-9.]+')
 	_p=$(printf '%s\n' "$_r" | grep -m1 -oE '[0-9.]+% of (measured )?copy' | cut -d% -f1)
-	printf '%-5s %-4s %-12s %-10s %8s %6s  %s %s\n' "$_k" "$_d" "${_m}x$_n" "${_v:-none}" "${_u:--}" "${_p:--}" \
+	printf '%-6s %-4s %-12s %-10s %8s %6s  %s %s\n' "$_k" "$_d" "${_m}x$_n" "${_v:-none}" "${_u:--}" "${_p:--}" \
 		"${_f##*/}" "$(echo "$*" | sed 's/--define //g')" | tee -a "$RES"
 	[ "${_v:-}" = CORRECT ] || printf '%s\n' "$_r" | tail -6 | sed 's/^/    /'
 }
@@ -107,14 +110,16 @@ bf16:4096:200003:$L/layernorm_bf16_cluster.cu:CLUSTER=8,VPT=8,THREADS=416,PF=1:C
 		# shellcheck disable=SC2046
 		timed A "$d" "$m" "$n" "$new" $(defs "$da")
 		# shellcheck disable=SC2046
+		timed A+PF "$d" "$m" "$n" "$new" $(defs "$da,PF=1")
+		# shellcheck disable=SC2046
 		[ "$db" = - ] || timed B "$d" "$m" "$n" "$new" $(defs "$db")
 	done
 	echo "== 3. other configurations at two rows ($((END - $(date +%s))) s left)"
-	for c in CLUSTER=16,VPT=4,THREADS=832,MINB=1 CLUSTER=16,VPT=4,THREADS=1024,MINB=1; do
+	for c in CLUSTER=16,VPT=4,THREADS=832,MINB=1 CLUSTER=16,VPT=4,THREADS=832,MINB=1,PF=1; do
 		# shellcheck disable=SC2046
 		timed tune f32 4096 200003 "$F32" $(defs "$c")
 	done
-	for c in CLUSTER=16,VPT=8,THREADS=224,MINB=2 CLUSTER=16,VPT=2,THREADS=800,MINB=1 CLUSTER=8,VPT=4,THREADS=800,MINB=1; do
+	for c in CLUSTER=16,VPT=4,THREADS=416,MINB=2,PF=1 CLUSTER=16,VPT=8,THREADS=224,MINB=2 CLUSTER=8,VPT=4,THREADS=800,MINB=1; do
 		# shellcheck disable=SC2046
 		timed tune bf16 4096 200003 "$BF" $(defs "$c")
 	done
@@ -125,7 +130,7 @@ bf16:4096:200003:$L/layernorm_bf16_cluster.cu:CLUSTER=8,VPT=8,THREADS=416,PF=1:C
 	grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
 	grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
 	echo "timed runs (best: the H200 gallery's pick; A, B: the resident kernels; tune: other configurations)"
-	printf '%-5s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
+	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnres.txt"
 rm -rf "$SUM" "$RES" "$JOBS"

@@ -10,12 +10,15 @@
 // a row.
 //
 // Grid: about as many clusters as fit at once (sm_count x MINB / CLUSTER),
-// cluster c doing rows c and c + G (G the clusters launched), then rows
-// from 2G on from a counter (rows_taken: rank 0 takes the row after the
-// next and sends it to its peers with its pair; the last cluster to leave
+// cluster c doing rows c, c + G and c + 2G (G the clusters launched), then
+// rows from 3G on from a counter (rows_taken: rank 0 takes the row three
+// on and sends it to its peers with its pairs; the last cluster to leave
 // sets the counters back to 0), so a cluster the GPU only places once
-// another leaves (a cluster of 16 needs 16 SMs of one GPC) does 2 rows,
-// not M / G.
+// another leaves (a cluster of 16 needs 16 SMs of one GPC) does 3 rows,
+// not M / G.  PF = 1: each rank also prefetches into L2 its slice of the
+// row after the next (known a row ahead), so a second row's bytes are in
+// flight beside the next row's loads into registers (the emulator has no
+// prefetch: GPU only).
 // Loads (06_cluster.cu's): float4 from the row's first 16-byte boundary,
 // the head (up to 3 elements) read by rank 0, the tail (up to 3) by the
 // last rank; vector gi of the row in rank gi / PER, PER = ceil((N / 4) /
@@ -63,6 +66,7 @@
 //! tune    THREADS = 416, 512, 256, 1024
 //! tune    VPT = 4, 8, 2
 //! tune    MINB = 2, 1
+//! tune    PF = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -75,6 +79,9 @@
 #endif
 #ifndef MINB
 #define MINB 2 /* blocks an SM: the registers must leave room for them, the grid is sm_count x MINB */
+#endif
+#ifndef PF
+#define PF 0 /* 1: the rank's slice of the row after the next prefetched into L2 */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
@@ -175,7 +182,23 @@ __device__ void load_slice(const float *x, const float *y, size_t r, int N, int 
 	k3[0] = row[0], k3[1] = row[(N - 1) / 2], k3[2] = row[(N - 1) / 2 * 2];
 }
 
-/* Rows handed out past each cluster's first two (2G on), and the clusters
+#if PF
+/* The rank's slice of row r (PER vectors from the rank's first, give or
+ * take the row's head and tail: 32 bytes more each side), a 128-byte line
+ * a thread, into L2. */
+__device__ void prefetch_slice(const void *x, size_t r, int N, int rank)
+{
+	const char *row = (const char *)x + r * N * 4;
+	const char *lo = row + (size_t)rank * PER(N) * 16, *hi = row + (size_t)N * 4;
+	lo = lo - 32 > row ? lo - 32 : row;
+	hi = lo + (size_t)PER(N) * 16 + 64 < hi ? lo + (size_t)PER(N) * 16 + 64 : hi;
+	const char *a = (const char *)((size_t)lo & ~(size_t)127);
+	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+#endif
+
+/* Rows handed out past each cluster's first three (3G on), and the clusters
  * that are done (the last one sets both back to 0 for the next launch). */
 __device__ unsigned rows_taken, clusters_done;
 
@@ -211,7 +234,7 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 {
 	extern __shared__ float4 wb[]; /* the rank's w (PER + 1 float4), then its b */
 	__shared__ float2 part[2][CLUSTER * WARPS]; /* each warp's (S1, S2), by row parity, rank x WARPS + warp */
-	__shared__ unsigned after[2];               /* rank 0's row after the next, by row parity */
+	__shared__ unsigned after[2];               /* the row rank 0 took (three on), by row parity */
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
@@ -221,7 +244,7 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 #endif
 	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
 	const size_t G = gridDim.x / CLUSTER; /* the clusters launched */
-	size_t r = blockIdx.x / CLUSTER, rn = r + G; /* this row and the next */
+	size_t r = blockIdx.x / CLUSTER, rn = r + G, rnn = r + 2 * G; /* this row, the next, the one after */
 	float4 v[VPT];
 	float k3[3];
 	if (r < (size_t)M)
@@ -248,9 +271,13 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		float nk3[3] = {0.0f, 0.0f, 0.0f};
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, nv, nk3);
-		unsigned grab = 0; /* the row after rn, sent with rank 0's pairs */
+#if PF
+		if (rnn < (size_t)M)
+			prefetch_slice(x, rnn, N, rank);
+#endif
+		unsigned grab = 0; /* the row after rnn, sent with rank 0's pairs */
 		if (rank == 0 && t == 0)
-			grab = 2 * (unsigned)G + atomicAdd(&rows_taken, 1u);
+			grab = 3 * (unsigned)G + atomicAdd(&rows_taken, 1u);
 		const float ka = k3[0], kb = k3[1], kc = k3[2];
 		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 		float s1 = 0.0f, s2 = 0.0f;
@@ -318,7 +345,8 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			v[k] = nv[k];
 		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
 		r = rn;
-		rn = after[it & 1];
+		rn = rnn;
+		rnn = after[it & 1];
 	}
 	if (rank == 0 && t == 0)
 		leave((unsigned)G);

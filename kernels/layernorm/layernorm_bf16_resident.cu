@@ -27,6 +27,7 @@
 //! tune    THREADS = 416, 512, 256, 1024
 //! tune    VPT = 4, 8, 2
 //! tune    MINB = 2, 1
+//! tune    PF = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -41,6 +42,9 @@
 #endif
 #ifndef MINB
 #define MINB 2 /* blocks an SM: the registers must leave room for them, the grid is sm_count x MINB */
+#endif
+#ifndef PF
+#define PF 0 /* 1: the rank's slice of the row after the next prefetched into L2 */
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
@@ -175,7 +179,23 @@ __device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_
 	k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
 }
 
-/* Rows handed out past each cluster's first two (2G on), and the clusters
+#if PF
+/* The rank's slice of row r (PER vectors from the rank's first, give or
+ * take the row's head and tail: 32 bytes more each side), a 128-byte line
+ * a thread, into L2. */
+__device__ void prefetch_slice(const void *x, size_t r, int N, int rank)
+{
+	const char *row = (const char *)x + r * N * 2;
+	const char *lo = row + (size_t)rank * PER(N) * 16, *hi = row + (size_t)N * 2;
+	lo = lo - 32 > row ? lo - 32 : row;
+	hi = lo + (size_t)PER(N) * 16 + 64 < hi ? lo + (size_t)PER(N) * 16 + 64 : hi;
+	const char *a = (const char *)((size_t)lo & ~(size_t)127);
+	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
+		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+#endif
+
+/* Rows handed out past each cluster's first three (3G on), and the clusters
  * that are done (the last one sets both back to 0 for the next launch). */
 __device__ unsigned rows_taken, clusters_done;
 
@@ -211,7 +231,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 {
 	extern __shared__ uint4 wb[]; /* the rank's w (PER + 1 uint4), then its b */
 	__shared__ float2 part[2][CLUSTER * WARPS]; /* each warp's (S1, S2), by row parity, rank x WARPS + warp */
-	__shared__ unsigned after[2];               /* rank 0's row after the next, by row parity */
+	__shared__ unsigned after[2];               /* the row rank 0 took (three on), by row parity */
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
@@ -221,7 +241,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 #endif
 	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
 	const size_t G = gridDim.x / CLUSTER; /* the clusters launched */
-	size_t r = blockIdx.x / CLUSTER, rn = r + G; /* this row and the next */
+	size_t r = blockIdx.x / CLUSTER, rn = r + G, rnn = r + 2 * G; /* this row, the next, the one after */
 	uint4 v[VPT];
 	float k3[3];
 	if (r < (size_t)M)
@@ -249,9 +269,13 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		float nk3[3] = {0.0f, 0.0f, 0.0f};
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, nv, nk3);
-		unsigned grab = 0; /* the row after rn, sent with rank 0's pairs */
+#if PF
+		if (rnn < (size_t)M)
+			prefetch_slice(x, rnn, N, rank);
+#endif
+		unsigned grab = 0; /* the row after rnn, sent with rank 0's pairs */
 		if (rank == 0 && t == 0)
-			grab = 2 * (unsigned)G + atomicAdd(&rows_taken, 1u);
+			grab = 3 * (unsigned)G + atomicAdd(&rows_taken, 1u);
 		const float ka = k3[0], kb = k3[1], kc = k3[2];
 		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 		float s1 = 0.0f, s2 = 0.0f;
@@ -328,7 +352,8 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			v[k] = nv[k];
 		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
 		r = rn;
-		rn = after[it & 1];
+		rn = rnn;
+		rnn = after[it & 1];
 	}
 	if (rank == 0 && t == 0)
 		leave((unsigned)G);

@@ -524,7 +524,7 @@ done
 # issue 31's persistent LayerNorm, w and b resident in shared memory, at
 # CLUSTER = 1, on a copy whose default N is 5003 (the launch check reads the
 # defaults, and one block's w and b at 50257 exceed shared memory): 1 to 4
-# blocks (sm_count x MINB: a block's first two rows, then the row counter),
+# blocks (sm_count x MINB: a block's first three rows, then the row counter),
 # every head, N < a vector, 2, 3 and 5 warps, buffers off 16 bytes
 for f in 09_resident layernorm_bf16_resident; do
 	sed 's|^//! arg     N = 50257|//! arg     N = 5003|' kernels/layernorm/$f.cu >"$T_TMP/$f.cu"
