@@ -11,24 +11,28 @@
 #      and 16 (the emulator runs them at CLUSTER = 1 only: here every rank's
 #      slice, the DSMEM pairs and the cluster barrier are checked) at
 #      M = 300 (more rows than clusters: the row counter) x N = 1, 7, 13,
-#      5003, 50257 and 1 x 200003 (fewer rows than clusters); and
-#      compute-sanitizer memcheck at 16 x 50257 and 16 x 200003; four at a
-#      time, none started after CHECKS (default 75 s);
+#      5003, 50257 and 1 x 200003 (fewer rows than clusters), NB = 3 and
+#      PF = 1, 2 at N = 13, 5003, 50257; compute-sanitizer memcheck at
+#      16 x 50257 and 16 x 200003; four at a time, none started after
+#      CHECKS (default 75 s);
 #   2. one timed run at a time (`kbench run --trials 1`: CORRECT, time, %
 #      of copy) at f32 8192 x 50257, 4096 x 200003, 4096 x 262144; bf16
 #      8192 x 50257, 4096 x 131072, 4096 x 262144, 4096 x 200003: the
-#      gallery's best there (bench/gallery_h200.txt), resident A (VPT = 8,
-#      one block an SM: bench/gallery.py's resident(.., 8, 1)), A+PF (the
-#      same, the slice of the row after the next prefetched into L2) and B
-#      (VPT = 4, two blocks an SM: resident(.., 4, 2), where it fits);
-#   3. while TOTAL lasts, other configurations of the resident kernels
-#      at two rows (f32 4096 x 200003, bf16 4096 x 200003): a small tune.
+#      gallery's best there (bench/gallery_h200.txt); resident A0, A1, A2
+#      (VPT = 8, one block an SM: bench/gallery.py's resident(.., 8, 1),
+#      at PF = 0, 1, 2: that many rows ahead prefetched into L2); N30, N31
+#      (NB = 3: two rows in flight in registers, 384 threads, PF = 0, 1);
+#      B1 (VPT = 4, two blocks an SM, PF = 1, where it fits);
+#   3. `kbench profile` (sol, memory, occupancy, stalls) of the best, A0,
+#      A2 and N30 at bf16 4096 x 200003: DRAM throughput, L2 hit rate,
+#      warps, stall reasons (all of it in $OUT/profiles.txt).
 # Last, the table: a line a run, size, kernel and defines, us, % of copy.
 # What to look for: every check CORRECT and every memcheck 0 errors; in
-# the table A or B against best (targets: 80% at 50257 and 200003, 85% at
+# the table A*, N3*, B1 against best (targets: 80% at 50257 and 200003, 85% at
 # the powers of two; the ring without w and b read 90-95%).  A FAULT or
 # "cannot launch" at CLUSTER = 16 says the GPU would not place it.
-# Outputs: $OUT/lnres.txt (every check and run), $OUT/calibrate.txt.
+# Outputs: $OUT/lnres.txt (every check, run and profile's lines),
+# $OUT/profiles.txt, $OUT/calibrate.txt.
 # Usage: OUT=DIR sh scripts/gpu-lnres.sh   (repo root, GPU machine)
 set -u
 START=$(date +%s)
@@ -61,8 +65,16 @@ F32=$L/09_resident.cu BF=$L/layernorm_bf16_resident.cu
 	echo "one $BF 1 200003 --define CLUSTER=16 --define VPT=4 --define THREADS=416"
 	echo "one $F32 300 50257 --define CLUSTER=8"
 	echo "one $BF 300 50257 --define CLUSTER=4"
-	echo "one $F32 300 50257 --define CLUSTER=16 --define VPT=8 --define THREADS=416 --define MINB=1 --define PF=1"
+	# NB = 3 (two rows in flight in registers) and PF = 1, 2 (rows into L2)
+	for c in 2 4 8 16; do
+		for n in 13 5003 50257; do
+			echo "one $F32 300 $n --define CLUSTER=$c --define VPT=9 --define THREADS=384 --define MINB=1 --define NB=3 --define PF=1"
+			echo "one $BF 300 $n --define CLUSTER=$c --define VPT=9 --define THREADS=384 --define MINB=1 --define NB=3 --define PF=2"
+		done
+	done
+	echo "one $F32 300 50257 --define CLUSTER=16 --define VPT=8 --define THREADS=416 --define MINB=1 --define PF=2"
 	echo "one $BF 300 5003 --define CLUSTER=4 --define PF=1"
+	echo "sanitize layernorm/layernorm_bf16_resident 16 50257 --define CLUSTER=2 --define VPT=9 --define THREADS=384 --define MINB=1 --define NB=3 --define PF=2"
 } >"$JOBS/list"
 {
 	echo "== 1. CORRECT at 300 x N and memcheck at 16 x N, four at a time"
@@ -93,44 +105,69 @@ defs() { # a comma list as --define arguments
 	# shellcheck disable=SC2046 # the list's words, split on purpose
 	printf -- '--define %s ' $(echo "$1" | tr , ' ')
 }
-# ROW: DTYPE M N best-file best-defines A-defines B-defines (- where none fits)
-ROWS="f32:8192:50257:$L/06_cluster.cu:CLUSTER=4,VPT=8,THREADS=416,PF=1:CLUSTER=4,VPT=8,THREADS=416,MINB=1:CLUSTER=8,VPT=4,THREADS=416,MINB=2
-f32:4096:200003:$L/06_cluster.cu:CLUSTER=16,VPT=8,THREADS=416,PF=1:CLUSTER=16,VPT=8,THREADS=416,MINB=1:-
-f32:4096:262144:$L/04_ring.cu:CLUSTER=8,OUT=1,SUMS=1,U=4,NSLOT=7:CLUSTER=16,VPT=8,THREADS=512,MINB=1:-
-bf16:8192:50257:$L/layernorm_bf16_cluster.cu:CLUSTER=2,VPT=8,THREADS=416,PF=1:CLUSTER=2,VPT=8,THREADS=416,MINB=1:CLUSTER=4,VPT=4,THREADS=416,MINB=2
-bf16:4096:131072:$L/layernorm_bf16_cluster.cu:CLUSTER=4,VPT=8,THREADS=512,PF=1:CLUSTER=4,VPT=8,THREADS=512,MINB=1:CLUSTER=16,VPT=4,THREADS=256,MINB=2
-bf16:4096:262144:$L/layernorm_bf16_ring.cu:CLUSTER=4,OUT=1,SUMS=1,U=4,NSLOT=7:CLUSTER=8,VPT=8,THREADS=512,MINB=1:-
-bf16:4096:200003:$L/layernorm_bf16_cluster.cu:CLUSTER=8,VPT=8,THREADS=416,PF=1:CLUSTER=8,VPT=8,THREADS=416,MINB=1:CLUSTER=16,VPT=4,THREADS=416,MINB=2"
+# ROW: DTYPE M N best-file best-defines A-defines N3-defines B-defines (- where none fits)
+ROWS="f32:8192:50257:$L/06_cluster.cu:CLUSTER=4,VPT=8,THREADS=416,PF=1:CLUSTER=4,VPT=8,THREADS=416,MINB=1:CLUSTER=4,VPT=9,THREADS=384,MINB=1,NB=3:CLUSTER=8,VPT=4,THREADS=416,MINB=2
+f32:4096:200003:$L/06_cluster.cu:CLUSTER=16,VPT=8,THREADS=416,PF=1:CLUSTER=16,VPT=8,THREADS=416,MINB=1:CLUSTER=16,VPT=9,THREADS=384,MINB=1,NB=3:-
+f32:4096:262144:$L/04_ring.cu:CLUSTER=8,OUT=1,SUMS=1,U=4,NSLOT=7:CLUSTER=16,VPT=8,THREADS=512,MINB=1:-:-
+bf16:8192:50257:$L/layernorm_bf16_cluster.cu:CLUSTER=2,VPT=8,THREADS=416,PF=1:CLUSTER=2,VPT=8,THREADS=416,MINB=1:CLUSTER=2,VPT=9,THREADS=384,MINB=1,NB=3:CLUSTER=4,VPT=4,THREADS=416,MINB=2
+bf16:4096:131072:$L/layernorm_bf16_cluster.cu:CLUSTER=4,VPT=8,THREADS=512,PF=1:CLUSTER=4,VPT=8,THREADS=512,MINB=1:CLUSTER=8,VPT=8,THREADS=256,MINB=1,NB=3:-
+bf16:4096:262144:$L/layernorm_bf16_ring.cu:CLUSTER=4,OUT=1,SUMS=1,U=4,NSLOT=7:CLUSTER=8,VPT=8,THREADS=512,MINB=1:CLUSTER=16,VPT=8,THREADS=256,MINB=1,NB=3:-
+bf16:4096:200003:$L/layernorm_bf16_cluster.cu:CLUSTER=8,VPT=8,THREADS=416,PF=1:CLUSTER=8,VPT=8,THREADS=416,MINB=1:CLUSTER=8,VPT=9,THREADS=384,MINB=1,NB=3:CLUSTER=16,VPT=4,THREADS=416,MINB=2"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
-	echo "$ROWS" | while IFS=: read -r d m n bf bd da db; do
+	echo "$ROWS" | while IFS=: read -r d m n bf bd da d3 db; do
 		if [ "$d" = f32 ]; then new=$F32; else new=$BF; fi
 		# shellcheck disable=SC2046 # the defines, split on purpose
 		timed best "$d" "$m" "$n" "$bf" $(defs "$bd")
+		for pf in 0 1 2; do
+			# shellcheck disable=SC2046
+			timed "A$pf" "$d" "$m" "$n" "$new" $(defs "$da,PF=$pf")
+		done
+		for pf in 0 1; do
+			# shellcheck disable=SC2046
+			[ "$d3" = - ] || timed "N3$pf" "$d" "$m" "$n" "$new" $(defs "$d3,PF=$pf")
+		done
 		# shellcheck disable=SC2046
-		timed A "$d" "$m" "$n" "$new" $(defs "$da")
-		# shellcheck disable=SC2046
-		timed A+PF "$d" "$m" "$n" "$new" $(defs "$da,PF=1")
-		# shellcheck disable=SC2046
-		[ "$db" = - ] || timed B "$d" "$m" "$n" "$new" $(defs "$db")
+		[ "$db" = - ] || timed B1 "$d" "$m" "$n" "$new" $(defs "$db,PF=1")
 	done
-	echo "== 3. other configurations at two rows ($((END - $(date +%s))) s left)"
-	for c in CLUSTER=16,VPT=4,THREADS=832,MINB=1 CLUSTER=16,VPT=4,THREADS=832,MINB=1,PF=1; do
-		# shellcheck disable=SC2046
-		timed tune f32 4096 200003 "$F32" $(defs "$c")
-	done
-	for c in CLUSTER=16,VPT=4,THREADS=416,MINB=2,PF=1 CLUSTER=16,VPT=8,THREADS=224,MINB=2 CLUSTER=8,VPT=4,THREADS=800,MINB=1; do
-		# shellcheck disable=SC2046
-		timed tune bf16 4096 200003 "$BF" $(defs "$c")
-	done
+} 2>&1 | tee -a "$OUT/lnres.txt"
+
+# prof LABEL DTYPE M N FILE DEFINES...: `kbench profile` (stalls, memory,
+# occupancy) into $OUT/profiles.txt, its telling lines to PT
+PT=$(mktemp)
+prof() {
+	_k=$1 _d=$2 _m=$3 _n=$4 _f=$5
+	shift 5
+	if [ "$(date +%s)" -ge "$END" ]; then
+		echo "$_k: SKIPPED (TOTAL)" >>"$PT"
+		return
+	fi
+	_r=$(timeout 60 "$KB" profile "$_f" --arg M="$_m" --arg N="$_n" --no-sweep --trials 1 --timeout 40 \
+		--section sol --section memory --section occupancy --section stalls "$@" 2>&1)
+	printf '== %s %s %sx%s %s %s\n%s\n' "$_k" "$_d" "$_m" "$_n" "${_f##*/}" "$*" "$_r" >>"$OUT/profiles.txt"
+	{
+		echo "$_k ${_f##*/} $(echo "$*" | sed 's/--define //g')"
+		printf '%s\n' "$_r" | grep -E '^ *(time|DRAM throughput|DRAM bandwidth|L2 hit rate|achieved warps|long_scoreboard|barrier|membar|wait|short_scoreboard|lg_throttle|mio_throttle|drain|no_instructions|sleeping|branch_resolving|dispatch_stall|misc|math_pipe|not_selected|selected|tex_throttle|imc_miss) ' |
+			sed 's/^ */    /' | head -14
+	} >>"$PT"
+}
+# shellcheck disable=SC2046 # the defines, split on purpose
+{
+	echo "== 3. profiles at bf16 4096 x 200003 ($((END - $(date +%s))) s left)"
+	prof best bf16 4096 200003 "$L/layernorm_bf16_cluster.cu" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
+	prof A0 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,MINB=1)
+	prof A2 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,MINB=1,PF=2)
+	prof N30 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=9,THREADS=384,MINB=1,NB=3)
+	cat "$PT"
 } 2>&1 | tee -a "$OUT/lnres.txt"
 
 {
 	echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") checks"
 	grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
 	grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
-	echo "timed runs (best: the H200 gallery's pick; A, B: the resident kernels; tune: other configurations)"
+	echo "timed runs (best: the H200 gallery's pick; the resident kernels: A0..A2 VPT = 8 one block an SM at PF = 0..2"
+	echo "(rows prefetched into L2), N30, N31 NB = 3 (two rows in flight in registers) at PF = 0, 1, B1 two blocks an SM, PF = 1)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnres.txt"
-rm -rf "$SUM" "$RES" "$JOBS"
+rm -rf "$SUM" "$RES" "$JOBS" "$PT"

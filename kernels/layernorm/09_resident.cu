@@ -10,21 +10,27 @@
 // a row.
 //
 // Grid: about as many clusters as fit at once (sm_count x MINB / CLUSTER),
-// cluster c doing rows c, c + G and c + 2G (G the clusters launched), then
-// rows from 3G on from a counter (rows_taken: rank 0 takes the row three
-// on and sends it to its peers with its pairs; the last cluster to leave
-// sets the counters back to 0), so a cluster the GPU only places once
-// another leaves (a cluster of 16 needs 16 SMs of one GPC) does 3 rows,
-// not M / G.  PF = 1: each rank also prefetches into L2 its slice of the
-// row after the next (known a row ahead), so a second row's bytes are in
-// flight beside the next row's loads into registers (the emulator has no
-// prefetch: GPU only).
+// cluster c doing rows c, c + G, ... c + (AHEAD - 1) G (G the clusters
+// launched, AHEAD = PF + 2), then rows from AHEAD x G on from a counter
+// (rows_taken: rank 0 takes the row AHEAD on and sends it to its peers
+// with its pairs; the last cluster to leave sets the counters back to 0),
+// so a cluster the GPU only places once another leaves (a cluster of 16
+// needs 16 SMs of one GPC) does AHEAD rows, not M / G.  PF = 1 or 2: each
+// rank also prefetches into L2 its slice of the row PF + 1 on, so PF more
+// rows' bytes are in flight beside the next row's loads into registers
+// (the emulator has no prefetch: GPU only; the rows' order is the same).
 // Loads (06_cluster.cu's): float4 from the row's first 16-byte boundary,
 // the head (up to 3 elements) read by rank 0, the tail (up to 3) by the
 // last rank; vector gi of the row in rank gi / PER, PER = ceil((N / 4) /
 // CLUSTER).  The next row's slice is issued into a second VPT registers at
 // the top of a row, so it is in flight through this row's sums, the
-// cluster's barrier and the output.
+// cluster's barrier and the output.  NB = 3: a third set, two rows in
+// flight; the sets are passed to the row's code (a lambda) in turn, since
+// a copy of a register that a load is still writing waits for the load
+// (at NB = 2 the copy is kept: it is needed next anyway, and calling with
+// the sets swapped spills).  ptxas gives a warp at most 128 registers when
+// a sub-partition holds 4 of the block's warps (416 threads: 13 warps), so
+// NB = 3 wants 384 threads (168 registers at VPT = 9, no spills).
 // w and b in shared memory: the rank's elements 4 PER rank on, 4 (PER + 1)
 // of each (zero past N), so that vector gi of a row whose head is H
 // (0..3: it changes from row to row at an odd N) is two aligned float4
@@ -66,7 +72,8 @@
 //! tune    THREADS = 416, 512, 256, 1024
 //! tune    VPT = 4, 8, 2
 //! tune    MINB = 2, 1
-//! tune    PF = 0, 1
+//! tune    PF = 0, 1, 2
+//! tune    NB = 2, 3
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -81,8 +88,12 @@
 #define MINB 2 /* blocks an SM: the registers must leave room for them, the grid is sm_count x MINB */
 #endif
 #ifndef PF
-#define PF 0 /* 1: the rank's slice of the row after the next prefetched into L2 */
+#define PF 0 /* 1, 2: the rank's slice of the row PF + 1 on prefetched into L2 */
 #endif
+#ifndef NB
+#define NB 2 /* register sets of a row's slice: this row's, the next NB - 1 rows' in flight */
+#endif
+#define AHEAD (NB + PF) /* the rows a cluster knows: this one, the NB - 1 in registers, PF more */
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
@@ -234,7 +245,7 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 {
 	extern __shared__ float4 wb[]; /* the rank's w (PER + 1 float4), then its b */
 	__shared__ float2 part[2][CLUSTER * WARPS]; /* each warp's (S1, S2), by row parity, rank x WARPS + warp */
-	__shared__ unsigned after[2];               /* the row rank 0 took (three on), by row parity */
+	__shared__ unsigned after[2];               /* the row rank 0 took (AHEAD on), by row parity */
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
@@ -244,11 +255,20 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 #endif
 	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
 	const size_t G = gridDim.x / CLUSTER; /* the clusters launched */
-	size_t r = blockIdx.x / CLUSTER, rn = r + G, rnn = r + 2 * G; /* this row, the next, the one after */
-	float4 v[VPT];
-	float k3[3];
-	if (r < (size_t)M)
-		load_slice(x, y, r, N, rank, v, k3);
+	unsigned q[AHEAD]; /* this row, the next, ... (a cluster's first AHEAD its own, the others from rows_taken) */
+#pragma unroll
+	for (int j = 0; j < AHEAD; j++)
+		q[j] = blockIdx.x / CLUSTER + j * (unsigned)G;
+	float4 va[VPT], vb[VPT];
+	float k3a[3], k3b[3] = {0.0f, 0.0f, 0.0f};
+	if (q[0] < (unsigned)M)
+		load_slice(x, y, q[0], N, rank, va, k3a);
+#if NB > 2
+	float4 vc[VPT];
+	float k3c[3] = {0.0f, 0.0f, 0.0f};
+	if (q[1] < (unsigned)M)
+		load_slice(x, y, q[1], N, rank, vb, k3b);
+#endif
 	/* the rank's w and b, once: elements 4 PER rank on, zero past N */
 	float4 *ws = wb, *bs = wb + PER(N) + 1;
 	{
@@ -261,23 +281,27 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		}
 	}
 	__syncthreads();
-	for (int it = 0; r < (size_t)M; it++) {
+	int it = 0;
+	/* Row q[0], its slice in v and its K candidates in k3: row q[NB - 1]'s
+	 * slice issued into nv (the set the last row was in), to be in flight
+	 * through this row's sums, barrier and output; returns whether the
+	 * cluster has a row after it.  Called with the sets in turn (no
+	 * copies: a copy of a register a load is still writing waits for it). */
+	auto step = [&](const float4 (&v)[VPT], const float (&k3)[3], float4 (&nv)[VPT], float (&nk3)[3]) -> bool {
+		const size_t r = q[0];
 		const float *row = x + r * N;
 		float *out = y + r * N;
 		const slice s = slice_of(row, out, N, rank);
 		const int head = s.head, n4 = s.nv, tail = N - head - 4 * n4, ng = s.ng;
-		/* the next row's slice, in flight through this row's sums, barrier and output */
-		float4 nv[VPT];
-		float nk3[3] = {0.0f, 0.0f, 0.0f};
-		if (rn < (size_t)M)
-			load_slice(x, y, rn, N, rank, nv, nk3);
+		if (q[NB - 1] < (unsigned)M)
+			load_slice(x, y, q[NB - 1], N, rank, nv, nk3);
 #if PF
-		if (rnn < (size_t)M)
-			prefetch_slice(x, rnn, N, rank);
+		if (q[NB - 1 + PF] < (unsigned)M)
+			prefetch_slice(x, q[NB - 1 + PF], N, rank);
 #endif
-		unsigned grab = 0; /* the row after rnn, sent with rank 0's pairs */
+		unsigned grab = 0; /* row AHEAD on, sent with rank 0's pairs */
 		if (rank == 0 && t == 0)
-			grab = 3 * (unsigned)G + atomicAdd(&rows_taken, 1u);
+			grab = AHEAD * (unsigned)G + atomicAdd(&rows_taken, 1u);
 		const float ka = k3[0], kb = k3[1], kc = k3[2];
 		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 		float s1 = 0.0f, s2 = 0.0f;
@@ -341,13 +365,25 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			out[i] = (tv - mean) * rstd * w[i] + b[i];
 		}
 #pragma unroll
+		for (int j = 0; j < AHEAD - 1; j++)
+			q[j] = q[j + 1];
+		q[AHEAD - 1] = after[it & 1];
+		it++;
+		return q[0] < (unsigned)M;
+	};
+#if NB > 2
+	while (q[0] < (unsigned)M && step(va, k3a, vc, k3c) && step(vb, k3b, va, k3a) && step(vc, k3c, vb, k3b))
+		;
+#else
+	/* (the next row's set copied into this row's once it has landed: the
+	 * same registers as calling step with the sets swapped, fewer spilled) */
+	while (q[0] < (unsigned)M && step(va, k3a, vb, k3b)) {
+#pragma unroll
 		for (int k = 0; k < VPT; k++)
-			v[k] = nv[k];
-		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
-		r = rn;
-		rn = rnn;
-		rnn = after[it & 1];
+			va[k] = vb[k];
+		k3a[0] = k3b[0], k3a[1] = k3b[1], k3a[2] = k3b[2];
 	}
+#endif
 	if (rank == 0 && t == 0)
 		leave((unsigned)G);
 }

@@ -27,7 +27,8 @@
 //! tune    THREADS = 416, 512, 256, 1024
 //! tune    VPT = 4, 8, 2
 //! tune    MINB = 2, 1
-//! tune    PF = 0, 1
+//! tune    PF = 0, 1, 2
+//! tune    NB = 2, 3
 
 #include <cuda_bf16.h>
 
@@ -44,8 +45,12 @@
 #define MINB 2 /* blocks an SM: the registers must leave room for them, the grid is sm_count x MINB */
 #endif
 #ifndef PF
-#define PF 0 /* 1: the rank's slice of the row after the next prefetched into L2 */
+#define PF 0 /* 1, 2: the rank's slice of the row PF + 1 on prefetched into L2 */
 #endif
+#ifndef NB
+#define NB 2 /* register sets of a row's slice: this row's, the next NB - 1 rows' in flight */
+#endif
+#define AHEAD (NB + PF) /* the rows a cluster knows: this one, the NB - 1 in registers, PF more */
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
@@ -231,7 +236,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 {
 	extern __shared__ uint4 wb[]; /* the rank's w (PER + 1 uint4), then its b */
 	__shared__ float2 part[2][CLUSTER * WARPS]; /* each warp's (S1, S2), by row parity, rank x WARPS + warp */
-	__shared__ unsigned after[2];               /* the row rank 0 took (three on), by row parity */
+	__shared__ unsigned after[2];               /* the row rank 0 took (AHEAD on), by row parity */
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
@@ -241,11 +246,20 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 #endif
 	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
 	const size_t G = gridDim.x / CLUSTER; /* the clusters launched */
-	size_t r = blockIdx.x / CLUSTER, rn = r + G, rnn = r + 2 * G; /* this row, the next, the one after */
-	uint4 v[VPT];
-	float k3[3];
-	if (r < (size_t)M)
-		load_slice(x, y, r, N, rank, v, k3);
+	unsigned q[AHEAD]; /* this row, the next, ... (a cluster's first AHEAD its own, the others from rows_taken) */
+#pragma unroll
+	for (int j = 0; j < AHEAD; j++)
+		q[j] = blockIdx.x / CLUSTER + j * (unsigned)G;
+	uint4 va[VPT], vb[VPT];
+	float k3a[3], k3b[3] = {0.0f, 0.0f, 0.0f};
+	if (q[0] < (unsigned)M)
+		load_slice(x, y, q[0], N, rank, va, k3a);
+#if NB > 2
+	uint4 vc[VPT];
+	float k3c[3] = {0.0f, 0.0f, 0.0f};
+	if (q[1] < (unsigned)M)
+		load_slice(x, y, q[1], N, rank, vb, k3b);
+#endif
 	/* the rank's w and b, once: elements 8 PER rank on, zero past N */
 	uint4 *ws = wb, *bs = wb + PER(N) + 1;
 	{
@@ -259,23 +273,27 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		}
 	}
 	__syncthreads();
-	for (int it = 0; r < (size_t)M; it++) {
+	int it = 0;
+	/* Row q[0], its slice in v and its K candidates in k3: row q[NB - 1]'s
+	 * slice issued into nv (the set the last row was in), to be in flight
+	 * through this row's sums, barrier and output; returns whether the
+	 * cluster has a row after it.  Called with the sets in turn (no
+	 * copies: a copy of a register a load is still writing waits for it). */
+	auto step = [&](const uint4 (&v)[VPT], const float (&k3)[3], uint4 (&nv)[VPT], float (&nk3)[3]) -> bool {
+		const size_t r = q[0];
 		const __nv_bfloat16 *row = x + r * N;
 		__nv_bfloat16 *out = y + r * N;
 		const slice s = slice_of(row, out, N, rank);
 		const int head = s.head, n8 = s.nv, tail = N - head - 8 * n8, ng = s.ng;
-		/* the next row's slice, in flight through this row's sums, barrier and output */
-		uint4 nv[VPT];
-		float nk3[3] = {0.0f, 0.0f, 0.0f};
-		if (rn < (size_t)M)
-			load_slice(x, y, rn, N, rank, nv, nk3);
+		if (q[NB - 1] < (unsigned)M)
+			load_slice(x, y, q[NB - 1], N, rank, nv, nk3);
 #if PF
-		if (rnn < (size_t)M)
-			prefetch_slice(x, rnn, N, rank);
+		if (q[NB - 1 + PF] < (unsigned)M)
+			prefetch_slice(x, q[NB - 1 + PF], N, rank);
 #endif
-		unsigned grab = 0; /* the row after rnn, sent with rank 0's pairs */
+		unsigned grab = 0; /* row AHEAD on, sent with rank 0's pairs */
 		if (rank == 0 && t == 0)
-			grab = 3 * (unsigned)G + atomicAdd(&rows_taken, 1u);
+			grab = AHEAD * (unsigned)G + atomicAdd(&rows_taken, 1u);
 		const float ka = k3[0], kb = k3[1], kc = k3[2];
 		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 		float s1 = 0.0f, s2 = 0.0f;
@@ -348,13 +366,25 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			out[i] = __float2bfloat16_rn((tv - mean) * rstd * __bfloat162float(w[i]) + __bfloat162float(b[i]));
 		}
 #pragma unroll
+		for (int j = 0; j < AHEAD - 1; j++)
+			q[j] = q[j + 1];
+		q[AHEAD - 1] = after[it & 1];
+		it++;
+		return q[0] < (unsigned)M;
+	};
+#if NB > 2
+	while (q[0] < (unsigned)M && step(va, k3a, vc, k3c) && step(vb, k3b, va, k3a) && step(vc, k3c, vb, k3b))
+		;
+#else
+	/* (the next row's set copied into this row's once it has landed: the
+	 * same registers as calling step with the sets swapped, fewer spilled) */
+	while (q[0] < (unsigned)M && step(va, k3a, vb, k3b)) {
+#pragma unroll
 		for (int k = 0; k < VPT; k++)
-			v[k] = nv[k];
-		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
-		r = rn;
-		rn = rnn;
-		rnn = after[it & 1];
+			va[k] = vb[k];
+		k3a[0] = k3b[0], k3a[1] = k3b[1], k3a[2] = k3b[2];
 	}
+#endif
 	if (rank == 0 && t == 0)
 		leave((unsigned)G);
 }
