@@ -170,27 +170,6 @@ def clu(per16, vpt, extra=()):
     return f
 
 
-def resident(per16, vpt, minb):
-    """layernorm/09_resident.cu, layernorm_bf16_resident.cu (issue 31: a
-    persistent cluster a row, w and b in shared memory once a launch) past
-    16384: the smallest cluster (2..16) whose ranks hold a slice at VPT
-    vectors a thread in at most 512 threads (416 at MINB = 2: two blocks an
-    SM, and then their w and b in half an SM's shared memory), the fewest
-    warps that hold it."""
-    def f(n):
-        if n <= 16384:
-            return None
-        most = 512 if minb == 1 else 416
-        for c in (2, 4, 8, 16):
-            per = -(-(n // per16) // c)
-            t = 32 * -(-per // (32 * vpt))
-            if t <= most and 2 * 16 * (per + 1) + c * t // 2 <= (232000 if minb == 1 else 110000):
-                return ["--define", f"CLUSTER={c}", "--define", f"VPT={vpt}", "--define", f"THREADS={t}",
-                        "--define", f"MINB={minb}"]
-        return None
-    return f
-
-
 def even(g):
     """g only at widths a multiple of 4 (where fit3's candidates take the odd
     ones' places, at most 4 a long row)."""
@@ -282,7 +261,6 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
                            (L + "06_cluster.cu", clu(4, 8)), (L + "06_cluster.cu", clu(4, 8, PF)),
-                           (L + "09_resident.cu", resident(4, 8, 1)), (L + "09_resident.cu", resident(4, 4, 2)),
                            *twopasses(L + "08_twopass.cu", 4, extra=("--define", "U2=2"))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
@@ -292,8 +270,6 @@ CANDIDATES = {
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
-                            (L + "layernorm_bf16_resident.cu", resident(8, 8, 1)),
-                            (L + "layernorm_bf16_resident.cu", resident(8, 4, 2)),
                             *twopasses(L + "layernorm_bf16_twopass.cu", 8, 32768)],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),

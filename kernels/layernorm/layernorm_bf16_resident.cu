@@ -8,6 +8,19 @@
 // of each (zero past N), vector gi of a row whose head is H (0..7) two
 // aligned uint4 shifted by H elements.
 //
+// Measured (H200, 2026-11-28, bench/layernorm_resident_h200.txt, two runs of
+// scripts/gpu-lnres.sh): CORRECT at CLUSTER 2-16 and memcheck clean, but no
+// configuration beats the gallery's best at any of the seven rows: f32
+// 8192 x 50257 59% of copy at NB = 2 (67% at NB = 3 PF = 1) against 77%,
+// 4096 x 200003 54-59% against 70%, 4096 x 262144 68-70% against 86%; bf16
+// 8192 x 50257 54-61% against 77%, 4096 x 131072 78% (PF = 1) against 83%,
+// 4096 x 262144 79% (PF = 1) against 79%, 4096 x 200003 49-53% against 67%.
+// The weights' L2 stream is gone, but the persistent loop keeps half the
+// bytes in flight an SM of the one-row-a-cluster kernels (the second
+// register set holds the row being summed and stored: 416 x 8 x 16 B =
+// 53 KB against 2 x 53 KB), and that costs more than the stream saved.
+// A measured negative result: bench/gallery.py does not offer it.
+//
 //! kernel  layernorm_bf16
 //! arg     M = 8192
 //! arg     N = 50257
