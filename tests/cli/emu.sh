@@ -545,6 +545,32 @@ for f in 06_cluster layernorm_bf16_cluster; do
 	emu "cu_${f}_pipe_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D MINB=2 -D PIPE=1 \
 		-D WAVE=3 --offset 4 --size M=7,N=503
 done
+# issue 31's persistent LayerNorm, w and b resident in shared memory, at
+# CLUSTER = 1, on a copy whose default N is 5003 (the launch check reads the
+# defaults, and one block's w and b at 50257 exceed shared memory) and whose
+# L2 prefetch does nothing (the emulator has none): 1 to 4 blocks (sm_count
+# x MINB: a block's first NB + PF rows, then the row counter), every head,
+# N < a vector, 2, 3 and 5 warps, buffers off 16 bytes; NB = 3 (the sets
+# in turn) with PF = 0 and 2 (the rows known further ahead)
+for f in 09_resident layernorm_bf16_resident; do
+	sed -e 's|^//! arg     N = 50257|//! arg     N = 5003|' \
+		-e 's/asm volatile("prefetch.global.L2 \[%0\];" ::"l"(p));/(void)p;/' kernels/layernorm/$f.cu >"$T_TMP/$f.cu"
+	grep -q '(void)p;' "$T_TMP/$f.cu" && pass "cu_${f}_copy" || fail "cu_${f}_copy" "the prefetch is not stubbed"
+	emu "cu_$f" "$T_TMP/$f.cu" -D CLUSTER=1 -D THREADS=160 -D VPT=8 --sm-count 1 --size M=9,N=5003 --size M=5,N=13 \
+		--size M=3,N=1 --size M=3,N=4099 --size M=2,N=4096 --size M=9,N=7 --size M=11,N=15
+	emu "cu_${f}_one_block" "$T_TMP/$f.cu" -D CLUSTER=1 -D THREADS=64 -D VPT=4 -D MINB=1 --sm-count 1 --sched warp \
+		--size M=9,N=767 --size M=7,N=503
+	emu "cu_${f}_off" "$T_TMP/$f.cu" -D CLUSTER=1 -D THREADS=160 -D VPT=4 --sm-count 2 --offset 4 --size M=7,N=503 \
+		--size M=9,N=1533
+	emu "cu_${f}_shuffle" "$T_TMP/$f.cu" -D CLUSTER=1 -D THREADS=96 -D VPT=2 --sm-count 1 --offset 8 --sched shuffle \
+		--seed 3 --size M=9,N=767 --size M=11,N=15
+	for pf in 0 2; do
+		emu "cu_${f}_nb3_pf$pf" "$T_TMP/$f.cu" -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D NB=3 -D PF=$pf --sm-count 1 \
+			--size M=9,N=5003 --size M=5,N=13 --size M=1,N=4099 --size M=11,N=15
+		emu "cu_${f}_nb3_pf${pf}_warp" "$T_TMP/$f.cu" -D CLUSTER=1 -D THREADS=64 -D VPT=4 -D MINB=1 -D NB=3 -D PF=$pf \
+			--sm-count 1 --sched warp --size M=9,N=767 --size M=2,N=767
+	done
+done
 # the rings (softmax/09_ring.cu's mbarrier ring: a producer warp's bulk
 # copies into NSLOT slots, the consumers' named barrier) at CLUSTER = 1 (the
 # emulator's cluster is one block), 2 consumer warps and the producer: one
@@ -683,6 +709,21 @@ mutant_cu ring_weights_unshifted 's/shiftv<(H < 0 ? 0 : H)>(cur\[k\].wa/shiftv<0
 	-D CLUSTER=1 -D THREADS=64 --size M=9,N=5003
 mutant_cu ring_no_release 's/bar_arrive(smem(\&r.empty\[q % NSLOT\]));/;/' 'deadlock' $R7 \
 	-D CLUSTER=1 -D THREADS=64 --size M=9,N=5003
+# the resident LayerNorm (its N = 5003 copies above): one slot of pairs
+# for every row (a warp run ahead stores row i + 1's pair over row i's),
+# w and b unshifted at rows off a boundary, the slice of w and b without
+# its padding vector (the shifted pair's second reads NaNs), NB = 3's
+# second row loaded into the set the next row is in
+for f in 09_resident layernorm_bf16_resident; do
+	mutant_cu "${f}_nb3_sets" 's/step(vb, k3b, va, k3a) \&\&/step(vb, k3b, vc, k3c) \&\&/' 'elements wrong' "$T_TMP/$f.cu" \
+		-D CLUSTER=1 -D THREADS=160 -D VPT=8 -D NB=3 --sm-count 1 --size M=9,N=5003
+	mutant_cu "${f}_one_slot" 's/float2 \*pp = part\[it & 1\];/float2 *pp = part[0];/' 'elements wrong' "$T_TMP/$f.cu" \
+		-D CLUSTER=1 -D THREADS=64 -D VPT=4 -D MINB=1 --sm-count 1 --sched warp --size M=9,N=767
+	mutant_cu "${f}_unshifted" 's/shift4(ws\[i\], ws\[i + 1\], H)/ws[i]/; s/shift8<H>(ws\[i\], ws\[i + 1\])/ws[i]/' \
+		'elements wrong' "$T_TMP/$f.cu" -D CLUSTER=1 -D THREADS=160 -D VPT=8 --sm-count 1 --size M=9,N=5003
+	mutant_cu "${f}_unpadded" 's/j < \([48]\) \* (PER(N) + 1)/j < \1 * PER(N)/' 'nan, want' "$T_TMP/$f.cu" \
+		-D CLUSTER=1 -D THREADS=160 -D VPT=8 --sm-count 1 --size M=9,N=5003
+done
 MS='--size M=130,N=70,K=75 --size M=200,N=264,K=136'
 mutant atomic_as_store 's/atomicAdd(p_ + e_ + j_, \(.*\));$/*(p_ + e_ + j_) = \1;/' 'elements wrong' \
 	tests/emu/colsum_atomic.tile --size M=40,N=1001
