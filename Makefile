@@ -46,7 +46,7 @@ TUI_LIBS := -lncursesw -ltinfo
 LDLIBS := $(RPATH) $(STATIC_LIBS) -lcrypto -ldl -lm -lpthread $(TUI_LIBS)
 
 # ---- sources --------------------------------------------------------------
-LIB_DIRS := core spec tile compile tensor reference gpu counters ceilings measure runner diff session llm_bridge report app tui
+LIB_DIRS := core spec tile tilegen compile tensor reference gpu counters ceilings measure runner diff session llm_bridge report app tui
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TS_OBJ   := $(B)/ts/runtime.o $(B)/ts/cuda_parser.o $(B)/ts/cuda_scanner.o $(B)/ts/hl_queries.o \

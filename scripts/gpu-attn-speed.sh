@@ -9,9 +9,9 @@
 #   attention.tile       its defaults: two m16 row tiles a warp (BM = 128),
 #                        128 keys a step at D = 64, 64 at D = 128; l's row sum
 #                        folded across the quad after the loop and acc's lazy
-#                        rescale where alpha is assigned (src/tile/lower_rowacc.c);
+#                        rescale where alpha is assigned (src/tilegen/lower_rowacc.c);
 #                        o stored two bf16 a 32-bit store and q's copy waited
-#                        for with the first k and v (src/tile/lower_rowio.c,
+#                        for with the first k and v (src/tilegen/lower_rowio.c,
 #                        lower_rows.c; 2026-11-28)
 #   02_fa2               its defaults: BM 128, MT 2, BN 128 at D = 64 (the
 #                        tune line's BN = 0), 64 at D = 128

@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-attn2c.sh - issue 30: attention.tile's producer-warpgroup shape (-D
 # THREADS=256, 03_fa3.cu's roles in the lowering) with the k and v rings
-# of src/tile/lower_rowwg_tma.c (two stages each, full and empty mbarriers
+# of src/tilegen/lower_rowwg_tma.c (two stages each, full and empty mbarriers
 # a stage, k handed back once S has read it and v once P V has, TMA boxes
 # issued by one producer thread) against one warpgroup (-D THREADS=128,
 # the default before) and the hand 03_fa3.cu, on one GPU: bf16, D = 64 and

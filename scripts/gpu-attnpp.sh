@@ -8,7 +8,7 @@
 # and, time left, the variants (each row's name):
 #   attention.tile        its defaults on sm_90a: two consumer warpgroups of
 #                         64 rows and a producer warpgroup (03_fa3.cu's
-#                         roles, src/tile/lower_rowwg.c: cp.async into two
+#                         roles, src/tilegen/lower_rowwg.c: cp.async into two
 #                         stages, named barriers, the consumers' turns at
 #                         the tensor cores), 128 keys a step, D = 64 and 128
 #   attention.tile-1wg    -D THREADS=128: the structure before (the

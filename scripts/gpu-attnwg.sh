@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpu-attnwg.sh - issue 30's last H200 target: attention.tile with its dots
-# lowered to wgmma (src/tile/lower_rowwg.c, the file's `//! arch sm_90a`;
+# lowered to wgmma (src/tilegen/lower_rowwg.c, the file's `//! arch sm_90a`;
 # passed here as --arch sm_90a all the same) against the hand
 # FlashAttention-2 kernel 02_fa2.cu and the FlashAttention-3-style 03_fa3.cu,
 # each at its defaults, on one GPU: D = 64 and 128, causal and not, N = 1024

@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-attnwg2.sh - issue 30 at D = 128: attention.tile's wgmma loop with
 # S of a trip issued before the last trip's P V and waited for alone
-# (03_fa3.cu's OVERLAP, src/tile/lower_rowwg.c: the softmax runs while P V
+# (03_fa3.cu's OVERLAP, src/tilegen/lower_rowwg.c: the softmax runs while P V
 # does) against the same file waiting for each product (-D
 # KB_WG_OVERLAP=0, the lowering measured by gpu-attnwg.sh), the hand
 # FlashAttention-2 kernel 02_fa2.cu and the FlashAttention-3-style 03_fa3.cu,

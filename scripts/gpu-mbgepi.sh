@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-mbgepi.sh - issue 29 row (9): why a GELU epilogue made the wgmma
 # lowering's TMA store slower (matmul.tile 177 us with it, row (9) 224),
-# and the fix (src/tile/lower_wgepi.c): each role of a persistent wgmma
+# and the fix (src/tilegen/lower_wgepi.c): each role of a persistent wgmma
 # kernel in a loop of its own, so that ptxas keeps setmaxnreg (with one
 # loop for both it printed C7507 "'setmaxnreg' ignored" and the consumers
 # ran on the launch's 168 registers; --define KB_WG_ROLES=0 keeps that),

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpu-tmapers.sh - issue 29 item 4 and row (9): the tile DSL's wgmma
-# lowering with TMA copies and persistent blocks (src/tile/lower_wgmma.c,
+# lowering with TMA copies and persistent blocks (src/tilegen/lower_wgmma.c,
 # the default on sm_90a) beside the lowering before it (--define KB_TMA=0:
 # cp.async by the producer warpgroup, a block a tile), each CORRECT and
 # timed in one run with cuBLAS (torch.matmul bf16, timed as bench/gemm.py

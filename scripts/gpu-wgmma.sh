@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-wgmma.sh - issue 29 item 4's GPU evidence: kernels/matmul/matmul.tile
 # lowered for sm_90a (its dot as wgmma with a producer warpgroup,
-# src/tile/lower_wgmma.c) CORRECT at S = 8192, 4096, 1000 and 1001, and its
+# src/tilegen/lower_wgmma.c) CORRECT at S = 8192, 4096, 1000 and 1001, and its
 # time at 8192^3 beside cuBLAS (torch.matmul bf16, L2 flushed, timed as
 # bench/gemm.py does, this GPU), kernels/gemm/04_wgmma.cu and the same file
 # lowered for sm_90 (mma.sync, the lowering before); the other wgmma tile

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpu-wgpp.sh - issue 29 row (9): the wgmma lowering's epilogue store by TMA
-# (src/tile/lower_wgmma.c: each consumer warpgroup's converted tile through
+# (src/tilegen/lower_wgmma.c: each consumer warpgroup's converted tile through
 # two swizzled shared buffers, [64][64] blocks out by cp.async.bulk.tensor,
 # so the consumers go back to the next tile's wgmma; the default on sm_90a
 # where the stored value calls no transcendental, so matmul.tile's and not

@@ -5,7 +5,7 @@
 // no 16-byte multiples: TMA cannot copy them, so the producer copies with
 // cp.async (16 bytes, zeros past the edges), or element by element where
 // the rows are unaligned, as the tile DSL's wgmma lowering does
-// (src/tile/lower_wgmma.c; .cu kernels include nothing of another file).
+// (src/tilegen/lower_wgmma.c; .cu kernels include nothing of another file).
 //
 // A block is three warpgroups and owns an SM for the whole run, walking
 // the 128 x 256 output tiles blockIdx.x, + gridDim.x, ... (GROUP tile rows

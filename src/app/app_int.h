@@ -6,7 +6,7 @@
 #define KB_APP_INT_H
 
 #include "app.h"
-#include "../tile/tile.h"
+#include "../tilegen/tilegen.h"
 
 /* ===== variants.c: what the session verbs share ===== */
 

@@ -6,7 +6,7 @@
 #define KB_COMPILE_INT_H
 
 #include "compile.h"
-#include "../tile/tile.h"
+#include "../tilegen/tilegen.h"
 
 #include <stdarg.h>
 #include <string.h>

@@ -13,7 +13,7 @@
 
 #include "../core/kb.h"
 #include "../app/app.h"
-#include "../tile/tile.h"
+#include "../tilegen/tilegen.h"
 #include "tui.h"
 
 #include <pthread.h>

@@ -247,7 +247,7 @@ emu fused_causal_softmax_mask_reads kernels/fused/causal_softmax.tile --size T=6
 emu fused_causal_softmax_streamed kernels/fused/causal_softmax.tile -D BLOCK=256 -D THREADS=64 \
 	--size T=259,M=518,N=259
 # ... and as written (`//! arch sm_90a`): the dot lowered to wgmma
-# (src/tile/lower_wgmma.c) with a producer warpgroup's TMA copies (cp.async
+# (src/tilegen/lower_wgmma.c) with a producer warpgroup's TMA copies (cp.async
 # where a row is no 16-byte multiple: N = 300), the ring's mbarriers,
 # persistent blocks (--sm-count 2: two or three tiles a block) and, with
 # -D KB_WG_STORE=1 (matmul.tile's default), the epilogue's TMA store from

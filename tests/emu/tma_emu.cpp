@@ -1,6 +1,6 @@
 /*
  * tma_emu.cpp - the emulator's TMA copies and bulk async-groups: what the
- * wgmma lowering with TMA (src/tile/lower_wgmma.c) writes inline beside
+ * wgmma lowering with TMA (src/tilegen/lower_wgmma.c) writes inline beside
  * wgmma, interpreted by ptx_emu.cpp and run here; the mbarriers its loads
  * complete on are mbar_emu.cpp's, its named barriers cuda_emu.cpp's.
  * Semantics from NVIDIA's PTX ISA (9.7.9.27 cp.async.bulk.tensor: a box of

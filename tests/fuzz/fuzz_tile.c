@@ -1,7 +1,7 @@
 /* fuzz_tile.c - the tile DSL front end and lowering (src/tile: tokenize,
  * parse, check, lower) through kb_tile_compile: the input is a whole
  * .tile file; the generated CUDA gets its #line pinning as well. */
-#include "../../src/tile/tile.h"
+#include "../../src/tilegen/tilegen.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

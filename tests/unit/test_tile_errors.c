@@ -2,7 +2,7 @@
  * issue 29 (operators ** << >> & |, the functions, exact=, keep=, trans,
  * atomics, gathers), each with its one message, line and column; the
  * older constructs' table is test_tile_front.c's.  No lowering, no GPU. */
-#include "../../src/tile/tile_int.h"
+#include "../../src/tilegen/tilegen_int.h"
 #include "t.h"
 #include "tile_front.h"
 

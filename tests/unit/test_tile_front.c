@@ -4,7 +4,7 @@
  * docs/tile.md example and on softmax-, layernorm-, rmsnorm-, vector_add-
  * and matmul-shaped programs; and a table of bad programs, each with its
  * one message, line and column.  No lowering, no GPU. */
-#include "../../src/tile/tile_int.h"
+#include "../../src/tilegen/tilegen_int.h"
 #include "t.h"
 
 #include "tile_front.h"

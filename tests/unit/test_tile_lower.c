@@ -4,7 +4,7 @@
  * renames, consts as constexpr, the #line pinning the compiler sees, and
  * a table of programs the lowering refuses, each at its line and column.
  * The generated CUDA is compiled by tests/cli/tile.sh (NVRTC); no GPU. */
-#include "../../src/tile/tile_int.h"
+#include "../../src/tilegen/tilegen_int.h"
 #include "t.h"
 
 typedef struct {

@@ -1,4 +1,4 @@
-/* test_tile_wgmma.c - a dot on sm_90a (src/tile/lower_wgmma.c): the
+/* test_tile_wgmma.c - a dot on sm_90a (src/tilegen/lower_wgmma.c): the
  * canonical loop lowers to a producer warpgroup's copies and consumer
  * warpgroups' wgmma, its launch grows by the producer, its epilogue keeps
  * the mma layout with m pieces 64 rows apart; its operands come by TMA
@@ -6,7 +6,7 @@
  * runner passes zeros, or always with KB_TMA=0; every other target, and each
  * shape or program the wgmma path does not take, keeps mma.sync.  NVRTC
  * compiles the sm_90a CUDA in tests/cli/tile.sh; no GPU here runs it. */
-#include "../../src/tile/tile_int.h"
+#include "../../src/tilegen/tilegen_int.h"
 #include "t.h"
 
 typedef struct {

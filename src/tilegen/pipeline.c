@@ -1,8 +1,8 @@
 /*
- * tile.c - the tile compiler's pipeline: tokens, tree, checks, CUDA C.
+ * pipeline.c - the tile compiler's pipeline: tokens, tree, checks (src/tile), CUDA C.
  * Owns no state between calls.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdlib.h>
 #include <string.h>

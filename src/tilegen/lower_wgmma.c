@@ -90,7 +90,7 @@
  * in the producer (anything but scalars before it) or need every thread
  * after it (loops, ifs, reductions).
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -31,7 +31,7 @@
  * and `acc += dot(...)`; anything else there, a dot elsewhere, or a
  * [BM, BN] value that mixes in a rank-1 tile, is an error at its place.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

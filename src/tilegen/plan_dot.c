@@ -6,7 +6,7 @@
  * the accumulator's layout).  A program that is no such loop is reported
  * at its place here, before anything is emitted.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

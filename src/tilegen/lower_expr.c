@@ -9,7 +9,7 @@
  * materialized before the statement (loads, reductions: lower_load.c,
  * lower_reduce.c), read at the slot.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -41,7 +41,7 @@
  * What is not lowered yet (2-D tiles other than a dot's, axis reductions,
  * column slices) is an error at its place, never wrong code.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * computes the values).  The access and the group loop are shared with
  * lower_value.c (streamed loads, stores).  Calls only lower_expr.c.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * lower_load.c, its streams and stores by lower_value.c, a dot's loop by
  * lower_dot.c; lower.c lowers the kernels and their bodies through here.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

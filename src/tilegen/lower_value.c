@@ -6,7 +6,7 @@
  * lower_stmt.c decides what streams (lower.c explains the layout);
  * lower_reduce.c materializes the rest before the statement.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

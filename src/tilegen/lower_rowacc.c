@@ -29,7 +29,7 @@
  *   the dot) every MUFU of the trip was issued before the first of those
  *   mmas (bench/attention_tile_sass.txt).
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * into materialize as materialize recurses into them: one recursion over
  * the tree, kept in one file.  Element-wise nodes are left to lower_expr.c.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
  * mbarrier before the dot that reads it and lane 0 of each warp arrives on
  * its empty one once that dot's wgmma group is done (8 arrivals).
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

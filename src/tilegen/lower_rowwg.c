@@ -67,7 +67,7 @@
  * each dot's result at most 256 columns, a K-major b's K and an MN-major
  * b's columns multiples of 64 (a swizzle row).  Others keep mma.sync.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -22,7 +22,7 @@
  * tile into shared memory (copy_issue, by the block's threads or by the
  * producer warpgroup of lower_rowwg.c), which both of those files issue.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

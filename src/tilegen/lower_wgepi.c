@@ -38,7 +38,7 @@
  * the accumulators (=1 works out all 128 first; =2 each pair between the
  * barriers).
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdlib.h>
 

@@ -60,7 +60,7 @@
  * transposes but a dot's b, no atomics into 2-d slices (kb_tile__rows_plan).
  * Others keep lower_reduce.c's 2-d layout.
  */
-#include "tile_int.h"
+#include "tilegen_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
