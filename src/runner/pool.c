@@ -27,6 +27,7 @@ typedef struct {
 	pthread_t thread;
 	bool started;
 	bool warm_pending;     /* kb_pool_warm: open its GPU before any job */
+	bool warming;          /* its thread is in warm_up, the lock let go */
 	int lost_in_a_row;
 	bool retired;
 } worker;
@@ -42,6 +43,7 @@ struct kb_pool {
 	int head, tail, live;
 	int settled;           /* jobs of this run with their final result */
 	bool quit;             /* kb_pool_free: the threads end */
+	bool closing;          /* kb_pool_free: no warm-up starts */
 	kb_runner_progress_fn progress;
 	void *progress_ctx;
 	char **first_worker;   /* where a re-queued job was lost the first time */
@@ -156,15 +158,18 @@ static void *work(void *arg)
 		worker *w = &p->w[i];
 		if (p->quit)
 			break;
-		if (w->warm_pending) {
+		if (w->warm_pending && !p->closing) {
 			w->warm_pending = false;
+			w->warming = true;
 			kb_runner *r = w->r;
 			pthread_mutex_unlock(&p->lock);
 			warm_up(r);
 			pthread_mutex_lock(&p->lock);
+			w->warming = false;
+			pthread_cond_broadcast(&p->cond); /* kb_pool_free may wait for it */
 			continue;
 		}
-		if (w->retired || p->head == p->tail) {
+		if (w->retired || p->closing || p->head == p->tail) {
 			pthread_cond_wait(&p->cond, &p->lock);
 			continue;
 		}
@@ -268,7 +273,15 @@ void kb_pool_free(kb_pool *p)
 	if (!p)
 		return;
 	/* the runners first, while their threads live: a runner told "bye"
-	 * finishes by itself instead of dying with its thread */
+	 * finishes by itself instead of dying with its thread.  But not under
+	 * a thread still warming it up (kb_pool_warm's call, which no run
+	 * waits for): closed there, the runner was freed in its hands. */
+	pthread_mutex_lock(&p->lock);
+	p->closing = true;
+	for (int i = 0; i < p->nw; i++)
+		while (p->w[i].warming)
+			pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
 	for (int i = 0; i < p->nw; i++)
 		kb_runner_close(p->w[i].r);
 	pthread_mutex_lock(&p->lock);
