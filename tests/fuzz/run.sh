@@ -24,7 +24,8 @@ one() { # seconds name
 		echo skip >"$logs/$2.rc"; return
 	fi
 	mkdir -p "$work" "$art"
-	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	# (intercept_tls_get_addr=0: tests/sanitize.sh says why)
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	"$bin" -max_total_time="$1" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
 		-print_final_stats=1 -artifact_prefix="$art" \
