@@ -545,6 +545,16 @@ for f in 06_cluster layernorm_bf16_cluster; do
 	emu "cu_${f}_pipe_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D MINB=2 -D PIPE=1 \
 		-D WAVE=3 --offset 4 --size M=7,N=503
 done
+# issue 31's two rows a cluster (10_two_rows.cu and its bf16 twin, w and b
+# read once for rows APART apart), CLUSTER = 1: M not a multiple of 2 APART
+# (a cluster with one row, clusters with none), M under APART, every head,
+# N < a vector, buffers off 16 bytes, and ROWS = 1 beside it
+for f in 10_two_rows layernorm_bf16_two_rows; do
+	emu "cu_$f" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 --size M=17,N=5003 --size M=5,N=13 \
+		--size M=3,N=1 --size M=11,N=4099 --size M=2,N=4096 --size M=19,N=7 --size M=9,N=15
+	emu "cu_${f}_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 --offset 4 --size M=21,N=503
+	emu "cu_${f}_rows1" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D ROWS=1 --size M=9,N=5003
+done
 # issue 31's persistent LayerNorm, w and b resident in shared memory, at
 # CLUSTER = 1, on a copy whose default N is 5003 (the launch check reads the
 # defaults, and one block's w and b at 50257 exceed shared memory) and whose

@@ -1,0 +1,445 @@
+// LayerNorm forward in bf16 over long and odd-width rows (statistics in f32),
+// two rows a cluster: layernorm_bf16_cluster.cu (a cluster of CLUSTER
+// blocks a row, each block's slice of the row in registers; its comment
+// says how the slices, heads, tails and statistics go) with each vector of
+// w and b read once for two rows, as layernorm/10_two_rows.cu does for f32
+// (its comment says why: past a block's slice w and b come from L2 every
+// row, twice the row's bytes of x, and with those reads left out the same
+// ring reads 90-95% of copy, bench/layernorm_ring3_h200.txt).
+// ROWS = 2: cluster c normalises rows c / APART * 2 APART + c % APART and
+// APART more.  Rows APART = 8 apart start at one offset from a 16-byte
+// boundary whatever N (8 rows of bf16 are 16 N bytes), so both rows meet w
+// and b at the same head and one shifted pair of loads serves both (and
+// one unpacking of them); a row past M is neither loaded nor stored.  A
+// block holds VPT uint4 of each row, so ROWS = 2 at CLUSTER = 2 C holds
+// what ROWS = 1 at C does, at the same registers; ROWS = 1 is
+// layernorm_bf16_cluster.cu at PIPE = 0 (the same arithmetic, for
+// comparison in one file).  PF = 1 and PRE = 1 as there (GPU only).
+//
+//! kernel  layernorm_bf16
+//! arg     M = 8192
+//! arg     N = 50257
+//! in      x : bf16[M, N] = randn(seed=1)
+//! in      w : bf16[N] = rand(0.5, 1.5)
+//! in      b : bf16[N] = randn(seed=3)
+//! out     y : bf16[M, N]
+//! launch  grid=(min((M + 8 * ROWS - 1) / (8 * ROWS) * 8, M) * CLUSTER) block=(THREADS)
+//! ref     layernorm(x, w, b, eps=1e-5) -> y
+//! tol     rtol=1e-2 atol=1e-2
+//! bytes   2*M*N*2
+//! flops   7*M*N
+//! sweep   N = 50257, 1, 7, 13, 5003, 32771
+//! require (N / 8 + CLUSTER - 1) / CLUSTER <= THREADS * VPT   // a rank's slice in registers
+//! tune    CLUSTER = 4, 8, 2, 16
+//! tune    THREADS = 416, 512, 256
+//! tune    ROWS = 2, 1
+//! tune    VPT = 4, 8
+//! tune    MINB = 2, 1
+//! tune    PF = 0, 1
+//! tune    PRE = 0, 1
+
+#include <cuda_bf16.h>
+
+#ifndef CLUSTER
+#define CLUSTER 4 /* blocks a row pair (16: kbench allows the non-portable size) */
+#endif
+#ifndef THREADS
+#define THREADS 416 /* 13 warps x 4 uint4 hold 50257 / 4 ranks */
+#endif
+#ifndef VPT
+#define VPT 4 /* uint4 (8 bf16) of each row a thread */
+#endif
+#ifndef MINB
+#define MINB 2 /* blocks an SM the registers must leave room for */
+#endif
+#ifndef PF
+#define PF 0 /* 1: the slices of the rows a wave ahead prefetched into L2 */
+#endif
+#ifndef PRE
+#define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
+#endif
+#ifndef ROWS
+#define ROWS 2 /* rows a cluster (2: w and b read once for both) */
+#endif
+#define WARPS (THREADS / 32)
+#define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
+#define APART 8 /* ROWS = 2: a cluster's rows r and r + APART (one head) */
+static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
+static_assert(ROWS == 1 || ROWS == 2, "ROWS: 1 or 2");
+
+#if CLUSTER > 1
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__device__ void cluster_arrive_relaxed(void)
+{
+	asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+__device__ void cluster_arrive(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ void cluster_wait(void)
+{
+	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+#endif
+
+__device__ void unpack8(uint4 u, float *f)
+{
+	const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		float2 t = __bfloat1622float2(h[j]);
+		f[2 * j] = t.x, f[2 * j + 1] = t.y;
+	}
+}
+
+__device__ uint4 pack8(const float *f)
+{
+	uint4 u;
+	__nv_bfloat162 *h = (__nv_bfloat162 *)&u;
+#pragma unroll
+	for (int j = 0; j < 4; j++)
+		h[j] = __floats2bfloat162_rn(f[2 * j], f[2 * j + 1]);
+	return u;
+}
+
+/* The elements of a row of n bf16 at p before its first 16-byte boundary. */
+__device__ int head_of(const void *p, int n)
+{
+	return min(n, (int)((16u - ((unsigned)(size_t)p & 15u)) & 15u) / 2);
+}
+
+/* The 8 bf16 at p (any 2-byte alignment) of the array [lo, hi): two aligned
+ * uint4 shifted by p's offset, or 8 scalar loads where those would reach
+ * outside the array. */
+__device__ uint4 load8(const __nv_bfloat16 *p, const __nv_bfloat16 *lo, const __nv_bfloat16 *hi)
+{
+	const unsigned mis = (unsigned)(size_t)p & 15u;
+	const uint4 *q = (const uint4 *)((const char *)p - mis);
+	if (mis == 0)
+		return __ldg(q);
+	if ((const char *)q >= (const char *)lo && (const char *)(q + 2) <= (const char *)hi) {
+		uint4 a = __ldg(q), b = __ldg(q + 1);
+		unsigned u[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}, o[5], r[4];
+		const unsigned d = mis / 4; /* whole words, then half a word */
+#pragma unroll
+		for (int k = 0; k < 5; k++)
+			o[k] = d == 0 ? u[k] : d == 1 ? u[k + 1] : d == 2 ? u[k + 2] : u[k + 3];
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			r[k] = mis & 2 ? (o[k] >> 16) | (o[k + 1] << 16) : o[k];
+		return make_uint4(r[0], r[1], r[2], r[3]);
+	}
+	uint4 v;
+	__nv_bfloat16 *h = (__nv_bfloat16 *)&v;
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+		h[j] = p[j];
+	return v;
+}
+
+/* The 8 bf16 from w[8 * j + H] on (w 16-byte aligned; H a constant):
+ * aligned uint4 j and, where H > 0, j + 1 (or only its first H elements
+ * where it would reach past N), shifted by H elements. */
+template <int H>
+__device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
+{
+	const uint4 a = __ldg((const uint4 *)w + j);
+	if (H == 0)
+		return a;
+	const int e = 8 * j + 8;
+	uint4 c;
+	if (e + 8 <= N) {
+		c = __ldg((const uint4 *)w + j + 1);
+	} else {
+		const unsigned short *h = (const unsigned short *)w + e;
+		unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+		for (int k = 0; k < H; k++)
+			v[k / 2] |= (unsigned)h[k] << (16 * (k % 2));
+		c = make_uint4(v[0], v[1], v[2], v[3]);
+	}
+	const unsigned u[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+	unsigned r[4];
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		r[k] = H % 2 ? (u[k + H / 2] >> 16) | (u[k + H / 2 + 1] << 16) : u[k + H / 2];
+	return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
+/* (x - mean) * rstd * w + b of 8 packed bf16, w and b packed. */
+__device__ uint4 norm8(uint4 x, uint4 w, uint4 b, float mean, float rstd)
+{
+	float f[8], g[8], c[8];
+	unpack8(x, f);
+	unpack8(w, g);
+	unpack8(b, c);
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+		f[j] = (f[j] - mean) * rstd * g[j] + c[j];
+	return pack8(f);
+}
+
+/* This thread's vectors of the cluster's rows (row vector g0 + t + k *
+ * THREADS, the first ng of the rank's) normalised and stored at obody[q],
+ * the rows' head H: each vector of w and b loaded once for the rows (the
+ * second where has2). */
+template <int H>
+__device__ void out_body(const uint4 (*v)[VPT], uint4 *const *obody, bool has2, const __nv_bfloat16 *w,
+			 const __nv_bfloat16 *b, int g0, int ng, int N, const float *mean, const float *rstd)
+{
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = threadIdx.x + k * THREADS, gi = g0 + i;
+		if (i < ng) {
+			const uint4 wv = wvec<H>(w, gi, N), bv = wvec<H>(b, gi, N);
+#pragma unroll
+			for (int q = 0; q < ROWS; q++)
+				if (q == 0 || has2)
+					__stcs(obody[q] + gi, norm8(v[q][k], wv, bv, mean[q], rstd[q]));
+		}
+	}
+}
+
+/* Cluster c's row q (ROWS = 2: the rows APART apart, one head; ROWS = 1: c). */
+__device__ size_t row_of(size_t c, int q)
+{
+	return c / APART * (APART * ROWS) + c % APART + (size_t)q * APART;
+}
+
+/* Where this rank's slice of a row lies (input row at row, output at out):
+ * the row's head (elements before its first 16-byte boundary, or the whole
+ * row where input and output are aligned differently), its whole vectors,
+ * the rank's first vector and how many it holds. */
+struct slice {
+	int head, nv, g0, ng;
+};
+
+__device__ slice slice_of(const __nv_bfloat16 *row, const __nv_bfloat16 *out, int N, int rank)
+{
+	slice s;
+	s.head = ((size_t)row ^ (size_t)out) & 15 ? N : head_of(row, N);
+	s.nv = (N - s.head) / 8;
+	s.g0 = rank * PER(N);
+	s.ng = max(0, min(s.nv - s.g0, PER(N)));
+	return s;
+}
+
+/* Row r's slice of this rank into v (its vectors g0 + t + k * THREADS,
+ * zero past the slice) and the row's elements 0, (N - 1) / 2 and twice that
+ * (the shift K's candidates) into k3. */
+__device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_t r, int N, int rank, uint4 *v, float *k3)
+{
+	const __nv_bfloat16 *row = x + r * N;
+	const slice s = slice_of(row, y + r * N, N, rank);
+	const uint4 *body = (const uint4 *)(row + s.head);
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int i = threadIdx.x + k * THREADS;
+		v[k] = i < s.ng ? __ldcs(body + s.g0 + i) : make_uint4(0, 0, 0, 0);
+	}
+	k3[0] = __bfloat162float(row[0]), k3[1] = __bfloat162float(row[(N - 1) / 2]), k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
+}
+
+#if PF
+/* The rank's slices of the rows of the cluster one wave after cluster c
+ * (as many as fit at once: MINB blocks on each SM, %nsmid's count), a
+ * 128-byte line a thread, into L2: that cluster is launched when one of
+ * this wave's leaves, and finds its loads in L2, so DRAM stays busy
+ * through this wave's exchange and stores (a slice is PER vectors from the
+ * rank's first, give or take the row's head and tail: 32 bytes more each
+ * side). */
+__device__ void prefetch_ahead(const void *x, size_t c, int M, int N, int rank)
+{
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	for (int q = 0; q < ROWS; q++) {
+		const size_t ahead = row_of(c + nsm * MINB / CLUSTER, q);
+		if (ahead >= (size_t)M)
+			return;
+		const char *row = (const char *)x + ahead * N * 2;
+		const char *lo = row + (size_t)rank * PER(N) * 16, *hi = row + (size_t)N * 2;
+		lo = lo - 32 > row ? lo - 32 : row;
+		hi = lo + (size_t)PER(N) * 16 + 64 < hi ? lo + (size_t)PER(N) * 16 + 64 : hi;
+		const char *a = (const char *)((size_t)lo & ~(size_t)127);
+		for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
+			asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+	}
+}
+#endif
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
+layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
+	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
+{
+	__shared__ float2 scratch[ROWS][WARPS];
+	__shared__ float2 part[ROWS][CLUSTER]; /* each rank's (S1, S2) of each row, by rank */
+#if CLUSTER > 1
+	cg::cluster_group cluster = cg::this_cluster();
+	const int rank = (int)cluster.block_rank();
+	cluster_arrive_relaxed(); /* phase 1: this block has started */
+#else
+	const int rank = 0;
+#endif
+	const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+	const size_t c = blockIdx.x / CLUSTER;
+	const size_t r = row_of(c, 0);
+	if (r >= (size_t)M)
+		return; /* (every block of the cluster: phase 1 has no waiter) */
+	const bool has2 = ROWS == 2 && row_of(c, 1) < (size_t)M; /* the cluster's second row (ROWS = 2) */
+	uint4 v[ROWS][VPT];
+	float k3[ROWS][3];
+#if PF
+	prefetch_ahead(x, c, M, N, rank); /* before the loads: nothing of them live yet */
+#endif
+#pragma unroll
+	for (int q = 0; q < ROWS; q++)
+		if (q == 0 || has2)
+			load_slice(x, y, row_of(c, q), N, rank, v[q], k3[q]);
+	const __nv_bfloat16 *row[ROWS];
+	__nv_bfloat16 *out[ROWS];
+#pragma unroll
+	for (int q = 0; q < ROWS; q++) /* row r and (ROWS = 2) r + APART */
+		row[q] = x + (r + (size_t)q * APART) * N, out[q] = y + (r + (size_t)q * APART) * N;
+	/* the rows' slices alike: rows APART apart start at one offset from 16 bytes */
+	const slice s = slice_of(row[0], out[0], N, rank);
+	const int head = s.head, n8 = s.nv, tail = N - head - 8 * n8, g0 = s.g0, ng = s.ng;
+	const bool mytail = rank == CLUSTER - 1 && t < tail;
+	float K[ROWS], tv[ROWS], s1[ROWS], s2[ROWS];
+#pragma unroll
+	for (int q = 0; q < ROWS; q++) {
+		const float ka = k3[q][0], kb = k3[q][1], kc = k3[q][2];
+		K[q] = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
+		s1[q] = 0.0f, s2[q] = 0.0f, tv[q] = 0.0f;
+		if (q == 1 && !has2)
+			continue;
+		if (rank == 0)
+			for (int i = t; i < head; i += THREADS) { /* up to 7, or the row */
+				const float d = __bfloat162float(row[q][i]) - K[q];
+				s1[q] += d, s2[q] += d * d;
+			}
+		tv[q] = mytail ? __bfloat162float(row[q][head + 8 * n8 + t]) : 0.0f;
+		if (mytail)
+			s1[q] += tv[q] - K[q], s2[q] += (tv[q] - K[q]) * (tv[q] - K[q]);
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			if (t + k * THREADS < ng) {
+				float f[8];
+				unpack8(v[q][k], f);
+#pragma unroll
+				for (int j = 0; j < 8; j++) {
+					const float d = f[j] - K[q];
+					s1[q] += d, s2[q] += d * d;
+				}
+			}
+		}
+	}
+#pragma unroll
+	for (int q = 0; q < ROWS; q++) {
+		for (int o = 16; o > 0; o /= 2) {
+			s1[q] += __shfl_xor_sync(0xffffffff, s1[q], o);
+			s2[q] += __shfl_xor_sync(0xffffffff, s2[q], o);
+		}
+		if (lane == 0)
+			scratch[q][warp] = make_float2(s1[q], s2[q]);
+	}
+	__syncthreads();
+#if CLUSTER > 1
+	cluster_wait(); /* phase 1: every peer has started */
+#endif
+	if (warp == 0) {
+		float2 p[ROWS];
+#pragma unroll
+		for (int q = 0; q < ROWS; q++) {
+			p[q] = lane < WARPS ? scratch[q][lane] : make_float2(0.0f, 0.0f);
+			for (int o = 16; o > 0; o /= 2) {
+				p[q].x += __shfl_xor_sync(0xffffffff, p[q].x, o);
+				p[q].y += __shfl_xor_sync(0xffffffff, p[q].y, o);
+			}
+		}
+#if CLUSTER > 1
+		if (lane < CLUSTER) { /* into block lane's part[rank] */
+#pragma unroll
+			for (int q = 0; q < ROWS; q++)
+				*cluster.map_shared_rank(&part[q][rank], lane) = p[q];
+		}
+#else
+		if (lane == 0) {
+#pragma unroll
+			for (int q = 0; q < ROWS; q++)
+				part[q][0] = p[q];
+		}
+#endif
+	}
+#if CLUSTER > 1
+	cluster_arrive(); /* phase 2: this block's pairs are in every peer */
+#if PRE
+	/* the aligned vectors of w and b the output pass reads first (the
+	 * second of a shifted pair is the next thread's), from L2 into L1 */
+#pragma unroll
+	for (int k = 0; k < VPT; k++)
+		if (t + k * THREADS < ng) {
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)w + g0 + t + k * THREADS));
+			asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)b + g0 + t + k * THREADS));
+		}
+#endif
+	cluster_wait();
+#else
+	__syncthreads();
+#endif
+	float mean[ROWS], rstd[ROWS];
+	uint4 *obody[ROWS];
+#pragma unroll
+	for (int q = 0; q < ROWS; q++) {
+		float S1 = 0.0f, S2 = 0.0f;
+#pragma unroll
+		for (int j = 0; j < CLUSTER; j++)
+			S1 += part[q][j].x, S2 += part[q][j].y;
+		const float m1 = S1 / N;
+		mean[q] = K[q] + m1, rstd[q] = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
+		obody[q] = (uint4 *)(out[q] + head);
+	}
+	if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
+		switch (head) {
+		case 0: out_body<0>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		case 1: out_body<1>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		case 2: out_body<2>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		case 3: out_body<3>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		case 4: out_body<4>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		case 5: out_body<5>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		case 6: out_body<6>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		default: out_body<7>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		}
+	} else {
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			const int i = t + k * THREADS, gi = g0 + i;
+			if (i < ng) {
+				const uint4 wv = load8(w + head + 8 * gi, w, w + N);
+				const uint4 bv = load8(b + head + 8 * gi, b, b + N);
+#pragma unroll
+				for (int q = 0; q < ROWS; q++)
+					if (q == 0 || has2)
+						__stcs(obody[q] + gi, norm8(v[q][k], wv, bv, mean[q], rstd[q]));
+			}
+		}
+	}
+#pragma unroll
+	for (int q = 0; q < ROWS; q++) {
+		if (q == 1 && !has2)
+			continue;
+		if (rank == 0)
+			for (int i = t; i < head; i += THREADS)
+				out[q][i] = __float2bfloat16_rn((__bfloat162float(row[q][i]) - mean[q]) * rstd[q] *
+								__bfloat162float(w[i]) + __bfloat162float(b[i]));
+		if (mytail) {
+			const int i = head + 8 * n8 + t;
+			out[q][i] = __float2bfloat16_rn((tv[q] - mean[q]) * rstd[q] * __bfloat162float(w[i]) +
+							__bfloat162float(b[i]));
+		}
+	}
+}
