@@ -234,8 +234,54 @@ prof() {
 	rm -f "$_j"
 }
 
+# timed KEY DTYPE M N FILE [kbench args...]: one timed run (`kbench run
+# --trials 1`), a line of $RES ("KEY DTYPE MxN verdict us % file
+# defines"), the run's last lines where it is not CORRECT; SKIPPED once END
+# has passed (RES and END: the caller's)
+timed() {
+	_k=$1 _d=$2 _m=$3 _n=$4 _f=$5
+	shift 5
+	if [ "$(date +%s)" -ge "$END" ]; then
+		echo "$_k $_d ${_m}x$_n SKIPPED (TOTAL) - - ${_f##*/} $*" | tee -a "$RES"
+		return
+	fi
+	_r=$(timeout 90 "$KB" run "$_f" --arg M="$_m" --arg N="$_n" --no-sweep --trials 1 --timeout 60 "$@" 2>&1)
+	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' | head -1)
+	_u=$(printf '%s\n' "$_r" | grep -m1 -oE '^ *time +[0-9.]+ us' | grep -oE '[0-9.]+')
+	_p=$(printf '%s\n' "$_r" | grep -m1 -oE '[0-9.]+% of (measured )?copy' | cut -d% -f1)
+	printf '%-6s %-4s %-12s %-10s %8s %6s  %s %s\n' "$_k" "$_d" "${_m}x$_n" "${_v:-none}" "${_u:--}" "${_p:--}" \
+		"${_f##*/}" "$(echo "$*" | sed 's/--define //g')" | tee -a "$RES"
+	[ "${_v:-}" = CORRECT ] || printf '%s\n' "$_r" | tail -6 | sed 's/^/    /'
+}
+
+defs() { # a comma list as --define arguments
+	# shellcheck disable=SC2046 # the list's words, split on purpose
+	printf -- '--define %s ' $(echo "$1" | tr , ' ')
+}
+
+# prof_at LABEL DTYPE M N FILE [kbench args...]: `kbench profile` (sol,
+# memory, occupancy, stalls) at M x N, all of it into $OUT/profiles.txt,
+# its telling lines to $PT; SKIPPED once END has passed (PT and END: the
+# caller's)
+prof_at() {
+	_k=$1 _d=$2 _m=$3 _n=$4 _f=$5
+	shift 5
+	if [ "$(date +%s)" -ge "$END" ]; then
+		echo "$_k: SKIPPED (TOTAL)" >>"$PT"
+		return
+	fi
+	_r=$(timeout 60 "$KB" profile "$_f" --arg M="$_m" --arg N="$_n" --no-sweep --trials 1 --timeout 40 \
+		--section sol --section memory --section occupancy --section stalls "$@" 2>&1)
+	printf '== %s %s %sx%s %s %s\n%s\n' "$_k" "$_d" "$_m" "$_n" "${_f##*/}" "$*" "$_r" >>"$OUT/profiles.txt"
+	{
+		echo "$_k ${_f##*/} $(echo "$*" | sed 's/--define //g')"
+		printf '%s\n' "$_r" | grep -E '^ *(time|DRAM throughput|DRAM bandwidth|L2 hit rate|achieved warps|long_scoreboard|barrier|membar|wait|short_scoreboard|lg_throttle|mio_throttle|drain|no_instructions|sleeping|branch_resolving|dispatch_stall|misc|math_pipe|not_selected|selected|tex_throttle|imc_miss) ' |
+			sed 's/^ */    /' | head -14
+	} >>"$PT"
+}
+
 # GALLERY_LIB=1 . scripts/gpu-gallery.sh: the functions above for another
-# script (one, sanitize, prof; OUT, KB, SUM, DEADLINE set), no mode run
+# script (one, sanitize, prof, timed, defs, prof_at; OUT, KB, SUM, DEADLINE set), no mode run
 [ -z "${GALLERY_LIB:-}" ] || return 0
 if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
 	shift

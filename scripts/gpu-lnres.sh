@@ -39,7 +39,7 @@ START=$(date +%s)
 TOTAL=${TOTAL:-280}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
 GALLERY_LIB=1 LIMIT=60 BUDGET=${CHECKS:-75}
-# one, sanitize, lanes, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
+# one, sanitize, lanes, timed, defs, prof_at, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
 END=$((START + TOTAL))
 JOBS=$(mktemp -d)
@@ -83,28 +83,7 @@ F32=$L/09_resident.cu BF=$L/layernorm_bf16_resident.cu
 	echo "== 1. done ($(($(date +%s) - START)) s)"
 } 2>&1 | tee "$OUT/lnres.txt"
 
-# timed KEY DTYPE M N FILE DEFINES...: one timed run, a line of RES
-# ("KEY DTYPE MxN verdict us % file defines"); none started after END
-RES=$(mktemp)
-timed() {
-	_k=$1 _d=$2 _m=$3 _n=$4 _f=$5
-	shift 5
-	if [ "$(date +%s)" -ge "$END" ]; then
-		echo "$_k $_d ${_m}x$_n SKIPPED (TOTAL) - - ${_f##*/} $*" | tee -a "$RES"
-		return
-	fi
-	_r=$(timeout 90 "$KB" run "$_f" --arg M="$_m" --arg N="$_n" --no-sweep --trials 1 --timeout 60 "$@" 2>&1)
-	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' | head -1)
-	_u=$(printf '%s\n' "$_r" | grep -m1 -oE '^ *time +[0-9.]+ us' | grep -oE '[0-9.]+')
-	_p=$(printf '%s\n' "$_r" | grep -m1 -oE '[0-9.]+% of (measured )?copy' | cut -d% -f1)
-	printf '%-6s %-4s %-12s %-10s %8s %6s  %s %s\n' "$_k" "$_d" "${_m}x$_n" "${_v:-none}" "${_u:--}" "${_p:--}" \
-		"${_f##*/}" "$(echo "$*" | sed 's/--define //g')" | tee -a "$RES"
-	[ "${_v:-}" = CORRECT ] || printf '%s\n' "$_r" | tail -6 | sed 's/^/    /'
-}
-defs() { # a comma list as --define arguments
-	# shellcheck disable=SC2046 # the list's words, split on purpose
-	printf -- '--define %s ' $(echo "$1" | tr , ' ')
-}
+RES=$(mktemp) # timed's lines
 # ROW: DTYPE M N best-file best-defines A-defines N3-defines B-defines (- where none fits)
 ROWS="f32:8192:50257:$L/06_cluster.cu:CLUSTER=4,VPT=8,THREADS=416,PF=1:CLUSTER=4,VPT=8,THREADS=416,MINB=1:CLUSTER=4,VPT=9,THREADS=384,MINB=1,NB=3:CLUSTER=8,VPT=4,THREADS=416,MINB=2
 f32:4096:200003:$L/06_cluster.cu:CLUSTER=16,VPT=8,THREADS=416,PF=1:CLUSTER=16,VPT=8,THREADS=416,MINB=1:CLUSTER=16,VPT=9,THREADS=384,MINB=1,NB=3:-
@@ -132,32 +111,14 @@ bf16:4096:200003:$L/layernorm_bf16_cluster.cu:CLUSTER=8,VPT=8,THREADS=416,PF=1:C
 	done
 } 2>&1 | tee -a "$OUT/lnres.txt"
 
-# prof LABEL DTYPE M N FILE DEFINES...: `kbench profile` (stalls, memory,
-# occupancy) into $OUT/profiles.txt, its telling lines to PT
-PT=$(mktemp)
-prof() {
-	_k=$1 _d=$2 _m=$3 _n=$4 _f=$5
-	shift 5
-	if [ "$(date +%s)" -ge "$END" ]; then
-		echo "$_k: SKIPPED (TOTAL)" >>"$PT"
-		return
-	fi
-	_r=$(timeout 60 "$KB" profile "$_f" --arg M="$_m" --arg N="$_n" --no-sweep --trials 1 --timeout 40 \
-		--section sol --section memory --section occupancy --section stalls "$@" 2>&1)
-	printf '== %s %s %sx%s %s %s\n%s\n' "$_k" "$_d" "$_m" "$_n" "${_f##*/}" "$*" "$_r" >>"$OUT/profiles.txt"
-	{
-		echo "$_k ${_f##*/} $(echo "$*" | sed 's/--define //g')"
-		printf '%s\n' "$_r" | grep -E '^ *(time|DRAM throughput|DRAM bandwidth|L2 hit rate|achieved warps|long_scoreboard|barrier|membar|wait|short_scoreboard|lg_throttle|mio_throttle|drain|no_instructions|sleeping|branch_resolving|dispatch_stall|misc|math_pipe|not_selected|selected|tex_throttle|imc_miss) ' |
-			sed 's/^ */    /' | head -14
-	} >>"$PT"
-}
+PT=$(mktemp) # prof_at's lines
 # shellcheck disable=SC2046 # the defines, split on purpose
 {
 	echo "== 3. profiles at bf16 4096 x 200003 ($((END - $(date +%s))) s left)"
-	prof best bf16 4096 200003 "$L/layernorm_bf16_cluster.cu" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
-	prof A0 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,MINB=1)
-	prof A2 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,MINB=1,PF=2)
-	prof N30 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=9,THREADS=384,MINB=1,NB=3)
+	prof_at best bf16 4096 200003 "$L/layernorm_bf16_cluster.cu" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
+	prof_at A0 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,MINB=1)
+	prof_at A2 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,MINB=1,PF=2)
+	prof_at N30 bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=9,THREADS=384,MINB=1,NB=3)
 	cat "$PT"
 } 2>&1 | tee -a "$OUT/lnres.txt"
 

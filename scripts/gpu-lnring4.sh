@@ -38,7 +38,7 @@ START=$(date +%s)
 TOTAL=${TOTAL:-320}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
 GALLERY_LIB=1 LIMIT=60 BUDGET=${CHECKS:-70}
-# one, sanitize, lanes, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
+# one, sanitize, lanes, timed, defs, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
 END=$((START + TOTAL))
 JOBS=$(mktemp -d)
@@ -76,24 +76,9 @@ F32=$L/07_ring.cu BF=$L/layernorm_bf16_ring2.cu F32W0=$JOBS/07_ring_w0.cu BFW0=$
 	echo "== 1. done ($(($(date +%s) - START)) s)"
 } 2>&1 | tee "$OUT/lnring4.txt"
 
-# step 2: RUNS's lines, "KEY DTYPE M N FILE DEFINES...", one timed run each,
-# in order, none started after END; a line of RES a run ("KEY DTYPE MxN
-# verdict %")
+# step 2: one timed run at a time (the library's timed: a line of RES a
+# run, "KEY DTYPE MxN verdict us % file defines"), none started after END
 RES=$(mktemp)
-timed() {
-	_k=$1 _d=$2 _m=$3 _n=$4 _f=$5
-	shift 5
-	if [ "$(date +%s)" -ge "$END" ]; then
-		echo "$_k $_d ${_m}x$_n SKIPPED (TOTAL)" | tee -a "$RES"
-		return
-	fi
-	_r=$(timeout 90 "$KB" run "$_f" --arg M="$_m" --arg N="$_n" --no-sweep --trials 1 --timeout 60 "$@" 2>&1)
-	_v=$(printf '%s\n' "$_r" | grep -m1 -oE '\b(CORRECT|INCORRECT|UNSUPPORTED|FAULT|TIMEOUT|error)\b' | head -1)
-	_p=$(printf '%s\n' "$_r" | grep -m1 -oE '[0-9.]+% of (measured )?copy' | cut -d% -f1)
-	printf '%-8s %-4s %-12s %-10s %6s  %s %s\n' "$_k" "$_d" "${_m}x$_n" "${_v:-none}" "${_p:--}" "${_f##*/}" "$*" |
-		tee -a "$RES"
-	[ "${_v:-}" = CORRECT ] || printf '%s\n' "$_r" | tail -6 | sed 's/^/    /'
-}
 S=kernels/softmax
 # ROW: DTYPE M N best-file best-defines softmax-file softmax-cluster WSa-defines WSb-defines
 # (the window's smem, NSLOT x 16 KiB + WS x 32 B x (slice uint4 + CLUSTER),
@@ -105,10 +90,6 @@ bf16:8192:50257:$L/layernorm_bf16_cluster.cu:CLUSTER=2,VPT=8,THREADS=416,PF=1:$S
 bf16:4096:131072:$L/layernorm_bf16_cluster.cu:CLUSTER=4,VPT=8,THREADS=512,PF=1:$S/softmax_bf16_ring.cu:2:WS=2,CLUSTER=8,NSLOT=6:WS=1,CLUSTER=8,NSLOT=9
 bf16:4096:262144:$L/layernorm_bf16_ring.cu:CLUSTER=4,OUT=1,SUMS=1,U=4,NSLOT=7:$S/softmax_bf16_ring.cu:4:WS=2,CLUSTER=16,NSLOT=6:WS=1,CLUSTER=16,NSLOT=9
 bf16:4096:200003:$L/layernorm_bf16_cluster.cu:CLUSTER=8,VPT=8,THREADS=416,PF=1:$S/softmax_bf16_ring.cu:4:WS=2,CLUSTER=16,NSLOT=7:WS=1,CLUSTER=8,NSLOT=7"
-defs() { # a comma list as --define arguments
-	# shellcheck disable=SC2046 # the list's words, split on purpose
-	printf -- '--define %s ' $(echo "$1" | tr , ' ')
-}
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
 	for pass in 1 2; do
@@ -140,7 +121,7 @@ defs() { # a comma list as --define arguments
 	echo "$ROWS" | while IFS=: read -r d m n _ _ _ _ wa wb; do
 		printf '%-4s %-12s' "$d" "${m}x$n"
 		for k in best softmax WSa WSb W1 W0; do
-			v=$(awk -v k="$k" -v d="$d" -v s="${m}x$n" '$1 == k && $2 == d && $3 == s { print ($4 == "CORRECT" ? $5 : $4) }' "$RES")
+			v=$(awk -v k="$k" -v d="$d" -v s="${m}x$n" '$1 == k && $2 == d && $3 == s { print ($4 == "CORRECT" ? $6 : $4) }' "$RES")
 			printf ' %8s' "${v:--}"
 		done
 		echo "   WSa $wa; WSb $wb"
