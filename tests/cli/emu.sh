@@ -984,5 +984,20 @@ mutant whole_groups_partial 's/lim_ % 8 == 0/lim_ % 2 == 0/' 'elements wrong' \
 # one half of the scratch for every reduction (no barrier guards its reuse)
 mutant scratch_one_half 's/32 \* (n_++ & 1)/32 * (n_++ \& 0)/' 'elements wrong' \
 	kernels/softmax/softmax.tile --sched warp --size M=3,N=1000
+# issue 31's two rows a cluster (cu_10_two_rows and its twin above), what
+# those cases must catch: rows paired 2 (f32) or 4 (bf16) apart meet w and b
+# at another head; the second row never stored
+TR='-D CLUSTER=1 -D THREADS=160 -D VPT=8 --size M=17,N=5003'
+# shellcheck disable=SC2086 # the sizes, split on purpose
+mutant_cu two_rows_apart2 's/^#define APART 4 /#define APART 2 /' 'misaligned address' kernels/layernorm/10_two_rows.cu $TR
+# shellcheck disable=SC2086
+mutant_cu two_rows_bf16_apart4 's/^#define APART 8 /#define APART 4 /' 'misaligned address' \
+	kernels/layernorm/layernorm_bf16_two_rows.cu $TR
+# shellcheck disable=SC2086
+mutant_cu two_rows_second_unstored 's/if (q == 0 || has2)$/if (q == 0)/' 'unwritten' kernels/layernorm/10_two_rows.cu $TR
+# a case outside the file's `//! require` (a slice of 5003 f32 in 160 x 4
+# float4) is not run, as kbench would not run it, and says which line
+[ -n "$SAN" ] || start emu_refuses_require 'not run: the file requires (N / 4 + CLUSTER - 1) / CLUSTER <= THREADS * VPT' \
+	"$EMU" --work "$W" kernels/layernorm/10_two_rows.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 --size M=9,N=5003
 collect
 finish

@@ -674,6 +674,29 @@ static void make_label(emu_case *c, const char *size)
 			 o->offset ? " [misaligned]" : "");
 }
 
+/* Whether a `//! require` line of the file is false at this case's sizes
+ * and defines (kbench would call the run UNSUPPORTED and not launch it; run
+ * here, the kernel would read past what it holds and the case would fail for
+ * the wrong reason), said in why. */
+static bool refused(emu_case *c, kb_buf *why)
+{
+	char *req = NULL;
+	kb_diags diags = {0};
+	int rc = kb_compile_spec_requires(&c->u->spec, &c->u->src, &req, NULL, &diags);
+	if (rc == KB_EUNSUP) {
+		kb_buf_catf(why, "    not run: the file %s (kbench: UNSUPPORTED)\n", req);
+	} else if (rc != KB_OK) {
+		kb_buf d = KB_BUF_INIT;
+		kb_diag_render(&diags, &d, false);
+		kb_buf_cat(why, "    a require line cannot be evaluated\n");
+		indent(why, d.s);
+		kb_buf_free(&d);
+	}
+	free(req);
+	kb_diags_free(&diags);
+	return rc != KB_OK;
+}
+
 /* A case's sizes, launch geometry, tensors and arguments; 0, or -1 with
  * why said. */
 static int set_up(emu_case *c, const char *size, kb_launch_dims *dims, void **args,
@@ -689,6 +712,9 @@ static int set_up(emu_case *c, const char *size, kb_launch_dims *dims, void **ar
 		kb_buf_cat(why, "    cannot set the case up (its sizes, launch or inputs)\n");
 		indent(why, d.s);
 		kb_buf_free(&d);
+		rc = -1;
+	} else if (refused(c, why)) {
+		memset(dims, 0, sizeof *dims); /* "(not run)" */
 		rc = -1;
 	} else if (bind_args(c, c->u->chosen, args, vals, maps, why) < 0) {
 		rc = -1;
