@@ -149,6 +149,8 @@ def fit3(per16, u, cmax=16):
 PF = ("--define", "PF=1")
 TWO_ROWS = ("--define", "ROWS=2", "--define", "PF=1")
 TWO_ROWS_ONE_BLOCK = TWO_ROWS + ("--define", "MINB=1")
+FOUR_ROWS = ("--define", "ROWS=4", "--define", "PF=1")
+FOUR_ROWS_ONE_BLOCK = FOUR_ROWS + ("--define", "MINB=1")
 
 
 def clu(per16, vpt, extra=()):
@@ -158,11 +160,12 @@ def clu(per16, vpt, extra=()):
     most 512 threads, and the fewest warps that hold it (416 at 50257 and
     200003, 512 at the powers of two); extra: PF = 1, the slice a wave of
     clusters ahead prefetched into L2, and PRE = 1, w and b prefetched into
-    L1 through the cluster's wait.  layernorm/10_two_rows.cu and
-    layernorm_bf16_two_rows.cu (two rows a cluster, w and b read once for
-    both) take the same cluster for each row's slice: at VPT = 4 (ROWS = 2)
-    a block holds what VPT = 8 holds at one row, and at VPT = 8 with MINB
-    = 1 (128 registers, one block an SM) twice that."""
+    L1 through the cluster's wait.  layernorm/10_rows.cu and
+    layernorm_bf16_rows.cu (ROWS = 2 or 4 rows a cluster, each vector of w
+    and b read once for them all) take the same cluster for each row's
+    slice: at VPT = 8 / ROWS a block holds what VPT = 8 holds at one row,
+    and at VPT = 16 / ROWS with MINB = 1 (120-128 registers, one block an
+    SM) twice that."""
     def f(n):
         if n <= 16384:
             return None
@@ -267,8 +270,10 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
                            (L + "06_cluster.cu", clu(4, 8)), (L + "06_cluster.cu", clu(4, 8, PF)),
-                           (L + "10_two_rows.cu", clu(4, 4, TWO_ROWS)),
-                           (L + "10_two_rows.cu", clu(4, 8, TWO_ROWS_ONE_BLOCK)),
+                           (L + "10_rows.cu", clu(4, 4, TWO_ROWS)),
+                           (L + "10_rows.cu", clu(4, 8, TWO_ROWS_ONE_BLOCK)),
+                           (L + "10_rows.cu", clu(4, 2, FOUR_ROWS)),
+                           (L + "10_rows.cu", clu(4, 4, FOUR_ROWS_ONE_BLOCK)),
                            *twopasses(L + "08_twopass.cu", 4, extra=("--define", "U2=2"))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
@@ -278,8 +283,10 @@ CANDIDATES = {
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
-                            (L + "layernorm_bf16_two_rows.cu", clu(8, 4, TWO_ROWS)),
-                            (L + "layernorm_bf16_two_rows.cu", clu(8, 8, TWO_ROWS_ONE_BLOCK)),
+                            (L + "layernorm_bf16_rows.cu", clu(8, 4, TWO_ROWS)),
+                            (L + "layernorm_bf16_rows.cu", clu(8, 8, TWO_ROWS_ONE_BLOCK)),
+                            (L + "layernorm_bf16_rows.cu", clu(8, 2, FOUR_ROWS)),
+                            (L + "layernorm_bf16_rows.cu", clu(8, 4, FOUR_ROWS_ONE_BLOCK)),
                             *twopasses(L + "layernorm_bf16_twopass.cu", 8, 32768)],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),

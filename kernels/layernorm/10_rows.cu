@@ -12,13 +12,15 @@
 // that ring was bound by its instruction stream (36-42%,
 // bench/layernorm_accounting.txt); this is the same idea on the kernel
 // that now leads.
-// ROWS = 2: cluster c normalises rows c / APART * 2 APART + c % APART and
-// APART more.  Rows APART = 4 apart start at one offset from a 16-byte
-// boundary whatever N (4 rows of f32 are 16 N bytes), so both rows meet w
-// and b at the same head and one shifted pair of loads serves both; a row
-// past M is neither loaded nor stored.  A block holds VPT float4 of each
-// row, so ROWS = 2 at CLUSTER = 2 C holds what ROWS = 1 at C does, at the
-// same registers; ROWS = 1 is 06_cluster.cu at PIPE = 0 (the same
+// ROWS = 2 (or 4): cluster c normalises rows c / APART * ROWS APART + c %
+// APART and every APART after it, ROWS of them.  Rows APART = 4 apart start
+// at one offset from a 16-byte boundary whatever N (4 rows of f32 are 16 N
+// bytes), so the rows meet w and b at the same head and one shifted pair
+// of loads serves them all; a row past M is neither loaded nor stored.  A
+// block holds VPT float4 of each row, so ROWS = 2 at CLUSTER = 2 C and VPT
+// = V / 2 holds what ROWS = 1 at C and V does, at the same registers (L2
+// then moves 2 bytes of x, w and b for each of x from DRAM, ROWS = 4 1.5,
+// where ROWS = 1 moves 3); ROWS = 1 is 06_cluster.cu at PIPE = 0 (the same
 // arithmetic, for comparison in one file).
 //
 //! kernel  layernorm_f32
@@ -37,7 +39,7 @@
 //! require (N / 4 + CLUSTER - 1) / CLUSTER <= THREADS * VPT   // a rank's slice in registers
 //! tune    CLUSTER = 8, 16, 4, 2
 //! tune    THREADS = 416, 512, 256
-//! tune    ROWS = 2, 1
+//! tune    ROWS = 2, 4, 1
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
 //! tune    PF = 0, 1
@@ -66,9 +68,9 @@
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
-#define APART 4 /* ROWS = 2: a cluster's rows r and r + APART (one head) */
+#define APART 4 /* ROWS = 2, 4: a cluster's rows r, r + APART, ... (one head) */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
-static_assert(ROWS == 1 || ROWS == 2, "ROWS: 1 or 2");
+static_assert(ROWS == 1 || ROWS == 2 || ROWS == 4, "ROWS: 1, 2 or 4");
 
 #if CLUSTER > 1
 #include <cooperative_groups.h>
@@ -151,9 +153,9 @@ __device__ float4 norm4(float4 x, float4 w, float4 b, float mean, float rstd)
 /* This thread's vectors of the cluster's rows (row vector g0 + t + k *
  * THREADS, the first ng of the rank's) normalised and stored at obody[q],
  * the rows' head H: each vector of w and b loaded once for the rows (the
- * second where has2). */
+ * others where live has their bit). */
 template <int H>
-__device__ void out_body(const float4 (*v)[VPT], float4 *const *obody, bool has2, const float *w, const float *b,
+__device__ void out_body(const float4 (*v)[VPT], float4 *const *obody, unsigned live, const float *w, const float *b,
 			 int g0, int ng, int N, const float *mean, const float *rstd)
 {
 #pragma unroll
@@ -163,13 +165,13 @@ __device__ void out_body(const float4 (*v)[VPT], float4 *const *obody, bool has2
 			const float4 wv = wvec<H>(w, gi, N), bv = wvec<H>(b, gi, N);
 #pragma unroll
 			for (int q = 0; q < ROWS; q++)
-				if (q == 0 || has2)
+				if (q == 0 || (live >> q & 1)) /* (q = 0 known at compile time: fewer registers) */
 					__stcs(obody[q] + gi, norm4(v[q][k], wv, bv, mean[q], rstd[q]));
 		}
 	}
 }
 
-/* Cluster c's row q (ROWS = 2: the rows APART apart, one head; ROWS = 1: c). */
+/* Cluster c's row q (ROWS = 2, 4: rows APART apart, one head; ROWS = 1: c). */
 __device__ size_t row_of(size_t c, int q)
 {
 	return c / APART * (APART * ROWS) + c % APART + (size_t)q * APART;
@@ -254,7 +256,10 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	const size_t r = row_of(c, 0);
 	if (r >= (size_t)M)
 		return; /* (every block of the cluster: phase 1 has no waiter) */
-	const bool has2 = ROWS == 2 && row_of(c, 1) < (size_t)M; /* the cluster's second row (ROWS = 2) */
+	unsigned live = 1; /* bit q: the cluster's row q is before M (row 0, r, is) */
+#pragma unroll
+	for (int q = 1; q < ROWS; q++)
+		live |= (unsigned)(row_of(c, q) < (size_t)M) << q;
 	float4 v[ROWS][VPT];
 	float k3[ROWS][3];
 #if PF
@@ -262,12 +267,12 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 #endif
 #pragma unroll
 	for (int q = 0; q < ROWS; q++)
-		if (q == 0 || has2)
+		if (q == 0 || (live >> q & 1)) /* (q = 0 known at compile time: fewer registers) */
 			load_slice(x, y, row_of(c, q), N, rank, v[q], k3[q]);
 	const float *row[ROWS];
 	float *out[ROWS];
 #pragma unroll
-	for (int q = 0; q < ROWS; q++) /* row r and (ROWS = 2) r + APART */
+	for (int q = 0; q < ROWS; q++) /* rows r, r + APART, ... */
 		row[q] = x + (r + (size_t)q * APART) * N, out[q] = y + (r + (size_t)q * APART) * N;
 	/* the rows' slices alike: rows APART apart start at one offset from 16 bytes */
 	const slice s = slice_of(row[0], out[0], N, rank);
@@ -279,7 +284,7 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		const float ka = k3[q][0], kb = k3[q][1], kc = k3[q][2];
 		K[q] = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 		s1[q] = 0.0f, s2[q] = 0.0f, tv[q] = 0.0f;
-		if (q == 1 && !has2)
+		if (q > 0 && !(live >> q & 1))
 			continue;
 		if (rank == 0)
 			for (int i = t; i < head; i += THREADS) { /* up to 3, or the row */
@@ -366,10 +371,10 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	}
 	if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
 		switch (head) {
-		case 0: out_body<0>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		case 1: out_body<1>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		case 2: out_body<2>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		default: out_body<3>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		case 0: out_body<0>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		case 1: out_body<1>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		case 2: out_body<2>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		default: out_body<3>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
 		}
 	} else {
 #pragma unroll
@@ -380,14 +385,14 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 				const float4 bv = load4(b + head + 4 * gi, b, b + N);
 #pragma unroll
 				for (int q = 0; q < ROWS; q++)
-					if (q == 0 || has2)
+					if (q == 0 || (live >> q & 1)) /* (q = 0 known at compile time: fewer registers) */
 						__stcs(obody[q] + gi, norm4(v[q][k], wv, bv, mean[q], rstd[q]));
 			}
 		}
 	}
 #pragma unroll
 	for (int q = 0; q < ROWS; q++) {
-		if (q == 1 && !has2)
+		if (q > 0 && !(live >> q & 1))
 			continue;
 		if (rank == 0)
 			for (int i = t; i < head; i += THREADS)

@@ -2,19 +2,20 @@
 // two rows a cluster: layernorm_bf16_cluster.cu (a cluster of CLUSTER
 // blocks a row, each block's slice of the row in registers; its comment
 // says how the slices, heads, tails and statistics go) with each vector of
-// w and b read once for two rows, as layernorm/10_two_rows.cu does for f32
+// w and b read once for two rows, as layernorm/10_rows.cu does for f32
 // (its comment says why: past a block's slice w and b come from L2 every
 // row, twice the row's bytes of x, and with those reads left out the same
 // ring reads 90-95% of copy, bench/layernorm_ring3_h200.txt).
-// ROWS = 2: cluster c normalises rows c / APART * 2 APART + c % APART and
-// APART more.  Rows APART = 8 apart start at one offset from a 16-byte
-// boundary whatever N (8 rows of bf16 are 16 N bytes), so both rows meet w
-// and b at the same head and one shifted pair of loads serves both (and
-// one unpacking of them); a row past M is neither loaded nor stored.  A
-// block holds VPT uint4 of each row, so ROWS = 2 at CLUSTER = 2 C holds
-// what ROWS = 1 at C does, at the same registers; ROWS = 1 is
-// layernorm_bf16_cluster.cu at PIPE = 0 (the same arithmetic, for
-// comparison in one file).  PF = 1 and PRE = 1 as there (GPU only).
+// ROWS = 2 (or 4): cluster c normalises rows c / APART * ROWS APART + c %
+// APART and every APART after it, ROWS of them.  Rows APART = 8 apart start
+// at one offset from a 16-byte boundary whatever N (8 rows of bf16 are 16 N
+// bytes), so the rows meet w and b at the same head and one shifted pair
+// of loads serves them all (and one unpacking of them); a row past M is
+// neither loaded nor stored.  A block holds VPT uint4 of each row, so ROWS
+// = 2 at CLUSTER = 2 C and VPT = V / 2 holds what ROWS = 1 at C and V
+// does, at the same registers; ROWS = 1 is layernorm_bf16_cluster.cu at
+// PIPE = 0 (the same arithmetic, for comparison in one file).  PF = 1 and
+// PRE = 1 as there (GPU only).
 //
 //! kernel  layernorm_bf16
 //! arg     M = 8192
@@ -32,7 +33,7 @@
 //! require (N / 8 + CLUSTER - 1) / CLUSTER <= THREADS * VPT   // a rank's slice in registers
 //! tune    CLUSTER = 4, 8, 2, 16
 //! tune    THREADS = 416, 512, 256
-//! tune    ROWS = 2, 1
+//! tune    ROWS = 2, 4, 1
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
 //! tune    PF = 0, 1
@@ -63,9 +64,9 @@
 #endif
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
-#define APART 8 /* ROWS = 2: a cluster's rows r and r + APART (one head) */
+#define APART 8 /* ROWS = 2, 4: a cluster's rows r, r + APART, ... (one head) */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
-static_assert(ROWS == 1 || ROWS == 2, "ROWS: 1 or 2");
+static_assert(ROWS == 1 || ROWS == 2 || ROWS == 4, "ROWS: 1, 2 or 4");
 
 #if CLUSTER > 1
 #include <cooperative_groups.h>
@@ -187,9 +188,9 @@ __device__ uint4 norm8(uint4 x, uint4 w, uint4 b, float mean, float rstd)
 /* This thread's vectors of the cluster's rows (row vector g0 + t + k *
  * THREADS, the first ng of the rank's) normalised and stored at obody[q],
  * the rows' head H: each vector of w and b loaded once for the rows (the
- * second where has2). */
+ * others where live has their bit). */
 template <int H>
-__device__ void out_body(const uint4 (*v)[VPT], uint4 *const *obody, bool has2, const __nv_bfloat16 *w,
+__device__ void out_body(const uint4 (*v)[VPT], uint4 *const *obody, unsigned live, const __nv_bfloat16 *w,
 			 const __nv_bfloat16 *b, int g0, int ng, int N, const float *mean, const float *rstd)
 {
 #pragma unroll
@@ -199,13 +200,13 @@ __device__ void out_body(const uint4 (*v)[VPT], uint4 *const *obody, bool has2, 
 			const uint4 wv = wvec<H>(w, gi, N), bv = wvec<H>(b, gi, N);
 #pragma unroll
 			for (int q = 0; q < ROWS; q++)
-				if (q == 0 || has2)
+				if (q == 0 || (live >> q & 1)) /* (q = 0 known at compile time: fewer registers) */
 					__stcs(obody[q] + gi, norm8(v[q][k], wv, bv, mean[q], rstd[q]));
 		}
 	}
 }
 
-/* Cluster c's row q (ROWS = 2: the rows APART apart, one head; ROWS = 1: c). */
+/* Cluster c's row q (ROWS = 2, 4: rows APART apart, one head; ROWS = 1: c). */
 __device__ size_t row_of(size_t c, int q)
 {
 	return c / APART * (APART * ROWS) + c % APART + (size_t)q * APART;
@@ -290,7 +291,10 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	const size_t r = row_of(c, 0);
 	if (r >= (size_t)M)
 		return; /* (every block of the cluster: phase 1 has no waiter) */
-	const bool has2 = ROWS == 2 && row_of(c, 1) < (size_t)M; /* the cluster's second row (ROWS = 2) */
+	unsigned live = 1; /* bit q: the cluster's row q is before M (row 0, r, is) */
+#pragma unroll
+	for (int q = 1; q < ROWS; q++)
+		live |= (unsigned)(row_of(c, q) < (size_t)M) << q;
 	uint4 v[ROWS][VPT];
 	float k3[ROWS][3];
 #if PF
@@ -298,12 +302,12 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 #endif
 #pragma unroll
 	for (int q = 0; q < ROWS; q++)
-		if (q == 0 || has2)
+		if (q == 0 || (live >> q & 1)) /* (q = 0 known at compile time: fewer registers) */
 			load_slice(x, y, row_of(c, q), N, rank, v[q], k3[q]);
 	const __nv_bfloat16 *row[ROWS];
 	__nv_bfloat16 *out[ROWS];
 #pragma unroll
-	for (int q = 0; q < ROWS; q++) /* row r and (ROWS = 2) r + APART */
+	for (int q = 0; q < ROWS; q++) /* rows r, r + APART, ... */
 		row[q] = x + (r + (size_t)q * APART) * N, out[q] = y + (r + (size_t)q * APART) * N;
 	/* the rows' slices alike: rows APART apart start at one offset from 16 bytes */
 	const slice s = slice_of(row[0], out[0], N, rank);
@@ -315,7 +319,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		const float ka = k3[q][0], kb = k3[q][1], kc = k3[q][2];
 		K[q] = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 		s1[q] = 0.0f, s2[q] = 0.0f, tv[q] = 0.0f;
-		if (q == 1 && !has2)
+		if (q > 0 && !(live >> q & 1))
 			continue;
 		if (rank == 0)
 			for (int i = t; i < head; i += THREADS) { /* up to 7, or the row */
@@ -405,14 +409,14 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	}
 	if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
 		switch (head) {
-		case 0: out_body<0>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		case 1: out_body<1>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		case 2: out_body<2>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		case 3: out_body<3>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		case 4: out_body<4>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		case 5: out_body<5>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		case 6: out_body<6>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
-		default: out_body<7>(v, obody, has2, w, b, g0, ng, N, mean, rstd); break;
+		case 0: out_body<0>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		case 1: out_body<1>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		case 2: out_body<2>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		case 3: out_body<3>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		case 4: out_body<4>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		case 5: out_body<5>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		case 6: out_body<6>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
+		default: out_body<7>(v, obody, live, w, b, g0, ng, N, mean, rstd); break;
 		}
 	} else {
 #pragma unroll
@@ -423,14 +427,14 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 				const uint4 bv = load8(b + head + 8 * gi, b, b + N);
 #pragma unroll
 				for (int q = 0; q < ROWS; q++)
-					if (q == 0 || has2)
+					if (q == 0 || (live >> q & 1)) /* (q = 0 known at compile time: fewer registers) */
 						__stcs(obody[q] + gi, norm8(v[q][k], wv, bv, mean[q], rstd[q]));
 			}
 		}
 	}
 #pragma unroll
 	for (int q = 0; q < ROWS; q++) {
-		if (q == 1 && !has2)
+		if (q > 0 && !(live >> q & 1))
 			continue;
 		if (rank == 0)
 			for (int i = t; i < head; i += THREADS)
