@@ -1,8 +1,8 @@
-// LayerNorm forward over long and odd-width rows of f32, two rows a
+// LayerNorm forward over long and odd-width rows of f32, ROWS rows a
 // cluster: 06_cluster.cu (a cluster of CLUSTER blocks a row, each block's
 // slice of the row in registers; its comment says how the slices, heads,
-// tails and statistics go) with each vector of w and b read once for two
-// rows (issue 31).  Past a block's slice every vector of w and b comes
+// tails and statistics go) with each vector of w and b read once for 2 or
+// 4 rows (issue 31).  Past a block's slice every vector of w and b comes
 // from L2 (a long row's weights do not stay in L1), so 06_cluster.cu moves
 // a row's x from DRAM and twice as many bytes of w and b from L2.  With
 // the weights' reads left out the same ring reads 90-95% of copy, with

@@ -1,8 +1,8 @@
 // LayerNorm forward in bf16 over long and odd-width rows (statistics in f32),
-// two rows a cluster: layernorm_bf16_cluster.cu (a cluster of CLUSTER
+// ROWS rows a cluster: layernorm_bf16_cluster.cu (a cluster of CLUSTER
 // blocks a row, each block's slice of the row in registers; its comment
 // says how the slices, heads, tails and statistics go) with each vector of
-// w and b read once for two rows, as layernorm/10_rows.cu does for f32
+// w and b read once for 2 or 4 rows, as layernorm/10_rows.cu does for f32
 // (its comment says why: past a block's slice w and b come from L2 every
 // row, twice the row's bytes of x, and with those reads left out the same
 // ring reads 90-95% of copy, bench/layernorm_ring3_h200.txt).
