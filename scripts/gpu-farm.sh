@@ -66,6 +66,7 @@ job() {
 		echo "$(( $(echo "$files" | wc -l) * 20 + 20 )) env REPS=1 NCU_COUNT=${NCU_COUNT:-20} CLOCKS=1 sh bench/ncu_gallery.sh $(echo $files)" ;;
 	ncux) echo "$(( $(wc -w <"$NCUX_LIST") * 45 + 20 )) env NCU_NONE=1 REPS=3 PROGS='default cupti' NCU_COUNT=15 CLOCKS=1 sh bench/ncu_gallery.sh $(tr '\n' ' ' <"$NCUX_LIST")" ;;
 	gal-softmax) echo "270 env BUDGET=240 sh scripts/gpu-gallery.sh table softmax" ;;
+	gal-layernorm:*) g=${1#gal-}; echo "300 env BUDGET=280 sh scripts/gpu-gallery.sh table $(echo "$g" | tr : ' ')" ;; # 8-10 candidates a long row
 	gal-*:*:*) g=${1#gal-}; echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table $(echo "$g" | tr : ' ')" ;;
 	gal-*:*) g=${1#gal-}; echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${g%:*} ${g#*:}" ;;
 	gal-layernorm | gal-rmsnorm) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
