@@ -12,7 +12,7 @@
 #      slice of every row, their DSMEM pairs and the cluster barrier are
 #      checked) at ROWS = 2 (VPT = 4) and 4 (VPT = 2) where a slice fits
 #      768 threads, M = 300 (not a multiple of ROWS APART: clusters with
-#      fewer rows, clusters with none) x N = 1, 7, 13, 5003, 50257, and M =
+#      fewer rows, clusters with none) x N = 50257, 5003, 13, 1, and M =
 #      3 (under APART) at 5003; 1 x 200003; ROWS = 1 and PRE = 1 beside
 #      them; compute-sanitizer memcheck at 21 x 50257, 21 x 200003 and 37 x
 #      50257 (ROWS = 4); four at a time, none started after CHECKS (default
@@ -67,8 +67,8 @@ fit() {
 	echo "sanitize layernorm/10_rows 21 50257 --define CLUSTER=8 --define VPT=4 --define THREADS=416 --define PF=1"
 	echo "sanitize layernorm/layernorm_bf16_rows 21 200003 --define CLUSTER=16 --define VPT=4 --define THREADS=416 --define PF=1"
 	echo "sanitize layernorm/layernorm_bf16_rows 37 50257 --define CLUSTER=8 --define VPT=2 --define THREADS=416 --define ROWS=4 --define PF=1"
-	for c in 2 4 8 16; do
-		for n in 1 7 13 5003 50257; do
+	for c in 16 8 4 2; do # the gallery's clusters first (CHECKS may stop the rest)
+		for n in 50257 5003 13 1; do
 			for fp in "$F32 4" "$BF 8"; do
 				set -- $fp
 				for rv in "2 4" "4 2"; do
