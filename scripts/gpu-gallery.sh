@@ -275,13 +275,36 @@ prof_at() {
 	printf '== %s %s %sx%s %s %s\n%s\n' "$_k" "$_d" "$_m" "$_n" "${_f##*/}" "$*" "$_r" >>"$OUT/profiles.txt"
 	{
 		echo "$_k ${_f##*/} $(echo "$*" | sed 's/--define //g')"
-		printf '%s\n' "$_r" | grep -E '^ *(time|DRAM throughput|DRAM bandwidth|L2 hit rate|achieved warps|long_scoreboard|barrier|membar|wait|short_scoreboard|lg_throttle|mio_throttle|drain|no_instructions|sleeping|branch_resolving|dispatch_stall|misc|math_pipe|not_selected|selected|tex_throttle|imc_miss) ' |
+		printf '%s\n' "$_r" | grep -E '^ *(time|DRAM throughput|DRAM bandwidth|L2 hit rate|L2 throughput|achieved warps|long_scoreboard|barrier|membar|wait|short_scoreboard|lg_throttle|mio_throttle|drain|no_instructions|sleeping|branch_resolving|dispatch_stall|misc|math_pipe|not_selected|selected|tex_throttle|imc_miss) ' |
 			sed 's/^ */    /' | head -14
 	} >>"$PT"
 }
 
+# study_setup: a study script's start, once this library is sourced: END
+# (START + TOTAL: no timed run after it), JOBS (a folder for lanes), this
+# GPU's copy ceiling, which every % is of (calibrated where none is
+# cached), and DEADLINE (BUDGET seconds on from here, the calibration not
+# counted: no check starts after it)
+study_setup() {
+	END=$((START + TOTAL))
+	JOBS=$(mktemp -d)
+	"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
+	"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
+	DEADLINE=$(($(date +%s) + BUDGET))
+}
+
+# fit PER16 N C VPT: the threads that hold a rank's slice of N (vectors of
+# PER16 elements) at VPT vectors a thread, whole warps, or 0 where over 768
+# (the registers of a block at the cluster kernels' 64-80 a thread)
+fit() {
+	_per=$((($2 / $1 + $3 - 1) / $3))
+	_t=$((32 * ((_per + 32 * $4 - 1) / (32 * $4))))
+	[ "$_t" -ge 32 ] || _t=32
+	[ "$_t" -le 768 ] && echo "$_t" || echo 0
+}
+
 # GALLERY_LIB=1 . scripts/gpu-gallery.sh: the functions above for another
-# script (one, sanitize, prof, timed, defs, prof_at; OUT, KB, SUM, DEADLINE set), no mode run
+# script (one, sanitize, prof, timed, defs, prof_at, study_setup, fit; OUT, KB, SUM, DEADLINE set), no mode run
 [ -z "${GALLERY_LIB:-}" ] || return 0
 if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
 	shift

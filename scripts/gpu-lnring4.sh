@@ -40,12 +40,7 @@ TOTAL=${TOTAL:-320}
 GALLERY_LIB=1 LIMIT=60 BUDGET=${CHECKS:-70}
 # one, sanitize, lanes, timed, defs, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + TOTAL))
-JOBS=$(mktemp -d)
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
-# shellcheck disable=SC2034 # read by gpu-gallery.sh's lanes
-DEADLINE=$(($(date +%s) + BUDGET)) # no check starts after it (the calibration not counted)
+study_setup # END, JOBS, the copy ceiling, DEADLINE
 
 # W = 0's copies: the same text, w = ones and b = zeros in the spec
 L=kernels/layernorm

@@ -44,24 +44,10 @@ TOTAL=${TOTAL:-280}
 GALLERY_LIB=1 LIMIT=60 BUDGET=${CHECKS:-75}
 # one, sanitize, lanes, timed, defs, prof_at, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + TOTAL))
-JOBS=$(mktemp -d)
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
-# shellcheck disable=SC2034 # read by gpu-gallery.sh's lanes
-DEADLINE=$(($(date +%s) + BUDGET)) # no check starts after it (the calibration not counted)
+study_setup # END, JOBS, the copy ceiling, DEADLINE
 
 L=kernels/layernorm
 F32=$L/10_rows.cu BF=$L/layernorm_bf16_rows.cu
-# fit PER16 N C VPT: the threads that hold a rank's slice of N at VPT
-# vectors of PER16 elements (whole warps), or 0 where over 768 (the
-# registers of a block at these shapes' ~72-80 a thread)
-fit() {
-	_per=$((($2 / $1 + $3 - 1) / $3))
-	_t=$((32 * ((_per + 32 * $4 - 1) / (32 * $4))))
-	[ "$_t" -ge 32 ] || _t=32
-	[ "$_t" -le 768 ] && echo "$_t" || echo 0
-}
 # step 1's jobs, a line each (the memchecks first: the slowest)
 {
 	echo "sanitize layernorm/10_rows 21 50257 --define CLUSTER=8 --define VPT=4 --define THREADS=416 --define PF=1"

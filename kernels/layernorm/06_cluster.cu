@@ -29,6 +29,15 @@
 // VPT = 4 at MINB = 2 spills 20 bytes).  Slower on an H200: 52.9% of copy
 // at 8192 x 50257, 47.7% at 4096 x 200003, against 77.6% and 69.7% for
 // PIPE = 0 PF = 1 in the same run (bench/layernorm_cluster_h200.txt).
+// LOOK = 0 (PIPE = 1): the next row's slice loaded after this row's output,
+// not before its sums (no second VPT registers: MINB = 2 at VPT = 8).
+// WSM = 1 (PIPE = 1): each block copies its window of w and b (the aligned
+// vectors g0 .. g0 + PER of each, zero past N) into shared memory once, and
+// every row's output reads them there, shifted by the row's head, instead
+// of from L2 (at PIPE = 0 the window would be read from L2 once a row
+// anyway).  The point: with w and b read from L2 every row, L2 carries
+// twice the DRAM traffic (H200 profile: L2 86% busy at 68% of DRAM), and
+// the output's loads are L2 round trips after the cluster's wait.
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -37,7 +46,7 @@
 //! in      w : f32[N] = rand(0.5, 1.5)
 //! in      b : f32[N] = randn(seed=3)
 //! out     y : f32[M, N]
-//! launch  grid=(min(M, PIPE * WAVE + (1 - PIPE) * M) * CLUSTER) block=(THREADS)
+//! launch  grid=(min(M, PIPE * (WAVE + (1 - min(WAVE, 1)) * sm_count * MINB / CLUSTER) + (1 - PIPE) * M) * CLUSTER) block=(THREADS) smem=(WSM * 32 * ((N / 4 + CLUSTER - 1) / CLUSTER + 1))
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-4 atol=1e-5
 //! bytes   2*M*N*4
@@ -48,10 +57,12 @@
 //! tune    THREADS = 416, 512, 256
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
-//! tune    PF = 0, 1
+//! tune    PF = 0, 1, 2
 //! tune    PRE = 0, 1
 //! tune    PIPE = 0, 1
-//! tune    WAVE = 66, 33, 16
+//! tune    WAVE = 66, 33, 16, 0
+//! tune    LOOK = 1, 0
+//! tune    WSM = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -66,7 +77,7 @@
 #define MINB 2 /* blocks an SM the registers must leave room for */
 #endif
 #ifndef PF
-#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
+#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 (2, PIPE = 1: the row after the next) */
 #endif
 #ifndef PRE
 #define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
@@ -75,8 +86,15 @@
 #define PIPE 0 /* 1: WAVE clusters stride the rows, the next row's slice loaded before this one's exchange */
 #endif
 #ifndef WAVE
-#define WAVE 66 /* PIPE = 1: clusters launched (as fit at once: 132 / CLUSTER x MINB on an H200) */
+#define WAVE 66 /* PIPE = 1: clusters launched (as fit at once: 132 / CLUSTER x MINB on an H200; 0: sm_count x MINB / CLUSTER) */
 #endif
+#ifndef LOOK
+#define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
+#endif
+#ifndef WSM
+#define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
+#endif
+static_assert(PIPE || (LOOK == 1 && WSM == 0), "LOOK and WSM: with PIPE = 1 (persistent clusters)");
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
@@ -160,18 +178,44 @@ __device__ float4 norm4(float4 x, float4 w, float4 b, float mean, float rstd)
 }
 
 /* This thread's vectors of the row (row vector g0 + t + k * THREADS, the
- * first ng of the rank's) normalised and stored at obody, the row's head H. */
+ * first ng of the rank's) normalised and stored at obody, the row's head H;
+ * WSM = 1: w and b from the block's windows ww and bw (fill_window). */
 template <int H>
-__device__ void out_body(const float4 *v, float4 *obody, const float *w, const float *b, int g0, int ng, int N,
-			 float mean, float rstd)
+__device__ void out_body(const float4 *v, float4 *obody, const float *w, const float *b, const float4 *ww,
+			 const float4 *bw, int g0, int ng, int N, float mean, float rstd)
 {
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int i = threadIdx.x + k * THREADS, gi = g0 + i;
 		if (i < ng)
+#if WSM
+			__stcs(obody + gi, norm4(v[k], shift4(ww[i], ww[i + 1], H), shift4(bw[i], bw[i + 1], H), mean, rstd));
+#else
 			__stcs(obody + gi, norm4(v[k], wvec<H>(w, gi, N), wvec<H>(b, gi, N), mean, rstd));
+#endif
 	}
 }
+
+#if WSM
+/* Vectors g0 .. g0 + PER of the array a (N floats) into win (PER + 1
+ * float4), zero past N: a row's vector g0 + i, whatever its head, finds its
+ * w in win[i] and win[i + 1].  Whole float4 where a is 16-byte aligned. */
+__device__ void fill_window(float4 *win, const float *a, int g0, int N)
+{
+	for (int i = threadIdx.x; i <= PER(N); i += THREADS) {
+		const int e = 4 * (g0 + i);
+		if (((size_t)a & 15) == 0 && e + 4 <= N) {
+			win[i] = __ldg((const float4 *)a + g0 + i);
+		} else {
+			float f[4];
+#pragma unroll
+			for (int c = 0; c < 4; c++)
+				f[c] = e + c < N ? a[e + c] : 0.0f;
+			win[i] = make_float4(f[0], f[1], f[2], f[3]);
+		}
+	}
+}
+#endif
 
 /* Where this rank's slice of a row lies (input row at row, output at out):
  * the row's head (elements before its first 16-byte boundary, or the whole
@@ -226,17 +270,15 @@ __device__ void leave(unsigned clusters)
 #endif
 
 #if PF
-/* The rank's slice of the row one wave of clusters after row r (as many
- * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
- * a thread, into L2: its cluster is launched when one of this wave's
+/* prefetch_row: the rank's slice of row ahead, a 128-byte line a thread,
+ * into L2.  prefetch_ahead (PF = 1): that of the row one wave of clusters
+ * after row r (as many as fit at once: MINB blocks on each SM, %nsmid's
+ * count): its cluster is launched when one of this wave's
  * leaves, and finds its loads in L2, so DRAM stays busy through this
  * wave's exchange and stores (a slice is PER vectors from the rank's first,
  * give or take the row's head and tail: 32 bytes more each side). */
-__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
+__device__ void prefetch_row(const void *x, size_t ahead, int M, int N, int rank)
 {
-	unsigned nsm;
-	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-	const size_t ahead = r + nsm * MINB / CLUSTER;
 	if (ahead >= (size_t)M)
 		return;
 	const char *row = (const char *)x + ahead * N * 4;
@@ -246,6 +288,13 @@ __device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
 	const char *a = (const char *)((size_t)lo & ~(size_t)127);
 	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
 		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
+__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
+{
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	prefetch_row(x, r + nsm * MINB / CLUSTER, M, N, rank);
 }
 #endif
 
@@ -274,22 +323,36 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	float4 v[VPT];
 	float k3[3];
 	load_slice(x, y, r, N, rank, v, k3);
+#if WSM
+	/* this block's windows of w and b, read after the loop's first __syncthreads */
+	extern __shared__ float4 win[];
+	const float4 *ww = win, *bw = win + PER(N) + 1;
+	fill_window(win, w, rank * PER(N), N);
+	fill_window(win + PER(N) + 1, b, rank * PER(N), N);
+#else
+	const float4 *ww = NULL, *bw = NULL;
+#endif
 	for (int it = 0; r < (size_t)M; it++) {
 		const float *row = x + r * N;
 		float *out = y + r * N;
 		const slice s = slice_of(row, out, N, rank);
 		const int head = s.head, n4 = s.nv, tail = N - head - 4 * n4, g0 = s.g0, ng = s.ng;
-#if PIPE
+#if PIPE && LOOK
 		/* the next row's slice, in flight through this row's sums, exchange and output */
 		float4 nv[VPT];
 		float nk3[3];
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, nv, nk3);
+#elif PF == 1
+		prefetch_ahead(x, r, M, N, rank);
+#elif PF == 2
+		if (it == 0)
+			prefetch_row(x, rn, M, N, rank);
+#endif
+#if PIPE
 		unsigned grab = 0; /* the row after rn, sent with rank 0's pair */
 		if (rank == 0 && t == 0)
 			grab = 2 * (unsigned)G + atomicAdd(&rows_taken, 1u);
-#elif PF
-		prefetch_ahead(x, r, M, N, rank);
 #endif
 		const float ka = k3[0], kb = k3[1], kc = k3[2];
 		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
@@ -370,12 +433,12 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			S1 += part[it & PIPE][q].x, S2 += part[it & PIPE][q].y;
 		const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
 		float4 *obody = (float4 *)(out + head);
-		if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
+		if (ng > 0 && (WSM || (((size_t)w | (size_t)b) & 15) == 0)) {
 			switch (head) {
-			case 0: out_body<0>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			case 1: out_body<1>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			case 2: out_body<2>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			default: out_body<3>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 0: out_body<0>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			case 1: out_body<1>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			case 2: out_body<2>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			default: out_body<3>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
 			}
 		} else {
 #pragma unroll
@@ -394,10 +457,18 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			out[i] = (tv - mean) * rstd * w[i] + b[i];
 		}
 #if PIPE
+#if PF == 2
+		prefetch_row(x, after[it & 1], M, N, rank); /* the row after the next, which the exchange named */
+#endif
+#if LOOK
 #pragma unroll
 		for (int k = 0; k < VPT; k++)
 			v[k] = nv[k];
 		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
+#else
+		if (rn < (size_t)M)
+			load_slice(x, y, rn, N, rank, v, k3);
+#endif
 		r = rn;
 		rn = after[it & 1];
 #else

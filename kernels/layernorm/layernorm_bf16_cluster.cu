@@ -59,6 +59,16 @@
 // 2026-11-28T11:26Z, bench/layernorm_cluster_h200.txt): one block an SM
 // (MINB = 1) or a cluster of 16 is worse than what the overlap gains, so
 // bench/gallery.py does not run it.
+// LOOK = 0 (PIPE = 1): the next row's slice loaded after this row's output,
+// not before its sums (no second VPT registers: MINB = 2 at VPT = 8).
+// WSM = 1 (PIPE = 1): each block copies its window of w and b (the aligned
+// vectors g0 .. g0 + PER of each, zero past N) into shared memory once, and
+// every row's output reads them there, shifted by the row's head, instead
+// of from L2 (at PIPE = 0 the window would be read from L2 once a row
+// anyway).  The point: with w and b read from L2 every row, L2 carries
+// twice the DRAM traffic (H200 profile at 4096 x 200003: L2 80% busy at
+// 60% of DRAM), and the output's loads are L2 round trips after the
+// cluster's wait.
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
@@ -72,7 +82,7 @@
 //! in      w : bf16[N] = rand(0.5, 1.5)
 //! in      b : bf16[N] = randn(seed=3)
 //! out     y : bf16[M, N]
-//! launch  grid=(min(M, PIPE * WAVE + (1 - PIPE) * M) * CLUSTER) block=(THREADS)
+//! launch  grid=(min(M, PIPE * (WAVE + (1 - min(WAVE, 1)) * sm_count * MINB / CLUSTER) + (1 - PIPE) * M) * CLUSTER) block=(THREADS) smem=(WSM * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + 1))
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-2 atol=1e-2
 //! bytes   2*M*N*2
@@ -83,10 +93,12 @@
 //! tune    THREADS = 416, 512, 256
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
-//! tune    PF = 0, 1
+//! tune    PF = 0, 1, 2
 //! tune    PRE = 0, 1
 //! tune    PIPE = 0, 1
-//! tune    WAVE = 66, 33, 16
+//! tune    WAVE = 66, 33, 16, 0
+//! tune    LOOK = 1, 0
+//! tune    WSM = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -103,7 +115,7 @@
 #define MINB 2 /* blocks an SM the registers must leave room for */
 #endif
 #ifndef PF
-#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
+#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 (2, PIPE = 1: the row after the next) */
 #endif
 #ifndef PRE
 #define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
@@ -112,8 +124,15 @@
 #define PIPE 0 /* 1: WAVE clusters stride the rows, the next row's slice loaded before this one's exchange */
 #endif
 #ifndef WAVE
-#define WAVE 66 /* PIPE = 1: clusters launched (as fit at once: 132 / CLUSTER x MINB on an H200) */
+#define WAVE 66 /* PIPE = 1: clusters launched (as fit at once: 132 / CLUSTER x MINB on an H200; 0: sm_count x MINB / CLUSTER) */
 #endif
+#ifndef LOOK
+#define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
+#endif
+#ifndef WSM
+#define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
+#endif
+static_assert(PIPE || (LOOK == 1 && WSM == 0), "LOOK and WSM: with PIPE = 1 (persistent clusters)");
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
@@ -193,6 +212,18 @@ __device__ uint4 load8(const __nv_bfloat16 *p, const __nv_bfloat16 *lo, const __
 	return v;
 }
 
+/* The 8 bf16 from element H (a constant, 0..7) of the 16 at a, c. */
+template <int H>
+__device__ uint4 shift8(uint4 a, uint4 c)
+{
+	const unsigned u[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+	unsigned r[4];
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		r[k] = H % 2 ? (u[k + H / 2] >> 16) | (u[k + H / 2 + 1] << 16) : u[k + H / 2];
+	return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
 /* The 8 bf16 from w[8 * j + H] on (w 16-byte aligned; H a constant):
  * aligned uint4 j and, where H > 0, j + 1 (or only its first H elements
  * where it would reach past N), shifted by H elements. */
@@ -214,12 +245,7 @@ __device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
 			v[k / 2] |= (unsigned)h[k] << (16 * (k % 2));
 		c = make_uint4(v[0], v[1], v[2], v[3]);
 	}
-	const unsigned u[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
-	unsigned r[4];
-#pragma unroll
-	for (int k = 0; k < 4; k++)
-		r[k] = H % 2 ? (u[k + H / 2] >> 16) | (u[k + H / 2 + 1] << 16) : u[k + H / 2];
-	return make_uint4(r[0], r[1], r[2], r[3]);
+	return shift8<H>(a, c);
 }
 
 /* (x - mean) * rstd * w + b of 8 packed bf16, w and b packed. */
@@ -236,18 +262,46 @@ __device__ uint4 norm8(uint4 x, uint4 w, uint4 b, float mean, float rstd)
 }
 
 /* This thread's vectors of the row (row vector g0 + t + k * THREADS, the
- * first ng of the rank's) normalised and stored at obody, the row's head H. */
+ * first ng of the rank's) normalised and stored at obody, the row's head H;
+ * WSM = 1: w and b from the block's windows ww and bw (fill_window). */
 template <int H>
-__device__ void out_body(const uint4 *v, uint4 *obody, const __nv_bfloat16 *w, const __nv_bfloat16 *b, int g0, int ng,
-			 int N, float mean, float rstd)
+__device__ void out_body(const uint4 *v, uint4 *obody, const __nv_bfloat16 *w, const __nv_bfloat16 *b,
+			 const uint4 *ww, const uint4 *bw, int g0, int ng, int N, float mean, float rstd)
 {
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int i = threadIdx.x + k * THREADS, gi = g0 + i;
 		if (i < ng)
+#if WSM
+			__stcs(obody + gi, norm8(v[k], shift8<H>(ww[i], ww[i + 1]), shift8<H>(bw[i], bw[i + 1]), mean, rstd));
+#else
 			__stcs(obody + gi, norm8(v[k], wvec<H>(w, gi, N), wvec<H>(b, gi, N), mean, rstd));
+#endif
 	}
 }
+
+#if WSM
+/* Vectors g0 .. g0 + PER of the array a (N bf16) into win (PER + 1 uint4),
+ * zero past N: a row's vector g0 + i, whatever its head, finds its w in
+ * win[i] and win[i + 1].  Whole uint4 where a is 16-byte aligned. */
+__device__ void fill_window(uint4 *win, const __nv_bfloat16 *a, int g0, int N)
+{
+	for (int i = threadIdx.x; i <= PER(N); i += THREADS) {
+		const int e = 8 * (g0 + i);
+		if (((size_t)a & 15) == 0 && e + 8 <= N) {
+			win[i] = __ldg((const uint4 *)a + g0 + i);
+		} else {
+			const unsigned short *h = (const unsigned short *)a;
+			unsigned u[4] = {0, 0, 0, 0};
+#pragma unroll
+			for (int c = 0; c < 8; c++)
+				if (e + c < N)
+					u[c / 2] |= (unsigned)h[e + c] << (16 * (c % 2));
+			win[i] = make_uint4(u[0], u[1], u[2], u[3]);
+		}
+	}
+}
+#endif
 
 /* Where this rank's slice of a row lies (input row at row, output at out):
  * the row's head (elements before its first 16-byte boundary, or the whole
@@ -302,17 +356,15 @@ __device__ void leave(unsigned clusters)
 #endif
 
 #if PF
-/* The rank's slice of the row one wave of clusters after row r (as many
- * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
- * a thread, into L2: its cluster is launched when one of this wave's
+/* prefetch_row: the rank's slice of row ahead, a 128-byte line a thread,
+ * into L2.  prefetch_ahead (PF = 1): that of the row one wave of clusters
+ * after row r (as many as fit at once: MINB blocks on each SM, %nsmid's
+ * count): its cluster is launched when one of this wave's
  * leaves, and finds its loads in L2, so DRAM stays busy through this
  * wave's exchange and stores (a slice is PER vectors from the rank's first,
  * give or take the row's head and tail: 32 bytes more each side). */
-__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
+__device__ void prefetch_row(const void *x, size_t ahead, int M, int N, int rank)
 {
-	unsigned nsm;
-	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-	const size_t ahead = r + nsm * MINB / CLUSTER;
 	if (ahead >= (size_t)M)
 		return;
 	const char *row = (const char *)x + ahead * N * 2;
@@ -322,6 +374,13 @@ __device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
 	const char *a = (const char *)((size_t)lo & ~(size_t)127);
 	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
 		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
+__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
+{
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	prefetch_row(x, r + nsm * MINB / CLUSTER, M, N, rank);
 }
 #endif
 
@@ -350,22 +409,36 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	uint4 v[VPT];
 	float k3[3];
 	load_slice(x, y, r, N, rank, v, k3);
+#if WSM
+	/* this block's windows of w and b, read after the loop's first __syncthreads */
+	extern __shared__ uint4 win[];
+	const uint4 *ww = win, *bw = win + PER(N) + 1;
+	fill_window(win, w, rank * PER(N), N);
+	fill_window(win + PER(N) + 1, b, rank * PER(N), N);
+#else
+	const uint4 *ww = NULL, *bw = NULL;
+#endif
 	for (int it = 0; r < (size_t)M; it++) {
 		const __nv_bfloat16 *row = x + r * N;
 		__nv_bfloat16 *out = y + r * N;
 		const slice s = slice_of(row, out, N, rank);
 		const int head = s.head, n8 = s.nv, tail = N - head - 8 * n8, g0 = s.g0, ng = s.ng;
-#if PIPE
+#if PIPE && LOOK
 		/* the next row's slice, in flight through this row's sums, exchange and output */
 		uint4 nv[VPT];
 		float nk3[3];
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, nv, nk3);
+#elif PF == 1
+		prefetch_ahead(x, r, M, N, rank);
+#elif PF == 2
+		if (it == 0)
+			prefetch_row(x, rn, M, N, rank);
+#endif
+#if PIPE
 		unsigned grab = 0; /* the row after rn, sent with rank 0's pair */
 		if (rank == 0 && t == 0)
 			grab = 2 * (unsigned)G + atomicAdd(&rows_taken, 1u);
-#elif PF
-		prefetch_ahead(x, r, M, N, rank);
 #endif
 		const float ka = k3[0], kb = k3[1], kc = k3[2];
 		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
@@ -450,16 +523,16 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			S1 += part[it & PIPE][q].x, S2 += part[it & PIPE][q].y;
 		const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
 		uint4 *obody = (uint4 *)(out + head);
-		if (ng > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
+		if (ng > 0 && (WSM || (((size_t)w | (size_t)b) & 15) == 0)) {
 			switch (head) {
-			case 0: out_body<0>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			case 1: out_body<1>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			case 2: out_body<2>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			case 3: out_body<3>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			case 4: out_body<4>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			case 5: out_body<5>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			case 6: out_body<6>(v, obody, w, b, g0, ng, N, mean, rstd); break;
-			default: out_body<7>(v, obody, w, b, g0, ng, N, mean, rstd); break;
+			case 0: out_body<0>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			case 1: out_body<1>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			case 2: out_body<2>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			case 3: out_body<3>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			case 4: out_body<4>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			case 5: out_body<5>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			case 6: out_body<6>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
+			default: out_body<7>(v, obody, w, b, ww, bw, g0, ng, N, mean, rstd); break;
 			}
 		} else {
 #pragma unroll
@@ -479,10 +552,18 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			out[i] = __float2bfloat16_rn((tv - mean) * rstd * __bfloat162float(w[i]) + __bfloat162float(b[i]));
 		}
 #if PIPE
+#if PF == 2
+		prefetch_row(x, after[it & 1], M, N, rank); /* the row after the next, which the exchange named */
+#endif
+#if LOOK
 #pragma unroll
 		for (int k = 0; k < VPT; k++)
 			v[k] = nv[k];
 		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
+#else
+		if (rn < (size_t)M)
+			load_slice(x, y, rn, N, rank, v, k3);
+#endif
 		r = rn;
 		rn = after[it & 1];
 #else

@@ -544,6 +544,17 @@ for f in 06_cluster layernorm_bf16_cluster; do
 		--size M=9,N=5003 --size M=5,N=13 --size M=1,N=5003 --size M=3,N=4099 --size M=2,N=4096 --size M=9,N=7
 	emu "cu_${f}_pipe_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D MINB=2 -D PIPE=1 \
 		-D WAVE=3 --offset 4 --size M=7,N=503
+	# WSM = 1: w and b from the block's shared-memory window, every head
+	# (odd rows) shifted out of it; LOOK = 0: the next row loaded after the
+	# output; WAVE = 0: sm_count x MINB / CLUSTER blocks; off 16 bytes: the
+	# windows filled element by element
+	emu "cu_${f}_wsm" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D PIPE=1 -D LOOK=0 -D WSM=1 \
+		-D WAVE=0 --sm-count 2 --size M=9,N=5003 --size M=5,N=13 --size M=1,N=5003 --size M=3,N=4099 \
+		--size M=2,N=4096 --size M=9,N=7
+	emu "cu_${f}_wsm_look" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D PIPE=1 -D WSM=1 \
+		-D WAVE=2 --size M=9,N=5003 --size M=9,N=7
+	emu "cu_${f}_wsm_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D PIPE=1 -D LOOK=0 \
+		-D WSM=1 -D WAVE=3 --offset 4 --size M=7,N=503
 done
 # issue 31's rows a cluster (10_rows.cu and its bf16 twin: w and b read
 # once for ROWS rows APART apart), CLUSTER = 1: M not a multiple of ROWS
@@ -998,6 +1009,15 @@ mutant_cu rows_bf16_apart4 's/^#define APART 8 /#define APART 4 /' 'misaligned a
 	kernels/layernorm/layernorm_bf16_rows.cu $TR
 # shellcheck disable=SC2086
 mutant_cu rows_second_unstored 's/if (q == 0 || (live >> q & 1))/if (q == 0)/' 'unwritten' kernels/layernorm/10_rows.cu $TR
+# the window read at the aligned vector, not shifted by the row's head
+WS='-D CLUSTER=1 -D THREADS=160 -D VPT=8 -D PIPE=1 -D LOOK=0 -D WSM=1 -D WAVE=2 --size M=9,N=5003'
+# shellcheck disable=SC2086
+mutant_cu wsm_unshifted 's/shift8<H>(ww\[i\], ww\[i + 1\])/shift8<0>(ww[i], ww[i + 1])/' 'elements wrong' \
+	kernels/layernorm/layernorm_bf16_cluster.cu $WS
+# the window one vector short (the shifted pair's second past its end)
+# shellcheck disable=SC2086
+mutant_cu wsm_short 's/i <= PER(N); i += THREADS/i < PER(N); i += THREADS/' 'elements wrong' \
+	kernels/layernorm/06_cluster.cu $WS
 # a case outside the file's `//! require` (a slice of 5003 f32 in 160 x 4
 # float4) is not run, as kbench would not run it, and says which line
 [ -n "$SAN" ] || start emu_refuses_require 'not run: the file requires (N / 4 + CLUSTER - 1) / CLUSTER <= THREADS * VPT' \

@@ -155,6 +155,35 @@ static void print_diags(const kb_diags *d)
 	kb_buf_free(&b);
 }
 
+/* A --size, "M=200 N=264" (or with commas), as arg overrides: up to 16
+ * into v, their names in the string *words (the caller frees it); the
+ * count, or -1 where a word is no NAME=V. */
+static int parse_size(const char *text, kb_arg_override *v, char **words)
+{
+	char *copy = *words = kb_xstrdup(text), *save = NULL;
+	int n = 0;
+	for (char *w = strtok_r(copy, " ,", &save); w; w = strtok_r(NULL, " ,", &save)) {
+		char *eq = strchr(w, '=');
+		if (!eq || n == 16)
+			return -1;
+		*eq = '\0';
+		v[n++] = (kb_arg_override){.name = w, .value = {.i = strtoll(eq + 1, NULL, 0)}};
+	}
+	return n;
+}
+
+/* Sets the spec's args from a --size; returns 0 or -1. */
+static int set_sizes(kb_spec *sp, const char *text)
+{
+	kb_arg_override v[16];
+	char *words;
+	int n = parse_size(text, v, &words), rc = n < 0 ? -1 : 0;
+	for (int i = 0; i < n && !rc; i++)
+		rc = kb_compile_spec_set_arg(sp, v[i].name, v[i].value);
+	free(words);
+	return rc;
+}
+
 /* Lowers and binds the file.  A missing NVRTC is no error here: the CUDA
  * is what this test runs. */
 static int compile_unit(const options *o, kb_compile_unit *u)
@@ -170,8 +199,14 @@ static int compile_unit(const options *o, kb_compile_unit *u)
 	free(header);
 	if (gone)
 		return -1;
+	/* compiled at the first --size's values, as kbench run compiles at its
+	 * --arg's: a launch line (shared memory) may hold only at such sizes */
+	kb_arg_override first[16];
+	char *words = NULL;
+	int nfirst = o->nsizes ? parse_size(o->sizes[0], first, &words) : 0;
 	kb_compile_unit_opts co = {.arch = o->arch ? o->arch : "sm_90", .defines = (const char **)o->defines,
-				   .ndefines = o->ndefines, .sm_count = o->sm_count};
+				   .ndefines = o->ndefines, .sm_count = o->sm_count, .args = first,
+				   .nargs = nfirst > 0 ? nfirst : 0};
 	kb_err err = {0};
 	kb_buf text = KB_BUF_INIT;
 	if (o->nspecs && kb_file_read(o->file, &text, &err) == 0)
@@ -179,6 +214,7 @@ static int compile_unit(const options *o, kb_compile_unit *u)
 			kb_buf_catf(&text, "\n%s", o->specs[i]);
 	int rc = kb_compile_unit_run(o->file, text.s, &co, u, &err);
 	kb_buf_free(&text);
+	free(words);
 	if (u->src.kind == KB_SRC_PTX && !err.msg[0])
 		kb_err_set(&err, KB_EINVAL, KB_DOM_NONE, 0, "a .ptx file has no CUDA to run here");
 	if ((!u->gen.text && u->src.kind != KB_SRC_CUDA) || !u->chosen || u->status == KB_ESPEC ||
@@ -350,24 +386,6 @@ static void free_tensors(emu_case *c)
 }
 
 /* ===== one case ===== */
-
-/* Sets the spec's args from "M=200 N=264"; returns 0 or -1. */
-static int set_sizes(kb_spec *sp, const char *text)
-{
-	char *copy = kb_xstrdup(text), *save = NULL;
-	int rc = 0;
-	for (char *w = strtok_r(copy, " ,", &save); w && !rc; w = strtok_r(NULL, " ,", &save)) {
-		char *eq = strchr(w, '=');
-		if (!eq)
-			rc = -1;
-		else {
-			*eq = '\0';
-			rc = kb_compile_spec_set_arg(sp, w, (kb_value){.i = strtoll(eq + 1, NULL, 0)});
-		}
-	}
-	free(copy);
-	return rc;
-}
 
 /* The emulator's tensormap (emu.h) of the spec's line m into map: the
  * tensor's buffer, dims and row stride, the box innermost first, the

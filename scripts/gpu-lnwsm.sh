@@ -1,0 +1,123 @@
+#!/bin/sh
+# gpu-lnwsm.sh - issue 31: LayerNorm's w and b from a shared-memory window
+# (layernorm/06_cluster.cu and layernorm_bf16_cluster.cu at PIPE = 1,
+# LOOK = 0, WSM = 1: persistent clusters, each block's window of w and b
+# read from L2 once) against the gallery's best at the six LayerNorm rows
+# under target on the H200, on one GPU, from a working tree with the
+# `make dist` tarball under build/dist*/ (nothing is built here), in under
+# 5 minutes (TOTAL, default 280 s; no timed run starts after it):
+#   0. the copy ceiling every % is of (`kbench calibrate`), where this GPU
+#      has none cached;
+#   1. CORRECT (`kbench run --trials 2`) of both files at CLUSTER 16, 8, 4
+#      and 2 (the emulator runs CLUSTER = 1 only: here every rank's window,
+#      the DSMEM pairs and the cluster barrier are checked) at VPT = 8 and 4
+#      where a slice fits 768 threads, M = 300 x N = 50257, 5003, 13, 1, M =
+#      3 at 5003 (fewer rows than clusters); LOOK = 1 beside them;
+#      compute-sanitizer memcheck at 21 x 50257 and 37 x 200003; four at a
+#      time, none started after CHECKS (default 75 s);
+#   2. one timed run at a time (`kbench run --trials 1`: CORRECT, time, %
+#      of copy) at f32 8192 x 50257, 4096 x 200003; bf16 8192 x 50257,
+#      4096 x 131072, 4096 x 262144, 4096 x 200003: the gallery's best there
+#      (bench/gallery_h200.txt), W (WSM = 1 at the best's cluster, VPT and
+#      threads, PF = 1, WAVE = 0: sm_count x MINB / CLUSTER clusters), WN (W
+#      at PF = 0), W2 (WSM = 1 at twice the cluster and VPT = 4: half the
+#      window, where the best's is over 100 KB or the cluster can double),
+#      P0 (W without the window: what persistence alone does);
+#   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and W
+#      at bf16 4096 x 200003 and f32 8192 x 50257 (all of it in
+#      $OUT/profiles.txt): L2 throughput against the best's 80-86%.
+# Last, the table: a line a run, size, kernel and defines, us, % of copy.
+# What to look for: every check CORRECT and every memcheck 0 errors; W
+# against best (targets: 80% at 50257 and 200003, 85% at the powers of
+# two) and against P0 (what the window bought).
+# Outputs: $OUT/lnwsm.txt (every check, run and profile's lines),
+# $OUT/profiles.txt, $OUT/calibrate.txt.
+# Usage: OUT=DIR sh scripts/gpu-lnwsm.sh   (repo root, GPU machine)
+set -u
+START=$(date +%s)
+TOTAL=${TOTAL:-280}
+# shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
+GALLERY_LIB=1 LIMIT=60 BUDGET=${CHECKS:-75}
+# one, sanitize, lanes, timed, defs, prof_at, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
+. "$(dirname "$0")/gpu-gallery.sh"
+study_setup # END, JOBS, the copy ceiling, DEADLINE
+
+L=kernels/layernorm
+F32=$L/06_cluster.cu BF=$L/layernorm_bf16_cluster.cu
+WS=PIPE=1,LOOK=0,WSM=1,WAVE=0
+# step 1's jobs, a line each (the memchecks first: the slowest)
+{
+	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=4,VPT=8,THREADS=416,PF=1,$WS")"
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=4,THREADS=416,PF=1,$WS")"
+	for c in 16 8 4 2; do # the gallery's clusters first (CHECKS may stop the rest)
+		for n in 50257 5003 13 1; do
+			for fp in "$F32 4" "$BF 8"; do
+				# shellcheck disable=SC2086 # file and elements a vector
+				set -- $fp
+				for vpt in 8 4; do
+					t=$(fit "$2" "$n" "$c" "$vpt")
+					[ "$t" -gt 0 ] || continue
+					echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=$vpt,THREADS=$t,PF=1,$WS")"
+					[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=$vpt,THREADS=$t,$WS")"
+				done
+			done
+		done
+	done
+	echo "one $F32 300 50257 $(defs "CLUSTER=4,VPT=8,THREADS=416,MINB=1,PIPE=1,WSM=1,WAVE=0")"
+	echo "one $BF 300 50257 $(defs "CLUSTER=2,VPT=8,THREADS=416,MINB=1,PIPE=1,WSM=1,WAVE=0")"
+} >"$JOBS/list"
+{
+	echo "== 1. CORRECT at 300 x N and memcheck, four at a time"
+	lanes 4 "$JOBS/list" "$JOBS"
+	cat "$JOBS"/lane.*
+	echo "== 1. done ($(($(date +%s) - START)) s)"
+} 2>&1 | tee "$OUT/lnwsm.txt"
+
+RES=$(mktemp) # timed's lines
+# ROW: DTYPE M N best-defines W-defines W2-defines ("-": none) (the best:
+# the H200 gallery's pick, 06_cluster.cu or layernorm_bf16_cluster.cu)
+ROWS="f32:8192:50257:CLUSTER=4,VPT=8,THREADS=416,PF=1:CLUSTER=4,VPT=8,THREADS=416:CLUSTER=8,VPT=4,THREADS=416
+f32:4096:200003:CLUSTER=16,VPT=8,THREADS=416,PF=1:CLUSTER=16,VPT=8,THREADS=416:-
+bf16:8192:50257:CLUSTER=2,VPT=8,THREADS=416,PF=1:CLUSTER=2,VPT=8,THREADS=416:CLUSTER=4,VPT=4,THREADS=416
+bf16:4096:131072:CLUSTER=4,VPT=8,THREADS=512,PF=1:CLUSTER=4,VPT=8,THREADS=512:CLUSTER=8,VPT=4,THREADS=512
+bf16:4096:262144:CLUSTER=8,VPT=8,THREADS=512,PF=1:CLUSTER=8,VPT=8,THREADS=512:CLUSTER=16,VPT=4,THREADS=512
+bf16:4096:200003:CLUSTER=8,VPT=8,THREADS=416,PF=1:CLUSTER=8,VPT=8,THREADS=416:CLUSTER=16,VPT=4,THREADS=416"
+{
+	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
+	echo "$ROWS" | while IFS=: read -r d m n bd wd w2; do
+		if [ "$d" = f32 ]; then f=$F32; else f=$BF; fi
+		# shellcheck disable=SC2046 # the defines, split on purpose
+		timed best "$d" "$m" "$n" "$f" $(defs "$bd")
+		# shellcheck disable=SC2046
+		timed W "$d" "$m" "$n" "$f" $(defs "$wd,PF=1,$WS")
+		# shellcheck disable=SC2046
+		timed WN "$d" "$m" "$n" "$f" $(defs "$wd,PF=0,$WS")
+		# shellcheck disable=SC2046
+		[ "$w2" = - ] || timed W2 "$d" "$m" "$n" "$f" $(defs "$w2,PF=1,$WS")
+		# shellcheck disable=SC2046
+		timed P0 "$d" "$m" "$n" "$f" $(defs "$wd,PF=1,PIPE=1,LOOK=0,WAVE=0")
+	done
+} 2>&1 | tee -a "$OUT/lnwsm.txt"
+
+PT=$(mktemp) # prof_at's lines
+# shellcheck disable=SC2046 # the defines, split on purpose
+{
+	echo "== 3. profiles ($((END - $(date +%s))) s left)"
+	prof_at best bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
+	prof_at W bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS")
+	prof_at best f32 8192 50257 "$F32" $(defs CLUSTER=4,VPT=8,THREADS=416,PF=1)
+	prof_at W f32 8192 50257 "$F32" $(defs "CLUSTER=4,VPT=8,THREADS=416,PF=1,$WS")
+	cat "$PT"
+} 2>&1 | tee -a "$OUT/lnwsm.txt"
+
+{
+	echo "== summary ($(($(date +%s) - START)) s): $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM") checks"
+	grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
+	grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+	echo "timed runs (best: the H200 gallery's pick; W: w and b from a shared-memory window, persistent clusters"
+	echo "(PIPE = 1, LOOK = 0, WAVE = 0), PF = 1; WN: W at PF = 0; W2: W at twice the cluster, VPT = 4; P0: W"
+	echo "without the window)"
+	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
+	cat "$RES"
+} 2>&1 | tee -a "$OUT/lnwsm.txt"
+rm -rf "$SUM" "$RES" "$JOBS" "$PT"
