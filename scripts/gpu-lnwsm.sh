@@ -10,26 +10,30 @@
 #      has none cached;
 #   1. CORRECT (`kbench run --trials 2`) of both files at CLUSTER 16, 8, 4
 #      and 2 (the emulator runs CLUSTER = 1 only: here every rank's window,
-#      the DSMEM pairs and the cluster barrier are checked) at VPT = 8 and 4
-#      where a slice fits 768 threads, M = 300 x N = 50257, 5003, 13, 1, M =
-#      3 at 5003 (fewer rows than clusters); LOOK = 1 beside them;
-#      compute-sanitizer memcheck at 21 x 50257 and 37 x 200003; four at a
-#      time, none started after CHECKS (default 75 s);
+#      the DSMEM pairs and the cluster barrier are checked) at VPT = 8 where
+#      a slice fits 768 threads, PF = 2 (the row after the next prefetched)
+#      and XCH = 1 (every warp's pair to every peer), M = 300 x N = 50257,
+#      5003, 13, M = 3 at 5003 (fewer rows than clusters), XCH = 1 at PIPE
+#      = 0 beside them; compute-sanitizer memcheck at 21 x 50257 and 37 x
+#      200003; four at a time, none started after CHECKS (default 75 s);
 #   2. one timed run at a time (`kbench run --trials 1`: CORRECT, time, %
 #      of copy) at f32 8192 x 50257, 4096 x 200003; bf16 8192 x 50257,
 #      4096 x 131072, 4096 x 262144, 4096 x 200003: the gallery's best there
 #      (bench/gallery_h200.txt), W (WSM = 1 at the best's cluster, VPT and
-#      threads, PF = 1, WAVE = 0: sm_count x MINB / CLUSTER clusters), WN (W
-#      at PF = 0), W2 (WSM = 1 at twice the cluster and VPT = 4: half the
-#      window, where the best's is over 100 KB or the cluster can double),
-#      P0 (W without the window: what persistence alone does);
-#   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and W
-#      at bf16 4096 x 200003 and f32 8192 x 50257 (all of it in
-#      $OUT/profiles.txt): L2 throughput against the best's 80-86%.
+#      threads, PF = 1, WAVE = 0: sm_count x MINB / CLUSTER clusters), W2P
+#      (W at PF = 2), WX and WX2 (W and W2P at XCH = 1), WG (at the powers
+#      of two: bench/gallery.py's wsm() shape, twice the best's cluster at
+#      256 threads, PF = 2);
+#   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and
+#      WX2 at bf16 4096 x 200003 and f32 8192 x 50257 (all of it in
+#      $OUT/profiles.txt).
+# The first run (2026-11-28T20:50Z, commit 1601f8b's parent and its
+# kernels: bench/layernorm_wsm_h200.txt) timed W, WN (PF = 0), W2 (twice
+# the cluster, VPT = 4) and P0 (persistent, no window) at LOOK = 1 and 0.
 # Last, the table: a line a run, size, kernel and defines, us, % of copy.
-# What to look for: every check CORRECT and every memcheck 0 errors; W
+# What to look for: every check CORRECT and every memcheck 0 errors; W*
 # against best (targets: 80% at 50257 and 200003, 85% at the powers of
-# two) and against P0 (what the window bought).
+# two).
 # Outputs: $OUT/lnwsm.txt (every check, run and profile's lines),
 # $OUT/profiles.txt, $OUT/calibrate.txt.
 # Usage: OUT=DIR sh scripts/gpu-lnwsm.sh   (repo root, GPU machine)
@@ -47,24 +51,21 @@ F32=$L/06_cluster.cu BF=$L/layernorm_bf16_cluster.cu
 WS=PIPE=1,LOOK=0,WSM=1,WAVE=0
 # step 1's jobs, a line each (the memchecks first: the slowest)
 {
-	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=4,VPT=8,THREADS=416,PF=1,$WS")"
-	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=4,THREADS=416,PF=1,$WS")"
+	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=4,VPT=8,THREADS=416,PF=2,XCH=1,$WS")"
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=8,THREADS=256,PF=2,XCH=1,$WS")"
 	for c in 16 8 4 2; do # the gallery's clusters first (CHECKS may stop the rest)
-		for n in 50257 5003 13 1; do
+		for n in 50257 5003 13; do
 			for fp in "$F32 4" "$BF 8"; do
 				# shellcheck disable=SC2086 # file and elements a vector
 				set -- $fp
-				for vpt in 8 4; do
-					t=$(fit "$2" "$n" "$c" "$vpt")
-					[ "$t" -gt 0 ] || continue
-					echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=$vpt,THREADS=$t,PF=1,$WS")"
-					[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=$vpt,THREADS=$t,$WS")"
-				done
+				t=$(fit "$2" "$n" "$c" 8)
+				[ "$t" -gt 0 ] || continue
+				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=2,XCH=1,$WS")"
+				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=2,$WS")"
+				[ "$n" != 50257 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,XCH=1")"
 			done
 		done
 	done
-	echo "one $F32 300 50257 $(defs "CLUSTER=4,VPT=8,THREADS=416,MINB=1,PIPE=1,WSM=1,WAVE=0")"
-	echo "one $BF 300 50257 $(defs "CLUSTER=2,VPT=8,THREADS=416,MINB=1,PIPE=1,WSM=1,WAVE=0")"
 } >"$JOBS/list"
 {
 	echo "== 1. CORRECT at 300 x N and memcheck, four at a time"
@@ -74,28 +75,30 @@ WS=PIPE=1,LOOK=0,WSM=1,WAVE=0
 } 2>&1 | tee "$OUT/lnwsm.txt"
 
 RES=$(mktemp) # timed's lines
-# ROW: DTYPE M N best-defines W-defines W2-defines ("-": none) (the best:
+# ROW: DTYPE M N best-defines W-defines WG-defines ("-": none) (the best:
 # the H200 gallery's pick, 06_cluster.cu or layernorm_bf16_cluster.cu)
-ROWS="f32:8192:50257:CLUSTER=4,VPT=8,THREADS=416,PF=1:CLUSTER=4,VPT=8,THREADS=416:CLUSTER=8,VPT=4,THREADS=416
+ROWS="f32:8192:50257:CLUSTER=4,VPT=8,THREADS=416,PF=1:CLUSTER=4,VPT=8,THREADS=416:-
 f32:4096:200003:CLUSTER=16,VPT=8,THREADS=416,PF=1:CLUSTER=16,VPT=8,THREADS=416:-
-bf16:8192:50257:CLUSTER=2,VPT=8,THREADS=416,PF=1:CLUSTER=2,VPT=8,THREADS=416:CLUSTER=4,VPT=4,THREADS=416
-bf16:4096:131072:CLUSTER=4,VPT=8,THREADS=512,PF=1:CLUSTER=4,VPT=8,THREADS=512:CLUSTER=8,VPT=4,THREADS=512
-bf16:4096:262144:CLUSTER=8,VPT=8,THREADS=512,PF=1:CLUSTER=8,VPT=8,THREADS=512:CLUSTER=16,VPT=4,THREADS=512
-bf16:4096:200003:CLUSTER=8,VPT=8,THREADS=416,PF=1:CLUSTER=8,VPT=8,THREADS=416:CLUSTER=16,VPT=4,THREADS=416"
+bf16:8192:50257:CLUSTER=2,VPT=8,THREADS=416,PF=1:CLUSTER=2,VPT=8,THREADS=416:-
+bf16:4096:131072:CLUSTER=4,VPT=8,THREADS=512,PF=1:CLUSTER=4,VPT=8,THREADS=512:CLUSTER=8,VPT=8,THREADS=256
+bf16:4096:262144:CLUSTER=8,VPT=8,THREADS=512,PF=1:CLUSTER=8,VPT=8,THREADS=512:CLUSTER=16,VPT=8,THREADS=256
+bf16:4096:200003:CLUSTER=8,VPT=8,THREADS=416,PF=1:CLUSTER=8,VPT=8,THREADS=416:-"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
-	echo "$ROWS" | while IFS=: read -r d m n bd wd w2; do
+	echo "$ROWS" | while IFS=: read -r d m n bd wd wg; do
 		if [ "$d" = f32 ]; then f=$F32; else f=$BF; fi
 		# shellcheck disable=SC2046 # the defines, split on purpose
 		timed best "$d" "$m" "$n" "$f" $(defs "$bd")
 		# shellcheck disable=SC2046
 		timed W "$d" "$m" "$n" "$f" $(defs "$wd,PF=1,$WS")
 		# shellcheck disable=SC2046
-		timed WN "$d" "$m" "$n" "$f" $(defs "$wd,PF=0,$WS")
+		timed W2P "$d" "$m" "$n" "$f" $(defs "$wd,PF=2,$WS")
 		# shellcheck disable=SC2046
-		[ "$w2" = - ] || timed W2 "$d" "$m" "$n" "$f" $(defs "$w2,PF=1,$WS")
+		timed WX "$d" "$m" "$n" "$f" $(defs "$wd,PF=1,XCH=1,$WS")
 		# shellcheck disable=SC2046
-		timed P0 "$d" "$m" "$n" "$f" $(defs "$wd,PF=1,PIPE=1,LOOK=0,WAVE=0")
+		timed WX2 "$d" "$m" "$n" "$f" $(defs "$wd,PF=2,XCH=1,$WS")
+		# shellcheck disable=SC2046
+		[ "$wg" = - ] || timed WG "$d" "$m" "$n" "$f" $(defs "$wg,PF=2,$WS")
 	done
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
 
@@ -104,9 +107,9 @@ PT=$(mktemp) # prof_at's lines
 {
 	echo "== 3. profiles ($((END - $(date +%s))) s left)"
 	prof_at best bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
-	prof_at W bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS")
+	prof_at WX2 bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=2,XCH=1,$WS")
 	prof_at best f32 8192 50257 "$F32" $(defs CLUSTER=4,VPT=8,THREADS=416,PF=1)
-	prof_at W f32 8192 50257 "$F32" $(defs "CLUSTER=4,VPT=8,THREADS=416,PF=1,$WS")
+	prof_at WX2 f32 8192 50257 "$F32" $(defs "CLUSTER=4,VPT=8,THREADS=416,PF=2,XCH=1,$WS")
 	cat "$PT"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
 
@@ -115,8 +118,8 @@ PT=$(mktemp) # prof_at's lines
 	grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
 	grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
 	echo "timed runs (best: the H200 gallery's pick; W: w and b from a shared-memory window, persistent clusters"
-	echo "(PIPE = 1, LOOK = 0, WAVE = 0), PF = 1; WN: W at PF = 0; W2: W at twice the cluster, VPT = 4; P0: W"
-	echo "without the window)"
+	echo "(PIPE = 1, LOOK = 0, WAVE = 0), PF = 1; W2P: W at PF = 2 (the row after the next); WX, WX2: W, W2P at"
+	echo "XCH = 1 (one barrier a row); WG: bench/gallery.py's wsm() shape at PF = 2)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"

@@ -31,6 +31,10 @@
 // PIPE = 0 PF = 1 in the same run (bench/layernorm_cluster_h200.txt).
 // LOOK = 0 (PIPE = 1): the next row's slice loaded after this row's output,
 // not before its sums (no second VPT registers: MINB = 2 at VPT = 8).
+// XCH = 1: each warp stores its pair into every peer (part[rank x WARPS +
+// warp]) and every warp adds the CLUSTER x WARPS pairs after the cluster's
+// wait, so a row has one barrier (the cluster's), not the block's too,
+// with warp 0's adding and stores between them.
 // WSM = 1 (PIPE = 1): each block copies its window of w and b (the aligned
 // vectors g0 .. g0 + PER of each, zero past N) into shared memory once, and
 // every row's output reads them there, shifted by the row's head, instead
@@ -63,6 +67,7 @@
 //! tune    WAVE = 66, 33, 16, 0
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
+//! tune    XCH = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -90,6 +95,9 @@
 #endif
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
+#endif
+#ifndef XCH
+#define XCH 0 /* 1: every warp's pair into every peer (one barrier a row, none the block's) */
 #endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
@@ -302,8 +310,12 @@ extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THR
 layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
 	      float *__restrict__ y, int M, int N)
 {
+#if XCH
+	__shared__ float2 part[PIPE + 1][CLUSTER * WARPS]; /* each rank's warps' (s1, s2), by rank and warp (PIPE: by row parity) */
+#else
 	__shared__ float2 scratch[WARPS];
 	__shared__ float2 part[PIPE + 1][CLUSTER]; /* each rank's (S1, S2), by rank (PIPE: by row parity) */
+#endif
 #if PIPE
 	__shared__ unsigned after[2]; /* rank 0's row after the next, by row parity */
 #endif
@@ -378,6 +390,30 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			s1 += __shfl_xor_sync(0xffffffff, s1, o);
 			s2 += __shfl_xor_sync(0xffffffff, s2, o);
 		}
+#if XCH
+#if CLUSTER > 1
+		if (it == 0)
+			cluster_wait(); /* phase 1: every peer has started */
+#endif
+#if PIPE
+		grab = __shfl_sync(0xffffffff, grab, 0); /* warp 0's lane 0 took it */
+#endif
+		if (lane < CLUSTER) { /* this warp's pair into block lane's part[rank * WARPS + warp] */
+#if CLUSTER > 1
+			*cluster.map_shared_rank(&part[it & PIPE][rank * WARPS + warp], lane) = make_float2(s1, s2);
+#if PIPE
+			if (rank == 0 && warp == 0)
+				*cluster.map_shared_rank(&after[it & 1], lane) = grab;
+#endif
+#else
+			part[it & PIPE][warp] = make_float2(s1, s2);
+#if PIPE
+			if (warp == 0)
+				after[it & 1] = grab;
+#endif
+#endif
+		}
+#else
 		if (lane == 0)
 			scratch[warp] = make_float2(s1, s2);
 		__syncthreads();
@@ -411,6 +447,7 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			}
 #endif
 		}
+#endif /* XCH */
 #if CLUSTER > 1
 		cluster_arrive(); /* phase 2: this block's pair is in every peer */
 #if PRE
@@ -427,10 +464,22 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 #else
 		__syncthreads();
 #endif
+#if XCH
+		/* every warp adds the CLUSTER x WARPS pairs in one order: the same
+		 * mean and rstd in every warp of every block */
+		float S1 = 0.0f, S2 = 0.0f;
+		for (int i = lane; i < CLUSTER * WARPS; i += 32)
+			S1 += part[it & PIPE][i].x, S2 += part[it & PIPE][i].y;
+		for (int o = 16; o > 0; o /= 2) {
+			S1 += __shfl_xor_sync(0xffffffff, S1, o);
+			S2 += __shfl_xor_sync(0xffffffff, S2, o);
+		}
+#else
 		float S1 = 0.0f, S2 = 0.0f;
 #pragma unroll
 		for (int q = 0; q < CLUSTER; q++)
 			S1 += part[it & PIPE][q].x, S2 += part[it & PIPE][q].y;
+#endif
 		const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
 		float4 *obody = (float4 *)(out + head);
 		if (ng > 0 && (WSM || (((size_t)w | (size_t)b) & 15) == 0)) {
