@@ -2,38 +2,35 @@
 # gpu-lnwsm.sh - issue 31: LayerNorm's w and b from a shared-memory window
 # (layernorm/06_cluster.cu and layernorm_bf16_cluster.cu at PIPE = 1,
 # LOOK = 0, WSM = 1: persistent clusters, each block's window of w and b
-# read from L2 once) against the gallery's best at the six LayerNorm rows
-# under target on the H200, on one GPU, from a working tree with the
-# `make dist` tarball under build/dist*/ (nothing is built here), in under
-# 5 minutes (TOTAL, default 280 s; no timed run starts after it):
+# read from L2 once), and more, smaller blocks an SM (MINB = 3 or 4 at
+# twice the cluster: each block's barriers covered by three others),
+# against the gallery's best at the six LayerNorm rows under target on the
+# H200, on one GPU, from a working tree with the `make dist` tarball under
+# build/dist*/ (nothing is built here), in under 5 minutes (TOTAL,
+# default 280 s; no timed run starts after it):
 #   0. the copy ceiling every % is of (`kbench calibrate`), where this GPU
 #      has none cached;
 #   1. CORRECT (`kbench run --trials 2`) of both files at CLUSTER 16, 8, 4
 #      and 2 (the emulator runs CLUSTER = 1 only: here every rank's window,
-#      the DSMEM pairs and the cluster barrier are checked) at VPT = 8 where
-#      a slice fits 768 threads, PF = 2 (the row after the next prefetched)
-#      and XCH = 1 (every warp's pair to every peer), M = 300 x N = 50257,
-#      5003, 13, M = 3 at 5003 (fewer rows than clusters), XCH = 1 at PIPE
-#      = 0 beside them; compute-sanitizer memcheck at 21 x 50257 and 37 x
-#      200003; four at a time, none started after CHECKS (default 75 s);
+#      the DSMEM pairs and the cluster barrier are checked) at VPT = 8
+#      where a slice fits 768 threads, WSM = 1 and PF = 1, M = 300 x N =
+#      50257, 5003, 13, M = 3 at 5003 (fewer rows than clusters), MINB = 4
+#      at 50257; compute-sanitizer memcheck at 21 x 50257 and 37 x 200003;
+#      four at a time, none started after CHECKS (default 75 s);
 #   2. one timed run at a time (`kbench run --trials 1`: CORRECT, time, %
-#      of copy) at f32 8192 x 50257, 4096 x 200003; bf16 8192 x 50257,
-#      4096 x 131072, 4096 x 262144, 4096 x 200003: the gallery's best there
-#      (bench/gallery_h200.txt), W (WSM = 1 at the best's cluster, VPT and
-#      threads, PF = 1, WAVE = 0: sm_count x MINB / CLUSTER clusters), W2P
-#      (W at PF = 2), WX and WX2 (W and W2P at XCH = 1), WG (at the powers
-#      of two: bench/gallery.py's wsm() shape, twice the best's cluster at
-#      256 threads, PF = 2);
-#   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and
-#      WX2 at bf16 4096 x 200003 and f32 8192 x 50257 (all of it in
+#      of copy) of each row's variants (VARIANTS below: the gallery's best
+#      there, bench/gallery_h200.txt; W: WSM = 1 at the best's shape, WAVE
+#      = 0: sm_count x MINB / CLUSTER clusters; W4, B4: W and the best at
+#      MINB = 3 or 4, twice the cluster and half the threads);
+#   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and W4
+#      at bf16 4096 x 200003 and f32 8192 x 50257 (all of it in
 #      $OUT/profiles.txt).
-# The first run (2026-11-28T20:50Z, commit 1601f8b's parent and its
-# kernels: bench/layernorm_wsm_h200.txt) timed W, WN (PF = 0), W2 (twice
-# the cluster, VPT = 4) and P0 (persistent, no window) at LOOK = 1 and 0.
-# Last, the table: a line a run, size, kernel and defines, us, % of copy.
-# What to look for: every check CORRECT and every memcheck 0 errors; W*
-# against best (targets: 80% at 50257 and 200003, 85% at the powers of
-# two).
+# Earlier runs (bench/layernorm_wsm_h200.txt): W, WN (PF = 0), W2 (twice
+# the cluster at VPT = 4) and P0 (persistent, no window), 20:50Z; PF = 2
+# and XCH = 1 (322461f's kernels), 20:59Z.
+# What to look for: every check CORRECT and every memcheck 0 errors; each
+# variant against best (targets: 80% at 50257 and 200003, 85% at the
+# powers of two).
 # Outputs: $OUT/lnwsm.txt (every check, run and profile's lines),
 # $OUT/profiles.txt, $OUT/calibrate.txt.
 # Usage: OUT=DIR sh scripts/gpu-lnwsm.sh   (repo root, GPU machine)
@@ -42,7 +39,7 @@ START=$(date +%s)
 TOTAL=${TOTAL:-280}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
 GALLERY_LIB=1 LIMIT=60 BUDGET=${CHECKS:-75}
-# one, sanitize, lanes, timed, defs, prof_at, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
+# one, sanitize, lanes, timed, defs, prof_at, fit, study_setup, and the setup: cd to the root, the tarball, OUT, KB, SUM
 . "$(dirname "$0")/gpu-gallery.sh"
 study_setup # END, JOBS, the copy ceiling, DEADLINE
 
@@ -51,8 +48,8 @@ F32=$L/06_cluster.cu BF=$L/layernorm_bf16_cluster.cu
 WS=PIPE=1,LOOK=0,WSM=1,WAVE=0
 # step 1's jobs, a line each (the memchecks first: the slowest)
 {
-	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=4,VPT=8,THREADS=416,PF=2,XCH=1,$WS")"
-	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=8,THREADS=256,PF=2,XCH=1,$WS")"
+	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS")"
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1,$WS")"
 	for c in 16 8 4 2; do # the gallery's clusters first (CHECKS may stop the rest)
 		for n in 50257 5003 13; do
 			for fp in "$F32 4" "$BF 8"; do
@@ -60,9 +57,9 @@ WS=PIPE=1,LOOK=0,WSM=1,WAVE=0
 				set -- $fp
 				t=$(fit "$2" "$n" "$c" 8)
 				[ "$t" -gt 0 ] || continue
-				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=2,XCH=1,$WS")"
-				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=2,$WS")"
-				[ "$n" != 50257 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,XCH=1")"
+				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,$WS")"
+				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$WS")"
+				[ "$n" != 50257 ] || [ "$t" -gt 256 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,MINB=4,PF=1,$WS")"
 			done
 		done
 	done
@@ -75,30 +72,24 @@ WS=PIPE=1,LOOK=0,WSM=1,WAVE=0
 } 2>&1 | tee "$OUT/lnwsm.txt"
 
 RES=$(mktemp) # timed's lines
-# ROW: DTYPE M N best-defines W-defines WG-defines ("-": none) (the best:
-# the H200 gallery's pick, 06_cluster.cu or layernorm_bf16_cluster.cu)
-ROWS="f32:8192:50257:CLUSTER=4,VPT=8,THREADS=416,PF=1:CLUSTER=4,VPT=8,THREADS=416:-
-f32:4096:200003:CLUSTER=16,VPT=8,THREADS=416,PF=1:CLUSTER=16,VPT=8,THREADS=416:-
-bf16:8192:50257:CLUSTER=2,VPT=8,THREADS=416,PF=1:CLUSTER=2,VPT=8,THREADS=416:-
-bf16:4096:131072:CLUSTER=4,VPT=8,THREADS=512,PF=1:CLUSTER=4,VPT=8,THREADS=512:CLUSTER=8,VPT=8,THREADS=256
-bf16:4096:262144:CLUSTER=8,VPT=8,THREADS=512,PF=1:CLUSTER=8,VPT=8,THREADS=512:CLUSTER=16,VPT=8,THREADS=256
-bf16:4096:200003:CLUSTER=8,VPT=8,THREADS=416,PF=1:CLUSTER=8,VPT=8,THREADS=416:-"
+# VARIANTS: a line a row, DTYPE:M:N: then LABEL=DEFINES;... (W* add $WS
+# to theirs); the best: the H200 gallery's pick (06_cluster.cu or
+# layernorm_bf16_cluster.cu, PIPE = 0)
+VARIANTS="f32:8192:50257:best=CLUSTER=4,VPT=8,THREADS=416,PF=1;W=CLUSTER=4,VPT=8,THREADS=416,PF=1;W4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1;B4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1
+f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1;W=CLUSTER=16,VPT=8,THREADS=416,PF=1
+bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1;W=CLUSTER=2,VPT=8,THREADS=416,PF=1;W4=CLUSTER=4,VPT=8,THREADS=224,MINB=4,PF=1;B4=CLUSTER=4,VPT=8,THREADS=224,MINB=4,PF=1
+bf16:4096:131072:best=CLUSTER=4,VPT=8,THREADS=512,PF=1;W3=CLUSTER=8,VPT=8,THREADS=256,MINB=3,PF=1;B4=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1
+bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;W3=CLUSTER=16,VPT=8,THREADS=256,MINB=3,PF=1;B4=CLUSTER=16,VPT=8,THREADS=256,MINB=4,PF=1
+bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1;W=CLUSTER=8,VPT=8,THREADS=416,PF=1;W4=CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1;B4=CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
-	echo "$ROWS" | while IFS=: read -r d m n bd wd wg; do
+	echo "$VARIANTS" | while IFS=: read -r d m n list; do
 		if [ "$d" = f32 ]; then f=$F32; else f=$BF; fi
-		# shellcheck disable=SC2046 # the defines, split on purpose
-		timed best "$d" "$m" "$n" "$f" $(defs "$bd")
-		# shellcheck disable=SC2046
-		timed W "$d" "$m" "$n" "$f" $(defs "$wd,PF=1,$WS")
-		# shellcheck disable=SC2046
-		timed W2P "$d" "$m" "$n" "$f" $(defs "$wd,PF=2,$WS")
-		# shellcheck disable=SC2046
-		timed WX "$d" "$m" "$n" "$f" $(defs "$wd,PF=1,XCH=1,$WS")
-		# shellcheck disable=SC2046
-		timed WX2 "$d" "$m" "$n" "$f" $(defs "$wd,PF=2,XCH=1,$WS")
-		# shellcheck disable=SC2046
-		[ "$wg" = - ] || timed WG "$d" "$m" "$n" "$f" $(defs "$wg,PF=2,$WS")
+		echo "$list" | tr ';' '\n' | while IFS='=' read -r k v; do
+			case $k in W*) v="$v,$WS" ;; esac
+			# shellcheck disable=SC2046 # the defines, split on purpose
+			timed "$k" "$d" "$m" "$n" "$f" $(defs "$v")
+		done
 	done
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
 
@@ -107,9 +98,9 @@ PT=$(mktemp) # prof_at's lines
 {
 	echo "== 3. profiles ($((END - $(date +%s))) s left)"
 	prof_at best bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
-	prof_at WX2 bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=2,XCH=1,$WS")
+	prof_at W4 bf16 4096 200003 "$BF" $(defs "CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1,$WS")
 	prof_at best f32 8192 50257 "$F32" $(defs CLUSTER=4,VPT=8,THREADS=416,PF=1)
-	prof_at WX2 f32 8192 50257 "$F32" $(defs "CLUSTER=4,VPT=8,THREADS=416,PF=2,XCH=1,$WS")
+	prof_at W4 f32 8192 50257 "$F32" $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS")
 	cat "$PT"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
 
@@ -118,8 +109,7 @@ PT=$(mktemp) # prof_at's lines
 	grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
 	grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
 	echo "timed runs (best: the H200 gallery's pick; W: w and b from a shared-memory window, persistent clusters"
-	echo "(PIPE = 1, LOOK = 0, WAVE = 0), PF = 1; W2P: W at PF = 2 (the row after the next); WX, WX2: W, W2P at"
-	echo "XCH = 1 (one barrier a row); WG: bench/gallery.py's wsm() shape at PF = 2)"
+	echo "(PIPE = 1, LOOK = 0, WAVE = 0); W4, W3, B4: W and the best at MINB = 4 or 3, twice the cluster)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"

@@ -31,10 +31,6 @@
 // PIPE = 0 PF = 1 in the same run (bench/layernorm_cluster_h200.txt).
 // LOOK = 0 (PIPE = 1): the next row's slice loaded after this row's output,
 // not before its sums (no second VPT registers: MINB = 2 at VPT = 8).
-// XCH = 1: each warp stores its pair into every peer (part[rank x WARPS +
-// warp]) and every warp adds the CLUSTER x WARPS pairs after the cluster's
-// wait, so a row has one barrier (the cluster's), not the block's too,
-// with warp 0's adding and stores between them.
 // WSM = 1 (PIPE = 1): each block copies its window of w and b (the aligned
 // vectors g0 .. g0 + PER of each, zero past N) into shared memory once, and
 // every row's output reads them there, shifted by the row's head, instead
@@ -42,6 +38,14 @@
 // anyway).  The point: with w and b read from L2 every row, L2 carries
 // twice the DRAM traffic (H200 profile: L2 86% busy at 68% of DRAM), and
 // the output's loads are L2 round trips after the cluster's wait.
+// Measured on the H200 (bench/layernorm_wsm_h200.txt): WSM = 1 at PF = 1
+// beats PIPE = 0 at the odd rows (f32 8192 x 50257 77 -> 79% of copy,
+// 4096 x 200003 69 -> 73%; bf16 77 -> 78%, 68 -> 71%) and loses at the
+// powers of two, whose window at the best's cluster is 131 KB (one block
+// an SM).  Tried and taken out (322461f has them): prefetching the row
+// after the next, which the exchange names, instead of the row a wave on
+// (3-10% slower), and every warp's pair to every peer with no block
+// barrier (0-6% slower: its reads of the CLUSTER x WARPS pairs stall).
 //
 //! kernel  layernorm_f32
 //! arg     M = 8192
@@ -61,13 +65,12 @@
 //! tune    THREADS = 416, 512, 256
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
-//! tune    PF = 0, 1, 2
+//! tune    PF = 0, 1
 //! tune    PRE = 0, 1
 //! tune    PIPE = 0, 1
 //! tune    WAVE = 66, 33, 16, 0
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
-//! tune    XCH = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -82,7 +85,7 @@
 #define MINB 2 /* blocks an SM the registers must leave room for */
 #endif
 #ifndef PF
-#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 (2, PIPE = 1: the row after the next) */
+#define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
 #endif
 #ifndef PRE
 #define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
@@ -95,9 +98,6 @@
 #endif
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
-#endif
-#ifndef XCH
-#define XCH 0 /* 1: every warp's pair into every peer (one barrier a row, none the block's) */
 #endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
@@ -278,15 +278,17 @@ __device__ void leave(unsigned clusters)
 #endif
 
 #if PF
-/* prefetch_row: the rank's slice of row ahead, a 128-byte line a thread,
- * into L2.  prefetch_ahead (PF = 1): that of the row one wave of clusters
- * after row r (as many as fit at once: MINB blocks on each SM, %nsmid's
- * count): its cluster is launched when one of this wave's
+/* The rank's slice of the row one wave of clusters after row r (as many
+ * as fit at once: MINB blocks on each SM, %nsmid's count), a 128-byte line
+ * a thread, into L2: its cluster is launched when one of this wave's
  * leaves, and finds its loads in L2, so DRAM stays busy through this
  * wave's exchange and stores (a slice is PER vectors from the rank's first,
  * give or take the row's head and tail: 32 bytes more each side). */
-__device__ void prefetch_row(const void *x, size_t ahead, int M, int N, int rank)
+__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
 {
+	unsigned nsm;
+	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+	const size_t ahead = r + nsm * MINB / CLUSTER;
 	if (ahead >= (size_t)M)
 		return;
 	const char *row = (const char *)x + ahead * N * 4;
@@ -297,25 +299,14 @@ __device__ void prefetch_row(const void *x, size_t ahead, int M, int N, int rank
 	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
 		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
-
-__device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
-{
-	unsigned nsm;
-	asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-	prefetch_row(x, r + nsm * MINB / CLUSTER, M, N, rank);
-}
 #endif
 
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, MINB)
 layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
 	      float *__restrict__ y, int M, int N)
 {
-#if XCH
-	__shared__ float2 part[PIPE + 1][CLUSTER * WARPS]; /* each rank's warps' (s1, s2), by rank and warp (PIPE: by row parity) */
-#else
 	__shared__ float2 scratch[WARPS];
 	__shared__ float2 part[PIPE + 1][CLUSTER]; /* each rank's (S1, S2), by rank (PIPE: by row parity) */
-#endif
 #if PIPE
 	__shared__ unsigned after[2]; /* rank 0's row after the next, by row parity */
 #endif
@@ -355,11 +346,8 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		float nk3[3];
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, nv, nk3);
-#elif PF == 1
+#elif PF
 		prefetch_ahead(x, r, M, N, rank);
-#elif PF == 2
-		if (it == 0)
-			prefetch_row(x, rn, M, N, rank);
 #endif
 #if PIPE
 		unsigned grab = 0; /* the row after rn, sent with rank 0's pair */
@@ -390,30 +378,6 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			s1 += __shfl_xor_sync(0xffffffff, s1, o);
 			s2 += __shfl_xor_sync(0xffffffff, s2, o);
 		}
-#if XCH
-#if CLUSTER > 1
-		if (it == 0)
-			cluster_wait(); /* phase 1: every peer has started */
-#endif
-#if PIPE
-		grab = __shfl_sync(0xffffffff, grab, 0); /* warp 0's lane 0 took it */
-#endif
-		if (lane < CLUSTER) { /* this warp's pair into block lane's part[rank * WARPS + warp] */
-#if CLUSTER > 1
-			*cluster.map_shared_rank(&part[it & PIPE][rank * WARPS + warp], lane) = make_float2(s1, s2);
-#if PIPE
-			if (rank == 0 && warp == 0)
-				*cluster.map_shared_rank(&after[it & 1], lane) = grab;
-#endif
-#else
-			part[it & PIPE][warp] = make_float2(s1, s2);
-#if PIPE
-			if (warp == 0)
-				after[it & 1] = grab;
-#endif
-#endif
-		}
-#else
 		if (lane == 0)
 			scratch[warp] = make_float2(s1, s2);
 		__syncthreads();
@@ -447,7 +411,6 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			}
 #endif
 		}
-#endif /* XCH */
 #if CLUSTER > 1
 		cluster_arrive(); /* phase 2: this block's pair is in every peer */
 #if PRE
@@ -464,22 +427,10 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 #else
 		__syncthreads();
 #endif
-#if XCH
-		/* every warp adds the CLUSTER x WARPS pairs in one order: the same
-		 * mean and rstd in every warp of every block */
-		float S1 = 0.0f, S2 = 0.0f;
-		for (int i = lane; i < CLUSTER * WARPS; i += 32)
-			S1 += part[it & PIPE][i].x, S2 += part[it & PIPE][i].y;
-		for (int o = 16; o > 0; o /= 2) {
-			S1 += __shfl_xor_sync(0xffffffff, S1, o);
-			S2 += __shfl_xor_sync(0xffffffff, S2, o);
-		}
-#else
 		float S1 = 0.0f, S2 = 0.0f;
 #pragma unroll
 		for (int q = 0; q < CLUSTER; q++)
 			S1 += part[it & PIPE][q].x, S2 += part[it & PIPE][q].y;
-#endif
 		const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
 		float4 *obody = (float4 *)(out + head);
 		if (ng > 0 && (WSM || (((size_t)w | (size_t)b) & 15) == 0)) {
@@ -506,9 +457,6 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			out[i] = (tv - mean) * rstd * w[i] + b[i];
 		}
 #if PIPE
-#if PF == 2
-		prefetch_row(x, after[it & 1], M, N, rank); /* the row after the next, which the exchange named */
-#endif
 #if LOOK
 #pragma unroll
 		for (int k = 0; k < VPT; k++)
