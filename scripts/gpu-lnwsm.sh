@@ -14,20 +14,22 @@
 #      and 2 (the emulator runs CLUSTER = 1 only: here every rank's window,
 #      the DSMEM pairs and the cluster barrier are checked) at VPT = 8
 #      where a slice fits 768 threads, WSM = 1 and PF = 1, M = 300 x N =
-#      50257, 5003, 13, M = 3 at 5003 (fewer rows than clusters), MINB = 4
-#      at 50257; compute-sanitizer memcheck at 21 x 50257 and 37 x 200003;
+#      50257, 5003, 13, M = 3 at 5003 (fewer rows than clusters), LOOK = 1
+#      at VPT = 4; compute-sanitizer memcheck at 21 x 50257 and 37 x 200003;
 #      four at a time, none started after CHECKS (default 75 s);
 #   2. one timed run at a time (`kbench run --trials 1`: CORRECT, time, %
 #      of copy) of each row's variants (VARIANTS below: the gallery's best
 #      there, bench/gallery_h200.txt; W: WSM = 1 at the best's shape, WAVE
 #      = 0: sm_count x MINB / CLUSTER clusters; W4, B4: W and the best at
-#      MINB = 3 or 4, twice the cluster and half the threads);
+#      MINB = 4, twice the cluster and half the threads; WL: W at LOOK = 1,
+#      the next row loaded before this one's sums, VPT = 4 at twice the
+#      cluster; WL1: the same at the best's shape, MINB = 1);
 #   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and W4
 #      at bf16 4096 x 200003 and f32 8192 x 50257 (all of it in
 #      $OUT/profiles.txt).
 # Earlier runs (bench/layernorm_wsm_h200.txt): W, WN (PF = 0), W2 (twice
 # the cluster at VPT = 4) and P0 (persistent, no window), 20:50Z; PF = 2
-# and XCH = 1 (322461f's kernels), 20:59Z.
+# and XCH = 1 (322461f's kernels), 20:59Z; W4 and B4 at MINB = 4, 21:04Z.
 # What to look for: every check CORRECT and every memcheck 0 errors; each
 # variant against best (targets: 80% at 50257 and 200003, 85% at the
 # powers of two).
@@ -45,7 +47,7 @@ study_setup # END, JOBS, the copy ceiling, DEADLINE
 
 L=kernels/layernorm
 F32=$L/06_cluster.cu BF=$L/layernorm_bf16_cluster.cu
-WS=PIPE=1,LOOK=0,WSM=1,WAVE=0
+WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 # step 1's jobs, a line each (the memchecks first: the slowest)
 {
 	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS")"
@@ -59,7 +61,8 @@ WS=PIPE=1,LOOK=0,WSM=1,WAVE=0
 				[ "$t" -gt 0 ] || continue
 				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,$WS")"
 				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$WS")"
-				[ "$n" != 50257 ] || [ "$t" -gt 256 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,MINB=4,PF=1,$WS")"
+				t4=$(fit "$2" "$n" "$c" 4)
+				[ "$n" = 13 ] || [ "$t4" = 0 ] || echo "one $1 300 $n $(defs "$WL,CLUSTER=$c,VPT=4,THREADS=$t4,LOOK=1,PF=1")"
 			done
 		done
 	done
@@ -75,18 +78,18 @@ RES=$(mktemp) # timed's lines
 # VARIANTS: a line a row, DTYPE:M:N: then LABEL=DEFINES;... (W* add $WS
 # to theirs); the best: the H200 gallery's pick (06_cluster.cu or
 # layernorm_bf16_cluster.cu, PIPE = 0)
-VARIANTS="f32:8192:50257:best=CLUSTER=4,VPT=8,THREADS=416,PF=1;W=CLUSTER=4,VPT=8,THREADS=416,PF=1;W4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1;B4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1
-f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1;W=CLUSTER=16,VPT=8,THREADS=416,PF=1
-bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1;W=CLUSTER=2,VPT=8,THREADS=416,PF=1;W4=CLUSTER=4,VPT=8,THREADS=224,MINB=4,PF=1;B4=CLUSTER=4,VPT=8,THREADS=224,MINB=4,PF=1
-bf16:4096:131072:best=CLUSTER=4,VPT=8,THREADS=512,PF=1;W3=CLUSTER=8,VPT=8,THREADS=256,MINB=3,PF=1;B4=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1
-bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;W3=CLUSTER=16,VPT=8,THREADS=256,MINB=3,PF=1;B4=CLUSTER=16,VPT=8,THREADS=256,MINB=4,PF=1
-bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1;W=CLUSTER=8,VPT=8,THREADS=416,PF=1;W4=CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1;B4=CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1"
+VARIANTS="f32:8192:50257:best=CLUSTER=4,VPT=8,THREADS=416,PF=1;W4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1;WL=CLUSTER=8,VPT=4,THREADS=416,LOOK=1,PF=1;WL1=CLUSTER=4,VPT=8,THREADS=416,MINB=1,LOOK=1,PF=1
+f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1;W=CLUSTER=16,VPT=8,THREADS=416,PF=1;WL1=CLUSTER=16,VPT=8,THREADS=416,MINB=1,LOOK=1,PF=1
+bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1;W=CLUSTER=2,VPT=8,THREADS=416,PF=1;WL=CLUSTER=4,VPT=4,THREADS=416,LOOK=1,PF=1;WL1=CLUSTER=2,VPT=8,THREADS=416,MINB=1,LOOK=1,PF=1
+bf16:4096:131072:best=CLUSTER=4,VPT=8,THREADS=512,PF=1;B4=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1
+bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;B4=CLUSTER=16,VPT=8,THREADS=256,MINB=4,PF=1;WL=CLUSTER=16,VPT=4,THREADS=512,LOOK=1,PF=1
+bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1;W=CLUSTER=8,VPT=8,THREADS=416,PF=1;WL=CLUSTER=16,VPT=4,THREADS=416,LOOK=1,PF=1;WL1=CLUSTER=8,VPT=8,THREADS=416,MINB=1,LOOK=1,PF=1"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
 	echo "$VARIANTS" | while IFS=: read -r d m n list; do
 		if [ "$d" = f32 ]; then f=$F32; else f=$BF; fi
 		echo "$list" | tr ';' '\n' | while IFS='=' read -r k v; do
-			case $k in W*) v="$v,$WS" ;; esac
+			case $k$v in W*LOOK=*) v="$WL,$v" ;; W*) v="$v,$WS" ;; esac
 			# shellcheck disable=SC2046 # the defines, split on purpose
 			timed "$k" "$d" "$m" "$n" "$f" $(defs "$v")
 		done
@@ -98,7 +101,7 @@ PT=$(mktemp) # prof_at's lines
 {
 	echo "== 3. profiles ($((END - $(date +%s))) s left)"
 	prof_at best bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
-	prof_at W4 bf16 4096 200003 "$BF" $(defs "CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1,$WS")
+	prof_at WL bf16 4096 200003 "$BF" $(defs "$WL,CLUSTER=16,VPT=4,THREADS=416,LOOK=1,PF=1")
 	prof_at best f32 8192 50257 "$F32" $(defs CLUSTER=4,VPT=8,THREADS=416,PF=1)
 	prof_at W4 f32 8192 50257 "$F32" $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS")
 	cat "$PT"
@@ -109,7 +112,8 @@ PT=$(mktemp) # prof_at's lines
 	grep -v ' CORRECT ' "$SUM" | sed 's/^/  NOT: /'
 	grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
 	echo "timed runs (best: the H200 gallery's pick; W: w and b from a shared-memory window, persistent clusters"
-	echo "(PIPE = 1, LOOK = 0, WAVE = 0); W4, W3, B4: W and the best at MINB = 4 or 3, twice the cluster)"
+	echo "(PIPE = 1, LOOK = 0, WAVE = 0); W4, B4: W and the best at MINB = 4, twice the cluster; WL: W at LOOK = 1,"
+	echo "VPT = 4, twice the cluster; WL1: W at LOOK = 1, MINB = 1)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
