@@ -155,19 +155,22 @@ PF = ("--define", "PF=1")
 # record.)
 
 
-def clu(per16, vpt, extra=()):
+def clu(per16, vpt, extra=(), most=512):
     """layernorm/06_cluster.cu, layernorm_bf16_cluster.cu (issue 31: a row
     in registers across a cluster, two blocks an SM) past 16384: the smallest
     cluster (2..16) whose ranks hold a slice at VPT vectors a thread in at
     most 512 threads, and the fewest warps that hold it (416 at 50257 and
     200003, 512 at the powers of two); extra: PF = 1, the slice a wave of
     clusters ahead prefetched into L2, and PRE = 1, w and b prefetched into
-    L1 through the cluster's wait."""
+    L1 through the cluster's wait.  most: the threads a block may take
+    (256 with MINB = 4: four blocks an SM, each one's barriers covered by
+    three others; bf16 4096 x 131072 85% of copy against 83% at 512 x 2,
+    H200 2026-11-28T21:04Z, bench/layernorm_wsm_h200.txt)."""
     def f(n):
         if n <= 16384:
             return None
         c = 2
-        while c <= 16 and -(-(n // per16) // c) > 512 * vpt:
+        while c <= 16 and -(-(n // per16) // c) > most * vpt:
             c *= 2
         if c > 16:
             return None
@@ -176,24 +179,27 @@ def clu(per16, vpt, extra=()):
     return f
 
 
-def wsm(per16):
+def wsm(per16, minb=2):
     """The same files at WSM = 1 (issue 31): persistent clusters (PIPE = 1,
-    LOOK = 0, WAVE = 0: sm_count x 2 / CLUSTER of them), each block's
+    LOOK = 0, WAVE = 0: sm_count x MINB / CLUSTER of them), each block's
     window of w and b read from L2 once into shared memory, 32 (PER + 1)
     bytes, at VPT = 8 and PF = 1: the smallest cluster (2..16) whose
-    window leaves room for two blocks an SM (PER <= 3500 vectors a rank),
-    the fewest warps that hold the slice."""
+    window leaves room for MINB blocks an SM (PER <= 3500 vectors a rank at
+    2, 1700 at 4), the fewest warps that hold the slice.  On the H200
+    (bench/layernorm_wsm_h200.txt) MINB = 2 leads at f32 4096 x 200003 and
+    the bf16 odd rows, MINB = 4 at f32 8192 x 50257 (80% of copy)."""
+    most = 3500 if minb == 2 else 1700
     def f(n):
         if n <= 16384:
             return None
         c = 2
-        while c <= 16 and -(-(n // per16) // c) > 3500:
+        while c <= 16 and -(-(n // per16) // c) > most:
             c *= 2
         if c > 16:
             return None
         t = 32 * -(-(-(-(n // per16) // c)) // (32 * 8))
-        return ["--define", f"CLUSTER={c}", "--define", "VPT=8", "--define", f"THREADS={t}", *PF,
-                "--define", "PIPE=1", "--define", "LOOK=0", "--define", "WSM=1", "--define", "WAVE=0"]
+        return ["--define", f"CLUSTER={c}", "--define", "VPT=8", "--define", f"THREADS={t}", "--define", f"MINB={minb}",
+                *PF, "--define", "PIPE=1", "--define", "LOOK=0", "--define", "WSM=1", "--define", "WAVE=0"]
     return f
 
 
@@ -288,7 +294,7 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
                            (L + "06_cluster.cu", clu(4, 8)), (L + "06_cluster.cu", clu(4, 8, PF)),
-                           (L + "06_cluster.cu", wsm(4)),
+                           (L + "06_cluster.cu", wsm(4)), (L + "06_cluster.cu", wsm(4, 4)),
                            *twopasses(L + "08_twopass.cu", 4, extra=("--define", "U2=2"))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
@@ -298,6 +304,7 @@ CANDIDATES = {
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + ("--define", "MINB=4"), 256)),
                             (L + "layernorm_bf16_cluster.cu", wsm(8)),
                             *twopasses(L + "layernorm_bf16_twopass.cu", 8, 32768)],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
