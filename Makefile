@@ -373,6 +373,7 @@ dist: all $(UNIT_BIN) $(EMU_BIN) $(EMU_RT) $(B)/remote/remote_drop $(B)/remote/r
 	  $(DIST)/build/remote
 	$(Q)cp $(B)/remote/remote_drop $(B)/remote/remote_bench $(DIST)/build/remote/
 	$(Q)cp $(B)/kbench $(B)/kbench-tui $(DIST)/build/
+	$(Q)(git describe --always --dirty --abbrev=7 2>/dev/null || echo unknown) >$(DIST)/build/COMMIT
 	$(Q)cp $(UNIT_BIN) $(DIST)/build/tests/
 	$(Q)cp $(EMU_BIN) $(EMU_RT) $(DIST)/build/emu/
 	$(Q)scripts/bundle-libs.sh $(DIST)/build/lib $(B)/kbench $(B)/kbench-tui $(UNIT_BIN) $(EMU_BIN)

@@ -10,7 +10,7 @@
 cd "$(dirname "$0")/.." || exit
 T0=$(date +%s)
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc-$NAME} KBENCH_NO_SESSION=1
 KB=build/kbench
 LOG=$OUT/$NAME.txt

@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc-attnprof} KBENCH_NO_SESSION=1
 A="--arg N=8192 --arg B=2 --arg H=16 --arg CAUSAL=0 --trials 1 --no-sweep"
 for v in "1wg:kernels/attention/attention.tile -D HD=128 --arg D=128" \

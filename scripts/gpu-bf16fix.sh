@@ -25,7 +25,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=/tmp/kc KBENCH_NO_SESSION=1
 KB=${KB:-build/kbench}
 S=kernels/softmax

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc-colsum} KBENCH_NO_SESSION=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for f in kernels/fused/colsum.tile kernels/fused/colsum.cu; do

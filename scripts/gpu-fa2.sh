@@ -27,7 +27,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=/tmp/kc-fa2 KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
 export BUDGET="${BUDGET:-85}"
 python3 - <<'EOF' 2>&1 | tee "$OUT/fa2.txt"

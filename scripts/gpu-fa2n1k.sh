@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc-fa2n1k} KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 timeout 70 build/kbench run kernels/attention/02_fa2.cu --define D=128 --arg N=1024 --arg B=16 --arg H=16 \

@@ -33,7 +33,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/kc-fa3}" KBENCH_NO_SESSION=1 PYTHONUNBUFFERED=1
 export BUDGET="${BUDGET:-175}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 |

@@ -36,7 +36,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 NGPU=${NGPU:-$(nvidia-smi -L | grep -c '^GPU')}
 BUDGET=${BUDGET:-570}
 # the queue and the jobs' folders are this call's own: a job may run
@@ -54,7 +54,7 @@ SHIM
 chmod +x "$Q/bin/nvidia-smi"
 T0=$(date +%s)
 { nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tr '\n' ';'
-  echo " $(date -u +%Y-%m-%dT%H:%MZ), kbench $(git rev-parse --short HEAD 2>/dev/null), $NGPU GPUs"; } >"$OUT/summary.txt"
+  echo " $(date -u +%Y-%m-%dT%H:%MZ), kbench $(cat build/COMMIT 2>/dev/null || echo '(no build/COMMIT)'), $NGPU GPUs"; } >"$OUT/summary.txt"
 
 # job NAME: "SECONDS COMMAND" (the estimate is the timeout too)
 job() {

@@ -37,7 +37,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export PYTHONUNBUFFERED=1
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
 echo "$GPU $(date -u +%Y-%m-%dT%H:%MZ)" >"$OUT/summary.txt"

@@ -13,7 +13,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc-idle} KBENCH_NO_SESSION=1
 [ $# -gt 0 ] || set -- kernels/matmul/matmul.tile kernels/fused/matmul_bias_gelu.tile kernels/gemm/04_wgmma.cu \
 	kernels/fused/cross_entropy.cu

@@ -11,10 +11,10 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=/tmp/kc XDG_DATA_HOME=/tmp/kd
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
-  date -u +%Y-%m-%dT%H:%MZ; git rev-parse --short HEAD 2>/dev/null; } > "$OUT/gpu.txt"
+  date -u +%Y-%m-%dT%H:%MZ; cat build/COMMIT 2>/dev/null; } > "$OUT/gpu.txt"
 cat "$OUT/gpu.txt"
 if [ "${1:-a}" = b ]; then
 	sh bench/ncu_short.sh > "$OUT/ncu_short.txt" 2>&1

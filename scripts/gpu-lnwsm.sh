@@ -14,8 +14,8 @@
 #      and 2 (the emulator runs CLUSTER = 1 only: here every rank's window,
 #      the DSMEM pairs and the cluster barrier are checked) at VPT = 8
 #      where a slice fits 768 threads, WSM = 1 and PF = 1, M = 300 x N =
-#      50257, 5003, 13, M = 3 at 5003 (fewer rows than clusters), LOOK = 1
-#      at VPT = 4; compute-sanitizer memcheck at 21 x 50257 and 37 x 200003;
+#      50257, 5003, 13, M = 3 at 5003 (fewer rows than clusters), VPT = 16
+#      with the window, MINB = 8 (bf16, CLUSTER 8 and 16) without; compute-sanitizer memcheck at 21 x 50257 and 37 x 200003;
 #      four at a time, none started after CHECKS (default 75 s);
 #   2. one timed run at a time (`kbench run --trials 1`: CORRECT, time, %
 #      of copy) of each row's variants (VARIANTS below: the gallery's best
@@ -23,13 +23,16 @@
 #      = 0: sm_count x MINB / CLUSTER clusters; W4, B4: W and the best at
 #      MINB = 4, twice the cluster and half the threads; WL: W at LOOK = 1,
 #      the next row loaded before this one's sums, VPT = 4 at twice the
-#      cluster; WL1: the same at the best's shape, MINB = 1);
+#      cluster; WL1: the same at the best's shape, MINB = 1; the fifth
+#      run's: WV, V16: VPT = 16 (half the threads) with the window and
+#      without; B8, B6: MINB = 8 or 6 at 128 threads);
 #   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and W4
 #      at bf16 4096 x 200003 and f32 8192 x 50257 (all of it in
 #      $OUT/profiles.txt).
 # Earlier runs (bench/layernorm_wsm_h200.txt): W, WN (PF = 0), W2 (twice
 # the cluster at VPT = 4) and P0 (persistent, no window), 20:50Z; PF = 2
-# and XCH = 1 (322461f's kernels), 20:59Z; W4 and B4 at MINB = 4, 21:04Z.
+# and XCH = 1 (322461f's kernels), 20:59Z; W4 and B4 at MINB = 4, 21:04Z;
+# WL and WL1 (LOOK = 1), 21:07Z.
 # What to look for: every check CORRECT and every memcheck 0 errors; each
 # variant against best (targets: 80% at 50257 and 200003, 85% at the
 # powers of two).
@@ -61,8 +64,9 @@ WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 				[ "$t" -gt 0 ] || continue
 				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,$WS")"
 				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$WS")"
-				t4=$(fit "$2" "$n" "$c" 4)
-				[ "$n" = 13 ] || [ "$t4" = 0 ] || echo "one $1 300 $n $(defs "$WL,CLUSTER=$c,VPT=4,THREADS=$t4,LOOK=1,PF=1")"
+				t16=$(fit "$2" "$n" "$c" 16)
+				[ "$n" = 13 ] || [ "$t16" = 0 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=16,THREADS=$t16,PF=1,$WS")"
+				[ "$n" = 13 ] || [ "$2" = 4 ] || [ "$c" -lt 8 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$(fit "$2" "$n" "$c" 8),MINB=8,PF=1")"
 			done
 		done
 	done
@@ -78,12 +82,11 @@ RES=$(mktemp) # timed's lines
 # VARIANTS: a line a row, DTYPE:M:N: then LABEL=DEFINES;... (W* add $WS
 # to theirs); the best: the H200 gallery's pick (06_cluster.cu or
 # layernorm_bf16_cluster.cu, PIPE = 0)
-VARIANTS="f32:8192:50257:best=CLUSTER=4,VPT=8,THREADS=416,PF=1;W4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1;WL=CLUSTER=8,VPT=4,THREADS=416,LOOK=1,PF=1;WL1=CLUSTER=4,VPT=8,THREADS=416,MINB=1,LOOK=1,PF=1
-f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1;W=CLUSTER=16,VPT=8,THREADS=416,PF=1;WL1=CLUSTER=16,VPT=8,THREADS=416,MINB=1,LOOK=1,PF=1
-bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1;W=CLUSTER=2,VPT=8,THREADS=416,PF=1;WL=CLUSTER=4,VPT=4,THREADS=416,LOOK=1,PF=1;WL1=CLUSTER=2,VPT=8,THREADS=416,MINB=1,LOOK=1,PF=1
-bf16:4096:131072:best=CLUSTER=4,VPT=8,THREADS=512,PF=1;B4=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1
-bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;B4=CLUSTER=16,VPT=8,THREADS=256,MINB=4,PF=1;WL=CLUSTER=16,VPT=4,THREADS=512,LOOK=1,PF=1
-bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1;W=CLUSTER=8,VPT=8,THREADS=416,PF=1;WL=CLUSTER=16,VPT=4,THREADS=416,LOOK=1,PF=1;WL1=CLUSTER=8,VPT=8,THREADS=416,MINB=1,LOOK=1,PF=1"
+VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1;W=CLUSTER=16,VPT=8,THREADS=416,PF=1;WV=CLUSTER=16,VPT=16,THREADS=224,PF=1
+bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1;W=CLUSTER=2,VPT=8,THREADS=416,PF=1;WV=CLUSTER=2,VPT=16,THREADS=224,PF=1;B8=CLUSTER=8,VPT=8,THREADS=128,MINB=8,PF=1
+bf16:4096:131072:best=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1;B8=CLUSTER=16,VPT=8,THREADS=128,MINB=8,PF=1;B6=CLUSTER=16,VPT=8,THREADS=128,MINB=6,PF=1;V16=CLUSTER=8,VPT=16,THREADS=128,MINB=4,PF=1
+bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;V16=CLUSTER=16,VPT=16,THREADS=128,MINB=4,PF=1;V16B=CLUSTER=8,VPT=16,THREADS=256,PF=1
+bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1;W=CLUSTER=8,VPT=8,THREADS=416,PF=1;WV=CLUSTER=8,VPT=16,THREADS=224,PF=1"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
 	echo "$VARIANTS" | while IFS=: read -r d m n list; do
@@ -101,9 +104,8 @@ PT=$(mktemp) # prof_at's lines
 {
 	echo "== 3. profiles ($((END - $(date +%s))) s left)"
 	prof_at best bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
-	prof_at WL bf16 4096 200003 "$BF" $(defs "$WL,CLUSTER=16,VPT=4,THREADS=416,LOOK=1,PF=1")
-	prof_at best f32 8192 50257 "$F32" $(defs CLUSTER=4,VPT=8,THREADS=416,PF=1)
-	prof_at W4 f32 8192 50257 "$F32" $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS")
+	prof_at WV bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=16,THREADS=224,PF=1,$WS")
+	prof_at B8 bf16 4096 131072 "$BF" $(defs CLUSTER=16,VPT=8,THREADS=128,MINB=8,PF=1)
 	cat "$PT"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
 
@@ -113,7 +115,8 @@ PT=$(mktemp) # prof_at's lines
 	grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
 	echo "timed runs (best: the H200 gallery's pick; W: w and b from a shared-memory window, persistent clusters"
 	echo "(PIPE = 1, LOOK = 0, WAVE = 0); W4, B4: W and the best at MINB = 4, twice the cluster; WL: W at LOOK = 1,"
-	echo "VPT = 4, twice the cluster; WL1: W at LOOK = 1, MINB = 1)"
+	echo "VPT = 4, twice the cluster; WL1: W at LOOK = 1, MINB = 1; WV, V16: VPT = 16 with the window and without;"
+	echo "B8, B6: MINB = 8 or 6 at 128 threads)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"

@@ -17,7 +17,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 F=${MTCLK_FILES:-"kernels/matmul/matmul.tile kernels/fused/matmul_bias_gelu.tile kernels/gemm/04_wgmma.cu"}
 R="$OUT/mtclk.txt"
 smi() { # smi TAG: sample until killed

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 {
 ncu --help | grep -A14 -- '--target-processes-filter' | head -30
 E=kernels/kernelbench/23_softmax.cu@D=32768

@@ -16,12 +16,12 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 KB=$PWD/build/kbench
 T=$(mktemp -d /tmp/kb-newcomer.XXXXXX)
 export XDG_CACHE_HOME=$T/cache XDG_DATA_HOME=$T/data KBENCH_NO_SESSION=1
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
-  date -u +%Y-%m-%dT%H:%MZ; git rev-parse --short HEAD 2>/dev/null; } >"$OUT/gpu.txt" 2>&1
+  date -u +%Y-%m-%dT%H:%MZ; cat build/COMMIT 2>/dev/null; } >"$OUT/gpu.txt" 2>&1
 : >"$OUT/summary.txt"
 row() { printf '%-34s %-6s %s\n' "$1" "$2" "$3" >>"$OUT/summary.txt"; }
 

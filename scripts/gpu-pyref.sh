@@ -25,7 +25,7 @@ set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 KB=$ROOT/build/kbench
 export XDG_CACHE_HOME=/tmp/kc-pyref XDG_DATA_HOME=/tmp/kd-pyref KBENCH_NO_SESSION=1
 W=$(mktemp -d /tmp/pyref.XXXXXX)

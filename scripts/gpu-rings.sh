@@ -16,7 +16,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=/tmp/kbench-rings-cache XDG_DATA_HOME=/tmp/kbench-rings-data KBENCH_NO_SESSION=1
 K=kernels/transpose/02a_smem32_unpadded.cu
 : >"$OUT/summary.txt"

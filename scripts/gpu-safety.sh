@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 KB=$PWD/build/kbench
 W=$(mktemp -d /tmp/kbench-safety.XXXXXX)
 export XDG_DATA_HOME="$W/data" XDG_CACHE_HOME="$W/cache" GIT_CEILING_DIRECTORIES="$W"

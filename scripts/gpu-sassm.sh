@@ -9,11 +9,11 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc} XDG_DATA_HOME=${XDG_DATA_HOME:-/tmp/kd}
 export KBENCH_NO_SESSION=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
-git rev-parse --short HEAD 2>/dev/null
+cat build/COMMIT 2>/dev/null
 [ -x build/tests/test_profile_sassm ] || make build/tests/test_profile_sassm >/dev/null
 echo "== tests/unit/test_profile_sassm.c"
 T_VERBOSE=1 build/tests/test_profile_sassm 2>&1 | tee "$OUT/test_profile_sassm.log"

@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 SUM=$(mktemp)
 for t in ${*:-run_gpu guard_gpu tile}; do

@@ -4,5 +4,5 @@
 # Under 90 s.  Usage: OUT=DIR sh scripts/gpu-torchcheck.sh   (repo root)
 cd "$(dirname "$0")/.." || exit
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 timeout 85 python3 bench/torch_timing_check.py 2>&1 | grep -v -e UserWarning -e _warn_once | tee "$OUT/torchcheck.txt"

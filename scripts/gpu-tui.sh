@@ -16,7 +16,7 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -x build/kbench ] || tar xzf build/dist/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 ROOT=$PWD
 
 # --live DIR: the live captures, in a session of its own under DIR (a step

@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
-[ -x build/kbench ] || tar xzf build/dist*/kbench-*.tar.gz
+sh scripts/unpack-dist.sh
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/kc-twopass} KBENCH_NO_SESSION=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for fn in rmsnorm/05_twopass.cu:4096 rmsnorm/05_twopass.cu:8192 rmsnorm/05_twopass.cu:16384 \
