@@ -305,7 +305,7 @@ demo: all
 # as shared objects).
 EMU_BIN := $(B)/emu/tile_emu
 EMU_RT  := $(B)/emu/cuda_emu.o
-EMU_OBJ := $(B)/obj/tests/emu/tile_emu.o $(B)/obj/tests/emu/emu_source.o
+EMU_OBJ := $(B)/obj/tests/emu/tile_emu.o $(B)/obj/tests/emu/emu_source.o $(B)/obj/tests/emu/emu_report.o
 
 EMU_RT_PARTS := $(B)/emu/rt/cuda_emu.o $(B)/emu/rt/ptx_emu.o $(B)/emu/rt/mbar_emu.o $(B)/emu/rt/tma_emu.o
 

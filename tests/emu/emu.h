@@ -96,6 +96,17 @@ int emu_source_unit(const char *cuda, const kb_kernel *k, kb_buf *out, kb_err *e
 int emu_source_build(const char *cpp, const char *so, const char *emu_dir, const char *runtime,
 		     kb_err *err);
 
+/* ===== a case's failure in words (emu_report.c) ===== */
+
+#include "../../src/reference/reference.h"
+
+/* Appends where t's elements beyond rtol and atol of ref lie: the rows and
+ * columns that hold any (or the flat indices of a rank-1 output), and the
+ * first six with their values. */
+void emu_describe_bad(kb_buf *why, const kb_tensor *t, const kb_ref_out *ref, double rtol, double atol);
+/* Appends text with every line indented by four spaces. */
+void emu_indent(kb_buf *b, const char *text);
+
 #endif
 
 #endif

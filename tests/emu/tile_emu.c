@@ -21,7 +21,6 @@
  * of kbench's profile layer but the CPU reference and the comparison.
  */
 #include "emu.h"
-#include "../../src/reference/reference.h"
 
 #include <dlfcn.h>
 #include <getopt.h>
@@ -501,60 +500,6 @@ static int launch_child(emu_launch_fn launch, const emu_launch_cfg *cfg, void **
 
 /* ===== checking ===== */
 
-/* "0-7, 64-71, 130" for the set flags of n. */
-static void ranges(kb_buf *b, const bool *flag, int64_t n)
-{
-	int shown = 0;
-	for (int64_t i = 0; i < n; i++) {
-		if (!flag[i])
-			continue;
-		int64_t j = i;
-		while (j + 1 < n && flag[j + 1])
-			j++;
-		if (shown++ == 10) {
-			kb_buf_cat(b, ", ...");
-			return;
-		}
-		kb_buf_catf(b, shown > 1 ? ", %lld" : "%lld", (long long)i);
-		if (j > i)
-			kb_buf_catf(b, "-%lld", (long long)j);
-		i = j;
-	}
-}
-
-/* Where the wrong elements are: the rows and columns that hold any (or
- * the flat indices of a rank-1 output), and the first few. */
-static void describe_bad(kb_buf *why, const kb_tensor *t, const kb_ref_out *ref, double rtol,
-			 double atol)
-{
-	int64_t rows = t->rank == 2 ? t->dims[0] : 1, cols = t->n / (rows ? rows : 1);
-	bool *br = kb_xcalloc((size_t)rows + 1, 1), *bc = kb_xcalloc((size_t)cols + 1, 1);
-	int samples = 0;
-	for (int64_t i = 0; i < t->n && i < ref->n; i++) {
-		double got = kb_tensor_get(t, i), want = ref->v[i];
-		if (!isfinite(want) || (isfinite(got) && fabs(got - want) <= atol + rtol * fabs(want)))
-			continue;
-		br[i / cols] = bc[i % cols] = true;
-		if (samples++ < 6) {
-			char at[96];
-			kb_tensor_coord(t, i, at, sizeof at);
-			kb_buf_catf(why, "      %s = %g, want %g\n", at, got, want);
-		}
-	}
-	if (t->rank == 2) {
-		kb_buf_cat(why, "    wrong rows: ");
-		ranges(why, br, rows);
-		kb_buf_cat(why, "\n    wrong cols: ");
-		ranges(why, bc, cols);
-	} else {
-		kb_buf_cat(why, "    wrong elements: ");
-		ranges(why, bc, cols);
-	}
-	kb_buf_cat(why, "\n");
-	free(br);
-	free(bc);
-}
-
 static bool check_output(tensor *t, const kb_ref_out *ref, const kb_spec *sp, kb_buf *why,
 			 double *max_abs)
 {
@@ -575,19 +520,8 @@ static bool check_output(tensor *t, const kb_ref_out *ref, const kb_spec *sp, kb
 		    (long long)(st.unwritten + st.nan_count + st.inf_count + st.mismatches),
 		    (long long)st.n, (long long)st.unwritten, (long long)(st.nan_count + st.inf_count),
 		    (long long)st.mismatches, rtol, atol);
-	describe_bad(why, &t->host, ref, rtol, atol);
+	emu_describe_bad(why, &t->host, ref, rtol, atol);
 	return false;
-}
-
-/* Appends text with every line indented by four spaces. */
-static void indent(kb_buf *b, const char *text)
-{
-	for (const char *p = text; p && *p;) {
-		const char *e = strchr(p, '\n');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		kb_buf_catf(b, "    %.*s\n", (int)n, p);
-		p += n + (e != NULL);
-	}
 }
 
 /* Whether every tensor's canary bytes are intact (saying which are not). */
@@ -626,7 +560,7 @@ static int run_ref_kernel(emu_case *c, const emu_launch_cfg *cfg, kb_buf *why)
 	int problems = launch_child(c->ref_launch, cfg, args, &msgs);
 	if (msgs.len)
 		kb_buf_cat(why, "    the reference kernel:\n");
-	indent(why, msgs.s);
+	emu_indent(why, msgs.s);
 	for (int i = 0; i < c->nt; i++) {
 		tensor *t = &c->t[i];
 		if (!saved[i])
@@ -707,7 +641,7 @@ static bool refused(emu_case *c, kb_buf *why)
 		kb_buf d = KB_BUF_INIT;
 		kb_diag_render(&diags, &d, false);
 		kb_buf_cat(why, "    a require line cannot be evaluated\n");
-		indent(why, d.s);
+		emu_indent(why, d.s);
 		kb_buf_free(&d);
 	}
 	free(req);
@@ -728,7 +662,7 @@ static int set_up(emu_case *c, const char *size, kb_launch_dims *dims, void **ar
 		kb_buf d = KB_BUF_INIT;
 		kb_diag_render(&diags, &d, false);
 		kb_buf_cat(why, "    cannot set the case up (its sizes, launch or inputs)\n");
-		indent(why, d.s);
+		emu_indent(why, d.s);
 		kb_buf_free(&d);
 		rc = -1;
 	} else if (refused(c, why)) {
@@ -765,7 +699,7 @@ static bool run_case(emu_case *c, const char *size)
 			.seed = c->o->seed, .bufs = bufs, .nbufs = c->nt,
 		};
 		int problems = launch_child(c->launch, &cfg, args, &msgs);
-		indent(&why, msgs.s);
+		emu_indent(&why, msgs.s);
 		if (problems >= 0 && c->refk) {
 			int rp = run_ref_kernel(c, &cfg, &why);
 			problems = rp < 0 ? -1 : problems + rp;
