@@ -151,8 +151,8 @@ PF = ("--define", "PF=1")
 # w and b read once for 2 or 4 rows, lost at all six rows under target on
 # the H200 of 2026-11-28T20:42Z: 43-73% of copy against the best's 68-83%,
 # and 63-79% at ROWS = 1, the same file's overhead alone:
-# bench/layernorm_rows_h200.txt.  Not candidates; the files stay as the
-# record.)
+# bench/layernorm_rows_h200.txt.  Not candidates; the files were removed
+# after that run, b7a9c88 has them.)
 
 
 def clu(per16, vpt, extra=(), most=512):

@@ -556,19 +556,6 @@ for f in 06_cluster layernorm_bf16_cluster; do
 	emu "cu_${f}_wsm_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D PIPE=1 -D LOOK=0 \
 		-D WSM=1 -D WAVE=3 --offset 4 --size M=7,N=503
 done
-# issue 31's rows a cluster (10_rows.cu and its bf16 twin: w and b read
-# once for ROWS rows APART apart), CLUSTER = 1: M not a multiple of ROWS
-# APART (clusters with fewer rows, clusters with none), M under APART, every
-# head, N < a vector, buffers off 16 bytes; ROWS = 2, 4, and 1 beside them
-for f in 10_rows layernorm_bf16_rows; do
-	emu "cu_$f" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 --size M=17,N=5003 --size M=5,N=13 \
-		--size M=3,N=1 --size M=11,N=4099 --size M=2,N=4096 --size M=19,N=7 --size M=9,N=15
-	emu "cu_${f}_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 --offset 4 --size M=21,N=503
-	emu "cu_${f}_rows1" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D ROWS=1 --size M=9,N=5003
-	emu "cu_${f}_rows4" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D ROWS=4 --size M=37,N=5003 \
-		--size M=5,N=13 --size M=3,N=1 --size M=21,N=4099
-	emu "cu_${f}_rows4_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D ROWS=4 --offset 4 --size M=21,N=503
-done
 # issue 31's persistent LayerNorm, w and b resident in shared memory, at
 # CLUSTER = 1, on a copy whose default N is 5003 (the launch check reads the
 # defaults, and one block's w and b at 50257 exceed shared memory) and whose
@@ -998,17 +985,6 @@ mutant whole_groups_partial 's/lim_ % 8 == 0/lim_ % 2 == 0/' 'elements wrong' \
 # one half of the scratch for every reduction (no barrier guards its reuse)
 mutant scratch_one_half 's/32 \* (n_++ & 1)/32 * (n_++ \& 0)/' 'elements wrong' \
 	kernels/softmax/softmax.tile --sched warp --size M=3,N=1000
-# issue 31's rows a cluster (cu_10_rows and its twin above), what
-# those cases must catch: rows paired 2 (f32) or 4 (bf16) apart meet w and b
-# at another head; the rows after the first never loaded or stored
-TR='-D CLUSTER=1 -D THREADS=160 -D VPT=8 --size M=17,N=5003'
-# shellcheck disable=SC2086 # the sizes, split on purpose
-mutant_cu rows_apart2 's/^#define APART 4 /#define APART 2 /' 'misaligned address' kernels/layernorm/10_rows.cu $TR
-# shellcheck disable=SC2086
-mutant_cu rows_bf16_apart4 's/^#define APART 8 /#define APART 4 /' 'misaligned address' \
-	kernels/layernorm/layernorm_bf16_rows.cu $TR
-# shellcheck disable=SC2086
-mutant_cu rows_second_unstored 's/if (q == 0 || (live >> q & 1))/if (q == 0)/' 'unwritten' kernels/layernorm/10_rows.cu $TR
 # the window read at the aligned vector, not shifted by the row's head
 WS='-D CLUSTER=1 -D THREADS=160 -D VPT=8 -D PIPE=1 -D LOOK=0 -D WSM=1 -D WAVE=2 --size M=9,N=5003'
 # shellcheck disable=SC2086
@@ -1021,6 +997,6 @@ mutant_cu wsm_short 's/i <= PER(N); i += THREADS/i < PER(N); i += THREADS/' 'ele
 # a case outside the file's `//! require` (a slice of 5003 f32 in 160 x 4
 # float4) is not run, as kbench would not run it, and says which line
 [ -n "$SAN" ] || start emu_refuses_require 'not run: the file requires (N / 4 + CLUSTER - 1) / CLUSTER <= THREADS * VPT' \
-	"$EMU" --work "$W" kernels/layernorm/10_rows.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 --size M=9,N=5003
+	"$EMU" --work "$W" kernels/layernorm/06_cluster.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 --size M=9,N=5003
 collect
 finish
