@@ -275,7 +275,7 @@ prof_at() {
 	printf '== %s %s %sx%s %s %s\n%s\n' "$_k" "$_d" "$_m" "$_n" "${_f##*/}" "$*" "$_r" >>"$OUT/profiles.txt"
 	{
 		echo "$_k ${_f##*/} $(echo "$*" | sed 's/--define //g')"
-		printf '%s\n' "$_r" | grep -E '^ *(time|DRAM throughput|DRAM bandwidth|L2 hit rate|L2 throughput|achieved warps|long_scoreboard|barrier|membar|wait|short_scoreboard|lg_throttle|mio_throttle|drain|no_instructions|sleeping|branch_resolving|dispatch_stall|misc|math_pipe|not_selected|selected|tex_throttle|imc_miss) ' |
+		printf '%s\n' "$_r" | grep -E '^ *(time|DRAM throughput|DRAM bandwidth|L1 hit rate|L2 hit rate|L2 throughput|achieved warps|long_scoreboard|barrier|membar|wait|short_scoreboard|lg_throttle|mio_throttle|drain|no_instructions|sleeping|branch_resolving|dispatch_stall|misc|math_pipe|not_selected|selected|tex_throttle|imc_miss) ' |
 			sed 's/^ */    /' | head -14
 	} >>"$PT"
 }

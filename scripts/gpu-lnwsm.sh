@@ -11,11 +11,13 @@
 #   0. the copy ceiling every % is of (`kbench calibrate`), where this GPU
 #      has none cached;
 #   1. CORRECT (`kbench run --trials 2`) of both files at CLUSTER 16, 8, 4
-#      and 2 (the emulator runs CLUSTER = 1 only: here every rank's window,
-#      the DSMEM pairs and the cluster barrier are checked) at VPT = 8
-#      where a slice fits 768 threads, WSM = 1 and PF = 1, M = 300 x N =
-#      50257, 5003, 13, M = 3 at 5003 (fewer rows than clusters), VPT = 16
-#      with the window, MINB = 8 (bf16, CLUSTER 8 and 16) without; compute-sanitizer memcheck at 21 x 50257 and 37 x 200003;
+#      and 2 (the emulator runs CLUSTER = 1 only: here every rank's
+#      columns, the DSMEM pairs and the cluster barrier are checked) at
+#      VPT = 8 where a slice fits 768 threads, HINT = 1 and PF = 1 in
+#      persistent clusters, M = 300 x N = 50257, 5003, 13, M = 3 at 5003
+#      (fewer rows than clusters); compute-sanitizer memcheck at 21 x
+#      50257 and 37 x 200003 (the fifth run's checks were of WSM = 1, VPT =
+#      16 and MINB = 8: bench/layernorm_wsm_h200.txt);
 #      four at a time, none started after CHECKS (default 75 s);
 #   2. one timed run at a time (`kbench run --trials 1`: CORRECT, time, %
 #      of copy) of each row's variants (VARIANTS below: the gallery's best
@@ -26,9 +28,12 @@
 #      cluster; WL1: the same at the best's shape, MINB = 1; the fifth
 #      run's: WV, V16: VPT = 16 (half the threads) with the window and
 #      without; B8, B6: MINB = 8 or 6 at 128 threads);
-#   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and W4
-#      at bf16 4096 x 200003 and f32 8192 x 50257 (all of it in
-#      $OUT/profiles.txt).
+#   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and
+#      the new variants (PROFILES below; all of it in $OUT/profiles.txt).
+# H* labels (the sixth run): HINT = 1 in persistent clusters without the
+# window (PIPE = 1, LOOK = 0, WAVE = 0): x loaded past L1, w and b with
+# L1::evict_last, at shapes whose w and b per SM (MINB blocks' slices) fit
+# in L1; P*: the same shape at HINT = 0.
 # Earlier runs (bench/layernorm_wsm_h200.txt): W, WN (PF = 0), W2 (twice
 # the cluster at VPT = 4) and P0 (persistent, no window), 20:50Z; PF = 2
 # and XCH = 1 (322461f's kernels), 20:59Z; W4 and B4 at MINB = 4, 21:04Z;
@@ -50,11 +55,11 @@ study_setup # END, JOBS, the copy ceiling, DEADLINE
 
 L=kernels/layernorm
 F32=$L/06_cluster.cu BF=$L/layernorm_bf16_cluster.cu
-WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
+WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0 HS=PIPE=1,WAVE=0,LOOK=0,HINT=1 PS=PIPE=1,WAVE=0,LOOK=0
 # step 1's jobs, a line each (the memchecks first: the slowest)
 {
-	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS")"
-	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1,$WS")"
+	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$HS")"
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=8,THREADS=224,MINB=2,PF=1,$HS")"
 	for c in 16 8 4 2; do # the gallery's clusters first (CHECKS may stop the rest)
 		for n in 50257 5003 13; do
 			for fp in "$F32 4" "$BF 8"; do
@@ -62,11 +67,8 @@ WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 				set -- $fp
 				t=$(fit "$2" "$n" "$c" 8)
 				[ "$t" -gt 0 ] || continue
-				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,$WS")"
-				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$WS")"
-				t16=$(fit "$2" "$n" "$c" 16)
-				[ "$n" = 13 ] || [ "$t16" = 0 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=16,THREADS=$t16,PF=1,$WS")"
-				[ "$n" = 13 ] || [ "$2" = 4 ] || [ "$c" -lt 8 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$(fit "$2" "$n" "$c" 8),MINB=8,PF=1")"
+				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,$HS")"
+				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$HS")"
 			done
 		done
 	done
@@ -82,17 +84,18 @@ RES=$(mktemp) # timed's lines
 # VARIANTS: a line a row, DTYPE:M:N: then LABEL=DEFINES;... (W* add $WS
 # to theirs); the best: the H200 gallery's pick (06_cluster.cu or
 # layernorm_bf16_cluster.cu, PIPE = 0)
-VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1;W=CLUSTER=16,VPT=8,THREADS=416,PF=1;WV=CLUSTER=16,VPT=16,THREADS=224,PF=1
-bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1;W=CLUSTER=2,VPT=8,THREADS=416,PF=1;WV=CLUSTER=2,VPT=16,THREADS=224,PF=1;B8=CLUSTER=8,VPT=8,THREADS=128,MINB=8,PF=1
-bf16:4096:131072:best=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1;B8=CLUSTER=16,VPT=8,THREADS=128,MINB=8,PF=1;B6=CLUSTER=16,VPT=8,THREADS=128,MINB=6,PF=1;V16=CLUSTER=8,VPT=16,THREADS=128,MINB=4,PF=1
-bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;V16=CLUSTER=16,VPT=16,THREADS=128,MINB=4,PF=1;V16B=CLUSTER=8,VPT=16,THREADS=256,PF=1
-bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1;W=CLUSTER=8,VPT=8,THREADS=416,PF=1;WV=CLUSTER=8,VPT=16,THREADS=224,PF=1"
+VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1,$WS;H1=CLUSTER=16,VPT=8,THREADS=416,MINB=1,PF=1;H=CLUSTER=16,VPT=8,THREADS=416,PF=1
+f32:8192:50257:best=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS;H=CLUSTER=8,VPT=8,THREADS=224,PF=1;H4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1
+bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1,$WS;H=CLUSTER=2,VPT=8,THREADS=416,PF=1;Hc4=CLUSTER=4,VPT=8,THREADS=224,PF=1;H4=CLUSTER=4,VPT=8,THREADS=224,MINB=4,PF=1
+bf16:4096:131072:best=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1;H=CLUSTER=8,VPT=8,THREADS=256,PF=1;H4=CLUSTER=16,VPT=8,THREADS=128,MINB=4,PF=1
+bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;H=CLUSTER=16,VPT=8,THREADS=256,PF=1;H1=CLUSTER=8,VPT=8,THREADS=512,MINB=1,PF=1;P=CLUSTER=16,VPT=8,THREADS=256,PF=1
+bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS;H=CLUSTER=16,VPT=8,THREADS=224,PF=1;H1=CLUSTER=8,VPT=8,THREADS=416,MINB=1,PF=1;H4=CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1;P=CLUSTER=16,VPT=8,THREADS=224,PF=1"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
 	echo "$VARIANTS" | while IFS=: read -r d m n list; do
 		if [ "$d" = f32 ]; then f=$F32; else f=$BF; fi
 		echo "$list" | tr ';' '\n' | while IFS='=' read -r k v; do
-			case $k$v in W*LOOK=*) v="$WL,$v" ;; W*) v="$v,$WS" ;; esac
+			case $k$v in W*LOOK=*) v="$WL,$v" ;; W*) v="$v,$WS" ;; H*) v="$v,$HS" ;; P*) v="$v,$PS" ;; esac
 			# shellcheck disable=SC2046 # the defines, split on purpose
 			timed "$k" "$d" "$m" "$n" "$f" $(defs "$v")
 		done
@@ -103,9 +106,10 @@ PT=$(mktemp) # prof_at's lines
 # shellcheck disable=SC2046 # the defines, split on purpose
 {
 	echo "== 3. profiles ($((END - $(date +%s))) s left)"
-	prof_at best bf16 4096 200003 "$BF" $(defs CLUSTER=8,VPT=8,THREADS=416,PF=1)
-	prof_at WV bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=16,THREADS=224,PF=1,$WS")
-	prof_at B8 bf16 4096 131072 "$BF" $(defs CLUSTER=16,VPT=8,THREADS=128,MINB=8,PF=1)
+	prof_at best bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS")
+	prof_at H bf16 4096 200003 "$BF" $(defs "CLUSTER=16,VPT=8,THREADS=224,PF=1,$HS")
+	prof_at P bf16 4096 200003 "$BF" $(defs "CLUSTER=16,VPT=8,THREADS=224,PF=1,$PS")
+	prof_at H bf16 4096 262144 "$BF" $(defs "CLUSTER=16,VPT=8,THREADS=256,PF=1,$HS")
 	cat "$PT"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
 
@@ -116,7 +120,8 @@ PT=$(mktemp) # prof_at's lines
 	echo "timed runs (best: the H200 gallery's pick; W: w and b from a shared-memory window, persistent clusters"
 	echo "(PIPE = 1, LOOK = 0, WAVE = 0); W4, B4: W and the best at MINB = 4, twice the cluster; WL: W at LOOK = 1,"
 	echo "VPT = 4, twice the cluster; WL1: W at LOOK = 1, MINB = 1; WV, V16: VPT = 16 with the window and without;"
-	echo "B8, B6: MINB = 8 or 6 at 128 threads)"
+	echo "B8, B6: MINB = 8 or 6 at 128 threads; H: HINT = 1 (x past L1, w and b kept in it) in persistent clusters,"
+	echo "no window (H1, H4: MINB = 1, 4; Hc4: cluster 4); P: H's shape at HINT = 0)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"

@@ -75,6 +75,7 @@
 //! tune    WAVE = 66, 33, 16, 0
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
+//! tune    HINT = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -102,6 +103,9 @@
 #endif
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
+#endif
+#ifndef HINT
+#define HINT 0 /* 1: x read past L1 (no_allocate), w and b kept in it (evict_last) */
 #endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
@@ -132,6 +136,26 @@ __device__ void cluster_wait(void)
 #endif
 
 /* The elements of a row of n f32 at p before its first 16-byte boundary. */
+/* A 16-byte load of x (KEEP false) or of w or b (KEEP true).  HINT = 1:
+ * x is read once, so it bypasses L1; w and b are read every row at the
+ * same columns, so they stay in it. */
+template <bool KEEP>
+__device__ float4 ld16(const float4 *p)
+{
+#if HINT
+	float4 v;
+	if (KEEP)
+		asm("ld.global.nc.L1::evict_last.v4.f32 {%0, %1, %2, %3}, [%4];"
+		    : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+	else
+		asm("ld.global.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
+		    : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+	return v;
+#else
+	return KEEP ? __ldg(p) : __ldcs(p);
+#endif
+}
+
 __device__ int head_of(const void *p, int n)
 {
 	return min(n, (int)((16u - ((unsigned)(size_t)p & 15u)) & 15u) / 4);
@@ -165,13 +189,13 @@ __device__ float4 load4(const float *p, const float *lo, const float *hi)
 template <int H>
 __device__ float4 wvec(const float *w, int j, int N)
 {
-	const float4 a = __ldg((const float4 *)w + j);
+	const float4 a = ld16<true>((const float4 *)w + j);
 	if (H == 0)
 		return a;
 	const int e = 4 * j + 4;
 	float4 c = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 	if (e + 4 <= N) {
-		c = __ldg((const float4 *)w + j + 1);
+		c = ld16<true>((const float4 *)w + j + 1);
 	} else {
 		c.x = __ldg(w + e);
 		if (H > 1)
@@ -258,7 +282,7 @@ __device__ void load_slice(const float *x, const float *y, size_t r, int N, int 
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int i = threadIdx.x + k * THREADS;
-		v[k] = i < s.ng ? __ldcs(body + s.g0 + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+		v[k] = i < s.ng ? ld16<false>(body + s.g0 + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 	}
 	k3[0] = row[0], k3[1] = row[(N - 1) / 2], k3[2] = row[(N - 1) / 2 * 2];
 }

@@ -81,6 +81,12 @@
 // at two rows: with the window at f32 8192 x 50257 (80% of copy), without
 // it at bf16 4096 x 131072 (85%).  LOOK = 1 with the window loses at every
 // row (51-66%): twice the registers mean one block an SM or half the slice.
+// HINT = 1: the loads of x bypass L1 (ld.global.L1::no_allocate) and
+// those of w and b stay in it (ld.nc.L1::evict_last), so that in
+// persistent clusters (PIPE = 1), whose blocks read the same columns of w
+// and b every row, they are L1 hits once the block's slices fit in L1
+// (MINB blocks' 2 x PER x 16 bytes beside the few KiB of shared memory):
+// the window's aim, without its shared memory or its fill.
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
@@ -111,6 +117,7 @@
 //! tune    WAVE = 66, 33, 16, 0
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
+//! tune    HINT = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -141,6 +148,9 @@
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
 #endif
+#ifndef HINT
+#define HINT 0 /* 1: x read past L1 (no_allocate), w and b kept in it (evict_last) */
+#endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
 #endif
@@ -168,6 +178,26 @@ __device__ void cluster_wait(void)
 	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 #endif
+
+/* A 16-byte load of x (KEEP false) or of w or b (KEEP true).  HINT = 1:
+ * x is read once, so it bypasses L1; w and b are read every row at the
+ * same columns, so they stay in it. */
+template <bool KEEP>
+__device__ uint4 ld16(const uint4 *p)
+{
+#if HINT
+	uint4 v;
+	if (KEEP)
+		asm("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
+		    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+	else
+		asm("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+		    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+	return v;
+#else
+	return KEEP ? __ldg(p) : __ldcs(p);
+#endif
+}
 
 __device__ void unpack8(uint4 u, float *f)
 {
@@ -242,13 +272,13 @@ __device__ uint4 shift8(uint4 a, uint4 c)
 template <int H>
 __device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
 {
-	const uint4 a = __ldg((const uint4 *)w + j);
+	const uint4 a = ld16<true>((const uint4 *)w + j);
 	if (H == 0)
 		return a;
 	const int e = 8 * j + 8;
 	uint4 c;
 	if (e + 8 <= N) {
-		c = __ldg((const uint4 *)w + j + 1);
+		c = ld16<true>((const uint4 *)w + j + 1);
 	} else {
 		const unsigned short *h = (const unsigned short *)w + e;
 		unsigned v[4] = {0, 0, 0, 0};
@@ -344,7 +374,7 @@ __device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int i = threadIdx.x + k * THREADS;
-		v[k] = i < s.ng ? __ldcs(body + s.g0 + i) : make_uint4(0, 0, 0, 0);
+		v[k] = i < s.ng ? ld16<false>(body + s.g0 + i) : make_uint4(0, 0, 0, 0);
 	}
 	k3[0] = __bfloat162float(row[0]), k3[1] = __bfloat162float(row[(N - 1) / 2]), k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
 }

@@ -479,7 +479,7 @@ static int load_or_compile(const kb_source *src, const kb_build_opts *opts, cons
 					 : kb_compile__nvrtc_version());
 		/* Warnings are part of the result, hit or miss. */
 		if (src->kind == KB_SRC_PTX)
-			kb_compile__ptxas_log_diags(out->log, src, &b->diags);
+			kb_compile__ptxas_log_diags(out->log, src, NULL, &b->diags);
 		else
 			kb_compile__nvrtc_log_diags(out->log, src, &b->diags);
 		option_diags(src, out->log, user, nuser, 0, b);

@@ -100,8 +100,11 @@ int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nop
 const char *kb_compile__nvjitlink_version(void);
 /* nvJitLink's file and its size and time, for the cache key (a new string). */
 char *kb_compile__nvjitlink_id(void);
-/* Turns "ptxas application ptx input, line N; error : msg" lines into diags. */
-void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, kb_diags *diags);
+/* Turns "ptxas application ptx input, line N; error : msg" lines into diags:
+ * at line N of src (a .ptx file, ptx NULL), or at the source line that
+ * line N of ptx (NVRTC's PTX of the .cu file src) has in its line info. */
+void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, const char *ptx,
+				 kb_diags *diags);
 
 /* cache.c: the content-addressed store under $XDG_CACHE_HOME/kbench/compile. */
 int kb_compile__cache_load(const char *key, kb_compile__out *out);

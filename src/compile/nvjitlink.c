@@ -120,7 +120,7 @@ int kb_compile__nvjitlink(const kb_source *src, const char *const *opts, int nop
 	out->log = kb_xasprintf("%s%s", info, errlog);
 	free(info);
 	free(errlog);
-	kb_compile__ptxas_log_diags(out->log, src, diags);
+	kb_compile__ptxas_log_diags(out->log, src, NULL, diags);
 	if (r != NVJITLINK_SUCCESS) {
 		if (kb_diag_count(diags, KB_DIAG_ERROR) > 0)
 			rc = KB_ECOMPILE;
@@ -144,7 +144,62 @@ out:
 	return rc;
 }
 
-void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, kb_diags *diags)
+/* Whether a PTX `.file` entry's path names src (NVRTC writes the path it
+ * was given made absolute). */
+static bool names_source(const char *path, size_t n, const char *src_path)
+{
+	size_t sn = strlen(src_path);
+	return n == sn ? !strncmp(path, src_path, n)
+		       : n > sn && path[n - sn - 1] == '/' && !strncmp(path + n - sn, src_path, sn);
+}
+
+/* The source line and column of PTX line ptx_line of a .cu file's PTX
+ * (-lineinfo): the last `.loc F LINE COL` above it, where file F is the
+ * source itself; 0 when there is none (a header's code, or no line info). */
+static int ptx_line_source(const char *ptx, int ptx_line, const char *src_path, int *col)
+{
+	int file = 0, line = 0, at = 0;
+	*col = 0;
+	const char *p = ptx;
+	for (int l = 1; p && *p && l < ptx_line; l++) {
+		const char *w = p + strspn(p, " \t");
+		int f, ln, c;
+		if (sscanf(w, ".loc %d %d %d", &f, &ln, &c) == 3)
+			file = f, line = ln, at = c;
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	if (!file)
+		return 0;
+	/* `.file F "path"` lines come after the code */
+	for (const char *q = ptx; (q = strstr(q, ".file")); q += 5) {
+		int f, used = 0;
+		if (sscanf(q, ".file %d \"%n", &f, &used) != 1 || !used || f != file)
+			continue;
+		const char *path = q + used, *end = strchr(path, '"');
+		if (end && names_source(path, (size_t)(end - path), src_path)) {
+			*col = at;
+			return line;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* Whether diags already hold msg (after a "ptxas: " prefix) at line:col. */
+static bool said_at(const kb_diags *diags, int line, int col, const char *msg)
+{
+	for (int i = 0; i < diags->n; i++) {
+		const kb_diag *g = &diags->v[i];
+		const char *m = strncmp(g->msg, "ptxas: ", 7) ? g->msg : g->msg + 7;
+		if (g->line == line && g->col == col && !strcmp(m, msg))
+			return true;
+	}
+	return false;
+}
+
+void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, const char *ptx,
+				 kb_diags *diags)
 {
 	const char *p = log;
 	while (p && *p) {
@@ -161,7 +216,15 @@ void kb_compile__ptxas_log_diags(const char *log, const kb_source *src, kb_diags
 			const char *msg = l + used;
 			while (*msg == ' ')
 				msg++;
-			kb_diag_add(diags, lvl, src->path, src->text, line, 0, 1, "%s", msg);
+			int col = 0, at = ptx ? ptx_line_source(ptx, line, src->path, &col) : line;
+			if (at && said_at(diags, at, col, msg))
+				; /* one asm statement inlined or unrolled many times: said once */
+			else if (at)
+				kb_diag_add(diags, lvl, src->path, src->text, at, col, 1, ptx ? "ptxas: %s" : "%s",
+					    msg);
+			else
+				kb_diag_add(diags, lvl, src->path, NULL, 0, 0, 1,
+					    "ptxas: %s (line %d of the PTX NVRTC made of it)", msg, line);
 		} else if (!strncmp(l, "ptxas fatal", 11) && kb_diag_count(diags, KB_DIAG_ERROR) == 0) {
 			const char *msg = strchr(l, ':');
 			kb_diag_add(diags, KB_DIAG_ERROR, src->path, NULL, 0, 0, 1, "%s",

@@ -187,6 +187,22 @@ static const char *const shim_texts[] = {
 	"typedef struct CUtensorMap_st { alignas(64) unsigned long long opaque[16]; } CUtensorMap;\n",
 };
 
+/* ptxas's errors in a failed compile (an inline asm statement it rejects),
+ * at the source line the PTX's line info gives them: NVRTC still hands out
+ * the PTX that ptxas failed on. */
+static void ptxas_diags(nvrtcProgram prog, const char *log, const kb_source *src, kb_diags *diags)
+{
+	size_t n = 0;
+	if (!strstr(log, "ptxas ") || api.nvrtcGetPTXSize(prog, &n) != NVRTC_SUCCESS || n == 0)
+		return;
+	char *ptx = kb_xmalloc(n + 1);
+	if (api.nvrtcGetPTX(prog, ptx) == NVRTC_SUCCESS) {
+		ptx[n] = '\0';
+		kb_compile__ptxas_log_diags(log, src, ptx, diags);
+	}
+	free(ptx);
+}
+
 /* Compiles src: 0, KB_ECOMPILE (diags), KB_EUNSUP (no NVRTC) or KB_ERROR. */
 int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 		      const char *const *names, int nnames, kb_compile__out *out,
@@ -208,6 +224,7 @@ int kb_compile__nvrtc(const kb_source *src, const char *const *opts, int nopts,
 	/* An option NVRTC rejects is the user's to fix, like a syntax error:
 	 * build.c places the log's complaint at the option's word. */
 	if (cr == NVRTC_ERROR_COMPILATION || cr == NVRTC_ERROR_INVALID_OPTION) {
+		ptxas_diags(prog, out->log, src, diags);
 		rc = KB_ECOMPILE;
 		goto out;
 	}

@@ -396,7 +396,9 @@ static void place_line(kb_src_kind kind, const char *l, const kb_spec_option *op
 		bool known = false;
 		for (int k = 0; k < diags->n; k++)
 			known = known || !strcmp(diags->v[k].msg, msg);
-		if (lvl == KB_DIAG_ERROR && !known)
+		/* ptxas's "fatal: Ptx assembly aborted" adds nothing to its errors */
+		bool said = !strcmp(who, "ptxas") && kb_diag_count(diags, KB_DIAG_ERROR) > 0;
+		if (lvl == KB_DIAG_ERROR && !known && !said)
 			kb_diag_add(diags, lvl, src->path, NULL, 0, 0, 1, "%s: %s", who, msg);
 		return;
 	}

@@ -267,6 +267,36 @@ static void test_compile_build__ptx_error_line(void)
 	fixture_free(&f);
 }
 
+/* ptxas rejects an inline asm statement of a .cu file (an eviction hint
+ * sm_90 takes only on wider loads): its error is placed at the statement,
+ * once though the loop around it is unrolled, without ptxas's "fatal:
+ * aborted" line. */
+static void test_compile_build__ptxas_error_in_cuda(void)
+{
+	static const char text[] =
+		"__device__ uint4 ld(const uint4 *p)\n"
+		"{\n"
+		"\tuint4 v;\n"
+		"\tasm(\"ld.global.L2::evict_first.v4.u32 {%0, %1, %2, %3}, [%4];\"\n"
+		"\t    : \"=r\"(v.x), \"=r\"(v.y), \"=r\"(v.z), \"=r\"(v.w) : \"l\"(p));\n"
+		"\treturn v;\n"
+		"}\n"
+		"extern \"C\" __global__ void k(const uint4 *p, uint4 *o)\n"
+		"{\n"
+		"#pragma unroll\n"
+		"\tfor (int i = 0; i < 4; i++)\n"
+		"\t\to[i] = ld(p + i);\n"
+		"}\n";
+	fixture f;
+	T_EQ_INT(compile_cli(&f, "hint.cu", text, KB_SRC_CUDA, NULL, 0), KB_ECOMPILE);
+	T_EQ_INT(kb_diag_count(&f.b.diags, KB_DIAG_ERROR), 1);
+	const kb_diag *g = f.b.diags.n ? &f.b.diags.v[0] : NULL;
+	T_OK(g && (g->line == 4 || g->line == 5));
+	T_CONTAINS(g ? g->msg : NULL, "ptxas: Instruction 'ld' requires");
+	T_CONTAINS(g ? g->src_line : NULL, "=r");
+	fixture_free(&f);
+}
+
 static void test_compile_build__template_name_expression(void)
 {
 	kb_buf text = KB_BUF_INIT;
@@ -577,6 +607,7 @@ int main(void)
 	T_RUN(test_compile_build__nvrtc_columns);
 	T_RUN(test_compile_build__ptx);
 	T_RUN(test_compile_build__ptx_error_line);
+	T_RUN(test_compile_build__ptxas_error_in_cuda);
 	T_RUN(test_compile_build__template_name_expression);
 	T_RUN(test_compile_build__bad_arch);
 	T_RUN(test_compile_build__option_fast_math);
