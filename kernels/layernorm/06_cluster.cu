@@ -19,6 +19,12 @@
 // each block's pair stored into every block's part[rank] (DSMEM), one
 // cluster barrier phase, the pairs added in rank order in every block
 // (f32 within 2e-5 of double at mean 100: bench/layernorm_sums_model.py).
+// HINT = 1: the loads of x bypass L1 (ld.global.L1::no_allocate) and
+// those of w and b stay in it (ld.nc.L1::evict_last), so that in
+// persistent clusters (PIPE = 1), whose blocks read the same columns of w
+// and b every row, they are L1 hits once the block's slices fit in L1
+// (MINB blocks' 2 x PER x 16 bytes beside the few KiB of shared memory):
+// the window's aim, without its shared memory or its fill.
 // Output: w and b from L2, two aligned float4 shifted by the row's head at
 // compile time (the loop once for each head 0..3), or load4 where w or b
 // is off 16 bytes.
