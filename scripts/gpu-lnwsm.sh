@@ -30,10 +30,12 @@
 #      without; B8, B6: MINB = 8 or 6 at 128 threads);
 #   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and
 #      the new variants (PROFILES below; all of it in $OUT/profiles.txt).
-# H* labels (the sixth run): HINT = 1 in persistent clusters without the
-# window (PIPE = 1, LOOK = 0, WAVE = 0): x loaded past L1, w and b with
-# L1::evict_last, at shapes whose w and b per SM (MINB blocks' slices) fit
-# in L1; P*: the same shape at HINT = 0.
+# The seventh run: B* labels, the best at PFB = 1 (the slice a wave ahead
+# by bulk prefetches, cp.async.bulk.prefetch.L2, not a prefetch a line),
+# and the L2's sub-units (PROFILES_L2 below: `kbench profile --metrics`)
+# of the best, B and softmax_bf16_ring.cu, whose rows reach 83-93% of copy.
+# (The sixth run's H* and P*, HINT = 1 in persistent clusters without the
+# window, lost at every row: 941de34 has them.)
 # Earlier runs (bench/layernorm_wsm_h200.txt): W, WN (PF = 0), W2 (twice
 # the cluster at VPT = 4) and P0 (persistent, no window), 20:50Z; PF = 2
 # and XCH = 1 (322461f's kernels), 20:59Z; W4 and B4 at MINB = 4, 21:04Z;
@@ -55,11 +57,12 @@ study_setup # END, JOBS, the copy ceiling, DEADLINE
 
 L=kernels/layernorm
 F32=$L/06_cluster.cu BF=$L/layernorm_bf16_cluster.cu
-WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0 HS=PIPE=1,WAVE=0,LOOK=0,HINT=1 PS=PIPE=1,WAVE=0,LOOK=0
+WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 # step 1's jobs, a line each (the memchecks first: the slowest)
 {
-	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$HS")"
-	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=8,THREADS=224,MINB=2,PF=1,$HS")"
+	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,$WS")"
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS")"
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 262144 $(defs "CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1")"
 	for c in 16 8 4 2; do # the gallery's clusters first (CHECKS may stop the rest)
 		for n in 50257 5003 13; do
 			for fp in "$F32 4" "$BF 8"; do
@@ -67,8 +70,8 @@ WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0 HS=PIPE=1,WAVE=0,LOOK=0,HIN
 				set -- $fp
 				t=$(fit "$2" "$n" "$c" 8)
 				[ "$t" -gt 0 ] || continue
-				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,$HS")"
-				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$HS")"
+				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,PFB=1")"
+				[ "$n" != 5003 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,PFB=1,$WS")"
 			done
 		done
 	done
@@ -84,18 +87,18 @@ RES=$(mktemp) # timed's lines
 # VARIANTS: a line a row, DTYPE:M:N: then LABEL=DEFINES;... (W* add $WS
 # to theirs); the best: the H200 gallery's pick (06_cluster.cu or
 # layernorm_bf16_cluster.cu, PIPE = 0)
-VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1,$WS;H1=CLUSTER=16,VPT=8,THREADS=416,MINB=1,PF=1;H=CLUSTER=16,VPT=8,THREADS=416,PF=1
-f32:8192:50257:best=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS;H=CLUSTER=8,VPT=8,THREADS=224,PF=1;H4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1
-bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1,$WS;H=CLUSTER=2,VPT=8,THREADS=416,PF=1;Hc4=CLUSTER=4,VPT=8,THREADS=224,PF=1;H4=CLUSTER=4,VPT=8,THREADS=224,MINB=4,PF=1
-bf16:4096:131072:best=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1;H=CLUSTER=8,VPT=8,THREADS=256,PF=1;H4=CLUSTER=16,VPT=8,THREADS=128,MINB=4,PF=1
-bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;H=CLUSTER=16,VPT=8,THREADS=256,PF=1;H1=CLUSTER=8,VPT=8,THREADS=512,MINB=1,PF=1;P=CLUSTER=16,VPT=8,THREADS=256,PF=1
-bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS;H=CLUSTER=16,VPT=8,THREADS=224,PF=1;H1=CLUSTER=8,VPT=8,THREADS=416,MINB=1,PF=1;H4=CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1;P=CLUSTER=16,VPT=8,THREADS=224,PF=1"
+VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1,$WS;B=CLUSTER=16,VPT=8,THREADS=416,PF=1,PFB=1,$WS
+f32:8192:50257:best=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS;B=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,$WS
+bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1,$WS;B=CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,$WS
+bf16:4096:131072:best=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1;B=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1,PFB=1
+bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;B=CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1
+bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS;B=CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
 	echo "$VARIANTS" | while IFS=: read -r d m n list; do
 		if [ "$d" = f32 ]; then f=$F32; else f=$BF; fi
 		echo "$list" | tr ';' '\n' | while IFS='=' read -r k v; do
-			case $k$v in W*LOOK=*) v="$WL,$v" ;; W*) v="$v,$WS" ;; H*) v="$v,$HS" ;; P*) v="$v,$PS" ;; esac
+			case $k$v in W*LOOK=*) v="$WL,$v" ;; W*) v="$v,$WS" ;; esac
 			# shellcheck disable=SC2046 # the defines, split on purpose
 			timed "$k" "$d" "$m" "$n" "$f" $(defs "$v")
 		done
@@ -103,13 +106,31 @@ bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS;H=CLUSTER=16,VPT=8,TH
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
 
 PT=$(mktemp) # prof_at's lines
+L2M=lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed
+L2M=$L2M,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed
+L2M=$L2M,lts__d_sectors.avg.pct_of_peak_sustained_elapsed,lts__t_requests_srcunit_tex.sum,lts__t_sectors_srcunit_tex.sum
+L2M=$L2M,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,dram__bytes_read.sum,dram__bytes_write.sum
 # shellcheck disable=SC2046 # the defines, split on purpose
 {
 	echo "== 3. profiles ($((END - $(date +%s))) s left)"
 	prof_at best bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS")
-	prof_at H bf16 4096 200003 "$BF" $(defs "CLUSTER=16,VPT=8,THREADS=224,PF=1,$HS")
-	prof_at P bf16 4096 200003 "$BF" $(defs "CLUSTER=16,VPT=8,THREADS=224,PF=1,$PS")
-	prof_at H bf16 4096 262144 "$BF" $(defs "CLUSTER=16,VPT=8,THREADS=256,PF=1,$HS")
+	prof_at B bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS")
+	# the L2's sub-units, each as % of its peak, and the bytes behind them
+	for m in "best $BF 200003 CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS" "B $BF 200003 CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS" \
+		"best $BF 262144 CLUSTER=8,VPT=8,THREADS=512,PF=1" "B $BF 262144 CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1" \
+		"PF0 $BF 262144 CLUSTER=8,VPT=8,THREADS=512" \
+		"ring kernels/softmax/softmax_bf16_ring.cu 262144 CLUSTER=4" "ring kernels/softmax/softmax_bf16_ring.cu 200003 CLUSTER=4"; do
+		# shellcheck disable=SC2086 # label, file, N, defines
+		set -- $m
+		[ "$(date +%s)" -lt "$END" ] || { echo "$1 ${2##*/} $3: SKIPPED (TOTAL)"; continue; }
+		# shellcheck disable=SC2046 # the defines, split on purpose
+		timeout 60 "$KB" profile "$2" --arg M=4096 --arg N="$3" --no-sweep --trials 1 --timeout 40 --json \
+			--metrics "$L2M" $(defs "$4") 2>/dev/null |
+			python3 -c 'import json, sys
+r = json.load(sys.stdin); c = r.get("counters") or {}
+print("%-5s %-26s N=%-7s %s %s" % (sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], r.get("counters_error", "")))
+for k in sorted(c): print("    %-62s %s" % (k, c[k]))' "$1" "${2##*/}" "$3" "$4"
+	done
 	cat "$PT"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
 
@@ -120,8 +141,7 @@ PT=$(mktemp) # prof_at's lines
 	echo "timed runs (best: the H200 gallery's pick; W: w and b from a shared-memory window, persistent clusters"
 	echo "(PIPE = 1, LOOK = 0, WAVE = 0); W4, B4: W and the best at MINB = 4, twice the cluster; WL: W at LOOK = 1,"
 	echo "VPT = 4, twice the cluster; WL1: W at LOOK = 1, MINB = 1; WV, V16: VPT = 16 with the window and without;"
-	echo "B8, B6: MINB = 8 or 6 at 128 threads; H: HINT = 1 (x past L1, w and b kept in it) in persistent clusters,"
-	echo "no window (H1, H4: MINB = 1, 4; Hc4: cluster 4); P: H's shape at HINT = 0)"
+	echo "B8, B6: MINB = 8 or 6 at 128 threads; seventh run: B, the best at PFB = 1, bulk prefetches)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"

@@ -77,16 +77,22 @@
 // after the next, which the exchange names, instead of the row a wave on
 // (3-10% slower), and every warp's pair to every peer with no block
 // barrier (0-6% slower: its reads of the CLUSTER x WARPS pairs stall).
+// Also taken out (941de34 has it): HINT = 1, persistent clusters without
+// the window whose loads of x bypass L1 and of w and b are kept in it
+// (L1::evict_last), at shapes whose slices of w and b fit L1: 42-80% of
+// copy, under the best at every row (bench/layernorm_wsm_h200.txt, sixth
+// run).  Its loads were inline asm without `volatile`, which the compiler
+// took for pure arithmetic and hoisted out of the row loop and out of
+// their guards: reads past w's end, 197 errors under memcheck.
+// PFB = 1 (with PF = 1): the slice a wave ahead prefetched by bulk
+// prefetches (cp.async.bulk.prefetch.L2, up to 16 KiB a lane of warp 0)
+// instead of a prefetch.global.L2 a 128-byte line: a few L2 requests a
+// slice instead of one a line, where the kernels' L2 throughput runs 1.3
+// times their DRAM throughput (80-90% of L2 at 60-72% of DRAM).
 // Four blocks an SM (MINB = 4 at twice the cluster, 224-256 threads) lead
 // at two rows: with the window at f32 8192 x 50257 (80% of copy), without
 // it at bf16 4096 x 131072 (85%).  LOOK = 1 with the window loses at every
 // row (51-66%): twice the registers mean one block an SM or half the slice.
-// HINT = 1: the loads of x bypass L1 (ld.global.L1::no_allocate) and
-// those of w and b stay in it (ld.nc.L1::evict_last), so that in
-// persistent clusters (PIPE = 1), whose blocks read the same columns of w
-// and b every row, they are L1 hits once the block's slices fit in L1
-// (MINB blocks' 2 x PER x 16 bytes beside the few KiB of shared memory):
-// the window's aim, without its shared memory or its fill.
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
@@ -112,12 +118,12 @@
 //! tune    VPT = 4, 8
 //! tune    MINB = 2, 1
 //! tune    PF = 0, 1
+//! tune    PFB = 0, 1
 //! tune    PRE = 0, 1
 //! tune    PIPE = 0, 1
 //! tune    WAVE = 66, 33, 16, 0
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
-//! tune    HINT = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -136,6 +142,9 @@
 #ifndef PF
 #define PF 0 /* 1: the slice of the row a wave ahead prefetched into L2 */
 #endif
+#ifndef PFB
+#define PFB 0 /* 1 (PF = 1): the slice prefetched by bulk prefetches of up to 16 KiB, not a line a thread */
+#endif
 #ifndef PRE
 #define PRE 0 /* 1: this thread's w and b prefetched into L1 while the cluster's pairs are waited for */
 #endif
@@ -147,9 +156,6 @@
 #endif
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
-#endif
-#ifndef HINT
-#define HINT 0 /* 1: x read past L1 (no_allocate), w and b kept in it (evict_last) */
 #endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
@@ -178,26 +184,6 @@ __device__ void cluster_wait(void)
 	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 #endif
-
-/* A 16-byte load of x (KEEP false) or of w or b (KEEP true).  HINT = 1:
- * x is read once, so it bypasses L1; w and b are read every row at the
- * same columns, so they stay in it. */
-template <bool KEEP>
-__device__ uint4 ld16(const uint4 *p)
-{
-#if HINT
-	uint4 v;
-	if (KEEP)
-		asm("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
-		    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-	else
-		asm("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-		    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-	return v;
-#else
-	return KEEP ? __ldg(p) : __ldcs(p);
-#endif
-}
 
 __device__ void unpack8(uint4 u, float *f)
 {
@@ -272,13 +258,13 @@ __device__ uint4 shift8(uint4 a, uint4 c)
 template <int H>
 __device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
 {
-	const uint4 a = ld16<true>((const uint4 *)w + j);
+	const uint4 a = __ldg((const uint4 *)w + j);
 	if (H == 0)
 		return a;
 	const int e = 8 * j + 8;
 	uint4 c;
 	if (e + 8 <= N) {
-		c = ld16<true>((const uint4 *)w + j + 1);
+		c = __ldg((const uint4 *)w + j + 1);
 	} else {
 		const unsigned short *h = (const unsigned short *)w + e;
 		unsigned v[4] = {0, 0, 0, 0};
@@ -374,7 +360,7 @@ __device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int i = threadIdx.x + k * THREADS;
-		v[k] = i < s.ng ? ld16<false>(body + s.g0 + i) : make_uint4(0, 0, 0, 0);
+		v[k] = i < s.ng ? __ldcs(body + s.g0 + i) : make_uint4(0, 0, 0, 0);
 	}
 	k3[0] = __bfloat162float(row[0]), k3[1] = __bfloat162float(row[(N - 1) / 2]), k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
 }
@@ -415,9 +401,19 @@ __device__ void prefetch_ahead(const void *x, size_t r, int M, int N, int rank)
 	const char *lo = row + (size_t)rank * PER(N) * 16, *hi = row + (size_t)N * 2;
 	lo = lo - 32 > row ? lo - 32 : row;
 	hi = lo + (size_t)PER(N) * 16 + 64 < hi ? lo + (size_t)PER(N) * 16 + 64 : hi;
+#if PFB
+	/* whole 16-byte units inside [lo, hi): a bulk prefetch takes nothing less */
+	const char *a = (const char *)(((size_t)lo + 15) & ~(size_t)15), *e = (const char *)((size_t)hi & ~(size_t)15);
+	if (threadIdx.x < 32)
+		for (const char *p = a + 16384 * threadIdx.x; p < e; p += 16384 * 32) {
+			const unsigned n = (unsigned)(e - p < 16384 ? e - p : 16384);
+			asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(n) : "memory");
+		}
+#else
 	const char *a = (const char *)((size_t)lo & ~(size_t)127);
 	for (const char *p = a + 128 * threadIdx.x; p < hi; p += 128 * THREADS)
 		asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
 }
 #endif
 

@@ -555,10 +555,6 @@ for f in 06_cluster layernorm_bf16_cluster; do
 		-D WAVE=2 --size M=9,N=5003 --size M=9,N=7
 	emu "cu_${f}_wsm_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D PIPE=1 -D LOOK=0 \
 		-D WSM=1 -D WAVE=3 --offset 4 --size M=7,N=503
-	# HINT = 1: x loaded past L1, w and b with L1::evict_last (the PTX the
-	# emulator reads as plain loads), persistent blocks, every head
-	emu "cu_${f}_hint" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D PIPE=1 -D LOOK=0 -D HINT=1 \
-		-D WAVE=0 --sm-count 2 --size M=9,N=5003 --size M=5,N=13 --size M=3,N=4099 --size M=2,N=4096
 done
 # issue 31's persistent LayerNorm, w and b resident in shared memory, at
 # CLUSTER = 1, on a copy whose default N is 5003 (the launch check reads the
