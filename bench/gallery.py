@@ -146,7 +146,10 @@ def fit3(per16, u, cmax=16):
     return f
 
 
-PF = ("--define", "PF=1")
+# PF = 1: the slice a wave of clusters ahead prefetched into L2, by bulk
+# prefetches (PFB = 1: equal or up to 1.7% faster than a prefetch a line at
+# every LayerNorm row, H200 2026-11-28T23:06Z, bench/layernorm_wsm_h200.txt)
+PF = ("--define", "PF=1", "--define", "PFB=1")
 # (issue 31: rows a cluster, layernorm/10_rows.cu and layernorm_bf16_rows.cu,
 # w and b read once for 2 or 4 rows, lost at all six rows under target on
 # the H200 of 2026-11-28T20:42Z: 43-73% of copy against the best's 68-83%,

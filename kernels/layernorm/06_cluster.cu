@@ -55,9 +55,11 @@
 // their guards: reads past w's end, 197 errors under memcheck.
 // PFB = 1 (with PF = 1): the slice a wave ahead prefetched by bulk
 // prefetches (cp.async.bulk.prefetch.L2, up to 16 KiB a lane of warp 0)
-// instead of a prefetch.global.L2 a 128-byte line: a few L2 requests a
-// slice instead of one a line, where the kernels' L2 throughput runs 1.3
-// times their DRAM throughput (80-90% of L2 at 60-72% of DRAM).
+// instead of a prefetch.global.L2 a 128-byte line: equal or up to 1.7%
+// faster at every row (H200, bench/layernorm_wsm_h200.txt, seventh run;
+// bf16 4096 x 131072 85.1 -> 86.2% of copy), so the gallery takes it.  The
+// L2 still sees x twice, prefetched and loaded: what holds these rows is
+// the L2 at 84-88% of ncu's lts__throughput with DRAM at 64-72%.
 // Four blocks an SM (MINB = 4 at twice the cluster, 224-256 threads) lead
 // at two rows: with the window at f32 8192 x 50257 (80% of copy), without
 // it at bf16 4096 x 131072 (85%).  LOOK = 1 with the window loses at every
