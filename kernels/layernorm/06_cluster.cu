@@ -300,7 +300,7 @@ __device__ void xbar_wait(unsigned bar, unsigned parity)
 	unsigned done;
 	do {
 		asm volatile("{\n\t.reg .pred p;\n\t"
-			     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+			     "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
 			     "selp.u32 %0, 1, 0, p;\n\t}"
 			     : "=r"(done)
 			     : "r"(bar), "r"(parity)
@@ -485,8 +485,9 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 			scratch[warp] = make_float2(s1, s2);
 		__syncthreads();
 #if TMAX
-		/* every thread has read xs into v: the next row's slice may come in */
-		if (t == 0 && rn < (size_t)M)
+		/* every thread has read xs into v: the next row's slice may come in
+		 * (issued by the last warp: warp 0 has the exchange to do) */
+		if (t == THREADS - 32 && rn < (size_t)M)
 			copy_slice(x, y, rn, N, rank, xs, xb);
 #endif
 #if CLUSTER > 1
