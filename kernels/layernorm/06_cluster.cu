@@ -332,7 +332,11 @@ __device__ void read_slice(const float *x, const float *y, size_t r, int N, int 
 {
 	const float *row = x + r * N;
 	const slice s = slice_of(row, y + r * N, N, rank);
-	xbar_wait(bar, parity);
+	/* one lane a warp waits (an acquire each is a membar stall each), the
+	 * warp's other lanes are ordered after it by __syncwarp */
+	if (threadIdx.x % 32 == 0)
+		xbar_wait(bar, parity);
+	__syncwarp();
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
 		const int i = threadIdx.x + k * THREADS;

@@ -999,7 +999,7 @@ mutant_cu wsm_unshifted 's/shift8<H>(ww\[i\], ww\[i + 1\])/shift8<0>(ww[i], ww[i
 	kernels/layernorm/layernorm_bf16_cluster.cu $WS
 # the slice read from shared memory before its bulk copy is waited for
 # shellcheck disable=SC2086
-mutant_cu tmax_no_wait 's/xbar_wait(bar, parity);/(void)parity;/' 'more arrivals than the 1 of a phase' \
+mutant_cu tmax_no_wait 's/\t\txbar_wait(bar, parity);/\t\t(void)parity;/' 'more arrivals than the 1 of a phase' \
 	kernels/layernorm/layernorm_bf16_cluster.cu $WS -D TMAX=1
 # the bulk copy of this row's slice, not the next row's
 # shellcheck disable=SC2086
