@@ -84,6 +84,15 @@
 // run).  Its loads were inline asm without `volatile`, which the compiler
 // took for pure arithmetic and hoisted out of the row loop and out of
 // their guards: reads past w's end, 197 errors under memcheck.
+// And TMAX = 1 (83a1464 has it): the next row's slice by one bulk copy
+// into shared memory a row ahead (x once through the L2, no prefetch),
+// with the window or without: 47-66% of copy, under the best at every
+// row (bench/layernorm_wsm_h200.txt, eighth run).  membar stalls took
+// 22-33% of the samples: the cluster barrier's arrive.release waits for
+// the thread's earlier stores of y to land, which the best hides behind
+// the next row's global loads and a copy from shared memory does not.
+// The rings' exchange (st.async into the peers, an mbarrier each) has no
+// such release; a copy a row ahead would need it.
 // PFB = 1 (with PF = 1): the slice a wave ahead prefetched by bulk
 // prefetches (cp.async.bulk.prefetch.L2, up to 16 KiB a lane of warp 0)
 // instead of a prefetch.global.L2 a 128-byte line: equal or up to 1.7%
@@ -108,7 +117,7 @@
 //! in      w : bf16[N] = rand(0.5, 1.5)
 //! in      b : bf16[N] = randn(seed=3)
 //! out     y : bf16[M, N]
-//! launch  grid=(min(M, PIPE * (WAVE + (1 - min(WAVE, 1)) * sm_count * MINB / CLUSTER) + (1 - PIPE) * M) * CLUSTER) block=(THREADS) smem=(WSM * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + 1) + TMAX * 16 * ((N / 8 + CLUSTER - 1) / CLUSTER))
+//! launch  grid=(min(M, PIPE * (WAVE + (1 - min(WAVE, 1)) * sm_count * MINB / CLUSTER) + (1 - PIPE) * M) * CLUSTER) block=(THREADS) smem=(WSM * 32 * ((N / 8 + CLUSTER - 1) / CLUSTER + 1))
 //! ref     layernorm(x, w, b, eps=1e-5) -> y
 //! tol     rtol=1e-2 atol=1e-2
 //! bytes   2*M*N*2
@@ -126,7 +135,6 @@
 //! tune    WAVE = 66, 33, 16, 0
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
-//! tune    TMAX = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -160,14 +168,10 @@
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
 #endif
-#ifndef TMAX
-#define TMAX 0 /* 1 (PIPE = 1, LOOK = 0): the next row's slice by one bulk copy into shared memory, a row ahead */
-#endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
 #endif
 static_assert(PIPE || (LOOK == 1 && WSM == 0), "LOOK and WSM: with PIPE = 1 (persistent clusters)");
-static_assert(!TMAX || (PIPE && !LOOK && !PF), "TMAX: with PIPE = 1, LOOK = 0 and PF = 0 (the copy is the look-ahead)");
 #define WARPS (THREADS / 32)
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
@@ -372,66 +376,6 @@ __device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_
 	k3[0] = __bfloat162float(row[0]), k3[1] = __bfloat162float(row[(N - 1) / 2]), k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
 }
 
-#if TMAX
-/* TMAX = 1: the block's mbarrier for the slice's bulk copy (one arrival,
- * the copy's bytes), as layernorm_bf16_ring.cu's ring uses them. */
-__device__ void xbar_init(unsigned bar)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-	asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
-__device__ void xbar_wait(unsigned bar, unsigned parity)
-{
-	unsigned done;
-	do {
-		asm volatile("{\n\t.reg .pred p;\n\t"
-			     "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
-			     "selp.u32 %0, 1, 0, p;\n\t}"
-			     : "=r"(done)
-			     : "r"(bar), "r"(parity)
-			     : "memory");
-	} while (!done);
-}
-
-/* Row r's slice of this rank into xs by one bulk copy (the rank's whole
- * vectors are contiguous and 16-byte aligned), completing on bar; run by
- * one thread once every thread has read what xs held. */
-__device__ void copy_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_t r, int N, int rank, uint4 *xs, unsigned bar)
-{
-	const __nv_bfloat16 *row = x + r * N;
-	const slice s = slice_of(row, y + r * N, N, rank);
-	const unsigned bytes = 16u * (unsigned)s.ng;
-	asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* the threads' reads of xs before the copy's writes */
-	asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-	if (bytes)
-		asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-				     (unsigned)__cvta_generic_to_shared(xs)),
-			     "l"((const uint4 *)(row + s.head) + s.g0), "r"(bytes), "r"(bar)
-			     : "memory");
-}
-
-/* Row r's slice from xs once its copy (this parity) is done, as
- * load_slice gives it: v and the shift's three candidates k3. */
-__device__ void read_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_t r, int N, int rank, const uint4 *xs, unsigned bar,
-			   unsigned parity, uint4 *v, float *k3)
-{
-	const __nv_bfloat16 *row = x + r * N;
-	const slice s = slice_of(row, y + r * N, N, rank);
-	/* one lane a warp waits (an acquire each is a membar stall each), the
-	 * warp's other lanes are ordered after it by __syncwarp */
-	if (threadIdx.x % 32 == 0)
-		xbar_wait(bar, parity);
-	__syncwarp();
-#pragma unroll
-	for (int k = 0; k < VPT; k++) {
-		const int i = threadIdx.x + k * THREADS;
-		v[k] = i < s.ng ? xs[i] : make_uint4(0, 0, 0, 0);
-	}
-	k3[0] = __bfloat162float(row[0]), k3[1] = __bfloat162float(row[(N - 1) / 2]), k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
-}
-#endif
-
 #if PIPE
 /* PIPE = 1: rows handed out past each cluster's first two (2 x WAVE on),
  * and the clusters that are done (the last one sets both back to 0 for
@@ -509,24 +453,14 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	uint4 v[VPT];
 	float k3[3];
 	load_slice(x, y, r, N, rank, v, k3);
-#if WSM || TMAX
-	extern __shared__ uint4 win[]; /* WSM: the windows of w and b; TMAX: then the next row's slice */
-#endif
 #if WSM
 	/* this block's windows of w and b, read after the loop's first __syncthreads */
+	extern __shared__ uint4 win[];
 	const uint4 *ww = win, *bw = win + PER(N) + 1;
 	fill_window(win, w, rank * PER(N), N);
 	fill_window(win + PER(N) + 1, b, rank * PER(N), N);
 #else
 	const uint4 *ww = NULL, *bw = NULL;
-#endif
-#if TMAX
-	__shared__ unsigned long long xbar; /* the slice copy's mbarrier */
-	uint4 *xs = win + WSM * 2 * (PER(N) + 1);
-	const unsigned xb = (unsigned)__cvta_generic_to_shared(&xbar);
-	unsigned copies = 0; /* the copies waited for: the next one's parity */
-	if (threadIdx.x == 0)
-		xbar_init(xb); /* seen by every thread after the loop's first __syncthreads */
 #endif
 	for (int it = 0; r < (size_t)M; it++) {
 		const __nv_bfloat16 *row = x + r * N;
@@ -578,12 +512,6 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		if (lane == 0)
 			scratch[warp] = make_float2(s1, s2);
 		__syncthreads();
-#if TMAX
-		/* every thread has read xs into v: the next row's slice may come in
-		 * (issued by the last warp: warp 0 has the exchange to do) */
-		if (t == THREADS - 32 && rn < (size_t)M)
-			copy_slice(x, y, rn, N, rank, xs, xb);
-#endif
 #if CLUSTER > 1
 		if (it == 0)
 			cluster_wait(); /* phase 1: every peer has started */
@@ -670,9 +598,6 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		for (int k = 0; k < VPT; k++)
 			v[k] = nv[k];
 		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
-#elif TMAX
-		if (rn < (size_t)M)
-			read_slice(x, y, rn, N, rank, xs, xb, copies++ & 1, v, k3);
 #else
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, v, k3);

@@ -555,13 +555,6 @@ for f in 06_cluster layernorm_bf16_cluster; do
 		-D WAVE=2 --size M=9,N=5003 --size M=9,N=7
 	emu "cu_${f}_wsm_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D PIPE=1 -D LOOK=0 \
 		-D WSM=1 -D WAVE=3 --offset 4 --size M=7,N=503
-	# TMAX = 1: the next row's slice by a bulk copy into shared memory (its
-	# mbarrier a parity a row), with the window and without; off 16 bytes
-	emu "cu_${f}_tmax" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D PIPE=1 -D LOOK=0 -D WSM=1 \
-		-D TMAX=1 -D WAVE=0 --sm-count 2 --size M=9,N=5003 --size M=5,N=13 --size M=1,N=5003 --size M=3,N=4099 \
-		--size M=2,N=4096 --size M=9,N=7
-	emu "cu_${f}_tmax_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D PIPE=1 -D LOOK=0 \
-		-D TMAX=1 -D WAVE=3 --offset 4 --size M=7,N=503
 done
 # issue 31's persistent LayerNorm, w and b resident in shared memory, at
 # CLUSTER = 1, on a copy whose default N is 5003 (the launch check reads the
@@ -997,14 +990,6 @@ WS='-D CLUSTER=1 -D THREADS=160 -D VPT=8 -D PIPE=1 -D LOOK=0 -D WSM=1 -D WAVE=2 
 # shellcheck disable=SC2086
 mutant_cu wsm_unshifted 's/shift8<H>(ww\[i\], ww\[i + 1\])/shift8<0>(ww[i], ww[i + 1])/' 'elements wrong' \
 	kernels/layernorm/layernorm_bf16_cluster.cu $WS
-# the slice read from shared memory before its bulk copy is waited for
-# shellcheck disable=SC2086
-mutant_cu tmax_no_wait 's/\t\txbar_wait(bar, parity);/\t\t(void)parity;/' 'more arrivals than the 1 of a phase' \
-	kernels/layernorm/layernorm_bf16_cluster.cu $WS -D TMAX=1
-# the bulk copy of this row's slice, not the next row's
-# shellcheck disable=SC2086
-mutant_cu tmax_this_row 's/copy_slice(x, y, rn, N, rank, xs, xb)/copy_slice(x, y, r, N, rank, xs, xb)/' 'elements wrong' \
-	kernels/layernorm/06_cluster.cu $WS -D TMAX=1
 # the window one vector short (the shifted pair's second past its end)
 # shellcheck disable=SC2086
 mutant_cu wsm_short 's/i <= PER(N); i += THREADS/i < PER(N); i += THREADS/' 'elements wrong' \
