@@ -30,17 +30,12 @@
 #      without; B8, B6: MINB = 8 or 6 at 128 threads);
 #   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and
 #      the new variants (PROFILES below; all of it in $OUT/profiles.txt).
-# The seventh run: B* labels, the best at PFB = 1 (the slice a wave ahead
-# by bulk prefetches, cp.async.bulk.prefetch.L2, not a prefetch a line),
-# and the L2's sub-units (PROFILES_L2 below: `kbench profile --metrics`)
-# of the best, B and softmax_bf16_ring.cu, whose rows reach 83-93% of copy.
-# (The sixth run's H* and P*, HINT = 1 in persistent clusters without the
-# window, lost at every row: 941de34 has them; so did the eighth's T* and
-# T0*, TMAX = 1, the next row by a bulk copy into shared memory: 83a1464.)
-# Earlier runs (bench/layernorm_wsm_h200.txt): W, WN (PF = 0), W2 (twice
-# the cluster at VPT = 4) and P0 (persistent, no window), 20:50Z; PF = 2
-# and XCH = 1 (322461f's kernels), 20:59Z; W4 and B4 at MINB = 4, 21:04Z;
-# WL and WL1 (LOOK = 1), 21:07Z.
+# The ninth run: X* labels, the best at XA = 1 (the pairs by st.async into
+# the peers' slots, an mbarrier a row parity, no cluster barrier a row:
+# softmax/07_cluster_async.cu's exchange), and the L2's sub-units and
+# stalls of the best and X (`kbench profile`).  (The sixth run's HINT = 1
+# lost at every row: 941de34 has it; so did the eighth's TMAX = 1:
+# 83a1464; the seventh's PFB = 1 is in the best since.)
 # What to look for: every check CORRECT and every memcheck 0 errors; each
 # variant against best (targets: 80% at 50257 and 200003, 85% at the
 # powers of two).
@@ -61,9 +56,9 @@ F32=$L/06_cluster.cu BF=$L/layernorm_bf16_cluster.cu
 WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 # step 1's jobs, a line each (the memchecks first: the slowest)
 {
-	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,$WS")"
-	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS")"
-	echo "sanitize layernorm/layernorm_bf16_cluster 37 262144 $(defs "CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1")"
+	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1,$WS")"
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=8,THREADS=224,PF=1,PFB=1,XA=1,$WS")"
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 262144 $(defs "CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1,XA=1")"
 	for c in 16 8 4 2; do # the gallery's clusters first (CHECKS may stop the rest)
 		for n in 50257 5003 13; do
 			for fp in "$F32 4" "$BF 8"; do
@@ -71,8 +66,9 @@ WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 				set -- $fp
 				t=$(fit "$2" "$n" "$c" 8)
 				[ "$t" -gt 0 ] || continue
-				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,PFB=1")"
-				[ "$n" != 5003 ] || echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,PFB=1,$WS")"
+				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,PFB=1,XA=1")"
+				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,PFB=1,XA=1,$WS")"
+				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,XA=1,$WS")"
 			done
 		done
 	done
@@ -88,12 +84,12 @@ RES=$(mktemp) # timed's lines
 # VARIANTS: a line a row, DTYPE:M:N: then LABEL=DEFINES;... (W* add $WS
 # to theirs); the best: the H200 gallery's pick (06_cluster.cu or
 # layernorm_bf16_cluster.cu, PIPE = 0)
-VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1,$WS;B=CLUSTER=16,VPT=8,THREADS=416,PF=1,PFB=1,$WS
-f32:8192:50257:best=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,$WS;B=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,$WS
-bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1,$WS;B=CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,$WS
-bf16:4096:131072:best=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1;B=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1,PFB=1
-bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1;B=CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1
-bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS;B=CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS"
+VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1,PFB=1,$WS;X=CLUSTER=16,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS
+f32:8192:50257:best=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,$WS;X=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1,$WS
+bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,$WS;X=CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS
+bf16:4096:131072:best=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1,PFB=1;X=CLUSTER=8,VPT=8,THREADS=256,MINB=4,PF=1,PFB=1,XA=1
+bf16:4096:262144:best=CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1;X=CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1,XA=1
+bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS;X=CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
 	echo "$VARIANTS" | while IFS=: read -r d m n list; do
@@ -114,13 +110,12 @@ L2M=$L2M,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_wr
 # shellcheck disable=SC2046 # the defines, split on purpose
 {
 	echo "== 3. profiles ($((END - $(date +%s))) s left)"
-	prof_at best bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS")
-	prof_at B bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS")
+	prof_at best bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS")
+	prof_at X bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS")
+	prof_at best bf16 4096 262144 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1")
+	prof_at X bf16 4096 262144 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1,XA=1")
 	# the L2's sub-units, each as % of its peak, and the bytes behind them
-	for m in "best $BF 200003 CLUSTER=8,VPT=8,THREADS=416,PF=1,$WS" "B $BF 200003 CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS" \
-		"best $BF 262144 CLUSTER=8,VPT=8,THREADS=512,PF=1" "B $BF 262144 CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1" \
-		"PF0 $BF 262144 CLUSTER=8,VPT=8,THREADS=512" \
-		"ring kernels/softmax/softmax_bf16_ring.cu 262144 CLUSTER=4" "ring kernels/softmax/softmax_bf16_ring.cu 200003 CLUSTER=4"; do
+	for m in "X $BF 200003 CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS" "X $BF 262144 CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1,XA=1"; do
 		# shellcheck disable=SC2086 # label, file, N, defines
 		set -- $m
 		[ "$(date +%s)" -lt "$END" ] || { echo "$1 ${2##*/} $3: SKIPPED (TOTAL)"; continue; }
@@ -142,7 +137,8 @@ for k in sorted(c): print("    %-62s %s" % (k, c[k]))' "$1" "${2##*/}" "$3" "$4"
 	echo "timed runs (best: the H200 gallery's pick; W: w and b from a shared-memory window, persistent clusters"
 	echo "(PIPE = 1, LOOK = 0, WAVE = 0); W4, B4: W and the best at MINB = 4, twice the cluster; WL: W at LOOK = 1,"
 	echo "VPT = 4, twice the cluster; WL1: W at LOOK = 1, MINB = 1; WV, V16: VPT = 16 with the window and without;"
-	echo "B8, B6: MINB = 8 or 6 at 128 threads; seventh run: B, the best at PFB = 1, bulk prefetches)"
+	echo "B8, B6: MINB = 8 or 6 at 128 threads; seventh run: B, the best at PFB = 1, bulk prefetches; ninth run: X, the"
+	echo "best at XA = 1, the pairs by st.async, no cluster barrier a row)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"

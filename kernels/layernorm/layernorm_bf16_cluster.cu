@@ -135,6 +135,7 @@
 //! tune    WAVE = 66, 33, 16, 0
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
+//! tune    XA = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -168,6 +169,9 @@
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
 #endif
+#ifndef XA
+#define XA 0 /* 1 (CLUSTER > 1): the pairs by st.async into the peers' slots, an mbarrier a parity: no cluster barrier a row */
+#endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
 #endif
@@ -176,6 +180,10 @@ static_assert(PIPE || (LOOK == 1 && WSM == 0), "LOOK and WSM: with PIPE = 1 (per
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
 
+#if CLUSTER == 1
+#undef XA
+#define XA 0 /* no peers */
+#endif
 #if CLUSTER > 1
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
@@ -194,6 +202,65 @@ __device__ void cluster_wait(void)
 {
 	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+
+#if XA
+/* XA = 1: the exchange of softmax/07_cluster_async.cu.  Each block's pair
+ * goes to every peer as a float4 {S1, S2, the row after next, 0} by
+ * st.async into the peer's slot[b][rank], completing 16 bytes on the
+ * peer's mbarrier full[b] (b the row's parity; count 1, the block's own
+ * arrival, expecting (CLUSTER - 1) x 16 bytes).  No warp releases its
+ * stores of y to the cluster, as barrier.cluster.arrive.release makes
+ * every warp do: those drain while the next row loads.  A slot and full[b]
+ * are reused two rows on, which a peer reaches only after this block's
+ * next pair, sent after every thread here waited on full[b] and read the
+ * slots (07_cluster_async.cu says why in full). */
+__device__ unsigned saddr(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ void xa_init(unsigned long long *full)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(saddr(full)) : "memory");
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(saddr(full + 1)) : "memory");
+	asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); /* before the peers' first st.async */
+}
+
+/* Lane q of warp 0 (q < CLUSTER): the block's message into its own slot
+ * (q = rank: with the block's arrival, expecting the peers' bytes) or into
+ * block q's. */
+__device__ void xa_send(float4 *slot, unsigned long long *full, float4 msg, int rank, int q)
+{
+	if (q == rank) {
+		slot[rank] = msg;
+		asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(saddr(full)),
+			     "r"(16u * (CLUSTER - 1))
+			     : "memory");
+	} else {
+		unsigned a, f;
+		asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(saddr(slot + rank)), "r"(q));
+		asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(f) : "r"(saddr(full)), "r"(q));
+		asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(a),
+			     "r"(__float_as_uint(msg.x)), "r"(__float_as_uint(msg.y)), "r"(__float_as_uint(msg.z)),
+			     "r"(__float_as_uint(msg.w)), "r"(f)
+			     : "memory");
+	}
+}
+
+/* Until full's phase of this parity is complete (every peer's message in). */
+__device__ void xa_wait(unsigned long long *full, unsigned parity)
+{
+	unsigned done;
+	do {
+		asm volatile("{\n\t.reg .pred p;\n\t"
+			     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+			     "selp.u32 %0, 1, 0, p;\n\t}"
+			     : "=r"(done)
+			     : "r"(saddr(full)), "r"(parity)
+			     : "memory");
+	} while (!done);
+}
+#endif
 #endif
 
 __device__ void unpack8(uint4 u, float *f)
@@ -440,6 +507,12 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
+#if XA
+	__shared__ float4 slot[2][CLUSTER];     /* the peers' messages, by row parity and sender */
+	__shared__ unsigned long long full[2]; /* their bytes (and this block's arrival), by row parity */
+	if (threadIdx.x == 0)
+		xa_init(full);
+#endif
 	cluster_arrive_relaxed(); /* phase 1: this block has started */
 #else
 	const int rank = 0;
@@ -525,7 +598,16 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 #if PIPE
 			grab = __shfl_sync(0xffffffff, grab, 0);
 #endif
-#if CLUSTER > 1
+#if XA
+#if PIPE
+			const unsigned after_next = grab;
+#else
+			const unsigned after_next = 0; /* one row a cluster */
+#endif
+			if (lane < CLUSTER)
+				xa_send(slot[it & 1], full + (it & 1), make_float4(p.x, p.y, __uint_as_float(after_next), 0.0f),
+					rank, lane);
+#elif CLUSTER > 1
 			if (lane < CLUSTER) { /* into block lane's part[rank] */
 				*cluster.map_shared_rank(&part[it & PIPE][rank], lane) = p;
 #if PIPE
@@ -543,7 +625,9 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 #endif
 		}
 #if CLUSTER > 1
+#if !XA
 		cluster_arrive(); /* phase 2: this block's pair is in every peer */
+#endif
 #if PRE
 		/* the aligned vectors of w and b the output pass reads first (the
 		 * second of a shifted pair is the next thread's), from L2 into L1 */
@@ -554,14 +638,22 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 				asm volatile("prefetch.global.L1 [%0];" ::"l"((const uint4 *)b + g0 + t + k * THREADS));
 			}
 #endif
+#if XA
+		xa_wait(full + (it & 1), (unsigned)(it >> 1) & 1u);
+#else
 		cluster_wait();
+#endif
 #else
 		__syncthreads();
 #endif
 		float S1 = 0.0f, S2 = 0.0f;
 #pragma unroll
 		for (int q = 0; q < CLUSTER; q++)
+#if XA
+			S1 += slot[it & 1][q].x, S2 += slot[it & 1][q].y;
+#else
 			S1 += part[it & PIPE][q].x, S2 += part[it & PIPE][q].y;
+#endif
 		const float m1 = S1 / N, mean = K + m1, rstd = rsqrtf(fmaxf(S2 / N - m1 * m1, 0.0f) + 1e-5f);
 		uint4 *obody = (uint4 *)(out + head);
 		if (ng > 0 && (WSM || (((size_t)w | (size_t)b) & 15) == 0)) {
@@ -603,7 +695,11 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			load_slice(x, y, rn, N, rank, v, k3);
 #endif
 		r = rn;
+#if XA
+		rn = __float_as_uint(slot[it & 1][0].z); /* rank 0's row after the next */
+#else
 		rn = after[it & 1];
+#endif
 #else
 		break; /* one row a cluster */
 #endif
