@@ -150,6 +150,15 @@ def fit3(per16, u, cmax=16):
 # prefetches (PFB = 1: equal or up to 1.7% faster than a prefetch a line at
 # every LayerNorm row, H200 2026-11-28T23:06Z, bench/layernorm_wsm_h200.txt)
 PF = ("--define", "PF=1", "--define", "PFB=1")
+# XA = 1: the cluster's pairs by st.async into the peers' slots, no cluster
+# barrier a row (whose arrive.release waits for every warp's stores of y):
+# one row a cluster (PIPE = 0) 3-5 points faster at bf16 8192 x 50257 (78 ->
+# 81% of copy), 4096 x 131072 (86 -> 90%) and 262144 (80 -> 85%) and f32
+# 8192 x 50257 at four blocks an SM (80 -> 85%); slower with the window
+# (PIPE = 1 spills): H200 2026-11-28T23:34Z and 23:37Z,
+# bench/layernorm_wsm_h200.txt
+XA = ("--define", "XA=1")
+MINB4 = ("--define", "MINB=4")
 # (issue 31: rows a cluster, layernorm/10_rows.cu and layernorm_bf16_rows.cu,
 # w and b read once for 2 or 4 rows, lost at all six rows under target on
 # the H200 of 2026-11-28T20:42Z: 43-73% of copy against the best's 68-83%,
@@ -296,7 +305,8 @@ CANDIDATES = {
                            (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
                            (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
-                           (L + "06_cluster.cu", clu(4, 8)), (L + "06_cluster.cu", clu(4, 8, PF)),
+                           (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PF + XA)),
+                           (L + "06_cluster.cu", clu(4, 8, PF + XA + MINB4, 256)),
                            (L + "06_cluster.cu", wsm(4)), (L + "06_cluster.cu", wsm(4, 4)),
                            *twopasses(L + "08_twopass.cu", 4, extra=("--define", "U2=2"))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
@@ -305,9 +315,9 @@ CANDIDATES = {
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
                             (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
-                            (L + "layernorm_bf16_cluster.cu", clu(8, 8)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
-                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + ("--define", "MINB=4"), 256)),
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + XA)),
+                            (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + XA + MINB4, 256)),
                             (L + "layernorm_bf16_cluster.cu", wsm(8)),
                             *twopasses(L + "layernorm_bf16_twopass.cu", 8, 32768)],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
