@@ -93,6 +93,13 @@
 // the next row's global loads and a copy from shared memory does not.
 // The rings' exchange (st.async into the peers, an mbarrier each) has no
 // such release; a copy a row ahead would need it.
+// XA = 1: that exchange (softmax/07_cluster_async.cu's), the pairs by
+// st.async into the peers' slots, an mbarrier a row parity, no cluster
+// barrier a row.  One row a cluster (PIPE = 0) it leads at four rows (H200,
+// bench/layernorm_wsm_h200.txt, ninth and tenth runs; the gallery at
+// 23:40Z): bf16 8192 x 50257 78 -> 80-81% of copy, 4096 x 131072 86 ->
+// 90%, 262144 80 -> 85%, and f32 8192 x 50257 at four blocks an SM 80 ->
+// 85-86%.  With the window (PIPE = 1) it spills and loses 7-11 points.
 // PFB = 1 (with PF = 1): the slice a wave ahead prefetched by bulk
 // prefetches (cp.async.bulk.prefetch.L2, up to 16 KiB a lane of warp 0)
 // instead of a prefetch.global.L2 a 128-byte line: equal or up to 1.7%
