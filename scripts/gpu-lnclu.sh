@@ -38,11 +38,7 @@ TOTAL=${TOTAL:-230}
 GALLERY_LIB=1 LIMIT=45 BUDGET=${BUDGET:-90}
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + TOTAL))
-JOBS=$(mktemp -d)
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
-DEADLINE=$(($(date +%s) + BUDGET)) # no run or memcheck starts after it (the calibration not counted)
+study_setup # END, JOBS, the copy ceiling, DEADLINE (no run or memcheck starts after it)
 
 # cfg C VPT THREADS: the defines of one configuration
 cfg() { echo "--define CLUSTER=$1 --define VPT=$2 --define THREADS=$3"; }

@@ -39,11 +39,7 @@ TOTAL=${TOTAL:-165}
 GALLERY_LIB=1 LIMIT=45 BUDGET=${BUDGET:-50}
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + TOTAL))
-JOBS=$(mktemp -d)
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
-DEADLINE=$(($(date +%s) + BUDGET)) # no run or memcheck starts after it (the calibration not counted)
+study_setup # END, JOBS, the copy ceiling, DEADLINE (no run or memcheck starts after it)
 
 # pipe PER16 N CLUSTER VPT THREADS MINB [WAVE]: the defines of a PIPE = 1
 # configuration (WAVE = 132 / CLUSTER x MINB unless given), or nothing

@@ -34,17 +34,17 @@
 # counters), $OUT/gallery.txt and $OUT/gallery.jsonl, $OUT/calibrate.txt.
 # Usage: OUT=DIR sh scripts/gpu-lndiag.sh   (repo root, GPU machine)
 set -u
+# shellcheck disable=SC2034 # read by study_setup (gpu-gallery.sh)
 START=$(date +%s)
 BUDGET=${BUDGET:-100}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
 GALLERY_LIB=1 LIMIT=30
 # one, sanitize, prof, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + ${TOTAL:-140}))
+TOTAL=${TOTAL:-140}
+study_setup # END, JOBS, the copy ceiling, DEADLINE (BUDGET on from here)
 L=kernels/layernorm F="--define OUT=1 --define STATS=1"
 PT=$(mktemp)
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
 
 {
 	echo "== 1. kbench profile, 8192 x 50257"

@@ -26,16 +26,16 @@
 # $OUT/gallery.txt (the table), $OUT/calibrate.txt (if it ran).
 # Usage: OUT=DIR sh scripts/gpu-lnfix.sh   (repo root, GPU machine)
 set -u
+# shellcheck disable=SC2034 # read by study_setup (gpu-gallery.sh)
 START=$(date +%s)
 BUDGET=${BUDGET:-55}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
 GALLERY_LIB=1 LIMIT=25
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + ${TOTAL:-117}))
+TOTAL=${TOTAL:-117}
+study_setup # END, JOBS, the copy ceiling, DEADLINE (BUDGET on from here)
 L=kernels/layernorm R4="--define ROWS=4 --define THREADS=480 --define NSLOT=28"
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 40 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
 
 {
 	echo "== 1. CORRECT (1023 x N, the gallery's cluster sizes)"

@@ -25,16 +25,16 @@
 # $OUT/calibrate.txt (if it ran).
 # Usage: OUT=DIR sh scripts/gpu-lnodd.sh   (repo root, GPU machine)
 set -u
+# shellcheck disable=SC2034 # read by study_setup (gpu-gallery.sh)
 START=$(date +%s)
 BUDGET=${BUDGET:-100}
 # shellcheck disable=SC2034 # read by gpu-gallery.sh (LIMIT: a memcheck's seconds)
 GALLERY_LIB=1 LIMIT=30
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + ${TOTAL:-140}))
+TOTAL=${TOTAL:-140}
+study_setup # END, JOBS, the copy ceiling, DEADLINE (BUDGET on from here)
 L=kernels/layernorm WS="--define WS=1 --define NSLOT=9"
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
 
 {
 	echo "== 1. CORRECT (1024 x N, the gallery's cluster sizes)"

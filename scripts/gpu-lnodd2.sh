@@ -32,13 +32,9 @@ TOTAL=${TOTAL:-195}
 GALLERY_LIB=1 LIMIT=45 BUDGET=${BUDGET:-90}
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + TOTAL))
 L=kernels/layernorm S="--define OUT=1 --define SUMS=1"
 F4="--define THREADS=544 --define U=4 --define NSLOT=6" F6="--define THREADS=352 --define U=6 --define NSLOT=6"
-JOBS=$(mktemp -d)
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
-DEADLINE=$(($(date +%s) + BUDGET)) # no run or memcheck starts after it (the calibration not counted)
+study_setup # END, JOBS, the copy ceiling, DEADLINE (no run or memcheck starts after it)
 
 # the jobs of step 1, a line each (one or sanitize and its arguments), then
 # four lanes at once, each every fourth line in order, its output its own

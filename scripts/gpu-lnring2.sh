@@ -41,12 +41,9 @@ TOTAL=${TOTAL:-195}
 GALLERY_LIB=1 LIMIT=45 BUDGET=${BUDGET:-100} PROF_SECTIONS="sol memory occupancy stalls quick"
 # one, sanitize, prof, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + TOTAL))
 L=kernels/layernorm S="--define OUT=1 --define SUMS=1" U4="--define U=4 --define NSLOT=7"
-JOBS=$(mktemp -d) PT=$(mktemp)
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
-DEADLINE=$(($(date +%s) + BUDGET)) # no run, memcheck or profile starts after it (the calibration not counted)
+study_setup # END, JOBS, the copy ceiling, DEADLINE (no run or memcheck starts after it)
+PT=$(mktemp)
 
 # the jobs of step 1, a line each (one or sanitize and its arguments), then
 # four lanes at once, each every fourth line in order, its output its own

@@ -44,12 +44,8 @@ TOTAL=${TOTAL:-195}
 GALLERY_LIB=1 LIMIT=60 BUDGET=${BUDGET:-90}
 # one, sanitize, and the setup: cd to the root, the tarball, OUT, KB, SUM, DEADLINE
 . "$(dirname "$0")/gpu-gallery.sh"
-END=$((START + TOTAL))
 L=kernels/layernorm F="--define OUT=1 --define STATS=1"
-JOBS=$(mktemp -d)
-"$KB" devices 2>&1 | grep -q 'no measured ceilings' && timeout 60 "$KB" calibrate >"$OUT/calibrate.txt" 2>&1
-"$KB" devices 2>&1 | grep -m1 -E '^ *copy' || echo "no copy ceiling: % of copy will be missing"
-DEADLINE=$(($(date +%s) + BUDGET)) # no run or memcheck starts after it (the calibration not counted)
+study_setup # END, JOBS, the copy ceiling, DEADLINE (no run or memcheck starts after it)
 
 # job CMD...: CMD (one or mem; words without spaces or quotes) queued on
 # lane nj % 4, its output to a file of its own; `drain` runs the four lanes
