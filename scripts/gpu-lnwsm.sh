@@ -30,12 +30,14 @@
 #      without; B8, B6: MINB = 8 or 6 at 128 threads);
 #   3. `kbench profile` (sol, memory, occupancy, stalls) of the best and
 #      the new variants (PROFILES below; all of it in $OUT/profiles.txt).
-# The tenth run: XP* labels, XA = 1 without persistent clusters (PIPE = 0,
-# the shapes that led before the window), at the rows still under target.
-# (The ninth run's X, the best at XA = 1: 86 -> 90% and 80 -> 85% of copy
-# at bf16 131072 and 262144, slower with the window (spills); the sixth
-# run's HINT = 1 lost at every row: 941de34 has it; so did the eighth's
-# TMAX = 1: 83a1464; the seventh's PFB = 1 is in the best since.)
+# The eleventh run: X* labels, XA = 1 with the window (PIPE = 1) now that
+# it no longer spills (xa_wait without a "memory" clobber, __syncwarp()
+# after it), against the gallery's best at the rows where the window led
+# or XA at PIPE = 0 leads now.  (The tenth run's XP, XA = 1 one row a
+# cluster, leads at both 50257 rows; the ninth's X at bf16 131072 and
+# 262144; the sixth run's HINT = 1 lost at every row: 941de34 has it; so
+# did the eighth's TMAX = 1: 83a1464; the seventh's PFB = 1 is in the best
+# since.)
 # What to look for: every check CORRECT and every memcheck 0 errors; each
 # variant against best (targets: 80% at 50257 and 200003, 85% at the
 # powers of two).
@@ -56,9 +58,8 @@ F32=$L/06_cluster.cu BF=$L/layernorm_bf16_cluster.cu
 WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 # step 1's jobs, a line each (the memchecks first: the slowest)
 {
+	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS")"
 	echo "sanitize layernorm/06_cluster 21 50257 $(defs "CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1,$WS")"
-	echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=16,VPT=8,THREADS=224,PF=1,PFB=1,XA=1,$WS")"
-	echo "sanitize layernorm/layernorm_bf16_cluster 37 262144 $(defs "CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1,XA=1")"
 	for c in 16 8 4 2; do # the gallery's clusters first (CHECKS may stop the rest)
 		for n in 50257 5003 13; do
 			for fp in "$F32 4" "$BF 8"; do
@@ -66,7 +67,6 @@ WL=PIPE=1,WSM=1,WAVE=0 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 				set -- $fp
 				t=$(fit "$2" "$n" "$c" 8)
 				[ "$t" -gt 0 ] || continue
-				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,PFB=1,XA=1")"
 				echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,PF=1,PFB=1,XA=1,$WS")"
 				[ "$n" != 5003 ] || echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,XA=1,$WS")"
 			done
@@ -84,10 +84,10 @@ RES=$(mktemp) # timed's lines
 # VARIANTS: a line a row, DTYPE:M:N: then LABEL=DEFINES;... (W* add $WS
 # to theirs); the best: the H200 gallery's pick (06_cluster.cu or
 # layernorm_bf16_cluster.cu, PIPE = 0)
-VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1,PFB=1,$WS;XP=CLUSTER=16,VPT=8,THREADS=416,PF=1,PFB=1,XA=1
-f32:8192:50257:best=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,$WS;XP=CLUSTER=4,VPT=8,THREADS=416,PF=1,PFB=1,XA=1;XP4=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1
-bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,$WS;XP=CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1;XP4=CLUSTER=4,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1
-bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS;XP=CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1;XP4=CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1"
+VARIANTS="f32:4096:200003:best=CLUSTER=16,VPT=8,THREADS=416,PF=1,PFB=1,$WS;X=CLUSTER=16,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS
+bf16:4096:200003:best=CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,$WS;X=CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS;X4=CLUSTER=16,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1,$WS
+bf16:8192:50257:best=CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1;X=CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS
+f32:8192:50257:best=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1;X=CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1,$WS"
 {
 	echo "== 2. one timed run at a time ($((END - $(date +%s))) s left)"
 	echo "$VARIANTS" | while IFS=: read -r d m n list; do
@@ -108,9 +108,9 @@ L2M=$L2M,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_wr
 # shellcheck disable=SC2046 # the defines, split on purpose
 {
 	echo "== 3. profiles ($((END - $(date +%s))) s left)"
-	prof_at XP bf16 8192 50257 "$BF" $(defs "CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1")
+	prof_at X bf16 4096 200003 "$BF" $(defs "CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS")
 	# the L2's sub-units, each as % of its peak, and the bytes behind them
-	for m in "XP $BF 200003 CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1"; do
+	for m in "X $BF 200003 CLUSTER=8,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,$WS"; do
 		# shellcheck disable=SC2086 # label, file, N, defines
 		set -- $m
 		[ "$(date +%s)" -lt "$END" ] || { echo "$1 ${2##*/} $3: SKIPPED (TOTAL)"; continue; }
@@ -133,7 +133,8 @@ for k in sorted(c): print("    %-62s %s" % (k, c[k]))' "$1" "${2##*/}" "$3" "$4"
 	echo "(PIPE = 1, LOOK = 0, WAVE = 0); W4, B4: W and the best at MINB = 4, twice the cluster; WL: W at LOOK = 1,"
 	echo "VPT = 4, twice the cluster; WL1: W at LOOK = 1, MINB = 1; WV, V16: VPT = 16 with the window and without;"
 	echo "B8, B6: MINB = 8 or 6 at 128 threads; seventh run: B, the best at PFB = 1, bulk prefetches; ninth run: X, the"
-	echo "best at XA = 1, the pairs by st.async, no cluster barrier a row; tenth run: XP, XP4: XA = 1 at PIPE = 0)"
+	echo "best at XA = 1, the pairs by st.async, no cluster barrier a row; tenth run: XP, XP4: XA = 1 at PIPE = 0;"
+	echo "eleventh: X, X4: XA = 1 with the window, no spills)"
 	printf '%-6s %-4s %-12s %-10s %8s %6s  %s\n' run dtype size verdict us %copy "kernel defines"
 	cat "$RES"
 } 2>&1 | tee -a "$OUT/lnwsm.txt"
