@@ -99,7 +99,9 @@
 // bench/layernorm_wsm_h200.txt, ninth and tenth runs; the gallery at
 // 23:40Z): bf16 8192 x 50257 78 -> 80-81% of copy, 4096 x 131072 86 ->
 // 90%, 262144 80 -> 85%, and f32 8192 x 50257 at four blocks an SM 80 ->
-// 85-86%.  With the window (PIPE = 1) it spills and loses 7-11 points.
+// 85-86%.  With the window (PIPE = 1) it first spilled (its wait's
+// "memory" clobber) and lost 7-11 points; without the clobber it leads at
+// both 4096 x 200003 rows (f32 73 -> 78%, bf16 72 -> 76%, eleventh run).
 // PFB = 1 (with PF = 1): the slice a wave ahead prefetched by bulk
 // prefetches (cp.async.bulk.prefetch.L2, up to 16 KiB a lane of warp 0)
 // instead of a prefetch.global.L2 a 128-byte line: equal or up to 1.7%
