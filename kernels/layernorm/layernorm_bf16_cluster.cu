@@ -511,16 +511,19 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
 {
 	__shared__ float2 scratch[WARPS];
+#if XA
+	__shared__ float4 slot[2][CLUSTER];     /* the peers' messages, by row parity and sender */
+	__shared__ unsigned long long full[2]; /* their bytes (and this block's arrival), by row parity */
+#else
 	__shared__ float2 part[PIPE + 1][CLUSTER]; /* each rank's (S1, S2), by rank (PIPE: by row parity) */
 #if PIPE
 	__shared__ unsigned after[2]; /* rank 0's row after the next, by row parity */
+#endif
 #endif
 #if CLUSTER > 1
 	cg::cluster_group cluster = cg::this_cluster();
 	const int rank = (int)cluster.block_rank();
 #if XA
-	__shared__ float4 slot[2][CLUSTER];     /* the peers' messages, by row parity and sender */
-	__shared__ unsigned long long full[2]; /* their bytes (and this block's arrival), by row parity */
 	if (threadIdx.x == 0)
 		xa_init(full);
 #endif
