@@ -145,6 +145,7 @@
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
 //! tune    XA = 0, 1
+//! tune    FZ = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -183,6 +184,9 @@
 #endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
+#endif
+#ifndef FZ
+#define FZ 0 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): two float ops an element, not three */
 #endif
 static_assert(PIPE || (LOOK == 1 && WSM == 0), "LOOK and WSM: with PIPE = 1 (persistent clusters)");
 #define WARPS (THREADS / 32)
@@ -365,7 +369,10 @@ __device__ uint4 wvec(const __nv_bfloat16 *w, int j, int N)
 	return shift8<H>(a, c);
 }
 
-/* (x - mean) * rstd * w + b of 8 packed bf16, w and b packed. */
+/* (x - mean) * rstd * w + b of 8 packed bf16, w and b packed.  FZ = 1
+ * rounds -mean * rstd once a row: an error of |mean| * rstd * 2^-24 in
+ * (x - mean) * rstd, where a bf16 output keeps 2^-8 of it (a bf16 input
+ * whose |mean| / std passes 2^8 no longer resolves its deviations). */
 __device__ uint4 norm8(uint4 x, uint4 w, uint4 b, float mean, float rstd)
 {
 	float f[8], g[8], c[8];
@@ -374,7 +381,11 @@ __device__ uint4 norm8(uint4 x, uint4 w, uint4 b, float mean, float rstd)
 	unpack8(b, c);
 #pragma unroll
 	for (int j = 0; j < 8; j++)
+#if FZ
+		f[j] = fmaf(fmaf(f[j], rstd, -mean * rstd), g[j], c[j]);
+#else
 		f[j] = (f[j] - mean) * rstd * g[j] + c[j];
+#endif
 	return pack8(f);
 }
 
