@@ -192,15 +192,20 @@ def clu(per16, vpt, extra=(), most=512):
     return f
 
 
-def wsm(per16, minb=2):
+def wsm(per16, minb=2, vpt=8):
     """The same files at WSM = 1 (issue 31): persistent clusters (PIPE = 1,
     LOOK = 0, WAVE = 0: sm_count x MINB / CLUSTER of them), each block's
     window of w and b read from L2 once into shared memory, 32 (PER + 1)
-    bytes, at VPT = 8 and PF = 1: the smallest cluster (2..16) whose
-    window leaves room for MINB blocks an SM (PER <= 3500 vectors a rank at
-    2, 1700 at 4), the fewest warps that hold the slice.  On the H200
-    (bench/layernorm_wsm_h200.txt) MINB = 2 leads at f32 4096 x 200003 and
-    the bf16 odd rows, MINB = 4 at f32 8192 x 50257 (80% of copy)."""
+    bytes, at VPT vectors a thread and PF = 1: the smallest cluster (2..16)
+    whose window leaves room for MINB blocks an SM (PER <= 3500 vectors a
+    rank at 2, 1700 at 4), the fewest warps that hold the slice.  On the
+    H200 (bench/layernorm_wsm_h200.txt) MINB = 2 leads at f32 4096 x 200003
+    and the bf16 odd rows, MINB = 4 at f32 8192 x 50257 (80% of copy).
+    VPT = 7: a rank's 3126 vectors at 200003 in 448 x 7 (99.7% of them
+    used) where VPT = 8 takes 416 x 8 (94%), and no spill in f32 (VPT = 8
+    spills 12 bytes there): f32 4096 x 200003 78 -> 82% of copy on the
+    H200 of 2026-11-29T01:03Z and 01:05Z (bench/layernorm_wsm_h200.txt,
+    twelfth run)."""
     most = 3500 if minb == 2 else 1700
     def f(n):
         if n <= 16384:
@@ -210,8 +215,8 @@ def wsm(per16, minb=2):
             c *= 2
         if c > 16:
             return None
-        t = 32 * -(-(-(-(n // per16) // c)) // (32 * 8))
-        return ["--define", f"CLUSTER={c}", "--define", "VPT=8", "--define", f"THREADS={t}", "--define", f"MINB={minb}",
+        t = 32 * -(-(-(-(n // per16) // c)) // (32 * vpt))
+        return ["--define", f"CLUSTER={c}", "--define", f"VPT={vpt}", "--define", f"THREADS={t}", "--define", f"MINB={minb}",
                 *PF, *XA, "--define", "PIPE=1", "--define", "LOOK=0", "--define", "WSM=1", "--define", "WAVE=0"]
     return f
 
@@ -309,6 +314,7 @@ CANDIDATES = {
                            (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PF + XA)),
                            (L + "06_cluster.cu", clu(4, 8, PF + XA + MINB4, 256)),
                            (L + "06_cluster.cu", wsm(4)), (L + "06_cluster.cu", wsm(4, 4)),
+                           (L + "06_cluster.cu", wsm(4, vpt=7)),
                            *twopasses(L + "08_twopass.cu", 4, extra=("--define", "U2=2"))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
@@ -319,7 +325,7 @@ CANDIDATES = {
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + XA)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + XA + MINB4, 256)),
-                            (L + "layernorm_bf16_cluster.cu", wsm(8)),
+                            (L + "layernorm_bf16_cluster.cu", wsm(8)), (L + "layernorm_bf16_cluster.cu", wsm(8, vpt=7)),
                             *twopasses(L + "layernorm_bf16_twopass.cu", 8, 32768)],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()), (R + "04_ring.cu", ring32(True, ("--define", "NSLOT=8"))),

@@ -83,6 +83,51 @@ best f32 $BESTF
 V7 f32 $L/06_cluster.cu CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
 best bf16 $BESTB
 FZ bf16 $B CLUSTER=8,VPT=8,THREADS=416,MINB=2,FZ=1,$X"
+# SET=4: EDGE = 1 (the head's and tail's x loaded with the slice, their w
+# and b from shared memory: no L2 round trip after the exchange on ranks 0
+# and CLUSTER - 1) at the odd rows the cluster kernels lead, beside EDGE =
+# 0; first its checks (CORRECT at clusters 16, 8, 2 and N = 50257, 5003,
+# 13, persistent and one row a cluster; two memchecks), four at a time
+F=$L/06_cluster.cu E="EDGE=1,$X" E1="EDGE=1,PF=1,PFB=1,XA=1"
+if [ "${SET:-1}" = 4 ]; then
+	{
+		echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E")"
+		echo "sanitize layernorm/06_cluster 21 200003 $(defs "CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E")"
+		for c in 16 8 2; do
+			for n in 50257 5003 13; do
+				for fp in "$F 4" "$B 8"; do
+					# shellcheck disable=SC2086 # file and elements a vector
+					set -- $fp
+					t=$(fit "$2" "$n" "$c" 8)
+					[ "$t" -gt 0 ] || continue
+					echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$E")"
+					echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$E1")"
+				done
+			done
+		done
+	} >"$JOBS/list"
+	{
+		echo "== 0. CORRECT at 300 x N and 3 x N, memcheck, four at a time"
+		lanes 4 "$JOBS/list" "$JOBS"
+		cat "$JOBS"/lane.*
+		echo "== 0. $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM"); not CORRECT:"
+		grep -v ' CORRECT ' "$SUM"
+		grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
+	} 2>&1 | tee "$OUT/lnl2_checks.txt"
+	NCU_ON=0
+	RUNS="V7 f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
+E f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
+V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
+E bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E
+best f32 8192x50257 $F CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1
+E f32 8192x50257 $F CLUSTER=8,VPT=8,THREADS=224,MINB=4,$E1
+best bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1
+E bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,$E1
+V7 f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
+E f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
+V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
+E bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E"
+fi
 RUNS=${RUNS:-"best f32 $BESTF
 W0 f32 $F32W0 CLUSTER=8,NSLOT=13,W=0
 W0 f32 $F32W0 CLUSTER=16,NSLOT=7,W=0

@@ -78,6 +78,11 @@
 // bf16 4096 x 131072 85.1 -> 86.2% of copy), so the gallery takes it.  The
 // L2 still sees x twice, prefetched and loaded: what holds these rows is
 // the L2 at 84-88% of ncu's lts__throughput with DRAM at 64-72%.
+// VPT = 7 with the window at 4096 x 200003 (16 ranks of 3126 float4): 448
+// x 7 holds a slice with 10 vectors to spare where 416 x 8 has 202, and
+// spills nothing where VPT = 8 spills 12 bytes at 72 registers: 78 -> 82%
+// of copy on the H200 (1962 -> 1857 us, 2026-11-29, twelfth run of
+// bench/layernorm_wsm_h200.txt); bench/gallery.py's wsm(4, vpt=7).
 // Four blocks an SM (MINB = 4 at twice the cluster, 224-256 threads) lead
 // at two rows: with the window at f32 8192 x 50257 (80% of copy), without
 // it at bf16 4096 x 131072 (85%).  LOOK = 1 with the window loses at every

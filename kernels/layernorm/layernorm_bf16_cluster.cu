@@ -113,6 +113,15 @@
 // at two rows: with the window at f32 8192 x 50257 (80% of copy), without
 // it at bf16 4096 x 131072 (85%).  LOOK = 1 with the window loses at every
 // row (51-66%): twice the registers mean one block an SM or half the slice.
+// FZ = 1 (the default): the output's (x - mean) * rstd as one fma, x *
+// rstd + (-mean * rstd), then * w + b as another: two float instructions
+// an element, not three (7.6% fewer PTX instructions at the window's
+// shape).  On the H200 (2026-11-29T01:05Z, bench/layernorm_wsm_h200.txt,
+// twelfth run) it is faster at every row timed: 4096 x 200003 with the
+// window 1004 -> 985 us (76 -> 77% of copy; 979 us, 78%, at VPT = 7 x
+// 448), 0.2-0.7% at 8192 x 50257, 4096 x 131072 and 262144.  Rounding
+// -mean * rstd costs |mean| * rstd * 2^-24 in the normalised value, which
+// a bf16 output keeps to 2^-8 (see norm8); FZ = 0 is the three-step form.
 // Output: (x - mean) * rstd * w + b, w and b from L2 (a block's columns are
 // the same in every row: L2 hits after the first cluster), two aligned
 // uint4 shifted by the row's head at compile time (the loop written once
@@ -145,7 +154,7 @@
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
 //! tune    XA = 0, 1
-//! tune    FZ = 0, 1
+//! tune    FZ = 1, 0
 
 #include <cuda_bf16.h>
 
@@ -186,7 +195,7 @@
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
 #endif
 #ifndef FZ
-#define FZ 0 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): two float ops an element, not three */
+#define FZ 1 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): two float ops an element, not three */
 #endif
 static_assert(PIPE || (LOOK == 1 && WSM == 0), "LOOK and WSM: with PIPE = 1 (persistent clusters)");
 #define WARPS (THREADS / 32)
