@@ -83,6 +83,8 @@
 // spills nothing where VPT = 8 spills 12 bytes at 72 registers: 78 -> 82%
 // of copy on the H200 (1962 -> 1857 us, 2026-11-29, twelfth run of
 // bench/layernorm_wsm_h200.txt); bench/gallery.py's wsm(4, vpt=7).
+// EDGE = 1 (f51c91f has it; layernorm_bf16_cluster.cu says more): the
+// head's and tail's loads off the path after the exchange, 1-2% slower.
 // Four blocks an SM (MINB = 4 at twice the cluster, 224-256 threads) lead
 // at two rows: with the window at f32 8192 x 50257 (80% of copy), without
 // it at bf16 4096 x 131072 (85%).  LOOK = 1 with the window loses at every
@@ -114,7 +116,6 @@
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
 //! tune    XA = 0, 1
-//! tune    EDGE = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -146,9 +147,6 @@
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
 #endif
-#ifndef EDGE
-#define EDGE 0 /* 1: the head's and tail's x loaded with the slice, their w and b from shared memory (no L2 trip after the exchange) */
-#endif
 #ifndef XA
 #define XA 0 /* 1 (CLUSTER > 1): the pairs by st.async into the peers' slots, an mbarrier a parity: no cluster barrier a row */
 #endif
@@ -157,7 +155,6 @@
 #endif
 static_assert(PIPE || (LOOK == 1 && WSM == 0), "LOOK and WSM: with PIPE = 1 (persistent clusters)");
 #define WARPS (THREADS / 32)
-#define KN (3 + EDGE * (1 + (CLUSTER == 1))) /* load_slice's k3: K's candidates, EDGE's head and tail elements */
 #define PER(N) (((N) / 4 + CLUSTER - 1) / CLUSTER) /* float4 of a row a rank, at most */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
 
@@ -364,10 +361,7 @@ __device__ slice slice_of(const float *row, const float *out, int N, int rank)
 
 /* Row r's slice of this rank into v (its vectors g0 + t + k * THREADS,
  * zero past the slice) and the row's elements 0, (N - 1) / 2 and twice that
- * (the shift K's candidates) into k3[0..2]; EDGE = 1: this thread's element
- * of the row's head (rank 0, thread t < head < 4) and tail (the last rank,
- * t < tail) into k3[3] and k3[KN - 1] (one register where those ranks
- * differ), 0 elsewhere. */
+ * (the shift K's candidates) into k3. */
 __device__ void load_slice(const float *x, const float *y, size_t r, int N, int rank, float4 *v, float *k3)
 {
 	const float *row = x + r * N;
@@ -379,12 +373,6 @@ __device__ void load_slice(const float *x, const float *y, size_t r, int N, int 
 		v[k] = i < s.ng ? __ldcs(body + s.g0 + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 	}
 	k3[0] = row[0], k3[1] = row[(N - 1) / 2], k3[2] = row[(N - 1) / 2 * 2];
-#if EDGE
-	const int t = (int)threadIdx.x, tail = N - s.head - 4 * s.nv;
-	k3[KN - 1] = rank == CLUSTER - 1 && t < tail ? row[s.head + 4 * s.nv + t] : 0.0f;
-	if (rank == 0) /* the same register as the tail's where rank 0 is not the last */
-		k3[3] = s.head < 4 && t < s.head ? row[t] : 0.0f;
-#endif
 }
 
 #if PIPE
@@ -471,18 +459,8 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 	size_t rn = r + G; /* the next row (a cluster's first two its own, the others from rows_taken) */
 #endif
 	float4 v[VPT];
-	float k3[KN];
+	float k3[3];
 	load_slice(x, y, r, N, rank, v, k3);
-#if EDGE
-	/* w and b of the row's first 4 and last 4 columns (the heads' and
-	 * tails' whatever the row), read after the loop's first __syncthreads */
-	__shared__ float ew[8], eb[8];
-	if (t < 8) {
-		const int c = t < 4 ? t : N - 8 + t;
-		ew[t] = c >= 0 && c < N ? w[c] : 0.0f;
-		eb[t] = c >= 0 && c < N ? b[c] : 0.0f;
-	}
-#endif
 #if WSM
 	/* this block's windows of w and b, read after the loop's first __syncthreads */
 	extern __shared__ float4 win[];
@@ -500,7 +478,7 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 #if PIPE && LOOK
 		/* the next row's slice, in flight through this row's sums, exchange and output */
 		float4 nv[VPT];
-		float nk3[KN];
+		float nk3[3];
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, nv, nk3);
 #elif PF
@@ -514,25 +492,13 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 		const float ka = k3[0], kb = k3[1], kc = k3[2];
 		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 		float s1 = 0.0f, s2 = 0.0f;
-#if EDGE
-		const bool edge = head < 4; /* the head's x in hx, the tail's in k3[KN - 1] (load_slice) */
-		const float hx = k3[3];
-		if (rank == 0 && edge && t < head)
-			s1 += hx - K, s2 += (hx - K) * (hx - K);
-		else if (rank == 0 && !edge)
-#else
 		if (rank == 0)
-#endif
 			for (int i = t; i < head; i += THREADS) { /* up to 3, or the row */
 				const float d = row[i] - K;
 				s1 += d, s2 += d * d;
 			}
 		const bool mytail = rank == CLUSTER - 1 && t < tail;
-#if EDGE
-		const float tv = k3[KN - 1];
-#else
 		const float tv = mytail ? row[head + 4 * n4 + t] : 0.0f;
-#endif
 		if (mytail)
 			s1 += tv - K, s2 += (tv - K) * (tv - K);
 #pragma unroll
@@ -638,31 +604,19 @@ layernorm_f32(const float *__restrict__ x, const float *__restrict__ w, const fl
 								 load4(b + head + 4 * gi, b, b + N), mean, rstd));
 			}
 		}
-#if EDGE
-		if (rank == 0 && edge && t < head)
-			out[t] = (hx - mean) * rstd * ew[t] + eb[t];
-		else if (rank == 0 && !edge)
-#else
 		if (rank == 0)
-#endif
 			for (int i = t; i < head; i += THREADS)
 				out[i] = (row[i] - mean) * rstd * w[i] + b[i];
 		if (mytail) {
 			const int i = head + 4 * n4 + t;
-#if EDGE
-			out[i] = (tv - mean) * rstd * ew[8 - tail + t] + eb[8 - tail + t];
-#else
 			out[i] = (tv - mean) * rstd * w[i] + b[i];
-#endif
 		}
 #if PIPE
 #if LOOK
 #pragma unroll
 		for (int k = 0; k < VPT; k++)
 			v[k] = nv[k];
-#pragma unroll
-		for (int k = 0; k < KN; k++)
-			k3[k] = nk3[k];
+		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
 #else
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, v, k3);

@@ -113,6 +113,12 @@
 // at two rows: with the window at f32 8192 x 50257 (80% of copy), without
 // it at bf16 4096 x 131072 (85%).  LOOK = 1 with the window loses at every
 // row (51-66%): twice the registers mean one block an SM or half the slice.
+// Tried and taken out (f51c91f has it): EDGE = 1, the head's and tail's
+// x loaded with the slice and their w and b from a block copy of the first
+// and last columns, so ranks 0 and CLUSTER - 1 make no L2 round trip after
+// the exchange: CORRECT (36 checks, two memchecks clean) and 1-2% slower
+// at every odd row (H200, 2026-11-29T01:20Z: 4096 x 200003 f32 1866 ->
+// 1902 us, bf16 985 -> 995; the 8192 x 50257 rows alike).
 // FZ = 1 (the default): the output's (x - mean) * rstd as one fma, x *
 // rstd + (-mean * rstd), then * w + b as another: two float instructions
 // an element, not three (7.6% fewer PTX instructions at the window's
@@ -155,7 +161,6 @@
 //! tune    WSM = 0, 1
 //! tune    XA = 0, 1
 //! tune    FZ = 1, 0
-//! tune    EDGE = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -195,15 +200,11 @@
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
 #endif
-#ifndef EDGE
-#define EDGE 0 /* 1: the head's and tail's x loaded with the slice, their w and b from shared memory (no L2 trip after the exchange) */
-#endif
 #ifndef FZ
 #define FZ 1 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): two float ops an element, not three */
 #endif
 static_assert(PIPE || (LOOK == 1 && WSM == 0), "LOOK and WSM: with PIPE = 1 (persistent clusters)");
 #define WARPS (THREADS / 32)
-#define KN (3 + EDGE * (1 + (CLUSTER == 1))) /* load_slice's k3: K's candidates, EDGE's head and tail elements */
 #define PER(N) (((N) / 8 + CLUSTER - 1) / CLUSTER) /* uint4 of a row a rank, at most */
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS: whole warps, at most 1024");
 
@@ -465,10 +466,7 @@ __device__ slice slice_of(const __nv_bfloat16 *row, const __nv_bfloat16 *out, in
 
 /* Row r's slice of this rank into v (its vectors g0 + t + k * THREADS,
  * zero past the slice) and the row's elements 0, (N - 1) / 2 and twice that
- * (the shift K's candidates) into k3[0..2]; EDGE = 1: this thread's element
- * of the row's head (rank 0, thread t < head < 8) and tail (the last rank,
- * t < tail) into k3[3] and k3[KN - 1] (one register where those ranks
- * differ), 0 elsewhere. */
+ * (the shift K's candidates) into k3. */
 __device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_t r, int N, int rank, uint4 *v, float *k3)
 {
 	const __nv_bfloat16 *row = x + r * N;
@@ -480,12 +478,6 @@ __device__ void load_slice(const __nv_bfloat16 *x, const __nv_bfloat16 *y, size_
 		v[k] = i < s.ng ? __ldcs(body + s.g0 + i) : make_uint4(0, 0, 0, 0);
 	}
 	k3[0] = __bfloat162float(row[0]), k3[1] = __bfloat162float(row[(N - 1) / 2]), k3[2] = __bfloat162float(row[(N - 1) / 2 * 2]);
-#if EDGE
-	const int t = (int)threadIdx.x, tail = N - s.head - 8 * s.nv;
-	k3[KN - 1] = rank == CLUSTER - 1 && t < tail ? __bfloat162float(row[s.head + 8 * s.nv + t]) : 0.0f;
-	if (rank == 0) /* the same register as the tail's where rank 0 is not the last */
-		k3[3] = s.head < 8 && t < s.head ? __bfloat162float(row[t]) : 0.0f;
-#endif
 }
 
 #if PIPE
@@ -572,18 +564,8 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 	size_t rn = r + G; /* the next row (a cluster's first two its own, the others from rows_taken) */
 #endif
 	uint4 v[VPT];
-	float k3[KN];
+	float k3[3];
 	load_slice(x, y, r, N, rank, v, k3);
-#if EDGE
-	/* w and b of the row's first 8 and last 8 columns (the heads' and
-	 * tails' whatever the row), read after the loop's first __syncthreads */
-	__shared__ float ew[16], eb[16];
-	if (t < 16) {
-		const int c = t < 8 ? t : N - 16 + t;
-		ew[t] = c >= 0 && c < N ? __bfloat162float(w[c]) : 0.0f;
-		eb[t] = c >= 0 && c < N ? __bfloat162float(b[c]) : 0.0f;
-	}
-#endif
 #if WSM
 	/* this block's windows of w and b, read after the loop's first __syncthreads */
 	extern __shared__ uint4 win[];
@@ -601,7 +583,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 #if PIPE && LOOK
 		/* the next row's slice, in flight through this row's sums, exchange and output */
 		uint4 nv[VPT];
-		float nk3[KN];
+		float nk3[3];
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, nv, nk3);
 #elif PF
@@ -615,25 +597,13 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		const float ka = k3[0], kb = k3[1], kc = k3[2];
 		const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc)); /* the median of the three */
 		float s1 = 0.0f, s2 = 0.0f;
-#if EDGE
-		const bool edge = head < 8; /* the head's x in hx, the tail's in k3[KN - 1] (load_slice) */
-		const float hx = k3[3];
-		if (rank == 0 && edge && t < head)
-			s1 += hx - K, s2 += (hx - K) * (hx - K);
-		else if (rank == 0 && !edge)
-#else
 		if (rank == 0)
-#endif
 			for (int i = t; i < head; i += THREADS) { /* up to 7, or the row */
 				const float d = __bfloat162float(row[i]) - K;
 				s1 += d, s2 += d * d;
 			}
 		const bool mytail = rank == CLUSTER - 1 && t < tail;
-#if EDGE
-		const float tv = k3[KN - 1];
-#else
 		const float tv = mytail ? __bfloat162float(row[head + 8 * n8 + t]) : 0.0f;
-#endif
 		if (mytail)
 			s1 += tv - K, s2 += (tv - K) * (tv - K);
 #pragma unroll
@@ -747,32 +717,20 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 								 load8(b + head + 8 * gi, b, b + N), mean, rstd));
 			}
 		}
-#if EDGE
-		if (rank == 0 && edge && t < head)
-			out[t] = __float2bfloat16_rn((hx - mean) * rstd * ew[t] + eb[t]);
-		else if (rank == 0 && !edge)
-#else
 		if (rank == 0)
-#endif
 			for (int i = t; i < head; i += THREADS)
 				out[i] = __float2bfloat16_rn((__bfloat162float(row[i]) - mean) * rstd * __bfloat162float(w[i]) +
 							     __bfloat162float(b[i]));
 		if (mytail) {
 			const int i = head + 8 * n8 + t;
-#if EDGE
-			out[i] = __float2bfloat16_rn((tv - mean) * rstd * ew[16 - tail + t] + eb[16 - tail + t]);
-#else
 			out[i] = __float2bfloat16_rn((tv - mean) * rstd * __bfloat162float(w[i]) + __bfloat162float(b[i]));
-#endif
 		}
 #if PIPE
 #if LOOK
 #pragma unroll
 		for (int k = 0; k < VPT; k++)
 			v[k] = nv[k];
-#pragma unroll
-		for (int k = 0; k < KN; k++)
-			k3[k] = nk3[k];
+		k3[0] = nk3[0], k3[1] = nk3[1], k3[2] = nk3[2];
 #else
 		if (rn < (size_t)M)
 			load_slice(x, y, rn, N, rank, v, k3);

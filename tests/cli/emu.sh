@@ -555,19 +555,6 @@ for f in 06_cluster layernorm_bf16_cluster; do
 		-D WAVE=2 --size M=9,N=5003 --size M=9,N=7
 	emu "cu_${f}_wsm_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D PIPE=1 -D LOOK=0 \
 		-D WSM=1 -D WAVE=3 --offset 4 --size M=7,N=503
-	# EDGE = 1: the head's and tail's x from load_slice, their w and b from
-	# the block's copy of the first and last columns: every head and tail
-	# (odd rows), rows shorter than a vector, one row a block and
-	# persistent (LOOK 0 and 1, the window), and off 16 bytes (the head is
-	# then the whole row, the old loop's)
-	emu "cu_${f}_edge" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D EDGE=1 --size M=9,N=4099 \
-		--size M=5,N=13 --size M=3,N=1 --size M=9,N=7 --size M=2,N=4096
-	emu "cu_${f}_edge_pipe" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D EDGE=1 -D PIPE=1 -D WAVE=2 \
-		--size M=9,N=4099 --size M=9,N=7
-	emu "cu_${f}_edge_wsm" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D EDGE=1 -D PIPE=1 -D LOOK=0 \
-		-D WSM=1 -D WAVE=0 --sm-count 2 --size M=9,N=4099 --size M=5,N=13 --size M=9,N=7
-	emu "cu_${f}_edge_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D EDGE=1 -D PIPE=1 -D LOOK=0 \
-		-D WSM=1 -D WAVE=3 --offset 4 --size M=7,N=503 --size M=5,N=5
 done
 # the bf16 file's output at FZ = 0 (its default is the one-fma form), and
 # the window at VPT = 7 (a slice in 7 vectors a thread, the last one used: every head)
@@ -1015,14 +1002,6 @@ mutant_cu wsm_unshifted 's/shift8<H>(ww\[i\], ww\[i + 1\])/shift8<0>(ww[i], ww[i
 # shellcheck disable=SC2086
 mutant_cu wsm_short 's/i <= PER(N); i += THREADS/i < PER(N); i += THREADS/' 'elements wrong' \
 	kernels/layernorm/06_cluster.cu $WS
-# EDGE = 1: the tail's w and b from the first columns' copy, not the last's
-# shellcheck disable=SC2086
-mutant_cu edge_tail_columns 's/ew\[16 - tail + t\] + eb\[16 - tail + t\]/ew[t] + eb[t]/' 'elements wrong' \
-	kernels/layernorm/layernorm_bf16_cluster.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D EDGE=1 --size M=9,N=4099
-# EDGE = 1: the head's x the tail's register at one rank (both the same)
-# shellcheck disable=SC2086
-mutant_cu edge_one_register 's/#define KN (3 + EDGE \* (1 + (CLUSTER == 1)))/#define KN (3 + EDGE)/' 'elements wrong' \
-	kernels/layernorm/06_cluster.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D EDGE=1 --size M=9,N=4099
 # a case outside the file's `//! require` (a slice of 5003 f32 in 160 x 4
 # float4) is not run, as kbench would not run it, and says which line
 [ -n "$SAN" ] || start emu_refuses_require 'not run: the file requires (N / 4 + CLUSTER - 1) / CLUSTER <= THREADS * VPT' \
