@@ -83,13 +83,18 @@ best f32 $BESTF
 V7 f32 $L/06_cluster.cu CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
 best bf16 $BESTB
 FZ bf16 $B CLUSTER=8,VPT=8,THREADS=416,MINB=2,FZ=1,$X"
-# SET=4: EDGE = 1 (the head's and tail's x loaded with the slice, their w
-# and b from shared memory: no L2 round trip after the exchange on ranks 0
-# and CLUSTER - 1) at the odd rows the cluster kernels lead, beside EDGE =
-# 0; first its checks (CORRECT at clusters 16, 8, 2 and N = 50257, 5003,
-# 13, persistent and one row a cluster; two memchecks), four at a time
-F=$L/06_cluster.cu E="EDGE=1,$X" E1="EDGE=1,PF=1,PFB=1,XA=1"
-if [ "${SET:-1}" = 4 ]; then
+# SET=4 (f51c91f, 01:20Z): EDGE = 1 (the head's and tail's x loaded with
+# the slice, their w and b from shared memory: no L2 round trip after the
+# exchange on ranks 0 and CLUSTER - 1, since taken out).  SET=5: XW = 1
+# (the wait on the peers' messages at cta scope with a suspend-time hint:
+# no L1 invalidation, no polling).  Each at the rows the cluster kernels
+# lead, beside the same without it; first its checks (CORRECT at clusters
+# 16, 8, 2 and N = 50257, 5003, 13, persistent and one row a cluster; two
+# memchecks), four at a time
+F=$L/06_cluster.cu
+case ${SET:-1} in 4) O=EDGE=1 ;; 5) O=XW=1 ;; *) O= ;; esac
+E="$O,$X" E1="$O,PF=1,PFB=1,XA=1"
+if [ -n "$O" ]; then
 	{
 		echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E")"
 		echo "sanitize layernorm/06_cluster 21 200003 $(defs "CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E")"
@@ -107,7 +112,7 @@ if [ "${SET:-1}" = 4 ]; then
 		done
 	} >"$JOBS/list"
 	{
-		echo "== 0. CORRECT at 300 x N and 3 x N, memcheck, four at a time"
+		echo "== 0. CORRECT at 300 x N and 3 x N, memcheck, four at a time ($O)"
 		lanes 4 "$JOBS/list" "$JOBS"
 		cat "$JOBS"/lane.*
 		echo "== 0. $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM"); not CORRECT:"
@@ -116,17 +121,21 @@ if [ "${SET:-1}" = 4 ]; then
 	} 2>&1 | tee "$OUT/lnl2_checks.txt"
 	NCU_ON=0
 	RUNS="V7 f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
-E f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
+N f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
 V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
-E bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E
+N bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E
 best f32 8192x50257 $F CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1
-E f32 8192x50257 $F CLUSTER=8,VPT=8,THREADS=224,MINB=4,$E1
+N f32 8192x50257 $F CLUSTER=8,VPT=8,THREADS=224,MINB=4,$E1
 best bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1
-E bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,$E1
+N bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,$E1
+best bf16 4096x131072 $B CLUSTER=8,VPT=8,THREADS=256,PF=1,PFB=1,XA=1,MINB=4
+N bf16 4096x131072 $B CLUSTER=8,VPT=8,THREADS=256,MINB=4,$E1
+best f32 4096x65536 $F CLUSTER=8,VPT=8,THREADS=256,PF=1,PFB=1,XA=1,MINB=4
+N f32 4096x65536 $F CLUSTER=8,VPT=8,THREADS=256,MINB=4,$E1
 V7 f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
-E f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
+N f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
 V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
-E bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E"
+N bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E"
 fi
 RUNS=${RUNS:-"best f32 $BESTF
 W0 f32 $F32W0 CLUSTER=8,NSLOT=13,W=0

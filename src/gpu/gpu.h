@@ -257,6 +257,11 @@ bool kb_profile__is_tmap_param(const kb_spec *spec, const kb_param *p);
 int kb_profile__tmaps_bind(const kb_source *src, const kb_spec *spec, const kb_kernel *k,
 			   kb_profile__bound *bd, kb_err *err);
 int kb_profile__tmaps_encode(kb_profile__bound *bd, kb_err *err);
+/* What a loaded function needs before its launch: a non-portable cluster
+ * size where its cluster passes 8 blocks, and dims' dynamic shared memory
+ * past 48 KiB (every module instance of a kernel: the bound one and the
+ * hot-spot launches' fresh one). */
+int kb_profile__fn_attrs(CUfunction fn, const kb_launch_dims *dims, kb_err *err);
 int kb_profile__launch(kb_device *d, const kb_profile__bound *bd, kb_err *err);
 int kb_profile__sync(kb_device *d, kb_err *err);
 

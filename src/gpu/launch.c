@@ -190,22 +190,24 @@ static int resolve_function(kb_device *d, const kb_kernel *k, const kb_build *b,
 				  "kernel %s has no symbol in the build (an uninstantiated template? "
 				  "name it with `//! kernel %s<...>`)", k->name, k->name);
 	if ((rc = KB_CU(err, cuModuleGetFunction(&bd->fn, bd->mod, bd->symbol))) < 0)
-		goto out;
+		return rc;
+	return kb_profile__fn_attrs(bd->fn, &bd->dims, err);
+}
+
+int kb_profile__fn_attrs(CUfunction fn, const kb_launch_dims *dims, kb_err *err)
+{
 	/* A cluster of more than 8 blocks (__cluster_dims__(16, 1, 1)) runs only
 	 * once the kernel allows a non-portable cluster size (Hopper: up to 16). */
-	int cw = 0, ch = 0, cd = 0;
-	if (kb_cu.cuFuncGetAttribute(&cw, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, bd->fn) == 0 &&
-	    kb_cu.cuFuncGetAttribute(&ch, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, bd->fn) == 0 &&
-	    kb_cu.cuFuncGetAttribute(&cd, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, bd->fn) == 0 &&
+	int cw = 0, ch = 0, cd = 0, rc = KB_OK;
+	if (kb_cu.cuFuncGetAttribute(&cw, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, fn) == 0 &&
+	    kb_cu.cuFuncGetAttribute(&ch, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, fn) == 0 &&
+	    kb_cu.cuFuncGetAttribute(&cd, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, fn) == 0 &&
 	    cw * (ch ? ch : 1) * (cd ? cd : 1) > 8 &&
-	    (rc = KB_CU(err, cuFuncSetAttribute(bd->fn,
-						CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))) < 0)
-		goto out;
-	if (bd->dims.smem > 48 * 1024 &&
-	    (rc = KB_CU(err, cuFuncSetAttribute(bd->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-						(int)bd->dims.smem))) < 0)
-		goto out;
-out:
+	    (rc = KB_CU(err, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))) < 0)
+		return rc;
+	if (dims->smem > 48 * 1024)
+		rc = KB_CU(err, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+						   (int)dims->smem));
 	return rc;
 }
 

@@ -86,12 +86,8 @@ static int launch_fresh(void *ctx, kb_err *err)
 		f->bd = f->c->bd;
 		if ((rc = KB_CU(err, cuModuleLoadData(&f->mod, f->c->b->cubin))) < 0)
 			goto out;
-		if ((rc = KB_CU(err, cuModuleGetFunction(&f->bd.fn, f->mod, f->c->bd.symbol))) < 0)
-			goto out;
-		if (f->bd.dims.smem > 48 * 1024 &&
-		    (rc = KB_CU(err, cuFuncSetAttribute(f->bd.fn,
-							CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-							(int)f->bd.dims.smem))) < 0)
+		if ((rc = KB_CU(err, cuModuleGetFunction(&f->bd.fn, f->mod, f->c->bd.symbol))) < 0 ||
+		    (rc = kb_profile__fn_attrs(f->bd.fn, &f->bd.dims, err)) < 0)
 			goto out;
 	}
 	rc = kb_profile__launch(f->c->d, &f->bd, err);

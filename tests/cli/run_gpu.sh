@@ -14,7 +14,7 @@ if [ "$RC" -ne 0 ]; then
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
 		 skips_some ref_kernel tune_best tma_copy tma_bad_stride sass_metrics_1 sass_metrics_2 impossible file_input occupancy_vs_driver \
 		 profile_sections profile_disk_config profile_bad_metric hot_spot_line hot_spot_stalls \
-		 hot_spot_text run_option run_option_text run_bad_option run_bad_option_msg \
+		 hot_spot_text hot_spot_cluster16 run_option run_option_text run_bad_option run_bad_option_msg \
 		 compare_gpu compare_same_correct compare_same_unwritten compare_same_offbyone \
 		 compare_same_first_call compare_same_ref_kernel compare_same_skips \
 		 auto_calibrate auto_calibrate_once progress_ticks gpus_all_tune require_arg_rc \
@@ -108,6 +108,11 @@ expect_json hot_spot_line "j['hot_lines'][0]['line'] == 20"
 expect_json hot_spot_stalls "j['hot_lines'][0]['stalls'][0]['reason'] in ('long_scoreboard', 'lg_throttle') and abs(sum(s['share_pct'] for s in j['hot_lines'][0]['stalls']) - 100) < 0.01"
 run "$KB" profile tests/fixtures/kernels/hot_strided.cu --hot --section quick
 expect_in hot_spot_text out "stalls: "
+# hot spots of a kernel whose cluster passes 8 blocks: the hot-spot launches
+# load their own module, which needs the non-portable cluster size too
+run "$KB" profile kernels/layernorm/06_cluster.cu --define CLUSTER=16 --define THREADS=224 --arg M=64 --arg N=50257 \
+	--hot --section quick --no-sweep --json
+expect_json hot_spot_cluster16 "j['verdict'] == 'CORRECT' and 'hot_error' not in j and 'sass_metrics_error' not in j and j['hot_lines']"
 # --option reaches the runner's compile, and is recorded in the Result.
 run "$KB" run kernels/vector_add.cu --no-sweep --option -maxrregcount=32 --json
 expect_json run_option "j['verdict'] == 'CORRECT' and j['compile']['options'] == ['-maxrregcount=32']"
