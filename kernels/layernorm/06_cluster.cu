@@ -116,7 +116,6 @@
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
 //! tune    XA = 0, 1
-//! tune    XW = 0, 1
 
 #ifndef CLUSTER
 #define CLUSTER 8 /* blocks a row (16: kbench allows the non-portable size) */
@@ -147,9 +146,6 @@
 #endif
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
-#endif
-#ifndef XW
-#define XW 0 /* 1 (XA = 1): the wait on the peers' messages at cta scope, suspended rather than polling */
 #endif
 #ifndef XA
 #define XA 0 /* 1 (CLUSTER > 1): the pairs by st.async into the peers' slots, an mbarrier a parity: no cluster barrier a row */
@@ -237,23 +233,11 @@ __device__ void xa_wait(unsigned long long *full, unsigned parity)
 {
 	unsigned done;
 	do {
-#if XW
-		/* acquire at cta scope (the slots are this block's shared memory:
-		 * no L1 invalidation, which .cluster costs), and a suspend-time
-		 * hint: the warp sleeps until the phase completes instead of
-		 * polling (about 60 polls a warp a row without it) */
-		asm volatile("{\n\t.reg .pred p;\n\t"
-			     "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2, %3;\n\t"
-			     "selp.u32 %0, 1, 0, p;\n\t}"
-			     : "=r"(done)
-			     : "r"(saddr(full)), "r"(parity), "r"(10000000u));
-#else
 		asm volatile("{\n\t.reg .pred p;\n\t"
 			     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
 			     "selp.u32 %0, 1, 0, p;\n\t}"
 			     : "=r"(done)
 			     : "r"(saddr(full)), "r"(parity));
-#endif
 	} while (!done);
 }
 #endif

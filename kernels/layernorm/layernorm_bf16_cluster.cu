@@ -119,6 +119,16 @@
 // the exchange: CORRECT (36 checks, two memchecks clean) and 1-2% slower
 // at every odd row (H200, 2026-11-29T01:20Z: 4096 x 200003 f32 1866 ->
 // 1902 us, bf16 985 -> 995; the 8192 x 50257 rows alike).
+// So was XW = 1 (0d750ca has it): the wait on the peers' messages at cta
+// scope (no CCTL.IVALL, the L1 invalidation .acquire.cluster costs) with a
+// suspend-time hint (kbench profile --hot counts about 60 polls a warp a
+// row without it): within 0.7% either way at six rows (2026-11-29T01:25Z).
+// What the hot spots show at 4096 x 200003 (H200, --hot, 01:22Z and
+// 01:28Z): 16% of stall samples (23% in f32, 16 ranks) wait for the peers'
+// messages and 13% (14%) at the block barrier before the exchange; the
+// rest is the loads' latency.  Both blocks of an SM wait at once that
+// often: the row is exchanged in lock step, and two blocks an SM cannot
+// always cover each other's wait.
 // FZ = 1 (the default): the output's (x - mean) * rstd as one fma, x *
 // rstd + (-mean * rstd), then * w + b as another: two float instructions
 // an element, not three (7.6% fewer PTX instructions at the window's
@@ -160,7 +170,6 @@
 //! tune    LOOK = 1, 0
 //! tune    WSM = 0, 1
 //! tune    XA = 0, 1
-//! tune    XW = 0, 1
 //! tune    FZ = 1, 0
 
 #include <cuda_bf16.h>
@@ -194,9 +203,6 @@
 #endif
 #ifndef LOOK
 #define LOOK 1 /* PIPE = 1: the next row's slice loaded before this row's sums (0: after its output) */
-#endif
-#ifndef XW
-#define XW 0 /* 1 (XA = 1): the wait on the peers' messages at cta scope, suspended rather than polling */
 #endif
 #ifndef XA
 #define XA 0 /* 1 (CLUSTER > 1): the pairs by st.async into the peers' slots, an mbarrier a parity: no cluster barrier a row */
@@ -287,23 +293,11 @@ __device__ void xa_wait(unsigned long long *full, unsigned parity)
 {
 	unsigned done;
 	do {
-#if XW
-		/* acquire at cta scope (the slots are this block's shared memory:
-		 * no L1 invalidation, which .cluster costs), and a suspend-time
-		 * hint: the warp sleeps until the phase completes instead of
-		 * polling (about 60 polls a warp a row without it) */
-		asm volatile("{\n\t.reg .pred p;\n\t"
-			     "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2, %3;\n\t"
-			     "selp.u32 %0, 1, 0, p;\n\t}"
-			     : "=r"(done)
-			     : "r"(saddr(full)), "r"(parity), "r"(10000000u));
-#else
 		asm volatile("{\n\t.reg .pred p;\n\t"
 			     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
 			     "selp.u32 %0, 1, 0, p;\n\t}"
 			     : "=r"(done)
 			     : "r"(saddr(full)), "r"(parity));
-#endif
 	} while (!done);
 }
 #endif
