@@ -137,6 +137,23 @@ N f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
 V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
 N bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E"
 fi
+# SET=6: the bf16 32768 x 5003 row's kernel (layernorm_bf16_aligned.cu,
+# one block a row) with one block reduction (ONE = 1: shifted sums), a
+# register cap for more blocks an SM (MAXR = 48: 8 of 160 threads, 40: 9,
+# spilling 16 B) and the fma form (FZ = 1), beside the gallery's pick
+P="VPT=4,OUT=1"
+[ "${SET:-1}" != 6 ] || RUNS="best bf16 32768x5003 $A $P
+ONE bf16 32768x5003 $A $P,ONE=1
+R48 bf16 32768x5003 $A $P,MAXR=48
+ONE48 bf16 32768x5003 $A $P,ONE=1,MAXR=48
+ONE48Z bf16 32768x5003 $A $P,ONE=1,MAXR=48,FZ=1
+ONE40 bf16 32768x5003 $A $P,ONE=1,MAXR=40
+ONE48 bf16 32768x4099 $A $P,ONE=1,MAXR=48
+best bf16 32768x4099 $A $P
+best bf16 32768x5003 $A $P
+ONE48 bf16 32768x5003 $A $P,ONE=1,MAXR=48
+ONE bf16 32768x5003 $A $P,ONE=1
+ONE48Z bf16 32768x5003 $A $P,ONE=1,MAXR=48,FZ=1"
 RUNS=${RUNS:-"best f32 $BESTF
 W0 f32 $F32W0 CLUSTER=8,NSLOT=13,W=0
 W0 f32 $F32W0 CLUSTER=16,NSLOT=7,W=0

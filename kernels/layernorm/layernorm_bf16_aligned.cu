@@ -32,6 +32,9 @@
 //! require N <= 1024 * 8 * VPT   // a block of at most 1024 threads, 8 * VPT bf16 each
 //! tune    VPT = 4, 8, 2
 //! tune    OUT = 0, 1
+//! tune    ONE = 0, 1
+//! tune    FZ = 0, 1
+//! tune    MAXR = 0, 48, 40
 
 #include <cuda_bf16.h>
 
@@ -41,6 +44,22 @@
 #ifndef OUT
 #define OUT 0 /* 1: the output loop specialised on the row's head (w and b aligned) */
 #endif
+#ifndef ONE
+#define ONE 0 /* 1: one block reduction a row, sums of x - K and its square (K: a median of three of the row) */
+#endif
+#ifndef FZ
+#define FZ 0 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): 3 registers more */
+#endif
+
+/* (x - mean) * rstd * g + c, the output's arithmetic (FZ: two fmas). */
+__device__ float norm1(float x, float mean, float rstd, float g, float c)
+{
+#if FZ
+	return fmaf(fmaf(x, rstd, -mean * rstd), g, c);
+#else
+	return (x - mean) * rstd * g + c;
+#endif
+}
 
 __device__ float block_sum(float v, float *scratch)
 {
@@ -53,6 +72,20 @@ __device__ float block_sum(float v, float *scratch)
 	for (int o = 16; o > 0; o /= 2)
 		v += __shfl_xor_sync(0xffffffff, v, o);
 	__syncthreads();
+	return v;
+}
+
+/* ONE = 1: the block's sums of two values at once (scratch: 32 float2). */
+__device__ float2 block_sum2(float2 v, float2 *scratch)
+{
+	for (int o = 16; o > 0; o /= 2)
+		v.x += __shfl_xor_sync(0xffffffff, v.x, o), v.y += __shfl_xor_sync(0xffffffff, v.y, o);
+	if (threadIdx.x % 32 == 0)
+		scratch[threadIdx.x / 32] = v;
+	__syncthreads();
+	v = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : make_float2(0.0f, 0.0f);
+	for (int o = 16; o > 0; o /= 2)
+		v.x += __shfl_xor_sync(0xffffffff, v.x, o), v.y += __shfl_xor_sync(0xffffffff, v.y, o);
 	return v;
 }
 
@@ -167,18 +200,24 @@ __device__ void out_body(const uint4 *v, uint4 *obody, const __nv_bfloat16 *w, c
 			unpack8(wvec<H>(b, i, N), c);
 #pragma unroll
 			for (int j = 0; j < 8; j++)
-				f[j] = (f[j] - mean) * rstd * g[j] + c[j];
+				f[j] = norm1(f[j], mean, rstd, g[j], c[j]);
 			__stcs(obody + i, pack8(f));
 		}
 	}
 }
 #endif
 
+#ifndef MAXR
+#define MAXR 0 /* > 0: at most MAXR registers a thread (more blocks an SM: 160 threads at 48 fit 8) */
+#endif
+#if MAXR /* (not with __launch_bounds__, NVRTC says) */
+extern "C" __global__ void __maxnreg__(MAXR)
+#else
 extern "C" __global__ void __launch_bounds__(1024)
+#endif
 layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
 	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
 {
-	__shared__ float scratch[32];
 	const __nv_bfloat16 *row = x + (size_t)blockIdx.x * N;
 	__nv_bfloat16 *out = y + (size_t)blockIdx.x * N;
 	const int t = threadIdx.x;
@@ -192,10 +231,42 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		int i = t + k * blockDim.x;
 		v[k] = i < n8 ? __ldcs(body + i) : make_uint4(0, 0, 0, 0);
 	}
+	const float tv = t < tail ? __bfloat162float(row[head + 8 * n8 + t]) : 0.0f;
+#if ONE
+	/* sums of x - K and (x - K)^2, K the median of the row's elements 0,
+	 * (N - 1) / 2 and twice that (near the mean even where element 0 is an
+	 * outlier): one block reduction, mean = K + S1 / N, var = S2 / N -
+	 * (S1 / N)^2 (the cluster kernels' statistics) */
+	__shared__ float2 scratch2[32];
+	const float ka = __bfloat162float(row[0]), kb = __bfloat162float(row[(N - 1) / 2]),
+		    kc = __bfloat162float(row[(N - 1) / 2 * 2]);
+	const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc));
+	float s1 = 0.0f, s2 = 0.0f;
+	for (int i = t; i < head; i += blockDim.x) { /* up to 7, or the row */
+		const float d = __bfloat162float(row[i]) - K;
+		s1 += d, s2 += d * d;
+	}
+	if (t < tail)
+		s1 += tv - K, s2 += (tv - K) * (tv - K);
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		if (t + k * blockDim.x < n8) {
+			float f[8];
+			unpack8(v[k], f);
+#pragma unroll
+			for (int j = 0; j < 8; j++) {
+				const float d = f[j] - K;
+				s1 += d, s2 = fmaf(d, d, s2);
+			}
+		}
+	}
+	const float2 S = block_sum2(make_float2(s1, s2), scratch2);
+	const float m1 = S.x / N, mean = K + m1, rstd = rsqrtf(fmaxf(S.y / N - m1 * m1, 0.0f) + 1e-5f);
+#else
+	__shared__ float scratch[32];
 	float s = 0.0f;
 	for (int i = t; i < head; i += blockDim.x) /* up to 7, or the row */
 		s += __bfloat162float(row[i]);
-	const float tv = t < tail ? __bfloat162float(row[head + 8 * n8 + t]) : 0.0f;
 	s += tv;
 #pragma unroll
 	for (int k = 0; k < VPT; k++) {
@@ -224,6 +295,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		}
 	}
 	const float rstd = rsqrtf(block_sum(q, scratch) / N + 1e-5f);
+#endif
 	uint4 *obody = (uint4 *)(out + head);
 #if OUT
 	if (n8 > 0 && (((size_t)w | (size_t)b) & 15) == 0) {
@@ -249,7 +321,7 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 			unpack8(load8(b + head + 8 * i, b, b + N), c);
 #pragma unroll
 			for (int j = 0; j < 8; j++)
-				f[j] = (f[j] - mean) * rstd * g[j] + c[j];
+				f[j] = norm1(f[j], mean, rstd, g[j], c[j]);
 			__stcs(obody + i, pack8(f));
 		}
 	}

@@ -40,6 +40,7 @@
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
+#define __maxnreg__(...)
 #define __cluster_dims__(...) /* one block a cluster: cooperative groups are not emulated */
 #define __restrict__ __restrict
 #define __grid_constant__
