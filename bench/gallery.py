@@ -160,6 +160,12 @@ PF = ("--define", "PF=1", "--define", "PFB=1")
 # 2026-11-28T23:34Z, 23:37Z and 23:49Z, bench/layernorm_wsm_h200.txt
 XA = ("--define", "XA=1")
 MINB4 = ("--define", "MINB=4")
+# MAXR = 48: layernorm_bf16_aligned.cu capped at 48 registers, 8 blocks of
+# 160 threads an SM where NVRTC's 55 fit 7: 32768 x 5003 83 -> 86% of copy
+# (H200 2026-11-29T01:32Z, bench/layernorm_wsm_h200.txt); FZ = 1 its output
+# as two fmas (1% faster beside another option in that run)
+MAXR48 = ("--define", "MAXR=48")
+FZ = ("--define", "FZ=1")
 # (issue 31: rows a cluster, layernorm/10_rows.cu and layernorm_bf16_rows.cu,
 # w and b read once for 2 or 4 rows, lost at all six rows under target on
 # the H200 of 2026-11-28T20:42Z: 43-73% of copy against the best's 68-83%,
@@ -318,6 +324,10 @@ CANDIDATES = {
                            *twopasses(L + "08_twopass.cu", 4, extra=("--define", "U2=2"))],
     ("layernorm", "bf16"): [(L + "layernorm_bf16.cu", pow8(fixed(32768))), (L + "layernorm_bf16_aligned.cu", regs(4, 8)),
                             (L + "layernorm_bf16_aligned.cu", lambda n: ["--define", "VPT=4", "--define", "OUT=1"]
+                             if n <= 32768 and n % 8 else None),
+                            (L + "layernorm_bf16_aligned.cu", lambda n: [*MAXR48, "--define", "VPT=4", "--define", "OUT=1"]
+                             if n <= 32768 and n % 8 else None),
+                            (L + "layernorm_bf16_aligned.cu", lambda n: [*MAXR48, *FZ, "--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),

@@ -15,6 +15,16 @@
 // aligned), w and b two aligned uint4 shifted at compile time (the ring
 // kernels' OUT = 1), not load8's run-time 4-way select and branch a
 // vector of each.
+// MAXR = 48 (issue 31: the row sat at 79.6-81.1% of copy in the H200 tables):
+// NVRTC gives the kernel 55 registers, so 7 blocks of 160 threads an SM;
+// capped at 48 (__maxnreg__, no spill), 8 fit: 183.1 -> 177.8 us at 32768 x
+// 5003 (83 -> 86% of copy in that run, H200 2026-11-29T01:32Z,
+// bench/layernorm_wsm_h200.txt's twelfth run).  FZ = 1: the output's
+// arithmetic as two fmas (3 registers more uncapped: 6 blocks).  Tried and
+// taken out (89e0e31 has it): one block reduction of shifted sums (K a
+// median of three of the row's elements) in place of the mean's and the
+// variance's, 5% slower: K's three loads from the row's far parts come
+// before any sum.
 //
 //! kernel  layernorm_bf16
 //! arg     M = 32768
@@ -32,7 +42,6 @@
 //! require N <= 1024 * 8 * VPT   // a block of at most 1024 threads, 8 * VPT bf16 each
 //! tune    VPT = 4, 8, 2
 //! tune    OUT = 0, 1
-//! tune    ONE = 0, 1
 //! tune    FZ = 0, 1
 //! tune    MAXR = 0, 48, 40
 
@@ -43,9 +52,6 @@
 #endif
 #ifndef OUT
 #define OUT 0 /* 1: the output loop specialised on the row's head (w and b aligned) */
-#endif
-#ifndef ONE
-#define ONE 0 /* 1: one block reduction a row, sums of x - K and its square (K: a median of three of the row) */
 #endif
 #ifndef FZ
 #define FZ 0 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): 3 registers more */
@@ -72,20 +78,6 @@ __device__ float block_sum(float v, float *scratch)
 	for (int o = 16; o > 0; o /= 2)
 		v += __shfl_xor_sync(0xffffffff, v, o);
 	__syncthreads();
-	return v;
-}
-
-/* ONE = 1: the block's sums of two values at once (scratch: 32 float2). */
-__device__ float2 block_sum2(float2 v, float2 *scratch)
-{
-	for (int o = 16; o > 0; o /= 2)
-		v.x += __shfl_xor_sync(0xffffffff, v.x, o), v.y += __shfl_xor_sync(0xffffffff, v.y, o);
-	if (threadIdx.x % 32 == 0)
-		scratch[threadIdx.x / 32] = v;
-	__syncthreads();
-	v = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : make_float2(0.0f, 0.0f);
-	for (int o = 16; o > 0; o /= 2)
-		v.x += __shfl_xor_sync(0xffffffff, v.x, o), v.y += __shfl_xor_sync(0xffffffff, v.y, o);
 	return v;
 }
 
@@ -218,6 +210,7 @@ extern "C" __global__ void __launch_bounds__(1024)
 layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
 	       const __nv_bfloat16 *__restrict__ b, __nv_bfloat16 *__restrict__ y, int M, int N)
 {
+	__shared__ float scratch[32];
 	const __nv_bfloat16 *row = x + (size_t)blockIdx.x * N;
 	__nv_bfloat16 *out = y + (size_t)blockIdx.x * N;
 	const int t = threadIdx.x;
@@ -232,38 +225,6 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		v[k] = i < n8 ? __ldcs(body + i) : make_uint4(0, 0, 0, 0);
 	}
 	const float tv = t < tail ? __bfloat162float(row[head + 8 * n8 + t]) : 0.0f;
-#if ONE
-	/* sums of x - K and (x - K)^2, K the median of the row's elements 0,
-	 * (N - 1) / 2 and twice that (near the mean even where element 0 is an
-	 * outlier): one block reduction, mean = K + S1 / N, var = S2 / N -
-	 * (S1 / N)^2 (the cluster kernels' statistics) */
-	__shared__ float2 scratch2[32];
-	const float ka = __bfloat162float(row[0]), kb = __bfloat162float(row[(N - 1) / 2]),
-		    kc = __bfloat162float(row[(N - 1) / 2 * 2]);
-	const float K = fmaxf(fminf(ka, kb), fminf(fmaxf(ka, kb), kc));
-	float s1 = 0.0f, s2 = 0.0f;
-	for (int i = t; i < head; i += blockDim.x) { /* up to 7, or the row */
-		const float d = __bfloat162float(row[i]) - K;
-		s1 += d, s2 += d * d;
-	}
-	if (t < tail)
-		s1 += tv - K, s2 += (tv - K) * (tv - K);
-#pragma unroll
-	for (int k = 0; k < VPT; k++) {
-		if (t + k * blockDim.x < n8) {
-			float f[8];
-			unpack8(v[k], f);
-#pragma unroll
-			for (int j = 0; j < 8; j++) {
-				const float d = f[j] - K;
-				s1 += d, s2 = fmaf(d, d, s2);
-			}
-		}
-	}
-	const float2 S = block_sum2(make_float2(s1, s2), scratch2);
-	const float m1 = S.x / N, mean = K + m1, rstd = rsqrtf(fmaxf(S.y / N - m1 * m1, 0.0f) + 1e-5f);
-#else
-	__shared__ float scratch[32];
 	float s = 0.0f;
 	for (int i = t; i < head; i += blockDim.x) /* up to 7, or the row */
 		s += __bfloat162float(row[i]);
@@ -295,7 +256,6 @@ layernorm_bf16(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restr
 		}
 	}
 	const float rstd = rsqrtf(block_sum(q, scratch) / N + 1e-5f);
-#endif
 	uint4 *obody = (uint4 *)(out + head);
 #if OUT
 	if (n8 > 0 && (((size_t)w | (size_t)b) & 15) == 0) {

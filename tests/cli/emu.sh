@@ -521,12 +521,11 @@ emu cu_layernorm_bf16_aligned_vpt8 kernels/layernorm/layernorm_bf16_aligned.cu -
 emu cu_layernorm_bf16_aligned_out kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 --size M=16,N=5003 \
 	--size M=9,N=4099 --size M=5,N=13 --size M=9,N=7 --size M=3,N=1 --size M=2,N=4096 --size M=2,N=8
 emu cu_layernorm_bf16_aligned_out_off kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 --offset 4 --size M=5,N=1003
-# ONE = 1: one block reduction of the shifted sums (K a median of three),
-# at every head, N < 8 and off 16 bytes; FZ = 1's fma form and MAXR's
-# register cap (compiled away here) beside it
-emu cu_layernorm_bf16_aligned_one kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 -D ONE=1 -D FZ=1 -D MAXR=48 \
+# MAXR's register cap (compiled away here) and FZ = 1's fma form, every
+# head, N < 8, off 16 bytes
+emu cu_layernorm_bf16_aligned_fz kernels/layernorm/layernorm_bf16_aligned.cu -D OUT=1 -D FZ=1 -D MAXR=48 \
 	--size M=16,N=5003 --size M=9,N=4099 --size M=5,N=13 --size M=9,N=7 --size M=3,N=1 --size M=2,N=4096
-emu cu_layernorm_bf16_aligned_one_off kernels/layernorm/layernorm_bf16_aligned.cu -D ONE=1 --offset 4 --size M=5,N=1003 \
+emu cu_layernorm_bf16_aligned_fz_off kernels/layernorm/layernorm_bf16_aligned.cu -D FZ=1 --offset 4 --size M=5,N=1003 \
 	--size M=3,N=5
 # the two-pass norms (the row read again from cache: createpolicy and
 # ld.global with an L2 cache hint, run here as plain reads), a row in one
