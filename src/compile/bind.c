@@ -18,6 +18,7 @@
  */
 #include "compile_int.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ static void KB_PRINTF(7, 8) diag(kb_diags *d, const kb_source *src, kb_diag_leve
 
 #define ERR(d, src, line, col, len, ...) diag(d, src, KB_DIAG_ERROR, line, col, len, __VA_ARGS__)
 #define WARN(d, src, line, col, len, ...) diag(d, src, KB_DIAG_WARNING, line, col, len, __VA_ARGS__)
+#define NOTE(d, src, line, col, len, ...) diag(d, src, KB_DIAG_NOTE, line, col, len, __VA_ARGS__)
 
 /* The length of a kernel name without template arguments and blanks. */
 static size_t base_len(const char *name)
@@ -72,6 +74,37 @@ static char *kernel_list(const kb_kernels *ks)
 
 /* ===== which kernel ===== */
 
+/* Where name (n bytes) is followed by "(" in the text outside //! lines, as
+ * a declaration kbench's parser did not read would be: 1-based line and
+ * column, or false. */
+static bool find_call_like(const kb_source *src, const char *name, size_t n, int *line, int *col)
+{
+	int ln = 1;
+	for (const char *p = src->text, *bol = p; *p; p++) {
+		if (*p == '\n') {
+			ln++, bol = p + 1;
+			continue;
+		}
+		if (p == bol && !strncmp(p, "//!", 3)) { /* the spec's own lines */
+			const char *e = strchr(p, '\n');
+			if (!e)
+				break;
+			p = e - 1;
+			continue;
+		}
+		if (strncmp(p, name, n) || (p > src->text && (p[-1] == '_' || isalnum((unsigned char)p[-1]))))
+			continue;
+		const char *q = p + n;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q == '(') {
+			*line = ln, *col = (int)(p - bol) + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
 static const kb_kernel *choose_named(const kb_spec *spec, const kb_kernels *ks,
 				     const kb_source *src, kb_diags *d)
 {
@@ -91,6 +124,11 @@ static const kb_kernel *choose_named(const kb_spec *spec, const kb_kernels *ks,
 	else
 		ERR(d, src, l->line, l->col, (int)n, "no kernel named '%.*s': this file has no kernels",
 		    (int)n, spec->kernel);
+	int dl, dc;
+	if (count == 0 && src->kind != KB_SRC_PTX && find_call_like(src, spec->kernel, n, &dl, &dc))
+		NOTE(d, src, dl, dc, (int)n, "'%.*s' looks declared here, but kbench could not read it as a "
+		     "__global__ function: a macro between its return type and its name hides it (write the "
+		     "qualifiers out, under #if where they vary)", (int)n, spec->kernel);
 	free(list);
 	return NULL;
 }

@@ -315,5 +315,11 @@ run "$KB" compile "$T_TMP/bigsmem.cu" --no-sass
 expect_rc big_static_smem_fails 1
 expect_in big_static_smem_says_why err "declares 400000 bytes of static __shared__ memory, past the 48 KiB"
 expect_not_in big_static_smem_not_info err "0 bytes gmem"
+# a kernel its parser cannot read (a macro before the name): the error, and
+# a note at the declaration with the reason
+run "$KB" compile tests/fixtures/kernels/macro_decl.cu --arch sm_90 --no-sass
+expect_rc macro_decl_fails 1
+expect_in macro_decl_error err "no kernel named 'scale'"
+expect_in macro_decl_note err "macro_decl.cu:11:1: note: 'scale' looks declared here"
 
 finish
