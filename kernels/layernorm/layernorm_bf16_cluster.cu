@@ -171,6 +171,7 @@
 //! tune    WSM = 0, 1
 //! tune    XA = 0, 1
 //! tune    FZ = 1, 0
+//! tune    UNP = 0, 1
 
 #include <cuda_bf16.h>
 
@@ -209,6 +210,9 @@
 #endif
 #ifndef WSM
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
+#endif
+#ifndef UNP
+#define UNP 0 /* 1: bf16 unpacked by a shift or a mask of its word, not cuda_bf16.h's conversion */
 #endif
 #ifndef FZ
 #define FZ 1 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): two float ops an element, not three */
@@ -303,14 +307,25 @@ __device__ void xa_wait(unsigned long long *full, unsigned parity)
 #endif
 #endif
 
+/* The 8 bf16 of u as floats.  UNP = 1: a bf16 is a float's upper half, so
+ * each is one shift or one mask of its word (cuda_bf16.h's conversion is
+ * inline asm on a 16-bit register: a PRMT to split the word, then the
+ * shift, two instructions an element the compiler cannot merge). */
 __device__ void unpack8(uint4 u, float *f)
 {
+#if UNP
+	const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+	for (int j = 0; j < 4; j++)
+		f[2 * j] = __uint_as_float(w[j] << 16), f[2 * j + 1] = __uint_as_float(w[j] & 0xffff0000u);
+#else
 	const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
 		float2 t = __bfloat1622float2(h[j]);
 		f[2 * j] = t.x, f[2 * j + 1] = t.y;
 	}
+#endif
 }
 
 __device__ uint4 pack8(const float *f)
