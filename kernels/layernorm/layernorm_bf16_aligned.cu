@@ -24,7 +24,9 @@
 // taken out (89e0e31 has it): one block reduction of shifted sums (K a
 // median of three of the row's elements) in place of the mean's and the
 // variance's, 5% slower: K's three loads from the row's far parts come
-// before any sum.
+// before any sum.  Nor does the cluster kernel's UNP = 1 (bf16 unpacked by
+// a shift or a mask) help here: it spills at 48 registers and needs 64
+// without the cap, 2% slower either way (fb6c416 has it).
 //
 //! kernel  layernorm_bf16
 //! arg     M = 32768
@@ -43,7 +45,6 @@
 //! tune    VPT = 4, 8, 2
 //! tune    OUT = 0, 1
 //! tune    FZ = 0, 1
-//! tune    UNP = 0, 1
 //! tune    MAXR = 0, 48, 40
 
 #include <cuda_bf16.h>
@@ -53,9 +54,6 @@
 #endif
 #ifndef OUT
 #define OUT 0 /* 1: the output loop specialised on the row's head (w and b aligned) */
-#endif
-#ifndef UNP
-#define UNP 0 /* 1: bf16 unpacked by a shift or a mask of its word, not cuda_bf16.h's conversion */
 #endif
 #ifndef FZ
 #define FZ 0 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): 3 registers more */
@@ -85,23 +83,14 @@ __device__ float block_sum(float v, float *scratch)
 	return v;
 }
 
-/* The 8 bf16 of u as floats (UNP = 1: a shift or a mask of each word,
- * layernorm_bf16_cluster.cu says why). */
 __device__ void unpack8(uint4 u, float *f)
 {
-#if UNP
-	const unsigned w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-	for (int j = 0; j < 4; j++)
-		f[2 * j] = __uint_as_float(w[j] << 16), f[2 * j + 1] = __uint_as_float(w[j] & 0xffff0000u);
-#else
 	const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
 #pragma unroll
 	for (int j = 0; j < 4; j++) {
 		float2 t = __bfloat1622float2(h[j]);
 		f[2 * j] = t.x, f[2 * j + 1] = t.y;
 	}
-#endif
 }
 
 __device__ uint4 pack8(const float *f)

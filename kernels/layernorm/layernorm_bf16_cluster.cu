@@ -129,6 +129,16 @@
 // rest is the loads' latency.  Both blocks of an SM wait at once that
 // often: the row is exchanged in lock step, and two blocks an SM cannot
 // always cover each other's wait.
+// UNP = 1 (the default): each bf16 unpacked as its word shifted left 16
+// or masked to its upper half (a bf16 is a float's upper half), where
+// cuda_bf16.h's __bfloat1622float2 is inline asm on 16-bit registers that
+// costs a PRMT to split each word before the shift.  The kernel issues 23
+// instructions a bf16 element at 4096 x 200003 (kbench profile --hot), and
+// two blocks an SM are 62% of the issue slots with not_selected the second
+// stall: fewer instructions are time here.  H200, 2026-11-29T01:36Z
+// (bench/layernorm_wsm_h200.txt, twelfth run): 4096 x 200003 980 -> 944 us
+// (78 -> 81% of copy, twice), 8192 x 50257 473 -> 458 (81 -> 84%),
+// 131072 and 262144 0.7% and 1.2% faster.
 // FZ = 1 (the default): the output's (x - mean) * rstd as one fma, x *
 // rstd + (-mean * rstd), then * w + b as another: two float instructions
 // an element, not three (7.6% fewer PTX instructions at the window's
@@ -171,7 +181,7 @@
 //! tune    WSM = 0, 1
 //! tune    XA = 0, 1
 //! tune    FZ = 1, 0
-//! tune    UNP = 0, 1
+//! tune    UNP = 1, 0
 
 #include <cuda_bf16.h>
 
@@ -212,7 +222,7 @@
 #define WSM 0 /* 1 (PIPE = 1): this block's window of w and b in shared memory, read from L2 once */
 #endif
 #ifndef UNP
-#define UNP 0 /* 1: bf16 unpacked by a shift or a mask of its word, not cuda_bf16.h's conversion */
+#define UNP 1 /* 1: bf16 unpacked by a shift or a mask of its word, not cuda_bf16.h's conversion */
 #endif
 #ifndef FZ
 #define FZ 1 /* 1: (x - mean) * rstd as one fma, x * rstd + (-mean * rstd): two float ops an element, not three */

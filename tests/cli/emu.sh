@@ -562,9 +562,10 @@ for f in 06_cluster layernorm_bf16_cluster; do
 	emu "cu_${f}_wsm_off" kernels/layernorm/$f.cu -D CLUSTER=1 -D THREADS=160 -D VPT=4 -D PIPE=1 -D LOOK=0 \
 		-D WSM=1 -D WAVE=3 --offset 4 --size M=7,N=503
 done
-# the bf16 file's output at FZ = 0 (its default is the one-fma form), and
+# the bf16 file's output at FZ = 0 and UNP = 0 (its defaults: the one-fma
+# form, the shift unpack), and
 # the window at VPT = 7 (a slice in 7 vectors a thread, the last one used: every head)
-emu cu_layernorm_bf16_cluster_fz0 kernels/layernorm/layernorm_bf16_cluster.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 \
+emu cu_layernorm_bf16_cluster_fz0 kernels/layernorm/layernorm_bf16_cluster.cu -D CLUSTER=1 -D THREADS=160 -D VPT=8 -D UNP=0 \
 	-D FZ=0 --size M=9,N=5003 --size M=3,N=4099
 emu cu_layernorm_bf16_cluster_vpt7 kernels/layernorm/layernorm_bf16_cluster.cu -D CLUSTER=1 -D THREADS=160 -D VPT=7 \
 	-D PIPE=1 -D LOOK=0 -D WSM=1 -D WAVE=0 --sm-count 2 --size M=9,N=5003 --size M=5,N=13 --size M=3,N=4099
