@@ -365,7 +365,8 @@ def kbench(path, m, n, op, extra):
     except Exception:
         return {"verdict": f"NO JSON (rc {p.returncode}): {p.stderr.strip()[-200:]}"}
     rf, t = r.get("roofline", {}), r.get("timing", {})
-    return {"verdict": r.get("verdict") or r.get("status"), "us": t.get("median_us"),
+    return {"verdict": r.get("verdict") or r.get("status"), "message": (r.get("message") or "")[:300] or None,
+            "us": t.get("median_us"),
             "cv": t.get("cv"), "GBps": rf.get("GBps"), "bytes": rf.get("bytes"),
             "pct_copy": rf.get("pct_of_measured_copy"), "wall_s": round(time.time() - t0, 1),
             "gpu": r.get("env", {}).get("device", {}).get("name")}
@@ -478,7 +479,7 @@ def main():
             for m, n in SIZES[op]:
                 if ns != [0] and n not in ns:
                     continue
-                runs = []
+                runs, notes = [], []
                 for path, defs in CANDIDATES[(op, dt)]:
                     extra = defs(n)
                     if extra is None or not os.path.exists(path):
@@ -488,6 +489,15 @@ def main():
                     if skip and re.search(skip, name):
                         continue
                     k = kbench(path, m, n, op, extra)
+                    if k.get("verdict") == "crash":
+                        # kbench's runner died (a verdict of the harness, not
+                        # of the kernel): run it once more, and say so under
+                        # the row with what the crash said
+                        first = k
+                        k = kbench(path, m, n, op, extra)
+                        k["crashed_first"] = {"verdict": "crash", "message": first.get("message")}
+                        notes.append(f"  ^ {name}: kbench's runner crashed on the first run ({first.get('message')});"
+                                     f" run again: {k.get('verdict')}")
                     runs.append((name, k))
                     if log:
                         log.write(json.dumps({"file": path, "args": extra, "op": op, "dtype": dt, "m": m, "n": n,
@@ -515,6 +525,8 @@ def main():
                 print(f"{op:9s} {dt:5s} {f'{m}x{n}':>12s} {name:50s} {str(k['verdict'])[:9]:9s}"
                       f" {f(k.get('us'), '%10.1f')} {f(k.get('GBps'), '%6.0f')} {f(k.get('pct_copy'), '%5.1f%%')}"
                       f" | {f(t_best, '%9.1f')} {f(tpct, '%5.1f%%')} {which:7s} {f(sp, '%6.2fx')} | {others}", flush=True)
+                for line in notes:
+                    print(line, flush=True)
                 if log:
                     log.write(json.dumps({"row": True, "op": op, "dtype": dt, "m": m, "n": n, "best": name,
                                           "kbench": k, "torch_eager_us": t_eager * 1e3 if t_eager else None,
