@@ -303,8 +303,24 @@ fit() {
 	[ "$_t" -le 768 ] && echo "$_t" || echo 0
 }
 
+# w0_copy DIR FILE...: each LayerNorm FILE (kernels/layernorm/NAME.cu) as
+# DIR/NAME_w0.cu with its spec's w = ones and b = zeros, for a run at W = 0
+# (no w or b read), which is CORRECT only against those; says so where the
+# spec was not rewritten
+w0_copy() {
+	_d=$1
+	shift
+	for _f in "$@"; do
+		_o=$_d/$(basename "$_f" .cu)_w0.cu
+		sed -e 's/^\(\/\/! in *w : [a-z0-9]*\[N\]\) = .*/\1 = ones/' \
+			-e 's/^\(\/\/! in *b : [a-z0-9]*\[N\]\) = .*/\1 = zeros/' "$_f" >"$_o"
+		grep -q '^//! in *b : .* = zeros' "$_o" || echo "W=0 copy of $_f: spec not rewritten"
+	done
+}
+
 # GALLERY_LIB=1 . scripts/gpu-gallery.sh: the functions above for another
-# script (one, sanitize, prof, timed, defs, prof_at, study_setup, fit; OUT, KB, SUM, DEADLINE set), no mode run
+# script (one, sanitize, prof, timed, defs, prof_at, study_setup, fit,
+# w0_copy; OUT, KB, SUM, DEADLINE set), no mode run
 [ -z "${GALLERY_LIB:-}" ] || return 0
 if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
 	shift

@@ -32,12 +32,21 @@ GALLERY_LIB=1 LIMIT=60 BUDGET=${CHECKS:-60}
 . "$(dirname "$0")/gpu-gallery.sh"
 study_setup # END, JOBS, the copy ceiling
 
+# SET=4..7 timed options since taken out of the kernels (EDGE, XW, ONE, UNP
+# in the aligned kernel), each beside the kernel without it, after its
+# checks at clusters 16, 8, 2 (SET=4, 5) or at the bf16 32768 x 5003 row
+# (SET=6, 7): a -D for an option the file no longer has is silently ignored,
+# so run those from the commit that has them (their records:
+# bench/layernorm_wsm_h200.txt, twelfth run)
+case ${SET:-1} in
+4) echo "SET=4 times EDGE = 1, taken out: run it at f51c91f"; exit 2 ;;
+5) echo "SET=5 times XW = 1, taken out: run it at 0d750ca"; exit 2 ;;
+6) echo "SET=6 times ONE = 1, taken out: run it at 89e0e31"; exit 2 ;;
+7) echo "SET=7 times UNP in layernorm_bf16_aligned.cu, taken out (and UNP = 1 is the cluster kernel's default): run it at fb6c416"; exit 2 ;;
+esac
+
 L=kernels/layernorm
-for f in 07_ring layernorm_bf16_ring2; do
-	sed -e 's/^\(\/\/! in *w : [a-z0-9]*\[N\]\) = .*/\1 = ones/' -e 's/^\(\/\/! in *b : [a-z0-9]*\[N\]\) = .*/\1 = zeros/' \
-		"$L/$f.cu" >"$JOBS/${f}_w0.cu"
-	grep -q '^//! in *b : .* = zeros' "$JOBS/${f}_w0.cu" || echo "W=0 copy of $f: spec not rewritten"
-done
+w0_copy "$JOBS" "$L/07_ring.cu" "$L/layernorm_bf16_ring2.cu"
 F32=$L/07_ring.cu BF=$L/layernorm_bf16_ring2.cu F32W0=$JOBS/07_ring_w0.cu BFW0=$JOBS/layernorm_bf16_ring2_w0.cu
 WS=PIPE=1,WSM=1,WAVE=0,LOOK=0
 BESTF="$L/06_cluster.cu CLUSTER=16,VPT=8,THREADS=416,MINB=2,PF=1,PFB=1,XA=1,$WS"
@@ -83,97 +92,6 @@ best f32 $BESTF
 V7 f32 $L/06_cluster.cu CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
 best bf16 $BESTB
 FZ bf16 $B CLUSTER=8,VPT=8,THREADS=416,MINB=2,FZ=1,$X"
-# SET=4 (f51c91f, 01:20Z): EDGE = 1 (the head's and tail's x loaded with
-# the slice, their w and b from shared memory: no L2 round trip after the
-# exchange on ranks 0 and CLUSTER - 1, since taken out).  SET=5: XW = 1
-# (the wait on the peers' messages at cta scope with a suspend-time hint:
-# no L1 invalidation, no polling).  Each at the rows the cluster kernels
-# lead, beside the same without it; first its checks (CORRECT at clusters
-# 16, 8, 2 and N = 50257, 5003, 13, persistent and one row a cluster; two
-# memchecks), four at a time
-F=$L/06_cluster.cu
-case ${SET:-1} in 4) O=EDGE=1 ;; 5) O=XW=1 ;; *) O= ;; esac
-E="$O,$X" E1="$O,PF=1,PFB=1,XA=1"
-if [ -n "$O" ]; then
-	{
-		echo "sanitize layernorm/layernorm_bf16_cluster 37 200003 $(defs "CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E")"
-		echo "sanitize layernorm/06_cluster 21 200003 $(defs "CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E")"
-		for c in 16 8 2; do
-			for n in 50257 5003 13; do
-				for fp in "$F 4" "$B 8"; do
-					# shellcheck disable=SC2086 # file and elements a vector
-					set -- $fp
-					t=$(fit "$2" "$n" "$c" 8)
-					[ "$t" -gt 0 ] || continue
-					echo "one $1 300 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$E")"
-					echo "one $1 3 $n $(defs "CLUSTER=$c,VPT=8,THREADS=$t,$E1")"
-				done
-			done
-		done
-	} >"$JOBS/list"
-	{
-		echo "== 0. CORRECT at 300 x N and 3 x N, memcheck, four at a time ($O)"
-		lanes 4 "$JOBS/list" "$JOBS"
-		cat "$JOBS"/lane.*
-		echo "== 0. $(grep -c ' CORRECT' "$SUM") CORRECT of $(wc -l <"$SUM"); not CORRECT:"
-		grep -v ' CORRECT ' "$SUM"
-		grep -E 'ERROR SUMMARY: [1-9]|no summary' "$SUM" | sed 's/^/  MEMCHECK: /'
-	} 2>&1 | tee "$OUT/lnl2_checks.txt"
-	NCU_ON=0
-	RUNS="V7 f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
-N f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
-V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
-N bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E
-best f32 8192x50257 $F CLUSTER=8,VPT=8,THREADS=224,MINB=4,PF=1,PFB=1,XA=1
-N f32 8192x50257 $F CLUSTER=8,VPT=8,THREADS=224,MINB=4,$E1
-best bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1
-N bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,$E1
-best bf16 4096x131072 $B CLUSTER=8,VPT=8,THREADS=256,PF=1,PFB=1,XA=1,MINB=4
-N bf16 4096x131072 $B CLUSTER=8,VPT=8,THREADS=256,MINB=4,$E1
-best f32 4096x65536 $F CLUSTER=8,VPT=8,THREADS=256,PF=1,PFB=1,XA=1,MINB=4
-N f32 4096x65536 $F CLUSTER=8,VPT=8,THREADS=256,MINB=4,$E1
-V7 f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$X
-N f32 $F CLUSTER=16,VPT=7,THREADS=448,MINB=2,$E
-V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
-N bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$E"
-fi
-# SET=6: the bf16 32768 x 5003 row's kernel (layernorm_bf16_aligned.cu,
-# one block a row) with one block reduction (ONE = 1: shifted sums), a
-# register cap for more blocks an SM (MAXR = 48: 8 of 160 threads, 40: 9,
-# spilling 16 B) and the fma form (FZ = 1), beside the gallery's pick
-P="VPT=4,OUT=1"
-[ "${SET:-1}" != 6 ] || RUNS="best bf16 32768x5003 $A $P
-ONE bf16 32768x5003 $A $P,ONE=1
-R48 bf16 32768x5003 $A $P,MAXR=48
-ONE48 bf16 32768x5003 $A $P,ONE=1,MAXR=48
-ONE48Z bf16 32768x5003 $A $P,ONE=1,MAXR=48,FZ=1
-ONE40 bf16 32768x5003 $A $P,ONE=1,MAXR=40
-ONE48 bf16 32768x4099 $A $P,ONE=1,MAXR=48
-best bf16 32768x4099 $A $P
-best bf16 32768x5003 $A $P
-ONE48 bf16 32768x5003 $A $P,ONE=1,MAXR=48
-ONE bf16 32768x5003 $A $P,ONE=1
-ONE48Z bf16 32768x5003 $A $P,ONE=1,MAXR=48,FZ=1"
-# SET=7: UNP = 1 (bf16 unpacked by a shift or a mask of its word, not
-# cuda_bf16.h's inline-asm conversion: a PRMT an element pair less) in both
-# bf16 kernels at their gallery rows, beside the same without it
-[ "${SET:-1}" != 7 ] || RUNS="V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
-U bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,UNP=1,$X
-best bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1
-U bf16 8192x50257 $B CLUSTER=2,VPT=8,THREADS=416,PF=1,PFB=1,XA=1,UNP=1
-best bf16 4096x131072 $B CLUSTER=8,VPT=8,THREADS=256,PF=1,PFB=1,XA=1,MINB=4
-U bf16 4096x131072 $B CLUSTER=8,VPT=8,THREADS=256,PF=1,PFB=1,XA=1,MINB=4,UNP=1
-best bf16 4096x262144 $B CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1,XA=1
-U bf16 4096x262144 $B CLUSTER=8,VPT=8,THREADS=512,PF=1,PFB=1,XA=1,UNP=1
-R48 bf16 32768x5003 $A $P,MAXR=48
-U bf16 32768x5003 $A $P,MAXR=48,UNP=1
-UZ bf16 32768x5003 $A $P,MAXR=48,UNP=1,FZ=1
-V7FZ bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,$X
-U bf16 $B CLUSTER=8,VPT=7,THREADS=448,MINB=2,UNP=1,$X
-R48 bf16 32768x5003 $A $P,MAXR=48
-U bf16 32768x5003 $A $P,MAXR=48,UNP=1
-UZ bf16 32768x5003 $A $P,MAXR=48,UNP=1,FZ=1
-U0 bf16 32768x5003 $A $P,UNP=1"
 RUNS=${RUNS:-"best f32 $BESTF
 W0 f32 $F32W0 CLUSTER=8,NSLOT=13,W=0
 W0 f32 $F32W0 CLUSTER=16,NSLOT=7,W=0

@@ -44,11 +44,7 @@ study_setup # END, JOBS, the copy ceiling, DEADLINE
 
 # W = 0's copies: the same text, w = ones and b = zeros in the spec
 L=kernels/layernorm
-for f in 07_ring layernorm_bf16_ring2; do
-	sed -e 's/^\(\/\/! in *w : [a-z0-9]*\[N\]\) = .*/\1 = ones/' -e 's/^\(\/\/! in *b : [a-z0-9]*\[N\]\) = .*/\1 = zeros/' \
-		"$L/$f.cu" >"$JOBS/${f}_w0.cu"
-	grep -q '^//! in *b : .* = zeros' "$JOBS/${f}_w0.cu" || echo "W=0 copy of $f: spec not rewritten"
-done
+w0_copy "$JOBS" "$L/07_ring.cu" "$L/layernorm_bf16_ring2.cu"
 F32=$L/07_ring.cu BF=$L/layernorm_bf16_ring2.cu F32W0=$JOBS/07_ring_w0.cu BFW0=$JOBS/layernorm_bf16_ring2_w0.cu
 
 # step 1's jobs, a line each (the memchecks first: the slowest)
