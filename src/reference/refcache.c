@@ -4,9 +4,15 @@
  * and the `ref` line, never on the kernel under test, so a re-run with the
  * same seeds - a warm runner re-checking an edited kernel - reuses it
  * instead of recomputing it (tens to hundreds of ms for large tensors).
- * Entries are evicted least recently used beyond KB_REFCACHE_BYTES.  Small
- * results also go to refstore.c's files, where the other runners of this
- * machine (one per GPU) find them.
+ * Entries are evicted least recently used beyond KB_REFCACHE_BYTES (one
+ * larger than that stays alone).  Small results also go to refstore.c's
+ * files, where the other runners of this machine (one per GPU) find them.
+ *
+ * Until 2026-11-29 the eviction stopped at the first free slot, so nothing
+ * was evicted until all 16 slots were full: the gallery's softmax job held
+ * 16 references (49 GiB) in its runner, which the machine killed at the
+ * sixteenth (softmax bf16 4096 x 131072, "the shared runner ended without
+ * a result", twice in bench/gallery_h200.txt).
  */
 #include "reference.h"
 
@@ -27,6 +33,7 @@ typedef struct {
 static entry cache[KB_REFCACHE_SLOTS];
 static uint64_t tick;
 static size_t total;
+static size_t budget = KB_REFCACHE_BYTES;
 
 static void drop(entry *e)
 {
@@ -52,17 +59,35 @@ kb_ref_out *kb_profile__refcache_get(const char *key, int *n)
 	return outs ? remember(key, outs, *n) : NULL;
 }
 
-/* The least recently used entry, or a free slot. */
-static entry *victim(void)
+/* The least recently used entry holding a result, or NULL when none does. */
+static entry *oldest(void)
 {
-	entry *v = &cache[0];
-	for (int i = 0; i < KB_REFCACHE_SLOTS; i++) {
+	entry *v = NULL;
+	for (int i = 0; i < KB_REFCACHE_SLOTS; i++)
+		if (cache[i].outs && (!v || cache[i].used < v->used))
+			v = &cache[i];
+	return v;
+}
+
+/* A free slot, else the least recently used one. */
+static entry *slot(void)
+{
+	for (int i = 0; i < KB_REFCACHE_SLOTS; i++)
 		if (!cache[i].outs)
 			return &cache[i];
-		if (cache[i].used < v->used)
-			v = &cache[i];
-	}
-	return v;
+	return oldest();
+}
+
+size_t kb_profile__refcache_bytes(void)
+{
+	return total;
+}
+
+size_t kb_profile__refcache_budget(size_t bytes)
+{
+	size_t was = budget;
+	budget = bytes;
+	return was;
 }
 
 kb_ref_out *kb_profile__refcache_put(const char *key, kb_ref_out *outs, int n)
@@ -76,13 +101,9 @@ static kb_ref_out *remember(const char *key, kb_ref_out *outs, int n)
 	size_t bytes = 0;
 	for (int i = 0; i < n; i++)
 		bytes += (size_t)outs[i].n * sizeof(double);
-	while (total + bytes > KB_REFCACHE_BYTES && total > 0) {
-		entry *v = victim();
-		if (!v->outs)
-			break;
+	for (entry *v; total + bytes > budget && (v = oldest());)
 		drop(v);
-	}
-	entry *e = victim();
+	entry *e = slot();
 	if (e->outs)
 		drop(e);
 	memcpy(e->key, key, KB_HASH_HEX);

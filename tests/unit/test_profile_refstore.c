@@ -206,6 +206,30 @@ static void test_refstore__cache_falls_back_to_files(void)
 	free(f);
 }
 
+/* The memory cache keeps to its budget by evicting the least recently used
+ * results, with free slots left too (it once evicted nothing until all 16
+ * slots were full: 49 GiB in the gallery's runner); one result over the
+ * budget stays alone; the most recent one is always kept. */
+static void test_refstore__cache_keeps_to_its_budget(void)
+{
+	size_t one = (15 + 2) * sizeof(double); /* two_outputs' values */
+	size_t was = kb_profile__refcache_budget(3 * one);
+	char name[32];
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof name, "budget-%d", i);
+		kb_profile__refcache_put(key(name), two_outputs(), 2);
+		T_OK(kb_profile__refcache_bytes() <= 3 * one);
+	}
+	T_EQ_INT((int)kb_profile__refcache_bytes(), (int)(3 * one));
+	int n = 0;
+	T_OK(kb_profile__refcache_get(key("budget-5"), &n) != NULL);
+	kb_profile__refcache_budget(one / 2); /* smaller than any one result */
+	kb_profile__refcache_put(key("budget-6"), two_outputs(), 2);
+	T_EQ_INT((int)kb_profile__refcache_bytes(), (int)one);
+	T_OK(kb_profile__refcache_get(key("budget-6"), &n) != NULL);
+	kb_profile__refcache_budget(was);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "/tmp/kbench-refstore-XXXXXX");
@@ -217,6 +241,7 @@ int main(void)
 	T_RUN(test_refstore__large_results_stay_in_memory);
 	T_RUN(test_refstore__cache_falls_back_to_files);
 	T_RUN(test_refstore__second_runner_waits_and_shares);
+	T_RUN(test_refstore__cache_keeps_to_its_budget); /* last: it leaves files in the store */
 	char *rm = kb_xasprintf("rm -rf %s", tmpdir);
 	if (system(rm) != 0)
 		printf("could not remove %s\n", tmpdir);
