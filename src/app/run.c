@@ -304,6 +304,22 @@ static void render_roofline(json_t *rf, json_t *dev, kb_buf *out)
 		kb_buf_catf(out, "  IMPOSSIBLE  %s\n", str(rf, "impossible_why"));
 }
 
+/* How many clusters run at once, and whether the GPCs hold fewer than the
+ * SMs would (measure/run.c driver_clusters). */
+static void render_clusters(json_t *launch, kb_buf *out)
+{
+	json_t *at = json_object_get(launch, "driver_clusters_at_once");
+	if (!json_is_integer(at))
+		return;
+	long long n = json_integer_value(at), hold = (long long)num(launch, "clusters_sms_hold");
+	long long launched = (long long)num(launch, "clusters_launched");
+	kb_buf_catf(out, "; clusters of %lld: %lld at once", (long long)num(launch, "cluster_blocks"), n);
+	if (n < hold)
+		kb_buf_catf(out, " (the SMs alone would hold %lld: a cluster stays in one GPC)", hold);
+	if (launched > n)
+		kb_buf_catf(out, ", %lld launched", launched);
+}
+
 static void render_resources(json_t *compile, json_t *launch, kb_buf *out)
 {
 	json_t *k = json_object_get(compile, "kernel");
@@ -325,6 +341,7 @@ static void render_resources(json_t *compile, json_t *launch, kb_buf *out)
 		else
 			kb_buf_catf(out, "; DRIVER SAYS %lld blocks/SM", d);
 	}
+	render_clusters(launch, out);
 	kb_buf_catf(out, "; %s", str(compile, "compiler"));
 	json_t *opts = json_object_get(compile, "options");
 	for (size_t i = 0; i < json_array_size(opts); i++)

@@ -31,7 +31,7 @@
 	X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) \
 	X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) \
 	X(cuEventDestroy) X(cuFuncGetAttribute) X(cuFuncSetAttribute) \
-	X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuStreamBeginCapture) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuOccupancyMaxActiveClusters) X(cuStreamBeginCapture) \
 	X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch) \
 	X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuLaunchHostFunc) X(cuTensorMapEncodeTiled)
 
@@ -262,6 +262,9 @@ int kb_profile__tmaps_encode(kb_profile__bound *bd, kb_err *err);
  * past 48 KiB (every module instance of a kernel: the bound one and the
  * hot-spot launches' fresh one). */
 int kb_profile__fn_attrs(CUfunction fn, const kb_launch_dims *dims, kb_err *err);
+/* The blocks of the cluster fn was compiled for (__cluster_dims__), 1 when
+ * none. */
+int kb_profile__cluster_blocks(CUfunction fn);
 int kb_profile__launch(kb_device *d, const kb_profile__bound *bd, kb_err *err);
 int kb_profile__sync(kb_device *d, kb_err *err);
 

@@ -194,15 +194,23 @@ static int resolve_function(kb_device *d, const kb_kernel *k, const kb_build *b,
 	return kb_profile__fn_attrs(bd->fn, &bd->dims, err);
 }
 
+int kb_profile__cluster_blocks(CUfunction fn)
+{
+	int cw = 0, ch = 0, cd = 0;
+	if (kb_cu.cuFuncGetAttribute(&cw, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, fn) != 0 ||
+	    kb_cu.cuFuncGetAttribute(&ch, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, fn) != 0 ||
+	    kb_cu.cuFuncGetAttribute(&cd, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, fn) != 0)
+		return 1;
+	int n = (cw ? cw : 1) * (ch ? ch : 1) * (cd ? cd : 1);
+	return n > 0 ? n : 1;
+}
+
 int kb_profile__fn_attrs(CUfunction fn, const kb_launch_dims *dims, kb_err *err)
 {
 	/* A cluster of more than 8 blocks (__cluster_dims__(16, 1, 1)) runs only
 	 * once the kernel allows a non-portable cluster size (Hopper: up to 16). */
-	int cw = 0, ch = 0, cd = 0, rc = KB_OK;
-	if (kb_cu.cuFuncGetAttribute(&cw, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, fn) == 0 &&
-	    kb_cu.cuFuncGetAttribute(&ch, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, fn) == 0 &&
-	    kb_cu.cuFuncGetAttribute(&cd, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, fn) == 0 &&
-	    cw * (ch ? ch : 1) * (cd ? cd : 1) > 8 &&
+	int rc = KB_OK;
+	if (kb_profile__cluster_blocks(fn) > 8 &&
 	    (rc = KB_CU(err, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))) < 0)
 		return rc;
 	if (dims->smem > 48 * 1024)

@@ -173,6 +173,35 @@ static json_t *launch_json(const kb_profile__bound *bd)
 	return j;
 }
 
+/* How many of a cluster kernel's clusters run at once, beside how many the
+ * SMs alone would hold (blocks_per_sm a GPU, in whole clusters).  A cluster
+ * stays inside one GPC, and the GPCs of one model differ from chip to chip
+ * (an H200's 132 SMs are GPCs of 14-18): clusters of 8 one block an SM fit
+ * 16 at once on one H200 and 14 on another, and a kernel streaming rows
+ * through them reads 86% of copy on the first and 76% on the second
+ * (bench/gallery_h200.txt, 2026-11-29).  The driver's figure says which. */
+static void driver_clusters(kb_profile__run *c, json_t *launch, int blocks_per_sm)
+{
+	int size = kb_profile__cluster_blocks(c->bd.fn), at_once = 0;
+	const kb_launch_dims *g = &c->bd.dims;
+	if (size <= 1)
+		return;
+	CUlaunchConfig cfg = {
+		.gridDimX = (unsigned)g->grid[0], .gridDimY = (unsigned)g->grid[1],
+		.gridDimZ = (unsigned)g->grid[2], .blockDimX = (unsigned)g->block[0],
+		.blockDimY = (unsigned)g->block[1], .blockDimZ = (unsigned)g->block[2],
+		.sharedMemBytes = (unsigned)g->smem, .hStream = c->d->stream,
+	};
+	if (kb_cu.cuOccupancyMaxActiveClusters(&at_once, c->bd.fn, &cfg) != CUDA_SUCCESS)
+		return;
+	long long grid = (long long)g->grid[0] * g->grid[1] * g->grid[2];
+	json_object_set_new(launch, "cluster_blocks", json_integer(size));
+	json_object_set_new(launch, "clusters_launched", json_integer(grid / size));
+	json_object_set_new(launch, "driver_clusters_at_once", json_integer(at_once));
+	json_object_set_new(launch, "clusters_sms_hold",
+			    json_integer((long long)blocks_per_sm * c->d->info.sm_count / size));
+}
+
 /* The driver's own occupancy for this launch: the cross-check of the
  * offline calculator. */
 static void driver_occupancy(kb_profile__run *c, json_t *launch)
@@ -180,8 +209,10 @@ static void driver_occupancy(kb_profile__run *c, json_t *launch)
 	int blocks = 0;
 	int threads = (int)(c->bd.dims.block[0] * c->bd.dims.block[1] * c->bd.dims.block[2]);
 	if (kb_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c->bd.fn, threads,
-							     (size_t)c->bd.dims.smem) == CUDA_SUCCESS)
-		json_object_set_new(launch, "driver_blocks_per_sm", json_integer(blocks));
+							     (size_t)c->bd.dims.smem) != CUDA_SUCCESS)
+		return;
+	json_object_set_new(launch, "driver_blocks_per_sm", json_integer(blocks));
+	driver_clusters(c, launch, blocks);
 }
 
 /* The timed loop over the trials' sets (the last trial's is the run's own

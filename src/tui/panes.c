@@ -243,6 +243,24 @@ static void generated(const kb_tui__result *r, int line, kb_buf *out)
 	kb_buf_free(&body);
 }
 
+/* The run's clusters at once (the driver's figure), where it ran kernel. */
+static void clusters(json_t *run, const char *kernel, kb_buf *out)
+{
+	json_t *l = json_object_get(run, "launch");
+	json_t *at = json_object_get(l, "driver_clusters_at_once");
+	const char *ran = json_string_value(json_object_get(l, "kernel"));
+	if (!json_is_integer(at) || !ran || strcmp(ran, kernel))
+		return;
+	long long n = json_integer_value(at);
+	long long hold = json_integer_value(json_object_get(l, "clusters_sms_hold"));
+	kb_buf_catf(out, "\n  clusters of %lld blocks: %lld at once (driver), of %lld launched\n",
+		    json_integer_value(json_object_get(l, "cluster_blocks")), n,
+		    json_integer_value(json_object_get(l, "clusters_launched")));
+	if (n < hold)
+		kb_buf_catf(out, "  the SMs alone would hold %lld: a cluster stays in one GPC, and this\n"
+			    "  GPU's GPCs leave SMs over\n", hold);
+}
+
 static void occupancy(const kb_tui__result *r, kb_buf *out)
 {
 	for (int i = 0; i < r->unit.build.nkernels; i++) {
@@ -260,6 +278,7 @@ static void occupancy(const kb_tui__result *r, kb_buf *out)
 					    (kb_limit)l == o->limiter ? "   <- binds" : "");
 		kb_buf_catf(out, "\n  registers %d/thread (%d per block), smem %d B per block\n\n  %s\n",
 			    k->res.regs, o->regs_per_block, o->smem_per_block, o->why);
+		clusters(r->run, k->name, out);
 	}
 	if (!out->len)
 		kb_buf_cat(out, "No occupancy: the spec has no `//! launch` line (block size).\n");

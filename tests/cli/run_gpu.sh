@@ -14,7 +14,7 @@ if [ "$RC" -ne 0 ]; then
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
 		 skips_some ref_kernel tune_best tma_copy tma_bad_stride sass_metrics_1 sass_metrics_2 impossible file_input occupancy_vs_driver \
 		 profile_sections profile_disk_config profile_bad_metric hot_spot_line hot_spot_stalls \
-		 hot_spot_text hot_spot_cluster16 run_option run_option_text run_bad_option run_bad_option_msg \
+		 hot_spot_text hot_spot_cluster16 clusters_at_once clusters_text run_option run_option_text run_bad_option run_bad_option_msg \
 		 compare_gpu compare_same_correct compare_same_unwritten compare_same_offbyone \
 		 compare_same_first_call compare_same_ref_kernel compare_same_skips \
 		 auto_calibrate auto_calibrate_once progress_ticks gpus_all_tune require_arg_rc \
@@ -113,6 +113,14 @@ expect_in hot_spot_text out "stalls: "
 run "$KB" profile kernels/layernorm/06_cluster.cu --define CLUSTER=16 --define THREADS=224 --arg M=64 --arg N=50257 \
 	--hot --section quick --no-sweep --json
 expect_json hot_spot_cluster16 "j['verdict'] == 'CORRECT' and 'hot_error' not in j and 'sass_metrics_error' not in j and j['hot_lines']"
+# how many clusters run at once (the driver's figure), beside how many the
+# SMs alone would hold: fewer where the GPCs' sizes leave SMs over
+run "$KB" run kernels/layernorm/06_cluster.cu --define CLUSTER=8 --define THREADS=224 --define MINB=4 --arg M=4096 --arg N=50257 \
+	--no-sweep --json
+expect_json clusters_at_once "j['launch']['cluster_blocks'] == 8 and 1 <= j['launch']['driver_clusters_at_once'] <= j['launch']['clusters_sms_hold'] == j['launch']['driver_blocks_per_sm'] * j['env']['device']['sm_count'] // 8"
+run "$KB" run kernels/layernorm/06_cluster.cu --define CLUSTER=8 --define THREADS=224 --define MINB=4 --arg M=4096 --arg N=50257 \
+	--no-sweep
+expect_in clusters_text out "clusters of 8: "
 # --option reaches the runner's compile, and is recorded in the Result.
 run "$KB" run kernels/vector_add.cu --no-sweep --option -maxrregcount=32 --json
 expect_json run_option "j['verdict'] == 'CORRECT' and j['compile']['options'] == ['-maxrregcount=32']"

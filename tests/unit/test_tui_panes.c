@@ -271,6 +271,42 @@ static void test_tui_panes__metrics_bars(void)
 	json_decref(r.run);
 }
 
+/* Occupancy: beside the calculator's figures, the run's clusters at once
+ * (the driver's), and why, where the GPCs hold fewer than the SMs would. */
+static void test_tui_panes__occupancy_clusters(void)
+{
+	kb_build_kernel k = {.name = "ln", .has_occupancy = true,
+			     .occ = {.occupancy = 0.25, .blocks_per_sm = 1, .block_threads = 512,
+				     .warps_per_sm = 16, .max_warps_per_sm = 64, .why = "smem"}};
+	kb_tui__result r = {0};
+	r.unit.build.kernels = &k;
+	r.unit.build.nkernels = 1;
+	const char *runs[] = {
+		"{\"launch\": {\"kernel\": \"ln\", \"cluster_blocks\": 8, \"clusters_launched\": 16,"
+		" \"driver_clusters_at_once\": 14, \"clusters_sms_hold\": 16}}",
+		"{\"launch\": {\"kernel\": \"ln\", \"cluster_blocks\": 8, \"clusters_launched\": 16,"
+		" \"driver_clusters_at_once\": 16, \"clusters_sms_hold\": 16}}",
+		"{\"launch\": {\"kernel\": \"other\", \"cluster_blocks\": 8, \"clusters_launched\": 16,"
+		" \"driver_clusters_at_once\": 14, \"clusters_sms_hold\": 16}}",
+	};
+	for (int i = 0; i < 3; i++) {
+		r.run = json_loads(runs[i], 0, NULL);
+		kb_tui__view v = {.pane = KB_TUI__PANE_OCCUPANCY, .r = &r, .path = "k.cu", .width = 80,
+				  .height = 30};
+		kb_buf out = KB_BUF_INIT;
+		kb_tui__pane_text(&v, &out);
+		T_CONTAINS(out.s, "ln: 25%");
+		if (i == 0)
+			T_CONTAINS(out.s, "clusters of 8 blocks: 14 at once (driver), of 16 launched");
+		if (i == 1)
+			T_CONTAINS(out.s, "clusters of 8 blocks: 16 at once");
+		T_OK((i == 0) == (strstr(out.s, "would hold 16") != NULL));
+		T_OK((i == 2) == (strstr(out.s, "clusters of") == NULL)); /* another kernel's run */
+		kb_buf_free(&out);
+		json_decref(r.run);
+	}
+}
+
 int main(void)
 {
 	T_RUN(test_tui_panes__shown);
@@ -278,5 +314,6 @@ int main(void)
 	T_RUN(test_tui_panes__summary_headline);
 	T_RUN(test_tui_panes__help_keys);
 	T_RUN(test_tui_panes__metrics_bars);
+	T_RUN(test_tui_panes__occupancy_clusters);
 	return t_report();
 }
