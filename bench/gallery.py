@@ -110,28 +110,18 @@ SUMS = ("--define", "OUT=1", "--define", "SUMS=1")
 U4 = ("--define", "U=4", "--define", "NSLOT=7")
 
 
-def fit3(per16, u, cmax=16):
-    """issue 31 (lnodd2): at an odd long width (50257, 200003) a LayerNorm
-    ring's slice is 6282 or 6250 vectors a rank, and U = 4 NSLOT = 7's 2048
-    a chunk cut it into 3 whole chunks and a 4th of 138 or 106: every chunk
-    costs the consumers a trip of the statistics and output loops (about 335
-    SASS instructions a thread, w and b from L2, whatever the chunk holds),
-    so a row costs 65536's 4 trips for 77% of its bytes.  Here THREADS (a
-    multiple of 32) is the fewest that cut the slice into 3 chunks of U
-    vectors a thread, 6 slots (2 rows) in 204-210 KiB: 544 x 4 or 352 x 6.
-    Only at widths no multiple of the vector (the powers of two already cut
-    whole), and clusters up to cmax (bf16 544 x 4 spills at CLUSTER = 4).
-    Not yet measured on a GPU."""
+def six(threads=512, u=4, nslot=6):
+    """layernorm/04_ring.cu in clusters of 6 where ring32 takes 8 (f32 past
+    131072).  A cluster stays in one GPC, and an H200's GPCs hold 14 to 18
+    SMs, chip by chip: clusters of 8 one block an SM fill 16 (128 SMs) at
+    once on one H200 and 14 (112) on another, where the ring read 86% and
+    76% of copy at 4096 x 262144 (bench/gallery_h200.txt, 2026-11-29);
+    clusters of 6 leave fewer SMs over on the second kind (3 a GPC of 18, 2
+    of 14 or 16) and more on the first.  The table picks, GPU by GPU."""
     def f(n):
-        a = ring_of(per16)(n)
-        if not a or n % per16 == 0:
-            return None
-        c = int(a[1].split("=")[1])
-        per = -(-(n // per16) // c)
-        t = 32 * -(-per // (3 * u * 32))
-        if c > cmax or t + 32 > 1024 or 6 * t * u * 16 > 210 * 1024:
-            return None
-        return ["--define", f"CLUSTER={c}", *SUMS, "--define", f"U={u}", "--define", "NSLOT=6", "--define", f"THREADS={t}"]
+        per = -(-(n // 4) // 6)
+        return (["--define", "CLUSTER=6", *SUMS, "--define", f"U={u}", "--define", f"NSLOT={nslot}"]
+                if n > 131072 and per <= threads * u * nslot else None)
     return f
 
 
@@ -216,12 +206,6 @@ def wsm(per16, minb=2, vpt=8):
     return f
 
 
-def even(g):
-    """g only at widths a multiple of 4 (where fit3's candidates take the odd
-    ones' places, at most 4 a long row)."""
-    return lambda n: g(n) if n % 4 == 0 else None
-
-
 def twopass(vec, threads, limit=16384, extra=()):
     """The two-pass kernels (05_twopass.cu, 08_twopass.cu and their bf16
     twins: the row read again from cache, as torch.compile's Triton does)
@@ -296,7 +280,11 @@ S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "
 # its LEAN = 1 and its VPT = 3 at two blocks an SM (16-35),
 # softmax_bf16_aligned.cu at VPT = 8 (22); rmsnorm f32 04_ring.cu at twice
 # its cluster with NSLOT = 8 (17).  The files stay, with their emulator
-# cases and sessions.
+# cases and sessions.  Nor, since the two one-run tables of 2026-11-29
+# (01:40Z and 03:13Z, two H200s) put each 10 or more points under the best
+# at every size: LayerNorm's rings without U4 (plain, and WN = 1) and in
+# shapes cutting an odd slice into 3 whole chunks (NSLOT = 6, 544 threads x
+# U = 4 or 352 x 6), f32 and bf16 (12-22 points under).
 CANDIDATES = {
     ("softmax", "f32"): [(S + "05_registers.cu", regs(4, 4)), (S + "05_registers.cu", lambda n: ["--define", "VPT=8"] if 16384 < n <= 32768 else None),
                          (S + "07_cluster_async.cu", clus(16384)),
@@ -306,10 +294,7 @@ CANDIDATES = {
                           (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)),
                            (L + "02_registers.cu", lambda n: ["--define", "VPT=8"] if 8192 < n <= 16384 else None),
-                           (L + "04_ring.cu", even(ring32(False, SUMS))),
-                           (L + "04_ring.cu", ring32(False, SUMS + ("--define", "WN=1"))),
-                           (L + "04_ring.cu", ring32(False, SUMS + U4)),
-                           (L + "04_ring.cu", fit3(4, 4)), (L + "04_ring.cu", fit3(4, 6)),
+                           (L + "04_ring.cu", ring32(False, SUMS + U4)), (L + "04_ring.cu", six()),
                            (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PF + XA)),
                            (L + "06_cluster.cu", clu(4, 8, PF + XA + MINB4, 256)),
                            (L + "06_cluster.cu", wsm(4)), (L + "06_cluster.cu", wsm(4, 4)),
@@ -322,9 +307,7 @@ CANDIDATES = {
                              if n <= 32768 and n % 8 else None),
                             (L + "layernorm_bf16_aligned.cu", lambda n: [*MAXR48, *FZ, "--define", "VPT=4", "--define", "OUT=1"]
                              if n <= 32768 and n % 8 else None),
-                            (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS]),
                             (L + "layernorm_bf16_ring.cu", lambda n: ring(n) and ring(n) + [*SUMS, *U4]),
-                            (L + "layernorm_bf16_ring.cu", fit3(8, 4, 1)), (L + "layernorm_bf16_ring.cu", fit3(8, 6)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + XA)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + XA + MINB4, 256)),
@@ -352,6 +335,17 @@ CANDIDATES = {
     ("transpose", "f32"): [(T + "03_tile64.cu", fixed(1 << 30))],
     ("transpose", "bf16"): [(T + "transpose_bf16.cu", fixed(1 << 30)), (T + "transpose_bf16_aligned.cu", fixed(1 << 30))],
 }
+
+
+def log_tail(message, lines=12):
+    """The last lines of the runner log a crash's message names ("see its
+    log in PATH"), where this machine still has it."""
+    m = re.search(r"log in (\S+?\.log)", message or "")
+    try:
+        with open(m.group(1), errors="replace") as f:
+            return [l.rstrip() for l in f.readlines()[-lines:]]
+    except (AttributeError, OSError):
+        return []
 
 
 def kbench(path, m, n, op, extra):
@@ -498,6 +492,7 @@ def main():
                         k["crashed_first"] = {"verdict": "crash", "message": first.get("message")}
                         notes.append(f"  ^ {name}: kbench's runner crashed on the first run ({first.get('message')});"
                                      f" run again: {k.get('verdict')}")
+                        notes += [f"  ^   {line}" for line in log_tail(first.get("message"))]
                     runs.append((name, k))
                     if log:
                         log.write(json.dumps({"file": path, "args": extra, "op": op, "dtype": dt, "m": m, "n": n,
