@@ -110,21 +110,6 @@ SUMS = ("--define", "OUT=1", "--define", "SUMS=1")
 U4 = ("--define", "U=4", "--define", "NSLOT=7")
 
 
-def six(threads=512, u=4, nslot=6):
-    """layernorm/04_ring.cu in clusters of 6 where ring32 takes 8 (f32 past
-    131072).  A cluster stays in one GPC, and an H200's GPCs hold 14 to 18
-    SMs, chip by chip: clusters of 8 one block an SM fill 16 (128 SMs) at
-    once on one H200 and 14 (112) on another, where the ring read 86% and
-    76% of copy at 4096 x 262144 (bench/gallery_h200.txt, 2026-11-29);
-    clusters of 6 leave fewer SMs over on the second kind (3 a GPC of 18, 2
-    of 14 or 16) and more on the first.  The table picks, GPU by GPU."""
-    def f(n):
-        per = -(-(n // 4) // 6)
-        return (["--define", "CLUSTER=6", *SUMS, "--define", f"U={u}", "--define", f"NSLOT={nslot}"]
-                if n > 131072 and per <= threads * u * nslot else None)
-    return f
-
-
 # PF = 1: the slice a wave of clusters ahead prefetched into L2, by bulk
 # prefetches (PFB = 1: equal or up to 1.7% faster than a prefetch a line at
 # every LayerNorm row, H200 2026-11-28T23:06Z, bench/layernorm_wsm_h200.txt)
@@ -284,7 +269,11 @@ S, L, R, N_, T = "kernels/softmax/", "kernels/layernorm/", "kernels/rmsnorm/", "
 # (01:40Z and 03:13Z, two H200s) put each 10 or more points under the best
 # at every size: LayerNorm's rings without U4 (plain, and WN = 1) and in
 # shapes cutting an odd slice into 3 whole chunks (NSLOT = 6, 544 threads x
-# U = 4 or 352 x 6), f32 and bf16 (12-22 points under).
+# U = 4 or 352 x 6), f32 and bf16 (12-22 points under).  04_ring.cu in
+# clusters of 6 (3 to a GPC of 18 SMs, where 8 fit 2) read 68.5% of copy
+# at f32 4096 x 262144 and 64.5% at 200003 beside clusters of 8's 86.5% and
+# 64.0% (2026-11-29T03:32Z, GPU-ecd5814b: 17 clusters of 6 at once, 102
+# SMs, against 15 of 8): not a candidate.
 CANDIDATES = {
     ("softmax", "f32"): [(S + "05_registers.cu", regs(4, 4)), (S + "05_registers.cu", lambda n: ["--define", "VPT=8"] if 16384 < n <= 32768 else None),
                          (S + "07_cluster_async.cu", clus(16384)),
@@ -294,7 +283,7 @@ CANDIDATES = {
                           (S + "softmax_bf16_ring.cu", ring)],
     ("layernorm", "f32"): [(L + "02_registers.cu", fixed(16384)),
                            (L + "02_registers.cu", lambda n: ["--define", "VPT=8"] if 8192 < n <= 16384 else None),
-                           (L + "04_ring.cu", ring32(False, SUMS + U4)), (L + "04_ring.cu", six()),
+                           (L + "04_ring.cu", ring32(False, SUMS + U4)),
                            (L + "06_cluster.cu", clu(4, 8, PF)), (L + "06_cluster.cu", clu(4, 8, PF + XA)),
                            (L + "06_cluster.cu", clu(4, 8, PF + XA + MINB4, 256)),
                            (L + "06_cluster.cu", wsm(4)), (L + "06_cluster.cu", wsm(4, 4)),

@@ -70,7 +70,7 @@ job() {
 	gal-*:*:*) g=${1#gal-}; echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table $(echo "$g" | tr : ' ')" ;;
 	gal-*:*) g=${1#gal-}; echo "180 env BUDGET=160 sh scripts/gpu-gallery.sh table ${g%:*} ${g#*:}" ;;
 	gal-layernorm | gal-rmsnorm) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh table ${1#gal-}" ;;
-	gal-*) echo "60 env BUDGET=50 sh scripts/gpu-gallery.sh table ${1#gal-}" ;; # 20-30 s on an H200
+	gal-*) echo "45 env BUDGET=40 sh scripts/gpu-gallery.sh table ${1#gal-}" ;; # 18-31 s on an H200 (2026-11-29), cold caches
 	replay) echo "120 build/kbench replay sessions/softmax" ;;
 	gmem) echo "150 env BUDGET=130 sh scripts/gpu-gallery.sh memcheck" ;;
 	rec-*) echo "${T:-300} sh -c 'sh scripts/record-gallery.sh $(echo "${1#rec-}" | tr + " ") && build/kbench replay sessions/softmax'" ;;

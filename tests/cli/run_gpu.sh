@@ -115,10 +115,10 @@ run "$KB" profile kernels/layernorm/06_cluster.cu --define CLUSTER=16 --define T
 expect_json hot_spot_cluster16 "j['verdict'] == 'CORRECT' and 'hot_error' not in j and 'sass_metrics_error' not in j and j['hot_lines']"
 # how many clusters run at once (the driver's figure), beside how many the
 # SMs alone would hold: fewer where the GPCs' sizes leave SMs over
-run "$KB" run kernels/layernorm/06_cluster.cu --define CLUSTER=8 --define THREADS=224 --define MINB=4 --arg M=4096 --arg N=50257 \
+run "$KB" run kernels/layernorm/06_cluster.cu --define CLUSTER=8 --define THREADS=224 --define VPT=8 --define MINB=4 --arg M=4096 --arg N=50257 \
 	--no-sweep --json
 expect_json clusters_at_once "j['launch']['cluster_blocks'] == 8 and 1 <= j['launch']['driver_clusters_at_once'] <= j['launch']['clusters_sms_hold'] == j['launch']['driver_blocks_per_sm'] * j['env']['device']['sm_count'] // 8"
-run "$KB" run kernels/layernorm/06_cluster.cu --define CLUSTER=8 --define THREADS=224 --define MINB=4 --arg M=4096 --arg N=50257 \
+run "$KB" run kernels/layernorm/06_cluster.cu --define CLUSTER=8 --define THREADS=224 --define VPT=8 --define MINB=4 --arg M=4096 --arg N=50257 \
 	--no-sweep
 expect_in clusters_text out "clusters of 8: "
 # --option reaches the runner's compile, and is recorded in the Result.
