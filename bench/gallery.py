@@ -244,6 +244,16 @@ def col_vec(n):
     return ["--define", f"CLUSTER={c}"]
 
 
+def col_full(n):
+    """col_sum_bf16_vec.cu at CLUSTER = 8 x 1024 threads where strips are
+    few enough that every block is in at once (33 strips at 8192: 264
+    blocks, 2 an SM at 32 registers): twice 8 x 512's warps an SM.  Under
+    ncu (L2 flushed, clocks free, H200 2026-11-29T03:38Z) 8 x 512 read 78%
+    of DRAM's peak at 32768 x 8192, 143 us, where PyTorch's reduce_kernel
+    (2112 blocks of 128, 16 an SM) read 83%, 134 us: loads in flight."""
+    return ["--define", "CLUSTER=8", "--define", "THREADS=1024"] if n <= 8192 else None
+
+
 def col_wide(extra, limit):
     """col_sum_bf16_vec.cu at CLUSTER = 16 with twice the default's 16 KB in
     flight a block (THREADS = 512 at 32 registers: 4 blocks an SM, or U = 8
@@ -301,7 +311,8 @@ CANDIDATES = {
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + XA)),
                             (L + "layernorm_bf16_cluster.cu", clu(8, 8, PF + XA + MINB4, 256)),
                             (L + "layernorm_bf16_cluster.cu", wsm(8)), (L + "layernorm_bf16_cluster.cu", wsm(8, vpt=7)),
-                            *twopasses(L + "layernorm_bf16_twopass.cu", 8, 32768)],
+                            *twopasses(L + "layernorm_bf16_twopass.cu", 8, 32768),
+                            (L + "layernorm_bf16_twopass.cu", twopass(8, 512, 16384, ("--define", "U2=2")))],
     ("rmsnorm", "f32"): [(R + "02_registers.cu", fixed(16384)), (R + "03_bulk.cu", clus(8192)),
                          (R + "04_ring.cu", ring32()),
                          (R + "04_ring.cu", ring32(False, ("--define", "PF=1"))),
@@ -320,7 +331,8 @@ CANDIDATES = {
                          (N_ + "col_sum_bf16_vec.cu", lambda n: ["--define", "CLUSTER=8", "--define", "THREADS=512"]
                           if n <= 16384 else None),
                          (N_ + "col_sum_bf16_vec.cu", col_wide(["--define", "THREADS=512"], 8191)),
-                         (N_ + "col_sum_bf16_vec.cu", col_wide(["--define", "U=8"], 16384))],
+                         (N_ + "col_sum_bf16_vec.cu", col_wide(["--define", "U=8"], 16384)),
+                         (N_ + "col_sum_bf16_vec.cu", col_full)],
     ("transpose", "f32"): [(T + "03_tile64.cu", fixed(1 << 30))],
     ("transpose", "bf16"): [(T + "transpose_bf16.cu", fixed(1 << 30)), (T + "transpose_bf16_aligned.cu", fixed(1 << 30))],
 }
