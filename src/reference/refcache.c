@@ -4,8 +4,9 @@
  * and the `ref` line, never on the kernel under test, so a re-run with the
  * same seeds - a warm runner re-checking an edited kernel - reuses it
  * instead of recomputing it (tens to hundreds of ms for large tensors).
- * Entries are evicted least recently used beyond KB_REFCACHE_BYTES (one
- * larger than that stays alone).  Small results also go to refstore.c's
+ * Entries are evicted least recently used beyond a budget: KB_REFCACHE_BYTES,
+ * or an eighth of the machine's memory where that is less (one result
+ * larger than the budget stays alone).  Small results also go to refstore.c's
  * files, where the other runners of this machine (one per GPU) find them.
  *
  * Until 2026-11-29 the eviction stopped at the first free slot, so nothing
@@ -18,6 +19,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KB_REFCACHE_BYTES ((size_t)4 << 30)
 #define KB_REFCACHE_SLOTS 16
@@ -33,7 +35,7 @@ typedef struct {
 static entry cache[KB_REFCACHE_SLOTS];
 static uint64_t tick;
 static size_t total;
-static size_t budget = KB_REFCACHE_BYTES;
+static size_t budget; /* 0: not set yet (default_budget) */
 
 static void drop(entry *e)
 {
@@ -83,9 +85,18 @@ size_t kb_profile__refcache_bytes(void)
 	return total;
 }
 
+/* KB_REFCACHE_BYTES, or an eighth of physical memory where less: the
+ * runner's inputs, outputs and a reference being computed live beside it. */
+static size_t default_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	size_t eighth = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 8 : KB_REFCACHE_BYTES;
+	return eighth < KB_REFCACHE_BYTES ? eighth : KB_REFCACHE_BYTES;
+}
+
 size_t kb_profile__refcache_budget(size_t bytes)
 {
-	size_t was = budget;
+	size_t was = budget ? budget : default_budget();
 	budget = bytes;
 	return was;
 }
@@ -101,6 +112,8 @@ static kb_ref_out *remember(const char *key, kb_ref_out *outs, int n)
 	size_t bytes = 0;
 	for (int i = 0; i < n; i++)
 		bytes += (size_t)outs[i].n * sizeof(double);
+	if (!budget)
+		budget = default_budget();
 	for (entry *v; total + bytes > budget && (v = oldest());)
 		drop(v);
 	entry *e = slot();

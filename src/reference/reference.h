@@ -43,8 +43,9 @@ const char *const *kb_profile_reference_names(void);
  * takes ownership of outs (n entries) and returns it, borrowed. */
 kb_ref_out *kb_profile__refcache_get(const char *key, int *n);
 kb_ref_out *kb_profile__refcache_put(const char *key, kb_ref_out *outs, int n);
-/* The bytes the cache holds; its budget set to bytes (the old one back):
- * for the tests, which cannot afford the 4 GiB default. */
+/* The bytes the cache holds; its budget set to bytes (the old one back;
+ * the default is 4 GiB, or an eighth of memory where less): for the
+ * tests, which cannot afford the default. */
 size_t kb_profile__refcache_bytes(void);
 size_t kb_profile__refcache_budget(size_t bytes);
 /* refstore.c: the same results in files shared by a machine's runners.
