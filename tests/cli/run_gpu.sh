@@ -12,7 +12,7 @@ if [ "$RC" -ne 0 ]; then
 	[ -n "${KBENCH_REQUIRE_GPU:-}" ] && { fail gpu_present "$reason"; finish; exit; }
 	for c in softmax_correct softmax_time softmax_ceiling vector_add ptx_saxpy oob_fault \
 		 after_fault hang_timeout after_hang unwritten offbyone_sweep race first_call \
-		 skips_some ref_kernel tune_best tma_copy tma_bad_stride sass_metrics_1 sass_metrics_2 impossible file_input occupancy_vs_driver \
+		 skips_some ref_kernel tune_best tma_copy tma_zero tma_bad_stride sass_metrics_1 sass_metrics_2 impossible file_input occupancy_vs_driver \
 		 profile_sections profile_disk_config profile_bad_metric hot_spot_line hot_spot_stalls \
 		 hot_spot_text hot_spot_cluster16 clusters_at_once clusters_text run_option run_option_text run_bad_option run_bad_option_msg \
 		 compare_gpu compare_same_correct compare_same_unwritten compare_same_offbyone \
