@@ -343,9 +343,10 @@ CANDIDATES = {
 
 
 def log_tail(message, lines=12):
-    """The last lines of the runner log a crash's message names ("see its
-    log in PATH"), where this machine still has it."""
-    m = re.search(r"log in (\S+?\.log)", message or "")
+    """The last lines of the runner log a crash's message names ("its log,
+    PATH, ends: ..."; before 2026-11-29 "see its log in PATH"), where this
+    machine still has it."""
+    m = re.search(r"(?:log in|its log,) (\S+?\.log)", message or "")
     try:
         with open(m.group(1), errors="replace") as f:
             return [l.rstrip() for l in f.readlines()[-lines:]]

@@ -212,11 +212,31 @@ int kb_runner__send_request(kb_runner *r, json_t *req, kb_err *err)
 	return KB_OK;
 }
 
+/* The last line of the file at path (at most cap - 1 bytes of it), or "". */
+static void last_line(const char *path, char *out, size_t cap)
+{
+	char tail[1024];
+	size_t n = 0;
+	out[0] = 0;
+	FILE *f = path ? fopen(path, "r") : NULL;
+	if (!f)
+		return;
+	if (fseek(f, -(long)(sizeof tail - 1), SEEK_END) != 0)
+		rewind(f);
+	n = fread(tail, 1, sizeof tail - 1, f);
+	fclose(f);
+	while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == '\r'))
+		n--;
+	tail[n] = 0;
+	const char *start = strrchr(tail, '\n');
+	snprintf(out, cap, "%.*s", (int)cap - 1, start ? start + 1 : tail);
+}
+
 /* A result for a worker that was lost: how, and what it was doing. */
 static json_t *lost_result(kb_runner *r, const char *status, json_t *last, double timeout_ms)
 {
 	json_t *res = json_pack("{s:s, s:s}", "type", "result", "status", status);
-	char msg[512];
+	char msg[1024], said[384];
 	if (!strcmp(status, "cancelled"))
 		snprintf(msg, sizeof msg, "cancelled by the caller (a newer request replaced it); "
 			 "the runner was stopped and starts again with the next request");
@@ -227,9 +247,14 @@ static json_t *lost_result(kb_runner *r, const char *status, json_t *last, doubl
 		snprintf(msg, sizeof msg, "no answer within %.1f s: the kernel did not finish "
 			 "(an infinite loop or a deadlock?); the runner was killed and restarted",
 			 timeout_ms / 1e3);
-	else if (r->lost_shared)
-		snprintf(msg, sizeof msg, "the shared runner ended without a result (see its log in "
-			 "%s); a fresh one starts with the next request", r->sh.log ? r->sh.log : "?");
+	else if (r->lost_shared) {
+		/* its log's last line: what it said last, or its memory after the
+		 * client before (a runner killed for memory says nothing itself) */
+		last_line(r->sh.log, said, sizeof said);
+		snprintf(msg, sizeof msg, "the shared runner ended without a result (its log, %s, "
+			 "ends: \"%s\"); a fresh one starts with the next request",
+			 r->sh.log ? r->sh.log : "?", said);
+	}
 	else if (WIFSIGNALED(r->last_status))
 		snprintf(msg, sizeof msg, "the runner died with signal %d (%s); it will be restarted",
 			 WTERMSIG(r->last_status), strsignal(WTERMSIG(r->last_status)));

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* accept4 */
 #include "runner_int.h"
+#include "../reference/reference.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -236,8 +237,10 @@ static void test_hooks(void)
 			usleep(10 * 1000);
 	}
 	const char *die = getenv("KBENCH_TEST_DIE_ON_RUN");
-	if (die && !strcmp(die, "1"))
+	if (die && !strcmp(die, "1")) {
+		fprintf(stderr, "kbench serve: KBENCH_TEST_DIE_ON_RUN, exiting\n");
 		_exit(1);
+	}
 	const char *delay = getenv("KBENCH_TEST_RUN_DELAY_MS");
 	if (delay && atoi(delay) > 0)
 		usleep((useconds_t)atoi(delay) * 1000);
@@ -365,6 +368,23 @@ static void stop_listening(void *ctx)
 	}
 }
 
+/* One line in the shared runner's log (its stderr) after each client: its
+ * resident memory and the reference cache's share, so that a runner the
+ * machine kills for memory leaves its growth behind (a client that loses
+ * it quotes the log's last line). */
+static void log_memory(int clients)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f && fscanf(f, "%ld %ld", &pages, &resident) == 2)
+		fprintf(stderr, "kbench serve: after client %d, resident %.2f GiB (reference cache "
+			"%.2f GiB)\n", clients,
+			(double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 30),
+			(double)kb_profile__refcache_bytes() / (1 << 30));
+	if (f)
+		fclose(f);
+}
+
 int kb_runner_serve_socket(const char *path, const char *lock_path, int idle_s)
 {
 	listener l = {.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), .path = path};
@@ -378,6 +398,8 @@ int kb_runner_serve_socket(const char *path, const char *lock_path, int idle_s)
 		return 2;
 	}
 	server s = {.dev_rc = 1, .cupti_rc = 1, .t_start = kb_now_ms()};
+	fprintf(stderr, "kbench serve: pid %d listening\n", (int)getpid());
+	int clients = 0;
 	while (!s.sticky) {
 		struct pollfd p = {.fd = l.listen_fd, .events = POLLIN};
 		int n = poll(&p, 1, idle_s * 1000);
@@ -405,6 +427,7 @@ int kb_runner_serve_socket(const char *path, const char *lock_path, int idle_s)
 					     KB_PROTOCOL_VERSION, "pid", (json_int_t)getpid()));
 		serve_stream(&s, c, c, stop_listening, &l);
 		close(c);
+		log_memory(++clients);
 	}
 	stop_listening(&l);
 	server_close(&s);

@@ -221,7 +221,10 @@ static void spawn(const kb_runner__shared *sh)
 		if (fork() != 0)
 			_exit(0);
 		int null = open("/dev/null", O_RDWR);
-		int log = open(sh->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		/* the log outlives its runners (a line a client): begun again past 1 MiB */
+		struct stat st;
+		int trunc = stat(sh->log, &st) == 0 && st.st_size > (1 << 20) ? O_TRUNC : 0;
+		int log = open(sh->log, O_WRONLY | O_CREAT | O_APPEND | trunc, 0600);
 		dup2(null, 0);
 		dup2(null, 1);
 		dup2(log >= 0 ? log : null, 2);

@@ -62,6 +62,13 @@ within 20 dead $first
 run "$KB" run kernels/vector_add.cu --json
 expect_json shared_after_kill_answers "j['status'] == 'no_gpu'"
 if runners | grep -qvx "$first" && ! runners | grep -qx "$first"; then pass shared_restarted_after_kill; else fail shared_restarted_after_kill "$(runners)"; fi
+# Its log (its stderr) gets a line after each client: its resident memory
+# and the reference cache's share of it.
+if grep -q "after client 1, resident .* GiB (reference cache .* GiB)" "$D"/runner-*.log; then pass shared_log_memory
+else fail shared_log_memory "$(tail -n 3 "$D"/runner-*.log)"; fi
+# A runner that dies in a request: the client quotes its log's last line.
+run env KBENCH_TEST_DIE_ON_RUN=1 "$KB" run kernels/vector_add.cu --json
+expect_json shared_died_quotes_log "'ended without a result' in j['message'] and 'ends: \"kbench serve: KBENCH_TEST_DIE_ON_RUN, exiting\"' in j['message']"
 
 # Relative paths are the client's, wherever the runner started.
 mkdir -p "$T_TMP/elsewhere" && cp kernels/vector_add.cu "$T_TMP/elsewhere/k.cu"
