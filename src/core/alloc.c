@@ -96,6 +96,10 @@ void kb_unreachable_at(const char *file, int line)
 
 #define BIG_SLOTS 64   /* live big blocks tracked (their sizes) */
 #define BIG_KEEP 6     /* freed big blocks kept for reuse */
+/* and at most this many bytes of them (or an eighth of memory, where
+ * less): a long-lived runner whose sizes keep changing (the gallery's 4-8
+ * GB tensors) would otherwise hold 6 such blocks, unused, for good */
+#define BIG_KEEP_BYTES ((size_t)8 << 30)
 
 typedef struct {
 	void *p;
@@ -103,7 +107,30 @@ typedef struct {
 } big_block;
 
 static big_block big_live[BIG_SLOTS], big_kept[BIG_KEEP];
+static size_t big_kept_bytes, big_keep_budget; /* the budget: 0 until first asked */
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t keep_budget(void)
+{
+	if (!big_keep_budget) {
+		long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+		size_t eighth = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 8 : BIG_KEEP_BYTES;
+		big_keep_budget = eighth < BIG_KEEP_BYTES ? eighth : BIG_KEEP_BYTES;
+	}
+	return big_keep_budget;
+}
+
+size_t kb_big_kept(size_t *budget)
+{
+	pthread_mutex_lock(&big_lock);
+	size_t n = big_kept_bytes, was = keep_budget();
+	if (budget) {
+		big_keep_budget = *budget;
+		*budget = was;
+	}
+	pthread_mutex_unlock(&big_lock);
+	return n;
+}
 
 static void *take_kept(size_t n)
 {
@@ -111,6 +138,7 @@ static void *take_kept(size_t n)
 		if (big_kept[i].p && big_kept[i].n == n) {
 			void *p = big_kept[i].p;
 			big_kept[i].p = NULL;
+			big_kept_bytes -= n;
 			return p;
 		}
 	return NULL;
@@ -229,13 +257,27 @@ void kb_big_free(void *p)
 			n = big_live[i].n;
 			big_live[i].p = NULL;
 		}
-	/* Keep it for reuse, evicting the oldest kept block. */
-	void *evict = p;
-	if (n) {
-		evict = big_kept[BIG_KEEP - 1].p;
+	/* Keep it for reuse (where it fits the budget), evicting the oldest
+	 * kept blocks: the last slot's, and more while over the budget. */
+	void *evict[BIG_KEEP + 1] = {p};
+	int nevict = 1;
+	if (n && n <= keep_budget()) {
+		nevict = 0;
+		if (big_kept[BIG_KEEP - 1].p) {
+			evict[nevict++] = big_kept[BIG_KEEP - 1].p;
+			big_kept_bytes -= big_kept[BIG_KEEP - 1].n;
+		}
 		memmove(&big_kept[1], &big_kept[0], sizeof(big_block) * (BIG_KEEP - 1));
 		big_kept[0] = (big_block){p, n};
+		big_kept_bytes += n;
+		for (int i = BIG_KEEP - 1; i > 0 && big_kept_bytes > keep_budget(); i--)
+			if (big_kept[i].p) {
+				evict[nevict++] = big_kept[i].p;
+				big_kept_bytes -= big_kept[i].n;
+				big_kept[i].p = NULL;
+			}
 	}
 	pthread_mutex_unlock(&big_lock);
-	free(evict);
+	for (int i = 0; i < nevict; i++)
+		free(evict[i]);
 }

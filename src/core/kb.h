@@ -117,6 +117,10 @@ int kb_parallel_width(int64_t units, int max);
 void *kb_big_alloc(size_t n);   /* uninitialised */
 void *kb_big_calloc(size_t n);  /* zeroed */
 void kb_big_free(void *p);      /* p from kb_big_alloc/calloc, or NULL */
+/* The bytes of freed big blocks kept for reuse (at most 8 GiB, or an eighth
+ * of memory where less); with budget, that budget set and the old one
+ * back in *budget (for the tests). */
+size_t kb_big_kept(size_t *budget);
 void kb_unreachable_at(const char *file, int line) __attribute__((noreturn));
 #define KB_UNREACHABLE() kb_unreachable_at(__FILE__, __LINE__)
 

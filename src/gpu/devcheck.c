@@ -90,32 +90,37 @@ CUdeviceptr kb_profile__devref_buf(const kb_profile__devref *r, const char *name
 	return 0;
 }
 
-/* The least recently used entry, or a free slot. */
-static kb_profile__devref *devref_victim(kb_device *d)
+/* The least recently used entry holding a reference, or NULL. */
+static kb_profile__devref *devref_oldest(kb_device *d)
 {
-	kb_profile__devref *v = &d->devrefs[0];
-	for (int i = 0; i < KB_DEVREF_SLOTS; i++) {
-		if (!d->devrefs[i].n)
-			return &d->devrefs[i];
-		if (d->devrefs[i].used < v->used)
+	kb_profile__devref *v = NULL;
+	for (int i = 0; i < KB_DEVREF_SLOTS; i++)
+		if (d->devrefs[i].n && (!v || d->devrefs[i].used < v->used))
 			v = &d->devrefs[i];
-	}
 	return v;
 }
 
-/* Makes room for `bytes` more within the budget; false when it cannot be. */
+/* A free slot, else the least recently used entry. */
+static kb_profile__devref *devref_victim(kb_device *d)
+{
+	for (int i = 0; i < KB_DEVREF_SLOTS; i++)
+		if (!d->devrefs[i].n)
+			return &d->devrefs[i];
+	return devref_oldest(d);
+}
+
+/* Makes room for `bytes` more within the budget, evicting the least
+ * recently used (free slots or not: until 2026-11-29 a free slot stopped
+ * the eviction, and a reference that needed room was refused while older
+ * ones stayed); false when it cannot be. */
 static bool devref_room(kb_device *d, size_t bytes)
 {
-	size_t budget = d->info.total_mem / 4;
+	size_t budget = d->devref_budget ? d->devref_budget : d->info.total_mem / 4;
 	if (bytes > budget)
 		return false;
-	while (d->devref_bytes + bytes > budget) {
-		kb_profile__devref *v = devref_victim(d);
-		if (!v->n)
-			return false;
+	for (kb_profile__devref *v; d->devref_bytes + bytes > budget && (v = devref_oldest(d));)
 		devref_drop(d, v);
-	}
-	return true;
+	return d->devref_bytes + bytes <= budget;
 }
 
 int kb_profile__devref_put(kb_device *d, const char *key, const kb_ref_out *outs, int n,

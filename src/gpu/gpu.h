@@ -134,6 +134,7 @@ struct kb_device {
 	CUdeviceptr sink;
 	struct kb_profile__devref *devrefs; /* KB_DEVREF_SLOTS of them */
 	size_t devref_bytes;
+	size_t devref_budget; /* 0: a quarter of the GPU's memory (tests set less) */
 	uint64_t devref_tick;
 };
 

@@ -236,6 +236,32 @@ static void test_core__edit_distance(void)
 	T_EQ_INT(kb_edit_distance(long_word, strlen(long_word), "a", 1), INT_MAX);
 }
 
+/* Freed big blocks are kept for reuse within a byte budget, the oldest
+ * going first; one larger than the budget is not kept; a kept block serves
+ * the next request of its size. */
+static void test_core__big_keep_budget(void)
+{
+	size_t mb = (size_t)1 << 20, budget = 20 * mb;
+	kb_big_kept(&budget); /* now 20 MiB; budget holds the default */
+	T_OK(budget > 0 && budget <= ((size_t)8 << 30));
+	size_t base = kb_big_kept(NULL);
+	void *a = kb_big_alloc(8 * mb), *b = kb_big_alloc(9 * mb), *c = kb_big_alloc(10 * mb);
+	kb_big_free(a);
+	kb_big_free(b);
+	T_EQ_INT((int)((kb_big_kept(NULL) - base) / mb), 17);
+	kb_big_free(c); /* 27 MiB: the oldest (8 MiB) goes */
+	T_OK(kb_big_kept(NULL) <= 20 * mb);
+	T_EQ_INT((int)((kb_big_kept(NULL) - base) / mb), 19);
+	void *d = kb_big_alloc(10 * mb); /* c's block again */
+	T_OK(d == c);
+	void *e = kb_big_alloc(32 * mb);
+	size_t before = kb_big_kept(NULL);
+	kb_big_free(e); /* over the budget: freed, not kept */
+	T_EQ_INT((int)(kb_big_kept(NULL) / mb), (int)(before / mb));
+	kb_big_free(d);
+	kb_big_kept(&budget); /* the default back */
+}
+
 int main(void)
 {
 	T_RUN(test_core__buf);
@@ -251,5 +277,6 @@ int main(void)
 	T_RUN(test_core__spawn);
 	T_RUN(test_core__verdicts);
 	T_RUN(test_core__edit_distance);
+	T_RUN(test_core__big_keep_budget);
 	return t_report();
 }

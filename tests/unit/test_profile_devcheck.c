@@ -251,6 +251,30 @@ static void test_profile__devref_budget(void)
 	T_CONTAINS(err.msg, "does not fit");
 }
 
+/* Past the budget the least recently used references go, free slots or
+ * not: every put is kept (it once refused the fourth of 1 KiB references
+ * under a 3 KiB budget, with 13 slots free). */
+static void test_profile__devref_evicts(void)
+{
+	if (!dev)
+		T_SKIP("no GPU");
+	double v[128] = {0};
+	kb_ref_out one = {.name = "y", .rank = 1, .n = 128, .dims = {128}, .v = v};
+	dev->devref_budget = 3 * sizeof v;
+	char key[8][KB_HASH_HEX];
+	for (int i = 0; i < 8; i++) {
+		memset(key[i], 0, KB_HASH_HEX);
+		snprintf(key[i], KB_HASH_HEX, "evict-%d", i);
+		kb_err err = {0};
+		T_EQ_INT(kb_profile__devref_put(dev, key[i], &one, 1, &err), KB_OK);
+		T_OK(dev->devref_bytes <= 3 * sizeof v);
+		T_OK(kb_profile__devref_get(dev, key[i]) != NULL);
+	}
+	T_OK(!kb_profile__devref_get(dev, key[0])); /* the oldest went */
+	T_OK(kb_profile__devref_get(dev, key[5]) != NULL);
+	dev->devref_budget = 0;
+}
+
 int main(void)
 {
 	kb_err err = {0};
@@ -259,6 +283,7 @@ int main(void)
 	T_RUN(test_profile__devcheck_scenarios);
 	T_RUN(test_profile__devcheck_tensor_ref);
 	T_RUN(test_profile__devref_budget);
+	T_RUN(test_profile__devref_evicts);
 	kb_profile_device_close(dev);
 	return t_report();
 }
