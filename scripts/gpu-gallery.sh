@@ -327,6 +327,11 @@ if [ "${1:-}" = table ]; then # the rest are bench/gallery.py's arguments
 	t0=$(date +%s)
 	timeout 470 python3 bench/gallery.py "$@" 2>&1 | grep -v '^W11' | tee "$OUT/gallery.txt"
 	echo "== table $* ($(($(date +%s) - t0)) s)"
+	# the shared runner's memory after its last client (its log's last such line)
+	d=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/kbench}
+	for l in "${d:-/tmp/kbench-$(id -u)}"/runner-*.log; do
+		[ -f "$l" ] && echo "== $(basename "$l"): $(grep 'after client' "$l" | tail -1)"
+	done
 	exit 0
 fi
 [ $# -gt 0 ] || set -- bulk check long
