@@ -67,7 +67,10 @@ if runners | grep -qvx "$first" && ! runners | grep -qx "$first"; then pass shar
 if grep -q "after client 1, resident .* GiB (reference cache .* GiB)" "$D"/runner-*.log; then pass shared_log_memory
 else fail shared_log_memory "$(tail -n 3 "$D"/runner-*.log)"; fi
 # A runner that dies in a request: the client quotes its log's last line.
-run env KBENCH_TEST_DIE_ON_RUN=1 "$KB" run kernels/vector_add.cu --json
+# (In a runtime folder of its own: its lock and socket stay behind, and the
+# tests below take the first lock in $D for the runner's.)
+mkdir -p "$T_TMP/run4" && chmod 700 "$T_TMP/run4"
+run env XDG_RUNTIME_DIR="$T_TMP/run4" KBENCH_TEST_DIE_ON_RUN=1 "$KB" run kernels/vector_add.cu --json
 expect_json shared_died_quotes_log "'ended without a result' in j['message'] and 'ends: \"kbench serve: KBENCH_TEST_DIE_ON_RUN, exiting\"' in j['message']"
 
 # Relative paths are the client's, wherever the runner started.
