@@ -110,13 +110,17 @@ static big_block big_live[BIG_SLOTS], big_kept[BIG_KEEP];
 static size_t big_kept_bytes, big_keep_budget; /* the budget: 0 until first asked */
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 
+size_t kb_mem_budget(size_t cap)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	size_t eighth = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 8 : cap;
+	return eighth < cap ? eighth : cap;
+}
+
 static size_t keep_budget(void)
 {
-	if (!big_keep_budget) {
-		long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-		size_t eighth = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 8 : BIG_KEEP_BYTES;
-		big_keep_budget = eighth < BIG_KEEP_BYTES ? eighth : BIG_KEEP_BYTES;
-	}
+	if (!big_keep_budget)
+		big_keep_budget = kb_mem_budget(BIG_KEEP_BYTES);
 	return big_keep_budget;
 }
 

@@ -121,6 +121,9 @@ void kb_big_free(void *p);      /* p from kb_big_alloc/calloc, or NULL */
  * of memory where less); with budget, that budget set and the old one
  * back in *budget (for the tests). */
 size_t kb_big_kept(size_t *budget);
+/* cap, or an eighth of this machine's memory where that is less: the most
+ * a process-lifetime cache keeps (the reference cache, kept big blocks) */
+size_t kb_mem_budget(size_t cap);
 void kb_unreachable_at(const char *file, int line) __attribute__((noreturn));
 #define KB_UNREACHABLE() kb_unreachable_at(__FILE__, __LINE__)
 

@@ -175,11 +175,10 @@ static json_t *launch_json(const kb_profile__bound *bd)
 
 /* How many of a cluster kernel's clusters run at once, beside how many the
  * SMs alone would hold (blocks_per_sm a GPU, in whole clusters).  A cluster
- * stays inside one GPC, and the GPCs of one model differ from chip to chip
- * (an H200's 132 SMs are GPCs of 14-18): clusters of 8 one block an SM fit
- * 16 at once on one H200 and 14 on another, and a kernel streaming rows
- * through them reads 86% of copy on the first and 76% on the second
- * (bench/gallery_h200.txt, 2026-11-29).  The driver's figure says which. */
+ * stays inside one GPC, and the GPCs of one model differ from chip to
+ * chip: one H200 ran 15 clusters of 8 (one block an SM) at once where its
+ * SMs would hold 16, and the same LayerNorm ring read 86.5% of copy on two
+ * H200s and 76.0% on a third (bench/clusters_h200.txt, 2026-11-29). */
 static void driver_clusters(kb_profile__run *c, json_t *launch, int blocks_per_sm)
 {
 	int size = kb_profile__cluster_blocks(c->bd.fn), at_once = 0;

@@ -19,7 +19,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define KB_REFCACHE_BYTES ((size_t)4 << 30)
 #define KB_REFCACHE_SLOTS 16
@@ -35,7 +34,7 @@ typedef struct {
 static entry cache[KB_REFCACHE_SLOTS];
 static uint64_t tick;
 static size_t total;
-static size_t budget; /* 0: not set yet (default_budget) */
+static size_t budget; /* 0: not set yet (kb_mem_budget) */
 
 static void drop(entry *e)
 {
@@ -85,18 +84,9 @@ size_t kb_profile__refcache_bytes(void)
 	return total;
 }
 
-/* KB_REFCACHE_BYTES, or an eighth of physical memory where less: the
- * runner's inputs, outputs and a reference being computed live beside it. */
-static size_t default_budget(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	size_t eighth = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 8 : KB_REFCACHE_BYTES;
-	return eighth < KB_REFCACHE_BYTES ? eighth : KB_REFCACHE_BYTES;
-}
-
 size_t kb_profile__refcache_budget(size_t bytes)
 {
-	size_t was = budget ? budget : default_budget();
+	size_t was = budget ? budget : kb_mem_budget(KB_REFCACHE_BYTES);
 	budget = bytes;
 	return was;
 }
@@ -113,7 +103,7 @@ static kb_ref_out *remember(const char *key, kb_ref_out *outs, int n)
 	for (int i = 0; i < n; i++)
 		bytes += (size_t)outs[i].n * sizeof(double);
 	if (!budget)
-		budget = default_budget();
+		budget = kb_mem_budget(KB_REFCACHE_BYTES); /* the runner's tensors live beside it */
 	for (entry *v; total + bytes > budget && (v = oldest());)
 		drop(v);
 	entry *e = slot();
