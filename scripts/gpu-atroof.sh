@@ -10,10 +10,7 @@
 # about 90 s.  Out: $OUT/atroof.txt.  Usage: OUT=DIR sh scripts/gpu-atroof.sh
 set -u
 cd "$(dirname "$0")/.." || exit 1
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-sh scripts/unpack-dist.sh
-export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/kc}" KBENCH_NO_SESSION=1
+. scripts/gpu-start.sh
 KB=build/kbench
 MET=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 prof() { # LABEL KERNEL-REGEX COMMAND...: 5 launches after 3

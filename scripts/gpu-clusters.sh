@@ -9,10 +9,7 @@
 # Usage: OUT=DIR sh scripts/gpu-clusters.sh (repo root)
 set -u
 cd "$(dirname "$0")/.." || exit 1
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-sh scripts/unpack-dist.sh
-export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/kc}" KBENCH_NO_SESSION=1
+. scripts/gpu-start.sh
 KB=build/kbench L=kernels/layernorm S=kernels/softmax
 row() { # FILE M N DEFINE...
 	_f=$1 _m=$2 _n=$3

@@ -7,10 +7,7 @@
 # Output: $OUT/crash.txt.  Usage: OUT=DIR sh scripts/gpu-crash.sh
 set -u
 cd "$(dirname "$0")/.." || exit 1
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-sh scripts/unpack-dist.sh
-export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/kc}" KBENCH_NO_SESSION=1
+. scripts/gpu-start.sh
 KB=build/kbench F=kernels/softmax/softmax_bf16_ring.cu
 show() { # LABEL N CLUSTER [env...]
 	_l=$1 _n=$2 _c=$3

@@ -9,10 +9,7 @@
 # Usage: OUT=DIR sh scripts/gpu-lnhot.sh   (repo root, GPU machine)
 set -u
 cd "$(dirname "$0")/.." || exit 1
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-sh scripts/unpack-dist.sh
-export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/kc}" KBENCH_NO_SESSION=1
+. scripts/gpu-start.sh
 KB=build/kbench L=kernels/layernorm
 W="--define PF=1 --define PFB=1 --define XA=1 --define PIPE=1 --define WSM=1 --define WAVE=0 --define LOOK=0"
 V7="--define VPT=7 --define THREADS=448 --define MINB=2"
