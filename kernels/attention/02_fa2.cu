@@ -116,6 +116,12 @@
 #ifndef CSKIP
 #define CSKIP 1               /* 1: causal, a warp skips the tiles wholly past its rows */
 #endif
+#ifndef SYNC1
+#define SYNC1 0               /* 1: one barrier a step (the next tile's copies issued after it) */
+#endif
+#ifndef OSTAGE
+#define OSTAGE 0              /* 1: O through the warp's Q rows in shared memory, 16-byte stores */
+#endif
 #define WARPS (BM / (16 * MT))
 #define THREADS (WARPS * 32)
 #define DC (D / 8)            /* 16-byte chunks in a row */
@@ -228,6 +234,66 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
 	return *(unsigned *)&v;
 }
 
+/* 1 / l of row h (0: lane / 4, 1: lane / 4 + 8) of row tile mt, the sum
+ * of the four lanes that share the row. */
+__device__ __forceinline__ float inv_rowsum(const float (*lrow)[2], int mt, int h)
+{
+	float l = lrow[mt][h];
+	l += __shfl_xor_sync(~0u, l, 1);
+	l += __shfl_xor_sync(~0u, l, 2);
+	return 1.f / l;
+}
+
+/* o = O / l, straight from the C layout: two bf16 a 32-bit store; rows
+ * past N not stored.  og: this (batch, head)'s o. */
+__device__ __forceinline__ void store_o_direct(bf16 *og, const float (*acc)[D / 8][4],
+					       const float (*lrow)[2], int lane, int w0, int N)
+{
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float inv = inv_rowsum(lrow, mt, h);
+			int row = w0 + 16 * mt + lane / 4 + 8 * h;
+			if (row >= N)
+				continue;
+			bf16 *orow = og + (size_t)row * D + 2 * (lane % 4);
+#pragma unroll
+			for (int t = 0; t < D / 8; t++)
+				*(__nv_bfloat162 *)(orow + 8 * t) = __floats2bfloat162_rn(
+					acc[mt][t][2 * h] * inv, acc[mt][t][2 * h + 1] * inv);
+		}
+}
+
+/* o = O / l through shared memory: the warp's own Q rows (only this warp
+ * read them, so no block barrier), written in the swizzled layout (the 8
+ * rows of a store in 8 bank groups), then read back a 16-byte chunk a lane
+ * and stored whole rows at a time; rows past N not stored. */
+__device__ __forceinline__ void store_o(bf16 *og, bf16 *sq, const float (*acc)[D / 8][4],
+					const float (*lrow)[2], int warp, int lane, int w0, int N)
+{
+	int r0 = warp * 16 * MT; /* the warp's first row in sq */
+	__syncwarp();
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float inv = inv_rowsum(lrow, mt, h);
+			int r = r0 + 16 * mt + lane / 4 + 8 * h;
+#pragma unroll
+			for (int t = 0; t < D / 8; t++)
+				*(__nv_bfloat162 *)(sq + swz(r, t) + 2 * (lane % 4)) = __floats2bfloat162_rn(
+					acc[mt][t][2 * h] * inv, acc[mt][t][2 * h + 1] * inv);
+		}
+	__syncwarp(); /* every lane's rows written before any lane reads them */
+#pragma unroll
+	for (int i = lane; i < 16 * MT * DC; i += 32) {
+		int r = i / DC, c = i % DC;
+		if (w0 + r < N)
+			*(uint4 *)(og + (size_t)(w0 + r) * D + c * 8) = *(const uint4 *)(sq + swz(r0 + r, c));
+	}
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS)
 attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL)
 {
@@ -276,6 +342,17 @@ attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL
 
 	for (int j = 0; j < steps; j++) {
 		int n0 = j * BN;
+#if SYNC1
+		/* tile j landed and every warp is past step j - 1, whose buffer
+		 * the next tile's copies then fill: one barrier a step */
+		cp_wait<0>();
+		__syncthreads();
+		if (j + 1 < steps) {
+			int o = ((j + 1) & 1) * BN * D;
+			load_kv(sk + o, sv + o, kg, vg, n0 + BN, N);
+		}
+		cp_commit();
+#else
 		if (j + 1 < steps) { /* the next tile into the other buffer */
 			int o = ((j + 1) & 1) * BN * D;
 			load_kv(sk + o, sv + o, kg, vg, n0 + BN, N);
@@ -283,6 +360,7 @@ attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL
 		cp_commit();
 		cp_wait<1>();
 		__syncthreads();
+#endif
 #if QREG
 		if (j == 0)
 #pragma unroll
@@ -420,26 +498,14 @@ attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL
 				}
 			}
 		}
+#if !SYNC1
 		__syncthreads(); /* this buffer is refilled at the next step */
+#endif
 	}
 	cp_wait<0>(); /* the last (empty) group */
-
-	/* o = O / l, rows past N not stored */
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			float l = lrow[mt][h];
-			l += __shfl_xor_sync(~0u, l, 1);
-			l += __shfl_xor_sync(~0u, l, 2);
-			int row = w0 + 16 * mt + lane / 4 + 8 * h;
-			if (row >= N)
-				continue;
-			float inv = 1.f / l;
-			bf16 *orow = o + base + (size_t)row * D + 2 * (lane % 4);
-#pragma unroll
-			for (int t = 0; t < D / 8; t++)
-				*(__nv_bfloat162 *)(orow + 8 * t) = __floats2bfloat162_rn(
-					acc[mt][t][2 * h] * inv, acc[mt][t][2 * h + 1] * inv);
-		}
+#if OSTAGE
+	store_o(o + base, sq, acc, lrow, warp, lane, w0, N);
+#else
+	store_o_direct(o + base, acc, lrow, lane, w0, N);
+#endif
 }
