@@ -1,30 +1,32 @@
 #!/bin/sh
-# gpu-fa2sync.sh - issue 30: 02_fa2.cu trailed PyTorch's flash backend by
+# gpu-fa2split.sh - issue 30: 02_fa2.cu trailed PyTorch's flash backend by
 # 0.3-1.5% at D = 128, N = 1024 and 4096, not causal (H200, 2026-11-28
-# 17:12Z).  Its variants SYNC1 (one barrier a step) and OSTAGE (O through
-# shared memory, 16-byte stores; no spill) beside the defaults and flash,
+# 17:12Z).  Its variants SPLIT (a key tile in sub-steps, the next one's S
+# beside this one's softmax) and OSTAGE (O through shared memory, 16-byte
+# stores) beside the defaults and flash,
 # in one process (bench/attention.py's table, FA2_VARIANTS; each variant's
 # time in attention-table.jsonl, the defaults first and last to show the
 # drift), then the unit test of the device reference cache's eviction.
-# Under 300 s.  Usage: OUT=DIR sh scripts/gpu-fa2sync.sh   (repo root)
+# Under 300 s.  Usage: OUT=DIR [V='-;A=1;A=1,B=2'] sh scripts/gpu-fa2split.sh   (repo root)
 set -u
 cd "$(dirname "$0")/.." || exit
 . scripts/gpu-start.sh
 export PYTHONUNBUFFERED=1
+V=${V:--;OSTAGE=1;SPLIT=2;SPLIT=2,OSTAGE=1;SPLIT=4,OSTAGE=1;-}
 nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader
 date -u +%FT%TZ
 timeout 60 build/tests/test_profile_devcheck 2>&1 | tail -4
-FA2_VARIANTS="-;SYNC1=1;OSTAGE=1;SYNC1=1,OSTAGE=1;-" NS=1024,4096,8192 DS=128,64 BUDGET=230 \
+FA2_VARIANTS="$V" NS=1024,4096,8192 DS=128,64 BUDGET=230 \
 	timeout 240 python3 bench/attention.py table 2>&1 | grep -v Warning | sed -n '1,16p'
-python3 - "$OUT/attention-table.jsonl" <<'PY'
+python3 - "$OUT/attention-table.jsonl" "$V" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 key = lambda r: (r["D"], r["N"], r["causal"])
 pts = {}
 for r in rows:
     pts.setdefault(key(r), []).append(r)
-print(f"{'D':>3} {'N':>6} {'causal':6} | {'flash':>8} | " + " | ".join(f"{v:>16}" for v in
-      ["-", "SYNC1", "OSTAGE", "SYNC1,OSTAGE", "- again"]) + "   (us, % of flash's speed)")
+print(f"{'D':>3} {'N':>6} {'causal':6} | {'flash':>8} | " + " | ".join(f"{v[:16]:>16}" for v in
+      sys.argv[2].split(";")) + "   (us, % of flash's speed)")
 for k, rs in pts.items():
     fl = next((r["us"] for r in rs if r["kernel"] == "sdpa_flash"), None)
     cells = []
