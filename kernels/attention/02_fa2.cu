@@ -45,10 +45,20 @@
 // -D BN=64` (XADDR: the ldmatrix addresses as this lane's offset XOR a
 // chunk constant, one LOP3 each, not swz()).
 //
+// O leaves through shared memory at D = 128 (OSTAGE: the warp's own Q
+// rows, 16-byte stores of whole rows; 0 B spilled against 8): 1.9% faster
+// at N = 1024 and level at 4096 and 8192 on an H200 (2026-11-29 06:32Z),
+// 2-4% slower at D = 64, where it stays off.  Tried there and dropped:
+// one barrier a step, the next tile's copies issued after it (0.5-2%
+// slower everywhere), and a key tile in sub-steps whose S = Q K^T is
+// written beside the previous one's softmax for ptxas to overlap (SPLIT =
+// 2: 6-11% slower at D = 128, SPLIT = 4: 20-24%; Q's fragments are read
+// again each sub-step and registers spill), scripts/gpu-fa2v.sh.
+//
 // What to look at in kbench: HMMA.16816.F32.BF16 in SASS, LDSM and
 // LDGSTS; MUFU.EX2 for the exponentials (the softmax's share of issue
 // slots); registers (NVRTC 13.0, sm_90): MT = 2, BN = 64: 255 at D = 128
-// (two words spilled: 8 B stored, 24 B loaded), 213 at D = 64, two blocks
+// (none spilled with OSTAGE; two words without), 213 at D = 64, two blocks
 // of 4 warps an SM; BN = 128: 255 at D = 64, 8 B spilled, and 12-14%
 // faster there than BN = 64 (H100, bench/attention_h100.txt; 11% on an
 // H200): the default at D = 64 (BN = 0 on the tune line); BN = 32: 238 at
@@ -116,11 +126,11 @@
 #ifndef CSKIP
 #define CSKIP 1               /* 1: causal, a warp skips the tiles wholly past its rows */
 #endif
-#ifndef SPLIT
-#define SPLIT 1               /* sub-steps a key tile: S of the next overlaps the softmax of this */
+#ifndef TREE
+#define TREE 0                /* bit 0: a row's max as a tree, not a chain; bit 1: its sum */
 #endif
 #ifndef OSTAGE
-#define OSTAGE 0              /* 1: O through the warp's Q rows in shared memory, 16-byte stores */
+#define OSTAGE (D == 128)     /* 1: O through the warp's Q rows in shared memory, 16-byte stores */
 #endif
 #define WARPS (BM / (16 * MT))
 #define THREADS (WARPS * 32)
@@ -129,8 +139,6 @@
 
 static_assert(D == 64 || D == 128, "head dims 64 and 128");
 static_assert(BM % (16 * MT) == 0 && BN % 16 == 0, "whole tiles");
-static_assert(BN % (16 * SPLIT) == 0, "sub-steps of whole 16-key tiles");
-#define BS (BN / SPLIT)       /* keys a sub-step */
 
 typedef __nv_bfloat16 bf16;
 
@@ -236,216 +244,22 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
 	return *(unsigned *)&v;
 }
 
-/* Where a warp's fragments come from: shared byte addresses of Q (sq0)
- * and of K and V's buffer 0 (sk0, sv0), and with XADDR the ldmatrix rows
- * of this lane at chunk 0 (Q: rows lane % 16, chunk lane / 16; K: rows 8
- * (lane / 16) + lane % 8, chunk lane / 8 % 2; V: rows 8 (lane / 8 % 2) +
- * lane % 8, chunk lane / 16); chunk 2c + x of the same rows is then at
- * offset ^ (c << 5): the swizzle is an XOR on bits 4-6 and a row of D
- * bf16 is a multiple of 128 bytes, so swz(r, 2c + x) = swz(r, x) ^ (c <<
- * 4) for every c < D / 16. */
-struct frags {
-	unsigned sq0, sk0, sv0, qoff, koff, voff;
-	int qrow, lane;
-};
-
-/* S = Q K^T over the NK keys from k0 of the K tile at byte offset tb: 16 x
- * NK a row tile, MT of them, two key tiles of 8 an ldmatrix.x4 (shared by
- * the warp's row tiles); Q's A fragments from qf (QREG) or shared memory. */
-template <int NK>
-__device__ __forceinline__ void qk(float (*s)[NK / 8][4], const unsigned (*qf)[D / 16][4],
-				   const struct frags *f, unsigned tb, int k0)
+/* The max (SUM 0) or the sum (SUM 1) of the BN / 4 values a lane holds
+ * of row h of a row tile (the C layout's elements 2h and 2h + 1 of each of
+ * its BN / 8 key tiles) as a tree, log2 deep, not a chain of BN / 4
+ * dependent instructions that each wait for the one before (TREE). */
+template <int SUM> __device__ __forceinline__ float row_tree(const float (*st)[4], int h)
 {
-	unsigned tk = f->sk0 + tb;
+	float v[BN / 8];
 #pragma unroll
-	for (int mt = 0; mt < MT; mt++)
+	for (int t = 0; t < BN / 8; t++)
+		v[t] = SUM ? st[t][2 * h] + st[t][2 * h + 1] : fmaxf(st[t][2 * h], st[t][2 * h + 1]);
 #pragma unroll
-		for (int t = 0; t < NK / 8; t++)
-			s[mt][t][0] = s[mt][t][1] = s[mt][t][2] = s[mt][t][3] = 0;
+	for (int w = BN / 16; w >= 1; w /= 2)
 #pragma unroll
-	for (int kk = 0; kk < D / 16; kk++) {
-#if QREG
-#define QA(mt) qf[mt][kk]
-#else
-		unsigned qa[MT][4];
-#pragma unroll
-		for (int mt = 0; mt < MT; mt++)
-#if XADDR
-			ldsm4(qa[mt], f->sq0 + (f->qoff ^ (kk << 5)) + 16 * mt * D * 2);
-#else
-			ldsm4(qa[mt], f->sq0 + 2 * swz(f->qrow + 16 * mt, 2 * kk + f->lane / 16));
-#endif
-#define QA(mt) qa[mt]
-#endif
-#pragma unroll
-		for (int t = 0; t < NK / 8; t += 2) {
-			unsigned b[4];
-#if XADDR
-			ldsm4(b, tk + (f->koff ^ (kk << 5)) + (k0 + 8 * t) * D * 2);
-#else
-			int mi = f->lane / 8;
-			ldsm4(b, tk + 2 * swz(k0 + 8 * (t + mi / 2) + f->lane % 8, 2 * kk + mi % 2));
-#endif
-#pragma unroll
-			for (int mt = 0; mt < MT; mt++) {
-				mma(s[mt][t], QA(mt), b[0], b[1]);
-				mma(s[mt][t + 1], QA(mt), b[2], b[3]);
-			}
-		}
-#undef QA
-	}
-}
-
-/* Scores of keys past N, and past the diagonal when causal, to -inf: the
- * NK keys from key0, the warp's rows from w0. */
-template <int NK>
-__device__ __forceinline__ void mask(float (*s)[NK / 8][4], int key0, int w0, int lane, int N, int CAUSAL)
-{
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-		for (int t = 0; t < NK / 8; t++)
-#pragma unroll
-			for (int e = 0; e < 4; e++) {
-				int key = key0 + 8 * t + 2 * (lane % 4) + (e & 1);
-				int row = w0 + 16 * mt + lane / 4 + 8 * (e >> 1);
-				if (key >= N || (CAUSAL && key > row))
-					s[mt][t][e] = NEG_INF;
-			}
-}
-
-/* The online softmax of NK keys' scores, per row (h 0: lane / 4, 1: lane
- * / 4 + 8) of each row tile: the scores become their exponentials, the
- * running max m (scaled by sl2, the scale times log2(e)) and sum l are
- * updated, and corr = 2^(m_old - m_new) is O's factor.  Returns whether a
- * row max of this lane grew (O is then rescaled). */
-template <int NK>
-__device__ __forceinline__ bool softmax(float (*s)[NK / 8][4], float (*mrow)[2],
-					float (*lrow)[2], float (*corr)[2], float sl2)
-{
-	bool grew = false;
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			float mx = NEG_INF;
-#pragma unroll
-			for (int t = 0; t < NK / 8; t++)
-				mx = fmaxf(mx, fmaxf(s[mt][t][2 * h], s[mt][t][2 * h + 1]));
-			mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 1));
-			mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 2));
-			float mnew = fmaxf(mrow[mt][h], mx * sl2);
-			float muse = mnew == NEG_INF ? 0.f : mnew;
-			corr[mt][h] = ex2(mrow[mt][h] - muse);
-			grew |= mnew > mrow[mt][h];
-			mrow[mt][h] = mnew;
-			float sum = 0;
-#pragma unroll
-			for (int t = 0; t < NK / 8; t++) {
-				s[mt][t][2 * h] = ex2(s[mt][t][2 * h] * sl2 - muse);
-				s[mt][t][2 * h + 1] = ex2(s[mt][t][2 * h + 1] * sl2 - muse);
-				sum += s[mt][t][2 * h] + s[mt][t][2 * h + 1];
-			}
-			lrow[mt][h] = lrow[mt][h] * corr[mt][h] + sum;
-		}
-	return grew;
-}
-
-/* P (the exponentials in s) rounded to bf16 in the A layout of O += P V:
- * P's C layout is the A layout of 16 keys at a time. */
-template <int NK>
-__device__ __forceinline__ void pack(const float (*s)[NK / 8][4], unsigned (*p)[NK / 16][4])
-{
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-		for (int kk = 0; kk < NK / 16; kk++) {
-			p[mt][kk][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-			p[mt][kk][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-			p[mt][kk][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-			p[mt][kk][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-		}
-}
-
-/* O *= corr, row by row: unchanged maxima leave corr = 1, so with LAZY the
- * warp skips the D / 2 (MT times) multiplies when none of its rows' maxima
- * grew (most steps past the first few). */
-__device__ __forceinline__ void rescale(float (*acc)[D / 8][4], const float (*corr)[2], bool grew)
-{
-	if (LAZY && !warp_any(grew))
-		return;
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-		for (int h = 0; h < 2; h++)
-#pragma unroll
-			for (int t = 0; t < D / 8; t++) {
-				acc[mt][t][2 * h] *= corr[mt][h];
-				acc[mt][t][2 * h + 1] *= corr[mt][h];
-			}
-}
-
-/* O += P V over the NK keys from k0 of the V tile at byte offset tb
- * (ldmatrix.trans of V gives the B fragments). */
-template <int NK>
-__device__ __forceinline__ void pv(float (*acc)[D / 8][4], const unsigned (*p)[NK / 16][4],
-				   const struct frags *f, unsigned tb, int k0)
-{
-	unsigned tv = f->sv0 + tb;
-#pragma unroll
-	for (int kk = 0; kk < NK / 16; kk++)
-#pragma unroll
-		for (int t = 0; t < D / 8; t += 2) {
-			unsigned b[4];
-#if XADDR
-			ldsm4t(b, tv + (f->voff ^ (t << 4)) + (k0 + 16 * kk) * D * 2);
-#else
-			int mi = f->lane / 8;
-			ldsm4t(b, tv + 2 * swz(k0 + 16 * kk + 8 * (mi % 2) + f->lane % 8, t + mi / 2));
-#endif
-#pragma unroll
-			for (int mt = 0; mt < MT; mt++) {
-				mma(acc[mt][t], p[mt][kk], b[0], b[1]);
-				mma(acc[mt][t + 1], p[mt][kk], b[2], b[3]);
-			}
-		}
-}
-
-/* One key tile (BN keys from n0, its K and V at byte offset tb of buffer
- * 0) for the warp's rows from w0, in SPLIT sub-steps of BS keys.  Sub-step
- * u + 1's S = Q K^T and sub-step u - 1's O += P V are written beside u's
- * softmax, with no branch between, so the tensor cores have work while the
- * softmax runs (ptxas schedules within a basic block); the rescale by u's
- * corr comes after u - 1's P V.  SPLIT = 1 is FlashAttention-2's order:
- * S, the softmax, P V. */
-__device__ __forceinline__ void step(float (*acc)[D / 8][4], float (*mrow)[2], float (*lrow)[2],
-				     const unsigned (*qf)[D / 16][4], const struct frags *f, unsigned tb,
-				     int n0, int w0, int N, int CAUSAL, float sl2)
-{
-	bool edge = n0 + BN > N || (CAUSAL && n0 + BN > w0);
-	float s[2][MT][BS / 8][4];
-	unsigned p[2][MT][BS / 16][4];
-	float corr[MT][2];
-
-	qk<BS>(s[0], qf, f, tb, 0);
-	if (edge)
-		mask<BS>(s[0], n0, w0, f->lane, N, CAUSAL);
-#pragma unroll
-	for (int u = 0; u < SPLIT; u++) {
-		if (u + 1 < SPLIT)
-			qk<BS>(s[(u + 1) & 1], qf, f, tb, (u + 1) * BS);
-		if (u > 0)
-			pv<BS>(acc, p[(u - 1) & 1], f, tb, (u - 1) * BS);
-		bool grew = softmax<BS>(s[u & 1], mrow, lrow, corr, sl2);
-		if (SPLIT > 1) /* s[u & 1] is sub-step u + 2's */
-			pack<BS>(s[u & 1], p[u & 1]);
-		rescale(acc, corr, grew);
-		if (u + 1 < SPLIT && edge)
-			mask<BS>(s[(u + 1) & 1], n0 + (u + 1) * BS, w0, f->lane, N, CAUSAL);
-	}
-	if (SPLIT == 1) /* after the rescale, as FlashAttention-2 (fewer registers live across it) */
-		pack<BS>(s[0], p[0]);
-	pv<BS>(acc, p[(SPLIT - 1) & 1], f, tb, (SPLIT - 1) * BS);
+		for (int t = 0; t < w; t++)
+			v[t] = SUM ? v[t] + v[t + w] : fmaxf(v[t], v[t + w]);
+	return v[0];
 }
 
 /* 1 / l of row h (0: lane / 4, 1: lane / 4 + 8) of row tile mt, the sum
@@ -519,22 +333,29 @@ attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL
 	size_t base = (size_t)blockIdx.y * N * D;
 	const bf16 *qg = q + base, *kg = k + base, *vg = v + base;
 	int nkeys = CAUSAL ? min(N, m0 + BM) : N;
-	struct frags f;
-	f.sq0 = (unsigned)__cvta_generic_to_shared(sq);
-	f.sk0 = (unsigned)__cvta_generic_to_shared(sk);
-	f.sv0 = (unsigned)__cvta_generic_to_shared(sv);
-	f.qrow = warp * 16 * MT + lane % 16;
-	f.lane = lane;
-	f.qoff = 2 * swz(f.qrow, lane / 16);
-	f.koff = 2 * swz(8 * (lane / 16) + lane % 8, lane / 8 % 2);
-	f.voff = 2 * swz(8 * (lane / 8 % 2) + lane % 8, lane / 16);
+	/* shared byte addresses: sq0, sk0, sv0 the tiles (sk0, sv0 buffer 0);
+	 * with XADDR the ldmatrix rows of this lane at chunk 0 (Q: rows lane %
+	 * 16, chunk lane / 16; K: rows 8 (lane / 16) + lane % 8, chunk lane / 8
+	 * % 2; V: rows 8 (lane / 8 % 2) + lane % 8, chunk lane / 16), chunk 2c
+	 * + x of the same rows then at offset ^ (c << 5): the swizzle is an XOR
+	 * on bits 4-6 and a row of D bf16 is a multiple of 128 bytes, so
+	 * swz(r, 2c + x) = swz(r, x) ^ (c << 4) for every c < D / 16 */
+	unsigned sq0 = (unsigned)__cvta_generic_to_shared(sq);
+	unsigned sk0 = (unsigned)__cvta_generic_to_shared(sk);
+	unsigned sv0 = (unsigned)__cvta_generic_to_shared(sv);
+	int qrow = warp * 16 * MT + lane % 16;
+	unsigned qoff = 2 * swz(qrow, lane / 16);
+	unsigned koff = 2 * swz(8 * (lane / 16) + lane % 8, lane / 8 % 2);
+	unsigned voff = 2 * swz(8 * (lane / 8 % 2) + lane % 8, lane / 16);
 	int steps = (nkeys + BN - 1) / BN;
 
 	load_tile<BM>(sq, qg, m0, N);
 	load_kv(sk, sv, kg, vg, 0, N);
 	cp_commit();
 
-	unsigned qf[QREG ? MT : 1][D / 16][4]; /* QREG: the warp's Q rows, A fragments */
+#if QREG
+	unsigned qf[MT][D / 16][4];    /* the warp's Q rows, A fragments */
+#endif
 	float acc[MT][D / 8][4];       /* O, 16 x D a row tile, C layout */
 	float mrow[MT][2], lrow[MT][2]; /* rows lane/4 and lane/4 + 8 of each tile */
 	const float sl2 = 1.44269504f * rsqrtf((float)D); /* scale * log2(e) */
@@ -562,11 +383,146 @@ attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL
 			for (int mt = 0; mt < MT; mt++)
 #pragma unroll
 				for (int kk = 0; kk < D / 16; kk++)
-					ldsm4(qf[mt][kk], f.sq0 + 2 * swz(f.qrow + 16 * mt, 2 * kk + lane / 16));
+					ldsm4(qf[mt][kk], sq0 + 2 * swz(qrow + 16 * mt, 2 * kk + lane / 16));
 #endif
 		/* causal: a tile wholly past the warp's last row adds nothing */
-		if (!CSKIP || !CAUSAL || n0 <= w0 + 16 * MT - 1)
-			step(acc, mrow, lrow, qf, &f, (j & 1) * BN * D * 2, n0, w0, N, CAUSAL, sl2);
+		if (!CSKIP || !CAUSAL || n0 <= w0 + 16 * MT - 1) {
+			unsigned tk = sk0 + (j & 1) * BN * D * 2, tv = sv0 + (j & 1) * BN * D * 2;
+
+			/* S = Q K^T: 16 x BN a row tile, two key tiles of 8 per ldmatrix.x4
+			 * (shared by the warp's MT row tiles) */
+			float s[MT][BN / 8][4];
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+				for (int t = 0; t < BN / 8; t++)
+					s[mt][t][0] = s[mt][t][1] = s[mt][t][2] = s[mt][t][3] = 0;
+#pragma unroll
+			for (int kk = 0; kk < D / 16; kk++) {
+#if QREG
+#define QA(mt) qf[mt][kk]
+#else
+				unsigned qa[MT][4];
+#pragma unroll
+				for (int mt = 0; mt < MT; mt++)
+#if XADDR
+					ldsm4(qa[mt], sq0 + (qoff ^ (kk << 5)) + 16 * mt * D * 2);
+#else
+					ldsm4(qa[mt], sq0 + 2 * swz(qrow + 16 * mt, 2 * kk + lane / 16));
+#endif
+#define QA(mt) qa[mt]
+#endif
+#pragma unroll
+				for (int t = 0; t < BN / 8; t += 2) {
+					unsigned b[4];
+#if XADDR
+					ldsm4(b, tk + (koff ^ (kk << 5)) + 8 * t * D * 2);
+#else
+					int mi = lane / 8;
+					ldsm4(b, tk + 2 * swz(8 * (t + mi / 2) + lane % 8, 2 * kk + mi % 2));
+#endif
+#pragma unroll
+					for (int mt = 0; mt < MT; mt++) {
+						mma(s[mt][t], QA(mt), b[0], b[1]);
+						mma(s[mt][t + 1], QA(mt), b[2], b[3]);
+					}
+				}
+#undef QA
+			}
+
+			/* masks: keys past N, and past the diagonal when causal */
+			bool edge = n0 + BN > N || (CAUSAL && n0 + BN > w0);
+			if (edge)
+#pragma unroll
+				for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+					for (int t = 0; t < BN / 8; t++)
+#pragma unroll
+						for (int e = 0; e < 4; e++) {
+							int key = n0 + 8 * t + 2 * (lane % 4) + (e & 1);
+							int row = w0 + 16 * mt + lane / 4 + 8 * (e >> 1);
+							if (key >= N || (CAUSAL && key > row))
+								s[mt][t][e] = NEG_INF;
+						}
+
+			/* online softmax, per row (h 0: lane/4, 1: lane/4 + 8) of each tile */
+			float corr[MT][2];
+			bool grew = false; /* a row max of this lane grew: O is rescaled */
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+				for (int h = 0; h < 2; h++) {
+#if TREE & 1
+					float mx = row_tree<0>(s[mt], h);
+#else
+					float mx = NEG_INF;
+#pragma unroll
+					for (int t = 0; t < BN / 8; t++)
+						mx = fmaxf(mx, fmaxf(s[mt][t][2 * h], s[mt][t][2 * h + 1]));
+#endif
+					mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 1));
+					mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 2));
+					float mnew = fmaxf(mrow[mt][h], mx * sl2);
+					float muse = mnew == NEG_INF ? 0.f : mnew;
+					corr[mt][h] = ex2(mrow[mt][h] - muse);
+					grew |= mnew > mrow[mt][h];
+					mrow[mt][h] = mnew;
+					float sum = 0;
+#pragma unroll
+					for (int t = 0; t < BN / 8; t++) {
+						s[mt][t][2 * h] = ex2(s[mt][t][2 * h] * sl2 - muse);
+						s[mt][t][2 * h + 1] = ex2(s[mt][t][2 * h + 1] * sl2 - muse);
+#if !(TREE & 2)
+						sum += s[mt][t][2 * h] + s[mt][t][2 * h + 1];
+#endif
+					}
+#if TREE & 2
+					sum = row_tree<1>(s[mt], h);
+#endif
+					lrow[mt][h] = lrow[mt][h] * corr[mt][h] + sum;
+				}
+			/* unchanged maxima leave corr = 1: the warp skips the D / 2 (MT
+			 * times) multiplies when none of its rows' maxima grew (most steps
+			 * past the first few) */
+			if (!LAZY || warp_any(grew))
+#pragma unroll
+				for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+					for (int h = 0; h < 2; h++)
+#pragma unroll
+						for (int t = 0; t < D / 8; t++) {
+							acc[mt][t][2 * h] *= corr[mt][h];
+							acc[mt][t][2 * h + 1] *= corr[mt][h];
+						}
+
+			/* O += P V: P's C layout is the A layout of 16 keys at a time */
+#pragma unroll
+			for (int kk = 0; kk < BN / 16; kk++) {
+				unsigned a[MT][4];
+#pragma unroll
+				for (int mt = 0; mt < MT; mt++) {
+					a[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+					a[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+					a[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+					a[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+				}
+#pragma unroll
+				for (int t = 0; t < D / 8; t += 2) {
+					unsigned b[4];
+#if XADDR
+					ldsm4t(b, tv + (voff ^ (t << 4)) + 16 * kk * D * 2);
+#else
+					int mi = lane / 8;
+					ldsm4t(b, tv + 2 * swz(16 * kk + 8 * (mi % 2) + lane % 8, t + mi / 2));
+#endif
+#pragma unroll
+					for (int mt = 0; mt < MT; mt++) {
+						mma(acc[mt][t], a[mt], b[0], b[1]);
+						mma(acc[mt][t + 1], a[mt], b[2], b[3]);
+					}
+				}
+			}
+		}
 		__syncthreads(); /* this buffer is refilled at the next step */
 	}
 	cp_wait<0>(); /* the last (empty) group */

@@ -674,13 +674,11 @@ emu attn_02_d64_bn128 $A2 -D D=64 -D BN=128 --size N=300,B=1,H=1,CAUSAL=1 --size
 # its default at D = 64 (the tune line's BN = 0): 128 keys a step
 emu attn_02_d64_default $A2 -D D=64 --size N=300,B=1,H=1,CAUSAL=1 --size N=257,B=1,H=1,CAUSAL=0
 emu attn_02_copies_at_issue $A2 -D D=64 --copies issue --sched shuffle --seed 3 --size N=150,B=1,H=1,CAUSAL=1
-# a key tile in sub-steps (SPLIT: the next one's S written beside this one's
-# softmax, its P V beside the next's) and O stored through the warp's Q
-# rows (OSTAGE)
-emu attn_02_split2_ostage $A2 -D SPLIT=2 -D OSTAGE=1 --copies issue --sched shuffle --seed 5 \
+# O stored through the warp's Q rows (OSTAGE, the default at D = 128) and
+# straight from the registers (at D = 64, and here at D = 128)
+emu attn_02_ostage_d64 $A2 -D D=64 -D OSTAGE=1 --copies issue --sched shuffle --seed 5 \
 	--size N=200,B=2,H=1,CAUSAL=1 --size N=129,B=1,H=2,CAUSAL=0
-emu attn_02_split4_d64_as_before $A2 -D D=64 -D SPLIT=4 -D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D XADDR=0 \
-	--size N=200,B=1,H=1,CAUSAL=1 --size N=77,B=1,H=1,CAUSAL=0
+emu attn_02_no_ostage $A2 -D OSTAGE=0 --size N=200,B=1,H=1,CAUSAL=1 --size N=77,B=1,H=1,CAUSAL=0
 [ -n "$SAN" ] || start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
 
 # From any directory, without --emu-dir, --runtime or --work: the driver
@@ -724,11 +722,8 @@ mutant_cu gemm_03_wait_too_short 's/cp_async_wait<STAGES - 2>();$/cp_async_wait<
 mutant_cu gemm_03_b_unswizzled 's/xb = (lane \/ 16) ^ (lane % 8);/xb = lane \/ 16;/' 'elements wrong' $G3 $G3S
 AS='-D D=64 -D BM=64 --size N=200,B=1,H=1,CAUSAL=1'
 mutant_cu attn_02_no_causal_mask 's/(CAUSAL \&\& key > row)/(0 \&\& key > row)/' 'elements wrong' $A2 $AS
-AO='-D SPLIT=2 -D OSTAGE=1 --size N=200,B=1,H=1,CAUSAL=1'
-mutant_cu attn_02_split_rescale_first 's/^\t\tif (u > 0)$/\t\tif (0)/; s/^\t\trescale(acc, corr, grew);$/\t\trescale(acc, corr, grew);\n\t\tif (u > 0) pv<BS>(acc, p[(u - 1) \& 1], f, tb, (u - 1) * BS);/' \
-	'elements wrong' $A2 $AO
 mutant_cu attn_02_ostage_no_syncwarp 's/__syncwarp(); \/\* every/; \/* every/' 'elements wrong' $A2 \
-	--copies issue --sched shuffle --seed 3 $AO
+	--copies issue --sched shuffle --seed 3 --size N=200,B=1,H=1,CAUSAL=1
 mutant_cu attn_02_no_rescale 's/acc\[mt\]\[t\]\[2 \* h\] \*= corr\[mt\]\[h\];/;/' 'elements wrong' $A2 $AS
 mutant_cu attn_02_rescale_never 's/warp_any(grew)/warp_any(false)/' 'elements wrong' $A2 $AS
 mutant_cu attn_02_v_unswizzled 's/tv + (voff ^ (t << 4))/tv + 2 * ((8 * (lane \/ 8 % 2) + lane % 8) * D + 8 * (t + lane \/ 16))/' \

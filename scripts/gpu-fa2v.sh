@@ -1,18 +1,17 @@
 #!/bin/sh
-# gpu-fa2split.sh - issue 30: 02_fa2.cu trailed PyTorch's flash backend by
+# gpu-fa2v.sh - issue 30: 02_fa2.cu trailed PyTorch's flash backend by
 # 0.3-1.5% at D = 128, N = 1024 and 4096, not causal (H200, 2026-11-28
-# 17:12Z).  Its variants SPLIT (a key tile in sub-steps, the next one's S
-# beside this one's softmax) and OSTAGE (O through shared memory, 16-byte
-# stores) beside the defaults and flash,
-# in one process (bench/attention.py's table, FA2_VARIANTS; each variant's
-# time in attention-table.jsonl, the defaults first and last to show the
-# drift), then the unit test of the device reference cache's eviction.
-# Under 300 s.  Usage: OUT=DIR [V='-;A=1;A=1,B=2'] sh scripts/gpu-fa2split.sh   (repo root)
+# 17:12Z).  Variants of it (V: -D lists, "-" its defaults) beside its
+# defaults and flash in one process (bench/attention.py's table with
+# FA2_VARIANTS; each variant's time in attention-table.jsonl, the defaults
+# first and last to show the drift), after the unit test of the device
+# reference cache's eviction.  Under 300 s.
+# Usage: OUT=DIR [V='-;A=1;A=1,B=2'] sh scripts/gpu-fa2v.sh   (repo root)
 set -u
 cd "$(dirname "$0")/.." || exit
 . scripts/gpu-start.sh
 export PYTHONUNBUFFERED=1
-V=${V:--;OSTAGE=1;SPLIT=2;SPLIT=2,OSTAGE=1;SPLIT=4,OSTAGE=1;-}
+V=${V:--;OSTAGE=0;TREE=1;TREE=3;LAZY=0;-}
 nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader
 date -u +%FT%TZ
 timeout 60 build/tests/test_profile_devcheck 2>&1 | tail -4
