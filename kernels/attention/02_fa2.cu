@@ -16,8 +16,9 @@
 // ldmatrix); the online softmax keeps a running max m and sum l per row
 // (four lanes share a row: two shuffles for the max, the sum reduced once
 // at the end), exponentials as one ex2.approx.ftz each with the scale and
-// log2(e) folded into one FFMA, rescales the accumulator only when a row
-// max of the warp grew (LAZY: most steps past the first few skip it), and
+// log2(e) folded into one FFMA, at D = 128 rescales the accumulator only
+// when a row max of the warp grew (LAZY: most steps past the first few
+// skip it), and
 // the probabilities P, rounded to bf16, go from the accumulator's layout
 // straight into the A fragments of O += P V (ldmatrix.trans of V gives its
 // B fragments).  Keys past N are masked to -inf (the copies zero-fill
@@ -42,18 +43,24 @@
 // 128 at D = 64, the faster there on an H100 and an H200, 2026-11-28; 64
 // at D = 128).  The kernel as it was before (issue 30's first H100
 // table): `-D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0
-// -D BN=64` (XADDR: the ldmatrix addresses as this lane's offset XOR a
-// chunk constant, one LOP3 each, not swz()).
+// -D OSTAGE=0 -D TREE=0 -D BN=64` (XADDR: the ldmatrix addresses as this
+// lane's offset XOR a chunk constant, one LOP3 each, not swz()).
 //
-// O leaves through shared memory at D = 128 (OSTAGE: the warp's own Q
-// rows, 16-byte stores of whole rows; 0 B spilled against 8): 1.9% faster
-// at N = 1024 and level at 4096 and 8192 on an H200 (2026-11-29 06:32Z),
-// 2-4% slower at D = 64, where it stays off.  Tried there and dropped:
-// one barrier a step, the next tile's copies issued after it (0.5-2%
-// slower everywhere), and a key tile in sub-steps whose S = Q K^T is
-// written beside the previous one's softmax for ptxas to overlap (SPLIT =
-// 2: 6-11% slower at D = 128, SPLIT = 4: 20-24%; Q's fragments are read
-// again each sub-step and registers spill), scripts/gpu-fa2v.sh.
+// Per head dim (H200, 2026-11-29, bench/attention_h200.txt, each against
+// the defaults before and flash in one process): at D = 128 O leaves
+// through shared memory (OSTAGE: the warp's own Q rows, 16-byte stores of
+// whole rows; 0 B spilled against 8), 1.6-2% faster at N = 1024 in two
+// runs and level at 4096 and 8192; a row's max and sum are trees, 3 deep,
+// not chains of 15 dependent FMNMX or FADD (TREE = 3), 0.5-2% faster; and
+// the lazy rescale stays (2-3% faster than always).  At D = 64 (BN = 128,
+// 255 registers) each of OSTAGE and TREE spills (TREE: 26-120% slower) and
+// the lazy rescale's vote and branch cost more than its multiplies (LAZY =
+// 0 1-2.5% faster), so those are off there.  Tried and dropped: one
+// barrier a step, the next tile's copies issued after it (0.5-2% slower
+// everywhere), and a key tile in sub-steps whose S = Q K^T is written
+// beside the previous one's softmax for ptxas to overlap (SPLIT = 2: 6-11%
+// slower at D = 128, SPLIT = 4: 20-24%; Q's fragments are read again each
+// sub-step and registers spill).  scripts/gpu-fa2v.sh times such variants.
 //
 // What to look at in kbench: HMMA.16816.F32.BF16 in SASS, LDSM and
 // LDGSTS; MUFU.EX2 for the exponentials (the softmax's share of issue
@@ -118,7 +125,7 @@
 #define EX2 1                 /* 1: ex2.approx.ftz (one MUFU.EX2); 0: exp2f */
 #endif
 #ifndef LAZY
-#define LAZY 1                /* 1: O rescaled only when a row max of the warp grew */
+#define LAZY (D == 128)       /* 1: O rescaled only when a row max of the warp grew */
 #endif
 #ifndef XADDR
 #define XADDR 1               /* 1: ldmatrix addresses as lane offset ^ chunk; 0: swz() each */
@@ -127,7 +134,7 @@
 #define CSKIP 1               /* 1: causal, a warp skips the tiles wholly past its rows */
 #endif
 #ifndef TREE
-#define TREE 0                /* bit 0: a row's max as a tree, not a chain; bit 1: its sum */
+#define TREE (D == 128 ? 3 : 0) /* bit 0: a row's max as a tree, not a chain; bit 1: its sum */
 #endif
 #ifndef OSTAGE
 #define OSTAGE (D == 128)     /* 1: O through the warp's Q rows in shared memory, 16-byte stores */

@@ -668,17 +668,20 @@ emu attn_01 kernels/attention/01_naive.cu --size N=77,B=2,H=1,CAUSAL=1 --size N=
 emu attn_02 $A2 --size N=200,B=2,H=1,CAUSAL=1 --size N=100,B=1,H=2,CAUSAL=0
 emu attn_02_d64_bm64 $A2 -D D=64 -D BM=64 --size N=200,B=1,H=2,CAUSAL=0 --size N=129,B=1,H=1,CAUSAL=1
 emu attn_02_mt2 $A2 -D MT=2 -D BN=32 --size N=300,B=1,H=1,CAUSAL=1 --size N=150,B=1,H=2,CAUSAL=0
-emu attn_02_mt1_as_before $A2 -D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0 \
-	--size N=200,B=1,H=1,CAUSAL=1 --size N=129,B=1,H=1,CAUSAL=0
+emu attn_02_mt1_as_before $A2 -D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0 -D OSTAGE=0 \
+	-D TREE=0 --size N=200,B=1,H=1,CAUSAL=1 --size N=129,B=1,H=1,CAUSAL=0
 emu attn_02_d64_bn128 $A2 -D D=64 -D BN=128 --size N=300,B=1,H=1,CAUSAL=1 --size N=1,B=1,H=1,CAUSAL=0
 # its default at D = 64 (the tune line's BN = 0): 128 keys a step
 emu attn_02_d64_default $A2 -D D=64 --size N=300,B=1,H=1,CAUSAL=1 --size N=257,B=1,H=1,CAUSAL=0
 emu attn_02_copies_at_issue $A2 -D D=64 --copies issue --sched shuffle --seed 3 --size N=150,B=1,H=1,CAUSAL=1
-# O stored through the warp's Q rows (OSTAGE, the default at D = 128) and
-# straight from the registers (at D = 64, and here at D = 128)
-emu attn_02_ostage_d64 $A2 -D D=64 -D OSTAGE=1 --copies issue --sched shuffle --seed 5 \
-	--size N=200,B=2,H=1,CAUSAL=1 --size N=129,B=1,H=2,CAUSAL=0
-emu attn_02_no_ostage $A2 -D OSTAGE=0 --size N=200,B=1,H=1,CAUSAL=1 --size N=77,B=1,H=1,CAUSAL=0
+# the defaults of one head dim at the other: at D = 128 O stored through
+# the warp's Q rows (OSTAGE), a row's max and sum as trees (TREE), the lazy
+# rescale; at D = 64 none of them
+emu attn_02_d128_defaults_at_d64 $A2 -D D=64 -D OSTAGE=1 -D TREE=3 -D LAZY=1 --copies issue \
+	--sched shuffle --seed 5 --size N=200,B=2,H=1,CAUSAL=1 --size N=129,B=1,H=2,CAUSAL=0
+emu attn_02_d64_defaults_at_d128 $A2 -D OSTAGE=0 -D TREE=0 -D LAZY=0 --size N=200,B=1,H=1,CAUSAL=1 \
+	--size N=77,B=1,H=1,CAUSAL=0
+emu attn_02_tree_max_only $A2 -D TREE=1 --size N=300,B=1,H=1,CAUSAL=1
 [ -n "$SAN" ] || start cu_ptx 'a .ptx file has no CUDA to run here' "$EMU" --work "$W" kernels/saxpy.ptx --size n=10
 
 # From any directory, without --emu-dir, --runtime or --work: the driver
@@ -725,7 +728,7 @@ mutant_cu attn_02_no_causal_mask 's/(CAUSAL \&\& key > row)/(0 \&\& key > row)/'
 mutant_cu attn_02_ostage_no_syncwarp 's/__syncwarp(); \/\* every/; \/* every/' 'elements wrong' $A2 \
 	--copies issue --sched shuffle --seed 3 --size N=200,B=1,H=1,CAUSAL=1
 mutant_cu attn_02_no_rescale 's/acc\[mt\]\[t\]\[2 \* h\] \*= corr\[mt\]\[h\];/;/' 'elements wrong' $A2 $AS
-mutant_cu attn_02_rescale_never 's/warp_any(grew)/warp_any(false)/' 'elements wrong' $A2 $AS
+mutant_cu attn_02_rescale_never 's/warp_any(grew)/warp_any(false)/' 'elements wrong' $A2 -D LAZY=1 $AS
 mutant_cu attn_02_v_unswizzled 's/tv + (voff ^ (t << 4))/tv + 2 * ((8 * (lane \/ 8 % 2) + lane % 8) * D + 8 * (t + lane \/ 16))/' \
 	'elements wrong' $A2 $AS
 mutant_cu attn_02_no_refill_barrier 's|__syncthreads(); /\* this buffer is refilled|/* this buffer is refilled|' \
