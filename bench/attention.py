@@ -52,12 +52,13 @@ KERNELS = [(p, vs) for p, vs in (
     ("kernels/attention/02_fa2.cu", {64: ([], ["BN=128"]), 128: ([], ["BN=32"])}),
     ("kernels/attention/03_fa3.cu", {64: ([],), 128: ([],)}),
     ("kernels/attention/attention.tile", {64: (["HD=64"],), 128: (["HD=128"],)})) if os.path.exists(p)]
-# FA2_VARIANTS="-;SYNC1=1;A=1,B=2": 02_fa2.cu alone, with these -D lists at every
-# head dim ("-": its defaults), each variant's time in the jsonl log: a
-# variant against the defaults, flash beside them, in one process
+# FA2_VARIANTS="-;TREE=1;A=1,B=2": one kernel alone (VARIANT_KERNEL, 02_fa2.cu
+# by default), with these -D lists at every head dim ("-": its defaults),
+# each variant's time in the jsonl log: a variant against the defaults,
+# the SDPA backends beside them, in one process
 if os.environ.get("FA2_VARIANTS"):
     _vs = tuple([] if v == "-" else v.split(",") for v in os.environ["FA2_VARIANTS"].split(";"))
-    KERNELS = [("kernels/attention/02_fa2.cu", {64: _vs, 128: _vs})]
+    KERNELS = [(os.environ.get("VARIANT_KERNEL", "kernels/attention/02_fa2.cu"), {64: _vs, 128: _vs})]
 BROKEN = {}  # kernel file -> the verdict that stopped it (a fault or a hang costs its timeout)
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]

@@ -261,11 +261,15 @@ template <int SUM> __device__ __forceinline__ float row_tree(const float (*st)[4
 #pragma unroll
 	for (int t = 0; t < BN / 8; t++)
 		v[t] = SUM ? st[t][2 * h] + st[t][2 * h + 1] : fmaxf(st[t][2 * h], st[t][2 * h + 1]);
+	/* halves folded onto halves: loops of constant trips, so that v stays
+	 * in registers (a loop to a bound that halves left it in local memory) */
 #pragma unroll
-	for (int w = BN / 16; w >= 1; w /= 2)
+	for (int level = 1; (BN / 8) >> level; level++)
 #pragma unroll
-		for (int t = 0; t < w; t++)
-			v[t] = SUM ? v[t] + v[t + w] : fmaxf(v[t], v[t + w]);
+		for (int t = 0; t < BN / 16; t++)
+			if (t < (BN / 8) >> level)
+				v[t] = SUM ? v[t] + v[t + ((BN / 8) >> level)]
+					   : fmaxf(v[t], v[t + ((BN / 8) >> level)]);
 	return v[0];
 }
 
