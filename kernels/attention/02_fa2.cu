@@ -51,11 +51,13 @@
 // through shared memory (OSTAGE: the warp's own Q rows, 16-byte stores of
 // whole rows; 0 B spilled against 8), 1.6-2% faster at N = 1024 in two
 // runs and level at 4096 and 8192; a row's max and sum are trees, 3 deep,
-// not chains of 15 dependent FMNMX or FADD (TREE = 3), 0.5-2% faster; and
+// not chains of 15 dependent FMNMX or FADD (TREE = 3), 0.4-2% faster in
+// two runs (03_fa3.cu, whose softmax overlaps the other consumer's
+// products, gained nothing from them); and
 // the lazy rescale stays (2-3% faster than always).  At D = 64 (BN = 128,
-// 255 registers) each of OSTAGE and TREE spills (TREE: 26-120% slower) and
-// the lazy rescale's vote and branch cost more than its multiplies (LAZY =
-// 0 1-2.5% faster), so those are off there.  Tried and dropped: one
+// 255 registers) OSTAGE spills (2-4% slower), TREE is level, and the lazy
+// rescale's vote and branch cost more than its multiplies (LAZY = 0 1-2.5%
+// faster), so those are off there.  Tried and dropped: one
 // barrier a step, the next tile's copies issued after it (0.5-2% slower
 // everywhere), and a key tile in sub-steps whose S = Q K^T is written
 // beside the previous one's softmax for ptxas to overlap (SPLIT = 2: 6-11%

@@ -89,9 +89,6 @@
 #ifndef STAGES
 #define STAGES 2                    /* K/V ring depth (3 fits at D = 128: 225 KiB) */
 #endif
-#ifndef TREE
-#define TREE 0                      /* bit 0: a row's max as a tree, not a chain; bit 1: its sum */
-#endif
 #ifndef PINGPONG
 #define PINGPONG 1                  /* 1: the consumers take turns at the tensor cores */
 #endif
@@ -354,27 +351,6 @@ __device__ __forceinline__ float ex2(float x)
 #endif
 }
 
-/* The max (SUM 0) or the sum (SUM 1) of the BN / 4 values a lane holds of
- * row h of S (the C layout's elements 4j + 2h and 4j + 2h + 1) as a tree,
- * log2 deep, not a chain of BN / 4 dependent instructions (TREE). */
-template <int SUM> __device__ __forceinline__ float row_tree(const float (&s)[BN / 2], int h)
-{
-	float v[BN / 8];
-#pragma unroll
-	for (int j = 0; j < BN / 8; j++)
-		v[j] = SUM ? s[4 * j + 2 * h] + s[4 * j + 2 * h + 1] : fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]);
-	/* halves folded onto halves: loops of constant trips, so that v stays
-	 * in registers (a loop to a bound that halves left it in local memory) */
-#pragma unroll
-	for (int level = 1; (BN / 8) >> level; level++)
-#pragma unroll
-		for (int j = 0; j < BN / 16; j++)
-			if (j < (BN / 8) >> level)
-				v[j] = SUM ? v[j] + v[j + ((BN / 8) >> level)]
-					   : fmaxf(v[j], v[j + ((BN / 8) >> level)]);
-	return v[0];
-}
-
 /* The online softmax of one step over S (the C layout: S[4j + 2h + e] is
  * row row0 + 8h, key 8j + 2(lane % 4) + e), P left in S; corr[h] is what
  * O's row h must be scaled by (rescale), before P V of this step. */
@@ -384,14 +360,10 @@ __device__ __forceinline__ void softmax_rows(float (&s)[BN / 2], float *mrow, fl
 	const float sl2 = 1.44269504f * rsqrtf((float)D); /* scale * log2(e) */
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-#if TREE & 1
-		float mx = row_tree<0>(s, h);
-#else
 		float mx = NEG_INF;
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++)
 			mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-#endif
 		mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 1));
 		mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 2));
 		float mnew = fmaxf(mrow[h], mx * sl2);
@@ -402,13 +374,8 @@ __device__ __forceinline__ void softmax_rows(float (&s)[BN / 2], float *mrow, fl
 		for (int j = 0; j < BN / 8; j++) {
 			s[4 * j + 2 * h] = ex2(s[4 * j + 2 * h] * sl2 - muse);
 			s[4 * j + 2 * h + 1] = ex2(s[4 * j + 2 * h + 1] * sl2 - muse);
-#if !(TREE & 2)
 			sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
-#endif
 		}
-#if TREE & 2
-		sum = row_tree<1>(s, h);
-#endif
 		lrow[h] = lrow[h] * corr[h] + sum;
 	}
 }
