@@ -16,8 +16,9 @@
 // ldmatrix); the online softmax keeps a running max m and sum l per row
 // (four lanes share a row: two shuffles for the max, the sum reduced once
 // at the end), exponentials as one ex2.approx.ftz each with the scale and
-// log2(e) folded into one FFMA, rescales the accumulator only when a row
-// max of the warp grew (LAZY: most steps past the first few skip it), and
+// log2(e) folded into one FFMA, at D = 128 rescales the accumulator only
+// when a row max of the warp grew (LAZY: most steps past the first few
+// skip it), and
 // the probabilities P, rounded to bf16, go from the accumulator's layout
 // straight into the A fragments of O += P V (ldmatrix.trans of V gives its
 // B fragments).  Keys past N are masked to -inf (the copies zero-fill
@@ -42,13 +43,31 @@
 // 128 at D = 64, the faster there on an H100 and an H200, 2026-11-28; 64
 // at D = 128).  The kernel as it was before (issue 30's first H100
 // table): `-D MT=1 -D QREG=1 -D EX2=0 -D LAZY=0 -D CSKIP=0 -D XADDR=0
-// -D BN=64` (XADDR: the ldmatrix addresses as this lane's offset XOR a
-// chunk constant, one LOP3 each, not swz()).
+// -D OSTAGE=0 -D TREE=0 -D BN=64` (XADDR: the ldmatrix addresses as this
+// lane's offset XOR a chunk constant, one LOP3 each, not swz()).
+//
+// Per head dim (H200, 2026-11-29, bench/attention_h200.txt, each against
+// the defaults before and flash in one process): at D = 128 O leaves
+// through shared memory (OSTAGE: the warp's own Q rows, 16-byte stores of
+// whole rows; 0 B spilled against 8), 1.6-2% faster at N = 1024 in two
+// runs and level at 4096 and 8192; a row's max and sum are trees, 3 deep,
+// not chains of 15 dependent FMNMX or FADD (TREE = 3), 0.4-2% faster in
+// two runs (03_fa3.cu, whose softmax overlaps the other consumer's
+// products, gained nothing from them); and
+// the lazy rescale stays (2-3% faster than always).  At D = 64 (BN = 128,
+// 255 registers) OSTAGE spills (2-4% slower), TREE is level, and the lazy
+// rescale's vote and branch cost more than its multiplies (LAZY = 0 1-2.5%
+// faster), so those are off there.  Tried and dropped: one
+// barrier a step, the next tile's copies issued after it (0.5-2% slower
+// everywhere), and a key tile in sub-steps whose S = Q K^T is written
+// beside the previous one's softmax for ptxas to overlap (SPLIT = 2: 6-11%
+// slower at D = 128, SPLIT = 4: 20-24%; Q's fragments are read again each
+// sub-step and registers spill).  scripts/gpu-fa2v.sh times such variants.
 //
 // What to look at in kbench: HMMA.16816.F32.BF16 in SASS, LDSM and
 // LDGSTS; MUFU.EX2 for the exponentials (the softmax's share of issue
 // slots); registers (NVRTC 13.0, sm_90): MT = 2, BN = 64: 255 at D = 128
-// (two words spilled: 8 B stored, 24 B loaded), 213 at D = 64, two blocks
+// (none spilled with OSTAGE; two words without), 213 at D = 64, two blocks
 // of 4 warps an SM; BN = 128: 255 at D = 64, 8 B spilled, and 12-14%
 // faster there than BN = 64 (H100, bench/attention_h100.txt; 11% on an
 // H200): the default at D = 64 (BN = 0 on the tune line); BN = 32: 238 at
@@ -108,13 +127,19 @@
 #define EX2 1                 /* 1: ex2.approx.ftz (one MUFU.EX2); 0: exp2f */
 #endif
 #ifndef LAZY
-#define LAZY 1                /* 1: O rescaled only when a row max of the warp grew */
+#define LAZY (D == 128)       /* 1: O rescaled only when a row max of the warp grew */
 #endif
 #ifndef XADDR
 #define XADDR 1               /* 1: ldmatrix addresses as lane offset ^ chunk; 0: swz() each */
 #endif
 #ifndef CSKIP
 #define CSKIP 1               /* 1: causal, a warp skips the tiles wholly past its rows */
+#endif
+#ifndef TREE
+#define TREE (D == 128 ? 3 : 0) /* bit 0: a row's max as a tree, not a chain; bit 1: its sum */
+#endif
+#ifndef OSTAGE
+#define OSTAGE (D == 128)     /* 1: O through the warp's Q rows in shared memory, 16-byte stores */
 #endif
 #define WARPS (BM / (16 * MT))
 #define THREADS (WARPS * 32)
@@ -226,6 +251,88 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
 {
 	__nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
 	return *(unsigned *)&v;
+}
+
+/* The max (SUM 0) or the sum (SUM 1) of the BN / 4 values a lane holds
+ * of row h of a row tile (the C layout's elements 2h and 2h + 1 of each of
+ * its BN / 8 key tiles) as a tree, log2 deep, not a chain of BN / 4
+ * dependent instructions that each wait for the one before (TREE). */
+template <int SUM> __device__ __forceinline__ float row_tree(const float (*st)[4], int h)
+{
+	float v[BN / 8];
+#pragma unroll
+	for (int t = 0; t < BN / 8; t++)
+		v[t] = SUM ? st[t][2 * h] + st[t][2 * h + 1] : fmaxf(st[t][2 * h], st[t][2 * h + 1]);
+	/* halves folded onto halves: loops of constant trips, so that v stays
+	 * in registers (a loop to a bound that halves left it in local memory) */
+#pragma unroll
+	for (int level = 1; (BN / 8) >> level; level++)
+#pragma unroll
+		for (int t = 0; t < BN / 16; t++)
+			if (t < (BN / 8) >> level)
+				v[t] = SUM ? v[t] + v[t + ((BN / 8) >> level)]
+					   : fmaxf(v[t], v[t + ((BN / 8) >> level)]);
+	return v[0];
+}
+
+/* 1 / l of row h (0: lane / 4, 1: lane / 4 + 8) of row tile mt, the sum
+ * of the four lanes that share the row. */
+__device__ __forceinline__ float inv_rowsum(const float (*lrow)[2], int mt, int h)
+{
+	float l = lrow[mt][h];
+	l += __shfl_xor_sync(~0u, l, 1);
+	l += __shfl_xor_sync(~0u, l, 2);
+	return 1.f / l;
+}
+
+/* o = O / l, straight from the C layout: two bf16 a 32-bit store; rows
+ * past N not stored.  og: this (batch, head)'s o. */
+__device__ __forceinline__ void store_o_direct(bf16 *og, const float (*acc)[D / 8][4],
+					       const float (*lrow)[2], int lane, int w0, int N)
+{
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float inv = inv_rowsum(lrow, mt, h);
+			int row = w0 + 16 * mt + lane / 4 + 8 * h;
+			if (row >= N)
+				continue;
+			bf16 *orow = og + (size_t)row * D + 2 * (lane % 4);
+#pragma unroll
+			for (int t = 0; t < D / 8; t++)
+				*(__nv_bfloat162 *)(orow + 8 * t) = __floats2bfloat162_rn(
+					acc[mt][t][2 * h] * inv, acc[mt][t][2 * h + 1] * inv);
+		}
+}
+
+/* o = O / l through shared memory: the warp's own Q rows (only this warp
+ * read them, so no block barrier), written in the swizzled layout (the 8
+ * rows of a store in 8 bank groups), then read back a 16-byte chunk a lane
+ * and stored whole rows at a time; rows past N not stored. */
+__device__ __forceinline__ void store_o(bf16 *og, bf16 *sq, const float (*acc)[D / 8][4],
+					const float (*lrow)[2], int warp, int lane, int w0, int N)
+{
+	int r0 = warp * 16 * MT; /* the warp's first row in sq */
+	__syncwarp();
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float inv = inv_rowsum(lrow, mt, h);
+			int r = r0 + 16 * mt + lane / 4 + 8 * h;
+#pragma unroll
+			for (int t = 0; t < D / 8; t++)
+				*(__nv_bfloat162 *)(sq + swz(r, t) + 2 * (lane % 4)) = __floats2bfloat162_rn(
+					acc[mt][t][2 * h] * inv, acc[mt][t][2 * h + 1] * inv);
+		}
+	__syncwarp(); /* every lane's rows written before any lane reads them */
+#pragma unroll
+	for (int i = lane; i < 16 * MT * DC; i += 32) {
+		int r = i / DC, c = i % DC;
+		if (w0 + r < N)
+			*(uint4 *)(og + (size_t)(w0 + r) * D + c * 8) = *(const uint4 *)(sq + swz(r0 + r, c));
+	}
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -358,10 +465,14 @@ attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL
 			for (int mt = 0; mt < MT; mt++)
 #pragma unroll
 				for (int h = 0; h < 2; h++) {
+#if TREE & 1
+					float mx = row_tree<0>(s[mt], h);
+#else
 					float mx = NEG_INF;
 #pragma unroll
 					for (int t = 0; t < BN / 8; t++)
 						mx = fmaxf(mx, fmaxf(s[mt][t][2 * h], s[mt][t][2 * h + 1]));
+#endif
 					mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 1));
 					mx = fmaxf(mx, __shfl_xor_sync(~0u, mx, 2));
 					float mnew = fmaxf(mrow[mt][h], mx * sl2);
@@ -374,8 +485,13 @@ attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL
 					for (int t = 0; t < BN / 8; t++) {
 						s[mt][t][2 * h] = ex2(s[mt][t][2 * h] * sl2 - muse);
 						s[mt][t][2 * h + 1] = ex2(s[mt][t][2 * h + 1] * sl2 - muse);
+#if !(TREE & 2)
 						sum += s[mt][t][2 * h] + s[mt][t][2 * h + 1];
+#endif
 					}
+#if TREE & 2
+					sum = row_tree<1>(s[mt], h);
+#endif
 					lrow[mt][h] = lrow[mt][h] * corr[mt][h] + sum;
 				}
 			/* unchanged maxima leave corr = 1: the warp skips the D / 2 (MT
@@ -423,23 +539,9 @@ attn_fa2(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *o, int N, int CAUSAL
 		__syncthreads(); /* this buffer is refilled at the next step */
 	}
 	cp_wait<0>(); /* the last (empty) group */
-
-	/* o = O / l, rows past N not stored */
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			float l = lrow[mt][h];
-			l += __shfl_xor_sync(~0u, l, 1);
-			l += __shfl_xor_sync(~0u, l, 2);
-			int row = w0 + 16 * mt + lane / 4 + 8 * h;
-			if (row >= N)
-				continue;
-			float inv = 1.f / l;
-			bf16 *orow = o + base + (size_t)row * D + 2 * (lane % 4);
-#pragma unroll
-			for (int t = 0; t < D / 8; t++)
-				*(__nv_bfloat162 *)(orow + 8 * t) = __floats2bfloat162_rn(
-					acc[mt][t][2 * h] * inv, acc[mt][t][2 * h + 1] * inv);
-		}
+#if OSTAGE
+	store_o(o + base, sq, acc, lrow, warp, lane, w0, N);
+#else
+	store_o_direct(o + base, acc, lrow, lane, w0, N);
+#endif
 }
