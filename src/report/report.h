@@ -86,8 +86,9 @@ typedef struct {
 	const kb_app_report_opts *o;
 	kb_app__row *r;
 	int n, first, best;
-	const char *kernel, *file, *gpu;
+	const char *kernel, *file, *gpu; /* kernel: the best variant's (else the first's) */
 	bool mixed_gpu;
+	bool other_kernels; /* correct timed variants of other kernels came before first */
 	double copy_GBps, dram_GBps, peak_TFLOPs; /* chart ceilings, 0: unknown */
 	const char *peak_name;                    /* "FP32 peak" or "tensor-core peak" */
 	int nrun, nflops;      /* variants with a result; of those, timed with FLOPs */
@@ -106,8 +107,8 @@ typedef struct {
 
 /* report_model.c */
 
-/* The variants a report compares: *first the first CORRECT timed variant,
- * *best the fastest CORRECT timed one (indices into vs, -1 when none), so
+/* The variants a report compares: *first the first CORRECT timed variant
+ * of the kernel best ran, *best the fastest CORRECT timed one (indices into vs, -1 when none), so
  * the caller can diff their SASS before calling kb_app_report. */
 void kb_app_report_pick(const kb_variant *vs, int n, int *first, int *best);
 /* The roofline of variants vs as text for a terminal: a log-log plot

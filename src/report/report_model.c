@@ -163,6 +163,8 @@ static void read_report(kb_app__model *R)
 			R->nflops++;
 		if (!R->kernel && r->kernel && kb_app__str(r->kernel, "name")[0])
 			R->kernel = kb_app__str(r->kernel, "name");
+		if (i < R->first && r->correct && r->timed)
+			R->other_kernels = true;
 		if (!R->file && r->v->path)
 			R->file = r->v->path;
 		if (!R->file && r->res && kb_app__str(r->res, "file")[0])
@@ -175,8 +177,12 @@ static void read_report(kb_app__model *R)
 		if (!ref && r->timed)
 			ref = r;
 	}
-	if (R->best >= 0)
+	if (R->best >= 0) {
 		ref = &R->r[R->best];
+		/* the cards and the summary speak of the best: name its kernel */
+		if (ref->kernel && kb_app__str(ref->kernel, "name")[0])
+			R->kernel = kb_app__str(ref->kernel, "name");
+	}
 	if (ref) {
 		read_ceilings(R, ref);
 		R->gpu = kb_app__str(json_object_get(json_object_get(ref->res, "env"), "device"), "name");

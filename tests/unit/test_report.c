@@ -274,6 +274,41 @@ static void test_report__pick(void)
 	sample_free(&s);
 }
 
+/* A file whose `//! kernel` line moved on (01_naive, 02_fa2, 03_fa3 in
+ * sessions/attention): the best (v3, another kernel) is compared with the
+ * first correct variant of its own kernel, and the page says so and names
+ * that kernel, not the first variant's. */
+static void test_report__kernel_moved_on(void)
+{
+	sample s;
+	sample_make(&s);
+	for (int i = 0; i < 4; i++)
+		s.v[i].kernel = kb_xstrdup(i == 2 ? "softmax_online" : "softmax_rows");
+	json_object_set_new(json_object_get(json_object_get(json_object_get(s.v[2].note, "result"),
+							    "compile"), "kernel"),
+			    "name", json_string("softmax_online"));
+	int first, best;
+	kb_app_report_pick(s.v, 4, &first, &best);
+	T_EQ_INT(first, 2);
+	T_EQ_INT(best, 2);
+	kb_buf md = KB_BUF_INIT, svg = KB_BUF_INIT;
+	T_EQ_INT(render(&s, false, &md, &svg), 0);
+	T_CONTAINS(md.s, "- **Kernel** `softmax_online` in `kernels/softmax.cu`");
+	T_CONTAINS(md.s, "v3 (207.8 µs) is the first correct variant of kernel softmax_online (the variants "
+			 "before it ran other kernels) and the fastest.");
+	T_OK(!strstr(md.s, "is the first correct variant and"));
+	kb_buf html = KB_BUF_INIT, svg2 = KB_BUF_INIT;
+	T_EQ_INT(render(&s, true, &html, &svg2), 0);
+	T_CONTAINS(html.s, "over v3, the first correct variant of kernel softmax_online");
+	kb_buf_free(&svg2);
+	kb_buf_free(&html);
+	kb_buf_free(&svg);
+	kb_buf_free(&md);
+	for (int i = 0; i < 4; i++)
+		free(s.v[i].kernel);
+	sample_free(&s);
+}
+
 static void test_report__markdown_summary(void)
 {
 	sample s;
@@ -903,6 +938,7 @@ int main(void)
 {
 	T_RUN(test_report__pick);
 	T_RUN(test_report__markdown_summary);
+	T_RUN(test_report__kernel_moved_on);
 	T_RUN(test_report__markdown_table);
 	T_RUN(test_report__sampled_rows);
 	T_RUN(test_report__timed_launches);
