@@ -74,8 +74,8 @@ static void cat_heading(kb_buf *out, int width, const char *name)
 		kb_buf_catf(out, " %.*s~", width - 1, name);
 }
 
-/* One variant's row of the log; best: it is its kernel's fastest. */
-static void log_row(const kb_variant *v, bool kernel_col, bool best, const log_cols *cols,
+/* One variant's row of the log; mark: "" or what it is the fastest of. */
+static void log_row(const kb_variant *v, bool kernel_col, const char *mark, const log_cols *cols,
 		    kb_buf *out)
 {
 	double med = kb_app__median_of(v), gbs = kb_app__jnum(v->note, "result.roofline.GBps");
@@ -91,7 +91,7 @@ static void log_row(const kb_variant *v, bool kernel_col, bool best, const log_c
 	kb_app__cat_num(out, 6, 0, occ);
 	for (int c = 0; c < cols->n; c++)
 		cat_col(out, cols->width[c], col_value(v, cols->names[c]));
-	kb_buf_catf(out, "  %.10s%s\n", v->oid, best ? "  <- best" : "");
+	kb_buf_catf(out, "  %.10s%s\n", v->oid, mark);
 }
 
 /* After the table: the whole name of a shortened heading, and a column no
@@ -162,8 +162,16 @@ static void log_file(const kb_session *s, const char *path, const log_cols *cols
 	for (int c = 0; c < cols->n; c++)
 		cat_heading(out, cols->width[c], cols->names[c]);
 	kb_buf_catf(out, "  %s\n", "commit");
+	/* the fastest of all is the best; where the file ran several kernels,
+	 * each other kernel's fastest is marked as such (speed-ups compare a
+	 * kernel with itself) */
+	int best = kb_app__best_of(vs, n, NULL);
 	for (int i = 0; i < n; i++)
-		log_row(&vs[i], nk > 1, i == kb_app__best_of(vs, n, vs[i].kernel), cols, out);
+		log_row(&vs[i], nk > 1,
+			i == best ? "  <- best"
+			: nk > 1 && i == kb_app__best_of(vs, n, vs[i].kernel) ? "  <- its kernel's best"
+									      : "",
+			cols, out);
 	explain_empty_cols(vs, n, cols, out);
 	for (int i = 0; i < n; i++) {
 		char lead[32];

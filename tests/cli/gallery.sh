@@ -36,6 +36,12 @@ run "$KB" log sessions/gemm --counter sm__pipe_tensor_cycles_active.avg.pct_of_p
 expect_in log_counter_long_name out "acti~ is sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
 grep -q '^  v4 .*04_wgmma.* 9[0-9]\.[0-9]*  [0-9a-f]\{10\}  <- best' "$T_TMP/out" && pass log_counter_tensor_pipe \
 	|| fail log_counter_tensor_pipe "$(cat "$T_TMP/out")"
+# a file that ran several kernels (01_naive, 02_fa2, 03_fa3): one best, the
+# fastest of all; each other kernel's fastest marked as that
+run "$KB" log sessions/attention; expect_rc log_kernels_rc 0
+[ "$(grep -c '^  v[0-9] *attn_.*<- best$' "$T_TMP/out")" = 1 ] && grep -q "^  v3 .*attn_fa3 .*  <- best$" "$T_TMP/out" \
+	&& [ "$(grep -c "<- its kernel's best$" "$T_TMP/out")" = 2 ] && pass log_kernels_one_best \
+	|| fail log_kernels_one_best "$(cat "$T_TMP/out")"
 if "$KB" devices >/dev/null 2>&1; then
 	run "$KB" replay sessions/reduce --file row_max.cu; expect_rc replay_gpu 0
 	expect_in replay_gpu_now out "now on"
