@@ -273,7 +273,8 @@ int kb_app_report(const kb_app_report_opts *o, const kb_variant *vs, int n, char
 typedef struct {
 	char name[16], label[32], verdict[24], kernel[64];
 	double median_us, gbps, regs, occ_pct;
-	bool best;                /* the fastest CORRECT variant of its kernel */
+	bool best;                /* the fastest CORRECT variant of all */
+	bool kernel_best;         /* not that, but the fastest of its kernel (a file that ran several) */
 } kb_app_variant_row;
 
 /* The variants of `file` (NULL: the session's one file) in the current

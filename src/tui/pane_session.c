@@ -97,7 +97,7 @@ static void table(const kb_app_variant_row *rows, int n, int sel, int width, kb_
 		const kb_app_variant_row *r = &rows[i];
 		int pad = 4 - (int)strlen(r->name);
 		kb_buf_catf(out, "%c%s%-*s", i + 1 == sel ? '>' : ' ', r->name, pad > 0 ? pad : 0,
-			    r->best ? "*" : "");
+			    r->best ? "*" : r->kernel_best ? "+" : "");
 		for (int k = 0; k < NCOLS; k++) {
 			const column *col = &c[order[k]];
 			if (!on[order[k]])
@@ -132,7 +132,11 @@ void kb_tui__variants_text(const kb_tui__view *v, kb_buf *out)
 		return;
 	}
 	int sel = v->variant ? v->variant : v->steps ? kb_tui__step_variant(v) : 0;
-	kb_buf_catf(out, "%s: %d variant%s (* the best)\n", kb_basename(v->path), n, n == 1 ? "" : "s");
+	bool kernels = false; /* a file that ran several kernels: each one's fastest marked */
+	for (int i = 0; i < n; i++)
+		kernels |= rows[i].kernel_best;
+	kb_buf_catf(out, "%s: %d variant%s (* the best%s)\n", kb_basename(v->path), n, n == 1 ? "" : "s",
+		    kernels ? ", + its kernel's best" : "");
 	if (!n) {
 		kb_buf_cat(out, "  (none yet: every save that compiles is one)\n");
 		free(rows);

@@ -7,7 +7,9 @@
 # session") as a table none of whose lines wraps, with a sparkline; the
 # Diff pane shows a diff at the first step and at the last (a file's
 # first variant: against the session's variant before it); F4 unfolds the
-# Summary's sections.  Captures go to $TUI_CAPTURES when set.
+# Summary's sections; and at 200x50 sessions/attention, a file that ran
+# three kernels: '*' on the fastest of all, '+' on each other kernel's
+# fastest.  Captures go to $TUI_CAPTURES when set.
 . tests/cli/lib.sh
 TUI=${TUI:-$KB_BIN_DIR/kbench-tui}
 if ! command -v tmux >/dev/null 2>&1; then
@@ -107,4 +109,18 @@ for size in 80x24 100x30 200x50; do
 	check replay_quit_$size "EXITED 0"
 	tm kill-session -t $S 2>/dev/null
 done
+
+# sessions/attention: one file that ran three kernels (01_naive, 02_fa2,
+# 03_fa3): the Variants pane marks the fastest of all '*' and each other
+# kernel's fastest '+', and says so
+S=kbra L=200x50 TM="tmux -L kbr200x50"
+tui_open 200 50 "cd $ROOT && TERM=screen-256color $TUI --replay sessions/attention $TUI_ARGS; echo EXITED \$?; sleep 60"
+check replay_kernels_opens "step 1/"
+keys Escape 7
+check variants_kernels_legend "attention.cu: 3 variants (* the best, + its kernel's best)"
+pane | grep -q '^[ >]v3\* .*attn_fa3' && [ "$(pane | grep -c '^[ >]v[12]+ ')" = 2 ] && pass variants_kernels_marks \
+	|| fail variants_kernels_marks "$(pane | head -8)"
+keys C-q
+check replay_kernels_quit "EXITED 0"
+tm kill-session -t $S 2>/dev/null
 finish
