@@ -12,6 +12,12 @@
 
 /* The fastest CORRECT timed variant of vs that ran `kernel` (NULL: any), or -1. */
 int kb_app__best_of(const kb_variant *vs, int n, const char *kernel);
+/* What variant i of vs is the fastest of: KB_APP__BEST of all CORRECT
+ * timed variants, KB_APP__KERNEL_BEST (not that) of its kernel's, where a
+ * file ran several kernels (speed-ups compare a kernel with itself), or
+ * KB_APP__NOT_BEST. */
+typedef enum { KB_APP__NOT_BEST, KB_APP__BEST, KB_APP__KERNEL_BEST } kb_app__best_rank;
+kb_app__best_rank kb_app__best_rank_of(const kb_variant *vs, int n, int i);
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
 void kb_app__cat_num(kb_buf *out, int width, int prec, double v);
 /* "  [gpu 1]", or "  [gpu 1, re-queued once: lost on gpu 0, crash: ...]":

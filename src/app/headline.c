@@ -49,10 +49,10 @@ int kb_app_variant_rows(const char *file, kb_app_variant_row **rows, int *n, kb_
 		*rows = kb_xcalloc((size_t)(nv > 0 ? nv : 1), sizeof **rows);
 		for (int i = 0; i < nv; i++)
 			row_of(&vs[i], &(*rows)[i]);
-		int best = kb_app__best_of(vs, nv, NULL);
 		for (int i = 0; i < nv; i++) {
-			(*rows)[i].best = i == best;
-			(*rows)[i].kernel_best = i != best && i == kb_app__best_of(vs, nv, vs[i].kernel);
+			kb_app__best_rank rank = kb_app__best_rank_of(vs, nv, i);
+			(*rows)[i].best = rank == KB_APP__BEST;
+			(*rows)[i].kernel_best = rank == KB_APP__KERNEL_BEST;
 		}
 		*n = nv;
 		kb_session_variants_free(vs, nv);

@@ -162,16 +162,12 @@ static void log_file(const kb_session *s, const char *path, const log_cols *cols
 	for (int c = 0; c < cols->n; c++)
 		cat_heading(out, cols->width[c], cols->names[c]);
 	kb_buf_catf(out, "  %s\n", "commit");
-	/* the fastest of all is the best; where the file ran several kernels,
-	 * each other kernel's fastest is marked as such (speed-ups compare a
-	 * kernel with itself) */
-	int best = kb_app__best_of(vs, n, NULL);
+	static const char *const mark[] = {
+		[KB_APP__NOT_BEST] = "", [KB_APP__BEST] = "  <- best",
+		[KB_APP__KERNEL_BEST] = "  <- its kernel's best",
+	};
 	for (int i = 0; i < n; i++)
-		log_row(&vs[i], nk > 1,
-			i == best ? "  <- best"
-			: nk > 1 && i == kb_app__best_of(vs, n, vs[i].kernel) ? "  <- its kernel's best"
-									      : "",
-			cols, out);
+		log_row(&vs[i], nk > 1, mark[kb_app__best_rank_of(vs, n, i)], cols, out);
 	explain_empty_cols(vs, n, cols, out);
 	for (int i = 0; i < n; i++) {
 		char lead[32];

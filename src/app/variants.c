@@ -34,6 +34,13 @@ int kb_app__best_of(const kb_variant *vs, int n, const char *kernel)
 	return best_but(vs, n, -1, kernel);
 }
 
+kb_app__best_rank kb_app__best_rank_of(const kb_variant *vs, int n, int i)
+{
+	if (i == kb_app__best_of(vs, n, NULL))
+		return KB_APP__BEST;
+	return i == kb_app__best_of(vs, n, vs[i].kernel) ? KB_APP__KERNEL_BEST : KB_APP__NOT_BEST;
+}
+
 /* A number right-aligned in width columns, or "-" when v < 0 (unknown). */
 void kb_app__cat_num(kb_buf *out, int width, int prec, double v)
 {

@@ -108,8 +108,9 @@ typedef struct {
 /* report_model.c */
 
 /* The variants a report compares: *first the first CORRECT timed variant
- * of the kernel best ran, *best the fastest CORRECT timed one (indices into vs, -1 when none), so
- * the caller can diff their SASS before calling kb_app_report. */
+ * of the kernel best ran, *best the fastest CORRECT timed one (indices
+ * into vs, -1 when none), so the caller can diff their SASS before calling
+ * kb_app_report. */
 void kb_app_report_pick(const kb_variant *vs, int n, int *first, int *best);
 /* The roofline of variants vs as text for a terminal: a log-log plot
  * `width` columns by `height` rows (plus axes) with the ceilings of the

@@ -286,8 +286,8 @@ static char *first_words(const kb_app__model *R)
 {
 	if (!R->other_kernels)
 		return kb_xstrdup("the first correct variant");
-	return kb_xasprintf("the first correct variant of kernel %s (the variants before it ran other kernels)",
-			    R->kernel ? R->kernel : "?");
+	return kb_xasprintf("the first correct variant of kernel %s "
+			    "(the variants before it ran other kernels)", R->kernel ? R->kernel : "?");
 }
 
 /* One sentence on the best variant, or why there is none. */
